@@ -1,0 +1,123 @@
+# Strata: every combination of the categorical variables that occurs in the data.
+
+# Integer stratum id per row, 1..S. Ids follow the sorted values of the strata columns with
+# the first column varying fastest (as in table()), so they do not depend on row order.
+# NA is a level of its own, sorted last.
+stratum_ids <- function(data, strata) {
+  n <- nrow(data)
+  id <- rep.int(1L, n)
+  if (!length(strata)) return(id)
+  first <- TRUE
+  for (v in strata) {
+    code <- column_codes(data[[v]])
+    if (first) {
+      id <- code
+      first <- FALSE
+    } else {
+      combined <- (code - 1) * max(id) + id
+      id <- match(combined, sort(unique(combined), method = "radix"))
+    }
+  }
+  # compact to 1..S keeping the sort order
+  match(id, sort(unique(id), method = "radix"))
+}
+
+column_codes <- function(x) {
+  if (is.factor(x)) {
+    code <- as.integer(x)
+    code[is.na(code)] <- nlevels(x) + 1L
+    return(code)
+  }
+  u <- sort(unique(x), na.last = TRUE, method = "radix")
+  match(x, u)
+}
+
+check_strata_columns <- function(data, strata, arg = "strata") {
+  bad <- strata[!vapply(data[strata], is_categorical_like, logical(1))]
+  if (length(bad)) {
+    stop_arg("`", arg, "` columns must be atomic vectors (factor, character, logical or ",
+             "whole numbers); ", quote_names(bad), " is not. Convert it or leave it out.")
+  }
+  invisible(strata)
+}
+
+is_categorical_like <- function(x) is.atomic(x) && is.null(dim(x))
+
+default_strata <- function(data) {
+  names(data)[vapply(data, function(x) is.factor(x) || is.character(x) || is.logical(x), logical(1))]
+}
+
+#' Frequencies of the strata formed by categorical variables
+#'
+#' Counts the records in every combination of the levels of `strata` that occurs in the
+#' data (the paper's Table 2) and flags the combinations with fewer than `k` records,
+#' which break k-anonymity. With `sensitive`, it also tabulates a sensitive attribute in
+#' each stratum and flags strata where every record shares one value of it: there,
+#' knowing someone's stratum discloses the attribute (attribute disclosure) even though
+#' the stratum is k-anonymous.
+#'
+#' Missing values in a stratum column form a level of their own. Combinations of factor
+#' levels with no records are not listed.
+#'
+#' @param data A data frame.
+#' @param strata Character vector of categorical column names. Default: the factor,
+#'   character and logical columns.
+#' @param k The anonymity threshold (a whole number >= 1).
+#' @param sensitive Optional name of one column whose distribution is reported per stratum.
+#' @return A data frame with one row per stratum: the strata columns, `n` (records),
+#'   `below_k` (`n < k`), and with `sensitive` one `n_<value>` column per value, `ratio`
+#'   (for a two-valued attribute the string `"count of the second value / n"`, e.g. the
+#'   paper's survival ratio `"33/34"` for a 0/1 `Survived`; otherwise the share of the most
+#'   common value) and `uniform`.
+#' @examples
+#' strata_table(titanic_paper(), c("Pclass", "Sex", "Family"), k = 3, sensitive = "Survived")
+#' @export
+strata_table <- function(data, strata = NULL, k = 3, sensitive = NULL) {
+  check_data_frame(data, "data")
+  strata <- check_columns(strata, data, "strata", default_strata(data))
+  if (!length(strata)) stop_arg("`strata` is empty: name at least one categorical column.")
+  check_strata_columns(data, strata)
+  k <- check_whole(k, "k", min = 1)
+  if (!is.null(sensitive)) {
+    sensitive <- check_columns(sensitive, data, "sensitive")
+    if (length(sensitive) != 1L) stop_arg("`sensitive` must name a single column.")
+    if (sensitive %in% strata) stop_arg("`sensitive` (", sensitive, ") must not be one of `strata`.")
+  }
+  df <- as.data.frame(data)
+  id <- stratum_ids(df, strata)
+  n_strata <- max(c(0L, id))
+  out <- df[match(seq_len(n_strata), id), strata, drop = FALSE]
+  rownames(out) <- NULL
+  out$n <- tabulate(id, n_strata)
+  out$below_k <- out$n < k
+  if (!is.null(sensitive)) {
+    s <- df[[sensitive]]
+    if (is.factor(s)) s <- droplevels(s)
+    s_code <- column_codes(s)
+    s_lev <- s[match(seq_len(max(c(0L, s_code))), s_code)]
+    counts <- matrix(tabulate((s_code - 1L) * n_strata + id, n_strata * length(s_lev)),
+                     nrow = n_strata)
+    for (j in seq_along(s_lev)) out[[paste0("n_", s_lev[j])]] <- counts[, j]
+    if (length(s_lev) == 2L) {
+      out$ratio <- paste0(counts[, 2L], "/", out$n)
+    } else {
+      out$ratio <- round(apply(counts, 1L, max) / out$n, 4)
+    }
+    out$uniform <- rowSums(counts > 0L) == 1L
+  }
+  class(out) <- c("detanon_strata", "data.frame")
+  out
+}
+
+#' @export
+print.detanon_strata <- function(x, ...) {
+  print(structure(x, class = "data.frame"), ...)
+  small <- sum(x$below_k)
+  cat(sprintf("%d strata, smallest has %d records; %d below k.\n",
+              nrow(x), if (nrow(x)) min(x$n) else 0L, small))
+  if (!is.null(x$uniform) && any(x$uniform)) {
+    cat(sprintf("%d strata share a single value of the sensitive attribute (attribute disclosure).\n",
+                sum(x$uniform)))
+  }
+  invisible(x)
+}

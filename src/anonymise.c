@@ -1,0 +1,183 @@
+/* Glue for anonymise(): the k nearest neighbours of every record inside its stratum and
+ * their centroids, on z-scores prepared and validated in R. */
+#include "detanon.h"
+#include "kdtree.h"
+#include "fsum.h"
+#ifdef _OPENMP
+#include <omp.h>
+#define THREAD_ID omp_get_thread_num()
+#else
+#define THREAD_ID 0
+#endif
+
+#define LEAF_SIZE 8
+/* Strata smaller than this are searched one per thread (a tree each); larger ones one at
+ * a time with the queries spread over threads. */
+#define SMALL_STRATUM 4096
+/* Queries between two interrupt checks (a few milliseconds of work). */
+#define CHUNK ((ptrdiff_t) 1 << 16)
+
+typedef struct {
+    double *pts; ptrdiff_t *row, *leaf_of; kd_node *nodes; double *box;
+} tree_buffers;
+
+typedef struct {
+    double *cent; /* n x d centroids, or NULL */
+    int *idx;     /* n x k 1-based neighbour rows, or NULL */
+    ptrdiff_t ld;
+    int d, k;
+} knn_output;
+
+static tree_buffers alloc_tree(ptrdiff_t n, int d)
+{
+    size_t nn = kd_max_nodes(n, LEAF_SIZE);
+    tree_buffers b;
+    b.pts = (double *) R_alloc((size_t) n * d, sizeof(double));
+    b.row = (ptrdiff_t *) R_alloc(n, sizeof(ptrdiff_t));
+    b.leaf_of = (ptrdiff_t *) R_alloc(n, sizeof(ptrdiff_t));
+    b.nodes = (kd_node *) R_alloc(nn, sizeof(kd_node));
+    b.box = (double *) R_alloc(nn * 2 * d, sizeof(double));
+    return b;
+}
+
+static kd_heap alloc_heap(int k)
+{
+    kd_heap h;
+    h.k = k; h.count = 0;
+    h.pos = (ptrdiff_t *) R_alloc(k, sizeof(ptrdiff_t));
+    h.d2 = (double *) R_alloc(k, sizeof(double));
+    h.stack = (kd_item *) R_alloc(KD_STACK_MAX, sizeof(kd_item));
+    return h;
+}
+
+static void build(kd_tree *t, const tree_buffers *b, const double *z, ptrdiff_t n_all, int d,
+                  const ptrdiff_t *rows, ptrdiff_t ns)
+{
+    kd_init(t, ns, d, LEAF_SIZE, b->pts, b->row, b->leaf_of, b->nodes, b->box);
+    kd_build(t, z, n_all, rows);
+}
+
+/* Write the result for the query at tree position `self`. The sum runs over the neighbours
+ * in their total order, so the centroid is the same bits whatever the tree looked like. */
+static inline void emit(const kd_tree *t, const kd_heap *h, ptrdiff_t self, const knn_output *o)
+{
+    ptrdiff_t r = t->row[self];
+    if (o->cent) {
+        for (int j = 0; j < o->d; j++) {
+            double s = 0.0;
+            for (int m = 0; m < o->k; m++) s += t->pts[h->pos[m] * o->d + j];
+            o->cent[r + j * o->ld] = s / o->k;
+        }
+    } else {
+        for (int m = 0; m < o->k; m++) o->idx[r + m * o->ld] = (int) (t->row[h->pos[m]] + 1);
+    }
+}
+
+static ptrdiff_t *as_offsets(SEXP x, R_xlen_t len)
+{
+    ptrdiff_t *o = (ptrdiff_t *) R_alloc(len, sizeof(ptrdiff_t));
+    if (TYPEOF(x) == INTSXP) { const int *p = INTEGER_RO(x); for (R_xlen_t i = 0; i < len; i++) o[i] = p[i]; }
+    else { const double *p = REAL_RO(x); for (R_xlen_t i = 0; i < len; i++) o[i] = (ptrdiff_t) p[i]; }
+    return o;
+}
+
+static SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, int want_index)
+{
+    const ptrdiff_t n = Rf_nrows(z);
+    const int d = Rf_ncols(z), k = Rf_asInteger(k_), nt = detanon_threads(nthreads);
+    SEXP out = PROTECT(want_index ? Rf_allocMatrix(INTSXP, n, k) : Rf_allocMatrix(REALSXP, n, d));
+    if (n == 0 || d == 0) { UNPROTECT(1); return out; }
+
+    const double *zx = REAL_RO(z);
+    ptrdiff_t *rows = as_offsets(order, n); /* 1-based from R */
+    for (ptrdiff_t i = 0; i < n; i++) rows[i] -= 1;
+    const R_xlen_t n_strata = XLENGTH(offsets) - 1;
+    const ptrdiff_t *off = as_offsets(offsets, n_strata + 1);
+    knn_output o = { want_index ? NULL : REAL(out), want_index ? INTEGER(out) : NULL, n, d, k };
+
+    ptrdiff_t max_small = 0, max_large = 0;
+    for (R_xlen_t s = 0; s < n_strata; s++) {
+        ptrdiff_t ns = off[s + 1] - off[s];
+        if (ns < SMALL_STRATUM) { if (ns > max_small) max_small = ns; }
+        else if (ns > max_large) max_large = ns;
+    }
+    kd_heap *heaps = (kd_heap *) R_alloc(nt, sizeof(kd_heap));
+    for (int t = 0; t < nt; t++) heaps[t] = alloc_heap(k);
+
+    /* small strata: one per thread, each with its own tree */
+    if (max_small > 0) {
+        tree_buffers *bufs = (tree_buffers *) R_alloc(nt, sizeof(tree_buffers));
+        for (int t = 0; t < nt; t++) bufs[t] = alloc_tree(max_small, d);
+        R_xlen_t s = 0;
+        while (s < n_strata) {
+            R_xlen_t s_end = s;
+            for (ptrdiff_t work = 0; s_end < n_strata && work < CHUNK; s_end++)
+                work += off[s_end + 1] - off[s_end];
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+            for (R_xlen_t i = s; i < s_end; i++) {
+                ptrdiff_t ns = off[i + 1] - off[i];
+                if (ns == 0 || ns >= SMALL_STRATUM) continue;
+                int tid = THREAD_ID;
+                kd_tree tree;
+                build(&tree, &bufs[tid], zx, n, d, rows + off[i], ns);
+                for (ptrdiff_t p = 0; p < ns; p++) {
+                    kd_knn_self(&tree, p, &heaps[tid]);
+                    emit(&tree, &heaps[tid], p, &o);
+                }
+            }
+            R_CheckUserInterrupt();
+            s = s_end;
+        }
+    }
+
+    /* large strata: one at a time, queries in parallel, in tree order for locality */
+    if (max_large > 0) {
+        tree_buffers buf = alloc_tree(max_large, d);
+        for (R_xlen_t s = 0; s < n_strata; s++) {
+            ptrdiff_t ns = off[s + 1] - off[s];
+            if (ns < SMALL_STRATUM) continue;
+            kd_tree tree;
+            build(&tree, &buf, zx, n, d, rows + off[s], ns);
+            R_CheckUserInterrupt();
+            for (ptrdiff_t from = 0; from < ns; from += CHUNK) {
+                ptrdiff_t to = from + CHUNK < ns ? from + CHUNK : ns;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 256)
+#endif
+                for (ptrdiff_t p = from; p < to; p++) {
+                    kd_heap *h = &heaps[THREAD_ID];
+                    kd_knn_self(&tree, p, h);
+                    emit(&tree, h, p, &o);
+                }
+                R_CheckUserInterrupt();
+            }
+        }
+    }
+    UNPROTECT(1);
+    return out;
+}
+
+SEXP ffi_knn_centroids(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads)
+{
+    return knn_run(z, order, offsets, k, nthreads, 0);
+}
+
+SEXP ffi_knn_index(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads)
+{
+    return knn_run(z, order, offsets, k, nthreads, 1);
+}
+
+/* Column means and SDs that do not depend on row order: a 2 x d matrix. */
+SEXP ffi_col_stats(SEXP x)
+{
+    const ptrdiff_t n = Rf_nrows(x);
+    const int d = Rf_ncols(x);
+    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, 2, d));
+    double *o = REAL(out);
+    const double *px = n > 0 ? REAL_RO(x) : NULL;
+    for (int j = 0; j < d; j++) col_mean_sd(px ? px + (size_t) j * n : NULL, n, o + 2 * j, o + 2 * j + 1);
+    UNPROTECT(1);
+    return out;
+}

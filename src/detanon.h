@@ -1,0 +1,17 @@
+/* Entry points called from R with .Call (registered in init.c) and shared glue helpers. */
+#ifndef DETANON_H
+#define DETANON_H
+
+#define R_NO_REMAP
+#include <R.h>
+#include <Rinternals.h>
+
+/* anonymise.c */
+SEXP ffi_knn_centroids(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
+SEXP ffi_knn_index(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
+SEXP ffi_col_stats(SEXP x);
+
+/* threads.c: the number of OpenMP threads to use for a request (1 without OpenMP) */
+int detanon_threads(SEXP nthreads);
+
+#endif

@@ -1,0 +1,18 @@
+#include <R_ext/Rdynload.h>
+#include <R_ext/Visibility.h>
+#include "detanon.h"
+
+static const R_CallMethodDef call_methods[] = {
+    /* anonymise.c */
+    {"ffi_knn_centroids", (DL_FUNC) &ffi_knn_centroids, 5},
+    {"ffi_knn_index",     (DL_FUNC) &ffi_knn_index,     5},
+    {"ffi_col_stats",     (DL_FUNC) &ffi_col_stats,     1},
+    {NULL, NULL, 0}
+};
+
+void attribute_visible R_init_detanon(DllInfo *dll)
+{
+    R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
+    R_useDynamicSymbols(dll, FALSE);
+    R_forceSymbols(dll, TRUE);
+}

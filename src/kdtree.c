@@ -1,0 +1,253 @@
+/* Exact k-nearest neighbours on a kd-tree (see kdtree.h for the contract).
+ *
+ * Why these choices:
+ * - Points are copied point-major in tree order, so a leaf is one contiguous block and
+ *   queries issued in tree order walk memory almost sequentially.
+ * - Nodes keep tight bounding boxes; the squared box distance is a lower bound of every
+ *   point distance in floating point too, because rounding is monotone and both use the
+ *   same expression (q - p)^2 summed in the same dimension order.
+ * - Pruning uses the full total order (distance, then coordinates): a node whose bound
+ *   equals the current worst distance is still visited unless its lower box corner is
+ *   lexicographically no smaller than the worst point. That keeps the result exact under
+ *   ties and makes duplicates cheap (a block of identical points is pruned at once). */
+#include <string.h>
+#include "kdtree.h"
+
+size_t kd_max_nodes(ptrdiff_t n, int leaf_size)
+{
+    if (n <= leaf_size) return 1;
+    /* a split node has more than leaf_size points, so each leaf keeps at least half */
+    ptrdiff_t min_leaf = (leaf_size + 1) / 2;
+    return (size_t) (2 * (n / min_leaf + 1));
+}
+
+void kd_init(kd_tree *t, ptrdiff_t n, int d, int leaf_size, double *pts, ptrdiff_t *row,
+             ptrdiff_t *leaf_of, kd_node *nodes, double *box)
+{
+    t->n = n; t->d = d; t->leaf_size = leaf_size < 1 ? 1 : leaf_size;
+    t->pts = pts; t->row = row; t->leaf_of = leaf_of; t->nodes = nodes; t->box = box;
+    t->n_nodes = 0; t->depth = 0;
+}
+
+int kd_stack_capacity(const kd_tree *t) { return 2 * t->depth + 4; }
+
+static inline void swap_points(kd_tree *t, ptrdiff_t a, ptrdiff_t b)
+{
+    const int d = t->d;
+    double *pa = t->pts + a * d, *pb = t->pts + b * d;
+    for (int j = 0; j < d; j++) { double tmp = pa[j]; pa[j] = pb[j]; pb[j] = tmp; }
+    ptrdiff_t r = t->row[a]; t->row[a] = t->row[b]; t->row[b] = r;
+}
+
+/* Rearrange [lo, hi) so that position m holds the value it would hold if sorted on
+ * coordinate `dim`, smaller-or-equal values before it. Three-way partitioning keeps
+ * runs of equal values (a constant column, imputed medians) linear. */
+static void select_nth(kd_tree *t, ptrdiff_t lo, ptrdiff_t hi, ptrdiff_t m, int dim)
+{
+    const int d = t->d;
+    while (hi - lo > 1) {
+        double a = t->pts[lo * d + dim], b = t->pts[(lo + (hi - lo) / 2) * d + dim],
+               c = t->pts[(hi - 1) * d + dim];
+        double pivot = (a < b) ? ((b < c) ? b : (a < c ? c : a)) : ((a < c) ? a : (b < c ? c : b));
+        ptrdiff_t lt = lo, i = lo, gt = hi; /* [lo,lt) < pivot, [lt,i) == , [gt,hi) > */
+        while (i < gt) {
+            double v = t->pts[i * d + dim];
+            if (v < pivot) swap_points(t, lt++, i++);
+            else if (v > pivot) swap_points(t, i, --gt);
+            else i++;
+        }
+        if (m < lt) hi = lt;
+        else if (m >= gt) lo = gt;
+        else return;
+    }
+}
+
+static int build_node(kd_tree *t, ptrdiff_t begin, ptrdiff_t end, int depth)
+{
+    const int d = t->d;
+    int id = t->n_nodes++;
+    kd_node *nd = t->nodes + id;
+    double *lo = t->box + (size_t) id * 2 * d, *hi = lo + d;
+    nd->begin = begin; nd->end = end; nd->left = nd->right = -1;
+    if (depth > t->depth) t->depth = depth;
+
+    for (int j = 0; j < d; j++) lo[j] = hi[j] = t->pts[begin * d + j];
+    for (ptrdiff_t i = begin + 1; i < end; i++) {
+        const double *p = t->pts + i * d;
+        for (int j = 0; j < d; j++) {
+            if (p[j] < lo[j]) lo[j] = p[j];
+            if (p[j] > hi[j]) hi[j] = p[j];
+        }
+    }
+    if (end - begin <= t->leaf_size) {
+        for (ptrdiff_t i = begin; i < end; i++) t->leaf_of[i] = id;
+        return id;
+    }
+    int dim = 0;
+    for (int j = 1; j < d; j++)
+        if (hi[j] - lo[j] > hi[dim] - lo[dim]) dim = j;
+    ptrdiff_t mid = begin + (end - begin) / 2;
+    /* identical points (zero spread) need no reordering: any split is a valid one */
+    if (hi[dim] > lo[dim]) select_nth(t, begin, end, mid, dim);
+    int left = build_node(t, begin, mid, depth + 1);
+    int right = build_node(t, mid, end, depth + 1);
+    t->nodes[id].left = left;
+    t->nodes[id].right = right;
+    return id;
+}
+
+void kd_build(kd_tree *t, const double *x, ptrdiff_t ldx, const ptrdiff_t *rows)
+{
+    const int d = t->d;
+    for (ptrdiff_t i = 0; i < t->n; i++) {
+        ptrdiff_t r = rows ? rows[i] : i;
+        t->row[i] = r;
+        for (int j = 0; j < d; j++) t->pts[i * d + j] = x[r + j * ldx];
+    }
+    t->n_nodes = 0; t->depth = 0;
+    if (t->n > 0) build_node(t, 0, t->n, 0);
+}
+
+/* ---- searching ----------------------------------------------------------------------- */
+
+static inline int lex_less(const double *a, const double *b, int d)
+{
+    for (int j = 0; j < d; j++) {
+        if (a[j] < b[j]) return 1;
+        if (a[j] > b[j]) return 0;
+    }
+    return 0;
+}
+
+static inline double point_d2(const double *q, const double *p, int d)
+{
+    double s = 0.0;
+    for (int j = 0; j < d; j++) { double e = q[j] - p[j]; s += e * e; }
+    return s;
+}
+
+static inline double box_d2(const kd_tree *t, int node, const double *q)
+{
+    const int d = t->d;
+    const double *lo = t->box + (size_t) node * 2 * d, *hi = lo + d;
+    double s = 0.0;
+    for (int j = 0; j < d; j++) {
+        if (q[j] < lo[j]) { double e = q[j] - lo[j]; s += e * e; }
+        else if (q[j] > hi[j]) { double e = q[j] - hi[j]; s += e * e; }
+    }
+    return s;
+}
+
+/* Is (d2, point a) before (d2b, point b) in the total order? */
+static inline int cand_less(const kd_tree *t, double d2, ptrdiff_t a, double d2b, ptrdiff_t b)
+{
+    if (d2 < d2b) return 1;
+    if (d2 > d2b) return 0;
+    return lex_less(t->pts + a * t->d, t->pts + b * t->d, t->d);
+}
+
+static inline void offer(const kd_tree *t, kd_heap *h, ptrdiff_t p, double d2)
+{
+    const int k = h->k;
+    int i;
+    if (h->count == k) {
+        if (!cand_less(t, d2, p, h->d2[k - 1], h->pos[k - 1])) return;
+        i = k - 1;
+    } else {
+        i = h->count++;
+    }
+    while (i > 0 && cand_less(t, d2, p, h->d2[i - 1], h->pos[i - 1])) {
+        h->d2[i] = h->d2[i - 1]; h->pos[i] = h->pos[i - 1]; i--;
+    }
+    h->d2[i] = d2; h->pos[i] = p;
+}
+
+/* Can a point of `node`, whose box is at squared distance bd, enter the full heap? */
+static inline int may_improve(const kd_tree *t, const kd_heap *h, int node, double bd)
+{
+    if (h->count < h->k) return 1;
+    double worst = h->d2[h->k - 1];
+    if (bd < worst) return 1;
+    if (bd > worst) return 0;
+    /* only a tie can enter, and only if lexicographically smaller than the worst point;
+     * the lower box corner is lexicographically <= every point in the box */
+    const double *lo = t->box + (size_t) node * 2 * t->d;
+    return lex_less(lo, t->pts + h->pos[h->k - 1] * t->d, t->d);
+}
+
+static inline void scan_leaf(const kd_tree *t, const kd_node *nd, const double *q, kd_heap *h)
+{
+    const int d = t->d;
+    for (ptrdiff_t p = nd->begin; p < nd->end; p++)
+        offer(t, h, p, point_d2(q, t->pts + p * d, d));
+}
+
+static void search(const kd_tree *t, const double *q, kd_heap *h, int skip_leaf)
+{
+    kd_item *st = h->stack;
+    int sp = 0;
+    st[sp].node = 0; st[sp].bd = box_d2(t, 0, q); sp++;
+    while (sp > 0) {
+        kd_item it = st[--sp];
+        if (it.node == skip_leaf || !may_improve(t, h, it.node, it.bd)) continue;
+        const kd_node *nd = t->nodes + it.node;
+        if (nd->left < 0) { scan_leaf(t, nd, q, h); continue; }
+        double bl = box_d2(t, nd->left, q), br = box_d2(t, nd->right, q);
+        /* push the far child first so that the near one is searched first */
+        if (bl <= br) {
+            st[sp].node = nd->right; st[sp].bd = br; sp++;
+            st[sp].node = nd->left;  st[sp].bd = bl; sp++;
+        } else {
+            st[sp].node = nd->left;  st[sp].bd = bl; sp++;
+            st[sp].node = nd->right; st[sp].bd = br; sp++;
+        }
+    }
+}
+
+void kd_knn_self(const kd_tree *t, ptrdiff_t self, kd_heap *h)
+{
+    const double *q = t->pts + self * t->d;
+    int leaf = (int) t->leaf_of[self];
+    h->count = 0;
+    /* the query's own leaf first: a tight bound before the descent */
+    scan_leaf(t, t->nodes + leaf, q, h);
+    search(t, q, h, leaf);
+}
+
+void kd_knn_point(const kd_tree *t, const double *q, kd_heap *h)
+{
+    h->count = 0;
+    search(t, q, h, -1);
+}
+
+ptrdiff_t kd_count_within(const kd_tree *t, const double *q, double r2, ptrdiff_t stop_at,
+                          kd_item *st)
+{
+    const int d = t->d;
+    ptrdiff_t count = 0;
+    int sp = 0;
+    if (t->n == 0) return 0;
+    st[sp].node = 0; st[sp].bd = 0.0; sp++;
+    while (sp > 0 && count < stop_at) {
+        int id = st[--sp].node;
+        const kd_node *nd = t->nodes + id;
+        const double *lo = t->box + (size_t) id * 2 * d, *hi = lo + d;
+        double near = 0.0, far = 0.0;
+        for (int j = 0; j < d; j++) {
+            double a = q[j] - lo[j], b = q[j] - hi[j];
+            double a2 = a * a, b2 = b * b;
+            if (q[j] < lo[j]) near += a2; else if (q[j] > hi[j]) near += b2;
+            far += a2 > b2 ? a2 : b2;
+        }
+        if (near > r2) continue;
+        if (far <= r2) { count += nd->end - nd->begin; continue; }
+        if (nd->left < 0) {
+            for (ptrdiff_t p = nd->begin; p < nd->end; p++)
+                if (point_d2(q, t->pts + p * d, d) <= r2) count++;
+            continue;
+        }
+        st[sp].node = nd->left; st[sp].bd = 0.0; sp++;
+        st[sp].node = nd->right; st[sp].bd = 0.0; sp++;
+    }
+    return count < stop_at ? count : stop_at;
+}

@@ -1,0 +1,77 @@
+/* Exact k-nearest-neighbour search on a kd-tree. Pure C: no R API, safe to call from
+ * OpenMP threads. The caller owns every buffer (allocate with R_alloc in glue code so an R
+ * error or interrupt frees them).
+ *
+ * Order of neighbours: by squared Euclidean distance, ties broken by the lexicographic
+ * order of the neighbours' coordinates. Points with equal distance and equal coordinates
+ * are identical, so the coordinates of the k nearest points are uniquely defined whatever
+ * the row order of the input or the shape of the tree. That is what makes anonymise()
+ * permutation-equivariant and thread-count invariant, bit for bit. */
+#ifndef DETANON_KDTREE_H
+#define DETANON_KDTREE_H
+
+#include <stddef.h>
+
+typedef struct {
+    ptrdiff_t begin, end; /* tree positions [begin, end) */
+    int left, right;      /* child node ids; -1 for a leaf */
+} kd_node;
+
+typedef struct {
+    ptrdiff_t n;       /* number of points */
+    int d;             /* dimension */
+    int leaf_size;
+    double *pts;       /* n * d, point-major, in tree order */
+    ptrdiff_t *row;    /* tree position -> caller's row id */
+    ptrdiff_t *leaf_of;/* tree position -> id of the leaf node holding it */
+    kd_node *nodes;    /* capacity kd_max_nodes(n, leaf_size) */
+    double *box;       /* per node: lo[d] then hi[d] */
+    int n_nodes;
+    int depth;         /* depth of the deepest leaf (root = 0) */
+} kd_tree;
+
+/* One entry of a search stack: a node and its squared distance bound. */
+typedef struct {
+    int node;
+    double bd;
+} kd_item;
+
+/* Size of buffers a tree of n points needs. */
+size_t kd_max_nodes(ptrdiff_t n, int leaf_size);
+
+/* Point the tree at caller-owned buffers: pts n*d, row n, leaf_of n, nodes and box
+ * (2*d doubles per node) for kd_max_nodes(n, leaf_size) nodes. */
+void kd_init(kd_tree *t, ptrdiff_t n, int d, int leaf_size, double *pts, ptrdiff_t *row,
+             ptrdiff_t *leaf_of, kd_node *nodes, double *box);
+
+/* Build over the points x[rows[i] + j * ldx] (column-major, j < d), i < n.
+ * `rows` may be NULL, meaning rows[i] = i. Needs a stack of depth O(log n) only. */
+void kd_build(kd_tree *t, const double *x, ptrdiff_t ldx, const ptrdiff_t *rows);
+
+/* Capacity a search stack needs for this tree, and a bound valid for every tree (a
+ * median-split tree over fewer than 2^63 points is less than 64 levels deep). */
+int kd_stack_capacity(const kd_tree *t);
+#define KD_STACK_MAX (2 * 64 + 4)
+
+/* Work space for one query of k neighbours (one per thread). */
+typedef struct {
+    int k;
+    int count;
+    ptrdiff_t *pos; /* k tree positions, best first */
+    double *d2;     /* k squared distances */
+    kd_item *stack; /* capacity kd_stack_capacity(t) */
+} kd_heap;
+
+/* k nearest neighbours of the point at tree position `self` (itself included, as the
+ * nearest point at distance 0). Result in h->pos / h->d2, best first. */
+void kd_knn_self(const kd_tree *t, ptrdiff_t self, kd_heap *h);
+
+/* k nearest tree points to an arbitrary point q[0..d-1]. Requires k <= t->n. */
+void kd_knn_point(const kd_tree *t, const double *q, kd_heap *h);
+
+/* Number of tree points p with squared distance |q - p|^2 <= r2, stopping early once
+ * `stop_at` points are found (pass a value > n to count them all). */
+ptrdiff_t kd_count_within(const kd_tree *t, const double *q, double r2, ptrdiff_t stop_at,
+                          kd_item *stack);
+
+#endif
