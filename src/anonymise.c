@@ -10,7 +10,7 @@
 #define THREAD_ID 0
 #endif
 
-#define LEAF_SIZE 8
+#define LEAF_SIZE 16
 /* Strata smaller than this are searched one per thread (a tree each); larger ones one at
  * a time with the queries spread over threads. */
 #define SMALL_STRATUM 4096
