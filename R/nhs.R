@@ -17,8 +17,8 @@
 #'   birth, or ethnic category".
 #'
 #' The standard allows a plan to be refined, e.g. "to set k-anonymity to 8": `k` may be
-#' raised, not lowered. Besides the roles you declare, the check screens all columns
-#' with [detect_identifiers()] and marks suspicious ones for review.
+#' raised, not lowered. Besides the roles you declare, the check screens the columns of
+#' role `"other"` with [detect_identifiers()] and marks suspicious ones for review.
 #'
 #' What the check cannot do: it relies on the roles you give (a column declared
 #' `"other"` is not examined as a date of birth); it cannot assess the threat level or
@@ -87,7 +87,7 @@ nhs_check <- function(data, roles, plan = c("weak", "strong"), controlled = NULL
       if (length(direct)) paste("declared direct identifiers present:", quote_names(direct),
                                 "- drop or pseudonymise them (remove_identifiers())") else
         "no column is declared a direct identifier")
-  found <- detect_identifiers(df[setdiff(names(df), direct)])
+  found <- detect_identifiers(df[names(df)[role_of == "other"]])
   add("6.4.3", "Other data items that could uniquely identify (screen)",
       "... and any other data item that on its own could uniquely identify the individual.",
       if (nrow(found)) "review" else "pass",
