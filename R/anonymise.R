@@ -103,7 +103,7 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
   vars <- check_columns(vars, data, "vars",
                         setdiff(names(data)[vapply(data, is_continuous, logical(1))], strata))
   check_vars(data, vars, strata)
-  if (check_flag(check_identifiers, "check_identifiers")) warn_identifiers(data, vars, strata)
+  check_flag(check_identifiers, "check_identifiers")
 
   df <- as.data.frame(data, stringsAsFactors = FALSE)
   x <- vapply(df[vars], as.double, numeric(nrow(df)))
@@ -184,6 +184,7 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
   }
 
   masked <- mask_matrix(x, id, k, engine, nthreads)
+  if (check_identifiers) warn_identifiers(df, vars, strata)
   for (j in seq_along(vars)) df[[vars[j]]] <- as.vector(masked$x[, j])
   out <- restore_class(df, data)
   attr(out, "detanon") <- structure(list(

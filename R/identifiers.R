@@ -134,11 +134,11 @@ warn_identifiers <- function(data, vars, strata) {
   found <- detect_identifiers(data[setdiff(names(data), vars)])
   if (nrow(found)) {
     warning(sprintf(paste0(
-      "anonymise() releases %s unmasked, but %s like%s a direct identifier (%s). ",
+      "anonymise() releases %s unmasked, but %s (%s). ",
       "Drop or pseudonymise %s first (remove_identifiers()), or set `check_identifiers = FALSE` ",
       "if this is intended."),
-      quote_names(found$column), if (nrow(found) == 1L) "it looks" else "they look",
-      if (nrow(found) == 1L) "" else " ",
+      quote_names(found$column),
+      if (nrow(found) == 1L) "it looks like a direct identifier" else "they look like direct identifiers",
       paste0(found$column, ": ", found$reason, collapse = " | "),
       if (nrow(found) == 1L) "it" else "them"), call. = FALSE)
   }
