@@ -137,7 +137,9 @@ generalise_rare <- function(x, min_count = 5, other = "Other") {
 #' variable `var` until every stratum has at least `k` records. At each step the
 #' category of `var` with the fewest records among those in a too-small stratum is merged
 #' with a neighbour: for an ordered factor (or numbers) the adjacent category with fewer
-#' records, otherwise the other category with the fewest records. Merged categories are
+#' records, otherwise the other category with the fewest records (missing values form a
+#' category that, in an ordered variable, has no neighbour and joins the smallest other
+#' category). Merged categories are
 #' labelled by joining the old labels with `"/"`, or for ordered ones as a span (bands `"20-24"` and `"25-29"` become `"20-29"`, `"80-84"` and `"85+"` become `"80+"`, other labels `"a to b"`). The
 #' merge order depends only on counts and on the level order, never on row order.
 #'
@@ -181,10 +183,15 @@ generalise_strata <- function(data, var, strata = NULL, k = 3) {
   others <- setdiff(strata, var)
   other_id <- stratum_ids(df, others)
   merges <- data.frame(from = character(), to = character(), stringsAsFactors = FALSE)
+  na_level <- which(is.na(lev))
   labels_of <- function(g) {
     members <- which(group == g)
-    if (ordered && length(members) > 1L) {
-      span_label(lev_label[min(members)], lev_label[max(members)])
+    if (ordered) {
+      # a span of the ordered levels, plus "/NA" when the missing category joined it
+      m <- setdiff(members, na_level)
+      lab <- if (!length(m)) character() else if (length(m) == 1L) lev_label[m] else
+        span_label(lev_label[min(m)], lev_label[max(m)])
+      paste(c(lab, if (length(m) < length(members)) "NA"), collapse = "/")
     } else {
       paste(lev_label[members], collapse = "/")
     }
@@ -202,9 +209,13 @@ generalise_strata <- function(data, var, strata = NULL, k = 3) {
     }
     gsize <- tabulate(gcode, max(group))
     g <- small_groups[order(gsize[small_groups], small_groups)][1L]
-    pos <- match(g, groups)
-    if (ordered) {
-      nb <- groups[c(pos - 1L, pos + 1L)[c(pos > 1L, pos < length(groups))]]
+    na_group <- if (length(na_level) && sum(group == group[na_level]) == 1L) group[na_level] else 0L
+    if (ordered && g != na_group) {
+      # adjacent groups in the level order; the missing category is nobody's neighbour
+      ord <- setdiff(groups, na_group)
+      p <- match(g, ord)
+      nb <- ord[c(p - 1L, p + 1L)[c(p > 1L, p < length(ord))]]
+      if (!length(nb)) nb <- na_group
     } else {
       nb <- setdiff(groups, g)
     }

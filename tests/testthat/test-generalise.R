@@ -99,3 +99,19 @@ test_that("generalise_strata() on unordered categories and edge cases", {
   expect_true(all(table(res$v) >= 2))
   expect_false(anyNA(res$v))
 })
+
+test_that("the missing category of an ordered variable joins the smallest category, not a neighbour", {
+  x <- factor(c(rep("a", 5), rep("b", 2), rep("c", 4), rep("d", 6), NA), levels = c("a", "b", "c", "d"),
+              ordered = TRUE)
+  d <- data.frame(x = x, s = "z")
+  expect_message(res <- generalise_strata(d, "x", c("x", "s"), k = 3), "NA \\+ b -> b/NA")
+  expect_equal(levels(res$x), c("a", "b/NA", "c", "d"))
+  expect_equal(as.character(res$x[18]), "b/NA")
+  expect_true(is.ordered(res$x))
+  # with bands: the merged span keeps its "/NA"
+  d2 <- data.frame(v = c(rep(1, 3), 2, 3, rep(4, 3), NA, NA), s = "z")
+  res2 <- suppressMessages(generalise_strata(d2, "v", c("v", "s"), k = 3))
+  expect_true(all(table(res2$v) >= 3))
+  expect_false(anyNA(res2$v))
+  expect_true(any(grepl("/NA$", levels(res2$v))))
+})
