@@ -37,7 +37,7 @@ kanon_check <- function(data, keys = NULL, k = 3) {
   k <- check_whole(k, "k", min = 1, max = .Machine$integer.max)
   df <- as.data.frame(data)
   n <- nrow(df)
-  id <- stratum_ids(df, keys)
+  id <- if (n) stratum_ids(df, keys) else integer()
   n_classes <- if (n) max(id) else 0L
   sizes <- tabulate(id, n_classes)
   small <- which(sizes < k)

@@ -129,6 +129,7 @@ nhs_check <- function(data, roles, plan = c("weak", "strong"), controlled = NULL
       if (plan == "weak") "k = 3" else "k = 5",
       if (is.null(kan)) "fail" else if (kan$ok) "pass" else "fail",
       if (is.null(kan)) "no variable is controlled through k-anonymity: give `controlled` or roles" else
+        if (kan$n == 0L) "the data have no records" else
         if (kan$ok) sprintf("%d-anonymous on %s (smallest class %d)", k, paste(controlled, collapse = ", "), kan$min_size) else
           sprintf("k = %d: %d equivalence class%s of %s below k, %d record%s (%.1f%%)", k, kan$n_small,
                   if (kan$n_small == 1L) "" else "es", paste(controlled, collapse = ", "), kan$n_affected,

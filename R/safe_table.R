@@ -81,6 +81,7 @@ safe_table <- function(data, vars, method = c("suppress", "round", "barnardise",
     stop_arg("`method = \"suppress\"` handles one or two `vars`, not ", length(vars),
              ". Combine variables into one column first, or use `method = \"round\"`.")
   }
+  if (!nrow(data)) stop_arg("`data` has no records to tabulate.")
   df <- as.data.frame(data, stringsAsFactors = FALSE)
   f <- lapply(vars, function(v) {
     x <- df[[v]]

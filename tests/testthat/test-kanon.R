@@ -64,6 +64,7 @@ test_that("kanon_check() agrees with a slow reference on random and adversarial 
 test_that("kanon_check() handles zero rows, constant keys and tibbles", {
   d <- nhs_example()
   expect_false(kanon_check(d[0, ], "gender", 3)$ok)
+  expect_silent(kanon_check(d[0, ], c("gender", "age_range"), 3))
   expect_output(print(kanon_check(d[0, ], "gender", 3)), "no records")
   expect_true(kanon_check(d, "icd10", 13)$ok)
   expect_false(kanon_check(d, "icd10", 14)$ok)

@@ -131,4 +131,7 @@ test_that("nhs_check() rejects bad input", {
   expect_error(nhs_check(d, roles, controlled = "nhs_no"), "`controlled` includes direct identifiers")
   expect_error(nhs_check(d, roles, controlled = "zip"), "`controlled` names columns")
   expect_equal(status_of(nhs_check(d["diagnosis"], list(diagnosis = "other")), "Weak k-anonymity: k"), "fail")
+  empty <- nhs_check(d[0, ], roles)
+  expect_equal(status_of(empty, "Weak k-anonymity: k"), "fail")
+  expect_match(empty$items$detail[empty$items$item == "Weak k-anonymity: k"], "no records")
 })

@@ -203,3 +203,16 @@ test_that("two suppressions per row and column are not enough: a bridge is still
   fixed <- detanon:::secondary_suppression(ext, supp, row(ext) < 5 & col(ext) < 5)
   expect_false(any(determined_entries(ext, fixed)))
 })
+
+test_that("degenerate tables: no records, one row, one column, all missing", {
+  expect_error(safe_table(data.frame(a = character()), "a"), "`data` has no records")
+  # one row: the column totals equal the cells, so they are suppressed with them
+  one_row <- safe_table(data.frame(a = "x", b = rep(c("p", "q"), c(18, 2))), c("a", "b"))
+  expect_equal(wide(one_row), matrix(c(NA, NA, NA, NA, 20, 20), 2, dimnames = list(c("x", "Total"), c("p", "q", "Total"))))
+  one_col <- safe_table(data.frame(a = rep(c("x", "y"), c(18, 2)), b = "p"), c("a", "b"))
+  expect_equal(as.vector(wide(one_col)), c(NA, NA, 20, NA, NA, 20))
+  na <- safe_table(data.frame(a = c(NA, NA)), "a")
+  expect_true(all(is.na(na$n)))
+  lg <- safe_table(data.frame(a = rep(c(TRUE, FALSE), 10)), "a")
+  expect_equal(lg$n, c(10, 10, 20))
+})
