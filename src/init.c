@@ -7,6 +7,12 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_knn_centroids", (DL_FUNC) &ffi_knn_centroids, 5},
     {"ffi_knn_index",     (DL_FUNC) &ffi_knn_index,     5},
     {"ffi_col_stats",     (DL_FUNC) &ffi_col_stats,     1},
+    /* keps: (k, epsilon)-anonymisation (keps.c) */
+    {"ffi_mondrian",       (DL_FUNC) &ffi_mondrian,       5},
+    {"ffi_rlaplace",       (DL_FUNC) &ffi_rlaplace,       2},
+    {"ffi_keps_noise",     (DL_FUNC) &ffi_keps_noise,     4},
+    {"ffi_keps_link",      (DL_FUNC) &ffi_keps_link,      5},
+    {"ffi_keps_confident", (DL_FUNC) &ffi_keps_confident, 6},
     {NULL, NULL, 0}
 };
 
