@@ -29,7 +29,7 @@
 #'
 #' @section c-confident k-anonymity (section V-C):
 #' With `confidence = c`, each class's linking half-width for `v` is
-#' `r = -(diam / eps_v) * log(1 - c')`, where `c' = c^(1/p)` for `p` epsilon-quasis, so
+#' `r_v = -(diam / eps_v) * log(1 - c')`, where `c' = c^(1/p)` for `p` epsilon-quasis, so
 #' that the box `[v' - r, v' + r]` over all `p` variables holds the original record with
 #' probability `c` (for `p = 1` this is the paper's `r_c = -diam / epsilon * ln(1 - c)`).
 #' `l_i` counts the original records of the class that fall in record `i`'s box around
