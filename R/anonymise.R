@@ -83,7 +83,7 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
                       engine = c("kdtree", "rann"),
                       nthreads = getOption("detanon.nthreads", 1L)) {
   check_data_frame(data, "data")
-  k <- check_whole(k, "k", min = 2, max = .Machine$integer.max)
+  k <- check_whole(k, "k", min = 2)
   na <- match_choice(na, "na")
   small_strata <- match_choice(small_strata, "small_strata")
   engine <- match_choice(engine, "engine")
@@ -137,6 +137,10 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
   n_suppressed <- 0L
   if (length(small)) {
     if (small_strata == "fail") {
+      if (!length(strata)) {
+        stop_arg(sprintf("The data have %d record%s, fewer than k = %d. Lower `k`.",
+                         sizes[small], if (sizes[small] == 1L) "" else "s", k))
+      }
       tab <- df[match(small, id), strata, drop = FALSE]
       desc <- apply(tab, 1L, function(r) paste0(strata, "=", r, collapse = ", "))
       shown <- utils::head(paste0("  ", desc, ": ", sizes[small], " record", ifelse(sizes[small] == 1L, "", "s")), 10L)
@@ -198,7 +202,8 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
   scale <- stats::setNames(rep(NA_real_, ncol(x)), colnames(x))
   if (any(varying)) {
     c_sd <- if (engine == "kdtree") col_stats(centroids)$sd else base_stats(centroids)$sd
-    flat <- !(c_sd > 0)
+    # on the z-scale (SD 1) a spread this small is rounding noise, not information
+    flat <- !(c_sd > 1e-10)
     if (any(flat)) {
       warning(sprintf("All centroids of %s are equal (k too large for the strata); released as the original mean.",
                       quote_names(colnames(x)[varying][flat])), call. = FALSE)
