@@ -220,3 +220,24 @@ test_that("bad input is rejected and names the argument", {
   expect_error(risk_class_link(df, df[-1, ]), "same rows in the same order")
   expect_error(risk_class_link(df, df, vars = "height", classes = 1:3), "`classes` must be column names")
 })
+
+test_that("assess() measures work on the release with the key", {
+  d <- titanic_paper()
+  set.seed(3)
+  res <- anonymise_keps(d, epsilon = 1e6, k = 3, vars = c("Age", "Fare"),
+                        strata = c("Pclass", "Sex", "Family"))
+  o <- d[res$key, ]
+  a <- assess(o, res$data, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
+              deterministic = TRUE)
+  expect_s3_class(a, "detanon_assess")
+  # almost no noise: with the key records link as well as the originals to themselves
+  # (duplicated records limit both); without it, blind
+  with_key <- risk_linkage(o, res$data, vars = c("Age", "Fare"), strata = character())$rate
+  without <- risk_linkage(d, res$data, vars = c("Age", "Fare"),
+                          strata = character())$rate
+  ceiling <- risk_linkage(o, o, vars = c("Age", "Fare"), strata = character())$rate
+  expect_equal(with_key, ceiling, tolerance = 0.01)
+  expect_gt(with_key, 0.7)
+  expect_lt(without, 0.02)
+  expect_equal(unname(utility_delta(o, res$data, vars = "Age")), 0, tolerance = 1e-6)
+})
