@@ -66,8 +66,11 @@
 #'   equal shares.
 #' @param confidence `NULL` (no suppression) or the confidence `c` in (0, 1) of
 #'   c-confident k-anonymity, e.g. 0.99 as in the paper.
-#' @param generalise How `quasi` columns are released: `"interval"` (a factor of the
-#'   class ranges `"[lo, hi]"`) or `"midpoint"` (the numeric centre of the range).
+#' @param generalise How `quasi` columns are released: `"midpoint"` (the default: the
+#'   numeric centre of the class range, which keeps the column numeric for analysis and
+#'   equals the shared value when the class has one) or `"interval"` (a factor of the
+#'   class ranges `"[lo, hi]"`, the usual Mondrian recoding; note that its bounds are the
+#'   smallest and largest original values in the class, printed to 6 significant digits).
 #' @param na Missing values in `vars` or `quasi`: `"fail"` (an error) or `"complete"`
 #'   (drop those records, counted in `$info`).
 #' @param small_strata `"fail"` or `"suppress"` strata with fewer than `k` records.
@@ -106,7 +109,7 @@
 #' @export
 anonymise_keps <- function(data, epsilon, k = 3, vars = NULL, quasi = NULL, strata = NULL,
                            weights = NULL, confidence = NULL,
-                           generalise = c("interval", "midpoint"),
+                           generalise = c("midpoint", "interval"),
                            na = c("fail", "complete"),
                            small_strata = c("fail", "suppress")) {
   na <- match_choice(na, "na")
@@ -346,6 +349,11 @@ keps_error <- function(data, epsilon, k = 3, vars = NULL, quasi = NULL, strata =
 #' records linked. With several variables the distance is Euclidean after dividing each
 #' variable by its diameter in the class (range of the original values; a variable
 #' constant in the class does not separate its records and is left unscaled).
+#'
+#' It differs from [risk_linkage()] in three ways: classes can be any grouping (e.g.
+#' Mondrian classes from [anonymise_keps()]); distances are scaled per class by the
+#' diameters (the noise scale of [anonymise_keps()] up to the budget split) rather than by
+#' global SDs; and a tie counts as a full link (the paper's indicator) rather than 1/t.
 #'
 #' It applies to any masking that keeps records aligned: the output of [anonymise()],
 #' or of [anonymise_keps()] with the original rows put in release order by the key

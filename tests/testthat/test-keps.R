@@ -65,7 +65,8 @@ test_that("the release is shuffled and carries no key to the input order", {
   expect_true(all(vapply(rel, function(col) is.null(names(col)), logical(1))))
   # interval release: a factor of the class ranges
   set.seed(1)
-  res2 <- anonymise_keps(df, epsilon = 5, k = 3, vars = "height", quasi = "age", strata = "sex")
+  res2 <- anonymise_keps(df, epsilon = 5, k = 3, vars = "height", quasi = "age", strata = "sex",
+                         generalise = "interval")
   expect_s3_class(res2$data$age, "factor")
   expect_identical(as.character(res2$data$age),
                    sprintf("[%.6g, %.6g]", lo, hi))
@@ -210,6 +211,9 @@ test_that("bad input is rejected and names the argument", {
   expect_error(anonymise_keps(df, 1, k = 31, vars = "height", strata = character()),
                "`k` \\(31\\) is larger than the number of records \\(30\\)")
   expect_error(anonymise_keps(df, 1, vars = "height", quasi = "region"), "`quasi` must be numeric columns; `region`")
+  df2 <- df
+  df2$height[4] <- Inf
+  expect_error(anonymise_keps(df2, 1, vars = "height"), "`vars` column `height` contains NaN or infinite")
   expect_error(anonymise_keps(df, 1, vars = "sex", strata = "region"), "`vars` must be numeric columns; `sex`")
   expect_error(anonymise_keps(df, 1, vars = "height", quasi = "height"), "both noised")
   expect_error(anonymise_keps(df, 1, vars = "height", confidence = 1), "`confidence` must be below 1")
