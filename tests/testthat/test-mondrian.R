@@ -91,3 +91,26 @@ test_that("bad input is rejected with a message naming the argument", {
   expect_error(equivalence_classes(df, k = 2, quasi = "age"), "NaN or infinite")
   expect_error(equivalence_classes(list(a = 1), k = 2), "`data` must be a data frame")
 })
+
+test_that("adversarial orders and heavy ties give the reference partition", {
+  n <- 3000
+  cases <- list(
+    sorted = data.frame(a = seq_len(n), b = rep(1:3, length.out = n)),
+    reversed = data.frame(a = rev(seq_len(n)), b = rev(rep(1:3, length.out = n))),
+    organ_pipe = data.frame(a = c(seq(1, n, 2), rev(seq(2, n, 2))), b = 1),
+    few_values = data.frame(a = rep(c(5, 1, 3), length.out = n), b = rep(c(2, 2, 9, 9, 4), length.out = n)),
+    one_outlier = data.frame(a = c(rep(0, n - 1), 1e6), b = c(1e-9 * seq_len(n - 1), 0))
+  )
+  for (nm in names(cases)) {
+    df <- cases[[nm]]
+    ec <- equivalence_classes(df, k = 7, quasi = c("a", "b"))
+    expect_identical(ec$class, ref_classes(as.matrix(df), 7), label = nm)
+    expect_true(all(ec$classes$n >= 7), label = nm)
+  }
+})
+
+test_that("missing strata values form a class of their own", {
+  df <- data.frame(g = c(NA, NA, NA, "a", "a", "a"), x = 1:6)
+  ec <- equivalence_classes(df, k = 3, quasi = "x", strata = "g")
+  expect_identical(ec$class, c(2L, 2L, 2L, 1L, 1L, 1L))
+})
