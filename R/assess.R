@@ -28,8 +28,9 @@
 #' @param family Family for [utility_model()].
 #' @param pmse_vars Columns for the propensity model (default: all columns common to both).
 #' @param interactions Passed to [utility_pmse()].
-#' @param ... Further arguments to [risk_rmd()] (`w1`, `w2`, `m`, `deterministic`, or
-#'   arguments of `robustbase::covMcd()`).
+#' @param w1,w2,m Parameters of [risk_rmd()].
+#' @param ... Further arguments to [risk_rmd()] (`deterministic`, or arguments of
+#'   `robustbase::covMcd()`).
 #' @return An object of class `detanon_assess`: a list with `rmd`, `linkage`, `pmse`,
 #'   `delta`, `model` (or `NULL`), `vars`, `strata` and `n`.
 #' @seealso [plot.detanon_assess()]
@@ -44,15 +45,15 @@
 #' plot(a, original = d, masked = masked)
 #' @export
 assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
-                   family = stats::gaussian(), pmse_vars = NULL, interactions = FALSE, ...,
-                   nthreads = getOption("detanon.nthreads", 1L)) {
+                   family = stats::gaussian(), pmse_vars = NULL, interactions = FALSE,
+                   w1 = 0.01, w2 = 0.05, m = 1, ..., nthreads = getOption("detanon.nthreads", 1L)) {
   vars <- check_pair(original, masked, vars)
   if (!is.null(formula) && !inherits(formula, "formula")) {
     stop_arg("`formula` must be NULL or a model formula such as `y ~ x1 + x2`, not ",
              show_value(formula), ".")
   }
   family <- check_family(family)
-  rmd <- risk_rmd(original, masked, vars = vars, ..., nthreads = nthreads)
+  rmd <- risk_rmd(original, masked, vars = vars, w1 = w1, w2 = w2, m = m, ..., nthreads = nthreads)
   linkage <- risk_linkage(original, masked, vars = vars, strata = strata, nthreads = nthreads)
   pmse <- utility_pmse(original, masked, vars = pmse_vars, interactions = interactions)
   delta <- utility_delta(original, masked, vars = vars)
