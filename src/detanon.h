@@ -11,6 +11,10 @@ SEXP ffi_knn_centroids(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
 SEXP ffi_knn_index(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
 SEXP ffi_col_stats(SEXP x);
 
+/* risk.c (risk/utility metrics) */
+SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w, SEXP m, SEXP nthreads);
+SEXP ffi_link_share(SEXP zo, SEXP zm, SEXP order, SEXP offsets, SEXP nthreads);
+
 /* threads.c: the number of OpenMP threads to use for a request (1 without OpenMP) */
 int detanon_threads(SEXP nthreads);
 

@@ -7,6 +7,9 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_knn_centroids", (DL_FUNC) &ffi_knn_centroids, 5},
     {"ffi_knn_index",     (DL_FUNC) &ffi_knn_index,     5},
     {"ffi_col_stats",     (DL_FUNC) &ffi_col_stats,     1},
+    /* risk.c (risk/utility metrics) */
+    {"ffi_rmd_count",     (DL_FUNC) &ffi_rmd_count,     5},
+    {"ffi_link_share",    (DL_FUNC) &ffi_link_share,    5},
     {NULL, NULL, 0}
 };
 

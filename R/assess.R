@@ -1,0 +1,251 @@
+#' Assess a masked release: disclosure risk and utility in one report
+#'
+#' Runs [risk_rmd()], [risk_linkage()], [utility_pmse()], [utility_delta()] and, when a
+#' `formula` is given, [utility_model()] on the same pair of data sets, and returns one
+#' object with `print()`, `summary()`, `as.data.frame()` and `plot()` methods. The
+#' object holds only the measures (shares, counts, row positions, propensity scores,
+#' coefficients), never original record values; `plot(type = "risk")` therefore needs the
+#' two data sets again.
+#'
+#' @section What the measures do and do not protect against:
+#' * **risk1 / risk2** ([risk_rmd()]): masked values that stay within a small,
+#'   distance-dependent interval of their originals, and the isolated ones among them.
+#'   A heuristic for close-match disclosure of continuous values; says nothing about
+#'   categorical variables or attribute disclosure.
+#' * **Linkage** ([risk_linkage()]): share of masked records whose nearest original
+#'   record (within the stratum) is their own, against a blind guess. Models an intruder
+#'   who knows everyone's original values; other background knowledge is not covered.
+#' * **U / S_pMSE** ([utility_pmse()]): can a logistic model tell the data sets apart?
+#'   Ignores the record-by-record pairing.
+#' * **delta** ([utility_delta()]): share of each variable's variability added by masking;
+#'   small deltas also mean values close to the originals (more risk).
+#' * **Model** ([utility_model()]): does one chosen regression give the same answer?
+#'
+#' @inheritParams risk_rmd
+#' @param strata Categorical columns for [risk_linkage()] (default: those recorded by
+#'   [anonymise()], else none).
+#' @param formula Optional model formula for [utility_model()].
+#' @param family Family for [utility_model()].
+#' @param pmse_vars Columns for the propensity model (default: all columns common to both).
+#' @param interactions Passed to [utility_pmse()].
+#' @param w1,w2,m Parameters of [risk_rmd()].
+#' @param ... Further arguments to [risk_rmd()] (`deterministic`, or arguments of
+#'   `robustbase::covMcd()`).
+#' @return An object of class `detanon_assess`: a list with `rmd`, `linkage`, `pmse`,
+#'   `delta`, `model` (or `NULL`), `vars`, `strata` and `n`.
+#' @seealso [plot.detanon_assess()]
+#' @examples
+#' d <- titanic_paper()
+#' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
+#'                     strata = c("Pclass", "Sex", "Family"))
+#' a <- assess(d, masked, formula = Survived ~ Pclass + Sex + Age + Fare + Family,
+#'             family = binomial(), deterministic = TRUE)
+#' a
+#' head(as.data.frame(a))
+#' plot(a, original = d, masked = masked)
+#' @export
+assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
+                   family = stats::gaussian(), pmse_vars = NULL, interactions = FALSE,
+                   w1 = 0.01, w2 = 0.05, m = 1, ..., nthreads = getOption("detanon.nthreads", 1L)) {
+  vars <- check_pair(original, masked, vars)
+  if (!is.null(formula) && !inherits(formula, "formula")) {
+    stop_arg("`formula` must be NULL or a model formula such as `y ~ x1 + x2`, not ",
+             show_value(formula), ".")
+  }
+  family <- check_family(family)
+  rmd <- risk_rmd(original, masked, vars = vars, w1 = w1, w2 = w2, m = m, ..., nthreads = nthreads)
+  linkage <- risk_linkage(original, masked, vars = vars, strata = strata, nthreads = nthreads)
+  pmse <- utility_pmse(original, masked, vars = pmse_vars, interactions = interactions)
+  delta <- utility_delta(original, masked, vars = vars)
+  model <- if (!is.null(formula)) utility_model(original, masked, formula, family = family) else NULL
+  structure(list(rmd = rmd, linkage = linkage, pmse = pmse, delta = delta, model = model,
+                 vars = vars, strata = linkage$strata, n = nrow(original)),
+            class = "detanon_assess")
+}
+
+#' @export
+print.detanon_assess <- function(x, ...) {
+  r <- x$rmd
+  l <- x$linkage
+  p <- x$pmse
+  cat(sprintf("detanon assessment: %d records; masked variables %s%s\n", x$n,
+              paste(x$vars, collapse = ", "),
+              if (length(x$strata)) paste0("; strata ", paste(x$strata, collapse = " x ")) else ""))
+  cat("\nDisclosure risk\n")
+  cat(sprintf("  risk1 %.4f (%d records)  masked value inside a small interval around its original\n",
+              r$risk1, r$n_risk1))
+  cat(sprintf("  risk2 %.4f (%d records)  ... and fewer than %d other masked record%s within w2 = %s\n",
+              r$risk2, r$n_risk2, r$m, if (r$m == 1L) "" else "s", format(r$w2)))
+  cat(sprintf("  linkage %.4f (%.0f records) nearest original in stratum is the record's own; blind guess %.4f\n",
+              l$rate, l$n_linked, l$blind_rate))
+  cat("  Covers close-match re-identification on the masked variables by an intruder who\n",
+      " knows the originals. Does NOT cover: rare categorical combinations (strata_table()),\n",
+      " attribute disclosure, other background knowledge. Unflagged records are not proven safe.\n",
+      sep = "")
+  cat("\nUtility\n")
+  cat(sprintf("  U (pMSE) %.3g, S_pMSE %.3g  a logistic model's ability to tell the data sets apart\n",
+              p$U, p$S_pMSE))
+  cat(sprintf("  delta    %s  share of variability added by masking\n",
+              paste(sprintf("%s %.4f", names(x$delta), x$delta), collapse = ", ")))
+  if (!is.null(x$model)) {
+    m <- x$model
+    cat(sprintf("  model    max std. difference %.3f (%s), min CI overlap %.3f over %d coefficients\n",
+                max(m$std_diff, na.rm = TRUE), m$term[which.max(m$std_diff)],
+                min(m$ci_overlap, na.rm = TRUE), nrow(m)))
+  } else {
+    cat("  model    (no formula given)\n")
+  }
+  cat("  U ignores record pairing; delta ignores relations between variables; the model\n",
+      "  check covers one analysis only. None of them measures disclosure risk.\n", sep = "")
+  invisible(x)
+}
+
+#' @export
+summary.detanon_assess <- function(object, ...) {
+  structure(list(table = as.data.frame(object), model = object$model, n = object$n),
+            class = "summary.detanon_assess")
+}
+
+#' @export
+print.summary.detanon_assess <- function(x, ...) {
+  cat(sprintf("detanon assessment of %d records\n\n", x$n))
+  tab <- x$table
+  tab$value <- signif(tab$value, 4)
+  print(tab, row.names = FALSE)
+  if (!is.null(x$model)) {
+    cat("\n")
+    print(x$model)
+  }
+  invisible(x)
+}
+
+#' @export
+as.data.frame.detanon_assess <- function(x, row.names = NULL, optional = FALSE, ...) {
+  r <- x$rmd
+  l <- x$linkage
+  p <- x$pmse
+  rows <- list(
+    c("risk", "risk1", "", r$risk1), c("risk", "n_risk1", "", r$n_risk1),
+    c("risk", "risk2", "", r$risk2), c("risk", "n_risk2", "", r$n_risk2),
+    c("risk", "wrisk1", "", r$wrisk1), c("risk", "wrisk2", "", r$wrisk2),
+    c("risk", "linkage_rate", "", l$rate), c("risk", "linkage_blind_rate", "", l$blind_rate),
+    c("utility", "U", "", p$U), c("utility", "S_pMSE", "", p$S_pMSE)
+  )
+  for (v in names(x$delta)) rows[[length(rows) + 1L]] <- c("utility", "delta", v, x$delta[[v]])
+  if (!is.null(x$model)) {
+    for (i in seq_len(nrow(x$model))) {
+      rows[[length(rows) + 1L]] <- c("utility", "std_diff", x$model$term[i], x$model$std_diff[i])
+      rows[[length(rows) + 1L]] <- c("utility", "ci_overlap", x$model$term[i], x$model$ci_overlap[i])
+    }
+  }
+  m <- do.call(rbind, rows)
+  data.frame(kind = m[, 1L], measure = m[, 2L], term = m[, 3L], value = as.numeric(m[, 4L]),
+             stringsAsFactors = FALSE)
+}
+
+#' Plot an assessment: the paper's Figures 2-4
+#'
+#' * `"risk"` (Figure 2): original against masked values of two variables, with the
+#'   risk1 records in orange and the risk2 records in red (needs `original` and `masked`,
+#'   because the assessment object keeps no record values). With one variable, original
+#'   against masked value.
+#' * `"pmse"` (Figure 3): boxplots of the propensity scores of the original and masked rows.
+#' * `"model"` (Figure 4): each coefficient with its confidence interval, original and
+#'   masked side by side, on the scale of the original estimate's standard error
+#'   (so all coefficients fit one axis; 0 marks the original estimate).
+#'
+#' @param x An object made by [assess()].
+#' @param type Which figures to draw, any of `"risk"`, `"pmse"`, `"model"`. The default
+#'   draws those that are available, side by side.
+#' @param original,masked The two data frames given to [assess()], for `type = "risk"`.
+#' @param vars Two of the assessed variables to plot for `"risk"` (default: the first two).
+#' @param ... Further graphical parameters passed to the plotting functions.
+#' @return `x`, invisibly.
+#' @export
+plot.detanon_assess <- function(x, type = NULL, original = NULL, masked = NULL, vars = NULL, ...) {
+  have_data <- !is.null(original) && !is.null(masked)
+  if (is.null(type)) {
+    type <- c(if (have_data) "risk", "pmse", if (!is.null(x$model)) "model")
+  }
+  if (!is.character(type) || !length(type) || !all(type %in% c("risk", "pmse", "model"))) {
+    stop_arg("`type` must name one or more of \"risk\", \"pmse\", \"model\".")
+  }
+  if ("risk" %in% type && !have_data) {
+    stop_arg("`type = \"risk\"` needs the data: plot(x, original = <original>, masked = <masked>) ",
+             "(the assessment keeps no record values).")
+  }
+  if ("model" %in% type && is.null(x$model)) {
+    stop_arg("`type = \"model\"` needs an assessment made with a `formula`.")
+  }
+  if (length(type) > 1L) {
+    old <- graphics::par(mfrow = c(1L, length(type)))
+    on.exit(graphics::par(old), add = TRUE)
+  }
+  for (t in type) {
+    switch(t,
+      risk = plot_risk(x, original, masked, vars, ...),
+      pmse = plot_pmse(x, ...),
+      model = plot_model(x, ...))
+  }
+  invisible(x)
+}
+
+plot_risk <- function(x, original, masked, vars, ...) {
+  if (nrow(original) != x$n || nrow(masked) != x$n) {
+    stop_arg("`original` and `masked` must be the data frames given to assess() (", x$n, " rows).")
+  }
+  vars <- if (is.null(vars)) utils::head(x$vars, 2L) else vars
+  if (!is.character(vars) || !all(vars %in% x$vars) || length(vars) > 2L) {
+    stop_arg("`vars` must name one or two of the assessed variables: ", quote_names(x$vars), ".")
+  }
+  r1 <- x$rmd$rows_risk1
+  r2 <- x$rmd$rows_risk2
+  col <- rep("grey60", x$n)
+  col[r1] <- "orange"
+  col[r2] <- "red"
+  if (length(vars) == 1L) {
+    graphics::plot(original[[vars]], masked[[vars]], col = col, pch = 20, xlab = paste("original", vars),
+                   ylab = paste("masked", vars), main = "Risky records", ...)
+    graphics::abline(0, 1, lty = 3)
+  } else {
+    graphics::plot(original[[vars[1L]]], original[[vars[2L]]], col = "grey80", pch = 1,
+                   xlab = vars[1L], ylab = vars[2L], main = "Risky records (masked values)", ...)
+    ord <- order(col != "grey60")
+    graphics::points(masked[[vars[1L]]][ord], masked[[vars[2L]]][ord], col = col[ord], pch = 20)
+  }
+  graphics::legend("topright", bty = "n", pch = c(1, 20, 20, 20)[if (length(vars) == 1L) 2:4 else 1:4],
+                   col = c("grey80", "grey60", "orange", "red")[if (length(vars) == 1L) 2:4 else 1:4],
+                   legend = c("original", "masked", "risk1", "risk2")[if (length(vars) == 1L) 2:4 else 1:4])
+}
+
+plot_pmse <- function(x, ...) {
+  s <- x$pmse$scores
+  n <- length(s) / 2
+  g <- factor(rep(c("original", "masked"), each = n), levels = c("original", "masked"))
+  graphics::boxplot(s ~ g, xlab = "", ylab = "propensity score",
+                    main = sprintf("Propensity scores (U = %.3g)", x$pmse$U), ...)
+  graphics::abline(h = x$pmse$c, lty = 3)
+}
+
+plot_model <- function(x, ...) {
+  m <- x$model
+  k <- nrow(m)
+  s <- m$se_or
+  pos <- seq_len(k)
+  lo <- c((m$lower_or - m$estimate_or) / s, (m$lower_an - m$estimate_or) / s)
+  hi <- c((m$upper_or - m$estimate_or) / s, (m$upper_an - m$estimate_or) / s)
+  rng <- range(c(lo, hi), finite = TRUE)
+  graphics::plot(NA, xlim = rng, ylim = c(0.5, k + 0.5), yaxt = "n", ylab = "",
+                 xlab = "estimate - original estimate (in original SEs)",
+                 main = "Coefficients with confidence intervals", ...)
+  graphics::axis(2, at = pos, labels = m$term, las = 1, cex.axis = 0.7)
+  graphics::abline(v = 0, lty = 3)
+  yo <- pos + 0.12
+  ya <- pos - 0.12
+  graphics::segments(lo[pos], yo, hi[pos], yo, col = "black")
+  graphics::points(rep(0, k), yo, pch = 19, col = "black")
+  graphics::segments(lo[k + pos], ya, hi[k + pos], ya, col = "red")
+  graphics::points((m$estimate_an - m$estimate_or) / s, ya, pch = 17, col = "red")
+  graphics::legend("topright", bty = "n", pch = c(19, 17), col = c("black", "red"),
+                   legend = c("original", "masked"), cex = 0.8)
+}

@@ -1,0 +1,145 @@
+/* Glue for risk_rmd() and risk_linkage(): neighbour counts and nearest-neighbour links on a
+ * kd-tree, memory O(n), on standardised matrices prepared and validated in R. */
+#include <stdint.h>
+#include "detanon.h"
+#include "kdtree.h"
+#include "risk_kernel.h"
+#ifdef _OPENMP
+#include <omp.h>
+#define THREAD_ID omp_get_thread_num()
+#else
+#define THREAD_ID 0
+#endif
+
+#define RISK_LEAF_SIZE 8
+/* Queries between two interrupt checks. */
+#define RISK_CHUNK ((ptrdiff_t) 1 << 16)
+/* Smallest number of queries worth a parallel region. */
+#define RISK_PAR_MIN 2048
+
+static void risk_tree(kd_tree *t, ptrdiff_t n, int d, const double *x, ptrdiff_t ldx,
+                      const ptrdiff_t *rows)
+{
+    size_t nn = kd_max_nodes(n, RISK_LEAF_SIZE);
+    double *pts = (double *) R_alloc((size_t) n * d, sizeof(double));
+    ptrdiff_t *row = (ptrdiff_t *) R_alloc(n, sizeof(ptrdiff_t));
+    ptrdiff_t *leaf_of = (ptrdiff_t *) R_alloc(n, sizeof(ptrdiff_t));
+    kd_node *nodes = (kd_node *) R_alloc(nn, sizeof(kd_node));
+    double *box = (double *) R_alloc(nn * 2 * d, sizeof(double));
+    kd_init(t, n, d, RISK_LEAF_SIZE, pts, row, leaf_of, nodes, box);
+    kd_build(t, x, ldx, rows);
+}
+
+/* For each 1-based row i in `query`: the number of OTHER rows of z (n x d) within Euclidean
+ * distance w of row i, capped at m. */
+SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w_, SEXP m_, SEXP nthreads)
+{
+    const ptrdiff_t n = Rf_nrows(z);
+    const int d = Rf_ncols(z), m = Rf_asInteger(m_), nt = detanon_threads(nthreads);
+    const double w = Rf_asReal(w_);
+    const R_xlen_t nq = XLENGTH(query);
+    SEXP out = PROTECT(Rf_allocVector(INTSXP, nq));
+    if (nq == 0) { UNPROTECT(1); return out; }
+    int *o = INTEGER(out);
+    const int *qi = INTEGER_RO(query);
+    if (n == 0 || d == 0 || m < 1) Rf_error("internal error: bad input to ffi_rmd_count");
+    for (R_xlen_t i = 0; i < nq; i++)
+        if (qi[i] < 1 || qi[i] > n) Rf_error("internal error: query row out of range");
+    const double *zx = REAL_RO(z);
+
+    kd_tree t;
+    risk_tree(&t, n, d, zx, n, NULL);
+    R_CheckUserInterrupt();
+    kd_item *stacks = (kd_item *) R_alloc((size_t) nt * KD_STACK_MAX, sizeof(kd_item));
+    double *qbuf = (double *) R_alloc((size_t) nt * d, sizeof(double));
+    for (R_xlen_t from = 0; from < nq; from += RISK_CHUNK) {
+        R_xlen_t to = from + RISK_CHUNK < nq ? from + RISK_CHUNK : nq;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 64) if (to - from >= RISK_PAR_MIN)
+#endif
+        for (R_xlen_t i = from; i < to; i++) {
+            int tid = THREAD_ID;
+            double *q = qbuf + (size_t) tid * d;
+            ptrdiff_t r = qi[i] - 1;
+            for (int j = 0; j < d; j++) q[j] = zx[r + (size_t) j * n];
+            /* the query itself is in the tree at distance 0: count m + 1, drop it */
+            ptrdiff_t c = rk_count_within_dist(&t, q, w, (ptrdiff_t) m + 1,
+                                               stacks + (size_t) tid * KD_STACK_MAX);
+            o[i] = (int) (c > 0 ? c - 1 : 0);
+        }
+        R_CheckUserInterrupt();
+    }
+    UNPROTECT(1);
+    return out;
+}
+
+/* Nearest-neighbour linking: zo and zm are n x d (original and masked, same rows); `order`
+ * (1-based) lists the rows stratum by stratum, stratum s holding order[off[s]..off[s+1]).
+ * Returns for every row the share of a successful link (see rk_link_share). */
+SEXP ffi_link_share(SEXP zo, SEXP zm, SEXP order, SEXP offsets, SEXP nthreads)
+{
+    const ptrdiff_t n = Rf_nrows(zo);
+    const int d = Rf_ncols(zo), nt = detanon_threads(nthreads);
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
+    if (n == 0) { UNPROTECT(1); return out; }
+    if (d == 0 || Rf_nrows(zm) != n || Rf_ncols(zm) != d || XLENGTH(order) != n)
+        Rf_error("internal error: bad input to ffi_link_share");
+    double *o = REAL(out);
+    const double *xo = REAL_RO(zo), *xm = REAL_RO(zm);
+    const int *ord = INTEGER_RO(order), *off = INTEGER_RO(offsets);
+    const R_xlen_t n_strata = XLENGTH(offsets) - 1;
+    if (n_strata < 1 || off[0] != 0 || off[n_strata] != n)
+        Rf_error("internal error: bad offsets in ffi_link_share");
+
+    ptrdiff_t *rows = (ptrdiff_t *) R_alloc(n, sizeof(ptrdiff_t));
+    for (ptrdiff_t i = 0; i < n; i++) {
+        if (ord[i] < 1 || ord[i] > n) Rf_error("internal error: row out of range");
+        rows[i] = ord[i] - 1;
+    }
+    ptrdiff_t max_s = 0;
+    for (R_xlen_t s = 0; s < n_strata; s++) {
+        ptrdiff_t ns = (ptrdiff_t) off[s + 1] - off[s];
+        if (ns < 0) Rf_error("internal error: decreasing offsets");
+        if (ns > max_s) max_s = ns;
+    }
+    /* one set of tree buffers, sized for the largest stratum, reused stratum by stratum */
+    size_t nn = kd_max_nodes(max_s, RISK_LEAF_SIZE);
+    double *pts = (double *) R_alloc((size_t) max_s * d, sizeof(double));
+    ptrdiff_t *row = (ptrdiff_t *) R_alloc(max_s, sizeof(ptrdiff_t));
+    ptrdiff_t *leaf_of = (ptrdiff_t *) R_alloc(max_s, sizeof(ptrdiff_t));
+    kd_node *nodes = (kd_node *) R_alloc(nn, sizeof(kd_node));
+    double *box = (double *) R_alloc(nn * 2 * d, sizeof(double));
+    kd_heap *heaps = (kd_heap *) R_alloc(nt, sizeof(kd_heap));
+    double *buf = (double *) R_alloc((size_t) nt * 2 * d, sizeof(double));
+    for (int i = 0; i < nt; i++) {
+        heaps[i].k = 1; heaps[i].count = 0;
+        heaps[i].pos = (ptrdiff_t *) R_alloc(1, sizeof(ptrdiff_t));
+        heaps[i].d2 = (double *) R_alloc(1, sizeof(double));
+        heaps[i].stack = (kd_item *) R_alloc(KD_STACK_MAX, sizeof(kd_item));
+    }
+    ptrdiff_t since_check = 0;
+    for (R_xlen_t s = 0; s < n_strata; s++) {
+        const ptrdiff_t b = off[s], ns = (ptrdiff_t) off[s + 1] - off[s];
+        if (ns == 0) continue;
+        kd_tree t;
+        kd_init(&t, ns, d, RISK_LEAF_SIZE, pts, row, leaf_of, nodes, box);
+        kd_build(&t, xo, n, rows + b);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 64) if (ns >= RISK_PAR_MIN)
+#endif
+        for (ptrdiff_t p = 0; p < ns; p++) {
+            int tid = THREAD_ID;
+            double *q = buf + (size_t) tid * 2 * d, *self = q + d;
+            ptrdiff_t r = rows[b + p];
+            for (int j = 0; j < d; j++) {
+                q[j] = xm[r + (size_t) j * n];
+                self[j] = xo[r + (size_t) j * n];
+            }
+            o[r] = rk_link_share(&t, q, self, &heaps[tid]);
+        }
+        since_check += ns;
+        if (since_check >= RISK_CHUNK) { R_CheckUserInterrupt(); since_check = 0; }
+    }
+    UNPROTECT(1);
+    return out;
+}

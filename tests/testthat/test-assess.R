@@ -1,0 +1,95 @@
+# assess(): the measures in one object, and its methods.
+
+make_pair <- function() {
+  d <- titanic_paper()
+  m <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
+  list(d = d, m = m)
+}
+
+test_that("assess() holds exactly the individual measures", {
+  p <- make_pair()
+  f <- Survived ~ Pclass + Sex + Age + Fare + Family
+  a <- assess(p$d, p$m, formula = f, family = stats::binomial(), deterministic = TRUE, w1 = 0.02)
+  expect_s3_class(a, "detanon_assess")
+  expect_identical(a$rmd, risk_rmd(p$d, p$m, deterministic = TRUE, w1 = 0.02))
+  expect_identical(a$linkage, risk_linkage(p$d, p$m))
+  expect_identical(a$pmse, utility_pmse(p$d, p$m))
+  expect_identical(a$delta, utility_delta(p$d, p$m))
+  expect_identical(a$model, utility_model(p$d, p$m, f, family = stats::binomial()))
+  expect_identical(a$vars, c("Age", "Fare"))
+  expect_identical(a$strata, c("Pclass", "Sex", "Family"))
+  a0 <- assess(p$d, p$m, deterministic = TRUE, strata = character())
+  expect_null(a0$model)
+  expect_identical(a0$strata, character())
+})
+
+test_that("the assessment keeps no original record values", {
+  p <- make_pair()
+  a <- assess(p$d, p$m, formula = Survived ~ Age + Fare, family = "binomial", deterministic = TRUE)
+  vals <- unlist(a, use.names = FALSE)
+  vals <- suppressWarnings(as.numeric(vals[!is.na(suppressWarnings(as.numeric(vals)))]))
+  fares <- unique(p$d$Fare[p$d$Fare != round(p$d$Fare)])
+  expect_false(any(fares %in% vals))
+  ages <- unique(p$d$Age[p$d$Age != round(p$d$Age)])
+  expect_false(any(ages %in% vals))
+})
+
+test_that("print, summary and as.data.frame report every measure", {
+  p <- make_pair()
+  a <- assess(p$d, p$m, formula = Survived ~ Pclass + Sex + Age + Fare + Family,
+              family = stats::binomial(), deterministic = TRUE)
+  out <- utils::capture.output(print(a))
+  expect_lte(length(out), 24L)
+  expect_lte(max(nchar(out)), 100L)
+  txt <- paste(out, collapse = "\n")
+  expect_match(txt, sprintf("risk1 %.4f \\(%d records\\)", a$rmd$risk1, a$rmd$n_risk1))
+  expect_match(txt, sprintf("risk2 %.4f", a$rmd$risk2))
+  expect_match(txt, "blind guess")
+  expect_match(txt, "Does NOT cover")
+  expect_match(txt, "None of them measures disclosure risk")
+  expect_match(txt, sprintf("delta +Age %.4f, Fare %.4f", a$delta[["Age"]], a$delta[["Fare"]]))
+  df <- as.data.frame(a)
+  expect_named(df, c("kind", "measure", "term", "value"))
+  expect_equal(df$value[df$measure == "risk1"], a$rmd$risk1)
+  expect_equal(df$value[df$measure == "U"], a$pmse$U)
+  expect_equal(df$value[df$measure == "delta" & df$term == "Fare"], a$delta[["Fare"]])
+  expect_equal(df$value[df$measure == "std_diff"], a$model$std_diff)
+  expect_equal(df$value[df$measure == "linkage_rate"], a$linkage$rate)
+  s <- summary(a)
+  expect_s3_class(s, "summary.detanon_assess")
+  expect_identical(s$table, df)
+  expect_output(print(s), "ci_overlap")
+  expect_output(print(a$rmd), "risk1 = ")
+  expect_output(print(a$pmse), "S_pMSE")
+  expect_output(print(a$model), "std_diff")
+})
+
+test_that("plot draws the three figures and checks its input", {
+  p <- make_pair()
+  a <- assess(p$d, p$m, formula = Survived ~ Pclass + Sex + Age + Fare + Family,
+              family = stats::binomial(), deterministic = TRUE)
+  a0 <- assess(p$d, p$m, deterministic = TRUE)
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  expect_invisible(plot(a, original = p$d, masked = p$m))
+  expect_silent(plot(a))
+  expect_silent(plot(a, type = "risk", original = p$d, masked = p$m, vars = "Fare"))
+  expect_silent(plot(a0, type = "pmse"))
+  expect_silent(plot(a, type = "model"))
+  expect_error(plot(a, type = "risk"), "needs the data")
+  expect_error(plot(a0, type = "model"), "needs an assessment made with a `formula`")
+  expect_error(plot(a, type = "qq"), "`type` must name one or more of")
+  expect_error(plot(a, type = "risk", original = p$d[1:5, ], masked = p$m[1:5, ]), "891 rows")
+  expect_error(plot(a, type = "risk", original = p$d, masked = p$m, vars = "Survived"),
+               "`vars` must name one or two of the assessed variables")
+})
+
+test_that("assess() validates before computing anything", {
+  p <- make_pair()
+  expect_error(assess(p$d, p$m[-1, ]), "`original` has 891 rows but `masked` has 890")
+  expect_error(assess(p$d, p$m, formula = "Survived ~ Age"), "`formula` must be NULL or a model formula")
+  expect_error(assess(p$d, p$m, family = "nofamily"), "`family` must be a family")
+  expect_error(assess(p$d, p$m, w1 = 0), "`w1` must be a single finite number > 0")
+  expect_error(assess(p$d, p$m, m = 0), "`m` must be a single whole number >= 1")
+  expect_error(assess(p$d, p$m, vars = "Sex"), "`vars` must name numeric columns")
+})
