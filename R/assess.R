@@ -35,7 +35,7 @@
 #'   `delta`, `model` (or `NULL`), `vars`, `strata` and `n`.
 #' @seealso [plot.detanon_assess()]
 #' @examples
-#' d <- titanic_paper()
+#' d <- titanic_paper()[-1] # without the identifier PassengerId
 #' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
 #'                     strata = c("Pclass", "Sex", "Family"))
 #' a <- assess(d, masked, formula = Survived ~ Pclass + Sex + Age + Fare + Family,

@@ -73,7 +73,7 @@
 #'   LNCS 5262, 177-189.
 #' @seealso [risk_linkage()], [assess()].
 #' @examples
-#' d <- titanic_paper()
+#' d <- titanic_paper()[-1] # without the identifier PassengerId
 #' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
 #'                     strata = c("Pclass", "Sex", "Family"))
 #' set.seed(1)
@@ -197,7 +197,7 @@ print.detanon_risk_rmd <- function(x, ...) {
 #'   k-anonymity with epsilon-differential privacy. arXiv:1710.01615, section V-B.
 #' @seealso [risk_rmd()], [assess()].
 #' @examples
-#' d <- titanic_paper()
+#' d <- titanic_paper()[-1] # without the identifier PassengerId
 #' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
 #'                     strata = c("Pclass", "Sex", "Family"))
 #' risk_linkage(d, masked)
