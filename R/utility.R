@@ -38,7 +38,7 @@
 #'   Confidentiality* 1(1). Snoke J, Raab GM, Nowok B, Dibben C, Slavkovic A (2018).
 #'   General and specific utility measures for synthetic data. *JRSS A* 181, 663-688.
 #' @examples
-#' d <- titanic_paper()
+#' d <- titanic_paper()[-1] # without the identifier PassengerId
 #' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
 #'                     strata = c("Pclass", "Sex", "Family"))
 #' utility_pmse(d, masked)
@@ -132,7 +132,7 @@ print.detanon_pmse <- function(x, ...) {
 #' @inheritParams risk_rmd
 #' @return A named numeric vector, one delta per variable in `vars`.
 #' @examples
-#' d <- titanic_paper()
+#' d <- titanic_paper()[-1] # without the identifier PassengerId
 #' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
 #'                     strata = c("Pclass", "Sex", "Family"))
 #' utility_delta(d, masked)
@@ -184,7 +184,7 @@ utility_delta <- function(original, masked, vars = NULL) {
 #'   evaluating the utility of data altered to protect confidentiality. *The American
 #'   Statistician* 60(3), 224-232.
 #' @examples
-#' d <- titanic_paper()
+#' d <- titanic_paper()[-1] # without the identifier PassengerId
 #' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
 #'                     strata = c("Pclass", "Sex", "Family"))
 #' utility_model(d, masked, Survived ~ Pclass + Sex + Age + Fare + Family,
