@@ -182,6 +182,10 @@ generalise_strata <- function(data, var, strata = NULL, k = 3) {
   code <- as.integer(f)
   others <- setdiff(strata, var)
   other_id <- stratum_ids(df, others)
+  if (any(tabulate(other_id) < k)) {
+    stop_arg("Merging all categories of `", var, "` would still leave strata with fewer than k = ", k,
+             " records; generalise other `strata` variables too, or lower `k`.")
+  }
   merges <- data.frame(from = character(), to = character(), stringsAsFactors = FALSE)
   na_level <- which(is.na(lev))
   labels_of <- function(g) {
@@ -203,10 +207,6 @@ generalise_strata <- function(data, var, strata = NULL, k = 3) {
     small_groups <- unique(gcode[sizes[id] < k])
     if (!length(small_groups)) break
     groups <- sort(unique(group))
-    if (length(groups) == 1L) {
-      stop_arg("Merging all categories of `", var, "` leaves strata with fewer than k = ", k,
-               " records; generalise other `strata` variables too, or lower `k`.")
-    }
     gsize <- tabulate(gcode, max(group))
     g <- small_groups[order(gsize[small_groups], small_groups)][1L]
     na_group <- if (length(na_level) && sum(group == group[na_level]) == 1L) group[na_level] else 0L

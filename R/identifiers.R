@@ -20,6 +20,10 @@
 #' * `free_text`: character values with on average four or more words or 40 or more
 #'   characters.
 #'
+#' Uniqueness is judged on all values; the value patterns on at most 10,000 evenly spaced
+#' values of a column (so the screen stays fast on large data and does not use the random
+#' number generator).
+#'
 #' A column flagged here is not necessarily identifying, and a column not flagged may
 #' still be (e.g. a rare diagnosis, or an identifier coded as a factor with duplicates).
 #' Continuous measurements are often unique per row without being identifiers: they are
@@ -69,14 +73,19 @@ identifier_flags <- function(x, name) {
   }
   n <- length(x)
   obs <- x[!is.na(x)]
-  if (is.factor(obs)) obs <- as.character(obs)
-  if (is.character(obs)) obs <- obs[nzchar(trimws(obs))]
+  if (is.factor(obs)) {
+    lev <- levels(obs)
+    obs <- as.integer(obs)[nzchar(lev)[as.integer(obs)]] # integer codes: fast to compare
+  } else if (is.character(obs)) {
+    obs <- obs[nzchar(obs)]
+  }
   n_obs <- length(obs)
-  if (n >= 10L && n_obs >= 0.9 * n && !anyDuplicated(obs) &&
-      (!is.numeric(obs) || all(obs == round(obs)))) {
+  whole <- !is.numeric(obs) || is.factor(x) || all(obs == round(obs))
+  if (n >= 10L && n_obs >= 0.9 * n && whole && !anyDuplicated(obs)) {
     out$unique <- TRUE
     reasons <- c(reasons, "unique per row")
   }
+  if (is.factor(x)) obs <- lev[obs]
   if (n_obs >= 2L) {
     if (is.numeric(obs) && all(is.finite(obs)) && all(obs == round(obs))) {
       s <- sort(obs)
@@ -85,7 +94,8 @@ identifier_flags <- function(x, name) {
         reasons <- c(reasons, "consecutive whole numbers (a record number)")
       }
     } else if (is.character(obs)) {
-      s <- trimws(obs)
+      # value patterns are judged on at most 10,000 evenly spaced values (no RNG used)
+      s <- trimws(if (n_obs > 1e4) obs[unique(round(seq(1, n_obs, length.out = 1e4)))] else obs)
       kind <- character()
       if (mean(grepl("^[^@ ]+@[^@ ]+\\.[^@ ]+$", s)) >= 0.8) kind <- "email addresses"
       else if (mean(is_nhs_number(s)) >= 0.8) kind <- "NHS numbers"

@@ -87,8 +87,9 @@ merge_small <- function(df, x, id, keep, k, strata) {
   q <- ncol(z)
   idk <- id[rows]
   centre <- matrix(0, length(large), q)
-  for (i in seq_along(large)) {
-    if (q) centre[i, ] <- col_stats(z[idk == large[i], , drop = FALSE])$mean
+  if (q) {
+    members <- split(seq_along(idk), factor(idk, levels = large))
+    for (i in seq_along(large)) centre[i, ] <- col_stats(z[members[[i]], , drop = FALSE])$mean
   }
   # categorical codes of each stratum's values (same coding as stratum_ids)
   codes <- vapply(strata, function(v) column_codes(df[[v]]), integer(nrow(df)))

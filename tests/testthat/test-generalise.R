@@ -90,7 +90,7 @@ test_that("generalise_strata() on unordered categories and edge cases", {
   expect_equal(as.character(same$g), ok$g)
   expect_error(generalise_strata(d, "g", c("g", "s"), k = 12), "fewer than `k` = 12")
   two <- data.frame(g = c("a", "a", "b", "b"), h = c("p", "q", "p", "q"))
-  expect_error(suppressMessages(generalise_strata(two, "g", c("g", "h"), k = 3)), "Merging all categories of `g`")
+  expect_error(suppressMessages(generalise_strata(two, "g", c("g", "h"), k = 3)), "Merging all categories of `g` would still leave")
   expect_error(generalise_strata(d, "s", "g", k = 2), "must be one of `strata`")
   expect_error(generalise_strata(d, c("g", "s"), c("g", "s"), k = 2), "single column")
   expect_error(generalise_strata(d, "g", c("g", "s"), k = 0), "`k` must be")
