@@ -55,17 +55,22 @@
 #'   counted in a message and in the metadata). Imputed values are then masked like the
 #'   others; a large share of imputed values creates ties and shrinks the variance.
 #' @param small_strata What to do when a stratum has fewer than `k` records: `"fail"`
-#'   (an error listing them) or `"suppress"` (drop their records, with a message saying
-#'   how many).
+#'   (an error listing them), `"suppress"` (drop their records, with a message saying
+#'   how many) or `"merge"` (move each of their records into the nearest stratum of at
+#'   least `k` records and give it that stratum's `strata` values, with a message listing
+#'   every move; see [merge_small_strata()] for the distance).
 #' @param engine `"kdtree"` (the package's exact, multithreaded C search) or `"rann"`
 #'   (`RANN::nn2()`, to reproduce results made with it).
 #' @param nthreads Number of OpenMP threads (capped by the machine). The default is the
 #'   option `detanon.nthreads`, else 1.
+#' @param check_identifiers Warn when a column released unmasked (not in `vars`) looks
+#'   like a direct identifier (see [detect_identifiers()])? Set to `FALSE` to silence.
 #' @return An object of the same class as `data` with the masked columns replaced (as
 #'   doubles), rows in the same order (fewer if records were suppressed or incomplete
 #'   ones dropped) and all other columns unchanged. The attribute `"detanon"` holds only
 #'   aggregate information: `k`, `vars`, `strata`, the number of records and strata,
-#'   the smallest stratum size, the counts of suppressed, dropped and imputed records,
+#'   the smallest stratum size, the counts of suppressed, dropped, imputed and merged
+#'   (moved) records,
 #'   and the means, SDs and scaling factors of the masked columns.
 #' @references Avraam D, Jones E, Burton P (2022). A deterministic approach for protecting
 #'   privacy in sensitive personal data. *BMC Medical Informatics and Decision Making*,
@@ -79,11 +84,12 @@
 #' @export
 anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
                       na = c("fail", "median", "mean", "median_stratum", "mean_stratum", "complete"),
-                      small_strata = c("fail", "suppress"),
+                      small_strata = c("fail", "suppress", "merge"),
                       engine = c("kdtree", "rann"),
-                      nthreads = getOption("detanon.nthreads", 1L)) {
+                      nthreads = getOption("detanon.nthreads", 1L),
+                      check_identifiers = TRUE) {
   check_data_frame(data, "data")
-  k <- check_whole(k, "k", min = 2, max = .Machine$integer.max)
+  k <- check_whole(k, "k", min = 2)
   na <- match_choice(na, "na")
   small_strata <- match_choice(small_strata, "small_strata")
   engine <- match_choice(engine, "engine")
@@ -97,6 +103,7 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
   vars <- check_columns(vars, data, "vars",
                         setdiff(names(data)[vapply(data, is_continuous, logical(1))], strata))
   check_vars(data, vars, strata)
+  check_flag(check_identifiers, "check_identifiers")
 
   df <- as.data.frame(data, stringsAsFactors = FALSE)
   x <- vapply(df[vars], as.double, numeric(nrow(df)))
@@ -135,8 +142,13 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
   sizes <- tabulate(id[keep], max(c(0L, id)))
   small <- which(sizes > 0L & sizes < k)
   n_suppressed <- 0L
+  n_merged <- 0L
   if (length(small)) {
     if (small_strata == "fail") {
+      if (!length(strata)) {
+        stop_arg(sprintf("The data have %d record%s, fewer than k = %d. Lower `k`.",
+                         sizes[small], if (sizes[small] == 1L) "" else "s", k))
+      }
       tab <- df[match(small, id), strata, drop = FALSE]
       desc <- apply(tab, 1L, function(r) paste0(strata, "=", r, collapse = ", "))
       shown <- utils::head(paste0("  ", desc, ": ", sizes[small], " record", ifelse(sizes[small] == 1L, "", "s")), 10L)
@@ -144,14 +156,22 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
                        if (length(small) == 1L) "um" else "a", if (length(small) == 1L) "s" else "ve", k),
                paste(shown, collapse = "\n"),
                if (length(small) > 10L) sprintf("\n  ... and %d more", length(small) - 10L) else "",
-               "\nLower `k`, generalise the strata variables, or use `small_strata = \"suppress\"`.")
+               "\nLower `k`, generalise the strata variables, or use `small_strata = \"suppress\"` or \"merge\".")
     }
-    drop <- keep & id %in% small
-    n_suppressed <- sum(drop)
-    keep <- keep & !drop
-    message(sprintf("anonymise(): suppressed %d record%s in %d strat%s smaller than k = %d.",
-                    n_suppressed, if (n_suppressed == 1L) "" else "s",
-                    length(small), if (length(small) == 1L) "um" else "a", k))
+    if (small_strata == "merge") {
+      merged <- merge_small(df, x, id, keep, k, strata)
+      merge_message(merged$moves, strata, k)
+      df <- merged$data
+      id <- merged$id
+      n_merged <- merged$n_moved
+    } else {
+      drop <- keep & id %in% small
+      n_suppressed <- sum(drop)
+      keep <- keep & !drop
+      message(sprintf("anonymise(): suppressed %d record%s in %d strat%s smaller than k = %d.",
+                      n_suppressed, if (n_suppressed == 1L) "" else "s",
+                      length(small), if (length(small) == 1L) "um" else "a", k))
+    }
   }
   if (!any(keep)) {
     stop_arg("No records are left to mask (", n_dropped, " incomplete, ", n_suppressed,
@@ -164,13 +184,14 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
   }
 
   masked <- mask_matrix(x, id, k, engine, nthreads)
+  if (check_identifiers) warn_identifiers(df, vars, strata)
   for (j in seq_along(vars)) df[[vars[j]]] <- as.vector(masked$x[, j])
   out <- restore_class(df, data)
   attr(out, "detanon") <- structure(list(
     k = k, vars = vars, strata = strata, engine = engine,
     n = nrow(df), n_strata = max(id), min_stratum = min(tabulate(id)),
     n_suppressed = n_suppressed, n_dropped = n_dropped, n_imputed = n_imputed,
-    mean = masked$mean, sd = masked$sd, scale = masked$scale
+    n_merged = n_merged, mean = masked$mean, sd = masked$sd, scale = masked$scale
   ), class = "detanon_info")
   out
 }
@@ -198,7 +219,8 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
   scale <- stats::setNames(rep(NA_real_, ncol(x)), colnames(x))
   if (any(varying)) {
     c_sd <- if (engine == "kdtree") col_stats(centroids)$sd else base_stats(centroids)$sd
-    flat <- !(c_sd > 0)
+    # on the z-scale (SD 1) a spread this small is rounding noise, not information
+    flat <- !(c_sd > 1e-10)
     if (any(flat)) {
       warning(sprintf("All centroids of %s are equal (k too large for the strata); released as the original mean.",
                       quote_names(colnames(x)[varying][flat])), call. = FALSE)
@@ -300,6 +322,7 @@ print.detanon_info <- function(x, ...) {
               x$k, x$n, x$n_strata, x$min_stratum, x$engine))
   cat("  masked:", paste(x$vars, collapse = ", "), "\n")
   cat("  strata:", if (length(x$strata)) paste(x$strata, collapse = ", ") else "(none)", "\n")
+  if (!is.null(x$n_merged) && x$n_merged > 0) cat(sprintf("  moved %d records of small strata\n", x$n_merged))
   if (x$n_suppressed + x$n_dropped + x$n_imputed > 0) {
     cat(sprintf("  suppressed %d, dropped %d incomplete, imputed %d\n",
                 x$n_suppressed, x$n_dropped, x$n_imputed))

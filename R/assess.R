@@ -200,7 +200,8 @@ plot_risk <- function(x, original, masked, vars, ...) {
   }
   r1 <- x$rmd$rows_risk1
   r2 <- x$rmd$rows_risk2
-  col <- rep("grey60", x$n)
+  grey <- grDevices::adjustcolor("grey50", alpha.f = 0.5)
+  col <- rep(grey, x$n)
   col[r1] <- "orange"
   col[r2] <- "red"
   if (length(vars) == 1L) {
@@ -210,11 +211,11 @@ plot_risk <- function(x, original, masked, vars, ...) {
   } else {
     graphics::plot(original[[vars[1L]]], original[[vars[2L]]], col = "grey80", pch = 1,
                    xlab = vars[1L], ylab = vars[2L], main = "Risky records (masked values)", ...)
-    ord <- order(col != "grey60")
+    ord <- order(col != grey)
     graphics::points(masked[[vars[1L]]][ord], masked[[vars[2L]]][ord], col = col[ord], pch = 20)
   }
   graphics::legend("topright", bty = "n", pch = c(1, 20, 20, 20)[if (length(vars) == 1L) 2:4 else 1:4],
-                   col = c("grey80", "grey60", "orange", "red")[if (length(vars) == 1L) 2:4 else 1:4],
+                   col = c("grey80", grey, "orange", "red")[if (length(vars) == 1L) 2:4 else 1:4],
                    legend = c("original", "masked", "risk1", "risk2")[if (length(vars) == 1L) 2:4 else 1:4])
 }
 

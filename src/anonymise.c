@@ -10,7 +10,7 @@
 #define THREAD_ID 0
 #endif
 
-#define LEAF_SIZE 8
+#define LEAF_SIZE 16
 /* Strata smaller than this are searched one per thread (a tree each); larger ones one at
  * a time with the queries spread over threads. */
 #define SMALL_STRATUM 4096
@@ -57,16 +57,18 @@ static void build(kd_tree *t, const tree_buffers *b, const double *z, ptrdiff_t 
     kd_build(t, z, n_all, rows);
 }
 
-/* Write the result for the query at tree position `self`. The sum runs over the neighbours
- * in their total order, so the centroid is the same bits whatever the tree looked like. */
-static inline void emit(const kd_tree *t, const kd_heap *h, ptrdiff_t self, const knn_output *o)
+/* Write the result for the query at tree position `self`. Centroid sums are exact (fsum),
+ * so records with the same k points get bit-identical centroids: with k equal to a
+ * stratum's size its centroids are all equal, not equal up to rounding noise that step 5
+ * would then blow up. `work` holds k doubles. */
+static inline void emit(const kd_tree *t, const kd_heap *h, ptrdiff_t self, const knn_output *o,
+                        double *work)
 {
     ptrdiff_t r = t->row[self];
     if (o->cent) {
         for (int j = 0; j < o->d; j++) {
-            double s = 0.0;
-            for (int m = 0; m < o->k; m++) s += t->pts[h->pos[m] * o->d + j];
-            o->cent[r + j * o->ld] = s / o->k;
+            for (int m = 0; m < o->k; m++) work[m] = t->pts[h->pos[m] * o->d + j];
+            o->cent[r + j * o->ld] = fsum(work, o->k, 1) / o->k;
         }
     } else {
         for (int m = 0; m < o->k; m++) o->idx[r + m * o->ld] = (int) (t->row[h->pos[m]] + 1);
@@ -102,7 +104,11 @@ static SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, in
         else if (ns > max_large) max_large = ns;
     }
     kd_heap *heaps = (kd_heap *) R_alloc(nt, sizeof(kd_heap));
-    for (int t = 0; t < nt; t++) heaps[t] = alloc_heap(k);
+    double **work = (double **) R_alloc(nt, sizeof(double *));
+    for (int t = 0; t < nt; t++) {
+        heaps[t] = alloc_heap(k);
+        work[t] = (double *) R_alloc(k, sizeof(double));
+    }
 
     /* small strata: one per thread, each with its own tree */
     if (max_small > 0) {
@@ -124,7 +130,7 @@ static SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, in
                 build(&tree, &bufs[tid], zx, n, d, rows + off[i], ns);
                 for (ptrdiff_t p = 0; p < ns; p++) {
                     kd_knn_self(&tree, p, &heaps[tid]);
-                    emit(&tree, &heaps[tid], p, &o);
+                    emit(&tree, &heaps[tid], p, &o, work[tid]);
                 }
             }
             R_CheckUserInterrupt();
@@ -147,9 +153,9 @@ static SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, in
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 256)
 #endif
                 for (ptrdiff_t p = from; p < to; p++) {
-                    kd_heap *h = &heaps[THREAD_ID];
-                    kd_knn_self(&tree, p, h);
-                    emit(&tree, h, p, &o);
+                    int tid = THREAD_ID;
+                    kd_knn_self(&tree, p, &heaps[tid]);
+                    emit(&tree, &heaps[tid], p, &o, work[tid]);
                 }
                 R_CheckUserInterrupt();
             }

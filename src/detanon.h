@@ -14,6 +14,12 @@ SEXP ffi_col_stats(SEXP x);
 /* risk.c (risk/utility metrics) */
 SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w, SEXP m, SEXP nthreads);
 SEXP ffi_link_share(SEXP zo, SEXP zm, SEXP order, SEXP offsets, SEXP nthreads);
+/* keps: (k, epsilon)-anonymisation (keps.c) */
+SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k, SEXP inv_range);
+SEXP ffi_rlaplace(SEXP n, SEXP b);
+SEXP ffi_keps_noise(SEXP y, SEXP cls, SEXP n_classes, SEXP eps);
+SEXP ffi_keps_link(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP scale);
+SEXP ffi_keps_confident(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP r, SEXP cap);
 
 /* threads.c: the number of OpenMP threads to use for a request (1 without OpenMP) */
 int detanon_threads(SEXP nthreads);

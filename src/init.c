@@ -10,6 +10,12 @@ static const R_CallMethodDef call_methods[] = {
     /* risk.c (risk/utility metrics) */
     {"ffi_rmd_count",     (DL_FUNC) &ffi_rmd_count,     5},
     {"ffi_link_share",    (DL_FUNC) &ffi_link_share,    5},
+    /* keps: (k, epsilon)-anonymisation (keps.c) */
+    {"ffi_mondrian",       (DL_FUNC) &ffi_mondrian,       5},
+    {"ffi_rlaplace",       (DL_FUNC) &ffi_rlaplace,       2},
+    {"ffi_keps_noise",     (DL_FUNC) &ffi_keps_noise,     4},
+    {"ffi_keps_link",      (DL_FUNC) &ffi_keps_link,      5},
+    {"ffi_keps_confident", (DL_FUNC) &ffi_keps_confident, 6},
     {NULL, NULL, 0}
 };
 

@@ -43,32 +43,38 @@ SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w_, SEXP m_, SEXP nthreads)
     int *o = INTEGER(out);
     const int *qi = INTEGER_RO(query);
     if (n == 0 || d == 0 || m < 1) Rf_error("internal error: bad input to ffi_rmd_count");
-    for (R_xlen_t i = 0; i < nq; i++)
-        if (qi[i] < 1 || qi[i] > n) Rf_error("internal error: query row out of range");
     const double *zx = REAL_RO(z);
 
     kd_tree t;
     risk_tree(&t, n, d, zx, n, NULL);
     R_CheckUserInterrupt();
+    /* slot[r] = index of row r in `query` + 1 (0: not queried); queries are then run in
+     * tree order, so that consecutive queries touch the same part of the tree */
+    R_xlen_t *slot = (R_xlen_t *) R_alloc(n, sizeof(R_xlen_t));
+    for (ptrdiff_t r = 0; r < n; r++) slot[r] = 0;
+    for (R_xlen_t i = 0; i < nq; i++) {
+        if (qi[i] < 1 || qi[i] > n) Rf_error("internal error: query row out of range");
+        slot[qi[i] - 1] = i + 1;
+    }
+    for (R_xlen_t i = 0; i < nq; i++) o[i] = 0;
     kd_item *stacks = (kd_item *) R_alloc((size_t) nt * KD_STACK_MAX, sizeof(kd_item));
-    double *qbuf = (double *) R_alloc((size_t) nt * d, sizeof(double));
-    for (R_xlen_t from = 0; from < nq; from += RISK_CHUNK) {
-        R_xlen_t to = from + RISK_CHUNK < nq ? from + RISK_CHUNK : nq;
+    for (ptrdiff_t from = 0; from < n; from += RISK_CHUNK) {
+        ptrdiff_t to = from + RISK_CHUNK < n ? from + RISK_CHUNK : n;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 64) if (to - from >= RISK_PAR_MIN)
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 256) if (nq >= RISK_PAR_MIN)
 #endif
-        for (R_xlen_t i = from; i < to; i++) {
-            int tid = THREAD_ID;
-            double *q = qbuf + (size_t) tid * d;
-            ptrdiff_t r = qi[i] - 1;
-            for (int j = 0; j < d; j++) q[j] = zx[r + (size_t) j * n];
+        for (ptrdiff_t p = from; p < to; p++) {
+            R_xlen_t s = slot[t.row[p]];
+            if (s == 0) continue;
             /* the query itself is in the tree at distance 0: count m + 1, drop it */
-            ptrdiff_t c = rk_count_within_dist(&t, q, w, (ptrdiff_t) m + 1,
-                                               stacks + (size_t) tid * KD_STACK_MAX);
-            o[i] = (int) (c > 0 ? c - 1 : 0);
+            ptrdiff_t c = rk_count_within_dist(&t, t.pts + (size_t) p * d, w, (ptrdiff_t) m + 1,
+                                               stacks + (size_t) THREAD_ID * KD_STACK_MAX);
+            o[s - 1] = (int) (c > 0 ? c - 1 : 0);
         }
         R_CheckUserInterrupt();
     }
+    /* a row queried more than once was answered in its last slot: copy it to the others */
+    for (R_xlen_t i = 0; i < nq; i++) o[i] = o[slot[qi[i] - 1] - 1];
     UNPROTECT(1);
     return out;
 }
@@ -110,7 +116,7 @@ SEXP ffi_link_share(SEXP zo, SEXP zm, SEXP order, SEXP offsets, SEXP nthreads)
     kd_node *nodes = (kd_node *) R_alloc(nn, sizeof(kd_node));
     double *box = (double *) R_alloc(nn * 2 * d, sizeof(double));
     kd_heap *heaps = (kd_heap *) R_alloc(nt, sizeof(kd_heap));
-    double *buf = (double *) R_alloc((size_t) nt * 2 * d, sizeof(double));
+    double *buf = (double *) R_alloc((size_t) nt * d, sizeof(double));
     for (int i = 0; i < nt; i++) {
         heaps[i].k = 1; heaps[i].count = 0;
         heaps[i].pos = (ptrdiff_t *) R_alloc(1, sizeof(ptrdiff_t));
@@ -128,14 +134,13 @@ SEXP ffi_link_share(SEXP zo, SEXP zm, SEXP order, SEXP offsets, SEXP nthreads)
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 64) if (ns >= RISK_PAR_MIN)
 #endif
         for (ptrdiff_t p = 0; p < ns; p++) {
+            /* in tree order: a masked record lies near its original, so consecutive queries
+             * visit the same part of the tree */
             int tid = THREAD_ID;
-            double *q = buf + (size_t) tid * 2 * d, *self = q + d;
-            ptrdiff_t r = rows[b + p];
-            for (int j = 0; j < d; j++) {
-                q[j] = xm[r + (size_t) j * n];
-                self[j] = xo[r + (size_t) j * n];
-            }
-            o[r] = rk_link_share(&t, q, self, &heaps[tid]);
+            double *q = buf + (size_t) tid * d;
+            ptrdiff_t r = t.row[p];
+            for (int j = 0; j < d; j++) q[j] = xm[r + (size_t) j * n];
+            o[r] = rk_link_share(&t, q, t.pts + (size_t) p * d, &heaps[tid]);
         }
         since_check += ns;
         if (since_check >= RISK_CHUNK) { R_CheckUserInterrupt(); since_check = 0; }

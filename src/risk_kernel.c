@@ -10,6 +10,18 @@ static inline double d2_of(const double *q, const double *p, int d)
     return s;
 }
 
+static inline double box_near(const kd_tree *t, int node, const double *q)
+{
+    const int d = t->d;
+    const double *lo = t->box + (size_t) node * 2 * d, *hi = lo + d;
+    double s = 0.0;
+    for (int j = 0; j < d; j++) {
+        if (q[j] < lo[j]) { double e = q[j] - lo[j]; s += e * e; }
+        else if (q[j] > hi[j]) { double e = q[j] - hi[j]; s += e * e; }
+    }
+    return s;
+}
+
 ptrdiff_t rk_count_within_dist(const kd_tree *t, const double *q, double w, ptrdiff_t stop_at,
                                kd_item *st)
 {
@@ -40,8 +52,15 @@ ptrdiff_t rk_count_within_dist(const kd_tree *t, const double *q, double w, ptrd
                 if (sqrt(d2_of(q, t->pts + p * d, d)) <= w) count++;
             continue;
         }
-        st[sp].node = nd->left; st[sp].bd = 0.0; sp++;
-        st[sp].node = nd->right; st[sp].bd = 0.0; sp++;
+        /* nearer child last, so it is searched first and an early stop comes sooner */
+        double bl = box_near(t, nd->left, q), br = box_near(t, nd->right, q);
+        if (bl <= br) {
+            st[sp].node = nd->right; st[sp].bd = br; sp++;
+            st[sp].node = nd->left; st[sp].bd = bl; sp++;
+        } else {
+            st[sp].node = nd->left; st[sp].bd = bl; sp++;
+            st[sp].node = nd->right; st[sp].bd = br; sp++;
+        }
     }
     return count < stop_at ? count : stop_at;
 }

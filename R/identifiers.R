@@ -1,0 +1,216 @@
+#' Find columns that are likely direct identifiers
+#'
+#' Screens every column for the signs of a direct identifier in the sense of NHS ISB
+#' 1523 ("name, address, widely-used unique person or record identifier (notably
+#' National Insurance Number, NHS Number, Hospital Number), telephone number, email
+#' address, and any other data item that on its own could uniquely identify the
+#' individual") and of free text, which the standard says must be suppressed.
+#'
+#' The tests are heuristics and are reported separately, so that a custodian can judge
+#' them:
+#' * `unique`: with at least 10 records, every non-missing value differs and at most
+#'   10% are missing (a value that on its own singles a record out);
+#' * `id_like`: the values look like identifiers: whole numbers forming a sequence or
+#'   all distinct, or strings of digits/letters with a fixed pattern, or National
+#'   Insurance numbers, valid NHS numbers (ten digits with the modulus-11 check digit),
+#'   email addresses or telephone numbers;
+#' * `name_like`: the column name suggests a name, address, contact detail or
+#'   identifier (e.g. `name`, `surname`, `address`, `email`, `phone`, `nhs_number`,
+#'   `id`), or the values look like personal names (e.g. "Smith, Mr. John");
+#' * `free_text`: character values with on average four or more words or 40 or more
+#'   characters.
+#'
+#' A column flagged here is not necessarily identifying, and a column not flagged may
+#' still be (e.g. a rare diagnosis, or an identifier coded as a factor with duplicates).
+#' Continuous measurements are often unique per row without being identifiers: they are
+#' flagged only if they are whole numbers.
+#'
+#' @param data A data frame.
+#' @return A data frame with one row per flagged column: `column`, the logical columns
+#'   `unique`, `id_like`, `name_like`, `free_text`, and `reason` (a readable summary).
+#'   Zero rows when nothing is flagged. It holds no data values.
+#' @seealso [remove_identifiers()] to drop or pseudonymise them.
+#' @examples
+#' detect_identifiers(titanic)
+#' @export
+detect_identifiers <- function(data) {
+  check_data_frame(data, "data")
+  cols <- names(data)
+  res <- lapply(cols, function(v) identifier_flags(data[[v]], v))
+  out <- data.frame(
+    column = cols,
+    unique = vapply(res, `[[`, logical(1), "unique"),
+    id_like = vapply(res, `[[`, logical(1), "id_like"),
+    name_like = vapply(res, `[[`, logical(1), "name_like"),
+    free_text = vapply(res, `[[`, logical(1), "free_text"),
+    stringsAsFactors = FALSE
+  )
+  out$reason <- vapply(res, `[[`, character(1), "reason")
+  out <- out[out$unique | out$id_like | out$name_like | out$free_text, , drop = FALSE]
+  rownames(out) <- NULL
+  out
+}
+
+identifier_name_pattern <- paste0(
+  "^(id|ids|uid|uuid|identifier|name|names|surname|forename|forenames|firstname|lastname|",
+  "fullname|givenname|familyname|address|addr|street|email|mail|phone|telephone|tel|mobile|",
+  "fax|nhs|nino|ni|ssn|passport|mrn|hospital|patient|person|record|postcode|zip)$")
+
+identifier_flags <- function(x, name) {
+  out <- list(unique = FALSE, id_like = FALSE, name_like = FALSE, free_text = FALSE, reason = "")
+  if (!is.atomic(x) || !is.null(dim(x))) return(out)
+  reasons <- character()
+  # the column name, split into words (snake, dot, camel case)
+  words <- tolower(strsplit(gsub("([a-z])([A-Z])", "\\1 \\2", name), "[^A-Za-z0-9]+")[[1L]])
+  words <- words[nzchar(words)]
+  if (any(grepl(identifier_name_pattern, words))) {
+    out$name_like <- TRUE
+    reasons <- c(reasons, "name suggests an identifier or contact detail")
+  }
+  n <- length(x)
+  obs <- x[!is.na(x)]
+  if (is.factor(obs)) obs <- as.character(obs)
+  if (is.character(obs)) obs <- obs[nzchar(trimws(obs))]
+  n_obs <- length(obs)
+  if (n >= 10L && n_obs >= 0.9 * n && !anyDuplicated(obs) &&
+      (!is.numeric(obs) || all(obs == round(obs)))) {
+    out$unique <- TRUE
+    reasons <- c(reasons, "unique per row")
+  }
+  if (n_obs >= 2L) {
+    if (is.numeric(obs) && all(is.finite(obs)) && all(obs == round(obs))) {
+      s <- sort(obs)
+      if (out$unique && all(diff(s) == 1)) {
+        out$id_like <- TRUE
+        reasons <- c(reasons, "consecutive whole numbers (a record number)")
+      }
+    } else if (is.character(obs)) {
+      s <- trimws(obs)
+      kind <- character()
+      if (mean(grepl("^[^@ ]+@[^@ ]+\\.[^@ ]+$", s)) >= 0.8) kind <- "email addresses"
+      else if (mean(is_nhs_number(s)) >= 0.8) kind <- "NHS numbers"
+      else if (mean(grepl("^[A-CEGHJ-PR-TW-Z]{2} ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-D]$", toupper(s))) >= 0.8) {
+        kind <- "National Insurance numbers"
+      } else if (mean(grepl("^\\+?[0-9][0-9 ()-]{8,}[0-9]$", s)) >= 0.8) kind <- "telephone numbers"
+      else if (out$unique && mean(grepl("^[A-Za-z]{0,4}[-_/ ]?[0-9]{3,}[A-Za-z]{0,2}$", s)) >= 0.8) {
+        kind <- "codes of letters and digits"
+      }
+      if (length(kind)) {
+        out$id_like <- TRUE
+        reasons <- c(reasons, paste("values look like", kind))
+      }
+      n_words <- lengths(strsplit(s, "[[:space:]]+"))
+      if (mean(n_words) >= 4 || mean(nchar(s)) >= 40) {
+        out$free_text <- TRUE
+        reasons <- c(reasons, "free text")
+      }
+      person <- grepl("\\b(Mr|Mrs|Ms|Miss|Master|Dr|Rev|Sir|Lady)\\.? ", s) |
+        grepl("^[A-Z][a-z'-]+, [A-Z]", s)
+      if (mean(person) >= 0.5) {
+        out$name_like <- TRUE
+        reasons <- c(reasons, "values look like personal names")
+      }
+    }
+  }
+  out$reason <- paste(reasons, collapse = "; ")
+  out
+}
+
+# NHS number: 10 digits (spaces allowed), modulus-11 check digit.
+is_nhs_number <- function(s) {
+  d <- gsub("[ -]", "", s)
+  ok <- grepl("^[0-9]{10}$", d)
+  ok[ok] <- vapply(strsplit(d[ok], ""), function(ch) {
+    v <- as.integer(ch)
+    chk <- 11L - sum(v[1:9] * (10:2)) %% 11L
+    if (chk == 11L) chk <- 0L
+    chk != 10L && chk == v[10L]
+  }, logical(1))
+  ok
+}
+
+# Called by anonymise(): warn when a likely direct identifier is released unmasked.
+warn_identifiers <- function(data, vars, strata) {
+  found <- detect_identifiers(data[setdiff(names(data), vars)])
+  if (nrow(found)) {
+    warning(sprintf(paste0(
+      "anonymise() releases %s unmasked, but %s (%s). ",
+      "Drop or pseudonymise %s first (remove_identifiers()), or set `check_identifiers = FALSE` ",
+      "if this is intended."),
+      quote_names(found$column),
+      if (nrow(found) == 1L) "it looks like a direct identifier" else "they look like direct identifiers",
+      paste0(found$column, ": ", found$reason, collapse = " | "),
+      if (nrow(found) == 1L) "it" else "them"), call. = FALSE)
+  }
+  invisible(found)
+}
+
+#' Drop or pseudonymise direct identifiers
+#'
+#' Removes the direct identifiers of a data set, as NHS ISB 1523 requires for individual-
+#' level releases ("suppression of direct identifiers"), or replaces them by random
+#' pseudonyms so that records of the same person can still be linked inside the release.
+#'
+#' Pseudonyms are random codes (`prefix` followed by a zero-padded number) drawn with
+#' R's random number generator (use [set.seed()] to make them reproducible). Equal
+#' original values get equal codes, distinct values distinct codes, and the codes are
+#' assigned in a random order, so neither a code nor the order of the codes carries
+#' information about the original value: without the key table the pseudonyms cannot be
+#' reversed. The key table is returned only on request (`key = TRUE`); keep it secret and
+#' apart from the release, or do not keep it at all. Note that anyone who knows the seed
+#' and the data can recreate the codes, so do not publish the seed. A pseudonym is still
+#' unique to a person: it is not anonymous by itself, and the other columns must be
+#' protected as well (e.g. with [kanon_check()] and [anonymise()]).
+#'
+#' @param data A data frame.
+#' @param cols Columns to treat. Default: the columns that [detect_identifiers()] flags.
+#' @param method `"drop"` (remove the columns) or `"pseudonymise"` (replace their values
+#'   by random codes).
+#' @param prefix Text put before the number of each pseudonym.
+#' @param key With `method = "pseudonymise"`, return the key tables as well?
+#' @return With `key = FALSE`, an object of the same class as `data` without the columns
+#'   (`"drop"`) or with the columns replaced by character pseudonyms (missing values stay
+#'   missing). With `key = TRUE`, a list with `data` and `key`, a named list holding for
+#'   each column a data frame of `value` and `pseudonym`: it reverses the pseudonyms and
+#'   must never be released.
+#' @examples
+#' d <- remove_identifiers(titanic, c("Name", "Ticket"))
+#' names(d)
+#' set.seed(1)
+#' head(remove_identifiers(titanic_paper(), "PassengerId", method = "pseudonymise"))
+#' @export
+remove_identifiers <- function(data, cols = NULL, method = c("drop", "pseudonymise"),
+                               prefix = "P", key = FALSE) {
+  check_data_frame(data, "data")
+  method <- match_choice(method, "method")
+  if (!is.character(prefix) || length(prefix) != 1L || is.na(prefix)) {
+    stop_arg("`prefix` must be a single string, not ", show_value(prefix), ".")
+  }
+  key <- check_flag(key, "key")
+  if (is.null(cols)) {
+    cols <- detect_identifiers(data)$column
+    if (!length(cols)) message("remove_identifiers(): no likely direct identifier found; nothing changed.")
+  } else {
+    cols <- check_columns(cols, data, "cols")
+  }
+  df <- as.data.frame(data, stringsAsFactors = FALSE)
+  keys <- list()
+  if (method == "drop") {
+    df <- df[setdiff(names(df), cols)]
+  } else {
+    for (v in cols) {
+      x <- df[[v]]
+      if (!is.atomic(x) || !is.null(dim(x))) {
+        stop_arg("`cols` column `", v, "` is not an atomic vector; it cannot be pseudonymised. Drop it instead.")
+      }
+      if (is.factor(x)) x <- as.character(x)
+      u <- unique(x[!is.na(x)])
+      codes <- sprintf("%s%0*d", prefix, nchar(length(u)), sample.int(length(u)))
+      df[[v]] <- codes[match(x, u)]
+      if (key) keys[[v]] <- data.frame(value = u, pseudonym = codes, stringsAsFactors = FALSE)
+    }
+  }
+  rownames(df) <- NULL
+  out <- restore_class(df, data)
+  if (key && method == "pseudonymise") list(data = out, key = keys) else out
+}

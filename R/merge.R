@@ -1,0 +1,143 @@
+#' Move the records of too-small strata into the nearest large stratum
+#'
+#' Following section 4.1 of Rowe et al. ("moving samples to nearby clusters"), every
+#' record of a stratum with fewer than `k` records is moved into the stratum of at least
+#' `k` records that is nearest to it, and its `strata` values are set to those of that
+#' stratum. Its other values (including the continuous `vars`) are kept; only the
+#' categorical values that differ are changed.
+#'
+#' The distance between a record `o` and a large stratum `S` is
+#' \deqn{d(o, S) = m(o, S) + \|z_o - c_S\|_2 / \sqrt{q}}{d(o, S) = m(o, S) + ||z_o - c_S|| / sqrt(q)}
+#' where `m` is the number of `strata` variables on which `o` and `S` differ (a missing
+#' value equals only a missing value), `z_o` the record's z-scores of the `q` non-constant
+#' `vars` (standardised over all records), and `c_S` the mean z-scores of the stratum
+#' (its centroid). The second term is the root-mean-square difference in standard
+#' deviations, so a difference of one SD on every continuous variable weighs as much as
+#' one changed category: records move to a stratum that changes as few categories as
+#' possible, and among those to the one whose records are most alike. Ties go to the
+#' stratum that comes first in the sorted order of the `strata` values, so the result
+#' does not depend on the row order. Without `vars` only the mismatches count.
+#'
+#' Moving changes the moved records' categorical values: analyses by stratum see them in
+#' the stratum they were moved to. The change is reported (every move, in a message and
+#' in `moves`), never silent. Moving protects the rare combinations by removing them
+#' from the release; it does not add protection to the strata that receive the records.
+#'
+#' @param data A data frame.
+#' @param k Minimum stratum size, a whole number >= 1.
+#' @param vars Continuous columns used in the distance (default: the numeric columns not
+#'   in `strata`; `character()` for none). They must have no missing or infinite values.
+#' @param strata Categorical columns that define the strata (default: factor, character
+#'   and logical columns).
+#' @return A list with `data` (same class as `data`, same rows in the same order, with the
+#'   moved records' `strata` values replaced) and `moves`, a data frame with one row per
+#'   pair of original and new stratum: the original values (`from_<var>`), the new values
+#'   (`to_<var>`), `n` (records moved) and the smallest and largest distance. `moves` shows
+#'   the rare combinations: it is a report for the custodian, not for release.
+#' @references Rowe et al., seed 004: moving samples to nearby clusters (section 4.1).
+#' @seealso `small_strata = "merge"` in [anonymise()], which calls this before masking.
+#' @examples
+#' d <- titanic_paper()
+#' res <- merge_small_strata(d, k = 50, vars = c("Age", "Fare"),
+#'                           strata = c("Pclass", "Sex", "Family"))
+#' res$moves
+#' @export
+merge_small_strata <- function(data, k = 3, vars = NULL, strata = NULL) {
+  check_data_frame(data, "data")
+  k <- check_whole(k, "k", min = 1, max = .Machine$integer.max)
+  strata <- check_columns(strata, data, "strata", default_strata(data))
+  check_strata_columns(data, strata)
+  vars <- check_columns(vars, data, "vars",
+                        setdiff(names(data)[vapply(data, is_continuous, logical(1))], strata))
+  if (length(vars)) {
+    check_vars(data, vars, strata)
+    bad <- vars[vapply(data[vars], anyNA, logical(1))]
+    if (length(bad)) {
+      stop_arg("`vars` have missing values (", quote_names(bad), "); impute them first or leave them out of `vars`.")
+    }
+  }
+  df <- as.data.frame(data, stringsAsFactors = FALSE)
+  x <- vapply(df[vars], as.double, numeric(nrow(df)))
+  dim(x) <- c(nrow(df), length(vars))
+  res <- merge_small(df, x, stratum_ids(df, strata), rep(TRUE, nrow(df)), k, strata)
+  list(data = restore_class(res$data, data), moves = res$moves)
+}
+
+# Core of the merge on kept rows `keep`; `x` is a complete numeric matrix (rows of df).
+# Returns the data with new strata values, new stratum ids (all rows) and the moves.
+merge_small <- function(df, x, id, keep, k, strata) {
+  sizes <- tabulate(id[keep], max(c(0L, id)))
+  large <- which(sizes >= k)
+  small <- which(sizes > 0L & sizes < k)
+  empty_moves <- data.frame(n = integer(), d_min = numeric(), d_max = numeric())
+  if (!length(small)) return(list(data = df, id = id, moves = empty_moves, n_moved = 0L))
+  if (!length(large)) {
+    stop_arg("No stratum has k = ", k, " or more records, so small strata cannot be merged into one. ",
+             "Lower `k`, coarsen `strata` (e.g. generalise_strata()), or use fewer `strata` variables.")
+  }
+  rows <- which(keep)
+  # z-scores over the kept records, constant columns left out
+  z <- matrix(0, length(rows), 0L)
+  if (ncol(x)) {
+    xs <- x[rows, , drop = FALSE]
+    st <- col_stats(xs)
+    varying <- is.finite(st$sd) & st$sd > 0
+    z <- sweep(sweep(xs[, varying, drop = FALSE], 2L, st$mean[varying], "-"), 2L, st$sd[varying], "/")
+  }
+  q <- ncol(z)
+  idk <- id[rows]
+  centre <- matrix(0, length(large), q)
+  for (i in seq_along(large)) {
+    if (q) centre[i, ] <- col_stats(z[idk == large[i], , drop = FALSE])$mean
+  }
+  # categorical codes of each stratum's values (same coding as stratum_ids)
+  codes <- vapply(strata, function(v) column_codes(df[[v]]), integer(nrow(df)))
+  dim(codes) <- c(nrow(df), length(strata))
+  first <- match(seq_len(max(id)), id)
+  large_codes <- codes[first[large], , drop = FALSE]
+  movers <- rows[idk %in% small]
+  target <- integer(length(movers))
+  dist <- numeric(length(movers))
+  for (i in seq_along(movers)) {
+    r <- movers[i]
+    mism <- colSums(t(large_codes) != codes[r, ])
+    d <- as.numeric(mism)
+    if (q) {
+      zr <- z[match(r, rows), ]
+      d <- d + sqrt(colSums((t(centre) - zr)^2) / q)
+    }
+    best <- which(d == min(d))[1L] # large is sorted by stratum id: ties -> first stratum
+    target[i] <- large[best]
+    dist[i] <- d[best]
+  }
+  from <- id[movers]
+  # one row per (from, to) pair, original values read before the move
+  pair <- paste(from, target)
+  up <- unique(pair)
+  up <- up[order(from[match(up, pair)], target[match(up, pair)])]
+  pi <- match(up, pair)
+  moves <- data.frame(row.names = seq_along(up))
+  for (v in strata) moves[[paste0("from_", v)]] <- df[[v]][first[from[pi]]]
+  for (v in strata) moves[[paste0("to_", v)]] <- df[[v]][first[target[pi]]]
+  fp <- factor(pair, levels = up)
+  moves$n <- tabulate(fp, length(up))
+  moves$d_min <- as.numeric(tapply(dist, fp, min))
+  moves$d_max <- as.numeric(tapply(dist, fp, max))
+  rownames(moves) <- NULL
+  for (v in strata) df[[v]][movers] <- df[[v]][first[target]]
+  list(data = df, id = stratum_ids(df, strata), moves = moves, n_moved = length(movers))
+}
+
+merge_message <- function(moves, strata, k) {
+  if (!nrow(moves)) return(invisible())
+  desc <- function(prefix) {
+    apply(moves[paste0(prefix, strata)], 1L, function(r) paste0(strata, "=", r, collapse = ", "))
+  }
+  lines <- sprintf("  %s -> %s: %d record%s (distance %s)", desc("from_"), desc("to_"), moves$n,
+                   ifelse(moves$n == 1L, "", "s"),
+                   ifelse(moves$d_min == moves$d_max, format(round(moves$d_min, 3)),
+                          paste0(format(round(moves$d_min, 3)), " to ", format(round(moves$d_max, 3)))))
+  n <- sum(moves$n)
+  message(sprintf("anonymise(): moved %d record%s of strata smaller than k = %d into the nearest larger stratum:\n%s",
+                  n, if (n == 1L) "" else "s", k, paste(lines, collapse = "\n")))
+}

@@ -1,0 +1,220 @@
+test_that("the C engine equals the brute-force reference on tie-free data", {
+  for (d in c(1, 2, 4, 7)) for (k in c(2, 3, 5, 10)) for (S in c(1, 4)) {
+    x <- random_data(300, d = d, n_strata = S, seed = d * 100 + k + S)
+    vars <- paste0("x", seq_len(d))
+    out <- anonymise(x, k = k, vars = vars, strata = if (S > 1) "g" else character())
+    ref <- ref_anonymise(x[vars], as.integer(x$g) * (S > 1) + 1L, k)
+    expect_equal(unname(as.matrix(out[vars])), ref, tolerance = 1e-12)
+  }
+})
+
+test_that("neighbour indices equal brute force, and ties follow distance then coordinates", {
+  x <- random_data(500, d = 3, n_strata = 4, seed = 7)
+  z <- scale(as.matrix(x[1:3]))
+  id <- as.integer(x$g)
+  expect_identical(knn_index(z, id, 6), ref_knn_index(z, id, 6))
+  # an integer grid: distances tie everywhere, exactly representable
+  g <- as.matrix(expand.grid(a = 0:9, b = 0:9, c = 0:3)) * 1.0
+  expect_identical(knn_index(g, rep(1L, nrow(g)), 9), ref_knn_index(g, rep(1L, nrow(g)), 9))
+  # the tie order does not depend on row positions
+  p <- rev(seq_len(nrow(g)))
+  a <- knn_index(g, rep(1L, nrow(g)), 9)
+  b <- knn_index(g[p, ], rep(1L, nrow(g)), 9)
+  expect_identical(g[a, ], g[p, ][b[order(p), ], ])
+})
+
+test_that("ties with duplicates: identical points give identical centroids", {
+  x <- data.frame(a = c(rep(1, 50), 2:11), b = c(rep(5, 50), 11:20))
+  out <- anonymise(x, k = 4, vars = c("a", "b"), strata = character())
+  expect_length(unique(out$a[1:50]), 1L)
+  ref <- ref_anonymise(x, rep(1L, 60), 4)
+  expect_equal(unname(as.matrix(out)), ref, tolerance = 1e-12)
+})
+
+test_that("large strata (parallel query path) match the reference and threads agree bit for bit", {
+  x <- random_data(9000, d = 2, n_strata = 2, seed = 3)
+  x$x1 <- round(x$x1, 1) # many ties
+  one <- anonymise(x, k = 5, vars = c("x1", "x2"), strata = "g", nthreads = 1)
+  two <- anonymise(x, k = 5, vars = c("x1", "x2"), strata = "g", nthreads = 2)
+  expect_identical(one, two)
+  sub <- sample(nrow(x), 40)
+  z <- sweep(sweep(as.matrix(x[1:2]), 2, colMeans(x[1:2])), 2, apply(x[1:2], 2, sd), "/")
+  nn <- knn_index(z, as.integer(x$g), 5)
+  for (i in sub) {
+    s <- which(x$g == x$g[i])
+    d2 <- (z[i, 1] - z[s, 1])^2 + (z[i, 2] - z[s, 2])^2
+    o <- s[order(d2, z[s, 1], z[s, 2])][1:5]
+    expect_identical(z[nn[i, ], ], z[o, ])
+  }
+})
+
+test_that("many small strata run in parallel with identical results", {
+  x <- random_data(20000, d = 3, n_strata = 1, seed = 11)
+  x$g <- factor(sample(2000, nrow(x), replace = TRUE))
+  x <- x[x$g %in% names(which(table(x$g) >= 5)), ]
+  a <- anonymise(x, k = 5, vars = paste0("x", 1:3), strata = "g", nthreads = 1)
+  b <- anonymise(x, k = 5, vars = paste0("x", 1:3), strata = "g", nthreads = 2)
+  expect_identical(a, b)
+})
+
+test_that("permuting the rows permutes the output and changes nothing else", {
+  x <- random_data(2000, d = 3, n_strata = 5, seed = 5)
+  x$x2 <- round(x$x2) # heavy ties
+  x$x3[1:300] <- 0.25 # duplicates
+  p <- sample(nrow(x))
+  a <- anonymise(x, k = 4, vars = paste0("x", 1:3), strata = "g")
+  b <- anonymise(x[p, ], k = 4, vars = paste0("x", 1:3), strata = "g")
+  expect_identical(unname(as.matrix(a[p, 1:3])), unname(as.matrix(b[, 1:3])))
+  expect_identical(attr(a, "detanon")$scale, attr(b, "detanon")$scale)
+})
+
+test_that("engine = 'rann' agrees with the C engine on tie-free data", {
+  skip_if_not_installed("RANN")
+  x <- random_data(600, d = 3, n_strata = 3, seed = 9)
+  a <- anonymise(x, k = 5, vars = paste0("x", 1:3), strata = "g")
+  b <- anonymise(x, k = 5, vars = paste0("x", 1:3), strata = "g", engine = "rann")
+  expect_equal(as.matrix(a[1:3]), as.matrix(b[1:3]), tolerance = 1e-12)
+})
+
+test_that("the paper's Titanic deltas are reproduced (Age .0114, Fare .0473)", {
+  d <- titanic_paper()
+  delta <- function(m) c(mean((d$Age - m$Age)^2) / var(d$Age), mean((d$Fare - m$Fare)^2) / var(d$Fare))
+  m <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
+  expect_equal(round(delta(m), 4), c(0.0114, 0.0473))
+  skip_if_not_installed("RANN")
+  r <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), engine = "rann")
+  expect_equal(round(delta(r), 4), c(0.0114, 0.0473))
+  # the exact-reproduction path: base R scale() + RANN::nn2, the paper's computation
+  z <- scale(as.matrix(d[c("Age", "Fare")]))
+  g <- interaction(d$Pclass, d$Sex, d$Family, drop = TRUE)
+  cen <- z
+  for (lv in levels(g)) {
+    i <- which(g == lv)
+    nn <- RANN::nn2(z[i, ], k = 3)$nn.idx
+    for (j in 1:2) cen[i, j] <- rowMeans(matrix(z[i, j][nn], ncol = 3))
+  }
+  ref <- sweep(sweep(cen, 2, apply(cen, 2, sd), "/"), 2, c(sd(d$Age), sd(d$Fare)), "*")
+  ref <- sweep(ref, 2, c(mean(d$Age), mean(d$Fare)), "+")
+  attributes(ref) <- list(dim = dim(ref))
+  expect_equal(unname(as.matrix(r[c("Age", "Fare")])), unname(ref), tolerance = 1e-14)
+})
+
+test_that("step 5 restores the original SDs exactly and the means approximately", {
+  x <- random_data(400, d = 2, n_strata = 2, seed = 2)
+  out <- anonymise(x, k = 3, vars = c("x1", "x2"), strata = "g")
+  expect_equal(apply(out[1:2], 2, sd), apply(x[1:2], 2, sd), tolerance = 1e-12)
+  expect_true(all(abs(colMeans(out[1:2]) - colMeans(x[1:2])) < 0.05 * apply(x[1:2], 2, sd)))
+})
+
+test_that("the caller's kind of data frame, rows, row names and other columns are kept", {
+  x <- random_data(50, d = 2, n_strata = 2, seed = 4)
+  x$id <- sprintf("r%02d", 1:50)
+  x$n <- 1:50
+  rownames(x) <- paste0("row", 1:50)
+  out <- anonymise(x, k = 3, vars = c("x1", "x2"), strata = "g")
+  expect_identical(rownames(out), rownames(x))
+  expect_identical(out[c("g", "id", "n")], x[c("g", "id", "n")])
+  expect_s3_class(anonymise(tibble::as_tibble(x), k = 3, vars = c("x1", "x2"), strata = "g"), "tbl_df")
+  skip_if_not_installed("data.table")
+  dt <- data.table::as.data.table(x)
+  before <- data.table::copy(dt)
+  out_dt <- anonymise(dt, k = 3, vars = c("x1", "x2"), strata = "g")
+  expect_s3_class(out_dt, "data.table")
+  expect_identical(dt, before)
+})
+
+test_that("the released object carries no original value of the masked variables", {
+  x <- random_data(200, d = 2, n_strata = 2, seed = 8)
+  out <- anonymise(x, k = 3, vars = c("x1", "x2"), strata = "g")
+  original <- c(x$x1, x$x2)
+  attr_values <- unlist(lapply(attributes(out), function(a) if (is.list(a)) unlist(a) else a))
+  attr_values <- suppressWarnings(as.numeric(attr_values))
+  expect_false(any(attr_values %in% original))
+  expect_false(any(c(out$x1, out$x2) %in% original))
+  expect_null(attributes(out$x1))
+})
+
+test_that("edge cases give documented results", {
+  # integer columns come back as doubles
+  x <- data.frame(a = c(1L, 5L, 2L, 8L, 3L, 9L), b = c(2, 4, 6, 8, 10, 13))
+  out <- anonymise(x, k = 2, vars = c("a", "b"), strata = character())
+  expect_type(out$a, "double")
+  # a constant column is released as its value and left out of the distances
+  x$c <- 7
+  out2 <- anonymise(x, k = 2, vars = c("a", "b", "c"), strata = character())
+  expect_identical(out2$c, rep(7, 6))
+  expect_identical(out2[c("a", "b")], out[c("a", "b")])
+  # all centroids equal: released as the mean, with a warning
+  expect_warning(out3 <- anonymise(x, k = 6, vars = c("a", "b"), strata = character()), "centroids")
+  expect_equal(out3$a, rep(mean(x$a), 6))
+  # NA in a stratum column is a level of its own
+  y <- random_data(30, seed = 6)
+  y$g[1:5] <- NA
+  expect_identical(attr(anonymise(y, k = 3, vars = c("x1", "x2"), strata = "g"), "detanon")$n_strata, 4L)
+  # factor levels with no rows are ignored
+  y$g <- factor(y$g, levels = c(levels(y$g), "unused"))
+  expect_silent(anonymise(y, k = 3, vars = c("x1", "x2"), strata = "g"))
+  # duplicated rows are fine
+  z <- rbind(y, y)
+  expect_identical(nrow(anonymise(z, k = 3, vars = c("x1", "x2"), strata = "g")), 60L)
+})
+
+test_that("missing values follow `na`", {
+  x <- random_data(60, seed = 12)
+  x$x1[c(2, 9, 30)] <- NA
+  expect_message(out <- anonymise(x, k = 3, vars = c("x1", "x2"), strata = "g", na = "complete"),
+                 "dropped 3 incomplete")
+  expect_identical(nrow(out), 57L)
+  expect_identical(attr(out, "detanon")$n_dropped, 3L)
+  med <- anonymise(x, k = 3, vars = c("x1", "x2"), strata = "g", na = "median")
+  filled <- x
+  filled$x1[is.na(filled$x1)] <- median(x$x1, na.rm = TRUE)
+  expect_identical(med, structure(anonymise(filled, k = 3, vars = c("x1", "x2"), strata = "g"),
+                                  detanon = attr(med, "detanon")))
+  expect_identical(attr(med, "detanon")$n_imputed, 3L)
+  strat <- anonymise(x, k = 3, vars = c("x1", "x2"), strata = "g", na = "mean_stratum")
+  expect_false(anyNA(strat$x1))
+})
+
+test_that("small strata fail with a list, or are suppressed and counted", {
+  x <- random_data(40, seed = 13)
+  x$g <- factor(c(rep("a", 30), rep("b", 8), rep("c", 2)))
+  expect_snapshot(anonymise(x, k = 3, vars = c("x1", "x2"), strata = "g"), error = TRUE)
+  expect_message(out <- anonymise(x, k = 3, vars = c("x1", "x2"), strata = "g", small_strata = "suppress"),
+                 "suppressed 2 records in 1 stratum")
+  expect_identical(nrow(out), 38L)
+  expect_identical(attr(out, "detanon")$n_suppressed, 2L)
+})
+
+test_that("bad input gives a clear error and changes nothing", {
+  x <- random_data(20, seed = 14)
+  x$s <- letters[1:20]
+  before <- x
+  expect_snapshot(error = TRUE, {
+    anonymise(as.matrix(x[1:2]))
+    anonymise(x, k = 1)
+    anonymise(x, k = 2.5)
+    anonymise(x, k = "3")
+    anonymise(x, k = 21, vars = c("x1", "x2"), strata = character())
+    anonymise(x, vars = "nope")
+    anonymise(x, vars = "s", strata = "g")
+    anonymise(x, vars = "x1", strata = c("g", "x1"))
+    anonymise(x[c("g", "s")])
+    anonymise(x, vars = c("x1", "x2"), strata = "g", na = "drop")
+    anonymise(x, vars = c("x1", "x2"), strata = "g", engine = "ann")
+    anonymise(x, vars = c("x1", "x2"), strata = "g", nthreads = 0)
+    anonymise(x, vars = c("x1", "x2"), strata = "g", small_strata = NA)
+    anonymise(x[1, ], k = 2, vars = c("x1", "x2"), strata = character())
+  })
+  y <- x
+  y$x1[3] <- NA
+  y$x2[4] <- NaN
+  expect_snapshot(error = TRUE, {
+    anonymise(y, vars = "x1", strata = "g")
+    anonymise(y, vars = "x2", strata = "g")
+    anonymise(transform(x, x1 = Inf), vars = "x1", strata = "g")
+    anonymise(setNames(x, c("x1", "x1", "g", "s")), vars = "x1")
+    anonymise(x, k = 25, vars = "x1", strata = character(), small_strata = "suppress")
+  })
+  expect_identical(x, before)
+})

@@ -1,0 +1,138 @@
+nhs_numbers <- function(n) {
+  out <- character()
+  while (length(out) < n) {
+    v <- sample(0:9, 9, TRUE)
+    chk <- 11 - sum(v * (10:2)) %% 11
+    if (chk == 11) chk <- 0
+    if (chk == 10) next
+    out <- c(out, paste0(c(v, chk), collapse = ""))
+  }
+  out
+}
+
+id_data <- function(n = 40) {
+  set.seed(11)
+  data.frame(
+    record_no = sample(1000:9999, n),
+    nhs = nhs_numbers(n),
+    contact = paste0("user", seq_len(n), "@example.org"),
+    ni = sprintf("AB%06dC", sample.int(999999, n)),
+    tel = sprintf("0113 %03d %04d", sample.int(999, n), sample.int(9999, n)),
+    notes = paste("patient reported pain in the lower back after", seq_len(n), "days"),
+    who = paste0(sample(c("Smith", "Jones", "Brown"), n, TRUE), ", Mr. ", sample(LETTERS, n, TRUE)),
+    age = round(runif(n, 20, 80), 3),
+    sex = sample(c("F", "M"), n, TRUE),
+    score = sample(1:5, n, TRUE),
+    stringsAsFactors = FALSE
+  )
+}
+
+test_that("detect_identifiers() flags each kind of direct identifier and not the others", {
+  d <- id_data()
+  found <- detect_identifiers(d)
+  expect_setequal(found$column, c("record_no", "nhs", "contact", "ni", "tel", "notes", "who"))
+  f <- function(col, flag) found[[flag]][found$column == col]
+  expect_true(f("record_no", "unique"))
+  expect_true(f("nhs", "id_like"))
+  expect_match(found$reason[found$column == "nhs"], "NHS numbers")
+  expect_match(found$reason[found$column == "contact"], "email addresses")
+  expect_match(found$reason[found$column == "ni"], "National Insurance numbers")
+  expect_match(found$reason[found$column == "tel"], "telephone numbers")
+  expect_true(f("notes", "free_text"))
+  expect_true(f("who", "name_like"))
+  # continuous measurements unique per row are not flagged; neither are categories
+  expect_false("age" %in% found$column)
+  # NHS numbers with a wrong check digit are not NHS numbers
+  bad <- d$nhs
+  substr(bad, 10, 10) <- as.character((as.integer(substr(bad, 10, 10)) + 1) %% 10)
+  expect_false(any(detanon:::is_nhs_number(bad)))
+  expect_true(all(detanon:::is_nhs_number(d$nhs)))
+  expect_equal(detanon:::is_nhs_number(c("9434765919", "9434765910", "943 476 5919", "12345")),
+               c(TRUE, FALSE, TRUE, FALSE))
+})
+
+test_that("detect_identifiers() on the Titanic data and on small or odd data", {
+  found <- detect_identifiers(titanic)
+  expect_setequal(found$column, c("PassengerId", "Name"))
+  expect_match(found$reason[found$column == "PassengerId"], "consecutive whole numbers")
+  expect_equal(nrow(detect_identifiers(titanic_paper()[c("Survived", "Age", "Sex")])), 0L)
+  # tiny data: uniqueness is not judged below 10 records
+  expect_equal(nrow(detect_identifiers(data.frame(x = 1:3))), 0L)
+  expect_equal(nrow(detect_identifiers(data.frame(x = 1))), 0L)
+  expect_equal(nrow(detect_identifiers(data.frame(x = rep(NA, 20)))), 0L)
+  expect_equal(detect_identifiers(data.frame(patientId = 1))$column, "patientId")
+  expect_equal(nrow(detect_identifiers(data.frame(x = c(1:20, Inf)))), 1L)
+  expect_error(detect_identifiers(1:3), "`data` must be a data frame")
+})
+
+test_that("anonymise() warns when a likely identifier would be released unmasked", {
+  d <- titanic_paper()
+  expect_warning(
+    anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family")),
+    "releases `PassengerId` unmasked")
+  expect_no_warning(
+    anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), check_identifiers = FALSE))
+  expect_no_warning(anonymise(d[-1], k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family")))
+  # a masked identifier is not released as is: no warning
+  expect_no_warning(anonymise(d, k = 3, vars = c("PassengerId", "Age", "Fare"), strata = c("Pclass", "Sex", "Family")))
+  expect_error(anonymise(d, check_identifiers = NA), "`check_identifiers` must be TRUE or FALSE")
+})
+
+test_that("remove_identifiers() drops columns", {
+  d <- id_data()
+  out <- remove_identifiers(d, c("nhs", "who"))
+  expect_equal(names(out), setdiff(names(d), c("nhs", "who")))
+  expect_identical(out$age, d$age)
+  auto <- remove_identifiers(d)
+  expect_equal(names(auto), c("age", "sex", "score"))
+  expect_message(same <- remove_identifiers(d[c("age", "sex")]), "nothing changed")
+  expect_identical(same, d[c("age", "sex")])
+  skip_if_not_installed("data.table")
+  expect_s3_class(remove_identifiers(data.table::as.data.table(d), "nhs"), "data.table")
+})
+
+test_that("remove_identifiers() pseudonymises with R's RNG, consistently and irreversibly", {
+  d <- data.frame(id = c("b", "a", "c", "a", NA, "b"), v = 1:6, stringsAsFactors = FALSE)
+  set.seed(5)
+  res <- remove_identifiers(d, "id", method = "pseudonymise", key = TRUE)
+  p <- res$data$id
+  expect_true(is.na(p[5]))
+  expect_equal(p[2], p[4])
+  expect_equal(p[1], p[6])
+  expect_equal(length(unique(p[!is.na(p)])), 3L)
+  expect_true(all(grepl("^P[0-9]$", p[!is.na(p)])))
+  expect_false(any(p[!is.na(p)] %in% d$id))
+  # the key reverses the pseudonyms; it is not attached to the data
+  key <- res$key$id
+  expect_equal(key$value[match(p, key$pseudonym)], d$id)
+  expect_null(attributes(res$data)$key)
+  expect_setequal(names(attributes(res$data)), c("names", "row.names", "class"))
+  # reproducible with the seed, different with another seed
+  set.seed(5)
+  again <- remove_identifiers(d, "id", method = "pseudonymise")
+  expect_identical(again$id, p)
+  codes <- vapply(1:30, function(s) { set.seed(s); remove_identifiers(d, "id", method = "pseudonymise")$id[2] }, "")
+  expect_gt(length(unique(codes)), 1L)
+  # the order of the codes does not follow the order of the values
+  set.seed(9)
+  big <- data.frame(id = sprintf("x%03d", 1:200))
+  pb <- remove_identifiers(big, "id", method = "pseudonymise", prefix = "Q")$id
+  expect_true(all(grepl("^Q[0-9]{3}$", pb)))
+  expect_lt(abs(cor(seq_len(200), as.integer(sub("Q", "", pb)))), 0.3)
+  # factors and numbers
+  f <- remove_identifiers(data.frame(id = factor(c("u", "v", "u")), n = c(7, 7, 8)), c("id", "n"),
+                          method = "pseudonymise")
+  expect_equal(f$id[1], f$id[3])
+  expect_type(f$n, "character")
+})
+
+test_that("remove_identifiers() rejects bad input", {
+  d <- id_data()
+  expect_error(remove_identifiers(d, "nope"), "`cols` names columns that are not in the data")
+  expect_error(remove_identifiers(d, "nhs", method = "hash"), "`method` must be one of")
+  expect_error(remove_identifiers(d, "nhs", prefix = 1), "`prefix` must be a single string")
+  expect_error(remove_identifiers(d, "nhs", key = "yes"), "`key` must be TRUE or FALSE")
+  m <- data.frame(a = 1:2)
+  m$l <- list(1, 2)
+  expect_error(remove_identifiers(m, "l", method = "pseudonymise"), "cannot be pseudonymised")
+})

@@ -1,0 +1,139 @@
+# Slow reference of the merge rule: mismatches + RMS z-distance to the stratum centroid,
+# ties to the first stratum in the order of table() (first variable varying fastest).
+merge_ref <- function(d, k, vars, strata) {
+  key <- as.integer(interaction(d[strata], drop = TRUE, lex.order = FALSE))
+  sizes <- table(key)
+  large <- sort(as.integer(names(sizes)[sizes >= k]))
+  small_rows <- which(key %in% as.integer(names(sizes)[sizes < k]))
+  z <- NULL
+  if (length(vars)) {
+    x <- as.matrix(d[vars])
+    keepc <- apply(x, 2, sd) > 0
+    z <- scale(x[, keepc, drop = FALSE])
+  }
+  target <- integer(length(small_rows))
+  dist <- numeric(length(small_rows))
+  for (i in seq_along(small_rows)) {
+    r <- small_rows[i]
+    best <- Inf
+    for (s in large) {
+      members <- which(key == s)
+      m <- sum(vapply(strata, function(v) as.character(d[[v]][r]) != as.character(d[[v]][members[1]]), logical(1)))
+      dd <- m
+      if (!is.null(z) && ncol(z)) dd <- dd + sqrt(sum((z[r, ] - colMeans(z[members, , drop = FALSE]))^2) / ncol(z))
+      if (dd < best - 1e-12) { best <- dd; target[i] <- members[1] }
+    }
+    dist[i] <- best
+  }
+  list(rows = small_rows, target_row = target, dist = dist)
+}
+
+make_data <- function(n, seed) {
+  set.seed(seed)
+  data.frame(a = factor(sample(c("x", "y", "z"), n, TRUE, prob = c(0.6, 0.35, 0.05))),
+             b = factor(sample(c("p", "q"), n, TRUE, prob = c(0.8, 0.2))),
+             u = rnorm(n), w = rexp(n), const = 1)
+}
+
+test_that("merge_small_strata() moves every small-stratum record where the slow reference does", {
+  for (seed in 1:8) {
+    d <- make_data(sample(c(30, 80, 150), 1), seed)
+    k <- sample(3:12, 1)
+    sizes <- table(interaction(d[c("a", "b")], drop = TRUE))
+    if (!any(sizes >= k)) next
+    res <- merge_small_strata(d, k, vars = c("u", "w", "const"), strata = c("a", "b"))
+    ref <- merge_ref(d, k, c("u", "w", "const"), c("a", "b"))
+    got <- res$data
+    moved <- which(got$a != d$a | got$b != d$b)
+    expect_true(all(moved %in% ref$rows))
+    expect_equal(as.character(got$a[ref$rows]), as.character(d$a[ref$target_row]))
+    expect_equal(as.character(got$b[ref$rows]), as.character(d$b[ref$target_row]))
+    expect_equal(sum(res$moves$n), length(ref$rows))
+    if (length(ref$dist)) expect_equal(min(res$moves$d_min), min(ref$dist), tolerance = 1e-9)
+    # everything else unchanged, all strata now >= k
+    expect_identical(got[c("u", "w", "const")], d[c("u", "w", "const")])
+    expect_true(all(table(interaction(got[c("a", "b")], drop = TRUE)) >= k))
+    expect_identical(got$a[-ref$rows], d$a[-ref$rows])
+  }
+})
+
+test_that("ties go to the first stratum in sorted order, independent of row order", {
+  d <- data.frame(a = factor(c("x", rep(c("y", "x"), each = 3))),
+                  b = factor(c("p", "p", "p", "p", "q", "q", "q")))
+  # (x, p) has one record: (y, p) and (x, q) are both one mismatch away
+  res <- merge_small_strata(d, k = 3, vars = character(), strata = c("a", "b"))
+  expect_equal(as.character(res$data$a[1]), "y")
+  expect_equal(as.character(res$data$b[1]), "p")
+  expect_equal(res$moves$n, 1L)
+  expect_equal(res$moves$d_min, 1)
+  perm <- c(7, 3, 1, 5, 2, 6, 4)
+  res2 <- merge_small_strata(d[perm, ], k = 3, vars = character(), strata = c("a", "b"))
+  expect_identical(res2$data, res$data[perm, ])
+  expect_identical(res2$moves, res$moves)
+})
+
+test_that("continuous closeness decides between strata with equal mismatches", {
+  d <- data.frame(g = factor(c("a", "b", "b", "b", "c", "c", "c")), v = c(10, 0, 1, 2, 9, 10, 11))
+  res <- merge_small_strata(d, k = 3, vars = "v", strata = "g")
+  expect_equal(as.character(res$data$g), c("c", "b", "b", "b", "c", "c", "c"))
+})
+
+test_that("anonymise(small_strata = \"merge\") counts and reports every move", {
+  d <- titanic_paper()
+  expect_message(
+    m <- anonymise(d, k = 50, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
+                   small_strata = "merge", check_identifiers = FALSE),
+    "moved 193 records of strata smaller than k = 50")
+  info <- attr(m, "detanon")
+  expect_equal(info$n_merged, 193L)
+  expect_equal(info$n_suppressed, 0L)
+  expect_equal(nrow(m), nrow(d))
+  expect_gte(info$min_stratum, 50L)
+  expect_true(kanon_check(m, c("Pclass", "Sex", "Family"), 50)$ok)
+  ref <- merge_small_strata(d, 50, c("Age", "Fare"), c("Pclass", "Sex", "Family"))
+  expect_identical(m[c("Pclass", "Sex", "Family")], ref$data[c("Pclass", "Sex", "Family")])
+  # the masked values are the masking of the merged data
+  direct <- suppressMessages(anonymise(ref$data, k = 50, vars = c("Age", "Fare"),
+                                       strata = c("Pclass", "Sex", "Family"), check_identifiers = FALSE))
+  expect_identical(m$Age, direct$Age)
+  # the release carries counts only, no moves table
+  expect_null(attr(m, "moves"))
+  expect_false(any(vapply(info, is.data.frame, logical(1))))
+  expect_output(print(info), "moved 193 records")
+  # nothing to merge: same result as "fail"
+  a <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
+                 small_strata = "merge", check_identifiers = FALSE)
+  b <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
+                 check_identifiers = FALSE)
+  expect_identical(a$Age, b$Age)
+  expect_equal(attr(a, "detanon")$n_merged, 0L)
+})
+
+test_that("merge with missing values and dropped records", {
+  d <- titanic_paper()
+  d$Age[c(1, 5, 9)] <- NA
+  expect_message(expect_message(
+    m <- anonymise(d, k = 50, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
+                   na = "complete", small_strata = "merge", check_identifiers = FALSE),
+    "dropped 3 incomplete"), "moved")
+  expect_equal(nrow(m), nrow(d) - 3L)
+  expect_true(kanon_check(m, c("Pclass", "Sex", "Family"), 50)$ok)
+})
+
+test_that("merge fails clearly when no stratum is large enough", {
+  d <- data.frame(g = factor(c("a", "b", "c")), v = 1:3 + 0.5)
+  expect_error(merge_small_strata(d, k = 2, vars = "v", strata = "g"), "No stratum has k = 2 or more records")
+  expect_error(anonymise(d, k = 2, vars = "v", strata = "g", small_strata = "merge"), "No stratum has k = 2")
+  expect_error(merge_small_strata(d, k = 0), "`k` must be a single whole number between 1")
+  expect_error(merge_small_strata(d, 2, vars = "g", strata = character()), "`vars` must be numeric columns")
+  d$v[2] <- NA
+  expect_error(merge_small_strata(d, 2, vars = "v", strata = "g"), "`vars` have missing values")
+  expect_error(anonymise(d, small_strata = "join"), "`small_strata` must be one of")
+})
+
+test_that("merge_small_strata() keeps tibbles and data.tables", {
+  skip_if_not_installed("tibble")
+  d <- make_data(60, 3)
+  res <- merge_small_strata(tibble::as_tibble(d), 5, c("u", "w"), c("a", "b"))
+  expect_s3_class(res$data, "tbl_df")
+})

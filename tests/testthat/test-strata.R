@@ -1,0 +1,36 @@
+test_that("strata_table reproduces the paper's Table 2", {
+  tab <- strata_table(titanic_paper(), c("Pclass", "Sex", "Family"), k = 3, sensitive = "Survived")
+  # the paper's Table 2, as printed (frequency and survival ratio)
+  expect_identical(tab$n, c(34L, 32L, 60L, 75L, 72L, 264L, 60L, 44L, 84L, 47L, 36L, 83L))
+  expect_identical(tab$ratio, c("33/34", "29/32", "37/60", "25/75", "7/72", "32/264",
+                                "58/60", "41/44", "35/84", "20/47", "10/36", "15/83"))
+  expect_false(any(tab$below_k))
+  expect_false(any(tab$uniform))
+  expect_identical(as.character(tab$Sex[1:3]), rep("female", 3))
+})
+
+test_that("strata_table flags small and uniform strata, counts NA as a level", {
+  d <- data.frame(g = c("a", "a", "a", "b", NA), s = c(1, 1, 1, 0, 1))
+  tab <- strata_table(d, "g", k = 2, sensitive = "s")
+  expect_identical(tab$n, c(3L, 1L, 1L))
+  expect_identical(tab$below_k, c(FALSE, TRUE, TRUE))
+  expect_identical(tab$uniform, c(TRUE, TRUE, TRUE))
+  expect_output(print(tab), "3 strata, smallest has 1 records; 2 below k")
+})
+
+test_that("stratum ids do not depend on row order", {
+  x <- data.frame(a = sample(c("x", "y", NA), 100, TRUE), b = sample(1:3, 100, TRUE))
+  p <- sample(100)
+  expect_identical(detanon:::stratum_ids(x, c("a", "b"))[p], detanon:::stratum_ids(x[p, ], c("a", "b")))
+})
+
+test_that("strata_table validates its arguments", {
+  d <- titanic_paper()
+  expect_snapshot(error = TRUE, {
+    strata_table(d, "Nope")
+    strata_table(d, "Sex", k = 0)
+    strata_table(d, "Sex", sensitive = c("Survived", "Age"))
+    strata_table(d, "Sex", sensitive = "Sex")
+    strata_table(list(a = 1))
+  })
+})
