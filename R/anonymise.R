@@ -104,6 +104,7 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
                         setdiff(names(data)[vapply(data, is_continuous, logical(1))], strata))
   check_vars(data, vars, strata)
   check_flag(check_identifiers, "check_identifiers")
+  if (!nrow(data)) stop_arg("`data` has no rows: there is nothing to anonymise.")
 
   df <- as.data.frame(data, stringsAsFactors = FALSE)
   x <- vapply(df[vars], as.double, numeric(nrow(df)))
@@ -201,6 +202,13 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
   # the rann engine reproduces results made with base R's scale() (the paper's); its
   # last-bit differences from the exact sums decide ties inside RANN
   stats <- if (engine == "kdtree") col_stats(x) else base_stats(x)
+  # an overflowing SD would otherwise mark the column "constant" and release it unmasked
+  huge <- !is.finite(stats$mean) | !is.finite(stats$sd)
+  if (any(huge)) {
+    stop_arg("`vars` column", if (sum(huge) > 1L) "s " else " ", quote_names(colnames(x)[huge]),
+             " ha", if (sum(huge) > 1L) "ve" else "s", " values too large to standardise (the SD ",
+             "overflows); rescale ", if (sum(huge) > 1L) "them" else "it", " (e.g. divide by 1e6) first.")
+  }
   varying <- is.finite(stats$sd) & stats$sd > 0
   z <- if (engine == "kdtree") {
     sweep(sweep(x[, varying, drop = FALSE], 2L, stats$mean[varying], "-"), 2L,

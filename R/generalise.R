@@ -56,6 +56,10 @@ generalise_bands <- function(x, width = 5, origin = 0, top = NULL) {
   }
   hi <- if (is.null(top)) max(c(x, origin), na.rm = TRUE) else top
   n_bands <- max(1, floor((hi - origin) / width + 1e-9) + (is.null(top)))
+  if (n_bands > 1e6) {
+    stop_arg("`width` (", width, ") would make ", format(n_bands, big.mark = ","), " bands; ",
+             "choose a larger `width` (or a `top` code) for at most a million bands.")
+  }
   lower <- origin + (seq_len(n_bands) - 1) * width
   whole <- origin == round(origin) && width == round(width)
   labels <- if (whole) paste0(lower, "-", lower + width - 1) else paste0("[", lower, ",", lower + width, ")")

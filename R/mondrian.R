@@ -166,6 +166,10 @@ check_quasi <- function(data, quasi, arg = "quasi") {
 }
 
 check_k_n <- function(k, n) {
+  if (n == 0L) {
+    stop_arg("`data` has no records (none left after dropping incomplete ones, if any): ",
+             "pass a data frame with at least `k` = ", k, " complete records.")
+  }
   if (k > n) {
     stop_arg("`k` (", k, ") is larger than the number of records (", n, "); ",
              "choose k <= ", n, ".")

@@ -82,6 +82,7 @@ strata_table <- function(data, strata = NULL, k = 3, sensitive = NULL) {
     sensitive <- check_columns(sensitive, data, "sensitive")
     if (length(sensitive) != 1L) stop_arg("`sensitive` must name a single column.")
     if (sensitive %in% strata) stop_arg("`sensitive` (", sensitive, ") must not be one of `strata`.")
+    check_strata_columns(data, sensitive, "sensitive")
   }
   df <- as.data.frame(data)
   id <- stratum_ids(df, strata)

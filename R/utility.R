@@ -52,6 +52,7 @@ utility_pmse <- function(original, masked, vars = NULL, interactions = FALSE) {
   vars <- check_columns(vars, original, "vars", default = common)
   check_columns(vars, masked, "vars")
   if (!length(vars)) stop_arg("`vars` is empty: name at least one column for the propensity model.")
+  if (!nrow(original)) stop_arg("`original` and `masked` have no rows: the propensity model needs records.")
   if (interactions && length(vars) < 2L) {
     stop_arg("`interactions = TRUE` needs at least two columns in `vars`.")
   }
@@ -210,11 +211,23 @@ utility_model <- function(original, masked, formula, family = stats::gaussian(),
     }
   }
   environment(formula) <- baseenv()
+  for (nm in c("original", "masked")) {
+    data <- if (nm == "original") original else masked
+    n_ok <- sum(stats::complete.cases(as.data.frame(data)[used]))
+    if (n_ok < 2L) {
+      stop_arg("`", nm, "` has ", n_ok, " complete record", if (n_ok == 1L) "" else "s",
+               " for the variables of `formula`; the model needs more records than coefficients.")
+    }
+  }
   fit_one <- function(data, nm) {
     fit <- tryCatch(
       stats::glm(formula, family = family, data = as.data.frame(data), model = FALSE),
       error = function(e) stop_arg("The model could not be fitted to `", nm, "`: ", conditionMessage(e)))
     if (!fit$converged) warning("utility_model(): the fit to `", nm, "` did not converge.", call. = FALSE)
+    if (fit$df.residual < 1) {
+      stop_arg("The model has no residual degrees of freedom on `", nm, "` (", length(stats::coef(fit)),
+               " coefficients for ", nrow(data), " records): simplify `formula` or use more records.")
+    }
     s <- summary(fit)$coefficients
     co <- stats::coef(fit)
     se <- rep(NA_real_, length(co)); stat <- se; p <- se
