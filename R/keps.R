@@ -218,6 +218,9 @@ class_groups <- function(cls, n_classes) {
 keps_args <- function(data, epsilon, k, vars, quasi, strata, weights, na, small_strata,
                       eps_vector = FALSE) {
   check_data_frame(data, "data")
+  if (missing(epsilon)) {
+    stop_arg("`epsilon` is missing: give the privacy budget per record, a number > 0 (e.g. `epsilon = 1`).")
+  }
   if (eps_vector) {
     if (!is.numeric(epsilon) || !length(epsilon) || anyNA(epsilon) || any(!is.finite(epsilon)) ||
         any(epsilon <= 0)) {

@@ -57,6 +57,10 @@
 #' @export
 nhs_check <- function(data, roles, plan = c("weak", "strong"), controlled = NULL, k = NULL) {
   check_data_frame(data, "data")
+  if (missing(roles)) {
+    stop_arg("`roles` is missing: name the role of each identifying column, e.g. ",
+             "c(nhs_no = \"direct\", age = \"dob\").")
+  }
   roles <- check_roles(roles, data)
   plan <- match_choice(plan, "plan")
   k_plan <- if (plan == "weak") 3L else 5L

@@ -1,0 +1,350 @@
+# Bad input over every exported function (issue 7, part 1).
+#
+# Each case calls one exported function on hostile input and requires either
+# * an error whose message matches `error` (a regexp naming the offending argument and the
+#   fix), or
+# * with `error = NA`, a result (documented behaviour) that passes `check`;
+# and in both cases no warning, and the input object unchanged afterwards (compared with a
+# deep copy, so data.table columns modified by reference are caught too).
+
+# ---- fixtures -------------------------------------------------------------------------
+set.seed(20261121)
+bi_d <- data.frame(g = rep(c("a", "b"), each = 10), x = stats::rnorm(20), y = stats::rexp(20),
+                   stringsAsFactors = FALSE)
+bi_m <- suppressWarnings(anonymise(bi_d, k = 3, vars = c("x", "y"), strata = "g",
+                                   check_identifiers = FALSE))
+bi_mod <- function(data, ...) {
+  args <- list(...)
+  for (nm in names(args)) data[[nm]] <- args[[nm]]
+  data
+}
+bi_pair <- function(o = bi_d, m = bi_m) list(o = o, m = m)
+bi_dup <- stats::setNames(bi_d, c("g", "x", "x"))
+bi_nonsyn <- stats::setNames(bi_d, c("my group", "x y", "2y"))
+bi_list <- bi_mod(bi_d, x = I(as.list(bi_d$x)))
+bi_fac <- bi_mod(bi_d, g = factor(bi_d$g, levels = c("a", "b", "unused")))
+bi_chr <- bi_mod(bi_d, x = as.character(bi_d$x))
+bi_na <- bi_mod(bi_d, x = NA_real_)
+bi_inf <- bi_mod(bi_d, x = replace(bi_d$x, 3, Inf))
+bi_nan <- bi_mod(bi_d, x = replace(bi_d$x, 3, NaN))
+bi_const <- bi_mod(bi_d, x = 1)
+
+# deep copy that survives modification by reference of data.table inputs
+bi_copy <- function(x) {
+  if (is.list(x) && !is.data.frame(x)) return(lapply(x, bi_copy))
+  if (inherits(x, "data.table")) return(data.table::copy(x))
+  x
+}
+
+bi_cases <- list()
+bad <- function(label, input, call, error, check = NULL, warning = NULL) {
+  bi_cases[[length(bi_cases) + 1L]] <<- list(label = label, input = input, call = call,
+                                              error = error, check = check, warning = warning)
+}
+
+# ---- anonymise() ----------------------------------------------------------------------
+an <- function(...) function(x) anonymise(x, ..., check_identifiers = FALSE)
+bad("anonymise: matrix", as.matrix(bi_d), an(), "`data` must be a data frame")
+bad("anonymise: NULL", NULL, an(), "`data` must be a data frame.*not NULL")
+bad("anonymise: zero rows", bi_d[0, ], an(), "`data` has no rows")
+bad("anonymise: one row", bi_d[1, ], an(k = 2, strata = character()),
+    "fewer than k = 2. Lower `k`")
+bad("anonymise: k = 0", bi_d, an(k = 0), "`k` must be a single whole number >= 2, not 0")
+bad("anonymise: fractional k", bi_d, an(k = 2.5), "`k` must be a single whole number.*2.5")
+bad("anonymise: negative k", bi_d, an(k = -3), "`k` must be a single whole number.*-3")
+bad("anonymise: huge k", bi_d, an(k = 1e12), "`k` must be a single whole number")
+bad("anonymise: k as character", bi_d, an(k = "3"), "`k` must be a single whole number.*\"3\"")
+bad("anonymise: k = NA", bi_d, an(k = NA), "`k` must be a single whole number.*NA")
+bad("anonymise: k > stratum size", bi_d, an(k = 11), "fewer than k = 11 records.*Lower `k`")
+bad("anonymise: k = n, one stratum (documented warning)", bi_d, an(k = 20, strata = character()),
+    NA, function(r) expect_equal(r$x, rep(mean(bi_d$x), 20)), warning = "All centroids of `x`, `y` are equal")
+bad("anonymise: k = stratum size", bi_d, an(k = 10), NA,
+    function(r) expect_identical(as.vector(tapply(r$x, r$g, function(v) length(unique(v)))), c(1L, 1L)))
+bad("anonymise: all-NA column", bi_na, an(vars = "x"), "`vars` have missing values")
+bad("anonymise: all-NA column imputed", bi_na, an(vars = "x", na = "median"),
+    "`vars` column `x` has no observed value")
+bad("anonymise: all-NA column, complete cases", bi_na, an(vars = "x", na = "complete"),
+    "No records are left.*incomplete")
+bad("anonymise: Inf", bi_inf, an(), "`vars` column `x` contains infinite values")
+bad("anonymise: NaN", bi_nan, an(), "`vars` column `x` contains NaN")
+bad("anonymise: overflowing SD would release originals", bi_mod(bi_d, x = bi_d$x * 1e300), an(),
+    "`vars` column `x` has values too large to standardise")
+bad("anonymise: duplicated names", bi_dup, an(), "`data` has duplicated column names \\(`x`\\)")
+bad("anonymise: non-syntactic names", bi_nonsyn, an(vars = c("x y", "2y"), strata = "my group"), NA,
+    function(r) expect_identical(names(r), names(bi_nonsyn)))
+bad("anonymise: list column as vars", bi_list, an(vars = "x"), "`vars` must be numeric columns; `x`")
+bad("anonymise: list column as strata", bi_list, an(vars = "y", strata = "x"),
+    "`strata` columns must be atomic vectors")
+bad("anonymise: character numbers as vars", bi_chr, an(vars = "x", strata = "g"),
+    "`vars` must be numeric columns; `x` is not \\(character\\). Convert with as.numeric")
+bad("anonymise: factor with unused levels", bi_fac, an(), NA,
+    function(r) expect_identical(levels(r$g), c("a", "b", "unused")))
+bad("anonymise: vars not in data", bi_d, an(vars = "zz"), "`vars` names columns that are not in the data: `zz`")
+bad("anonymise: vars numeric index", bi_d, an(vars = 2), "`vars` must be a character vector of column names")
+bad("anonymise: vars also strata", bi_d, an(vars = "g"), "both `vars` and `strata`: `g`")
+bad("anonymise: bad na", bi_d, an(na = "drop"), "`na` must be one of \"fail\"")
+bad("anonymise: bad small_strata", bi_d, an(small_strata = TRUE), "`small_strata` must be one of")
+bad("anonymise: bad engine", bi_d, an(engine = "ann"), "`engine` must be one of \"kdtree\", \"rann\"")
+bad("anonymise: nthreads = 0", bi_d, an(nthreads = 0), "`nthreads` must be a single whole number >= 1")
+bad("anonymise: check_identifiers = NA", bi_d, function(x) anonymise(x, check_identifiers = NA),
+    "`check_identifiers` must be TRUE or FALSE")
+bad("anonymise: tibble", tibble::as_tibble(bi_d), an(k = 3), NA,
+    function(r) expect_s3_class(r, "tbl_df"))
+bad("anonymise: data.table (not modified by reference)", data.table::as.data.table(bi_d), an(k = 3), NA,
+    function(r) expect_s3_class(r, "data.table"))
+bad("anonymise: data.table with NA, imputed", data.table::as.data.table(bi_mod(bi_d, x = replace(bi_d$x, 1:2, NA))),
+    an(k = 3, na = "median"), NA, function(r) expect_false(anyNA(r$x)))
+
+# ---- strata, k-anonymity, merging -----------------------------------------------------
+bad("strata_table: matrix", as.matrix(bi_d), function(x) strata_table(x), "`data` must be a data frame")
+bad("strata_table: zero rows", bi_d[0, ], function(x) strata_table(x, "g"), NA,
+    function(r) expect_identical(nrow(r), 0L))
+bad("strata_table: k = 0", bi_d, function(x) strata_table(x, "g", k = 0), "`k` must be a single whole number >= 1")
+bad("strata_table: no strata", bi_d[c("x", "y")], function(x) strata_table(x), "`strata` is empty")
+bad("strata_table: list sensitive", bi_list, function(x) strata_table(x, "g", sensitive = "x"),
+    "`sensitive` columns must be atomic vectors")
+bad("strata_table: two sensitive", bi_d, function(x) strata_table(x, "g", sensitive = c("x", "y")),
+    "`sensitive` must name a single column")
+bad("strata_table: unused factor levels not listed", bi_fac, function(x) strata_table(x, "g"), NA,
+    function(r) expect_identical(as.character(r$g), c("a", "b")))
+bad("kanon_check: zero rows", bi_d[0, ], function(x) kanon_check(x, "g"), NA,
+    function(r) expect_s3_class(r, "detanon_kanon"))
+bad("kanon_check: keys empty", bi_d, function(x) kanon_check(x, character()), "`keys` is empty")
+bad("kanon_check: list key", bi_list, function(x) kanon_check(x, "x"), "`keys` columns must be atomic")
+bad("kanon_check: huge k", bi_d, function(x) kanon_check(x, "g", k = 1e10), "`k` must be a single whole number")
+bad("merge_small_strata: no stratum reaches k", bi_d, function(x) merge_small_strata(x, k = 11),
+    "No stratum has k = 11 or more records.*Lower `k`")
+bad("merge_small_strata: NA in vars", bi_na, function(x) merge_small_strata(x, k = 3),
+    "`vars` have missing values")
+bad("merge_small_strata: fractional k", bi_d, function(x) merge_small_strata(x, k = 1.5),
+    "`k` must be a single whole number")
+bad("merge_small_strata: data.table", data.table::as.data.table(bi_d[c(1:10, 11:12), ]),
+    function(x) merge_small_strata(x, k = 3), NA, function(r) expect_identical(nrow(r$data), 12L))
+bad("generalise_strata: zero rows", bi_d[0, ], function(x) generalise_strata(x, "g"),
+    "`data` has 0 records, fewer than `k`")
+bad("generalise_strata: two vars", bi_d, function(x) generalise_strata(x, c("g", "x")),
+    "`var` must name a single column")
+bad("generalise_strata: var not a stratum", bi_d, function(x) generalise_strata(x, "g", strata = character()),
+    "`var` \\(`g`\\) must be one of `strata`")
+
+# ---- identifiers ----------------------------------------------------------------------
+bad("detect_identifiers: list", as.list(bi_d), function(x) detect_identifiers(x), "`data` must be a data frame")
+bad("detect_identifiers: zero rows", bi_d[0, ], function(x) detect_identifiers(x), NA,
+    function(r) expect_true(is.data.frame(r)))
+bad("detect_identifiers: duplicated names", bi_dup, function(x) detect_identifiers(x), "duplicated column names")
+bad("remove_identifiers: cols not in data", bi_d, function(x) remove_identifiers(x, "zz"), "`cols` names columns")
+bad("remove_identifiers: bad method", bi_d, function(x) remove_identifiers(x, "g", method = "hash"),
+    "`method` must be one of \"drop\", \"pseudonymise\"")
+bad("remove_identifiers: prefix NA", bi_d, function(x) remove_identifiers(x, "g", method = "pseudonymise", prefix = NA),
+    "`prefix` must be a single string")
+bad("remove_identifiers: pseudonymise list column", bi_list,
+    function(x) remove_identifiers(x, "x", method = "pseudonymise"), "`cols` column `x` is not an atomic vector")
+bad("remove_identifiers: key = 1", bi_d, function(x) remove_identifiers(x, "g", key = 1), "`key` must be TRUE or FALSE")
+
+# ---- Mondrian and (k, epsilon) --------------------------------------------------------
+bad("equivalence_classes: zero rows", bi_d[0, ], function(x) equivalence_classes(x, quasi = "x"),
+    "`data` has no records")
+bad("equivalence_classes: k > n", bi_d[1:2, ], function(x) equivalence_classes(x, k = 3, quasi = "x", strata = character()),
+    "`k` \\(3\\) is larger than the number of records \\(2\\)")
+bad("equivalence_classes: k = n", bi_d, function(x) equivalence_classes(x, k = 20, quasi = "x", strata = character()), NA,
+    function(r) expect_identical(nrow(r$classes), 1L))
+bad("equivalence_classes: bad small_strata", bi_d, function(x) equivalence_classes(x, small_strata = "merge"),
+    "`small_strata` must be one of \"fail\", \"suppress\"")
+bad("equivalence_classes: Inf quasi", bi_inf, function(x) equivalence_classes(x, quasi = "x"),
+    "`quasi` column `x` contains NaN or infinite")
+bad("anonymise_keps: zero rows", bi_d[0, ], function(x) anonymise_keps(x, epsilon = 1), "`data` has no records")
+bad("anonymise_keps: epsilon = 0", bi_d, function(x) anonymise_keps(x, epsilon = 0), "`epsilon` must be a single finite number > 0")
+bad("anonymise_keps: epsilon missing", bi_d, function(x) anonymise_keps(x), "`epsilon` is missing")
+bad("anonymise_keps: negative weights", bi_d, function(x) anonymise_keps(x, epsilon = 1, weights = c(-1, 2)),
+    "`weights` must be 2 positive numbers")
+bad("anonymise_keps: confidence 1", bi_d, function(x) anonymise_keps(x, epsilon = 1, confidence = 1),
+    "`confidence` must be below 1")
+bad("anonymise_keps: character quasi", bi_d, function(x) anonymise_keps(x, epsilon = 1, quasi = "g"),
+    "`quasi` must be numeric columns; `g`")
+bad("anonymise_keps: NaN", bi_nan, function(x) anonymise_keps(x, epsilon = 1), "`vars` column `x` contains NaN")
+bad("keps_error: epsilon with a zero", bi_d, function(x) keps_error(x, epsilon = c(1, 0)), "`epsilon` must be finite numbers > 0")
+bad("keps_error: all NA", bi_na, function(x) keps_error(x, epsilon = 1), "`vars`/`quasi` have missing values")
+bad("keps_error: tibble", tibble::as_tibble(bi_d), function(x) keps_error(x, epsilon = c(1, 2)), NA,
+    function(r) expect_true(all(is.finite(r$error))))
+
+# ---- risk -----------------------------------------------------------------------------
+bad("risk_rmd: matrix", bi_pair(o = as.matrix(bi_d)), function(p) risk_rmd(p$o, p$m), "`original` must be a data frame")
+bad("risk_rmd: mismatched rows", bi_pair(m = bi_m[-1, ]), function(p) risk_rmd(p$o, p$m),
+    "`original` has 20 rows but `masked` has 19")
+bad("risk_rmd: NA in masked", bi_pair(m = bi_mod(bi_m, x = replace(bi_m$x, 2, NA))), function(p) risk_rmd(p$o, p$m),
+    "`vars` column `x` of `masked` has 1 missing")
+bad("risk_rmd: NaN in original", bi_pair(o = bi_nan), function(p) risk_rmd(p$o, p$m),
+    "`vars` column `x` of `original` has 1 missing or infinite")
+bad("risk_rmd: one row", bi_pair(bi_d[1, ], bi_m[1, ]), function(p) risk_rmd(p$o, p$m),
+    "more records than variables.*1 record for 2 variables in `vars`")
+bad("risk_rmd: constant column", bi_pair(o = bi_const), function(p) risk_rmd(p$o, p$m),
+    "`vars` column `x` is constant in `original`")
+bad("risk_rmd: character numbers in masked", bi_pair(m = bi_mod(bi_m, x = as.character(bi_m$x))),
+    function(p) risk_rmd(p$o, p$m), "`vars` must name numeric columns; in `masked` `x`")
+bad("risk_rmd: w1 negative", bi_pair(), function(p) risk_rmd(p$o, p$m, w1 = -1), "`w1` must be a single finite number > 0")
+bad("risk_rmd: m = 0", bi_pair(), function(p) risk_rmd(p$o, p$m, m = 0), "`m` must be a single whole number >= 1")
+bad("risk_rmd: deterministic NA", bi_pair(), function(p) risk_rmd(p$o, p$m, deterministic = NA),
+    "`deterministic` must be TRUE or FALSE")
+bad("risk_linkage: vars not numeric", bi_pair(), function(p) risk_linkage(p$o, p$m, vars = "g"),
+    "`vars` must name numeric columns; in `original` `g`")
+bad("risk_linkage: strata differ", bi_pair(m = bi_mod(bi_m, g = replace(bi_m$g, 1, "c"))),
+    function(p) risk_linkage(p$o, p$m, strata = "g"), "`strata` column `g` differs between `original` and `masked`")
+bad("risk_linkage: zero rows", bi_pair(bi_d[0, ], bi_m[0, ]), function(p) risk_linkage(p$o, p$m), NA,
+    function(r) expect_identical(r$n, 0L))
+bad("risk_linkage: nthreads 1.5", bi_pair(), function(p) risk_linkage(p$o, p$m, nthreads = 1.5),
+    "`nthreads` must be a single whole number")
+bad("risk_linkage: data.table pair", bi_pair(data.table::as.data.table(bi_d), data.table::as.data.table(bi_m)),
+    function(p) risk_linkage(p$o, p$m, strata = "g"), NA, function(r) expect_true(r$rate >= 0 && r$rate <= 1))
+bad("risk_class_link: mismatched rows", bi_pair(m = bi_m[-1, ]), function(p) risk_class_link(p$o, p$m),
+    "`original` and `masked` must have the same rows")
+bad("risk_class_link: bad classes", bi_pair(), function(p) risk_class_link(p$o, p$m, classes = "zz"),
+    "`classes` must be column names of `original` or a vector with one class per row")
+bad("risk_class_link: Inf", bi_pair(m = bi_mod(bi_m, x = replace(bi_m$x, 2, Inf))),
+    function(p) risk_class_link(p$o, p$m), "`vars` column `x` contains NaN or infinite")
+bad("risk_class_link: zero rows", bi_pair(bi_d[0, ], bi_m[0, ]), function(p) risk_class_link(p$o, p$m), NA,
+    function(r) expect_identical(r$rate, NA_real_))
+
+# ---- utility and assess ---------------------------------------------------------------
+bad("utility_pmse: zero rows", bi_pair(bi_d[0, ], bi_m[0, ]), function(p) utility_pmse(p$o, p$m),
+    "`original` and `masked` have no rows")
+bad("utility_pmse: list column", bi_pair(o = bi_list), function(p) utility_pmse(p$o, p$m, vars = "x"),
+    "`vars` column `x` must be numeric, factor, character or logical")
+bad("utility_pmse: type mismatch", bi_pair(o = bi_chr), function(p) utility_pmse(p$o, p$m, vars = "x"),
+    "`vars` column `x` is numeric in one data frame and not in the other")
+bad("utility_pmse: interactions with one var", bi_pair(), function(p) utility_pmse(p$o, p$m, vars = "x", interactions = TRUE),
+    "`interactions = TRUE` needs at least two columns in `vars`")
+bad("utility_delta: one row", bi_pair(bi_d[1, ], bi_m[1, ]), function(p) utility_delta(p$o, p$m),
+    "needs at least 2 records")
+bad("utility_delta: constant", bi_pair(o = bi_const), function(p) utility_delta(p$o, p$m), "`vars` column `x` is constant")
+bad("utility_model: zero rows", bi_pair(bi_d[0, ], bi_m[0, ]), function(p) utility_model(p$o, p$m, x ~ y),
+    "`original` has 0 complete records for the variables of `formula`")
+bad("utility_model: one row", bi_pair(bi_d[1, ], bi_m[1, ]), function(p) utility_model(p$o, p$m, x ~ y),
+    "`original` has 1 complete record for the variables of `formula`")
+bad("utility_model: all-NA column", bi_pair(o = bi_na), function(p) utility_model(p$o, p$m, x ~ y),
+    "`original` has 0 complete records")
+bad("utility_model: saturated model", bi_pair(bi_d[1:2, ], bi_m[1:2, ]), function(p) utility_model(p$o, p$m, x ~ y),
+    "no residual degrees of freedom on `original`")
+bad("utility_model: formula as string", bi_pair(), function(p) utility_model(p$o, p$m, "x ~ y"),
+    "`formula` must be a two-sided model formula")
+bad("utility_model: unknown variable", bi_pair(), function(p) utility_model(p$o, p$m, x ~ zz),
+    "`formula` uses variables that are not columns of `original`: `zz`")
+bad("utility_model: level 1", bi_pair(), function(p) utility_model(p$o, p$m, x ~ y, level = 1), "`level` must be below 1")
+bad("utility_model: bad family", bi_pair(), function(p) utility_model(p$o, p$m, x ~ y, family = "gauss"),
+    "`family` must be a family")
+bad("assess: NULL masked", bi_pair(m = NULL), function(p) assess(p$o, p$m), "`masked` must be a data frame.*NULL")
+bad("assess: mismatched rows", bi_pair(m = bi_m[-1, ]), function(p) assess(p$o, p$m), "`original` has 20 rows but `masked` has 19")
+bad("assess: formula as string", bi_pair(), function(p) assess(p$o, p$m, formula = "x ~ y"),
+    "`formula` must be NULL or a model formula")
+bad("assess: empty vars", bi_pair(), function(p) assess(p$o, p$m, vars = character()), "No continuous variable to assess")
+
+# ---- tables and NHS checks ------------------------------------------------------------
+bad("safe_table: vars missing", bi_d, function(x) safe_table(x), "`vars` is missing")
+bad("safe_table: zero rows", bi_d[0, ], function(x) safe_table(x, "g"), "`data` has no records to tabulate")
+bad("safe_table: threshold -1", bi_d, function(x) safe_table(x, "g", threshold = -1), "`threshold` must be a single whole number >= 0")
+bad("safe_table: base 0", bi_d, function(x) safe_table(x, "g", method = "round", base = 0), "`base` must be a single whole number >= 1")
+bad("safe_table: prob 2", bi_d, function(x) safe_table(x, "g", method = "barnardise", prob = 2), "`prob` must be a single finite number")
+bad("safe_table: plan 3", bi_d, function(x) safe_table(x, "g", plan = 3), "`plan` must be one of the aggregate plans")
+bad("safe_table: list column", bi_list, function(x) safe_table(x, "x"), "`vars` columns must be atomic vectors")
+bad("safe_table: duplicated vars", bi_d, function(x) safe_table(x, c("g", "g")), "`vars` names a column more than once")
+bad("nhs_check: roles missing", bi_d, function(x) nhs_check(x), "`roles` is missing")
+bad("nhs_check: unknown role", bi_d, function(x) nhs_check(x, roles = c(g = "nope")), "`roles` has unknown roles: \"nope\"")
+bad("nhs_check: unnamed roles", bi_d, function(x) nhs_check(x, roles = "direct"), "`roles` must be a named character vector")
+bad("nhs_check: roles NA", bi_d, function(x) nhs_check(x, roles = c(g = NA)), "`roles` must be a named character vector")
+bad("nhs_check: k = 1", bi_d, function(x) nhs_check(x, roles = c(g = "gender"), k = 1), "`k` must be a single whole number between 3")
+bad("nhs_check: controlled not in data", bi_d, function(x) nhs_check(x, roles = c(g = "gender"), controlled = "zz"),
+    "`controlled` names columns that are not in the data")
+bad("nhs_check: zero rows", bi_d[0, ], function(x) nhs_check(x, roles = c(g = "gender")), NA,
+    function(r) expect_s3_class(r, "detanon_nhs_check"))
+bad("nhs_gate: bad plan", bi_d, function(x) nhs_gate(x, roles = c(g = "gender"), plan = "medium"),
+    "`plan` must be one of \"weak\", \"strong\"")
+
+# ---- generalisation of vectors --------------------------------------------------------
+bad("generalise_bands: character numbers", c("1", "2"), function(x) generalise_bands(x), "`x` must be numeric")
+bad("generalise_bands: Inf", c(1, Inf), function(x) generalise_bands(x), "`x` contains Inf or NaN")
+bad("generalise_bands: width 0", 1:5, function(x) generalise_bands(x, width = 0), "`width` must be a single finite number > 0")
+bad("generalise_bands: width too fine", c(0, 1e10), function(x) generalise_bands(x, width = 1e-10),
+    "`width` \\(1e-10\\) would make .* bands")
+bad("generalise_bands: below origin", c(-1, 3), function(x) generalise_bands(x), "`x` has values below `origin`")
+bad("generalise_bands: empty", numeric(), function(x) generalise_bands(x), NA,
+    function(r) expect_identical(length(r), 0L))
+bad("generalise_date: numbers", c(1, 2), function(x) generalise_date(x), "`x` must be a Date, POSIXct or ISO date string")
+bad("generalise_date: not ISO", "21/11/2026", function(x) generalise_date(x), "`x` must hold dates")
+bad("generalise_date: bad to", as.Date("2026-11-21"), function(x) generalise_date(x, to = "day"),
+    "`to` must be one of \"month\", \"year\"")
+bad("generalise_postcode: junk", c("LS1 4AP", "???"), function(x) generalise_postcode(x), "`x` has values that are not UK postcodes")
+bad("generalise_postcode: factor NA kept", factor(c("LS1 4AP", NA)), function(x) generalise_postcode(x), NA,
+    function(r) expect_true(is.na(r[2])))
+bad("generalise_rare: list", list("a", "b"), function(x) generalise_rare(x), "`x` must be an atomic vector")
+bad("generalise_rare: min_count 0", c("a", "b"), function(x) generalise_rare(x, min_count = 0), "`min_count` must be a single whole number >= 1")
+bad("generalise_rare: other clash", c("a", "a", "b"), function(x) generalise_rare(x, 2, other = "a"),
+    "`other` \\(\"a\"\\) is already a common category")
+bad("generalise_rare: factor with unused levels", factor(c("a", "a", "b"), levels = c("a", "b", "c")),
+    function(x) generalise_rare(x, 2), NA, function(r) expect_false("c" %in% as.character(r)))
+
+# ---- simulation and data --------------------------------------------------------------
+bad("fleishman_coef: character", "1", function(x) fleishman_coef(x, 1), "`skewness` must be a single finite number")
+bad("fleishman_coef: impossible moments", 3, function(x) fleishman_coef(x, 0), "No Fleishman polynomial.*raise `kurtosis`")
+bad("fleishman_coef: tol 0", 1, function(x) fleishman_coef(x, 1.5, tol = 0), "`tol` must be a single finite number > 0")
+bad("vale_maurelli_cor: not a correlation", matrix(c(1, 2, 2, 1), 2),
+    function(x) vale_maurelli_cor(x, rbind(fleishman_coef(0, 0), fleishman_coef(0, 0))), "`cor` must be a symmetric")
+bad("vale_maurelli_cor: coef rows", diag(2), function(x) vale_maurelli_cor(x, fleishman_coef(0, 0)),
+    "`coef` must be a numeric matrix with one row per variable")
+bad("rvale_maurelli: n = 0", 0, function(x) rvale_maurelli(x, 0, 1), "`n` must be a single whole number between 1")
+bad("rvale_maurelli: sd 0", 10, function(x) rvale_maurelli(x, 0, 0), "`sd` must be a numeric vector")
+bad("rvale_maurelli: mean NA", 10, function(x) rvale_maurelli(x, NA, 1), "`mean` must be a numeric vector of finite means")
+bad("rvale_maurelli: duplicated names", 10, function(x) rvale_maurelli(x, c(0, 1), c(1, 1), names = c("a", "a")),
+    "`names` must be 2 distinct variable names")
+bad("simulate_ncds: n = 3", 3, function(x) simulate_ncds(x), "`n` must be a single whole number between 4")
+bad("simulate_ncds: seed 1.5", 10, function(x) simulate_ncds(x, seed = 1.5), "`seed` must be a single whole number")
+bad("ncds_targets: takes no data", NULL, function(x) ncds_targets(), NA,
+    function(r) expect_true(length(r) > 0))
+bad("titanic_paper: missing columns", bi_d, function(x) titanic_paper(x), "`data` lacks the Titanic columns")
+bad("titanic_paper: character Age", bi_mod(titanic, Age = as.character(titanic$Age)), function(x) titanic_paper(x),
+    "`data` columns `Age` must be numeric")
+bad("titanic_paper: zero rows", titanic[0, ], function(x) titanic_paper(x), NA,
+    function(r) expect_identical(nrow(r), 0L))
+
+# ---- the runner -----------------------------------------------------------------------
+test_that("the bad-input suite covers every exported function with enough cases", {
+  expect_gte(length(bi_cases), 40L)
+  called <- unique(unlist(lapply(bi_cases, function(cs) all.names(body(cs$call)))))
+  exported <- getNamespaceExports("detanon")
+  expect_identical(setdiff(exported, called), character())
+  expect_false(anyDuplicated(vapply(bi_cases, `[[`, "", "label")) > 0)
+})
+
+for (cs in bi_cases) {
+  local({
+    cs <- cs
+    test_that(paste("bad input:", cs$label), {
+      before <- bi_copy(cs$input)
+      warned <- character()
+      res <- withCallingHandlers(
+        tryCatch(cs$call(cs$input), error = function(e) e),
+        warning = function(w) {
+          warned <<- c(warned, conditionMessage(w))
+          invokeRestart("muffleWarning")
+        },
+        message = function(m) invokeRestart("muffleMessage")
+      )
+      if (is.na(cs$error)) {
+        expect_false(inherits(res, "error"),
+                     label = paste0("no error (got: ", if (inherits(res, "error")) conditionMessage(res) else "", ")"))
+        if (!inherits(res, "error") && !is.null(cs$check)) cs$check(res)
+      } else {
+        expect_s3_class(res, "error")
+        if (inherits(res, "error")) {
+          expect_match(conditionMessage(res), cs$error)
+          # the package's own errors are raised without a call (no "Error in f(x)" noise)
+          expect_null(conditionCall(res))
+        }
+      }
+      if (!is.null(cs$warning)) {
+        expect_true(any(grepl(cs$warning, warned)), label = "the documented warning")
+        warned <- warned[!grepl(cs$warning, warned)]
+      }
+      expect_identical(warned, character())
+      expect_identical(cs$input, before)
+    })
+  })
+}
