@@ -1,0 +1,336 @@
+# Direct fuzzing of the native entry points (issue 7, part 2).
+#
+# Every entry point of src/init.c is called with random shapes and values of the kind the R
+# layer passes (see the comments of each glue file), including boundary ones: n = 0 and 1,
+# zero-size strata, k = 1 and k = stratum size, duplicated points, huge and tiny magnitudes.
+# Results are checked against slow R references (or invariants where a reference would be
+# too slow). The budget is a few seconds by default; for a long run set e.g.
+#   DETANON_FUZZ_SECONDS=600 Rscript -e 'testthat::test_file("tests/testthat/test-fuzz.R")'
+# (the budget is split over the entry points). A failure names the entry point and the seed
+# of the failing case, which reproduces it.
+
+fz_budget <- function() {
+  s <- suppressWarnings(as.numeric(Sys.getenv("DETANON_FUZZ_SECONDS", "")))
+  if (is.na(s) || s <= 0) 4 else s
+}
+fz_n_entry <- 9 # entry-point groups below; each gets budget / fz_n_entry seconds
+
+# Run `one(seed)` on seeds 1, 2, ... until the time share is used (at least `min_iter`
+# cases). `one` returns a character vector of problems (empty when all is well).
+fz_run <- function(name, one, min_iter = 3L) {
+  old_seed <- if (exists(".Random.seed", globalenv())) get(".Random.seed", globalenv()) else NULL
+  on.exit(if (is.null(old_seed)) rm(".Random.seed", envir = globalenv())
+          else assign(".Random.seed", old_seed, envir = globalenv()))
+  share <- fz_budget() / fz_n_entry
+  start <- proc.time()[["elapsed"]]
+  problems <- character()
+  iter <- 0L
+  while (iter < min_iter || proc.time()[["elapsed"]] - start < share) {
+    iter <- iter + 1L
+    set.seed(iter)
+    p <- one(iter)
+    if (length(p)) problems <- c(problems, paste0(name, " seed ", iter, ": ", p))
+    if (length(problems) >= 5L) break
+  }
+  expect_identical(problems, character())
+  iter
+}
+
+# A random value scale: ordinary, huge or tiny magnitudes (squares stay finite).
+fz_scale <- function() sample(c(1, 1, 1, 1e-150, 1e150, 1e-300), 1L)
+
+# A random n x d matrix with ties, duplicated rows and constant columns mixed in.
+fz_matrix <- function(n, d) {
+  x <- matrix(stats::rnorm(n * d), n, d) * fz_scale()
+  if (n > 1L && d > 0L) {
+    kind <- sample(4L, 1L)
+    if (kind == 1L) x <- round(x / max(abs(x), 1e-300) * 3) # heavy ties, small grid
+    if (kind == 2L) x[sample(n, n %/% 2L), ] <- x[rep(1L, n %/% 2L), ] # duplicated points
+    if (kind == 3L) x[, sample(d, 1L)] <- x[1L, 1L] # a constant column
+  }
+  x
+}
+
+# Random stratum sizes summing to n, possibly with zero-size strata (allowed by the glue).
+fz_strata <- function(n, min_size = 0L, zeros = TRUE) {
+  n_strata <- sample(1:5, 1L)
+  sizes <- rep(min_size, n_strata)
+  rest <- n - sum(sizes)
+  if (rest < 0) return(NULL)
+  if (rest > 0) sizes <- sizes + tabulate(sample(n_strata, rest, replace = TRUE), n_strata)
+  if (zeros && min_size == 0L && stats::runif(1) < 0.3) sizes <- append(sizes, 0L, sample(0:n_strata, 1L))
+  sizes
+}
+
+# Rows grouped by stratum as the R layer does: a random assignment, then order().
+fz_groups <- function(sizes) {
+  n <- sum(sizes)
+  id <- sample(rep(seq_along(sizes), sizes)) # zero-size strata get no rows
+  list(id = id, order = order(id, method = "radix"), offsets = c(0, cumsum(sizes)))
+}
+
+# Squared Euclidean distances from q to the rows of x, summed left to right as in C.
+fz_d2 <- function(x, q) {
+  s <- numeric(nrow(x))
+  for (j in seq_len(ncol(x))) s <- s + (x[, j] - q[j])^2
+  s
+}
+
+test_that("ffi_knn_index and ffi_knn_centroids: exact k nearest neighbours on random strata", {
+  iters <- fz_run("knn", function(seed) {
+    n <- sample(c(0L, 1L, 2L, sample(3:60, 1L)), 1L, prob = c(0.05, 0.1, 0.1, 0.75))
+    d <- sample(c(0L, 1L, 2L, 3L, 5L), 1L, prob = c(0.05, 0.3, 0.3, 0.2, 0.15))
+    sizes <- fz_strata(n)
+    k <- if (n == 0L) 1L else sample(c(1L, min(sizes[sizes > 0]), sample(min(sizes[sizes > 0]), 1L)), 1L)
+    z <- fz_matrix(n, d)
+    g <- fz_groups(sizes)
+    nt <- sample(1:2, 1L)
+    idx <- .Call(detanon:::C_ffi_knn_index, z, g$order, g$offsets, k, nt)
+    cen <- .Call(detanon:::C_ffi_knn_centroids, z, g$order, g$offsets, k, nt)
+    p <- character()
+    if (!identical(dim(idx), c(n, k))) return("index has the wrong shape")
+    if (!identical(dim(cen), c(n, d))) return("centroids have the wrong shape")
+    if (n == 0L || d == 0L) return(p)
+    if (anyNA(idx) || any(idx < 1L | idx > n)) return("index out of range")
+    if (!all(g$id[idx] == rep(g$id, k))) p <- c(p, "neighbour outside its stratum")
+    if (!all(is.finite(cen))) p <- c(p, "non-finite centroid")
+    want <- ref_knn_index(z, g$id, k)
+    # duplicated points may be returned in any order: compare coordinates, not row ids
+    for (j in seq_len(d)) {
+      if (!identical(matrix(z[idx, j], n), matrix(z[want, j], n))) {
+        p <- c(p, sprintf("neighbours differ from the reference (column %d)", j))
+        break
+      }
+      ref_c <- rowMeans(matrix(z[want, j], n))
+      if (!isTRUE(all.equal(cen[, j], ref_c, tolerance = 1e-12, scale = max(abs(z[, j]), 1e-300)))) {
+        p <- c(p, sprintf("centroids differ from the reference (column %d)", j))
+      }
+    }
+    if (!identical(.Call(detanon:::C_ffi_knn_centroids, z, g$order, g$offsets, k, 3L - nt), cen)) {
+      p <- c(p, "centroids depend on the thread count")
+    }
+    p
+  })
+  expect_gte(iters, 3L)
+})
+
+test_that("ffi_knn_centroids: large strata (the parallel-query path) agree with the index", {
+  fz_run("knn-large", function(seed) {
+    n <- sample(4096:6000, 1L)
+    d <- sample(1:3, 1L)
+    z <- fz_matrix(n, d)
+    sizes <- if (stats::runif(1) < 0.5) n else c(4096L, n - 4096L)
+    g <- fz_groups(sizes)
+    k <- sample(c(1L, 2L, 5L), 1L)
+    idx <- .Call(detanon:::C_ffi_knn_index, z, g$order, g$offsets, k, 2L)
+    cen1 <- .Call(detanon:::C_ffi_knn_centroids, z, g$order, g$offsets, k, 1L)
+    cen2 <- .Call(detanon:::C_ffi_knn_centroids, z, g$order, g$offsets, k, 2L)
+    p <- character()
+    if (!identical(cen1, cen2)) p <- c(p, "centroids depend on the thread count")
+    if (!all(g$id[idx] == rep(g$id, k))) p <- c(p, "neighbour outside its stratum")
+    # the record itself is always among its k points, at distance 0
+    self_d2 <- vapply(seq_len(n), function(i) fz_d2(z[idx[i, 1L], , drop = FALSE], z[i, ]), 0)
+    if (any(self_d2 != 0)) p <- c(p, "first neighbour is not at distance 0")
+    for (j in seq_len(d)) {
+      if (!isTRUE(all.equal(cen1[, j], rowMeans(matrix(z[idx, j], n)), tolerance = 1e-12))) {
+        p <- c(p, "centroids disagree with the neighbour index")
+      }
+    }
+    p
+  }, min_iter = 1L)
+})
+
+test_that("ffi_col_stats: order-free means and SDs, NaN/Inf/NA payloads do not crash", {
+  fz_run("col_stats", function(seed) {
+    n <- sample(c(0L, 1L, 2L, sample(3:200, 1L)), 1L)
+    d <- sample(0:4, 1L)
+    x <- fz_matrix(n, d)
+    if (n > 0L && d > 0L && stats::runif(1) < 0.3) {
+      x[sample(length(x), 1L)] <- sample(list(NaN, NA_real_, Inf, -Inf), 1L)[[1L]]
+    }
+    s <- .Call(detanon:::C_ffi_col_stats, x)
+    if (!identical(dim(s), c(2L, d))) return("wrong shape")
+    p <- character()
+    if (n >= 2L && d > 0L && !identical(s, .Call(detanon:::C_ffi_col_stats, x[sample(n), , drop = FALSE]))) {
+      p <- c(p, "depends on the row order")
+    }
+    for (j in seq_len(d)) {
+      v <- x[, j]
+      if (all(is.finite(v)) && n >= 2L) {
+        if (!isTRUE(all.equal(s[1L, j], mean(v), tolerance = 1e-12, scale = max(abs(v))))) p <- c(p, "wrong mean")
+        if (!isTRUE(all.equal(s[2L, j], stats::sd(v), tolerance = 1e-10, scale = max(abs(v))))) p <- c(p, "wrong sd")
+      } else if (any(!is.finite(v)) && is.finite(s[1L, j])) {
+        p <- c(p, "finite mean of a column with a non-finite value")
+      }
+      if (n == 1L && !is.na(s[2L, j])) p <- c(p, "sd of one value is not NA")
+    }
+    p
+  })
+})
+
+test_that("ffi_rmd_count: neighbour counts within w2 equal brute force", {
+  fz_run("rmd_count", function(seed) {
+    n <- sample(c(1L, 2L, sample(3:80, 1L)), 1L)
+    d <- sample(1:4, 1L)
+    z <- fz_matrix(n, d)
+    if (stats::runif(1) < 0.5) z <- z / max(abs(z), 1e-300) # standardised-like scale
+    nq <- sample(0:n, 1L)
+    q <- sample(n, nq, replace = stats::runif(1) < 0.3) # R passes distinct rows; repeats are allowed
+    w <- sample(c(0, 0.05, stats::runif(1), 10), 1L)
+    m <- sample(c(1L, 2L, 5L, .Machine$integer.max), 1L)
+    got <- .Call(detanon:::C_ffi_rmd_count, z, as.integer(q), w, m, sample(1:2, 1L))
+    want <- vapply(q, function(i) {
+      dd <- sqrt(fz_d2(z, z[i, ]))
+      as.integer(min(m, sum(dd[-i] <= w)))
+    }, 0L)
+    if (!identical(got, want)) return("counts differ from brute force")
+    character()
+  })
+})
+
+test_that("ffi_link_share: nearest-neighbour link shares equal brute force", {
+  fz_run("link_share", function(seed) {
+    n <- sample(c(1L, 2L, sample(3:60, 1L)), 1L)
+    d <- sample(1:3, 1L)
+    zo <- fz_matrix(n, d)
+    move <- sample(c(0, 0.01, 0.5, 3), 1L)
+    zm <- zo + matrix(stats::rnorm(n * d), n, d) * move * max(abs(zo), 1e-300)
+    if (stats::runif(1) < 0.3) zm <- zo[sample(n), , drop = FALSE] # released rows swapped
+    sizes <- fz_strata(n, min_size = 1L, zeros = FALSE)
+    if (is.null(sizes)) sizes <- n
+    g <- fz_groups(sizes)
+    got <- .Call(detanon:::C_ffi_link_share, zo, zm, as.integer(g$order), as.integer(g$offsets), sample(1:2, 1L))
+    want <- vapply(seq_len(n), function(i) {
+      s <- which(g$id == g$id[i])
+      dd <- fz_d2(zo[s, , drop = FALSE], zm[i, ])
+      ds <- fz_d2(zo[i, , drop = FALSE], zm[i, ])
+      if (any(dd < ds)) 0 else 1 / sum(dd <= ds)
+    }, 0)
+    p <- character()
+    if (length(got) != n || any(!is.finite(got)) || any(got < 0 | got > 1)) p <- c(p, "share outside [0, 1]")
+    if (!isTRUE(all.equal(got, want))) p <- c(p, "shares differ from brute force")
+    p
+  })
+})
+
+test_that("ffi_mondrian: classes equal the R reference, sizes >= k, never across strata", {
+  fz_run("mondrian", function(seed) {
+    d <- sample(0:3, 1L)
+    k <- sample(c(1L, 2L, 3L, 7L), 1L)
+    n <- sample(c(0L, k, sample(k:120, 1L)), 1L)
+    sizes <- fz_strata(n, min_size = k)
+    if (is.null(sizes)) sizes <- n
+    g <- fz_groups(sizes)
+    x <- fz_matrix(n, d)
+    rng <- if (d) apply(x, 2L, function(v) if (n) diff(range(v)) else 0) else numeric()
+    inv <- as.double(ifelse(rng > 0, 1 / rng, 0))
+    res <- .Call(detanon:::C_ffi_mondrian, x, g$order, g$offsets, k, inv)
+    p <- character()
+    if (length(res$class) != n || sum(res$size) != n) return("classes do not cover the rows")
+    if (n == 0L) return(p)
+    if (any(res$size < k)) p <- c(p, "a class smaller than k")
+    if (any(tapply(g$id, res$class, function(v) length(unique(v))) != 1L)) p <- c(p, "a class spans strata")
+    want <- integer(n)
+    id <- 0L
+    for (s in seq_along(sizes)) {
+      if (sizes[s] == 0L) next
+      rows <- g$order[(g$offsets[s] + 1):g$offsets[s + 1]]
+      for (r in ref_mondrian(if (d) x else matrix(0, n, 1L), k, rows, if (d) inv else 0)) {
+        id <- id + 1L
+        want[r] <- id
+      }
+    }
+    if (!identical(res$class, want)) p <- c(p, "classes differ from ref_mondrian()")
+    for (j in seq_len(d)) {
+      if (!identical(res$lo[, j], as.vector(tapply(x[, j], res$class, min))) ||
+          !identical(res$hi[, j], as.vector(tapply(x[, j], res$class, max)))) {
+        p <- c(p, "wrong class bounds")
+      }
+    }
+    p
+  })
+})
+
+test_that("ffi_rlaplace and ffi_keps_noise: shapes, diameters, reproducible draws", {
+  fz_run("noise", function(seed) {
+    p <- character()
+    nl <- sample(c(0, 1, 1000), 1L)
+    b <- sample(c(0, 1e-300, 1, 1e150), 1L)
+    l <- .Call(detanon:::C_ffi_rlaplace, nl, b)
+    if (length(l) != nl || any(!is.finite(l))) p <- c(p, "rlaplace: wrong length or non-finite draw")
+    if (b == 0 && any(l != 0)) p <- c(p, "rlaplace: b = 0 must give zeros")
+
+    n <- sample(c(0L, 1L, sample(2:100, 1L)), 1L)
+    pv <- sample(1:3, 1L)
+    y <- fz_matrix(n, pv)
+    n_classes <- if (n) sample(seq_len(n), 1L) else 0L
+    cls <- if (n) sample(c(seq_len(n_classes), sample(n_classes, n - n_classes, TRUE))) else integer()
+    eps <- stats::runif(pv, 0.1, 20)
+    set.seed(seed)
+    a <- .Call(detanon:::C_ffi_keps_noise, y, cls, n_classes, eps)
+    set.seed(seed)
+    b2 <- .Call(detanon:::C_ffi_keps_noise, y, cls, n_classes, eps)
+    if (!identical(a, b2)) p <- c(p, "keps_noise: not reproducible under set.seed()")
+    if (!identical(dim(a$y), c(n, pv)) || !identical(dim(a$diam), c(n_classes, pv))) {
+      return(c(p, "keps_noise: wrong shapes"))
+    }
+    if (n == 0L) return(p)
+    want <- vapply(seq_len(pv), function(j) as.vector(tapply(y[, j], factor(cls, seq_len(n_classes)),
+                                                             function(v) max(v) - min(v))), numeric(n_classes))
+    if (!identical(a$diam, matrix(want, n_classes, pv))) p <- c(p, "keps_noise: wrong diameters")
+    if (any(!is.finite(a$y))) p <- c(p, "keps_noise: non-finite noisy value")
+    flat <- a$diam[cls, , drop = FALSE] == 0
+    if (any(a$y[flat] != y[flat])) p <- c(p, "keps_noise: noise in a class of zero diameter")
+    p
+  })
+})
+
+test_that("ffi_keps_link and ffi_keps_confident: per-class counts equal brute force", {
+  fz_run("keps_link", function(seed) {
+    n <- sample(c(0L, 1L, sample(2:70, 1L)), 1L)
+    pv <- sample(1:3, 1L)
+    o <- fz_matrix(n, pv)
+    q <- o + matrix(stats::rnorm(n * pv), n, pv) * sample(c(0, 0.1, 1), 1L) * max(abs(o), 1e-300)
+    n_classes <- if (n) sample(seq_len(n), 1L) else 0L
+    cls <- if (n) sample(c(seq_len(n_classes), sample(n_classes, n - n_classes, TRUE))) else integer()
+    grp <- list(order = order(cls, method = "radix"), offsets = c(0, cumsum(tabulate(cls, n_classes))))
+    sc <- matrix(stats::runif(max(n_classes, 0L) * pv, 0.5, 2) * max(abs(o), 1e-300), n_classes, pv)
+    r <- matrix(stats::runif(max(n_classes, 0L) * pv, 0, 1) * max(abs(o), 1e-300), n_classes, pv)
+    cap <- sample(c(1L, 2L, 3L, 1000L), 1L)
+    linked <- .Call(detanon:::C_ffi_keps_link, o, q, grp$order, grp$offsets, sc)
+    conf <- .Call(detanon:::C_ffi_keps_confident, o, q, grp$order, grp$offsets, r, cap)
+    if (length(linked) != n || length(conf) != n) return("wrong lengths")
+    if (n == 0L) return(character())
+    want_l <- integer(n)
+    want_c <- integer(n)
+    for (i in seq_len(n)) {
+      s <- which(cls == cls[i])
+      c_ <- cls[i]
+      dist <- function(j) {
+        acc <- 0
+        for (v in seq_len(pv)) acc <- acc + ((q[i, v] - o[j, v]) / sc[c_, v])^2
+        acc
+      }
+      D <- dist(i)
+      want_l[i] <- as.integer(!any(vapply(setdiff(s, i), dist, 0) < D))
+      inside <- vapply(s, function(j) {
+        (q[i, 1L] - o[j, 1L] <= r[c_, 1L]) && (o[j, 1L] - q[i, 1L] <= r[c_, 1L]) &&
+          all(abs(q[i, -1L] - o[j, -1L]) <= r[c_, -1L])
+      }, TRUE)
+      want_c[i] <- as.integer(min(cap, sum(inside)))
+    }
+    p <- character()
+    if (!identical(linked, want_l)) p <- c(p, "keps_link differs from brute force")
+    if (!identical(conf, want_c)) p <- c(p, "keps_confident differs from brute force")
+    p
+  })
+})
+
+test_that("the fuzz budget can be raised from the environment", {
+  old <- Sys.getenv("DETANON_FUZZ_SECONDS", unset = NA)
+  on.exit(if (is.na(old)) Sys.unsetenv("DETANON_FUZZ_SECONDS") else Sys.setenv(DETANON_FUZZ_SECONDS = old))
+  Sys.setenv(DETANON_FUZZ_SECONDS = "600")
+  expect_identical(fz_budget(), 600)
+  Sys.setenv(DETANON_FUZZ_SECONDS = "nonsense")
+  expect_identical(fz_budget(), 4)
+})
