@@ -87,14 +87,37 @@ static SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, in
 {
     const ptrdiff_t n = Rf_nrows(z);
     const int d = Rf_ncols(z), k = Rf_asInteger(k_), nt = detanon_threads(nthreads);
+    /* cheap checks of the contract R guarantees: a bad call errors instead of reading out
+     * of bounds (every non-empty stratum needs >= k points, rows a permutation of 1..n) */
+    if (k < 1 || XLENGTH(order) != n || XLENGTH(offsets) < 1)
+        Rf_error("internal error: bad input to ffi_knn_*");
     SEXP out = PROTECT(want_index ? Rf_allocMatrix(INTSXP, n, k) : Rf_allocMatrix(REALSXP, n, d));
-    if (n == 0 || d == 0) { UNPROTECT(1); return out; }
+    if (n == 0) { UNPROTECT(1); return out; }
 
-    const double *zx = REAL_RO(z);
     ptrdiff_t *rows = as_offsets(order, n); /* 1-based from R */
-    for (ptrdiff_t i = 0; i < n; i++) rows[i] -= 1;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        if (rows[i] < 1 || rows[i] > n) Rf_error("internal error: row out of range in ffi_knn_*");
+        rows[i] -= 1;
+    }
     const R_xlen_t n_strata = XLENGTH(offsets) - 1;
     const ptrdiff_t *off = as_offsets(offsets, n_strata + 1);
+    if (off[0] != 0 || off[n_strata] != n) Rf_error("internal error: bad offsets in ffi_knn_*");
+    for (R_xlen_t s = 0; s < n_strata; s++) {
+        ptrdiff_t ns = off[s + 1] - off[s];
+        if (ns < 0 || (ns > 0 && ns < k)) Rf_error("internal error: stratum smaller than k in ffi_knn_*");
+    }
+    if (d == 0) {
+        /* no coordinates: all points coincide, so any k points of the stratum are nearest */
+        if (want_index) {
+            int *ix = INTEGER(out);
+            for (R_xlen_t s = 0; s < n_strata; s++)
+                for (ptrdiff_t p = off[s]; p < off[s + 1]; p++)
+                    for (int m = 0; m < k; m++) ix[rows[p] + (ptrdiff_t) m * n] = (int) (rows[off[s] + m] + 1);
+        }
+        UNPROTECT(1);
+        return out;
+    }
+    const double *zx = REAL_RO(z);
     knn_output o = { want_index ? NULL : REAL(out), want_index ? INTEGER(out) : NULL, n, d, k };
 
     ptrdiff_t max_small = 0, max_large = 0;

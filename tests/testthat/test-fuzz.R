@@ -65,7 +65,8 @@ fz_strata <- function(n, min_size = 0L, zeros = TRUE) {
 # Rows grouped by stratum as the R layer does: a random assignment, then order().
 fz_groups <- function(sizes) {
   n <- sum(sizes)
-  id <- sample(rep(seq_along(sizes), sizes)) # zero-size strata get no rows
+  id <- rep(seq_along(sizes), sizes) # zero-size strata get no rows
+  id <- id[sample.int(length(id))] # (not sample(id): a single id m would mean 1:m)
   list(id = id, order = order(id, method = "radix"), offsets = c(0, cumsum(sizes)))
 }
 
@@ -90,9 +91,11 @@ test_that("ffi_knn_index and ffi_knn_centroids: exact k nearest neighbours on ra
     p <- character()
     if (!identical(dim(idx), c(n, k))) return("index has the wrong shape")
     if (!identical(dim(cen), c(n, d))) return("centroids have the wrong shape")
-    if (n == 0L || d == 0L) return(p)
+    if (n == 0L) return(p)
     if (anyNA(idx) || any(idx < 1L | idx > n)) return("index out of range")
     if (!all(g$id[idx] == rep(g$id, k))) p <- c(p, "neighbour outside its stratum")
+    if (any(apply(idx, 1L, anyDuplicated) > 0L)) p <- c(p, "a neighbour listed twice")
+    if (d == 0L) return(p)
     if (!all(is.finite(cen))) p <- c(p, "non-finite centroid")
     want <- ref_knn_index(z, g$id, k)
     # duplicated points may be returned in any order: compare coordinates, not row ids
@@ -324,6 +327,21 @@ test_that("ffi_keps_link and ffi_keps_confident: per-class counts equal brute fo
     if (!identical(conf, want_c)) p <- c(p, "keps_confident differs from brute force")
     p
   })
+})
+
+test_that("ffi_knn_* reject input that breaks the R layer's contract instead of crashing", {
+  z <- matrix(as.double(1:6), 6)
+  knn <- function(order = 1:6, offsets = c(0, 6), k = 2L) {
+    .Call(detanon:::C_ffi_knn_index, z, order, offsets, k, 1L)
+  }
+  expect_identical(dim(knn()), c(6L, 2L))
+  expect_error(knn(k = 7L), "stratum smaller than k")
+  expect_error(knn(offsets = c(0, 1, 6)), "stratum smaller than k")
+  expect_error(knn(k = 0L), "bad input")
+  expect_error(knn(order = c(1:5, 7L)), "row out of range")
+  expect_error(knn(order = 1:5), "bad input")
+  expect_error(knn(offsets = c(0, 5)), "bad offsets")
+  expect_error(knn(offsets = c(0, 4, 3, 6)), "stratum smaller than k")
 })
 
 test_that("the fuzz budget can be raised from the environment", {
