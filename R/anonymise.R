@@ -39,6 +39,8 @@
 #' * When all centroids of a column are equal (e.g. `k` equal to the only stratum's size),
 #'   their SD is 0 and the column is released as the original mean, with a warning.
 #' * Integer columns in `vars` are returned as doubles.
+#' * A column whose SD overflows (values beyond about 1e154 in magnitude) cannot be
+#'   standardised and gives an error; rescale it first.
 #' * Missing values in `strata` columns form a stratum level of their own.
 #'
 #' @param data A data frame (data.frame, tibble or data.table).
