@@ -161,6 +161,11 @@ check_quasi <- function(data, quasi, arg = "quasi") {
     if (any(is.nan(x)) || any(is.infinite(x))) {
       stop_arg("`", arg, "` column `", v, "` contains NaN or infinite values; replace them first.")
     }
+    fin <- x[!is.na(x)]
+    if (length(fin) && !is.finite(max(fin) - min(fin))) {
+      stop_arg("`", arg, "` column `", v, "` has values too large to handle (their range overflows); ",
+               "rescale it (e.g. divide by 1e6) first.")
+    }
   }
   invisible(quasi)
 }

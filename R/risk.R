@@ -307,6 +307,10 @@ check_pair <- function(original, masked, vars, arg = "vars") {
                  "; the measures need complete data: impute them or drop those records from ",
                  "both `original` and `masked`.")
       }
+      if (length(y) > 1L && !is.finite(col_stats(matrix(as.double(y)))$sd)) {
+        stop_arg("`", arg, "` column `", v, "` of `", nm, "` has values too large to standardise ",
+                 "(the SD overflows); rescale it in both `original` and `masked` (e.g. divide by 1e6).")
+      }
     }
   }
   vars

@@ -162,6 +162,11 @@ bad("anonymise_keps: confidence 1", bi_d, function(x) anonymise_keps(x, epsilon 
 bad("anonymise_keps: character quasi", bi_d, function(x) anonymise_keps(x, epsilon = 1, quasi = "g"),
     "`quasi` must be numeric columns; `g`")
 bad("anonymise_keps: NaN", bi_nan, function(x) anonymise_keps(x, epsilon = 1), "`vars` column `x` contains NaN")
+bi_wide <- bi_mod(bi_d, x = sign(bi_d$x) * 1.5e308 + bi_d$x * 1e290) # finite, but the range overflows
+bad("anonymise_keps: range overflow would release Inf", bi_wide,
+    function(x) anonymise_keps(x, epsilon = 1), "`vars` column `x` has values too large to handle")
+bad("equivalence_classes: range overflow", bi_wide,
+    function(x) equivalence_classes(x, quasi = "x"), "`quasi` column `x` has values too large to handle")
 bad("keps_error: epsilon with a zero", bi_d, function(x) keps_error(x, epsilon = c(1, 0)), "`epsilon` must be finite numbers > 0")
 bad("keps_error: all NA", bi_na, function(x) keps_error(x, epsilon = 1), "`vars`/`quasi` have missing values")
 bad("keps_error: tibble", tibble::as_tibble(bi_d), function(x) keps_error(x, epsilon = c(1, 2)), NA,
@@ -181,6 +186,10 @@ bad("risk_rmd: constant column", bi_pair(o = bi_const), function(p) risk_rmd(p$o
     "`vars` column `x` is constant in `original`")
 bad("risk_rmd: character numbers in masked", bi_pair(m = bi_mod(bi_m, x = as.character(bi_m$x))),
     function(p) risk_rmd(p$o, p$m), "`vars` must name numeric columns; in `masked` `x`")
+bad("risk_rmd: overflowing SD (covMcd warned, then a misleading error)", bi_pair(o = bi_mod(bi_d, x = bi_d$x * 1e307)),
+    function(p) risk_rmd(p$o, p$m), "`vars` column `x` of `original` has values too large to standardise")
+bad("risk_linkage: overflowing SD", bi_pair(m = bi_mod(bi_m, y = bi_m$y * 1e200)),
+    function(p) risk_linkage(p$o, p$m), "`vars` column `y` of `masked` has values too large to standardise")
 bad("risk_rmd: w1 negative", bi_pair(), function(p) risk_rmd(p$o, p$m, w1 = -1), "`w1` must be a single finite number > 0")
 bad("risk_rmd: m = 0", bi_pair(), function(p) risk_rmd(p$o, p$m, m = 0), "`m` must be a single whole number >= 1")
 bad("risk_rmd: deterministic NA", bi_pair(), function(p) risk_rmd(p$o, p$m, deterministic = NA),

@@ -13,7 +13,7 @@ fz_budget <- function() {
   s <- suppressWarnings(as.numeric(Sys.getenv("DETANON_FUZZ_SECONDS", "")))
   if (is.na(s) || s <= 0) 4 else s
 }
-fz_n_entry <- 9 # entry-point groups below; each gets budget / fz_n_entry seconds
+fz_n_entry <- 8 # fuzzed groups below; each gets budget / fz_n_entry seconds
 
 # Run `one(seed)` on seeds 1, 2, ... until the time share is used (at least `min_iter`
 # cases). `one` returns a character vector of problems (empty when all is well).
