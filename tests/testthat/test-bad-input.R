@@ -313,6 +313,23 @@ bad("titanic_paper: character Age", bi_mod(titanic, Age = as.character(titanic$A
 bad("titanic_paper: zero rows", titanic[0, ], function(x) titanic_paper(x), NA,
     function(r) expect_identical(nrow(r), 0L))
 
+# ---- data.table inputs must not be modified by reference ------------------------------
+bi_dt <- data.table::as.data.table(bi_d)
+bad("data.table: strata_table", bi_dt, function(x) strata_table(x, "g", sensitive = "y"), NA)
+bad("data.table: kanon_check", bi_dt, function(x) kanon_check(x, "g"), NA)
+bad("data.table: detect_identifiers", bi_dt, function(x) detect_identifiers(x), NA)
+bad("data.table: remove_identifiers", bi_dt, function(x) remove_identifiers(x, "g", method = "pseudonymise"), NA,
+    function(r) expect_s3_class(r, "data.table"))
+bad("data.table: generalise_strata", bi_dt, function(x) generalise_strata(x, "g", k = 11), NA)
+bad("data.table: equivalence_classes", bi_dt, function(x) equivalence_classes(x, k = 3, quasi = "x"), NA)
+bad("data.table: anonymise_keps", bi_dt, function(x) anonymise_keps(x, epsilon = 2, k = 3, quasi = "x", vars = "y"), NA,
+    function(r) expect_s3_class(r$data, "data.table"))
+bad("data.table: safe_table", bi_dt, function(x) safe_table(x, "g", method = "round"), NA)
+bad("data.table: nhs_check", bi_dt, function(x) nhs_check(x, roles = c(g = "gender")), NA)
+bad("data.table: anonymise with merge", data.table::as.data.table(bi_d[c(1:10, 11:12), ]),
+    an(k = 3, small_strata = "merge"), NA, function(r) expect_identical(nrow(r), 12L))
+bad("data.table: utility_pmse", bi_pair(bi_dt, data.table::as.data.table(bi_m)), function(p) utility_pmse(p$o, p$m), NA)
+
 # ---- the runner -----------------------------------------------------------------------
 test_that("the bad-input suite covers every exported function with enough cases", {
   expect_gte(length(bi_cases), 40L)
