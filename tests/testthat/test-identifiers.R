@@ -136,3 +136,8 @@ test_that("remove_identifiers() rejects bad input", {
   m$l <- list(1, 2)
   expect_error(remove_identifiers(m, "l", method = "pseudonymise"), "cannot be pseudonymised")
 })
+
+test_that("pseudonymising a column with no values keeps it missing", {
+  d <- data.frame(id = c(NA_character_, NA), v = 1:2)
+  expect_identical(remove_identifiers(d, "id", method = "pseudonymise")$id, c(NA_character_, NA))
+})
