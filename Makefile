@@ -1,5 +1,6 @@
 # make demo   install everything, then anonymise the bundled Titanic data and print the report
 # make check  install everything, then R CMD build + R CMD check --as-cran + the test count line
+# make sanitize  ASan/UBSan, no-OpenMP and valgrind runs of the native code (CI runs it too)
 # make test   run the test suite against the installed package (quick, for development)
 R        ?= R
 PKG      := detanon
@@ -12,7 +13,7 @@ CHECKDIR ?= $(CURDIR)/check
 CHECK_ENV := NOT_CRAN=true _R_CHECK_SYSTEM_CLOCK_=false _R_CHECK_CRAN_INCOMING_REMOTE_=false \
              R_RD4PDF="times,hyper"
 
-.PHONY: deps install demo check test clean
+.PHONY: deps install demo check sanitize test clean
 
 deps:
 	bash tools/install-deps.sh
@@ -28,6 +29,9 @@ check: deps
 	cd "$(CHECKDIR)" && $(R) CMD build "$(CURDIR)"
 	cd "$(CHECKDIR)" && $(CHECK_ENV) $(R) CMD check --as-cran $(PKG)_$(VERSION).tar.gz; \
 	  status=$$?; bash "$(CURDIR)/tools/check-summary.sh" "$(CHECKDIR)/$(PKG).Rcheck" $$status
+
+sanitize: deps
+	bash tools/sanitize.sh
 
 test:
 	NOT_CRAN=true Rscript -e 'testthat::test_dir("tests/testthat", package = "$(PKG)", load_package = "installed")'

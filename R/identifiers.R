@@ -15,8 +15,10 @@
 #'   Insurance numbers, valid NHS numbers (ten digits with the modulus-11 check digit),
 #'   email addresses or telephone numbers;
 #' * `name_like`: the column name suggests a name, address, contact detail or
-#'   identifier (e.g. `name`, `surname`, `address`, `email`, `phone`, `nhs_number`,
-#'   `id`), or the values look like personal names (e.g. "Smith, Mr. John");
+#'   identifier (a word such as `name`, `surname`, `address`, `email`, `phone` or `id`,
+#'   or a number word with `nhs`, `hospital`, `patient`, `record`, ... as in
+#'   `nhs_number` or `HospitalNo`), or the values look like personal names (e.g.
+#'   "Smith, Mr. John");
 #' * `free_text`: character values with on average four or more words or 40 or more
 #'   characters.
 #'
@@ -55,19 +57,30 @@ detect_identifiers <- function(data) {
   out
 }
 
-identifier_name_pattern <- paste0(
-  "^(id|ids|uid|uuid|identifier|name|names|surname|forename|forenames|firstname|lastname|",
-  "fullname|givenname|familyname|address|addr|street|email|mail|phone|telephone|tel|mobile|",
-  "fax|nhs|nino|ni|ssn|passport|mrn|hospital|patient|person|record|postcode|zip)$")
+# Column-name words that on their own suggest a direct identifier or contact detail
+identifier_words <- c("id", "ids", "uid", "uuid", "guid", "identifier", "name", "names", "surname", "forename",
+                      "forenames", "firstname", "lastname", "fullname", "givenname", "familyname", "address",
+                      "addr", "street", "email", "mail", "phone", "telephone", "tel", "mobile", "fax", "nino",
+                      "ssn", "passport", "mrn")
+# ... and words that do so with a number word ("nhs number", "hospital no", "NHSNumber")
+identifier_qualifiers <- c("nhs", "ni", "hospital", "record", "patient", "person", "insurance", "case", "chi",
+                           "staff", "employee", "payroll", "account")
+number_words <- c("no", "num", "number", "nr", "nbr")
+
+name_suggests_identifier <- function(name) {
+  words <- tolower(strsplit(gsub("([a-z])([A-Z])", "\\1 \\2", name), "[^A-Za-z0-9]+")[[1L]])
+  words <- words[nzchar(words)]
+  glued <- paste0("^(", paste(identifier_qualifiers, collapse = "|"), ")(", paste(c(number_words, "id"), collapse = "|"), ")$")
+  any(words %in% identifier_words) || (any(words %in% identifier_qualifiers) && any(words %in% number_words)) ||
+    any(grepl(glued, words))
+}
 
 identifier_flags <- function(x, name) {
   out <- list(unique = FALSE, id_like = FALSE, name_like = FALSE, free_text = FALSE, reason = "")
   if (!is.atomic(x) || !is.null(dim(x))) return(out)
   reasons <- character()
   # the column name, split into words (snake, dot, camel case)
-  words <- tolower(strsplit(gsub("([a-z])([A-Z])", "\\1 \\2", name), "[^A-Za-z0-9]+")[[1L]])
-  words <- words[nzchar(words)]
-  if (any(grepl(identifier_name_pattern, words))) {
+  if (name_suggests_identifier(name)) {
     out$name_like <- TRUE
     reasons <- c(reasons, "name suggests an identifier or contact detail")
   }
@@ -101,7 +114,10 @@ identifier_flags <- function(x, name) {
       else if (mean(is_nhs_number(s)) >= 0.8) kind <- "NHS numbers"
       else if (mean(grepl("^[A-CEGHJ-PR-TW-Z]{2} ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-D]$", toupper(s))) >= 0.8) {
         kind <- "National Insurance numbers"
-      } else if (mean(grepl("^\\+?[0-9][0-9 ()-]{8,}[0-9]$", s)) >= 0.8) kind <- "telephone numbers"
+      } else if (mean(grepl("^\\+?[0-9][0-9 ()-]{8,}[0-9]$", s) & nchar(gsub("[^0-9]", "", s)) >= 10 &
+                      !grepl("^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}", s)) >= 0.8) {
+        kind <- "telephone numbers"
+      }
       else if (out$unique && mean(grepl("^[A-Za-z]{0,4}[-_/ ]?[0-9]{3,}[A-Za-z]{0,2}$", s)) >= 0.8) {
         kind <- "codes of letters and digits"
       }

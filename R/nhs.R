@@ -20,6 +20,11 @@
 #' raised, not lowered. Besides the roles you declare, the check screens the columns of
 #' role `"other"` with [detect_identifiers()] and marks suspicious ones for review.
 #'
+#' Dates of birth and event dates are judged by their form: Date and date-time columns
+#' and strings such as `"2012-03-14"` or `"14/03/2012"` count as full dates (even if every
+#' day is the 1st); ages, years, `"2012-03"` or bands pass. Postcodes fail when a value
+#' has an inward code (`"LS1 4AP"`); districts (`"LS1"`) and areas (`"LS"`) pass.
+#'
 #' What the check cannot do: it relies on the roles you give (a column declared
 #' `"other"` is not examined as a date of birth); it cannot assess the threat level or
 #' the risk of extra information, which decide between the plans, nor the consultation

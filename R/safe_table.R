@@ -168,6 +168,7 @@ secondary_suppression <- function(val, primary, inner) {
     ccol <- comp[nr + col_of[free]]
     cand <- free[(crow == cr & ccol == cc) | (crow == cc & ccol == cr)]
     if (!length(cand)) cand <- free[crow %in% c(cr, cc) | ccol %in% c(cr, cc)]
+    if (!length(cand)) cand <- free # not reached: a fully suppressed table has no bridge
     pick <- cand[order(!inner[cand], val[cand] == 0, val[cand], cand)][1L]
     supp[pick] <- TRUE
   }

@@ -168,6 +168,13 @@ utility_delta <- function(original, masked, vars = NULL) {
 #' families) and normal quantiles otherwise, as `summary.glm()` uses for its p-values.
 #' `family = gaussian()` gives the least-squares fit of `lm()`.
 #'
+#' For the paper's Table 3 (`Survived ~ Pclass + Sex + Age + Fare + Family`, binomial, on
+#' `anonymise(titanic_paper(), k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex",
+#' "Family"), engine = "rann")`), the original-data column is reproduced to every printed
+#' digit. The anonymised column agrees within 0.003 (e.g. intercept 3.614 against the
+#' printed 3.615) and the standardised differences within 0.01 (0.216 against 0.220): the
+#' paper's masked data apparently differ from this run in a few tied neighbours.
+#'
 #' @section What it measures and what it does not:
 #' It measures whether one chosen analysis gives the same answer on the masked data; other
 #' analyses (other outcomes, subgroups, interactions) can be affected differently, and it

@@ -51,11 +51,17 @@ static kd_heap alloc_heap(int k)
 }
 
 static void build(kd_tree *t, const tree_buffers *b, const double *z, ptrdiff_t n_all, int d,
-                  const ptrdiff_t *rows, ptrdiff_t ns)
+                  const ptrdiff_t *rows, ptrdiff_t ns, int (*interrupted)(void))
 {
     kd_init(t, ns, d, LEAF_SIZE, b->pts, b->row, b->leaf_of, b->nodes, b->box);
+    t->interrupted = interrupted;
     kd_build(t, z, n_all, rows);
 }
+
+/* Asks R whether the user pressed Ctrl-C without jumping out of C: R_CheckUserInterrupt
+ * runs inside R_ToplevelExec, which catches the jump (and consumes the interrupt). */
+static void check_interrupt(void *unused) { (void) unused; R_CheckUserInterrupt(); }
+static int interrupt_pending(void) { return !R_ToplevelExec(check_interrupt, NULL); }
 
 /* Write the result for the query at tree position `self`. Centroid sums are exact (fsum),
  * so records with the same k points get bit-identical centroids: with k equal to a
@@ -150,7 +156,7 @@ static SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, in
                 if (ns == 0 || ns >= SMALL_STRATUM) continue;
                 int tid = THREAD_ID;
                 kd_tree tree;
-                build(&tree, &bufs[tid], zx, n, d, rows + off[i], ns);
+                build(&tree, &bufs[tid], zx, n, d, rows + off[i], ns, NULL);
                 for (ptrdiff_t p = 0; p < ns; p++) {
                     kd_knn_self(&tree, p, &heaps[tid]);
                     emit(&tree, &heaps[tid], p, &o, work[tid]);
@@ -168,7 +174,8 @@ static SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, in
             ptrdiff_t ns = off[s + 1] - off[s];
             if (ns < SMALL_STRATUM) continue;
             kd_tree tree;
-            build(&tree, &buf, zx, n, d, rows + off[s], ns);
+            build(&tree, &buf, zx, n, d, rows + off[s], ns, interrupt_pending);
+            if (tree.aborted) Rf_error("interrupted by the user");
             R_CheckUserInterrupt();
             for (ptrdiff_t from = 0; from < ns; from += CHUNK) {
                 ptrdiff_t to = from + CHUNK < ns ? from + CHUNK : ns;

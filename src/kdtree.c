@@ -27,9 +27,21 @@ void kd_init(kd_tree *t, ptrdiff_t n, int d, int leaf_size, double *pts, ptrdiff
     t->n = n; t->d = d; t->leaf_size = leaf_size < 1 ? 1 : leaf_size;
     t->pts = pts; t->row = row; t->leaf_of = leaf_of; t->nodes = nodes; t->box = box;
     t->n_nodes = 0; t->depth = 0;
+    t->interrupted = NULL; t->aborted = 0; t->since_poll = 0;
 }
 
 int kd_stack_capacity(const kd_tree *t) { return 2 * t->depth + 4; }
+
+/* Account for `work` points of building work; ask about an interrupt every 2^20. */
+static inline void poll(kd_tree *t, ptrdiff_t work)
+{
+    if (!t->interrupted) return;
+    t->since_poll += work;
+    if (t->since_poll >= ((ptrdiff_t) 1 << 20)) {
+        t->since_poll = 0;
+        if (t->interrupted()) t->aborted = 1;
+    }
+}
 
 static inline void swap_points(kd_tree *t, ptrdiff_t a, ptrdiff_t b)
 {
@@ -56,6 +68,8 @@ static void select_nth(kd_tree *t, ptrdiff_t lo, ptrdiff_t hi, ptrdiff_t m, int 
             else if (v > pivot) swap_points(t, i, --gt);
             else i++;
         }
+        poll(t, hi - lo);
+        if (t->aborted) return;
         if (m < lt) hi = lt;
         else if (m >= gt) lo = gt;
         else return;
@@ -79,16 +93,21 @@ static int build_node(kd_tree *t, ptrdiff_t begin, ptrdiff_t end, int depth)
             if (p[j] > hi[j]) hi[j] = p[j];
         }
     }
-    if (end - begin <= t->leaf_size) {
+    poll(t, end - begin);
+    ptrdiff_t mid = begin + (end - begin) / 2;
+    if (end - begin > t->leaf_size && !t->aborted) {
+        int dim = 0;
+        for (int j = 1; j < d; j++)
+            if (hi[j] - lo[j] > hi[dim] - lo[dim]) dim = j;
+        /* identical points (zero spread) need no reordering: any split is a valid one */
+        if (hi[dim] > lo[dim]) select_nth(t, begin, end, mid, dim);
+    }
+    /* an interrupted build still leaves a valid tree: the rest become (large) leaves,
+     * and reordering inside [begin, end) kept this node's box right */
+    if (end - begin <= t->leaf_size || t->aborted) {
         for (ptrdiff_t i = begin; i < end; i++) t->leaf_of[i] = id;
         return id;
     }
-    int dim = 0;
-    for (int j = 1; j < d; j++)
-        if (hi[j] - lo[j] > hi[dim] - lo[dim]) dim = j;
-    ptrdiff_t mid = begin + (end - begin) / 2;
-    /* identical points (zero spread) need no reordering: any split is a valid one */
-    if (hi[dim] > lo[dim]) select_nth(t, begin, end, mid, dim);
     int left = build_node(t, begin, mid, depth + 1);
     int right = build_node(t, mid, end, depth + 1);
     t->nodes[id].left = left;

@@ -28,6 +28,12 @@ typedef struct {
     double *box;       /* per node: lo[d] then hi[d] */
     int n_nodes;
     int depth;         /* depth of the deepest leaf (root = 0) */
+    /* Polled about every 2^20 points of building work when not NULL (main thread only):
+     * a true answer stops the build, leaving aborted = 1 and a valid tree whose remaining
+     * nodes are leaves (correct answers, slow searches: callers should stop). */
+    int (*interrupted)(void);
+    int aborted;
+    ptrdiff_t since_poll;
 } kd_tree;
 
 /* One entry of a search stack: a node and its squared distance bound. */

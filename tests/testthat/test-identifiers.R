@@ -136,3 +136,22 @@ test_that("remove_identifiers() rejects bad input", {
   m$l <- list(1, 2)
   expect_error(remove_identifiers(m, "l", method = "pseudonymise"), "cannot be pseudonymised")
 })
+
+test_that("pseudonymising a column with no values keeps it missing", {
+  d <- data.frame(id = c(NA_character_, NA), v = 1:2)
+  expect_identical(remove_identifiers(d, "id", method = "pseudonymise")$id, c(NA_character_, NA))
+})
+
+test_that("column names: identifier words, qualified number words, and no false alarms", {
+  nm <- function(x) detanon:::name_suggests_identifier(x)
+  expect_true(all(vapply(c("PassengerId", "patient_id", "NHSNumber", "nhs_no", "Hospital Number", "surname",
+                           "e.mail", "HomeAddress", "ni.number", "mrn", "recordNo"), nm, logical(1))))
+  expect_false(any(vapply(c("patient_age", "record_date", "hospital_site", "Age", "Fare", "number_of_visits",
+                            "Survived", "provider", "identity_confirmed", "Pclass"), nm, logical(1))))
+})
+
+test_that("ISO date strings are not taken for telephone numbers", {
+  d <- data.frame(when = format(as.Date("2012-01-01") + 0:19))
+  expect_equal(nrow(detect_identifiers(d)), 1L) # unique per row only
+  expect_false(detect_identifiers(d)$id_like)
+})

@@ -81,3 +81,17 @@ test_that("kanon_check() rejects bad input", {
   expect_error(kanon_check(d, character()), "`keys` is empty")
   expect_error(kanon_check(data.frame(x = 1:3), NULL), "`keys` is empty")
 })
+
+test_that("kanon_check() agrees with sdcMicro's frequency counts on complete keys", {
+  skip_if_not_installed("sdcMicro")
+  d <- titanic_paper()
+  d$Age5 <- generalise_bands(d$Age, width = 5)
+  keys <- c("Pclass", "Sex", "Family", "Age5")
+  x <- as.data.frame(lapply(d[keys], as.integer))
+  fk <- sdcMicro::freqCalc(x, keyVars = keys)$fk
+  for (k in c(2, 3, 5)) {
+    res <- kanon_check(d, keys, k)
+    expect_equal(res$n_affected, sum(fk < k))
+    expect_equal(res$min_size, min(fk))
+  }
+})

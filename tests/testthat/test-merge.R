@@ -137,3 +137,14 @@ test_that("merge_small_strata() keeps tibbles and data.tables", {
   res <- merge_small_strata(tibble::as_tibble(d), 5, c("u", "w"), c("a", "b"))
   expect_s3_class(res$data, "tbl_df")
 })
+
+test_that("missing strata values are a category: moved from and into like any other", {
+  d <- data.frame(g = c(NA, "a", "a", "a", "b", "b", "b"), h = c("x", "x", "x", "x", "y", "y", "y"),
+                  v = c(5, 4, 5, 6, 1, 2, 3))
+  res <- merge_small_strata(d, k = 3, vars = "v", strata = c("g", "h"))
+  expect_equal(res$data$g[1], "a")
+  expect_true(is.na(res$moves$from_g))
+  d2 <- data.frame(g = c("a", NA, NA, NA), v = c(1, 2, 3, 4))
+  res2 <- merge_small_strata(d2, k = 3, vars = "v", strata = "g")
+  expect_true(is.na(res2$data$g[1]))
+})

@@ -133,3 +133,29 @@ test_that("simulate_ncds follows its targets and the Table 4 regression", {
   expect_error(simulate_ncds(3), "`n` must be a single whole number between 4")
   expect_error(simulate_ncds(10, seed = "a"), "`seed`")
 })
+
+test_that("whenever fleishman_coef returns, the moments are right (grid incl. the boundary)", {
+  grid <- expand.grid(skew = c(-2.5, -1.2, 0, 0.3, 1.2, 2.5), kurt = c(-1.1, -0.5, 0.5, 2, 5, 12, 25))
+  solved <- 0L
+  for (i in seq_len(nrow(grid))) {
+    cf <- tryCatch(fleishman_coef(grid$skew[i], grid$kurt[i]), error = function(e) conditionMessage(e))
+    if (is.character(cf)) {
+      expect_match(cf, "No Fleishman polynomial has skewness")
+    } else {
+      solved <- solved + 1L
+      expect_equal(unname(poly_moments(cf)), c(0, 1, grid$skew[i], grid$kurt[i]), tolerance = 1e-6,
+                   info = paste(grid$skew[i], grid$kurt[i]))
+    }
+  }
+  expect_gt(solved, nrow(grid) / 2)
+})
+
+test_that("rvale_maurelli handles n = 1 and a single variable", {
+  set.seed(5)
+  one <- rvale_maurelli(1, mean = c(a = 1, b = 2), sd = 1)
+  expect_equal(dim(one), c(1L, 2L))
+  single <- rvale_maurelli(50, mean = 3, sd = 2, skewness = 1, kurtosis = 1.5)
+  expect_named(single, "V1")
+  expect_equal(nrow(single), 50L)
+  expect_true(all(is.finite(single$V1)))
+})

@@ -1,0 +1,23 @@
+# Exercises every native entry point on small data, for valgrind memcheck (tools/sanitize.sh).
+library(detanon)
+set.seed(1)
+n <- 300
+d <- data.frame(g = factor(sample(c("a", "b"), n, TRUE)), h = factor(sample(1:3, n, TRUE)),
+                x1 = rnorm(n), x2 = round(rexp(n), 1), x3 = runif(n))
+vars <- c("x1", "x2", "x3")
+for (nt in 1:2) {
+  m <- anonymise(d, k = 4, vars = vars, strata = c("g", "h"), nthreads = nt)
+  r <- risk_rmd(d, m, vars = vars, deterministic = TRUE, nthreads = nt)
+  l <- risk_linkage(d, m, vars = vars, strata = c("g", "h"), nthreads = nt)
+}
+big <- data.frame(x1 = rnorm(5000), x2 = rnorm(5000)) # one stratum on the parallel query path
+invisible(anonymise(big, k = 3, strata = character(), nthreads = 2))
+a <- assess(d, m, vars = vars, strata = c("g", "h"), deterministic = TRUE)
+cl <- equivalence_classes(d, k = 5, quasi = c("x1", "x2"), strata = "g")
+kp <- anonymise_keps(d, epsilon = 2, k = 5, vars = "x3", quasi = c("x1", "x2"), strata = "g",
+                     confidence = 0.9)
+e <- keps_error(d, epsilon = c(1, 2), k = 5, vars = "x3", quasi = c("x1", "x2"), strata = "g")
+z <- scale(as.matrix(d[vars]))
+idx <- .Call(detanon:::C_ffi_knn_index, z, order(d$g), c(0, cumsum(tabulate(d$g))), 5L, 2L)
+lap <- .Call(detanon:::C_ffi_rlaplace, 1000, 2)
+cat("valgrind-smoke: done\n")
