@@ -138,25 +138,6 @@ static inline int lex_less(const double *a, const double *b, int d)
     return 0;
 }
 
-static inline double point_d2(const double *q, const double *p, int d)
-{
-    double s = 0.0;
-    for (int j = 0; j < d; j++) { double e = q[j] - p[j]; s += e * e; }
-    return s;
-}
-
-static inline double box_d2(const kd_tree *t, int node, const double *q)
-{
-    const int d = t->d;
-    const double *lo = t->box + (size_t) node * 2 * d, *hi = lo + d;
-    double s = 0.0;
-    for (int j = 0; j < d; j++) {
-        if (q[j] < lo[j]) { double e = q[j] - lo[j]; s += e * e; }
-        else if (q[j] > hi[j]) { double e = q[j] - hi[j]; s += e * e; }
-    }
-    return s;
-}
-
 /* Is (d2, point a) before (d2b, point b) in the total order? */
 static inline int cand_less(const kd_tree *t, double d2, ptrdiff_t a, double d2b, ptrdiff_t b)
 {
@@ -198,20 +179,20 @@ static inline void scan_leaf(const kd_tree *t, const kd_node *nd, const double *
 {
     const int d = t->d;
     for (ptrdiff_t p = nd->begin; p < nd->end; p++)
-        offer(t, h, p, point_d2(q, t->pts + p * d, d));
+        offer(t, h, p, kd_point_d2(q, t->pts + p * d, d));
 }
 
 static void search(const kd_tree *t, const double *q, kd_heap *h, int skip_leaf)
 {
     kd_item *st = h->stack;
     int sp = 0;
-    st[sp].node = 0; st[sp].bd = box_d2(t, 0, q); sp++;
+    st[sp].node = 0; st[sp].bd = kd_box_d2(t, 0, q); sp++;
     while (sp > 0) {
         kd_item it = st[--sp];
         if (it.node == skip_leaf || !may_improve(t, h, it.node, it.bd)) continue;
         const kd_node *nd = t->nodes + it.node;
         if (nd->left < 0) { scan_leaf(t, nd, q, h); continue; }
-        double bl = box_d2(t, nd->left, q), br = box_d2(t, nd->right, q);
+        double bl = kd_box_d2(t, nd->left, q), br = kd_box_d2(t, nd->right, q);
         /* push the far child first so that the near one is searched first */
         if (bl <= br) {
             st[sp].node = nd->right; st[sp].bd = br; sp++;
@@ -262,7 +243,7 @@ ptrdiff_t kd_count_within(const kd_tree *t, const double *q, double r2, ptrdiff_
         if (far <= r2) { count += nd->end - nd->begin; continue; }
         if (nd->left < 0) {
             for (ptrdiff_t p = nd->begin; p < nd->end; p++)
-                if (point_d2(q, t->pts + p * d, d) <= r2) count++;
+                if (kd_point_d2(q, t->pts + p * d, d) <= r2) count++;
             continue;
         }
         st[sp].node = nd->left; st[sp].bd = 0.0; sp++;

@@ -42,6 +42,28 @@ typedef struct {
     double bd;
 } kd_item;
 
+/* Squared distance between two points, and from a point to a node's box. Both sum
+ * (q - p)^2 in dimension order, so rounding is monotone between them: the box distance
+ * is a lower bound of every point distance in the box, in floating point too. */
+static inline double kd_point_d2(const double *q, const double *p, int d)
+{
+    double s = 0.0;
+    for (int j = 0; j < d; j++) { double e = q[j] - p[j]; s += e * e; }
+    return s;
+}
+
+static inline double kd_box_d2(const kd_tree *t, int node, const double *q)
+{
+    const int d = t->d;
+    const double *lo = t->box + (size_t) node * 2 * d, *hi = lo + d;
+    double s = 0.0;
+    for (int j = 0; j < d; j++) {
+        if (q[j] < lo[j]) { double e = q[j] - lo[j]; s += e * e; }
+        else if (q[j] > hi[j]) { double e = q[j] - hi[j]; s += e * e; }
+    }
+    return s;
+}
+
 /* Size of buffers a tree of n points needs. */
 size_t kd_max_nodes(ptrdiff_t n, int leaf_size);
 

@@ -3,25 +3,6 @@
 #include <stdint.h>
 #include "risk_kernel.h"
 
-static inline double d2_of(const double *q, const double *p, int d)
-{
-    double s = 0.0;
-    for (int j = 0; j < d; j++) { double e = q[j] - p[j]; s += e * e; }
-    return s;
-}
-
-static inline double box_near(const kd_tree *t, int node, const double *q)
-{
-    const int d = t->d;
-    const double *lo = t->box + (size_t) node * 2 * d, *hi = lo + d;
-    double s = 0.0;
-    for (int j = 0; j < d; j++) {
-        if (q[j] < lo[j]) { double e = q[j] - lo[j]; s += e * e; }
-        else if (q[j] > hi[j]) { double e = q[j] - hi[j]; s += e * e; }
-    }
-    return s;
-}
-
 ptrdiff_t rk_count_within_dist(const kd_tree *t, const double *q, double w, ptrdiff_t stop_at,
                                kd_item *st)
 {
@@ -49,11 +30,11 @@ ptrdiff_t rk_count_within_dist(const kd_tree *t, const double *q, double w, ptrd
         if (far < lo2) { count += nd->end - nd->begin; continue; }
         if (nd->left < 0) {
             for (ptrdiff_t p = nd->begin; p < nd->end; p++)
-                if (sqrt(d2_of(q, t->pts + p * d, d)) <= w) count++;
+                if (sqrt(kd_point_d2(q, t->pts + p * d, d)) <= w) count++;
             continue;
         }
         /* nearer child last, so it is searched first and an early stop comes sooner */
-        double bl = box_near(t, nd->left, q), br = box_near(t, nd->right, q);
+        double bl = kd_box_d2(t, nd->left, q), br = kd_box_d2(t, nd->right, q);
         if (bl <= br) {
             st[sp].node = nd->right; st[sp].bd = br; sp++;
             st[sp].node = nd->left; st[sp].bd = bl; sp++;
@@ -67,7 +48,7 @@ ptrdiff_t rk_count_within_dist(const kd_tree *t, const double *q, double w, ptrd
 
 double rk_link_share(const kd_tree *t, const double *q, const double *self, kd_heap *h)
 {
-    const double ds = d2_of(q, self, t->d);
+    const double ds = kd_point_d2(q, self, t->d);
     kd_knn_point(t, q, h);
     if (h->count < 1 || h->d2[0] < ds) return 0.0;
     /* self is in the tree at squared distance ds, so the count is >= 1 */
