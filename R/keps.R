@@ -229,13 +229,10 @@ keps_args <- function(data, epsilon, k, vars, quasi, strata, weights, na, small_
   } else {
     epsilon <- check_number(epsilon, "epsilon", 0, lower_open = TRUE)
   }
-  k <- check_whole(k, "k", min = 2, max = .Machine$integer.max)
-  quasi <- check_columns(quasi, data, "quasi", character())
-  check_quasi(data, quasi)
-  strata <- check_columns(strata, data, "strata", setdiff(default_strata(data), quasi))
-  check_strata_columns(data, strata)
-  both <- intersect(quasi, strata)
-  if (length(both)) stop_arg("Columns cannot be in both `quasi` and `strata`: ", quote_names(both), ".")
+  k <- check_whole(k, "k", min = 2)
+  cols <- check_quasi_strata(data, quasi, strata)
+  quasi <- cols$quasi
+  strata <- cols$strata
   vars <- check_columns(vars, data, "vars",
                         setdiff(names(data)[vapply(data, is_continuous, logical(1))], c(strata, quasi)))
   if (!length(vars)) {

@@ -65,14 +65,11 @@
 equivalence_classes <- function(data, k = 3, quasi = NULL, strata = NULL,
                                 small_strata = c("fail", "suppress")) {
   check_data_frame(data, "data")
-  k <- check_whole(k, "k", min = 2, max = .Machine$integer.max)
+  k <- check_whole(k, "k", min = 2)
   small_strata <- match_choice(small_strata, "small_strata")
-  quasi <- check_columns(quasi, data, "quasi", character())
-  check_quasi(data, quasi)
-  strata <- check_columns(strata, data, "strata", setdiff(default_strata(data), quasi))
-  check_strata_columns(data, strata)
-  both <- intersect(quasi, strata)
-  if (length(both)) stop_arg("Columns cannot be in both `quasi` and `strata`: ", quote_names(both), ".")
+  cols <- check_quasi_strata(data, quasi, strata)
+  quasi <- cols$quasi
+  strata <- cols$strata
   check_k_n(k, nrow(data))
   df <- as.data.frame(data, stringsAsFactors = FALSE)
   if (length(quasi) && anyNA(df[quasi])) {
@@ -146,6 +143,18 @@ quasi_matrix <- function(df, quasi) {
   x <- vapply(df[quasi], as.double, numeric(nrow(df)))
   dim(x) <- c(nrow(df), length(quasi))
   x
+}
+
+# Numeric quasi-identifiers and the categorical strata beside them (default: the
+# categorical columns that are not quasi-identifiers); a column cannot be both.
+check_quasi_strata <- function(data, quasi, strata) {
+  quasi <- check_columns(quasi, data, "quasi", character())
+  check_quasi(data, quasi)
+  strata <- check_columns(strata, data, "strata", setdiff(default_strata(data), quasi))
+  check_strata_columns(data, strata)
+  both <- intersect(quasi, strata)
+  if (length(both)) stop_arg("Columns cannot be in both `quasi` and `strata`: ", quote_names(both), ".")
+  list(quasi = quasi, strata = strata)
 }
 
 check_quasi <- function(data, quasi, arg = "quasi") {

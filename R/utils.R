@@ -29,7 +29,7 @@ check_whole <- function(x, arg, min = -Inf, max = Inf) {
   ok <- is.numeric(x) && length(x) == 1L && !is.na(x) && is.finite(x) &&
     x == round(x) && x >= min && x <= max && x <= .Machine$integer.max
   if (!ok) {
-    range <- if (is.finite(max)) sprintf("between %s and %s", min, max) else sprintf(">= %s", min)
+    range <- if (max < .Machine$integer.max) sprintf("between %s and %s", min, max) else sprintf(">= %s", min)
     stop_arg("`", arg, "` must be a single whole number ", range, ", not ", show_value(x), ".")
   }
   as.integer(x)

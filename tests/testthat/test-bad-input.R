@@ -259,7 +259,7 @@ bad("nhs_check: roles missing", bi_d, function(x) nhs_check(x), "`roles` is miss
 bad("nhs_check: unknown role", bi_d, function(x) nhs_check(x, roles = c(g = "nope")), "`roles` has unknown roles: \"nope\"")
 bad("nhs_check: unnamed roles", bi_d, function(x) nhs_check(x, roles = "direct"), "`roles` must be a named character vector")
 bad("nhs_check: roles NA", bi_d, function(x) nhs_check(x, roles = c(g = NA)), "`roles` must be a named character vector")
-bad("nhs_check: k = 1", bi_d, function(x) nhs_check(x, roles = c(g = "gender"), k = 1), "`k` must be a single whole number between 3")
+bad("nhs_check: k = 1", bi_d, function(x) nhs_check(x, roles = c(g = "gender"), k = 1), "`k` must be a single whole number >= 3")
 bad("nhs_check: controlled not in data", bi_d, function(x) nhs_check(x, roles = c(g = "gender"), controlled = "zz"),
     "`controlled` names columns that are not in the data")
 bad("nhs_check: zero rows", bi_d[0, ], function(x) nhs_check(x, roles = c(g = "gender")), NA,
@@ -298,7 +298,7 @@ bad("vale_maurelli_cor: not a correlation", matrix(c(1, 2, 2, 1), 2),
     function(x) vale_maurelli_cor(x, rbind(fleishman_coef(0, 0), fleishman_coef(0, 0))), "`cor` must be a symmetric")
 bad("vale_maurelli_cor: coef rows", diag(2), function(x) vale_maurelli_cor(x, fleishman_coef(0, 0)),
     "`coef` must be a numeric matrix with one row per variable")
-bad("rvale_maurelli: n = 0", 0, function(x) rvale_maurelli(x, 0, 1), "`n` must be a single whole number between 1")
+bad("rvale_maurelli: n = 0", 0, function(x) rvale_maurelli(x, 0, 1), "`n` must be a single whole number >= 1")
 bad("rvale_maurelli: sd 0", 10, function(x) rvale_maurelli(x, 0, 0), "`sd` must be a numeric vector")
 bad("rvale_maurelli: mean NA", 10, function(x) rvale_maurelli(x, NA, 1), "`mean` must be a numeric vector of finite means")
 bad("rvale_maurelli: duplicated names", 10, function(x) rvale_maurelli(x, c(0, 1), c(1, 1), names = c("a", "a")),

@@ -76,7 +76,7 @@ test_that("kanon_check() rejects bad input", {
   d <- nhs_example()
   expect_error(kanon_check(as.matrix(d), "gender"), "`data` must be a data frame")
   expect_error(kanon_check(d, "sex"), "`keys` names columns that are not in the data: `sex`")
-  expect_error(kanon_check(d, "gender", k = 0), "`k` must be a single whole number between 1")
+  expect_error(kanon_check(d, "gender", k = 0), "`k` must be a single whole number >= 1")
   expect_error(kanon_check(d, "gender", k = 2.5), "`k` must be a single whole number")
   expect_error(kanon_check(d, character()), "`keys` is empty")
   expect_error(kanon_check(data.frame(x = 1:3), NULL), "`keys` is empty")

@@ -124,7 +124,7 @@ test_that("merge fails clearly when no stratum is large enough", {
   d <- data.frame(g = factor(c("a", "b", "c")), v = 1:3 + 0.5)
   expect_error(merge_small_strata(d, k = 2, vars = "v", strata = "g"), "No stratum has k = 2 or more records")
   expect_error(anonymise(d, k = 2, vars = "v", strata = "g", small_strata = "merge"), "No stratum has k = 2")
-  expect_error(merge_small_strata(d, k = 0), "`k` must be a single whole number between 1")
+  expect_error(merge_small_strata(d, k = 0), "`k` must be a single whole number >= 1")
   expect_error(merge_small_strata(d, 2, vars = "g", strata = character()), "`vars` must be numeric columns")
   d$v[2] <- NA
   expect_error(merge_small_strata(d, 2, vars = "v", strata = "g"), "`vars` have missing values")

@@ -81,7 +81,7 @@ test_that("strata-only classes and small strata", {
 test_that("bad input is rejected with a message naming the argument", {
   df <- sim_people(20)
   expect_error(equivalence_classes(df, k = 21, quasi = "age"), "`k` \\(21\\) is larger than the number of records \\(20\\)")
-  expect_error(equivalence_classes(df, k = 1, quasi = "age"), "`k` must be a single whole number between 2")
+  expect_error(equivalence_classes(df, k = 1, quasi = "age"), "`k` must be a single whole number >= 2")
   expect_error(equivalence_classes(df, k = 2, quasi = "sex"), "`quasi` must be numeric columns; `sex`")
   expect_error(equivalence_classes(df, k = 2, quasi = "nope"), "`quasi` names columns that are not in the data")
   expect_error(equivalence_classes(df, k = 2, quasi = "age", strata = "age"), "both `quasi` and `strata`")

@@ -127,7 +127,7 @@ test_that("nhs_check() rejects bad input", {
   expect_error(nhs_check(d, c(nhs_no = "identifier")), "unknown roles: \"identifier\"")
   expect_error(nhs_check(d, c(nhsno = "direct")), "`roles` names columns that are not in the data: `nhsno`")
   expect_error(nhs_check(d, roles, "medium"), "`plan` must be one of")
-  expect_error(nhs_check(d, roles, "strong", k = 3), "`k` must be a single whole number between 5")
+  expect_error(nhs_check(d, roles, "strong", k = 3), "`k` must be a single whole number >= 5")
   expect_error(nhs_check(d, roles, controlled = "nhs_no"), "`controlled` includes direct identifiers")
   expect_error(nhs_check(d, roles, controlled = "zip"), "`controlled` names columns")
   expect_equal(status_of(nhs_check(d["diagnosis"], list(diagnosis = "other")), "Weak k-anonymity: k"), "fail")
