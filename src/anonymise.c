@@ -167,16 +167,41 @@ static SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, in
         }
     }
 
-    /* large strata: one at a time, queries in parallel, in tree order for locality */
+    /* large strata: trees built up front (several strata: one per thread, in rounds of nt
+     * between interrupt checks; a single stratum: serially, polling for interrupts), then
+     * one stratum at a time with its queries in parallel, in tree order for locality */
     if (max_large > 0) {
-        tree_buffers buf = alloc_tree(max_large, d);
-        for (R_xlen_t s = 0; s < n_strata; s++) {
-            ptrdiff_t ns = off[s + 1] - off[s];
-            if (ns < SMALL_STRATUM) continue;
-            kd_tree tree;
-            build(&tree, &buf, zx, n, d, rows + off[s], ns, interrupt_pending);
-            if (tree.aborted) Rf_error("interrupted by the user");
-            R_CheckUserInterrupt();
+        R_xlen_t n_large = 0;
+        for (R_xlen_t s = 0; s < n_strata; s++) if (off[s + 1] - off[s] >= SMALL_STRATUM) n_large++;
+        R_xlen_t *large = (R_xlen_t *) R_alloc(n_large, sizeof(R_xlen_t));
+        kd_tree *trees = (kd_tree *) R_alloc(n_large, sizeof(kd_tree));
+        tree_buffers *bufs = (tree_buffers *) R_alloc(n_large, sizeof(tree_buffers));
+        for (R_xlen_t s = 0, i = 0; s < n_strata; s++) {
+            if (off[s + 1] - off[s] < SMALL_STRATUM) continue;
+            large[i] = s;
+            bufs[i] = alloc_tree(off[s + 1] - off[s], d);
+            i++;
+        }
+        if (n_large == 1) {
+            build(&trees[0], &bufs[0], zx, n, d, rows + off[large[0]], off[large[0] + 1] - off[large[0]],
+                  interrupt_pending);
+            if (trees[0].aborted) Rf_error("interrupted by the user");
+        } else {
+            for (R_xlen_t from = 0; from < n_large; from += nt) {
+                R_xlen_t to = from + nt < n_large ? from + nt : n_large;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+                for (R_xlen_t i = from; i < to; i++) {
+                    R_xlen_t s = large[i];
+                    build(&trees[i], &bufs[i], zx, n, d, rows + off[s], off[s + 1] - off[s], NULL);
+                }
+                R_CheckUserInterrupt();
+            }
+        }
+        for (R_xlen_t i = 0; i < n_large; i++) {
+            const kd_tree *tree = &trees[i];
+            const ptrdiff_t ns = tree->n;
             for (ptrdiff_t from = 0; from < ns; from += CHUNK) {
                 ptrdiff_t to = from + CHUNK < ns ? from + CHUNK : ns;
 #ifdef _OPENMP
@@ -184,8 +209,8 @@ static SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, in
 #endif
                 for (ptrdiff_t p = from; p < to; p++) {
                     int tid = THREAD_ID;
-                    kd_knn_self(&tree, p, &heaps[tid]);
-                    emit(&tree, &heaps[tid], p, &o, work[tid]);
+                    kd_knn_self(tree, p, &heaps[tid]);
+                    emit(tree, &heaps[tid], p, &o, work[tid]);
                 }
                 R_CheckUserInterrupt();
             }
