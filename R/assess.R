@@ -79,8 +79,8 @@ print.detanon_assess <- function(x, ...) {
   cat(sprintf("  linkage %.4f (%.0f records) nearest original in stratum is the record's own; blind guess %.4f\n",
               l$rate, l$n_linked, l$blind_rate))
   cat("  Covers close-match re-identification on the masked variables by an intruder who\n",
-      " knows the originals. Does NOT cover: rare categorical combinations (strata_table()),\n",
-      " attribute disclosure, other background knowledge. Unflagged records are not proven safe.\n",
+      "  knows the originals. Does NOT cover: rare categorical combinations (strata_table()),\n",
+      "  attribute disclosure, other background knowledge. Unflagged records are not proven safe.\n",
       sep = "")
   cat("\nUtility\n")
   cat(sprintf("  U (pMSE) %.3g, S_pMSE %.3g  a logistic model's ability to tell the data sets apart\n",
