@@ -18,42 +18,17 @@
 #define CHUNK ((ptrdiff_t) 1 << 16)
 
 typedef struct {
-    double *pts; ptrdiff_t *row, *leaf_of; kd_node *nodes; double *box;
-} tree_buffers;
-
-typedef struct {
     double *cent; /* n x d centroids, or NULL */
     int *idx;     /* n x k 1-based neighbour rows, or NULL */
     ptrdiff_t ld;
     int d, k;
 } knn_output;
 
-static tree_buffers alloc_tree(ptrdiff_t n, int d)
+/* (Re)build tree t, allocated for at least ns points, over rows[0..ns) of z. */
+static void build(kd_tree *t, const double *z, ptrdiff_t n_all, const ptrdiff_t *rows, ptrdiff_t ns,
+                  int (*interrupted)(void))
 {
-    size_t nn = kd_max_nodes(n, LEAF_SIZE);
-    tree_buffers b;
-    b.pts = (double *) R_alloc((size_t) n * d, sizeof(double));
-    b.row = (ptrdiff_t *) R_alloc(n, sizeof(ptrdiff_t));
-    b.leaf_of = (ptrdiff_t *) R_alloc(n, sizeof(ptrdiff_t));
-    b.nodes = (kd_node *) R_alloc(nn, sizeof(kd_node));
-    b.box = (double *) R_alloc(nn * 2 * d, sizeof(double));
-    return b;
-}
-
-static kd_heap alloc_heap(int k)
-{
-    kd_heap h;
-    h.k = k; h.count = 0;
-    h.pos = (ptrdiff_t *) R_alloc(k, sizeof(ptrdiff_t));
-    h.d2 = (double *) R_alloc(k, sizeof(double));
-    h.stack = (kd_item *) R_alloc(KD_STACK_MAX, sizeof(kd_item));
-    return h;
-}
-
-static void build(kd_tree *t, const tree_buffers *b, const double *z, ptrdiff_t n_all, int d,
-                  const ptrdiff_t *rows, ptrdiff_t ns, int (*interrupted)(void))
-{
-    kd_init(t, ns, d, LEAF_SIZE, b->pts, b->row, b->leaf_of, b->nodes, b->box);
+    kd_reuse(t, ns);
     t->interrupted = interrupted;
     kd_build(t, z, n_all, rows);
 }
@@ -135,14 +110,14 @@ static SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, in
     kd_heap *heaps = (kd_heap *) R_alloc(nt, sizeof(kd_heap));
     double **work = (double **) R_alloc(nt, sizeof(double *));
     for (int t = 0; t < nt; t++) {
-        heaps[t] = alloc_heap(k);
+        heaps[t] = detanon_heap(k);
         work[t] = (double *) R_alloc(k, sizeof(double));
     }
 
     /* small strata: one per thread, each with its own tree */
     if (max_small > 0) {
-        tree_buffers *bufs = (tree_buffers *) R_alloc(nt, sizeof(tree_buffers));
-        for (int t = 0; t < nt; t++) bufs[t] = alloc_tree(max_small, d);
+        kd_tree *trees = (kd_tree *) R_alloc(nt, sizeof(kd_tree));
+        for (int t = 0; t < nt; t++) trees[t] = detanon_tree(max_small, d, LEAF_SIZE);
         R_xlen_t s = 0;
         while (s < n_strata) {
             R_xlen_t s_end = s;
@@ -155,11 +130,11 @@ static SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, in
                 ptrdiff_t ns = off[i + 1] - off[i];
                 if (ns == 0 || ns >= SMALL_STRATUM) continue;
                 int tid = THREAD_ID;
-                kd_tree tree;
-                build(&tree, &bufs[tid], zx, n, d, rows + off[i], ns, NULL);
+                kd_tree *tree = &trees[tid];
+                build(tree, zx, n, rows + off[i], ns, NULL);
                 for (ptrdiff_t p = 0; p < ns; p++) {
-                    kd_knn_self(&tree, p, &heaps[tid]);
-                    emit(&tree, &heaps[tid], p, &o, work[tid]);
+                    kd_knn_self(tree, p, &heaps[tid]);
+                    emit(tree, &heaps[tid], p, &o, work[tid]);
                 }
             }
             R_CheckUserInterrupt();
@@ -175,16 +150,14 @@ static SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, in
         for (R_xlen_t s = 0; s < n_strata; s++) if (off[s + 1] - off[s] >= SMALL_STRATUM) n_large++;
         R_xlen_t *large = (R_xlen_t *) R_alloc(n_large, sizeof(R_xlen_t));
         kd_tree *trees = (kd_tree *) R_alloc(n_large, sizeof(kd_tree));
-        tree_buffers *bufs = (tree_buffers *) R_alloc(n_large, sizeof(tree_buffers));
         for (R_xlen_t s = 0, i = 0; s < n_strata; s++) {
             if (off[s + 1] - off[s] < SMALL_STRATUM) continue;
             large[i] = s;
-            bufs[i] = alloc_tree(off[s + 1] - off[s], d);
+            trees[i] = detanon_tree(off[s + 1] - off[s], d, LEAF_SIZE);
             i++;
         }
         if (n_large == 1) {
-            build(&trees[0], &bufs[0], zx, n, d, rows + off[large[0]], off[large[0] + 1] - off[large[0]],
-                  interrupt_pending);
+            build(&trees[0], zx, n, rows + off[large[0]], trees[0].n, interrupt_pending);
             if (trees[0].aborted) Rf_error("interrupted by the user");
         } else {
             for (R_xlen_t from = 0; from < n_large; from += nt) {
@@ -194,7 +167,7 @@ static SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, in
 #endif
                 for (R_xlen_t i = from; i < to; i++) {
                     R_xlen_t s = large[i];
-                    build(&trees[i], &bufs[i], zx, n, d, rows + off[s], off[s + 1] - off[s], NULL);
+                    build(&trees[i], zx, n, rows + off[s], trees[i].n, NULL);
                 }
                 R_CheckUserInterrupt();
             }

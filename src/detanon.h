@@ -5,6 +5,7 @@
 #define R_NO_REMAP
 #include <R.h>
 #include <Rinternals.h>
+#include "kdtree.h"
 
 /* anonymise.c */
 SEXP ffi_knn_centroids(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
@@ -20,6 +21,10 @@ SEXP ffi_rlaplace(SEXP n, SEXP b);
 SEXP ffi_keps_noise(SEXP y, SEXP cls, SEXP n_classes, SEXP eps);
 SEXP ffi_keps_link(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP scale);
 SEXP ffi_keps_confident(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP r, SEXP cap);
+
+/* kdtree_alloc.c: a tree with room for n points, and a heap of k neighbours, in R_alloc memory */
+kd_tree detanon_tree(ptrdiff_t n, int d, int leaf_size);
+kd_heap detanon_heap(int k);
 
 /* threads.c: the number of OpenMP threads to use for a request (1 without OpenMP) */
 int detanon_threads(SEXP nthreads);

@@ -30,6 +30,11 @@ void kd_init(kd_tree *t, ptrdiff_t n, int d, int leaf_size, double *pts, ptrdiff
     t->interrupted = NULL; t->aborted = 0; t->since_poll = 0;
 }
 
+void kd_reuse(kd_tree *t, ptrdiff_t n)
+{
+    kd_init(t, n, t->d, t->leaf_size, t->pts, t->row, t->leaf_of, t->nodes, t->box);
+}
+
 int kd_stack_capacity(const kd_tree *t) { return 2 * t->depth + 4; }
 
 /* Account for `work` points of building work; ask about an interrupt every 2^20. */
@@ -231,14 +236,8 @@ ptrdiff_t kd_count_within(const kd_tree *t, const double *q, double r2, ptrdiff_
     while (sp > 0 && count < stop_at) {
         int id = st[--sp].node;
         const kd_node *nd = t->nodes + id;
-        const double *lo = t->box + (size_t) id * 2 * d, *hi = lo + d;
-        double near = 0.0, far = 0.0;
-        for (int j = 0; j < d; j++) {
-            double a = q[j] - lo[j], b = q[j] - hi[j];
-            double a2 = a * a, b2 = b * b;
-            if (q[j] < lo[j]) near += a2; else if (q[j] > hi[j]) near += b2;
-            far += a2 > b2 ? a2 : b2;
-        }
+        double near, far;
+        kd_box_bounds(t, id, q, &near, &far);
         if (near > r2) continue;
         if (far <= r2) { count += nd->end - nd->begin; continue; }
         if (nd->left < 0) {

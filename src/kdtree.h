@@ -64,6 +64,23 @@ static inline double kd_box_d2(const kd_tree *t, int node, const double *q)
     return s;
 }
 
+/* Squared distances from q to the nearest and the farthest point of a node's box: bounds of
+ * every point distance in the box, in floating point too (monotone rounding). */
+static inline void kd_box_bounds(const kd_tree *t, int node, const double *q, double *near,
+                                 double *far)
+{
+    const int d = t->d;
+    const double *lo = t->box + (size_t) node * 2 * d, *hi = lo + d;
+    double sn = 0.0, sf = 0.0;
+    for (int j = 0; j < d; j++) {
+        double a = q[j] - lo[j], b = q[j] - hi[j];
+        double a2 = a * a, b2 = b * b;
+        if (q[j] < lo[j]) sn += a2; else if (q[j] > hi[j]) sn += b2;
+        sf += a2 > b2 ? a2 : b2;
+    }
+    *near = sn; *far = sf;
+}
+
 /* Size of buffers a tree of n points needs. */
 size_t kd_max_nodes(ptrdiff_t n, int leaf_size);
 
@@ -71,6 +88,9 @@ size_t kd_max_nodes(ptrdiff_t n, int leaf_size);
  * (2*d doubles per node) for kd_max_nodes(n, leaf_size) nodes. */
 void kd_init(kd_tree *t, ptrdiff_t n, int d, int leaf_size, double *pts, ptrdiff_t *row,
              ptrdiff_t *leaf_of, kd_node *nodes, double *box);
+
+/* Point the tree at its own buffers again, for n points (no more than they were sized for). */
+void kd_reuse(kd_tree *t, ptrdiff_t n);
 
 /* Build over the points x[rows[i] + j * ldx] (column-major, j < d), i < n.
  * `rows` may be NULL, meaning rows[i] = i. Needs a stack of depth O(log n) only. */

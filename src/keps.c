@@ -68,15 +68,8 @@ SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k_, SEXP inv_range)
         psz[c] = (int) (e - b);
         for (ptrdiff_t i = b; i < e; i++) pc[rows[i]] = (int) (c + 1);
         for (int j = 0; j < d; j++) {
-            const double *xj = px + (size_t) j * n;
-            double l = xj[rows[b]], h = l;
-            for (ptrdiff_t i = b + 1; i < e; i++) {
-                double t = xj[rows[i]];
-                if (t < l) l = t;
-                if (t > h) h = t;
-            }
-            plo[c + j * n_classes] = l;
-            phi[c + j * n_classes] = h;
+            mdr_rows_range(px + (size_t) j * n, rows, b, e, plo + c + j * n_classes,
+                           phi + c + j * n_classes);
         }
         b = e;
     }

@@ -38,6 +38,18 @@ double mdr_select(double *v, ptrdiff_t n, ptrdiff_t r)
     return v[r];
 }
 
+void mdr_rows_range(const double *xj, const ptrdiff_t *rows, ptrdiff_t b, ptrdiff_t e,
+                    double *lo, double *hi)
+{
+    double l = xj[rows[b]], h = l;
+    for (ptrdiff_t i = b + 1; i < e; i++) {
+        double t = xj[rows[i]];
+        if (t < l) l = t;
+        if (t > h) h = t;
+    }
+    *lo = l; *hi = h;
+}
+
 ptrdiff_t mondrian_partition(const double *x, ptrdiff_t ldx, int d, const double *inv_range,
                              ptrdiff_t *rows, ptrdiff_t n, ptrdiff_t k, double *vals,
                              ptrdiff_t *tmp, mdr_range *stack, ptrdiff_t *ends, int *order,
@@ -52,13 +64,8 @@ ptrdiff_t mondrian_partition(const double *x, ptrdiff_t ldx, int d, const double
         if (m >= 2 * k) {
             /* normalised widths, then columns by decreasing width (stable: ties by index) */
             for (int j = 0; j < d; j++) {
-                const double *xj = x + (size_t) j * ldx;
-                double lo = xj[rows[b]], hi = lo;
-                for (ptrdiff_t i = b + 1; i < e; i++) {
-                    double t = xj[rows[i]];
-                    if (t < lo) lo = t;
-                    if (t > hi) hi = t;
-                }
+                double lo, hi;
+                mdr_rows_range(x + (size_t) j * ldx, rows, b, e, &lo, &hi);
                 width[j] = (hi - lo) * inv_range[j];
                 int pos = j;
                 while (pos > 0 && width[order[pos - 1]] < width[j]) { order[pos] = order[pos - 1]; pos--; }

@@ -29,6 +29,10 @@ ptrdiff_t mondrian_partition(const double *x, ptrdiff_t ldx, int d, const double
                              ptrdiff_t *tmp, mdr_range *stack, ptrdiff_t *ends, int *order,
                              double *width);
 
+/* Smallest and largest of xj[rows[i]] for i in [b, e), e > b. */
+void mdr_rows_range(const double *xj, const ptrdiff_t *rows, ptrdiff_t b, ptrdiff_t e,
+                    double *lo, double *hi);
+
 /* The value of rank r (0-based) among v[0..n), reordering v. Expected O(n). */
 double mdr_select(double *v, ptrdiff_t n, ptrdiff_t r);
 

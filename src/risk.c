@@ -17,19 +17,6 @@
 /* Smallest number of queries worth a parallel region. */
 #define RISK_PAR_MIN 2048
 
-static void risk_tree(kd_tree *t, ptrdiff_t n, int d, const double *x, ptrdiff_t ldx,
-                      const ptrdiff_t *rows)
-{
-    size_t nn = kd_max_nodes(n, RISK_LEAF_SIZE);
-    double *pts = (double *) R_alloc((size_t) n * d, sizeof(double));
-    ptrdiff_t *row = (ptrdiff_t *) R_alloc(n, sizeof(ptrdiff_t));
-    ptrdiff_t *leaf_of = (ptrdiff_t *) R_alloc(n, sizeof(ptrdiff_t));
-    kd_node *nodes = (kd_node *) R_alloc(nn, sizeof(kd_node));
-    double *box = (double *) R_alloc(nn * 2 * d, sizeof(double));
-    kd_init(t, n, d, RISK_LEAF_SIZE, pts, row, leaf_of, nodes, box);
-    kd_build(t, x, ldx, rows);
-}
-
 /* For each 1-based row i in `query`: the number of OTHER rows of z (n x d) within Euclidean
  * distance w of row i, capped at m. */
 SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w_, SEXP m_, SEXP nthreads)
@@ -45,8 +32,8 @@ SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w_, SEXP m_, SEXP nthreads)
     if (n == 0 || d == 0 || m < 1) Rf_error("internal error: bad input to ffi_rmd_count");
     const double *zx = REAL_RO(z);
 
-    kd_tree t;
-    risk_tree(&t, n, d, zx, n, NULL);
+    kd_tree t = detanon_tree(n, d, RISK_LEAF_SIZE);
+    kd_build(&t, zx, n, NULL);
     R_CheckUserInterrupt();
     /* slot[r] = index of row r in `query` + 1 (0: not queried); queries are then run in
      * tree order, so that consecutive queries touch the same part of the tree */
@@ -108,27 +95,16 @@ SEXP ffi_link_share(SEXP zo, SEXP zm, SEXP order, SEXP offsets, SEXP nthreads)
         if (ns < 0) Rf_error("internal error: decreasing offsets");
         if (ns > max_s) max_s = ns;
     }
-    /* one set of tree buffers, sized for the largest stratum, reused stratum by stratum */
-    size_t nn = kd_max_nodes(max_s, RISK_LEAF_SIZE);
-    double *pts = (double *) R_alloc((size_t) max_s * d, sizeof(double));
-    ptrdiff_t *row = (ptrdiff_t *) R_alloc(max_s, sizeof(ptrdiff_t));
-    ptrdiff_t *leaf_of = (ptrdiff_t *) R_alloc(max_s, sizeof(ptrdiff_t));
-    kd_node *nodes = (kd_node *) R_alloc(nn, sizeof(kd_node));
-    double *box = (double *) R_alloc(nn * 2 * d, sizeof(double));
+    /* one tree, sized for the largest stratum, reused stratum by stratum */
+    kd_tree t = detanon_tree(max_s, d, RISK_LEAF_SIZE);
     kd_heap *heaps = (kd_heap *) R_alloc(nt, sizeof(kd_heap));
     double *buf = (double *) R_alloc((size_t) nt * d, sizeof(double));
-    for (int i = 0; i < nt; i++) {
-        heaps[i].k = 1; heaps[i].count = 0;
-        heaps[i].pos = (ptrdiff_t *) R_alloc(1, sizeof(ptrdiff_t));
-        heaps[i].d2 = (double *) R_alloc(1, sizeof(double));
-        heaps[i].stack = (kd_item *) R_alloc(KD_STACK_MAX, sizeof(kd_item));
-    }
+    for (int i = 0; i < nt; i++) heaps[i] = detanon_heap(1);
     ptrdiff_t since_check = 0;
     for (R_xlen_t s = 0; s < n_strata; s++) {
         const ptrdiff_t b = off[s], ns = (ptrdiff_t) off[s + 1] - off[s];
         if (ns == 0) continue;
-        kd_tree t;
-        kd_init(&t, ns, d, RISK_LEAF_SIZE, pts, row, leaf_of, nodes, box);
+        kd_reuse(&t, ns);
         kd_build(&t, xo, n, rows + b);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 64) if (ns >= RISK_PAR_MIN)

@@ -18,14 +18,8 @@ ptrdiff_t rk_count_within_dist(const kd_tree *t, const double *q, double w, ptrd
     while (sp > 0 && count < stop_at) {
         int id = st[--sp].node;
         const kd_node *nd = t->nodes + id;
-        const double *lo = t->box + (size_t) id * 2 * d, *hi = lo + d;
-        double near = 0.0, far = 0.0;
-        for (int j = 0; j < d; j++) {
-            double a = q[j] - lo[j], b = q[j] - hi[j];
-            double a2 = a * a, b2 = b * b;
-            if (q[j] < lo[j]) near += a2; else if (q[j] > hi[j]) near += b2;
-            far += a2 > b2 ? a2 : b2;
-        }
+        double near, far;
+        kd_box_bounds(t, id, q, &near, &far);
         if (near > hi2) continue;
         if (far < lo2) { count += nd->end - nd->begin; continue; }
         if (nd->left < 0) {

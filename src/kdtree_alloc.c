@@ -1,0 +1,26 @@
+/* Glue helpers: kd-tree and heap buffers from R_alloc, so an R error or interrupt frees
+ * them. Shared by every entry point that searches a kd-tree. */
+#include "detanon.h"
+
+kd_tree detanon_tree(ptrdiff_t n, int d, int leaf_size)
+{
+    size_t nn = kd_max_nodes(n, leaf_size);
+    kd_tree t;
+    kd_init(&t, n, d, leaf_size,
+            (double *) R_alloc((size_t) n * d, sizeof(double)),
+            (ptrdiff_t *) R_alloc(n, sizeof(ptrdiff_t)),
+            (ptrdiff_t *) R_alloc(n, sizeof(ptrdiff_t)),
+            (kd_node *) R_alloc(nn, sizeof(kd_node)),
+            (double *) R_alloc(nn * 2 * d, sizeof(double)));
+    return t;
+}
+
+kd_heap detanon_heap(int k)
+{
+    kd_heap h;
+    h.k = k; h.count = 0;
+    h.pos = (ptrdiff_t *) R_alloc(k, sizeof(ptrdiff_t));
+    h.d2 = (double *) R_alloc(k, sizeof(double));
+    h.stack = (kd_item *) R_alloc(KD_STACK_MAX, sizeof(kd_item));
+    return h;
+}
