@@ -188,7 +188,7 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
 
   masked <- mask_matrix(x, id, k, engine, nthreads)
   if (check_identifiers) warn_identifiers(df, vars, strata)
-  for (j in seq_along(vars)) df[[vars[j]]] <- as.vector(masked$x[, j])
+  for (j in seq_along(vars)) df[[vars[j]]] <- masked$columns[[j]]
   out <- restore_class(df, data)
   attr(out, "detanon") <- structure(list(
     k = k, vars = vars, strata = strata, engine = engine,
@@ -200,10 +200,11 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
 }
 
 # The five steps on a complete numeric matrix with stratum ids 1..S (all strata >= k).
+# Returns the masked columns as a list, and the column statistics.
 mask_matrix <- function(x, id, k, engine, nthreads) {
   # the rann engine reproduces results made with base R's scale() (the paper's); its
   # last-bit differences from the exact sums decide ties inside RANN
-  stats <- if (engine == "kdtree") col_stats(x) else base_stats(x)
+  stats <- if (engine == "kdtree") col_stats(x, nthreads) else base_stats(x)
   # an overflowing SD would otherwise mark the column "constant" and release it unmasked
   huge <- !is.finite(stats$mean) | !is.finite(stats$sd)
   if (any(huge)) {
@@ -211,39 +212,40 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
              " ha", if (sum(huge) > 1L) "ve" else "s", " values too large to standardise (the SD ",
              "overflows); rescale ", if (sum(huge) > 1L) "them" else "it", " (e.g. divide by 1e6) first.")
   }
-  varying <- is.finite(stats$sd) & stats$sd > 0
-  z <- if (engine == "kdtree") {
-    sweep(sweep(x[, varying, drop = FALSE], 2L, stats$mean[varying], "-"), 2L,
-          stats$sd[varying], "/")
+  # constant columns (SD 0) have no z-score: they keep their single value
+  cols <- which(stats$sd > 0)
+  # on the z-scale (SD 1) a centroid spread this small is rounding noise, not information
+  flat_sd <- 1e-10
+  res <- if (engine == "kdtree") {
+    .Call(C_ffi_mask, x, cols, stats$mean, stats$sd, id, k, nthreads, flat_sd)
   } else {
-    scale(x[, varying, drop = FALSE])
+    rann_mask(x, cols, stats, id, k, flat_sd)
   }
-  centroids <- if (engine == "kdtree") {
-    ord <- order(id, method = "radix")
-    offsets <- c(0, cumsum(tabulate(id)))
-    .Call(C_ffi_knn_centroids, z, ord, offsets, k, nthreads)
-  } else {
-    rann_centroids(z, id, k)
+  flat <- !(res[[2L]] > flat_sd)
+  if (any(flat)) {
+    warning(sprintf("All centroids of %s are equal (k too large for the strata); released as the original mean.",
+                    quote_names(colnames(x)[cols][flat])), call. = FALSE)
   }
-  out <- x
   scale <- stats::setNames(rep(NA_real_, ncol(x)), colnames(x))
-  if (any(varying)) {
-    c_sd <- if (engine == "kdtree") col_stats(centroids)$sd else base_stats(centroids)$sd
-    # on the z-scale (SD 1) a spread this small is rounding noise, not information
-    flat <- !(c_sd > 1e-10)
-    if (any(flat)) {
-      warning(sprintf("All centroids of %s are equal (k too large for the strata); released as the original mean.",
-                      quote_names(colnames(x)[varying][flat])), call. = FALSE)
-    }
-    cols <- which(varying)
-    for (j in seq_along(cols)) {
-      v <- cols[j]
-      out[, v] <- if (flat[j]) stats$mean[v] else centroids[, j] / c_sd[j] * stats$sd[v] + stats$mean[v]
-      scale[v] <- if (flat[j]) NA_real_ else stats$sd[v] / c_sd[j]
+  scale[cols] <- ifelse(flat, NA_real_, stats$sd[cols] / res[[2L]])
+  list(columns = res[[1L]], mean = stats$mean, sd = stats$sd, scale = scale)
+}
+
+# ffi_mask() with RANN::nn2() as the search, on base R's scale() (see mask_matrix()).
+rann_mask <- function(x, cols, stats, id, k, flat_sd) {
+  columns <- lapply(seq_len(ncol(x)), function(j) x[, j])
+  if (!length(cols)) return(list(columns, numeric()))
+  centroids <- rann_centroids(scale(x[, cols, drop = FALSE]), id, k)
+  c_sd <- base_stats(centroids)$sd
+  for (j in seq_along(cols)) {
+    v <- cols[j]
+    columns[[v]] <- if (c_sd[j] > flat_sd) {
+      centroids[, j] / c_sd[j] * stats$sd[v] + stats$mean[v]
+    } else {
+      rep(stats$mean[v], nrow(x))
     }
   }
-  # constant columns (sd 0) keep their single value
-  list(x = out, mean = stats$mean, sd = stats$sd, scale = scale)
+  list(columns, c_sd)
 }
 
 base_stats <- function(x) list(mean = colMeans(x), sd = apply(x, 2L, stats::sd))

@@ -94,7 +94,7 @@ restore_class <- function(out, like) {
 }
 
 # Order-independent column means and SDs (exact summation in C), as a list.
-col_stats <- function(m) {
-  s <- .Call(C_ffi_col_stats, m)
+col_stats <- function(m, nthreads = 1L) {
+  s <- .Call(C_ffi_col_stats, m, nthreads)
   list(mean = stats::setNames(s[1L, ], colnames(m)), sd = stats::setNames(s[2L, ], colnames(m)))
 }

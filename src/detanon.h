@@ -10,7 +10,9 @@
 /* anonymise.c */
 SEXP ffi_knn_centroids(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
 SEXP ffi_knn_index(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
-SEXP ffi_col_stats(SEXP x);
+SEXP ffi_mask(SEXP x, SEXP cols, SEXP mean, SEXP sd, SEXP id, SEXP k, SEXP nthreads,
+              SEXP flat_sd);
+SEXP ffi_col_stats(SEXP x, SEXP nthreads);
 
 /* risk.c (risk/utility metrics) */
 SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w, SEXP m, SEXP nthreads);

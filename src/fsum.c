@@ -1,4 +1,6 @@
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 #include "fsum.h"
 
 #define MAX_PARTIALS 128 /* non-overlapping doubles span < 2100 bits: at most ~41 needed */
@@ -49,15 +51,87 @@ double fsum(const double *x, ptrdiff_t n, ptrdiff_t stride)
     return hi;
 }
 
+/* ---- long sums: an exact fixed-point accumulator ------------------------------------
+ * Shewchuk's partials cost tens of nanoseconds per term. For long columns this adds each
+ * finite double exactly into 32-bit digits (held in 64-bit integers so carries can wait),
+ * a few nanoseconds per term, then rounds the digits once with fsum(). Same exact sum,
+ * so the same correctly rounded result. A double is mag * 2^(e - 1074) with mag < 2^53
+ * and 0 <= e <= 2045: digit c = e / 32 takes the low part, digit c + 1 the high part. */
+#define XS_DIGITS 68  /* digit 67 starts at 2^1070: anything there overflows a double */
+#define XS_SPARE 512  /* adds between carry propagations: each adds < 2^53 to a digit */
+
+typedef struct {
+    int64_t d[XS_DIGITS];
+    int pending;
+    int special;   /* an Inf or NaN was added */
+    double inf_nan; /* their IEEE sum */
+} xsum;
+
+static void xs_init(xsum *a)
+{
+    memset(a->d, 0, sizeof a->d);
+    a->pending = 0; a->special = 0; a->inf_nan = 0.0;
+}
+
+static void xs_carry(xsum *a)
+{
+    for (int i = 0; i < XS_DIGITS - 1; i++) {
+        int64_t low = (int64_t) ((uint64_t) a->d[i] & 0xffffffffu);
+        a->d[i + 1] += (a->d[i] - low) / ((int64_t) 1 << 32);
+        a->d[i] = low;
+    }
+    a->pending = 0;
+}
+
+static inline void xs_add(xsum *a, double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    int e = (int) ((u >> 52) & 0x7ff);
+    if (e == 0x7ff) { a->special = 1; a->inf_nan += v; return; }
+    uint64_t mag = u & (((uint64_t) 1 << 52) - 1);
+    if (e > 0) { mag |= (uint64_t) 1 << 52; e -= 1; }
+    int c = e >> 5, sh = e & 31;
+    int64_t lo = (int64_t) ((mag << sh) & 0xffffffffu), hi = (int64_t) (mag >> (32 - sh));
+    if (u >> 63) { a->d[c] -= lo; a->d[c + 1] -= hi; }
+    else { a->d[c] += lo; a->d[c + 1] += hi; }
+    if (++a->pending == XS_SPARE) xs_carry(a);
+}
+
+static double xs_round(xsum *a)
+{
+    if (a->special) return a->inf_nan;
+    xs_carry(a);
+    /* digits 0..66 are now in [0, 2^32) and the top one carries the sign: make the total
+     * non-negative so that every part is at most the total (no spurious overflow) */
+    int top = XS_DIGITS - 1;
+    while (top > 0 && a->d[top] == 0) top--;
+    double sign = 1.0;
+    if (a->d[top] < 0) {
+        sign = -1.0;
+        for (int i = 0; i < XS_DIGITS; i++) a->d[i] = -a->d[i];
+        xs_carry(a);
+    }
+    if (a->d[XS_DIGITS - 1] != 0) return sign * INFINITY;
+    /* each digit is an integer below 2^32 times a power of two: exact as a double, so
+     * fsum rounds the exact total once */
+    double part[XS_DIGITS];
+    int np = 0;
+    for (int i = 0; i < XS_DIGITS - 1; i++)
+        if (a->d[i] != 0) part[np++] = ldexp((double) a->d[i], 32 * i - 1074);
+    return sign * fsum(part, np, 1);
+}
+
 void col_mean_sd(const double *x, ptrdiff_t n, double *mean, double *sd)
 {
     if (n < 1) { *mean = NAN; *sd = NAN; return; }
-    double m = fsum(x, n, 1) / (double) n;
+    xsum a;
+    xs_init(&a);
+    for (ptrdiff_t i = 0; i < n; i++) xs_add(&a, x[i]);
+    double m = xs_round(&a) / (double) n;
     *mean = m;
     if (n < 2) { *sd = NAN; return; }
-    /* second pass on squared deviations; fsum per block keeps it exact and order-free */
-    double p[MAX_PARTIALS];
-    int np = 0;
-    for (ptrdiff_t i = 0; i < n; i++) { double e = x[i] - m; add_partial(p, &np, e * e); }
-    *sd = sqrt(fsum(p, np, 1) / (double) (n - 1));
+    xs_init(&a);
+    for (ptrdiff_t i = 0; i < n; i++) { double e = x[i] - m; xs_add(&a, e * e); }
+    *sd = sqrt(xs_round(&a) / (double) (n - 1));
 }

@@ -6,7 +6,8 @@ static const R_CallMethodDef call_methods[] = {
     /* anonymise.c */
     {"ffi_knn_centroids", (DL_FUNC) &ffi_knn_centroids, 5},
     {"ffi_knn_index",     (DL_FUNC) &ffi_knn_index,     5},
-    {"ffi_col_stats",     (DL_FUNC) &ffi_col_stats,     1},
+    {"ffi_mask",          (DL_FUNC) &ffi_mask,          8},
+    {"ffi_col_stats",     (DL_FUNC) &ffi_col_stats,     2},
     /* risk.c (risk/utility metrics) */
     {"ffi_rmd_count",     (DL_FUNC) &ffi_rmd_count,     5},
     {"ffi_link_share",    (DL_FUNC) &ffi_link_share,    5},

@@ -120,6 +120,12 @@ static int build_node(kd_tree *t, ptrdiff_t begin, ptrdiff_t end, int depth)
     return id;
 }
 
+static void build_tree(kd_tree *t)
+{
+    t->n_nodes = 0; t->depth = 0;
+    if (t->n > 0) build_node(t, 0, t->n, 0);
+}
+
 void kd_build(kd_tree *t, const double *x, ptrdiff_t ldx, const ptrdiff_t *rows)
 {
     const int d = t->d;
@@ -128,8 +134,19 @@ void kd_build(kd_tree *t, const double *x, ptrdiff_t ldx, const ptrdiff_t *rows)
         t->row[i] = r;
         for (int j = 0; j < d; j++) t->pts[i * d + j] = x[r + j * ldx];
     }
-    t->n_nodes = 0; t->depth = 0;
-    if (t->n > 0) build_node(t, 0, t->n, 0);
+    build_tree(t);
+}
+
+void kd_build_scaled(kd_tree *t, const double *const *col, const double *center,
+                     const double *scale, const ptrdiff_t *rows)
+{
+    const int d = t->d;
+    for (ptrdiff_t i = 0; i < t->n; i++) {
+        ptrdiff_t r = rows[i];
+        t->row[i] = r;
+        for (int j = 0; j < d; j++) t->pts[i * d + j] = (col[j][r] - center[j]) / scale[j];
+    }
+    build_tree(t);
 }
 
 /* ---- searching ----------------------------------------------------------------------- */

@@ -96,6 +96,11 @@ void kd_reuse(kd_tree *t, ptrdiff_t n);
  * `rows` may be NULL, meaning rows[i] = i. Needs a stack of depth O(log n) only. */
 void kd_build(kd_tree *t, const double *x, ptrdiff_t ldx, const ptrdiff_t *rows);
 
+/* The same over the standardised points (col[j][rows[i]] - center[j]) / scale[j]: the
+ * z-scores are made while copying, with the same two roundings as R's sweep(). */
+void kd_build_scaled(kd_tree *t, const double *const *col, const double *center,
+                     const double *scale, const ptrdiff_t *rows);
+
 /* Capacity a search stack needs for this tree, and a bound valid for every tree (a
  * median-split tree over fewer than 2^63 points is less than 64 levels deep). */
 int kd_stack_capacity(const kd_tree *t);

@@ -151,10 +151,10 @@ test_that("ffi_col_stats: order-free means and SDs, NaN/Inf/NA payloads do not c
     if (n > 0L && d > 0L && stats::runif(1) < 0.3) {
       x[sample(length(x), 1L)] <- sample(list(NaN, NA_real_, Inf, -Inf), 1L)[[1L]]
     }
-    s <- .Call(detanon:::C_ffi_col_stats, x)
+    s <- .Call(detanon:::C_ffi_col_stats, x, 1L)
     if (!identical(dim(s), c(2L, d))) return("wrong shape")
     p <- character()
-    if (n >= 2L && d > 0L && !identical(s, .Call(detanon:::C_ffi_col_stats, x[sample(n), , drop = FALSE]))) {
+    if (n >= 2L && d > 0L && !identical(s, .Call(detanon:::C_ffi_col_stats, x[sample(n), , drop = FALSE], 2L))) {
       p <- c(p, "depends on the row order")
     }
     for (j in seq_len(d)) {
@@ -169,6 +169,26 @@ test_that("ffi_col_stats: order-free means and SDs, NaN/Inf/NA payloads do not c
     }
     p
   })
+})
+
+test_that("ffi_col_stats: means are exact sums rounded once (cancellation, near overflow, subnormals)", {
+  mean_of <- function(x) .Call(detanon:::C_ffi_col_stats, matrix(x), 1L)[1L, 1L]
+  big <- .Machine$double.xmax
+  expect_identical(mean_of(c(1, 1e100, 1, -1e100)), 0.5) # mean() gives 0 here
+  expect_identical(mean_of(c(big, big, -big)), big / 3)
+  expect_identical(mean_of(c(-big, -big, big)), -big / 3)
+  expect_identical(mean_of(rep(2^-1074, 4)), 2^-1074)
+  # exact: 4 * 2^-1074 / 6 rounds up to 2^-1074; summing left to right loses the first term
+  expect_identical(mean_of(c(2^-1074, 1, -1, 2^-1074, 2^-1074, 2^-1074)), 2^-1074)
+  set.seed(7)
+  for (i in 1:20) {
+    v <- stats::runif(100) * 2^sample(-600:600, 100, replace = TRUE)
+    x <- sample(c(v, -v, 3)) # the exact sum is 3
+    expect_identical(mean_of(x), 3 / 201)
+  }
+  # long columns take the fixed-point path with delayed carries: still exact
+  v <- stats::runif(5000) * 2^sample(-40:40, 5000, replace = TRUE)
+  expect_identical(mean_of(sample(c(v, -v, 1, rep(c(2^60, -2^60), 3000)))), 1 / 16001)
 })
 
 test_that("ffi_rmd_count: neighbour counts within w2 equal brute force", {
@@ -342,6 +362,23 @@ test_that("ffi_knn_* reject input that breaks the R layer's contract instead of 
   expect_error(knn(order = 1:5), "bad input")
   expect_error(knn(offsets = c(0, 5)), "bad offsets")
   expect_error(knn(offsets = c(0, 4, 3, 6)), "stratum smaller than k")
+})
+
+test_that("ffi_mask rejects input that breaks the R layer's contract instead of crashing", {
+  x <- cbind(as.double(1:6), c(2, 2, 2, 2, 2, 2))
+  mask <- function(cols = 1L, id = rep(1L, 6), k = 2L, mean = c(3.5, 2), sd = c(stats::sd(1:6), 0)) {
+    .Call(detanon:::C_ffi_mask, x, cols, mean, sd, id, k, 1L, 1e-10)
+  }
+  res <- mask()
+  expect_length(res[[1L]], 2L)
+  expect_identical(res[[1L]][[2L]], x[, 2])
+  expect_error(mask(k = 7L), "stratum smaller than k")
+  expect_error(mask(id = c(1L, 1L, 2L, 2L, 2L, 3L)), "stratum smaller than k")
+  expect_error(mask(id = c(rep(1L, 5), 0L)), "stratum id out of range")
+  expect_error(mask(id = rep(1L, 5)), "bad input")
+  expect_error(mask(cols = 3L), "bad columns")
+  expect_error(mask(cols = c(1L, 1L)), "bad columns")
+  expect_error(mask(mean = 1), "bad input")
 })
 
 test_that("the fuzz budget can be raised from the environment", {
