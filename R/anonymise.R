@@ -29,9 +29,12 @@
 #' the same for every `nthreads` and permuting the input rows only permutes the output.
 #'
 #' The paper's figures come from `RANN::nn2()`, whose choice among tied neighbours depends
-#' on its tree's visit order (the Titanic data have many ties: 177 ages imputed by the
-#' median). `engine = "rann"` (needs the suggested package RANN) reproduces them exactly;
-#' it is slower and its tie outcome depends on the row order.
+#' on its tree's visit order and on the last bits of the z-scores (the Titanic data have
+#' many ties: 177 ages imputed by the median). `engine = "rann"` (needs the suggested
+#' package RANN) reproduces them exactly: it makes the z-scores as the authors' code does,
+#' `(x - mean(x)) / sd(x)` (base `scale()` divides by an SD that can differ in the last
+#' bit, which changes 14 Titanic centroids), and gives the paper's deltas, U, risk1/risk2
+#' and Table 3. It is slower and its tie outcome depends on the row order.
 #'
 #' @section Edge cases:
 #' * A constant column (SD 0) has no z-score; it is left out of the distances and
@@ -202,8 +205,8 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
 # The five steps on a complete numeric matrix with stratum ids 1..S (all strata >= k).
 # Returns the masked columns as a list, and the column statistics.
 mask_matrix <- function(x, id, k, engine, nthreads) {
-  # the rann engine reproduces results made with base R's scale() (the paper's); its
-  # last-bit differences from the exact sums decide ties inside RANN
+  # the rann engine reproduces the authors' arithmetic, (x - mean(x)) / sd(x): its last
+  # bits decide which of several equally distant neighbours RANN returns
   stats <- if (engine == "kdtree") col_stats(x, nthreads) else base_stats(x)
   # an overflowing SD would otherwise mark the column "constant" and release it unmasked
   huge <- !is.finite(stats$mean) | !is.finite(stats$sd)
@@ -231,11 +234,14 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
   list(columns = res[[1L]], mean = stats$mean, sd = stats$sd, scale = scale)
 }
 
-# ffi_mask() with RANN::nn2() as the search, on base R's scale() (see mask_matrix()).
+# ffi_mask() with RANN::nn2() as the search, on z-scores made as the authors' code makes
+# them: with sd(), not scale()'s own SD, which differs in the last bit (for the Titanic
+# ages) and so changes RANN's choice among tied neighbours, and the paper's risk figures.
 rann_mask <- function(x, cols, stats, id, k, flat_sd) {
   columns <- lapply(seq_len(ncol(x)), function(j) x[, j])
   if (!length(cols)) return(list(columns, numeric()))
-  centroids <- rann_centroids(scale(x[, cols, drop = FALSE]), id, k)
+  z <- scale(x[, cols, drop = FALSE], center = stats$mean[cols], scale = stats$sd[cols])
+  centroids <- rann_centroids(z, id, k)
   c_sd <- base_stats(centroids)$sd
   for (j in seq_along(cols)) {
     v <- cols[j]

@@ -43,11 +43,10 @@
 #' The paper reports risk1 = 0.0426 (38 records) and risk2 = 0.009 (8 records) for
 #' `anonymise(titanic_paper(), k = 3, vars = c("Age", "Fare"), strata = c("Pclass",
 #' "Sex", "Family"), engine = "rann")` with `dRiskRMD(original[c("Age", "Fare")],
-#' masked[c("Age", "Fare")])` (the defaults `w1 = 0.01`, `w2 = 0.05`). That run
-#' reproduces the paper's deltas exactly, but with sdcMicro 5.8.2 and robustbase 0.95
-#' `dRiskRMD()` and `risk_rmd()` both give 37 records (0.0415) and 7 records (0.0079),
-#' whatever the seed; the paper's figures were probably made with older versions of these
-#' packages.
+#' masked[c("Age", "Fare")])` (the defaults `w1 = 0.01`, `w2 = 0.05`). `risk_rmd()` and
+#' `dRiskRMD()` both give exactly that, for every seed tried. The figure is fragile: a
+#' masking whose z-scores differ in the last bit (base `scale()` instead of
+#' `(x - mean(x)) / sd(x)`) resolves 14 ties differently and gives 37 and 7.
 #'
 #' @param original,masked Data frames with the same rows in the same order: the original
 #'   data and its masked release.

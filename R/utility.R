@@ -122,7 +122,7 @@ print.detanon_pmse <- function(x, ...) {
 #' with `Var` the usual sample variance (denominator n - 1, as `var()`). A delta of 0.04
 #' says that about 4% of the variability of the masked variable comes from the masking.
 #' The paper's Titanic values, Age 0.0114 and Fare 0.0473, are reproduced exactly
-#' (0.011448 and 0.047336 with `engine = "rann"`).
+#' (0.011361 and 0.047336 with `engine = "rann"`).
 #'
 #' @section What it measures and what it does not:
 #' Delta uses the pairing of each masked record with its original, so it measures how far
@@ -170,10 +170,8 @@ utility_delta <- function(original, masked, vars = NULL) {
 #'
 #' For the paper's Table 3 (`Survived ~ Pclass + Sex + Age + Fare + Family`, binomial, on
 #' `anonymise(titanic_paper(), k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex",
-#' "Family"), engine = "rann")`), the original-data column is reproduced to every printed
-#' digit. The anonymised column agrees within 0.003 (e.g. intercept 3.614 against the
-#' printed 3.615) and the standardised differences within 0.01 (0.216 against 0.220): the
-#' paper's masked data apparently differ from this run in a few tied neighbours.
+#' "Family"), engine = "rann")`), both columns and the standardised differences are
+#' reproduced to every printed digit.
 #'
 #' @section What it measures and what it does not:
 #' It measures whether one chosen analysis gives the same answer on the masked data; other

@@ -179,22 +179,12 @@ test_that("the paper's Titanic utility numbers are reproduced", {
   expect_equal(round(t3$stat_or, 3), c(8.054, -3.732, -8.135, -13.527, -4.437, 0.466, -0.471))
   expect_equal(signif(t3$p_or[c(1, 3, 5, 6, 7)], 3), c(8.00e-16, 4.12e-16, 9.13e-06, 0.641, 0.638))
   expect_equal(round(t3$p_or[2], 4), 0.0002)
-  # Table 3, anonymised data. The paper prints 3.615, -1.112, -2.343, -2.625, -0.035, 0.001,
-  # -0.089 (SEs 0.454, 0.300, 0.300, 0.194, 0.008, 0.002, 0.197) and std. differences
-  # 0.220, 0.159, 0.216, 0.012, 0.205, 0.223, 0.010. This run gives 3.614, -1.110,
-  # -2.342, -2.625, -0.035, 0.001, -0.090 (SEs 0.453, 0.300, 0.299, ...) and std.
-  # differences 0.216, 0.150, 0.209, 0.011, 0.205, 0.217, 0.009: the paper's masked
-  # data must differ in a few tied neighbours. Pinned: agreement within 0.003 (estimates),
-  # 0.002 (SEs) and 0.01 (std. differences), and exact agreement where the digits match.
+  # Table 3, anonymised data and standardised differences: every printed digit
   paper_an <- c(3.615, -1.112, -2.343, -2.625, -0.035, 0.001, -0.089)
-  paper_se <- c(0.454, 0.300, 0.300, 0.194, 0.008, 0.002, 0.197)
-  paper_sd <- c(0.220, 0.159, 0.216, 0.012, 0.205, 0.223, 0.010)
-  expect_true(all(abs(t3$estimate_an - paper_an) < 0.003))
-  expect_true(all(abs(t3$se_an - paper_se) < 0.002))
-  expect_true(all(abs(t3$std_diff - paper_sd) < 0.01))
-  expect_equal(round(t3$estimate_an[4:6], 3), paper_an[4:6])
-  expect_equal(round(t3$se_an[c(2, 4:7)], 3), paper_se[c(2, 4:7)])
-  expect_equal(round(t3$std_diff[5], 3), 0.205)
+  expect_equal(round(t3$estimate_an, 3), paper_an)
+  expect_equal(round(t3$se_an, 3), c(0.454, 0.300, 0.300, 0.194, 0.008, 0.002, 0.197))
+  expect_equal(round(t3$stat_an, 3), c(7.972, -3.707, -7.822, -13.508, -4.586, 0.217, -0.452))
+  expect_equal(round(t3$std_diff, 3), c(0.220, 0.159, 0.216, 0.012, 0.205, 0.223, 0.010))
   # the std. difference is |b_or - b_an| / SE(b_or): the paper's own columns satisfy it
   paper_or <- c(3.519, -1.067, -2.283, -2.628, -0.033, 0.001, -0.091)
   expect_equal(round(abs(paper_or - paper_an)[1] / 0.437, 3), 0.220)
