@@ -20,4 +20,5 @@ e <- keps_error(d, epsilon = c(1, 2), k = 5, vars = "x3", quasi = c("x1", "x2"),
 z <- scale(as.matrix(d[vars]))
 idx <- .Call(detanon:::C_ffi_knn_index, z, order(d$g), c(0, cumsum(tabulate(d$g))), 5L, 2L)
 lap <- .Call(detanon:::C_ffi_rlaplace, 1000, 2)
+cs <- detanon:::col_stats(matrix(c(rnorm(3000), 1e300, -1e300), ncol = 2), 2L) # long: delayed carries
 cat("valgrind-smoke: done\n")
