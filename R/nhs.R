@@ -111,26 +111,25 @@ nhs_check <- function(data, roles, plan = c("weak", "strong"), controlled = NULL
       if (length(ft)) paste("free-text columns present:", quote_names(ft)) else
         if (length(ft_found)) paste("columns that look like free text:", quote_names(ft_found)) else "")
 
-  # 6.4.2 reduction in detail
-  pc <- names(data)[role_of == "postcode"]
-  full_pc <- pc[vapply(pc, function(v) any(is_full_postcode(df[[v]])), logical(1))]
-  add("6.4.2", "Reduction in detail: postcode",
-      "Post code truncated to either area code or district code.",
-      if (!length(pc)) "n/a" else if (length(full_pc)) "fail" else "pass",
-      if (length(full_pc)) paste("full postcodes in", quote_names(full_pc), "- use generalise_postcode()") else "")
-  dob <- names(data)[role_of == "dob"]
-  full_dob <- dob[vapply(dob, function(v) any(is_full_date(df[[v]])), logical(1))]
-  add("6.4.2", "Reduction in detail: date of birth",
-      "No date of birth (e.g. transform to age, year of birth, or 5-year age band).",
-      if (!length(dob)) "n/a" else if (length(full_dob)) "fail" else "pass",
-      if (length(full_dob)) paste("full dates in", quote_names(full_dob),
-                                  "- use age, year of birth or generalise_bands()") else "")
-  ev <- names(data)[role_of == "event_date"]
-  full_ev <- ev[vapply(ev, function(v) any(is_full_date(df[[v]])), logical(1))]
-  add("6.4.2", "Reduction in detail: event dates",
-      "No event dates (e.g. transform admission date to admission year, or month and year).",
-      if (!length(ev)) "n/a" else if (length(full_ev)) "fail" else "pass",
-      if (length(full_ev)) paste("full dates in", quote_names(full_ev), "- use generalise_date()") else "")
+  # 6.4.2 reduction in detail: columns of a role that still hold full values fail (they
+  # are returned: the check of uncontrolled identifiers below uses them)
+  reduce <- function(role, is_full, item, requirement, what, fix) {
+    cols <- names(data)[role_of == role]
+    full <- cols[vapply(cols, function(v) any(is_full(df[[v]])), logical(1))]
+    add("6.4.2", item, requirement,
+        if (!length(cols)) "n/a" else if (length(full)) "fail" else "pass",
+        if (length(full)) paste(what, quote_names(full), fix) else "")
+    full
+  }
+  full_pc <- reduce("postcode", is_full_postcode, "Reduction in detail: postcode",
+         "Post code truncated to either area code or district code.",
+         "full postcodes in", "- use generalise_postcode()")
+  reduce("dob", is_full_date, "Reduction in detail: date of birth",
+         "No date of birth (e.g. transform to age, year of birth, or 5-year age band).",
+         "full dates in", "- use age, year of birth or generalise_bands()")
+  full_ev <- reduce("event_date", is_full_date, "Reduction in detail: event dates",
+         "No event dates (e.g. transform admission date to admission year, or month and year).",
+         "full dates in", "- use generalise_date()")
 
   # 6.4.1 k-anonymity
   kan <- if (length(controlled)) kanon_check(df, controlled, k) else NULL
