@@ -56,6 +56,11 @@ static inline void swap_points(kd_tree *t, ptrdiff_t a, ptrdiff_t b)
     ptrdiff_t r = t->row[a]; t->row[a] = t->row[b]; t->row[b] = r;
 }
 
+static inline double med3(double a, double b, double c)
+{
+    return (a < b) ? ((b < c) ? b : (a < c ? c : a)) : ((a < c) ? a : (b < c ? c : b));
+}
+
 /* Rearrange [lo, hi) so that position m holds the value it would hold if sorted on
  * coordinate `dim`, smaller-or-equal values before it. Three-way partitioning keeps
  * runs of equal values (a constant column, imputed medians) linear. */
@@ -63,9 +68,20 @@ static void select_nth(kd_tree *t, ptrdiff_t lo, ptrdiff_t hi, ptrdiff_t m, int 
 {
     const int d = t->d;
     while (hi - lo > 1) {
-        double a = t->pts[lo * d + dim], b = t->pts[(lo + (hi - lo) / 2) * d + dim],
-               c = t->pts[(hi - 1) * d + dim];
-        double pivot = (a < b) ? ((b < c) ? b : (a < c ? c : a)) : ((a < c) ? a : (b < c ? c : b));
+        double pivot;
+        ptrdiff_t len = hi - lo;
+        if (len < 128) {
+            pivot = med3(t->pts[lo * d + dim], t->pts[(lo + len / 2) * d + dim], t->pts[(hi - 1) * d + dim]);
+        } else {
+            /* Tukey's ninther: a pivot nearer the median, so fewer passes */
+            ptrdiff_t s = len / 9;
+            double m[3];
+            for (int g = 0; g < 3; g++) {
+                ptrdiff_t b0 = lo + s / 2 + (ptrdiff_t) g * 3 * s;
+                m[g] = med3(t->pts[b0 * d + dim], t->pts[(b0 + s) * d + dim], t->pts[(b0 + 2 * s) * d + dim]);
+            }
+            pivot = med3(m[0], m[1], m[2]);
+        }
         ptrdiff_t lt = lo, i = lo, gt = hi; /* [lo,lt) < pivot, [lt,i) == , [gt,hi) > */
         while (i < gt) {
             double v = t->pts[i * d + dim];
@@ -94,8 +110,8 @@ static int build_node(kd_tree *t, ptrdiff_t begin, ptrdiff_t end, int depth)
     for (ptrdiff_t i = begin + 1; i < end; i++) {
         const double *p = t->pts + i * d;
         for (int j = 0; j < d; j++) {
-            if (p[j] < lo[j]) lo[j] = p[j];
-            if (p[j] > hi[j]) hi[j] = p[j];
+            lo[j] = kd_min(lo[j], p[j]);
+            hi[j] = kd_max(hi[j], p[j]);
         }
     }
     poll(t, end - begin);
@@ -151,21 +167,12 @@ void kd_build_scaled(kd_tree *t, const double *const *col, const double *center,
 
 /* ---- searching ----------------------------------------------------------------------- */
 
-static inline int lex_less(const double *a, const double *b, int d)
-{
-    for (int j = 0; j < d; j++) {
-        if (a[j] < b[j]) return 1;
-        if (a[j] > b[j]) return 0;
-    }
-    return 0;
-}
-
 /* Is (d2, point a) before (d2b, point b) in the total order? */
 static inline int cand_less(const kd_tree *t, double d2, ptrdiff_t a, double d2b, ptrdiff_t b)
 {
     if (d2 < d2b) return 1;
     if (d2 > d2b) return 0;
-    return lex_less(t->pts + a * t->d, t->pts + b * t->d, t->d);
+    return kd_lex_less(t->pts + a * t->d, t->pts + b * t->d, t->d);
 }
 
 static inline void offer(const kd_tree *t, kd_heap *h, ptrdiff_t p, double d2)
@@ -194,14 +201,23 @@ static inline int may_improve(const kd_tree *t, const kd_heap *h, int node, doub
     /* only a tie can enter, and only if lexicographically smaller than the worst point;
      * the lower box corner is lexicographically <= every point in the box */
     const double *lo = t->box + (size_t) node * 2 * t->d;
-    return lex_less(lo, t->pts + h->pos[h->k - 1] * t->d, t->d);
+    return kd_lex_less(lo, t->pts + h->pos[h->k - 1] * t->d, t->d);
 }
 
+/* Distances first, a block at a time, then the rare candidates: the tight first loop keeps
+ * the pipeline full, and the test against the worst distance is rarely true. */
+#define SCAN_BLOCK 32
 static inline void scan_leaf(const kd_tree *t, const kd_node *nd, const double *q, kd_heap *h)
 {
     const int d = t->d;
-    for (ptrdiff_t p = nd->begin; p < nd->end; p++)
-        offer(t, h, p, kd_point_d2(q, t->pts + p * d, d));
+    double d2[SCAN_BLOCK];
+    for (ptrdiff_t b = nd->begin; b < nd->end; b += SCAN_BLOCK) {
+        int m = nd->end - b < SCAN_BLOCK ? (int) (nd->end - b) : SCAN_BLOCK;
+        const double *p = t->pts + b * d;
+        for (int i = 0; i < m; i++) d2[i] = kd_point_d2(q, p + (ptrdiff_t) i * d, d);
+        for (int i = 0; i < m; i++)
+            if (h->count < h->k || d2[i] <= h->d2[h->k - 1]) offer(t, h, b + i, d2[i]);
+    }
 }
 
 static void search(const kd_tree *t, const double *q, kd_heap *h, int skip_leaf)

@@ -11,6 +11,9 @@
 #define DETANON_KDTREE_H
 
 #include <stddef.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 typedef struct {
     ptrdiff_t begin, end; /* tree positions [begin, end) */
@@ -52,14 +55,43 @@ static inline double kd_point_d2(const double *q, const double *p, int d)
     return s;
 }
 
+/* min(a, b), max(a, b) and max(a, b, 0) without a branch where SSE2 exists (every x86-64):
+ * in the search and the box updates of the build the obvious branches go either way at
+ * random; their mispredictions were measured at half of all mispredictions of the search
+ * and a fifth of its time. Same values either way (the inputs are never NaN). */
+static inline double kd_min(double a, double b)
+{
+#ifdef __SSE2__
+    return _mm_cvtsd_f64(_mm_min_sd(_mm_set_sd(a), _mm_set_sd(b)));
+#else
+    return a < b ? a : b;
+#endif
+}
+
+static inline double kd_max(double a, double b)
+{
+#ifdef __SSE2__
+    return _mm_cvtsd_f64(_mm_max_sd(_mm_set_sd(a), _mm_set_sd(b)));
+#else
+    return a > b ? a : b;
+#endif
+}
+
+static inline double kd_pos_max(double a, double b)
+{
+    return kd_max(kd_max(a, b), 0.0);
+}
+
+/* The gap between q and the box is lo - q below it, q - hi above it (at most one is
+ * positive), and its square equals (q - lo)^2 or (q - hi)^2 exactly. */
 static inline double kd_box_d2(const kd_tree *t, int node, const double *q)
 {
     const int d = t->d;
     const double *lo = t->box + (size_t) node * 2 * d, *hi = lo + d;
     double s = 0.0;
     for (int j = 0; j < d; j++) {
-        if (q[j] < lo[j]) { double e = q[j] - lo[j]; s += e * e; }
-        else if (q[j] > hi[j]) { double e = q[j] - hi[j]; s += e * e; }
+        double e = kd_pos_max(lo[j] - q[j], q[j] - hi[j]);
+        s += e * e;
     }
     return s;
 }
@@ -79,6 +111,16 @@ static inline void kd_box_bounds(const kd_tree *t, int node, const double *q, do
         sf += a2 > b2 ? a2 : b2;
     }
     *near = sn; *far = sf;
+}
+
+/* Is point a lexicographically before point b? */
+static inline int kd_lex_less(const double *a, const double *b, int d)
+{
+    for (int j = 0; j < d; j++) {
+        if (a[j] < b[j]) return 1;
+        if (a[j] > b[j]) return 0;
+    }
+    return 0;
 }
 
 /* Size of buffers a tree of n points needs. */
