@@ -27,6 +27,7 @@ SEXP ffi_keps_confident(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP r, SEXP c
 /* kdtree_alloc.c: a tree with room for n points, and a heap of k neighbours, in R_alloc memory */
 kd_tree detanon_tree(ptrdiff_t n, int d, int leaf_size);
 kd_heap detanon_heap(int k);
+SEXP ffi_kd_tree(SEXP z, SEXP leaf_size);
 
 /* threads.c: the number of OpenMP threads to use for a request (1 without OpenMP) */
 int detanon_threads(SEXP nthreads);

@@ -8,6 +8,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_knn_index",     (DL_FUNC) &ffi_knn_index,     5},
     {"ffi_mask",          (DL_FUNC) &ffi_mask,          8},
     {"ffi_col_stats",     (DL_FUNC) &ffi_col_stats,     2},
+    /* kdtree_alloc.c (the tree itself, for tests) */
+    {"ffi_kd_tree",       (DL_FUNC) &ffi_kd_tree,       2},
     /* risk.c (risk/utility metrics) */
     {"ffi_rmd_count",     (DL_FUNC) &ffi_rmd_count,     5},
     {"ffi_link_share",    (DL_FUNC) &ffi_link_share,    5},

@@ -143,6 +143,71 @@ test_that("ffi_knn_centroids: large strata (the parallel-query path) agree with 
   }, min_iter = 1L)
 })
 
+# The invariants of a built tree, checked in R: every node's box is the tight box of its
+# points; a split node halves its range at the median of its widest coordinate (left keys
+# <= right keys); leaves hold at most leaf_size points; the rows are a permutation.
+kd_tree_problems <- function(z, leaf_size) {
+  t <- .Call(detanon:::C_ffi_kd_tree, z, as.integer(leaf_size))
+  n <- nrow(z)
+  d <- ncol(z)
+  if (!identical(sort(t$row), as.numeric(seq_len(n)))) return("rows are not a permutation")
+  p <- character()
+  for (v in seq_len(nrow(t$node))) {
+    b <- t$node[v, 1L]
+    e <- t$node[v, 2L]
+    pts <- z[t$row[(b + 1):e], , drop = FALSE]
+    if (!identical(unname(t$box[v, ]), unname(c(apply(pts, 2L, min), apply(pts, 2L, max))))) {
+      p <- c(p, sprintf("node %d: box is not tight", v))
+    }
+    if (t$node[v, 3L] < 0) {
+      if (e - b > leaf_size) p <- c(p, sprintf("leaf %d holds %d points", v, e - b))
+      next
+    }
+    spread <- apply(pts, 2L, max) - apply(pts, 2L, min)
+    dim <- which.max(spread)
+    mid <- b + (e - b) %/% 2
+    left <- t$node[t$node[v, 3L] + 1L, 1:2]
+    right <- t$node[t$node[v, 4L] + 1L, 1:2]
+    if (!identical(unname(c(left, right)), c(b, mid, mid, e))) p <- c(p, sprintf("node %d: not halved", v))
+    if (max(pts[seq_len(mid - b), dim]) > min(pts[-seq_len(mid - b), dim])) {
+      p <- c(p, sprintf("node %d: not split at the median of coordinate %d", v, dim))
+    }
+  }
+  utils::head(p, 3L)
+}
+
+test_that("kd-tree build: tight boxes and median splits, on adversarial orders and ties", {
+  # above 600 points per node the build selects medians by Floyd-Rivest sampling, whose
+  # sample is a block of positions: sorted, reversed and patterned inputs are its worst
+  # cases, and long runs of equal keys those of its partition
+  n <- 1500L
+  t <- seq_len(n)
+  set.seed(3)
+  layouts <- list(
+    sorted = cbind(t, sin(t)),
+    reversed = cbind(rev(t), cos(t)),
+    organ_pipe = cbind(c(seq_len(n / 2), rev(seq_len(n / 2))), t %% 7),
+    sawtooth = cbind(t %% 50, t %/% 50),
+    two_values = cbind(rep(0:1, length.out = n), t %% 3),
+    one_outlier = cbind(c(rep(1, n - 1L), 1e6), t %% 11),
+    imputed_run = cbind(c(rep(0.5, n * 0.8), stats::runif(n * 0.2)), t / n),
+    random = matrix(stats::rnorm(3 * n), n, 3)
+  )
+  for (name in names(layouts)) {
+    z <- layouts[[name]]
+    storage.mode(z) <- "double"
+    expect_identical(kd_tree_problems(z, 16L), character(), info = name)
+    # and the search on it is exact
+    got <- knn_index(z, rep(1L, n), 4L)
+    want <- ref_knn_index(z, rep(1L, n), 4L)
+    for (j in seq_len(ncol(z))) {
+      expect_identical(matrix(z[got, j], n), matrix(z[want, j], n), info = name)
+    }
+  }
+  expect_identical(kd_tree_problems(matrix(c(1, 2), 1L), 16L), character())
+  expect_identical(kd_tree_problems(matrix(rep(7, 40), 20L), 4L), character())
+})
+
 test_that("ffi_col_stats: order-free means and SDs, NaN/Inf/NA payloads do not crash", {
   fz_run("col_stats", function(seed) {
     n <- sample(c(0L, 1L, 2L, sample(3:200, 1L)), 1L)
