@@ -48,7 +48,13 @@ typedef struct {
 /* Squared distance between two points, and from a point to a node's box. Both sum
  * (q - p)^2 in dimension order, so rounding is monotone between them: the box distance
  * is a lower bound of every point distance in the box, in floating point too. */
-static inline double kd_point_d2(const double *q, const double *p, int d)
+#if defined(__GNUC__)
+#define KD_INLINE static inline __attribute__((always_inline))
+#else
+#define KD_INLINE static inline
+#endif
+
+KD_INLINE double kd_point_d2(const double *q, const double *p, int d)
 {
     double s = 0.0;
     for (int j = 0; j < d; j++) { double e = q[j] - p[j]; s += e * e; }
@@ -82,18 +88,22 @@ static inline double kd_pos_max(double a, double b)
     return kd_max(kd_max(a, b), 0.0);
 }
 
-/* The gap between q and the box is lo - q below it, q - hi above it (at most one is
- * positive), and its square equals (q - lo)^2 or (q - hi)^2 exactly. */
-static inline double kd_box_d2(const kd_tree *t, int node, const double *q)
+/* The gap between q and the box [lo, hi] (hi = lo + d) is lo - q below it, q - hi above it
+ * (at most one is positive), and its square equals (q - lo)^2 or (q - hi)^2 exactly. */
+KD_INLINE double kd_gap_d2(const double *lo, const double *q, int d)
 {
-    const int d = t->d;
-    const double *lo = t->box + (size_t) node * 2 * d, *hi = lo + d;
+    const double *hi = lo + d;
     double s = 0.0;
     for (int j = 0; j < d; j++) {
         double e = kd_pos_max(lo[j] - q[j], q[j] - hi[j]);
         s += e * e;
     }
     return s;
+}
+
+static inline double kd_box_d2(const kd_tree *t, int node, const double *q)
+{
+    return kd_gap_d2(t->box + (size_t) node * 2 * t->d, q, t->d);
 }
 
 /* Squared distances from q to the nearest and the farthest point of a node's box: bounds of
