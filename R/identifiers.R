@@ -85,12 +85,14 @@ identifier_flags <- function(x, name) {
     reasons <- c(reasons, "name suggests an identifier or contact detail")
   }
   n <- length(x)
-  obs <- x[!is.na(x)]
-  if (is.factor(obs)) {
-    lev <- levels(obs)
-    obs <- as.integer(obs)[nzchar(lev)[as.integer(obs)]] # integer codes: fast to compare
-  } else if (is.character(obs)) {
-    obs <- obs[nzchar(obs)]
+  if (is.factor(x)) {
+    lev <- levels(x)
+    obs <- as.integer(x) # integer codes: fast to compare
+    obs <- obs[!is.na(obs)]
+    if (!all(nzchar(lev))) obs <- obs[nzchar(lev)[obs]]
+  } else {
+    obs <- x[!is.na(x)]
+    if (is.character(obs)) obs <- obs[nzchar(obs)]
   }
   n_obs <- length(obs)
   whole <- !is.numeric(obs) || is.factor(x) || all(obs == round(obs))
@@ -98,7 +100,11 @@ identifier_flags <- function(x, name) {
     out$unique <- TRUE
     reasons <- c(reasons, "unique per row")
   }
-  if (is.factor(x)) obs <- lev[obs]
+  # value patterns are judged on at most 10,000 evenly spaced values (no RNG used)
+  if (is.character(obs) || is.factor(x)) {
+    if (n_obs > 1e4) obs <- obs[unique(round(seq(1, n_obs, length.out = 1e4)))]
+    if (is.factor(x)) obs <- lev[obs]
+  }
   if (n_obs >= 2L) {
     if (is.numeric(obs) && all(is.finite(obs)) && all(obs == round(obs))) {
       s <- sort(obs)
@@ -107,8 +113,7 @@ identifier_flags <- function(x, name) {
         reasons <- c(reasons, "consecutive whole numbers (a record number)")
       }
     } else if (is.character(obs)) {
-      # value patterns are judged on at most 10,000 evenly spaced values (no RNG used)
-      s <- trimws(if (n_obs > 1e4) obs[unique(round(seq(1, n_obs, length.out = 1e4)))] else obs)
+      s <- trimws(obs)
       kind <- character()
       if (mean(grepl("^[^@ ]+@[^@ ]+\\.[^@ ]+$", s)) >= 0.8) kind <- "email addresses"
       else if (mean(is_nhs_number(s)) >= 0.8) kind <- "NHS numbers"

@@ -18,8 +18,9 @@ stratum_ids <- function(data, strata) {
       id <- match(combined, sort(unique(combined), method = "radix"))
     }
   }
-  # compact to 1..S keeping the sort order
-  match(id, sort(unique(id), method = "radix"))
+  # compact to 1..S keeping the sort order (nothing to do when every code occurs)
+  u <- sort(unique(id), method = "radix")
+  if (!length(u) || u[length(u)] == length(u)) id else match(id, u)
 }
 
 column_codes <- function(x) {

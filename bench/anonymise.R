@@ -30,10 +30,12 @@ rann_anonymise <- function(data, vars, strata, k) {
   data
 }
 
-time_it <- function(expr, reps) {
-  t <- numeric(reps)
-  for (i in seq_len(reps)) t[i] <- system.time(force(expr()))[["elapsed"]]
-  min(t)
+# Best of `reps` elapsed times of each function, run in turns (a, b, c, a, b, c, ...) so that
+# a slow spell of a shared machine does not fall on one contender only.
+time_turns <- function(fns, reps) {
+  t <- matrix(NA_real_, reps, length(fns), dimnames = list(NULL, names(fns)))
+  for (i in seq_len(reps)) for (f in names(fns)) t[i, f] <- system.time(fns[[f]]())[["elapsed"]]
+  apply(t, 2L, min)
 }
 
 peak_rss_mb <- function() {
@@ -50,12 +52,14 @@ if (length(args) == 0L) {
   for (n in c(1e5, 1e6)) {
     d <- make_data(n)
     reps <- if (n <= 1e5) 5L else 3L
-    t_rann <- time_it(function() rann_anonymise(d, vars, "g", 5), reps)
-    t1 <- time_it(function() anonymise(d, k = 5, vars = vars, strata = "g", nthreads = 1), reps)
-    t2 <- time_it(function() anonymise(d, k = 5, vars = vars, strata = "g", nthreads = 2), reps)
-    rows[[length(rows) + 1L]] <- data.frame(n = n, r_rann_s = t_rann, detanon_1t_s = t1, detanon_2t_s = t2,
-                                            speedup_1t = t_rann / t1, speedup_2t = t_rann / t2,
-                                            threads_gain = t1 / t2)
+    t <- time_turns(list(
+      rann = function() rann_anonymise(d, vars, "g", 5),
+      t1 = function() anonymise(d, k = 5, vars = vars, strata = "g", nthreads = 1),
+      t2 = function() anonymise(d, k = 5, vars = vars, strata = "g", nthreads = 2)
+    ), reps)
+    rows[[length(rows) + 1L]] <- data.frame(n = n, r_rann_s = t[["rann"]], detanon_1t_s = t[["t1"]],
+                                            detanon_2t_s = t[["t2"]], speedup_1t = t[["rann"]] / t[["t1"]],
+                                            speedup_2t = t[["rann"]] / t[["t2"]], threads_gain = t[["t1"]] / t[["t2"]])
   }
   print(do.call(rbind, rows), digits = 3, row.names = FALSE)
 } else {
