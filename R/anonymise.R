@@ -24,9 +24,11 @@
 #' @section Ties and determinism:
 #' Neighbours are ordered by squared Euclidean distance on the z-scores, then by the
 #' lexicographic order of their z-coordinates. Points equal in both are identical, so the
-#' k points of each record, and hence its centroid, are uniquely defined. Means, SDs and
-#' centroid sums are computed exactly or in a fixed order, so the output is bit-for-bit
-#' the same for every `nthreads` and permuting the input rows only permutes the output.
+#' k points of each record, and hence its centroid, are uniquely defined. Means and SDs
+#' are computed exactly and each centroid adds its k points in their lexicographic order,
+#' so the output is bit-for-bit the same for every `nthreads`, permuting the input rows
+#' only permutes the output, and records that share their k points get identical
+#' centroids (not centroids that differ in the last bits).
 #'
 #' The paper's figures come from `RANN::nn2()`, whose choice among tied neighbours depends
 #' on its tree's visit order and on the last bits of the z-scores (the Titanic data have
