@@ -88,7 +88,7 @@ identifier_flags <- function(x, name) {
   if (is.factor(x)) {
     lev <- levels(x)
     obs <- as.integer(x) # integer codes: fast to compare
-    obs <- obs[!is.na(obs)]
+    if (anyNA(obs)) obs <- obs[!is.na(obs)]
     if (!all(nzchar(lev))) obs <- obs[nzchar(lev)[obs]]
   } else {
     obs <- x[!is.na(x)]
@@ -96,7 +96,8 @@ identifier_flags <- function(x, name) {
   }
   n_obs <- length(obs)
   whole <- !is.numeric(obs) || is.factor(x) || all(obs == round(obs))
-  if (n >= 10L && n_obs >= 0.9 * n && whole && !anyDuplicated(obs)) {
+  # (fewer factor levels than values: some value repeats, no need to hash them all)
+  if (n >= 10L && n_obs >= 0.9 * n && whole && (!is.factor(x) || length(lev) >= n_obs) && !anyDuplicated(obs)) {
     out$unique <- TRUE
     reasons <- c(reasons, "unique per row")
   }
