@@ -205,6 +205,15 @@ static inline int may_improve(const kd_tree *t, const kd_heap *h, int node, doub
     return kd_lex_less(lo, t->pts + h->pos[h->k - 1] * t->d, t->d);
 }
 
+/* Push both children of nd with their box distances, the nearer last so that it is
+ * searched first: the k-th distance tightens sooner, and an early stop comes sooner. */
+static inline void push_children(kd_item *st, int *sp, const kd_node *nd, double bl, double br)
+{
+    int near = bl <= br ? nd->left : nd->right, far = bl <= br ? nd->right : nd->left;
+    st[*sp].node = far;  st[*sp].bd = bl <= br ? br : bl; (*sp)++;
+    st[*sp].node = near; st[*sp].bd = bl <= br ? bl : br; (*sp)++;
+}
+
 /* Distances first, a block at a time, then the rare candidates: the tight first loop keeps
  * the pipeline full, and the test against the worst distance is rarely true. */
 #define SCAN_BLOCK 32
@@ -241,14 +250,7 @@ KD_INLINE void knn(const kd_tree *t, const double *q, int own_leaf, kd_heap *h, 
         if (nd->left < 0) { scan_leaf(t, nd, q, h, d); continue; }
         double bl = kd_gap_d2(t->box + (size_t) nd->left * 2 * d, q, d),
                br = kd_gap_d2(t->box + (size_t) nd->right * 2 * d, q, d);
-        /* push the far child first so that the near one is searched first */
-        if (bl <= br) {
-            st[sp].node = nd->right; st[sp].bd = br; sp++;
-            st[sp].node = nd->left;  st[sp].bd = bl; sp++;
-        } else {
-            st[sp].node = nd->left;  st[sp].bd = bl; sp++;
-            st[sp].node = nd->right; st[sp].bd = br; sp++;
-        }
+        push_children(st, &sp, nd, bl, br);
     }
 }
 
@@ -284,21 +286,18 @@ ptrdiff_t kd_count_within(const kd_tree *t, const double *q, double r2, ptrdiff_
     ptrdiff_t count = 0;
     int sp = 0;
     if (t->n == 0) return 0;
-    st[sp].node = 0; st[sp].bd = 0.0; sp++;
+    st[sp].node = 0; st[sp].bd = kd_box_d2(t, 0, q); sp++;
     while (sp > 0 && count < stop_at) {
-        int id = st[--sp].node;
-        const kd_node *nd = t->nodes + id;
-        double near, far;
-        kd_box_bounds(t, id, q, &near, &far);
-        if (near > r2) continue;
-        if (far <= r2) { count += nd->end - nd->begin; continue; }
+        kd_item it = st[--sp];
+        const kd_node *nd = t->nodes + it.node;
+        if (it.bd > r2) continue;
+        if (kd_box_far_d2(t, it.node, q) <= r2) { count += nd->end - nd->begin; continue; }
         if (nd->left < 0) {
             for (ptrdiff_t p = nd->begin; p < nd->end; p++)
                 if (kd_point_d2(q, t->pts + p * d, d) <= r2) count++;
             continue;
         }
-        st[sp].node = nd->left; st[sp].bd = 0.0; sp++;
-        st[sp].node = nd->right; st[sp].bd = 0.0; sp++;
+        push_children(st, &sp, nd, kd_box_d2(t, nd->left, q), kd_box_d2(t, nd->right, q));
     }
     return count < stop_at ? count : stop_at;
 }

@@ -106,21 +106,18 @@ static inline double kd_box_d2(const kd_tree *t, int node, const double *q)
     return kd_gap_d2(t->box + (size_t) node * 2 * t->d, q, t->d);
 }
 
-/* Squared distances from q to the nearest and the farthest point of a node's box: bounds of
- * every point distance in the box, in floating point too (monotone rounding). */
-static inline void kd_box_bounds(const kd_tree *t, int node, const double *q, double *near,
-                                 double *far)
+/* Squared distance from q to the farthest corner of a node's box: an upper bound of every
+ * point distance in the box, in floating point too (monotone rounding). */
+static inline double kd_box_far_d2(const kd_tree *t, int node, const double *q)
 {
     const int d = t->d;
     const double *lo = t->box + (size_t) node * 2 * d, *hi = lo + d;
-    double sn = 0.0, sf = 0.0;
+    double s = 0.0;
     for (int j = 0; j < d; j++) {
         double a = q[j] - lo[j], b = q[j] - hi[j];
-        double a2 = a * a, b2 = b * b;
-        if (q[j] < lo[j]) sn += a2; else if (q[j] > hi[j]) sn += b2;
-        sf += a2 > b2 ? a2 : b2;
+        s += kd_max(a * a, b * b);
     }
-    *near = sn; *far = sf;
+    return s;
 }
 
 /* Is point a lexicographically before point b? */

@@ -23,7 +23,7 @@ SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w_, SEXP m_, SEXP nthreads)
 {
     const ptrdiff_t n = Rf_nrows(z);
     const int d = Rf_ncols(z), m = Rf_asInteger(m_), nt = detanon_threads(nthreads);
-    const double w = Rf_asReal(w_);
+    const double r2 = rk_sqrt_threshold(Rf_asReal(w_));
     const R_xlen_t nq = XLENGTH(query);
     SEXP out = PROTECT(Rf_allocVector(INTSXP, nq));
     if (nq == 0) { UNPROTECT(1); return out; }
@@ -54,8 +54,8 @@ SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w_, SEXP m_, SEXP nthreads)
             R_xlen_t s = slot[t.row[p]];
             if (s == 0) continue;
             /* the query itself is in the tree at distance 0: count m + 1, drop it */
-            ptrdiff_t c = rk_count_within_dist(&t, t.pts + (size_t) p * d, w, (ptrdiff_t) m + 1,
-                                               stacks + (size_t) THREAD_ID * KD_STACK_MAX);
+            ptrdiff_t c = kd_count_within(&t, t.pts + (size_t) p * d, r2, (ptrdiff_t) m + 1,
+                                          stacks + (size_t) THREAD_ID * KD_STACK_MAX);
             o[s - 1] = (int) (c > 0 ? c - 1 : 0);
         }
         R_CheckUserInterrupt();

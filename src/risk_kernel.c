@@ -3,41 +3,14 @@
 #include <stdint.h>
 #include "risk_kernel.h"
 
-ptrdiff_t rk_count_within_dist(const kd_tree *t, const double *q, double w, ptrdiff_t stop_at,
-                               kd_item *st)
+double rk_sqrt_threshold(double w)
 {
-    const int d = t->d;
-    ptrdiff_t count = 0;
-    int sp = 0;
-    if (t->n == 0 || stop_at <= 0) return 0;
-    /* Prune and accept whole boxes with bounds a little wider and narrower than w^2, so the
-     * rounding of sqrt() can never matter there; points near the boundary are decided by
-     * the exact test sqrt(d2) <= w. */
-    const double w2 = w * w, hi2 = w2 * (1.0 + 1e-9) + 1e-300, lo2 = w2 * (1.0 - 1e-9);
-    st[sp].node = 0; st[sp].bd = 0.0; sp++;
-    while (sp > 0 && count < stop_at) {
-        int id = st[--sp].node;
-        const kd_node *nd = t->nodes + id;
-        double near, far;
-        kd_box_bounds(t, id, q, &near, &far);
-        if (near > hi2) continue;
-        if (far < lo2) { count += nd->end - nd->begin; continue; }
-        if (nd->left < 0) {
-            for (ptrdiff_t p = nd->begin; p < nd->end; p++)
-                if (sqrt(kd_point_d2(q, t->pts + p * d, d)) <= w) count++;
-            continue;
-        }
-        /* nearer child last, so it is searched first and an early stop comes sooner */
-        double bl = kd_box_d2(t, nd->left, q), br = kd_box_d2(t, nd->right, q);
-        if (bl <= br) {
-            st[sp].node = nd->right; st[sp].bd = br; sp++;
-            st[sp].node = nd->left; st[sp].bd = bl; sp++;
-        } else {
-            st[sp].node = nd->left; st[sp].bd = bl; sp++;
-            st[sp].node = nd->right; st[sp].bd = br; sp++;
-        }
-    }
-    return count < stop_at ? count : stop_at;
+    if (!(w >= 0.0)) return -1.0; /* negative or NaN: no distance qualifies */
+    double r2 = w * w;
+    /* w * w is within an ulp or two of the answer: step to it */
+    while (sqrt(r2) > w) r2 = nextafter(r2, 0.0);
+    while (r2 < HUGE_VAL && sqrt(nextafter(r2, HUGE_VAL)) <= w) r2 = nextafter(r2, HUGE_VAL);
+    return r2;
 }
 
 double rk_link_share(const kd_tree *t, const double *q, const double *self, kd_heap *h)

@@ -5,11 +5,10 @@
 
 #include "kdtree.h"
 
-/* Number of tree points p with sqrt(|q - p|^2) <= w, the comparison stats::dist() and
- * sdcMicro::dRiskRMD() make (so boundary cases agree bit for bit), stopping once
- * `stop_at` points are found. `stack` needs KD_STACK_MAX items. */
-ptrdiff_t rk_count_within_dist(const kd_tree *t, const double *q, double w, ptrdiff_t stop_at,
-                               kd_item *stack);
+/* The largest r2 with sqrt(r2) <= w (-1 for w < 0 or NaN). stats::dist() and
+ * sdcMicro::dRiskRMD() compare sqrt(|q - p|^2) <= w; sqrt is monotone, so that holds exactly
+ * when |q - p|^2 <= r2, and kd_count_within() with r2 agrees with them bit for bit. */
+double rk_sqrt_threshold(double w);
 
 /* Share of a successful nearest-neighbour link for the query q (a masked record) whose own
  * original record, a point of the tree, has coordinates `self`: 0 when some tree point is

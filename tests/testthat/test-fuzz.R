@@ -276,6 +276,21 @@ test_that("ffi_rmd_count: neighbour counts within w2 equal brute force", {
   })
 })
 
+test_that("ffi_rmd_count: w equal to a distance, or one ulp either side, counts as dist() does", {
+  # the count compares sqrt(d2) <= w; the kernel turns w into the largest d2 that passes
+  set.seed(5)
+  z <- matrix(stats::rnorm(60 * 3), 60, 3)
+  for (pair in 1:40) {
+    ij <- sample(60, 2L)
+    base <- sqrt(sum((z[ij[1], ] - z[ij[2], ])^2))
+    for (w in c(base, base * (1 + .Machine$double.eps), base * (1 - .Machine$double.eps / 2))) {
+      got <- .Call(detanon:::C_ffi_rmd_count, z, 1:60, w, .Machine$integer.max, 1L)
+      want <- vapply(1:60, function(i) sum(sqrt(fz_d2(z, z[i, ]))[-i] <= w), 0L)
+      expect_identical(got, want)
+    }
+  }
+})
+
 test_that("ffi_link_share: nearest-neighbour link shares equal brute force", {
   fz_run("link_share", function(seed) {
     n <- sample(c(1L, 2L, sample(3:60, 1L)), 1L)
