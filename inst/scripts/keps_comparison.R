@@ -40,7 +40,7 @@ measure <- function(s, o, m, classes, err8 = NA_real_, supp99 = NA_real_, n_rele
   link <- risk_linkage(o, m, vars = s$all_vars, strata = s$strata)
   cls_link <- risk_class_link(o, m, vars = s$eps_vars, classes = classes)
   pm <- utility_pmse(o, m, vars = c(s$all_vars, s$strata))
-  dl <- utility_delta(o, m, vars = s$all_vars)
+  dl <- utility_delta(o, m, vars = s$all_vars)$delta
   mod <- utility_model(o, m, s$formula, family = s$family)
   data.frame(risk1 = rmd$risk1, risk2 = rmd$risk2, linkage = link$rate,
              linkage_blind = link$blind_rate, link_classes = cls_link$rate,
