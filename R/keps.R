@@ -178,37 +178,20 @@ keps_core <- function(data, vars, strata, quasi, k, epsilon, weights, confidence
     cprime <- confidence^(1 / length(vars))
     r <- -scale * log1p(-cprime)
     l <- .Call(C_ffi_keps_confident, y, noisy$y, grouped$order, grouped$offsets, r, args$k)
-    risky <- l > 0L & l < args$k
-    low <- tabulate(cls[l < args$k], n_classes)
-    bad_class <- ec$classes$n - low < args$k
-    drop_class <- bad_class[cls]
-    n_sup_rec <- sum(risky & !drop_class)
-    n_sup_cls <- sum(bad_class)
-    n_sup_cls_rec <- sum(drop_class)
-    keep <- !(risky | drop_class)
+    sup <- keps_confident_suppression(l, cls, ec$classes$n, args$k)
+    keep <- sup$keep
+    n_sup_rec <- sup$n_records
+    n_sup_cls <- sup$n_classes
+    n_sup_cls_rec <- sup$n_class_records
     sup_by_class <- tabulate(cls[!keep], n_classes)
   }
 
   out <- df[rows, , drop = FALSE]
   for (j in seq_along(vars)) out[[vars[j]]] <- noisy$y[, j]
-  for (q in quasi) {
-    lo <- ec$classes[[paste0("lo_", q)]]
-    hi <- ec$classes[[paste0("hi_", q)]]
-    out[[q]] <- if (generalise == "midpoint") {
-      ((lo + hi) / 2)[cls]
-    } else {
-      lab <- paste0("[", fmt_num(lo), ", ", fmt_num(hi), "]")
-      ulab <- unique(lab)
-      factor(lab[cls], levels = ulab)
-    }
-  }
+  for (q in quasi) out[[q]] <- generalise_quasi(ec$classes, q, cls, generalise)
   kept <- which(keep)
   perm <- kept[sample.int(length(kept))]
-  release <- out[perm, , drop = FALSE]
-  release <- as.data.frame(lapply(release, strip_names), stringsAsFactors = FALSE, optional = TRUE)
-  names(release) <- names(df)
-  rownames(release) <- NULL
-  release <- restore_class(release, args$data)
+  release <- shuffled_release(out, perm, args$data)
 
   classes <- ec$classes
   for (j in seq_along(vars)) {
@@ -232,6 +215,38 @@ keps_core <- function(data, vars, strata, quasi, k, epsilon, weights, confidence
   structure(list(data = release, origin_row = args$rows[rows[perm]], class = cls[perm],
                  classes = classes, info = c(settings, counts, stats)),
             class = "detanon_keps")
+}
+
+# c-confidence (section V-C): `l` holds, per record, the number of original records of its
+# class inside its linking box. Records with 0 < l < k go, and whole classes in which fewer
+# than k records have l >= k.
+keps_confident_suppression <- function(l, cls, class_sizes, k) {
+  risky <- l > 0L & l < k
+  low <- tabulate(cls[l < k], length(class_sizes))
+  bad_class <- class_sizes - low < k
+  drop_class <- bad_class[cls]
+  list(keep = !(risky | drop_class), n_records = sum(risky & !drop_class), n_classes = sum(bad_class),
+       n_class_records = sum(drop_class))
+}
+
+# The released value of quasi-identifier `q` for records of classes `cls`: the midpoint of
+# the class range, or the range as a factor "[lo, hi]".
+generalise_quasi <- function(classes, q, cls, generalise) {
+  lo <- classes[[paste0("lo_", q)]]
+  hi <- classes[[paste0("hi_", q)]]
+  if (generalise == "midpoint") return(((lo + hi) / 2)[cls])
+  lab <- paste0("[", fmt_num(lo), ", ", fmt_num(hi), "]")
+  factor(lab[cls], levels = unique(lab))
+}
+
+# Rows `perm` of `out` as a fresh data frame of the class of `like`: no names, row names or
+# attributes that follow the input order.
+shuffled_release <- function(out, perm, like) {
+  release <- out[perm, , drop = FALSE]
+  release <- as.data.frame(lapply(release, strip_names), stringsAsFactors = FALSE, optional = TRUE)
+  names(release) <- names(out)
+  rownames(release) <- NULL
+  restore_class(release, like)
 }
 
 strip_names <- function(x) {

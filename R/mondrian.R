@@ -139,51 +139,6 @@ classes_core <- function(df, k, quasi, strata, small_strata) {
             class = "detanon_classes")
 }
 
-# Numeric quasi-identifiers and the categorical strata beside them (default: the
-# categorical columns that are not quasi-identifiers); a column cannot be both.
-check_quasi_strata <- function(data, quasi, strata) {
-  quasi <- check_columns(quasi, data, "quasi", character())
-  check_quasi(data, quasi)
-  strata <- check_columns(strata, data, "strata", setdiff(default_strata(data), quasi))
-  check_strata_columns(data, strata)
-  both <- intersect(quasi, strata)
-  if (length(both)) stop_arg("Columns cannot be in both `quasi` and `strata`: ", quote_names(both), ".", kind = "column")
-  list(quasi = quasi, strata = strata)
-}
-
-check_quasi <- function(data, quasi, arg = "quasi") {
-  bad <- quasi[!vapply(data[quasi], is_continuous, logical(1))]
-  if (length(bad)) {
-    stop_arg("`", arg, "` must be numeric columns; ", quote_names(bad), " ",
-             plural(length(bad), "is", "are", count = FALSE), " not (",
-             paste(vapply(data[bad], function(x) class(x)[1L], ""), collapse = ", "),
-             "). Convert with as.numeric() or move categorical quasi-identifiers to `strata`.", kind = "column")
-  }
-  for (v in quasi) {
-    x <- data[[v]]
-    if (any(is.nan(x)) || any(is.infinite(x))) {
-      stop_arg("`", arg, "` column `", v, "` contains NaN or infinite values; replace them first.", kind = "data")
-    }
-    fin <- x[!is.na(x)]
-    if (length(fin) && !is.finite(max(fin) - min(fin))) {
-      stop_arg("`", arg, "` column `", v, "` has values too large to handle (their range overflows); ",
-               "rescale it (e.g. divide by 1e6) first.", kind = "data")
-    }
-  }
-  invisible(quasi)
-}
-
-check_k_n <- function(k, n) {
-  if (n == 0L) {
-    stop_arg("`data` has no records (none left after dropping incomplete ones, if any): ",
-             "pass a data frame with at least `k` = ", k, " complete records.", kind = "data")
-  }
-  if (k > n) {
-    stop_arg("`k` (", k, ") is larger than the number of records (", n, "); ",
-             "choose k <= ", n, ".", kind = "small_strata")
-  }
-}
-
 #' @export
 print.detanon_classes <- function(x, ...) {
   sz <- x$classes$n

@@ -295,14 +295,6 @@ print.detanon_model <- function(x, digits = 3, ...) {
   invisible(x)
 }
 
-check_same_rows <- function(original, masked) {
-  if (nrow(original) != nrow(masked)) {
-    stop_arg("`original` has ", nrow(original), " rows but `masked` has ", nrow(masked),
-             "; pass the same records in the same order (if anonymise() dropped or suppressed ",
-             "records, drop them from `original` too).", kind = "data")
-  }
-}
-
 check_family <- function(family) {
   if (is.character(family) && length(family) == 1L && !is.na(family)) {
     f <- tryCatch(get(family, mode = "function", envir = asNamespace("stats")), error = function(e) NULL)

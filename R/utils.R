@@ -232,6 +232,59 @@ default_pair_vars <- function(original, masked, common, info) {
                                                 tolerance = 0)), logical(1))]
 }
 
+check_same_rows <- function(original, masked) {
+  if (nrow(original) != nrow(masked)) {
+    stop_arg("`original` has ", nrow(original), " rows but `masked` has ", nrow(masked),
+             "; pass the same records in the same order (if anonymise() dropped or suppressed ",
+             "records, drop them from `original` too).", kind = "data")
+  }
+}
+
+# Numeric quasi-identifiers and the categorical strata beside them (default: the
+# categorical columns that are not quasi-identifiers); a column cannot be both.
+check_quasi_strata <- function(data, quasi, strata) {
+  quasi <- check_columns(quasi, data, "quasi", character())
+  check_quasi(data, quasi)
+  strata <- check_columns(strata, data, "strata", setdiff(default_strata(data), quasi))
+  check_strata_columns(data, strata)
+  both <- intersect(quasi, strata)
+  if (length(both)) stop_arg("Columns cannot be in both `quasi` and `strata`: ", quote_names(both), ".", kind = "column")
+  list(quasi = quasi, strata = strata)
+}
+
+check_quasi <- function(data, quasi, arg = "quasi") {
+  bad <- quasi[!vapply(data[quasi], is_continuous, logical(1))]
+  if (length(bad)) {
+    stop_arg("`", arg, "` must be numeric columns; ", quote_names(bad), " ",
+             plural(length(bad), "is", "are", count = FALSE), " not (",
+             paste(vapply(data[bad], function(x) class(x)[1L], ""), collapse = ", "),
+             "). Convert with as.numeric() or move categorical quasi-identifiers to `strata`.", kind = "column")
+  }
+  for (v in quasi) {
+    x <- data[[v]]
+    if (any(is.nan(x)) || any(is.infinite(x))) {
+      stop_arg("`", arg, "` column `", v, "` contains NaN or infinite values; replace them first.", kind = "data")
+    }
+    fin <- x[!is.na(x)]
+    if (length(fin) && !is.finite(max(fin) - min(fin))) {
+      stop_arg("`", arg, "` column `", v, "` has values too large to handle (their range overflows); ",
+               "rescale it (e.g. divide by 1e6) first.", kind = "data")
+    }
+  }
+  invisible(quasi)
+}
+
+check_k_n <- function(k, n) {
+  if (n == 0L) {
+    stop_arg("`data` has no records (none left after dropping incomplete ones, if any): ",
+             "pass a data frame with at least `k` = ", k, " complete records.", kind = "data")
+  }
+  if (k > n) {
+    stop_arg("`k` (", k, ") is larger than the number of records (", n, "); ",
+             "choose k <= ", n, ".", kind = "small_strata")
+  }
+}
+
 check_nthreads <- function(nthreads) {
   check_whole(nthreads, "nthreads", min = 1)
 }
@@ -276,9 +329,15 @@ as_release <- function(x, verb, settings = list(), counts = list(), stats = NULL
 # changes nrow, reordering or editing rows changes the checksums (with high probability).
 release_fingerprint <- function(x, columns) {
   n <- nrow(x)
-  w <- (seq_len(n) * 0.6180339887498949) %% 1 + 0.5
+  w <- position_weights(n)
   sums <- vapply(columns, function(v) column_checksum(x[[v]], w), numeric(1))
   list(n = n, columns = columns, checksum = unname(sums))
+}
+
+# Weights in [0.5, 1.5) that differ between positions (fractional parts of i * golden ratio).
+position_weights <- function(n) {
+  w <- seq_len(n) * 0.6180339887498949
+  w - floor(w) + 0.5
 }
 
 column_checksum <- function(v, w) {
@@ -287,10 +346,14 @@ column_checksum <- function(v, w) {
     v <- if (is.atomic(v) && is.null(dim(v))) match(v, unique(v)) else return(NA_real_)
   }
   v <- as.double(v)
-  miss <- is.na(v)
-  if (any(miss)) v[miss] <- -0.25
-  v[is.infinite(v)] <- sign(v[is.infinite(v)]) * 0.125
-  sum(v * w) + sum(miss)
+  n_miss <- 0
+  if (anyNA(v) || !is.finite(sum(v))) {
+    miss <- is.na(v)
+    n_miss <- sum(miss)
+    v[miss] <- -0.25
+    v[is.infinite(v)] <- sign(v[is.infinite(v)]) * 0.125
+  }
+  sum(v * w) + n_miss
 }
 
 #' Metadata of a release
@@ -344,9 +407,14 @@ plain_release <- function(x) {
 
 release_current <- function(x, fp) {
   if (!identical(nrow(x), fp$n) || !all(fp$columns %in% names(x))) return(FALSE)
-  w <- (seq_len(fp$n) * 0.6180339887498949) %% 1 + 0.5
+  w <- position_weights(fp$n)
   now <- vapply(fp$columns, function(v) column_checksum(x[[v]], w), numeric(1))
-  identical(unname(now), fp$checksum)
+  # a relative tolerance, so that a release saved on one platform checks on another
+  # (sums may differ in the last bits); any real edit moves a checksum far more
+  now <- unname(now)
+  old <- fp$checksum
+  known <- !is.na(old)
+  identical(is.na(now), !known) && all(abs(now[known] - old[known]) <= 1e-12 * pmax(1, abs(old[known])))
 }
 
 #' @export

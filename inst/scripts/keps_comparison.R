@@ -69,10 +69,10 @@ for (name in names(setups)) {
       args <- list(epsilon = eps, k = s$keps_k, vars = s$eps_vars, quasi = s$quasi,
                    strata = s$strata, generalise = "midpoint")
       set.seed(1)
-      res <- do.call(anonymise_keps, c(list(base), args))
+      res <- do.call(anonymise_keps_with_key, c(list(base), args))
       set.seed(1)
-      res99 <- do.call(anonymise_keps, c(list(base), args, list(confidence = 0.99)))
-      o <- d[res$key, ]
+      res99 <- do.call(anonymise_keps_with_key, c(list(base), args, list(confidence = 0.99)))
+      o <- d[res$origin_row, ]
       e8 <- res$info$expected_error
       e8 <- if (method == "keps") mean(e8[is.finite(e8)]) else NA_real_
       supp <- 1 - res99$info$n_released / res99$info$n
