@@ -22,6 +22,37 @@ static int cmp_pair(const void *a, const void *b)
     return (p->r > q->r) - (p->r < q->r);
 }
 
+static int pair_less(stir_pair a, stir_pair b) { return a.v < b.v || (a.v == b.v && a.r < b.r); }
+
+/* The element of rank k (0-based) of p[0..m) in (value, row) order, by quickselect with a
+ * median-of-three pivot; the pairs are distinct (rows are), so a two-way partition is
+ * enough. After 64 rounds it sorts what is left, bounding the worst case by O(m log m). */
+static stir_pair select_pair(stir_pair *p, ptrdiff_t m, ptrdiff_t k)
+{
+    ptrdiff_t lo = 0, hi = m; /* the answer is in p[lo, hi) */
+    for (int round = 0; hi - lo > 1; round++) {
+        if (round >= 64) {
+            qsort(p + lo, (size_t) (hi - lo), sizeof(stir_pair), cmp_pair);
+            return p[k];
+        }
+        stir_pair a = p[lo], b = p[lo + (hi - lo) / 2], c = p[hi - 1], pivot;
+        if (pair_less(a, b)) pivot = pair_less(b, c) ? b : (pair_less(a, c) ? c : a);
+        else pivot = pair_less(a, c) ? a : (pair_less(b, c) ? c : b);
+        /* p[lo, lt) < pivot, p[gt, hi) > pivot, the pivot itself in between */
+        ptrdiff_t lt = lo, i = lo, gt = hi;
+        while (i < gt) {
+            stir_pair t = p[i];
+            if (pair_less(t, pivot)) { p[i] = p[lt]; p[lt] = t; lt++; i++; }
+            else if (pair_less(pivot, t)) { gt--; p[i] = p[gt]; p[gt] = t; }
+            else i++;
+        }
+        if (k < lt) hi = lt;
+        else if (k >= gt) lo = gt;
+        else return pivot;
+    }
+    return p[k];
+}
+
 void stir_centroid(const double *x, ptrdiff_t n, int d, const int *nominal,
                    const ptrdiff_t *start, const ptrdiff_t *rows, int C, stir_pair *pairs,
                    int *crow, double *radius)
@@ -36,13 +67,18 @@ void stir_centroid(const double *x, ptrdiff_t n, int d, const int *nominal,
                 pairs[i].r = rows[b + i];
                 pairs[i].v = xj[rows[b + i]];
             }
-            qsort(pairs, (size_t) m, sizeof(stir_pair), cmp_pair);
             if (!nominal[j]) {
-                stir_pair med = pairs[(m - 1) / 2];
-                double lo = med.v - pairs[0].v, hi = pairs[m - 1].v - med.v;
+                double mn = pairs[0].v, mx = mn;
+                for (ptrdiff_t i = 1; i < m; i++) {
+                    if (pairs[i].v < mn) mn = pairs[i].v;
+                    if (pairs[i].v > mx) mx = pairs[i].v;
+                }
+                stir_pair med = select_pair(pairs, m, (m - 1) / 2);
+                double lo = med.v - mn, hi = mx - med.v;
                 crow[out] = (int) (med.r + 1);
                 radius[out] = lo > hi ? lo : hi;
             } else {
+                qsort(pairs, (size_t) m, sizeof(stir_pair), cmp_pair);
                 ptrdiff_t best = 0, best_n = 0;
                 for (ptrdiff_t i = 0; i < m;) {
                     ptrdiff_t e = i + 1;

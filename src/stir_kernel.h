@@ -11,7 +11,8 @@ void stir_group(const int *cl, ptrdiff_t n, int C, ptrdiff_t *start, ptrdiff_t *
 /* Equation (3) per cluster and variable: the member value minimising the summed distance to
  * the members. Ordinal (nominal[j] == 0): |a - b|, the lower median; nominal: 0/1
  * mismatch, the mode with ties to the smallest code. crow[c + C * j] is the row of a member
- * holding that value (the first such row in value-then-row order), radius[c + C * j] the
+ * holding that value (ordinal: the element of rank (m-1)/2 in value-then-row order;
+ * nominal: the first row of the mode in that order), radius[c + C * j] the
  * largest member-to-centroid distance. `pairs` has room for the largest cluster. */
 typedef struct { double v; ptrdiff_t r; } stir_pair;
 void stir_centroid(const double *x, ptrdiff_t n, int d, const int *nominal,

@@ -17,6 +17,16 @@ test_that("equation (3): centroids and radii match brute force on random and adv
       expect_equal(cl[cen$row[c, j]], c) # the centroid is a member value
     }
   }
+  # large clusters with heavy ties and sorted / reversed input (quickselect paths)
+  set.seed(9)
+  v <- c(sample(1:3, 3000, TRUE), sort(rnorm(2001)), rev(seq_len(2000)), rep(4, 999))
+  cl <- rep(1:4, c(3000, 2001, 2000, 999))
+  cen <- detanon:::stir_centroids(cbind(v), FALSE, cl, 4L)
+  for (c in 1:4) {
+    ref <- ref_centroid(v[cl == c], FALSE)
+    expect_identical(v[[cen$row[c, 1]]], ref$value)
+    expect_identical(cen$radius[c, 1], ref$radius)
+  }
   # ties everywhere, constant, near-underflow and huge values, clusters of one
   x <- cbind(a = c(1, 1, 2, 2, 5e-324, 1e-310, 0, 3e300, -3e300, 7),
              b = c(3, 3, 3, 3, 1, 2, 2, 1, 1, 2))
