@@ -193,12 +193,7 @@ blend_core <- function(df, enc, cl, k, method, map = NULL) {
                                          date = as.Date(v, origin = "1970-01-01"),
                                          v)
     }
-    if (is.factor(col)) {
-      # a level that only the moved records had would show that they existed: drop it
-      gone <- setdiff(unique(as.character(df[[dims[j]]])), unique(as.character(col)))
-      if (length(gone)) col <- factor(col, levels = setdiff(levels(col), gone), ordered = is.ordered(col))
-    }
-    df[[dims[j]]] <- col
+    df[[dims[j]]] <- drop_emptied_levels(col, df[[dims[j]]])
   }
   cl[movers] <- target
   # earth-mover distance of each receiving cluster's distance-to-centroid distribution

@@ -196,6 +196,15 @@ stir_centroids <- function(x, nominal, cl, C) {
   .Call(C_ffi_stir_centroids, x, as.integer(nominal), as.integer(cl), as.integer(C))
 }
 
+# A factor level that only the changed records had would show that they existed: drop the
+# levels used in `old` and no longer in `new` (levels that were empty already are kept).
+drop_emptied_levels <- function(new, old) {
+  if (!is.factor(new)) return(new)
+  gone <- setdiff(unique(as.character(old)), unique(as.character(new)))
+  if (!length(gone)) return(new)
+  factor(new, levels = setdiff(levels(new), gone), ordered = is.ordered(new))
+}
+
 # Run `expr`-style code under set.seed(seed), restoring the caller's stream afterwards.
 stir_seed <- function(seed, envir = parent.frame()) {
   if (is.null(seed)) return(invisible(NULL))

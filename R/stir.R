@@ -21,7 +21,15 @@
 #' * `"flatten"` (equation 9): every value becomes the cluster's centroid (a median member
 #'   value for ordinal variables, the mode for nominal ones; see [blend_outliers()]). It
 #'   keeps one value per cluster and destroys the within-cluster spread (variances shrink,
-#'   distances to the centroid become 0). Deterministic.
+#'   distances to the centroid become 0). Deterministic. Categories that no cluster keeps
+#'   are dropped from the factor levels.
+#'
+#' A reflection about the centroid (`2c - a`), which the seed also suggests, is not
+#' offered: it keeps the distances to the centroid but is undone by anyone who reflects
+#' the released values about the cluster's median, which the release still shows.
+#'
+#' The verbs are single-threaded: a release depends on the data, the arguments and the
+#' random stream only.
 #'
 #' @section What it does and does not protect:
 #' Stirring breaks the link between a record and *its own* values of `vars` within the
@@ -100,9 +108,15 @@ stir <- function(data, vars = NULL, strata = NULL, classes = NULL, k = 3,
     for (j in seq_along(vars)) df[[vars[j]]] <- df[[vars[j]]][src[, j]]
   } else {
     cen <- stir_centroids(enc$x[, vars, drop = FALSE], enc$nominal[match(vars, colnames(enc$x))], cl, C)
-    for (j in seq_along(vars)) df[[vars[j]]] <- df[[vars[j]]][cen$row[cl, j]]
+    for (j in seq_along(vars)) {
+      df[[vars[j]]] <- drop_emptied_levels(df[[vars[j]]][cen$row[cl, j]], df[[vars[j]]])
+    }
   }
-  n_changed <- sum(vapply(vars, function(v) sum(df[[v]] != before[[v]]), numeric(1)))
+  n_changed <- sum(vapply(vars, function(v) {
+    a <- df[[v]]
+    b <- before[[v]]
+    if (is.factor(a)) sum(as.character(a) != as.character(b)) else sum(a != b)
+  }, numeric(1)))
   for (v in vars) names(df[[v]]) <- NULL
   size <- tabulate(cl, C)
   as_release(restore_class(df, data), "stir",

@@ -141,6 +141,10 @@ test_that("equation (10): the shuffle is R's Fisher-Yates, keeps every cluster's
     }
   }
   expect_identical(s$grp, d$grp)
+  # classes from equivalence_classes() (Mondrian on num within grp)
+  ec <- equivalence_classes(d, k = 5, quasi = "num", strata = "grp")
+  se <- stir(d, vars = c("int", "day"), classes = ec, seed = 2)
+  for (c in unique(ec$class)) expect_identical(sort(se$int[ec$class == c]), sort(d$int[ec$class == c]))
   # the same seed reproduces the release, whatever the stream before; the stream is restored
   set.seed(5)
   before <- runif(1)
@@ -177,11 +181,18 @@ test_that("equation (9): flattening sets every value to its cluster's centroid",
     expect_identical(unique(both[70 + which(d$grp == g)]), ref$value)
   }
   expect_s3_class(f$day, "Date")
-  expect_identical(levels(f$ord), levels(d$ord))
+  expect_true(is.ordered(f$ord))
+  # levels that no cluster keeps are dropped, and only those
+  expect_identical(levels(f$ord), intersect(levels(d$ord), unique(as.character(f$ord))))
+  d2 <- d
+  d2$fac <- factor(d2$fac, levels = c(levels(d$fac), "unused"))
+  f2 <- stir(d2, vars = "fac", strata = "grp", method = "flatten")
+  expect_true("unused" %in% levels(f2$fac))
+  expect_true(all(setdiff(levels(d$fac), unique(as.character(f2$fac))) %in% setdiff(levels(d$fac), levels(f2$fac))))
   info <- attr(f, "detanon")
   expect_identical(info$settings$method, "flatten")
   expect_identical(info$counts$n_changed,
-                   as.integer(sum(vapply(vars, function(v) sum(f[[v]] != d[[v]]), numeric(1)))))
+                   as.integer(sum(vapply(vars, function(v) sum(as.character(f[[v]]) != as.character(d[[v]])), numeric(1)))))
 })
 
 test_that("equations (4)-(8): outliers move to the nearest cluster, only eq-5 values change", {
