@@ -337,3 +337,13 @@ test_that("bad input: classed errors naming the argument, input unchanged", {
   expect_error(distance_map(d[1, ], vars = "num"), "at least 2", class = "detanon_error_data")
   expect_identical(d, d0)
 })
+
+test_that("error messages are pinned", {
+  d <- stir_data(30)
+  expect_snapshot(error = TRUE, stir(d, vars = "num"))
+  expect_snapshot(error = TRUE, stir(d, vars = "num", strata = "grp", k = 20))
+  expect_snapshot(error = TRUE, stir(d, vars = "num", strata = "grp", classes = 1:3))
+  expect_snapshot(error = TRUE, blend_outliers(d, vars = "num", strata = "grp", k = 100))
+  expect_snapshot(error = TRUE, stir_clusters(d, quasi = c("num", "int"), eps = 1))
+  expect_snapshot(error = TRUE, distance_map(d, vars = "nope"))
+})
