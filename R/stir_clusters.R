@@ -48,11 +48,11 @@
 #' @family stirring
 #' @examples
 #' d <- titanic_paper()
-#' cl <- stir_clusters(d, quasi = c("Age", "Fare"), strata = c("Pclass", "Sex"),
+#' cl <- stir_clusters(d, strata = c("Pclass", "Sex"), quasi = c("Age", "Fare"),
 #'                     eps = c(Age = 10, Fare = 20))
 #' cl
 #' @export
-stir_clusters <- function(data, quasi, strata = NULL, eps) {
+stir_clusters <- function(data, strata = NULL, quasi = NULL, eps = NULL) {
   check_data_frame(data, "data")
   quasi <- check_columns(quasi, data, "quasi")
   if (!length(quasi)) stop_arg("`quasi` is empty: name at least one column to cluster on.")
@@ -62,10 +62,10 @@ stir_clusters <- function(data, quasi, strata = NULL, eps) {
              "; name each column in one of them.", kind = "column")
   }
   check_strata_columns(data, strata)
-  if (missing(eps) || !is.numeric(eps) || anyNA(eps) || any(!is.finite(eps)) || any(eps < 0) ||
+  if (is.null(eps) || !is.numeric(eps) || anyNA(eps) || any(!is.finite(eps)) || any(eps < 0) ||
       !length(eps) %in% c(1L, length(quasi)) || (length(eps) == 1L && length(quasi) > 1L)) {
     stop_arg("`eps` must be ", length(quasi), " finite number", if (length(quasi) > 1L) "s" else "",
-             " >= 0, one per `quasi` column, not ", if (missing(eps)) "missing" else show_value(eps), ".")
+              " >= 0, one per `quasi` column, not ", show_value(eps), ".")
   }
   if (!is.null(names(eps))) {
     if (!setequal(names(eps), quasi)) {
