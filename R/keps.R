@@ -358,7 +358,8 @@ keps_error_core <- function(y, cls, n_classes, eps_v) {
 #'
 #' @inheritParams anonymise_keps
 #' @param epsilon One or more budgets per record (> 0).
-#' @return A data frame with one row per `epsilon` and variable of `vars`: `epsilon`,
+#' @return A data frame of class `detanon_keps_error` with one row per `epsilon` and
+#'   variable of `vars`: `epsilon`,
 #'   `variable`, `eps_v` (its share of the budget) and `error` (formula 8).
 #' @examples
 #' d <- titanic_paper()
@@ -383,8 +384,17 @@ keps_error <- function(data, vars = NULL, strata = NULL, quasi = NULL, k = 3, ep
   base <- keps_error_core(y, ec$row_class[rows], nrow(ec$classes), args$weights)  # at epsilon = 1
   grid <- expand.grid(variable = args$vars, epsilon = epsilon, stringsAsFactors = FALSE)
   j <- match(grid$variable, args$vars)
-  data.frame(epsilon = grid$epsilon, variable = grid$variable,
-             eps_v = grid$epsilon * args$weights[j], error = base[j] / grid$epsilon)
+  out <- data.frame(epsilon = grid$epsilon, variable = grid$variable,
+                    eps_v = grid$epsilon * args$weights[j], error = base[j] / grid$epsilon)
+  class(out) <- c("detanon_keps_error", "data.frame")
+  out
+}
+
+#' @export
+print.detanon_keps_error <- function(x, ...) {
+  cat("Expected relative error of (k, epsilon)-anonymisation (formula 8), before noise is drawn\n")
+  print(structure(x, class = "data.frame"), row.names = FALSE, ...)
+  invisible(x)
 }
 
 #' Nearest-neighbour linking risk within equivalence classes
