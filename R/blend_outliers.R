@@ -70,7 +70,7 @@
 #'   `n_changed` (values), `n_changed_by_var` and `emd_max`. A message reports the moves.
 #' @references Rowe et al., seed 004: moving samples to nearby clusters (section 4.1,
 #'   equations 3 to 8).
-#' @family stirring
+#' @family masking verbs
 #' @examples
 #' d <- titanic_paper()[-1]
 #' b <- blend_outliers(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),

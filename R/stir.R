@@ -59,7 +59,7 @@
 #'   that differ from the input).
 #' @references Rowe et al., seed 004: anonymizing the data within a cluster (section 4.2,
 #'   equations 9 and 10).
-#' @family stirring
+#' @family masking verbs
 #' @examples
 #' d <- titanic_paper()[-1]
 #' s <- stir(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), seed = 1)
