@@ -88,7 +88,7 @@ blend_outliers <- function(data, vars = NULL, strata = NULL, classes = NULL, k =
   dims <- c(args$strata, args$vars)
   enc <- stir_encode(df, dims)
   cl <- stir_cluster_ids(df, args$strata, classes)
-  if (!is.null(map)) check_map(map, dims, nrow(df))
+  if (!is.null(map)) check_map(map, dims)
   res <- blend_core(df, enc, cl, k, method, map)
   blend_message(res$counts, k)
   as_release(restore_class(res$df, data), "blend_outliers",
@@ -111,7 +111,7 @@ stir_args <- function(data, vars, strata) {
   list(vars = vars, strata = strata)
 }
 
-check_map <- function(map, dims, n) {
+check_map <- function(map, dims) {
   if (!inherits(map, "detanon_distance_map") || !all(dims %in% map$vars)) {
     stop_arg("`map` must be a distance_map() of `data` covering ", quote_names(dims), ", not ",
              if (inherits(map, "detanon_distance_map")) paste("one of", quote_names(map$vars))
