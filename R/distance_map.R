@@ -49,7 +49,7 @@
 #'   for release.
 #' @references Rowe et al., "Data anonymization by cluster stirring": distance functions over non-Euclidean spaces
 #'   (section 3.2).
-#' @family stirring
+#' @family class builders
 #' @examples
 #' d <- titanic_paper()
 #' m <- distance_map(d, vars = c("Age", "Fare", "Sex", "Pclass"))

@@ -59,7 +59,6 @@
 #'   that differ from the input).
 #' @references Rowe et al., "Data anonymization by cluster stirring": anonymizing the data within a cluster (section 4.2,
 #'   equations 9 and 10).
-#' @family stirring
 #' @family masking verbs
 #' @examples
 #' d <- titanic_paper()[-1]
