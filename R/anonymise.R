@@ -93,6 +93,7 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
                       na = c("fail", "median", "mean", "median_stratum", "mean_stratum", "complete"),
                       small_strata = c("fail", "suppress", "merge"),
                       engine = c("kdtree", "rann"),
+                      format = NULL,
                       nthreads = getOption("detanon.nthreads", 1L),
                       check_identifiers = TRUE) {
   check_data_frame(data, "data")
@@ -100,6 +101,7 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
   na <- match_choice(na, "na")
   small_strata <- match_choice(small_strata, "small_strata")
   engine <- match_choice(engine, "engine")
+  format <- check_format(format, engine)
   nthreads <- check_nthreads(nthreads)
   if (engine == "rann" && !requireNamespace("RANN", quietly = TRUE)) {
     stop_arg("`engine = \"rann\"` needs the package RANN: install.packages(\"RANN\"), ",
@@ -107,8 +109,7 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
   }
   strata <- check_columns(strata, data, "strata", default_strata(data))
   check_strata_columns(data, strata)
-  vars <- check_columns(vars, data, "vars",
-                        setdiff(names(data)[vapply(data, is_continuous, logical(1))], strata))
+  vars <- check_columns(vars, data, "vars", setdiff(default_vars(data), strata))
   check_vars(data, vars, strata)
   check_flag(check_identifiers, "check_identifiers")
   if (!nrow(data)) stop_arg("`data` has no rows: there is nothing to anonymise.")
@@ -193,20 +194,99 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
 
   masked <- mask_matrix(x, id, k, engine, nthreads)
   if (check_identifiers) warn_identifiers(df, vars, strata)
-  for (j in seq_along(vars)) df[[vars[j]]] <- masked$columns[[j]]
-  out <- restore_class(df, data)
-  attr(out, "detanon") <- structure(list(
-    k = k, vars = vars, strata = strata, engine = engine,
+  for (j in seq_along(vars)) {
+    df[[vars[j]]] <- format_masked(masked$columns[[j]], x[, j], k, format, is.integer(data[[vars[j]]]))
+  }
+  # the attribute holds counts and settings only: no means or SDs of the originals (with
+  # two records, a mean and an SD give both values back)
+  as_release_frame(df, data, structure(list(
+    k = k, vars = vars, strata = strata, engine = engine, format = format,
     n = nrow(df), n_strata = max(id), min_stratum = min(tabulate(id)),
     n_suppressed = n_suppressed, n_dropped = n_dropped, n_imputed = n_imputed,
-    n_merged = n_merged, mean = masked$mean, sd = masked$sd, scale = masked$scale
-  ), class = "detanon_info")
-  out
+    n_merged = n_merged, scale = masked$scale
+  ), class = "detanon_info"))
+}
+
+check_format <- function(format, engine) {
+  if (is.null(format)) return(if (engine == "rann") "none" else "natural")
+  choices <- c("natural", "precision", "none")
+  if (!is.character(format) || length(format) != 1L || is.na(format) || !format %in% choices) {
+    stop_arg("`format` must be NULL or one of ", paste0("\"", choices, "\"", collapse = ", "),
+             ", not ", show_value(format), ".")
+  }
+  format
+}
+
+# The release form of one masked column `m`, given the masked records' values `x` before
+# masking (complete). "natural": values kept inside [lo, hi], where lo and hi are the
+# means of the k smallest and of the k largest values of `x` (k-record aggregates, like
+# the centroids: never one record's value), by a rank-preserving linear squeeze of the
+# tails; whole-number variables rounded to whole numbers (integers when `as_integer`).
+# "precision": every variable also rounded to the decimals of `x`. "none": unchanged.
+format_masked <- function(m, x, k, format, as_integer) {
+  if (format == "none" || !length(m)) return(m)
+  n <- length(x)
+  kk <- min(k, n)
+  xs <- sort(x, method = "radix")
+  lo <- exact_mean(xs[seq_len(kk)])
+  hi <- exact_mean(xs[n + 1L - seq_len(kk)])
+  d <- if (all(x == round(x))) 0L else if (format == "precision") decimals(x) else NA_integer_
+  if (!is.na(d)) {
+    p <- 10^d
+    lo_d <- ceiling(lo * p) / p
+    hi_d <- floor(hi * p) / p
+    if (lo_d > hi_d) lo_d <- hi_d <- round((lo + hi) / 2, d)
+    lo <- lo_d
+    hi <- hi_d
+  }
+  m <- squeeze_range(m, lo, hi)
+  if (!is.na(d)) m <- pmin(pmax(round(m, d), lo), hi)
+  if (as_integer && identical(d, 0L)) m <- as.integer(m)
+  m
+}
+
+# Map the values of `v` into [lo, hi] keeping their order: values between the lower tail's
+# pivot t (at most the median, at least four times the overshoot inside the range) and
+# min(v) are mapped linearly onto [lo, t], and likewise at the top. Values between the two
+# pivots are unchanged. When more than half the values lie beyond a bound (no pivot inside
+# the range) they are set to the bound.
+squeeze_range <- function(v, lo, hi) {
+  med <- stats::median(v)
+  m <- min(v)
+  if (m < lo) {
+    t <- min(med, lo + 4 * (lo - m))
+    if (t > lo) {
+      b <- v < t
+      v[b] <- t - (t - v[b]) * ((t - lo) / (t - m))
+    }
+  }
+  M <- max(v)
+  if (M > hi) {
+    t <- max(med, hi - 4 * (M - hi))
+    if (t < hi) {
+      b <- v > t
+      v[b] <- t + (v[b] - t) * ((hi - t) / (M - t))
+    }
+  }
+  pmin(pmax(v, lo), hi)
+}
+
+# Number of decimals (0 to 10) at which all of `x` are recorded, NA if more.
+decimals <- function(x) {
+  for (d in 0:10) {
+    y <- x * 10^d
+    if (all(abs(y - round(y)) <= 1e-8 * pmax(1, abs(y)))) return(d)
+  }
+  NA_integer_
 }
 
 # The five steps on a complete numeric matrix with stratum ids 1..S (all strata >= k).
 # Returns the masked columns as a list, and the column statistics.
 mask_matrix <- function(x, id, k, engine, nthreads) {
+  # columns of tiny values (p-values, subnormals) would have an SD that underflows to 0 and
+  # be taken for constant: scale them exactly by a power of two, and back at the end
+  tiny <- pow2_normalise(x)
+  x <- tiny$x
   # the rann engine reproduces the authors' arithmetic, (x - mean(x)) / sd(x): its last
   # bits decide which of several equally distant neighbours RANN returns
   stats <- if (engine == "kdtree") col_stats(x, nthreads) else base_stats(x)
@@ -219,6 +299,11 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
   }
   # constant columns (SD 0) have no z-score: they keep their single value
   cols <- which(stats$sd > 0)
+  lost <- setdiff(which(!vapply(seq_len(ncol(x)), function(j) is_constant(x[, j]), logical(1))), cols)
+  if (length(lost)) {
+    stop_arg("`vars` column", if (length(lost) > 1L) "s " else " ", quote_names(colnames(x)[lost]),
+             " vary but their SD is 0 in double precision; rescale them first.", kind = "data")
+  }
   # on the z-scale (SD 1) a centroid spread this small is rounding noise, not information
   flat_sd <- 1e-10
   res <- if (engine == "kdtree") {
@@ -233,7 +318,9 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
   }
   scale <- stats::setNames(rep(NA_real_, ncol(x)), colnames(x))
   scale[cols] <- ifelse(flat, NA_real_, stats$sd[cols] / res[[2L]])
-  list(columns = res[[1L]], mean = stats$mean, sd = stats$sd, scale = scale)
+  columns <- res[[1L]]
+  for (j in which(tiny$e != 0)) columns[[j]] <- times_pow2(columns[[j]], -tiny$e[j])
+  list(columns = columns, scale = scale)
 }
 
 # ffi_mask() with RANN::nn2() as the search, on z-scores made as the authors' code makes
@@ -294,6 +381,12 @@ impute <- function(x, has_na, id, fun, strata) {
 exact_mean <- function(v) col_stats(matrix(v))$mean[[1L]]
 
 is_continuous <- function(x) is.numeric(x) && !is.factor(x) && is.null(dim(x))
+
+# Labelled (Stata/SPSS) numeric columns hold category codes: they are masked only when named.
+is_labelled <- function(x) inherits(x, "haven_labelled") || inherits(x, "labelled")
+
+# Columns masked by default: numeric, not labelled codes.
+default_vars <- function(data) names(data)[vapply(data, function(x) is_continuous(x) && !is_labelled(x), logical(1))]
 
 check_vars <- function(data, vars, strata) {
   if (!length(vars)) {

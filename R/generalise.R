@@ -158,8 +158,10 @@ generalise_rare <- function(x, min_count = 5, other = "Other") {
 #' @param k The threshold, a whole number >= 1.
 #' @return An object of the same class as `data` with `var` replaced by a factor of the
 #'   merged categories (ordered if `var` was ordered or numeric), and a message listing
-#'   every merge. The attribute `"merges"` holds the table of old and new labels (no
-#'   record values).
+#'   every merge (the order of the merges tells which categories were rarest, so it is
+#'   not kept in the release). The attribute `"detanon"` holds the settings and the number
+#'   of merges. Row names are dropped, and levels of factor columns that lost all their
+#'   records are dropped.
 #' @examples
 #' d <- titanic_paper()
 #' d$Age5 <- generalise_bands(d$Age, width = 5)
@@ -237,9 +239,9 @@ generalise_strata <- function(data, var, strata = NULL, k = 3) {
                     if (nrow(merges) == 1L) "" else "s", var,
                     paste0("  ", merges$from, " -> ", merges$to, collapse = "\n")))
   }
-  out <- restore_class(df, data)
-  attr(out, "merges") <- merges
-  out
+  # the merge order tells which categories were rarest: it goes to the custodian (message),
+  # the release carries only the number of merges
+  as_release_frame(df, data, list(verb = "generalise_strata", column = var, k = k, n_merges = nrow(merges)))
 }
 
 # Label of a span of ordered categories: bands "a-b" and "c-d" give "a-d", "c+" gives "a+".

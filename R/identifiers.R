@@ -242,7 +242,6 @@ remove_identifiers <- function(data, cols = NULL, method = c("drop", "pseudonymi
       if (key) keys[[v]] <- data.frame(value = u, pseudonym = codes, stringsAsFactors = FALSE)
     }
   }
-  rownames(df) <- NULL
-  out <- restore_class(df, data)
+  out <- as_release_frame(df, data)
   if (key && method == "pseudonymise") list(data = out, key = keys) else out
 }

@@ -131,6 +131,15 @@ anonymise_keps <- function(data, epsilon, k = 3, vars = NULL, quasi = NULL, stra
   eps_v <- args$eps_v
   noisy <- .Call(C_ffi_keps_noise, y, cls, n_classes, eps_v)
   diam <- noisy$diam
+  if (!all(is.finite(noisy$y))) {
+    # diameter / epsilon overflowed (a tiny `epsilon`, extreme `weights` or huge values):
+    # the noise would be infinite and the release meaningless
+    bad <- vars[colSums(!is.finite(noisy$y)) > 0]
+    stop_arg("The noise scale (class diameter / epsilon) of ", quote_names(bad),
+             " overflows: `epsilon` (", format(args$epsilon), ") or its share by `weights` is too small ",
+             "for the range of the values. Raise `epsilon`, balance `weights`, or rescale the column.",
+             kind = "data")
+  }
   scale <- sweep(diam, 2L, eps_v, "/")
 
   grouped <- class_groups(cls, n_classes)
@@ -175,8 +184,7 @@ anonymise_keps <- function(data, epsilon, k = 3, vars = NULL, quasi = NULL, stra
   release <- out[perm, , drop = FALSE]
   release <- as.data.frame(lapply(release, strip_names), stringsAsFactors = FALSE, optional = TRUE)
   names(release) <- names(df)
-  rownames(release) <- NULL
-  release <- restore_class(release, args$data)
+  release <- as_release_frame(release, args$data)
 
   classes <- ec$classes
   for (j in seq_along(vars)) {
@@ -234,7 +242,7 @@ keps_args <- function(data, epsilon, k, vars, quasi, strata, weights, na, small_
   quasi <- cols$quasi
   strata <- cols$strata
   vars <- check_columns(vars, data, "vars",
-                        setdiff(names(data)[vapply(data, is_continuous, logical(1))], c(strata, quasi)))
+                        setdiff(default_vars(data), c(strata, quasi)))
   if (!length(vars)) {
     stop_arg("There is no epsilon-quasi-identifier to perturb: name numeric columns in `vars` ",
              "(the default takes the numeric columns not in `quasi` or `strata`).")

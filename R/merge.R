@@ -48,7 +48,7 @@ merge_small_strata <- function(data, k = 3, vars = NULL, strata = NULL) {
   strata <- check_columns(strata, data, "strata", default_strata(data))
   check_strata_columns(data, strata)
   vars <- check_columns(vars, data, "vars",
-                        setdiff(names(data)[vapply(data, is_continuous, logical(1))], strata))
+                        setdiff(default_vars(data), strata))
   if (length(vars)) {
     check_vars(data, vars, strata)
     bad <- vars[vapply(data[vars], anyNA, logical(1))]
@@ -60,7 +60,7 @@ merge_small_strata <- function(data, k = 3, vars = NULL, strata = NULL) {
   x <- vapply(df[vars], as.double, numeric(nrow(df)))
   dim(x) <- c(nrow(df), length(vars))
   res <- merge_small(df, x, stratum_ids(df, strata), rep(TRUE, nrow(df)), k, strata)
-  list(data = restore_class(res$data, data), moves = res$moves)
+  list(data = as_release_frame(res$data, data), moves = res$moves)
 }
 
 # Core of the merge on kept rows `keep`; `x` is a complete numeric matrix (rows of df).

@@ -45,7 +45,8 @@ check_strata_columns <- function(data, strata, arg = "strata") {
 is_categorical_like <- function(x) is.atomic(x) && is.null(dim(x))
 
 default_strata <- function(data) {
-  names(data)[vapply(data, function(x) is.factor(x) || is.character(x) || is.logical(x), logical(1))]
+  names(data)[vapply(data, function(x) is.factor(x) || is.character(x) || is.logical(x) || is_labelled(x),
+                     logical(1))]
 }
 
 #' Frequencies of the strata formed by categorical variables
