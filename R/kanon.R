@@ -35,6 +35,7 @@ kanon_check <- function(data, keys = NULL, k = 3) {
   if (!length(keys)) stop_arg("`keys` is empty: name at least one key (quasi-identifier) column.")
   check_strata_columns(data, keys, "keys")
   k <- check_whole(k, "k", min = 1, max = .Machine$integer.max)
+  check_no_clash(keys, "n", "keys")
   df <- as.data.frame(data)
   n <- nrow(df)
   id <- if (n) stratum_ids(df, keys) else integer()

@@ -86,6 +86,13 @@ strata_table <- function(data, strata = NULL, k = 3, sensitive = NULL) {
     if (sensitive %in% strata) stop_arg("`sensitive` (", sensitive, ") must not be one of `strata`.")
     check_strata_columns(data, sensitive, "sensitive")
   }
+  reserved <- c("n", "below_k")
+  if (!is.null(sensitive)) {
+    s_val <- data[[sensitive]]
+    s_val <- if (is.factor(s_val)) levels(droplevels(s_val)) else unique(s_val)
+    reserved <- c(reserved, paste0("n_", s_val), "ratio", "uniform")
+  }
+  check_no_clash(strata, reserved, "strata")
   df <- as.data.frame(data)
   id <- stratum_ids(df, strata)
   n_strata <- max(c(0L, id))

@@ -126,6 +126,20 @@ as_release_frame <- function(out, data, attr_value = NULL, name = "detanon") {
   out
 }
 
+# A result table gives grouping columns `cols` beside its own columns `reserved`: a data
+# column named like one of them would be overwritten without notice.
+check_no_clash <- function(cols, reserved, arg) {
+  clash <- intersect(cols, reserved)
+  if (length(clash)) {
+    stop_arg("`", arg, "` column", if (length(clash) > 1L) "s " else " ", quote_names(clash),
+             " ha", if (length(clash) > 1L) "ve" else "s", " the name of a column of the result (",
+             quote_names(reserved, max = 12L), "); rename ", if (length(clash) > 1L) "them" else "it",
+             " first, e.g. with names(data)[names(data) == \"", clash[1L], "\"] <- \"", clash[1L], "_\".",
+             kind = "column")
+  }
+  invisible(cols)
+}
+
 set_attr <- function(x, name, value) {
   if (inherits(x, "data.table") && requireNamespace("data.table", quietly = TRUE)) {
     data.table::setattr(x, name, value)
