@@ -108,18 +108,16 @@ restore_class <- function(out, like) {
 
 # A release made from the plain data.frame `out` of a masking verb, given its input `data`:
 # no row names (they may be identifiers, and gaps in them tell which records were removed),
-# no factor level that had records in `data` but has none left (it would tell that a rare
-# category existed), the class of `data`, and the attribute `name` set without breaking a
-# data.table's self-reference.
+# no factor level without a record (it would tell that a rare category existed, whether
+# the verb or the caller removed its records), the class of `data`, and the attribute
+# `name` set without breaking a data.table's self-reference.
 as_release_frame <- function(out, data, attr_value = NULL, name = "detanon") {
   rownames(out) <- NULL
-  for (v in intersect(names(out), names(data))) {
+  for (v in names(out)) {
     x <- out[[v]]
-    if (!is.factor(x) || !is.factor(data[[v]])) next
-    used_before <- tabulate(as.integer(data[[v]]), nlevels(data[[v]])) > 0L
-    used_now <- tabulate(as.integer(x), nlevels(x)) > 0L
-    lost <- levels(x) %in% levels(data[[v]])[used_before] & !used_now
-    if (any(lost)) out[[v]] <- factor(x, levels = levels(x)[!lost], ordered = is.ordered(x))
+    if (is.factor(x) && !all(tabulate(as.integer(x), nlevels(x)) > 0L)) {
+      out[[v]] <- droplevels(x, exclude = if (anyNA(levels(x))) NULL else NA)
+    }
   }
   out <- restore_class(out, data)
   if (!is.null(attr_value)) out <- set_attr(out, name, attr_value)
