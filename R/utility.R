@@ -285,13 +285,19 @@ utility_model <- function(original, masked, formula, family = stats::gaussian(),
                         error = function(e) stop_arg("`formula` cannot be expanded: ", conditionMessage(e)))
   }
   used <- all.vars(formula)
+  # names that are columns of neither data frame may be constants of the formula's
+  # environment (e.g. a degree); a column of only one of them is an error
+  env <- environment(formula)
+  if (is.null(env)) env <- parent.frame()
   for (nm in c("original", "masked")) {
     data <- if (nm == "original") original else masked
     miss <- setdiff(used, names(data))
+    miss <- miss[miss %in% c(names(original), names(masked)) | !vapply(miss, exists, logical(1), envir = env)]
     if (length(miss)) {
       stop_arg("`formula` uses variables that are not columns of `", nm, "`: ", quote_names(miss), ".")
     }
   }
+  used <- intersect(used, names(original))
   for (nm in c("original", "masked")) {
     data <- if (nm == "original") original else masked
     n_ok <- sum(stats::complete.cases(as.data.frame(data)[used]))

@@ -236,3 +236,94 @@ test_that("bad input gives a clear error and changes nothing", {
   })
   expect_identical(x, before)
 })
+
+test_that("format = \"natural\" keeps values in range, whole numbers whole, order kept", {
+  skip_if_not_installed("sdcMicro")
+  data(testdata, package = "sdcMicro", envir = environment())
+  vars <- c("age", "income", "expend", "savings")
+  run <- function(format) anonymise(testdata, k = 3, vars = vars, strata = c("sex", "urbrur"), format = format,
+                                    check_identifiers = FALSE)
+  raw <- run("none")
+  nat <- run(NULL)
+  expect_gt(sum(raw$age < 0), 0L) # the unformatted centroids leave the range
+  for (v in vars) {
+    o <- sort(testdata[[v]])
+    lo <- mean(o[1:3])
+    hi <- mean(rev(o)[1:3])
+    whole <- all(o == round(o))
+    expect_gte(min(nat[[v]]), if (whole) ceiling(lo) else lo)
+    expect_lte(max(nat[[v]]), if (whole) floor(hi) else hi)
+    if (whole) expect_true(all(nat[[v]] == round(nat[[v]])), info = v) # whole numbers stay whole
+    # rank-preserving: the natural form never reverses the order of the raw centroids
+    expect_true(all(diff(nat[[v]][order(raw[[v]])]) >= 0), info = v)
+  }
+  expect_type(nat$age, "integer")
+  expect_type(nat$expend, "integer")
+  expect_type(nat$income, "double")
+  # most values are the raw ones rounded: only the tails are squeezed
+  expect_gt(mean(nat$age == round(raw$age)), 0.9)
+})
+
+test_that("the bounds are k-record means, not one record's value, and the tails are squeezed", {
+  set.seed(21)
+  d <- data.frame(x = c(stats::rexp(300) * 10 + 0.123456, 250.654321), y = stats::rnorm(301))
+  raw <- anonymise(d, k = 4, vars = c("x", "y"), strata = character(), format = "none")
+  nat <- anonymise(d, k = 4, vars = c("x", "y"), strata = character())
+  o <- sort(d$x)
+  expect_lt(min(raw$x), o[1])
+  expect_equal(min(nat$x), mean(o[1:4]))
+  expect_equal(max(nat$x), mean(rev(o)[1:4]))
+  expect_false(min(nat$x) %in% d$x)
+  expect_false(max(nat$x) %in% d$x)
+  # no pile-up on the bound: one record at each bound
+  expect_identical(sum(nat$x == min(nat$x)), sum(raw$x == min(raw$x)))
+  expect_identical(rank(nat$x), rank(raw$x))
+  # the squeeze itself: monotone, onto [lo, hi], identity between the pivots (4 times the
+  # overshoot inside each bound, at most the median)
+  v <- c(-1, 0:100, 104)
+  s <- detanon:::squeeze_range(v, 0, 100)
+  expect_identical(range(s), c(0, 100))
+  expect_true(all(diff(s) > 0))
+  expect_identical(s[v >= 4 & v <= 84], v[v >= 4 & v <= 84])
+  expect_false(any(s[v < 4 | v > 84] == v[v < 4 | v > 84]))
+  # more than half beyond a bound: set to the bound
+  expect_identical(detanon:::squeeze_range(c(-3, -2, -1, 5), 0, 10), c(0, 0, 0, 5))
+})
+
+test_that("the Titanic release has no negative age or fare; precision keeps the decimals", {
+  d <- titanic_paper()
+  run <- function(...) anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
+                                 check_identifiers = FALSE, ...)
+  raw <- run(format = "none")
+  expect_gt(sum(raw$Age < 0), 0L)
+  expect_gt(sum(raw$Fare < 0), 0L)
+  nat <- run()
+  expect_gte(min(nat$Age), 0)
+  expect_gte(min(nat$Fare), 0)
+  expect_identical(sum(is.finite(log(nat$Age))), nrow(d))
+  pre <- run(format = "precision")
+  expect_identical(detanon:::decimals(d$Fare), 4L)
+  expect_true(all(abs(pre$Fare * 1e4 - round(pre$Fare * 1e4)) < 1e-6))
+  expect_identical(attr(pre, "detanon")$format, "precision")
+  # the reproduction path is unformatted by default
+  skip_if_not_installed("RANN")
+  r <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), engine = "rann",
+                 check_identifiers = FALSE)
+  expect_identical(attr(r, "detanon")$format, "none")
+  expect_gt(sum(r$Age < 0), 0L)
+})
+
+test_that("labelled (Stata/SPSS) codes are strata by default, not masked", {
+  lab <- structure(rep(c(1, 2), 30), labels = c(male = 1, female = 2),
+                   class = c("haven_labelled", "vctrs_vctr", "double"))
+  set.seed(3)
+  d <- data.frame(x = stats::rnorm(60), y = stats::rnorm(60))
+  d$sex <- lab
+  out <- anonymise(d, k = 3)
+  expect_identical(attr(out, "detanon")$vars, c("x", "y"))
+  expect_identical(attr(out, "detanon")$strata, "sex")
+  expect_identical(unclass(out$sex), unclass(lab))
+  skip_if_not_installed("haven")
+  d$sex <- haven::labelled(rep(c(1, 2), 30), c(male = 1, female = 2))
+  expect_identical(attr(anonymise(d, k = 3), "detanon")$strata, "sex")
+})
