@@ -202,7 +202,7 @@ warn_identifiers <- function(data, vars, strata) {
 #' @param key With `method = "pseudonymise"`, return the key tables as well?
 #' @return With `key = FALSE`, an object of the same class as `data` without the columns
 #'   (`"drop"`) or with the columns replaced by character pseudonyms (missing values stay
-#'   missing). With `key = TRUE`, a list with `data` and `key`, a named list holding for
+#'   missing), and without row names (they are often identifiers themselves). With `key = TRUE`, a list with `data` and `key`, a named list holding for
 #'   each column a data frame of `value` and `pseudonym`: it reverses the pseudonyms and
 #'   must never be released.
 #' @examples

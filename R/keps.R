@@ -76,8 +76,10 @@
 #' @param small_strata `"fail"` or `"suppress"` strata with fewer than `k` records.
 #' @return An object of class `detanon_keps`, a list:
 #'   * `data`: the release, the same kind of data frame as `data`, shuffled, without the
-#'     suppressed records; `vars` noisy (doubles), `quasi` generalised, other columns
-#'     unchanged.
+#'     suppressed records, row names or factor levels left without records; `vars` noisy
+#'     (doubles), `quasi` generalised, other columns unchanged. When the noise scale
+#'     (class diameter / epsilon share) overflows, as with a tiny `epsilon` or extreme
+#'     `weights`, there is an error instead of infinite values.
 #'   * `key`: for each released row, its row number in `data`. Keep it apart from the
 #'     release.
 #'   * `class`: the equivalence class of each released row (public information: it

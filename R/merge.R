@@ -30,7 +30,9 @@
 #' @param strata Categorical columns that define the strata (default: factor, character
 #'   and logical columns).
 #' @return A list with `data` (same class as `data`, same rows in the same order, with the
-#'   moved records' `strata` values replaced) and `moves`, a data frame with one row per
+#'   moved records' `strata` values replaced; row names and factor levels left without
+#'   records dropped, so the release does not show which rare combinations existed) and
+#'   `moves`, a data frame with one row per
 #'   pair of original and new stratum: the original values (`from_<var>`), the new values
 #'   (`to_<var>`), `n` (records moved) and the smallest and largest distance. `moves` shows
 #'   the rare combinations: it is a report for the custodian, not for release.

@@ -46,7 +46,9 @@
 #' @param population Optional estimate of the smallest underlying population that a
 #'   published cell relates to (see Details).
 #' @return A data frame of class `detanon_safe_table` with one row per cell and total:
-#'   the `vars` (totals labelled `"Total"`), `n` (the published count; `NA` where
+#'   the `vars` (totals labelled `"Total"`; classed values such as dates or integer64
+#'   are tabulated by value and labelled by their text; a column named `n` or `status` is
+#'   an error, as it would be overwritten), `n` (the published count; `NA` where
 #'   suppressed) and `status` (`""`, `"primary"` or `"secondary"` suppression,
 #'   `"rounded"` or `"barnardised"`). Attributes: `method`, `threshold`, and `plan_check`
 #'   (the plan's items, see [nhs_check()] for the individual-level plans). Suppressed
