@@ -63,17 +63,28 @@ privacy_verbs <- list(
   anonymise_data.table   = list(run = function(d) an(na = "complete", small_strata = "suppress")(data.table::as.data.table(d)),
                                 secret = masked, needs = "data.table"),
   anonymise_keps         = list(run = function(d) anonymise_keps(d, epsilon = 5, k = 4, vars = c("y", "p"), quasi = "x",
-                                                                 strata = "g", na = "complete", small_strata = "suppress")$data,
+                                                                 strata = "g", na = "complete", small_strata = "suppress"),
                                 secret = c("y", "p", "x")),
   anonymise_keps_conf    = list(run = function(d) anonymise_keps(d, epsilon = 5, k = 4, vars = c("y", "p"), quasi = "x",
                                                                  strata = "g", confidence = 0.9, na = "complete",
-                                                                 small_strata = "suppress")$data,
+                                                                 small_strata = "suppress"),
                                 secret = c("y", "p", "x")),
   merge_small_strata     = list(run = function(d) suppressMessages(merge_small_strata(complete_rows(d), k = 3,
-                                                                   vars = masked, strata = c("g", "h")))$data,
+                                                                   vars = masked, strata = c("g", "h"))),
                                 secret = character()),
   generalise_strata      = list(run = function(d) suppressMessages(generalise_strata(d, "g", strata = c("g", "h"),
                                                                                      k = 3)),
+                                secret = character()),
+  # stirring releases original values by design: shuffle moves them between the records
+  # of a cluster, flatten gives every record the cluster's median member's value; only
+  # row names, removed categories and the metadata are checked
+  stir_shuffle           = list(run = function(d) stir(complete_rows(d), vars = c("x", "y"), strata = "g", k = 3,
+                                                       small_strata = "blend", seed = 1), secret = character()),
+  stir_flatten           = list(run = function(d) stir(complete_rows(d), vars = c("x", "y"), strata = "g", k = 3,
+                                                       method = "flatten", small_strata = "blend", seed = 1),
+                                secret = character()),
+  blend_outliers_noise   = list(run = function(d) blend_outliers(complete_rows(d), vars = c("x", "y"), strata = "g",
+                                                                 k = 3, method = "noise", seed = 1),
                                 secret = character()),
   remove_identifiers     = list(run = function(d) remove_identifiers(d, cols = c("x", "y", "p")), secret = masked),
   remove_identifiers_ps  = list(run = function(d) remove_identifiers(d, cols = c("x", "y", "p"),
@@ -131,7 +142,7 @@ privacy_problems <- function(release, original, secret) {
   }
   # 4. the attribute: no aggregate of the originals (means or SDs of any variable over
   #    all records, the released ones, or any stratum)
-  info <- attr(release, "detanon")
+  info <- attr(release, "detanon", exact = TRUE)
   if (!is.null(info)) {
     nums <- unlist(lapply(reachable_values(info), function(v) if (is.numeric(v)) as.double(v)), use.names = FALSE)
     nums <- nums[is.finite(nums) & nums != 0]
