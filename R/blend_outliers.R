@@ -91,7 +91,7 @@ blend_outliers <- function(data, vars = NULL, strata = NULL, classes = NULL, k =
   if (!is.null(map)) check_map(map, dims)
   res <- blend_core(df, enc, cl, k, method, map)
   blend_message(res$counts, k)
-  as_release(restore_class(res$df, data), "blend_outliers",
+  as_release(as_release_frame(res$df, data), "blend_outliers",
              settings = list(vars = args$vars, strata = args$strata, k = k, method = method,
                              classes = if (is.null(classes)) NULL else "supplied"),
              counts = res$counts)

@@ -119,7 +119,7 @@ stir <- function(data, vars = NULL, strata = NULL, classes = NULL, k = 3,
   }, numeric(1)))
   for (v in vars) names(df[[v]]) <- NULL
   size <- tabulate(cl, C)
-  as_release(restore_class(df, data), "stir",
+  as_release(as_release_frame(df, data), "stir",
              settings = list(vars = vars, strata = strata, k = k, method = method,
                              classes = if (is.null(classes)) NULL else "supplied",
                              small_strata = small_strata),
