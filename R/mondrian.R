@@ -63,11 +63,23 @@
 #' head(ec$classes)
 #' @export
 equivalence_classes <- function(data, k = 3, quasi = NULL, strata = NULL,
+                                method = c("mondrian", "ola"), hierarchies = NULL,
+                                max_suppression = 0.05,
+                                loss = c("precision", "discernibility", "entropy"),
                                 small_strata = c("fail", "suppress")) {
   check_data_frame(data, "data")
   k <- check_whole(k, "k", min = 2)
+  method <- match_choice(method, "method")
+  loss <- match_choice(loss, "loss")
   small_strata <- match_choice(small_strata, "small_strata")
-  cols <- check_quasi_strata(data, quasi, strata)
+  if (method == "mondrian") {
+    if (!is.null(hierarchies)) stop_arg("`hierarchies` apply to `method = \"ola\"` only; Mondrian cuts numeric `quasi` columns.")
+    cols <- check_quasi_strata(data, quasi, strata)
+  } else {
+    max_suppression <- check_number(max_suppression, "max_suppression", 0, 1)
+    if (is.null(quasi) && is.list(hierarchies) && length(names(hierarchies))) quasi <- names(hierarchies)
+    cols <- check_ola_columns(data, quasi, strata)
+  }
   quasi <- cols$quasi
   strata <- cols$strata
   check_k_n(k, nrow(data))
@@ -75,11 +87,32 @@ equivalence_classes <- function(data, k = 3, quasi = NULL, strata = NULL,
   if (length(quasi) && anyNA(df[quasi])) {
     stop_arg("`quasi` columns have missing values; impute them or drop those records first.")
   }
-  ec <- classes_core(df, k, quasi, strata, small_strata, "equivalence_classes")
+  if (method == "mondrian") {
+    ec <- classes_core(df, k, quasi, strata, small_strata, "equivalence_classes")
+    ec$method <- "mondrian"
+  } else {
+    if (small_strata == "fail") check_small_strata(df, strata, k)
+    ec <- ola_classes(df, k, quasi, strata, hierarchies, max_suppression, loss)
+  }
   ec$class <- ec$row_class
   ec$row_class <- NULL
-  structure(unclass(ec)[c("class", "classes", "precision", "k", "quasi", "strata", "n_suppressed")],
-            class = "detanon_classes")
+  structure(unclass(ec)[c("class", setdiff(names(ec), "class"))], class = "detanon_classes")
+}
+
+# OLA: quasi-identifiers of any atomic type (generalised through hierarchies) and strata
+# (kept); at least one quasi-identifier.
+check_ola_columns <- function(data, quasi, strata) {
+  quasi <- check_columns(quasi, data, "quasi", character())
+  if (!length(quasi)) {
+    stop_arg("`quasi` is empty: OLA needs quasi-identifiers to generalise (name them, or give ",
+             "`hierarchies` named by column).")
+  }
+  check_strata_columns(data, quasi, "quasi")
+  strata <- check_columns(strata, data, "strata", setdiff(default_strata(data), quasi))
+  check_strata_columns(data, strata)
+  both <- intersect(quasi, strata)
+  if (length(both)) stop_arg("Columns cannot be in both `quasi` and `strata`: ", quote_names(both), ".")
+  list(quasi = quasi, strata = strata)
 }
 
 # Checked, complete data -> classes of the rows (NA for suppressed ones) and the class table.
@@ -90,17 +123,7 @@ classes_core <- function(df, k, quasi, strata, small_strata, caller) {
   small <- which(sizes > 0L & sizes < k)
   keep <- rep(TRUE, n)
   if (length(small)) {
-    if (small_strata == "fail") {
-      tab <- df[match(small, id), strata, drop = FALSE]
-      desc <- apply(tab, 1L, function(r) paste0(strata, "=", r, collapse = ", "))
-      shown <- utils::head(paste0("  ", desc, ": ", sizes[small], " record",
-                                  ifelse(sizes[small] == 1L, "", "s")), 10L)
-      stop_arg(sprintf("%d strat%s ha%s fewer than k = %d records:\n", length(small),
-                       if (length(small) == 1L) "um" else "a", if (length(small) == 1L) "s" else "ve", k),
-               paste(shown, collapse = "\n"),
-               if (length(small) > 10L) sprintf("\n  ... and %d more", length(small) - 10L) else "",
-               "\nLower `k`, generalise the strata variables, or use `small_strata = \"suppress\"`.")
-    }
+    if (small_strata == "fail") check_small_strata(df, strata, k, id, sizes)
     keep <- !id %in% small
     message(sprintf("%s(): suppressed %d record%s in %d strat%s smaller than k = %d.", caller,
                     sum(!keep), if (sum(!keep) == 1L) "" else "s",
@@ -137,6 +160,22 @@ classes_core <- function(df, k, quasi, strata, small_strata, caller) {
   structure(list(row_class = row_class, classes = classes, precision = precision, k = k,
                  quasi = quasi, strata = strata, n_suppressed = sum(!keep)),
             class = "detanon_classes")
+}
+
+# Error listing the strata with fewer than k records, if any.
+check_small_strata <- function(df, strata, k, id = stratum_ids(df, strata),
+                               sizes = tabulate(id, max(c(0L, id)))) {
+  small <- which(sizes > 0L & sizes < k)
+  if (!length(small)) return(invisible())
+  tab <- df[match(small, id), strata, drop = FALSE]
+  desc <- apply(tab, 1L, function(r) paste0(strata, "=", r, collapse = ", "))
+  shown <- utils::head(paste0("  ", desc, ": ", sizes[small], " record",
+                              ifelse(sizes[small] == 1L, "", "s")), 10L)
+  stop_arg(sprintf("%d strat%s ha%s fewer than k = %d records:\n", length(small),
+                   if (length(small) == 1L) "um" else "a", if (length(small) == 1L) "s" else "ve", k),
+           paste(shown, collapse = "\n"),
+           if (length(small) > 10L) sprintf("\n  ... and %d more", length(small) - 10L) else "",
+           "\nLower `k`, generalise the strata variables, or use `small_strata = \"suppress\"`.")
 }
 
 quasi_matrix <- function(df, quasi) {

@@ -98,3 +98,6 @@ col_stats <- function(m, nthreads = 1L) {
   s <- .Call(C_ffi_col_stats, m, nthreads)
   list(mean = stats::setNames(s[1L, ], colnames(m)), sd = stats::setNames(s[2L, ], colnames(m)))
 }
+
+# "1 record", "2 records".
+plural <- function(n, word) paste(format(n, big.mark = ",", scientific = FALSE), if (n == 1) word else paste0(word, "s"))

@@ -19,6 +19,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_keps_noise",     (DL_FUNC) &ffi_keps_noise,     4},
     {"ffi_keps_link",      (DL_FUNC) &ffi_keps_link,      5},
     {"ffi_keps_confident", (DL_FUNC) &ffi_keps_confident, 6},
+    /* ola_glue.c: optimal lattice anonymisation */
+    {"ffi_ola_node",       (DL_FUNC) &ffi_ola_node,       4},
     {NULL, NULL, 0}
 };
 
