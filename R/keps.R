@@ -62,6 +62,12 @@
 #' @param strata Categorical k-quasi-identifiers (released unchanged; their combinations
 #'   must have at least `k` records). Default: the factor, character and logical columns
 #'   not in `quasi`.
+#' @param classes Equivalence classes built beforehand: a `detanon_classes` object from
+#'   [equivalence_classes()] on the same `data` (Mondrian or OLA; its `quasi`, `strata`
+#'   and `k` are used, so leave `quasi` and `strata` unset), or a whole number per record
+#'   (`NA` for suppressed records; every class needs `k` records). Records the class
+#'   builder suppressed (OLA's budget, small strata) are not released. With OLA classes
+#'   the `quasi` columns are released as their generalised labels (a factor).
 #' @param weights Budget shares of `vars`: positive numbers, rescaled to sum 1. Default:
 #'   equal shares.
 #' @param confidence `NULL` (no suppression) or the confidence `c` in (0, 1) of
@@ -87,7 +93,8 @@
 #'     records suppressed. Class diameters are properties of the original values: keep
 #'     this table with the custodian.
 #'   * `info`: `epsilon`, per-variable budgets `eps`, `k`, `confidence`, counts (`n`,
-#'     `n_released`, `n_dropped`, `n_suppressed_strata`, `n_suppressed_records`,
+#'     `n_released`, `n_dropped`, `n_suppressed_strata` (records suppressed when building
+#'     the classes: small strata, or OLA's suppression), `n_suppressed_records`,
 #'     `n_suppressed_classes`, `n_suppressed_class_records`), `expected_error` (formula 8
 #'     per variable), `linking_risk` (section V-B, all classified records, before
 #'     suppression) and `linking_risk_released` (the released records only).
@@ -108,13 +115,14 @@
 #' summary(res$data$Age - d$Age[res$key])
 #' @export
 anonymise_keps <- function(data, epsilon, k = 3, vars = NULL, quasi = NULL, strata = NULL,
-                           weights = NULL, confidence = NULL,
+                           classes = NULL, weights = NULL, confidence = NULL,
                            generalise = c("midpoint", "interval"),
                            na = c("fail", "complete"),
                            small_strata = c("fail", "suppress")) {
   na <- match_choice(na, "na")
   small_strata <- match_choice(small_strata, "small_strata")
-  args <- keps_args(data, epsilon, k, vars, quasi, strata, weights, na, small_strata)
+  args <- keps_args(data, epsilon, k, vars, quasi, strata, weights, na, small_strata,
+                    classes = classes, k_missing = missing(k))
   if (!is.null(confidence)) confidence <- check_number(confidence, "confidence", 0, 1, lower_open = TRUE)
   if (!is.null(confidence) && confidence >= 1) {
     stop_arg("`confidence` must be below 1 (the linking range is infinite at 1), not ", confidence, ".")
@@ -123,7 +131,7 @@ anonymise_keps <- function(data, epsilon, k = 3, vars = NULL, quasi = NULL, stra
   df <- args$df
   vars <- args$vars
   quasi <- args$quasi
-  ec <- classes_core(df, args$k, quasi, args$strata, args$small_strata, "anonymise_keps")
+  ec <- keps_classes(args, "anonymise_keps")
   rows <- which(!is.na(ec$row_class))
   cls <- ec$row_class[rows]
   n_classes <- nrow(ec$classes)
@@ -159,7 +167,7 @@ anonymise_keps <- function(data, epsilon, k = 3, vars = NULL, quasi = NULL, stra
 
   out <- df[rows, , drop = FALSE]
   for (j in seq_along(vars)) out[[vars[j]]] <- noisy$y[, j]
-  for (q in quasi) {
+  for (q in if (identical(ec$method, "ola")) character() else quasi) {
     lo <- ec$classes[[paste0("lo_", q)]]
     hi <- ec$classes[[paste0("hi_", q)]]
     out[[q]] <- if (generalise == "midpoint") {
@@ -169,6 +177,10 @@ anonymise_keps <- function(data, epsilon, k = 3, vars = NULL, quasi = NULL, stra
       ulab <- unique(lab)
       factor(lab[cls], levels = ulab)
     }
+  }
+  if (identical(ec$method, "ola")) {
+    # global recoding: every record shows its class's generalised labels
+    for (q in quasi) out[[q]] <- factor(ec$classes[[q]][cls], levels = unique(ec$classes[[q]]))
   }
   kept <- which(keep)
   perm <- kept[sample.int(length(kept))]
@@ -216,7 +228,7 @@ class_groups <- function(cls, n_classes) {
 
 # Validation shared by anonymise_keps() and keps_error().
 keps_args <- function(data, epsilon, k, vars, quasi, strata, weights, na, small_strata,
-                      eps_vector = FALSE) {
+                      eps_vector = FALSE, classes = NULL, k_missing = TRUE) {
   check_data_frame(data, "data")
   if (missing(epsilon)) {
     stop_arg("`epsilon` is missing: give the privacy budget per record, a number > 0 (e.g. `epsilon = 1`).")
@@ -230,7 +242,12 @@ keps_args <- function(data, epsilon, k, vars, quasi, strata, weights, na, small_
     epsilon <- check_number(epsilon, "epsilon", 0, lower_open = TRUE)
   }
   k <- check_whole(k, "k", min = 2)
-  cols <- check_quasi_strata(data, quasi, strata)
+  if (is.null(classes)) {
+    cols <- check_quasi_strata(data, quasi, strata)
+  } else {
+    cols <- check_given_classes(classes, data, quasi, strata, k, k_missing)
+    k <- cols$k
+  }
   quasi <- cols$quasi
   strata <- cols$strata
   vars <- check_columns(vars, data, "vars",
@@ -273,8 +290,68 @@ keps_args <- function(data, epsilon, k, vars, quasi, strata, weights, na, small_
   }
   check_k_n(k, nrow(df))
   list(data = data, df = df, rows = rows, epsilon = epsilon, k = k, vars = vars, quasi = quasi,
+       classes = cols$classes,
        strata = strata, eps_v = if (eps_vector) weights else epsilon * weights, weights = weights,
        na = na, small_strata = small_strata, n_dropped = n_dropped)
+}
+
+# Classes given to anonymise_keps()/keps_error(): a detanon_classes object built on
+# `data`, or an integer class per row (NA = suppressed). Their columns and k replace
+# `quasi`, `strata` and `k`.
+check_given_classes <- function(classes, data, quasi, strata, k, k_missing) {
+  n <- nrow(data)
+  if (!is.null(quasi) || !is.null(strata)) {
+    stop_arg("Give either `classes` or `quasi`/`strata`, not both: the classes already fix the ",
+             "k-quasi-identifiers.")
+  }
+  if (inherits(classes, "detanon_classes")) {
+    if (length(classes$class) != n) {
+      stop_arg("`classes` were built on ", plural(length(classes$class), "record"), ", but `data` has ",
+               n, "; build them with equivalence_classes() on the same data.")
+    }
+    if (!k_missing && k != classes$k) {
+      stop_arg("`k` (", k, ") differs from the `k` the classes were built with (", classes$k, ").")
+    }
+    missing_cols <- setdiff(c(classes$quasi, classes$strata), names(data))
+    if (length(missing_cols)) stop_arg("`classes` refer to columns not in `data`: ", quote_names(missing_cols), ".")
+    return(list(quasi = classes$quasi, strata = classes$strata, k = classes$k, classes = classes))
+  }
+  if (!is.numeric(classes) || length(classes) != n || any(classes != round(classes), na.rm = TRUE) ||
+      all(is.na(classes))) {
+    stop_arg("`classes` must be a detanon_classes object (equivalence_classes()) or a whole number per ",
+             "record (", n, "; NA for suppressed records), not ", show_value(classes), ".")
+  }
+  ids <- match(classes, sort(unique(classes[!is.na(classes)])))
+  sizes <- tabulate(ids)
+  if (any(sizes < k)) {
+    stop_arg("`classes` has ", plural(sum(sizes < k), "class"), " with fewer than `k` = ", k,
+             " records; merge them or suppress their records (NA) first.")
+  }
+  cl <- structure(list(class = ids, classes = data.frame(class = seq_along(sizes), n = sizes),
+                       k = k, quasi = character(), strata = character(),
+                       n_suppressed = sum(is.na(ids)), method = "given"),
+                  class = "detanon_classes")
+  list(quasi = character(), strata = character(), k = k, classes = cl)
+}
+
+# The classes of the checked records in args$df: built, or the given ones restricted to
+# the records kept by `na`.
+keps_classes <- function(args, caller) {
+  if (is.null(args$classes)) {
+    return(classes_core(args$df, args$k, args$quasi, args$strata, args$small_strata, caller))
+  }
+  ec <- unclass(args$classes)
+  row_class <- ec$class[args$rows]
+  if (length(args$rows) < length(ec$class)) {
+    sizes <- tabulate(row_class, nrow(ec$classes))
+    if (any(sizes > 0L & sizes < args$k)) {
+      stop_arg("Dropping the incomplete records (`na = \"complete\"`) leaves classes below `k`; ",
+               "build the classes on the complete records instead.")
+    }
+    ec$classes$n <- sizes
+  }
+  ec$row_class <- row_class
+  ec
 }
 
 # Formula (8) per column of y with budgets eps_v.
@@ -323,13 +400,13 @@ keps_error_core <- function(y, cls, n_classes, eps_v) {
 #' e$epsilon[1] * e$error[1] / 0.05
 #' @export
 keps_error <- function(data, epsilon, k = 3, vars = NULL, quasi = NULL, strata = NULL,
-                       weights = NULL, na = c("fail", "complete"),
+                       classes = NULL, weights = NULL, na = c("fail", "complete"),
                        small_strata = c("fail", "suppress")) {
   na <- match_choice(na, "na")
   small_strata <- match_choice(small_strata, "small_strata")
   args <- keps_args(data, epsilon, k, vars, quasi, strata, weights, na, small_strata,
-                    eps_vector = TRUE)
-  ec <- classes_core(args$df, args$k, args$quasi, args$strata, args$small_strata, "keps_error")
+                    eps_vector = TRUE, classes = classes, k_missing = missing(k))
+  ec <- keps_classes(args, "keps_error")
   rows <- which(!is.na(ec$row_class))
   y <- quasi_matrix(args$df[rows, , drop = FALSE], args$vars)
   base <- keps_error_core(y, ec$row_class[rows], nrow(ec$classes), args$weights)  # at epsilon = 1
@@ -441,7 +518,7 @@ print.detanon_keps <- function(x, ...) {
                 i$n_suppressed_class_records))
   }
   if (i$n_dropped + i$n_suppressed_strata > 0) {
-    cat(sprintf("  dropped %d incomplete, suppressed %d in small strata\n", i$n_dropped,
+    cat(sprintf("  dropped %d incomplete, suppressed %d when building the classes\n", i$n_dropped,
                 i$n_suppressed_strata))
   }
   invisible(x)
