@@ -87,6 +87,22 @@ adult_classes <- function(d, method, k) {
 # One run: relative error (released records), expected error (8), linking risk (all
 # classified records, before suppression) and the share of records suppressed for
 # 0.99-confident k-anonymity.
+# OLA's choice and suppression for each loss (Table IV does not say which loss it used).
+adult_ola_losses <- function(d) {
+  h <- adult_hierarchies(d)
+  out <- list()
+  for (loss in c("precision", "discernibility", "entropy")) {
+    for (k in adult_design()$k) {
+      ec <- detanon::equivalence_classes(d, k = k, quasi = names(h), strata = character(), method = "ola",
+                                         hierarchies = h, max_suppression = 0.05, loss = loss)
+      out[[length(out) + 1L]] <- data.frame(loss = loss, k = k, levels = paste(ec$levels, collapse = ""),
+                                            suppression = ec$n_suppressed / nrow(d),
+                                            n_evaluated = ec$lattice$n_evaluated)
+    }
+  }
+  do.call(rbind, out)
+}
+
 adult_one <- function(d, ec, epsilon, seed) {
   set.seed(seed)
   r <- detanon::anonymise_keps(d[c("height", ec$quasi)], epsilon = epsilon, vars = "height",
@@ -112,11 +128,18 @@ adult_run <- function(reps = 30L, progress = TRUE) {
       ec <- adult_classes(d, method, k)
       t_cls <- proc.time()[["elapsed"]] - t0
       sz <- ec$classes$n
+      # records in classes above 2k - 1 whose records all share their k-quasi values (no
+      # algorithm could cut them)
+      kept <- !is.na(ec$class)
+      tuple <- do.call(paste, c(d[kept, c("year_of_birth", "sex", "race", "marital_status")], sep = "|"))
+      n_tuples <- tapply(tuple, ec$class[kept], function(x) length(unique(x)))
+      big <- sz > 2 * k - 1
       classes[[length(classes) + 1L]] <- data.frame(
         method = method, k = k, n_classes = length(sz), suppression = ec$n_suppressed / nrow(d),
         levels = if (method == "ola") paste(ec$levels, collapse = "") else NA_character_,
         precision_loss = if (method == "ola") unname(ec$loss) else NA_real_,
-        share_above_2k = sum(sz[sz > 2 * k - 1]) / sum(sz), seconds = t_cls)
+        share_above_2k = sum(sz[big]) / sum(sz),
+        share_above_2k_identical = sum(sz[big & n_tuples == 1L]) / sum(sz), seconds = t_cls)
       for (ie in seq_along(des$epsilon)) {
         for (r in seq_len(reps)) {
           seed <- 100000L + 1000L * ik + 100L * ie + r
@@ -128,7 +151,8 @@ adult_run <- function(reps = 30L, progress = TRUE) {
       if (progress) message(sprintf("%s k = %d done (%.0f s)", method, k, proc.time()[["elapsed"]] - start))
     }
   }
-  list(runs = do.call(rbind, runs), classes = do.call(rbind, classes), reps = reps,
+  list(runs = do.call(rbind, runs), classes = do.call(rbind, classes), ola_losses = adult_ola_losses(d),
+       reps = reps,
        height = adult_height_table(), created = format(Sys.Date()),
        detanon = as.character(utils::packageVersion("detanon")))
 }
