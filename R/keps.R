@@ -446,7 +446,9 @@ keps_error <- function(data, epsilon, k = 3, vars = NULL, quasi = NULL, strata =
 #' @param vars Numeric columns compared. Default: the numeric columns of `masked`.
 #' @param classes `NULL` (one class), names of categorical columns of `original` whose
 #'   combinations are the classes (a character vector whose elements are all column
-#'   names is read this way), or a vector with the class of each row.
+#'   names is read this way), a vector with the class of each row, or a
+#'   `detanon_classes` object from [equivalence_classes()] (Mondrian or OLA) without
+#'   suppressed records.
 #' @return An object of class `detanon_class_link`: a list with `rate` (share linked),
 #'   `n_linked`, `n`, and `linked` (a logical per row).
 #' @examples
@@ -471,6 +473,13 @@ risk_class_link <- function(original, masked, vars = NULL, classes = NULL) {
   o <- quasi_matrix(as.data.frame(original), vars)
   q <- quasi_matrix(as.data.frame(masked), vars)
   if (anyNA(o) || anyNA(q)) stop_arg("`vars` have missing values in `original` or `masked`; drop those rows first.")
+  if (inherits(classes, "detanon_classes")) {
+    if (anyNA(classes$class)) {
+      stop_arg("`classes` has suppressed records (class NA): keep only the classified rows of ",
+               "`original` and `masked`, and pass `classes$class` for those rows.")
+    }
+    classes <- classes$class
+  }
   cls <- if (is.null(classes)) {
     rep.int(1L, n)
   } else if (is.character(classes) && length(classes) && all(classes %in% names(original))) {

@@ -132,19 +132,24 @@ ola_classes <- function(df, k, quasi, strata, hierarchies, max_suppression, loss
   slot <- res[[2L]]
   sizes <- tabulate(slot, max(slot))
   kept <- sizes[slot] >= k
-  # generalised labels of every record at the chosen levels
-  labels <- lapply(seq_along(cols), function(j) hs[[j]]$table[[lv[j] + 1L]][lat$c$codes[, j] + 1L])
-  names(labels) <- cols
   # classes numbered by their strata values, then their generalised quasi values
   key_cols <- c(strata, quasi)
   first <- which(kept)[!duplicated(slot[kept])]
+  # generalised labels of the first record of every class at the chosen levels
+  labels <- lapply(seq_along(cols), function(j) {
+    lab <- character(n)
+    lab[first] <- hs[[j]]$table[[lv[j] + 1L]][lat$c$codes[first, j] + 1L]
+    lab
+  })
+  names(labels) <- cols
   ord <- do.call(order, c(lapply(key_cols, function(v) {
     x <- if (v %in% strata) df[[v]][first] else labels[[v]][first]
     if (v %in% quasi) match(x, unique(hs[[v]]$table[[lv[match(v, cols)] + 1L]])) else x
   }), list(method = "radix")))
   cls_of_slot <- integer(length(sizes))
   cls_of_slot[slot[first[ord]]] <- seq_along(ord)
-  row_class <- ifelse(kept, cls_of_slot[slot], NA_integer_)
+  row_class <- cls_of_slot[slot]
+  row_class[!kept] <- NA_integer_
   rows1 <- first[ord]
   classes <- data.frame(class = seq_along(ord), n = sizes[slot[rows1]])
   if (length(strata)) {

@@ -1,85 +1,99 @@
 /* Kernel of optimal lattice anonymisation: counts the equivalence classes of one lattice
- * node on integer codes, by dense counting or hashing, and sums the information loss.
- * No R API (see ola.h). */
-#include <stdint.h>
+ * node on integer codes and sums the information loss. No R API (see ola.h). */
 #include <string.h>
 #include "ola.h"
 
-void ola_count_dense(const int *codes, ptrdiff_t n, int d, const int *const *gen,
-                     const ptrdiff_t *stride, ptrdiff_t n_cells, int *slot, int *counts)
+#define KEY_LIMIT ((double) ((uint64_t) 1 << 62))
+
+static inline uint64_t hash64(uint64_t x)
 {
-    memset(counts, 0, (size_t) n_cells * sizeof(int));
-    for (ptrdiff_t i = 0; i < n; i++) slot[i] = 0;
+    x ^= x >> 33;
+    x *= 0xFF51AFD7ED558CCDULL;
+    x ^= x >> 33;
+    x *= 0xC4CEB9FE1A85EC53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+/* The cell of `key` (inserted empty if new); direct indexing when `direct`. */
+static inline ptrdiff_t find_cell(ola_cell *table, uint64_t mask, int direct, uint64_t key)
+{
+    if (direct) return (ptrdiff_t) key;
+    uint64_t s = hash64(key) & mask;
+    for (;;) {
+        ola_cell *c = table + s;
+        if (c->count == 0 || c->key == key) return (ptrdiff_t) s;
+        s = (s + 1) & mask;
+    }
+}
+
+static void clear(ola_cell *table, ptrdiff_t size)
+{
+    memset(table, 0, (size_t) size * sizeof(ola_cell));
+}
+
+/* Replace key[0..n) by dense ids 0..m-1 (in order of first appearance); returns m. */
+static uint64_t compress(uint64_t *key, ptrdiff_t n, ola_cell *table, ptrdiff_t size)
+{
+    const uint64_t mask = (uint64_t) size - 1;
+    uint64_t m = 0;
+    clear(table, size);
+    for (ptrdiff_t i = 0; i < n; i++) {
+        ptrdiff_t s = find_cell(table, mask, 0, key[i]);
+        ola_cell *c = table + s;
+        if (c->count == 0) { c->key = key[i]; c->count = 1; c->delta = (double) m++; }
+        key[i] = (uint64_t) c->delta;
+    }
+    return m;
+}
+
+void ola_node(const int *codes, ptrdiff_t n, int d, const int *const *gen, const int *card,
+              const double *const *cost, const double *const *sup, ptrdiff_t k,
+              uint64_t *key, double *dlt, ola_cell *table, ptrdiff_t table_size,
+              ptrdiff_t *used, int *slot, ola_result *out)
+{
+    double total = 0.0, radix = 1.0;
+    for (ptrdiff_t i = 0; i < n; i++) { key[i] = 0; dlt[i] = 0.0; }
     for (int j = 0; j < d; j++) {
         const int *cj = codes + (size_t) j * n, *gj = gen[j];
-        const ptrdiff_t s = stride[j];
-        if (s == 0) continue; /* fully generalised column: one value */
-        for (ptrdiff_t i = 0; i < n; i++) slot[i] += (int) (gj[cj[i]] * s);
-    }
-    for (ptrdiff_t i = 0; i < n; i++) counts[slot[i]]++;
-}
-
-static inline uint64_t mix(uint64_t h, uint64_t v)
-{
-    h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
-    return h * 0xBF58476D1CE4E5B9ULL;
-}
-
-static inline int same_tuple(const int *codes, ptrdiff_t n, int d, const int *const *gen,
-                             ptrdiff_t a, ptrdiff_t b)
-{
-    for (int j = 0; j < d; j++) {
-        const int *cj = codes + (size_t) j * n;
-        if (gen[j][cj[a]] != gen[j][cj[b]]) return 0;
-    }
-    return 1;
-}
-
-void ola_count_hash(const int *codes, ptrdiff_t n, int d, const int *const *gen,
-                    ptrdiff_t table_size, int *slot, int *counts, ptrdiff_t *reps)
-{
-    const uint64_t mask = (uint64_t) table_size - 1;
-    memset(counts, 0, (size_t) table_size * sizeof(int));
-    for (ptrdiff_t s = 0; s < table_size; s++) reps[s] = -1;
-    for (ptrdiff_t i = 0; i < n; i++) {
-        uint64_t h = 0x243F6A8885A308D3ULL;
-        for (int j = 0; j < d; j++) h = mix(h, (uint64_t) (uint32_t) gen[j][codes[(size_t) j * n + i]]);
-        h ^= h >> 31;
-        uint64_t s = h & mask;
-        for (;;) {
-            const ptrdiff_t r = reps[s];
-            if (r < 0) { reps[s] = i; break; }
-            if (same_tuple(codes, n, d, gen, r, i)) break;
-            s = (s + 1) & mask;
+        const double *kc = cost[j], *sc = sup[j];
+        double col = 0.0;
+        for (ptrdiff_t i = 0; i < n; i++) {
+            const int c = cj[i];
+            col += kc[c];
+            dlt[i] += sc[c] - kc[c];
         }
-        slot[i] = (int) s;
-        counts[s]++;
+        total += col;
+        if (card[j] <= 1) continue;
+        if (radix * (double) card[j] >= KEY_LIMIT) radix = (double) compress(key, n, table, table_size);
+        const uint64_t r = (uint64_t) card[j];
+        for (ptrdiff_t i = 0; i < n; i++) key[i] = key[i] * r + (uint64_t) gj[cj[i]];
+        radix *= (double) card[j];
     }
-}
-
-void ola_summarise(const int *codes, ptrdiff_t n, int d, const double *const *cost,
-                   const double *const *sup, const int *slot, const int *counts,
-                   ptrdiff_t n_slots, ptrdiff_t k, ola_result *out)
-{
-    ptrdiff_t n_sup = 0, n_cls = 0;
-    double dm = 0.0, dm_all = 0.0, total = 0.0;
-    for (ptrdiff_t s = 0; s < n_slots; s++) {
-        const double c = (double) counts[s];
-        if (counts[s] == 0) continue;
-        dm_all += c * c;
-        if (counts[s] >= k) { dm += c * c; n_cls++; }
-        else n_sup += counts[s];
-    }
-    dm += (double) n * (double) n_sup;
+    const int direct = radix <= (double) (table_size / 2);
+    const uint64_t mask = (uint64_t) table_size - 1;
+    ptrdiff_t n_used = 0;
+    clear(table, direct ? (ptrdiff_t) radix : table_size);
     for (ptrdiff_t i = 0; i < n; i++) {
-        const double *const *t = counts[slot[i]] >= k ? cost : sup;
-        double r = 0.0;
-        for (int j = 0; j < d; j++) r += t[j][codes[(size_t) j * n + i]];
-        total += r;
+        const ptrdiff_t s = find_cell(table, mask, direct, key[i]);
+        ola_cell *c = table + s;
+        if (c->count == 0) { c->key = key[i]; used[n_used++] = s; }
+        c->count++;
+        c->delta += dlt[i];
+        if (slot) slot[i] = (int) s;
+    }
+    ptrdiff_t n_sup = 0, n_cls = 0;
+    double dm = 0.0, dm_all = 0.0;
+    for (ptrdiff_t u = 0; u < n_used; u++) {
+        const ola_cell *c = table + used[u];
+        const double m = (double) c->count;
+        dm_all += m * m;
+        if (c->count >= k) { dm += m * m; n_cls++; }
+        else { n_sup += c->count; total += c->delta; }
     }
     out->n_suppressed = n_sup;
     out->n_classes = n_cls;
     out->cost = total;
-    out->dm = dm;
+    out->dm = dm + (double) n * (double) n_sup;
     out->dm_all = dm_all;
 }

@@ -4,6 +4,7 @@
 #define DETANON_OLA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct {
     ptrdiff_t n_suppressed; /* records in classes smaller than k */
@@ -13,24 +14,27 @@ typedef struct {
     double dm_all;          /* sum of squared sizes of all classes (no suppression) */
 } ola_result;
 
-/* codes: n x d column-major base codes (0-based, codes of column j < card0[j]).
- * gen[j]: the code at the node's level of each base code of column j (length card0[j]),
- * with card[j] distinct generalised codes. cost[j], sup[j]: per-base-code cost of a kept
- * and of a suppressed record for column j. The classes are the distinct tuples of
- * generalised codes; a class with fewer than k records is suppressed.
- * Dense counting (an array of prod(card) counters) when that product is at most
- * dense_limit, otherwise an open-addressing hash table of 2^b >= 2n slots keyed by the
- * tuple (one representative row per slot, table_size a power of two > n). slot (n)
- * receives each record's class slot and counts[slot] the class sizes; counts has n_cells
- * (dense: prod card over columns with card > 1, stride their mixed-radix strides, 0 for
- * a column with one value) or table_size entries, reps table_size.
- * ola_summarise: the result of a node from the slots and counts (n_slots entries). */
-void ola_count_dense(const int *codes, ptrdiff_t n, int d, const int *const *gen,
-                     const ptrdiff_t *stride, ptrdiff_t n_cells, int *slot, int *counts);
-void ola_count_hash(const int *codes, ptrdiff_t n, int d, const int *const *gen,
-                    ptrdiff_t table_size, int *slot, int *counts, ptrdiff_t *reps);
-void ola_summarise(const int *codes, ptrdiff_t n, int d, const double *const *cost,
-                   const double *const *sup, const int *slot, const int *counts,
-                   ptrdiff_t n_slots, ptrdiff_t k, ola_result *out);
+typedef struct {
+    uint64_t key;   /* mixed-radix key of the class */
+    ptrdiff_t count; /* records (0: empty cell) */
+    double delta;   /* sum over its records of (suppression cost - kept cost) */
+} ola_cell;
+
+/* codes: n x d column-major base codes (0-based, codes of column j < the length of gen[j]).
+ * gen[j]: the code at the node's level of each base code of column j, card[j] distinct
+ * generalised codes; cost[j], sup[j]: per-base-code cost of a kept and of a suppressed
+ * record. The classes are the distinct tuples of generalised codes; classes with fewer
+ * than k records are suppressed.
+ * Each record gets a mixed-radix key over the columns with card > 1 (keys are compressed
+ * to dense ids by hashing whenever the radix product would pass 2^62); the classes are
+ * then counted in `table` (table_size cells, a power of two >= 2 min(n, product), or
+ * directly indexed when the product is at most table_size / 2), one random access per
+ * record; the suppression cost is summed per class on the way, so no second pass over
+ * the records is needed. Scratch: key (n), dlt (n), table, used (n). slot: NULL or n ints
+ * that receive each record's table cell. */
+void ola_node(const int *codes, ptrdiff_t n, int d, const int *const *gen, const int *card,
+              const double *const *cost, const double *const *sup, ptrdiff_t k,
+              uint64_t *key, double *dlt, ola_cell *table, ptrdiff_t table_size,
+              ptrdiff_t *used, int *slot, ola_result *out);
 
 #endif

@@ -18,10 +18,11 @@ SEXP ffi_ola_node(SEXP lat, SEXP level, SEXP k_, SEXP want_slot)
     const int d = Rf_ncols(codes);
     const int *lv = INTEGER_RO(level);
     const int *pc = n > 0 && d > 0 ? INTEGER_RO(codes) : NULL;
-    const int **g = (const int **) R_alloc(d > 0 ? d : 1, sizeof(int *));
-    const double **cs = (const double **) R_alloc(d > 0 ? d : 1, sizeof(double *));
-    const double **sp = (const double **) R_alloc(d > 0 ? d : 1, sizeof(double *));
-    ptrdiff_t *stride = (ptrdiff_t *) R_alloc(d > 0 ? d : 1, sizeof(ptrdiff_t));
+    const int dd = d > 0 ? d : 1;
+    const int **g = (const int **) R_alloc(dd, sizeof(int *));
+    const double **cs = (const double **) R_alloc(dd, sizeof(double *));
+    const double **sp = (const double **) R_alloc(dd, sizeof(double *));
+    int *cl = (int *) R_alloc(dd, sizeof(int));
     double cells = 1.0;
     for (int j = 0; j < d; j++) {
         SEXP gj = VECTOR_ELT(gen, j), cj = VECTOR_ELT(cost, j);
@@ -29,27 +30,22 @@ SEXP ffi_ola_node(SEXP lat, SEXP level, SEXP k_, SEXP want_slot)
         g[j] = INTEGER_RO(gj) + (size_t) lv[j] * c0;
         cs[j] = REAL_RO(cj) + (size_t) lv[j] * c0;
         sp[j] = REAL_RO(cj) + (size_t) h * c0;
-        const int cl = INTEGER_RO(VECTOR_ELT(card, j))[lv[j]];
-        stride[j] = cl > 1 ? (ptrdiff_t) cells : 0;
-        if (cl > 1) cells *= cl;
+        cl[j] = INTEGER_RO(VECTOR_ELT(card, j))[lv[j]];
+        if (cl[j] > 1) cells *= cl[j];
     }
-    const double dense_limit = n > 16384 ? 4.0 * (double) n : 65536.0;
-    int *slot = (int *) R_alloc(n > 0 ? n : 1, sizeof(int));
-    ptrdiff_t n_slots;
-    int *counts;
-    if (cells <= dense_limit) {
-        n_slots = (ptrdiff_t) cells;
-        counts = (int *) R_alloc(n_slots, sizeof(int));
-        ola_count_dense(pc, n, d, g, stride, n_slots, slot, counts);
-    } else {
-        n_slots = 1;
-        while (n_slots < 2 * n) n_slots <<= 1;
-        counts = (int *) R_alloc(n_slots, sizeof(int));
-        ptrdiff_t *reps = (ptrdiff_t *) R_alloc(n_slots, sizeof(ptrdiff_t));
-        ola_count_hash(pc, n, d, g, n_slots, slot, counts, reps);
-    }
+    /* a power of two >= 2 min(n, cells), at least 16 */
+    const double need = 2.0 * (cells < (double) n ? cells : (double) n);
+    ptrdiff_t size = 16;
+    while ((double) size < need) size <<= 1;
+    const ptrdiff_t nn = n > 0 ? n : 1;
+    uint64_t *key = (uint64_t *) R_alloc(nn, sizeof(uint64_t));
+    double *dlt = (double *) R_alloc(nn, sizeof(double));
+    ptrdiff_t *used = (ptrdiff_t *) R_alloc(nn, sizeof(ptrdiff_t));
+    ola_cell *table = (ola_cell *) R_alloc(size, sizeof(ola_cell));
+    const int want = Rf_asLogical(want_slot) == TRUE;
+    int *slot = want ? (int *) R_alloc(nn, sizeof(int)) : NULL;
     ola_result r;
-    ola_summarise(pc, n, d, cs, sp, slot, counts, n_slots, k, &r);
+    ola_node(pc, n, d, g, cl, cs, sp, k, key, dlt, table, size, used, slot, &r);
 
     SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
     SEXP stats = Rf_allocVector(REALSXP, 5);
@@ -60,7 +56,7 @@ SEXP ffi_ola_node(SEXP lat, SEXP level, SEXP k_, SEXP want_slot)
     ps[2] = r.cost;
     ps[3] = r.dm;
     ps[4] = r.dm_all;
-    if (Rf_asLogical(want_slot) == TRUE) {
+    if (want) {
         SEXP s = Rf_allocVector(INTSXP, n);
         SET_VECTOR_ELT(out, 1, s);
         int *p = INTEGER(s);

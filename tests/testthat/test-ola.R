@@ -101,6 +101,25 @@ test_that("the C count agrees with brute force on the dense and the hash paths",
   }
 })
 
+test_that("the C count compresses keys whose radix product passes 2^62", {
+  set.seed(11)
+  n <- 2000L
+  df <- as.data.frame(lapply(stats::setNames(1:7, paste0("v", 1:7)), function(j) sample(1500L, n, TRUE)))
+  df$v1[1:40] <- 1L  # some duplicate tuples too
+  df[1:40, 2:7] <- df[1, 2:7]
+  tabs <- lapply(df, function(x) data.frame(value = as.character(seq_len(1500L)), top = "*"))
+  h <- lapply(tabs, hierarchy, top = FALSE)
+  lat <- detanon:::ola_lattice(df, names(df), h, "discernibility")
+  key <- do.call(paste, df)
+  size <- as.vector(table(key)[key])
+  for (k in c(2L, 41L)) {
+    st <- .Call(detanon:::C_ffi_ola_node, lat$c, rep(0L, 7), k, TRUE)
+    expect_equal(st[[1L]][1L], sum(size < k))
+    expect_equal(st[[1L]][5L], sum(as.numeric(table(key))^2))
+    expect_identical(match(st[[2L]], unique(st[[2L]])), match(key, unique(key)))
+  }
+})
+
 test_that("OLA is invariant to row order and keeps strata at their values", {
   set.seed(3)
   df <- data.frame(age = sample(20:70, 300, TRUE), sex = sample(c("f", "m"), 300, TRUE),
@@ -196,4 +215,15 @@ test_that("a class per record gives the same release as the strata it encodes", 
   r2 <- anonymise_keps(df, epsilon = 2, k = 5, vars = "y", classes = match(df$g, sort(unique(df$g))))
   expect_identical(r2$data$y, r1$data$y)
   expect_identical(r2$key, r1$key)
+})
+
+test_that("risk_class_link() takes a classes object", {
+  set.seed(8)
+  df <- data.frame(g = sample(c("a", "b"), 100, TRUE), y = rnorm(100))
+  ec <- equivalence_classes(df, k = 5, quasi = "g", strata = character(), method = "ola")
+  m <- transform(df, y = y + rnorm(100, sd = 0.1))
+  expect_equal(risk_class_link(df, m, vars = "y", classes = ec)$rate,
+               risk_class_link(df, m, vars = "y", classes = ec$class)$rate)
+  ec$class[1] <- NA
+  expect_error(risk_class_link(df, m, vars = "y", classes = ec), "suppressed records")
 })
