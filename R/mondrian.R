@@ -47,7 +47,10 @@
 #' with nothing suppressed, which suppression can only raise); a node tagged
 #' non-anonymous is skipped without counting; a node is counted (one pass over the
 #' records in C, by dense counting on integer codes or hashing) only when its bound is
-#' below the best loss so far, and the search stops at the first bound above it. Nodes
+#' below the best loss so far, and the search stops at the first bound above it. For
+#' discernibility the bound is `n^2 / C` (Cauchy-Schwarz), `C` the most classes the node
+#' can have (the product of its numbers of groups, or the classes of a counted
+#' specialisation), and the sum of squared class sizes of any counted specialisation. Nodes
 #' whose specialisation suppressed nothing are known exactly without counting. The
 #' result is the node with least loss over all k-anonymous nodes; ties (losses within a
 #' relative 1e-9) go to fewer suppressed records, then the lower node (smaller sum of

@@ -68,8 +68,11 @@ ola_search <- function(lat, k, max_sup, loss) {
   m <- nrow(nodes)
   height <- rowSums(nodes)
   # static lower bound: the loss with no record suppressed (suppression costs at least
-  # as much as any level for precision and entropy); for discernibility n
-  static <- if (loss == "discernibility") rep(as.double(n), m) else {
+  # as much as any level for precision and entropy); for discernibility n^2 / C, where C
+  # bounds the number of classes (Cauchy-Schwarz: sum |E|^2 >= n^2 / C with nothing
+  # suppressed, and suppressing s records costs n s, more than it saves)
+  cmax <- pmin(as.double(n), Reduce(`*`, lapply(seq_len(d), function(j) as.double(lat$c$card[[j]][nodes[, j] + 1L])), 1))
+  static <- if (loss == "discernibility") as.double(n)^2 / pmax(cmax, 1) else {
     b <- numeric(m)
     for (j in seq_len(d)) b <- b + lat$lb[[j]][nodes[, j] + 1L]
     if (loss == "precision") b / (n * d) else b / n
@@ -98,7 +101,11 @@ ola_search <- function(lat, k, max_sup, loss) {
       n_sup[idx] <- st[1L]
       node_loss[idx] <- ola_loss(st, loss, n, d)
       cand <- list(loss = node_loss[idx], n_suppressed = st[1L], levels = lv, idx = idx)
-      if (loss == "discernibility") dynamic[above] <- pmax(dynamic[above], st[5L])
+      if (loss == "discernibility") {
+        # a generalisation has at most the classes of this node, and merges them
+        cmax[above] <- pmin(cmax[above], st[6L])
+        dynamic[above] <- pmax(dynamic[above], st[5L], as.double(n)^2 / pmax(cmax[above], 1))
+      }
     }
     if (cand$n_suppressed <= max_sup) {
       status[above & status == 0L] <- 1L

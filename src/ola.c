@@ -96,4 +96,5 @@ void ola_node(const int *codes, ptrdiff_t n, int d, const int *const *gen, const
     out->cost = total;
     out->dm = dm + (double) n * (double) n_sup;
     out->dm_all = dm_all;
+    out->n_all = n_used;
 }

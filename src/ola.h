@@ -12,6 +12,7 @@ typedef struct {
     double cost;            /* sum of per-record costs (suppressed records at their suppression cost) */
     double dm;              /* discernibility: sum of squared kept class sizes + n * n_suppressed */
     double dm_all;          /* sum of squared sizes of all classes (no suppression) */
+    ptrdiff_t n_all;        /* classes, including the suppressed ones */
 } ola_result;
 
 typedef struct {

@@ -8,7 +8,7 @@
  * of d integer vectors (number of generalised codes per level), cost = list of d double
  * matrices (card0 x (levels + 1): per-record cost at each level, then if suppressed)).
  * level: d 0-based levels; k; want_slot: also return the class slot of each record.
- * Returns list(stats = c(n_suppressed, n_classes, cost, dm, dm_all), slot = NULL or
+ * Returns list(stats = c(n_suppressed, n_classes, cost, dm, dm_all, n_all), slot = NULL or
  * integer n, 1-based slot ids (records share a slot iff they share a class)). */
 SEXP ffi_ola_node(SEXP lat, SEXP level, SEXP k_, SEXP want_slot)
 {
@@ -48,7 +48,7 @@ SEXP ffi_ola_node(SEXP lat, SEXP level, SEXP k_, SEXP want_slot)
     ola_node(pc, n, d, g, cl, cs, sp, k, key, dlt, table, size, used, slot, &r);
 
     SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
-    SEXP stats = Rf_allocVector(REALSXP, 5);
+    SEXP stats = Rf_allocVector(REALSXP, 6);
     SET_VECTOR_ELT(out, 0, stats);
     double *ps = REAL(stats);
     ps[0] = (double) r.n_suppressed;
@@ -56,6 +56,7 @@ SEXP ffi_ola_node(SEXP lat, SEXP level, SEXP k_, SEXP want_slot)
     ps[2] = r.cost;
     ps[3] = r.dm;
     ps[4] = r.dm_all;
+    ps[5] = (double) r.n_all;
     if (want) {
         SEXP s = Rf_allocVector(INTSXP, n);
         SET_VECTOR_ELT(out, 1, s);
