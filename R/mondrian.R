@@ -45,9 +45,13 @@
 #' fewer records and lose less), so the search is exact rather than stopping at the
 #' k-minimal nodes: nodes are visited by increasing lower bound of their loss (the loss
 #' with nothing suppressed, which suppression can only raise); a node tagged
-#' non-anonymous is skipped without counting; a node is counted (one pass over the
-#' records in C, by dense counting on integer codes or hashing) only when its bound is
-#' below the best loss so far, and the search stops at the first bound above it. For
+#' non-anonymous is skipped without counting. Before a node of unknown status is counted,
+#' a binary search up a chain of its generalisations (raising the columns in turn, as in
+#' El Emam et al.'s search over generalisation strategies) settles its status: a node
+#' found not k-anonymous tags all its specialisations at once. A node is counted (one
+#' pass over the records in C, by dense counting on integer codes or hashing) only when
+#' its bound is below the best loss so far, and the search stops at the first bound
+#' above it. For
 #' discernibility the bound is `n^2 / C` (Cauchy-Schwarz), `C` the most classes the node
 #' can have (the product of its numbers of groups, or the classes of a counted
 #' specialisation), and the sum of squared class sizes of any counted specialisation. Nodes

@@ -79,42 +79,74 @@ ola_search <- function(lat, k, max_sup, loss) {
   }
   dynamic <- static
   lex <- do.call(order, c(list(static, height), lapply(seq_len(d), function(j) nodes[, j])))
+  radix <- cumprod(c(1, h[-d]))
   status <- integer(m)      # 1 k-anonymous, -1 not, 0 unknown
   zero_sup <- logical(m)    # known to suppress nothing (a specialisation suppresses nothing)
   evaluated <- logical(m)
   n_sup <- rep(NA_real_, m)
   node_loss <- rep(NA_real_, m)
   best <- NULL
-  for (idx in lex) {
-    if (!is.null(best) && static[idx] > best$loss + 1e-9 * max(1, abs(best$loss))) break
-    if (status[idx] == -1L) next
-    if (!is.null(best) && dynamic[idx] > best$loss + 1e-9 * max(1, abs(best$loss))) next
+  beaten <- function(bound) !is.null(best) && bound > best$loss + 1e-9 * max(1, abs(best$loss))
+  # count one node (or infer it), tag its generalisations or specialisations, update the
+  # best node and the bounds
+  visit <- function(idx) {
     lv <- nodes[idx, ]
     above <- rowSums(nodes >= rep(lv, each = m)) == d
     if (zero_sup[idx] && loss != "discernibility") {
       cand <- list(loss = static[idx], n_suppressed = 0, levels = lv, idx = idx)
-      n_sup[idx] <- 0
-      node_loss[idx] <- static[idx]
+      n_sup[idx] <<- 0
+      node_loss[idx] <<- static[idx]
     } else {
       st <- .Call(C_ffi_ola_node, lat$c, as.integer(lv), as.integer(k), FALSE)[[1L]]
-      evaluated[idx] <- TRUE
-      n_sup[idx] <- st[1L]
-      node_loss[idx] <- ola_loss(st, loss, n, d)
+      evaluated[idx] <<- TRUE
+      n_sup[idx] <<- st[1L]
+      node_loss[idx] <<- ola_loss(st, loss, n, d)
       cand <- list(loss = node_loss[idx], n_suppressed = st[1L], levels = lv, idx = idx)
       if (loss == "discernibility") {
         # a generalisation has at most the classes of this node, and merges them
-        cmax[above] <- pmin(cmax[above], st[6L])
-        dynamic[above] <- pmax(dynamic[above], st[5L], as.double(n)^2 / pmax(cmax[above], 1))
+        cmax[above] <<- pmin(cmax[above], st[6L])
+        dynamic[above] <<- pmax(dynamic[above], st[5L], as.double(n)^2 / pmax(cmax[above], 1))
       }
     }
     if (cand$n_suppressed <= max_sup) {
-      status[above & status == 0L] <- 1L
-      if (cand$n_suppressed == 0) zero_sup[above] <- TRUE
-      if (ola_better(cand, best)) best <- cand
+      status[above & status == 0L] <<- 1L
+      if (cand$n_suppressed == 0) zero_sup[above] <<- TRUE
+      if (ola_better(cand, best)) best <<- cand
     } else {
       below <- rowSums(nodes <= rep(lv, each = m)) == d
-      status[below] <- -1L
+      status[below] <<- -1L
     }
+  }
+  # a chain from a node to the top, raising the columns in turn
+  chain <- function(idx) {
+    lv <- nodes[idx, ]
+    out <- idx
+    while (any(lv < h - 1L)) {
+      for (j in seq_len(d)) {
+        if (lv[j] < h[j] - 1L) {
+          lv[j] <- lv[j] + 1L
+          out <- c(out, as.integer(1 + sum(lv * radix)))
+        }
+      }
+    }
+    out
+  }
+  for (idx in lex) {
+    if (beaten(static[idx])) break
+    if (status[idx] == -1L || beaten(dynamic[idx])) next
+    # binary search up a chain (El Emam et al. 2009): a node found not k-anonymous tags
+    # all its specialisations at once; nodes found k-anonymous are candidates too
+    if (status[idx] == 0L) {
+      ch <- chain(idx)
+      while (status[idx] == 0L) {
+        unknown <- which(status[ch] == 0L)
+        pos <- unknown[ceiling((length(unknown) + 1) / 2)]
+        if (pos == 1L) break
+        visit(ch[pos])
+      }
+      if (status[idx] == -1L || beaten(dynamic[idx])) next
+    }
+    if (!evaluated[idx] && is.na(n_sup[idx])) visit(idx)
   }
   list(best = best, nodes = nodes, status = status, evaluated = evaluated, n_suppressed = n_sup,
        loss = node_loss)
