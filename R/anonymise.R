@@ -49,11 +49,13 @@
 #' * Missing values in `strata` columns form a stratum level of their own.
 #'
 #' @param data A data frame (data.frame, tibble or data.table).
-#' @param k Number of points in each centroid (the record and its k - 1 nearest
-#'   neighbours); a whole number >= 2. Every stratum must have at least `k` records.
 #' @param vars Continuous columns to mask. Default: the numeric columns not in `strata`.
 #' @param strata Categorical columns to stratify by. Default: the factor, character and
 #'   logical columns. `character()` means no stratification.
+#' @param k Number of points in each centroid (the record and its k - 1 nearest
+#'   neighbours); a whole number >= 2. Every stratum must have at least `k` records.
+#' @param engine `"kdtree"` (the package's exact, multithreaded C search) or `"rann"`
+#'   (`RANN::nn2()`, to reproduce results made with it).
 #' @param na What to do with missing values in `vars`: `"fail"` (an error, the default),
 #'   `"median"` or `"mean"` (replace by the column's median or mean over all records, as
 #'   the paper does for the Titanic ages), `"median_stratum"` or `"mean_stratum"` (the
@@ -66,142 +68,143 @@
 #'   how many) or `"merge"` (move each of their records into the nearest stratum of at
 #'   least `k` records and give it that stratum's `strata` values, with a message listing
 #'   every move; see [merge_small_strata()] for the distance).
-#' @param engine `"kdtree"` (the package's exact, multithreaded C search) or `"rann"`
-#'   (`RANN::nn2()`, to reproduce results made with it).
-#' @param nthreads Number of OpenMP threads (capped by the machine). The default is the
-#'   option `detanon.nthreads`, else 1.
 #' @param check_identifiers Warn when a column released unmasked (not in `vars`) looks
 #'   like a direct identifier (see [detect_identifiers()])? Set to `FALSE` to silence.
+#' @param nthreads Number of OpenMP threads (capped by the machine). The default is the
+#'   option `detanon.nthreads`, else 1.
 #' @return An object of the same class as `data` with the masked columns replaced (as
 #'   doubles), rows in the same order (fewer if records were suppressed or incomplete
-#'   ones dropped) and all other columns unchanged. The attribute `"detanon"` holds only
-#'   aggregate information: `k`, `vars`, `strata`, the number of records and strata,
-#'   the smallest stratum size, the counts of suppressed, dropped, imputed and merged
-#'   (moved) records,
-#'   and the means, SDs and scaling factors of the masked columns.
+#'   ones dropped) and all other columns unchanged. Its release metadata ([release_info()])
+#'   hold only aggregate information: the settings (`k`, `vars`, `strata`, `na`,
+#'   `small_strata`, `engine`), the counts (`n` records, `n_strata`, `min_size` of the
+#'   smallest stratum, `n_suppressed`, `n_dropped`, `n_imputed`, `n_merged` moved records)
+#'   and, in `stats`, the means, SDs and scaling factors of the masked columns.
+#'   Messages (class `detanon_message`) report records dropped, suppressed or moved.
 #' @references Avraam D, Jones E, Burton P (2022). A deterministic approach for protecting
 #'   privacy in sensitive personal data. *BMC Medical Informatics and Decision Making*,
 #'   22, 24.
+#' @family masking verbs
 #' @examples
-#' d <- titanic_paper()
-#' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
-#'                     strata = c("Pclass", "Sex", "Family"))
+#' d <- titanic_paper()[-1] # without the identifier PassengerId
+#' masked <- anonymise(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
+#'                     k = 3)
 #' head(masked)
-#' attr(masked, "detanon")$scale
+#' release_info(masked)
 #' @export
-anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
+anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
+                      engine = c("kdtree", "rann"),
                       na = c("fail", "median", "mean", "median_stratum", "mean_stratum", "complete"),
                       small_strata = c("fail", "suppress", "merge"),
-                      engine = c("kdtree", "rann"),
-                      nthreads = getOption("detanon.nthreads", 1L),
-                      check_identifiers = TRUE) {
+                      check_identifiers = TRUE,
+                      nthreads = getOption("detanon.nthreads", 1L)) {
   check_data_frame(data, "data")
+  strata <- check_columns(strata, data, "strata", default_strata(data))
+  check_strata_columns(data, strata)
+  vars <- check_columns(vars, data, "vars",
+                        setdiff(names(data)[vapply(data, is_continuous, logical(1))], strata))
   k <- check_whole(k, "k", min = 2)
+  engine <- match_choice(engine, "engine")
   na <- match_choice(na, "na")
   small_strata <- match_choice(small_strata, "small_strata")
-  engine <- match_choice(engine, "engine")
+  check_flag(check_identifiers, "check_identifiers")
   nthreads <- check_nthreads(nthreads)
   if (engine == "rann" && !requireNamespace("RANN", quietly = TRUE)) {
     stop_arg("`engine = \"rann\"` needs the package RANN: install.packages(\"RANN\"), ",
              "or use the default engine = \"kdtree\".")
   }
-  strata <- check_columns(strata, data, "strata", default_strata(data))
-  check_strata_columns(data, strata)
-  vars <- check_columns(vars, data, "vars",
-                        setdiff(names(data)[vapply(data, is_continuous, logical(1))], strata))
   check_vars(data, vars, strata)
-  check_flag(check_identifiers, "check_identifiers")
-  if (!nrow(data)) stop_arg("`data` has no rows: there is nothing to anonymise.")
+  if (!nrow(data)) stop_arg("`data` has no rows: there is nothing to anonymise.", kind = "data")
 
   df <- as.data.frame(data, stringsAsFactors = FALSE)
-  x <- vapply(df[vars], as.double, numeric(nrow(df)))
-  dim(x) <- c(nrow(df), length(vars))
-  colnames(x) <- vars
-  keep <- rep(TRUE, nrow(df))
-  n_imputed <- 0L
-  n_dropped <- 0L
-
-  has_na <- if (anyNA(x)) is.na(x) else NULL
-  if (!is.null(has_na)) {
-    if (na == "fail") {
-      counts <- colSums(has_na)
-      counts <- counts[counts > 0]
-      stop_arg("`vars` have missing values (", paste0("`", names(counts), "`: ", counts, collapse = ", "),
-               "). Choose `na = \"median\"`, \"mean\", \"median_stratum\", \"mean_stratum\" or ",
-               "\"complete\", or impute them before calling anonymise().")
-    }
-    if (na == "complete") {
-      keep <- !apply(has_na, 1L, any)
-      n_dropped <- sum(!keep)
-      message(sprintf("anonymise(): dropped %d incomplete record%s (na = \"complete\").",
-                      n_dropped, if (n_dropped == 1L) "" else "s"))
-    } else {
-      n_imputed <- sum(apply(has_na, 1L, any))
-    }
-  }
-
   id <- stratum_ids(df, strata)
-  if (na %in% c("median", "mean", "median_stratum", "mean_stratum") && n_imputed > 0L) {
-    x <- impute(x, has_na, if (grepl("stratum", na)) id else NULL,
-                if (grepl("median", na)) stats::median else exact_mean, strata)
-  }
+  step <- handle_missing(numeric_matrix(df, vars), id, na, strata)
+  step <- handle_small_strata(step, df, id, k, strata, small_strata)
+  df <- step$df
+  id <- step$id
+  x <- step$x
+  masked <- mask_matrix(x, id, k, engine, nthreads)
+  if (check_identifiers) warn_identifiers(df, vars, strata)
+  for (j in seq_along(vars)) df[[vars[j]]] <- masked$columns[[j]]
+  as_release(restore_class(df, data), "anonymise",
+             settings = list(k = k, vars = vars, strata = strata, na = na, small_strata = small_strata,
+                             engine = engine),
+             counts = list(n = nrow(df), n_strata = max(id), min_size = min(tabulate(id)),
+                           n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,
+                           n_imputed = step$n_imputed, n_merged = step$n_merged),
+             stats = list(mean = masked$mean, sd = masked$sd, scale = masked$scale))
+}
 
-  # small strata (counted among the records kept so far)
+# anonymise(), step 1: missing values in `vars` by the `na` policy. Returns the matrix
+# (imputed), the rows kept and the counts.
+handle_missing <- function(x, id, na, strata) {
+  out <- list(x = x, keep = rep(TRUE, nrow(x)), n_imputed = 0L, n_dropped = 0L)
+  if (!anyNA(x)) return(out)
+  has_na <- is.na(x)
+  if (na == "fail") {
+    counts <- colSums(has_na)
+    counts <- counts[counts > 0]
+    stop_arg("`vars` have missing values (", paste0("`", names(counts), "`: ", counts, collapse = ", "),
+             "). Choose `na = \"median\"`, \"mean\", \"median_stratum\", \"mean_stratum\" or ",
+             "\"complete\", or impute them first.", kind = "data")
+  }
+  incomplete <- apply(has_na, 1L, any)
+  if (na == "complete") {
+    out$keep <- !incomplete
+    out$n_dropped <- sum(incomplete)
+    inform_detanon("dropped ", plural(out$n_dropped, "incomplete record"), " (na = \"complete\").",
+                   kind = "na")
+  } else {
+    out$n_imputed <- sum(incomplete)
+    out$x <- impute(x, has_na, if (grepl("stratum", na)) id else NULL,
+                    if (grepl("median", na)) stats::median else exact_mean, strata)
+  }
+  out
+}
+
+# anonymise(), step 2: strata smaller than k (among the records kept so far) by the
+# `small_strata` policy; then keeps only the rows left. Returns `step` with the data, the
+# matrix and the stratum ids (1..S) of the rows left, and the counts.
+handle_small_strata <- function(step, df, id, k, strata, small_strata) {
+  keep <- step$keep
+  x <- step$x
   sizes <- tabulate(id[keep], max(c(0L, id)))
   small <- which(sizes > 0L & sizes < k)
-  n_suppressed <- 0L
-  n_merged <- 0L
-  if (length(small)) {
-    if (small_strata == "fail") {
-      if (!length(strata)) {
-        stop_arg(sprintf("The data have %d record%s, fewer than k = %d. Lower `k`.",
-                         sizes[small], if (sizes[small] == 1L) "" else "s", k))
-      }
-      tab <- df[match(small, id), strata, drop = FALSE]
-      desc <- apply(tab, 1L, function(r) paste0(strata, "=", r, collapse = ", "))
-      shown <- utils::head(paste0("  ", desc, ": ", sizes[small], " record", ifelse(sizes[small] == 1L, "", "s")), 10L)
-      stop_arg(sprintf("%d strat%s ha%s fewer than k = %d records:\n", length(small),
-                       if (length(small) == 1L) "um" else "a", if (length(small) == 1L) "s" else "ve", k),
-               paste(shown, collapse = "\n"),
-               if (length(small) > 10L) sprintf("\n  ... and %d more", length(small) - 10L) else "",
-               "\nLower `k`, generalise the strata variables, or use `small_strata = \"suppress\"` or \"merge\".")
+  step$n_suppressed <- 0L
+  step$n_merged <- 0L
+  if (length(small) && small_strata == "fail") {
+    if (!length(strata)) {
+      stop_arg("The data have ", plural(sizes[small], "record"), ", fewer than k = ", k, ". Lower `k`.",
+               kind = "small_strata")
     }
-    if (small_strata == "merge") {
-      merged <- merge_small(df, x, id, keep, k, strata)
-      merge_message(merged$moves, strata, k)
-      df <- merged$data
-      id <- merged$id
-      n_merged <- merged$n_moved
-    } else {
-      drop <- keep & id %in% small
-      n_suppressed <- sum(drop)
-      keep <- keep & !drop
-      message(sprintf("anonymise(): suppressed %d record%s in %d strat%s smaller than k = %d.",
-                      n_suppressed, if (n_suppressed == 1L) "" else "s",
-                      length(small), if (length(small) == 1L) "um" else "a", k))
-    }
+    stop_small_strata(df, id, sizes, small, strata, k, "`small_strata = \"suppress\"` or \"merge\"")
+  }
+  if (length(small) && small_strata == "merge") {
+    merged <- merge_small(df, x, id, keep, k, strata)
+    merge_message(merged$moves, strata, k)
+    df <- merged$data
+    id <- merged$id
+    step$n_merged <- merged$n_moved
+  } else if (length(small)) {
+    drop <- keep & id %in% small
+    step$n_suppressed <- sum(drop)
+    keep <- keep & !drop
+    inform_detanon("suppressed ", plural(step$n_suppressed, "record"), " in ",
+                   plural(length(small), "stratum", "strata"), " smaller than k = ", k, ".",
+                   kind = "suppress")
   }
   if (!any(keep)) {
-    stop_arg("No records are left to mask (", n_dropped, " incomplete, ", n_suppressed,
-             " in strata smaller than k = ", k, "). Lower `k` or coarsen `strata`.")
+    stop_arg("No records are left to mask (", step$n_dropped, " incomplete, ", step$n_suppressed,
+             " in strata smaller than k = ", k, "). Lower `k` or coarsen `strata`.", kind = "data")
   }
   if (!all(keep)) {
     df <- df[keep, , drop = FALSE]
     x <- x[keep, , drop = FALSE]
     id <- match(id[keep], sort(unique(id[keep])))
   }
-
-  masked <- mask_matrix(x, id, k, engine, nthreads)
-  if (check_identifiers) warn_identifiers(df, vars, strata)
-  for (j in seq_along(vars)) df[[vars[j]]] <- masked$columns[[j]]
-  out <- restore_class(df, data)
-  attr(out, "detanon") <- structure(list(
-    k = k, vars = vars, strata = strata, engine = engine,
-    n = nrow(df), n_strata = max(id), min_stratum = min(tabulate(id)),
-    n_suppressed = n_suppressed, n_dropped = n_dropped, n_imputed = n_imputed,
-    n_merged = n_merged, mean = masked$mean, sd = masked$sd, scale = masked$scale
-  ), class = "detanon_info")
-  out
+  step$df <- df
+  step$x <- x
+  step$id <- id
+  step
 }
 
 # The five steps on a complete numeric matrix with stratum ids 1..S (all strata >= k).
@@ -213,9 +216,11 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
   # an overflowing SD would otherwise mark the column "constant" and release it unmasked
   huge <- !is.finite(stats$mean) | !is.finite(stats$sd)
   if (any(huge)) {
-    stop_arg("`vars` column", if (sum(huge) > 1L) "s " else " ", quote_names(colnames(x)[huge]),
-             " ha", if (sum(huge) > 1L) "ve" else "s", " values too large to standardise (the SD ",
-             "overflows); rescale ", if (sum(huge) > 1L) "them" else "it", " (e.g. divide by 1e6) first.")
+    n_huge <- sum(huge)
+    stop_arg("`vars` ", plural(n_huge, "column", count = FALSE), " ", quote_names(colnames(x)[huge]), " ",
+             plural(n_huge, "has", "have", count = FALSE), " values too large to standardise (the SD ",
+             "overflows); rescale ", plural(n_huge, "it", "them", count = FALSE), " (e.g. divide by 1e6) first.",
+             kind = "data")
   }
   # constant columns (SD 0) have no z-score: they keep their single value
   cols <- which(stats$sd > 0)
@@ -228,8 +233,8 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
   }
   flat <- !(res[[2L]] > flat_sd)
   if (any(flat)) {
-    warning(sprintf("All centroids of %s are equal (k too large for the strata); released as the original mean.",
-                    quote_names(colnames(x)[cols][flat])), call. = FALSE)
+    warn_detanon("All centroids of ", quote_names(colnames(x)[cols][flat]), " are equal (k too large for ",
+                 "the strata); released as the original mean.", kind = "data")
   }
   scale <- stats::setNames(rep(NA_real_, ncol(x)), colnames(x))
   scale[cols] <- ifelse(flat, NA_real_, stats$sd[cols] / res[[2L]])
@@ -276,13 +281,14 @@ impute <- function(x, has_na, id, fun, strata) {
     miss <- has_na[, j]
     if (is.null(id)) {
       x[miss, j] <- fun(x[!miss, j])
-      if (all(miss)) stop_arg("`vars` column `", colnames(x)[j], "` has no observed value to impute from.")
+      if (all(miss)) stop_arg("`vars` column `", colnames(x)[j], "` has no observed value to impute from.", kind = "data")
     } else {
       for (s in unique(id[miss])) {
         obs <- id == s & !miss
         if (!any(obs)) {
           stop_arg("`vars` column `", colnames(x)[j], "` has no observed value in a stratum of `",
-                   paste(strata, collapse = "`, `"), "`; use `na = \"median\"` or \"mean\" (global) instead.")
+                   paste(strata, collapse = "`, `"), "`; use `na = \"median\"` or \"mean\" (global) instead.",
+                   kind = "data")
         }
         x[id == s & miss, j] <- fun(x[obs, j])
       }
@@ -293,22 +299,20 @@ impute <- function(x, has_na, id, fun, strata) {
 
 exact_mean <- function(v) col_stats(matrix(v))$mean[[1L]]
 
-is_continuous <- function(x) is.numeric(x) && !is.factor(x) && is.null(dim(x))
-
 check_vars <- function(data, vars, strata) {
   if (!length(vars)) {
     stop_arg("There is no continuous variable to mask: name the numeric columns in `vars` ",
-             "(the default takes the numeric columns not in `strata`).")
+             "(the default takes the numeric columns not in `strata`).", kind = "column")
   }
   both <- intersect(vars, strata)
   if (length(both)) {
-    stop_arg("Columns cannot be in both `vars` and `strata`: ", quote_names(both), ".")
+    stop_arg("Columns cannot be in both `vars` and `strata`: ", quote_names(both), ".", kind = "column")
   }
   bad <- vars[!vapply(data[vars], is_continuous, logical(1))]
   if (length(bad)) {
-    stop_arg("`vars` must be numeric columns; ", quote_names(bad), " ", if (length(bad) == 1L) "is" else "are",
+    stop_arg("`vars` must be numeric columns; ", quote_names(bad), " ", plural(length(bad), "is", "are", count = FALSE),
              " not (", paste(vapply(data[bad], function(x) class(x)[1L], ""), collapse = ", "),
-             "). Convert with as.numeric() or move them to `strata`.")
+             "). Convert with as.numeric() or move them to `strata`.", kind = "column")
   }
   for (v in vars) {
     x <- data[[v]]
@@ -316,38 +320,12 @@ check_vars <- function(data, vars, strata) {
     if (is.integer(x) || (!anyNA(x) && is.finite(sum(x)))) next
     if (any(is.nan(x))) {
       stop_arg("`vars` column `", v, "` contains NaN, which is not treated as missing: ",
-               "fix the computation that produced it, or set it to NA.")
+               "fix the computation that produced it, or set it to NA.", kind = "data")
     }
     if (any(is.infinite(x))) {
-      stop_arg("`vars` column `", v, "` contains infinite values; replace them (e.g. by NA) first.")
+      stop_arg("`vars` column `", v, "` contains infinite values; replace them (e.g. by NA) first.", kind = "data")
     }
   }
   invisible(vars)
 }
 
-match_choice <- function(x, arg) {
-  choices <- eval(formals(sys.function(sys.parent()))[[arg]])
-  if (!is.character(x) || length(x) < 1L || anyNA(x)) {
-    stop_arg("`", arg, "` must be one of ", paste0("\"", choices, "\"", collapse = ", "), ".")
-  }
-  if (identical(x, choices)) return(choices[1L])
-  if (length(x) != 1L || !x %in% choices) {
-    stop_arg("`", arg, "` must be one of ", paste0("\"", choices, "\"", collapse = ", "),
-             ", not ", show_value(x), ".")
-  }
-  x
-}
-
-#' @export
-print.detanon_info <- function(x, ...) {
-  cat(sprintf("detanon: k = %d, %d records in %d strata (smallest %d), engine %s\n",
-              x$k, x$n, x$n_strata, x$min_stratum, x$engine))
-  cat("  masked:", paste(x$vars, collapse = ", "), "\n")
-  cat("  strata:", if (length(x$strata)) paste(x$strata, collapse = ", ") else "(none)", "\n")
-  if (!is.null(x$n_merged) && x$n_merged > 0) cat(sprintf("  moved %d records of small strata\n", x$n_merged))
-  if (x$n_suppressed + x$n_dropped + x$n_imputed > 0) {
-    cat(sprintf("  suppressed %d, dropped %d incomplete, imputed %d\n",
-                x$n_suppressed, x$n_dropped, x$n_imputed))
-  }
-  invisible(x)
-}

@@ -42,7 +42,7 @@
 #' @references Holohan N, Antonatos S, Braghin S, Mac Aonghusa P (2017).
 #'   (k, epsilon)-anonymity: k-anonymity with epsilon-differential privacy.
 #'   arXiv:1710.01615.
-#' @family generalisation
+#' @family class builders
 #' @examples
 #' hierarchy(data.frame(value = c("Married", "Divorced", "Never-married"),
 #'                      living = c("In marriage", "Alone", "Alone")))

@@ -106,12 +106,13 @@
 #'   `n`, the strata values, and for each quasi-identifier `lo_<q>`, `hi_<q>` and the
 #'   precision loss `np_<q>`; for OLA the generalised label of each quasi-identifier,
 #'   named by the column), `precision` (mean precision loss per quasi-identifier:
-#'   numerical for Mondrian, categorical for OLA), `k`, `quasi`, `strata`,
-#'   `n_suppressed` (records with class `NA`) and `method`. OLA adds `levels` (the chosen
-#'   level of each quasi-identifier, 0 = values), `level_names`, `loss` (named by the
-#'   metric), `max_suppression`, `hierarchies` and `lattice` (`n_nodes`, `n_evaluated`:
-#'   nodes counted in C, `n_tagged`: nodes whose k-anonymity was inferred without
-#'   counting).
+#'   numerical for Mondrian, categorical for OLA), `k`, `quasi`, `strata`, `n` (records
+#'   classified), `n_classes`, `min_size` (the smallest class), `n_suppressed` (records
+#'   with class `NA`: strata smaller than `k`, or OLA's suppression) and `method`. OLA
+#'   adds `levels` (the chosen level of each quasi-identifier, 0 = values), `level_names`,
+#'   `loss` (named by the metric), `max_suppression`, `hierarchies` and `lattice`
+#'   (`n_nodes`, `n_evaluated`: nodes counted in C, `n_tagged`: nodes whose k-anonymity
+#'   was inferred without counting).
 #' @references El Emam K, Dankar FK, Issa R, Jonker E, Amyot D, Cogo E, Corriveau J-P,
 #'   Walker M, Chowdhury S, Vaillancourt R, Roffey T, Bottomley J (2009). A globally
 #'   optimal k-anonymity method for the de-identification of health data. *Journal of the
@@ -135,46 +136,58 @@
 #' head(ec$classes)
 #' # OLA with a hierarchy for age (5- to 40-year bands, then "*")
 #' h <- list(age = hierarchy_bands(d$age, width = 5, levels = 4))
-#' ola <- equivalence_classes(d, k = 5, quasi = "age", strata = "sex", method = "ola",
+#' ola <- equivalence_classes(d, strata = "sex", quasi = "age", k = 5, method = "ola",
 #'                            hierarchies = h)
 #' ola
-#' @family generalisation
+#' @family class builders
 #' @export
-equivalence_classes <- function(data, k = 3, quasi = NULL, strata = NULL,
+equivalence_classes <- function(data, strata = NULL, quasi = NULL, k = 3,
                                 method = c("mondrian", "ola"), hierarchies = NULL,
                                 max_suppression = 0.05,
                                 loss = c("precision", "discernibility", "entropy"),
                                 small_strata = c("fail", "suppress")) {
   check_data_frame(data, "data")
-  k <- check_whole(k, "k", min = 2)
   method <- match_choice(method, "method")
-  loss <- match_choice(loss, "loss")
-  small_strata <- match_choice(small_strata, "small_strata")
   if (method == "mondrian") {
-    if (!is.null(hierarchies)) stop_arg("`hierarchies` apply to `method = \"ola\"` only; Mondrian cuts numeric `quasi` columns.")
+    if (!is.null(hierarchies)) {
+      stop_arg("`hierarchies` apply to `method = \"ola\"` only; Mondrian cuts numeric `quasi` columns.")
+    }
     cols <- check_quasi_strata(data, quasi, strata)
   } else {
-    max_suppression <- check_number(max_suppression, "max_suppression", 0, 1)
     if (is.null(quasi) && is.list(hierarchies) && length(names(hierarchies))) quasi <- names(hierarchies)
     cols <- check_ola_columns(data, quasi, strata)
   }
   quasi <- cols$quasi
   strata <- cols$strata
+  k <- check_whole(k, "k", min = 2)
+  loss <- match_choice(loss, "loss")
+  if (method == "ola") max_suppression <- check_number(max_suppression, "max_suppression", 0, 1)
+  small_strata <- match_choice(small_strata, "small_strata")
   check_k_n(k, nrow(data))
   df <- as.data.frame(data, stringsAsFactors = FALSE)
   if (length(quasi) && anyNA(df[quasi])) {
-    stop_arg("`quasi` columns have missing values; impute them or drop those records first.")
+    stop_arg("`quasi` columns have missing values; impute them or drop those records first.", kind = "data")
   }
   if (method == "mondrian") {
-    ec <- classes_core(df, k, quasi, strata, small_strata, "equivalence_classes")
+    ec <- classes_core(df, k, quasi, strata, small_strata)
     ec$method <- "mondrian"
   } else {
-    if (small_strata == "fail") check_small_strata(df, strata, k)
+    if (small_strata == "fail") {
+      id <- stratum_ids(df, strata)
+      sizes <- tabulate(id, max(c(0L, id)))
+      small <- which(sizes > 0L & sizes < k)
+      if (length(small)) stop_small_strata(df, id, sizes, small, strata, k, "`small_strata = \"suppress\"`")
+    }
     ec <- ola_classes(df, k, quasi, strata, hierarchies, max_suppression, loss)
   }
   ec$class <- ec$row_class
   ec$row_class <- NULL
-  structure(unclass(ec)[c("class", setdiff(names(ec), "class"))], class = "detanon_classes")
+  ec$n <- sum(!is.na(ec$class))
+  ec$n_classes <- nrow(ec$classes)
+  ec$min_size <- if (nrow(ec$classes)) min(ec$classes$n) else 0L
+  first <- c("class", "classes", "precision", "k", "quasi", "strata", "n", "n_classes", "min_size",
+             "n_suppressed", "method")
+  structure(unclass(ec)[c(first, setdiff(names(ec), first))], class = "detanon_classes")
 }
 
 # OLA: quasi-identifiers of any atomic type (generalised through hierarchies) and strata
@@ -194,25 +207,29 @@ check_ola_columns <- function(data, quasi, strata) {
 }
 
 # Checked, complete data -> classes of the rows (NA for suppressed ones) and the class table.
-classes_core <- function(df, k, quasi, strata, small_strata, caller) {
+classes_core <- function(df, k, quasi, strata, small_strata) {
   n <- nrow(df)
   id <- stratum_ids(df, strata)
   sizes <- tabulate(id, max(c(0L, id)))
   small <- which(sizes > 0L & sizes < k)
   keep <- rep(TRUE, n)
   if (length(small)) {
-    if (small_strata == "fail") check_small_strata(df, strata, k, id, sizes)
+    if (small_strata == "fail") {
+      stop_small_strata(df, id, sizes, small, strata, k, "`small_strata = \"suppress\"`")
+    }
     keep <- !id %in% small
-    message(sprintf("%s(): suppressed %d record%s in %d strat%s smaller than k = %d.", caller,
-                    sum(!keep), if (sum(!keep) == 1L) "" else "s",
-                    length(small), if (length(small) == 1L) "um" else "a", k))
+    inform_detanon("suppressed ", plural(sum(!keep), "record"), " in ",
+                   plural(length(small), "stratum", "strata"), " smaller than k = ", k, ".", kind = "suppress")
   }
-  if (!any(keep)) stop_arg("No records are left (every stratum has fewer than k = ", k, " records). Lower `k` or coarsen `strata`.")
+  if (!any(keep)) {
+    stop_arg("No records are left (every stratum has fewer than k = ", k, " records). Lower `k` or coarsen `strata`.",
+             kind = "data")
+  }
   rows <- which(keep)
   sid <- match(id[rows], sort(unique(id[rows])))
   ord <- rows[order(sid, method = "radix")]
   offsets <- c(0, cumsum(tabulate(sid)))
-  x <- quasi_matrix(df, quasi)
+  x <- numeric_matrix(df, quasi)
   rng <- if (length(quasi)) apply(x[rows, , drop = FALSE], 2L, function(v) diff(range(v))) else numeric()
   inv <- ifelse(rng > 0, 1 / rng, 0)
   res <- .Call(C_ffi_mondrian, x, ord, offsets, k, as.double(inv))
@@ -238,73 +255,6 @@ classes_core <- function(df, k, quasi, strata, small_strata, caller) {
   structure(list(row_class = row_class, classes = classes, precision = precision, k = k,
                  quasi = quasi, strata = strata, n_suppressed = sum(!keep)),
             class = "detanon_classes")
-}
-
-# Error listing the strata with fewer than k records, if any.
-check_small_strata <- function(df, strata, k, id = stratum_ids(df, strata),
-                               sizes = tabulate(id, max(c(0L, id)))) {
-  small <- which(sizes > 0L & sizes < k)
-  if (!length(small)) return(invisible())
-  tab <- df[match(small, id), strata, drop = FALSE]
-  desc <- apply(tab, 1L, function(r) paste0(strata, "=", r, collapse = ", "))
-  shown <- utils::head(paste0("  ", desc, ": ", sizes[small], " record",
-                              ifelse(sizes[small] == 1L, "", "s")), 10L)
-  stop_arg(sprintf("%d strat%s ha%s fewer than k = %d records:\n", length(small),
-                   if (length(small) == 1L) "um" else "a", if (length(small) == 1L) "s" else "ve", k),
-           paste(shown, collapse = "\n"),
-           if (length(small) > 10L) sprintf("\n  ... and %d more", length(small) - 10L) else "",
-           "\nLower `k`, generalise the strata variables, or use `small_strata = \"suppress\"`.")
-}
-
-quasi_matrix <- function(df, quasi) {
-  x <- vapply(df[quasi], as.double, numeric(nrow(df)))
-  dim(x) <- c(nrow(df), length(quasi))
-  x
-}
-
-# Numeric quasi-identifiers and the categorical strata beside them (default: the
-# categorical columns that are not quasi-identifiers); a column cannot be both.
-check_quasi_strata <- function(data, quasi, strata) {
-  quasi <- check_columns(quasi, data, "quasi", character())
-  check_quasi(data, quasi)
-  strata <- check_columns(strata, data, "strata", setdiff(default_strata(data), quasi))
-  check_strata_columns(data, strata)
-  both <- intersect(quasi, strata)
-  if (length(both)) stop_arg("Columns cannot be in both `quasi` and `strata`: ", quote_names(both), ".")
-  list(quasi = quasi, strata = strata)
-}
-
-check_quasi <- function(data, quasi, arg = "quasi") {
-  bad <- quasi[!vapply(data[quasi], is_continuous, logical(1))]
-  if (length(bad)) {
-    stop_arg("`", arg, "` must be numeric columns; ", quote_names(bad), " ",
-             if (length(bad) == 1L) "is" else "are", " not (",
-             paste(vapply(data[bad], function(x) class(x)[1L], ""), collapse = ", "),
-             "). Convert with as.numeric() or move categorical quasi-identifiers to `strata`.")
-  }
-  for (v in quasi) {
-    x <- data[[v]]
-    if (any(is.nan(x)) || any(is.infinite(x))) {
-      stop_arg("`", arg, "` column `", v, "` contains NaN or infinite values; replace them first.")
-    }
-    fin <- x[!is.na(x)]
-    if (length(fin) && !is.finite(max(fin) - min(fin))) {
-      stop_arg("`", arg, "` column `", v, "` has values too large to handle (their range overflows); ",
-               "rescale it (e.g. divide by 1e6) first.")
-    }
-  }
-  invisible(quasi)
-}
-
-check_k_n <- function(k, n) {
-  if (n == 0L) {
-    stop_arg("`data` has no records (none left after dropping incomplete ones, if any): ",
-             "pass a data frame with at least `k` = ", k, " complete records.")
-  }
-  if (k > n) {
-    stop_arg("`k` (", k, ") is larger than the number of records (", n, "); ",
-             "choose k <= ", n, ".")
-  }
 }
 
 #' @export

@@ -28,6 +28,7 @@
 #' z <- stats::rnorm(1e5)
 #' y <- cf[["a"]] + cf[["b"]] * z + cf[["c"]] * z^2 + cf[["d"]] * z^3
 #' c(mean(y), stats::sd(y))
+#' @family simulation
 #' @export
 fleishman_coef <- function(skewness, kurtosis, tol = 1e-10) {
   skewness <- check_number(skewness, "skewness")
@@ -76,7 +77,7 @@ fleishman_coef <- function(skewness, kurtosis, tol = 1e-10) {
   if (is.null(best)) {
     stop_arg("No Fleishman polynomial has skewness ", format(skewness), " and excess kurtosis ",
              format(kurtosis), ": raise `kurtosis` (it must be well above 1.5 * skewness^2 - 1.2) ",
-             "or lower |`skewness`|.")
+             "or lower |`skewness`|.", kind = "data")
   }
   c(a = -best[2L], b = best[1L], c = best[2L], d = best[3L])
 }
@@ -103,6 +104,7 @@ fleishman_coef <- function(skewness, kurtosis, tol = 1e-10) {
 #' @examples
 #' cf <- rbind(fleishman_coef(1, 1.5), fleishman_coef(0, 0))
 #' vale_maurelli_cor(matrix(c(1, 0.5, 0.5, 1), 2), cf)
+#' @family simulation
 #' @export
 vale_maurelli_cor <- function(cor, coef) {
   p <- check_cor(cor)
@@ -120,7 +122,7 @@ vale_maurelli_cor <- function(cor, coef) {
     real <- Re(roots)[abs(Im(roots)) < 1e-8 & abs(Re(roots)) <= 1 + 1e-10]
     if (!length(real)) {
       stop_arg("The target correlation ", format(r), " between variables ", i, " and ", j,
-               " of `cor` cannot be reached with these margins; choose a smaller |correlation|.")
+               " of `cor` cannot be reached with these margins; choose a smaller |correlation|.", kind = "data")
     }
     rho <- real[which.min(abs(real - r))]
     out[i, j] <- out[j, i] <- max(-1, min(1, rho))
@@ -129,7 +131,7 @@ vale_maurelli_cor <- function(cor, coef) {
   ev <- eigen(out, symmetric = TRUE, only.values = TRUE)$values
   if (min(ev) <= 0) {
     stop_arg("The intermediate correlation matrix is not positive definite: the target `cor` ",
-             "is incompatible with these skewness and kurtosis values; weaken the correlations.")
+             "is incompatible with these skewness and kurtosis values; weaken the correlations.", kind = "data")
   }
   out
 }
@@ -160,6 +162,7 @@ vale_maurelli_cor <- function(cor, coef) {
 #' x <- rvale_maurelli(1000, mean = c(a = 0, b = 10), sd = c(1, 2), skewness = c(1, 0),
 #'                     kurtosis = c(1.5, 0), cor = matrix(c(1, 0.4, 0.4, 1), 2))
 #' round(cor(x), 2)
+#' @family simulation
 #' @export
 rvale_maurelli <- function(n, mean, sd, skewness = 0, kurtosis = 0, cor = NULL, names = NULL) {
   n <- check_whole(n, "n", min = 1, max = .Machine$integer.max)
@@ -221,6 +224,7 @@ check_cor <- function(cor) {
 #'   references).
 #' @examples
 #' ncds_targets()$margins
+#' @family simulation
 #' @export
 ncds_targets <- function() {
   src_hse <- "HSE 2003 (ages 45-54), rounded"
@@ -299,6 +303,7 @@ ncds_targets <- function() {
 #' d <- simulate_ncds(seed = 1958)
 #' table(d$Sex, d$Smoker)
 #' summary(d[c("Glucose", "HDL", "Height", "Weight")])
+#' @family simulation
 #' @export
 simulate_ncds <- function(n = 1211, seed = NULL) {
   n <- check_whole(n, "n", min = 4, max = 1e7)

@@ -42,6 +42,7 @@
 #' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
 #'                     strata = c("Pclass", "Sex", "Family"))
 #' utility_pmse(d, masked)
+#' @family measures
 #' @export
 utility_pmse <- function(original, masked, vars = NULL, interactions = FALSE) {
   check_data_frame(original, "original")
@@ -52,7 +53,7 @@ utility_pmse <- function(original, masked, vars = NULL, interactions = FALSE) {
   vars <- check_columns(vars, original, "vars", default = common)
   check_columns(vars, masked, "vars")
   if (!length(vars)) stop_arg("`vars` is empty: name at least one column for the propensity model.")
-  if (!nrow(original)) stop_arg("`original` and `masked` have no rows: the propensity model needs records.")
+  if (!nrow(original)) stop_arg("`original` and `masked` have no rows: the propensity model needs records.", kind = "data")
   if (interactions && length(vars) < 2L) {
     stop_arg("`interactions = TRUE` needs at least two columns in `vars`.")
   }
@@ -65,16 +66,16 @@ utility_pmse <- function(original, masked, vars = NULL, interactions = FALSE) {
       is.null(dim(x))
     if (!ok_type(a) || !ok_type(b)) {
       stop_arg("`vars` column `", v, "` must be numeric, factor, character or logical in both ",
-               "data frames; leave it out of `vars`.")
+               "data frames; leave it out of `vars`.", kind = "column")
     }
     if (anyNA(a) || anyNA(b) || (is.numeric(a) && any(is.infinite(a))) ||
         (is.numeric(b) && any(is.infinite(b)))) {
       stop_arg("`vars` column `", v, "` has missing or infinite values; the propensity model ",
-               "needs complete data: impute them or leave the column out of `vars`.")
+               "needs complete data: impute them or leave the column out of `vars`.", kind = "data")
     }
     if (is.numeric(a) != is.numeric(b)) {
       stop_arg("`vars` column `", v, "` is numeric in one data frame and not in the other; ",
-               "give it the same type in both.")
+               "give it the same type in both.", kind = "column")
     }
     stacked[[v]] <- if (is.numeric(a)) c(as.double(a), as.double(b))
                     else factor(c(as.character(a), as.character(b)))
@@ -131,26 +132,37 @@ print.detanon_pmse <- function(x, ...) {
 #' mean masked values close to the originals, which is exactly what the risk measures flag.
 #'
 #' @inheritParams risk_rmd
-#' @return A named numeric vector, one delta per variable in `vars`.
+#' @return An object of class `detanon_delta`: a list with `delta` (a named numeric
+#'   vector, one delta per variable in `vars`), `vars` and `n` (records).
 #' @examples
 #' d <- titanic_paper()[-1] # without the identifier PassengerId
 #' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
 #'                     strata = c("Pclass", "Sex", "Family"))
 #' utility_delta(d, masked)
+#' @family measures
 #' @export
 utility_delta <- function(original, masked, vars = NULL) {
   vars <- check_pair(original, masked, vars)
-  x <- pair_matrix(original, vars, "original")
-  xm <- pair_matrix(masked, vars, "masked")
-  if (nrow(x) < 2L) stop_arg("utility_delta() needs at least 2 records (a variance), not ", nrow(x), ".")
+  x <- numeric_matrix(original, vars)
+  xm <- numeric_matrix(masked, vars)
+  if (nrow(x) < 2L) stop_arg("at least 2 records are needed (a variance), not ", nrow(x), ".", kind = "data")
   v <- apply(x, 2L, stats::var)
   if (any(v == 0)) {
-    stop_arg("`vars` column", if (sum(v == 0) == 1L) " " else "s ", quote_names(vars[v == 0]),
-             " ", if (sum(v == 0) == 1L) "is" else "are",
+    stop_arg("`vars` ", plural(sum(v == 0), "column", count = FALSE), " ", quote_names(vars[v == 0]),
+             " ", plural(sum(v == 0), "is", "are", count = FALSE),
              " constant in `original`: delta (relative to the variance) is undefined; leave ",
-             if (sum(v == 0) == 1L) "it" else "them", " out of `vars`.")
+             plural(sum(v == 0), "it", "them", count = FALSE), " out of `vars`.", kind = "data")
   }
-  stats::setNames(colMeans((x - xm)^2) / v, vars)
+  structure(list(delta = stats::setNames(colMeans((x - xm)^2) / v, vars), vars = vars, n = nrow(x)),
+            class = "detanon_delta")
+}
+
+#' @export
+print.detanon_delta <- function(x, ...) {
+  cat(sprintf("Information loss (delta) over %s: share of each variable's variance added by masking\n",
+              plural(x$n, "record")))
+  cat(sprintf("  %-12s %.4g\n", names(x$delta), x$delta), sep = "")
+  invisible(x)
 }
 
 #' Model-based utility: one regression on the original and on the masked data
@@ -195,6 +207,7 @@ utility_delta <- function(original, masked, vars = NULL) {
 #'                     strata = c("Pclass", "Sex", "Family"))
 #' utility_model(d, masked, Survived ~ Pclass + Sex + Age + Fare + Family,
 #'               family = binomial())
+#' @family measures
 #' @export
 utility_model <- function(original, masked, formula, family = stats::gaussian(), level = 0.95) {
   check_data_frame(original, "original")
@@ -212,7 +225,7 @@ utility_model <- function(original, masked, formula, family = stats::gaussian(),
     data <- if (nm == "original") original else masked
     miss <- setdiff(used, names(data))
     if (length(miss)) {
-      stop_arg("`formula` uses variables that are not columns of `", nm, "`: ", quote_names(miss), ".")
+      stop_arg("`formula` uses variables that are not columns of `", nm, "`: ", quote_names(miss), ".", kind = "column")
     }
   }
   environment(formula) <- baseenv()
@@ -220,18 +233,18 @@ utility_model <- function(original, masked, formula, family = stats::gaussian(),
     data <- if (nm == "original") original else masked
     n_ok <- sum(stats::complete.cases(as.data.frame(data)[used]))
     if (n_ok < 2L) {
-      stop_arg("`", nm, "` has ", n_ok, " complete record", if (n_ok == 1L) "" else "s",
-               " for the variables of `formula`; the model needs more records than coefficients.")
+      stop_arg("`", nm, "` has ", plural(n_ok, "complete record"),
+               " for the variables of `formula`; the model needs more records than coefficients.", kind = "data")
     }
   }
   fit_one <- function(data, nm) {
     fit <- tryCatch(
       stats::glm(formula, family = family, data = as.data.frame(data), model = FALSE),
-      error = function(e) stop_arg("The model could not be fitted to `", nm, "`: ", conditionMessage(e)))
+      error = function(e) stop_arg("The model could not be fitted to `", nm, "`: ", conditionMessage(e), kind = "data"))
     if (!fit$converged) warning("utility_model(): the fit to `", nm, "` did not converge.", call. = FALSE)
     if (fit$df.residual < 1) {
       stop_arg("The model has no residual degrees of freedom on `", nm, "` (", length(stats::coef(fit)),
-               " coefficients for ", nrow(data), " records): simplify `formula` or use more records.")
+               " coefficients for ", nrow(data), " records): simplify `formula` or use more records.", kind = "data")
     }
     s <- summary(fit)$coefficients
     co <- stats::coef(fit)
@@ -247,7 +260,7 @@ utility_model <- function(original, masked, formula, family = stats::gaussian(),
   b <- fit_one(masked, "masked")
   if (!identical(names(a$est), names(b$est))) {
     stop_arg("The model has different coefficients on `original` and `masked` (e.g. a factor ",
-             "level missing from one); make the factor levels agree.")
+             "level missing from one); make the factor levels agree.", kind = "data")
   }
   ov <- ci_overlap(a$lo, a$hi, b$lo, b$hi)
   out <- data.frame(
@@ -280,14 +293,6 @@ print.detanon_model <- function(x, digits = 3, ...) {
                                      "std_diff", "ci_overlap")], stringsAsFactors = FALSE)
   print(show, digits = digits, row.names = FALSE)
   invisible(x)
-}
-
-check_same_rows <- function(original, masked) {
-  if (nrow(original) != nrow(masked)) {
-    stop_arg("`original` has ", nrow(original), " rows but `masked` has ", nrow(masked),
-             "; pass the same records in the same order (if anonymise() dropped or suppressed ",
-             "records, drop them from `original` too).")
-  }
 }
 
 check_family <- function(family) {

@@ -1,6 +1,75 @@
-# Shared argument checks. Every message names the argument and says what to do.
+# Shared argument checks and conditions. Every message names the exported function that
+# was called and the argument, and says what to do.
 
-stop_arg <- function(...) stop(paste0(...), call. = FALSE)
+# ---- conditions ------------------------------------------------------------------------
+# Errors, warnings and messages are classed `detanon_<type>_<kind>` and `detanon_<type>`
+# (kinds: see CONTRIBUTING.md). Their message starts with the exported function the user
+# called ("anonymise(): ..."), found on the call stack.
+
+stop_arg <- function(..., kind = "argument") {
+  stop(detanon_condition(paste0(...), "error", kind))
+}
+
+warn_detanon <- function(..., kind) {
+  warning(detanon_condition(paste0(...), "warning", kind))
+}
+
+# A classed message (silence one kind with suppressMessages(classes = "detanon_message_<kind>")).
+# `fields`: extra named fields of the condition object, for handlers (e.g. the table of moves).
+inform_detanon <- function(..., kind, fields = list()) {
+  message(detanon_condition(paste0(..., "\n"), "message", kind, fields))
+}
+
+detanon_condition <- function(msg, type, kind, fields = list()) {
+  fn <- detanon_caller()
+  if (!is.null(fn)) msg <- paste0(fn, "(): ", msg)
+  structure(class = c(paste0("detanon_", type, "_", kind), paste0("detanon_", type), type, "condition"),
+            c(list(message = msg, call = NULL, fn = fn), fields))
+}
+
+# The outermost frame running an exported function (or a registered S3 method) of detanon:
+# the function the user called. NULL when there is none (e.g. an internal helper called
+# directly with `:::`).
+detanon_caller <- function() {
+  ns <- topenv(environment(detanon_caller))
+  exports <- getNamespaceExports(ns)
+  methods <- getNamespaceInfo(ns, "S3methods")
+  for (i in seq_len(sys.nframe() - 1L)) {
+    f <- sys.function(i)
+    if (!is.function(f) || !identical(environment(f), ns)) next
+    for (nm in exports) if (identical(f, get0(nm, ns, inherits = FALSE))) return(nm)
+    for (r in seq_len(nrow(methods))) {
+      if (identical(f, get0(methods[r, 3L], ns, inherits = FALSE))) return(methods[r, 1L])
+    }
+  }
+  NULL
+}
+
+# The error for strata smaller than k with small_strata = "fail": lists up to 10 of them.
+stop_small_strata <- function(df, id, sizes, small, strata, k, alternatives) {
+  tab <- df[match(small, id), strata, drop = FALSE]
+  desc <- apply(tab, 1L, function(r) paste0(strata, "=", r, collapse = ", "))
+  shown <- utils::head(paste0("  ", desc, ": ", plural(sizes[small], "record")), 10L)
+  stop_arg(plural(length(small), "stratum has", "strata have"), " fewer than k = ", k, " records:\n",
+           paste(shown, collapse = "\n"),
+           if (length(small) > 10L) sprintf("\n  ... and %d more", length(small) - 10L) else "",
+           "\nLower `k`, generalise the strata variables, or use ", alternatives, ".", kind = "small_strata")
+}
+
+# An argument renamed in this release, whose old name still works for one release:
+# warns (class `detanon_warning_deprecated`) and returns the value to use for `new`.
+renamed_arg <- function(value, old, new, new_given = FALSE, note = "") {
+  if (new_given) stop_arg("give `", new, "` only: `", old, "` is its old, deprecated name.")
+  warn_detanon("`", old, "` is deprecated; use `", new, "`", note, ".", kind = "deprecated")
+  value
+}
+
+# "1 record", "2 records"; vectorised over `n`. `count = FALSE`: the word alone ("records").
+plural <- function(n, singular, plural = paste0(singular, "s"), count = TRUE) {
+  word <- ifelse(n == 1, singular, plural)
+  if (!count) return(word)
+  paste(format(n, scientific = FALSE, trim = TRUE, big.mark = ""), word)
+}
 
 check_data_frame <- function(x, arg = deparse(substitute(x))) {
   if (!is.data.frame(x)) {
@@ -10,7 +79,7 @@ check_data_frame <- function(x, arg = deparse(substitute(x))) {
   if (anyDuplicated(names(x))) {
     dup <- unique(names(x)[duplicated(names(x))])
     stop_arg("`", arg, "` has duplicated column names (", quote_names(dup),
-             "); give every column a unique name.")
+             "); give every column a unique name.", kind = "column")
   }
   invisible(x)
 }
@@ -65,17 +134,155 @@ show_value <- function(x) {
 check_columns <- function(cols, data, arg, default = character()) {
   if (is.null(cols)) return(default)
   if (!is.character(cols) || anyNA(cols)) {
-    stop_arg("`", arg, "` must be a character vector of column names, not ", show_value(cols), ".")
+    stop_arg("`", arg, "` must be a character vector of column names, not ", show_value(cols), ".",
+             if (is.numeric(cols) && length(cols) == 1L) {
+               paste0(" The columns now come right after `data`, and `k` after them: name the other ",
+                      "arguments, e.g. `k = ", format(cols), "`.")
+             })
   }
   missing <- setdiff(cols, names(data))
   if (length(missing)) {
     stop_arg("`", arg, "` names columns that are not in the data: ", quote_names(missing),
-             ". Available columns: ", quote_names(names(data), max = 12L), ".")
+             ". Available columns: ", quote_names(names(data), max = 12L), ".", kind = "column")
   }
   if (anyDuplicated(cols)) {
-    stop_arg("`", arg, "` names a column more than once: ", quote_names(unique(cols[duplicated(cols)])), ".")
+    stop_arg("`", arg, "` names a column more than once: ", quote_names(unique(cols[duplicated(cols)])), ".",
+             kind = "column")
   }
   cols
+}
+
+# One of the choices in the default of argument `arg` of the calling function.
+match_choice <- function(x, arg) {
+  choices <- eval(formals(sys.function(sys.parent()))[[arg]])
+  if (!is.character(x) || length(x) < 1L || anyNA(x)) {
+    stop_arg("`", arg, "` must be one of ", paste0("\"", choices, "\"", collapse = ", "), ".")
+  }
+  if (identical(x, choices)) return(choices[1L])
+  if (length(x) != 1L || !x %in% choices) {
+    stop_arg("`", arg, "` must be one of ", paste0("\"", choices, "\"", collapse = ", "),
+             ", not ", show_value(x), ".")
+  }
+  x
+}
+
+is_continuous <- function(x) is.numeric(x) && !is.factor(x) && is.null(dim(x))
+
+# The columns `cols` of a data frame as a double matrix (one column each, named).
+numeric_matrix <- function(data, cols) {
+  x <- vapply(as.list(data)[cols], as.double, numeric(nrow(data)))
+  dim(x) <- c(nrow(data), length(cols))
+  colnames(x) <- cols
+  x
+}
+
+# Validate the pair and resolve `vars` (continuous columns in both). When `vars` or
+# `strata` is NULL, the defaults come from the release metadata of `masked` (if still
+# valid); the strata default is returned as attribute "strata" of the result.
+check_pair <- function(original, masked, vars, arg = "vars", strata = character()) {
+  check_data_frame(original, "original")
+  check_data_frame(masked, "masked")
+  if (nrow(original) != nrow(masked)) {
+    stop_arg("`original` has ", nrow(original), " rows but `masked` has ", nrow(masked),
+             "; pass the same records in the same order (if anonymise() dropped or suppressed ",
+             "records, drop them from `original` too).", kind = "data")
+  }
+  common <- intersect(names(original), names(masked))
+  info <- if (is.null(vars) || is.null(strata)) current_release(masked, "masked")$settings
+  if (is.null(vars)) vars <- default_pair_vars(original, masked, common, info)
+  if (!length(vars)) {
+    stop_arg("No continuous variable to assess: name the masked numeric columns in `", arg, "`.", kind = "column")
+  }
+  vars <- check_columns(vars, original, arg)
+  check_columns(vars, masked, arg)
+  for (nm in c("original", "masked")) {
+    data <- if (nm == "original") original else masked
+    bad <- vars[!vapply(vars, function(v) is_continuous(data[[v]]), logical(1))]
+    if (length(bad)) {
+      stop_arg("`", arg, "` must name numeric columns; in `", nm, "` ", quote_names(bad), " ",
+               plural(length(bad), "is", "are", count = FALSE), " not (",
+               paste(vapply(bad, function(v) class(data[[v]])[1L], ""), collapse = ", "),
+               "). Convert with as.numeric() or leave them out of `", arg, "`.", kind = "column")
+    }
+    for (v in vars) {
+      y <- data[[v]]
+      if (anyNA(y) || any(is.infinite(y))) {
+        stop_arg("`", arg, "` column `", v, "` of `", nm, "` has ",
+                 plural(sum(!is.finite(y)), "missing or infinite value"),
+                 "; the measures need complete data: impute them or drop those records from ",
+                 "both `original` and `masked`.", kind = "data")
+      }
+      if (length(y) > 1L && !is.finite(col_stats(matrix(as.double(y)))$sd)) {
+        stop_arg("`", arg, "` column `", v, "` of `", nm, "` has values too large to standardise ",
+                 "(the SD overflows); rescale it in both `original` and `masked` (e.g. divide by 1e6).", kind = "data")
+      }
+    }
+  }
+  if (is.null(strata)) {
+    attr(vars, "strata") <- if (!is.null(info$strata)) intersect(info$strata, common) else character()
+  }
+  vars
+}
+
+default_pair_vars <- function(original, masked, common, info) {
+  if (!is.null(info$vars) && all(info$vars %in% common)) return(info$vars)
+  num <- common[vapply(common, function(v) is_continuous(original[[v]]) && is_continuous(masked[[v]]),
+                       logical(1))]
+  num[!vapply(num, function(v) isTRUE(all.equal(as.double(original[[v]]), as.double(masked[[v]]),
+                                                tolerance = 0)), logical(1))]
+}
+
+check_same_rows <- function(original, masked) {
+  if (nrow(original) != nrow(masked)) {
+    stop_arg("`original` has ", nrow(original), " rows but `masked` has ", nrow(masked),
+             "; pass the same records in the same order (if anonymise() dropped or suppressed ",
+             "records, drop them from `original` too).", kind = "data")
+  }
+}
+
+# Numeric quasi-identifiers and the categorical strata beside them (default: the
+# categorical columns that are not quasi-identifiers); a column cannot be both.
+check_quasi_strata <- function(data, quasi, strata) {
+  quasi <- check_columns(quasi, data, "quasi", character())
+  check_quasi(data, quasi)
+  strata <- check_columns(strata, data, "strata", setdiff(default_strata(data), quasi))
+  check_strata_columns(data, strata)
+  both <- intersect(quasi, strata)
+  if (length(both)) stop_arg("Columns cannot be in both `quasi` and `strata`: ", quote_names(both), ".", kind = "column")
+  list(quasi = quasi, strata = strata)
+}
+
+check_quasi <- function(data, quasi, arg = "quasi") {
+  bad <- quasi[!vapply(data[quasi], is_continuous, logical(1))]
+  if (length(bad)) {
+    stop_arg("`", arg, "` must be numeric columns; ", quote_names(bad), " ",
+             plural(length(bad), "is", "are", count = FALSE), " not (",
+             paste(vapply(data[bad], function(x) class(x)[1L], ""), collapse = ", "),
+             "). Convert with as.numeric() or move categorical quasi-identifiers to `strata`.", kind = "column")
+  }
+  for (v in quasi) {
+    x <- data[[v]]
+    if (any(is.nan(x)) || any(is.infinite(x))) {
+      stop_arg("`", arg, "` column `", v, "` contains NaN or infinite values; replace them first.", kind = "data")
+    }
+    fin <- x[!is.na(x)]
+    if (length(fin) && !is.finite(max(fin) - min(fin))) {
+      stop_arg("`", arg, "` column `", v, "` has values too large to handle (their range overflows); ",
+               "rescale it (e.g. divide by 1e6) first.", kind = "data")
+    }
+  }
+  invisible(quasi)
+}
+
+check_k_n <- function(k, n) {
+  if (n == 0L) {
+    stop_arg("`data` has no records (none left after dropping incomplete ones, if any): ",
+             "pass a data frame with at least `k` = ", k, " complete records.", kind = "data")
+  }
+  if (k > n) {
+    stop_arg("`k` (", k, ") is larger than the number of records (", n, "); ",
+             "choose k <= ", n, ".", kind = "small_strata")
+  }
 }
 
 check_nthreads <- function(nthreads) {
@@ -99,5 +306,132 @@ col_stats <- function(m, nthreads = 1L) {
   list(mean = stats::setNames(s[1L, ], colnames(m)), sd = stats::setNames(s[2L, ], colnames(m)))
 }
 
-# "1 record", "2 records".
-plural <- function(n, word) paste(format(n, big.mark = ",", scientific = FALSE), if (n == 1) word else paste0(word, "s"))
+# ---- release metadata -----------------------------------------------------------------
+# A masking verb returns `x` (its data, in the caller's class) with one attribute "detanon"
+# of class `detanon_release`: the verb, its settings and aggregate counts (never
+# per-record information), and a fingerprint of the rows it describes, so that
+# release_info() can tell when they were subset, reordered or edited afterwards.
+# `stats`: optional aggregate statistics of the verb (e.g. column means and SDs).
+# `columns`: the columns the fingerprint covers (default: those named in `settings`, else all).
+as_release <- function(x, verb, settings = list(), counts = list(), stats = NULL, columns = NULL) {
+  if (is.null(columns)) {
+    columns <- intersect(unique(unlist(settings[c("vars", "strata", "quasi", "column")])), names(x))
+    if (!length(columns)) columns <- names(x)
+  }
+  info <- list(verb = verb, settings = settings, counts = counts)
+  if (!is.null(stats)) info$stats <- stats
+  info$fingerprint <- release_fingerprint(x, columns)
+  attr(x, "detanon") <- structure(info, class = "detanon_release")
+  x
+}
+
+# nrow, the covered columns and a position-weighted checksum of each of them: subsetting
+# changes nrow, reordering or editing rows changes the checksums (with high probability).
+release_fingerprint <- function(x, columns) {
+  n <- nrow(x)
+  w <- position_weights(n)
+  sums <- vapply(columns, function(v) column_checksum(x[[v]], w), numeric(1))
+  list(n = n, columns = columns, checksum = unname(sums))
+}
+
+# Weights in [0.5, 1.5) that differ between positions (fractional parts of i * golden ratio).
+position_weights <- function(n) {
+  w <- seq_len(n) * 0.6180339887498949
+  w - floor(w) + 0.5
+}
+
+column_checksum <- function(v, w) {
+  if (is.factor(v)) v <- as.integer(v)
+  if (!is.numeric(v) && !is.logical(v)) {
+    v <- if (is.atomic(v) && is.null(dim(v))) match(v, unique(v)) else return(NA_real_)
+  }
+  v <- as.double(v)
+  n_miss <- 0
+  if (anyNA(v) || !is.finite(sum(v))) {
+    miss <- is.na(v)
+    n_miss <- sum(miss)
+    v[miss] <- -0.25
+    v[is.infinite(v)] <- sign(v[is.infinite(v)]) * 0.125
+  }
+  sum(v * w) + n_miss
+}
+
+#' Metadata of a release
+#'
+#' Every masking verb ([anonymise()], [anonymise_keps()], [merge_small_strata()],
+#' [generalise_strata()], [remove_identifiers()]) returns its data with an attribute
+#' `"detanon"` that records the verb, its settings and aggregate counts (never
+#' per-record information). `release_info()` returns that record while it still describes
+#' the rows: once the rows were subset, reordered or edited it returns `NULL` with a
+#' warning of class `detanon_warning_stale_release`, since the settings and counts no longer
+#' apply (for example, the `k` of a subset is not the `k` it was released with).
+#'
+#' The check compares the number of rows and a position-weighted checksum of the released
+#' columns with those recorded at release. It catches subsetting, reordering and edits of
+#' those columns; it is a guard against mistakes, not a proof of integrity.
+#'
+#' @param x A data frame returned by a masking verb.
+#' @return `NULL` if `x` carries no release metadata (with a warning if it is stale), else
+#'   an object of class `detanon_release`: a list with `verb`, `settings` (the arguments
+#'   that define the release, e.g. `k`, `vars`, `strata`), `counts` (e.g. `n`, `n_strata`,
+#'   `min_size`, `n_suppressed`), optionally `stats` (aggregate statistics of the verb),
+#'   and `fingerprint` (what the check above uses).
+#' @family releases
+#' @examples
+#' masked <- anonymise(titanic_paper()[-1], vars = c("Age", "Fare"),
+#'                     strata = c("Pclass", "Sex", "Family"), k = 3)
+#' release_info(masked)
+#' # a subset is no longer the release: its metadata are withdrawn
+#' release_info(masked[1:10, ])
+#' @export
+release_info <- function(x) current_release(x, "x")
+
+# release_info() for an argument named `arg` of the calling verb.
+current_release <- function(x, arg) {
+  info <- attr(x, "detanon", exact = TRUE)
+  if (!inherits(info, "detanon_release")) return(NULL)
+  if (!is.data.frame(x) || !release_current(x, info$fingerprint)) {
+    warn_detanon("the rows of `", arg, "` were subset, reordered or edited after ", info$verb,
+                 "() released them; its release metadata no longer apply and are ignored.",
+                 kind = "stale_release")
+    return(NULL)
+  }
+  info
+}
+
+# `x` without its release metadata (to compare data).
+plain_release <- function(x) {
+  attr(x, "detanon") <- NULL
+  x
+}
+
+release_current <- function(x, fp) {
+  if (!identical(nrow(x), fp$n) || !all(fp$columns %in% names(x))) return(FALSE)
+  w <- position_weights(fp$n)
+  now <- vapply(fp$columns, function(v) column_checksum(x[[v]], w), numeric(1))
+  # a relative tolerance, so that a release saved on one platform checks on another
+  # (sums may differ in the last bits); any real edit moves a checksum far more
+  now <- unname(now)
+  old <- fp$checksum
+  known <- !is.na(old)
+  identical(is.na(now), !known) && all(abs(now[known] - old[known]) <= 1e-12 * pmax(1, abs(old[known])))
+}
+
+#' @export
+print.detanon_release <- function(x, ...) {
+  cat(sprintf("<detanon release> made by %s()\n", x$verb))
+  show <- function(label, l) {
+    if (!length(l)) return(invisible())
+    val <- vapply(l, function(v) {
+      if (is.null(v) || !length(v)) "(none)"
+      else if (is.character(v)) paste(v, collapse = ", ")
+      else paste(format(v, digits = 4), collapse = ", ")
+    }, character(1))
+    cat(sprintf("  %s:\n", label))
+    cat(sprintf("    %-14s %s\n", names(l), val), sep = "")
+  }
+  show("settings", x$settings)
+  show("counts", x$counts)
+  if (!is.null(x$stats)) cat(sprintf("  stats: %s\n", paste(names(x$stats), collapse = ", ")))
+  invisible(x)
+}

@@ -105,9 +105,9 @@ adult_ola_losses <- function(d) {
 
 adult_one <- function(d, ec, epsilon, seed) {
   set.seed(seed)
-  r <- detanon::anonymise_keps(d[c("height", ec$quasi)], epsilon = epsilon, vars = "height",
+  r <- detanon::anonymise_keps_with_key(d[c("height", ec$quasi)], epsilon = epsilon, vars = "height",
                                classes = ec, confidence = 0.99)
-  orig <- d$height[r$key]
+  orig <- d$height[r$origin_row]
   i <- r$info
   c(rel_error = mean(abs(r$data$height - orig) / orig),
     expected_error = unname(i$expected_error),

@@ -13,10 +13,16 @@ bi_d <- data.frame(g = rep(c("a", "b"), each = 10), x = stats::rnorm(20), y = st
                    stringsAsFactors = FALSE)
 bi_m <- suppressWarnings(anonymise(bi_d, k = 3, vars = c("x", "y"), strata = "g",
                                    check_identifiers = FALSE))
+# an edited or subset copy of a release no longer carries its release metadata (a user
+# would get a `detanon_warning_stale_release` from the measures that read it)
+bi_plain <- function(data) {
+  attr(data, "detanon") <- NULL
+  data
+}
 bi_mod <- function(data, ...) {
   args <- list(...)
   for (nm in names(args)) data[[nm]] <- args[[nm]]
-  data
+  bi_plain(data)
 }
 bi_pair <- function(o = bi_d, m = bi_m) list(o = o, m = m)
 bi_dup <- stats::setNames(bi_d, c("g", "x", "x"))
@@ -109,8 +115,8 @@ bad("strata_table: unused factor levels not listed", bi_fac, function(x) strata_
     function(r) expect_identical(as.character(r$g), c("a", "b")))
 bad("kanon_check: zero rows", bi_d[0, ], function(x) kanon_check(x, "g"), NA,
     function(r) expect_s3_class(r, "detanon_kanon"))
-bad("kanon_check: keys empty", bi_d, function(x) kanon_check(x, character()), "`keys` is empty")
-bad("kanon_check: list key", bi_list, function(x) kanon_check(x, "x"), "`keys` columns must be atomic")
+bad("kanon_check: keys empty", bi_d, function(x) kanon_check(x, character()), "`strata` is empty")
+bad("kanon_check: list key", bi_list, function(x) kanon_check(x, "x"), "`strata` columns must be atomic")
 bad("kanon_check: huge k", bi_d, function(x) kanon_check(x, "g", k = 1e10), "`k` must be a single whole number")
 bad("merge_small_strata: no stratum reaches k", bi_d, function(x) merge_small_strata(x, k = 11),
     "No stratum has k = 11 or more records.*Lower `k`")
@@ -119,13 +125,14 @@ bad("merge_small_strata: NA in vars", bi_na, function(x) merge_small_strata(x, k
 bad("merge_small_strata: fractional k", bi_d, function(x) merge_small_strata(x, k = 1.5),
     "`k` must be a single whole number")
 bad("merge_small_strata: data.table", data.table::as.data.table(bi_d[c(1:10, 11:12), ]),
-    function(x) merge_small_strata(x, k = 3), NA, function(r) expect_identical(nrow(r$data), 12L))
+    function(x) suppressMessages(merge_small_strata(x, k = 3)), NA,
+    function(r) { expect_s3_class(r, "data.table"); expect_identical(nrow(r), 12L) })
 bad("generalise_strata: zero rows", bi_d[0, ], function(x) generalise_strata(x, "g"),
     "`data` has 0 records, fewer than `k`")
 bad("generalise_strata: two vars", bi_d, function(x) generalise_strata(x, c("g", "x")),
-    "`var` must name a single column")
+    "`column` must name a single column")
 bad("generalise_strata: var not a stratum", bi_d, function(x) generalise_strata(x, "g", strata = character()),
-    "`var` \\(`g`\\) must be one of `strata`")
+    "`column` \\(`g`\\) must be one of `strata`")
 
 # ---- identifiers ----------------------------------------------------------------------
 bad("detect_identifiers: list", as.list(bi_d), function(x) detect_identifiers(x), "`data` must be a data frame")
@@ -180,12 +187,12 @@ bad("risk_rmd: NA in masked", bi_pair(m = bi_mod(bi_m, x = replace(bi_m$x, 2, NA
     "`vars` column `x` of `masked` has 1 missing")
 bad("risk_rmd: NaN in original", bi_pair(o = bi_nan), function(p) risk_rmd(p$o, p$m),
     "`vars` column `x` of `original` has 1 missing or infinite")
-bad("risk_rmd: one row", bi_pair(bi_d[1, ], bi_m[1, ]), function(p) risk_rmd(p$o, p$m),
+bad("risk_rmd: one row", bi_pair(bi_d[1, ], bi_plain(bi_m[1, ])), function(p) risk_rmd(p$o, p$m),
     "more records than variables.*1 record for 2 variables in `vars`")
 bad("risk_rmd: constant column", bi_pair(o = bi_const), function(p) risk_rmd(p$o, p$m),
     "`vars` column `x` is constant in `original`")
 bad("risk_rmd: character numbers in masked", bi_pair(m = bi_mod(bi_m, x = as.character(bi_m$x))),
-    function(p) risk_rmd(p$o, p$m), "`vars` must name numeric columns; in `masked` `x`")
+    function(p) risk_rmd(p$o, p$m, vars = c("x", "y")), "`vars` must name numeric columns; in `masked` `x`")
 bad("risk_rmd: overflowing SD (covMcd warned, then a misleading error)", bi_pair(o = bi_mod(bi_d, x = bi_d$x * 1e307)),
     function(p) risk_rmd(p$o, p$m), "`vars` column `x` of `original` has values too large to standardise")
 bad("risk_linkage: overflowing SD", bi_pair(m = bi_mod(bi_m, y = bi_m$y * 1e200)),
@@ -198,7 +205,7 @@ bad("risk_linkage: vars not numeric", bi_pair(), function(p) risk_linkage(p$o, p
     "`vars` must name numeric columns; in `original` `g`")
 bad("risk_linkage: strata differ", bi_pair(m = bi_mod(bi_m, g = replace(bi_m$g, 1, "c"))),
     function(p) risk_linkage(p$o, p$m, strata = "g"), "`strata` column `g` differs between `original` and `masked`")
-bad("risk_linkage: zero rows", bi_pair(bi_d[0, ], bi_m[0, ]), function(p) risk_linkage(p$o, p$m), NA,
+bad("risk_linkage: zero rows", bi_pair(bi_d[0, ], bi_m[0, ]), function(p) risk_linkage(p$o, p$m, vars = c("x", "y"), strata = "g"), NA,
     function(r) expect_identical(r$n, 0L))
 bad("risk_linkage: nthreads 1.5", bi_pair(), function(p) risk_linkage(p$o, p$m, nthreads = 1.5),
     "`nthreads` must be a single whole number")
@@ -222,8 +229,8 @@ bad("utility_pmse: type mismatch", bi_pair(o = bi_chr), function(p) utility_pmse
     "`vars` column `x` is numeric in one data frame and not in the other")
 bad("utility_pmse: interactions with one var", bi_pair(), function(p) utility_pmse(p$o, p$m, vars = "x", interactions = TRUE),
     "`interactions = TRUE` needs at least two columns in `vars`")
-bad("utility_delta: one row", bi_pair(bi_d[1, ], bi_m[1, ]), function(p) utility_delta(p$o, p$m),
-    "needs at least 2 records")
+bad("utility_delta: one row", bi_pair(bi_d[1, ], bi_plain(bi_m[1, ])), function(p) utility_delta(p$o, p$m),
+    "at least 2 records are needed")
 bad("utility_delta: constant", bi_pair(o = bi_const), function(p) utility_delta(p$o, p$m), "`vars` column `x` is constant")
 bad("utility_model: zero rows", bi_pair(bi_d[0, ], bi_m[0, ]), function(p) utility_model(p$o, p$m, x ~ y),
     "`original` has 0 complete records for the variables of `formula`")
@@ -247,21 +254,21 @@ bad("assess: formula as string", bi_pair(), function(p) assess(p$o, p$m, formula
 bad("assess: empty vars", bi_pair(), function(p) assess(p$o, p$m, vars = character()), "No continuous variable to assess")
 
 # ---- tables and NHS checks ------------------------------------------------------------
-bad("safe_table: vars missing", bi_d, function(x) safe_table(x), "`vars` is missing")
+bad("safe_table: strata missing", bi_d, function(x) safe_table(x), "`strata` is missing")
 bad("safe_table: zero rows", bi_d[0, ], function(x) safe_table(x, "g"), "`data` has no records to tabulate")
-bad("safe_table: threshold -1", bi_d, function(x) safe_table(x, "g", threshold = -1), "`threshold` must be a single whole number >= 0")
+bad("safe_table: k 0", bi_d, function(x) safe_table(x, "g", k = 0), "`k` must be a single whole number >= 1")
 bad("safe_table: base 0", bi_d, function(x) safe_table(x, "g", method = "round", base = 0), "`base` must be a single whole number >= 1")
 bad("safe_table: prob 2", bi_d, function(x) safe_table(x, "g", method = "barnardise", prob = 2), "`prob` must be a single finite number")
 bad("safe_table: plan 3", bi_d, function(x) safe_table(x, "g", plan = 3), "`plan` must be one of the aggregate plans")
-bad("safe_table: list column", bi_list, function(x) safe_table(x, "x"), "`vars` columns must be atomic vectors")
-bad("safe_table: duplicated vars", bi_d, function(x) safe_table(x, c("g", "g")), "`vars` names a column more than once")
+bad("safe_table: list column", bi_list, function(x) safe_table(x, "x"), "`strata` columns must be atomic vectors")
+bad("safe_table: duplicated strata", bi_d, function(x) safe_table(x, c("g", "g")), "`strata` names a column more than once")
 bad("nhs_check: roles missing", bi_d, function(x) nhs_check(x), "`roles` is missing")
 bad("nhs_check: unknown role", bi_d, function(x) nhs_check(x, roles = c(g = "nope")), "`roles` has unknown roles: \"nope\"")
 bad("nhs_check: unnamed roles", bi_d, function(x) nhs_check(x, roles = "direct"), "`roles` must be a named character vector")
 bad("nhs_check: roles NA", bi_d, function(x) nhs_check(x, roles = c(g = NA)), "`roles` must be a named character vector")
 bad("nhs_check: k = 1", bi_d, function(x) nhs_check(x, roles = c(g = "gender"), k = 1), "`k` must be a single whole number >= 3")
-bad("nhs_check: controlled not in data", bi_d, function(x) nhs_check(x, roles = c(g = "gender"), controlled = "zz"),
-    "`controlled` names columns that are not in the data")
+bad("nhs_check: strata not in data", bi_d, function(x) nhs_check(x, roles = c(g = "gender"), strata = "zz"),
+    "`strata` names columns that are not in the data")
 bad("nhs_check: zero rows", bi_d[0, ], function(x) nhs_check(x, roles = c(g = "gender")), NA,
     function(r) expect_s3_class(r, "detanon_nhs_check"))
 bad("nhs_gate: bad plan", bi_d, function(x) nhs_gate(x, roles = c(g = "gender"), plan = "medium"),
@@ -284,7 +291,7 @@ bad("generalise_postcode: junk", c("LS1 4AP", "???"), function(x) generalise_pos
 bad("generalise_postcode: factor NA kept", factor(c("LS1 4AP", NA)), function(x) generalise_postcode(x), NA,
     function(r) expect_true(is.na(r[2])))
 bad("generalise_rare: list", list("a", "b"), function(x) generalise_rare(x), "`x` must be an atomic vector")
-bad("generalise_rare: min_count 0", c("a", "b"), function(x) generalise_rare(x, min_count = 0), "`min_count` must be a single whole number >= 1")
+bad("generalise_rare: k 0", c("a", "b"), function(x) generalise_rare(x, k = 0), "`k` must be a single whole number >= 1")
 bad("generalise_rare: other clash", c("a", "a", "b"), function(x) generalise_rare(x, 2, other = "a"),
     "`other` \\(\"a\"\\) is already a common category")
 bad("generalise_rare: factor with unused levels", factor(c("a", "a", "b"), levels = c("a", "b", "c")),
@@ -340,12 +347,26 @@ bad("data.table: remove_identifiers", bi_dt, function(x) remove_identifiers(x, "
 bad("data.table: generalise_strata", bi_dt, function(x) generalise_strata(x, "g", k = 11), NA)
 bad("data.table: equivalence_classes", bi_dt, function(x) equivalence_classes(x, k = 3, quasi = "x"), NA)
 bad("data.table: anonymise_keps", bi_dt, function(x) anonymise_keps(x, epsilon = 2, k = 3, quasi = "x", vars = "y"), NA,
-    function(r) expect_s3_class(r$data, "data.table"))
+    function(r) expect_s3_class(r, "data.table"))
 bad("data.table: safe_table", bi_dt, function(x) safe_table(x, "g", method = "round"), NA)
 bad("data.table: nhs_check", bi_dt, function(x) nhs_check(x, roles = c(g = "gender")), NA)
 bad("data.table: anonymise with merge", data.table::as.data.table(bi_d[c(1:10, 11:12), ]),
     an(k = 3, small_strata = "merge"), NA, function(r) expect_identical(nrow(r), 12L))
 bad("data.table: utility_pmse", bi_pair(bi_dt, data.table::as.data.table(bi_m)), function(p) utility_pmse(p$o, p$m), NA)
+
+bad("anonymise_keps_with_key: epsilon missing", bi_d, function(x) anonymise_keps_with_key(x), "`epsilon` is missing")
+bad("anonymise_keps_with_key: vars by position", bi_d, function(x) anonymise_keps_with_key(x, 2),
+    "`vars` must be a character vector of column names, not 2")
+bad("pseudonymise_with_key: list column", bi_list, function(x) pseudonymise_with_key(x, "x"),
+    "cannot be pseudonymised")
+bad("pseudonymise_with_key: prefix 1", bi_d, function(x) pseudonymise_with_key(x, "g", prefix = 1),
+    "`prefix` must be a single string")
+
+# ---- release_info() --------------------------------------------------------------------
+bad("release_info: not a release", bi_d, function(x) release_info(x), NA, function(r) expect_null(r))
+bad("release_info: a vector", 1:3, function(x) release_info(x), NA, function(r) expect_null(r))
+bad("release_info: subset release", bi_m, function(x) release_info(x[-1, ]), NA, function(r) expect_null(r),
+    warning = "release_info\\(\\): the rows of `x` were subset, reordered or edited after anonymise\\(\\)")
 
 # ---- the runner -----------------------------------------------------------------------
 test_that("the bad-input suite covers every exported function with enough cases", {
@@ -378,8 +399,11 @@ for (cs in bi_cases) {
         expect_s3_class(res, "error")
         if (inherits(res, "error")) {
           expect_match(conditionMessage(res), cs$error)
-          # the package's own errors are raised without a call (no "Error in f(x)" noise)
+          # the package's own errors are raised without a call (no "Error in f(x)" noise),
+          # are classed and name the exported function that was called
           expect_null(conditionCall(res))
+          expect_s3_class(res, "detanon_error")
+          expect_match(conditionMessage(res), "^[a-z_.]+\\(\\): ")
         }
       }
       if (!is.null(cs$warning)) {

@@ -180,7 +180,7 @@ test_that("OLA rejects bad input with clear errors", {
   expect_identical(df, before)
 })
 
-test_that("anonymise_keps() and keps_error() take OLA classes", {
+test_that("anonymise_keps_with_key() and keps_error() take OLA classes", {
   set.seed(5)
   df <- data.frame(age = sample(20:70, 400, TRUE), sex = sample(c("f", "m"), 400, TRUE),
                    height = rnorm(400, 170, 9))
@@ -188,21 +188,21 @@ test_that("anonymise_keps() and keps_error() take OLA classes", {
   ec <- equivalence_classes(df, k = 10, quasi = c("age", "sex"), strata = character(), method = "ola",
                             hierarchies = h, max_suppression = 0.05)
   set.seed(1)
-  r <- anonymise_keps(df, epsilon = 4, vars = "height", classes = ec)
+  r <- anonymise_keps_with_key(df, epsilon = 4, vars = "height", classes = ec)
   expect_identical(r$info$n_released, sum(!is.na(ec$class)))
-  expect_identical(r$info$n_suppressed_strata, ec$n_suppressed)
+  expect_identical(r$info$n_suppressed, ec$n_suppressed)
   # the quasi-identifiers are released as their generalised labels
   expect_s3_class(r$data$age, "factor")
   expect_identical(as.character(r$data$age), ec$classes$age[r$class])
   expect_false(any(as.character(df$age) %in% levels(r$data$age)) && ec$levels[["age"]] > 0L)
-  expect_true(all(!is.na(ec$class[r$key])))
+  expect_true(all(!is.na(ec$class[r$origin_row])))
   e <- keps_error(df, epsilon = c(1, 4), vars = "height", classes = ec)
   expect_equal(e$error[2], r$info$expected_error[["height"]])
-  expect_error(anonymise_keps(df, epsilon = 4, vars = "height", classes = ec, strata = "sex"),
+  expect_error(anonymise_keps_with_key(df, epsilon = 4, vars = "height", classes = ec, strata = "sex"),
                "either `classes` or `quasi`/`strata`")
-  expect_error(anonymise_keps(df, epsilon = 4, k = 3, vars = "height", classes = ec), "differs from the `k`")
-  expect_error(anonymise_keps(df[-1, ], epsilon = 4, vars = "height", classes = ec), "built on 400 records")
-  expect_error(anonymise_keps(df, epsilon = 4, vars = "height", classes = rep(1:2, 200), k = 300),
+  expect_error(anonymise_keps_with_key(df, epsilon = 4, k = 3, vars = "height", classes = ec), "differs from the `k`")
+  expect_error(anonymise_keps_with_key(df[-1, ], epsilon = 4, vars = "height", classes = ec), "built on 400 records")
+  expect_error(anonymise_keps_with_key(df, epsilon = 4, vars = "height", classes = rep(1:2, 200), k = 300),
                "fewer than `k`")
 })
 
@@ -210,11 +210,11 @@ test_that("a class per record gives the same release as the strata it encodes", 
   set.seed(9)
   df <- data.frame(g = sample(c("a", "b", "c"), 200, TRUE), y = rexp(200) + 1)
   set.seed(2)
-  r1 <- anonymise_keps(df, epsilon = 2, k = 5, vars = "y", strata = "g")
+  r1 <- anonymise_keps_with_key(df, epsilon = 2, k = 5, vars = "y", strata = "g")
   set.seed(2)
-  r2 <- anonymise_keps(df, epsilon = 2, k = 5, vars = "y", classes = match(df$g, sort(unique(df$g))))
+  r2 <- anonymise_keps_with_key(df, epsilon = 2, k = 5, vars = "y", classes = match(df$g, sort(unique(df$g))))
   expect_identical(r2$data$y, r1$data$y)
-  expect_identical(r2$key, r1$key)
+  expect_identical(r2$origin_row, r1$origin_row)
 })
 
 test_that("risk_class_link() takes a classes object", {
