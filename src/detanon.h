@@ -35,4 +35,10 @@ SEXP ffi_kd_tree(SEXP z, SEXP leaf_size);
 /* threads.c: the number of OpenMP threads to use for a request (1 without OpenMP) */
 int detanon_threads(SEXP nthreads);
 
+/* stir.c: cluster stirring (seed 004) */
+SEXP ffi_stir_centroids(SEXP x, SEXP nominal, SEXP cl, SEXP n_clusters);
+SEXP ffi_stir_nearest(SEXP xo, SEXP xc, SEXP nominal, SEXP knots);
+SEXP ffi_stir_clusters(SEXP x, SEXP nominal, SEXP eps, SEXP order);
+SEXP ffi_stir_shuffle(SEXP cl, SEXP n_clusters, SEXP n_vars);
+
 #endif

@@ -336,6 +336,56 @@ bad("anonymise_keps: classes and strata", bi_d,
     function(x) anonymise_keps(x, epsilon = 1, vars = "y", strata = "g",
                                classes = equivalence_classes(x, k = 3, strata = "g")),
     "either `classes` or `quasi`/`strata`")
+# ---- stirring (stir_clusters, distance_map, blend_outliers, stir) ---------------------
+st <- function(...) function(x) stir(x, ...)
+bad("stir: matrix", as.matrix(bi_d), st(vars = "x", strata = "g"), "`data` must be a data frame")
+bad("stir: zero rows", bi_d[0, ], st(vars = "x", strata = "g"), "`data` has no records")
+bad("stir: no clusters", bi_d, st(vars = "x"), "give the clusters: `strata`.*`classes`")
+bad("stir: k = 1", bi_d, st(vars = "x", strata = "g", k = 1), "`k` must be a single whole number >= 2")
+bad("stir: bad method", bi_d, st(vars = "x", strata = "g", method = "reflect"), "`method`")
+bad("stir: seed 1.5", bi_d, st(vars = "x", strata = "g", seed = 1.5), "`seed` must be a single whole number")
+bad("stir: classes too short", bi_d, st(vars = "x", classes = 1:3), "`classes` must be a vector with one class per record")
+bad("stir: NA class", bi_d, st(vars = "x", classes = c(NA, rep(1L, 19))), "`classes` has 1 missing class")
+bad("stir: NA in vars", bi_na, st(vars = "x", strata = "g"), "`vars` column `x` has 20 missing values")
+bad("stir: Inf in vars", bi_inf, st(vars = "x", strata = "g"), "`vars` column `x` has infinite values")
+bad("stir: list column", bi_list, st(vars = "x", strata = "g"), "`vars` column `x` must be numeric")
+bad("stir: small clusters", bi_d, st(vars = "x", strata = "g", k = 11), "2 clusters have fewer than k = 11")
+bad("stir: var in strata", bi_d, st(vars = "g", strata = "g"), "`vars` and `strata` share `g`")
+bad("stir: character column shuffled", bi_chr, st(vars = "x", strata = "g", seed = 1), NA,
+    function(r) expect_setequal(r$x, bi_chr$x))
+bad("stir: one cluster, flatten", bi_d, st(vars = c("x", "y"), classes = rep(1L, 20), method = "flatten"), NA,
+    function(r) expect_length(unique(r$x), 1L))
+bo <- function(...) function(x) suppressMessages(blend_outliers(x, ...))
+bad("blend_outliers: no large cluster", bi_d, bo(vars = "x", strata = "g", k = 11),
+    "no cluster has k = 11 or more records")
+bad("blend_outliers: bad map", bi_d, bo(vars = "x", strata = "g", map = "m"), "`map` must be a distance_map")
+bad("blend_outliers: map of other vars", bi_d, bo(vars = c("x", "y"), strata = "g",
+                                                 map = distance_map(bi_d, "x")), "`map` must be a distance_map")
+bad("blend_outliers: bad method", bi_d, bo(vars = "x", strata = "g", method = "median"), "`method`")
+bad("blend_outliers: moves a small stratum", bi_mod(bi_d, g = c(rep("a", 18), "b", "b")),
+    bo(vars = "x", strata = "g", k = 3, seed = 1), NA,
+    function(r) expect_identical(unique(r$g), "a"))
+bad("stir_clusters: eps missing", bi_d, function(x) stir_clusters(x, quasi = "x"), "`eps` must be 1 finite number")
+bad("stir_clusters: eps negative", bi_d, function(x) stir_clusters(x, quasi = c("x", "y"), eps = c(1, -1)),
+    "`eps` must be 2 finite numbers >= 0")
+bad("stir_clusters: eps names", bi_d, function(x) stir_clusters(x, quasi = c("x", "y"), eps = c(x = 1, z = 1)),
+    "the names of `eps` must be the `quasi` columns")
+bad("stir_clusters: quasi empty", bi_d, function(x) stir_clusters(x, quasi = character(), eps = 1),
+    "`quasi` is empty")
+bad("stir_clusters: NA in quasi", bi_na, function(x) stir_clusters(x, quasi = "x", eps = 1),
+    "`quasi` column `x` has 20 missing values")
+bad("stir_clusters: one row", bi_d[1, ], function(x) stir_clusters(x, quasi = "x", eps = 0), NA,
+    function(r) expect_identical(r$class, 1L))
+bad("distance_map: vars empty", bi_d, function(x) distance_map(x, character()), "`vars` is empty")
+bad("distance_map: one row", bi_d[1, ], function(x) distance_map(x, "x"), "a distance distribution needs at least 2")
+bad("distance_map: n_sample 1", bi_d, function(x) distance_map(x, "x", n_sample = 1),
+    "`n_sample` must be a single whole number >= 2")
+bad("distance_map: constant column", bi_const, function(x) distance_map(x, c("x", "g")), NA,
+    function(r) expect_identical(nrow(r$knots), 3L))
+bad("data.table: stir", data.table::as.data.table(bi_d), st(vars = c("x", "y"), strata = "g", seed = 1), NA,
+    function(r) expect_s3_class(r, "data.table"))
+bad("data.table: blend_outliers", data.table::as.data.table(bi_d), bo(vars = "x", strata = "g", k = 2), NA,
+    function(r) expect_s3_class(r, "data.table"))
 
 # ---- data.table inputs must not be modified by reference ------------------------------
 bi_dt <- data.table::as.data.table(bi_d)
