@@ -168,6 +168,7 @@ as.data.frame.detanon_assess <- function(x, row.names = NULL, optional = FALSE, 
 #' @param vars Two of the assessed variables to plot for `"risk"` (default: the first two).
 #' @param ... Further graphical parameters passed to the plotting functions.
 #' @return `x`, invisibly.
+#' @family reports
 #' @export
 plot.detanon_assess <- function(x, type = NULL, original = NULL, masked = NULL, vars = NULL, ...) {
   have_data <- !is.null(original) && !is.null(masked)

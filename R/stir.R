@@ -57,9 +57,9 @@
 #'   `"detanon"` (see [release_info()]) recording the settings and the counts `n`,
 #'   `n_clusters`, `min_size`, `n_moved` (records blended first) and `n_changed` (values
 #'   that differ from the input).
-#' @references Rowe et al., seed 004: anonymizing the data within a cluster (section 4.2,
+#' @references Rowe et al., "Data anonymization by cluster stirring": anonymizing the data within a cluster (section 4.2,
 #'   equations 9 and 10).
-#' @family stirring
+#' @family masking verbs
 #' @examples
 #' d <- titanic_paper()[-1]
 #' s <- stir(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), seed = 1)

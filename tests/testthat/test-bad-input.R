@@ -320,6 +320,22 @@ bad("titanic_paper: character Age", bi_mod(titanic, Age = as.character(titanic$A
 bad("titanic_paper: zero rows", titanic[0, ], function(x) titanic_paper(x), NA,
     function(r) expect_identical(nrow(r), 0L))
 
+bad("hierarchy: not a coarsening", data.frame(v = c("a", "b", "c"), g = c("x", "y", "x"), h = c("p", "q", "q")),
+    function(x) hierarchy(x), "level 2 \\(`h`\\) is not a coarsening of level 1")
+bad("hierarchy: NA label", data.frame(v = c("a", NA)), function(x) hierarchy(x), "missing labels")
+bad("hierarchy_bands: character", c("1", "2"), function(x) hierarchy_bands(x, width = 2), "`x` must be numeric")
+bad("hierarchy_bands: width 0", c(1, 5), function(x) hierarchy_bands(x, width = 0), "`width` must be a single finite number > 0")
+bad("hierarchy_date: not dates", c("2012-03-14", "soon"), function(x) hierarchy_date(x), "ISO form")
+bad("hierarchy_postcode: not postcodes", c("LS1 4AP", "12345"), function(x) hierarchy_postcode(x), "not UK postcodes")
+bad("equivalence_classes: ola without quasi", bi_d, function(x) equivalence_classes(x, k = 3, method = "ola", strata = "g"),
+    "`quasi` is empty")
+bad("equivalence_classes: ola max_suppression 2", bi_d,
+    function(x) equivalence_classes(x, k = 3, quasi = "g", method = "ola", max_suppression = 2),
+    "`max_suppression` must be a single finite number >= 0 and <= 1")
+bad("anonymise_keps: classes and strata", bi_d,
+    function(x) anonymise_keps(x, epsilon = 1, vars = "y", strata = "g",
+                               classes = equivalence_classes(x, k = 3, strata = "g")),
+    "either `classes` or `quasi`/`strata`")
 # ---- stirring (stir_clusters, distance_map, blend_outliers, stir) ---------------------
 st <- function(...) function(x) stir(x, ...)
 bad("stir: matrix", as.matrix(bi_d), st(vars = "x", strata = "g"), "`data` must be a data frame")

@@ -241,6 +241,9 @@ test_that("equations (4)-(8): outliers move to the nearest cluster, only eq-5 va
                      as.data.frame(lapply(h[-movers, ], as.character)))
     info <- attr(b, "detanon")$counts
     expect_identical(info$n_moved, length(movers))
+    # cluster sizes: every stratum of the release has at least k records, the targets grew
+    expect_true(all(table(droplevels(b$zip)) >= 3))
+    expect_identical(sum(table(b$zip)[levels(h$zip)[large]]), sum(size[large]) + length(movers))
     expect_identical(info$n_changed, as.integer(changed))
     expect_identical(sum(info$n_changed_by_var), as.integer(changed))
     expect_true(is.integer(b$age))
