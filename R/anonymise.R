@@ -295,7 +295,9 @@ squeeze_range <- function(v, lo, hi) {
 decimals <- function(x) {
   for (d in 0:10) {
     y <- x * 10^d
-    if (all(abs(y - round(y)) <= 1e-8 * pmax(1, abs(y)))) return(d)
+    # a tolerance relative to the value (rounding error of x * 10^d), so that a tiny value
+    # (1e-250) is not taken for a whole number
+    if (all(abs(y - round(y)) <= 1e-12 * abs(y))) return(d)
   }
   NA_integer_
 }

@@ -158,9 +158,10 @@ default_pmse_vars <- function(original, masked) {
   ids <- detect_identifiers(original[common])$column
   if (length(ids)) {
     one <- length(ids) == 1L
-    message("utility_pmse(): left out ", quote_names(ids), ", which ",
-            if (one) "looks like a direct identifier" else "look like direct identifiers",
-            "; name ", if (one) "it" else "them", " in `vars` to include ", if (one) "it" else "them", ".")
+    inform_detanon("left out ", quote_names(ids), " of the propensity model, which ",
+                   if (one) "looks like a direct identifier" else "look like direct identifiers",
+                   "; name ", if (one) "it" else "them", " in `vars` to include ", if (one) "it" else "them", ".",
+                   kind = "identifier")
   }
   setdiff(common, ids)
 }
@@ -319,15 +320,15 @@ utility_model <- function(original, masked, formula, family = stats::gaussian(),
                " for the variables of `formula`; the model needs more records than coefficients.", kind = "data")
     }
     if (n_ok < nrow(data)) {
-      message(sprintf("utility_model(): the fit to `%s` uses %d of %d records (%d with missing values left out).",
-                      nm, n_ok, nrow(data), nrow(data) - n_ok))
+      inform_detanon(sprintf("the fit to `%s` uses %d of %d records (%d with missing values left out).",
+                             nm, n_ok, nrow(data), nrow(data) - n_ok), kind = "na")
     }
   }
   fit_one <- function(data, nm) {
     fit <- tryCatch(
       stats::glm(formula, family = family, data = as.data.frame(data), model = FALSE),
       error = function(e) stop_arg("The model could not be fitted to `", nm, "`: ", conditionMessage(e), kind = "data"))
-    if (!fit$converged) warning("utility_model(): the fit to `", nm, "` did not converge.", call. = FALSE)
+    if (!fit$converged) warn_detanon("the fit to `", nm, "` did not converge.", kind = "data")
     if (fit$df.residual < 1) {
       stop_arg("The model has no residual degrees of freedom on `", nm, "` (", length(stats::coef(fit)),
                " coefficients for ", nrow(data), " records): simplify `formula` or use more records.", kind = "data")

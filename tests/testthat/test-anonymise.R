@@ -303,6 +303,8 @@ test_that("the Titanic release has no negative age or fare; precision keeps the 
   expect_identical(sum(is.finite(log(nat$Age))), nrow(d))
   pre <- run(format = "precision")
   expect_identical(detanon:::decimals(d$Fare), 4L)
+  expect_identical(detanon:::decimals(c(0.1 + 0.2, 2)), 1L)
+  expect_identical(detanon:::decimals(c(1, 5, 2) * 1e-200), NA_integer_) # tiny values are not whole
   expect_true(all(abs(pre$Fare * 1e4 - round(pre$Fare * 1e4)) < 1e-6))
   expect_identical(release_info(pre)$settings$format, "precision")
   # the reproduction path is unformatted by default
