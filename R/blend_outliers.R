@@ -68,7 +68,7 @@
 #'   attribute `"detanon"` (see [release_info()]) recording the settings and the counts
 #'   `n`, `n_clusters`, `n_small` (clusters below `k`), `n_moved` (records),
 #'   `n_changed` (values), `n_changed_by_var` and `emd_max`. A message reports the moves.
-#' @references Rowe et al., seed 004: moving samples to nearby clusters (section 4.1,
+#' @references Rowe et al., "Data anonymization by cluster stirring": moving samples to nearby clusters (section 4.1,
 #'   equations 3 to 8).
 #' @family masking verbs
 #' @examples
@@ -91,7 +91,7 @@ blend_outliers <- function(data, vars = NULL, strata = NULL, classes = NULL, k =
   if (!is.null(map)) check_map(map, dims)
   res <- blend_core(df, enc, cl, k, method, map)
   blend_message(res$counts, k)
-  as_release(restore_class(res$df, data), "blend_outliers",
+  as_release(as_release_frame(res$df, data), "blend_outliers",
              settings = list(vars = args$vars, strata = args$strata, k = k, method = method,
                              classes = if (is.null(classes)) NULL else "supplied"),
              counts = res$counts)

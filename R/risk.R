@@ -102,6 +102,10 @@ risk_rmd <- function(original, masked, vars = NULL, w1 = 0.01, w2 = 0.05, m = 1,
   xm <- numeric_matrix(masked, vars)
   check_not_constant(x, "original")
   check_not_constant(xm, "masked")
+  # tiny-valued columns (SD underflow) scaled exactly by powers of two; others untouched
+  tiny <- pow2_normalise(x, xm)
+  x <- tiny$x
+  xm <- tiny$y
 
   # exactly dRiskRMD's arithmetic, so that the numbers agree bit for bit
   x <- scale(x)
@@ -224,6 +228,9 @@ risk_linkage <- function(original, masked, vars = NULL, strata = NULL,
   n <- nrow(original)
   x <- numeric_matrix(original, vars)
   xm <- numeric_matrix(masked, vars)
+  tiny <- pow2_normalise(x, xm) # a tiny-valued column is not constant
+  x <- tiny$x
+  xm <- tiny$y
   st <- col_stats(x)
   keep <- !is.na(st$sd) & st$sd > 0
   if (!any(keep)) {
@@ -234,6 +241,7 @@ risk_linkage <- function(original, masked, vars = NULL, strata = NULL,
     x <- sweep(sweep(x[, keep, drop = FALSE], 2L, st$mean[keep]), 2L, st$sd[keep], "/")
     xm <- sweep(sweep(xm[, keep, drop = FALSE], 2L, st$mean[keep]), 2L, st$sd[keep], "/")
   }
+  check_no_clash(strata, c("n", "rate", "blind_rate"), "strata")
   df <- as.data.frame(original, stringsAsFactors = FALSE)
   id <- stratum_ids(df, strata)
   n_strata <- max(c(0L, id))

@@ -24,6 +24,9 @@ SEXP ffi_keps_noise(SEXP y, SEXP cls, SEXP n_classes, SEXP eps);
 SEXP ffi_keps_link(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP scale);
 SEXP ffi_keps_confident(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP r, SEXP cap);
 
+/* ola_glue.c: optimal lattice anonymisation (one lattice node) */
+SEXP ffi_ola_node(SEXP lat, SEXP level, SEXP k, SEXP want_slot);
+
 /* kdtree_alloc.c: a tree with room for n points, and a heap of k neighbours, in R_alloc memory */
 kd_tree detanon_tree(ptrdiff_t n, int d, int leaf_size);
 kd_heap detanon_heap(int k);

@@ -24,6 +24,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_stir_nearest",   (DL_FUNC) &ffi_stir_nearest,   4},
     {"ffi_stir_clusters",  (DL_FUNC) &ffi_stir_clusters,  4},
     {"ffi_stir_shuffle",   (DL_FUNC) &ffi_stir_shuffle,   3},
+    /* ola_glue.c: optimal lattice anonymisation */
+    {"ffi_ola_node",       (DL_FUNC) &ffi_ola_node,       4},
     {NULL, NULL, 0}
 };
 
