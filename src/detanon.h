@@ -32,4 +32,8 @@ SEXP ffi_kd_tree(SEXP z, SEXP leaf_size);
 /* threads.c: the number of OpenMP threads to use for a request (1 without OpenMP) */
 int detanon_threads(SEXP nthreads);
 
+/* risk_rank.c: ranks of own records (top-m linkage, re-identification, replay) */
+SEXP ffi_link_rank(SEXP zt, SEXP zq, SEXP order, SEXP offsets, SEXP query, SEXP cap,
+                   SEXP nthreads);
+
 #endif

@@ -19,6 +19,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_keps_noise",     (DL_FUNC) &ffi_keps_noise,     4},
     {"ffi_keps_link",      (DL_FUNC) &ffi_keps_link,      5},
     {"ffi_keps_confident", (DL_FUNC) &ffi_keps_confident, 6},
+    /* risk_rank.c: ranks of own records (top-m linkage, re-identification, replay) */
+    {"ffi_link_rank",      (DL_FUNC) &ffi_link_rank,      7},
     {NULL, NULL, 0}
 };
 
