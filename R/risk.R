@@ -103,22 +103,11 @@ risk_rmd <- function(original, masked, vars = NULL, w1 = 0.01, w2 = 0.05, m = 1,
   check_not_constant(xm, "masked")
 
   # exactly dRiskRMD's arithmetic, so that the numbers agree bit for bit
-  x <- scale(x)
+  r <- rmd_core(x, deterministic, ...)
+  x <- r$x
   xm <- scale(xm)
-  cent <- colMeans(x)
-  args <- list(...)
-  if (deterministic) args$nsamp <- "deterministic"
-  mcd <- tryCatch(do.call(robustbase::covMcd, c(list(x), args)),
-                  error = function(e) stop_arg("robustbase::covMcd() failed on `original[vars]`: ",
-                                               conditionMessage(e)))
-  covs <- mcd$cov
-  if (!all(is.finite(covs)) || rcond(covs) < sqrt(.Machine$double.eps)) {
-    stop_arg("The robust covariance of `original[vars]` is singular (more than half of the ",
-             "records lie on a hyperplane, e.g. many tied values); drop or combine the ",
-             "degenerate variables in `vars`.")
-  }
-  rmd <- stats::mahalanobis(x, center = cent, cov = covs)
-  rmd <- sqrt(rmd) * 0.05
+  covs <- r$cov
+  rmd <- r$rmd
   mi <- x - w1 * rmd
   ma <- x + w1 * rmd
   inside <- xm > mi & xm < ma
@@ -139,6 +128,26 @@ risk_rmd <- function(original, masked, vars = NULL, w1 = 0.01, w2 = 0.05, m = 1,
     w1 = w1, w2 = w2, m = m, vars = vars, n = n, deterministic = deterministic,
     cov = unname_attr(covs)
   ), class = "detanon_risk_rmd")
+}
+
+# scale() of the originals, their robust covariance and dRiskRMD's interval half-widths
+# per unit of w1 (0.05 * robust Mahalanobis distance).
+rmd_core <- function(x, deterministic, ...) {
+  x <- scale(x)
+  cent <- colMeans(x)
+  args <- list(...)
+  if (deterministic) args$nsamp <- "deterministic"
+  mcd <- tryCatch(do.call(robustbase::covMcd, c(list(x), args)),
+                  error = function(e) stop_arg("robustbase::covMcd() failed on `original[vars]`: ",
+                                               conditionMessage(e)))
+  covs <- mcd$cov
+  if (!all(is.finite(covs)) || rcond(covs) < sqrt(.Machine$double.eps)) {
+    stop_arg("The robust covariance of `original[vars]` is singular (more than half of the ",
+             "records lie on a hyperplane, e.g. many tied values); drop or combine the ",
+             "degenerate variables in `vars`.")
+  }
+  rmd <- stats::mahalanobis(x, center = cent, cov = covs)
+  list(x = x, cov = covs, rmd = sqrt(rmd) * 0.05)
 }
 
 unname_attr <- function(m) {
@@ -446,9 +455,13 @@ replay_mask <- function(info) {
   if (replay_known(info)) {
     if (identical(info$method, "adaptive")) {
       return(function(d) {
-        anonymise_adaptive(d, vars = info$vars, strata = info$strata, k = info$k,
-                           k_max = info$k_max, m = info$m, limit = info$limit,
-                           check_identifiers = FALSE)
+        k <- min(info$k, nrow(d))
+        if (k < 2L) return(d)
+        run <- function(strata) {
+          anonymise_adaptive(d, vars = info$vars, strata = strata, k = k, k_max = info$k_max,
+                             m = info$m, rate = info$rate, w1 = info$w1, check_identifiers = FALSE)
+        }
+        suppressWarnings(tryCatch(run(info$strata), error = function(e) run(character())))
       })
     }
     return(function(d) {

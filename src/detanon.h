@@ -36,4 +36,8 @@ int detanon_threads(SEXP nthreads);
 SEXP ffi_link_rank(SEXP zt, SEXP zq, SEXP order, SEXP offsets, SEXP query, SEXP cap,
                    SEXP nthreads);
 
+/* adaptive.c: adaptive k per record (anonymise_adaptive) */
+SEXP ffi_adaptive_k(SEXP z, SEXP order, SEXP offsets, SEXP k0, SEXP kmax, SEXP m,
+                    SEXP target, SEXP xs, SEXP wr, SEXP nthreads);
+
 #endif

@@ -21,6 +21,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_keps_confident", (DL_FUNC) &ffi_keps_confident, 6},
     /* risk_rank.c: ranks of own records (top-m linkage, re-identification, replay) */
     {"ffi_link_rank",      (DL_FUNC) &ffi_link_rank,      7},
+    /* adaptive.c: adaptive k per record (anonymise_adaptive) */
+    {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     10},
     {NULL, NULL, 0}
 };
 
