@@ -47,11 +47,12 @@
 #' @param w1 `NULL`, or the interval weight of [risk_rmd()] (a number > 0, e.g. 0.01):
 #'   records flagged by its `risk1` test are linkable too.
 #' @return An object of the same class as `data` with the masked columns replaced (as
-#'   doubles), rows and all other columns unchanged. The attribute `"detanon"` holds only
-#'   aggregate information: the settings (`k`, `k_max`, `m`, `rate`, `w1`, `vars`, `strata`),
-#'   `n`, `n_strata`, the smallest stratum size, `mean_k` and `max_k` (over all records),
-#'   `n_grown` (records given more than `k` points), `n_capped` (records still linkable at
-#'   their cap), `rounds`, and the means, SDs and scaling factors of the masked columns.
+#'   doubles), rows and all other columns unchanged. Its release metadata
+#'   ([release_info()]) hold only aggregate information: the settings (`k`, `k_max`, `m`,
+#'   `rate`, `w1`, `vars`, `strata`), the counts `n`, `n_strata`, `min_size`, `mean_k` and
+#'   `max_k` (over all records), `n_grown` (records given more than `k` points), `n_capped`
+#'   (records still linkable at their cap) and `rounds`, and the means, SDs and scaling
+#'   factors of the masked columns.
 #' @references Avraam D, Jones E, Burton P (2022). A deterministic approach for protecting
 #'   privacy in sensitive personal data. *BMC Medical Informatics and Decision Making*,
 #'   22, 24.
@@ -61,7 +62,7 @@
 #' d <- titanic_paper()[-1] # without the identifier PassengerId
 #' masked <- anonymise_adaptive(d, vars = c("Age", "Fare"),
 #'                              strata = c("Pclass", "Sex", "Family"), k = 3, m = 1)
-#' attr(masked, "detanon")
+#' release_info(masked)
 #' risk_linkage(d, masked)$rate
 #' @export
 anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 33, m = 1,
@@ -85,19 +86,17 @@ anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 
   x <- pair_matrix(df, vars, "data")
   if (anyNA(x) || any(is.infinite(x))) {
     stop_arg("`vars` have missing or infinite values; impute them or drop those records ",
-             "first (anonymise(na = ) can impute).")
+             "first (anonymise(na = ) can impute).", kind = "data")
   }
   id <- stratum_ids(df, strata)
   sizes <- tabulate(id, max(id))
   if (any(sizes < k)) {
-    stop_arg(sprintf("%s ha%s fewer than k = %d records (the smallest has %d); lower `k`, ",
-                     n_of(sum(sizes < k), "stratum", "strata"), if (sum(sizes < k) == 1L) "s" else "ve",
-                     k, min(sizes)),
-             "generalise the strata or merge them first (merge_small_strata()).")
+    stop_small_strata(df, id, sizes, which(sizes < k), strata, k, "merge_small_strata() first")
   }
   stats <- col_stats(x, nthreads)
   if (any(!is.finite(stats$sd))) {
-    stop_arg("`vars` have values too large to standardise (the SD overflows); rescale them first.")
+    stop_arg("`vars` have values too large to standardise (the SD overflows); rescale them first.",
+             kind = "data")
   }
   cols <- which(stats$sd > 0)
   res <- list(k = rep(k, nrow(x)), rounds = 0L, n_capped = 0)
@@ -108,7 +107,7 @@ anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 
     xs <- wr <- NULL
     if (!is.null(w1)) {
       if (nrow(x) < length(cols) + 2L) {
-        stop_arg("`w1` needs more records than variables to estimate a robust covariance.")
+        stop_arg("`w1` needs more records than variables to estimate a robust covariance.", kind = "data")
       }
       r <- rmd_core(x[, cols, drop = FALSE], deterministic = TRUE)
       xs <- unname(r$x[, , drop = FALSE])
@@ -121,8 +120,8 @@ anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 
     c_sd <- col_stats(res$centroids, nthreads)$sd
     flat <- !(c_sd > 1e-10)
     if (any(flat)) {
-      warning(sprintf("All centroids of %s are equal (k too large for the strata); released as the original mean.",
-                      quote_names(vars[cols][flat])), call. = FALSE)
+      warn_detanon("All centroids of ", quote_names(vars[cols][flat]), " are equal (k too large for ",
+                   "the strata); released as the original mean.", kind = "data")
     }
     for (j in seq_along(cols)) {
       v <- cols[j]
@@ -133,26 +132,12 @@ anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 
   }
   if (check_identifiers) warn_identifiers(df, vars, strata)
   for (j in seq_along(vars)) df[[vars[j]]] <- out_cols[[j]]
-  out <- restore_class(df, data)
-  attr(out, "detanon") <- structure(list(
-    method = "adaptive", k = k, k_max = k_max, m = m, rate = rate, w1 = w1, vars = vars, strata = strata,
-    n = nrow(df), n_strata = length(sizes), min_stratum = min(sizes),
-    mean_k = mean(res$k), max_k = max(res$k), n_grown = sum(res$k > k),
-    n_capped = as.integer(res$n_capped), rounds = res$rounds,
-    n_suppressed = 0L, n_dropped = 0L, n_imputed = 0L, engine = "kdtree",
-    mean = stats$mean, sd = stats$sd, scale = scale
-  ), class = c("detanon_adaptive", "detanon_info"))
-  out
+  as_release(restore_class(df, data), "anonymise_adaptive",
+             settings = list(k = k, k_max = k_max, m = m, rate = rate, w1 = w1, vars = vars,
+                             strata = strata),
+             counts = list(n = nrow(df), n_strata = length(sizes), min_size = min(sizes),
+                           mean_k = mean(res$k), max_k = max(res$k), n_grown = sum(res$k > k),
+                           n_capped = as.integer(res$n_capped), rounds = as.integer(res$rounds)),
+             stats = list(mean = stats$mean, sd = stats$sd, scale = scale))
 }
 
-#' @export
-print.detanon_adaptive <- function(x, ...) {
-  cat(sprintf("detanon: adaptive k from %d to at most %d (m = %d, rate = %s%s), %s in %s (smallest %d)\n",
-              x$k, x$k_max, x$m, format(x$rate), if (is.null(x$w1)) "" else paste0(", w1 = ", format(x$w1)),
-              n_of(x$n, "record"), n_of(x$n_strata, "stratum", "strata"), x$min_stratum))
-  cat(sprintf("  k per record: mean %.2f, largest %d; %s grown, %s still linkable at the cap; %d rounds\n",
-              x$mean_k, x$max_k, n_of(x$n_grown, "record"), n_of(x$n_capped, "record"), x$rounds))
-  cat("  masked:", paste(x$vars, collapse = ", "), "\n")
-  cat("  strata:", if (length(x$strata)) paste(x$strata, collapse = ", ") else "(none)", "\n")
-  invisible(x)
-}

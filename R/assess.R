@@ -60,7 +60,9 @@ assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
                    family = stats::gaussian(), pmse_vars = NULL, interactions = FALSE,
                    w1 = 0.01, w2 = 0.05, m = 1, top_m = 3, mask = NULL, p = c(1, 0.5, 0.1), ...,
                    nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
-  vars <- check_pair(original, masked, vars)
+  vars <- check_pair(original, masked, vars, strata = strata)
+  if (is.null(strata)) strata <- attr(vars, "strata")
+  vars <- as.vector(vars)
   if (!is.null(formula) && !inherits(formula, "formula")) {
     stop_arg("`formula` must be NULL or a model formula such as `y ~ x1 + x2`, not ",
              show_value(formula), ".")
@@ -71,7 +73,10 @@ assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
   top_m <- check_whole(top_m, "top_m", min = 1)
   linkage_top <- risk_linkage(original, masked, vars = vars, strata = strata, m = top_m,
                               nthreads = nthreads)
-  replay <- if (!is.null(mask) || replay_known(attr(masked, "detanon"))) {
+  # (the release was checked above: a stale one has already been warned about)
+  info <- attr(masked, "detanon", exact = TRUE)
+  replayable <- replay_known(info) && release_current(masked, info$fingerprint)
+  replay <- if (!is.null(mask) || replayable) {
     risk_replay(original, masked, vars = vars, strata = strata, mask = mask, p = p,
                 nthreads = nthreads, seed = seed)
   }
@@ -95,8 +100,8 @@ print.detanon_assess <- function(x, ...) {
   cat("\nDisclosure risk\n")
   cat(sprintf("  risk1 %.4f (%d records)  masked value inside a small interval around its original\n",
               r$risk1, r$n_risk1))
-  cat(sprintf("  risk2 %.4f (%d records)  ... and fewer than %d other masked record%s within w2 = %s\n",
-              r$risk2, r$n_risk2, r$m, if (r$m == 1L) "" else "s", format(r$w2)))
+  cat(sprintf("  risk2 %.4f (%d records)  ... and fewer than %s within w2 = %s\n",
+              r$risk2, r$n_risk2, plural(r$m, "other masked record"), format(r$w2)))
   cat(sprintf("  linkage %.4f (%.0f records) nearest original in stratum is the record's own; blind guess %.4f\n",
               l$rate, l$n_linked, l$blind_rate))
   if (!is.null(x$linkage_top)) {

@@ -51,7 +51,8 @@
 #' @param original,masked Data frames with the same rows in the same order: the original
 #'   data and its masked release.
 #' @param vars Continuous columns to assess, present in both. Default: the masked
-#'   variables recorded by [anonymise()] in `masked`, else the numeric columns common
+#'   variables recorded in the release metadata of `masked`
+#'   ([release_info()], ignored once `masked` was subset or edited), else the numeric columns common
 #'   to both that differ between them.
 #' @param w1 Interval weight, a number > 0 (sdcMicro's `k`).
 #' @param w2 Neighbourhood radius on the standardised scale, a number >= 0 (sdcMicro's `k2`).
@@ -93,9 +94,8 @@ risk_rmd <- function(original, masked, vars = NULL, w1 = 0.01, w2 = 0.05, m = 1,
   n <- nrow(original)
   p <- length(vars)
   if (n < p + 2L) {
-    stop_arg("risk_rmd() needs more records than variables to estimate a robust covariance: ",
-             n, " record", if (n == 1L) "" else "s", " for ", p, " variable", if (p == 1L) "" else "s",
-             " in `vars`.")
+    stop_arg("more records than variables are needed to estimate a robust covariance: ",
+             plural(n, "record"), " for ", plural(p, "variable"), " in `vars`.", kind = "data")
   }
   x <- pair_matrix(original, vars, "original")
   xm <- pair_matrix(masked, vars, "masked")
@@ -139,12 +139,12 @@ rmd_core <- function(x, deterministic, ...) {
   if (deterministic) args$nsamp <- "deterministic"
   mcd <- tryCatch(do.call(robustbase::covMcd, c(list(x), args)),
                   error = function(e) stop_arg("robustbase::covMcd() failed on `original[vars]`: ",
-                                               conditionMessage(e)))
+                                               conditionMessage(e), kind = "data"))
   covs <- mcd$cov
   if (!all(is.finite(covs)) || rcond(covs) < sqrt(.Machine$double.eps)) {
     stop_arg("The robust covariance of `original[vars]` is singular (more than half of the ",
              "records lie on a hyperplane, e.g. many tied values); drop or combine the ",
-             "degenerate variables in `vars`.")
+             "degenerate variables in `vars`.", kind = "data")
   }
   rmd <- stats::mahalanobis(x, center = cent, cov = covs)
   list(x = x, cov = covs, rmd = sqrt(rmd) * 0.05)
@@ -161,8 +161,8 @@ print.detanon_risk_rmd <- function(x, ...) {
               format(x$w1), format(x$w2), x$m, paste(x$vars, collapse = ", "), x$n))
   cat(sprintf("  risk1 = %.4f (%d records whose masked value lies in the interval around the original)\n",
               x$risk1, x$n_risk1))
-  cat(sprintf("  risk2 = %.4f (%d of them with fewer than %d other masked record%s within w2)\n",
-              x$risk2, x$n_risk2, x$m, if (x$m == 1L) "" else "s"))
+  cat(sprintf("  risk2 = %.4f (%d of them with fewer than %s within w2)\n",
+              x$risk2, x$n_risk2, plural(x$m, "other masked record")))
   cat(sprintf("  weighted: wrisk1 = %.4g, wrisk2 = %.4g\n", x$wrisk1, x$wrisk2))
   invisible(x)
 }
@@ -212,7 +212,7 @@ print.detanon_risk_rmd <- function(x, ...) {
 #' @inheritParams risk_rmd
 #' @param strata Categorical columns that the intruder matches exactly; they must be
 #'   equal in `original` and `masked` (as [anonymise()] releases them). Default: the
-#'   strata recorded by [anonymise()] in `masked`, else none (one stratum).
+#'   strata in the release metadata of `masked` ([release_info()]), else none (one stratum).
 #' @param m The intruder's list length: a link succeeds when the own original is among
 #'   the `m` nearest originals; a whole number >= 1. `m = 1` is the nearest-neighbour link.
 #' @return An object of class `detanon_linkage`: a list with `rate` (overall expected share
@@ -265,7 +265,7 @@ print.detanon_linkage <- function(x, ...) {
               if (m == 1L) "Nearest-neighbour" else sprintf("Top-%d", m),
               paste(x$vars, collapse = ", "),
               if (length(x$strata)) paste0(" within ", paste(x$strata, collapse = " x ")) else "",
-              n_of(x$n, "record"), n_of(nrow(x$by_stratum), "stratum", "strata")))
+              plural(x$n, "record"), plural(nrow(x$by_stratum), "stratum", "strata")))
   cat(sprintf("  correct links (own original %s): %.4f (%.1f records); a blind guess: %.4f\n",
               if (m == 1L) "the nearest" else paste("among the", m, "nearest"), x$rate, x$n_linked, x$blind_rate))
   if (!is.null(x$reid)) {
@@ -343,7 +343,7 @@ risk_replay <- function(original, masked, vars = NULL, strata = NULL, mask = NUL
                         nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
   s <- linkage_setup(original, masked, vars, strata)
   if (is.null(mask)) {
-    mask <- replay_mask(attr(masked, "detanon"))
+    mask <- replay_mask(current_release(masked, "masked"))
   } else if (!is.function(mask)) {
     stop_arg("`mask` must be NULL or a function of a data frame that returns its masked ",
              "version, not ", show_value(mask), ".")
@@ -381,7 +381,7 @@ print.detanon_replay <- function(x, ...) {
   cat(sprintf("Replay attack on %s%s, %s: the intruder re-runs the masking on a share p of\n",
               paste(x$vars, collapse = ", "),
               if (length(x$strata)) paste0(" within ", paste(x$strata, collapse = " x ")) else "",
-              n_of(x$n, "record")))
+              plural(x$n, "record")))
   cat(sprintf("  the originals and links each replayed record to the %s released record%s\n",
               if (x$m == 1L) "nearest" else paste(x$m, "nearest"), if (x$m == 1L) "" else "s"))
   print(x$by_p, row.names = FALSE, digits = 3)
@@ -392,22 +392,19 @@ print.detanon_replay <- function(x, ...) {
 
 # Validate a pair for a linking attack and put both on the z-scale of `original`.
 linkage_setup <- function(original, masked, vars, strata) {
-  vars <- check_pair(original, masked, vars)
-  if (is.null(strata)) {
-    info <- attr(masked, "detanon")
-    strata <- if (!is.null(info$strata)) intersect(info$strata, intersect(names(original), names(masked)))
-              else character()
-  }
+  vars <- check_pair(original, masked, vars, strata = strata)
+  if (is.null(strata)) strata <- attr(vars, "strata")
+  vars <- as.vector(vars)
   strata <- check_columns(strata, original, "strata")
   check_columns(strata, masked, "strata")
   both <- intersect(strata, vars)
-  if (length(both)) stop_arg("Columns cannot be in both `vars` and `strata`: ", quote_names(both), ".")
+  if (length(both)) stop_arg("Columns cannot be in both `vars` and `strata`: ", quote_names(both), ".", kind = "column")
   check_strata_columns(original, strata)
   for (v in strata) {
     if (!identical(as.vector(original[[v]]), as.vector(masked[[v]])) &&
         !identical(as.character(original[[v]]), as.character(masked[[v]]))) {
       stop_arg("`strata` column `", v, "` differs between `original` and `masked`; the linking ",
-               "model needs the categorical variables released unchanged (same rows, same order).")
+               "model needs the categorical variables released unchanged (same rows, same order).", kind = "column")
     }
   }
   n <- nrow(original)
@@ -448,37 +445,34 @@ top_m_share <- function(ranks, m) {
 }
 
 # Does the release record how it was made (so that it can be replayed)?
-replay_known <- function(info) inherits(info, "detanon_info") && !is.null(info$k) && !is.null(info$vars)
+replay_known <- function(info) {
+  inherits(info, "detanon_release") && info$verb %in% c("anonymise", "anonymise_adaptive")
+}
 
 # The replay of a release as recorded in its metadata, or an error saying to pass `mask`.
+# When the intruder's share is too small for the recorded strata (or for k), the replay
+# pools the strata (and lowers k to the share's size), so that every known record is replayed.
 replay_mask <- function(info) {
-  if (replay_known(info)) {
-    if (identical(info$method, "adaptive")) {
-      return(function(d) {
-        k <- min(info$k, nrow(d))
-        if (k < 2L) return(d)
-        run <- function(strata) {
-          anonymise_adaptive(d, vars = info$vars, strata = strata, k = k, k_max = info$k_max,
-                             m = info$m, rate = info$rate, w1 = info$w1, check_identifiers = FALSE)
-        }
-        suppressWarnings(tryCatch(run(info$strata), error = function(e) run(character())))
-      })
-    }
-    return(function(d) {
-      k <- min(info$k, nrow(d))
-      if (k < 2L) return(d) # one known record: a 1-point centroid is the record itself
-      run <- function(strata) {
-        suppressMessages(suppressWarnings(
-          anonymise(d, k = k, vars = info$vars, strata = strata, small_strata = "merge",
-                    engine = if (is.null(info$engine)) "kdtree" else info$engine,
-                    check_identifiers = FALSE)))
-      }
-      tryCatch(run(info$strata), error = function(e) run(character()))
-    })
+  if (!replay_known(info)) {
+    stop_arg("`masked` does not record how it was masked (it is not a current release of ",
+             "anonymise() or anonymise_adaptive()); pass the intruder's replay as `mask`, a ",
+             "function of a data frame that returns its masked version.")
   }
-  stop_arg("`masked` does not record how it was masked (it is not a release of anonymise() ",
-           "or anonymise_adaptive()); pass the intruder's replay as `mask`, a function of a ",
-           "data frame that returns its masked version.")
+  set <- info$settings
+  function(d) {
+    k <- min(set$k, nrow(d))
+    if (k < 2L) return(d) # one known record: a 1-point centroid is the record itself
+    run <- function(strata) {
+      if (info$verb == "anonymise_adaptive") {
+        anonymise_adaptive(d, vars = set$vars, strata = strata, k = k, k_max = max(k, set$k_max),
+                           m = set$m, rate = set$rate, w1 = set$w1, check_identifiers = FALSE)
+      } else {
+        anonymise(d, k = k, vars = set$vars, strata = strata, small_strata = "merge",
+                  engine = if (is.null(set$engine)) "kdtree" else set$engine, check_identifiers = FALSE)
+      }
+    }
+    suppressMessages(suppressWarnings(tryCatch(run(set$strata), error = function(e) run(character()))))
+  }
 }
 
 # Run the replay on the known rows; the replayed records on the z-scale of `original`.
@@ -491,8 +485,8 @@ replay_run <- function(mask, original, known, s, p) {
   if (!is.data.frame(out) || nrow(out) != length(known) || !all(s$vars %in% names(out))) {
     stop_arg("`mask` must return a data frame with the rows of its input (in the same ",
              "order) and the columns ", quote_names(s$vars), "; for p = ", format(p),
-             " it returned ", if (is.data.frame(out)) n_of(nrow(out), "row") else class_label(out),
-             " for ", n_of(length(known), "record"), ".")
+             " it returned ", if (is.data.frame(out)) plural(nrow(out), "row") else class_label(out),
+             " for ", plural(length(known), "record"), ".")
   }
   x <- pair_matrix(out, s$vars, "mask()")
   if (!all(is.finite(x))) {
@@ -500,9 +494,6 @@ replay_run <- function(mask, original, known, s, p) {
   }
   s$z(x)
 }
-
-# "1 record", "2 records" (until utils.R has plural()).
-n_of <- function(n, one, many = paste0(one, "s")) paste(n, if (n == 1) one else many)
 
 # Evaluate `expr` under set.seed(seed), restoring the caller's random stream; NULL: as is.
 with_seed <- function(seed, expr) {
@@ -519,19 +510,22 @@ with_seed <- function(seed, expr) {
 
 # ---- shared checks for (original, masked) pairs --------------------------------------
 
-# Validate the pair and resolve `vars` (continuous columns in both).
-check_pair <- function(original, masked, vars, arg = "vars") {
+# Validate the pair and resolve `vars` (continuous columns in both). When `vars` or
+# `strata` is NULL, the defaults come from the release metadata of `masked` (if still
+# valid); the strata default is returned as attribute "strata" of the result.
+check_pair <- function(original, masked, vars, arg = "vars", strata = character()) {
   check_data_frame(original, "original")
   check_data_frame(masked, "masked")
   if (nrow(original) != nrow(masked)) {
     stop_arg("`original` has ", nrow(original), " rows but `masked` has ", nrow(masked),
              "; pass the same records in the same order (if anonymise() dropped or suppressed ",
-             "records, drop them from `original` too).")
+             "records, drop them from `original` too).", kind = "data")
   }
   common <- intersect(names(original), names(masked))
-  if (is.null(vars)) vars <- default_pair_vars(original, masked, common)
+  info <- if (is.null(vars) || is.null(strata)) current_release(masked, "masked")$settings
+  if (is.null(vars)) vars <- default_pair_vars(original, masked, common, info)
   if (!length(vars)) {
-    stop_arg("No continuous variable to assess: name the masked numeric columns in `", arg, "`.")
+    stop_arg("No continuous variable to assess: name the masked numeric columns in `", arg, "`.", kind = "column")
   }
   vars <- check_columns(vars, original, arg)
   check_columns(vars, masked, arg)
@@ -540,29 +534,31 @@ check_pair <- function(original, masked, vars, arg = "vars") {
     bad <- vars[!vapply(vars, function(v) is_continuous(data[[v]]), logical(1))]
     if (length(bad)) {
       stop_arg("`", arg, "` must name numeric columns; in `", nm, "` ", quote_names(bad), " ",
-               if (length(bad) == 1L) "is" else "are", " not (",
+               plural(length(bad), "is", "are", count = FALSE), " not (",
                paste(vapply(bad, function(v) class(data[[v]])[1L], ""), collapse = ", "),
-               "). Convert with as.numeric() or leave them out of `", arg, "`.")
+               "). Convert with as.numeric() or leave them out of `", arg, "`.", kind = "column")
     }
     for (v in vars) {
       y <- data[[v]]
       if (anyNA(y) || any(is.infinite(y))) {
-        stop_arg("`", arg, "` column `", v, "` of `", nm, "` has ", sum(!is.finite(y)),
-                 " missing or infinite value", if (sum(!is.finite(y)) == 1L) "" else "s",
+        stop_arg("`", arg, "` column `", v, "` of `", nm, "` has ",
+                 plural(sum(!is.finite(y)), "missing or infinite value"),
                  "; the measures need complete data: impute them or drop those records from ",
-                 "both `original` and `masked`.")
+                 "both `original` and `masked`.", kind = "data")
       }
       if (length(y) > 1L && !is.finite(col_stats(matrix(as.double(y)))$sd)) {
         stop_arg("`", arg, "` column `", v, "` of `", nm, "` has values too large to standardise ",
-                 "(the SD overflows); rescale it in both `original` and `masked` (e.g. divide by 1e6).")
+                 "(the SD overflows); rescale it in both `original` and `masked` (e.g. divide by 1e6).", kind = "data")
       }
     }
+  }
+  if (is.null(strata)) {
+    attr(vars, "strata") <- if (!is.null(info$strata)) intersect(info$strata, common) else character()
   }
   vars
 }
 
-default_pair_vars <- function(original, masked, common) {
-  info <- attr(masked, "detanon")
+default_pair_vars <- function(original, masked, common, info) {
   if (!is.null(info$vars) && all(info$vars %in% common)) return(info$vars)
   num <- common[vapply(common, function(v) is_continuous(original[[v]]) && is_continuous(masked[[v]]),
                        logical(1))]
@@ -580,8 +576,8 @@ pair_matrix <- function(data, vars, arg) {
 check_not_constant <- function(x, arg) {
   const <- colnames(x)[apply(x, 2L, function(v) all(v == v[1L]))]
   if (length(const)) {
-    stop_arg("`vars` column", if (length(const) == 1L) " " else "s ", quote_names(const), " ",
-             if (length(const) == 1L) "is" else "are", " constant in `", arg,
-             "`: a constant variable cannot be standardised; leave it out of `vars`.")
+    stop_arg("`vars` ", plural(length(const), "column", count = FALSE), " ", quote_names(const), " ",
+             plural(length(const), "is", "are", count = FALSE), " constant in `", arg,
+             "`: a constant variable cannot be standardised; leave it out of `vars`.", kind = "data")
   }
 }

@@ -103,18 +103,20 @@ test_that("anonymise_adaptive: k = k_max is anonymise(), the release is determin
   expect_identical(unname(as.matrix(c2[v])), unname(as.matrix(a[v])[p, ]))
   # everything but the masked columns is unchanged; the metadata holds aggregates only
   expect_identical(a[setdiff(names(d), v)], d[setdiff(names(d), v)])
-  info <- attr(a, "detanon")
-  expect_s3_class(info, "detanon_info")
-  expect_true(all(lengths(info) <= 3L)) # settings and per-column statistics, nothing per record
-  expect_output(print(info), "adaptive k from 2 to at most 60")
+  info <- release_info(a)
+  expect_s3_class(info, "detanon_release")
+  expect_identical(info$verb, "anonymise_adaptive")
+  # settings, counts and per-column statistics: nothing per record
+  expect_true(all(lengths(c(info$settings, info$counts, info$stats)) <= 3L))
+  expect_output(print(info), "anonymise_adaptive")
   # the limits the kernel grows for hold on the release (uncapped records)
   l1 <- risk_linkage(d, a); l3 <- risk_linkage(d, a, m = 3)
   expect_lte(l3$rate, 0.14)
-  expect_lte(l1$n_linked, info$n_capped)
+  expect_lte(l1$n_linked, info$counts$n_capped)
   expect_lt(l1$rate, risk_linkage(d, fixed)$rate)
   # m = 1 grows only the nearest-linked records: the issue's prototype
   proto <- anonymise_adaptive(d, vars = v, strata = st, k = 3, k_max = 33, m = 1, check_identifiers = FALSE)
-  expect_lte(risk_linkage(d, proto)$n_linked, attr(proto, "detanon")$n_capped)
+  expect_lte(risk_linkage(d, proto)$n_linked, release_info(proto)$counts$n_capped)
 })
 
 test_that("anonymise_adaptive handles tiny strata, constant and tied columns, and checks input", {
@@ -122,10 +124,10 @@ test_that("anonymise_adaptive handles tiny strata, constant and tied columns, an
   r <- anonymise_adaptive(d, vars = c("a", "b"), strata = "g", k = 2, k_max = 3, check_identifiers = FALSE)
   expect_identical(r$b, rep(3, 6))
   expect_true(all(is.finite(r$a)))
-  expect_true(attr(r, "detanon")$max_k <= 3)
+  expect_true(release_info(r)$counts$max_k <= 3)
   one <- data.frame(a = c(1, 2), g = "x")
   expect_warning(anonymise_adaptive(one, vars = "a", strata = "g", k = 2), "All centroids of `a` are equal")
-  expect_error(anonymise_adaptive(d, vars = "a", strata = "g", k = 4), "2 strata have fewer than k = 4 records")
+  expect_error(anonymise_adaptive(d, vars = "a", strata = "g", k = 4), "2 strata have fewer than k = 4 records:\n  g=x: 3 records")
   expect_error(anonymise_adaptive(d, vars = "a", strata = "g", k = 3, k_max = 2), "`k_max` must be")
   expect_error(anonymise_adaptive(d, vars = "a", strata = "g", m = 0), "`m` must be")
   expect_error(anonymise_adaptive(d, vars = "a", strata = "g", rate = 1.5), "`rate` must be")
