@@ -103,7 +103,12 @@ risk_rmd <- function(original, masked, vars = NULL, w1 = 0.01, w2 = 0.05, m = 1,
   check_not_constant(xm, "masked")
 
   # exactly dRiskRMD's arithmetic, so that the numbers agree bit for bit
-  r <- rmd_core(x, deterministic, ...)
+  rmd_result(rmd_core(x, deterministic, ...), xm, w1, w2, m, vars, deterministic, nthreads)
+}
+
+# risk_rmd() from the original side (rmd_core()) and the masked matrix.
+rmd_result <- function(r, xm, w1, w2, m, vars, deterministic, nthreads) {
+  n <- nrow(xm)
   x <- r$x
   xm <- scale(xm)
   covs <- r$cov

@@ -133,10 +133,19 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
   }
 
   limit_names <- c("linkage", "linkage_stratum", "top_m", "risk1", "risk2")
+  # risk_rmd(deterministic = TRUE) in two halves: the robust covariance of the originals
+  # once, the masked side per candidate (the same code, so the same numbers)
+  x_orig <- pair_matrix(df, vars, "data")
+  check_not_constant(x_orig, "data")
+  core <- rmd_core(x_orig, deterministic = TRUE)
   evaluate <- function(method, settings, release, original = df) {
     l1 <- risk_linkage(original, release, vars = vars, strata = strata, nthreads = nthreads)
     lm <- risk_linkage(original, release, vars = vars, strata = strata, m = m, nthreads = nthreads)
-    r <- risk_rmd(original, release, vars = vars, deterministic = TRUE, nthreads = nthreads)
+    r <- if (identical(original, df)) {
+      rmd_result(core, pair_matrix(release, vars, "masked"), 0.01, 0.05, 1L, vars, TRUE, nthreads)
+    } else {
+      risk_rmd(original, release, vars = vars, deterministic = TRUE, nthreads = nthreads)
+    }
     loss <- switch(objective,
       delta = max(utility_delta(original, release, vars = vars)),
       U = utility_pmse(original, release)$U,

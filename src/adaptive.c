@@ -5,7 +5,8 @@
  * (kd_knn_self) and the linkability test (kd_count_within, the rank of the record's own
  * original among the originals nearest to its released point). Rounds: compute every
  * centroid that changed, the exact column SDs of all centroids (step 5's scale), flag the
- * records that are still linkable, give each of them one more neighbour, until no record
+ * records that are still linkable, give each of them more neighbours (one more up to k = 8,
+ * then an eighth more, up to its cap), until no record
  * is flagged or every flagged record has reached its cap. Each round depends only on the
  * previous one, records are processed independently, ties are broken by coordinates and
  * sums are exact or in coordinate order, so the result is the same for every thread
@@ -214,7 +215,12 @@ SEXP ffi_adaptive_k(SEXP z, SEXP order, SEXP offsets, SEXP k0_, SEXP kmax_, SEXP
         n_capped = 0;
         for (ptrdiff_t r = 0; r < n; r++) {
             if (!flag[r]) continue;
-            if (k[r] < cap[r]) { k[r]++; todo[n_todo++] = r; } else n_capped++;
+            if (k[r] < cap[r]) {
+                /* one more point up to k = 8, then an eighth more: O(log k_max) rounds */
+                int step = k[r] / 8 > 1 ? k[r] / 8 : 1;
+                k[r] = k[r] + step < cap[r] ? k[r] + step : cap[r];
+                todo[n_todo++] = r;
+            } else n_capped++;
         }
         if (n_todo == 0) break;
     }

@@ -16,7 +16,6 @@ SEXP ffi_col_stats(SEXP x, SEXP nthreads);
 
 /* risk.c (risk/utility metrics) */
 SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w, SEXP m, SEXP nthreads);
-SEXP ffi_link_share(SEXP zo, SEXP zm, SEXP order, SEXP offsets, SEXP nthreads);
 /* keps: (k, epsilon)-anonymisation (keps.c) */
 SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k, SEXP inv_range);
 SEXP ffi_rlaplace(SEXP n, SEXP b);

@@ -12,7 +12,6 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_kd_tree",       (DL_FUNC) &ffi_kd_tree,       2},
     /* risk.c (risk/utility metrics) */
     {"ffi_rmd_count",     (DL_FUNC) &ffi_rmd_count,     5},
-    {"ffi_link_share",    (DL_FUNC) &ffi_link_share,    5},
     /* keps: (k, epsilon)-anonymisation (keps.c) */
     {"ffi_mondrian",       (DL_FUNC) &ffi_mondrian,       5},
     {"ffi_rlaplace",       (DL_FUNC) &ffi_rlaplace,       2},

@@ -51,7 +51,7 @@ ref_adaptive <- function(z, id, k0, k_max, m, target, xs = NULL, wr = NULL) {
     }
     grow <- flag & k < cap
     if (!any(grow)) break
-    k[grow] <- k[grow] + 1L
+    k[grow] <- pmin(k[grow] + pmax(1L, k[grow] %/% 8L), cap[grow])
     for (i in which(grow)) cen[i, ] <- centroid(i)
   }
   list(centroids = cen, k = k)
@@ -73,7 +73,7 @@ test_that("the adaptive kernel equals the R transcription on random and adversar
     small <- tabulate(id)[id] < 2
     id[small] <- id[which.max(tabulate(id)[id])] # no stratum of one record
     id <- match(id, sort(unique(id)))
-    k0 <- sample(2:3, 1L); k_max <- k0 + sample(0:15, 1L)
+    k0 <- sample(2:3, 1L); k_max <- k0 + sample(c(0:15, 40), 1L)
     m <- sample(1:3, 1L); target <- sample(c(0, floor(n / 5)), 1L)
     use_int <- seed %% 2 == 0
     xs <- if (use_int) z + matrix(stats::rnorm(n * d, sd = 0.01), n, d) else NULL

@@ -360,13 +360,14 @@ test_that("top-m linkage and re-identification probabilities equal brute force",
 
 test_that("m = 1 is the nearest-neighbour link of before, and rates grow with m", {
   p <- adversarial_pair(300, 11)
+  # the share of before: 0 when an original is strictly nearer, else 1 / (number as near)
   zz <- ref_z(p$d[c("a", "b")], p$masked[c("a", "b")])
-  ord <- order(p$g)
-  old <- .Call(detanon:::C_ffi_link_share, zz$x, zz$xm, as.integer(ord),
-               as.integer(c(0, cumsum(tabulate(p$g)))), 1L)
+  r <- ref_ranks(zz$x, zz$xm, p$g)
+  old <- ifelse(r[, 1] > 0, 0, 1 / r[, 2])
   got <- risk_linkage(p$d, p$masked, vars = c("a", "b"), strata = c("g1", "g2"))
   expect_identical(got$linked, old)
   expect_identical(got$rate, sum(old) / 300)
+  expect_equal(got$rate, mean(ref_linkage(p$d[c("a", "b")], p$masked[c("a", "b")], p$g)))
   expect_identical(got$m, 1L)
   rates <- vapply(1:6, function(m) risk_linkage(p$d, p$masked, vars = c("a", "b"),
                                                 strata = c("g1", "g2"), m = m)$rate, 0)
