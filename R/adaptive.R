@@ -84,7 +84,7 @@ anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 
   check_flag(check_identifiers, "check_identifiers")
   if (!nrow(data)) stop_arg("`data` has no rows: there is nothing to anonymise.")
   df <- as.data.frame(data, stringsAsFactors = FALSE)
-  x <- pair_matrix(df, vars, "data")
+  x <- numeric_matrix(df, vars)
   if (anyNA(x) || any(is.infinite(x))) {
     stop_arg("`vars` have missing or infinite values; impute them or drop those records ",
              "first (anonymise(na = ) can impute).", kind = "data")

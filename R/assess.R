@@ -55,6 +55,7 @@
 #' a
 #' head(as.data.frame(a))
 #' plot(a, original = d, masked = masked)
+#' @family reports
 #' @export
 assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
                    family = stats::gaussian(), pmse_vars = NULL, interactions = FALSE,
@@ -81,7 +82,7 @@ assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
                 nthreads = nthreads, seed = seed)
   }
   pmse <- utility_pmse(original, masked, vars = pmse_vars, interactions = interactions)
-  delta <- utility_delta(original, masked, vars = vars)
+  delta <- utility_delta(original, masked, vars = vars)$delta
   model <- if (!is.null(formula)) utility_model(original, masked, formula, family = family) else NULL
   structure(list(rmd = rmd, linkage = linkage, linkage_top = linkage_top, replay = replay,
                  pmse = pmse, delta = delta, model = model,

@@ -10,7 +10,8 @@
 #' @section The search:
 #' 1. Single methods, as baselines: [anonymise()] with `k` = 3, 5, 10, 20 (and, when
 #'    `keps_epsilon` is given, [anonymise_keps()] at those budgets, measured on the rows
-#'    aligned by its key).
+#'    aligned by the key of [anonymise_keps_with_key()]; being shuffled, they are
+#'    measured but never returned).
 #' 2. Adaptive k per record ([anonymise_adaptive()]), which grows the neighbourhoods of
 #'    the records that stay linkable: for a start `k` of 2 and 3, the records whose own
 #'    original is among the `m` nearest are grown until at most the `top_m` limit remains
@@ -135,19 +136,19 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
   limit_names <- c("linkage", "linkage_stratum", "top_m", "risk1", "risk2")
   # risk_rmd(deterministic = TRUE) in two halves: the robust covariance of the originals
   # once, the masked side per candidate (the same code, so the same numbers)
-  x_orig <- pair_matrix(df, vars, "data")
+  x_orig <- numeric_matrix(df, vars)
   check_not_constant(x_orig, "data")
   core <- rmd_core(x_orig, deterministic = TRUE)
   evaluate <- function(method, settings, release, original = df) {
     l1 <- risk_linkage(original, release, vars = vars, strata = strata, nthreads = nthreads)
     lm <- risk_linkage(original, release, vars = vars, strata = strata, m = m, nthreads = nthreads)
     r <- if (identical(original, df)) {
-      rmd_result(core, pair_matrix(release, vars, "masked"), 0.01, 0.05, 1L, vars, TRUE, nthreads)
+      rmd_result(core, numeric_matrix(release, vars), 0.01, 0.05, 1L, vars, TRUE, nthreads)
     } else {
       risk_rmd(original, release, vars = vars, deterministic = TRUE, nthreads = nthreads)
     }
     loss <- switch(objective,
-      delta = max(utility_delta(original, release, vars = vars)),
+      delta = max(utility_delta(original, release, vars = vars)$delta),
       U = utility_pmse(original, release)$U,
       model = max(utility_model(original, release, formula, family = family)$std_diff, na.rm = TRUE))
     got <- c(linkage = l1$rate, linkage_stratum = max(l1$by_stratum$rate), top_m = lm$rate,
@@ -178,9 +179,10 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
       add(evaluate("anonymise", paste0("k = ", kk), rel), rel)
     }
     for (eps in keps_epsilon) {
-      res <- quiet(anonymise_keps(data, epsilon = eps, k = k, vars = vars, strata = strata))
-      orig <- df[res$key, , drop = FALSE]
+      res <- quiet(anonymise_keps_with_key(data, vars = vars, strata = strata, k = k, epsilon = eps))
+      orig <- df[res$origin_row, , drop = FALSE]
       rel <- as.data.frame(res$data)
+      attr(rel, "detanon") <- NULL
       row <- evaluate("keps", paste0("k = ", k, ", epsilon = ", format(eps)), rel, original = orig)
       add(row, NULL) # shuffled rows: measured, but not returned as the release
     }
