@@ -351,9 +351,7 @@ risk_replay <- function(original, masked, vars = NULL, strata = NULL, mask = NUL
                         p = c(1, 0.5, 0.1), m = 1,
                         nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
   s <- linkage_setup(original, masked, vars, strata)
-  if (is.null(mask)) {
-    mask <- replay_mask(current_release(masked, "masked"))
-  } else if (!is.function(mask)) {
+  if (!is.null(mask) && !is.function(mask)) {
     stop_arg("`mask` must be NULL or a function of a data frame that returns its masked ",
              "version, not ", show_value(mask), ".")
   }
@@ -365,6 +363,7 @@ risk_replay <- function(original, masked, vars = NULL, strata = NULL, mask = NUL
   m <- check_whole(m, "m", min = 1)
   nthreads <- check_nthreads(nthreads)
   if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
+  if (is.null(mask)) mask <- replay_mask(current_release(masked, "masked"))
   n <- s$n
   with_seed(seed, {
     res <- lapply(p, function(pp) {

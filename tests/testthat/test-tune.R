@@ -115,3 +115,14 @@ test_that("bad or impossible limits are refused, naming the limit", {
                "the limit `top_m` = 0.1 cannot be met with `m` = 3")
   expect_error(tune_release(d, vars = v, strata = st, objective = "model"), "needs a model `formula`")
 })
+
+test_that("error messages of the new verbs are pinned", {
+  d <- titanic_paper()[-1]
+  v <- c("Age", "Fare"); st <- c("Pclass", "Sex", "Family")
+  expect_snapshot(error = TRUE, tune_release(d, vars = v, strata = st, top_m = 0))
+  expect_snapshot(error = TRUE, tune_release(d, vars = v, strata = st, k = 40))
+  expect_snapshot(error = TRUE, risk_replay(d, d, vars = v, strata = st, p = c(0.5, 2)))
+  expect_snapshot(error = TRUE, risk_linkage(d, d, vars = v, strata = st, m = 0))
+  small <- data.frame(a = c(1, 2, 3, 4), g = c("x", "x", "x", "y"))
+  expect_snapshot(error = TRUE, anonymise_adaptive(small, vars = "a", strata = "g", k = 2))
+})
