@@ -449,7 +449,7 @@ link_ranks <- function(s, zt, zq, want, cap, nthreads) {
 top_m_share <- function(ranks, m) {
   lt <- ranks[, 1L]
   le <- ranks[, 2L]
-  ifelse(lt >= m, 0, pmin(1, (m - lt) / (le - lt)))
+  as.double(ifelse(lt >= m, 0, pmin(1, (m - lt) / (le - lt))))
 }
 
 # Does the release record how it was made (so that it can be replayed)?
