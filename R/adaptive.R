@@ -52,8 +52,8 @@
 #'   ([release_info()]) hold only aggregate information: the settings (`k`, `k_max`, `m`,
 #'   `rate`, `w1`, `vars`, `strata`), the counts `n`, `n_strata`, `min_size`, `mean_k` and
 #'   `max_k` (over all records), `n_grown` (records given more than `k` points), `n_capped`
-#'   (records still linkable at their cap) and `rounds`, and the means, SDs and scaling
-#'   factors of the masked columns.
+#'   (records still linkable at their cap) and `rounds`, and the scaling factors of step 5.
+#'   The masked values are released as computed (the form of `anonymise(format = "none")`).
 #' @references Avraam D, Jones E, Burton P (2022). A deterministic approach for protecting
 #'   privacy in sensitive personal data. *BMC Medical Informatics and Decision Making*,
 #'   22, 24.
@@ -94,12 +94,21 @@ anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 
   if (any(sizes < k)) {
     stop_small_strata(df, id, sizes, which(sizes < k), strata, k, "merge_small_strata() first")
   }
+  # tiny-valued columns scaled exactly by a power of two (else their SD underflows to 0
+  # and they would be released as constants), and back at the end, as in anonymise()
+  tiny <- pow2_normalise(x)
+  x <- tiny$x
   stats <- col_stats(x, nthreads)
   if (any(!is.finite(stats$sd))) {
     stop_arg("`vars` have values too large to standardise (the SD overflows); rescale them first.",
              kind = "data")
   }
   cols <- which(stats$sd > 0)
+  lost <- setdiff(which(!vapply(seq_len(ncol(x)), function(j) is_constant(x[, j]), logical(1))), cols)
+  if (length(lost)) {
+    stop_arg("`vars` ", plural(length(lost), "column", count = FALSE), " ", quote_names(vars[lost]),
+             " vary but their SD is 0 in double precision; rescale them first.", kind = "data")
+  }
   res <- list(k = rep(k, nrow(x)), rounds = 0L, n_capped = 0)
   out_cols <- lapply(seq_len(ncol(x)), function(j) x[, j])
   scale <- stats::setNames(rep(NA_real_, ncol(x)), vars)
@@ -131,14 +140,15 @@ anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 
       scale[v] <- if (flat[j]) NA_real_ else stats$sd[[v]] / c_sd[j]
     }
   }
+  for (j in which(tiny$e != 0)) out_cols[[j]] <- times_pow2(out_cols[[j]], -tiny$e[j])
   if (check_identifiers) warn_identifiers(df, vars, strata)
   for (j in seq_along(vars)) df[[vars[j]]] <- out_cols[[j]]
-  as_release(restore_class(df, data), "anonymise_adaptive",
+  as_release(as_release_frame(df, data), "anonymise_adaptive",
              settings = list(k = k, k_max = k_max, m = m, rate = rate, w1 = w1, vars = vars,
                              strata = strata),
              counts = list(n = nrow(df), n_strata = length(sizes), min_size = min(sizes),
                            mean_k = mean(res$k), max_k = max(res$k), n_grown = sum(res$k > k),
                            n_capped = as.integer(res$n_capped), rounds = as.integer(res$rounds)),
-             stats = list(mean = stats$mean, sd = stats$sd, scale = scale))
+             stats = list(scale = scale))
 }
 

@@ -33,7 +33,9 @@
 #'   [anonymise()], else none).
 #' @param formula Optional model formula for [utility_model()].
 #' @param family Family for [utility_model()].
-#' @param pmse_vars Columns for the propensity model (default: all columns common to both).
+#' @param pmse_vars Columns for the propensity model (default: all columns common to both
+#'   that do not look like direct identifiers).
+#' @param pmse_method The propensity model, `"logit"` or `"cart"` (see [utility_pmse()]).
 #' @param interactions Passed to [utility_pmse()].
 #' @param w1,w2,m Parameters of [risk_rmd()].
 #' @param top_m The list length of the top-m linkage ([risk_linkage()] with `m = top_m`).
@@ -59,6 +61,7 @@
 #' @export
 assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
                    family = stats::gaussian(), pmse_vars = NULL, interactions = FALSE,
+                   pmse_method = c("logit", "cart"),
                    w1 = 0.01, w2 = 0.05, m = 1, top_m = 3, mask = NULL, p = c(1, 0.5, 0.1), ...,
                    nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
   vars <- check_pair(original, masked, vars, strata = strata)
@@ -81,7 +84,8 @@ assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
     risk_replay(original, masked, vars = vars, strata = strata, mask = mask, p = p,
                 nthreads = nthreads, seed = seed)
   }
-  pmse <- utility_pmse(original, masked, vars = pmse_vars, interactions = interactions)
+  pmse_method <- match_choice(pmse_method, "pmse_method")
+  pmse <- utility_pmse(original, masked, vars = pmse_vars, interactions = interactions, method = pmse_method)
   delta <- utility_delta(original, masked, vars = vars)$delta
   model <- if (!is.null(formula)) utility_model(original, masked, formula, family = family) else NULL
   structure(list(rmd = rmd, linkage = linkage, linkage_top = linkage_top, replay = replay,
@@ -124,8 +128,8 @@ print.detanon_assess <- function(x, ...) {
       "  attribute disclosure, other background knowledge. Unflagged records are not proven safe.\n",
       sep = "")
   cat("\nUtility\n")
-  cat(sprintf("  U (pMSE) %.3g, S_pMSE %.3g  a logistic model's ability to tell the data sets apart\n",
-              p$U, p$S_pMSE))
+  cat(sprintf("  U (pMSE) %.3g, S_pMSE %.3g  a %s's ability to tell the data sets apart\n",
+              p$U, p$S_pMSE, if (identical(p$method, "cart")) "classification tree" else "logistic model"))
   cat(sprintf("  delta    %s  share of variability added by masking\n",
               paste(sprintf("%s %.4f", names(x$delta), x$delta), collapse = ", ")))
   if (!is.null(x$model)) {
@@ -213,6 +217,7 @@ as.data.frame.detanon_assess <- function(x, row.names = NULL, optional = FALSE, 
 #' @param vars Two of the assessed variables to plot for `"risk"` (default: the first two).
 #' @param ... Further graphical parameters passed to the plotting functions.
 #' @return `x`, invisibly.
+#' @family reports
 #' @export
 plot.detanon_assess <- function(x, type = NULL, original = NULL, masked = NULL, vars = NULL, ...) {
   have_data <- !is.null(original) && !is.null(masked)

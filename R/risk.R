@@ -102,6 +102,10 @@ risk_rmd <- function(original, masked, vars = NULL, w1 = 0.01, w2 = 0.05, m = 1,
   xm <- numeric_matrix(masked, vars)
   check_not_constant(x, "original")
   check_not_constant(xm, "masked")
+  # tiny-valued columns (SD underflow) scaled exactly by powers of two; others untouched
+  tiny <- pow2_normalise(x, xm)
+  x <- tiny$x
+  xm <- tiny$y
 
   # exactly dRiskRMD's arithmetic, so that the numbers agree bit for bit
   rmd_result(rmd_core(x, deterministic, ...), xm, w1, w2, m, vars, deterministic, nthreads)
@@ -417,13 +421,19 @@ linkage_setup <- function(original, masked, vars, strata) {
   }
   n <- nrow(original)
   x <- numeric_matrix(original, vars)
+  # a tiny-valued column is not constant: scaled exactly by a power of two (the same
+  # factor for the masked and any replayed values)
+  tiny <- pow2_normalise(x)
+  x <- tiny$x
   st <- col_stats(x)
   keep <- !is.na(st$sd) & st$sd > 0
   z <- function(m) {
     # no variable carries information: every record of a stratum is equally near
     if (!any(keep)) return(matrix(0, nrow(m), 1L))
+    for (j in which(tiny$e != 0)) m[, j] <- times_pow2(m[, j], tiny$e[j])
     sweep(sweep(m[, keep, drop = FALSE], 2L, st$mean[keep]), 2L, st$sd[keep], "/")
   }
+  check_no_clash(strata, c("n", "rate", "blind_rate", "reid"), "strata")
   df <- as.data.frame(original, stringsAsFactors = FALSE)
   id <- stratum_ids(df, strata)
   n_strata <- max(c(0L, id))
@@ -431,7 +441,8 @@ linkage_setup <- function(original, masked, vars, strata) {
   by <- if (length(strata)) df[match(seq_len(n_strata), id), strata, drop = FALSE]
         else data.frame(row.names = seq_len(n_strata))
   rownames(by) <- NULL
-  list(vars = vars, strata = strata, n = n, zo = z(x), zm = z(numeric_matrix(masked, vars)),
+  list(vars = vars, strata = strata, n = n, zo = z(numeric_matrix(original, vars)),
+       zm = z(numeric_matrix(masked, vars)),
        z = z, id = id, sizes = sizes, by = by,
        order = as.integer(order(id, method = "radix")), offsets = as.integer(c(0L, cumsum(sizes))))
 }
@@ -476,7 +487,8 @@ replay_mask <- function(info) {
                            m = set$m, rate = set$rate, w1 = set$w1, check_identifiers = FALSE)
       } else {
         anonymise(d, k = k, vars = set$vars, strata = strata, small_strata = "merge",
-                  engine = if (is.null(set$engine)) "kdtree" else set$engine, check_identifiers = FALSE)
+                  engine = if (is.null(set$engine)) "kdtree" else set$engine, format = set$format,
+                  check_identifiers = FALSE)
       }
     }
     suppressMessages(suppressWarnings(tryCatch(run(set$strata), error = function(e) run(character()))))

@@ -23,6 +23,9 @@ SEXP ffi_keps_noise(SEXP y, SEXP cls, SEXP n_classes, SEXP eps);
 SEXP ffi_keps_link(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP scale);
 SEXP ffi_keps_confident(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP r, SEXP cap);
 
+/* ola_glue.c: optimal lattice anonymisation (one lattice node) */
+SEXP ffi_ola_node(SEXP lat, SEXP level, SEXP k, SEXP want_slot);
+
 /* kdtree_alloc.c: a tree with room for n points, and a heap of k neighbours, in R_alloc memory */
 kd_tree detanon_tree(ptrdiff_t n, int d, int leaf_size);
 kd_heap detanon_heap(int k);
@@ -30,6 +33,12 @@ SEXP ffi_kd_tree(SEXP z, SEXP leaf_size);
 
 /* threads.c: the number of OpenMP threads to use for a request (1 without OpenMP) */
 int detanon_threads(SEXP nthreads);
+
+/* stir.c: cluster stirring (seed 004) */
+SEXP ffi_stir_centroids(SEXP x, SEXP nominal, SEXP cl, SEXP n_clusters);
+SEXP ffi_stir_nearest(SEXP xo, SEXP xc, SEXP nominal, SEXP knots);
+SEXP ffi_stir_clusters(SEXP x, SEXP nominal, SEXP eps, SEXP order);
+SEXP ffi_stir_shuffle(SEXP cl, SEXP n_clusters, SEXP n_vars);
 
 /* risk_rank.c: ranks of own records (top-m linkage, re-identification, replay) */
 SEXP ffi_link_rank(SEXP zt, SEXP zq, SEXP order, SEXP offsets, SEXP query, SEXP cap,

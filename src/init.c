@@ -18,6 +18,13 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_keps_noise",     (DL_FUNC) &ffi_keps_noise,     4},
     {"ffi_keps_link",      (DL_FUNC) &ffi_keps_link,      5},
     {"ffi_keps_confident", (DL_FUNC) &ffi_keps_confident, 6},
+    /* stir.c: cluster stirring (seed 004) */
+    {"ffi_stir_centroids", (DL_FUNC) &ffi_stir_centroids, 4},
+    {"ffi_stir_nearest",   (DL_FUNC) &ffi_stir_nearest,   4},
+    {"ffi_stir_clusters",  (DL_FUNC) &ffi_stir_clusters,  4},
+    {"ffi_stir_shuffle",   (DL_FUNC) &ffi_stir_shuffle,   3},
+    /* ola_glue.c: optimal lattice anonymisation */
+    {"ffi_ola_node",       (DL_FUNC) &ffi_ola_node,       4},
     /* risk_rank.c: ranks of own records (top-m linkage, re-identification, replay) */
     {"ffi_link_rank",      (DL_FUNC) &ffi_link_rank,      7},
     /* adaptive.c: adaptive k per record (anonymise_adaptive) */

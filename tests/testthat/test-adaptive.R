@@ -89,7 +89,7 @@ test_that("the adaptive kernel equals the R transcription on random and adversar
 test_that("anonymise_adaptive: k = k_max is anonymise(), the release is deterministic and equivariant", {
   d <- titanic_paper()[-1]
   v <- c("Age", "Fare"); st <- c("Pclass", "Sex", "Family")
-  fixed <- anonymise(d, k = 4, vars = v, strata = st, check_identifiers = FALSE)
+  fixed <- anonymise(d, k = 4, vars = v, strata = st, format = "none", check_identifiers = FALSE)
   same <- anonymise_adaptive(d, vars = v, strata = st, k = 4, k_max = 4, check_identifiers = FALSE)
   expect_equal(as.data.frame(same)[v], as.data.frame(fixed)[v], tolerance = 1e-12)
   a <- anonymise_adaptive(d, vars = v, strata = st, k = 2, k_max = 60, m = 3, rate = 0.14, w1 = 0.01,
