@@ -470,6 +470,33 @@ bad("pseudonymise_with_key: list column", bi_list, function(x) pseudonymise_with
 bad("pseudonymise_with_key: prefix 1", bi_d, function(x) pseudonymise_with_key(x, "g", prefix = 1),
     "`prefix` must be a single string")
 
+# ---- top-m linkage, replay, adaptive k, tune_release() (issue 18) ---------------------------
+bad("risk_linkage: m = 0", bi_pair(), function(p) risk_linkage(p$o, p$m, m = 0),
+    "`m` must be a single whole number >= 1, not 0")
+bad("risk_linkage: m larger than every stratum", bi_pair(), function(p) risk_linkage(p$o, p$m, m = 50), NA,
+    function(r) expect_equal(r$rate, 1))
+bad("risk_replay: p = 0", bi_pair(), function(p) risk_replay(p$o, p$m, p = 0), "`p` must be distinct shares in \\(0, 1\\]")
+bad("risk_replay: mask not a function", bi_pair(), function(p) risk_replay(p$o, p$m, mask = "anonymise"),
+    "`mask` must be NULL or a function")
+bad("risk_replay: edited release, no mask", bi_pair(m = bi_mod(bi_m, x = bi_m$x + 1)),
+    function(p) risk_replay(p$o, p$m, vars = c("x", "y"), strata = "g"), "pass the intruder's replay as `mask`")
+bad("risk_replay: zero rows", bi_pair(bi_d[0, ], bi_plain(bi_m[0, ])),
+    function(p) risk_replay(p$o, p$m, vars = c("x", "y"), strata = "g", mask = function(d) d, p = 1), NA,
+    function(r) expect_identical(r$n, 0L))
+ad <- function(...) function(x) anonymise_adaptive(x, ..., check_identifiers = FALSE)
+bad("anonymise_adaptive: matrix", as.matrix(bi_d), ad(), "`data` must be a data frame")
+bad("anonymise_adaptive: zero rows", bi_d[0, ], ad(vars = c("x", "y"), strata = "g"), "`data` has no rows")
+bad("anonymise_adaptive: k_max < k", bi_d, ad(k = 3, k_max = 2), "`k_max` must be a single whole number >= 3, not 2")
+bad("anonymise_adaptive: rate 2", bi_d, ad(rate = 2), "`rate` must be a single finite number >= 0 and <= 1")
+bad("anonymise_adaptive: NA", bi_na, ad(vars = "x"), "`vars` have missing or infinite values")
+bad("anonymise_adaptive: k > stratum size", bi_d, ad(k = 11), "fewer than k = 11 records")
+tr <- function(...) function(x) tune_release(x, vars = c("x", "y"), strata = "g", ...)
+bad("tune_release: limit 0", bi_d, tr(linkage = 0), "the limit `linkage` must be a single share in \\(0, 1\\]")
+bad("tune_release: limit above 1", bi_d, tr(risk1 = 1.5), "the limit `risk1` must be a single share")
+bad("tune_release: k above the strata", bi_d, tr(k = 11), "the limit `k` = 11 cannot be met")
+bad("tune_release: top_m impossible", bi_d, tr(m = 10, top_m = 0.5), "the limit `top_m` = 0.5 cannot be met with `m` = 10")
+bad("tune_release: objective", bi_d, tr(objective = "mse"), "`objective` must be")
+
 # ---- release_info() --------------------------------------------------------------------
 bad("release_info: not a release", bi_d, function(x) release_info(x), NA, function(r) expect_null(r))
 bad("release_info: a vector", 1:3, function(x) release_info(x), NA, function(r) expect_null(r))

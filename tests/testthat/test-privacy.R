@@ -86,6 +86,11 @@ privacy_verbs <- list(
   blend_outliers_noise   = list(run = function(d) blend_outliers(complete_rows(d), vars = c("x", "y"), strata = "g",
                                                                  k = 3, method = "noise", seed = 1),
                                 secret = character()),
+  anonymise_adaptive     = list(run = function(d) anonymise_adaptive(droplevels(no_rare(complete_rows(d))),
+                                                                     vars = masked, strata = c("g", "h"), k = 3,
+                                                                     m = 2, rate = 0.2, w1 = 0.01,
+                                                                     check_identifiers = FALSE),
+                                secret = masked),
   remove_identifiers     = list(run = function(d) remove_identifiers(d, cols = c("x", "y", "p")), secret = masked),
   remove_identifiers_ps  = list(run = function(d) remove_identifiers(d, cols = c("x", "y", "p"),
                                                                      method = "pseudonymise"), secret = masked)
