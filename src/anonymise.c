@@ -3,6 +3,7 @@
 #include "detanon.h"
 #include "kdtree.h"
 #include "fsum.h"
+#include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
 #define THREAD_ID omp_get_thread_num()
@@ -12,10 +13,27 @@
 
 #define LEAF_SIZE 16
 /* Strata smaller than this are searched one per thread (a tree each); larger ones one at
- * a time with the queries spread over threads. */
+ * a time with the queries spread over threads. So are strata with much work per query
+ * (ns * k >= HEAVY_STRATUM), so that their queries too come in chunks between interrupt
+ * checks, whatever k. */
 #define SMALL_STRATUM 4096
-/* Queries between two interrupt checks (a few milliseconds of work). */
-#define CHUNK ((ptrdiff_t) 1 << 16)
+#define HEAVY_STRATUM ((double) (1 << 20))
+/* Work between two interrupt checks, in units of about one candidate offered to a heap: a
+ * query costs about k + 16 (a few milliseconds of work in all at any k). */
+#define CHUNK_WORK ((ptrdiff_t) 1 << 20)
+#define CHUNK_MAX ((ptrdiff_t) 1 << 16)
+
+static inline int is_large(ptrdiff_t ns, int k)
+{
+    return ns >= SMALL_STRATUM || (double) ns * k >= HEAVY_STRATUM;
+}
+
+/* Queries between two interrupt checks. */
+static inline ptrdiff_t chunk_queries(int k)
+{
+    ptrdiff_t q = CHUNK_WORK / ((ptrdiff_t) k + 16);
+    return q < 64 ? 64 : q > CHUNK_MAX ? CHUNK_MAX : q;
+}
 
 /* One search: the points, their strata, and where the results go. */
 typedef struct {
@@ -40,10 +58,10 @@ static void build(kd_tree *t, const knn_job *job, const ptrdiff_t *rows, ptrdiff
     else kd_build(t, job->col[0], job->n, rows); /* the columns of one n x d matrix */
 }
 
-/* Asks R whether the user pressed Ctrl-C without jumping out of C: R_CheckUserInterrupt
- * runs inside R_ToplevelExec, which catches the jump (and consumes the interrupt). */
-static void check_interrupt(void *unused) { (void) unused; R_CheckUserInterrupt(); }
-static int interrupt_pending(void) { return !R_ToplevelExec(check_interrupt, NULL); }
+/* Polled by a serial build on the main thread: a Ctrl-C jumps straight back to R as an
+ * interrupt condition. Safe there: no parallel region is running, and every buffer is
+ * R_alloc memory, freed by R. */
+static int interrupt_now(void) { R_CheckUserInterrupt(); return 0; }
 
 /* The centroid of the k points found for a query, into out[0..d). The k points are uniquely
  * defined (see kdtree.h), but their order in the heap depends on the query; summing them in
@@ -51,26 +69,37 @@ static int interrupt_pending(void) { return !R_ToplevelExec(check_interrupt, NUL
  * records that share their k points get bit-identical centroids (their last bits cannot
  * tell which record a centroid came from, and with k equal to a stratum's size the
  * centroids are all equal, not equal up to rounding noise that step 5 would blow up).
- * Reorders h->pos. Insertion sort: k is small, and the search already costs O(k) per
- * accepted candidate. */
+ * Reorders h->pos: O(k log k) (kd_sort_lex). */
 static inline void centroid(const kd_tree *t, kd_heap *h, double *out)
 {
     const int d = t->d, k = h->k;
     ptrdiff_t *pos = h->pos;
-    for (int i = 1; i < k; i++) {
-        ptrdiff_t x = pos[i];
-        int m = i;
-        while (m > 0 && kd_lex_less(t->pts + x * d, t->pts + pos[m - 1] * d, d)) {
-            pos[m] = pos[m - 1];
-            m--;
-        }
-        pos[m] = x;
-    }
+    kd_sort_lex(t, pos, k);
     for (int j = 0; j < d; j++) {
         double s = 0.0;
         for (int m = 0; m < k; m++) s += t->pts[pos[m] * d + j];
         out[j] = s / k;
     }
+}
+
+/* The same centroid when k is a large share of the stratum: `lex` lists the stratum's tree
+ * positions in lexicographic order (once per stratum), `mark` holds ns zero bytes. The k
+ * points are marked, then summed in the stratum's lexicographic order: the same points in
+ * the same order as centroid() sums them (identical points are interchangeable), so the
+ * same bits, in O(ns) instead of O(k log k). */
+static inline void centroid_marked(const kd_tree *t, const kd_heap *h, const ptrdiff_t *lex,
+                                   unsigned char *mark, double *out)
+{
+    const int d = t->d, k = h->k;
+    for (int m = 0; m < k; m++) mark[h->pos[m]] = 1;
+    for (int j = 0; j < d; j++) out[j] = 0.0;
+    for (ptrdiff_t i = 0; i < t->n; i++) {
+        ptrdiff_t p = lex[i];
+        if (!mark[p]) continue;
+        for (int j = 0; j < d; j++) out[j] += t->pts[p * d + j];
+    }
+    for (int j = 0; j < d; j++) out[j] /= k;
+    for (int m = 0; m < k; m++) mark[h->pos[m]] = 0;
 }
 
 /* Write the result for the query at tree position `self` straight into the output.
@@ -97,13 +126,16 @@ static void search_small_strata(const knn_job *job, ptrdiff_t max_small, kd_heap
     R_xlen_t s = 0;
     while (s < job->n_strata) {
         R_xlen_t s_end = s;
-        for (ptrdiff_t w = 0; s_end < job->n_strata && w < CHUNK; s_end++) w += off[s_end + 1] - off[s_end];
+        for (ptrdiff_t w = 0; s_end < job->n_strata && w < CHUNK_WORK; s_end++) {
+            ptrdiff_t ns = off[s_end + 1] - off[s_end];
+            if (!is_large(ns, job->k)) w += ns * ((ptrdiff_t) job->k + 16);
+        }
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(job->nt) schedule(dynamic, 1)
 #endif
         for (R_xlen_t i = s; i < s_end; i++) {
             ptrdiff_t ns = off[i + 1] - off[i];
-            if (ns == 0 || ns >= SMALL_STRATUM) continue;
+            if (ns == 0 || is_large(ns, job->k)) continue;
             int tid = THREAD_ID;
             kd_tree *tree = &trees[tid];
             build(tree, job, job->rows + off[i], ns, NULL);
@@ -125,18 +157,17 @@ static void search_large_strata(const knn_job *job, kd_heap *heaps, double **wor
     const ptrdiff_t *off = job->off;
     const int nt = job->nt;
     R_xlen_t n_large = 0;
-    for (R_xlen_t s = 0; s < job->n_strata; s++) if (off[s + 1] - off[s] >= SMALL_STRATUM) n_large++;
+    for (R_xlen_t s = 0; s < job->n_strata; s++) if (is_large(off[s + 1] - off[s], job->k)) n_large++;
     R_xlen_t *large = (R_xlen_t *) R_alloc(n_large, sizeof(R_xlen_t));
     kd_tree *trees = (kd_tree *) R_alloc(n_large, sizeof(kd_tree));
     for (R_xlen_t s = 0, i = 0; s < job->n_strata; s++) {
-        if (off[s + 1] - off[s] < SMALL_STRATUM) continue;
+        if (!is_large(off[s + 1] - off[s], job->k)) continue;
         large[i] = s;
         trees[i] = detanon_tree(off[s + 1] - off[s], job->d, LEAF_SIZE);
         i++;
     }
     if (n_large == 1) {
-        build(&trees[0], job, job->rows + off[large[0]], trees[0].n, interrupt_pending);
-        if (trees[0].aborted) Rf_error("interrupted by the user");
+        build(&trees[0], job, job->rows + off[large[0]], trees[0].n, interrupt_now);
     } else {
         for (R_xlen_t from = 0; from < n_large; from += nt) {
             R_xlen_t to = from + nt < n_large ? from + nt : n_large;
@@ -158,18 +189,35 @@ static void search_large_strata(const knn_job *job, kd_heap *heaps, double **wor
         for (R_xlen_t i = 0; i < n_large; i++) if (trees[i].n > max_ns) max_ns = trees[i].n;
         buf = (double *) R_alloc((size_t) max_ns * d, sizeof(double));
     }
+    const ptrdiff_t chunk = chunk_queries(job->k);
+    const int grain = chunk >= 1024 * nt ? 256 : (int) (chunk / (4 * nt) > 0 ? chunk / (4 * nt) : 1);
+    ptrdiff_t *lex = NULL;
+    unsigned char **mark = NULL;
     for (R_xlen_t i = 0; i < n_large; i++) {
         const kd_tree *tree = &trees[i];
         const ptrdiff_t ns = tree->n;
-        for (ptrdiff_t from = 0; from < ns; from += CHUNK) {
-            ptrdiff_t to = from + CHUNK < ns ? from + CHUNK : ns;
+        /* k a large share of the stratum: sum the k points in the stratum's order */
+        const int by_mark = buf && (ptrdiff_t) job->k * 8 >= ns;
+        if (by_mark) {
+            lex = (ptrdiff_t *) R_alloc(ns, sizeof(ptrdiff_t));
+            mark = (unsigned char **) R_alloc(nt, sizeof(unsigned char *));
+            for (ptrdiff_t p = 0; p < ns; p++) lex[p] = p;
+            kd_sort_lex(tree, lex, ns);
+            for (int t = 0; t < nt; t++) {
+                mark[t] = (unsigned char *) R_alloc(ns, 1);
+                memset(mark[t], 0, ns);
+            }
+        }
+        for (ptrdiff_t from = 0; from < ns; from += chunk) {
+            ptrdiff_t to = from + chunk < ns ? from + chunk : ns;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 256)
+#pragma omp parallel for num_threads(nt) schedule(dynamic, grain)
 #endif
             for (ptrdiff_t p = from; p < to; p++) {
                 int tid = THREAD_ID;
                 kd_knn_self(tree, p, &heaps[tid]);
-                if (buf) centroid(tree, &heaps[tid], buf + p * d);
+                if (by_mark) centroid_marked(tree, &heaps[tid], lex, mark[tid], buf + p * d);
+                else if (buf) centroid(tree, &heaps[tid], buf + p * d);
                 else emit(tree, &heaps[tid], p, job, work[tid]);
             }
             R_CheckUserInterrupt();
@@ -203,13 +251,14 @@ static void knn_all(const knn_job *job)
     ptrdiff_t max_small = 0, max_large = 0;
     for (R_xlen_t s = 0; s < job->n_strata; s++) {
         ptrdiff_t ns = off[s + 1] - off[s];
-        if (ns < SMALL_STRATUM) { if (ns > max_small) max_small = ns; }
+        if (!is_large(ns, job->k)) { if (ns > max_small) max_small = ns; }
         else if (ns > max_large) max_large = ns;
     }
     kd_heap *heaps = (kd_heap *) R_alloc(job->nt, sizeof(kd_heap));
     double **work = (double **) R_alloc(job->nt, sizeof(double *));
     for (int t = 0; t < job->nt; t++) {
         heaps[t] = detanon_heap(job->k);
+        heaps[t].any_order = job->cent != NULL; /* centroids sort the k points themselves */
         work[t] = (double *) R_alloc(job->d > 0 ? job->d : 1, sizeof(double));
     }
     if (max_small > 0) search_small_strata(job, max_small, heaps, work);

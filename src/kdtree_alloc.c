@@ -27,10 +27,10 @@ kd_tree detanon_tree(ptrdiff_t n, int d, int leaf_size)
 kd_heap detanon_heap(int k)
 {
     kd_heap h;
-    h.k = k; h.count = 0;
-    h.pos = (ptrdiff_t *) R_alloc(k, sizeof(ptrdiff_t));
-    h.d2 = (double *) R_alloc(k, sizeof(double));
-    h.stack = (kd_item *) R_alloc(KD_STACK_MAX, sizeof(kd_item));
+    kd_heap_init(&h, k, (ptrdiff_t *) R_alloc(k, sizeof(ptrdiff_t)),
+                 (double *) R_alloc(k, sizeof(double)),
+                 k > KD_HEAP_MIN ? (ptrdiff_t *) R_alloc(k, sizeof(ptrdiff_t)) : NULL,
+                 (kd_item *) R_alloc(KD_STACK_MAX, sizeof(kd_item)));
     return h;
 }
 
