@@ -188,7 +188,7 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
   if (!all(keep)) {
     df <- df[keep, , drop = FALSE]
     x <- x[keep, , drop = FALSE]
-    id <- match(id[keep], sort(unique(id[keep])))
+    id <- id[keep] # strata left empty stay as gaps in the ids: the C code skips them
   }
 
   masked <- mask_matrix(x, id, k, engine, nthreads)
@@ -197,7 +197,7 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
   out <- restore_class(df, data)
   attr(out, "detanon") <- structure(list(
     k = k, vars = vars, strata = strata, engine = engine,
-    n = nrow(df), n_strata = max(id), min_stratum = min(tabulate(id)),
+    n = nrow(df), n_strata = sum(tabulate(id) > 0L), min_stratum = min(tabulate(id)[tabulate(id) > 0L]),
     n_suppressed = n_suppressed, n_dropped = n_dropped, n_imputed = n_imputed,
     n_merged = n_merged, mean = masked$mean, sd = masked$sd, scale = masked$scale
   ), class = "detanon_info")
@@ -207,9 +207,19 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
 # The five steps on a complete numeric matrix with stratum ids 1..S (all strata >= k).
 # Returns the masked columns as a list, and the column statistics.
 mask_matrix <- function(x, id, k, engine, nthreads) {
-  # the rann engine reproduces the authors' arithmetic, (x - mean(x)) / sd(x): its last
-  # bits decide which of several equally distant neighbours RANN returns
-  stats <- if (engine == "kdtree") col_stats(x, nthreads) else base_stats(x)
+  # on the z-scale (SD 1) a centroid spread this small is rounding noise, not information
+  flat_sd <- 1e-10
+  if (engine == "kdtree") {
+    # one native call: exact column statistics, the search, step 5
+    show <- show_progress(nrow(x) * (k + 16) / 20)
+    res <- with_progress(show, .Call(C_ffi_anonymise, x, id, k, nthreads, flat_sd, show))
+    stats <- list(mean = stats::setNames(res$mean, colnames(x)), sd = stats::setNames(res$sd, colnames(x)))
+  } else {
+    # the rann engine reproduces the authors' arithmetic, (x - mean(x)) / sd(x): its last
+    # bits decide which of several equally distant neighbours RANN returns
+    stats <- base_stats(x)
+    res <- NULL
+  }
   # an overflowing SD would otherwise mark the column "constant" and release it unmasked
   huge <- !is.finite(stats$mean) | !is.finite(stats$sd)
   if (any(huge)) {
@@ -219,29 +229,24 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
   }
   # constant columns (SD 0) have no z-score: they keep their single value
   cols <- which(stats$sd > 0)
-  # on the z-scale (SD 1) a centroid spread this small is rounding noise, not information
-  flat_sd <- 1e-10
-  res <- if (engine == "kdtree") {
-    .Call(C_ffi_mask, x, cols, stats$mean, stats$sd, id, k, nthreads, flat_sd)
-  } else {
-    rann_mask(x, cols, stats, id, k, flat_sd)
-  }
-  flat <- !(res[[2L]] > flat_sd)
+  if (is.null(res)) res <- rann_mask(x, cols, stats, id, k, flat_sd)
+  flat <- !(res$centroid_sd > flat_sd)
   if (any(flat)) {
     warning(sprintf("All centroids of %s are equal (k too large for the strata); released as the original mean.",
                     quote_names(colnames(x)[cols][flat])), call. = FALSE)
   }
   scale <- stats::setNames(rep(NA_real_, ncol(x)), colnames(x))
-  scale[cols] <- ifelse(flat, NA_real_, stats$sd[cols] / res[[2L]])
-  list(columns = res[[1L]], mean = stats$mean, sd = stats$sd, scale = scale)
+  scale[cols] <- ifelse(flat, NA_real_, stats$sd[cols] / res$centroid_sd)
+  list(columns = res$columns, mean = stats$mean, sd = stats$sd, scale = scale)
 }
 
-# ffi_mask() with RANN::nn2() as the search, on z-scores made as the authors' code makes
-# them: with sd(), not scale()'s own SD, which differs in the last bit (for the Titanic
-# ages) and so changes RANN's choice among tied neighbours, and the paper's risk figures.
+# ffi_anonymise() with RANN::nn2() as the search, on z-scores made as the authors' code
+# makes them: with sd(), not scale()'s own SD, which differs in the last bit (for the
+# Titanic ages) and so changes RANN's choice among tied neighbours, and the paper's risk
+# figures. Returns list(columns, centroid_sd) as ffi_anonymise() does.
 rann_mask <- function(x, cols, stats, id, k, flat_sd) {
   columns <- lapply(seq_len(ncol(x)), function(j) x[, j])
-  if (!length(cols)) return(list(columns, numeric()))
+  if (!length(cols)) return(list(columns = columns, centroid_sd = numeric()))
   z <- scale(x[, cols, drop = FALSE], center = stats$mean[cols], scale = stats$sd[cols])
   centroids <- rann_centroids(z, id, k)
   c_sd <- base_stats(centroids)$sd
@@ -253,7 +258,7 @@ rann_mask <- function(x, cols, stats, id, k, flat_sd) {
       rep(stats$mean[v], nrow(x))
     }
   }
-  list(columns, c_sd)
+  list(columns = columns, centroid_sd = c_sd)
 }
 
 base_stats <- function(x) list(mean = colMeans(x), sd = apply(x, 2L, stats::sd))
@@ -262,6 +267,7 @@ rann_centroids <- function(z, id, k) {
   centroids <- matrix(0, nrow(z), ncol(z))
   for (s in seq_len(max(id))) {
     rows <- which(id == s)
+    if (!length(rows)) next
     nn <- RANN::nn2(z[rows, , drop = FALSE], k = k)$nn.idx
     for (j in seq_len(ncol(z))) {
       zj <- z[rows, j]

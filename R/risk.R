@@ -126,7 +126,8 @@ risk_rmd <- function(original, masked, vars = NULL, w1 = 0.01, w2 = 0.05, m = 1,
   names(rows1) <- NULL
   rows2 <- integer()
   if (length(rows1)) {
-    others <- .Call(C_ffi_rmd_count, xm, as.integer(rows1), w2, m, nthreads)
+    show <- show_progress(length(rows1) * min(m, 64) / 4)
+    others <- with_progress(show, .Call(C_ffi_rmd_count, xm, as.integer(rows1), w2, m, nthreads, show))
     rows2 <- rows1[others < m]
   }
   structure(list(
@@ -238,10 +239,9 @@ risk_linkage <- function(original, masked, vars = NULL, strata = NULL,
   df <- as.data.frame(original, stringsAsFactors = FALSE)
   id <- stratum_ids(df, strata)
   n_strata <- max(c(0L, id))
-  ord <- order(id, method = "radix")
   sizes <- tabulate(id, n_strata)
-  offsets <- c(0L, cumsum(sizes))
-  share <- if (n) .Call(C_ffi_link_share, x, xm, as.integer(ord), as.integer(offsets), nthreads) else numeric()
+  show <- show_progress(n * 2)
+  share <- if (n) with_progress(show, .Call(C_ffi_link_share, x, xm, id, nthreads, show)) else numeric()
   by <- if (length(strata)) df[match(seq_len(n_strata), id), strata, drop = FALSE] else data.frame(row.names = seq_len(n_strata))
   rownames(by) <- NULL
   by$n <- sizes

@@ -83,20 +83,6 @@ SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k_, SEXP inv_range)
     return out;
 }
 
-/* n Laplace(0, b) draws with R's RNG. */
-SEXP ffi_rlaplace(SEXP n_, SEXP b_)
-{
-    const R_xlen_t n = (R_xlen_t) Rf_asReal(n_);
-    const double b = Rf_asReal(b_);
-    SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
-    double *o = n > 0 ? REAL(out) : NULL;
-    GetRNGstate();
-    for (R_xlen_t i = 0; i < n; i++) o[i] = laplace_from_unif(unif_rand(), b);
-    PutRNGstate();
-    UNPROTECT(1);
-    return out;
-}
-
 /* y: n x p epsilon-quasi-identifiers; cls: 1-based class per row (1..C); eps: p budgets.
  * Per class and column the diameter max - min; every value gets Laplace(0, diam / eps)
  * noise, drawn in row order, column by column within a row (so set.seed() reproduces).

@@ -284,3 +284,19 @@ test_that("large k in heavy strata (chunked queries, stratum-order sums) is exac
     expect_identical(z[idx[rows, ], ], z[want[rows, ], ])
   }
 })
+
+test_that("the thread policy: the request, capped by OpenMP's limits, one thread for small jobs", {
+  threads <- function(n, work = 1e6) .Call(detanon:::C_ffi_threads, as.integer(n), work)
+  expect_identical(threads(1L), 1L)
+  expect_identical(threads(4L, work = 100), 1L) # too small to gain from threads
+  expect_lte(threads(1e6L), max(1L, parallel::detectCores()))
+  skip_on_cran()
+  rscript <- file.path(R.home("bin"), "Rscript")
+  # OMP_NUM_THREADS and OMP_THREAD_LIMIT cap a larger request (with OpenMP; else 1 anyway)
+  for (env in c("OMP_NUM_THREADS=1", "OMP_THREAD_LIMIT=1")) {
+    out <- system2(rscript, c("-e", shQuote(paste0(
+      "cat(.Call(detanon:::C_ffi_threads, 8L, 1e6))"))), stdout = TRUE,
+      env = c(env, paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep))))
+    expect_identical(out, "1")
+  }
+})
