@@ -1,5 +1,6 @@
 # make demo   install everything, then anonymise the bundled Titanic data and print the report
-# make check  install everything, then R CMD build + R CMD check --as-cran + the test count line
+# make check  install everything, test the set-up script, then R CMD build + R CMD check --as-cran
+#             + the test count line
 # make sanitize  ASan/UBSan, no-OpenMP and valgrind runs of the native code (CI runs it too)
 # make test   run the test suite against the installed package (quick, for development)
 R        ?= R
@@ -13,7 +14,7 @@ CHECKDIR ?= $(CURDIR)/check
 CHECK_ENV := NOT_CRAN=true _R_CHECK_SYSTEM_CLOCK_=false _R_CHECK_CRAN_INCOMING_REMOTE_=false \
              R_RD4PDF="times,hyper"
 
-.PHONY: deps install demo check sanitize test clean
+.PHONY: deps install demo check test-setup sanitize test clean
 
 deps:
 	bash tools/install-deps.sh
@@ -24,7 +25,11 @@ install: deps
 demo: install
 	Rscript inst/scripts/titanic-report.R
 
-check: deps
+# The set-up path itself, against stub apt/dpkg commands (a fresh machine, a partial one, a full one).
+test-setup:
+	bash tests/setup/test-install-deps.sh
+
+check: deps test-setup
 	rm -rf "$(CHECKDIR)" && mkdir -p "$(CHECKDIR)"
 	cd "$(CHECKDIR)" && $(R) CMD build "$(CURDIR)"
 	cd "$(CHECKDIR)" && $(CHECK_ENV) $(R) CMD check --as-cran $(PKG)_$(VERSION).tar.gz; \

@@ -74,11 +74,11 @@
 #'   like a direct identifier (see [detect_identifiers()])? Set to `FALSE` to silence.
 #' @return An object of the same class as `data` with the masked columns replaced (as
 #'   doubles), rows in the same order (fewer if records were suppressed or incomplete
-#'   ones dropped) and all other columns unchanged. The attribute `"detanon"` holds only
-#'   aggregate information: `k`, `vars`, `strata`, the number of records and strata,
-#'   the smallest stratum size, the counts of suppressed, dropped, imputed and merged
-#'   (moved) records,
-#'   and the means, SDs and scaling factors of the masked columns.
+#'   ones dropped) and all other columns unchanged. Its release metadata ([release_info()])
+#'   hold only aggregate information: the settings (`k`, `vars`, `strata`, `na`,
+#'   `small_strata`, `engine`), the counts (`n` records, `n_strata`, `min_size` of the
+#'   smallest stratum, `n_suppressed`, `n_dropped`, `n_imputed`, `n_merged` moved records)
+#'   and, in `stats`, the means, SDs and scaling factors of the masked columns.
 #' @references Avraam D, Jones E, Burton P (2022). A deterministic approach for protecting
 #'   privacy in sensitive personal data. *BMC Medical Informatics and Decision Making*,
 #'   22, 24.
@@ -87,7 +87,7 @@
 #' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
 #'                     strata = c("Pclass", "Sex", "Family"))
 #' head(masked)
-#' attr(masked, "detanon")$scale
+#' release_info(masked)
 #' @export
 anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
                       na = c("fail", "median", "mean", "median_stratum", "mean_stratum", "complete"),
@@ -111,7 +111,7 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
                         setdiff(names(data)[vapply(data, is_continuous, logical(1))], strata))
   check_vars(data, vars, strata)
   check_flag(check_identifiers, "check_identifiers")
-  if (!nrow(data)) stop_arg("`data` has no rows: there is nothing to anonymise.")
+  if (!nrow(data)) stop_arg("`data` has no rows: there is nothing to anonymise.", kind = "data")
 
   df <- as.data.frame(data, stringsAsFactors = FALSE)
   x <- vapply(df[vars], as.double, numeric(nrow(df)))
@@ -128,13 +128,13 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
       counts <- counts[counts > 0]
       stop_arg("`vars` have missing values (", paste0("`", names(counts), "`: ", counts, collapse = ", "),
                "). Choose `na = \"median\"`, \"mean\", \"median_stratum\", \"mean_stratum\" or ",
-               "\"complete\", or impute them before calling anonymise().")
+               "\"complete\", or impute them first.", kind = "data")
     }
     if (na == "complete") {
       keep <- !apply(has_na, 1L, any)
       n_dropped <- sum(!keep)
-      message(sprintf("anonymise(): dropped %d incomplete record%s (na = \"complete\").",
-                      n_dropped, if (n_dropped == 1L) "" else "s"))
+      inform_detanon("dropped ", plural(n_dropped, "incomplete record"), " (na = \"complete\").",
+                     kind = "na")
     } else {
       n_imputed <- sum(apply(has_na, 1L, any))
     }
@@ -154,17 +154,10 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
   if (length(small)) {
     if (small_strata == "fail") {
       if (!length(strata)) {
-        stop_arg(sprintf("The data have %d record%s, fewer than k = %d. Lower `k`.",
-                         sizes[small], if (sizes[small] == 1L) "" else "s", k))
+        stop_arg("The data have ", plural(sizes[small], "record"), ", fewer than k = ", k, ". Lower `k`.",
+                 kind = "small_strata")
       }
-      tab <- df[match(small, id), strata, drop = FALSE]
-      desc <- apply(tab, 1L, function(r) paste0(strata, "=", r, collapse = ", "))
-      shown <- utils::head(paste0("  ", desc, ": ", sizes[small], " record", ifelse(sizes[small] == 1L, "", "s")), 10L)
-      stop_arg(sprintf("%d strat%s ha%s fewer than k = %d records:\n", length(small),
-                       if (length(small) == 1L) "um" else "a", if (length(small) == 1L) "s" else "ve", k),
-               paste(shown, collapse = "\n"),
-               if (length(small) > 10L) sprintf("\n  ... and %d more", length(small) - 10L) else "",
-               "\nLower `k`, generalise the strata variables, or use `small_strata = \"suppress\"` or \"merge\".")
+      stop_small_strata(df, id, sizes, small, strata, k, "`small_strata = \"suppress\"` or \"merge\"")
     }
     if (small_strata == "merge") {
       merged <- merge_small(df, x, id, keep, k, strata)
@@ -176,14 +169,14 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
       drop <- keep & id %in% small
       n_suppressed <- sum(drop)
       keep <- keep & !drop
-      message(sprintf("anonymise(): suppressed %d record%s in %d strat%s smaller than k = %d.",
-                      n_suppressed, if (n_suppressed == 1L) "" else "s",
-                      length(small), if (length(small) == 1L) "um" else "a", k))
+      inform_detanon("suppressed ", plural(n_suppressed, "record"), " in ",
+                     plural(length(small), "stratum", "strata"), " smaller than k = ", k, ".",
+                     kind = "suppress")
     }
   }
   if (!any(keep)) {
     stop_arg("No records are left to mask (", n_dropped, " incomplete, ", n_suppressed,
-             " in strata smaller than k = ", k, "). Lower `k` or coarsen `strata`.")
+             " in strata smaller than k = ", k, "). Lower `k` or coarsen `strata`.", kind = "data")
   }
   if (!all(keep)) {
     df <- df[keep, , drop = FALSE]
@@ -192,16 +185,17 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
   }
 
   masked <- mask_matrix(x, id, k, engine, nthreads)
+  sizes <- tabulate(id)
+  sizes <- sizes[sizes > 0L]
   if (check_identifiers) warn_identifiers(df, vars, strata)
   for (j in seq_along(vars)) df[[vars[j]]] <- masked$columns[[j]]
-  out <- restore_class(df, data)
-  attr(out, "detanon") <- structure(list(
-    k = k, vars = vars, strata = strata, engine = engine,
-    n = nrow(df), n_strata = sum(tabulate(id) > 0L), min_stratum = min(tabulate(id)[tabulate(id) > 0L]),
-    n_suppressed = n_suppressed, n_dropped = n_dropped, n_imputed = n_imputed,
-    n_merged = n_merged, mean = masked$mean, sd = masked$sd, scale = masked$scale
-  ), class = "detanon_info")
-  out
+  as_release(restore_class(df, data), "anonymise",
+             settings = list(k = k, vars = vars, strata = strata, na = na, small_strata = small_strata,
+                             engine = engine),
+             counts = list(n = nrow(df), n_strata = length(sizes), min_size = min(sizes),
+                           n_suppressed = n_suppressed, n_dropped = n_dropped, n_imputed = n_imputed,
+                           n_merged = n_merged),
+             stats = list(mean = masked$mean, sd = masked$sd, scale = masked$scale))
 }
 
 # The five steps on a complete numeric matrix with stratum ids 1..S (all strata >= k).
@@ -223,17 +217,19 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
   # an overflowing SD would otherwise mark the column "constant" and release it unmasked
   huge <- !is.finite(stats$mean) | !is.finite(stats$sd)
   if (any(huge)) {
-    stop_arg("`vars` column", if (sum(huge) > 1L) "s " else " ", quote_names(colnames(x)[huge]),
-             " ha", if (sum(huge) > 1L) "ve" else "s", " values too large to standardise (the SD ",
-             "overflows); rescale ", if (sum(huge) > 1L) "them" else "it", " (e.g. divide by 1e6) first.")
+    n_huge <- sum(huge)
+    stop_arg("`vars` ", plural(n_huge, "column", count = FALSE), " ", quote_names(colnames(x)[huge]), " ",
+             plural(n_huge, "has", "have", count = FALSE), " values too large to standardise (the SD ",
+             "overflows); rescale ", plural(n_huge, "it", "them", count = FALSE), " (e.g. divide by 1e6) first.",
+             kind = "data")
   }
   # constant columns (SD 0) have no z-score: they keep their single value
   cols <- which(stats$sd > 0)
   if (is.null(res)) res <- rann_mask(x, cols, stats, id, k, flat_sd)
   flat <- !(res$centroid_sd > flat_sd)
   if (any(flat)) {
-    warning(sprintf("All centroids of %s are equal (k too large for the strata); released as the original mean.",
-                    quote_names(colnames(x)[cols][flat])), call. = FALSE)
+    warn_detanon("All centroids of ", quote_names(colnames(x)[cols][flat]), " are equal (k too large for ",
+                 "the strata); released as the original mean.", kind = "data")
   }
   scale <- stats::setNames(rep(NA_real_, ncol(x)), colnames(x))
   scale[cols] <- ifelse(flat, NA_real_, stats$sd[cols] / res$centroid_sd)
@@ -282,13 +278,14 @@ impute <- function(x, has_na, id, fun, strata) {
     miss <- has_na[, j]
     if (is.null(id)) {
       x[miss, j] <- fun(x[!miss, j])
-      if (all(miss)) stop_arg("`vars` column `", colnames(x)[j], "` has no observed value to impute from.")
+      if (all(miss)) stop_arg("`vars` column `", colnames(x)[j], "` has no observed value to impute from.", kind = "data")
     } else {
       for (s in unique(id[miss])) {
         obs <- id == s & !miss
         if (!any(obs)) {
           stop_arg("`vars` column `", colnames(x)[j], "` has no observed value in a stratum of `",
-                   paste(strata, collapse = "`, `"), "`; use `na = \"median\"` or \"mean\" (global) instead.")
+                   paste(strata, collapse = "`, `"), "`; use `na = \"median\"` or \"mean\" (global) instead.",
+                   kind = "data")
         }
         x[id == s & miss, j] <- fun(x[obs, j])
       }
@@ -304,17 +301,17 @@ is_continuous <- function(x) is.numeric(x) && !is.factor(x) && is.null(dim(x))
 check_vars <- function(data, vars, strata) {
   if (!length(vars)) {
     stop_arg("There is no continuous variable to mask: name the numeric columns in `vars` ",
-             "(the default takes the numeric columns not in `strata`).")
+             "(the default takes the numeric columns not in `strata`).", kind = "column")
   }
   both <- intersect(vars, strata)
   if (length(both)) {
-    stop_arg("Columns cannot be in both `vars` and `strata`: ", quote_names(both), ".")
+    stop_arg("Columns cannot be in both `vars` and `strata`: ", quote_names(both), ".", kind = "column")
   }
   bad <- vars[!vapply(data[vars], is_continuous, logical(1))]
   if (length(bad)) {
-    stop_arg("`vars` must be numeric columns; ", quote_names(bad), " ", if (length(bad) == 1L) "is" else "are",
+    stop_arg("`vars` must be numeric columns; ", quote_names(bad), " ", plural(length(bad), "is", "are", count = FALSE),
              " not (", paste(vapply(data[bad], function(x) class(x)[1L], ""), collapse = ", "),
-             "). Convert with as.numeric() or move them to `strata`.")
+             "). Convert with as.numeric() or move them to `strata`.", kind = "column")
   }
   for (v in vars) {
     x <- data[[v]]
@@ -322,10 +319,10 @@ check_vars <- function(data, vars, strata) {
     if (is.integer(x) || (!anyNA(x) && is.finite(sum(x)))) next
     if (any(is.nan(x))) {
       stop_arg("`vars` column `", v, "` contains NaN, which is not treated as missing: ",
-               "fix the computation that produced it, or set it to NA.")
+               "fix the computation that produced it, or set it to NA.", kind = "data")
     }
     if (any(is.infinite(x))) {
-      stop_arg("`vars` column `", v, "` contains infinite values; replace them (e.g. by NA) first.")
+      stop_arg("`vars` column `", v, "` contains infinite values; replace them (e.g. by NA) first.", kind = "data")
     }
   }
   invisible(vars)
@@ -342,18 +339,4 @@ match_choice <- function(x, arg) {
              ", not ", show_value(x), ".")
   }
   x
-}
-
-#' @export
-print.detanon_info <- function(x, ...) {
-  cat(sprintf("detanon: k = %d, %d records in %d strata (smallest %d), engine %s\n",
-              x$k, x$n, x$n_strata, x$min_stratum, x$engine))
-  cat("  masked:", paste(x$vars, collapse = ", "), "\n")
-  cat("  strata:", if (length(x$strata)) paste(x$strata, collapse = ", ") else "(none)", "\n")
-  if (!is.null(x$n_merged) && x$n_merged > 0) cat(sprintf("  moved %d records of small strata\n", x$n_merged))
-  if (x$n_suppressed + x$n_dropped + x$n_imputed > 0) {
-    cat(sprintf("  suppressed %d, dropped %d incomplete, imputed %d\n",
-                x$n_suppressed, x$n_dropped, x$n_imputed))
-  }
-  invisible(x)
 }

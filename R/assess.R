@@ -47,7 +47,9 @@
 assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
                    family = stats::gaussian(), pmse_vars = NULL, interactions = FALSE,
                    w1 = 0.01, w2 = 0.05, m = 1, ..., nthreads = getOption("detanon.nthreads", 1L)) {
-  vars <- check_pair(original, masked, vars)
+  vars <- check_pair(original, masked, vars, strata = strata)
+  if (is.null(strata)) strata <- attr(vars, "strata")
+  vars <- as.vector(vars)
   if (!is.null(formula) && !inherits(formula, "formula")) {
     stop_arg("`formula` must be NULL or a model formula such as `y ~ x1 + x2`, not ",
              show_value(formula), ".")
@@ -74,8 +76,8 @@ print.detanon_assess <- function(x, ...) {
   cat("\nDisclosure risk\n")
   cat(sprintf("  risk1 %.4f (%d records)  masked value inside a small interval around its original\n",
               r$risk1, r$n_risk1))
-  cat(sprintf("  risk2 %.4f (%d records)  ... and fewer than %d other masked record%s within w2 = %s\n",
-              r$risk2, r$n_risk2, r$m, if (r$m == 1L) "" else "s", format(r$w2)))
+  cat(sprintf("  risk2 %.4f (%d records)  ... and fewer than %s within w2 = %s\n",
+              r$risk2, r$n_risk2, plural(r$m, "other masked record"), format(r$w2)))
   cat(sprintf("  linkage %.4f (%.0f records) nearest original in stratum is the record's own; blind guess %.4f\n",
               l$rate, l$n_linked, l$blind_rate))
   cat("  Covers close-match re-identification on the masked variables by an intruder who\n",

@@ -42,12 +42,12 @@ titanic_paper <- function(data = detanon::titanic) {
   check_data_frame(data, "data")
   need <- c("PassengerId", "Survived", "Pclass", "Sex", "Age", "SibSp", "Parch", "Fare")
   missing <- setdiff(need, names(data))
-  if (length(missing)) stop_arg("`data` lacks the Titanic columns ", quote_names(missing), ".")
+  if (length(missing)) stop_arg("`data` lacks the Titanic columns ", quote_names(missing), ".", kind = "column")
   num <- c("PassengerId", "Survived", "Age", "SibSp", "Parch", "Fare")
   bad <- num[!vapply(data[num], is_continuous, logical(1))]
   if (length(bad)) {
     stop_arg("`data` columns ", quote_names(bad), " must be numeric, as in `titanic`; convert them ",
-             "with as.numeric() first.")
+             "with as.numeric() first.", kind = "column")
   }
   age <- data$Age
   age[is.na(age)] <- stats::median(age, na.rm = TRUE)

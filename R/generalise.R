@@ -50,9 +50,9 @@ generalise_bands <- function(x, width = 5, origin = 0, top = NULL) {
       stop_arg("`top` must be `origin` plus a whole number of `width`s (e.g. ", origin + 17 * width, "), not ", top, ".")
     }
   }
-  if (any(is.infinite(x) | is.nan(x))) stop_arg("`x` contains Inf or NaN; set such values to NA first.")
+  if (any(is.infinite(x) | is.nan(x))) stop_arg("`x` contains Inf or NaN; set such values to NA first.", kind = "data")
   if (any(x < origin, na.rm = TRUE)) {
-    stop_arg("`x` has values below `origin` (", origin, "); lower `origin` to at most ", min(x, na.rm = TRUE), ".")
+    stop_arg("`x` has values below `origin` (", origin, "); lower `origin` to at most ", min(x, na.rm = TRUE), ".", kind = "data")
   }
   hi <- if (is.null(top)) max(c(x, origin), na.rm = TRUE) else top
   n_bands <- max(1, floor((hi - origin) / width + 1e-9) + (is.null(top)))
@@ -86,7 +86,7 @@ generalise_date <- function(x, to = c("month", "year")) {
                "Convert with as.Date(x, format = ...) first.")
     }
     y <- as.Date(substr(x, 1L, 10L), format = "%Y-%m-%d")
-    if (any(is.na(y) & !is.na(x))) stop_arg("`x` has invalid dates, e.g. ", show_value(x[is.na(y) & !is.na(x)][1L]), ".")
+    if (any(is.na(y) & !is.na(x))) stop_arg("`x` has invalid dates, e.g. ", show_value(x[is.na(y) & !is.na(x)][1L]), ".", kind = "data")
     x <- y
   }
   if (!inherits(x, "Date")) stop_arg("`x` must be a Date, POSIXct or ISO date string vector, not ", class_label(x), ".")
@@ -107,7 +107,7 @@ generalise_postcode <- function(x, to = c("district", "area")) {
   ok <- is.na(p) | grepl("^[A-Z]{1,2}[0-9][0-9A-Z]?$", outward)
   if (!all(ok)) {
     stop_arg("`x` has values that are not UK postcodes or districts, e.g. ", show_value(x[!ok][1L]),
-             ". Correct or set them to NA first.")
+             ". Correct or set them to NA first.", kind = "data")
   }
   if (to == "district") outward else sub("[0-9].*$", "", outward)
 }
@@ -175,7 +175,7 @@ generalise_strata <- function(data, var, strata = NULL, k = 3) {
   check_strata_columns(data, strata)
   k <- check_whole(k, "k", min = 1, max = .Machine$integer.max)
   df <- as.data.frame(data, stringsAsFactors = FALSE)
-  if (nrow(df) < k) stop_arg("`data` has ", nrow(df), " records, fewer than `k` = ", k, ": no merge can reach k.")
+  if (nrow(df) < k) stop_arg("`data` has ", nrow(df), " records, fewer than `k` = ", k, ": no merge can reach k.", kind = "data")
   x <- df[[var]]
   ordered <- is.ordered(x) || is.numeric(x)
   f <- if (is.factor(x)) droplevels(x) else factor(x)
@@ -188,7 +188,7 @@ generalise_strata <- function(data, var, strata = NULL, k = 3) {
   other_id <- stratum_ids(df, others)
   if (any(tabulate(other_id) < k)) {
     stop_arg("Merging all categories of `", var, "` would still leave strata with fewer than k = ", k,
-             " records; generalise other `strata` variables too, or lower `k`.")
+             " records; generalise other `strata` variables too, or lower `k`.", kind = "data")
   }
   merges <- data.frame(from = character(), to = character(), stringsAsFactors = FALSE)
   na_level <- which(is.na(lev))
@@ -233,9 +233,8 @@ generalise_strata <- function(data, var, strata = NULL, k = 3) {
   new_levels <- vapply(gs, labels_of, character(1))
   df[[var]] <- factor(new_levels[match(group[code], gs)], levels = new_levels, ordered = ordered)
   if (nrow(merges)) {
-    message(sprintf("generalise_strata(): %d merge%s of `%s` categories:\n%s", nrow(merges),
-                    if (nrow(merges) == 1L) "" else "s", var,
-                    paste0("  ", merges$from, " -> ", merges$to, collapse = "\n")))
+    inform_detanon(plural(nrow(merges), "merge"), " of `", var, "` categories:\n",
+                   paste0("  ", merges$from, " -> ", merges$to, collapse = "\n"), kind = "merge")
   }
   out <- restore_class(df, data)
   attr(out, "merges") <- merges

@@ -165,14 +165,12 @@ is_nhs_number <- function(s) {
 warn_identifiers <- function(data, vars, strata) {
   found <- detect_identifiers(data[setdiff(names(data), vars)])
   if (nrow(found)) {
-    warning(sprintf(paste0(
-      "anonymise() releases %s unmasked, but %s (%s). ",
-      "Drop or pseudonymise %s first (remove_identifiers()), or set `check_identifiers = FALSE` ",
-      "if this is intended."),
-      quote_names(found$column),
-      if (nrow(found) == 1L) "it looks like a direct identifier" else "they look like direct identifiers",
-      paste0(found$column, ": ", found$reason, collapse = " | "),
-      if (nrow(found) == 1L) "it" else "them"), call. = FALSE)
+    one <- nrow(found) == 1L
+    warn_detanon(quote_names(found$column), " would be released unmasked, but ",
+                 if (one) "it looks like a direct identifier" else "they look like direct identifiers",
+                 " (", paste0(found$column, ": ", found$reason, collapse = " | "), "). Drop or pseudonymise ",
+                 if (one) "it" else "them", " first (remove_identifiers()), or set `check_identifiers = FALSE` ",
+                 "if this is intended.", kind = "identifier")
   }
   invisible(found)
 }
@@ -221,7 +219,7 @@ remove_identifiers <- function(data, cols = NULL, method = c("drop", "pseudonymi
   key <- check_flag(key, "key")
   if (is.null(cols)) {
     cols <- detect_identifiers(data)$column
-    if (!length(cols)) message("remove_identifiers(): no likely direct identifier found; nothing changed.")
+    if (!length(cols)) inform_detanon("no likely direct identifier found; nothing changed.", kind = "identifier")
   } else {
     cols <- check_columns(cols, data, "cols")
   }
@@ -233,7 +231,7 @@ remove_identifiers <- function(data, cols = NULL, method = c("drop", "pseudonymi
     for (v in cols) {
       x <- df[[v]]
       if (!is.atomic(x) || !is.null(dim(x))) {
-        stop_arg("`cols` column `", v, "` is not an atomic vector; it cannot be pseudonymised. Drop it instead.")
+        stop_arg("`cols` column `", v, "` is not an atomic vector; it cannot be pseudonymised. Drop it instead.", kind = "column")
       }
       if (is.factor(x)) x <- as.character(x)
       u <- unique(x[!is.na(x)])

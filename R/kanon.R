@@ -32,7 +32,7 @@
 kanon_check <- function(data, keys = NULL, k = 3) {
   check_data_frame(data, "data")
   keys <- check_columns(keys, data, "keys", default_strata(data))
-  if (!length(keys)) stop_arg("`keys` is empty: name at least one key (quasi-identifier) column.")
+  if (!length(keys)) stop_arg("`keys` is empty: name at least one key (quasi-identifier) column.", kind = "argument")
   check_strata_columns(data, keys, "keys")
   k <- check_whole(k, "k", min = 1, max = .Machine$integer.max)
   df <- as.data.frame(data)
@@ -65,9 +65,9 @@ print.detanon_kanon <- function(x, ...) {
   } else if (x$n == 0L) {
     cat("  verdict: no records to check\n")
   } else {
-    cat(sprintf("  verdict: NOT %d-anonymous: %d class%s below k hold%s %d record%s (%.1f%%)\n",
-                x$k, x$n_small, if (x$n_small == 1L) "" else "es", if (x$n_small == 1L) "s" else "",
-                x$n_affected, if (x$n_affected == 1L) "" else "s", 100 * x$share_affected))
+    cat(sprintf("  verdict: NOT %d-anonymous: %s below k %s %s (%.1f%%)\n",
+                x$k, plural(x$n_small, "class", "classes"), plural(x$n_small, "holds", "hold", count = FALSE),
+                plural(x$n_affected, "record"), 100 * x$share_affected))
     print(utils::head(x$small, 20L), row.names = FALSE)
     if (x$n_small > 20L) cat(sprintf("  ... and %d more classes\n", x$n_small - 20L))
   }

@@ -237,19 +237,19 @@ keps_args <- function(data, epsilon, k, vars, quasi, strata, weights, na, small_
                         setdiff(names(data)[vapply(data, is_continuous, logical(1))], c(strata, quasi)))
   if (!length(vars)) {
     stop_arg("There is no epsilon-quasi-identifier to perturb: name numeric columns in `vars` ",
-             "(the default takes the numeric columns not in `quasi` or `strata`).")
+             "(the default takes the numeric columns not in `quasi` or `strata`).", kind = "column")
   }
   both <- intersect(vars, c(quasi, strata))
   if (length(both)) {
     stop_arg("Columns cannot be both noised (`vars`) and k-quasi-identifiers (`quasi`, `strata`): ",
-             quote_names(both), ".")
+             quote_names(both), ".", kind = "column")
   }
   check_quasi(data, vars, "vars")
   if (is.null(weights)) {
     weights <- rep(1, length(vars))
   } else if (!is.numeric(weights) || length(weights) != length(vars) || anyNA(weights) ||
              any(!is.finite(weights)) || any(weights <= 0)) {
-    stop_arg("`weights` must be ", length(vars), " positive number", if (length(vars) > 1L) "s" else "",
+    stop_arg("`weights` must be ", plural(length(vars), "positive number"),
              " (one per column of `vars`), not ", show_value(weights), ".")
   }
   weights <- weights / sum(weights)
@@ -263,13 +263,12 @@ keps_args <- function(data, epsilon, k, vars, quasi, strata, weights, na, small_
       counts <- counts[counts > 0]
       stop_arg("`vars`/`quasi` have missing values (",
                paste0("`", names(counts), "`: ", counts, collapse = ", "),
-               "). Use `na = \"complete\"` to drop those records, or impute them first.")
+               "). Use `na = \"complete\"` to drop those records, or impute them first.", kind = "data")
     }
     n_dropped <- sum(has_na)
     rows <- which(!has_na)
     df <- df[rows, , drop = FALSE]
-    message(sprintf("dropped %d incomplete record%s (na = \"complete\").", n_dropped,
-                    if (n_dropped == 1L) "" else "s"))
+    inform_detanon("dropped ", plural(n_dropped, "incomplete record"), " (na = \"complete\").", kind = "na")
   }
   check_k_n(k, nrow(df))
   list(data = data, df = df, rows = rows, epsilon = epsilon, k = k, vars = vars, quasi = quasi,
@@ -393,7 +392,7 @@ risk_class_link <- function(original, masked, vars = NULL, classes = NULL) {
   n <- nrow(original)
   o <- quasi_matrix(as.data.frame(original), vars)
   q <- quasi_matrix(as.data.frame(masked), vars)
-  if (anyNA(o) || anyNA(q)) stop_arg("`vars` have missing values in `original` or `masked`; drop those rows first.")
+  if (anyNA(o) || anyNA(q)) stop_arg("`vars` have missing values in `original` or `masked`; drop those rows first.", kind = "data")
   cls <- if (is.null(classes)) {
     rep.int(1L, n)
   } else if (is.character(classes) && length(classes) && all(classes %in% names(original))) {

@@ -53,7 +53,8 @@ merge_small_strata <- function(data, k = 3, vars = NULL, strata = NULL) {
     check_vars(data, vars, strata)
     bad <- vars[vapply(data[vars], anyNA, logical(1))]
     if (length(bad)) {
-      stop_arg("`vars` have missing values (", quote_names(bad), "); impute them first or leave them out of `vars`.")
+      stop_arg("`vars` have missing values (", quote_names(bad), "); impute them first or leave them out of `vars`.",
+               kind = "data")
     }
   }
   df <- as.data.frame(data, stringsAsFactors = FALSE)
@@ -73,7 +74,8 @@ merge_small <- function(df, x, id, keep, k, strata) {
   if (!length(small)) return(list(data = df, id = id, moves = empty_moves, n_moved = 0L))
   if (!length(large)) {
     stop_arg("No stratum has k = ", k, " or more records, so small strata cannot be merged into one. ",
-             "Lower `k`, coarsen `strata` (e.g. generalise_strata()), or use fewer `strata` variables.")
+             "Lower `k`, coarsen `strata` (e.g. generalise_strata()), or use fewer `strata` variables.",
+             kind = "small_strata")
   }
   rows <- which(keep)
   # z-scores over the kept records, constant columns left out
@@ -134,11 +136,9 @@ merge_message <- function(moves, strata, k) {
   desc <- function(prefix) {
     apply(moves[paste0(prefix, strata)], 1L, function(r) paste0(strata, "=", r, collapse = ", "))
   }
-  lines <- sprintf("  %s -> %s: %d record%s (distance %s)", desc("from_"), desc("to_"), moves$n,
-                   ifelse(moves$n == 1L, "", "s"),
+  lines <- sprintf("  %s -> %s: %s (distance %s)", desc("from_"), desc("to_"), plural(moves$n, "record"),
                    ifelse(moves$d_min == moves$d_max, format(round(moves$d_min, 3)),
                           paste0(format(round(moves$d_min, 3)), " to ", format(round(moves$d_max, 3)))))
-  n <- sum(moves$n)
-  message(sprintf("anonymise(): moved %d record%s of strata smaller than k = %d into the nearest larger stratum:\n%s",
-                  n, if (n == 1L) "" else "s", k, paste(lines, collapse = "\n")))
+  inform_detanon("moved ", plural(sum(moves$n), "record"), " of strata smaller than k = ", k,
+                 " into the nearest larger stratum:\n", paste(lines, collapse = "\n"), kind = "merge")
 }

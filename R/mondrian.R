@@ -91,22 +91,16 @@ classes_core <- function(df, k, quasi, strata, small_strata, caller) {
   keep <- rep(TRUE, n)
   if (length(small)) {
     if (small_strata == "fail") {
-      tab <- df[match(small, id), strata, drop = FALSE]
-      desc <- apply(tab, 1L, function(r) paste0(strata, "=", r, collapse = ", "))
-      shown <- utils::head(paste0("  ", desc, ": ", sizes[small], " record",
-                                  ifelse(sizes[small] == 1L, "", "s")), 10L)
-      stop_arg(sprintf("%d strat%s ha%s fewer than k = %d records:\n", length(small),
-                       if (length(small) == 1L) "um" else "a", if (length(small) == 1L) "s" else "ve", k),
-               paste(shown, collapse = "\n"),
-               if (length(small) > 10L) sprintf("\n  ... and %d more", length(small) - 10L) else "",
-               "\nLower `k`, generalise the strata variables, or use `small_strata = \"suppress\"`.")
+      stop_small_strata(df, id, sizes, small, strata, k, "`small_strata = \"suppress\"`")
     }
     keep <- !id %in% small
-    message(sprintf("%s(): suppressed %d record%s in %d strat%s smaller than k = %d.", caller,
-                    sum(!keep), if (sum(!keep) == 1L) "" else "s",
-                    length(small), if (length(small) == 1L) "um" else "a", k))
+    inform_detanon("suppressed ", plural(sum(!keep), "record"), " in ",
+                   plural(length(small), "stratum", "strata"), " smaller than k = ", k, ".", kind = "suppress")
   }
-  if (!any(keep)) stop_arg("No records are left (every stratum has fewer than k = ", k, " records). Lower `k` or coarsen `strata`.")
+  if (!any(keep)) {
+    stop_arg("No records are left (every stratum has fewer than k = ", k, " records). Lower `k` or coarsen `strata`.",
+             kind = "data")
+  }
   rows <- which(keep)
   sid <- match(id[rows], sort(unique(id[rows])))
   ord <- rows[order(sid, method = "radix")]
@@ -153,7 +147,7 @@ check_quasi_strata <- function(data, quasi, strata) {
   strata <- check_columns(strata, data, "strata", setdiff(default_strata(data), quasi))
   check_strata_columns(data, strata)
   both <- intersect(quasi, strata)
-  if (length(both)) stop_arg("Columns cannot be in both `quasi` and `strata`: ", quote_names(both), ".")
+  if (length(both)) stop_arg("Columns cannot be in both `quasi` and `strata`: ", quote_names(both), ".", kind = "column")
   list(quasi = quasi, strata = strata)
 }
 
@@ -161,19 +155,19 @@ check_quasi <- function(data, quasi, arg = "quasi") {
   bad <- quasi[!vapply(data[quasi], is_continuous, logical(1))]
   if (length(bad)) {
     stop_arg("`", arg, "` must be numeric columns; ", quote_names(bad), " ",
-             if (length(bad) == 1L) "is" else "are", " not (",
+             plural(length(bad), "is", "are", count = FALSE), " not (",
              paste(vapply(data[bad], function(x) class(x)[1L], ""), collapse = ", "),
-             "). Convert with as.numeric() or move categorical quasi-identifiers to `strata`.")
+             "). Convert with as.numeric() or move categorical quasi-identifiers to `strata`.", kind = "column")
   }
   for (v in quasi) {
     x <- data[[v]]
     if (any(is.nan(x)) || any(is.infinite(x))) {
-      stop_arg("`", arg, "` column `", v, "` contains NaN or infinite values; replace them first.")
+      stop_arg("`", arg, "` column `", v, "` contains NaN or infinite values; replace them first.", kind = "data")
     }
     fin <- x[!is.na(x)]
     if (length(fin) && !is.finite(max(fin) - min(fin))) {
       stop_arg("`", arg, "` column `", v, "` has values too large to handle (their range overflows); ",
-               "rescale it (e.g. divide by 1e6) first.")
+               "rescale it (e.g. divide by 1e6) first.", kind = "data")
     }
   }
   invisible(quasi)
@@ -182,11 +176,11 @@ check_quasi <- function(data, quasi, arg = "quasi") {
 check_k_n <- function(k, n) {
   if (n == 0L) {
     stop_arg("`data` has no records (none left after dropping incomplete ones, if any): ",
-             "pass a data frame with at least `k` = ", k, " complete records.")
+             "pass a data frame with at least `k` = ", k, " complete records.", kind = "data")
   }
   if (k > n) {
     stop_arg("`k` (", k, ") is larger than the number of records (", n, "); ",
-             "choose k <= ", n, ".")
+             "choose k <= ", n, ".", kind = "small_strata")
   }
 }
 

@@ -76,7 +76,7 @@ nhs_check <- function(data, roles, plan = c("weak", "strong"), controlled = NULL
   controlled <- check_columns(controlled, data, "controlled", names(data)[role_of %in% indirect])
   if (any(role_of[controlled] == "direct")) {
     stop_arg("`controlled` includes direct identifiers (", quote_names(controlled[role_of[controlled] == "direct"]),
-             "); they must be suppressed, not controlled. Remove them from `controlled`.")
+             "); they must be suppressed, not controlled. Remove them from `controlled`.", kind = "column")
   }
   direct <- names(data)[role_of == "direct"]
   uncontrolled <- setdiff(names(data), c(controlled, direct))
@@ -139,9 +139,9 @@ nhs_check <- function(data, roles, plan = c("weak", "strong"), controlled = NULL
       if (is.null(kan)) "no variable is controlled through k-anonymity: give `controlled` or roles" else
         if (kan$n == 0L) "the data have no records" else
         if (kan$ok) sprintf("%d-anonymous on %s (smallest class %d)", k, paste(controlled, collapse = ", "), kan$min_size) else
-          sprintf("k = %d: %d equivalence class%s of %s below k, %d record%s (%.1f%%)", k, kan$n_small,
-                  if (kan$n_small == 1L) "" else "es", paste(controlled, collapse = ", "), kan$n_affected,
-                  if (kan$n_affected == 1L) "" else "s", 100 * kan$share_affected))
+          sprintf("k = %d: %s of %s below k, %s (%.1f%%)", k,
+                  plural(kan$n_small, "equivalence class", "equivalence classes"),
+                  paste(controlled, collapse = ", "), plural(kan$n_affected, "record"), 100 * kan$share_affected))
   unc_role <- role_of[uncontrolled]
   if (plan == "weak") {
     banned <- uncontrolled[unc_role %in% c("dob", "gender", "ethnicity", "postcode", "employer", "occupation")]
@@ -197,12 +197,12 @@ nhs_gate <- function(data, roles, plan = c("weak", "strong"), controlled = NULL,
                      res$plan, if (res$plan == "weak") 3L else 6L,
                      paste0("  * ", bad$item, ": ", bad$detail, collapse = "\n")),
              "\nFix them (remove_identifiers(), generalise_*(), generalise_strata(), merge_small_strata()) ",
-             "and run the check again; nhs_check() shows every item.")
+             "and run the check again; nhs_check() shows every item.", kind = "data")
   }
   rev <- it[it$status == "review", ]
   if (nrow(rev)) {
-    warning(sprintf("NHS ISB 1523 check passed, but review: %s",
-                    paste0(rev$item, " (", rev$detail, ")", collapse = "; ")), call. = FALSE)
+    warn_detanon("NHS ISB 1523 check passed, but review: ",
+                 paste0(rev$item, " (", rev$detail, ")", collapse = "; "), kind = "review")
   }
   invisible(data)
 }
@@ -219,7 +219,7 @@ print.detanon_nhs_check <- function(x, ...) {
   }
   n_rev <- sum(x$items$status == "review")
   cat(if (x$conforms) "  => conforms" else "  => does NOT conform",
-      if (n_rev) sprintf("; %d item%s to review", n_rev, if (n_rev == 1L) "" else "s") else "", "\n", sep = "")
+      if (n_rev) paste0("; ", plural(n_rev, "item"), " to review") else "", "\n", sep = "")
   invisible(x)
 }
 

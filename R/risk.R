@@ -51,7 +51,8 @@
 #' @param original,masked Data frames with the same rows in the same order: the original
 #'   data and its masked release.
 #' @param vars Continuous columns to assess, present in both. Default: the masked
-#'   variables recorded by [anonymise()] in `masked`, else the numeric columns common
+#'   variables recorded in the release metadata of `masked`
+#'   ([release_info()], ignored once `masked` was subset or edited), else the numeric columns common
 #'   to both that differ between them.
 #' @param w1 Interval weight, a number > 0 (sdcMicro's `k`).
 #' @param w2 Neighbourhood radius on the standardised scale, a number >= 0 (sdcMicro's `k2`).
@@ -93,9 +94,8 @@ risk_rmd <- function(original, masked, vars = NULL, w1 = 0.01, w2 = 0.05, m = 1,
   n <- nrow(original)
   p <- length(vars)
   if (n < p + 2L) {
-    stop_arg("risk_rmd() needs more records than variables to estimate a robust covariance: ",
-             n, " record", if (n == 1L) "" else "s", " for ", p, " variable", if (p == 1L) "" else "s",
-             " in `vars`.")
+    stop_arg("more records than variables are needed to estimate a robust covariance: ",
+             plural(n, "record"), " for ", plural(p, "variable"), " in `vars`.", kind = "data")
   }
   x <- pair_matrix(original, vars, "original")
   xm <- pair_matrix(masked, vars, "masked")
@@ -110,12 +110,12 @@ risk_rmd <- function(original, masked, vars = NULL, w1 = 0.01, w2 = 0.05, m = 1,
   if (deterministic) args$nsamp <- "deterministic"
   mcd <- tryCatch(do.call(robustbase::covMcd, c(list(x), args)),
                   error = function(e) stop_arg("robustbase::covMcd() failed on `original[vars]`: ",
-                                               conditionMessage(e)))
+                                               conditionMessage(e), kind = "data"))
   covs <- mcd$cov
   if (!all(is.finite(covs)) || rcond(covs) < sqrt(.Machine$double.eps)) {
     stop_arg("The robust covariance of `original[vars]` is singular (more than half of the ",
              "records lie on a hyperplane, e.g. many tied values); drop or combine the ",
-             "degenerate variables in `vars`.")
+             "degenerate variables in `vars`.", kind = "data")
   }
   rmd <- stats::mahalanobis(x, center = cent, cov = covs)
   rmd <- sqrt(rmd) * 0.05
@@ -153,8 +153,8 @@ print.detanon_risk_rmd <- function(x, ...) {
               format(x$w1), format(x$w2), x$m, paste(x$vars, collapse = ", "), x$n))
   cat(sprintf("  risk1 = %.4f (%d records whose masked value lies in the interval around the original)\n",
               x$risk1, x$n_risk1))
-  cat(sprintf("  risk2 = %.4f (%d of them with fewer than %d other masked record%s within w2)\n",
-              x$risk2, x$n_risk2, x$m, if (x$m == 1L) "" else "s"))
+  cat(sprintf("  risk2 = %.4f (%d of them with fewer than %s within w2)\n",
+              x$risk2, x$n_risk2, plural(x$m, "other masked record")))
   cat(sprintf("  weighted: wrisk1 = %.4g, wrisk2 = %.4g\n", x$wrisk1, x$wrisk2))
   invisible(x)
 }
@@ -188,7 +188,7 @@ print.detanon_risk_rmd <- function(x, ...) {
 #' @inheritParams risk_rmd
 #' @param strata Categorical columns that the intruder matches exactly; they must be
 #'   equal in `original` and `masked` (as [anonymise()] releases them). Default: the
-#'   strata recorded by [anonymise()] in `masked`, else none (one stratum).
+#'   strata in the release metadata of `masked` ([release_info()]), else none (one stratum).
 #' @return An object of class `detanon_linkage`: a list with `rate` (overall expected share
 #'   of correct links), `n_linked` (expected number of correct links), `blind_rate`,
 #'   `by_stratum` (a data frame: the strata columns, `n`, `rate`, `blind_rate`), `vars`,
@@ -204,23 +204,20 @@ print.detanon_risk_rmd <- function(x, ...) {
 #' @export
 risk_linkage <- function(original, masked, vars = NULL, strata = NULL,
                          nthreads = getOption("detanon.nthreads", 1L)) {
-  vars <- check_pair(original, masked, vars)
+  vars <- check_pair(original, masked, vars, strata = strata)
   nthreads <- check_nthreads(nthreads)
-  if (is.null(strata)) {
-    info <- attr(masked, "detanon")
-    strata <- if (!is.null(info$strata)) intersect(info$strata, intersect(names(original), names(masked)))
-              else character()
-  }
+  if (is.null(strata)) strata <- attr(vars, "strata")
+  vars <- as.vector(vars)
   strata <- check_columns(strata, original, "strata")
   check_columns(strata, masked, "strata")
   both <- intersect(strata, vars)
-  if (length(both)) stop_arg("Columns cannot be in both `vars` and `strata`: ", quote_names(both), ".")
+  if (length(both)) stop_arg("Columns cannot be in both `vars` and `strata`: ", quote_names(both), ".", kind = "column")
   check_strata_columns(original, strata)
   for (s in strata) {
     if (!identical(as.vector(original[[s]]), as.vector(masked[[s]])) &&
         !identical(as.character(original[[s]]), as.character(masked[[s]]))) {
       stop_arg("`strata` column `", s, "` differs between `original` and `masked`; the linking ",
-               "model needs the categorical variables released unchanged (same rows, same order).")
+               "model needs the categorical variables released unchanged (same rows, same order).", kind = "column")
     }
   }
   n <- nrow(original)
@@ -257,10 +254,10 @@ risk_linkage <- function(original, masked, vars = NULL, strata = NULL,
 
 #' @export
 print.detanon_linkage <- function(x, ...) {
-  cat(sprintf("Nearest-neighbour linkage on %s%s, %d records in %d strat%s\n",
+  cat(sprintf("Nearest-neighbour linkage on %s%s, %d records in %s\n",
               paste(x$vars, collapse = ", "),
               if (length(x$strata)) paste0(" within ", paste(x$strata, collapse = " x ")) else "",
-              x$n, nrow(x$by_stratum), if (nrow(x$by_stratum) == 1L) "um" else "a"))
+              x$n, plural(nrow(x$by_stratum), "stratum", "strata")))
   cat(sprintf("  correct links: %.4f (%.1f records); a blind guess in the stratum: %.4f\n",
               x$rate, x$n_linked, x$blind_rate))
   worst <- x$by_stratum[order(-x$by_stratum$rate), , drop = FALSE]
@@ -273,19 +270,22 @@ print.detanon_linkage <- function(x, ...) {
 
 # ---- shared checks for (original, masked) pairs --------------------------------------
 
-# Validate the pair and resolve `vars` (continuous columns in both).
-check_pair <- function(original, masked, vars, arg = "vars") {
+# Validate the pair and resolve `vars` (continuous columns in both). When `vars` or
+# `strata` is NULL, the defaults come from the release metadata of `masked` (if still
+# valid); the strata default is returned as attribute "strata" of the result.
+check_pair <- function(original, masked, vars, arg = "vars", strata = character()) {
   check_data_frame(original, "original")
   check_data_frame(masked, "masked")
   if (nrow(original) != nrow(masked)) {
     stop_arg("`original` has ", nrow(original), " rows but `masked` has ", nrow(masked),
              "; pass the same records in the same order (if anonymise() dropped or suppressed ",
-             "records, drop them from `original` too).")
+             "records, drop them from `original` too).", kind = "data")
   }
   common <- intersect(names(original), names(masked))
-  if (is.null(vars)) vars <- default_pair_vars(original, masked, common)
+  info <- if (is.null(vars) || is.null(strata)) current_release(masked, "masked")$settings
+  if (is.null(vars)) vars <- default_pair_vars(original, masked, common, info)
   if (!length(vars)) {
-    stop_arg("No continuous variable to assess: name the masked numeric columns in `", arg, "`.")
+    stop_arg("No continuous variable to assess: name the masked numeric columns in `", arg, "`.", kind = "column")
   }
   vars <- check_columns(vars, original, arg)
   check_columns(vars, masked, arg)
@@ -294,29 +294,31 @@ check_pair <- function(original, masked, vars, arg = "vars") {
     bad <- vars[!vapply(vars, function(v) is_continuous(data[[v]]), logical(1))]
     if (length(bad)) {
       stop_arg("`", arg, "` must name numeric columns; in `", nm, "` ", quote_names(bad), " ",
-               if (length(bad) == 1L) "is" else "are", " not (",
+               plural(length(bad), "is", "are", count = FALSE), " not (",
                paste(vapply(bad, function(v) class(data[[v]])[1L], ""), collapse = ", "),
-               "). Convert with as.numeric() or leave them out of `", arg, "`.")
+               "). Convert with as.numeric() or leave them out of `", arg, "`.", kind = "column")
     }
     for (v in vars) {
       y <- data[[v]]
       if (anyNA(y) || any(is.infinite(y))) {
-        stop_arg("`", arg, "` column `", v, "` of `", nm, "` has ", sum(!is.finite(y)),
-                 " missing or infinite value", if (sum(!is.finite(y)) == 1L) "" else "s",
+        stop_arg("`", arg, "` column `", v, "` of `", nm, "` has ",
+                 plural(sum(!is.finite(y)), "missing or infinite value"),
                  "; the measures need complete data: impute them or drop those records from ",
-                 "both `original` and `masked`.")
+                 "both `original` and `masked`.", kind = "data")
       }
       if (length(y) > 1L && !is.finite(col_stats(matrix(as.double(y)))$sd)) {
         stop_arg("`", arg, "` column `", v, "` of `", nm, "` has values too large to standardise ",
-                 "(the SD overflows); rescale it in both `original` and `masked` (e.g. divide by 1e6).")
+                 "(the SD overflows); rescale it in both `original` and `masked` (e.g. divide by 1e6).", kind = "data")
       }
     }
+  }
+  if (is.null(strata)) {
+    attr(vars, "strata") <- if (!is.null(info$strata)) intersect(info$strata, common) else character()
   }
   vars
 }
 
-default_pair_vars <- function(original, masked, common) {
-  info <- attr(masked, "detanon")
+default_pair_vars <- function(original, masked, common, info) {
   if (!is.null(info$vars) && all(info$vars %in% common)) return(info$vars)
   num <- common[vapply(common, function(v) is_continuous(original[[v]]) && is_continuous(masked[[v]]),
                        logical(1))]
@@ -334,8 +336,8 @@ pair_matrix <- function(data, vars, arg) {
 check_not_constant <- function(x, arg) {
   const <- colnames(x)[apply(x, 2L, function(v) all(v == v[1L]))]
   if (length(const)) {
-    stop_arg("`vars` column", if (length(const) == 1L) " " else "s ", quote_names(const), " ",
-             if (length(const) == 1L) "is" else "are", " constant in `", arg,
-             "`: a constant variable cannot be standardised; leave it out of `vars`.")
+    stop_arg("`vars` ", plural(length(const), "column", count = FALSE), " ", quote_names(const), " ",
+             plural(length(const), "is", "are", count = FALSE), " constant in `", arg,
+             "`: a constant variable cannot be standardised; leave it out of `vars`.", kind = "data")
   }
 }

@@ -81,7 +81,7 @@ safe_table <- function(data, vars, method = c("suppress", "round", "barnardise",
     stop_arg("`method = \"suppress\"` handles one or two `vars`, not ", length(vars),
              ". Combine variables into one column first, or use `method = \"round\"`.")
   }
-  if (!nrow(data)) stop_arg("`data` has no records to tabulate.")
+  if (!nrow(data)) stop_arg("`data` has no records to tabulate.", kind = "data")
   df <- as.data.frame(data, stringsAsFactors = FALSE)
   f <- lapply(vars, function(v) {
     x <- df[[v]]

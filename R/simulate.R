@@ -76,7 +76,7 @@ fleishman_coef <- function(skewness, kurtosis, tol = 1e-10) {
   if (is.null(best)) {
     stop_arg("No Fleishman polynomial has skewness ", format(skewness), " and excess kurtosis ",
              format(kurtosis), ": raise `kurtosis` (it must be well above 1.5 * skewness^2 - 1.2) ",
-             "or lower |`skewness`|.")
+             "or lower |`skewness`|.", kind = "data")
   }
   c(a = -best[2L], b = best[1L], c = best[2L], d = best[3L])
 }
@@ -120,7 +120,7 @@ vale_maurelli_cor <- function(cor, coef) {
     real <- Re(roots)[abs(Im(roots)) < 1e-8 & abs(Re(roots)) <= 1 + 1e-10]
     if (!length(real)) {
       stop_arg("The target correlation ", format(r), " between variables ", i, " and ", j,
-               " of `cor` cannot be reached with these margins; choose a smaller |correlation|.")
+               " of `cor` cannot be reached with these margins; choose a smaller |correlation|.", kind = "data")
     }
     rho <- real[which.min(abs(real - r))]
     out[i, j] <- out[j, i] <- max(-1, min(1, rho))
@@ -129,7 +129,7 @@ vale_maurelli_cor <- function(cor, coef) {
   ev <- eigen(out, symmetric = TRUE, only.values = TRUE)$values
   if (min(ev) <= 0) {
     stop_arg("The intermediate correlation matrix is not positive definite: the target `cor` ",
-             "is incompatible with these skewness and kurtosis values; weaken the correlations.")
+             "is incompatible with these skewness and kurtosis values; weaken the correlations.", kind = "data")
   }
   out
 }

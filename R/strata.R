@@ -37,7 +37,7 @@ check_strata_columns <- function(data, strata, arg = "strata") {
   bad <- strata[!vapply(data[strata], is_categorical_like, logical(1))]
   if (length(bad)) {
     stop_arg("`", arg, "` columns must be atomic vectors (factor, character, logical or ",
-             "whole numbers); ", quote_names(bad), " is not. Convert it or leave it out.")
+             "whole numbers); ", quote_names(bad), " is not. Convert it or leave it out.", kind = "column")
   }
   invisible(strata)
 }
@@ -82,7 +82,7 @@ strata_table <- function(data, strata = NULL, k = 3, sensitive = NULL) {
   if (!is.null(sensitive)) {
     sensitive <- check_columns(sensitive, data, "sensitive")
     if (length(sensitive) != 1L) stop_arg("`sensitive` must name a single column.")
-    if (sensitive %in% strata) stop_arg("`sensitive` (", sensitive, ") must not be one of `strata`.")
+    if (sensitive %in% strata) stop_arg("`sensitive` (", sensitive, ") must not be one of `strata`.", kind = "column")
     check_strata_columns(data, sensitive, "sensitive")
   }
   df <- as.data.frame(data)

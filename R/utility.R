@@ -52,7 +52,7 @@ utility_pmse <- function(original, masked, vars = NULL, interactions = FALSE) {
   vars <- check_columns(vars, original, "vars", default = common)
   check_columns(vars, masked, "vars")
   if (!length(vars)) stop_arg("`vars` is empty: name at least one column for the propensity model.")
-  if (!nrow(original)) stop_arg("`original` and `masked` have no rows: the propensity model needs records.")
+  if (!nrow(original)) stop_arg("`original` and `masked` have no rows: the propensity model needs records.", kind = "data")
   if (interactions && length(vars) < 2L) {
     stop_arg("`interactions = TRUE` needs at least two columns in `vars`.")
   }
@@ -65,16 +65,16 @@ utility_pmse <- function(original, masked, vars = NULL, interactions = FALSE) {
       is.null(dim(x))
     if (!ok_type(a) || !ok_type(b)) {
       stop_arg("`vars` column `", v, "` must be numeric, factor, character or logical in both ",
-               "data frames; leave it out of `vars`.")
+               "data frames; leave it out of `vars`.", kind = "column")
     }
     if (anyNA(a) || anyNA(b) || (is.numeric(a) && any(is.infinite(a))) ||
         (is.numeric(b) && any(is.infinite(b)))) {
       stop_arg("`vars` column `", v, "` has missing or infinite values; the propensity model ",
-               "needs complete data: impute them or leave the column out of `vars`.")
+               "needs complete data: impute them or leave the column out of `vars`.", kind = "data")
     }
     if (is.numeric(a) != is.numeric(b)) {
       stop_arg("`vars` column `", v, "` is numeric in one data frame and not in the other; ",
-               "give it the same type in both.")
+               "give it the same type in both.", kind = "column")
     }
     stacked[[v]] <- if (is.numeric(a)) c(as.double(a), as.double(b))
                     else factor(c(as.character(a), as.character(b)))
@@ -142,13 +142,13 @@ utility_delta <- function(original, masked, vars = NULL) {
   vars <- check_pair(original, masked, vars)
   x <- pair_matrix(original, vars, "original")
   xm <- pair_matrix(masked, vars, "masked")
-  if (nrow(x) < 2L) stop_arg("utility_delta() needs at least 2 records (a variance), not ", nrow(x), ".")
+  if (nrow(x) < 2L) stop_arg("at least 2 records are needed (a variance), not ", nrow(x), ".", kind = "data")
   v <- apply(x, 2L, stats::var)
   if (any(v == 0)) {
-    stop_arg("`vars` column", if (sum(v == 0) == 1L) " " else "s ", quote_names(vars[v == 0]),
-             " ", if (sum(v == 0) == 1L) "is" else "are",
+    stop_arg("`vars` ", plural(sum(v == 0), "column", count = FALSE), " ", quote_names(vars[v == 0]),
+             " ", plural(sum(v == 0), "is", "are", count = FALSE),
              " constant in `original`: delta (relative to the variance) is undefined; leave ",
-             if (sum(v == 0) == 1L) "it" else "them", " out of `vars`.")
+             plural(sum(v == 0), "it", "them", count = FALSE), " out of `vars`.", kind = "data")
   }
   stats::setNames(colMeans((x - xm)^2) / v, vars)
 }
@@ -212,7 +212,7 @@ utility_model <- function(original, masked, formula, family = stats::gaussian(),
     data <- if (nm == "original") original else masked
     miss <- setdiff(used, names(data))
     if (length(miss)) {
-      stop_arg("`formula` uses variables that are not columns of `", nm, "`: ", quote_names(miss), ".")
+      stop_arg("`formula` uses variables that are not columns of `", nm, "`: ", quote_names(miss), ".", kind = "column")
     }
   }
   environment(formula) <- baseenv()
@@ -220,18 +220,18 @@ utility_model <- function(original, masked, formula, family = stats::gaussian(),
     data <- if (nm == "original") original else masked
     n_ok <- sum(stats::complete.cases(as.data.frame(data)[used]))
     if (n_ok < 2L) {
-      stop_arg("`", nm, "` has ", n_ok, " complete record", if (n_ok == 1L) "" else "s",
-               " for the variables of `formula`; the model needs more records than coefficients.")
+      stop_arg("`", nm, "` has ", plural(n_ok, "complete record"),
+               " for the variables of `formula`; the model needs more records than coefficients.", kind = "data")
     }
   }
   fit_one <- function(data, nm) {
     fit <- tryCatch(
       stats::glm(formula, family = family, data = as.data.frame(data), model = FALSE),
-      error = function(e) stop_arg("The model could not be fitted to `", nm, "`: ", conditionMessage(e)))
+      error = function(e) stop_arg("The model could not be fitted to `", nm, "`: ", conditionMessage(e), kind = "data"))
     if (!fit$converged) warning("utility_model(): the fit to `", nm, "` did not converge.", call. = FALSE)
     if (fit$df.residual < 1) {
       stop_arg("The model has no residual degrees of freedom on `", nm, "` (", length(stats::coef(fit)),
-               " coefficients for ", nrow(data), " records): simplify `formula` or use more records.")
+               " coefficients for ", nrow(data), " records): simplify `formula` or use more records.", kind = "data")
     }
     s <- summary(fit)$coefficients
     co <- stats::coef(fit)
@@ -247,7 +247,7 @@ utility_model <- function(original, masked, formula, family = stats::gaussian(),
   b <- fit_one(masked, "masked")
   if (!identical(names(a$est), names(b$est))) {
     stop_arg("The model has different coefficients on `original` and `masked` (e.g. a factor ",
-             "level missing from one); make the factor levels agree.")
+             "level missing from one); make the factor levels agree.", kind = "data")
   }
   ov <- ci_overlap(a$lo, a$hi, b$lo, b$hi)
   out <- data.frame(
@@ -286,7 +286,7 @@ check_same_rows <- function(original, masked) {
   if (nrow(original) != nrow(masked)) {
     stop_arg("`original` has ", nrow(original), " rows but `masked` has ", nrow(masked),
              "; pass the same records in the same order (if anonymise() dropped or suppressed ",
-             "records, drop them from `original` too).")
+             "records, drop them from `original` too).", kind = "data")
   }
 }
 

@@ -9,7 +9,7 @@ print(strata_table(d, strata, k = 3, sensitive = "Survived"))
 # number like it (see remove_identifiers()), which is what the identifier check warns about.
 masked <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = strata, check_identifiers = FALSE)
 cat("\n")
-print(attr(masked, "detanon"))
+print(release_info(masked))
 cat("\nFirst records, original and masked:\n")
 print(head(cbind(d[c("PassengerId", "Age", "Fare")],
                  masked_Age = round(masked$Age, 2), masked_Fare = round(masked$Fare, 2))))

@@ -77,7 +77,7 @@ test_that("permuting the rows permutes the output and changes nothing else", {
   a <- anonymise(x, k = 4, vars = paste0("x", 1:3), strata = "g")
   b <- anonymise(x[p, ], k = 4, vars = paste0("x", 1:3), strata = "g")
   expect_identical(unname(as.matrix(a[p, 1:3])), unname(as.matrix(b[, 1:3])))
-  expect_identical(attr(a, "detanon")$scale, attr(b, "detanon")$scale)
+  expect_identical(release_info(a)$stats$scale, release_info(b)$stats$scale)
 })
 
 test_that("engine = 'rann' agrees with the C engine on tie-free data", {
@@ -165,7 +165,7 @@ test_that("edge cases give documented results", {
   # NA in a stratum column is a level of its own
   y <- random_data(30, seed = 6)
   y$g[1:5] <- NA
-  expect_identical(attr(anonymise(y, k = 3, vars = c("x1", "x2"), strata = "g"), "detanon")$n_strata, 4L)
+  expect_identical(release_info(anonymise(y, k = 3, vars = c("x1", "x2"), strata = "g"))$counts$n_strata, 4L)
   # factor levels with no rows are ignored
   y$g <- factor(y$g, levels = c(levels(y$g), "unused"))
   expect_silent(anonymise(y, k = 3, vars = c("x1", "x2"), strata = "g"))
@@ -180,13 +180,13 @@ test_that("missing values follow `na`", {
   expect_message(out <- anonymise(x, k = 3, vars = c("x1", "x2"), strata = "g", na = "complete"),
                  "dropped 3 incomplete")
   expect_identical(nrow(out), 57L)
-  expect_identical(attr(out, "detanon")$n_dropped, 3L)
+  expect_identical(release_info(out)$counts$n_dropped, 3L)
   med <- anonymise(x, k = 3, vars = c("x1", "x2"), strata = "g", na = "median")
   filled <- x
   filled$x1[is.na(filled$x1)] <- median(x$x1, na.rm = TRUE)
   expect_identical(med, structure(anonymise(filled, k = 3, vars = c("x1", "x2"), strata = "g"),
                                   detanon = attr(med, "detanon")))
-  expect_identical(attr(med, "detanon")$n_imputed, 3L)
+  expect_identical(release_info(med)$counts$n_imputed, 3L)
   strat <- anonymise(x, k = 3, vars = c("x1", "x2"), strata = "g", na = "mean_stratum")
   expect_false(anyNA(strat$x1))
 })
@@ -198,7 +198,7 @@ test_that("small strata fail with a list, or are suppressed and counted", {
   expect_message(out <- anonymise(x, k = 3, vars = c("x1", "x2"), strata = "g", small_strata = "suppress"),
                  "suppressed 2 records in 1 stratum")
   expect_identical(nrow(out), 38L)
-  expect_identical(attr(out, "detanon")$n_suppressed, 2L)
+  expect_identical(release_info(out)$counts$n_suppressed, 2L)
 })
 
 test_that("bad input gives a clear error and changes nothing", {

@@ -13,10 +13,16 @@ bi_d <- data.frame(g = rep(c("a", "b"), each = 10), x = stats::rnorm(20), y = st
                    stringsAsFactors = FALSE)
 bi_m <- suppressWarnings(anonymise(bi_d, k = 3, vars = c("x", "y"), strata = "g",
                                    check_identifiers = FALSE))
+# an edited or subset copy of a release no longer carries its release metadata (a user
+# would get a `detanon_warning_stale_release` from the measures that read it)
+bi_plain <- function(data) {
+  attr(data, "detanon") <- NULL
+  data
+}
 bi_mod <- function(data, ...) {
   args <- list(...)
   for (nm in names(args)) data[[nm]] <- args[[nm]]
-  data
+  bi_plain(data)
 }
 bi_pair <- function(o = bi_d, m = bi_m) list(o = o, m = m)
 bi_dup <- stats::setNames(bi_d, c("g", "x", "x"))
@@ -180,12 +186,12 @@ bad("risk_rmd: NA in masked", bi_pair(m = bi_mod(bi_m, x = replace(bi_m$x, 2, NA
     "`vars` column `x` of `masked` has 1 missing")
 bad("risk_rmd: NaN in original", bi_pair(o = bi_nan), function(p) risk_rmd(p$o, p$m),
     "`vars` column `x` of `original` has 1 missing or infinite")
-bad("risk_rmd: one row", bi_pair(bi_d[1, ], bi_m[1, ]), function(p) risk_rmd(p$o, p$m),
+bad("risk_rmd: one row", bi_pair(bi_d[1, ], bi_plain(bi_m[1, ])), function(p) risk_rmd(p$o, p$m),
     "more records than variables.*1 record for 2 variables in `vars`")
 bad("risk_rmd: constant column", bi_pair(o = bi_const), function(p) risk_rmd(p$o, p$m),
     "`vars` column `x` is constant in `original`")
 bad("risk_rmd: character numbers in masked", bi_pair(m = bi_mod(bi_m, x = as.character(bi_m$x))),
-    function(p) risk_rmd(p$o, p$m), "`vars` must name numeric columns; in `masked` `x`")
+    function(p) risk_rmd(p$o, p$m, vars = c("x", "y")), "`vars` must name numeric columns; in `masked` `x`")
 bad("risk_rmd: overflowing SD (covMcd warned, then a misleading error)", bi_pair(o = bi_mod(bi_d, x = bi_d$x * 1e307)),
     function(p) risk_rmd(p$o, p$m), "`vars` column `x` of `original` has values too large to standardise")
 bad("risk_linkage: overflowing SD", bi_pair(m = bi_mod(bi_m, y = bi_m$y * 1e200)),
@@ -198,7 +204,7 @@ bad("risk_linkage: vars not numeric", bi_pair(), function(p) risk_linkage(p$o, p
     "`vars` must name numeric columns; in `original` `g`")
 bad("risk_linkage: strata differ", bi_pair(m = bi_mod(bi_m, g = replace(bi_m$g, 1, "c"))),
     function(p) risk_linkage(p$o, p$m, strata = "g"), "`strata` column `g` differs between `original` and `masked`")
-bad("risk_linkage: zero rows", bi_pair(bi_d[0, ], bi_m[0, ]), function(p) risk_linkage(p$o, p$m), NA,
+bad("risk_linkage: zero rows", bi_pair(bi_d[0, ], bi_m[0, ]), function(p) risk_linkage(p$o, p$m, vars = c("x", "y"), strata = "g"), NA,
     function(r) expect_identical(r$n, 0L))
 bad("risk_linkage: nthreads 1.5", bi_pair(), function(p) risk_linkage(p$o, p$m, nthreads = 1.5),
     "`nthreads` must be a single whole number")
@@ -222,8 +228,8 @@ bad("utility_pmse: type mismatch", bi_pair(o = bi_chr), function(p) utility_pmse
     "`vars` column `x` is numeric in one data frame and not in the other")
 bad("utility_pmse: interactions with one var", bi_pair(), function(p) utility_pmse(p$o, p$m, vars = "x", interactions = TRUE),
     "`interactions = TRUE` needs at least two columns in `vars`")
-bad("utility_delta: one row", bi_pair(bi_d[1, ], bi_m[1, ]), function(p) utility_delta(p$o, p$m),
-    "needs at least 2 records")
+bad("utility_delta: one row", bi_pair(bi_d[1, ], bi_plain(bi_m[1, ])), function(p) utility_delta(p$o, p$m),
+    "at least 2 records are needed")
 bad("utility_delta: constant", bi_pair(o = bi_const), function(p) utility_delta(p$o, p$m), "`vars` column `x` is constant")
 bad("utility_model: zero rows", bi_pair(bi_d[0, ], bi_m[0, ]), function(p) utility_model(p$o, p$m, x ~ y),
     "`original` has 0 complete records for the variables of `formula`")
@@ -330,6 +336,12 @@ bad("data.table: anonymise with merge", data.table::as.data.table(bi_d[c(1:10, 1
     an(k = 3, small_strata = "merge"), NA, function(r) expect_identical(nrow(r), 12L))
 bad("data.table: utility_pmse", bi_pair(bi_dt, data.table::as.data.table(bi_m)), function(p) utility_pmse(p$o, p$m), NA)
 
+# ---- release_info() --------------------------------------------------------------------
+bad("release_info: not a release", bi_d, function(x) release_info(x), NA, function(r) expect_null(r))
+bad("release_info: a vector", 1:3, function(x) release_info(x), NA, function(r) expect_null(r))
+bad("release_info: subset release", bi_m, function(x) release_info(x[-1, ]), NA, function(r) expect_null(r),
+    warning = "release_info\\(\\): the rows of `x` were subset, reordered or edited after anonymise\\(\\)")
+
 # ---- the runner -----------------------------------------------------------------------
 test_that("the bad-input suite covers every exported function with enough cases", {
   expect_gte(length(bi_cases), 40L)
@@ -361,8 +373,11 @@ for (cs in bi_cases) {
         expect_s3_class(res, "error")
         if (inherits(res, "error")) {
           expect_match(conditionMessage(res), cs$error)
-          # the package's own errors are raised without a call (no "Error in f(x)" noise)
+          # the package's own errors are raised without a call (no "Error in f(x)" noise),
+          # are classed and name the exported function that was called
           expect_null(conditionCall(res))
+          expect_s3_class(res, "detanon_error")
+          expect_match(conditionMessage(res), "^[a-z_.]+\\(\\): ")
         }
       }
       if (!is.null(cs$warning)) {

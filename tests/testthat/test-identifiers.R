@@ -69,7 +69,7 @@ test_that("anonymise() warns when a likely identifier would be released unmasked
   d <- titanic_paper()
   expect_warning(
     anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family")),
-    "releases `PassengerId` unmasked")
+    "^anonymise\\(\\): `PassengerId` would be released unmasked", class = "detanon_warning_identifier")
   expect_no_warning(
     anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), check_identifiers = FALSE))
   expect_no_warning(anonymise(d[-1], k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family")))

@@ -84,11 +84,11 @@ test_that("anonymise(small_strata = \"merge\") counts and reports every move", {
     m <- anonymise(d, k = 50, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
                    small_strata = "merge", check_identifiers = FALSE),
     "moved 193 records of strata smaller than k = 50")
-  info <- attr(m, "detanon")
-  expect_equal(info$n_merged, 193L)
-  expect_equal(info$n_suppressed, 0L)
+  info <- release_info(m)
+  expect_equal(info$counts$n_merged, 193L)
+  expect_equal(info$counts$n_suppressed, 0L)
   expect_equal(nrow(m), nrow(d))
-  expect_gte(info$min_stratum, 50L)
+  expect_gte(info$counts$min_size, 50L)
   expect_true(kanon_check(m, c("Pclass", "Sex", "Family"), 50)$ok)
   ref <- merge_small_strata(d, 50, c("Age", "Fare"), c("Pclass", "Sex", "Family"))
   expect_identical(m[c("Pclass", "Sex", "Family")], ref$data[c("Pclass", "Sex", "Family")])
@@ -98,15 +98,15 @@ test_that("anonymise(small_strata = \"merge\") counts and reports every move", {
   expect_identical(m$Age, direct$Age)
   # the release carries counts only, no moves table
   expect_null(attr(m, "moves"))
-  expect_false(any(vapply(info, is.data.frame, logical(1))))
-  expect_output(print(info), "moved 193 records")
+  expect_false(any(vapply(unlist(info, recursive = FALSE), is.data.frame, logical(1))))
+  expect_output(print(info), "n_merged +193")
   # nothing to merge: same result as "fail"
   a <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
                  small_strata = "merge", check_identifiers = FALSE)
   b <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
                  check_identifiers = FALSE)
   expect_identical(a$Age, b$Age)
-  expect_equal(attr(a, "detanon")$n_merged, 0L)
+  expect_equal(release_info(a)$counts$n_merged, 0L)
 })
 
 test_that("merge with missing values and dropped records", {

@@ -178,8 +178,8 @@ test_that("risk_rmd rejects bad input with a message naming the argument", {
   expect_error(risk_rmd(as.matrix(x), xm), "`original` must be a data frame")
   xk <- x; xk$b <- 3
   expect_error(risk_rmd(xk, xm), "`b` is constant in `original`")
-  expect_error(risk_rmd(x[1:3, ], xm[1:3, ]), "needs more records than variables")
-  expect_error(risk_rmd(x[1, ], xm[1, ]), "needs more records than variables")
+  expect_error(risk_rmd(x[1:3, ], xm[1:3, ]), "more records than variables are needed")
+  expect_error(risk_rmd(x[1, ], xm[1, ]), "more records than variables are needed")
   expect_error(risk_rmd(x, x), "No continuous variable to assess")
 })
 
@@ -265,7 +265,10 @@ test_that("risk_linkage takes vars and strata from anonymise() and checks its in
   expect_gt(r$rate, r$blind_rate)
   expect_output(print(r), "correct links")
   m2 <- m; m2$Sex <- rev(m2$Sex)
-  expect_error(risk_linkage(d, m2), "`strata` column `Sex` differs between `original` and `masked`")
+  expect_error(risk_linkage(d, m2, vars = c("Age", "Fare"), strata = "Sex"), "`strata` column `Sex` differs between `original` and `masked`")
+  # the edited release no longer supplies the defaults
+  expect_warning(r2 <- risk_linkage(d, m2), class = "detanon_warning_stale_release")
+  expect_identical(r2$strata, character())
   expect_error(risk_linkage(d, m, strata = "nope"), "`strata` names columns that are not in the data")
   expect_error(risk_linkage(d, m, strata = "Age"), "Columns cannot be in both `vars` and `strata`")
   expect_error(risk_linkage(d, m[1:5, ]), "`original` has 891 rows")

@@ -1,0 +1,118 @@
+# Shared helpers: classed conditions, plurals, release metadata.
+
+test_that("errors are classed and name the exported function that was called", {
+  d <- titanic_paper()[-1]
+  e <- tryCatch(anonymise(d, k = 1.5), error = identity)
+  expect_s3_class(e, c("detanon_error_argument", "detanon_error", "error", "condition"), exact = TRUE)
+  expect_match(conditionMessage(e), "^anonymise\\(\\): `k` must be a single whole number >= 2, not 1.5.$")
+  expect_null(conditionCall(e))
+  expect_identical(e$fn, "anonymise")
+  # through `::`, do.call() and a user function: still the exported verb
+  e2 <- tryCatch(do.call(detanon::anonymise, list(d, k = 1.5)), error = identity)
+  expect_identical(conditionMessage(e2), conditionMessage(e))
+  f <- function(x) anonymise(x, k = 1.5)
+  expect_identical(conditionMessage(tryCatch(f(d), error = identity)), conditionMessage(e))
+  # a verb called by another verb: the outer one is named
+  e3 <- tryCatch(assess(d, d, vars = "nope"), error = identity)
+  expect_s3_class(e3, "detanon_error_column")
+  expect_match(conditionMessage(e3), "^assess\\(\\): `vars` names columns that are not in the data")
+  # kinds
+  expect_error(anonymise(d, vars = "Pclass", strata = "Pclass"), class = "detanon_error_column")
+  expect_error(anonymise(transform(d, Age = NA_real_), vars = c("Age", "Fare"), strata = "Pclass"),
+               class = "detanon_error_data")
+  expect_error(anonymise(d[1:2, ], vars = "Fare", strata = character(), k = 3),
+               class = "detanon_error_small_strata")
+  # an S3 method names its generic
+  a <- assess(d, anonymise(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
+                            na = "median"), vars = c("Age", "Fare"))
+  expect_error(plot(a, type = "nope"), "^plot\\(\\): `type`", class = "detanon_error_argument")
+  # an internal helper called directly gets no prefix
+  expect_error(detanon:::check_whole(1.5, "k"), "^`k` must be", class = "detanon_error_argument")
+})
+
+test_that("warnings and messages are classed too", {
+  d <- titanic_paper()
+  expect_warning(anonymise(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), na = "median"),
+                 "^anonymise\\(\\): `PassengerId` would be released", class = "detanon_warning_identifier")
+  x <- data.frame(g = c(rep("a", 5), "b"), v = as.double(1:6))
+  expect_message(anonymise(x, vars = "v", strata = "g", k = 3, small_strata = "suppress"),
+                 "^anonymise\\(\\): suppressed 1 record in 1 stratum smaller than k = 3.",
+                 class = "detanon_message_suppress")
+  expect_silent(suppressMessages(anonymise(x, vars = "v", strata = "g", k = 3, small_strata = "suppress"),
+                                 classes = "detanon_message"))
+})
+
+test_that("plural() counts", {
+  expect_identical(detanon:::plural(1, "record"), "1 record")
+  expect_identical(detanon:::plural(0:2, "stratum", "strata"), c("0 strata", "1 stratum", "2 strata"))
+  expect_identical(detanon:::plural(1e6, "record"), "1000000 records")
+  expect_identical(detanon:::plural(2L, "is", "are", count = FALSE), "are")
+})
+
+release_fixture <- function() {
+  d <- titanic_paper()[-1]
+  anonymise(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), k = 3)
+}
+
+test_that("release_info() describes a release and withdraws it once the rows change", {
+  m <- release_fixture()
+  info <- release_info(m)
+  expect_s3_class(info, "detanon_release")
+  expect_identical(info$verb, "anonymise")
+  expect_identical(info$settings$k, 3L)
+  expect_identical(info$settings$vars, c("Age", "Fare"))
+  expect_identical(info$counts$n, 891L)
+  expect_identical(info$counts$n_strata, 12L)
+  expect_output(print(info), "made by anonymise\\(\\)")
+  # only aggregates: nothing in the attribute has one entry per record
+  expect_true(all(lengths(unlist(info[c("settings", "counts", "stats")], recursive = FALSE)) < nrow(m)))
+  stale <- function(x) {
+    expect_warning(r <- release_info(x), "subset, reordered or edited after anonymise",
+                   class = "detanon_warning_stale_release")
+    expect_null(r)
+  }
+  stale(m[1:10, ])                   # subset
+  stale(m[-5, ])                     # one row removed
+  stale(m[c(2, 1, 3:891), ])         # reordered
+  e <- m; e$Age[7] <- e$Age[7] + 1    # edited masked value
+  stale(e)
+  e <- m; e$Sex[1] <- if (e$Sex[1] == "male") "female" else "male" # edited stratum
+  stale(e)
+  e <- m; e$Fare <- NULL               # column dropped
+  stale(e)
+  # edits elsewhere, and copies, keep it
+  e <- m; e$Survived <- 0L
+  expect_identical(release_info(e), info)
+  expect_identical(release_info(m[seq_len(nrow(m)), ]), info)
+  expect_null(release_info(titanic_paper()))
+})
+
+test_that("release metadata survive tibble and data.table and are checked there too", {
+  skip_if_not_installed("tibble")
+  skip_if_not_installed("data.table")
+  d <- titanic_paper()[-1]
+  for (x in list(tibble::as_tibble(d), data.table::as.data.table(d))) {
+    m <- anonymise(x, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), k = 3)
+    expect_s3_class(release_info(m), "detanon_release")
+    sub <- m[2:5, ]
+    if (!is.null(attr(sub, "detanon"))) {
+      expect_warning(release_info(sub), class = "detanon_warning_stale_release")
+    }
+  }
+})
+
+test_that("the risk measures take defaults only from a valid release", {
+  d <- titanic_paper()[-1]
+  m <- release_fixture()
+  expect_identical(risk_linkage(d, m)$strata, c("Pclass", "Sex", "Family"))
+  e <- m; e$Age[1] <- e$Age[1] + 1
+  expect_warning(r <- risk_linkage(d, e), class = "detanon_warning_stale_release")
+  expect_identical(r$strata, character())
+  # one warning per call, also when a verb calls others
+  w <- 0L
+  withCallingHandlers(assess(d, e), detanon_warning_stale_release = function(c) {
+    w <<- w + 1L
+    invokeRestart("muffleWarning")
+  })
+  expect_identical(w, 1L)
+})
