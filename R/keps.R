@@ -123,7 +123,9 @@ anonymise_keps <- function(data, epsilon, k = 3, vars = NULL, quasi = NULL, stra
   df <- args$df
   vars <- args$vars
   quasi <- args$quasi
-  ec <- classes_core(df, args$k, quasi, args$strata, args$small_strata, "anonymise_keps")
+  # a bar for each long native step (Mondrian, linking, c-confidence) of a long run
+  show <- show_progress(nrow(df) * log2(nrow(df) + 2) * (1 + !is.null(confidence) * 4) / 4)
+  ec <- classes_core(df, args$k, quasi, args$strata, args$small_strata, "anonymise_keps", progress = show)
   rows <- which(!is.na(ec$row_class))
   cls <- ec$row_class[rows]
   n_classes <- nrow(ec$classes)
@@ -135,7 +137,8 @@ anonymise_keps <- function(data, epsilon, k = 3, vars = NULL, quasi = NULL, stra
 
   grouped <- class_groups(cls, n_classes)
   link_scale <- ifelse(diam > 0, diam, 1)
-  linked <- .Call(C_ffi_keps_link, y, noisy$y, grouped$order, grouped$offsets, link_scale)
+  linked <- with_progress(show, .Call(C_ffi_keps_link, y, noisy$y, grouped$order, grouped$offsets,
+                                      link_scale, show))
 
   keep <- rep(TRUE, length(rows))
   n_sup_rec <- 0L
@@ -145,7 +148,8 @@ anonymise_keps <- function(data, epsilon, k = 3, vars = NULL, quasi = NULL, stra
   if (!is.null(confidence)) {
     cprime <- confidence^(1 / length(vars))
     r <- -scale * log1p(-cprime)
-    l <- .Call(C_ffi_keps_confident, y, noisy$y, grouped$order, grouped$offsets, r, args$k)
+    l <- with_progress(show, .Call(C_ffi_keps_confident, y, noisy$y, grouped$order, grouped$offsets, r,
+                                   args$k, show))
     risky <- l > 0L & l < args$k
     low <- tabulate(cls[l < args$k], n_classes)
     bad_class <- ec$classes$n - low < args$k
@@ -411,7 +415,7 @@ risk_class_link <- function(original, masked, vars = NULL, classes = NULL) {
     r <- vapply(split(o[, j], factor(cls, levels = seq_len(n_classes))), function(v) diff(range(v)), 0)
     sc[, j] <- ifelse(r > 0, r, 1)
   }
-  linked <- .Call(C_ffi_keps_link, o, q, g$order, g$offsets, sc) == 1L
+  linked <- .Call(C_ffi_keps_link, o, q, g$order, g$offsets, sc, FALSE) == 1L
   structure(list(rate = if (n) mean(linked) else NA_real_, n_linked = sum(linked), n = n,
                  linked = linked), class = "detanon_class_link")
 }

@@ -15,10 +15,11 @@ SEXP ffi_col_stats(SEXP x, SEXP nthreads);
 SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w, SEXP m, SEXP nthreads, SEXP progress);
 SEXP ffi_link_share(SEXP zo, SEXP zm, SEXP id, SEXP nthreads, SEXP progress);
 /* keps: (k, epsilon)-anonymisation (keps.c) */
-SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k, SEXP inv_range);
+SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k, SEXP inv_range, SEXP progress);
 SEXP ffi_keps_noise(SEXP y, SEXP cls, SEXP n_classes, SEXP eps);
-SEXP ffi_keps_link(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP scale);
-SEXP ffi_keps_confident(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP r, SEXP cap);
+SEXP ffi_keps_link(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP scale, SEXP progress);
+SEXP ffi_keps_confident(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP r, SEXP cap,
+                        SEXP progress);
 
 /* kdtree_alloc.c: a tree with room for n points, and a heap of k neighbours, in R_alloc memory */
 kd_tree detanon_tree(ptrdiff_t n, int d, int leaf_size);

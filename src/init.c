@@ -11,10 +11,10 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_rmd_count",     (DL_FUNC) &ffi_rmd_count,     6},
     {"ffi_link_share",    (DL_FUNC) &ffi_link_share,    5},
     /* keps: (k, epsilon)-anonymisation (keps.c) */
-    {"ffi_mondrian",       (DL_FUNC) &ffi_mondrian,       5},
+    {"ffi_mondrian",       (DL_FUNC) &ffi_mondrian,       6},
     {"ffi_keps_noise",     (DL_FUNC) &ffi_keps_noise,     4},
-    {"ffi_keps_link",      (DL_FUNC) &ffi_keps_link,      5},
-    {"ffi_keps_confident", (DL_FUNC) &ffi_keps_confident, 6},
+    {"ffi_keps_link",      (DL_FUNC) &ffi_keps_link,      6},
+    {"ffi_keps_confident", (DL_FUNC) &ffi_keps_confident, 7},
     /* testing.c: TEST-ONLY entry points (tests/testthat), not on any user path */
     {"ffi_knn_centroids", (DL_FUNC) &ffi_knn_centroids, 5},
     {"ffi_knn_index",     (DL_FUNC) &ffi_knn_index,     5},
