@@ -21,4 +21,12 @@ z <- scale(as.matrix(d[vars]))
 idx <- .Call(detanon:::C_ffi_knn_index, z, order(d$g), c(0, cumsum(tabulate(d$g))), 5L, 2L)
 lap <- .Call(detanon:::C_ffi_rlaplace, 1000, 2)
 cs <- detanon:::col_stats(matrix(c(rnorm(3000), 1e300, -1e300), ncol = 2), 2L) # long: delayed carries
+# large k: heap of neighbours, chunked heavy stratum with stratum-order sums, index at k = 30
+invisible(suppressWarnings(anonymise(big[1:1100, ], k = 1000, strata = character(), nthreads = 2)))
+idx30 <- .Call(detanon:::C_ffi_knn_index, z, order(d$g), c(0, cumsum(tabulate(d$g))), 30L, 2L)
+# progress bars drawn from the native loops
+old <- options(detanon.progress = TRUE, cli.progress_show_after = 0)
+invisible(suppressMessages(anonymise(big, k = 40, strata = character(), nthreads = 2)))
+options(old)
+thr <- .Call(detanon:::C_ffi_threads, 2L, 1e6)
 cat("valgrind-smoke: done\n")
