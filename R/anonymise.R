@@ -49,11 +49,13 @@
 #' * Missing values in `strata` columns form a stratum level of their own.
 #'
 #' @param data A data frame (data.frame, tibble or data.table).
-#' @param k Number of points in each centroid (the record and its k - 1 nearest
-#'   neighbours); a whole number >= 2. Every stratum must have at least `k` records.
 #' @param vars Continuous columns to mask. Default: the numeric columns not in `strata`.
 #' @param strata Categorical columns to stratify by. Default: the factor, character and
 #'   logical columns. `character()` means no stratification.
+#' @param k Number of points in each centroid (the record and its k - 1 nearest
+#'   neighbours); a whole number >= 2. Every stratum must have at least `k` records.
+#' @param engine `"kdtree"` (the package's exact, multithreaded C search) or `"rann"`
+#'   (`RANN::nn2()`, to reproduce results made with it).
 #' @param na What to do with missing values in `vars`: `"fail"` (an error, the default),
 #'   `"median"` or `"mean"` (replace by the column's median or mean over all records, as
 #'   the paper does for the Titanic ages), `"median_stratum"` or `"mean_stratum"` (the
@@ -66,12 +68,10 @@
 #'   how many) or `"merge"` (move each of their records into the nearest stratum of at
 #'   least `k` records and give it that stratum's `strata` values, with a message listing
 #'   every move; see [merge_small_strata()] for the distance).
-#' @param engine `"kdtree"` (the package's exact, multithreaded C search) or `"rann"`
-#'   (`RANN::nn2()`, to reproduce results made with it).
-#' @param nthreads Number of OpenMP threads (capped by the machine). The default is the
-#'   option `detanon.nthreads`, else 1.
 #' @param check_identifiers Warn when a column released unmasked (not in `vars`) looks
 #'   like a direct identifier (see [detect_identifiers()])? Set to `FALSE` to silence.
+#' @param nthreads Number of OpenMP threads (capped by the machine). The default is the
+#'   option `detanon.nthreads`, else 1.
 #' @return An object of the same class as `data` with the masked columns replaced (as
 #'   doubles), rows in the same order (fewer if records were suppressed or incomplete
 #'   ones dropped) and all other columns unchanged. Its release metadata ([release_info()])
@@ -79,111 +79,49 @@
 #'   `small_strata`, `engine`), the counts (`n` records, `n_strata`, `min_size` of the
 #'   smallest stratum, `n_suppressed`, `n_dropped`, `n_imputed`, `n_merged` moved records)
 #'   and, in `stats`, the means, SDs and scaling factors of the masked columns.
+#'   Messages (class `detanon_message`) report records dropped, suppressed or moved.
 #' @references Avraam D, Jones E, Burton P (2022). A deterministic approach for protecting
 #'   privacy in sensitive personal data. *BMC Medical Informatics and Decision Making*,
 #'   22, 24.
+#' @family masking verbs
 #' @examples
-#' d <- titanic_paper()
-#' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
-#'                     strata = c("Pclass", "Sex", "Family"))
+#' d <- titanic_paper()[-1] # without the identifier PassengerId
+#' masked <- anonymise(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
+#'                     k = 3)
 #' head(masked)
 #' release_info(masked)
 #' @export
-anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
+anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
+                      engine = c("kdtree", "rann"),
                       na = c("fail", "median", "mean", "median_stratum", "mean_stratum", "complete"),
                       small_strata = c("fail", "suppress", "merge"),
-                      engine = c("kdtree", "rann"),
-                      nthreads = getOption("detanon.nthreads", 1L),
-                      check_identifiers = TRUE) {
+                      check_identifiers = TRUE,
+                      nthreads = getOption("detanon.nthreads", 1L)) {
   check_data_frame(data, "data")
+  strata <- check_columns(strata, data, "strata", default_strata(data))
+  check_strata_columns(data, strata)
+  vars <- check_columns(vars, data, "vars",
+                        setdiff(names(data)[vapply(data, is_continuous, logical(1))], strata))
   k <- check_whole(k, "k", min = 2)
+  engine <- match_choice(engine, "engine")
   na <- match_choice(na, "na")
   small_strata <- match_choice(small_strata, "small_strata")
-  engine <- match_choice(engine, "engine")
+  check_flag(check_identifiers, "check_identifiers")
   nthreads <- check_nthreads(nthreads)
   if (engine == "rann" && !requireNamespace("RANN", quietly = TRUE)) {
     stop_arg("`engine = \"rann\"` needs the package RANN: install.packages(\"RANN\"), ",
              "or use the default engine = \"kdtree\".")
   }
-  strata <- check_columns(strata, data, "strata", default_strata(data))
-  check_strata_columns(data, strata)
-  vars <- check_columns(vars, data, "vars",
-                        setdiff(names(data)[vapply(data, is_continuous, logical(1))], strata))
   check_vars(data, vars, strata)
-  check_flag(check_identifiers, "check_identifiers")
   if (!nrow(data)) stop_arg("`data` has no rows: there is nothing to anonymise.", kind = "data")
 
   df <- as.data.frame(data, stringsAsFactors = FALSE)
-  x <- vapply(df[vars], as.double, numeric(nrow(df)))
-  dim(x) <- c(nrow(df), length(vars))
-  colnames(x) <- vars
-  keep <- rep(TRUE, nrow(df))
-  n_imputed <- 0L
-  n_dropped <- 0L
-
-  has_na <- if (anyNA(x)) is.na(x) else NULL
-  if (!is.null(has_na)) {
-    if (na == "fail") {
-      counts <- colSums(has_na)
-      counts <- counts[counts > 0]
-      stop_arg("`vars` have missing values (", paste0("`", names(counts), "`: ", counts, collapse = ", "),
-               "). Choose `na = \"median\"`, \"mean\", \"median_stratum\", \"mean_stratum\" or ",
-               "\"complete\", or impute them first.", kind = "data")
-    }
-    if (na == "complete") {
-      keep <- !apply(has_na, 1L, any)
-      n_dropped <- sum(!keep)
-      inform_detanon("dropped ", plural(n_dropped, "incomplete record"), " (na = \"complete\").",
-                     kind = "na")
-    } else {
-      n_imputed <- sum(apply(has_na, 1L, any))
-    }
-  }
-
   id <- stratum_ids(df, strata)
-  if (na %in% c("median", "mean", "median_stratum", "mean_stratum") && n_imputed > 0L) {
-    x <- impute(x, has_na, if (grepl("stratum", na)) id else NULL,
-                if (grepl("median", na)) stats::median else exact_mean, strata)
-  }
-
-  # small strata (counted among the records kept so far)
-  sizes <- tabulate(id[keep], max(c(0L, id)))
-  small <- which(sizes > 0L & sizes < k)
-  n_suppressed <- 0L
-  n_merged <- 0L
-  if (length(small)) {
-    if (small_strata == "fail") {
-      if (!length(strata)) {
-        stop_arg("The data have ", plural(sizes[small], "record"), ", fewer than k = ", k, ". Lower `k`.",
-                 kind = "small_strata")
-      }
-      stop_small_strata(df, id, sizes, small, strata, k, "`small_strata = \"suppress\"` or \"merge\"")
-    }
-    if (small_strata == "merge") {
-      merged <- merge_small(df, x, id, keep, k, strata)
-      merge_message(merged$moves, strata, k)
-      df <- merged$data
-      id <- merged$id
-      n_merged <- merged$n_moved
-    } else {
-      drop <- keep & id %in% small
-      n_suppressed <- sum(drop)
-      keep <- keep & !drop
-      inform_detanon("suppressed ", plural(n_suppressed, "record"), " in ",
-                     plural(length(small), "stratum", "strata"), " smaller than k = ", k, ".",
-                     kind = "suppress")
-    }
-  }
-  if (!any(keep)) {
-    stop_arg("No records are left to mask (", n_dropped, " incomplete, ", n_suppressed,
-             " in strata smaller than k = ", k, "). Lower `k` or coarsen `strata`.", kind = "data")
-  }
-  if (!all(keep)) {
-    df <- df[keep, , drop = FALSE]
-    x <- x[keep, , drop = FALSE]
-    id <- id[keep] # strata left empty stay as gaps in the ids: the C code skips them
-  }
-
+  step <- handle_missing(numeric_matrix(df, vars), id, na, strata)
+  step <- handle_small_strata(step, df, id, k, strata, small_strata)
+  df <- step$df
+  id <- step$id
+  x <- step$x
   masked <- mask_matrix(x, id, k, engine, nthreads)
   sizes <- tabulate(id)
   sizes <- sizes[sizes > 0L]
@@ -193,9 +131,82 @@ anonymise <- function(data, k = 3, vars = NULL, strata = NULL,
              settings = list(k = k, vars = vars, strata = strata, na = na, small_strata = small_strata,
                              engine = engine),
              counts = list(n = nrow(df), n_strata = length(sizes), min_size = min(sizes),
-                           n_suppressed = n_suppressed, n_dropped = n_dropped, n_imputed = n_imputed,
-                           n_merged = n_merged),
+                           n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,
+                           n_imputed = step$n_imputed, n_merged = step$n_merged),
              stats = list(mean = masked$mean, sd = masked$sd, scale = masked$scale))
+}
+
+# anonymise(), step 1: missing values in `vars` by the `na` policy. Returns the matrix
+# (imputed), the rows kept and the counts.
+handle_missing <- function(x, id, na, strata) {
+  out <- list(x = x, keep = rep(TRUE, nrow(x)), n_imputed = 0L, n_dropped = 0L)
+  if (!anyNA(x)) return(out)
+  has_na <- is.na(x)
+  if (na == "fail") {
+    counts <- colSums(has_na)
+    counts <- counts[counts > 0]
+    stop_arg("`vars` have missing values (", paste0("`", names(counts), "`: ", counts, collapse = ", "),
+             "). Choose `na = \"median\"`, \"mean\", \"median_stratum\", \"mean_stratum\" or ",
+             "\"complete\", or impute them first.", kind = "data")
+  }
+  incomplete <- apply(has_na, 1L, any)
+  if (na == "complete") {
+    out$keep <- !incomplete
+    out$n_dropped <- sum(incomplete)
+    inform_detanon("dropped ", plural(out$n_dropped, "incomplete record"), " (na = \"complete\").",
+                   kind = "na")
+  } else {
+    out$n_imputed <- sum(incomplete)
+    out$x <- impute(x, has_na, if (grepl("stratum", na)) id else NULL,
+                    if (grepl("median", na)) stats::median else exact_mean, strata)
+  }
+  out
+}
+
+# anonymise(), step 2: strata smaller than k (among the records kept so far) by the
+# `small_strata` policy; then keeps only the rows left. Returns `step` with the data, the
+# matrix and the stratum ids (1..S) of the rows left, and the counts.
+handle_small_strata <- function(step, df, id, k, strata, small_strata) {
+  keep <- step$keep
+  x <- step$x
+  sizes <- tabulate(id[keep], max(c(0L, id)))
+  small <- which(sizes > 0L & sizes < k)
+  step$n_suppressed <- 0L
+  step$n_merged <- 0L
+  if (length(small) && small_strata == "fail") {
+    if (!length(strata)) {
+      stop_arg("The data have ", plural(sizes[small], "record"), ", fewer than k = ", k, ". Lower `k`.",
+               kind = "small_strata")
+    }
+    stop_small_strata(df, id, sizes, small, strata, k, "`small_strata = \"suppress\"` or \"merge\"")
+  }
+  if (length(small) && small_strata == "merge") {
+    merged <- merge_small(df, x, id, keep, k, strata)
+    merge_message(merged$moves, strata, k)
+    df <- merged$data
+    id <- merged$id
+    step$n_merged <- merged$n_moved
+  } else if (length(small)) {
+    drop <- keep & id %in% small
+    step$n_suppressed <- sum(drop)
+    keep <- keep & !drop
+    inform_detanon("suppressed ", plural(step$n_suppressed, "record"), " in ",
+                   plural(length(small), "stratum", "strata"), " smaller than k = ", k, ".",
+                   kind = "suppress")
+  }
+  if (!any(keep)) {
+    stop_arg("No records are left to mask (", step$n_dropped, " incomplete, ", step$n_suppressed,
+             " in strata smaller than k = ", k, "). Lower `k` or coarsen `strata`.", kind = "data")
+  }
+  if (!all(keep)) {
+    df <- df[keep, , drop = FALSE]
+    x <- x[keep, , drop = FALSE]
+    id <- id[keep] # strata left empty stay as gaps in the ids: the C code skips them
+  }
+  step$df <- df
+  step$x <- x
+  step$id <- id
+  step
 }
 
 # The five steps on a complete numeric matrix with stratum ids 1..S (all strata >= k).
@@ -296,8 +307,6 @@ impute <- function(x, has_na, id, fun, strata) {
 
 exact_mean <- function(v) col_stats(matrix(v))$mean[[1L]]
 
-is_continuous <- function(x) is.numeric(x) && !is.factor(x) && is.null(dim(x))
-
 check_vars <- function(data, vars, strata) {
   if (!length(vars)) {
     stop_arg("There is no continuous variable to mask: name the numeric columns in `vars` ",
@@ -328,15 +337,3 @@ check_vars <- function(data, vars, strata) {
   invisible(vars)
 }
 
-match_choice <- function(x, arg) {
-  choices <- eval(formals(sys.function(sys.parent()))[[arg]])
-  if (!is.character(x) || length(x) < 1L || anyNA(x)) {
-    stop_arg("`", arg, "` must be one of ", paste0("\"", choices, "\"", collapse = ", "), ".")
-  }
-  if (identical(x, choices)) return(choices[1L])
-  if (length(x) != 1L || !x %in% choices) {
-    stop_arg("`", arg, "` must be one of ", paste0("\"", choices, "\"", collapse = ", "),
-             ", not ", show_value(x), ".")
-  }
-  x
-}

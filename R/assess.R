@@ -43,6 +43,7 @@
 #' a
 #' head(as.data.frame(a))
 #' plot(a, original = d, masked = masked)
+#' @family reports
 #' @export
 assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
                    family = stats::gaussian(), pmse_vars = NULL, interactions = FALSE,
@@ -58,7 +59,7 @@ assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
   rmd <- risk_rmd(original, masked, vars = vars, w1 = w1, w2 = w2, m = m, ..., nthreads = nthreads)
   linkage <- risk_linkage(original, masked, vars = vars, strata = strata, nthreads = nthreads)
   pmse <- utility_pmse(original, masked, vars = pmse_vars, interactions = interactions)
-  delta <- utility_delta(original, masked, vars = vars)
+  delta <- utility_delta(original, masked, vars = vars)$delta
   model <- if (!is.null(formula)) utility_model(original, masked, formula, family = family) else NULL
   structure(list(rmd = rmd, linkage = linkage, pmse = pmse, delta = delta, model = model,
                  vars = vars, strata = linkage$strata, n = nrow(original)),

@@ -22,6 +22,7 @@
 #' }
 #' @source Kaggle competition data, redistributed in the CRAN package 'titanic' (Paul
 #'   Hendricks) under the CC0 public-domain dedication.
+#' @family data
 "titanic"
 
 #' The Titanic data prepared as in the paper
@@ -37,6 +38,7 @@
 #' @examples
 #' d <- titanic_paper()
 #' table(d$Pclass, d$Family)
+#' @family data
 #' @export
 titanic_paper <- function(data = detanon::titanic) {
   check_data_frame(data, "data")

@@ -13,7 +13,7 @@
 #'   (Date, POSIXct/POSIXlt or strings in ISO format `"YYYY-MM-DD"`).
 #' * `generalise_postcode()` truncates UK postcodes to the district (the outward code,
 #'   e.g. `"LS1"` from `"LS1 4AP"`) or the area (the leading letters, `"LS"`).
-#' * `generalise_rare()` merges the categories seen fewer than `min_count` times into
+#' * `generalise_rare()` merges the categories seen fewer than `k` times into
 #'   one category `other` (if the merged category itself stays rare, it is still
 #'   reported in the result; check the result with [kanon_check()]).
 #'
@@ -31,11 +31,12 @@
 #'   in upper case. `generalise_rare()`: a factor (ordered if `x` is) with the rare
 #'   levels merged.
 #' @name generalise
+#' @family generalisation
 #' @examples
 #' generalise_bands(c(3, 17, 42, 90), width = 5, top = 85)
 #' generalise_date(as.Date(c("2012-03-14", "2013-11-02")), to = "month")
 #' generalise_postcode(c("LS1 4AP", "m1 1ae", "EC1A 1BB"), to = "district")
-#' generalise_rare(c("a", "a", "a", "b", "c"), min_count = 2)
+#' generalise_rare(c("a", "a", "a", "b", "c"), k = 2)
 NULL
 
 #' @rdname generalise
@@ -113,18 +114,21 @@ generalise_postcode <- function(x, to = c("district", "area")) {
 }
 
 #' @rdname generalise
-#' @param min_count Categories with fewer records are merged.
+#' @param k Categories with fewer than `k` records are merged (the boundary rule of the
+#'   package: a category of `k` or more records is kept).
 #' @param other Label of the merged category.
+#' @param min_count Deprecated name of `k` (same meaning).
 #' @export
-generalise_rare <- function(x, min_count = 5, other = "Other") {
+generalise_rare <- function(x, k = 5, other = "Other", min_count) {
+  if (!missing(min_count)) k <- renamed_arg(min_count, "min_count", "k", !missing(k))
   if (!is.atomic(x) || !is.null(dim(x))) stop_arg("`x` must be an atomic vector, not ", class_label(x), ".")
-  min_count <- check_whole(min_count, "min_count", min = 1)
+  k <- check_whole(k, "k", min = 1)
   if (!is.character(other) || length(other) != 1L || is.na(other)) {
     stop_arg("`other` must be a single string, not ", show_value(other), ".")
   }
   f <- if (is.factor(x)) droplevels(x) else factor(x)
   counts <- table(f)
-  rare <- names(counts)[counts < min_count]
+  rare <- names(counts)[counts < k]
   if (other %in% setdiff(levels(f), rare)) {
     stop_arg("`other` (\"", other, "\") is already a common category of `x`; choose another label.")
   }
@@ -138,8 +142,8 @@ generalise_rare <- function(x, min_count = 5, other = "Other") {
 #'
 #' The automatic generalisation of step 2 of the method: when some strata (combinations
 #' of the `strata` variables) have fewer than `k` records, merge categories of the chosen
-#' variable `var` until every stratum has at least `k` records. At each step the
-#' category of `var` with the fewest records among those in a too-small stratum is merged
+#' variable `column` until every stratum has at least `k` records. At each step the
+#' category of `column` with the fewest records among those in a too-small stratum is merged
 #' with a neighbour: for an ordered factor (or numbers) the adjacent category with fewer
 #' records, otherwise the other category with the fewest records (missing values form a
 #' category that, in an ordered variable, has no neighbour and joins the smallest other
@@ -147,36 +151,45 @@ generalise_rare <- function(x, min_count = 5, other = "Other") {
 #' labelled by joining the old labels with `"/"`, or for ordered ones as a span (bands `"20-24"` and `"25-29"` become `"20-29"`, `"80-84"` and `"85+"` become `"80+"`, other labels `"a to b"`). The
 #' merge order depends only on counts and on the level order, never on row order.
 #'
-#' This loses detail in `var` for all records, not only in the small strata. It fails if
-#' merging all categories of `var` still leaves a stratum below `k` (then generalise
+#' This loses detail in `column` for all records, not only in the small strata. It fails if
+#' merging all categories of `column` still leaves a stratum below `k` (then generalise
 #' another variable too, or use `small_strata = "merge"` or `"suppress"` in
 #' [anonymise()]).
 #'
 #' @param data A data frame.
-#' @param var The column whose categories are merged (one of `strata`).
+#' @param column The column whose categories are merged (one of `strata`).
 #' @param strata The stratification columns (default: factor, character and logical).
-#' @param k The threshold, a whole number >= 1.
-#' @return An object of the same class as `data` with `var` replaced by a factor of the
-#'   merged categories (ordered if `var` was ordered or numeric), and a message listing
-#'   every merge. The attribute `"merges"` holds the table of old and new labels (no
-#'   record values).
+#' @param k The minimum stratum size, a whole number >= 1.
+#' @param var Deprecated name of `column`.
+#' @return An object of the same class as `data` with `column` replaced by a factor of the
+#'   merged categories (ordered if `column` was ordered or numeric), and a message (class
+#'   `detanon_message_merge`) listing every merge. Its release metadata
+#'   ([release_info()]) hold the settings (`column`, `strata`, `k`), the counts (`n`,
+#'   `n_strata`, `min_size`, `n_changed`: records whose category changed) and, in
+#'   `stats$merges`, the table of old and new labels (no record values).
 #' @examples
 #' d <- titanic_paper()
 #' d$Age5 <- generalise_bands(d$Age, width = 5)
 #' g <- generalise_strata(d, "Age5", strata = c("Sex", "Age5"), k = 5)
 #' table(g$Age5)
+#' @family generalisation
+#' @family masking verbs
 #' @export
-generalise_strata <- function(data, var, strata = NULL, k = 3) {
+generalise_strata <- function(data, column, strata = NULL, k = 3, var) {
+  if (!missing(var)) column <- renamed_arg(var, "var", "column", !missing(column))
   check_data_frame(data, "data")
   strata <- check_columns(strata, data, "strata", default_strata(data))
-  var <- check_columns(var, data, "var")
-  if (length(var) != 1L) stop_arg("`var` must name a single column.")
-  if (!var %in% strata) stop_arg("`var` (`", var, "`) must be one of `strata` (", quote_names(strata), ").")
+  if (missing(column)) stop_arg("`column` is missing: name the stratum column whose categories are merged.")
+  column <- check_columns(column, data, "column")
+  if (length(column) != 1L) stop_arg("`column` must name a single column.")
+  if (!column %in% strata) {
+    stop_arg("`column` (`", column, "`) must be one of `strata` (", quote_names(strata), ").", kind = "column")
+  }
   check_strata_columns(data, strata)
   k <- check_whole(k, "k", min = 1, max = .Machine$integer.max)
   df <- as.data.frame(data, stringsAsFactors = FALSE)
   if (nrow(df) < k) stop_arg("`data` has ", nrow(df), " records, fewer than `k` = ", k, ": no merge can reach k.", kind = "data")
-  x <- df[[var]]
+  x <- df[[column]]
   ordered <- is.ordered(x) || is.numeric(x)
   f <- if (is.factor(x)) droplevels(x) else factor(x)
   if (anyNA(f)) f <- addNA(f, ifany = TRUE)
@@ -184,10 +197,10 @@ generalise_strata <- function(data, var, strata = NULL, k = 3) {
   lev_label <- ifelse(is.na(lev), "NA", lev)
   group <- seq_along(lev) # current group of each original level
   code <- as.integer(f)
-  others <- setdiff(strata, var)
+  others <- setdiff(strata, column)
   other_id <- stratum_ids(df, others)
   if (any(tabulate(other_id) < k)) {
-    stop_arg("Merging all categories of `", var, "` would still leave strata with fewer than k = ", k,
+    stop_arg("Merging all categories of `", column, "` would still leave strata with fewer than k = ", k,
              " records; generalise other `strata` variables too, or lower `k`.", kind = "data")
   }
   merges <- data.frame(from = character(), to = character(), stringsAsFactors = FALSE)
@@ -231,14 +244,18 @@ generalise_strata <- function(data, var, strata = NULL, k = 3) {
   }
   gs <- sort(unique(group))
   new_levels <- vapply(gs, labels_of, character(1))
-  df[[var]] <- factor(new_levels[match(group[code], gs)], levels = new_levels, ordered = ordered)
+  df[[column]] <- factor(new_levels[match(group[code], gs)], levels = new_levels, ordered = ordered)
   if (nrow(merges)) {
-    inform_detanon(plural(nrow(merges), "merge"), " of `", var, "` categories:\n",
+    inform_detanon(plural(nrow(merges), "merge"), " of `", column, "` categories:\n",
                    paste0("  ", merges$from, " -> ", merges$to, collapse = "\n"), kind = "merge")
   }
-  out <- restore_class(df, data)
-  attr(out, "merges") <- merges
-  out
+  sizes <- tabulate(stratum_ids(df, strata))
+  as_release(restore_class(df, data), "generalise_strata",
+             settings = list(column = column, strata = strata, k = k),
+             counts = list(n = nrow(df), n_strata = length(sizes), min_size = if (length(sizes)) min(sizes) else 0L,
+                           n_changed = sum(as.character(df[[column]]) != as.character(f), na.rm = TRUE) +
+                             sum(is.na(df[[column]]) != is.na(f))),
+             stats = list(merges = merges))
 }
 
 # Label of a span of ordered categories: bands "a-b" and "c-d" give "a-d", "c+" gives "a+".

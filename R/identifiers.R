@@ -38,6 +38,7 @@
 #' @seealso [remove_identifiers()] to drop or pseudonymise them.
 #' @examples
 #' detect_identifiers(titanic)
+#' @family identifiers
 #' @export
 detect_identifiers <- function(data) {
   check_data_frame(data, "data")
@@ -186,37 +187,72 @@ warn_identifiers <- function(data, vars, strata) {
 #' original values get equal codes, distinct values distinct codes, and the codes are
 #' assigned in a random order, so neither a code nor the order of the codes carries
 #' information about the original value: without the key table the pseudonyms cannot be
-#' reversed. The key table is returned only on request (`key = TRUE`); keep it secret and
-#' apart from the release, or do not keep it at all. Note that anyone who knows the seed
-#' and the data can recreate the codes, so do not publish the seed. A pseudonym is still
-#' unique to a person: it is not anonymous by itself, and the other columns must be
-#' protected as well (e.g. with [kanon_check()] and [anonymise()]).
+#' reversed. `remove_identifiers()` returns the data only; `pseudonymise_with_key()`
+#' makes the same pseudonyms (the same draws for the same seed) and returns them together
+#' with the key tables: keep those secret and apart from the release, or do not keep them
+#' at all. Note that anyone who knows the seed and the data can recreate the codes, so do
+#' not publish the seed. A pseudonym is still unique to a person: it is not anonymous by
+#' itself, and the other columns must be protected as well (e.g. with [kanon_check()] and
+#' [anonymise()]).
 #'
 #' @param data A data frame.
 #' @param cols Columns to treat. Default: the columns that [detect_identifiers()] flags.
 #' @param method `"drop"` (remove the columns) or `"pseudonymise"` (replace their values
 #'   by random codes).
 #' @param prefix Text put before the number of each pseudonym.
-#' @param key With `method = "pseudonymise"`, return the key tables as well?
-#' @return With `key = FALSE`, an object of the same class as `data` without the columns
-#'   (`"drop"`) or with the columns replaced by character pseudonyms (missing values stay
-#'   missing). With `key = TRUE`, a list with `data` and `key`, a named list holding for
-#'   each column a data frame of `value` and `pseudonym`: it reverses the pseudonyms and
-#'   must never be released.
+#' @param key Deprecated: `key = TRUE` returned the key tables too; use
+#'   `pseudonymise_with_key()`.
+#' @return `remove_identifiers()`: an object of the same class as `data` without the
+#'   columns (`"drop"`) or with the columns replaced by character pseudonyms (missing
+#'   values stay missing), with release metadata ([release_info()]: settings `cols`,
+#'   `method`; counts `n`, `n_changed` columns). `pseudonymise_with_key()`: an object of
+#'   class `detanon_pseudonyms`, a list with `data` (the pseudonymised data, as above) and
+#'   `pseudonyms`, a named list holding for each column a data frame of `value` and
+#'   `pseudonym`: it reverses the pseudonyms and must never be released.
+#' @family masking verbs
+#' @family identifiers
 #' @examples
 #' d <- remove_identifiers(titanic, c("Name", "Ticket"))
 #' names(d)
 #' set.seed(1)
 #' head(remove_identifiers(titanic_paper(), "PassengerId", method = "pseudonymise"))
+#' set.seed(1)
+#' p <- pseudonymise_with_key(titanic_paper(), "PassengerId")
+#' head(p$pseudonyms$PassengerId)
 #' @export
 remove_identifiers <- function(data, cols = NULL, method = c("drop", "pseudonymise"),
-                               prefix = "P", key = FALSE) {
-  check_data_frame(data, "data")
+                               prefix = "P", key) {
   method <- match_choice(method, "method")
+  if (!missing(key) && !identical(key, FALSE)) {
+    check_flag(key, "key")
+    warn_detanon("`key` is deprecated; use pseudonymise_with_key(), which returns the data and the key.",
+                 kind = "deprecated")
+    if (method == "pseudonymise") {
+      res <- identifiers_core(data, cols, method, prefix)
+      return(list(data = res$data, key = res$pseudonyms))
+    }
+  }
+  identifiers_core(data, cols, method, prefix)$data
+}
+
+#' @rdname remove_identifiers
+#' @export
+pseudonymise_with_key <- function(data, cols = NULL, prefix = "P") {
+  structure(identifiers_core(data, cols, "pseudonymise", prefix), class = "detanon_pseudonyms")
+}
+
+#' @export
+print.detanon_pseudonyms <- function(x, ...) {
+  cat(sprintf("Pseudonymised %s of %s; the key tables (`$pseudonyms`) reverse them: keep them apart.\n",
+              plural(length(x$pseudonyms), "column"), plural(nrow(x$data), "record")))
+  invisible(x)
+}
+
+identifiers_core <- function(data, cols, method, prefix) {
+  check_data_frame(data, "data")
   if (!is.character(prefix) || length(prefix) != 1L || is.na(prefix)) {
     stop_arg("`prefix` must be a single string, not ", show_value(prefix), ".")
   }
-  key <- check_flag(key, "key")
   if (is.null(cols)) {
     cols <- detect_identifiers(data)$column
     if (!length(cols)) inform_detanon("no likely direct identifier found; nothing changed.", kind = "identifier")
@@ -231,16 +267,20 @@ remove_identifiers <- function(data, cols = NULL, method = c("drop", "pseudonymi
     for (v in cols) {
       x <- df[[v]]
       if (!is.atomic(x) || !is.null(dim(x))) {
-        stop_arg("`cols` column `", v, "` is not an atomic vector; it cannot be pseudonymised. Drop it instead.", kind = "column")
+        stop_arg("`cols` column `", v, "` is not an atomic vector; it cannot be pseudonymised. Drop it instead.",
+                 kind = "column")
       }
       if (is.factor(x)) x <- as.character(x)
       u <- unique(x[!is.na(x)])
       codes <- sprintf("%s%0*d", prefix, nchar(length(u)), sample.int(length(u)))
       df[[v]] <- codes[match(x, u)]
-      if (key) keys[[v]] <- data.frame(value = u, pseudonym = codes, stringsAsFactors = FALSE)
+      keys[[v]] <- data.frame(value = u, pseudonym = codes, stringsAsFactors = FALSE)
     }
   }
   rownames(df) <- NULL
-  out <- restore_class(df, data)
-  if (key && method == "pseudonymise") list(data = out, key = keys) else out
+  out <- as_release(restore_class(df, data), "remove_identifiers",
+                    settings = list(cols = cols, method = method),
+                    counts = list(n = nrow(df), n_changed = length(cols)),
+                    columns = if (method == "drop") names(df) else cols)
+  list(data = out, pseudonyms = keys)
 }

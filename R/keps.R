@@ -22,10 +22,13 @@
 #'
 #' @section Shuffling and the key:
 #' The released rows are in a random order (Algorithm 1, step 10) with fresh row names
-#' and no attribute derived from the input order. The key that maps released rows to
-#' input rows is returned separately in `$key`: keep it apart from the release (it
-#' undoes the shuffle). Risk and utility measures that compare records need it:
-#' `risk_rmd(data[res$key, ], res$data)` compares each released record with its origin.
+#' and no attribute derived from the input order. `anonymise_keps()` returns the release
+#' only. `anonymise_keps_with_key()` makes the same release (the same draws for the same
+#' seed) and returns it with what only the custodian may hold: `$origin_row`, the input
+#' row of each released row (it undoes the shuffle: keep it apart from the release),
+#' the class of each released record and the class table. Risk and utility measures that
+#' compare records need it: `risk_rmd(data[res$origin_row, ], res$data)` compares each
+#' released record with its origin.
 #'
 #' @section c-confident k-anonymity (section V-C):
 #' With `confidence = c`, each class's linking half-width for `v` is
@@ -37,13 +40,14 @@
 #' interval on the original value, a typo). Records with `0 < l_i < k` are suppressed,
 #' records with `l_i = 0` are kept (the noise made them outliers), and a class is
 #' suppressed whole when fewer than `k` of its records have `l_i >= k`, i.e. when
-#' `|ec| - |{i : l_i < k}| < k`. The counts are in `$info`.
+#' `|ec| - |{i : l_i < k}| < k`. The counts are in the release metadata ([release_info()]).
 #'
 #' @section What it protects against, and what not:
 #' Generalisation makes every record share its k-quasi-identifiers with `k - 1` others;
 #' the noise makes the epsilon-quasis of a class stochastically indistinguishable, so an
 #' attacker who knows a person's class and exact values can no longer pick the record by
-#' the nearest value with certainty (measured by `$info$linking_risk`, section V-B, and
+#' the nearest value with certainty (measured by the `linking_risk` in the release
+#' metadata, section V-B, and
 #' [risk_class_link()]). It is not epsilon-differential privacy of the data set: the
 #' class diameters come from the data, the classes are public, and records of a class
 #' with equal values stay linked. It does not protect the categorical `strata` values
@@ -51,12 +55,12 @@
 #' and it does not prevent attribute disclosure within a class.
 #'
 #' @param data A data frame (data.frame, tibble or data.table).
-#' @param epsilon The privacy budget per record, a single number > 0. Smaller is more
-#'   noise. See [keps_error()] to pick it for a target error.
-#' @param k Minimum equivalence class size, a whole number >= 2 and at most the number of
-#'   records.
 #' @param vars The epsilon-quasi-identifiers: numeric columns that receive noise.
 #'   Default: the numeric columns not in `quasi` or `strata`.
+#' @param k Minimum equivalence class size, a whole number >= 2 and at most the number of
+#'   records.
+#' @param epsilon The privacy budget per record, a single number > 0. Smaller is more
+#'   noise. See [keps_error()] to pick it for a target error.
 #' @param quasi Numeric k-quasi-identifiers partitioned by Mondrian and released
 #'   generalised (see `generalise`). Default `character()`.
 #' @param strata Categorical k-quasi-identifiers (released unchanged; their combinations
@@ -74,23 +78,26 @@
 #' @param na Missing values in `vars` or `quasi`: `"fail"` (an error) or `"complete"`
 #'   (drop those records, counted in `$info`).
 #' @param small_strata `"fail"` or `"suppress"` strata with fewer than `k` records.
-#' @return An object of class `detanon_keps`, a list:
-#'   * `data`: the release, the same kind of data frame as `data`, shuffled, without the
-#'     suppressed records; `vars` noisy (doubles), `quasi` generalised, other columns
-#'     unchanged.
-#'   * `key`: for each released row, its row number in `data`. Keep it apart from the
-#'     release.
-#'   * `class`: the equivalence class of each released row (public information: it
-#'     follows from the generalised quasi-identifiers).
+#' @return `anonymise_keps()`: the release, the same kind of data frame as `data`,
+#'   shuffled, without the suppressed records; `vars` noisy (doubles), `quasi`
+#'   generalised, other columns unchanged. Its release metadata ([release_info()]) hold
+#'   the settings (`epsilon`, the per-variable budgets `eps`, `k`, `confidence`, `vars`,
+#'   `quasi`, `strata`, `generalise`, `na`, `small_strata`), the counts (`n` records in,
+#'   `n_released`, `n_classes`, `n_dropped` incomplete, `n_suppressed` in strata smaller
+#'   than `k`, `n_suppressed_records`, `n_suppressed_classes` and
+#'   `n_suppressed_class_records` by c-confidence) and, in `stats`, `expected_error`
+#'   (formula 8 per variable), `linking_risk` (section V-B, all classified records, before
+#'   suppression) and `linking_risk_released` (the released records only).
+#'
+#'   `anonymise_keps_with_key()`: an object of class `detanon_keps`, a list for the
+#'   custodian, never to be released as a whole:
+#'   * `data`: the release (as above).
+#'   * `origin_row`: for each released row, its row number in `data`.
+#'   * `class`: the equivalence class of each released row.
 #'   * `classes`: one row per class: `class`, `n`, strata values, `lo_`/`hi_` ranges of
 #'     `quasi`, `diam_<v>` and noise scale `scale_<v>` for each of `vars`, and the
-#'     records suppressed. Class diameters are properties of the original values: keep
-#'     this table with the custodian.
-#'   * `info`: `epsilon`, per-variable budgets `eps`, `k`, `confidence`, counts (`n`,
-#'     `n_released`, `n_dropped`, `n_suppressed_strata`, `n_suppressed_records`,
-#'     `n_suppressed_classes`, `n_suppressed_class_records`), `expected_error` (formula 8
-#'     per variable), `linking_risk` (section V-B, all classified records, before
-#'     suppression) and `linking_risk_released` (the released records only).
+#'     records suppressed. Class diameters are properties of the original values.
+#'   * `info`: the release metadata as a list (settings, counts and stats together).
 #' @references Holohan N, Antonatos S, Braghin S, Mac Aonghusa P (2017).
 #'   (k, epsilon)-anonymity: k-anonymity with epsilon-differential privacy.
 #'   arXiv:1710.01615.
@@ -100,36 +107,61 @@
 #' @examples
 #' d <- titanic_paper()
 #' set.seed(1)
-#' res <- anonymise_keps(d, epsilon = 8, k = 3, vars = c("Age", "Fare"),
-#'                       strata = c("Pclass", "Sex", "Family"), confidence = 0.99)
+#' released <- anonymise_keps(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
+#'                            k = 3, epsilon = 8, confidence = 0.99)
+#' head(released)
+#' release_info(released)
+#' # the custodian's version: the same release and the key to it
+#' set.seed(1)
+#' res <- anonymise_keps_with_key(d, vars = c("Age", "Fare"),
+#'                                strata = c("Pclass", "Sex", "Family"),
+#'                                k = 3, epsilon = 8, confidence = 0.99)
 #' res
-#' head(res$data)
-#' # compare each released record with its origin (the key stays with the custodian)
-#' summary(res$data$Age - d$Age[res$key])
+#' summary(res$data$Age - d$Age[res$origin_row])
+#' @family masking verbs
 #' @export
-anonymise_keps <- function(data, epsilon, k = 3, vars = NULL, quasi = NULL, strata = NULL,
+anonymise_keps <- function(data, vars = NULL, strata = NULL, quasi = NULL, k = 3, epsilon,
                            weights = NULL, confidence = NULL,
                            generalise = c("midpoint", "interval"),
                            na = c("fail", "complete"),
                            small_strata = c("fail", "suppress")) {
+  generalise <- match_choice(generalise, "generalise")
   na <- match_choice(na, "na")
   small_strata <- match_choice(small_strata, "small_strata")
+  keps_core(data, vars, strata, quasi, k, epsilon, weights, confidence, generalise, na, small_strata)$data
+}
+
+#' @rdname anonymise_keps
+#' @export
+anonymise_keps_with_key <- function(data, vars = NULL, strata = NULL, quasi = NULL, k = 3, epsilon,
+                                    weights = NULL, confidence = NULL,
+                                    generalise = c("midpoint", "interval"),
+                                    na = c("fail", "complete"),
+                                    small_strata = c("fail", "suppress")) {
+  generalise <- match_choice(generalise, "generalise")
+  na <- match_choice(na, "na")
+  small_strata <- match_choice(small_strata, "small_strata")
+  keps_core(data, vars, strata, quasi, k, epsilon, weights, confidence, generalise, na, small_strata)
+}
+
+# Both keps verbs: the release and the custodian's parts.
+keps_core <- function(data, vars, strata, quasi, k, epsilon, weights, confidence, generalise, na,
+                      small_strata) {
   args <- keps_args(data, epsilon, k, vars, quasi, strata, weights, na, small_strata)
   if (!is.null(confidence)) confidence <- check_number(confidence, "confidence", 0, 1, lower_open = TRUE)
   if (!is.null(confidence) && confidence >= 1) {
     stop_arg("`confidence` must be below 1 (the linking range is infinite at 1), not ", confidence, ".")
   }
-  generalise <- match_choice(generalise, "generalise")
   df <- args$df
   vars <- args$vars
   quasi <- args$quasi
   # a bar for each long native step (Mondrian, linking, c-confidence) of a long run
   show <- show_progress(nrow(df) * log2(nrow(df) + 2) * (1 + !is.null(confidence) * 4) / 4)
-  ec <- classes_core(df, args$k, quasi, args$strata, args$small_strata, "anonymise_keps", progress = show)
+  ec <- classes_core(df, args$k, quasi, args$strata, args$small_strata, progress = show)
   rows <- which(!is.na(ec$row_class))
   cls <- ec$row_class[rows]
   n_classes <- nrow(ec$classes)
-  y <- quasi_matrix(df[rows, , drop = FALSE], vars)
+  y <- numeric_matrix(df[rows, , drop = FALSE], vars)
   eps_v <- args$eps_v
   noisy <- .Call(C_ffi_keps_noise, y, cls, n_classes, eps_v)
   diam <- noisy$diam
@@ -150,37 +182,20 @@ anonymise_keps <- function(data, epsilon, k = 3, vars = NULL, quasi = NULL, stra
     r <- -scale * log1p(-cprime)
     l <- with_progress(show, .Call(C_ffi_keps_confident, y, noisy$y, grouped$order, grouped$offsets, r,
                                    args$k, show))
-    risky <- l > 0L & l < args$k
-    low <- tabulate(cls[l < args$k], n_classes)
-    bad_class <- ec$classes$n - low < args$k
-    drop_class <- bad_class[cls]
-    n_sup_rec <- sum(risky & !drop_class)
-    n_sup_cls <- sum(bad_class)
-    n_sup_cls_rec <- sum(drop_class)
-    keep <- !(risky | drop_class)
+    sup <- keps_confident_suppression(l, cls, ec$classes$n, args$k)
+    keep <- sup$keep
+    n_sup_rec <- sup$n_records
+    n_sup_cls <- sup$n_classes
+    n_sup_cls_rec <- sup$n_class_records
     sup_by_class <- tabulate(cls[!keep], n_classes)
   }
 
   out <- df[rows, , drop = FALSE]
   for (j in seq_along(vars)) out[[vars[j]]] <- noisy$y[, j]
-  for (q in quasi) {
-    lo <- ec$classes[[paste0("lo_", q)]]
-    hi <- ec$classes[[paste0("hi_", q)]]
-    out[[q]] <- if (generalise == "midpoint") {
-      ((lo + hi) / 2)[cls]
-    } else {
-      lab <- paste0("[", fmt_num(lo), ", ", fmt_num(hi), "]")
-      ulab <- unique(lab)
-      factor(lab[cls], levels = ulab)
-    }
-  }
+  for (q in quasi) out[[q]] <- generalise_quasi(ec$classes, q, cls, generalise)
   kept <- which(keep)
   perm <- kept[sample.int(length(kept))]
-  release <- out[perm, , drop = FALSE]
-  release <- as.data.frame(lapply(release, strip_names), stringsAsFactors = FALSE, optional = TRUE)
-  names(release) <- names(df)
-  rownames(release) <- NULL
-  release <- restore_class(release, args$data)
+  release <- shuffled_release(out, perm, args$data)
 
   classes <- ec$classes
   for (j in seq_along(vars)) {
@@ -189,21 +204,53 @@ anonymise_keps <- function(data, epsilon, k = 3, vars = NULL, quasi = NULL, stra
   }
   classes$suppressed <- sup_by_class
   err <- keps_error_core(y, cls, n_classes, eps_v)
-  info <- list(
-    epsilon = args$epsilon, eps = stats::setNames(eps_v, vars), k = args$k,
-    confidence = confidence, vars = vars, quasi = quasi, strata = args$strata,
-    generalise = generalise,
-    n = nrow(args$df) + args$n_dropped, n_released = length(perm), n_dropped = args$n_dropped,
-    n_suppressed_strata = ec$n_suppressed, n_suppressed_records = n_sup_rec,
-    n_suppressed_classes = n_sup_cls, n_suppressed_class_records = n_sup_cls_rec,
-    n_classes = n_classes,
-    expected_error = stats::setNames(err, vars),
-    linking_risk = mean(linked == 1L),
-    linking_risk_released = if (length(kept)) mean(linked[kept] == 1L) else NA_real_
-  )
-  structure(list(data = release, key = args$rows[rows[perm]], class = cls[perm],
-                 classes = classes, info = info),
+  settings <- list(epsilon = args$epsilon, eps = stats::setNames(eps_v, vars), k = args$k,
+                   confidence = confidence, vars = vars, quasi = quasi, strata = args$strata,
+                   generalise = generalise, na = na, small_strata = small_strata)
+  counts <- list(n = nrow(args$df) + args$n_dropped, n_released = length(perm), n_classes = n_classes,
+                 n_dropped = args$n_dropped, n_suppressed = ec$n_suppressed,
+                 n_suppressed_records = n_sup_rec, n_suppressed_classes = n_sup_cls,
+                 n_suppressed_class_records = n_sup_cls_rec)
+  stats <- list(expected_error = stats::setNames(err, vars),
+                linking_risk = mean(linked == 1L),
+                linking_risk_released = if (length(kept)) mean(linked[kept] == 1L) else NA_real_)
+  release <- as_release(release, "anonymise_keps", settings = settings, counts = counts, stats = stats,
+                        columns = names(release))
+  structure(list(data = release, origin_row = args$rows[rows[perm]], class = cls[perm],
+                 classes = classes, info = c(settings, counts, stats)),
             class = "detanon_keps")
+}
+
+# c-confidence (section V-C): `l` holds, per record, the number of original records of its
+# class inside its linking box. Records with 0 < l < k go, and whole classes in which fewer
+# than k records have l >= k.
+keps_confident_suppression <- function(l, cls, class_sizes, k) {
+  risky <- l > 0L & l < k
+  low <- tabulate(cls[l < k], length(class_sizes))
+  bad_class <- class_sizes - low < k
+  drop_class <- bad_class[cls]
+  list(keep = !(risky | drop_class), n_records = sum(risky & !drop_class), n_classes = sum(bad_class),
+       n_class_records = sum(drop_class))
+}
+
+# The released value of quasi-identifier `q` for records of classes `cls`: the midpoint of
+# the class range, or the range as a factor "[lo, hi]".
+generalise_quasi <- function(classes, q, cls, generalise) {
+  lo <- classes[[paste0("lo_", q)]]
+  hi <- classes[[paste0("hi_", q)]]
+  if (generalise == "midpoint") return(((lo + hi) / 2)[cls])
+  lab <- paste0("[", fmt_num(lo), ", ", fmt_num(hi), "]")
+  factor(lab[cls], levels = unique(lab))
+}
+
+# Rows `perm` of `out` as a fresh data frame of the class of `like`: no names, row names or
+# attributes that follow the input order.
+shuffled_release <- function(out, perm, like) {
+  release <- out[perm, , drop = FALSE]
+  release <- as.data.frame(lapply(release, strip_names), stringsAsFactors = FALSE, optional = TRUE)
+  names(release) <- names(out)
+  rownames(release) <- NULL
+  restore_class(release, like)
 }
 
 strip_names <- function(x) {
@@ -222,6 +269,7 @@ class_groups <- function(cls, n_classes) {
 keps_args <- function(data, epsilon, k, vars, quasi, strata, weights, na, small_strata,
                       eps_vector = FALSE) {
   check_data_frame(data, "data")
+  if (!is.null(vars)) check_columns(vars, data, "vars")
   if (missing(epsilon)) {
     stop_arg("`epsilon` is missing: give the privacy budget per record, a number > 0 (e.g. `epsilon = 1`).")
   }
@@ -319,22 +367,23 @@ keps_error_core <- function(y, cls, n_classes, eps_v) {
 #' @examples
 #' d <- titanic_paper()
 #' d <- d[d$Fare > 0, ]
-#' e <- keps_error(d, epsilon = c(1, 8, 16), k = 3, vars = "Fare",
-#'                 strata = c("Pclass", "Sex", "Family"))
+#' e <- keps_error(d, vars = "Fare", strata = c("Pclass", "Sex", "Family"), k = 3,
+#'                 epsilon = c(1, 8, 16))
 #' e
 #' # budget for a 5% expected error on Fare
 #' e$epsilon[1] * e$error[1] / 0.05
+#' @family measures
 #' @export
-keps_error <- function(data, epsilon, k = 3, vars = NULL, quasi = NULL, strata = NULL,
+keps_error <- function(data, vars = NULL, strata = NULL, quasi = NULL, k = 3, epsilon,
                        weights = NULL, na = c("fail", "complete"),
                        small_strata = c("fail", "suppress")) {
   na <- match_choice(na, "na")
   small_strata <- match_choice(small_strata, "small_strata")
   args <- keps_args(data, epsilon, k, vars, quasi, strata, weights, na, small_strata,
                     eps_vector = TRUE)
-  ec <- classes_core(args$df, args$k, args$quasi, args$strata, args$small_strata, "keps_error")
+  ec <- classes_core(args$df, args$k, args$quasi, args$strata, args$small_strata)
   rows <- which(!is.na(ec$row_class))
-  y <- quasi_matrix(args$df[rows, , drop = FALSE], args$vars)
+  y <- numeric_matrix(args$df[rows, , drop = FALSE], args$vars)
   base <- keps_error_core(y, ec$row_class[rows], nrow(ec$classes), args$weights)  # at epsilon = 1
   grid <- expand.grid(variable = args$vars, epsilon = epsilon, stringsAsFactors = FALSE)
   j <- match(grid$variable, args$vars)
@@ -359,8 +408,8 @@ keps_error <- function(data, epsilon, k = 3, vars = NULL, quasi = NULL, strata =
 #' global SDs; and a tie counts as a full link (the paper's indicator) rather than 1/t.
 #'
 #' It applies to any masking that keeps records aligned: the output of [anonymise()],
-#' or of [anonymise_keps()] with the original rows put in release order by the key
-#' (`original[res$key, ]`, `classes = res$class`).
+#' or of [anonymise_keps_with_key()] with the original rows put in release order
+#' (`original[res$origin_row, ]`, `classes = res$class`).
 #'
 #' @section What it measures and what not:
 #' It is a worst-case attacker who already knows everyone's exact original values and
@@ -379,14 +428,15 @@ keps_error <- function(data, epsilon, k = 3, vars = NULL, quasi = NULL, strata =
 #' d <- titanic_paper()
 #' m <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
 #' risk_class_link(d, m, vars = c("Age", "Fare"), classes = c("Pclass", "Sex", "Family"))$rate
+#' @family measures
 #' @export
 risk_class_link <- function(original, masked, vars = NULL, classes = NULL) {
   check_data_frame(original, "original")
   check_data_frame(masked, "masked")
   if (nrow(original) != nrow(masked)) {
     stop_arg("`original` and `masked` must have the same rows in the same order (",
-             nrow(original), " vs ", nrow(masked), " rows); for anonymise_keps() output use ",
-             "`original[res$key, ]`.")
+             nrow(original), " vs ", nrow(masked), " rows); for anonymise_keps_with_key() output use ",
+             "`original[res$origin_row, ]`.", kind = "data")
   }
   vars <- check_columns(vars, masked, "vars", names(masked)[vapply(masked, is_continuous, logical(1))])
   if (!length(vars)) stop_arg("`vars` is empty: name numeric columns to compare.")
@@ -394,8 +444,8 @@ risk_class_link <- function(original, masked, vars = NULL, classes = NULL) {
   check_quasi(original, vars, "vars")
   check_quasi(masked, vars, "vars")
   n <- nrow(original)
-  o <- quasi_matrix(as.data.frame(original), vars)
-  q <- quasi_matrix(as.data.frame(masked), vars)
+  o <- numeric_matrix(as.data.frame(original), vars)
+  q <- numeric_matrix(as.data.frame(masked), vars)
   if (anyNA(o) || anyNA(q)) stop_arg("`vars` have missing values in `original` or `masked`; drop those rows first.", kind = "data")
   cls <- if (is.null(classes)) {
     rep.int(1L, n)
@@ -432,7 +482,7 @@ print.detanon_keps <- function(x, ...) {
   i <- x$info
   cat(sprintf("(k, epsilon)-anonymisation: k = %d, epsilon = %s (%s)\n", i$k, format(i$epsilon),
               paste0(names(i$eps), " ", format(signif(i$eps, 4)), collapse = ", ")))
-  cat(sprintf("  %d classes; %d of %d records released (shuffled; keep `$key` apart)\n",
+  cat(sprintf("  %d classes; %d of %d records released (shuffled; keep `$origin_row` apart)\n",
               i$n_classes, i$n_released, i$n))
   cat("  expected relative error (8):",
       paste0(names(i$expected_error), " ", format(signif(i$expected_error, 4)), collapse = ", "), "\n")
@@ -443,9 +493,9 @@ print.detanon_keps <- function(x, ...) {
                 i$confidence, i$n_suppressed_records, i$n_suppressed_classes,
                 i$n_suppressed_class_records))
   }
-  if (i$n_dropped + i$n_suppressed_strata > 0) {
+  if (i$n_dropped + i$n_suppressed > 0) {
     cat(sprintf("  dropped %d incomplete, suppressed %d in small strata\n", i$n_dropped,
-                i$n_suppressed_strata))
+                i$n_suppressed))
   }
   invisible(x)
 }

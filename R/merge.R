@@ -19,36 +19,52 @@
 #' does not depend on the row order. Without `vars` only the mismatches count.
 #'
 #' Moving changes the moved records' categorical values: analyses by stratum see them in
-#' the stratum they were moved to. The change is reported (every move, in a message and
-#' in `moves`), never silent. Moving protects the rare combinations by removing them
+#' the stratum they were moved to. The change is reported (every move, in a message of
+#' class `detanon_message_merge`), never silent; silence it with
+#' `suppressMessages(..., classes = "detanon_message_merge")`. Moving protects the rare combinations by removing them
 #' from the release; it does not add protection to the strata that receive the records.
 #'
 #' @param data A data frame.
-#' @param k Minimum stratum size, a whole number >= 1.
 #' @param vars Continuous columns used in the distance (default: the numeric columns not
 #'   in `strata`; `character()` for none). They must have no missing or infinite values.
 #' @param strata Categorical columns that define the strata (default: factor, character
 #'   and logical columns).
-#' @return A list with `data` (same class as `data`, same rows in the same order, with the
-#'   moved records' `strata` values replaced) and `moves`, a data frame with one row per
-#'   pair of original and new stratum: the original values (`from_<var>`), the new values
-#'   (`to_<var>`), `n` (records moved) and the smallest and largest distance. `moves` shows
-#'   the rare combinations: it is a report for the custodian, not for release.
-#' @references Rowe et al., seed 004: moving samples to nearby clusters (section 4.1).
+#' @param k Minimum stratum size, a whole number >= 1.
+#' @return The data, as the same class as `data`, same rows in the same order, with the
+#'   moved records' `strata` values replaced, and release metadata ([release_info()]):
+#'   settings `k`, `vars`, `strata`; counts `n`, `n_strata`, `min_size` and `n_changed`
+#'   (records moved). A message lists every move: the original and the new stratum, the
+#'   number of records and the distance. The message shows the rare combinations: it is a
+#'   report for the custodian, not for release. The message object (class
+#'   `detanon_message_merge`) also carries the table of moves in its field `moves`: one
+#'   row per pair of original and new stratum, with the original values (`from_<var>`),
+#'   the new values (`to_<var>`), `n` (records moved) and the smallest and largest
+#'   distance (`d_min`, `d_max`); catch it with [withCallingHandlers()] (see the example).
+#' @references Rowe et al.: moving samples to nearby clusters (section 4.1).
 #' @seealso `small_strata = "merge"` in [anonymise()], which calls this before masking.
+#' @family masking verbs
 #' @examples
 #' d <- titanic_paper()
-#' res <- merge_small_strata(d, k = 50, vars = c("Age", "Fare"),
-#'                           strata = c("Pclass", "Sex", "Family"))
-#' res$moves
+#' merged <- merge_small_strata(d, vars = c("Age", "Fare"),
+#'                              strata = c("Pclass", "Sex", "Family"), k = 50)
+#' release_info(merged)
+#' # keep the table of moves for the custodian's report
+#' moves <- NULL
+#' merged <- withCallingHandlers(
+#'   merge_small_strata(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), k = 50),
+#'   detanon_message_merge = function(m) {
+#'     moves <<- m$moves
+#'     invokeRestart("muffleMessage")
+#'   })
+#' moves
 #' @export
-merge_small_strata <- function(data, k = 3, vars = NULL, strata = NULL) {
+merge_small_strata <- function(data, vars = NULL, strata = NULL, k = 3) {
   check_data_frame(data, "data")
-  k <- check_whole(k, "k", min = 1, max = .Machine$integer.max)
   strata <- check_columns(strata, data, "strata", default_strata(data))
   check_strata_columns(data, strata)
   vars <- check_columns(vars, data, "vars",
                         setdiff(names(data)[vapply(data, is_continuous, logical(1))], strata))
+  k <- check_whole(k, "k", min = 1, max = .Machine$integer.max)
   if (length(vars)) {
     check_vars(data, vars, strata)
     bad <- vars[vapply(data[vars], anyNA, logical(1))]
@@ -58,10 +74,14 @@ merge_small_strata <- function(data, k = 3, vars = NULL, strata = NULL) {
     }
   }
   df <- as.data.frame(data, stringsAsFactors = FALSE)
-  x <- vapply(df[vars], as.double, numeric(nrow(df)))
-  dim(x) <- c(nrow(df), length(vars))
+  x <- numeric_matrix(df, vars)
   res <- merge_small(df, x, stratum_ids(df, strata), rep(TRUE, nrow(df)), k, strata)
-  list(data = restore_class(res$data, data), moves = res$moves)
+  merge_message(res$moves, strata, k)
+  sizes <- tabulate(res$id)
+  as_release(restore_class(res$data, data), "merge_small_strata",
+             settings = list(k = k, vars = vars, strata = strata),
+             counts = list(n = nrow(df), n_strata = length(sizes), min_size = if (length(sizes)) min(sizes) else 0L,
+                           n_changed = res$n_moved))
 }
 
 # Core of the merge on kept rows `keep`; `x` is a complete numeric matrix (rows of df).
@@ -140,5 +160,6 @@ merge_message <- function(moves, strata, k) {
                    ifelse(moves$d_min == moves$d_max, format(round(moves$d_min, 3)),
                           paste0(format(round(moves$d_min, 3)), " to ", format(round(moves$d_max, 3)))))
   inform_detanon("moved ", plural(sum(moves$n), "record"), " of strata smaller than k = ", k,
-                 " into the nearest larger stratum:\n", paste(lines, collapse = "\n"), kind = "merge")
+                 " into the nearest larger stratum:\n", paste(lines, collapse = "\n"), kind = "merge",
+                 fields = list(moves = moves))
 }

@@ -47,7 +47,8 @@
 #'   the order of their values), `classes` (a data frame with one row per class: `class`,
 #'   `n`, the strata values, and for each quasi-identifier `lo_<q>`, `hi_<q>` and the
 #'   precision loss `np_<q>`), `precision` (mean precision loss per quasi-identifier),
-#'   `k`, `quasi`, `strata` and `n_suppressed`.
+#'   `k`, `quasi`, `strata`, `n` (records classified), `n_classes`, `min_size` (the smallest
+#'   class) and `n_suppressed` (records of strata smaller than `k`, suppressed).
 #' @references LeFevre K, DeWitt DJ, Ramakrishnan R (2006). Mondrian multidimensional
 #'   k-anonymity. *Proceedings of the 22nd International Conference on Data Engineering
 #'   (ICDE)*, 25.
@@ -61,29 +62,34 @@
 #' ec <- equivalence_classes(d, k = 5, quasi = c("age", "height"), strata = "sex")
 #' ec
 #' head(ec$classes)
+#' @family class builders
 #' @export
-equivalence_classes <- function(data, k = 3, quasi = NULL, strata = NULL,
+equivalence_classes <- function(data, strata = NULL, quasi = NULL, k = 3,
                                 small_strata = c("fail", "suppress")) {
   check_data_frame(data, "data")
-  k <- check_whole(k, "k", min = 2)
-  small_strata <- match_choice(small_strata, "small_strata")
   cols <- check_quasi_strata(data, quasi, strata)
   quasi <- cols$quasi
   strata <- cols$strata
+  k <- check_whole(k, "k", min = 2)
+  small_strata <- match_choice(small_strata, "small_strata")
   check_k_n(k, nrow(data))
   df <- as.data.frame(data, stringsAsFactors = FALSE)
   if (length(quasi) && anyNA(df[quasi])) {
-    stop_arg("`quasi` columns have missing values; impute them or drop those records first.")
+    stop_arg("`quasi` columns have missing values; impute them or drop those records first.", kind = "data")
   }
-  ec <- classes_core(df, k, quasi, strata, small_strata, "equivalence_classes")
+  ec <- classes_core(df, k, quasi, strata, small_strata)
   ec$class <- ec$row_class
   ec$row_class <- NULL
-  structure(unclass(ec)[c("class", "classes", "precision", "k", "quasi", "strata", "n_suppressed")],
+  ec$n <- sum(!is.na(ec$class))
+  ec$n_classes <- nrow(ec$classes)
+  ec$min_size <- if (nrow(ec$classes)) min(ec$classes$n) else 0L
+  structure(unclass(ec)[c("class", "classes", "precision", "k", "quasi", "strata", "n", "n_classes",
+                          "min_size", "n_suppressed")],
             class = "detanon_classes")
 }
 
 # Checked, complete data -> classes of the rows (NA for suppressed ones) and the class table.
-classes_core <- function(df, k, quasi, strata, small_strata, caller, progress = FALSE) {
+classes_core <- function(df, k, quasi, strata, small_strata, progress = FALSE) {
   n <- nrow(df)
   id <- stratum_ids(df, strata)
   sizes <- tabulate(id, max(c(0L, id)))
@@ -105,7 +111,7 @@ classes_core <- function(df, k, quasi, strata, small_strata, caller, progress = 
   sid <- match(id[rows], sort(unique(id[rows])))
   ord <- rows[order(sid, method = "radix")]
   offsets <- c(0, cumsum(tabulate(sid)))
-  x <- quasi_matrix(df, quasi)
+  x <- numeric_matrix(df, quasi)
   rng <- if (length(quasi)) apply(x[rows, , drop = FALSE], 2L, function(v) diff(range(v))) else numeric()
   inv <- ifelse(rng > 0, 1 / rng, 0)
   res <- with_progress(progress, .Call(C_ffi_mondrian, x, ord, offsets, k, as.double(inv), progress))
@@ -131,57 +137,6 @@ classes_core <- function(df, k, quasi, strata, small_strata, caller, progress = 
   structure(list(row_class = row_class, classes = classes, precision = precision, k = k,
                  quasi = quasi, strata = strata, n_suppressed = sum(!keep)),
             class = "detanon_classes")
-}
-
-quasi_matrix <- function(df, quasi) {
-  x <- vapply(df[quasi], as.double, numeric(nrow(df)))
-  dim(x) <- c(nrow(df), length(quasi))
-  x
-}
-
-# Numeric quasi-identifiers and the categorical strata beside them (default: the
-# categorical columns that are not quasi-identifiers); a column cannot be both.
-check_quasi_strata <- function(data, quasi, strata) {
-  quasi <- check_columns(quasi, data, "quasi", character())
-  check_quasi(data, quasi)
-  strata <- check_columns(strata, data, "strata", setdiff(default_strata(data), quasi))
-  check_strata_columns(data, strata)
-  both <- intersect(quasi, strata)
-  if (length(both)) stop_arg("Columns cannot be in both `quasi` and `strata`: ", quote_names(both), ".", kind = "column")
-  list(quasi = quasi, strata = strata)
-}
-
-check_quasi <- function(data, quasi, arg = "quasi") {
-  bad <- quasi[!vapply(data[quasi], is_continuous, logical(1))]
-  if (length(bad)) {
-    stop_arg("`", arg, "` must be numeric columns; ", quote_names(bad), " ",
-             plural(length(bad), "is", "are", count = FALSE), " not (",
-             paste(vapply(data[bad], function(x) class(x)[1L], ""), collapse = ", "),
-             "). Convert with as.numeric() or move categorical quasi-identifiers to `strata`.", kind = "column")
-  }
-  for (v in quasi) {
-    x <- data[[v]]
-    if (any(is.nan(x)) || any(is.infinite(x))) {
-      stop_arg("`", arg, "` column `", v, "` contains NaN or infinite values; replace them first.", kind = "data")
-    }
-    fin <- x[!is.na(x)]
-    if (length(fin) && !is.finite(max(fin) - min(fin))) {
-      stop_arg("`", arg, "` column `", v, "` has values too large to handle (their range overflows); ",
-               "rescale it (e.g. divide by 1e6) first.", kind = "data")
-    }
-  }
-  invisible(quasi)
-}
-
-check_k_n <- function(k, n) {
-  if (n == 0L) {
-    stop_arg("`data` has no records (none left after dropping incomplete ones, if any): ",
-             "pass a data frame with at least `k` = ", k, " complete records.", kind = "data")
-  }
-  if (k > n) {
-    stop_arg("`k` (", k, ") is larger than the number of records (", n, "); ",
-             "choose k <= ", n, ".", kind = "small_strata")
-  }
 }
 
 #' @export

@@ -42,113 +42,154 @@
 #'   (postcode or a derivation: district, area), `"event_date"`, `"employer"`,
 #'   `"occupation"` (occupation or staff group), `"free_text"` or `"other"`. Columns not
 #'   named are `"other"`.
-#' @param plan `"weak"` (plan 3) or `"strong"` (plan 6).
-#' @param controlled Columns controlled through k-anonymity (the key variables).
+#' @param strata Columns controlled through k-anonymity (the key variables).
 #'   Default: the columns with an indirect-identifier role (`"dob"`, `"gender"`,
 #'   `"ethnicity"`, `"postcode"`, `"event_date"`, `"employer"`, `"occupation"`).
 #' @param k The k of the plan: 3 (weak) or 5 (strong) by default; may be raised.
-#' @return An object of class `detanon_nhs_check`: a list with `plan`, `k`, `controlled`,
-#'   `uncontrolled`, `items` (a data frame: `section` of the standard, `item`,
-#'   `requirement` (the standard's words), `status` (`"pass"`, `"fail"`, `"review"` or
-#'   `"n/a"`) and `detail`), `kanon` (the [kanon_check()] of the controlled variables)
-#'   and `conforms` (no item fails). Items marked `"review"` need the custodian's
-#'   judgement.
+#' @param plan `"weak"` (plan 3) or `"strong"` (plan 6).
+#' @param controlled Deprecated name of `strata`.
+#' @return An object of class `detanon_nhs_check`: a list with `plan`, `k`, `strata` (the
+#'   controlled columns), `uncontrolled`, `items` (a data frame: `section` of the
+#'   standard, `item`, `requirement` (the standard's words), `status` (`"pass"`,
+#'   `"fail"`, `"review"` or `"n/a"`) and `detail`), `kanon` (the [kanon_check()] of the
+#'   controlled variables) and `conforms` (no item fails). Items marked `"review"` need
+#'   the custodian's judgement.
 #' @seealso [nhs_gate()] to stop a pipeline unless the data conform.
+#' @family checks
 #' @examples
 #' d <- titanic_paper()
 #' d$Age <- generalise_bands(d$Age, width = 10, top = 60)
 #' nhs_check(d, roles = c(PassengerId = "direct", Age = "dob", Sex = "gender"),
 #'           plan = "weak")
 #' @export
-nhs_check <- function(data, roles, plan = c("weak", "strong"), controlled = NULL, k = NULL) {
+nhs_check <- function(data, roles, strata = NULL, k = NULL, plan = c("weak", "strong"), controlled) {
+  if (!missing(controlled)) strata <- renamed_arg(controlled, "controlled", "strata", !is.null(strata))
   check_data_frame(data, "data")
   if (missing(roles)) {
     stop_arg("`roles` is missing: name the role of each identifying column, e.g. ",
              "c(nhs_no = \"direct\", age = \"dob\").")
   }
   roles <- check_roles(roles, data)
+  if (is.character(strata) && length(strata) == 1L && strata %in% c("weak", "strong") &&
+      !strata %in% names(data)) {
+    # the old order (data, roles, plan, controlled, k), called by position
+    warn_detanon("`plan` given by position is deprecated: `plan` now comes after `strata` and `k`; ",
+                 "write `plan = \"", strata, "\"`.", kind = "deprecated")
+    old_k <- if (is.numeric(plan)) plan
+    plan <- strata
+    strata <- if (is.character(k)) k
+    k <- old_k
+  }
   plan <- match_choice(plan, "plan")
   k_plan <- if (plan == "weak") 3L else 5L
   k <- if (is.null(k)) k_plan else check_whole(k, "k", min = k_plan, max = .Machine$integer.max)
   role_of <- stats::setNames(rep("other", ncol(data)), names(data))
   role_of[names(roles)] <- roles
-  indirect <- c("dob", "gender", "ethnicity", "postcode", "event_date", "employer", "occupation")
-  controlled <- check_columns(controlled, data, "controlled", names(data)[role_of %in% indirect])
-  if (any(role_of[controlled] == "direct")) {
-    stop_arg("`controlled` includes direct identifiers (", quote_names(controlled[role_of[controlled] == "direct"]),
-             "); they must be suppressed, not controlled. Remove them from `controlled`.", kind = "column")
+  strata <- check_columns(strata, data, "strata", names(data)[role_of %in% nhs_indirect])
+  if (any(role_of[strata] == "direct")) {
+    stop_arg("`strata` includes direct identifiers (", quote_names(strata[role_of[strata] == "direct"]),
+             "); they must be suppressed, not controlled. Remove them from `strata`.", kind = "column")
   }
   direct <- names(data)[role_of == "direct"]
-  uncontrolled <- setdiff(names(data), c(controlled, direct))
+  uncontrolled <- setdiff(names(data), c(strata, direct))
   df <- as.data.frame(data, stringsAsFactors = FALSE)
-  items <- list()
-  add <- function(section, item, requirement, status, detail = "") {
-    items[[length(items) + 1L]] <<- data.frame(section = section, item = item, requirement = requirement,
-                                               status = status, detail = detail, stringsAsFactors = FALSE)
-  }
 
-  # 6.4.3 suppression of direct identifiers
-  add("6.4.3", "Suppression of direct identifiers",
-      paste("Suppression of name, address, widely-used unique person or record identifier (notably",
-            "National Insurance Number, NHS Number, Hospital Number), telephone number, email address,",
-            "and any other data item that on its own could uniquely identify the individual."),
-      if (length(direct)) "fail" else "pass",
-      if (length(direct)) paste("declared direct identifiers present:", quote_names(direct),
-                                "- drop or pseudonymise them (remove_identifiers())") else
-        "no column is declared a direct identifier")
+  ident <- nhs_items_identifiers(df, role_of, direct)
+  reduced <- nhs_items_reduction(df, role_of)
+  kan <- if (length(strata)) kanon_check(df, strata, k) else NULL
+  items <- rbind(ident, reduced$items, nhs_item_kanon(kan, plan, k, strata),
+                 nhs_items_uncontrolled(plan, uncontrolled, role_of, reduced$full_postcode,
+                                        reduced$full_event_date))
+  rownames(items) <- NULL
+  structure(list(plan = plan, k = k, strata = strata, uncontrolled = uncontrolled,
+                 items = items, kanon = kan, conforms = !any(items$status == "fail")),
+            class = "detanon_nhs_check")
+}
+
+nhs_indirect <- c("dob", "gender", "ethnicity", "postcode", "event_date", "employer", "occupation")
+
+nhs_item <- function(section, item, requirement, status, detail = "") {
+  data.frame(section = section, item = item, requirement = requirement, status = status,
+             detail = detail, stringsAsFactors = FALSE)
+}
+
+# nhs_check(), 6.4.3 and 6.4: direct identifiers, other unique items (screened), free text.
+nhs_items_identifiers <- function(df, role_of, direct) {
   found <- detect_identifiers(df[names(df)[role_of == "other"]])
-  add("6.4.3", "Other data items that could uniquely identify (screen)",
-      "... and any other data item that on its own could uniquely identify the individual.",
-      if (nrow(found)) "review" else "pass",
-      if (nrow(found)) paste0(found$column, ": ", found$reason, collapse = "; ") else
-        "no other column looks like a direct identifier")
-
-  # 6.4 data suppression: free text
-  ft <- names(data)[role_of == "free_text"]
+  ft <- names(df)[role_of == "free_text"]
   ft_found <- setdiff(found$column[found$free_text], ft)
-  add("6.4", "Data suppression: free text", "Free-text data items, and human images, must be suppressed.",
-      if (length(ft)) "fail" else if (length(ft_found)) "review" else "pass",
-      if (length(ft)) paste("free-text columns present:", quote_names(ft)) else
-        if (length(ft_found)) paste("columns that look like free text:", quote_names(ft_found)) else "")
+  rbind(
+    nhs_item("6.4.3", "Suppression of direct identifiers",
+             paste("Suppression of name, address, widely-used unique person or record identifier (notably",
+                   "National Insurance Number, NHS Number, Hospital Number), telephone number, email address,",
+                   "and any other data item that on its own could uniquely identify the individual."),
+             if (length(direct)) "fail" else "pass",
+             if (length(direct)) paste("declared direct identifiers present:", quote_names(direct),
+                                       "- drop or pseudonymise them (remove_identifiers())") else
+               "no column is declared a direct identifier"),
+    nhs_item("6.4.3", "Other data items that could uniquely identify (screen)",
+             "... and any other data item that on its own could uniquely identify the individual.",
+             if (nrow(found)) "review" else "pass",
+             if (nrow(found)) paste0(found$column, ": ", found$reason, collapse = "; ") else
+               "no other column looks like a direct identifier"),
+    nhs_item("6.4", "Data suppression: free text", "Free-text data items, and human images, must be suppressed.",
+             if (length(ft)) "fail" else if (length(ft_found)) "review" else "pass",
+             if (length(ft)) paste("free-text columns present:", quote_names(ft)) else
+               if (length(ft_found)) paste("columns that look like free text:", quote_names(ft_found)) else "")
+  )
+}
 
-  # 6.4.2 reduction in detail: columns of a role that still hold full values fail (they
-  # are returned: the check of uncontrolled identifiers below uses them)
-  reduce <- function(role, is_full, item, requirement, what, fix) {
-    cols <- names(data)[role_of == role]
-    full <- cols[vapply(cols, function(v) any(is_full(df[[v]])), logical(1))]
-    add("6.4.2", item, requirement,
-        if (!length(cols)) "n/a" else if (length(full)) "fail" else "pass",
-        if (length(full)) paste(what, quote_names(full), fix) else "")
-    full
+# nhs_check(), 6.4.2 reduction in detail: columns of a role that still hold full values
+# fail; the full postcodes and event dates are returned for the uncontrolled-variable items.
+nhs_items_reduction <- function(df, role_of) {
+  full_of <- function(role, is_full) {
+    cols <- names(df)[role_of == role]
+    list(cols = cols, full = cols[vapply(cols, function(v) any(is_full(df[[v]])), logical(1))])
   }
-  full_pc <- reduce("postcode", is_full_postcode, "Reduction in detail: postcode",
-         "Post code truncated to either area code or district code.",
-         "full postcodes in", "- use generalise_postcode()")
-  reduce("dob", is_full_date, "Reduction in detail: date of birth",
+  item <- function(f, item, requirement, what, fix) {
+    nhs_item("6.4.2", item, requirement,
+             if (!length(f$cols)) "n/a" else if (length(f$full)) "fail" else "pass",
+             if (length(f$full)) paste(what, quote_names(f$full), fix) else "")
+  }
+  pc <- full_of("postcode", is_full_postcode)
+  dob <- full_of("dob", is_full_date)
+  ev <- full_of("event_date", is_full_date)
+  items <- rbind(
+    item(pc, "Reduction in detail: postcode", "Post code truncated to either area code or district code.",
+         "full postcodes in", "- use generalise_postcode()"),
+    item(dob, "Reduction in detail: date of birth",
          "No date of birth (e.g. transform to age, year of birth, or 5-year age band).",
-         "full dates in", "- use age, year of birth or generalise_bands()")
-  full_ev <- reduce("event_date", is_full_date, "Reduction in detail: event dates",
+         "full dates in", "- use age, year of birth or generalise_bands()"),
+    item(ev, "Reduction in detail: event dates",
          "No event dates (e.g. transform admission date to admission year, or month and year).",
-         "full dates in", "- use generalise_date()")
+         "full dates in", "- use generalise_date()"))
+  list(items = items, full_postcode = pc$full, full_event_date = ev$full)
+}
 
-  # 6.4.1 k-anonymity
-  kan <- if (length(controlled)) kanon_check(df, controlled, k) else NULL
-  add("6.4.1", sprintf("%s k-anonymity: k", if (plan == "weak") "Weak" else "Strong"),
-      if (plan == "weak") "k = 3" else "k = 5",
-      if (is.null(kan)) "fail" else if (kan$ok) "pass" else "fail",
-      if (is.null(kan)) "no variable is controlled through k-anonymity: give `controlled` or roles" else
-        if (kan$n == 0L) "the data have no records" else
-        if (kan$ok) sprintf("%d-anonymous on %s (smallest class %d)", k, paste(controlled, collapse = ", "), kan$min_size) else
-          sprintf("k = %d: %s of %s below k, %s (%.1f%%)", k,
-                  plural(kan$n_small, "equivalence class", "equivalence classes"),
-                  paste(controlled, collapse = ", "), plural(kan$n_affected, "record"), 100 * kan$share_affected))
+# nhs_check(), 6.4.1: k-anonymity of the controlled variables.
+nhs_item_kanon <- function(kan, plan, k, strata) {
+  nhs_item("6.4.1", sprintf("%s k-anonymity: k", if (plan == "weak") "Weak" else "Strong"),
+           if (plan == "weak") "k = 3" else "k = 5",
+           if (is.null(kan)) "fail" else if (kan$conforms) "pass" else "fail",
+           if (is.null(kan)) "no variable is controlled through k-anonymity: give `strata` or roles" else
+             if (kan$n == 0L) "the data have no records" else
+               if (kan$conforms) sprintf("%d-anonymous on %s (smallest class %d)", k, paste(strata, collapse = ", "),
+                                         kan$min_size) else
+                 sprintf("k = %d: %s of %s below k, %s (%.1f%%)", k,
+                         plural(kan$n_small, "equivalence class", "equivalence classes"),
+                         paste(strata, collapse = ", "), plural(kan$n_affected, "record"),
+                         100 * kan$share_affected))
+}
+
+# nhs_check(), 6.4.1: what the plan allows among the variables not controlled.
+nhs_items_uncontrolled <- function(plan, uncontrolled, role_of, full_pc, full_ev) {
   unc_role <- role_of[uncontrolled]
   if (plan == "weak") {
     banned <- uncontrolled[unc_role %in% c("dob", "gender", "ethnicity", "postcode", "employer", "occupation")]
     ev_unc <- uncontrolled[unc_role == "event_date"]
     ev_bad <- ev_unc[ev_unc %in% full_ev]
     bad <- c(banned, ev_bad)
-    add("6.4.1", "Weak k-anonymity: variables not controlled",
+    return(nhs_item("6.4.1", "Weak k-anonymity: variables not controlled",
         paste("The variables not controlled through k-anonymity must exclude: any derivation of date of",
               "birth (such as age range); gender; ethnic category; any derivation of postcode (such as",
               "area code); event dates (such as hospital admission date, whereas hospital admission",
@@ -159,37 +200,36 @@ nhs_check <- function(data, roles, plan = c("weak", "strong"), controlled = NULL
                else "",
                if (length(setdiff(ev_unc, ev_bad))) paste0("event dates at month/year level, acceptable: ",
                                                           quote_names(setdiff(ev_unc, ev_bad)), ". ") else "",
-               "not controlled: ", if (length(uncontrolled)) quote_names(uncontrolled, max = 12L) else "(none)"))
-  } else {
-    add("6.4.1", "Strong k-anonymity: all variables but one controlled",
-        "All variables but one must be controlled through k-anonymity.",
-        if (length(uncontrolled) <= 1L) "pass" else "fail",
-        paste0(length(uncontrolled), " not controlled",
-               if (length(uncontrolled)) paste0(": ", quote_names(uncontrolled, max = 12L)) else ""))
-    worst <- uncontrolled[unc_role %in% c("dob", "ethnicity") |
-                            (unc_role == "postcode" & uncontrolled %in% full_pc)]
-    other_ind <- setdiff(uncontrolled[unc_role %in% indirect], worst)
-    add("6.4.1", "Strong k-anonymity: the uncontrolled variable",
-        "The uncontrolled variable should not be full postcode, date of birth, or ethnic category.",
-        if (length(worst)) "fail" else if (length(other_ind)) "review" else "pass",
-        if (length(worst)) paste("not controlled:", paste0("`", worst, "` (", role_label(role_of[worst]), ")", collapse = ", ")) else
-          if (length(other_ind)) paste0("`", other_ind, "` is an indirect identifier: \"care should be taken before any ",
-                                        "other indirect identifier is chosen as the uncontrolled variable\"") else "")
+               "not controlled: ", if (length(uncontrolled)) quote_names(uncontrolled, max = 12L) else "(none)")))
   }
-  items <- do.call(rbind, items)
-  structure(list(plan = plan, k = k, controlled = controlled, uncontrolled = uncontrolled,
-                 items = items, kanon = kan, conforms = !any(items$status == "fail")),
-            class = "detanon_nhs_check")
+  worst <- uncontrolled[unc_role %in% c("dob", "ethnicity") |
+                          (unc_role == "postcode" & uncontrolled %in% full_pc)]
+  other_ind <- setdiff(uncontrolled[unc_role %in% nhs_indirect], worst)
+  rbind(
+    nhs_item("6.4.1", "Strong k-anonymity: all variables but one controlled",
+             "All variables but one must be controlled through k-anonymity.",
+             if (length(uncontrolled) <= 1L) "pass" else "fail",
+             paste0(length(uncontrolled), " not controlled",
+                    if (length(uncontrolled)) paste0(": ", quote_names(uncontrolled, max = 12L)) else "")),
+    nhs_item("6.4.1", "Strong k-anonymity: the uncontrolled variable",
+             "The uncontrolled variable should not be full postcode, date of birth, or ethnic category.",
+             if (length(worst)) "fail" else if (length(other_ind)) "review" else "pass",
+             if (length(worst)) paste("not controlled:", paste0("`", worst, "` (", role_label(role_of[worst]), ")",
+                                                               collapse = ", ")) else
+               if (length(other_ind)) paste0("`", other_ind, "` is an indirect identifier: \"care should be taken ",
+                                             "before any other indirect identifier is chosen as the uncontrolled ",
+                                             "variable\"") else ""))
 }
 
 #' @rdname nhs_check
 #' @description `nhs_gate()` runs the check and stops with the failing items unless the
 #'   data conform; otherwise it returns `data` unchanged (invisibly), with a warning
 #'   listing the items to review. Put it before [anonymise()] or before writing a release:
-#'   `data |> nhs_gate(roles, "weak") |> anonymise(...)`.
+#'   `data |> nhs_gate(roles, plan = "weak") |> anonymise(...)`.
 #' @export
-nhs_gate <- function(data, roles, plan = c("weak", "strong"), controlled = NULL, k = NULL) {
-  res <- nhs_check(data, roles, plan, controlled, k)
+nhs_gate <- function(data, roles, strata = NULL, k = NULL, plan = c("weak", "strong"), controlled) {
+  if (!missing(controlled)) strata <- renamed_arg(controlled, "controlled", "strata", !is.null(strata))
+  res <- nhs_check(data, roles, strata = strata, k = k, plan = plan)
   it <- res$items
   if (!res$conforms) {
     bad <- it[it$status == "fail", ]
@@ -211,7 +251,7 @@ nhs_gate <- function(data, roles, plan = c("weak", "strong"), controlled = NULL,
 print.detanon_nhs_check <- function(x, ...) {
   cat(sprintf("NHS ISB 1523 plan %d: individual-level data, \"%s\" k-anonymity (k = %d)\n",
               if (x$plan == "weak") 3L else 6L, x$plan, x$k))
-  cat("  controlled:", if (length(x$controlled)) paste(x$controlled, collapse = ", ") else "(none)", "\n")
+  cat("  controlled:", if (length(x$strata)) paste(x$strata, collapse = ", ") else "(none)", "\n")
   for (i in seq_len(nrow(x$items))) {
     it <- x$items[i, ]
     cat(sprintf("  [%s] %s (%s)\n", toupper(it$status), it$item, it$section))

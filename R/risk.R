@@ -79,6 +79,7 @@
 #' set.seed(1)
 #' risk_rmd(d, masked)
 #' risk_rmd(d, masked, deterministic = TRUE)$n_risk1
+#' @family measures
 #' @export
 risk_rmd <- function(original, masked, vars = NULL, w1 = 0.01, w2 = 0.05, m = 1, ...,
                      deterministic = FALSE, nthreads = getOption("detanon.nthreads", 1L)) {
@@ -97,8 +98,8 @@ risk_rmd <- function(original, masked, vars = NULL, w1 = 0.01, w2 = 0.05, m = 1,
     stop_arg("more records than variables are needed to estimate a robust covariance: ",
              plural(n, "record"), " for ", plural(p, "variable"), " in `vars`.", kind = "data")
   }
-  x <- pair_matrix(original, vars, "original")
-  xm <- pair_matrix(masked, vars, "masked")
+  x <- numeric_matrix(original, vars)
+  xm <- numeric_matrix(masked, vars)
   check_not_constant(x, "original")
   check_not_constant(xm, "masked")
 
@@ -201,6 +202,7 @@ print.detanon_risk_rmd <- function(x, ...) {
 #' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
 #'                     strata = c("Pclass", "Sex", "Family"))
 #' risk_linkage(d, masked)
+#' @family measures
 #' @export
 risk_linkage <- function(original, masked, vars = NULL, strata = NULL,
                          nthreads = getOption("detanon.nthreads", 1L)) {
@@ -221,8 +223,8 @@ risk_linkage <- function(original, masked, vars = NULL, strata = NULL,
     }
   }
   n <- nrow(original)
-  x <- pair_matrix(original, vars, "original")
-  xm <- pair_matrix(masked, vars, "masked")
+  x <- numeric_matrix(original, vars)
+  xm <- numeric_matrix(masked, vars)
   st <- col_stats(x)
   keep <- !is.na(st$sd) & st$sd > 0
   if (!any(keep)) {
@@ -269,69 +271,6 @@ print.detanon_linkage <- function(x, ...) {
 }
 
 # ---- shared checks for (original, masked) pairs --------------------------------------
-
-# Validate the pair and resolve `vars` (continuous columns in both). When `vars` or
-# `strata` is NULL, the defaults come from the release metadata of `masked` (if still
-# valid); the strata default is returned as attribute "strata" of the result.
-check_pair <- function(original, masked, vars, arg = "vars", strata = character()) {
-  check_data_frame(original, "original")
-  check_data_frame(masked, "masked")
-  if (nrow(original) != nrow(masked)) {
-    stop_arg("`original` has ", nrow(original), " rows but `masked` has ", nrow(masked),
-             "; pass the same records in the same order (if anonymise() dropped or suppressed ",
-             "records, drop them from `original` too).", kind = "data")
-  }
-  common <- intersect(names(original), names(masked))
-  info <- if (is.null(vars) || is.null(strata)) current_release(masked, "masked")$settings
-  if (is.null(vars)) vars <- default_pair_vars(original, masked, common, info)
-  if (!length(vars)) {
-    stop_arg("No continuous variable to assess: name the masked numeric columns in `", arg, "`.", kind = "column")
-  }
-  vars <- check_columns(vars, original, arg)
-  check_columns(vars, masked, arg)
-  for (nm in c("original", "masked")) {
-    data <- if (nm == "original") original else masked
-    bad <- vars[!vapply(vars, function(v) is_continuous(data[[v]]), logical(1))]
-    if (length(bad)) {
-      stop_arg("`", arg, "` must name numeric columns; in `", nm, "` ", quote_names(bad), " ",
-               plural(length(bad), "is", "are", count = FALSE), " not (",
-               paste(vapply(bad, function(v) class(data[[v]])[1L], ""), collapse = ", "),
-               "). Convert with as.numeric() or leave them out of `", arg, "`.", kind = "column")
-    }
-    for (v in vars) {
-      y <- data[[v]]
-      if (anyNA(y) || any(is.infinite(y))) {
-        stop_arg("`", arg, "` column `", v, "` of `", nm, "` has ",
-                 plural(sum(!is.finite(y)), "missing or infinite value"),
-                 "; the measures need complete data: impute them or drop those records from ",
-                 "both `original` and `masked`.", kind = "data")
-      }
-      if (length(y) > 1L && !is.finite(col_stats(matrix(as.double(y)))$sd)) {
-        stop_arg("`", arg, "` column `", v, "` of `", nm, "` has values too large to standardise ",
-                 "(the SD overflows); rescale it in both `original` and `masked` (e.g. divide by 1e6).", kind = "data")
-      }
-    }
-  }
-  if (is.null(strata)) {
-    attr(vars, "strata") <- if (!is.null(info$strata)) intersect(info$strata, common) else character()
-  }
-  vars
-}
-
-default_pair_vars <- function(original, masked, common, info) {
-  if (!is.null(info$vars) && all(info$vars %in% common)) return(info$vars)
-  num <- common[vapply(common, function(v) is_continuous(original[[v]]) && is_continuous(masked[[v]]),
-                       logical(1))]
-  num[!vapply(num, function(v) isTRUE(all.equal(as.double(original[[v]]), as.double(masked[[v]]),
-                                                tolerance = 0)), logical(1))]
-}
-
-pair_matrix <- function(data, vars, arg) {
-  x <- vapply(as.list(data)[vars], as.double, numeric(nrow(data)))
-  dim(x) <- c(nrow(data), length(vars))
-  colnames(x) <- vars
-  x
-}
 
 check_not_constant <- function(x, arg) {
   const <- colnames(x)[apply(x, 2L, function(v) all(v == v[1L]))]

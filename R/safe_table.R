@@ -6,7 +6,7 @@
 #' essential requirement is "No cell in the aggregate data output may be <= 5".
 #'
 #' * `"suppress"` (one or two variables): every cell, total included, with a count
-#'   `<= threshold` is suppressed (primary suppression; zeros too unless `zeros = FALSE`).
+#'   below `k` is suppressed (primary suppression; zeros too unless `zeros = FALSE`).
 #'   Then further cells are suppressed (secondary suppression) until no suppressed value
 #'   can be derived from the published cells and totals by any combination of additions
 #'   and subtractions. For a two-way table this holds exactly when every suppressed cell
@@ -33,10 +33,12 @@
 #' smallest such population in `population` to have it checked.
 #'
 #' @param data A data frame.
-#' @param vars Character vector of the categorical columns to tabulate (at most two for
+#' @param strata Character vector of the categorical columns to tabulate (at most two for
 #'   `method = "suppress"`). Missing values count as a category `NA`.
+#' @param k Counts below `k` are unsafe (the package's boundary rule: a cell conforms when
+#'   its count is at least `k`). The default 6 is the standard's rule "no cell may be
+#'   <= 5".
 #' @param method `"suppress"`, `"round"`, `"barnardise"` or `"none"`.
-#' @param threshold Counts `<= threshold` are unsafe (default 5, as in the standard).
 #' @param base Rounding base for `method = "round"`.
 #' @param prob Probability that a cell is changed, for `method = "barnardise"`.
 #' @param zeros Treat zero counts as unsafe (the standard's rule covers them)? Set to
@@ -45,30 +47,44 @@
 #'   and reported.
 #' @param population Optional estimate of the smallest underlying population that a
 #'   published cell relates to (see Details).
+#' @param vars Deprecated name of `strata`.
+#' @param threshold Deprecated: counts `<= threshold` were unsafe; `threshold = t` is
+#'   `k = t + 1`.
 #' @return A data frame of class `detanon_safe_table` with one row per cell and total:
-#'   the `vars` (totals labelled `"Total"`), `n` (the published count; `NA` where
+#'   the `strata` (totals labelled `"Total"`), `n` (the published count; `NA` where
 #'   suppressed) and `status` (`""`, `"primary"` or `"secondary"` suppression,
-#'   `"rounded"` or `"barnardised"`). Attributes: `method`, `threshold`, and `plan_check`
+#'   `"rounded"` or `"barnardised"`). Attributes: `method`, `k`, and `plan_check`
 #'   (the plan's items, see [nhs_check()] for the individual-level plans). Suppressed
 #'   cells carry no count anywhere in the object. Print it to see the table with
 #'   suppressed cells marked `X`.
 #' @examples
 #' d <- titanic_paper()
-#' safe_table(d, c("Pclass", "Family"), threshold = 5)
+#' safe_table(d, c("Pclass", "Family"), k = 6)
 #' tab <- safe_table(d[d$Age > 60, ], c("Pclass", "Sex"), plan = 2, population = 500)
 #' tab
 #' attr(tab, "plan_check")
+#' @family tables
 #' @export
-safe_table <- function(data, vars, method = c("suppress", "round", "barnardise", "none"),
-                       threshold = 5, base = 5, prob = 0.2, zeros = TRUE,
-                       plan = NULL, population = NULL) {
+safe_table <- function(data, strata, k = 6, method = c("suppress", "round", "barnardise", "none"),
+                       base = 5, prob = 0.2, zeros = TRUE, plan = NULL, population = NULL,
+                       vars, threshold) {
+  if (!missing(vars)) strata <- renamed_arg(vars, "vars", "strata", !missing(strata))
+  if (!missing(threshold)) {
+    threshold <- check_whole(threshold, "threshold", min = 0, max = .Machine$integer.max - 1)
+    k <- renamed_arg(threshold + 1L, "threshold", "k", !missing(k),
+                     paste0(" (`threshold = ", threshold, "` is `k = ", threshold + 1L, "`)"))
+  }
   check_data_frame(data, "data")
-  if (missing(vars)) stop_arg("`vars` is missing: name the categorical columns to tabulate.")
-  vars <- check_columns(vars, data, "vars")
-  if (!length(vars)) stop_arg("`vars` is empty: name at least one column to tabulate.")
-  check_strata_columns(data, vars, "vars")
+  if (missing(strata)) stop_arg("`strata` is missing: name the categorical columns to tabulate.")
+  if (is.character(k) && length(k) == 1L && k %in% eval(formals(sys.function())$method)) {
+    stop_arg("`k` is \"", k, "\", which is a method: `method` now comes after `k`; write `method = \"",
+             k, "\"`.")
+  }
+  vars <- check_columns(strata, data, "strata")
+  if (!length(vars)) stop_arg("`strata` is empty: name at least one column to tabulate.")
+  check_strata_columns(data, vars)
+  k <- check_whole(k, "k", min = 1)
   method <- match_choice(method, "method")
-  threshold <- check_whole(threshold, "threshold", min = 0)
   base <- check_whole(base, "base", min = 1)
   prob <- check_number(prob, "prob", lower = 0, upper = 1)
   zeros <- check_flag(zeros, "zeros")
@@ -78,7 +94,7 @@ safe_table <- function(data, vars, method = c("suppress", "round", "barnardise",
   }
   if (!is.null(population)) population <- check_number(population, "population", lower = 0)
   if (method == "suppress" && length(vars) > 2L) {
-    stop_arg("`method = \"suppress\"` handles one or two `vars`, not ", length(vars),
+    stop_arg("`method = \"suppress\"` handles one or two `strata`, not ", length(vars),
              ". Combine variables into one column first, or use `method = \"round\"`.")
   }
   if (!nrow(data)) stop_arg("`data` has no records to tabulate.", kind = "data")
@@ -104,7 +120,7 @@ safe_table <- function(data, vars, method = c("suppress", "round", "barnardise",
     inner[idx] <- FALSE
   }
   if (method == "suppress") {
-    primary <- val <= threshold & (zeros | val > 0)
+    primary <- val < k & (zeros | val > 0)
     status[primary] <- "primary"
     supp <- secondary_suppression(val, primary, inner)
     status[supp & !primary] <- "secondary"
@@ -126,8 +142,8 @@ safe_table <- function(data, vars, method = c("suppress", "round", "barnardise",
   out$status <- as.vector(status)
   class(out) <- c("detanon_safe_table", "data.frame")
   attr(out, "method") <- method
-  attr(out, "threshold") <- threshold
-  attr(out, "plan_check") <- aggregate_plan_check(plan, population, method, threshold, out)
+  attr(out, "k") <- k
+  attr(out, "plan_check") <- aggregate_plan_check(plan, population, method, k, out)
   out
 }
 
@@ -245,7 +261,7 @@ graph_components <- function(from, to, n_nodes) {
   vapply(seq_len(n_nodes), root, integer(1))
 }
 
-aggregate_plan_check <- function(plan, population, method, threshold, out) {
+aggregate_plan_check <- function(plan, population, method, k, out) {
   if (is.null(plan)) return(NULL)
   limit <- if (plan %in% c(1, 2)) 1000 else 10000
   risk <- if (plan %in% c(1, 2)) "normal" else "high"
@@ -282,9 +298,9 @@ aggregate_plan_check <- function(plan, population, method, threshold, out) {
     if (method == "none") {
       items$status[3L] <- "fail"
       items$detail[3L] <- "no disclosure control applied: choose method \"suppress\", \"round\" or \"barnardise\""
-    } else if (method == "suppress" && threshold < 5) {
+    } else if (method == "suppress" && k < 6) {
       items$status[3L] <- "fail"
-      items$detail[3L] <- sprintf("threshold %d < 5: published cells may be <= 5", threshold)
+      items$detail[3L] <- sprintf("k = %d < 6: published cells may be <= 5", k)
     } else if (method == "suppress") {
       items$detail[3L] <- "cells <= 5 suppressed, with secondary suppression against differencing"
     } else if (method == "round") {
@@ -319,8 +335,8 @@ print.detanon_safe_table <- function(x, ...) {
     print(structure(x, class = "data.frame"), row.names = FALSE)
   }
   if (method == "suppress") {
-    cat(sprintf("X = suppressed: %d primary (count <= %d), %d secondary\n",
-                sum(x$status == "primary"), attr(x, "threshold"), sum(x$status == "secondary")))
+    cat(sprintf("X = suppressed: %d primary (count < k = %d), %d secondary\n",
+                sum(x$status == "primary"), attr(x, "k"), sum(x$status == "secondary")))
   } else if (method != "none") {
     cat(sprintf("method: %s\n", method))
   }

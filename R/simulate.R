@@ -28,6 +28,7 @@
 #' z <- stats::rnorm(1e5)
 #' y <- cf[["a"]] + cf[["b"]] * z + cf[["c"]] * z^2 + cf[["d"]] * z^3
 #' c(mean(y), stats::sd(y))
+#' @family simulation
 #' @export
 fleishman_coef <- function(skewness, kurtosis, tol = 1e-10) {
   skewness <- check_number(skewness, "skewness")
@@ -103,6 +104,7 @@ fleishman_coef <- function(skewness, kurtosis, tol = 1e-10) {
 #' @examples
 #' cf <- rbind(fleishman_coef(1, 1.5), fleishman_coef(0, 0))
 #' vale_maurelli_cor(matrix(c(1, 0.5, 0.5, 1), 2), cf)
+#' @family simulation
 #' @export
 vale_maurelli_cor <- function(cor, coef) {
   p <- check_cor(cor)
@@ -160,6 +162,7 @@ vale_maurelli_cor <- function(cor, coef) {
 #' x <- rvale_maurelli(1000, mean = c(a = 0, b = 10), sd = c(1, 2), skewness = c(1, 0),
 #'                     kurtosis = c(1.5, 0), cor = matrix(c(1, 0.4, 0.4, 1), 2))
 #' round(cor(x), 2)
+#' @family simulation
 #' @export
 rvale_maurelli <- function(n, mean, sd, skewness = 0, kurtosis = 0, cor = NULL, names = NULL) {
   n <- check_whole(n, "n", min = 1, max = .Machine$integer.max)
@@ -221,6 +224,7 @@ check_cor <- function(cor) {
 #'   references).
 #' @examples
 #' ncds_targets()$margins
+#' @family simulation
 #' @export
 ncds_targets <- function() {
   src_hse <- "HSE 2003 (ages 45-54), rounded"
@@ -299,6 +303,7 @@ ncds_targets <- function() {
 #' d <- simulate_ncds(seed = 1958)
 #' table(d$Sex, d$Smoker)
 #' summary(d[c("Glucose", "HDL", "Height", "Weight")])
+#' @family simulation
 #' @export
 simulate_ncds <- function(n = 1211, seed = NULL) {
   n <- check_whole(n, "n", min = 4, max = 1e7)

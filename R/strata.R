@@ -72,6 +72,7 @@ default_strata <- function(data) {
 #'   common value) and `uniform`.
 #' @examples
 #' strata_table(titanic_paper(), c("Pclass", "Sex", "Family"), k = 3, sensitive = "Survived")
+#' @family tables
 #' @export
 strata_table <- function(data, strata = NULL, k = 3, sensitive = NULL) {
   check_data_frame(data, "data")

@@ -42,6 +42,7 @@
 #' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
 #'                     strata = c("Pclass", "Sex", "Family"))
 #' utility_pmse(d, masked)
+#' @family measures
 #' @export
 utility_pmse <- function(original, masked, vars = NULL, interactions = FALSE) {
   check_data_frame(original, "original")
@@ -131,17 +132,19 @@ print.detanon_pmse <- function(x, ...) {
 #' mean masked values close to the originals, which is exactly what the risk measures flag.
 #'
 #' @inheritParams risk_rmd
-#' @return A named numeric vector, one delta per variable in `vars`.
+#' @return An object of class `detanon_delta`: a list with `delta` (a named numeric
+#'   vector, one delta per variable in `vars`), `vars` and `n` (records).
 #' @examples
 #' d <- titanic_paper()[-1] # without the identifier PassengerId
 #' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
 #'                     strata = c("Pclass", "Sex", "Family"))
 #' utility_delta(d, masked)
+#' @family measures
 #' @export
 utility_delta <- function(original, masked, vars = NULL) {
   vars <- check_pair(original, masked, vars)
-  x <- pair_matrix(original, vars, "original")
-  xm <- pair_matrix(masked, vars, "masked")
+  x <- numeric_matrix(original, vars)
+  xm <- numeric_matrix(masked, vars)
   if (nrow(x) < 2L) stop_arg("at least 2 records are needed (a variance), not ", nrow(x), ".", kind = "data")
   v <- apply(x, 2L, stats::var)
   if (any(v == 0)) {
@@ -150,7 +153,16 @@ utility_delta <- function(original, masked, vars = NULL) {
              " constant in `original`: delta (relative to the variance) is undefined; leave ",
              plural(sum(v == 0), "it", "them", count = FALSE), " out of `vars`.", kind = "data")
   }
-  stats::setNames(colMeans((x - xm)^2) / v, vars)
+  structure(list(delta = stats::setNames(colMeans((x - xm)^2) / v, vars), vars = vars, n = nrow(x)),
+            class = "detanon_delta")
+}
+
+#' @export
+print.detanon_delta <- function(x, ...) {
+  cat(sprintf("Information loss (delta) over %s: share of each variable's variance added by masking\n",
+              plural(x$n, "record")))
+  cat(sprintf("  %-12s %.4g\n", names(x$delta), x$delta), sep = "")
+  invisible(x)
 }
 
 #' Model-based utility: one regression on the original and on the masked data
@@ -195,6 +207,7 @@ utility_delta <- function(original, masked, vars = NULL) {
 #'                     strata = c("Pclass", "Sex", "Family"))
 #' utility_model(d, masked, Survived ~ Pclass + Sex + Age + Fare + Family,
 #'               family = binomial())
+#' @family measures
 #' @export
 utility_model <- function(original, masked, formula, family = stats::gaussian(), level = 0.95) {
   check_data_frame(original, "original")
@@ -280,14 +293,6 @@ print.detanon_model <- function(x, digits = 3, ...) {
                                      "std_diff", "ci_overlap")], stringsAsFactors = FALSE)
   print(show, digits = digits, row.names = FALSE)
   invisible(x)
-}
-
-check_same_rows <- function(original, masked) {
-  if (nrow(original) != nrow(masked)) {
-    stop_arg("`original` has ", nrow(original), " rows but `masked` has ", nrow(masked),
-             "; pass the same records in the same order (if anonymise() dropped or suppressed ",
-             "records, drop them from `original` too).", kind = "data")
-  }
 }
 
 check_family <- function(family) {

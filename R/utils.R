@@ -15,15 +15,16 @@ warn_detanon <- function(..., kind) {
 }
 
 # A classed message (silence one kind with suppressMessages(classes = "detanon_message_<kind>")).
-inform_detanon <- function(..., kind) {
-  message(detanon_condition(paste0(..., "\n"), "message", kind))
+# `fields`: extra named fields of the condition object, for handlers (e.g. the table of moves).
+inform_detanon <- function(..., kind, fields = list()) {
+  message(detanon_condition(paste0(..., "\n"), "message", kind, fields))
 }
 
-detanon_condition <- function(msg, type, kind) {
+detanon_condition <- function(msg, type, kind, fields = list()) {
   fn <- detanon_caller()
   if (!is.null(fn)) msg <- paste0(fn, "(): ", msg)
   structure(class = c(paste0("detanon_", type, "_", kind), paste0("detanon_", type), type, "condition"),
-            list(message = msg, call = NULL, fn = fn))
+            c(list(message = msg, call = NULL, fn = fn), fields))
 }
 
 # The outermost frame running an exported function (or a registered S3 method) of detanon:
@@ -53,6 +54,14 @@ stop_small_strata <- function(df, id, sizes, small, strata, k, alternatives) {
            paste(shown, collapse = "\n"),
            if (length(small) > 10L) sprintf("\n  ... and %d more", length(small) - 10L) else "",
            "\nLower `k`, generalise the strata variables, or use ", alternatives, ".", kind = "small_strata")
+}
+
+# An argument renamed in this release, whose old name still works for one release:
+# warns (class `detanon_warning_deprecated`) and returns the value to use for `new`.
+renamed_arg <- function(value, old, new, new_given = FALSE, note = "") {
+  if (new_given) stop_arg("give `", new, "` only: `", old, "` is its old, deprecated name.")
+  warn_detanon("`", old, "` is deprecated; use `", new, "`", note, ".", kind = "deprecated")
+  value
 }
 
 # "1 record", "2 records"; vectorised over `n`. `count = FALSE`: the word alone ("records").
@@ -125,7 +134,11 @@ show_value <- function(x) {
 check_columns <- function(cols, data, arg, default = character()) {
   if (is.null(cols)) return(default)
   if (!is.character(cols) || anyNA(cols)) {
-    stop_arg("`", arg, "` must be a character vector of column names, not ", show_value(cols), ".")
+    stop_arg("`", arg, "` must be a character vector of column names, not ", show_value(cols), ".",
+             if (is.numeric(cols) && length(cols) == 1L) {
+               paste0(" The columns now come right after `data`, and `k` after them: name the other ",
+                      "arguments, e.g. `k = ", format(cols), "`.")
+             })
   }
   missing <- setdiff(cols, names(data))
   if (length(missing)) {
@@ -137,6 +150,139 @@ check_columns <- function(cols, data, arg, default = character()) {
              kind = "column")
   }
   cols
+}
+
+# One of the choices in the default of argument `arg` of the calling function.
+match_choice <- function(x, arg) {
+  choices <- eval(formals(sys.function(sys.parent()))[[arg]])
+  if (!is.character(x) || length(x) < 1L || anyNA(x)) {
+    stop_arg("`", arg, "` must be one of ", paste0("\"", choices, "\"", collapse = ", "), ".")
+  }
+  if (identical(x, choices)) return(choices[1L])
+  if (length(x) != 1L || !x %in% choices) {
+    stop_arg("`", arg, "` must be one of ", paste0("\"", choices, "\"", collapse = ", "),
+             ", not ", show_value(x), ".")
+  }
+  x
+}
+
+is_continuous <- function(x) is.numeric(x) && !is.factor(x) && is.null(dim(x))
+
+# The columns `cols` of a data frame as a double matrix (one column each, named).
+numeric_matrix <- function(data, cols) {
+  x <- vapply(as.list(data)[cols], as.double, numeric(nrow(data)))
+  dim(x) <- c(nrow(data), length(cols))
+  colnames(x) <- cols
+  x
+}
+
+# Validate the pair and resolve `vars` (continuous columns in both). When `vars` or
+# `strata` is NULL, the defaults come from the release metadata of `masked` (if still
+# valid); the strata default is returned as attribute "strata" of the result.
+check_pair <- function(original, masked, vars, arg = "vars", strata = character()) {
+  check_data_frame(original, "original")
+  check_data_frame(masked, "masked")
+  if (nrow(original) != nrow(masked)) {
+    stop_arg("`original` has ", nrow(original), " rows but `masked` has ", nrow(masked),
+             "; pass the same records in the same order (if anonymise() dropped or suppressed ",
+             "records, drop them from `original` too).", kind = "data")
+  }
+  common <- intersect(names(original), names(masked))
+  info <- if (is.null(vars) || is.null(strata)) current_release(masked, "masked")$settings
+  if (is.null(vars)) vars <- default_pair_vars(original, masked, common, info)
+  if (!length(vars)) {
+    stop_arg("No continuous variable to assess: name the masked numeric columns in `", arg, "`.", kind = "column")
+  }
+  vars <- check_columns(vars, original, arg)
+  check_columns(vars, masked, arg)
+  for (nm in c("original", "masked")) {
+    data <- if (nm == "original") original else masked
+    bad <- vars[!vapply(vars, function(v) is_continuous(data[[v]]), logical(1))]
+    if (length(bad)) {
+      stop_arg("`", arg, "` must name numeric columns; in `", nm, "` ", quote_names(bad), " ",
+               plural(length(bad), "is", "are", count = FALSE), " not (",
+               paste(vapply(bad, function(v) class(data[[v]])[1L], ""), collapse = ", "),
+               "). Convert with as.numeric() or leave them out of `", arg, "`.", kind = "column")
+    }
+    for (v in vars) {
+      y <- data[[v]]
+      if (anyNA(y) || any(is.infinite(y))) {
+        stop_arg("`", arg, "` column `", v, "` of `", nm, "` has ",
+                 plural(sum(!is.finite(y)), "missing or infinite value"),
+                 "; the measures need complete data: impute them or drop those records from ",
+                 "both `original` and `masked`.", kind = "data")
+      }
+      if (length(y) > 1L && !is.finite(col_stats(matrix(as.double(y)))$sd)) {
+        stop_arg("`", arg, "` column `", v, "` of `", nm, "` has values too large to standardise ",
+                 "(the SD overflows); rescale it in both `original` and `masked` (e.g. divide by 1e6).", kind = "data")
+      }
+    }
+  }
+  if (is.null(strata)) {
+    attr(vars, "strata") <- if (!is.null(info$strata)) intersect(info$strata, common) else character()
+  }
+  vars
+}
+
+default_pair_vars <- function(original, masked, common, info) {
+  if (!is.null(info$vars) && all(info$vars %in% common)) return(info$vars)
+  num <- common[vapply(common, function(v) is_continuous(original[[v]]) && is_continuous(masked[[v]]),
+                       logical(1))]
+  num[!vapply(num, function(v) isTRUE(all.equal(as.double(original[[v]]), as.double(masked[[v]]),
+                                                tolerance = 0)), logical(1))]
+}
+
+check_same_rows <- function(original, masked) {
+  if (nrow(original) != nrow(masked)) {
+    stop_arg("`original` has ", nrow(original), " rows but `masked` has ", nrow(masked),
+             "; pass the same records in the same order (if anonymise() dropped or suppressed ",
+             "records, drop them from `original` too).", kind = "data")
+  }
+}
+
+# Numeric quasi-identifiers and the categorical strata beside them (default: the
+# categorical columns that are not quasi-identifiers); a column cannot be both.
+check_quasi_strata <- function(data, quasi, strata) {
+  quasi <- check_columns(quasi, data, "quasi", character())
+  check_quasi(data, quasi)
+  strata <- check_columns(strata, data, "strata", setdiff(default_strata(data), quasi))
+  check_strata_columns(data, strata)
+  both <- intersect(quasi, strata)
+  if (length(both)) stop_arg("Columns cannot be in both `quasi` and `strata`: ", quote_names(both), ".", kind = "column")
+  list(quasi = quasi, strata = strata)
+}
+
+check_quasi <- function(data, quasi, arg = "quasi") {
+  bad <- quasi[!vapply(data[quasi], is_continuous, logical(1))]
+  if (length(bad)) {
+    stop_arg("`", arg, "` must be numeric columns; ", quote_names(bad), " ",
+             plural(length(bad), "is", "are", count = FALSE), " not (",
+             paste(vapply(data[bad], function(x) class(x)[1L], ""), collapse = ", "),
+             "). Convert with as.numeric() or move categorical quasi-identifiers to `strata`.", kind = "column")
+  }
+  for (v in quasi) {
+    x <- data[[v]]
+    if (any(is.nan(x)) || any(is.infinite(x))) {
+      stop_arg("`", arg, "` column `", v, "` contains NaN or infinite values; replace them first.", kind = "data")
+    }
+    fin <- x[!is.na(x)]
+    if (length(fin) && !is.finite(max(fin) - min(fin))) {
+      stop_arg("`", arg, "` column `", v, "` has values too large to handle (their range overflows); ",
+               "rescale it (e.g. divide by 1e6) first.", kind = "data")
+    }
+  }
+  invisible(quasi)
+}
+
+check_k_n <- function(k, n) {
+  if (n == 0L) {
+    stop_arg("`data` has no records (none left after dropping incomplete ones, if any): ",
+             "pass a data frame with at least `k` = ", k, " complete records.", kind = "data")
+  }
+  if (k > n) {
+    stop_arg("`k` (", k, ") is larger than the number of records (", n, "); ",
+             "choose k <= ", n, ".", kind = "small_strata")
+  }
 }
 
 check_nthreads <- function(nthreads) {
@@ -183,9 +329,15 @@ as_release <- function(x, verb, settings = list(), counts = list(), stats = NULL
 # changes nrow, reordering or editing rows changes the checksums (with high probability).
 release_fingerprint <- function(x, columns) {
   n <- nrow(x)
-  w <- (seq_len(n) * 0.6180339887498949) %% 1 + 0.5
+  w <- position_weights(n)
   sums <- vapply(columns, function(v) column_checksum(x[[v]], w), numeric(1))
   list(n = n, columns = columns, checksum = unname(sums))
+}
+
+# Weights in [0.5, 1.5) that differ between positions (fractional parts of i * golden ratio).
+position_weights <- function(n) {
+  w <- seq_len(n) * 0.6180339887498949
+  w - floor(w) + 0.5
 }
 
 column_checksum <- function(v, w) {
@@ -194,10 +346,14 @@ column_checksum <- function(v, w) {
     v <- if (is.atomic(v) && is.null(dim(v))) match(v, unique(v)) else return(NA_real_)
   }
   v <- as.double(v)
-  miss <- is.na(v)
-  if (any(miss)) v[miss] <- -0.25
-  v[is.infinite(v)] <- sign(v[is.infinite(v)]) * 0.125
-  sum(v * w) + sum(miss)
+  n_miss <- 0
+  if (anyNA(v) || !is.finite(sum(v))) {
+    miss <- is.na(v)
+    n_miss <- sum(miss)
+    v[miss] <- -0.25
+    v[is.infinite(v)] <- sign(v[is.infinite(v)]) * 0.125
+  }
+  sum(v * w) + n_miss
 }
 
 #' Metadata of a release
@@ -243,11 +399,22 @@ current_release <- function(x, arg) {
   info
 }
 
+# `x` without its release metadata (to compare data).
+plain_release <- function(x) {
+  attr(x, "detanon") <- NULL
+  x
+}
+
 release_current <- function(x, fp) {
   if (!identical(nrow(x), fp$n) || !all(fp$columns %in% names(x))) return(FALSE)
-  w <- (seq_len(fp$n) * 0.6180339887498949) %% 1 + 0.5
+  w <- position_weights(fp$n)
   now <- vapply(fp$columns, function(v) column_checksum(x[[v]], w), numeric(1))
-  identical(unname(now), fp$checksum)
+  # a relative tolerance, so that a release saved on one platform checks on another
+  # (sums may differ in the last bits); any real edit moves a checksum far more
+  now <- unname(now)
+  old <- fp$checksum
+  known <- !is.na(old)
+  identical(is.na(now), !known) && all(abs(now[known] - old[known]) <= 1e-12 * pmax(1, abs(old[known])))
 }
 
 #' @export

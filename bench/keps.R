@@ -61,11 +61,11 @@ t_ec <- timeit(ec <- equivalence_classes(d, k = k, quasi = c("age", "income"), s
 cat(sprintf("equivalence_classes():                %6.2f s  (%d classes, sizes %d-%d)\n",
             t_ec, nrow(ec$classes), min(ec$classes$n), max(ec$classes$n)))
 set.seed(1)
-t_keps <- timeit(res <- anonymise_keps(d, epsilon = 4, k = k, vars = c("height", "weight"),
+t_keps <- timeit(res <- anonymise_keps_with_key(d, epsilon = 4, k = k, vars = c("height", "weight"),
                                        quasi = c("age", "income"), strata = c("sex", "region")))
 cat(sprintf("anonymise_keps() (classes + noise + linking risk + shuffle): %6.2f s\n", t_keps))
 set.seed(1)
-t_conf <- timeit(res_c <- anonymise_keps(d, epsilon = 4, k = k, vars = c("height", "weight"),
+t_conf <- timeit(res_c <- anonymise_keps_with_key(d, epsilon = 4, k = k, vars = c("height", "weight"),
                                          quasi = c("age", "income"), strata = c("sex", "region"),
                                          confidence = 0.99))
 cat(sprintf("anonymise_keps(confidence = 0.99):    %6.2f s  (suppressed %d records + %d classes)\n",

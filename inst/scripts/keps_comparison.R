@@ -40,7 +40,7 @@ measure <- function(s, o, m, classes, err8 = NA_real_, supp99 = NA_real_, n_rele
   link <- risk_linkage(o, m, vars = s$all_vars, strata = s$strata)
   cls_link <- risk_class_link(o, m, vars = s$eps_vars, classes = classes)
   pm <- utility_pmse(o, m, vars = c(s$all_vars, s$strata))
-  dl <- utility_delta(o, m, vars = s$all_vars)
+  dl <- utility_delta(o, m, vars = s$all_vars)$delta
   mod <- utility_model(o, m, s$formula, family = s$family)
   data.frame(risk1 = rmd$risk1, risk2 = rmd$risk2, linkage = link$rate,
              linkage_blind = link$blind_rate, link_classes = cls_link$rate,
@@ -69,10 +69,10 @@ for (name in names(setups)) {
       args <- list(epsilon = eps, k = s$keps_k, vars = s$eps_vars, quasi = s$quasi,
                    strata = s$strata, generalise = "midpoint")
       set.seed(1)
-      res <- do.call(anonymise_keps, c(list(base), args))
+      res <- do.call(anonymise_keps_with_key, c(list(base), args))
       set.seed(1)
-      res99 <- do.call(anonymise_keps, c(list(base), args, list(confidence = 0.99)))
-      o <- d[res$key, ]
+      res99 <- do.call(anonymise_keps_with_key, c(list(base), args, list(confidence = 0.99)))
+      o <- d[res$origin_row, ]
       e8 <- res$info$expected_error
       e8 <- if (method == "keps") mean(e8[is.finite(e8)]) else NA_real_
       supp <- 1 - res99$info$n_released / res99$info$n

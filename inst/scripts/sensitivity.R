@@ -37,7 +37,7 @@ sensitivity_one <- function(n, k, seed) {
   set.seed(seed)
   r <- detanon::risk_rmd(d, m, vars = vars, w1 = 0.01, w2 = 0.05)
   pm <- detanon::utility_pmse(d, m, vars = c(strata, vars))
-  de <- detanon::utility_delta(d, m, vars = vars)
+  de <- detanon::utility_delta(d, m, vars = vars)$delta
   um <- detanon::utility_model(d, m, f)
   c(U = pm$U,
     stats::setNames(as.numeric(de[vars]), paste0("delta_", vars)),

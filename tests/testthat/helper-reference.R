@@ -38,3 +38,14 @@ random_data <- function(n, d = 2, n_strata = 3, seed = 1) {
   x$g <- factor(sample(letters[seq_len(n_strata)], n, replace = TRUE))
   x
 }
+
+# merge_small_strata() with its table of moves (carried by its classed message), as the
+# list(data, moves) it returned before it returned the release only.
+merge_with_moves <- function(expr) {
+  moves <- data.frame(n = integer(), d_min = numeric(), d_max = numeric())
+  data <- withCallingHandlers(expr, detanon_message_merge = function(m) {
+    moves <<- m$moves
+    invokeRestart("muffleMessage")
+  })
+  list(data = data, moves = moves)
+}

@@ -15,7 +15,7 @@ test_that("assess() holds exactly the individual measures", {
   expect_identical(a$rmd, risk_rmd(p$d, p$m, deterministic = TRUE, w1 = 0.02))
   expect_identical(a$linkage, risk_linkage(p$d, p$m))
   expect_identical(a$pmse, utility_pmse(p$d, p$m))
-  expect_identical(a$delta, utility_delta(p$d, p$m))
+  expect_identical(a$delta, utility_delta(p$d, p$m)$delta)
   expect_identical(a$model, utility_model(p$d, p$m, f, family = stats::binomial()))
   expect_identical(a$vars, c("Age", "Fare"))
   expect_identical(a$strata, c("Pclass", "Sex", "Family"))

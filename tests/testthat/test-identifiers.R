@@ -86,6 +86,8 @@ test_that("remove_identifiers() drops columns", {
   auto <- remove_identifiers(d)
   expect_equal(names(auto), c("age", "sex", "score"))
   expect_message(same <- remove_identifiers(d[c("age", "sex")]), "nothing changed")
+  expect_identical(release_info(same)$counts$n_changed, 0L)
+  attr(same, "detanon") <- NULL
   expect_identical(same, d[c("age", "sex")])
   skip_if_not_installed("data.table")
   expect_s3_class(remove_identifiers(data.table::as.data.table(d), "nhs"), "data.table")
@@ -94,7 +96,9 @@ test_that("remove_identifiers() drops columns", {
 test_that("remove_identifiers() pseudonymises with R's RNG, consistently and irreversibly", {
   d <- data.frame(id = c("b", "a", "c", "a", NA, "b"), v = 1:6, stringsAsFactors = FALSE)
   set.seed(5)
-  res <- remove_identifiers(d, "id", method = "pseudonymise", key = TRUE)
+  res <- pseudonymise_with_key(d, "id")
+  expect_s3_class(res, "detanon_pseudonyms")
+  expect_output(print(res), "Pseudonymised 1 column of 6 records")
   p <- res$data$id
   expect_true(is.na(p[5]))
   expect_equal(p[2], p[4])
@@ -103,14 +107,20 @@ test_that("remove_identifiers() pseudonymises with R's RNG, consistently and irr
   expect_true(all(grepl("^P[0-9]$", p[!is.na(p)])))
   expect_false(any(p[!is.na(p)] %in% d$id))
   # the key reverses the pseudonyms; it is not attached to the data
-  key <- res$key$id
+  key <- res$pseudonyms$id
   expect_equal(key$value[match(p, key$pseudonym)], d$id)
   expect_null(attributes(res$data)$key)
-  expect_setequal(names(attributes(res$data)), c("names", "row.names", "class"))
-  # reproducible with the seed, different with another seed
+  expect_setequal(names(attributes(res$data)), c("names", "row.names", "class", "detanon"))
+  expect_false(any(unlist(attr(res$data, "detanon")) %in% d$id))
+  # reproducible with the seed (remove_identifiers() makes the same codes), different with another seed
   set.seed(5)
   again <- remove_identifiers(d, "id", method = "pseudonymise")
-  expect_identical(again$id, p)
+  expect_identical(again, res$data)
+  # the deprecated key = TRUE still returns the old list, with a warning
+  set.seed(5)
+  expect_warning(old <- remove_identifiers(d, "id", method = "pseudonymise", key = TRUE),
+                 class = "detanon_warning_deprecated")
+  expect_identical(old, list(data = res$data, key = res$pseudonyms))
   codes <- vapply(1:30, function(s) { set.seed(s); remove_identifiers(d, "id", method = "pseudonymise")$id[2] }, "")
   expect_gt(length(unique(codes)), 1L)
   # the order of the codes does not follow the order of the values
@@ -132,6 +142,7 @@ test_that("remove_identifiers() rejects bad input", {
   expect_error(remove_identifiers(d, "nhs", method = "hash"), "`method` must be one of")
   expect_error(remove_identifiers(d, "nhs", prefix = 1), "`prefix` must be a single string")
   expect_error(remove_identifiers(d, "nhs", key = "yes"), "`key` must be TRUE or FALSE")
+  expect_error(pseudonymise_with_key(d, "nope"), "^pseudonymise_with_key\\(\\): `cols` names columns")
   m <- data.frame(a = 1:2)
   m$l <- list(1, 2)
   expect_error(remove_identifiers(m, "l", method = "pseudonymise"), "cannot be pseudonymised")

@@ -242,9 +242,10 @@ test_that("anonymise_keps() releases no original value of its noised variables",
   d <- inv_data(n = 600, seed = 13)
   set.seed(14)
   for (conf in list(NULL, 0.9)) {
-    res <- anonymise_keps(d, epsilon = 4, k = 5, vars = c("x", "y"), quasi = "z", strata = "g",
-                          confidence = conf)
+    res <- anonymise_keps_with_key(d, epsilon = 4, k = 5, vars = c("x", "y"), quasi = "z", strata = "g",
+                                   confidence = conf)
     released <- res[c("data", "classes", "info")]
+    expect_identical(leaked_values(attributes(res$data), d, c("x", "y")), character())
     expect_identical(leaked_values(released, d, c("x", "y")), character())
   }
 })

@@ -19,12 +19,12 @@ kanon_ref <- function(data, keys, k) {
 test_that("the standard's example table is 3-anonymous and not 4-anonymous", {
   d <- nhs_example()
   r3 <- kanon_check(d, c("age_range", "gender", "icd10"), k = 3)
-  expect_true(r3$ok)
+  expect_true(r3$conforms)
   expect_equal(r3$min_size, 3L)
   expect_equal(r3$n_classes, 4L)
   expect_equal(nrow(r3$small), 0L)
   r4 <- kanon_check(d, c("age_range", "gender", "icd10"), k = 4)
-  expect_false(r4$ok)
+  expect_false(r4$conforms)
   expect_equal(r4$n_small, 3L)
   expect_equal(r4$n_affected, 9L)
   expect_equal(r4$share_affected, 9 / 13)
@@ -51,7 +51,7 @@ test_that("kanon_check() agrees with a slow reference on random and adversarial 
     expect_equal(res$min_size, ref$min)
     expect_equal(res$n_small, ref$n_small)
     expect_equal(res$n_affected, ref$affected)
-    expect_equal(res$ok, ref$n_small == 0)
+    expect_equal(res$conforms, ref$n_small == 0)
     expect_equal(sum(res$small$n), ref$affected)
   }
   # row order does not matter
@@ -63,11 +63,11 @@ test_that("kanon_check() agrees with a slow reference on random and adversarial 
 
 test_that("kanon_check() handles zero rows, constant keys and tibbles", {
   d <- nhs_example()
-  expect_false(kanon_check(d[0, ], "gender", 3)$ok)
+  expect_false(kanon_check(d[0, ], "gender", 3)$conforms)
   expect_silent(kanon_check(d[0, ], c("gender", "age_range"), 3))
   expect_output(print(kanon_check(d[0, ], "gender", 3)), "no records")
-  expect_true(kanon_check(d, "icd10", 13)$ok)
-  expect_false(kanon_check(d, "icd10", 14)$ok)
+  expect_true(kanon_check(d, "icd10", 13)$conforms)
+  expect_false(kanon_check(d, "icd10", 14)$conforms)
   skip_if_not_installed("tibble")
   expect_equal(kanon_check(tibble::as_tibble(d), "gender", 7)$n_small, 1L)
 })
@@ -75,11 +75,11 @@ test_that("kanon_check() handles zero rows, constant keys and tibbles", {
 test_that("kanon_check() rejects bad input", {
   d <- nhs_example()
   expect_error(kanon_check(as.matrix(d), "gender"), "`data` must be a data frame")
-  expect_error(kanon_check(d, "sex"), "`keys` names columns that are not in the data: `sex`")
+  expect_error(kanon_check(d, "sex"), "`strata` names columns that are not in the data: `sex`")
   expect_error(kanon_check(d, "gender", k = 0), "`k` must be a single whole number >= 1")
   expect_error(kanon_check(d, "gender", k = 2.5), "`k` must be a single whole number")
-  expect_error(kanon_check(d, character()), "`keys` is empty")
-  expect_error(kanon_check(data.frame(x = 1:3), NULL), "`keys` is empty")
+  expect_error(kanon_check(d, character()), "`strata` is empty")
+  expect_error(kanon_check(data.frame(x = 1:3), NULL), "`strata` is empty")
 })
 
 test_that("kanon_check() agrees with sdcMicro's frequency counts on complete keys", {

@@ -20,7 +20,7 @@ roles <- c(nhs_no = "direct", dob = "dob", sex = "gender", ethnic = "ethnicity",
 status_of <- function(res, item) res$items$status[res$items$item == item]
 
 test_that("raw health data fail the weak plan item by item", {
-  res <- nhs_check(health_data(), roles, "weak")
+  res <- nhs_check(health_data(), roles, plan = "weak")
   expect_false(res$conforms)
   expect_equal(status_of(res, "Suppression of direct identifiers"), "fail")
   expect_equal(status_of(res, "Reduction in detail: postcode"), "fail")
@@ -29,7 +29,7 @@ test_that("raw health data fail the weak plan item by item", {
   expect_equal(status_of(res, "Weak k-anonymity: k"), "fail")
   expect_equal(status_of(res, "Weak k-anonymity: variables not controlled"), "pass")
   expect_equal(res$k, 3L)
-  expect_setequal(res$controlled, c("dob", "sex", "ethnic", "postcode", "admitted", "employer"))
+  expect_setequal(res$strata, c("dob", "sex", "ethnic", "postcode", "admitted", "employer"))
   expect_equal(res$uncontrolled, "diagnosis")
   expect_match(res$items$requirement[res$items$item == "Reduction in detail: postcode"],
                "Post code truncated to either area code or district code.", fixed = TRUE)
@@ -43,7 +43,7 @@ test_that("after identifiers are dropped and detail reduced the weak plan passes
   d$postcode <- generalise_postcode(d$postcode, "area")
   d$admitted <- generalise_date(d$admitted, "year")
   r <- roles[names(roles) != "nhs_no"]
-  res <- nhs_check(d, r, "weak", controlled = c("dob", "sex", "postcode"))
+  res <- nhs_check(d, r, plan = "weak", strata = c("dob", "sex", "postcode"))
   expect_equal(status_of(res, "Reduction in detail: postcode"), "pass")
   expect_equal(status_of(res, "Reduction in detail: date of birth"), "pass")
   expect_equal(status_of(res, "Reduction in detail: event dates"), "pass")
@@ -54,71 +54,83 @@ test_that("after identifiers are dropped and detail reduced the weak plan passes
   # event dates at year level may stay outside control
   expect_match(res$items$detail[res$items$item == "Weak k-anonymity: variables not controlled"],
                "event dates at month/year level, acceptable: `admitted`")
-  res2 <- nhs_check(d, r, "weak", controlled = c("dob", "sex", "postcode", "ethnic", "employer"))
-  expect_true(kanon_check(d, res2$controlled, 3)$ok == (status_of(res2, "Weak k-anonymity: k") == "pass"))
+  res2 <- nhs_check(d, r, plan = "weak", strata = c("dob", "sex", "postcode", "ethnic", "employer"))
+  expect_true(kanon_check(d, res2$strata, 3)$conforms == (status_of(res2, "Weak k-anonymity: k") == "pass"))
   d2 <- d[d$ethnic != "C" | d$sex == "F", ]
   d2$dob <- factor("1940-1999")
   d2$postcode <- "L"
   d2$employer <- "x"
-  res3 <- nhs_check(d2, r, "weak")
+  res3 <- nhs_check(d2, r, plan = "weak")
   expect_true(res3$conforms)
   expect_output(print(res3), "=> conforms")
-  expect_identical(nhs_gate(d2, r, "weak"), d2)
+  expect_identical(nhs_gate(d2, r, plan = "weak"), d2)
 })
 
 test_that("the strong plan allows one uncontrolled variable, not DOB, ethnicity or full postcode", {
   d <- nhs_example_strong <- data.frame(age = rep(c("0-9", "10-19"), each = 10), sex = rep(c("F", "M"), 10),
                                         diag = rep(c("a", "b"), each = 10), eth = "W", pc = "LS1 4AP")
-  res <- nhs_check(d[c("age", "sex", "diag")], c(age = "dob", sex = "gender"), "strong",
-                   controlled = c("age", "sex"))
+  res <- nhs_check(d[c("age", "sex", "diag")], c(age = "dob", sex = "gender"), plan = "strong",
+                   strata = c("age", "sex"))
   expect_equal(res$k, 5L)
   expect_equal(status_of(res, "Strong k-anonymity: k"), "pass")
   expect_equal(status_of(res, "Strong k-anonymity: all variables but one controlled"), "pass")
   expect_equal(status_of(res, "Strong k-anonymity: the uncontrolled variable"), "pass")
   expect_true(res$conforms)
   two <- nhs_check(d[c("age", "sex", "diag", "eth")], c(age = "dob", sex = "gender", eth = "ethnicity"),
-                   "strong", controlled = c("age", "sex"))
+                   plan = "strong", strata = c("age", "sex"))
   expect_equal(status_of(two, "Strong k-anonymity: all variables but one controlled"), "fail")
   expect_equal(status_of(two, "Strong k-anonymity: the uncontrolled variable"), "fail")
   pc <- nhs_check(d[c("age", "sex", "diag", "pc")], c(age = "dob", sex = "gender", pc = "postcode"),
-                  "strong", controlled = c("age", "sex", "diag"))
+                  plan = "strong", strata = c("age", "sex", "diag"))
   expect_equal(status_of(pc, "Strong k-anonymity: the uncontrolled variable"), "fail")
   d$pc <- "LS1"
   dist <- nhs_check(d[c("age", "sex", "diag", "pc")], c(age = "dob", sex = "gender", pc = "postcode"),
-                    "strong", controlled = c("age", "sex", "diag"))
+                    plan = "strong", strata = c("age", "sex", "diag"))
   expect_equal(status_of(dist, "Strong k-anonymity: the uncontrolled variable"), "review")
   expect_true(dist$conforms)
   expect_warning(nhs_gate(d[c("age", "sex", "diag", "pc")], c(age = "dob", sex = "gender", pc = "postcode"),
-                          "strong", controlled = c("age", "sex", "diag")), "review")
+                          plan = "strong", strata = c("age", "sex", "diag")), "review")
   # k = 5 fails where k = 3 passes
   small <- d[c(1:6, 11:20), c("age", "sex")]
-  expect_equal(status_of(nhs_check(small, c(age = "dob", sex = "gender"), "weak"), "Weak k-anonymity: k"), "pass")
-  expect_equal(status_of(nhs_check(small, c(age = "dob", sex = "gender"), "strong"), "Strong k-anonymity: k"), "fail")
-  expect_equal(nhs_check(small, c(age = "dob", sex = "gender"), "weak", k = 8)$k, 8L)
+  expect_equal(status_of(nhs_check(small, c(age = "dob", sex = "gender"), plan = "weak"), "Weak k-anonymity: k"), "pass")
+  expect_equal(status_of(nhs_check(small, c(age = "dob", sex = "gender"), plan = "strong"), "Strong k-anonymity: k"), "fail")
+  expect_equal(nhs_check(small, c(age = "dob", sex = "gender"), plan = "weak", k = 8)$k, 8L)
 })
 
 test_that("the check screens for undeclared identifiers and free text", {
   d <- titanic_paper()
   d$Age <- generalise_bands(d$Age, width = 10, top = 60)
-  res <- nhs_check(d, c(Age = "dob", Sex = "gender"), "weak")
+  res <- nhs_check(d, c(Age = "dob", Sex = "gender"), plan = "weak")
   expect_equal(status_of(res, "Other data items that could uniquely identify (screen)"), "review")
   expect_match(res$items$detail[2], "PassengerId")
-  expect_warning(nhs_gate(d, c(Age = "dob", Sex = "gender"), "weak"), "PassengerId")
+  expect_warning(nhs_gate(d, c(Age = "dob", Sex = "gender"), plan = "weak"), "PassengerId")
   d$notes <- paste("a long free text note about passenger number", d$PassengerId)
-  expect_equal(status_of(nhs_check(d, c(Age = "dob", Sex = "gender"), "weak"), "Data suppression: free text"), "review")
-  expect_equal(status_of(nhs_check(d, c(Age = "dob", Sex = "gender", notes = "free_text"), "weak"),
+  expect_equal(status_of(nhs_check(d, c(Age = "dob", Sex = "gender"), plan = "weak"), "Data suppression: free text"), "review")
+  expect_equal(status_of(nhs_check(d, c(Age = "dob", Sex = "gender", notes = "free_text"), plan = "weak"),
                          "Data suppression: free text"), "fail")
 })
 
 test_that("nhs_gate() stops a release pipeline before anonymise() writes anything", {
   d <- titanic_paper()
   r <- c(PassengerId = "direct", Sex = "gender")
-  expect_error(nhs_gate(d, r, "weak") |> anonymise(k = 3, vars = c("Age", "Fare")),
+  expect_error(nhs_gate(d, r, plan = "weak") |> anonymise(k = 3, vars = c("Age", "Fare")),
                "do not conform to NHS ISB 1523 weak k-anonymity \\(plan 3\\)")
   ok <- remove_identifiers(d, "PassengerId")
-  out <- nhs_gate(ok, c(Sex = "gender"), "weak", controlled = c("Sex", "Pclass", "Family")) |>
+  out <- nhs_gate(ok, c(Sex = "gender"), plan = "weak", strata = c("Sex", "Pclass", "Family")) |>
     anonymise(k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
   expect_equal(nrow(out), nrow(d))
+})
+
+test_that("the old argument names and order still work, with a deprecation warning", {
+  d <- health_data()
+  roles <- c(nhs_no = "direct", dob = "dob", sex = "gender")
+  new <- nhs_check(d, roles, strata = c("dob", "sex"), k = 4, plan = "weak")
+  expect_warning(old <- nhs_check(d, roles, "weak", c("dob", "sex"), 4), class = "detanon_warning_deprecated")
+  expect_identical(old, new)
+  expect_warning(old2 <- nhs_check(d, roles, plan = "weak", controlled = c("dob", "sex"), k = 4),
+                 "`controlled` is deprecated; use `strata`", class = "detanon_warning_deprecated")
+  expect_identical(old2, new)
+  expect_error(suppressWarnings(nhs_check(d, roles, strata = "dob", controlled = "sex")), "give `strata` only")
 })
 
 test_that("nhs_check() rejects bad input", {
@@ -126,10 +138,10 @@ test_that("nhs_check() rejects bad input", {
   expect_error(nhs_check(d, c("direct")), "`roles` must be a named character vector")
   expect_error(nhs_check(d, c(nhs_no = "identifier")), "unknown roles: \"identifier\"")
   expect_error(nhs_check(d, c(nhsno = "direct")), "`roles` names columns that are not in the data: `nhsno`")
-  expect_error(nhs_check(d, roles, "medium"), "`plan` must be one of")
-  expect_error(nhs_check(d, roles, "strong", k = 3), "`k` must be a single whole number >= 5")
-  expect_error(nhs_check(d, roles, controlled = "nhs_no"), "`controlled` includes direct identifiers")
-  expect_error(nhs_check(d, roles, controlled = "zip"), "`controlled` names columns")
+  expect_error(nhs_check(d, roles, plan = "medium"), "`plan` must be one of")
+  expect_error(nhs_check(d, roles, plan = "strong", k = 3), "`k` must be a single whole number >= 5")
+  expect_error(nhs_check(d, roles, strata = "nhs_no"), "`strata` includes direct identifiers")
+  expect_error(nhs_check(d, roles, strata = "zip"), "`strata` names columns")
   expect_equal(status_of(nhs_check(d["diagnosis"], list(diagnosis = "other")), "Weak k-anonymity: k"), "fail")
   empty <- nhs_check(d[0, ], roles)
   expect_equal(status_of(empty, "Weak k-anonymity: k"), "fail")

@@ -116,3 +116,73 @@ test_that("the risk measures take defaults only from a valid release", {
   })
   expect_identical(w, 1L)
 })
+
+test_that("messages of the verbs are pinned", {
+  d <- titanic_paper()[-1]
+  x <- data.frame(g = c(rep("a", 5), "b"), h = "u", v = as.double(1:6))
+  expect_snapshot(error = TRUE, {
+    anonymise(d, 3)
+    anonymise(d, vars = "Age", strata = "Sex", k = 1000)
+    anonymise(x, vars = "v", strata = "g", k = 3)
+    merge_small_strata(d, 50)
+    equivalence_classes(d, 3)
+    kanon_check(d, "nope")
+    safe_table(d, "Sex", "round")
+    generalise_strata(d, "Pclass", strata = "Sex")
+    nhs_gate(d, roles = c(Sex = "gender"), strata = "Sex", k = 400)
+  })
+  expect_snapshot({
+    m <- merge_small_strata(x, vars = "v", strata = c("g", "h"), k = 3)
+    g <- generalise_strata(x, "g", strata = c("g", "h"), k = 3)
+    m2 <- anonymise(x, vars = "v", strata = "g", k = 3, small_strata = "suppress")
+    release_info(m[-1, ])
+  })
+})
+
+test_that("deprecated argument names warn and give identical results", {
+  d <- titanic_paper()
+  expect_warning(old <- kanon_check(d, keys = c("Sex", "Pclass"), k = 3), "`keys` is deprecated; use `strata`",
+                 class = "detanon_warning_deprecated")
+  expect_identical(old, kanon_check(d, strata = c("Sex", "Pclass"), k = 3))
+  expect_warning(old <- generalise_rare(c("a", "a", "b"), min_count = 2), class = "detanon_warning_deprecated")
+  expect_identical(old, generalise_rare(c("a", "a", "b"), k = 2))
+  d$Age5 <- generalise_bands(d$Age, width = 5)
+  new <- suppressMessages(generalise_strata(d, column = "Age5", strata = c("Sex", "Age5"), k = 5))
+  expect_warning(old <- suppressMessages(generalise_strata(d, var = "Age5", strata = c("Sex", "Age5"), k = 5)),
+                 "`var` is deprecated; use `column`", class = "detanon_warning_deprecated")
+  expect_identical(old, new)
+  expect_error(suppressWarnings(kanon_check(d, strata = "Sex", keys = "Sex")), "give `strata` only")
+})
+
+test_that("positional calls in the old order fail clearly instead of binding k to a column argument", {
+  d <- titanic_paper()[-1]
+  expect_error(anonymise(d, 3), "`vars` must be a character vector of column names, not 3.*`k = 3`",
+               class = "detanon_error_argument")
+  expect_error(merge_small_strata(d, 50), "`vars` must be a character vector.*`k = 50`")
+  expect_error(equivalence_classes(d, 3), "`strata` must be a character vector.*`k = 3`")
+  expect_error(keps_error(d, 2), "`vars` must be a character vector.*`k = 2`")
+})
+
+test_that("the masking verbs return their input's class with release metadata", {
+  d <- titanic_paper()[-1]
+  d$Age5 <- generalise_bands(d$Age, width = 5)
+  x <- data.frame(g = c(rep("a", 5), "b"), h = "u", v = as.double(1:6))
+  releases <- list(
+    anonymise = anonymise(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family")),
+    anonymise_keps = anonymise_keps(d, vars = "Fare", strata = c("Pclass", "Sex"), epsilon = 1),
+    merge_small_strata = suppressMessages(merge_small_strata(x, vars = "v", strata = c("g", "h"), k = 3)),
+    generalise_strata = suppressMessages(generalise_strata(d, "Age5", strata = c("Sex", "Age5"), k = 5)),
+    remove_identifiers = remove_identifiers(titanic, c("Name", "Ticket"))
+  )
+  for (verb in names(releases)) {
+    r <- releases[[verb]]
+    expect_s3_class(r, "data.frame")
+    info <- release_info(r)
+    expect_s3_class(info, "detanon_release")
+    expect_identical(info$verb, verb)
+    expect_identical(info$counts$n, nrow(r))
+    expect_true(all(lengths(info$counts) == 1L), info = verb)
+  }
+  expect_identical(release_info(releases$merge_small_strata)$counts$n_changed, 1L)
+  expect_identical(release_info(releases$merge_small_strata)$counts$min_size, 6L)
+})
