@@ -1,12 +1,9 @@
 /* The search driver of anonymise(): see knn.h. */
-#define R_NO_REMAP
-#include <R.h>
-#include <Rinternals.h>
 #include <string.h>
+#include "detanon.h"
 #include "knn.h"
 #include "kdtree.h"
 #include "threads.h"
-#include "detanon.h"
 
 #define LEAF_SIZE 16
 /* Strata smaller than this are searched one per thread (a tree each); larger ones one at
