@@ -12,9 +12,10 @@
  * checks, whatever k. */
 #define SMALL_STRATUM 4096
 #define HEAVY_STRATUM ((double) (1 << 20))
-/* Work between two interrupt checks, in units of about one candidate offered to a heap: a
- * query costs about k + 16 (a few milliseconds of work in all at any k). */
-#define CHUNK_WORK ((ptrdiff_t) 1 << 20)
+/* Work between two interrupt checks, in units of about one heap operation: a query costs
+ * about k log2(k) (candidates kept, and the centroid's sort) plus a constant for the search
+ * (a few milliseconds of work in all, at any k). */
+#define CHUNK_WORK ((double) (1 << 20))
 #define CHUNK_MAX ((ptrdiff_t) 1 << 16)
 
 static inline int is_large(ptrdiff_t ns, int k)
@@ -22,11 +23,18 @@ static inline int is_large(ptrdiff_t ns, int k)
     return ns >= SMALL_STRATUM || (double) ns * k >= HEAVY_STRATUM;
 }
 
+static inline double query_cost(int k)
+{
+    double lg = 1.0;
+    for (int m = k; m > 1; m >>= 1) lg += 1.0;
+    return (double) k * lg + 16.0;
+}
+
 /* Queries between two interrupt checks. */
 static inline ptrdiff_t chunk_queries(int k)
 {
-    ptrdiff_t q = CHUNK_WORK / ((ptrdiff_t) k + 16);
-    return q < 64 ? 64 : q > CHUNK_MAX ? CHUNK_MAX : q;
+    double q = CHUNK_WORK / query_cost(k);
+    return q < 64 ? 64 : q > CHUNK_MAX ? CHUNK_MAX : (ptrdiff_t) q;
 }
 
 /* (Re)build tree t, allocated for at least ns points, over rows[0..ns). */
@@ -116,10 +124,11 @@ static ptrdiff_t search_small_strata(const knn_job *job, ptrdiff_t max_small, kd
     ptrdiff_t s = 0;
     while (s < job->n_strata) {
         ptrdiff_t s_end = s;
-        for (ptrdiff_t w = 0; s_end < job->n_strata && w < CHUNK_WORK; s_end++) {
+        const double cost = query_cost(job->k);
+        for (double w = 0; s_end < job->n_strata && w < CHUNK_WORK; s_end++) {
             ptrdiff_t ns = off[s_end + 1] - off[s_end];
             if (is_large(ns, job->k)) continue;
-            w += ns * ((ptrdiff_t) job->k + 16);
+            w += (double) ns * cost;
             done += ns;
         }
 #ifdef _OPENMP
