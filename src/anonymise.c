@@ -40,8 +40,12 @@ SEXP ffi_anonymise(SEXP x, SEXP id_, SEXP k_, SEXP nthreads, SEXP flat_sd_, SEXP
     SEXP sd_ = SET_VECTOR_ELT(out, 1, Rf_allocVector(REALSXP, p));
     double *mean = REAL(mean_), *sd = REAL(sd_);
 
-    /* step 1: exact column statistics; a non-finite one stops here */
-    mask_col_stats(px, n, p, nt, mean, sd);
+    /* step 1: exact column statistics, nt columns at a time between interrupt checks; a
+     * non-finite one stops here */
+    for (int j = 0; j < p; j += nt) {
+        mask_col_stats(px + (ptrdiff_t) j * n, n, p - j < nt ? p - j : nt, nt, mean + j, sd + j);
+        R_CheckUserInterrupt();
+    }
     int d = 0;
     for (int j = 0; j < p; j++) {
         if (!R_FINITE(mean[j]) || !R_FINITE(sd[j])) { UNPROTECT(1); return out; }
@@ -86,12 +90,16 @@ SEXP ffi_anonymise(SEXP x, SEXP id_, SEXP k_, SEXP nthreads, SEXP flat_sd_, SEXP
     progress_done(bar);
     UNPROTECT(1);
 
-    /* step 5 over the whole data */
+    /* step 5 over the whole data, nt columns at a time between interrupt checks */
     const int nt5 = threads_for(nt, (double) n * (d > 1 ? d : 0));
+    for (int j0 = 0; j0 < d; j0 += nt5) {
+        const int j1 = j0 + nt5 < d ? j0 + nt5 : d;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt5) schedule(dynamic, 1)
+#pragma omp parallel for num_threads(nt5) schedule(static, 1)
 #endif
-    for (int j = 0; j < d; j++) c_sd[j] = mask_rescale(cent[j], n, m_d[j], s_d[j], flat_sd);
+        for (int j = j0; j < j1; j++) c_sd[j] = mask_rescale(cent[j], n, m_d[j], s_d[j], flat_sd);
+        R_CheckUserInterrupt();
+    }
     UNPROTECT(1);
     return out;
 }
