@@ -63,3 +63,32 @@ titanic_paper <- function(data = detanon::titanic) {
     Family = factor(as.integer(data$SibSp + data$Parch > 0), levels = 0:1)
   )
 }
+
+#' UCI Adult census records: the k-quasi-identifiers of the (k, epsilon) experiments
+#'
+#' The 32,561 records of the UCI Adult training set (Becker and Kohavi 1996), reduced to
+#' the columns that Holohan et al. (2017) use as k-quasi-identifiers, plus age. Built by
+#' `data-raw/adult.R`. `inst/scripts/adult-keps.R` adds the synthetic height column of
+#' the paper's experiments (see `vignette("adult-keps")`).
+#'
+#' @format A data frame with 32,561 rows and 5 columns:
+#' \describe{
+#'   \item{age}{Age in years (17 to 90), as in the source.}
+#'   \item{year_of_birth}{`1994 - age` (the data come from the 1994 US Current Population
+#'     Survey).}
+#'   \item{sex}{Factor: Female, Male.}
+#'   \item{race}{Factor with 5 levels, as in the source.}
+#'   \item{marital_status}{Factor with 7 levels, as in the source.}
+#' }
+#' @source UCI Machine Learning Repository, \doi{10.24432/C5XW20}: Becker B, Kohavi R
+#'   (1996). Adult. Licence: Creative Commons Attribution 4.0 International (CC BY 4.0).
+#'   Taken from the first 32,561 rows of `AdultUCI` in the CRAN package 'arules' (the
+#'   training set); the other 10 columns are not included.
+#' @references Holohan N, Antonatos S, Braghin S, Mac Aonghusa P (2017).
+#'   (k, epsilon)-anonymity: k-anonymity with epsilon-differential privacy.
+#'   arXiv:1710.01615.
+#' @family data
+#' @examples
+#' str(adult)
+#' table(adult$marital_status)
+"adult"

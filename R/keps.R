@@ -66,6 +66,12 @@
 #' @param strata Categorical k-quasi-identifiers (released unchanged; their combinations
 #'   must have at least `k` records). Default: the factor, character and logical columns
 #'   not in `quasi`.
+#' @param classes Equivalence classes built beforehand: a `detanon_classes` object from
+#'   [equivalence_classes()] on the same `data` (Mondrian or OLA; its `quasi`, `strata`
+#'   and `k` are used, so leave `quasi` and `strata` unset), or a whole number per record
+#'   (`NA` for suppressed records; every class needs `k` records). Records the class
+#'   builder suppressed (OLA's budget, small strata) are not released. With OLA classes
+#'   the `quasi` columns are released as their generalised labels (a factor).
 #' @param weights Budget shares of `vars`: positive numbers, rescaled to sum 1. Default:
 #'   equal shares.
 #' @param confidence `NULL` (no suppression) or the confidence `c` in (0, 1) of
@@ -79,12 +85,14 @@
 #'   (drop those records, counted in `$info`).
 #' @param small_strata `"fail"` or `"suppress"` strata with fewer than `k` records.
 #' @return `anonymise_keps()`: the release, the same kind of data frame as `data`,
-#'   shuffled, without the suppressed records; `vars` noisy (doubles), `quasi`
-#'   generalised, other columns unchanged. Its release metadata ([release_info()]) hold
+#'   shuffled, without the suppressed records, row names or factor levels left without
+#'   records; `vars` noisy (doubles), `quasi` generalised, other columns unchanged. When
+#'   the noise scale (class diameter / epsilon share) overflows, as with a tiny `epsilon`
+#'   or extreme `weights`, there is an error instead of infinite values. Its release metadata ([release_info()]) hold
 #'   the settings (`epsilon`, the per-variable budgets `eps`, `k`, `confidence`, `vars`,
 #'   `quasi`, `strata`, `generalise`, `na`, `small_strata`), the counts (`n` records in,
 #'   `n_released`, `n_classes`, `n_dropped` incomplete, `n_suppressed` in strata smaller
-#'   than `k`, `n_suppressed_records`, `n_suppressed_classes` and
+#'   than `k` or by OLA (the class builder), `n_suppressed_records`, `n_suppressed_classes` and
 #'   `n_suppressed_class_records` by c-confidence) and, in `stats`, `expected_error`
 #'   (formula 8 per variable), `linking_risk` (section V-B, all classified records, before
 #'   suppression) and `linking_risk_released` (the released records only).
@@ -120,34 +128,37 @@
 #' summary(res$data$Age - d$Age[res$origin_row])
 #' @family masking verbs
 #' @export
-anonymise_keps <- function(data, vars = NULL, strata = NULL, quasi = NULL, k = 3, epsilon,
-                           weights = NULL, confidence = NULL,
+anonymise_keps <- function(data, vars = NULL, strata = NULL, quasi = NULL, classes = NULL, k = 3,
+                           epsilon, weights = NULL, confidence = NULL,
                            generalise = c("midpoint", "interval"),
                            na = c("fail", "complete"),
                            small_strata = c("fail", "suppress")) {
   generalise <- match_choice(generalise, "generalise")
   na <- match_choice(na, "na")
   small_strata <- match_choice(small_strata, "small_strata")
-  keps_core(data, vars, strata, quasi, k, epsilon, weights, confidence, generalise, na, small_strata)$data
+  keps_core(data, vars, strata, quasi, classes, k, epsilon, weights, confidence, generalise, na,
+            small_strata, k_missing = missing(k))$data
 }
 
 #' @rdname anonymise_keps
 #' @export
-anonymise_keps_with_key <- function(data, vars = NULL, strata = NULL, quasi = NULL, k = 3, epsilon,
-                                    weights = NULL, confidence = NULL,
+anonymise_keps_with_key <- function(data, vars = NULL, strata = NULL, quasi = NULL, classes = NULL,
+                                    k = 3, epsilon, weights = NULL, confidence = NULL,
                                     generalise = c("midpoint", "interval"),
                                     na = c("fail", "complete"),
                                     small_strata = c("fail", "suppress")) {
   generalise <- match_choice(generalise, "generalise")
   na <- match_choice(na, "na")
   small_strata <- match_choice(small_strata, "small_strata")
-  keps_core(data, vars, strata, quasi, k, epsilon, weights, confidence, generalise, na, small_strata)
+  keps_core(data, vars, strata, quasi, classes, k, epsilon, weights, confidence, generalise, na,
+            small_strata, k_missing = missing(k))
 }
 
 # Both keps verbs: the release and the custodian's parts.
-keps_core <- function(data, vars, strata, quasi, k, epsilon, weights, confidence, generalise, na,
-                      small_strata) {
-  args <- keps_args(data, epsilon, k, vars, quasi, strata, weights, na, small_strata)
+keps_core <- function(data, vars, strata, quasi, classes, k, epsilon, weights, confidence, generalise,
+                      na, small_strata, k_missing = TRUE) {
+  args <- keps_args(data, epsilon, k, vars, quasi, strata, weights, na, small_strata,
+                    classes = classes, k_missing = k_missing)
   if (!is.null(confidence)) confidence <- check_number(confidence, "confidence", 0, 1, lower_open = TRUE)
   if (!is.null(confidence) && confidence >= 1) {
     stop_arg("`confidence` must be below 1 (the linking range is infinite at 1), not ", confidence, ".")
@@ -157,7 +168,7 @@ keps_core <- function(data, vars, strata, quasi, k, epsilon, weights, confidence
   quasi <- args$quasi
   # a bar for each long native step (Mondrian, linking, c-confidence) of a long run
   show <- show_progress(nrow(df) * log2(nrow(df) + 2) * (1 + !is.null(confidence) * 4) / 4)
-  ec <- classes_core(df, args$k, quasi, args$strata, args$small_strata, progress = show)
+  ec <- keps_classes(args, progress = show)
   rows <- which(!is.na(ec$row_class))
   cls <- ec$row_class[rows]
   n_classes <- nrow(ec$classes)
@@ -165,6 +176,15 @@ keps_core <- function(data, vars, strata, quasi, k, epsilon, weights, confidence
   eps_v <- args$eps_v
   noisy <- .Call(C_ffi_keps_noise, y, cls, n_classes, eps_v)
   diam <- noisy$diam
+  if (!all(is.finite(noisy$y))) {
+    # diameter / epsilon overflowed (a tiny `epsilon`, extreme `weights` or huge values):
+    # the noise would be infinite and the release meaningless
+    bad <- vars[colSums(!is.finite(noisy$y)) > 0]
+    stop_arg("The noise scale (class diameter / epsilon) of ", quote_names(bad),
+             " overflows: `epsilon` (", format(args$epsilon), ") or its share by `weights` is too small ",
+             "for the range of the values. Raise `epsilon`, balance `weights`, or rescale the column.",
+             kind = "data")
+  }
   scale <- sweep(diam, 2L, eps_v, "/")
 
   grouped <- class_groups(cls, n_classes)
@@ -192,7 +212,7 @@ keps_core <- function(data, vars, strata, quasi, k, epsilon, weights, confidence
 
   out <- df[rows, , drop = FALSE]
   for (j in seq_along(vars)) out[[vars[j]]] <- noisy$y[, j]
-  for (q in quasi) out[[q]] <- generalise_quasi(ec$classes, q, cls, generalise)
+  for (q in quasi) out[[q]] <- generalise_quasi(ec, q, cls, generalise)
   kept <- which(keep)
   perm <- kept[sample.int(length(kept))]
   release <- shuffled_release(out, perm, args$data)
@@ -206,7 +226,8 @@ keps_core <- function(data, vars, strata, quasi, k, epsilon, weights, confidence
   err <- keps_error_core(y, cls, n_classes, eps_v)
   settings <- list(epsilon = args$epsilon, eps = stats::setNames(eps_v, vars), k = args$k,
                    confidence = confidence, vars = vars, quasi = quasi, strata = args$strata,
-                   generalise = generalise, na = na, small_strata = small_strata)
+                   generalise = generalise, na = na, small_strata = small_strata,
+                   classes = if (is.null(ec$method)) "mondrian" else ec$method)
   counts <- list(n = nrow(args$df) + args$n_dropped, n_released = length(perm), n_classes = n_classes,
                  n_dropped = args$n_dropped, n_suppressed = ec$n_suppressed,
                  n_suppressed_records = n_sup_rec, n_suppressed_classes = n_sup_cls,
@@ -234,8 +255,11 @@ keps_confident_suppression <- function(l, cls, class_sizes, k) {
 }
 
 # The released value of quasi-identifier `q` for records of classes `cls`: the midpoint of
-# the class range, or the range as a factor "[lo, hi]".
-generalise_quasi <- function(classes, q, cls, generalise) {
+# the class range, or the range as a factor "[lo, hi]" (Mondrian).
+# OLA classes (global recoding): every record shows its class's generalised label.
+generalise_quasi <- function(ec, q, cls, generalise) {
+  classes <- ec$classes
+  if (identical(ec$method, "ola")) return(factor(classes[[q]][cls], levels = unique(classes[[q]])))
   lo <- classes[[paste0("lo_", q)]]
   hi <- classes[[paste0("hi_", q)]]
   if (generalise == "midpoint") return(((lo + hi) / 2)[cls])
@@ -250,7 +274,7 @@ shuffled_release <- function(out, perm, like) {
   release <- as.data.frame(lapply(release, strip_names), stringsAsFactors = FALSE, optional = TRUE)
   names(release) <- names(out)
   rownames(release) <- NULL
-  restore_class(release, like)
+  as_release_frame(release, like)
 }
 
 strip_names <- function(x) {
@@ -267,7 +291,7 @@ class_groups <- function(cls, n_classes) {
 
 # Validation shared by anonymise_keps() and keps_error().
 keps_args <- function(data, epsilon, k, vars, quasi, strata, weights, na, small_strata,
-                      eps_vector = FALSE) {
+                      eps_vector = FALSE, classes = NULL, k_missing = TRUE) {
   check_data_frame(data, "data")
   if (!is.null(vars)) check_columns(vars, data, "vars")
   if (missing(epsilon)) {
@@ -282,11 +306,16 @@ keps_args <- function(data, epsilon, k, vars, quasi, strata, weights, na, small_
     epsilon <- check_number(epsilon, "epsilon", 0, lower_open = TRUE)
   }
   k <- check_whole(k, "k", min = 2)
-  cols <- check_quasi_strata(data, quasi, strata)
+  if (is.null(classes)) {
+    cols <- check_quasi_strata(data, quasi, strata)
+  } else {
+    cols <- check_given_classes(classes, data, quasi, strata, k, k_missing)
+    k <- cols$k
+  }
   quasi <- cols$quasi
   strata <- cols$strata
   vars <- check_columns(vars, data, "vars",
-                        setdiff(names(data)[vapply(data, is_continuous, logical(1))], c(strata, quasi)))
+                        setdiff(default_vars(data), c(strata, quasi)))
   if (!length(vars)) {
     stop_arg("There is no epsilon-quasi-identifier to perturb: name numeric columns in `vars` ",
              "(the default takes the numeric columns not in `quasi` or `strata`).", kind = "column")
@@ -324,8 +353,67 @@ keps_args <- function(data, epsilon, k, vars, quasi, strata, weights, na, small_
   }
   check_k_n(k, nrow(df))
   list(data = data, df = df, rows = rows, epsilon = epsilon, k = k, vars = vars, quasi = quasi,
-       strata = strata, eps_v = if (eps_vector) weights else epsilon * weights, weights = weights,
+       classes = cols$classes, strata = strata, eps_v = if (eps_vector) weights else epsilon * weights, weights = weights,
        na = na, small_strata = small_strata, n_dropped = n_dropped)
+}
+
+# Classes given to anonymise_keps()/keps_error(): a detanon_classes object built on
+# `data`, or an integer class per row (NA = suppressed). Their columns and k replace
+# `quasi`, `strata` and `k`.
+check_given_classes <- function(classes, data, quasi, strata, k, k_missing) {
+  n <- nrow(data)
+  if (!is.null(quasi) || !is.null(strata)) {
+    stop_arg("Give either `classes` or `quasi`/`strata`, not both: the classes already fix the ",
+             "k-quasi-identifiers.")
+  }
+  if (inherits(classes, "detanon_classes")) {
+    if (length(classes$class) != n) {
+      stop_arg("`classes` were built on ", plural(length(classes$class), "record"), ", but `data` has ",
+               n, "; build them with equivalence_classes() on the same data.")
+    }
+    if (!k_missing && k != classes$k) {
+      stop_arg("`k` (", k, ") differs from the `k` the classes were built with (", classes$k, ").")
+    }
+    missing_cols <- setdiff(c(classes$quasi, classes$strata), names(data))
+    if (length(missing_cols)) stop_arg("`classes` refer to columns not in `data`: ", quote_names(missing_cols), ".")
+    return(list(quasi = classes$quasi, strata = classes$strata, k = classes$k, classes = classes))
+  }
+  if (!is.numeric(classes) || length(classes) != n || any(classes != round(classes), na.rm = TRUE) ||
+      all(is.na(classes))) {
+    stop_arg("`classes` must be a detanon_classes object (equivalence_classes()) or a whole number per ",
+             "record (", n, "; NA for suppressed records), not ", show_value(classes), ".")
+  }
+  ids <- match(classes, sort(unique(classes[!is.na(classes)])))
+  sizes <- tabulate(ids)
+  if (any(sizes < k)) {
+    stop_arg("`classes` has ", plural(sum(sizes < k), "class", "classes"), " with fewer than `k` = ", k,
+             " records; merge them or suppress their records (NA) first.")
+  }
+  cl <- structure(list(class = ids, classes = data.frame(class = seq_along(sizes), n = sizes),
+                       k = k, quasi = character(), strata = character(),
+                       n_suppressed = sum(is.na(ids)), method = "given"),
+                  class = "detanon_classes")
+  list(quasi = character(), strata = character(), k = k, classes = cl)
+}
+
+# The classes of the checked records in args$df: built, or the given ones restricted to
+# the records kept by `na`.
+keps_classes <- function(args, progress = FALSE) {
+  if (is.null(args$classes)) {
+    return(classes_core(args$df, args$k, args$quasi, args$strata, args$small_strata, progress = progress))
+  }
+  ec <- unclass(args$classes)
+  row_class <- ec$class[args$rows]
+  if (length(args$rows) < length(ec$class)) {
+    sizes <- tabulate(row_class, nrow(ec$classes))
+    if (any(sizes > 0L & sizes < args$k)) {
+      stop_arg("Dropping the incomplete records (`na = \"complete\"`) leaves classes below `k`; ",
+               "build the classes on the complete records instead.")
+    }
+    ec$classes$n <- sizes
+  }
+  ec$row_class <- row_class
+  ec
 }
 
 # Formula (8) per column of y with budgets eps_v.
@@ -362,7 +450,8 @@ keps_error_core <- function(y, cls, n_classes, eps_v) {
 #'
 #' @inheritParams anonymise_keps
 #' @param epsilon One or more budgets per record (> 0).
-#' @return A data frame with one row per `epsilon` and variable of `vars`: `epsilon`,
+#' @return A data frame of class `detanon_keps_error` with one row per `epsilon` and
+#'   variable of `vars`: `epsilon`,
 #'   `variable`, `eps_v` (its share of the budget) and `error` (formula 8).
 #' @examples
 #' d <- titanic_paper()
@@ -374,21 +463,30 @@ keps_error_core <- function(y, cls, n_classes, eps_v) {
 #' e$epsilon[1] * e$error[1] / 0.05
 #' @family measures
 #' @export
-keps_error <- function(data, vars = NULL, strata = NULL, quasi = NULL, k = 3, epsilon,
+keps_error <- function(data, vars = NULL, strata = NULL, quasi = NULL, classes = NULL, k = 3, epsilon,
                        weights = NULL, na = c("fail", "complete"),
                        small_strata = c("fail", "suppress")) {
   na <- match_choice(na, "na")
   small_strata <- match_choice(small_strata, "small_strata")
   args <- keps_args(data, epsilon, k, vars, quasi, strata, weights, na, small_strata,
-                    eps_vector = TRUE)
-  ec <- classes_core(args$df, args$k, args$quasi, args$strata, args$small_strata)
+                    eps_vector = TRUE, classes = classes, k_missing = missing(k))
+  ec <- keps_classes(args)
   rows <- which(!is.na(ec$row_class))
   y <- numeric_matrix(args$df[rows, , drop = FALSE], args$vars)
   base <- keps_error_core(y, ec$row_class[rows], nrow(ec$classes), args$weights)  # at epsilon = 1
   grid <- expand.grid(variable = args$vars, epsilon = epsilon, stringsAsFactors = FALSE)
   j <- match(grid$variable, args$vars)
-  data.frame(epsilon = grid$epsilon, variable = grid$variable,
-             eps_v = grid$epsilon * args$weights[j], error = base[j] / grid$epsilon)
+  out <- data.frame(epsilon = grid$epsilon, variable = grid$variable,
+                    eps_v = grid$epsilon * args$weights[j], error = base[j] / grid$epsilon)
+  class(out) <- c("detanon_keps_error", "data.frame")
+  out
+}
+
+#' @export
+print.detanon_keps_error <- function(x, ...) {
+  cat("Expected relative error of (k, epsilon)-anonymisation (formula 8), before noise is drawn\n")
+  print(structure(x, class = "data.frame"), row.names = FALSE, ...)
+  invisible(x)
 }
 
 #' Nearest-neighbour linking risk within equivalence classes
@@ -421,7 +519,9 @@ keps_error <- function(data, vars = NULL, strata = NULL, quasi = NULL, k = 3, ep
 #' @param vars Numeric columns compared. Default: the numeric columns of `masked`.
 #' @param classes `NULL` (one class), names of categorical columns of `original` whose
 #'   combinations are the classes (a character vector whose elements are all column
-#'   names is read this way), or a vector with the class of each row.
+#'   names is read this way), a vector with the class of each row, or a
+#'   `detanon_classes` object from [equivalence_classes()] (Mondrian or OLA) without
+#'   suppressed records.
 #' @return An object of class `detanon_class_link`: a list with `rate` (share linked),
 #'   `n_linked`, `n`, and `linked` (a logical per row).
 #' @examples
@@ -447,6 +547,13 @@ risk_class_link <- function(original, masked, vars = NULL, classes = NULL) {
   o <- numeric_matrix(as.data.frame(original), vars)
   q <- numeric_matrix(as.data.frame(masked), vars)
   if (anyNA(o) || anyNA(q)) stop_arg("`vars` have missing values in `original` or `masked`; drop those rows first.", kind = "data")
+  if (inherits(classes, "detanon_classes")) {
+    if (anyNA(classes$class)) {
+      stop_arg("`classes` has suppressed records (class NA): keep only the classified rows of ",
+               "`original` and `masked`, and pass `classes$class` for those rows.")
+    }
+    classes <- classes$class
+  }
   cls <- if (is.null(classes)) {
     rep.int(1L, n)
   } else if (is.character(classes) && length(classes) && all(classes %in% names(original))) {
@@ -494,7 +601,7 @@ print.detanon_keps <- function(x, ...) {
                 i$n_suppressed_class_records))
   }
   if (i$n_dropped + i$n_suppressed > 0) {
-    cat(sprintf("  dropped %d incomplete, suppressed %d in small strata\n", i$n_dropped,
+    cat(sprintf("  dropped %d incomplete, suppressed %d when building the classes\n", i$n_dropped,
                 i$n_suppressed))
   }
   invisible(x)

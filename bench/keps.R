@@ -37,9 +37,17 @@ r_mondrian <- function(x, k) {
         if (!(w[j] > 0)) break
         v <- x[rows, j]
         med <- sort(v, partial = floor((m - 1) / 2) + 1)[floor((m - 1) / 2) + 1]
-        left <- rows[v <= med]
-        right <- rows[v > med]
-        if (length(left) >= k && length(right) >= k) {
+        # cut at the lower median (<= med) or, when many share it, below it (< med):
+        # the more balanced allowed cut (?equivalence_classes)
+        na <- sum(v <= med)
+        nb <- if (na > m %/% 2) sum(v < med) else na
+        ok <- c(na >= k && m - na >= k, nb >= k && m - nb >= k)
+        if (!any(ok)) next
+        use_b <- !ok[1] || (ok[2] && abs(2 * nb - m) < abs(2 * na - m))
+        side <- if (use_b) v < med else v <= med
+        left <- rows[side]
+        right <- rows[!side]
+        {
           stack[[length(stack) + 1L]] <- right
           stack[[length(stack) + 1L]] <- left
           cut <- TRUE

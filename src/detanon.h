@@ -13,7 +13,6 @@ SEXP ffi_col_stats(SEXP x, SEXP nthreads);
 
 /* risk.c (risk/utility metrics) */
 SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w, SEXP m, SEXP nthreads, SEXP progress);
-SEXP ffi_link_share(SEXP zo, SEXP zm, SEXP id, SEXP nthreads, SEXP progress);
 /* keps: (k, epsilon)-anonymisation (keps.c) */
 SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k, SEXP inv_range, SEXP progress);
 SEXP ffi_keps_noise(SEXP y, SEXP cls, SEXP n_classes, SEXP eps);
@@ -21,12 +20,29 @@ SEXP ffi_keps_link(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP scale, SEXP pr
 SEXP ffi_keps_confident(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP r, SEXP cap,
                         SEXP progress);
 
+/* ola_glue.c: optimal lattice anonymisation (one lattice node) */
+SEXP ffi_ola_node(SEXP lat, SEXP level, SEXP k, SEXP want_slot);
+
 /* kdtree_alloc.c: a tree with room for n points, and a heap of k neighbours, in R_alloc memory */
 kd_tree detanon_tree(ptrdiff_t n, int d, int leaf_size);
 kd_heap detanon_heap(int k);
 
 /* threads.c: `nthreads` from R under the thread policy of threads.h (1 without OpenMP) */
 int detanon_threads(SEXP nthreads);
+
+/* stir.c: cluster stirring (seed 004) */
+SEXP ffi_stir_centroids(SEXP x, SEXP nominal, SEXP cl, SEXP n_clusters);
+SEXP ffi_stir_nearest(SEXP xo, SEXP xc, SEXP nominal, SEXP knots);
+SEXP ffi_stir_clusters(SEXP x, SEXP nominal, SEXP eps, SEXP order);
+SEXP ffi_stir_shuffle(SEXP cl, SEXP n_clusters, SEXP n_vars);
+
+/* risk_rank.c: ranks of own records (top-m linkage, re-identification, replay) */
+SEXP ffi_link_rank(SEXP zt, SEXP zq, SEXP order, SEXP offsets, SEXP query, SEXP cap,
+                   SEXP nthreads);
+
+/* adaptive.c: adaptive k per record (anonymise_adaptive) */
+SEXP ffi_adaptive_k(SEXP z, SEXP order, SEXP offsets, SEXP k0, SEXP kmax, SEXP m,
+                    SEXP target, SEXP xs, SEXP wr, SEXP nthreads);
 
 /* testing.c: TEST-ONLY entry points, called from tests/testthat only */
 SEXP ffi_knn_centroids(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);

@@ -77,12 +77,24 @@ ptrdiff_t mondrian_partition(const double *x, ptrdiff_t ldx, int d, const double
                 const double *xj = x + (size_t) j * ldx;
                 for (ptrdiff_t i = 0; i < m; i++) vals[i] = xj[rows[b + i]];
                 const double med = mdr_select(vals, m, (m - 1) / 2);
-                ptrdiff_t nl = 0;
-                for (ptrdiff_t i = b; i < e; i++) nl += xj[rows[i]] <= med;
-                if (nl < k || m - nl < k) continue;
+                /* cut A: x <= med; cut B: x < upper median, which is cut A unless the
+                 * upper median equals med, and then x < med (see mondrian.h) */
+                ptrdiff_t na = 0, nb = 0;
+                for (ptrdiff_t i = b; i < e; i++) {
+                    const double t = xj[rows[i]];
+                    na += t <= med;
+                    nb += t < med;
+                }
+                if (na <= m / 2) nb = na;
+                const int ok_a = na >= k && m - na >= k, ok_b = nb >= k && m - nb >= k;
+                if (!ok_a && !ok_b) continue;
+                const ptrdiff_t da = 2 * na - m, db = 2 * nb - m;
+                const int use_b = !ok_a || (ok_b && (db < 0 ? -db : db) < (da < 0 ? -da : da));
+                const ptrdiff_t nl = use_b ? nb : na;
                 ptrdiff_t l = 0, r = nl;
                 for (ptrdiff_t i = b; i < e; i++) {
-                    if (xj[rows[i]] <= med) tmp[l++] = rows[i];
+                    const double t = xj[rows[i]];
+                    if (use_b ? t < med : t <= med) tmp[l++] = rows[i];
                     else tmp[r++] = rows[i];
                 }
                 for (ptrdiff_t i = 0; i < m; i++) rows[b + i] = tmp[i];

@@ -14,9 +14,13 @@ typedef struct {
 /* Strict multidimensional Mondrian (LeFevre, DeWitt & Ramakrishnan 2006) over the n rows
  * rows[0..n) of the column-major matrix x (leading dimension ldx, d columns).
  * A partition is cut on the column with the widest normalised range
- * (max - min) * inv_range[j] (ties: lowest j) at its lower median m, the value of rank
- * floor((size - 1) / 2) (0-based); the left part takes the rows with x <= m, the right
- * part those with x > m. The cut is allowed only if both parts keep >= k rows; otherwise
+ * (max - min) * inv_range[j] (ties: lowest j). Two cuts are candidates: A puts x <= m on
+ * the left, m the lower median (rank floor((size - 1) / 2), 0-based); B puts x < u on the
+ * left, u the upper median (rank floor(size / 2)), which is the same cut as A unless
+ * u == m. A cut is allowed only if both parts keep >= k rows; of two allowed cuts the
+ * more balanced one is taken (ties: A). Reversing the coding of x (x -> -x) swaps A and
+ * B, so the partition does not depend on the coding except at exact balance ties. If
+ * neither cut is allowed,
  * the next widest column (with a positive range) is tried, and a partition with no
  * allowed cut becomes an equivalence class. Rows are permuted in place so that every
  * class is contiguous; ends[c] is the end position of class c, classes in depth-first

@@ -29,4 +29,16 @@ old <- options(detanon.progress = TRUE, cli.progress_show_after = 0)
 invisible(suppressMessages(anonymise(big, k = 40, strata = character(), nthreads = 2)))
 options(old)
 thr <- .Call(detanon:::C_ffi_threads, 2L, 1e6)
+# cluster stirring: clusters, centroids, nearest cluster (blend) and shuffles
+sc <- stir_clusters(d, quasi = c("x1", "x2"), strata = "g", eps = c(0.5, 0.5))
+b <- suppressMessages(blend_outliers(d, vars = c("x1", "x2"), classes = sc, k = 3, method = "noise", seed = 1))
+s <- suppressMessages(stir(d, vars = vars, classes = sc, k = 3, small_strata = "blend", seed = 1))
+f <- stir(d, vars = c(vars, "h"), strata = "g", method = "flatten")
+# OLA: dense, hashed and compressed (radix product past 2^62) class counts
+ola <- equivalence_classes(d, k = 5, quasi = c("g", "h"), strata = character(), method = "ola",
+                           loss = "entropy")
+wide <- as.data.frame(lapply(stats::setNames(1:7, paste0("v", 1:7)), function(j) sample(1500L, n, TRUE)))
+ola_w <- equivalence_classes(wide, k = 2, quasi = names(wide), strata = character(), method = "ola",
+                             max_suppression = 1, loss = "discernibility")
+kp2 <- anonymise_keps(d, epsilon = 2, vars = "x3", classes = ola, confidence = 0.9)
 cat("valgrind-smoke: done\n")

@@ -14,10 +14,16 @@ ref_mondrian <- function(x, k, rows = seq_len(nrow(x)), inv = NULL) {
       for (j in order(-w, seq_along(w))) {
         if (!(w[j] > 0)) break
         v <- x[rows, j]
-        med <- sort(v)[floor((m - 1) / 2) + 1]
-        left <- rows[v <= med]
-        right <- rows[v > med]
-        if (length(left) >= k && length(right) >= k) return(c(rec(left), rec(right)))
+        s <- sort(v)
+        lm <- s[floor((m - 1) / 2) + 1]
+        um <- s[floor(m / 2) + 1]
+        cuts <- list(v <= lm, v < um)  # cut A (lower median), cut B (upper median)
+        n_left <- vapply(cuts, sum, 0L)
+        ok <- n_left >= k & m - n_left >= k
+        if (!any(ok)) next
+        imb <- ifelse(ok, abs(2 * n_left - m), Inf)
+        left_side <- cuts[[which.min(imb)]]  # which.min: ties go to cut A
+        return(c(rec(rows[left_side]), rec(rows[!left_side])))
       }
     }
     list(rows)
