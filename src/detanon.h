@@ -38,7 +38,7 @@ SEXP ffi_stir_shuffle(SEXP cl, SEXP n_clusters, SEXP n_vars);
 
 /* risk_rank.c: ranks of own records (top-m linkage, re-identification, replay) */
 SEXP ffi_link_rank(SEXP zt, SEXP zq, SEXP order, SEXP offsets, SEXP query, SEXP cap,
-                   SEXP nthreads);
+                   SEXP nthreads, SEXP progress);
 
 /* adaptive.c: adaptive k per record (anonymise_adaptive) */
 SEXP ffi_adaptive_k(SEXP z, SEXP order, SEXP offsets, SEXP k0, SEXP kmax, SEXP m,

@@ -22,7 +22,7 @@ static const R_CallMethodDef call_methods[] = {
     /* ola_glue.c: optimal lattice anonymisation */
     {"ffi_ola_node",       (DL_FUNC) &ffi_ola_node,       4},
     /* risk_rank.c: ranks of own records (top-m linkage, re-identification, replay) */
-    {"ffi_link_rank",      (DL_FUNC) &ffi_link_rank,      7},
+    {"ffi_link_rank",      (DL_FUNC) &ffi_link_rank,      8},
     /* adaptive.c: adaptive k per record (anonymise_adaptive) */
     {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     10},
     /* testing.c: TEST-ONLY entry points (tests/testthat), not on any user path */

@@ -306,7 +306,7 @@ test_that("ffi_link_rank: ranks of the own point (strictly nearer, at most as ne
     want_rows <- stats::runif(n) < sample(c(0.5, 1), 1L)
     cap <- sample(c(0, 1, 3, 1e9), 1L)
     got <- .Call(detanon:::C_ffi_link_rank, zt, zq, as.integer(g$order), as.integer(g$offsets),
-                 want_rows, as.double(cap), sample(1:2, 1L))
+                 want_rows, as.double(cap), sample(1:2, 1L), FALSE)
     want <- matrix(NA_real_, n, 2L)
     for (i in which(want_rows)) {
       s <- which(g$id == g$id[i])
