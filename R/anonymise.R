@@ -139,6 +139,8 @@ anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
   id <- step$id
   x <- step$x
   masked <- mask_matrix(x, id, k, engine, nthreads)
+  sizes <- tabulate(id)
+  sizes <- sizes[sizes > 0L]
   if (check_identifiers) warn_identifiers(df, vars, strata)
   for (j in seq_along(vars)) {
     df[[vars[j]]] <- format_masked(masked$columns[[j]], x[, j], k, format, is.integer(data[[vars[j]]]))
@@ -148,7 +150,7 @@ anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
   as_release(as_release_frame(df, data), "anonymise",
              settings = list(k = k, vars = vars, strata = strata, na = na, small_strata = small_strata,
                              engine = engine, format = format),
-             counts = list(n = nrow(df), n_strata = max(id), min_size = min(tabulate(id)),
+             counts = list(n = nrow(df), n_strata = length(sizes), min_size = min(sizes),
                            n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,
                            n_imputed = step$n_imputed, n_merged = step$n_merged),
              stats = list(scale = masked$scale))
@@ -219,7 +221,7 @@ handle_small_strata <- function(step, df, id, k, strata, small_strata) {
   if (!all(keep)) {
     df <- df[keep, , drop = FALSE]
     x <- x[keep, , drop = FALSE]
-    id <- match(id[keep], sort(unique(id[keep])))
+    id <- id[keep] # strata left empty stay as gaps in the ids: the C code skips them
   }
   step$df <- df
   step$x <- x
@@ -309,9 +311,19 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
   # be taken for constant: scale them exactly by a power of two, and back at the end
   tiny <- pow2_normalise(x)
   x <- tiny$x
-  # the rann engine reproduces the authors' arithmetic, (x - mean(x)) / sd(x): its last
-  # bits decide which of several equally distant neighbours RANN returns
-  stats <- if (engine == "kdtree") col_stats(x, nthreads) else base_stats(x)
+  # on the z-scale (SD 1) a centroid spread this small is rounding noise, not information
+  flat_sd <- 1e-10
+  if (engine == "kdtree") {
+    # one native call: exact column statistics, the search, step 5
+    show <- show_progress(nrow(x) * (k + 16) / 20)
+    res <- with_progress(show, .Call(C_ffi_anonymise, x, id, k, nthreads, flat_sd, show))
+    stats <- list(mean = stats::setNames(res$mean, colnames(x)), sd = stats::setNames(res$sd, colnames(x)))
+  } else {
+    # the rann engine reproduces the authors' arithmetic, (x - mean(x)) / sd(x): its last
+    # bits decide which of several equally distant neighbours RANN returns
+    stats <- base_stats(x)
+    res <- NULL
+  }
   # an overflowing SD would otherwise mark the column "constant" and release it unmasked
   huge <- !is.finite(stats$mean) | !is.finite(stats$sd)
   if (any(huge)) {
@@ -328,31 +340,26 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
     stop_arg("`vars` ", plural(length(lost), "column", count = FALSE), " ", quote_names(colnames(x)[lost]),
              " vary but their SD is 0 in double precision; rescale them first.", kind = "data")
   }
-  # on the z-scale (SD 1) a centroid spread this small is rounding noise, not information
-  flat_sd <- 1e-10
-  res <- if (engine == "kdtree") {
-    .Call(C_ffi_mask, x, cols, stats$mean, stats$sd, id, k, nthreads, flat_sd)
-  } else {
-    rann_mask(x, cols, stats, id, k, flat_sd)
-  }
-  flat <- !(res[[2L]] > flat_sd)
+  if (is.null(res)) res <- rann_mask(x, cols, stats, id, k, flat_sd)
+  flat <- !(res$centroid_sd > flat_sd)
   if (any(flat)) {
     warn_detanon("All centroids of ", quote_names(colnames(x)[cols][flat]), " are equal (k too large for ",
                  "the strata); released as the original mean.", kind = "data")
   }
   scale <- stats::setNames(rep(NA_real_, ncol(x)), colnames(x))
-  scale[cols] <- ifelse(flat, NA_real_, stats$sd[cols] / res[[2L]])
-  columns <- res[[1L]]
+  scale[cols] <- ifelse(flat, NA_real_, stats$sd[cols] / res$centroid_sd)
+  columns <- res$columns
   for (j in which(tiny$e != 0)) columns[[j]] <- times_pow2(columns[[j]], -tiny$e[j])
   list(columns = columns, scale = scale)
 }
 
-# ffi_mask() with RANN::nn2() as the search, on z-scores made as the authors' code makes
-# them: with sd(), not scale()'s own SD, which differs in the last bit (for the Titanic
-# ages) and so changes RANN's choice among tied neighbours, and the paper's risk figures.
+# ffi_anonymise() with RANN::nn2() as the search, on z-scores made as the authors' code
+# makes them: with sd(), not scale()'s own SD, which differs in the last bit (for the
+# Titanic ages) and so changes RANN's choice among tied neighbours, and the paper's risk
+# figures. Returns list(columns, centroid_sd) as ffi_anonymise() does.
 rann_mask <- function(x, cols, stats, id, k, flat_sd) {
   columns <- lapply(seq_len(ncol(x)), function(j) x[, j])
-  if (!length(cols)) return(list(columns, numeric()))
+  if (!length(cols)) return(list(columns = columns, centroid_sd = numeric()))
   z <- scale(x[, cols, drop = FALSE], center = stats$mean[cols], scale = stats$sd[cols])
   centroids <- rann_centroids(z, id, k)
   c_sd <- base_stats(centroids)$sd
@@ -364,7 +371,7 @@ rann_mask <- function(x, cols, stats, id, k, flat_sd) {
       rep(stats$mean[v], nrow(x))
     }
   }
-  list(columns, c_sd)
+  list(columns = columns, centroid_sd = c_sd)
 }
 
 base_stats <- function(x) list(mean = colMeans(x), sd = apply(x, 2L, stats::sd))
@@ -373,6 +380,7 @@ rann_centroids <- function(z, id, k) {
   centroids <- matrix(0, nrow(z), ncol(z))
   for (s in seq_len(max(id))) {
     rows <- which(id == s)
+    if (!length(rows)) next
     nn <- RANN::nn2(z[rows, , drop = FALSE], k = k)$nn.idx
     for (j in seq_len(ncol(z))) {
       zj <- z[rows, j]

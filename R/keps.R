@@ -166,7 +166,9 @@ keps_core <- function(data, vars, strata, quasi, classes, k, epsilon, weights, c
   df <- args$df
   vars <- args$vars
   quasi <- args$quasi
-  ec <- keps_classes(args)
+  # a bar for each long native step (Mondrian, linking, c-confidence) of a long run
+  show <- show_progress(nrow(df) * log2(nrow(df) + 2) * (1 + !is.null(confidence) * 4) / 4)
+  ec <- keps_classes(args, progress = show)
   rows <- which(!is.na(ec$row_class))
   cls <- ec$row_class[rows]
   n_classes <- nrow(ec$classes)
@@ -187,7 +189,8 @@ keps_core <- function(data, vars, strata, quasi, classes, k, epsilon, weights, c
 
   grouped <- class_groups(cls, n_classes)
   link_scale <- ifelse(diam > 0, diam, 1)
-  linked <- .Call(C_ffi_keps_link, y, noisy$y, grouped$order, grouped$offsets, link_scale)
+  linked <- with_progress(show, .Call(C_ffi_keps_link, y, noisy$y, grouped$order, grouped$offsets,
+                                      link_scale, show))
 
   keep <- rep(TRUE, length(rows))
   n_sup_rec <- 0L
@@ -197,7 +200,8 @@ keps_core <- function(data, vars, strata, quasi, classes, k, epsilon, weights, c
   if (!is.null(confidence)) {
     cprime <- confidence^(1 / length(vars))
     r <- -scale * log1p(-cprime)
-    l <- .Call(C_ffi_keps_confident, y, noisy$y, grouped$order, grouped$offsets, r, args$k)
+    l <- with_progress(show, .Call(C_ffi_keps_confident, y, noisy$y, grouped$order, grouped$offsets, r,
+                                   args$k, show))
     sup <- keps_confident_suppression(l, cls, ec$classes$n, args$k)
     keep <- sup$keep
     n_sup_rec <- sup$n_records
@@ -394,9 +398,9 @@ check_given_classes <- function(classes, data, quasi, strata, k, k_missing) {
 
 # The classes of the checked records in args$df: built, or the given ones restricted to
 # the records kept by `na`.
-keps_classes <- function(args) {
+keps_classes <- function(args, progress = FALSE) {
   if (is.null(args$classes)) {
-    return(classes_core(args$df, args$k, args$quasi, args$strata, args$small_strata))
+    return(classes_core(args$df, args$k, args$quasi, args$strata, args$small_strata, progress = progress))
   }
   ec <- unclass(args$classes)
   row_class <- ec$class[args$rows]
@@ -568,7 +572,7 @@ risk_class_link <- function(original, masked, vars = NULL, classes = NULL) {
     r <- vapply(split(o[, j], factor(cls, levels = seq_len(n_classes))), function(v) diff(range(v)), 0)
     sc[, j] <- ifelse(r > 0, r, 1)
   }
-  linked <- .Call(C_ffi_keps_link, o, q, g$order, g$offsets, sc) == 1L
+  linked <- .Call(C_ffi_keps_link, o, q, g$order, g$offsets, sc, FALSE) == 1L
   structure(list(rate = if (n) mean(linked) else NA_real_, n_linked = sum(linked), n = n,
                  linked = linked), class = "detanon_class_link")
 }

@@ -207,7 +207,7 @@ check_ola_columns <- function(data, quasi, strata) {
 }
 
 # Checked, complete data -> classes of the rows (NA for suppressed ones) and the class table.
-classes_core <- function(df, k, quasi, strata, small_strata) {
+classes_core <- function(df, k, quasi, strata, small_strata, progress = FALSE) {
   n <- nrow(df)
   id <- stratum_ids(df, strata)
   sizes <- tabulate(id, max(c(0L, id)))
@@ -232,7 +232,7 @@ classes_core <- function(df, k, quasi, strata, small_strata) {
   x <- numeric_matrix(df, quasi)
   rng <- if (length(quasi)) apply(x[rows, , drop = FALSE], 2L, function(v) diff(range(v))) else numeric()
   inv <- ifelse(rng > 0, 1 / rng, 0)
-  res <- .Call(C_ffi_mondrian, x, ord, offsets, k, as.double(inv))
+  res <- with_progress(progress, .Call(C_ffi_mondrian, x, ord, offsets, k, as.double(inv), progress))
   row_class <- rep(NA_integer_, n)
   row_class[rows] <- res$class[rows]
   n_classes <- length(res$size)

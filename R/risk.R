@@ -125,7 +125,8 @@ rmd_result <- function(r, xm, w1, w2, m, vars, deterministic, nthreads) {
   names(rows1) <- NULL
   rows2 <- integer()
   if (length(rows1)) {
-    others <- .Call(C_ffi_rmd_count, xm, as.integer(rows1), w2, m, nthreads)
+    show <- show_progress(length(rows1) * min(m, 64) / 4)
+    others <- with_progress(show, .Call(C_ffi_rmd_count, xm, as.integer(rows1), w2, m, nthreads, show))
     rows2 <- rows1[others < m]
   }
   structure(list(
@@ -452,7 +453,8 @@ linkage_setup <- function(original, masked, vars, strata) {
 # `cap`), and the number at most as close. An n x 2 matrix, NA for the other rows.
 link_ranks <- function(s, zt, zq, want, cap, nthreads) {
   if (!s$n) return(matrix(numeric(), 0L, 2L))
-  .Call(C_ffi_link_rank, zt, zq, s$order, s$offsets, want, as.double(cap), nthreads)
+  show <- show_progress(sum(want) * 4)
+  with_progress(show, .Call(C_ffi_link_rank, zt, zq, s$order, s$offsets, want, as.double(cap), nthreads, show))
 }
 
 # Expected share of a top-m link from the ranks: the own point is one of t = le - lt

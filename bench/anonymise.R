@@ -3,6 +3,7 @@
 # Run from the package root after installing detanon:
 #   Rscript bench/anonymise.R            # n = 1e5 and 1e6
 #   Rscript bench/anonymise.R 1e7        # one large size, peak memory of anonymise() only
+#   Rscript bench/anonymise.R large-k    # one stratum with large k: n = k = 4000, and k near n/2
 # Peak memory is the process's maximum resident set size (Linux /proc/self/status VmHWM),
 # measured in a fresh R process per engine so one run cannot hide another's peak.
 library(detanon)
@@ -62,6 +63,16 @@ if (length(args) == 0L) {
                                             speedup_2t = t[["rann"]] / t[["t2"]], threads_gain = t[["t1"]] / t[["t2"]])
   }
   print(do.call(rbind, rows), digits = 3, row.names = FALSE)
+} else if (args[1] == "large-k") {
+  # one stratum of 4 variables; k = n makes every record's k points the whole stratum
+  d <- make_data(4000)
+  for (k in c(4000, 3999, 2000, 100)) {
+    t <- time_turns(list(
+      t1 = function() suppressWarnings(anonymise(d, k = k, vars = vars, strata = character(), nthreads = 1)),
+      t2 = function() suppressWarnings(anonymise(d, k = k, vars = vars, strata = character(), nthreads = 2))
+    ), 3L)
+    cat(sprintf("n = 4000, k = %4d, one stratum: %.2f s on one thread, %.2f s on two\n", k, t[["t1"]], t[["t2"]]))
+  }
 } else {
   n <- as.numeric(args[1])
   d <- make_data(n)

@@ -17,12 +17,7 @@
 #include "detanon.h"
 #include "kdtree.h"
 #include "fsum.h"
-#ifdef _OPENMP
-#include <omp.h>
-#define THREAD_ID omp_get_thread_num()
-#else
-#define THREAD_ID 0
-#endif
+#include "threads.h"
 
 #define ADAPT_LEAF_SIZE 16
 #define ADAPT_PAR_MIN 1024

@@ -1,380 +1,119 @@
-/* Glue for anonymise(): the k nearest neighbours of every record inside its stratum, their
- * centroids, and step 5 (rescaling), on data validated in R. */
+/* Glue for anonymise(): converts R's arguments and dispatches to the steps (column
+ * statistics, grouping rows by stratum, the search, rescaling), on data validated in R. */
 #include "detanon.h"
-#include "kdtree.h"
-#include "fsum.h"
-#ifdef _OPENMP
-#include <omp.h>
-#define THREAD_ID omp_get_thread_num()
-#else
-#define THREAD_ID 0
-#endif
+#include "knn.h"
+#include "mask.h"
+#include "threads.h"
+#include "progress.h"
 
-#define LEAF_SIZE 16
-/* Strata smaller than this are searched one per thread (a tree each); larger ones one at
- * a time with the queries spread over threads. */
-#define SMALL_STRATUM 4096
-/* Queries between two interrupt checks (a few milliseconds of work). */
-#define CHUNK ((ptrdiff_t) 1 << 16)
-
-/* One search: the points, their strata, and where the results go. */
-typedef struct {
-    ptrdiff_t n;
-    int d, k, nt;
-    const double *const *col;     /* column j of the data */
-    const double *center, *scale; /* both NULL, or the search runs on (col - center) / scale */
-    const ptrdiff_t *rows;        /* 0-based rows, stratum by stratum */
-    const ptrdiff_t *off;         /* stratum s holds rows[off[s] .. off[s + 1]) */
-    R_xlen_t n_strata;
-    double **cent;                /* d output columns of n centroids, or NULL */
-    int *idx;                     /* or an n x k matrix of 1-based neighbour rows */
-} knn_job;
-
-/* (Re)build tree t, allocated for at least ns points, over rows[0..ns). */
-static void build(kd_tree *t, const knn_job *job, const ptrdiff_t *rows, ptrdiff_t ns,
-                  int (*interrupted)(void))
+static SEXP named_list(int n, const char **names)
 {
-    kd_reuse(t, ns);
-    t->interrupted = interrupted;
-    if (job->center) kd_build_scaled(t, job->col, job->center, job->scale, rows);
-    else kd_build(t, job->col[0], job->n, rows); /* the columns of one n x d matrix */
-}
-
-/* Asks R whether the user pressed Ctrl-C without jumping out of C: R_CheckUserInterrupt
- * runs inside R_ToplevelExec, which catches the jump (and consumes the interrupt). */
-static void check_interrupt(void *unused) { (void) unused; R_CheckUserInterrupt(); }
-static int interrupt_pending(void) { return !R_ToplevelExec(check_interrupt, NULL); }
-
-/* The centroid of the k points found for a query, into out[0..d). The k points are uniquely
- * defined (see kdtree.h), but their order in the heap depends on the query; summing them in
- * lexicographic order instead makes the centroid a function of the k points alone, so
- * records that share their k points get bit-identical centroids (their last bits cannot
- * tell which record a centroid came from, and with k equal to a stratum's size the
- * centroids are all equal, not equal up to rounding noise that step 5 would blow up).
- * Reorders h->pos. Insertion sort: k is small, and the search already costs O(k) per
- * accepted candidate. */
-static inline void centroid(const kd_tree *t, kd_heap *h, double *out)
-{
-    const int d = t->d, k = h->k;
-    ptrdiff_t *pos = h->pos;
-    for (int i = 1; i < k; i++) {
-        ptrdiff_t x = pos[i];
-        int m = i;
-        while (m > 0 && kd_lex_less(t->pts + x * d, t->pts + pos[m - 1] * d, d)) {
-            pos[m] = pos[m - 1];
-            m--;
-        }
-        pos[m] = x;
-    }
-    for (int j = 0; j < d; j++) {
-        double s = 0.0;
-        for (int m = 0; m < k; m++) s += t->pts[pos[m] * d + j];
-        out[j] = s / k;
-    }
-}
-
-/* Write the result for the query at tree position `self` straight into the output.
- * `work` holds d doubles. */
-static inline void emit(const kd_tree *t, kd_heap *h, ptrdiff_t self, const knn_job *job,
-                        double *work)
-{
-    const int d = t->d, k = h->k;
-    const ptrdiff_t r = t->row[self];
-    if (job->cent) {
-        centroid(t, h, work);
-        for (int j = 0; j < d; j++) job->cent[j][r] = work[j];
-    } else {
-        for (int m = 0; m < k; m++) job->idx[r + m * job->n] = (int) (t->row[h->pos[m]] + 1);
-    }
-}
-
-static void search_small_strata(const knn_job *job, ptrdiff_t max_small, kd_heap *heaps,
-                                double **work)
-{
-    kd_tree *trees = (kd_tree *) R_alloc(job->nt, sizeof(kd_tree));
-    for (int t = 0; t < job->nt; t++) trees[t] = detanon_tree(max_small, job->d, LEAF_SIZE);
-    const ptrdiff_t *off = job->off;
-    R_xlen_t s = 0;
-    while (s < job->n_strata) {
-        R_xlen_t s_end = s;
-        for (ptrdiff_t w = 0; s_end < job->n_strata && w < CHUNK; s_end++) w += off[s_end + 1] - off[s_end];
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(job->nt) schedule(dynamic, 1)
-#endif
-        for (R_xlen_t i = s; i < s_end; i++) {
-            ptrdiff_t ns = off[i + 1] - off[i];
-            if (ns == 0 || ns >= SMALL_STRATUM) continue;
-            int tid = THREAD_ID;
-            kd_tree *tree = &trees[tid];
-            build(tree, job, job->rows + off[i], ns, NULL);
-            for (ptrdiff_t p = 0; p < ns; p++) {
-                kd_knn_self(tree, p, &heaps[tid]);
-                emit(tree, &heaps[tid], p, job, work[tid]);
-            }
-        }
-        R_CheckUserInterrupt();
-        s = s_end;
-    }
-}
-
-/* Large strata: trees built up front (several strata: one per thread, in rounds of nt
- * between interrupt checks; a single stratum: serially, polling for interrupts), then one
- * stratum at a time with its queries in parallel, in tree order for locality. */
-static void search_large_strata(const knn_job *job, kd_heap *heaps, double **work)
-{
-    const ptrdiff_t *off = job->off;
-    const int nt = job->nt;
-    R_xlen_t n_large = 0;
-    for (R_xlen_t s = 0; s < job->n_strata; s++) if (off[s + 1] - off[s] >= SMALL_STRATUM) n_large++;
-    R_xlen_t *large = (R_xlen_t *) R_alloc(n_large, sizeof(R_xlen_t));
-    kd_tree *trees = (kd_tree *) R_alloc(n_large, sizeof(kd_tree));
-    for (R_xlen_t s = 0, i = 0; s < job->n_strata; s++) {
-        if (off[s + 1] - off[s] < SMALL_STRATUM) continue;
-        large[i] = s;
-        trees[i] = detanon_tree(off[s + 1] - off[s], job->d, LEAF_SIZE);
-        i++;
-    }
-    if (n_large == 1) {
-        build(&trees[0], job, job->rows + off[large[0]], trees[0].n, interrupt_pending);
-        if (trees[0].aborted) Rf_error("interrupted by the user");
-    } else {
-        for (R_xlen_t from = 0; from < n_large; from += nt) {
-            R_xlen_t to = from + nt < n_large ? from + nt : n_large;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
-#endif
-            for (R_xlen_t i = from; i < to; i++)
-                build(&trees[i], job, job->rows + off[large[i]], trees[i].n, NULL);
-            R_CheckUserInterrupt();
-        }
-    }
-    /* Centroids go to a buffer in tree order, then to the output one column at a time:
-     * written straight to their rows, scattered over n-long columns, they cost a cache miss
-     * per value in the middle of the search and push the tree out of the cache. */
-    const int d = job->d;
-    double *buf = NULL;
-    if (job->cent) {
-        ptrdiff_t max_ns = 0;
-        for (R_xlen_t i = 0; i < n_large; i++) if (trees[i].n > max_ns) max_ns = trees[i].n;
-        buf = (double *) R_alloc((size_t) max_ns * d, sizeof(double));
-    }
-    for (R_xlen_t i = 0; i < n_large; i++) {
-        const kd_tree *tree = &trees[i];
-        const ptrdiff_t ns = tree->n;
-        for (ptrdiff_t from = 0; from < ns; from += CHUNK) {
-            ptrdiff_t to = from + CHUNK < ns ? from + CHUNK : ns;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 256)
-#endif
-            for (ptrdiff_t p = from; p < to; p++) {
-                int tid = THREAD_ID;
-                kd_knn_self(tree, p, &heaps[tid]);
-                if (buf) centroid(tree, &heaps[tid], buf + p * d);
-                else emit(tree, &heaps[tid], p, job, work[tid]);
-            }
-            R_CheckUserInterrupt();
-        }
-        if (!buf) continue;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static, 1)
-#endif
-        for (int j = 0; j < d; j++) {
-            double *out = job->cent[j];
-            for (ptrdiff_t p = 0; p < ns; p++) out[tree->row[p]] = buf[p * d + j];
-        }
-    }
-}
-
-/* Every record's k nearest neighbours inside its stratum (each non-empty stratum holds at
- * least k records; checked by the callers). */
-static void knn_all(const knn_job *job)
-{
-    const ptrdiff_t *off = job->off;
-    if (job->d == 0) {
-        /* no coordinates: all points coincide, so any k points of the stratum are nearest */
-        if (job->idx) {
-            for (R_xlen_t s = 0; s < job->n_strata; s++)
-                for (ptrdiff_t p = off[s]; p < off[s + 1]; p++)
-                    for (int m = 0; m < job->k; m++)
-                        job->idx[job->rows[p] + (ptrdiff_t) m * job->n] = (int) (job->rows[off[s] + m] + 1);
-        }
-        return;
-    }
-    ptrdiff_t max_small = 0, max_large = 0;
-    for (R_xlen_t s = 0; s < job->n_strata; s++) {
-        ptrdiff_t ns = off[s + 1] - off[s];
-        if (ns < SMALL_STRATUM) { if (ns > max_small) max_small = ns; }
-        else if (ns > max_large) max_large = ns;
-    }
-    kd_heap *heaps = (kd_heap *) R_alloc(job->nt, sizeof(kd_heap));
-    double **work = (double **) R_alloc(job->nt, sizeof(double *));
-    for (int t = 0; t < job->nt; t++) {
-        heaps[t] = detanon_heap(job->k);
-        work[t] = (double *) R_alloc(job->d > 0 ? job->d : 1, sizeof(double));
-    }
-    if (max_small > 0) search_small_strata(job, max_small, heaps, work);
-    if (max_large > 0) search_large_strata(job, heaps, work);
-}
-
-/* Cheap checks of the contract R guarantees, so that a bad call errors instead of reading
- * out of bounds: every non-empty stratum holds >= k rows. */
-static void check_strata(const ptrdiff_t *off, R_xlen_t n_strata, ptrdiff_t n, int k)
-{
-    if (k < 1) Rf_error("internal error: bad input to detanon (k < 1)");
-    if (off[0] != 0 || off[n_strata] != n) Rf_error("internal error: bad offsets in detanon");
-    for (R_xlen_t s = 0; s < n_strata; s++) {
-        ptrdiff_t ns = off[s + 1] - off[s];
-        if (ns < 0 || (ns > 0 && ns < k)) Rf_error("internal error: stratum smaller than k in detanon");
-    }
-}
-
-static ptrdiff_t *as_offsets(SEXP x, R_xlen_t len)
-{
-    ptrdiff_t *o = (ptrdiff_t *) R_alloc(len, sizeof(ptrdiff_t));
-    if (TYPEOF(x) == INTSXP) { const int *p = INTEGER_RO(x); for (R_xlen_t i = 0; i < len; i++) o[i] = p[i]; }
-    else { const double *p = REAL_RO(x); for (R_xlen_t i = 0; i < len; i++) o[i] = (ptrdiff_t) p[i]; }
-    return o;
-}
-
-/* The searches of ffi_knn_*: z an n x d matrix, `order` the 1-based rows stratum by
- * stratum, `offsets` the S + 1 stratum boundaries in it. */
-static SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, int want_index)
-{
-    const ptrdiff_t n = Rf_nrows(z);
-    const int d = Rf_ncols(z), k = Rf_asInteger(k_);
-    if (k < 1 || XLENGTH(order) != n || XLENGTH(offsets) < 1)
-        Rf_error("internal error: bad input to ffi_knn_*");
-    SEXP out = PROTECT(want_index ? Rf_allocMatrix(INTSXP, n, k) : Rf_allocMatrix(REALSXP, n, d));
-    if (n == 0) { UNPROTECT(1); return out; }
-    ptrdiff_t *rows = as_offsets(order, n);
-    for (ptrdiff_t i = 0; i < n; i++) {
-        if (rows[i] < 1 || rows[i] > n) Rf_error("internal error: row out of range in ffi_knn_*");
-        rows[i] -= 1;
-    }
-    const R_xlen_t n_strata = XLENGTH(offsets) - 1;
-    const ptrdiff_t *off = as_offsets(offsets, n_strata + 1);
-    check_strata(off, n_strata, n, k);
-
-    const double *zx = REAL_RO(z);
-    double **cent = want_index ? NULL : (double **) R_alloc(d > 0 ? d : 1, sizeof(double *));
-    if (cent) for (int j = 0; j < d; j++) cent[j] = REAL(out) + (ptrdiff_t) j * n;
-    knn_job job = { n, d, k, detanon_threads(nthreads), &zx, NULL, NULL, rows, off, n_strata,
-                    cent, want_index ? INTEGER(out) : NULL };
-    knn_all(&job);
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, n));
+    SEXP nm = Rf_allocVector(STRSXP, n);
+    Rf_setAttrib(out, R_NamesSymbol, nm);
+    for (int i = 0; i < n; i++) SET_STRING_ELT(nm, i, Rf_mkChar(names[i]));
     UNPROTECT(1);
     return out;
 }
 
-SEXP ffi_knn_centroids(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads)
+/* Steps 1 and 3-5 of anonymise(): x the n x p data, `id` the stratum (1..S) of each row
+ * (empty strata allowed), k, nthreads, flat_sd, progress (TRUE: show a progress bar).
+ * Columns with SD 0 are copied; a masked column whose centroids have an SD <= flat_sd is
+ * released as its mean. Returns list(mean, sd, columns, centroid_sd): the p column means
+ * and SDs, the p output columns, and the SDs of the centroids of the masked columns (those
+ * with SD > 0, in order). When a mean or SD is not finite nothing is masked: columns and
+ * centroid_sd are NULL, and R reports the column. */
+SEXP ffi_anonymise(SEXP x, SEXP id_, SEXP k_, SEXP nthreads, SEXP flat_sd_, SEXP progress_)
 {
-    return knn_run(z, order, offsets, k, nthreads, 0);
-}
-
-SEXP ffi_knn_index(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads)
-{
-    return knn_run(z, order, offsets, k, nthreads, 1);
-}
-
-/* The whole of steps 1 and 3-5 for anonymise(): x is the n x p data, `cols` the 1-based
- * columns to mask (SD > 0), mean/sd the p column means and SDs, `id` the stratum (1..S)
- * of each row. Columns not in `cols` are copied. A masked column whose centroids have
- * an SD <= flat_sd is released as its mean. Returns list(columns, centroid SDs). */
-SEXP ffi_mask(SEXP x, SEXP cols_, SEXP mean_, SEXP sd_, SEXP id_, SEXP k_, SEXP nthreads,
-              SEXP flat_sd_)
-{
-    if (TYPEOF(x) != REALSXP || TYPEOF(cols_) != INTSXP || TYPEOF(id_) != INTSXP ||
-        TYPEOF(mean_) != REALSXP || TYPEOF(sd_) != REALSXP)
-        Rf_error("internal error: bad input types to ffi_mask");
+    if (TYPEOF(x) != REALSXP || TYPEOF(id_) != INTSXP)
+        Rf_error("internal error: bad input types to ffi_anonymise");
     const ptrdiff_t n = Rf_nrows(x);
-    const int p = Rf_ncols(x), d = (int) XLENGTH(cols_), k = Rf_asInteger(k_);
-    const int nt = detanon_threads(nthreads);
+    const int p = Rf_ncols(x), k = Rf_asInteger(k_), nt = detanon_threads(nthreads);
     const double flat_sd = Rf_asReal(flat_sd_);
-    const int *cols = INTEGER_RO(cols_), *id = INTEGER_RO(id_);
-    const double *mean = REAL_RO(mean_), *sd = REAL_RO(sd_), *px = REAL_RO(x);
-    if (n < 1 || XLENGTH(id_) != n || XLENGTH(mean_) != p || XLENGTH(sd_) != p || d > p)
-        Rf_error("internal error: bad input to ffi_mask");
+    if (n < 1 || XLENGTH(id_) != n) Rf_error("internal error: bad input to ffi_anonymise");
+    const int *id = INTEGER_RO(id_);
+    const double *px = REAL_RO(x);
 
-    /* strata by counting sort: rows stay in their order inside a stratum */
-    int n_strata = 0;
+    const char *names[] = { "mean", "sd", "columns", "centroid_sd" };
+    SEXP out = PROTECT(named_list(4, names));
+    SEXP mean_ = SET_VECTOR_ELT(out, 0, Rf_allocVector(REALSXP, p));
+    SEXP sd_ = SET_VECTOR_ELT(out, 1, Rf_allocVector(REALSXP, p));
+    double *mean = REAL(mean_), *sd = REAL(sd_);
+
+    /* step 1: exact column statistics, nt columns at a time between interrupt checks; a
+     * non-finite one stops here */
+    for (int j = 0; j < p; j += nt) {
+        mask_col_stats(px + (ptrdiff_t) j * n, n, p - j < nt ? p - j : nt, nt, mean + j, sd + j);
+        R_CheckUserInterrupt();
+    }
+    int d = 0;
+    for (int j = 0; j < p; j++) {
+        if (!R_FINITE(mean[j]) || !R_FINITE(sd[j])) { UNPROTECT(1); return out; }
+        if (sd[j] > 0) d++;
+    }
+
+    /* rows grouped by stratum */
+    ptrdiff_t n_strata = 0;
     for (ptrdiff_t i = 0; i < n; i++) {
-        if (id[i] < 1 || id[i] > n) Rf_error("internal error: stratum id out of range in ffi_mask");
+        if (id[i] < 1 || id[i] > n) Rf_error("internal error: stratum id out of range in ffi_anonymise");
         if (id[i] > n_strata) n_strata = id[i];
     }
     ptrdiff_t *off = (ptrdiff_t *) R_alloc((size_t) n_strata + 1, sizeof(ptrdiff_t));
-    ptrdiff_t *next = (ptrdiff_t *) R_alloc((size_t) n_strata + 1, sizeof(ptrdiff_t));
     ptrdiff_t *rows = (ptrdiff_t *) R_alloc(n, sizeof(ptrdiff_t));
-    for (int s = 0; s <= n_strata; s++) off[s] = 0;
-    for (ptrdiff_t i = 0; i < n; i++) off[id[i]]++;
-    for (int s = 0; s < n_strata; s++) off[s + 1] += off[s];
-    for (int s = 0; s <= n_strata; s++) next[s] = off[s];
-    for (ptrdiff_t i = 0; i < n; i++) rows[next[id[i] - 1]++] = i;
-    check_strata(off, n_strata, n, k);
+    knn_group_rows(id, n, n_strata, rows, off);
+    const char *bad = knn_check_strata(off, n_strata, n, k);
+    if (bad) Rf_error("internal error in ffi_anonymise: %s", bad);
 
-    SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
-    SEXP columns = Rf_allocVector(VECSXP, p);
-    SET_VECTOR_ELT(out, 0, columns);
-    SEXP c_sd_ = Rf_allocVector(REALSXP, d);
-    SET_VECTOR_ELT(out, 1, c_sd_);
+    /* output columns: the masked ones receive the centroids, the others a copy */
+    SEXP columns = SET_VECTOR_ELT(out, 2, Rf_allocVector(VECSXP, p));
+    SEXP c_sd_ = SET_VECTOR_ELT(out, 3, Rf_allocVector(REALSXP, d));
     double *c_sd = REAL(c_sd_);
-    for (int j = 0; j < p; j++) SET_VECTOR_ELT(columns, j, Rf_allocVector(REALSXP, n));
     const double **src = (const double **) R_alloc(d > 0 ? d : 1, sizeof(double *));
     double **cent = (double **) R_alloc(d > 0 ? d : 1, sizeof(double *));
     double *m_d = (double *) R_alloc(d > 0 ? d : 1, sizeof(double));
     double *s_d = (double *) R_alloc(d > 0 ? d : 1, sizeof(double));
-    int *masked = (int *) R_alloc(p, sizeof(int));
-    for (int j = 0; j < p; j++) masked[j] = 0;
-    for (int j = 0; j < d; j++) {
-        int c = cols[j] - 1;
-        if (c < 0 || c >= p || masked[c]) Rf_error("internal error: bad columns in ffi_mask");
-        masked[c] = 1;
-        src[j] = px + (ptrdiff_t) c * n;
-        cent[j] = REAL(VECTOR_ELT(columns, c));
-        m_d[j] = mean[c];
-        s_d[j] = sd[c];
-    }
-    /* constant columns keep their single value */
-    for (int j = 0; j < p; j++) {
-        if (masked[j]) continue;
-        double *o = REAL(VECTOR_ELT(columns, j));
+    for (int j = 0, m = 0; j < p; j++) {
+        double *o = REAL(SET_VECTOR_ELT(columns, j, Rf_allocVector(REALSXP, n)));
         const double *xj = px + (ptrdiff_t) j * n;
-        for (ptrdiff_t i = 0; i < n; i++) o[i] = xj[i];
+        if (sd[j] > 0) {
+            src[m] = xj; cent[m] = o; m_d[m] = mean[j]; s_d[m] = sd[j]; m++;
+        } else {
+            for (ptrdiff_t i = 0; i < n; i++) o[i] = xj[i];
+        }
     }
 
-    knn_job job = { n, d, k, nt, src, m_d, s_d, rows, off, n_strata, cent, NULL };
+    /* steps 3 and 4: the k nearest neighbours on z-scores, and their centroids */
+    SEXP bar = PROTECT(progress_new(progress_, (double) n, "Masking"));
+    knn_job job = { n, d, k, nt, src, m_d, s_d, rows, off, n_strata, cent, NULL,
+                    progress_update, bar };
     knn_all(&job);
+    progress_done(bar);
+    UNPROTECT(1);
 
-    /* step 5 over the whole data: centroid SDs (exact, so order-free), then
-     * centroid / sd(centroids) * sd(original) + mean(original) */
+    /* step 5 over the whole data, nt columns at a time between interrupt checks */
+    const int nt5 = threads_for(nt, (double) n * (d > 1 ? d : 0));
+    for (int j0 = 0; j0 < d; j0 += nt5) {
+        const int j1 = j0 + nt5 < d ? j0 + nt5 : d;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#pragma omp parallel for num_threads(nt5) schedule(static, 1)
 #endif
-    for (int j = 0; j < d; j++) {
-        double cm;
-        col_mean_sd(cent[j], n, &cm, &c_sd[j]);
-        double *o = cent[j];
-        if (c_sd[j] > flat_sd) {
-            for (ptrdiff_t i = 0; i < n; i++) o[i] = o[i] / c_sd[j] * s_d[j] + m_d[j];
-        } else {
-            for (ptrdiff_t i = 0; i < n; i++) o[i] = m_d[j];
-        }
+        for (int j = j0; j < j1; j++) c_sd[j] = mask_rescale(cent[j], n, m_d[j], s_d[j], flat_sd);
+        R_CheckUserInterrupt();
     }
     UNPROTECT(1);
     return out;
 }
 
-/* Column means and SDs that do not depend on row order: a 2 x d matrix. Columns are
- * independent, so they are spread over threads. */
+/* Column means and SDs that do not depend on row order: a 2 x d matrix. */
 SEXP ffi_col_stats(SEXP x, SEXP nthreads)
 {
     const ptrdiff_t n = Rf_nrows(x);
     const int d = Rf_ncols(x), nt = detanon_threads(nthreads);
     SEXP out = PROTECT(Rf_allocMatrix(REALSXP, 2, d));
-    double *o = REAL(out);
-    const double *px = n > 0 ? REAL_RO(x) : NULL;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (d > 1)
-#endif
-    for (int j = 0; j < d; j++) col_mean_sd(px ? px + (size_t) j * n : NULL, n, o + 2 * j, o + 2 * j + 1);
+    double *mean = (double *) R_alloc(d > 0 ? d : 1, sizeof(double));
+    double *sd = (double *) R_alloc(d > 0 ? d : 1, sizeof(double));
+    mask_col_stats(n > 0 ? REAL_RO(x) : NULL, n, d, nt, mean, sd);
+    for (int j = 0; j < d; j++) { REAL(out)[2 * j] = mean[j]; REAL(out)[2 * j + 1] = sd[j]; }
     UNPROTECT(1);
     return out;
 }

@@ -8,20 +8,17 @@
 #include "kdtree.h"
 
 /* anonymise.c */
-SEXP ffi_knn_centroids(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
-SEXP ffi_knn_index(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
-SEXP ffi_mask(SEXP x, SEXP cols, SEXP mean, SEXP sd, SEXP id, SEXP k, SEXP nthreads,
-              SEXP flat_sd);
+SEXP ffi_anonymise(SEXP x, SEXP id, SEXP k, SEXP nthreads, SEXP flat_sd, SEXP progress);
 SEXP ffi_col_stats(SEXP x, SEXP nthreads);
 
 /* risk.c (risk/utility metrics) */
-SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w, SEXP m, SEXP nthreads);
+SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w, SEXP m, SEXP nthreads, SEXP progress);
 /* keps: (k, epsilon)-anonymisation (keps.c) */
-SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k, SEXP inv_range);
-SEXP ffi_rlaplace(SEXP n, SEXP b);
+SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k, SEXP inv_range, SEXP progress);
 SEXP ffi_keps_noise(SEXP y, SEXP cls, SEXP n_classes, SEXP eps);
-SEXP ffi_keps_link(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP scale);
-SEXP ffi_keps_confident(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP r, SEXP cap);
+SEXP ffi_keps_link(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP scale, SEXP progress);
+SEXP ffi_keps_confident(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP r, SEXP cap,
+                        SEXP progress);
 
 /* ola_glue.c: optimal lattice anonymisation (one lattice node) */
 SEXP ffi_ola_node(SEXP lat, SEXP level, SEXP k, SEXP want_slot);
@@ -29,9 +26,8 @@ SEXP ffi_ola_node(SEXP lat, SEXP level, SEXP k, SEXP want_slot);
 /* kdtree_alloc.c: a tree with room for n points, and a heap of k neighbours, in R_alloc memory */
 kd_tree detanon_tree(ptrdiff_t n, int d, int leaf_size);
 kd_heap detanon_heap(int k);
-SEXP ffi_kd_tree(SEXP z, SEXP leaf_size);
 
-/* threads.c: the number of OpenMP threads to use for a request (1 without OpenMP) */
+/* threads.c: `nthreads` from R under the thread policy of threads.h (1 without OpenMP) */
 int detanon_threads(SEXP nthreads);
 
 /* stir.c: cluster stirring (seed 004) */
@@ -42,10 +38,17 @@ SEXP ffi_stir_shuffle(SEXP cl, SEXP n_clusters, SEXP n_vars);
 
 /* risk_rank.c: ranks of own records (top-m linkage, re-identification, replay) */
 SEXP ffi_link_rank(SEXP zt, SEXP zq, SEXP order, SEXP offsets, SEXP query, SEXP cap,
-                   SEXP nthreads);
+                   SEXP nthreads, SEXP progress);
 
 /* adaptive.c: adaptive k per record (anonymise_adaptive) */
 SEXP ffi_adaptive_k(SEXP z, SEXP order, SEXP offsets, SEXP k0, SEXP kmax, SEXP m,
                     SEXP target, SEXP xs, SEXP wr, SEXP nthreads);
+
+/* testing.c: TEST-ONLY entry points, called from tests/testthat only */
+SEXP ffi_knn_centroids(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
+SEXP ffi_knn_index(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
+SEXP ffi_kd_tree(SEXP z, SEXP leaf_size);
+SEXP ffi_rlaplace(SEXP n, SEXP b);
+SEXP ffi_threads(SEXP nthreads, SEXP work);
 
 #endif

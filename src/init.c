@@ -1,23 +1,19 @@
 #include <R_ext/Rdynload.h>
 #include <R_ext/Visibility.h>
 #include "detanon.h"
+#include "progress.h"
 
 static const R_CallMethodDef call_methods[] = {
     /* anonymise.c */
-    {"ffi_knn_centroids", (DL_FUNC) &ffi_knn_centroids, 5},
-    {"ffi_knn_index",     (DL_FUNC) &ffi_knn_index,     5},
-    {"ffi_mask",          (DL_FUNC) &ffi_mask,          8},
+    {"ffi_anonymise",     (DL_FUNC) &ffi_anonymise,     6},
     {"ffi_col_stats",     (DL_FUNC) &ffi_col_stats,     2},
-    /* kdtree_alloc.c (the tree itself, for tests) */
-    {"ffi_kd_tree",       (DL_FUNC) &ffi_kd_tree,       2},
     /* risk.c (risk/utility metrics) */
-    {"ffi_rmd_count",     (DL_FUNC) &ffi_rmd_count,     5},
+    {"ffi_rmd_count",     (DL_FUNC) &ffi_rmd_count,     6},
     /* keps: (k, epsilon)-anonymisation (keps.c) */
-    {"ffi_mondrian",       (DL_FUNC) &ffi_mondrian,       5},
-    {"ffi_rlaplace",       (DL_FUNC) &ffi_rlaplace,       2},
+    {"ffi_mondrian",       (DL_FUNC) &ffi_mondrian,       6},
     {"ffi_keps_noise",     (DL_FUNC) &ffi_keps_noise,     4},
-    {"ffi_keps_link",      (DL_FUNC) &ffi_keps_link,      5},
-    {"ffi_keps_confident", (DL_FUNC) &ffi_keps_confident, 6},
+    {"ffi_keps_link",      (DL_FUNC) &ffi_keps_link,      6},
+    {"ffi_keps_confident", (DL_FUNC) &ffi_keps_confident, 7},
     /* stir.c: cluster stirring (seed 004) */
     {"ffi_stir_centroids", (DL_FUNC) &ffi_stir_centroids, 4},
     {"ffi_stir_nearest",   (DL_FUNC) &ffi_stir_nearest,   4},
@@ -26,9 +22,15 @@ static const R_CallMethodDef call_methods[] = {
     /* ola_glue.c: optimal lattice anonymisation */
     {"ffi_ola_node",       (DL_FUNC) &ffi_ola_node,       4},
     /* risk_rank.c: ranks of own records (top-m linkage, re-identification, replay) */
-    {"ffi_link_rank",      (DL_FUNC) &ffi_link_rank,      7},
+    {"ffi_link_rank",      (DL_FUNC) &ffi_link_rank,      8},
     /* adaptive.c: adaptive k per record (anonymise_adaptive) */
     {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     10},
+    /* testing.c: TEST-ONLY entry points (tests/testthat), not on any user path */
+    {"ffi_knn_centroids", (DL_FUNC) &ffi_knn_centroids, 5},
+    {"ffi_knn_index",     (DL_FUNC) &ffi_knn_index,     5},
+    {"ffi_kd_tree",       (DL_FUNC) &ffi_kd_tree,       2},
+    {"ffi_rlaplace",      (DL_FUNC) &ffi_rlaplace,      2},
+    {"ffi_threads",       (DL_FUNC) &ffi_threads,       2},
     {NULL, NULL, 0}
 };
 
@@ -37,4 +39,5 @@ void attribute_visible R_init_detanon(DllInfo *dll)
     R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
     R_useDynamicSymbols(dll, FALSE);
     R_forceSymbols(dll, TRUE);
+    progress_init();
 }

@@ -176,8 +176,77 @@ static inline int cand_less(const kd_tree *t, double d2, ptrdiff_t a, double d2b
     return kd_lex_less(t->pts + a * t->d, t->pts + b * t->d, t->d);
 }
 
+void kd_heap_init(kd_heap *h, int k, ptrdiff_t *pos, double *d2, ptrdiff_t *seq, kd_item *stack)
+{
+    h->k = k; h->count = 0; h->heap = k > KD_HEAP_MIN && seq != NULL; h->any_order = 0;
+    h->pos = pos; h->d2 = d2; h->seq = seq; h->arrived = 0; h->stack = stack;
+}
+
+/* Index of the worst of k kept candidates: the end of the sorted array, or the heap's root. */
+static inline int worst_at(const kd_heap *h) { return h->heap ? 0 : h->k - 1; }
+
+/* Heap mode: is entry i after entry j in the total order (distance, coordinates, arrival)? */
+static inline int heap_after(const kd_tree *t, const kd_heap *h, int i, int j)
+{
+    if (h->d2[i] != h->d2[j]) return h->d2[i] > h->d2[j];
+    const double *a = t->pts + h->pos[i] * t->d, *b = t->pts + h->pos[j] * t->d;
+    if (kd_lex_less(b, a, t->d)) return 1;
+    if (kd_lex_less(a, b, t->d)) return 0;
+    return h->seq[i] > h->seq[j];
+}
+
+static inline void heap_swap(kd_heap *h, int i, int j)
+{
+    double d = h->d2[i]; h->d2[i] = h->d2[j]; h->d2[j] = d;
+    ptrdiff_t p = h->pos[i]; h->pos[i] = h->pos[j]; h->pos[j] = p;
+    ptrdiff_t s = h->seq[i]; h->seq[i] = h->seq[j]; h->seq[j] = s;
+}
+
+/* Restore the max-heap below entry i among the first m. */
+static void heap_down(const kd_tree *t, kd_heap *h, int i, int m)
+{
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= m) return;
+        if (c + 1 < m && heap_after(t, h, c + 1, c)) c++;
+        if (!heap_after(t, h, c, i)) return;
+        heap_swap(h, i, c);
+        i = c;
+    }
+}
+
+static void heap_offer(const kd_tree *t, kd_heap *h, ptrdiff_t p, double d2)
+{
+    const ptrdiff_t seq = h->arrived++;
+    if (h->count == h->k) {
+        /* a later arrival equal in distance and coordinates to the root stays out */
+        if (!cand_less(t, d2, p, h->d2[0], h->pos[0])) return;
+        h->d2[0] = d2; h->pos[0] = p; h->seq[0] = seq;
+        heap_down(t, h, 0, h->k);
+        return;
+    }
+    int i = h->count++;
+    h->d2[i] = d2; h->pos[i] = p; h->seq[i] = seq;
+    while (i > 0) {
+        int up = (i - 1) / 2;
+        if (!heap_after(t, h, i, up)) break;
+        heap_swap(h, i, up);
+        i = up;
+    }
+}
+
+/* Heap mode, after a search: heapsort in place, best first. */
+static void heap_finish(const kd_tree *t, kd_heap *h)
+{
+    for (int m = h->count - 1; m > 0; m--) {
+        heap_swap(h, 0, m);
+        heap_down(t, h, 0, m);
+    }
+}
+
 static inline void offer(const kd_tree *t, kd_heap *h, ptrdiff_t p, double d2)
 {
+    if (h->heap) { heap_offer(t, h, p, d2); return; }
     const int k = h->k;
     int i;
     if (h->count == k) {
@@ -196,13 +265,50 @@ static inline void offer(const kd_tree *t, kd_heap *h, ptrdiff_t p, double d2)
 static inline int may_improve(const kd_tree *t, const kd_heap *h, int node, double bd)
 {
     if (h->count < h->k) return 1;
-    double worst = h->d2[h->k - 1];
+    const int w = worst_at(h);
+    double worst = h->d2[w];
     if (bd < worst) return 1;
     if (bd > worst) return 0;
     /* only a tie can enter, and only if lexicographically smaller than the worst point;
      * the lower box corner is lexicographically <= every point in the box */
     const double *lo = t->box + (size_t) node * 2 * t->d;
-    return kd_lex_less(lo, t->pts + h->pos[h->k - 1] * t->d, t->d);
+    return kd_lex_less(lo, t->pts + h->pos[w] * t->d, t->d);
+}
+
+/* Sift-down of a lexicographic max-heap over pos[0..m). */
+static void lex_down(const kd_tree *t, ptrdiff_t *pos, ptrdiff_t i, ptrdiff_t m)
+{
+    const int d = t->d;
+    for (;;) {
+        ptrdiff_t c = 2 * i + 1;
+        if (c >= m) return;
+        if (c + 1 < m && kd_lex_less(t->pts + pos[c] * d, t->pts + pos[c + 1] * d, d)) c++;
+        if (!kd_lex_less(t->pts + pos[i] * d, t->pts + pos[c] * d, d)) return;
+        ptrdiff_t x = pos[i]; pos[i] = pos[c]; pos[c] = x;
+        i = c;
+    }
+}
+
+void kd_sort_lex(const kd_tree *t, ptrdiff_t *pos, ptrdiff_t k)
+{
+    const int d = t->d;
+    if (k <= KD_HEAP_MIN) {
+        for (ptrdiff_t i = 1; i < k; i++) {
+            ptrdiff_t x = pos[i];
+            ptrdiff_t m = i;
+            while (m > 0 && kd_lex_less(t->pts + x * d, t->pts + pos[m - 1] * d, d)) {
+                pos[m] = pos[m - 1];
+                m--;
+            }
+            pos[m] = x;
+        }
+        return;
+    }
+    for (ptrdiff_t i = k / 2 - 1; i >= 0; i--) lex_down(t, pos, i, k);
+    for (ptrdiff_t m = k - 1; m > 0; m--) {
+        ptrdiff_t x = pos[0]; pos[0] = pos[m]; pos[m] = x;
+        lex_down(t, pos, 0, m);
+    }
 }
 
 /* Push both children of nd with their box distances, the nearer last so that it is
@@ -225,11 +331,12 @@ KD_INLINE void scan_leaf(const kd_tree *t, const kd_node *nd, const double *q, k
         int m = nd->end - b < SCAN_BLOCK ? (int) (nd->end - b) : SCAN_BLOCK;
         const double *p = t->pts + b * d;
         for (int i = 0; i < m; i++) d2[i] = kd_point_d2(q, p + (ptrdiff_t) i * d, d);
-        double worst = h->count < h->k ? HUGE_VAL : h->d2[h->k - 1];
+        const int w = worst_at(h);
+        double worst = h->count < h->k ? HUGE_VAL : h->d2[w];
         for (int i = 0; i < m; i++) {
             if (d2[i] > worst) continue;
             offer(t, h, b + i, d2[i]);
-            if (h->count == h->k) worst = h->d2[h->k - 1];
+            if (h->count == h->k) worst = h->d2[w];
         }
     }
 }
@@ -241,6 +348,7 @@ KD_INLINE void knn(const kd_tree *t, const double *q, int own_leaf, kd_heap *h, 
     kd_item *st = h->stack;
     int sp = 0;
     h->count = 0;
+    h->arrived = 0;
     if (own_leaf >= 0) scan_leaf(t, t->nodes + own_leaf, q, h, d);
     st[sp].node = 0; st[sp].bd = kd_gap_d2(t->box, q, d); sp++;
     while (sp > 0) {
@@ -267,6 +375,7 @@ static void knn_any_d(const kd_tree *t, const double *q, int own_leaf, kd_heap *
     case 6: knn(t, q, own_leaf, h, 6); break;
     default: knn(t, q, own_leaf, h, t->d);
     }
+    if (h->heap && !h->any_order) heap_finish(t, h);
 }
 
 void kd_knn_self(const kd_tree *t, ptrdiff_t self, kd_heap *h)

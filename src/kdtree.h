@@ -155,17 +155,35 @@ void kd_build_scaled(kd_tree *t, const double *const *col, const double *center,
 int kd_stack_capacity(const kd_tree *t);
 #define KD_STACK_MAX (2 * 64 + 4)
 
-/* Work space for one query of k neighbours (one per thread). */
+/* Work space for one query of k neighbours (one per thread). Up to KD_HEAP_MIN neighbours
+ * are kept as a sorted array (insertion is cheapest for small k); more as a binary max-heap
+ * with the worst candidate at the root, O(log k) per accepted candidate instead of O(k),
+ * sorted once at the end. Both orders are total: squared distance, then coordinates, then
+ * arrival (identical points found earlier first, as sorted insertion keeps them), so both
+ * hold the same neighbours in the same order. */
+#define KD_HEAP_MIN 24
 typedef struct {
     int k;
     int count;
-    ptrdiff_t *pos; /* k tree positions, best first */
-    double *d2;     /* k squared distances */
-    kd_item *stack; /* capacity kd_stack_capacity(t) */
+    int heap;        /* k > KD_HEAP_MIN: pos/d2/seq form a max-heap during a search */
+    int any_order;   /* set by callers that need the k neighbours as a set only: in heap mode
+                        a search then leaves them in heap order, unsorted */
+    ptrdiff_t *pos;  /* k tree positions, best first after a search */
+    double *d2;      /* k squared distances */
+    ptrdiff_t *seq;  /* heap mode: arrival number of each candidate */
+    ptrdiff_t arrived;
+    kd_item *stack;  /* capacity kd_stack_capacity(t) */
 } kd_heap;
 
+/* Point a heap for k neighbours at caller-owned buffers: pos and seq k each (seq may be
+ * NULL for k <= KD_HEAP_MIN), d2 k, stack KD_STACK_MAX. */
+void kd_heap_init(kd_heap *h, int k, ptrdiff_t *pos, double *d2, ptrdiff_t *seq, kd_item *stack);
+
+/* Sort pos[0..n) by the lexicographic order of the points' coordinates: O(n log n). */
+void kd_sort_lex(const kd_tree *t, ptrdiff_t *pos, ptrdiff_t n);
+
 /* k nearest neighbours of the point at tree position `self` (itself included, as the
- * nearest point at distance 0). Result in h->pos / h->d2, best first. */
+ * nearest point at distance 0). Result in h->pos / h->d2, best first (unless any_order). */
 void kd_knn_self(const kd_tree *t, ptrdiff_t self, kd_heap *h);
 
 /* k nearest tree points to an arbitrary point q[0..d-1]. Requires k <= t->n. */

@@ -3,6 +3,7 @@
  * Inputs are validated in R; kernels are in mondrian.c. */
 #include "detanon.h"
 #include "mondrian.h"
+#include "progress.h"
 #include <math.h>
 
 #define CHUNK ((ptrdiff_t) 1 << 20)
@@ -19,7 +20,7 @@ static ptrdiff_t *as_index(SEXP x, R_xlen_t len)
  * stratum boundaries in `order` (length S + 1); k; inv_range: d reciprocals of the global
  * ranges (0 for a constant column). Every stratum has >= k rows (checked in R).
  * Returns list(class = 1-based class per row, lo = C x d, hi = C x d, size = C). */
-SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k_, SEXP inv_range)
+SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k_, SEXP inv_range, SEXP progress)
 {
     const ptrdiff_t n = Rf_nrows(x), k = Rf_asInteger(k_);
     const int d = Rf_ncols(x);
@@ -41,6 +42,7 @@ SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k_, SEXP inv_range)
     /* class boundaries over all strata, as positions in rows[] */
     ptrdiff_t *ends = (ptrdiff_t *) R_alloc(n / k + n_strata + 1, sizeof(ptrdiff_t));
     ptrdiff_t n_classes = 0;
+    SEXP bar = PROTECT(progress_new(progress, (double) off[n_strata], "Building classes"));
     for (R_xlen_t s = 0; s < n_strata; s++) {
         ptrdiff_t ns = off[s + 1] - off[s];
         if (ns <= 0) continue;
@@ -48,8 +50,13 @@ SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k_, SEXP inv_range)
                                                  stack, ends_s, ord, width)
                             : (ends_s[0] = ns, 1);
         for (ptrdiff_t i = 0; i < c; i++) ends[n_classes++] = off[s] + ends_s[i];
-        if ((s & 1023) == 0) R_CheckUserInterrupt();
+        if ((s & 1023) == 0 || ns >= CHUNK) {
+            R_CheckUserInterrupt();
+            progress_update(bar, off[s + 1]);
+        }
     }
+    progress_done(bar);
+    UNPROTECT(1);
 
     SEXP out = PROTECT(Rf_allocVector(VECSXP, 4));
     SEXP cls = Rf_allocVector(INTSXP, n);
@@ -80,20 +87,6 @@ SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k_, SEXP inv_range)
     SET_STRING_ELT(names, 3, Rf_mkChar("size"));
     Rf_setAttrib(out, R_NamesSymbol, names);
     UNPROTECT(2);
-    return out;
-}
-
-/* n Laplace(0, b) draws with R's RNG. */
-SEXP ffi_rlaplace(SEXP n_, SEXP b_)
-{
-    const R_xlen_t n = (R_xlen_t) Rf_asReal(n_);
-    const double b = Rf_asReal(b_);
-    SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
-    double *o = n > 0 ? REAL(out) : NULL;
-    GetRNGstate();
-    for (R_xlen_t i = 0; i < n; i++) o[i] = laplace_from_unif(unif_rand(), b);
-    PutRNGstate();
-    UNPROTECT(1);
     return out;
 }
 
@@ -162,7 +155,8 @@ static ptrdiff_t max_class(const ptrdiff_t *off, R_xlen_t C)
 /* o, q: n x p original and released values (rows aligned); order/offsets: rows grouped by
  * class; par: C x p per-class scales (link) or half-widths (confident); cap: count limit
  * (confident only, < 0 for link). Returns an integer per row. */
-static SEXP per_class(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP par, ptrdiff_t cap)
+static SEXP per_class(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP par, ptrdiff_t cap,
+                      SEXP progress)
 {
     const ptrdiff_t n = Rf_nrows(o);
     const int p = Rf_ncols(o);
@@ -185,6 +179,7 @@ static SEXP per_class(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP par, ptrdif
     const double *po = REAL_RO(o), *pq = REAL_RO(q), *pp = REAL_RO(par);
     int *pout = INTEGER(out);
     ptrdiff_t done = 0;
+    SEXP bar = PROTECT(progress_new(progress, (double) n, cap < 0 ? "Linking" : "Checking confidence"));
     for (R_xlen_t c = 0; c < C; c++) {
         ptrdiff_t m = off[c + 1] - off[c];
         if (m <= 0) continue;
@@ -196,18 +191,23 @@ static SEXP per_class(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP par, ptrdif
         else confident_counts(ob, qb, m, p, pv, cap, pairs, res);
         for (ptrdiff_t i = 0; i < m; i++) pout[r[i]] = res[i];
         done += m;
-        if (done >= CHUNK) { R_CheckUserInterrupt(); done = 0; }
+        if (done >= CHUNK) {
+            R_CheckUserInterrupt();
+            progress_update(bar, off[c + 1]);
+            done = 0;
+        }
     }
-    UNPROTECT(1);
+    progress_done(bar);
+    UNPROTECT(2);
     return out;
 }
 
-SEXP ffi_keps_link(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP scale)
+SEXP ffi_keps_link(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP scale, SEXP progress)
 {
-    return per_class(o, q, order, offsets, scale, -1);
+    return per_class(o, q, order, offsets, scale, -1, progress);
 }
 
-SEXP ffi_keps_confident(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP r, SEXP cap)
+SEXP ffi_keps_confident(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP r, SEXP cap, SEXP progress)
 {
-    return per_class(o, q, order, offsets, r, (ptrdiff_t) Rf_asInteger(cap));
+    return per_class(o, q, order, offsets, r, (ptrdiff_t) Rf_asInteger(cap), progress);
 }

@@ -4,22 +4,17 @@
 #include "detanon.h"
 #include "kdtree.h"
 #include "risk_kernel.h"
-#ifdef _OPENMP
-#include <omp.h>
-#define THREAD_ID omp_get_thread_num()
-#else
-#define THREAD_ID 0
-#endif
+#include "knn.h"
+#include "threads.h"
+#include "progress.h"
 
 #define RISK_LEAF_SIZE 8
-/* Queries between two interrupt checks. */
+/* Queries between two interrupt checks (and progress updates). */
 #define RISK_CHUNK ((ptrdiff_t) 1 << 16)
-/* Smallest number of queries worth a parallel region. */
-#define RISK_PAR_MIN 2048
 
 /* For each 1-based row i in `query`: the number of OTHER rows of z (n x d) within Euclidean
- * distance w of row i, capped at m. */
-SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w_, SEXP m_, SEXP nthreads)
+ * distance w of row i, capped at m. `progress`: TRUE to show a progress bar. */
+SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w_, SEXP m_, SEXP nthreads, SEXP progress)
 {
     const ptrdiff_t n = Rf_nrows(z);
     const int d = Rf_ncols(z), m = Rf_asInteger(m_), nt = detanon_threads(nthreads);
@@ -45,10 +40,12 @@ SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w_, SEXP m_, SEXP nthreads)
     }
     for (R_xlen_t i = 0; i < nq; i++) o[i] = 0;
     kd_item *stacks = (kd_item *) R_alloc((size_t) nt * KD_STACK_MAX, sizeof(kd_item));
+    const int ntq = threads_for(nt, (double) nq);
+    SEXP bar = PROTECT(progress_new(progress, (double) n, "Counting neighbours"));
     for (ptrdiff_t from = 0; from < n; from += RISK_CHUNK) {
         ptrdiff_t to = from + RISK_CHUNK < n ? from + RISK_CHUNK : n;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 256) if (nq >= RISK_PAR_MIN)
+#pragma omp parallel for num_threads(ntq) schedule(dynamic, 256)
 #endif
         for (ptrdiff_t p = from; p < to; p++) {
             R_xlen_t s = slot[t.row[p]];
@@ -59,9 +56,11 @@ SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w_, SEXP m_, SEXP nthreads)
             o[s - 1] = (int) (c > 0 ? c - 1 : 0);
         }
         R_CheckUserInterrupt();
+        progress_update(bar, to);
     }
+    progress_done(bar);
     /* a row queried more than once was answered in its last slot: copy it to the others */
     for (R_xlen_t i = 0; i < nq; i++) o[i] = o[slot[qi[i] - 1] - 1];
-    UNPROTECT(1);
+    UNPROTECT(2);
     return out;
 }

@@ -7,18 +7,12 @@
 #include <stdint.h>
 #include "detanon.h"
 #include "kdtree.h"
-#ifdef _OPENMP
-#include <omp.h>
-#define THREAD_ID omp_get_thread_num()
-#else
-#define THREAD_ID 0
-#endif
+#include "threads.h"
+#include "progress.h"
 
 #define RANK_LEAF_SIZE 8
 /* Queries between two interrupt checks. */
 #define RANK_CHUNK ((ptrdiff_t) 1 << 16)
-/* Smallest number of queries in a stratum worth a parallel region. */
-#define RANK_PAR_MIN 2048
 
 /* Kernel (pure C). For the query point q whose own point `self` is a point of tree t:
  * *le = number of tree points p with |q - p|^2 <= |q - self|^2 (self included, so >= 1)
@@ -39,9 +33,10 @@ static void rank_counts(const kd_tree *t, const double *q, const double *self, p
  * stratum by stratum, stratum s holding order[off[s]..off[s+1]). `query`: logical of length
  * n, TRUE for the rows to rank. Returns an n x 2 matrix: column 1 the number of tree points
  * of the stratum strictly closer to the row's query point than its own tree point (capped
- * at `cap`), column 2 the number at most as close (exact); NA for rows not queried. */
+ * at `cap`), column 2 the number at most as close (exact); NA for rows not queried.
+ * `progress`: TRUE to show a progress bar (updated between chunks, on the main thread). */
 SEXP ffi_link_rank(SEXP zt, SEXP zq, SEXP order, SEXP offsets, SEXP query, SEXP cap_,
-                   SEXP nthreads)
+                   SEXP nthreads, SEXP progress)
 {
     const ptrdiff_t n = Rf_nrows(zt);
     const int d = Rf_ncols(zt), nt = detanon_threads(nthreads);
@@ -77,29 +72,40 @@ SEXP ffi_link_rank(SEXP zt, SEXP zq, SEXP order, SEXP offsets, SEXP query, SEXP 
     kd_tree t = detanon_tree(max_s, d, RANK_LEAF_SIZE);
     kd_item *stacks = (kd_item *) R_alloc((size_t) nt * KD_STACK_MAX, sizeof(kd_item));
     double *buf = (double *) R_alloc((size_t) nt * d, sizeof(double));
+    SEXP bar = PROTECT(progress_new(progress, (double) n, "Linking"));
     ptrdiff_t since_check = 0;
     for (R_xlen_t s = 0; s < n_strata; s++) {
         const ptrdiff_t b = off[s], ns = (ptrdiff_t) off[s + 1] - off[s];
         if (ns == 0) continue;
         kd_reuse(&t, ns);
         kd_build(&t, xt, n, rows + b);
+        const int nts = threads_for(nt, (double) ns);
+        for (ptrdiff_t from = 0; from < ns; from += RANK_CHUNK) {
+            const ptrdiff_t to = from + RANK_CHUNK < ns ? from + RANK_CHUNK : ns;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 64) if (ns >= RANK_PAR_MIN)
+#pragma omp parallel for num_threads(nts) schedule(dynamic, 64)
 #endif
-        for (ptrdiff_t p = 0; p < ns; p++) {
-            /* in tree order: a query point lies near its own tree point, so consecutive
-             * queries visit the same part of the tree */
-            ptrdiff_t r = t.row[p];
-            if (!want[r] || want[r] == NA_LOGICAL) continue;
-            int tid = THREAD_ID;
-            double *q = buf + (size_t) tid * d;
-            for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * n];
-            rank_counts(&t, q, t.pts + (size_t) p * d, cap, o + r, o + r + n,
-                        stacks + (size_t) tid * KD_STACK_MAX);
+            for (ptrdiff_t p = from; p < to; p++) {
+                /* in tree order: a query point lies near its own tree point, so consecutive
+                 * queries visit the same part of the tree */
+                ptrdiff_t r = t.row[p];
+                if (!want[r] || want[r] == NA_LOGICAL) continue;
+                int tid = THREAD_ID;
+                double *q = buf + (size_t) tid * d;
+                for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * n];
+                rank_counts(&t, q, t.pts + (size_t) p * d, cap, o + r, o + r + n,
+                            stacks + (size_t) tid * KD_STACK_MAX);
+            }
+            since_check += to - from;
+            if (since_check >= RANK_CHUNK) {
+                R_CheckUserInterrupt();
+                progress_update(bar, b + to);
+                since_check = 0;
+            }
         }
-        since_check += ns;
-        if (since_check >= RANK_CHUNK) { R_CheckUserInterrupt(); since_check = 0; }
     }
+    progress_done(bar);
+    UNPROTECT(1);
     UNPROTECT(1);
     return out;
 }

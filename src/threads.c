@@ -1,20 +1,23 @@
+/* The thread policy (threads.h) and its glue. */
 #include "detanon.h"
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include "threads.h"
 
-/* R validated the request; cap it by what OpenMP allows so that an over-large request
- * (or OMP_THREAD_LIMIT) cannot oversubscribe the machine. */
-int detanon_threads(SEXP nthreads)
+int threads_cap(int requested)
 {
-    int n = Rf_asInteger(nthreads);
-    if (n == NA_INTEGER || n < 1) n = 1;
+    int n = requested < 1 ? 1 : requested;
 #ifdef _OPENMP
-    int procs = omp_get_num_procs(), limit = omp_get_thread_limit();
-    if (n > procs) n = procs;
-    if (n > limit) n = limit;
-    return n < 1 ? 1 : n;
+    int max = omp_get_max_threads(), limit = omp_get_thread_limit();
+    if (max >= 1 && n > max) n = max;
+    if (limit >= 1 && n > limit) n = limit;
+    return n;
 #else
     return 1;
 #endif
+}
+
+/* `nthreads` as R passes it (an integer validated by check_nthreads()). */
+int detanon_threads(SEXP nthreads)
+{
+    int n = Rf_asInteger(nthreads);
+    return threads_cap(n == NA_INTEGER ? 1 : n);
 }

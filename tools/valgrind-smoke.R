@@ -21,6 +21,14 @@ z <- scale(as.matrix(d[vars]))
 idx <- .Call(detanon:::C_ffi_knn_index, z, order(d$g), c(0, cumsum(tabulate(d$g))), 5L, 2L)
 lap <- .Call(detanon:::C_ffi_rlaplace, 1000, 2)
 cs <- detanon:::col_stats(matrix(c(rnorm(3000), 1e300, -1e300), ncol = 2), 2L) # long: delayed carries
+# large k: heap of neighbours, chunked heavy stratum with stratum-order sums, index at k = 30
+invisible(suppressWarnings(anonymise(big[1:1100, ], k = 1000, strata = character(), nthreads = 2)))
+idx30 <- .Call(detanon:::C_ffi_knn_index, z, order(d$g), c(0, cumsum(tabulate(d$g))), 30L, 2L)
+# progress bars drawn from the native loops
+old <- options(detanon.progress = TRUE, cli.progress_show_after = 0)
+invisible(suppressMessages(anonymise(big, k = 40, strata = character(), nthreads = 2)))
+options(old)
+thr <- .Call(detanon:::C_ffi_threads, 2L, 1e6)
 # cluster stirring: clusters, centroids, nearest cluster (blend) and shuffles
 sc <- stir_clusters(d, quasi = c("x1", "x2"), strata = "g", eps = c(0.5, 0.5))
 b <- suppressMessages(blend_outliers(d, vars = c("x1", "x2"), classes = sc, k = 3, method = "noise", seed = 1))

@@ -13,6 +13,8 @@
 #
 # Full run, from the package source directory (writes inst/extdata/sensitivity.rds):
 #   Rscript inst/scripts/sensitivity.R
+# The same with a progress bar (non-interactive sessions show none unless asked):
+#   Rscript inst/scripts/sensitivity.R 100 inst/extdata/sensitivity.rds progress
 # Reduced run (e.g. 5 data sets per design point) to another file:
 #   Rscript inst/scripts/sensitivity.R 5 /tmp/sensitivity-small.rds
 # Sourcing the file (e.g. sys.source(system.file("scripts", "sensitivity.R", package =
@@ -43,8 +45,15 @@ sensitivity_one <- function(n, k, seed) {
     risk1 = r$risk1, risk2 = r$risk2)
 }
 
-sensitivity_run <- function(reps = 100L, design = sensitivity_design(), progress = TRUE) {
-  pb <- if (progress) utils::txtProgressBar(min = 0, max = nrow(design) * reps, style = 3) else NULL
+# `progress`: a cli progress bar over the data sets; by default in interactive sessions, or
+# when options(detanon.progress = TRUE) asks for one (e.g. under Rscript). It never changes
+# the results.
+sensitivity_run <- function(reps = 100L, design = sensitivity_design(),
+                            progress = interactive() || isTRUE(getOption("detanon.progress"))) {
+  if (progress) {
+    cli::cli_progress_bar("Sensitivity analyses", total = nrow(design) * reps,
+                          format = "{cli::pb_name} {cli::pb_bar} {cli::pb_current}/{cli::pb_total} data sets | ETA {cli::pb_eta}")
+  }
   out <- vector("list", nrow(design) * reps)
   i <- 0L
   start <- proc.time()[["elapsed"]]
@@ -56,10 +65,10 @@ sensitivity_run <- function(reps = 100L, design = sensitivity_design(), progress
       out[[i]] <- data.frame(design = design$design[j], n = design$n[j], k = design$k[j],
                              rep = r, seed = seed, metric = names(v), value = unname(v),
                              stringsAsFactors = FALSE)
-      if (!is.null(pb)) utils::setTxtProgressBar(pb, i)
+      if (progress) cli::cli_progress_update()
     }
   }
-  if (!is.null(pb)) close(pb)
+  if (progress) cli::cli_progress_done()
   res <- do.call(rbind, out)
   rownames(res) <- NULL
   list(results = res, design = design, reps = reps,
@@ -90,6 +99,7 @@ if (sys.nframe() == 0L) {
   file <- if (length(args) >= 2L) args[2L] else file.path("inst", "extdata", "sensitivity.rds")
   if (is.na(reps) || reps < 2L) stop("reps must be a whole number >= 2 (for the SDs)", call. = FALSE)
   if (!dir.exists(dirname(file))) stop("directory ", dirname(file), " does not exist", call. = FALSE)
+  if (length(args) >= 3L && args[3L] == "progress") options(detanon.progress = TRUE)
   res <- sensitivity_run(reps)
   saveRDS(res, file, version = 2)
   cat(sprintf("\n%d data sets in %.0f s; written to %s\n", nrow(res$design) * reps,

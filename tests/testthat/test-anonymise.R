@@ -237,6 +237,73 @@ test_that("bad input gives a clear error and changes nothing", {
   expect_identical(x, before)
 })
 
+# Centroids as the C code sums them: the k points in lexicographic order of their
+# coordinates, added left to right in double precision (R's sum() accumulates in long double).
+ref_lex_centroids <- function(z, idx) {
+  z <- as.matrix(z)
+  t(vapply(seq_len(nrow(idx)), function(i) {
+    p <- z[idx[i, ], , drop = FALSE]
+    p <- p[do.call(order, lapply(seq_len(ncol(p)), function(j) p[, j])), , drop = FALSE]
+    vapply(seq_len(ncol(p)), function(j) Reduce(`+`, p[, j], accumulate = FALSE) / nrow(p), 0)
+  }, numeric(ncol(z))))
+}
+
+test_that("large k (k = n, n - 1, about n / 2) equals the reference, with ties and duplicates", {
+  set.seed(23)
+  for (rep in 1:6) {
+    n <- sample(30:90, 1L)
+    d <- sample(1:4, 1L)
+    z <- matrix(stats::rnorm(n * d), n, d)
+    if (rep %% 3L == 1L) z <- round(z * 2) # distances tie everywhere
+    if (rep %% 3L == 2L) z[sample(n, n %/% 2L), ] <- z[rep(1L, n %/% 2L), ] # duplicated points
+    id <- rep(1L, n)
+    for (k in c(n, n - 1L, n %/% 2L + 1L, 25L)) {
+      idx <- knn_index(z, id, k)
+      want <- ref_knn_index(z, id, k)
+      # duplicated points are interchangeable: compare coordinates, in order
+      expect_identical(z[idx, , drop = FALSE], z[want, , drop = FALSE])
+      expect_identical(idx, knn_index(z, id, k, nthreads = 2L))
+      cen <- .Call(detanon:::C_ffi_knn_centroids, z, seq_len(n), c(0, n), k, 1L)
+      expect_identical(cen, ref_lex_centroids(z, want))
+      if (k == n) expect_identical(cen, cen[rep(1L, n), , drop = FALSE])
+    }
+  }
+})
+
+test_that("large k in heavy strata (chunked queries, stratum-order sums) is exact", {
+  set.seed(29)
+  n <- 1100L # n * k >= 2^20 for k near n: the chunked path
+  z <- cbind(round(stats::rnorm(n), 1), stats::rexp(n))
+  z[1:100, ] <- z[rep(1L, 100), ]
+  id <- rep(1L, n)
+  for (k in c(n, n - 1L, 960L, n %/% 2L)) {
+    want <- ref_knn_index(z, id, k)
+    cen1 <- .Call(detanon:::C_ffi_knn_centroids, z, seq_len(n), c(0, n), k, 1L)
+    cen2 <- .Call(detanon:::C_ffi_knn_centroids, z, seq_len(n), c(0, n), k, 2L)
+    expect_identical(cen1, cen2)
+    rows <- c(1:3, 101:103, sample(n, 6L)) # the R reference is slow: a sample of rows
+    expect_identical(cen1[rows, ], ref_lex_centroids(z, want[rows, , drop = FALSE]))
+    idx <- knn_index(z, id, k, nthreads = 2L)
+    expect_identical(z[idx[rows, ], ], z[want[rows, ], ])
+  }
+})
+
+test_that("the thread policy: the request, capped by OpenMP's limits, one thread for small jobs", {
+  threads <- function(n, work = 1e6) .Call(detanon:::C_ffi_threads, as.integer(n), work)
+  expect_identical(threads(1L), 1L)
+  expect_identical(threads(4L, work = 100), 1L) # too small to gain from threads
+  expect_lte(threads(1e6L), max(1L, parallel::detectCores()))
+  skip_on_cran()
+  rscript <- file.path(R.home("bin"), "Rscript")
+  # OMP_NUM_THREADS and OMP_THREAD_LIMIT cap a larger request (with OpenMP; else 1 anyway)
+  for (env in c("OMP_NUM_THREADS=1", "OMP_THREAD_LIMIT=1")) {
+    out <- system2(rscript, c("-e", shQuote(paste0(
+      "cat(.Call(detanon:::C_ffi_threads, 8L, 1e6))"))), stdout = TRUE,
+      env = c(env, paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep))))
+    expect_identical(out, "1")
+  }
+})
+
 test_that("format = \"natural\" keeps values in range, whole numbers whole, order kept", {
   skip_if_not_installed("sdcMicro")
   data(testdata, package = "sdcMicro", envir = environment())

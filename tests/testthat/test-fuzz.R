@@ -266,7 +266,7 @@ test_that("ffi_rmd_count: neighbour counts within w2 equal brute force", {
     q <- sample(n, nq, replace = stats::runif(1) < 0.3) # R passes distinct rows; repeats are allowed
     w <- sample(c(0, 0.05, stats::runif(1), 10), 1L)
     m <- sample(c(1L, 2L, 5L, .Machine$integer.max), 1L)
-    got <- .Call(detanon:::C_ffi_rmd_count, z, as.integer(q), w, m, sample(1:2, 1L))
+    got <- .Call(detanon:::C_ffi_rmd_count, z, as.integer(q), w, m, sample(1:2, 1L), FALSE)
     want <- vapply(q, function(i) {
       dd <- sqrt(fz_d2(z, z[i, ]))
       as.integer(min(m, sum(dd[-i] <= w)))
@@ -284,7 +284,7 @@ test_that("ffi_rmd_count: w equal to a distance, or one ulp either side, counts 
     ij <- sample(60, 2L)
     base <- sqrt(sum((z[ij[1], ] - z[ij[2], ])^2))
     for (w in c(base, base * (1 + .Machine$double.eps), base * (1 - .Machine$double.eps / 2))) {
-      got <- .Call(detanon:::C_ffi_rmd_count, z, 1:60, w, .Machine$integer.max, 1L)
+      got <- .Call(detanon:::C_ffi_rmd_count, z, 1:60, w, .Machine$integer.max, 1L, FALSE)
       want <- vapply(1:60, function(i) sum(sqrt(fz_d2(z, z[i, ]))[-i] <= w), 0L)
       expect_identical(got, want)
     }
@@ -306,7 +306,7 @@ test_that("ffi_link_rank: ranks of the own point (strictly nearer, at most as ne
     want_rows <- stats::runif(n) < sample(c(0.5, 1), 1L)
     cap <- sample(c(0, 1, 3, 1e9), 1L)
     got <- .Call(detanon:::C_ffi_link_rank, zt, zq, as.integer(g$order), as.integer(g$offsets),
-                 want_rows, as.double(cap), sample(1:2, 1L))
+                 want_rows, as.double(cap), sample(1:2, 1L), FALSE)
     want <- matrix(NA_real_, n, 2L)
     for (i in which(want_rows)) {
       s <- which(g$id == g$id[i])
@@ -333,7 +333,7 @@ test_that("ffi_mondrian: classes equal the R reference, sizes >= k, never across
     x <- fz_matrix(n, d)
     rng <- if (d) apply(x, 2L, function(v) if (n) diff(range(v)) else 0) else numeric()
     inv <- as.double(ifelse(rng > 0, 1 / rng, 0))
-    res <- .Call(detanon:::C_ffi_mondrian, x, g$order, g$offsets, k, inv)
+    res <- .Call(detanon:::C_ffi_mondrian, x, g$order, g$offsets, k, inv, FALSE)
     p <- character()
     if (length(res$class) != n || sum(res$size) != n) return("classes do not cover the rows")
     if (n == 0L) return(p)
@@ -406,8 +406,8 @@ test_that("ffi_keps_link and ffi_keps_confident: per-class counts equal brute fo
     sc <- matrix(stats::runif(max(n_classes, 0L) * pv, 0.5, 2) * max(abs(o), 1e-300), n_classes, pv)
     r <- matrix(stats::runif(max(n_classes, 0L) * pv, 0, 1) * max(abs(o), 1e-300), n_classes, pv)
     cap <- sample(c(1L, 2L, 3L, 1000L), 1L)
-    linked <- .Call(detanon:::C_ffi_keps_link, o, q, grp$order, grp$offsets, sc)
-    conf <- .Call(detanon:::C_ffi_keps_confident, o, q, grp$order, grp$offsets, r, cap)
+    linked <- .Call(detanon:::C_ffi_keps_link, o, q, grp$order, grp$offsets, sc, FALSE)
+    conf <- .Call(detanon:::C_ffi_keps_confident, o, q, grp$order, grp$offsets, r, cap, FALSE)
     if (length(linked) != n || length(conf) != n) return("wrong lengths")
     if (n == 0L) return(character())
     want_l <- integer(n)
@@ -450,21 +450,28 @@ test_that("ffi_knn_* reject input that breaks the R layer's contract instead of 
   expect_error(knn(offsets = c(0, 4, 3, 6)), "stratum smaller than k")
 })
 
-test_that("ffi_mask rejects input that breaks the R layer's contract instead of crashing", {
+test_that("ffi_anonymise rejects input that breaks the R layer's contract instead of crashing", {
   x <- cbind(as.double(1:6), c(2, 2, 2, 2, 2, 2))
-  mask <- function(cols = 1L, id = rep(1L, 6), k = 2L, mean = c(3.5, 2), sd = c(stats::sd(1:6), 0)) {
-    .Call(detanon:::C_ffi_mask, x, cols, mean, sd, id, k, 1L, 1e-10)
+  mask <- function(id = rep(1L, 6), k = 2L, x_ = x) {
+    .Call(detanon:::C_ffi_anonymise, x_, id, k, 1L, 1e-10, FALSE)
   }
   res <- mask()
-  expect_length(res[[1L]], 2L)
-  expect_identical(res[[1L]][[2L]], x[, 2])
+  expect_named(res, c("mean", "sd", "columns", "centroid_sd"))
+  expect_length(res$columns, 2L)
+  expect_identical(res$columns[[2L]], x[, 2]) # SD 0: copied
+  expect_length(res$centroid_sd, 1L)
+  # empty strata (ids with no rows) are allowed
+  expect_identical(mask(id = c(1L, 1L, 1L, 3L, 3L, 3L))$sd, res$sd)
   expect_error(mask(k = 7L), "stratum smaller than k")
   expect_error(mask(id = c(1L, 1L, 2L, 2L, 2L, 3L)), "stratum smaller than k")
   expect_error(mask(id = c(rep(1L, 5), 0L)), "stratum id out of range")
+  expect_error(mask(id = c(rep(1L, 5), 7L)), "stratum id out of range")
   expect_error(mask(id = rep(1L, 5)), "bad input")
-  expect_error(mask(cols = 3L), "bad columns")
-  expect_error(mask(cols = c(1L, 1L)), "bad columns")
-  expect_error(mask(mean = 1), "bad input")
+  expect_error(mask(id = as.double(rep(1, 6))), "bad input types")
+  # a non-finite mean or SD: statistics only, nothing masked
+  big <- mask(x_ = cbind(c(1, 2, 3, 4, 5, 1.7e308), 1:6 + 0))
+  expect_false(is.finite(big$sd[1L]))
+  expect_null(big$columns)
 })
 
 test_that("the fuzz budget can be raised from the environment", {

@@ -1,0 +1,293 @@
+/* The search driver of anonymise(): see knn.h. */
+#include <string.h>
+#include "detanon.h"
+#include "knn.h"
+#include "kdtree.h"
+#include "threads.h"
+
+#define LEAF_SIZE 16
+/* Strata smaller than this are searched one per thread (a tree each); larger ones one at
+ * a time with the queries spread over threads. So are strata with much work per query
+ * (ns * k >= HEAVY_STRATUM), so that their queries too come in chunks between interrupt
+ * checks, whatever k. */
+#define SMALL_STRATUM 4096
+#define HEAVY_STRATUM ((double) (1 << 20))
+/* Work between two interrupt checks, in units of about one heap operation: a query costs
+ * about k log2(k) (candidates kept, and the centroid's sort) plus a constant for the search
+ * (a few milliseconds of work in all, at any k). */
+#define CHUNK_WORK ((double) (1 << 20))
+#define CHUNK_MAX ((ptrdiff_t) 1 << 16)
+
+static inline int is_large(ptrdiff_t ns, int k)
+{
+    return ns >= SMALL_STRATUM || (double) ns * k >= HEAVY_STRATUM;
+}
+
+static inline double query_cost(int k)
+{
+    double lg = 1.0;
+    for (int m = k; m > 1; m >>= 1) lg += 1.0;
+    return (double) k * lg + 16.0;
+}
+
+/* Queries between two interrupt checks. */
+static inline ptrdiff_t chunk_queries(int k)
+{
+    double q = CHUNK_WORK / query_cost(k);
+    return q < 64 ? 64 : q > CHUNK_MAX ? CHUNK_MAX : (ptrdiff_t) q;
+}
+
+/* (Re)build tree t, allocated for at least ns points, over rows[0..ns). */
+static void build(kd_tree *t, const knn_job *job, const ptrdiff_t *rows, ptrdiff_t ns,
+                  int (*interrupted)(void))
+{
+    kd_reuse(t, ns);
+    t->interrupted = interrupted;
+    if (job->center) kd_build_scaled(t, job->col, job->center, job->scale, rows);
+    else kd_build(t, job->col[0], job->n, rows); /* the columns of one n x d matrix */
+}
+
+/* Polled by a serial build on the main thread: a Ctrl-C jumps straight back to R as an
+ * interrupt condition. Safe there: no parallel region is running, and every buffer is
+ * R_alloc memory, freed by R. */
+static int interrupt_now(void) { R_CheckUserInterrupt(); return 0; }
+
+/* The centroid of the k points found for a query, into out[0..d). The k points are uniquely
+ * defined (see kdtree.h), but their order in the heap depends on the query; summing them in
+ * lexicographic order instead makes the centroid a function of the k points alone, so
+ * records that share their k points get bit-identical centroids (their last bits cannot
+ * tell which record a centroid came from, and with k equal to a stratum's size the
+ * centroids are all equal, not equal up to rounding noise that step 5 would blow up).
+ * Reorders h->pos: O(k log k) (kd_sort_lex). */
+static inline void centroid(const kd_tree *t, kd_heap *h, double *out)
+{
+    const int d = t->d, k = h->k;
+    ptrdiff_t *pos = h->pos;
+    kd_sort_lex(t, pos, k);
+    for (int j = 0; j < d; j++) {
+        double s = 0.0;
+        for (int m = 0; m < k; m++) s += t->pts[pos[m] * d + j];
+        out[j] = s / k;
+    }
+}
+
+/* The same centroid when k is a large share of the stratum: `lex` lists the stratum's tree
+ * positions in lexicographic order (once per stratum), `mark` holds ns zero bytes. The k
+ * points are marked, then summed in the stratum's lexicographic order: the same points in
+ * the same order as centroid() sums them (identical points are interchangeable), so the
+ * same bits, in O(ns) instead of O(k log k). */
+static inline void centroid_marked(const kd_tree *t, const kd_heap *h, const ptrdiff_t *lex,
+                                   unsigned char *mark, double *out)
+{
+    const int d = t->d, k = h->k;
+    for (int m = 0; m < k; m++) mark[h->pos[m]] = 1;
+    for (int j = 0; j < d; j++) out[j] = 0.0;
+    for (ptrdiff_t i = 0; i < t->n; i++) {
+        ptrdiff_t p = lex[i];
+        if (!mark[p]) continue;
+        for (int j = 0; j < d; j++) out[j] += t->pts[p * d + j];
+    }
+    for (int j = 0; j < d; j++) out[j] /= k;
+    for (int m = 0; m < k; m++) mark[h->pos[m]] = 0;
+}
+
+/* Write the result for the query at tree position `self` straight into the output.
+ * `work` holds d doubles. */
+static inline void emit(const kd_tree *t, kd_heap *h, ptrdiff_t self, const knn_job *job,
+                        double *work)
+{
+    const int d = t->d, k = h->k;
+    const ptrdiff_t r = t->row[self];
+    if (job->cent) {
+        centroid(t, h, work);
+        for (int j = 0; j < d; j++) job->cent[j][r] = work[j];
+    } else {
+        for (int m = 0; m < k; m++) job->idx[r + m * job->n] = (int) (t->row[h->pos[m]] + 1);
+    }
+}
+
+/* Between two chunks, on the main thread: an interrupt jumps back to R (all memory is
+ * R_alloc'd), then progress is reported. */
+static void between_chunks(const knn_job *job, ptrdiff_t done)
+{
+    R_CheckUserInterrupt();
+    if (job->progress) job->progress(job->progress_ctx, done);
+}
+
+static ptrdiff_t search_small_strata(const knn_job *job, ptrdiff_t max_small, kd_heap *heaps,
+                                     double **work)
+{
+    ptrdiff_t done = 0;
+    kd_tree *trees = (kd_tree *) R_alloc(job->nt, sizeof(kd_tree));
+    for (int t = 0; t < job->nt; t++) trees[t] = detanon_tree(max_small, job->d, LEAF_SIZE);
+    const ptrdiff_t *off = job->off;
+    ptrdiff_t s = 0;
+    while (s < job->n_strata) {
+        ptrdiff_t s_end = s;
+        const double cost = query_cost(job->k);
+        for (double w = 0; s_end < job->n_strata && w < CHUNK_WORK; s_end++) {
+            ptrdiff_t ns = off[s_end + 1] - off[s_end];
+            if (is_large(ns, job->k)) continue;
+            w += (double) ns * cost;
+            done += ns;
+        }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(job->nt) schedule(dynamic, 1)
+#endif
+        for (ptrdiff_t i = s; i < s_end; i++) {
+            ptrdiff_t ns = off[i + 1] - off[i];
+            if (ns == 0 || is_large(ns, job->k)) continue;
+            int tid = THREAD_ID;
+            kd_tree *tree = &trees[tid];
+            build(tree, job, job->rows + off[i], ns, NULL);
+            for (ptrdiff_t p = 0; p < ns; p++) {
+                kd_knn_self(tree, p, &heaps[tid]);
+                emit(tree, &heaps[tid], p, job, work[tid]);
+            }
+        }
+        between_chunks(job, done);
+        s = s_end;
+    }
+    return done;
+}
+
+/* Large strata: trees built up front (several strata: one per thread, in rounds of nt
+ * between interrupt checks; a single stratum: serially, polling for interrupts), then one
+ * stratum at a time with its queries in parallel, in tree order for locality. */
+static void search_large_strata(const knn_job *job, kd_heap *heaps, double **work,
+                                ptrdiff_t done)
+{
+    const ptrdiff_t *off = job->off;
+    const int nt = job->nt;
+    ptrdiff_t n_large = 0;
+    for (ptrdiff_t s = 0; s < job->n_strata; s++) if (is_large(off[s + 1] - off[s], job->k)) n_large++;
+    ptrdiff_t *large = (ptrdiff_t *) R_alloc(n_large, sizeof(ptrdiff_t));
+    kd_tree *trees = (kd_tree *) R_alloc(n_large, sizeof(kd_tree));
+    for (ptrdiff_t s = 0, i = 0; s < job->n_strata; s++) {
+        if (!is_large(off[s + 1] - off[s], job->k)) continue;
+        large[i] = s;
+        trees[i] = detanon_tree(off[s + 1] - off[s], job->d, LEAF_SIZE);
+        i++;
+    }
+    if (n_large == 1) {
+        build(&trees[0], job, job->rows + off[large[0]], trees[0].n, interrupt_now);
+    } else {
+        for (ptrdiff_t from = 0; from < n_large; from += nt) {
+            ptrdiff_t to = from + nt < n_large ? from + nt : n_large;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+            for (ptrdiff_t i = from; i < to; i++)
+                build(&trees[i], job, job->rows + off[large[i]], trees[i].n, NULL);
+            between_chunks(job, done);
+        }
+    }
+    /* Centroids go to a buffer in tree order, then to the output one column at a time:
+     * written straight to their rows, scattered over n-long columns, they cost a cache miss
+     * per value in the middle of the search and push the tree out of the cache. */
+    const int d = job->d;
+    double *buf = NULL;
+    if (job->cent) {
+        ptrdiff_t max_ns = 0;
+        for (ptrdiff_t i = 0; i < n_large; i++) if (trees[i].n > max_ns) max_ns = trees[i].n;
+        buf = (double *) R_alloc((size_t) max_ns * d, sizeof(double));
+    }
+    const ptrdiff_t chunk = chunk_queries(job->k);
+    const int grain = chunk >= 1024 * nt ? 256 : (int) (chunk / (4 * nt) > 0 ? chunk / (4 * nt) : 1);
+    ptrdiff_t *lex = NULL;
+    unsigned char **mark = NULL;
+    for (ptrdiff_t i = 0; i < n_large; i++) {
+        const kd_tree *tree = &trees[i];
+        const ptrdiff_t ns = tree->n;
+        /* k a large share of the stratum: sum the k points in the stratum's order */
+        const int by_mark = buf && (ptrdiff_t) job->k * 8 >= ns;
+        if (by_mark) {
+            lex = (ptrdiff_t *) R_alloc(ns, sizeof(ptrdiff_t));
+            mark = (unsigned char **) R_alloc(nt, sizeof(unsigned char *));
+            for (ptrdiff_t p = 0; p < ns; p++) lex[p] = p;
+            kd_sort_lex(tree, lex, ns);
+            for (int t = 0; t < nt; t++) {
+                mark[t] = (unsigned char *) R_alloc(ns, 1);
+                memset(mark[t], 0, ns);
+            }
+        }
+        for (ptrdiff_t from = 0; from < ns; from += chunk) {
+            ptrdiff_t to = from + chunk < ns ? from + chunk : ns;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, grain)
+#endif
+            for (ptrdiff_t p = from; p < to; p++) {
+                int tid = THREAD_ID;
+                kd_knn_self(tree, p, &heaps[tid]);
+                if (by_mark) centroid_marked(tree, &heaps[tid], lex, mark[tid], buf + p * d);
+                else if (buf) centroid(tree, &heaps[tid], buf + p * d);
+                else emit(tree, &heaps[tid], p, job, work[tid]);
+            }
+            done += to - from;
+            between_chunks(job, done);
+        }
+        if (!buf) continue;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+#endif
+        for (int j = 0; j < d; j++) {
+            double *out = job->cent[j];
+            for (ptrdiff_t p = 0; p < ns; p++) out[tree->row[p]] = buf[p * d + j];
+        }
+    }
+}
+
+/* Every record's k nearest neighbours inside its stratum (each non-empty stratum holds at
+ * least k records; checked by the callers). */
+void knn_all(const knn_job *job)
+{
+    const ptrdiff_t *off = job->off;
+    if (job->d == 0) {
+        /* no coordinates: all points coincide, so any k points of the stratum are nearest */
+        if (job->idx) {
+            for (ptrdiff_t s = 0; s < job->n_strata; s++)
+                for (ptrdiff_t p = off[s]; p < off[s + 1]; p++)
+                    for (int m = 0; m < job->k; m++)
+                        job->idx[job->rows[p] + (ptrdiff_t) m * job->n] = (int) (job->rows[off[s] + m] + 1);
+        }
+        return;
+    }
+    ptrdiff_t max_small = 0, max_large = 0;
+    for (ptrdiff_t s = 0; s < job->n_strata; s++) {
+        ptrdiff_t ns = off[s + 1] - off[s];
+        if (!is_large(ns, job->k)) { if (ns > max_small) max_small = ns; }
+        else if (ns > max_large) max_large = ns;
+    }
+    kd_heap *heaps = (kd_heap *) R_alloc(job->nt, sizeof(kd_heap));
+    double **work = (double **) R_alloc(job->nt, sizeof(double *));
+    for (int t = 0; t < job->nt; t++) {
+        heaps[t] = detanon_heap(job->k);
+        heaps[t].any_order = job->cent != NULL; /* centroids sort the k points themselves */
+        work[t] = (double *) R_alloc(job->d > 0 ? job->d : 1, sizeof(double));
+    }
+    ptrdiff_t done = 0;
+    if (max_small > 0) done = search_small_strata(job, max_small, heaps, work);
+    if (max_large > 0) search_large_strata(job, heaps, work, done);
+}
+
+void knn_group_rows(const int *id, ptrdiff_t n, ptrdiff_t n_strata, ptrdiff_t *rows, ptrdiff_t *off)
+{
+    for (ptrdiff_t s = 0; s <= n_strata; s++) off[s] = 0;
+    for (ptrdiff_t i = 0; i < n; i++) off[id[i]]++;
+    for (ptrdiff_t s = 0; s < n_strata; s++) off[s + 1] += off[s];
+    /* off[s] is now the end of stratum s - 1 = the start of stratum s: fill from there */
+    for (ptrdiff_t i = 0; i < n; i++) rows[off[id[i] - 1]++] = i;
+    for (ptrdiff_t s = n_strata; s > 0; s--) off[s] = off[s - 1];
+    off[0] = 0;
+}
+
+const char *knn_check_strata(const ptrdiff_t *off, ptrdiff_t n_strata, ptrdiff_t n, int k)
+{
+    if (k < 1) return "k < 1";
+    if (off[0] != 0 || off[n_strata] != n) return "bad offsets";
+    for (ptrdiff_t s = 0; s < n_strata; s++) {
+        ptrdiff_t ns = off[s + 1] - off[s];
+        if (ns < 0 || (ns > 0 && ns < k)) return "a stratum smaller than k";
+    }
+    return NULL;
+}

@@ -1,0 +1,43 @@
+/* The k nearest neighbours of every record inside its stratum, and their centroids: the
+ * search driver of anonymise() on kd-trees (kdtree.h). It runs on the main thread, spreads
+ * the queries over OpenMP threads, and between chunks of queries (never inside a parallel
+ * region) checks for interrupts and reports progress. Its only R API calls are R_alloc
+ * (scratch memory, freed by R on error or interrupt) and R_CheckUserInterrupt. */
+#ifndef DETANON_KNN_H
+#define DETANON_KNN_H
+
+#include <stddef.h>
+
+/* Progress: called on the main thread between chunks with the number of queries done so
+ * far (of n), when not NULL. */
+typedef void (*knn_progress)(void *ctx, ptrdiff_t done);
+
+/* One search: the points, their strata, and where the results go. */
+typedef struct {
+    ptrdiff_t n;
+    int d, k, nt;
+    const double *const *col;     /* column j of the data */
+    const double *center, *scale; /* both NULL, or the search runs on (col - center) / scale */
+    const ptrdiff_t *rows;        /* 0-based rows, stratum by stratum */
+    const ptrdiff_t *off;         /* stratum s holds rows[off[s] .. off[s + 1]) */
+    ptrdiff_t n_strata;
+    double **cent;                /* d output columns of n centroids, or NULL */
+    int *idx;                     /* or an n x k matrix of 1-based neighbour rows */
+    knn_progress progress;        /* or NULL */
+    void *progress_ctx;
+} knn_job;
+
+/* Every record's k nearest neighbours inside its stratum; each non-empty stratum holds at
+ * least k records (knn_check_strata). */
+void knn_all(const knn_job *job);
+
+/* Rows grouped by stratum, keeping their order inside a stratum (a counting sort, the same
+ * order as R's order(id, method = "radix")): id[i] in 1..n_strata; rows (n) receives the
+ * 0-based rows, off (n_strata + 1) the stratum boundaries in it. Pure C. */
+void knn_group_rows(const int *id, ptrdiff_t n, ptrdiff_t n_strata, ptrdiff_t *rows, ptrdiff_t *off);
+
+/* Is the stratum contract broken (k < 1, offsets not from 0 to n, a non-empty stratum
+ * smaller than k)? A message for an internal error, or NULL. */
+const char *knn_check_strata(const ptrdiff_t *off, ptrdiff_t n_strata, ptrdiff_t n, int k);
+
+#endif

@@ -1,0 +1,110 @@
+/* TEST-ONLY entry points. Nothing in R/ calls these: they expose kernels to the tests in
+ * tests/testthat (test-fuzz.R, test-anonymise.R, test-keps.R) so that each can be compared
+ * with a slow R reference on its own. They validate only what keeps them from reading out
+ * of bounds, and their interfaces may change without notice. The user path is in
+ * anonymise.c, risk.c and keps.c. */
+#include "detanon.h"
+#include "knn.h"
+#include "mondrian.h"
+#include "threads.h"
+
+static ptrdiff_t *as_index(SEXP x, R_xlen_t len)
+{
+    ptrdiff_t *o = (ptrdiff_t *) R_alloc(len > 0 ? len : 1, sizeof(ptrdiff_t));
+    if (TYPEOF(x) == INTSXP) { const int *p = INTEGER_RO(x); for (R_xlen_t i = 0; i < len; i++) o[i] = p[i]; }
+    else { const double *p = REAL_RO(x); for (R_xlen_t i = 0; i < len; i++) o[i] = (ptrdiff_t) p[i]; }
+    return o;
+}
+
+/* The search of anonymise() on given points (no standardisation): z an n x d matrix,
+ * `order` the 1-based rows stratum by stratum, `offsets` the S + 1 stratum boundaries in
+ * it. An n x k matrix of 1-based neighbour rows, or the n x d centroids. */
+static SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, int want_index)
+{
+    const ptrdiff_t n = Rf_nrows(z);
+    const int d = Rf_ncols(z), k = Rf_asInteger(k_);
+    if (TYPEOF(z) != REALSXP || k < 1 || XLENGTH(order) != n || XLENGTH(offsets) < 1)
+        Rf_error("internal error: bad input to ffi_knn_*");
+    SEXP out = PROTECT(want_index ? Rf_allocMatrix(INTSXP, n, k) : Rf_allocMatrix(REALSXP, n, d));
+    if (n == 0) { UNPROTECT(1); return out; }
+    ptrdiff_t *rows = as_index(order, n);
+    for (ptrdiff_t i = 0; i < n; i++) {
+        if (rows[i] < 1 || rows[i] > n) Rf_error("internal error: row out of range in ffi_knn_*");
+        rows[i] -= 1;
+    }
+    const ptrdiff_t n_strata = XLENGTH(offsets) - 1;
+    const ptrdiff_t *off = as_index(offsets, n_strata + 1);
+    const char *bad = knn_check_strata(off, n_strata, n, k);
+    if (bad) Rf_error("internal error in ffi_knn_*: %s", bad);
+
+    const double *zx = REAL_RO(z);
+    double **cent = want_index ? NULL : (double **) R_alloc(d > 0 ? d : 1, sizeof(double *));
+    if (cent) for (int j = 0; j < d; j++) cent[j] = REAL(out) + (ptrdiff_t) j * n;
+    knn_job job = { n, d, k, detanon_threads(nthreads), &zx, NULL, NULL, rows, off, n_strata,
+                    cent, want_index ? INTEGER(out) : NULL, NULL, NULL };
+    knn_all(&job);
+    UNPROTECT(1);
+    return out;
+}
+
+SEXP ffi_knn_centroids(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads)
+{
+    return knn_run(z, order, offsets, k, nthreads, 0);
+}
+
+SEXP ffi_knn_index(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads)
+{
+    return knn_run(z, order, offsets, k, nthreads, 1);
+}
+
+/* The tree over the rows of an n x d matrix z, for tests of the build: list(row = rows
+ * (1-based) in tree order, node = n_nodes x 4 matrix of 0-based begin, end (exclusive),
+ * left, right (-1 for a leaf), box = n_nodes x 2d matrix of lower then upper corners). */
+SEXP ffi_kd_tree(SEXP z, SEXP leaf_size)
+{
+    const ptrdiff_t n = Rf_nrows(z);
+    const int d = Rf_ncols(z), ls = Rf_asInteger(leaf_size);
+    if (TYPEOF(z) != REALSXP || n < 1 || d < 1 || ls < 1)
+        Rf_error("internal error: bad input to ffi_kd_tree");
+    kd_tree t = detanon_tree(n, d, ls);
+    kd_build(&t, REAL_RO(z), n, NULL);
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, 3));
+    SEXP row = SET_VECTOR_ELT(out, 0, Rf_allocVector(REALSXP, n));
+    SEXP node = SET_VECTOR_ELT(out, 1, Rf_allocMatrix(REALSXP, t.n_nodes, 4));
+    SEXP box = SET_VECTOR_ELT(out, 2, Rf_allocMatrix(REALSXP, t.n_nodes, 2 * d));
+    SEXP names = Rf_allocVector(STRSXP, 3);
+    Rf_setAttrib(out, R_NamesSymbol, names);
+    SET_STRING_ELT(names, 0, Rf_mkChar("row"));
+    SET_STRING_ELT(names, 1, Rf_mkChar("node"));
+    SET_STRING_ELT(names, 2, Rf_mkChar("box"));
+    for (ptrdiff_t i = 0; i < n; i++) REAL(row)[i] = (double) t.row[i] + 1;
+    for (int v = 0; v < t.n_nodes; v++) {
+        const kd_node *nd = t.nodes + v;
+        double f[4] = { (double) nd->begin, (double) nd->end, nd->left, nd->right };
+        for (int c = 0; c < 4; c++) REAL(node)[v + (ptrdiff_t) c * t.n_nodes] = f[c];
+        for (int c = 0; c < 2 * d; c++)
+            REAL(box)[v + (ptrdiff_t) c * t.n_nodes] = t.box[(size_t) v * 2 * d + c];
+    }
+    UNPROTECT(1);
+    return out;
+}
+
+/* n Laplace(0, b) draws with R's RNG. */
+SEXP ffi_rlaplace(SEXP n_, SEXP b_)
+{
+    const R_xlen_t n = (R_xlen_t) Rf_asReal(n_);
+    const double b = Rf_asReal(b_);
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
+    double *o = n > 0 ? REAL(out) : NULL;
+    GetRNGstate();
+    for (R_xlen_t i = 0; i < n; i++) o[i] = laplace_from_unif(unif_rand(), b);
+    PutRNGstate();
+    UNPROTECT(1);
+    return out;
+}
+
+/* The thread policy (threads.h) for a request of `nthreads` and `work` units. */
+SEXP ffi_threads(SEXP nthreads, SEXP work)
+{
+    return Rf_ScalarInteger(threads_for(detanon_threads(nthreads), Rf_asReal(work)));
+}
