@@ -49,7 +49,8 @@ r_count <- function(codes, gen, card, level, k) {
 
 k <- 5
 quasi <- c("age", "sex", "region", "marital", "education", "zip")
-only_sdc <- identical(commandArgs(trailingOnly = TRUE), "sdc")  # Rscript bench/ola.R sdc: part (c) only
+args <- commandArgs(trailingOnly = TRUE)
+only_sdc <- length(args) >= 1L && args[1L] == "sdc"  # Rscript bench/ola.R sdc [n]: part (c) only
 n <- 1e6
 if (!only_sdc) {
 d <- sim(n)
@@ -88,7 +89,7 @@ cat(sprintf("    the whole lattice (%d nodes) counted in plain R would take abou
 
 cpu <- function(tt) tt[["user.self"]] + tt[["sys.self"]]
 if (requireNamespace("sdcMicro", quietly = TRUE)) {
-  n2 <- 1e5
+  n2 <- if (length(args) >= 2L) as.numeric(args[2L]) else 1e5
   d2 <- sim(n2, seed = 3)
   h2 <- hier(d2)
   t_ola <- cpu(system.time(ec2 <- equivalence_classes(d2, k = k, quasi = quasi, strata = character(),
