@@ -39,11 +39,19 @@
 #' and Table 3. It is slower and its tie outcome depends on the row order.
 #'
 #' @section Edge cases:
-#' * A constant column (SD 0) has no z-score; it is left out of the distances and
-#'   released as its constant value.
+#' * A constant column (all values equal) has no z-score; it is left out of the distances
+#'   and released as its constant value.
+#' * A column of tiny values (below 1e-100 in magnitude, such as p-values or subnormal
+#'   numbers), whose squared deviations underflow, is scaled exactly by a power of two
+#'   before masking and back afterwards: it is masked like any other column, not taken
+#'   for a constant.
+#' * Labelled (Stata/SPSS, `haven_labelled`) columns hold category codes: by default they
+#'   are `strata`, not `vars` (name them in `vars` to mask them as numbers).
+
 #' * When all centroids of a column are equal (e.g. `k` equal to the only stratum's size),
 #'   their SD is 0 and the column is released as the original mean, with a warning.
-#' * Integer columns in `vars` are returned as doubles.
+#' * Integer columns in `vars` are returned as integers by default, as doubles with
+#'   `format = "none"` or when their values need decimals.
 #' * A column whose SD overflows (values beyond about 1e154 in magnitude) cannot be
 #'   standardised and gives an error; rescale it first.
 #' * Missing values in `strata` columns form a stratum level of their own.
@@ -56,6 +64,11 @@
 #'   neighbours); a whole number >= 2. Every stratum must have at least `k` records.
 #' @param engine `"kdtree"` (the package's exact, multithreaded C search) or `"rann"`
 #'   (`RANN::nn2()`, to reproduce results made with it).
+#' @param format The release form of the masked values (see the section below):
+#'   `"natural"` (inside k-record bounds of each variable's range, whole numbers kept
+#'   whole), `"precision"` (also every variable at its original number of decimals) or
+#'   `"none"` (the unformatted step-5 values, as in the paper). `NULL`, the default,
+#'   means `"natural"` with `engine = "kdtree"` and `"none"` with `engine = "rann"`.
 #' @param na What to do with missing values in `vars`: `"fail"` (an error, the default),
 #'   `"median"` or `"mean"` (replace by the column's median or mean over all records, as
 #'   the paper does for the Titanic ages), `"median_stratum"` or `"mean_stratum"` (the
@@ -72,13 +85,15 @@
 #'   like a direct identifier (see [detect_identifiers()])? Set to `FALSE` to silence.
 #' @param nthreads Number of OpenMP threads (capped by the machine). The default is the
 #'   option `detanon.nthreads`, else 1.
-#' @return An object of the same class as `data` with the masked columns replaced (as
-#'   doubles), rows in the same order (fewer if records were suppressed or incomplete
-#'   ones dropped) and all other columns unchanged. Its release metadata ([release_info()])
-#'   hold only aggregate information: the settings (`k`, `vars`, `strata`, `na`,
-#'   `small_strata`, `engine`), the counts (`n` records, `n_strata`, `min_size` of the
-#'   smallest stratum, `n_suppressed`, `n_dropped`, `n_imputed`, `n_merged` moved records)
-#'   and, in `stats`, the means, SDs and scaling factors of the masked columns.
+#' @return An object of the same class as `data` (a grouped tibble keeps its groups, a
+#'   data.table its key) with the masked columns replaced, rows in the same order (fewer
+#'   if records were suppressed or incomplete ones dropped), numbered 1 to n without the
+#'   original row names, unused factor levels dropped and all other values unchanged. Its
+#'   release metadata ([release_info()]) hold only settings and counts: the settings (`k`,
+#'   `vars`, `strata`, `na`, `small_strata`, `engine`, `format`), the counts (`n` records,
+#'   `n_strata`, `min_size` of the smallest stratum, `n_suppressed`, `n_dropped`,
+#'   `n_imputed`, `n_merged` moved records) and, in `stats`, the scaling factors of step 5
+#'   (ratios of SDs; no mean or SD of the originals).
 #'   Messages (class `detanon_message`) report records dropped, suppressed or moved.
 #' @references Avraam D, Jones E, Burton P (2022). A deterministic approach for protecting
 #'   privacy in sensitive personal data. *BMC Medical Informatics and Decision Making*,
@@ -93,6 +108,7 @@
 #' @export
 anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
                       engine = c("kdtree", "rann"),
+                      format = NULL,
                       na = c("fail", "median", "mean", "median_stratum", "mean_stratum", "complete"),
                       small_strata = c("fail", "suppress", "merge"),
                       check_identifiers = TRUE,
@@ -100,10 +116,10 @@ anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
   check_data_frame(data, "data")
   strata <- check_columns(strata, data, "strata", default_strata(data))
   check_strata_columns(data, strata)
-  vars <- check_columns(vars, data, "vars",
-                        setdiff(names(data)[vapply(data, is_continuous, logical(1))], strata))
+  vars <- check_columns(vars, data, "vars", setdiff(default_vars(data), strata))
   k <- check_whole(k, "k", min = 2)
   engine <- match_choice(engine, "engine")
+  format <- check_format(format, engine)
   na <- match_choice(na, "na")
   small_strata <- match_choice(small_strata, "small_strata")
   check_flag(check_identifiers, "check_identifiers")
@@ -124,14 +140,18 @@ anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
   x <- step$x
   masked <- mask_matrix(x, id, k, engine, nthreads)
   if (check_identifiers) warn_identifiers(df, vars, strata)
-  for (j in seq_along(vars)) df[[vars[j]]] <- masked$columns[[j]]
-  as_release(restore_class(df, data), "anonymise",
+  for (j in seq_along(vars)) {
+    df[[vars[j]]] <- format_masked(masked$columns[[j]], x[, j], k, format, is.integer(data[[vars[j]]]))
+  }
+  # the metadata hold settings, counts and the step-5 scaling factors: no means or SDs of
+  # the originals (for a stratum of two records they give both values back)
+  as_release(as_release_frame(df, data), "anonymise",
              settings = list(k = k, vars = vars, strata = strata, na = na, small_strata = small_strata,
-                             engine = engine),
+                             engine = engine, format = format),
              counts = list(n = nrow(df), n_strata = max(id), min_size = min(tabulate(id)),
                            n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,
                            n_imputed = step$n_imputed, n_merged = step$n_merged),
-             stats = list(mean = masked$mean, sd = masked$sd, scale = masked$scale))
+             stats = list(scale = masked$scale))
 }
 
 # anonymise(), step 1: missing values in `vars` by the `na` policy. Returns the matrix
@@ -207,9 +227,88 @@ handle_small_strata <- function(step, df, id, k, strata, small_strata) {
   step
 }
 
+check_format <- function(format, engine) {
+  if (is.null(format)) return(if (engine == "rann") "none" else "natural")
+  choices <- c("natural", "precision", "none")
+  if (!is.character(format) || length(format) != 1L || is.na(format) || !format %in% choices) {
+    stop_arg("`format` must be NULL or one of ", paste0("\"", choices, "\"", collapse = ", "),
+             ", not ", show_value(format), ".")
+  }
+  format
+}
+
+# The release form of one masked column `m`, given the masked records' values `x` before
+# masking (complete). "natural": values kept inside [lo, hi], where lo and hi are the
+# means of the k smallest and of the k largest values of `x` (k-record aggregates, like
+# the centroids: never one record's value), by a rank-preserving linear squeeze of the
+# tails; whole-number variables rounded to whole numbers (integers when `as_integer`).
+# "precision": every variable also rounded to the decimals of `x`. "none": unchanged.
+format_masked <- function(m, x, k, format, as_integer) {
+  if (format == "none" || !length(m)) return(m)
+  n <- length(x)
+  kk <- min(k, n)
+  xs <- sort(x, method = "radix")
+  lo <- exact_mean(xs[seq_len(kk)])
+  hi <- exact_mean(xs[n + 1L - seq_len(kk)])
+  d <- if (all(x == round(x))) 0L else if (format == "precision") decimals(x) else NA_integer_
+  if (!is.na(d)) {
+    p <- 10^d
+    lo_d <- ceiling(lo * p) / p
+    hi_d <- floor(hi * p) / p
+    if (lo_d > hi_d) lo_d <- hi_d <- round((lo + hi) / 2, d)
+    lo <- lo_d
+    hi <- hi_d
+  }
+  m <- squeeze_range(m, lo, hi)
+  if (!is.na(d)) m <- pmin(pmax(round(m, d), lo), hi)
+  if (as_integer && identical(d, 0L)) m <- as.integer(m)
+  m
+}
+
+# Map the values of `v` into [lo, hi] keeping their order: values between the lower tail's
+# pivot t (at most the median, at least four times the overshoot inside the range) and
+# min(v) are mapped linearly onto [lo, t], and likewise at the top. Values between the two
+# pivots are unchanged. When more than half the values lie beyond a bound (no pivot inside
+# the range) they are set to the bound.
+squeeze_range <- function(v, lo, hi) {
+  med <- stats::median(v)
+  m <- min(v)
+  if (m < lo) {
+    t <- min(med, lo + 4 * (lo - m))
+    if (t > lo) {
+      b <- v < t
+      v[b] <- t - (t - v[b]) * ((t - lo) / (t - m))
+    }
+  }
+  M <- max(v)
+  if (M > hi) {
+    t <- max(med, hi - 4 * (M - hi))
+    if (t < hi) {
+      b <- v > t
+      v[b] <- t + (v[b] - t) * ((hi - t) / (M - t))
+    }
+  }
+  pmin(pmax(v, lo), hi)
+}
+
+# Number of decimals (0 to 10) at which all of `x` are recorded, NA if more.
+decimals <- function(x) {
+  for (d in 0:10) {
+    y <- x * 10^d
+    # a tolerance relative to the value (rounding error of x * 10^d), so that a tiny value
+    # (1e-250) is not taken for a whole number
+    if (all(abs(y - round(y)) <= 1e-12 * abs(y))) return(d)
+  }
+  NA_integer_
+}
+
 # The five steps on a complete numeric matrix with stratum ids 1..S (all strata >= k).
 # Returns the masked columns as a list, and the column statistics.
 mask_matrix <- function(x, id, k, engine, nthreads) {
+  # columns of tiny values (p-values, subnormals) would have an SD that underflows to 0 and
+  # be taken for constant: scale them exactly by a power of two, and back at the end
+  tiny <- pow2_normalise(x)
+  x <- tiny$x
   # the rann engine reproduces the authors' arithmetic, (x - mean(x)) / sd(x): its last
   # bits decide which of several equally distant neighbours RANN returns
   stats <- if (engine == "kdtree") col_stats(x, nthreads) else base_stats(x)
@@ -224,6 +323,11 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
   }
   # constant columns (SD 0) have no z-score: they keep their single value
   cols <- which(stats$sd > 0)
+  lost <- setdiff(which(!vapply(seq_len(ncol(x)), function(j) is_constant(x[, j]), logical(1))), cols)
+  if (length(lost)) {
+    stop_arg("`vars` ", plural(length(lost), "column", count = FALSE), " ", quote_names(colnames(x)[lost]),
+             " vary but their SD is 0 in double precision; rescale them first.", kind = "data")
+  }
   # on the z-scale (SD 1) a centroid spread this small is rounding noise, not information
   flat_sd <- 1e-10
   res <- if (engine == "kdtree") {
@@ -238,7 +342,9 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
   }
   scale <- stats::setNames(rep(NA_real_, ncol(x)), colnames(x))
   scale[cols] <- ifelse(flat, NA_real_, stats$sd[cols] / res[[2L]])
-  list(columns = res[[1L]], mean = stats$mean, sd = stats$sd, scale = scale)
+  columns <- res[[1L]]
+  for (j in which(tiny$e != 0)) columns[[j]] <- times_pow2(columns[[j]], -tiny$e[j])
+  list(columns = columns, scale = scale)
 }
 
 # ffi_mask() with RANN::nn2() as the search, on z-scores made as the authors' code makes
@@ -298,6 +404,12 @@ impute <- function(x, has_na, id, fun, strata) {
 }
 
 exact_mean <- function(v) col_stats(matrix(v))$mean[[1L]]
+
+# Labelled (Stata/SPSS) numeric columns hold category codes: they are masked only when named.
+is_labelled <- function(x) inherits(x, "haven_labelled") || inherits(x, "labelled")
+
+# Columns masked by default: numeric, not labelled codes.
+default_vars <- function(data) names(data)[vapply(data, function(x) is_continuous(x) && !is_labelled(x), logical(1))]
 
 check_vars <- function(data, vars, strata) {
   if (!length(vars)) {

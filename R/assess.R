@@ -1,6 +1,8 @@
 #' Assess a masked release: disclosure risk and utility in one report
 #'
-#' Runs [risk_rmd()], [risk_linkage()], [utility_pmse()], [utility_delta()] and, when a
+#' Runs [risk_rmd()], [risk_linkage()] (nearest-neighbour and top-`top_m`),
+#' [risk_replay()] (when the release records how it was made, or `mask` is given),
+#' [utility_pmse()], [utility_delta()] and, when a
 #' `formula` is given, [utility_model()] on the same pair of data sets, and returns one
 #' object with `print()`, `summary()`, `as.data.frame()` and `plot()` methods. The
 #' object holds only the measures (shares, counts, row positions, propensity scores,
@@ -13,8 +15,13 @@
 #'   A heuristic for close-match disclosure of continuous values; says nothing about
 #'   categorical variables or attribute disclosure.
 #' * **Linkage** ([risk_linkage()]): share of masked records whose nearest original
-#'   record (within the stratum) is their own, against a blind guess. Models an intruder
+#'   record (within the stratum) is their own, against a blind guess; the same for the
+#'   `top_m` nearest; and the expected re-identification probability of an intruder
+#'   who picks among the originals no farther than the own one. Models an intruder
 #'   who knows everyone's original values; other background knowledge is not covered.
+#' * **Replay** ([risk_replay()]): an intruder who knows the algorithm, its settings and
+#'   a share of the originals re-runs the masking and links. Smarter uses of that
+#'   knowledge are not covered.
 #' * **U / S_pMSE** ([utility_pmse()]): can a logistic model tell the data sets apart?
 #'   Ignores the record-by-record pairing.
 #' * **delta** ([utility_delta()]): share of each variable's variability added by masking;
@@ -26,12 +33,19 @@
 #'   [anonymise()], else none).
 #' @param formula Optional model formula for [utility_model()].
 #' @param family Family for [utility_model()].
-#' @param pmse_vars Columns for the propensity model (default: all columns common to both).
+#' @param pmse_vars Columns for the propensity model (default: all columns common to both
+#'   that do not look like direct identifiers).
+#' @param pmse_method The propensity model, `"logit"` or `"cart"` (see [utility_pmse()]).
 #' @param interactions Passed to [utility_pmse()].
 #' @param w1,w2,m Parameters of [risk_rmd()].
+#' @param top_m The list length of the top-m linkage ([risk_linkage()] with `m = top_m`).
+#' @param mask,p,seed Passed to [risk_replay()]; with `mask = NULL` the replay is run
+#'   only when `masked` records how it was made (a release of [anonymise()] or
+#'   [anonymise_adaptive()]).
 #' @param ... Further arguments to [risk_rmd()] (`deterministic`, or arguments of
 #'   `robustbase::covMcd()`).
-#' @return An object of class `detanon_assess`: a list with `rmd`, `linkage`, `pmse`,
+#' @return An object of class `detanon_assess`: a list with `rmd`, `linkage`,
+#'   `linkage_top` (top-`top_m` linkage), `replay` (or `NULL`), `pmse`,
 #'   `delta`, `model` (or `NULL`), `vars`, `strata` and `n`.
 #' @seealso [plot.detanon_assess()]
 #' @examples
@@ -47,7 +61,9 @@
 #' @export
 assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
                    family = stats::gaussian(), pmse_vars = NULL, interactions = FALSE,
-                   w1 = 0.01, w2 = 0.05, m = 1, ..., nthreads = getOption("detanon.nthreads", 1L)) {
+                   pmse_method = c("logit", "cart"),
+                   w1 = 0.01, w2 = 0.05, m = 1, top_m = 3, mask = NULL, p = c(1, 0.5, 0.1), ...,
+                   nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
   vars <- check_pair(original, masked, vars, strata = strata)
   if (is.null(strata)) strata <- attr(vars, "strata")
   vars <- as.vector(vars)
@@ -58,10 +74,22 @@ assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
   family <- check_family(family)
   rmd <- risk_rmd(original, masked, vars = vars, w1 = w1, w2 = w2, m = m, ..., nthreads = nthreads)
   linkage <- risk_linkage(original, masked, vars = vars, strata = strata, nthreads = nthreads)
-  pmse <- utility_pmse(original, masked, vars = pmse_vars, interactions = interactions)
+  top_m <- check_whole(top_m, "top_m", min = 1)
+  linkage_top <- risk_linkage(original, masked, vars = vars, strata = strata, m = top_m,
+                              nthreads = nthreads)
+  # (the release was checked above: a stale one has already been warned about)
+  info <- attr(masked, "detanon", exact = TRUE)
+  replayable <- replay_known(info) && release_current(masked, info$fingerprint)
+  replay <- if (!is.null(mask) || replayable) {
+    risk_replay(original, masked, vars = vars, strata = strata, mask = mask, p = p,
+                nthreads = nthreads, seed = seed)
+  }
+  pmse_method <- match_choice(pmse_method, "pmse_method")
+  pmse <- utility_pmse(original, masked, vars = pmse_vars, interactions = interactions, method = pmse_method)
   delta <- utility_delta(original, masked, vars = vars)$delta
   model <- if (!is.null(formula)) utility_model(original, masked, formula, family = family) else NULL
-  structure(list(rmd = rmd, linkage = linkage, pmse = pmse, delta = delta, model = model,
+  structure(list(rmd = rmd, linkage = linkage, linkage_top = linkage_top, replay = replay,
+                 pmse = pmse, delta = delta, model = model,
                  vars = vars, strata = linkage$strata, n = nrow(original)),
             class = "detanon_assess")
 }
@@ -81,13 +109,27 @@ print.detanon_assess <- function(x, ...) {
               r$risk2, r$n_risk2, plural(r$m, "other masked record"), format(r$w2)))
   cat(sprintf("  linkage %.4f (%.0f records) nearest original in stratum is the record's own; blind guess %.4f\n",
               l$rate, l$n_linked, l$blind_rate))
+  if (!is.null(x$linkage_top)) {
+    lt <- x$linkage_top
+    cat(sprintf("  top-%d   %.4f (%.0f records) own original among the %d nearest; blind guess %.4f\n",
+                lt$m, lt$rate, lt$n_linked, lt$m, lt$blind_rate))
+    cat(sprintf("  re-id   %.4f mean, %.4f largest: picking among originals as near as the own\n",
+                l$reid, l$reid_max))
+  }
+  if (!is.null(x$replay)) {
+    b <- x$replay$by_p
+    cat(sprintf("  replay  %s  (knows a share p, re-runs the masking)\n",
+                paste(sprintf("p = %s: %.4f", vapply(b$p, format, ""), b$rate), collapse = ", ")))
+  } else {
+    cat("  replay  (not run: the release does not record how it was made; pass `mask`)\n")
+  }
   cat("  Covers close-match re-identification on the masked variables by an intruder who\n",
       "  knows the originals. Does NOT cover: rare categorical combinations (strata_table()),\n",
       "  attribute disclosure, other background knowledge. Unflagged records are not proven safe.\n",
       sep = "")
   cat("\nUtility\n")
-  cat(sprintf("  U (pMSE) %.3g, S_pMSE %.3g  a logistic model's ability to tell the data sets apart\n",
-              p$U, p$S_pMSE))
+  cat(sprintf("  U (pMSE) %.3g, S_pMSE %.3g  a %s's ability to tell the data sets apart\n",
+              p$U, p$S_pMSE, if (identical(p$method, "cart")) "classification tree" else "logistic model"))
   cat(sprintf("  delta    %s  share of variability added by masking\n",
               paste(sprintf("%s %.4f", names(x$delta), x$delta), collapse = ", ")))
   if (!is.null(x$model)) {
@@ -132,8 +174,19 @@ as.data.frame.detanon_assess <- function(x, row.names = NULL, optional = FALSE, 
     c("risk", "risk2", "", r$risk2), c("risk", "n_risk2", "", r$n_risk2),
     c("risk", "wrisk1", "", r$wrisk1), c("risk", "wrisk2", "", r$wrisk2),
     c("risk", "linkage_rate", "", l$rate), c("risk", "linkage_blind_rate", "", l$blind_rate),
+    c("risk", "reid_mean", "", l$reid), c("risk", "reid_max", "", l$reid_max),
     c("utility", "U", "", p$U), c("utility", "S_pMSE", "", p$S_pMSE)
   )
+  if (!is.null(x$linkage_top)) {
+    rows[[length(rows) + 1L]] <- c("risk", "linkage_top_rate", paste0("m = ", x$linkage_top$m),
+                                   x$linkage_top$rate)
+  }
+  if (!is.null(x$replay)) {
+    b <- x$replay$by_p
+    for (i in seq_len(nrow(b))) {
+      rows[[length(rows) + 1L]] <- c("risk", "replay_rate", paste0("p = ", format(b$p[i])), b$rate[i])
+    }
+  }
   for (v in names(x$delta)) rows[[length(rows) + 1L]] <- c("utility", "delta", v, x$delta[[v]])
   if (!is.null(x$model)) {
     for (i in seq_len(nrow(x$model))) {
@@ -164,6 +217,7 @@ as.data.frame.detanon_assess <- function(x, row.names = NULL, optional = FALSE, 
 #' @param vars Two of the assessed variables to plot for `"risk"` (default: the first two).
 #' @param ... Further graphical parameters passed to the plotting functions.
 #' @return `x`, invisibly.
+#' @family reports
 #' @export
 plot.detanon_assess <- function(x, type = NULL, original = NULL, masked = NULL, vars = NULL, ...) {
   have_data <- !is.null(original) && !is.null(masked)

@@ -68,9 +68,9 @@
 #'   attribute `"detanon"` (see [release_info()]) recording the settings and the counts
 #'   `n`, `n_clusters`, `n_small` (clusters below `k`), `n_moved` (records),
 #'   `n_changed` (values), `n_changed_by_var` and `emd_max`. A message reports the moves.
-#' @references Rowe et al., seed 004: moving samples to nearby clusters (section 4.1,
+#' @references Rowe et al., "Data anonymization by cluster stirring": moving samples to nearby clusters (section 4.1,
 #'   equations 3 to 8).
-#' @family stirring
+#' @family masking verbs
 #' @examples
 #' d <- titanic_paper()[-1]
 #' b <- blend_outliers(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
@@ -88,10 +88,10 @@ blend_outliers <- function(data, vars = NULL, strata = NULL, classes = NULL, k =
   dims <- c(args$strata, args$vars)
   enc <- stir_encode(df, dims)
   cl <- stir_cluster_ids(df, args$strata, classes)
-  if (!is.null(map)) check_map(map, dims, nrow(df))
+  if (!is.null(map)) check_map(map, dims)
   res <- blend_core(df, enc, cl, k, method, map)
   blend_message(res$counts, k)
-  as_release(restore_class(res$df, data), "blend_outliers",
+  as_release(as_release_frame(res$df, data), "blend_outliers",
              settings = list(vars = args$vars, strata = args$strata, k = k, method = method,
                              classes = if (is.null(classes)) NULL else "supplied"),
              counts = res$counts)
@@ -111,7 +111,7 @@ stir_args <- function(data, vars, strata) {
   list(vars = vars, strata = strata)
 }
 
-check_map <- function(map, dims, n) {
+check_map <- function(map, dims) {
   if (!inherits(map, "detanon_distance_map") || !all(dims %in% map$vars)) {
     stop_arg("`map` must be a distance_map() of `data` covering ", quote_names(dims), ", not ",
              if (inherits(map, "detanon_distance_map")) paste("one of", quote_names(map$vars))

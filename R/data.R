@@ -87,6 +87,7 @@ titanic_paper <- function(data = detanon::titanic) {
 #' @references Holohan N, Antonatos S, Braghin S, Mac Aonghusa P (2017).
 #'   (k, epsilon)-anonymity: k-anonymity with epsilon-differential privacy.
 #'   arXiv:1710.01615.
+#' @family data
 #' @examples
 #' str(adult)
 #' table(adult$marital_status)

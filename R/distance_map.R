@@ -47,9 +47,9 @@
 #'   knot: `variable`, `distance`, `p` (the mid-distribution value) and `mapped`), and `n`.
 #'   The knots are quantiles of pairwise distances: a working object for the custodian, not
 #'   for release.
-#' @references Rowe et al., seed 004: distance functions over non-Euclidean spaces
+#' @references Rowe et al., "Data anonymization by cluster stirring": distance functions over non-Euclidean spaces
 #'   (section 3.2).
-#' @family stirring
+#' @family class builders
 #' @examples
 #' d <- titanic_paper()
 #' m <- distance_map(d, vars = c("Age", "Fare", "Sex", "Pclass"))

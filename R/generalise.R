@@ -164,9 +164,10 @@ generalise_rare <- function(x, k = 5, other = "Other", min_count) {
 #' @return An object of the same class as `data` with `column` replaced by a factor of the
 #'   merged categories (ordered if `column` was ordered or numeric), and a message (class
 #'   `detanon_message_merge`) listing every merge. Its release metadata
-#'   ([release_info()]) hold the settings (`column`, `strata`, `k`), the counts (`n`,
-#'   `n_strata`, `min_size`, `n_changed`: records whose category changed) and, in
-#'   `stats$merges`, the table of old and new labels (no record values).
+#'   ([release_info()]) hold the settings (`column`, `strata`, `k`) and the counts (`n`,
+#'   `n_strata`, `min_size`, `n_changed`: records whose category changed, `n_merges`). The
+#'   table of merges is only in the message: its order tells which categories were
+#'   rarest. Row names and factor levels left without records are dropped.
 #' @examples
 #' d <- titanic_paper()
 #' d$Age5 <- generalise_bands(d$Age, width = 5)
@@ -250,12 +251,14 @@ generalise_strata <- function(data, column, strata = NULL, k = 3, var) {
                    paste0("  ", merges$from, " -> ", merges$to, collapse = "\n"), kind = "merge")
   }
   sizes <- tabulate(stratum_ids(df, strata))
-  as_release(restore_class(df, data), "generalise_strata",
+  # the merge order tells which categories were rarest: it goes to the custodian (the
+  # message), the release carries only the number of merges
+  as_release(as_release_frame(df, data), "generalise_strata",
              settings = list(column = column, strata = strata, k = k),
              counts = list(n = nrow(df), n_strata = length(sizes), min_size = if (length(sizes)) min(sizes) else 0L,
                            n_changed = sum(as.character(df[[column]]) != as.character(f), na.rm = TRUE) +
-                             sum(is.na(df[[column]]) != is.na(f))),
-             stats = list(merges = merges))
+                             sum(is.na(df[[column]]) != is.na(f)),
+                           n_merges = nrow(merges)))
 }
 
 # Label of a span of ordered categories: bands "a-b" and "c-d" give "a-d", "c+" gives "a+".

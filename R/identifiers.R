@@ -204,8 +204,9 @@ warn_identifiers <- function(data, vars, strata) {
 #'   `pseudonymise_with_key()`.
 #' @return `remove_identifiers()`: an object of the same class as `data` without the
 #'   columns (`"drop"`) or with the columns replaced by character pseudonyms (missing
-#'   values stay missing), with release metadata ([release_info()]: settings `cols`,
-#'   `method`; counts `n`, `n_changed` columns). `pseudonymise_with_key()`: an object of
+#'   values stay missing), without row names (they are often identifiers themselves),
+#'   with release metadata ([release_info()]: settings `cols`, `method`; counts `n`
+#'   records and `n_columns` treated). `pseudonymise_with_key()`: an object of
 #'   class `detanon_pseudonyms`, a list with `data` (the pseudonymised data, as above) and
 #'   `pseudonyms`, a named list holding for each column a data frame of `value` and
 #'   `pseudonym`: it reverses the pseudonyms and must never be released.
@@ -277,10 +278,9 @@ identifiers_core <- function(data, cols, method, prefix) {
       keys[[v]] <- data.frame(value = u, pseudonym = codes, stringsAsFactors = FALSE)
     }
   }
-  rownames(df) <- NULL
-  out <- as_release(restore_class(df, data), "remove_identifiers",
+  out <- as_release(as_release_frame(df, data), "remove_identifiers",
                     settings = list(cols = cols, method = method),
-                    counts = list(n = nrow(df), n_changed = length(cols)),
+                    counts = list(n = nrow(df), n_columns = length(cols)),
                     columns = if (method == "drop") names(df) else cols)
   list(data = out, pseudonyms = keys)
 }

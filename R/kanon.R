@@ -39,6 +39,7 @@ kanon_check <- function(data, strata = NULL, k = 3, keys) {
   if (!length(strata)) stop_arg("`strata` is empty: name at least one key (quasi-identifier) column.")
   check_strata_columns(data, strata)
   k <- check_whole(k, "k", min = 1, max = .Machine$integer.max)
+  check_no_clash(strata, "n", "strata")
   df <- as.data.frame(data)
   n <- nrow(df)
   id <- if (n) stratum_ids(df, strata) else integer()

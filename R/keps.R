@@ -85,8 +85,10 @@
 #'   (drop those records, counted in `$info`).
 #' @param small_strata `"fail"` or `"suppress"` strata with fewer than `k` records.
 #' @return `anonymise_keps()`: the release, the same kind of data frame as `data`,
-#'   shuffled, without the suppressed records; `vars` noisy (doubles), `quasi`
-#'   generalised, other columns unchanged. Its release metadata ([release_info()]) hold
+#'   shuffled, without the suppressed records, row names or factor levels left without
+#'   records; `vars` noisy (doubles), `quasi` generalised, other columns unchanged. When
+#'   the noise scale (class diameter / epsilon share) overflows, as with a tiny `epsilon`
+#'   or extreme `weights`, there is an error instead of infinite values. Its release metadata ([release_info()]) hold
 #'   the settings (`epsilon`, the per-variable budgets `eps`, `k`, `confidence`, `vars`,
 #'   `quasi`, `strata`, `generalise`, `na`, `small_strata`), the counts (`n` records in,
 #'   `n_released`, `n_classes`, `n_dropped` incomplete, `n_suppressed` in strata smaller
@@ -172,6 +174,15 @@ keps_core <- function(data, vars, strata, quasi, classes, k, epsilon, weights, c
   eps_v <- args$eps_v
   noisy <- .Call(C_ffi_keps_noise, y, cls, n_classes, eps_v)
   diam <- noisy$diam
+  if (!all(is.finite(noisy$y))) {
+    # diameter / epsilon overflowed (a tiny `epsilon`, extreme `weights` or huge values):
+    # the noise would be infinite and the release meaningless
+    bad <- vars[colSums(!is.finite(noisy$y)) > 0]
+    stop_arg("The noise scale (class diameter / epsilon) of ", quote_names(bad),
+             " overflows: `epsilon` (", format(args$epsilon), ") or its share by `weights` is too small ",
+             "for the range of the values. Raise `epsilon`, balance `weights`, or rescale the column.",
+             kind = "data")
+  }
   scale <- sweep(diam, 2L, eps_v, "/")
 
   grouped <- class_groups(cls, n_classes)
@@ -259,7 +270,7 @@ shuffled_release <- function(out, perm, like) {
   release <- as.data.frame(lapply(release, strip_names), stringsAsFactors = FALSE, optional = TRUE)
   names(release) <- names(out)
   rownames(release) <- NULL
-  restore_class(release, like)
+  as_release_frame(release, like)
 }
 
 strip_names <- function(x) {
@@ -300,7 +311,7 @@ keps_args <- function(data, epsilon, k, vars, quasi, strata, weights, na, small_
   quasi <- cols$quasi
   strata <- cols$strata
   vars <- check_columns(vars, data, "vars",
-                        setdiff(names(data)[vapply(data, is_continuous, logical(1))], c(strata, quasi)))
+                        setdiff(default_vars(data), c(strata, quasi)))
   if (!length(vars)) {
     stop_arg("There is no epsilon-quasi-identifier to perturb: name numeric columns in `vars` ",
              "(the default takes the numeric columns not in `quasi` or `strata`).", kind = "column")
@@ -435,7 +446,8 @@ keps_error_core <- function(y, cls, n_classes, eps_v) {
 #'
 #' @inheritParams anonymise_keps
 #' @param epsilon One or more budgets per record (> 0).
-#' @return A data frame with one row per `epsilon` and variable of `vars`: `epsilon`,
+#' @return A data frame of class `detanon_keps_error` with one row per `epsilon` and
+#'   variable of `vars`: `epsilon`,
 #'   `variable`, `eps_v` (its share of the budget) and `error` (formula 8).
 #' @examples
 #' d <- titanic_paper()
@@ -460,8 +472,17 @@ keps_error <- function(data, vars = NULL, strata = NULL, quasi = NULL, classes =
   base <- keps_error_core(y, ec$row_class[rows], nrow(ec$classes), args$weights)  # at epsilon = 1
   grid <- expand.grid(variable = args$vars, epsilon = epsilon, stringsAsFactors = FALSE)
   j <- match(grid$variable, args$vars)
-  data.frame(epsilon = grid$epsilon, variable = grid$variable,
-             eps_v = grid$epsilon * args$weights[j], error = base[j] / grid$epsilon)
+  out <- data.frame(epsilon = grid$epsilon, variable = grid$variable,
+                    eps_v = grid$epsilon * args$weights[j], error = base[j] / grid$epsilon)
+  class(out) <- c("detanon_keps_error", "data.frame")
+  out
+}
+
+#' @export
+print.detanon_keps_error <- function(x, ...) {
+  cat("Expected relative error of (k, epsilon)-anonymisation (formula 8), before noise is drawn\n")
+  print(structure(x, class = "data.frame"), row.names = FALSE, ...)
+  invisible(x)
 }
 
 #' Nearest-neighbour linking risk within equivalence classes

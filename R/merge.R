@@ -31,7 +31,9 @@
 #'   and logical columns).
 #' @param k Minimum stratum size, a whole number >= 1.
 #' @return The data, as the same class as `data`, same rows in the same order, with the
-#'   moved records' `strata` values replaced, and release metadata ([release_info()]):
+#'   moved records' `strata` values replaced, row names and factor levels left without
+#'   records dropped (so the release does not show which rare combinations existed), and
+#'   release metadata ([release_info()]):
 #'   settings `k`, `vars`, `strata`; counts `n`, `n_strata`, `min_size` and `n_changed`
 #'   (records moved). A message lists every move: the original and the new stratum, the
 #'   number of records and the distance. The message shows the rare combinations: it is a
@@ -63,7 +65,7 @@ merge_small_strata <- function(data, vars = NULL, strata = NULL, k = 3) {
   strata <- check_columns(strata, data, "strata", default_strata(data))
   check_strata_columns(data, strata)
   vars <- check_columns(vars, data, "vars",
-                        setdiff(names(data)[vapply(data, is_continuous, logical(1))], strata))
+                        setdiff(default_vars(data), strata))
   k <- check_whole(k, "k", min = 1, max = .Machine$integer.max)
   if (length(vars)) {
     check_vars(data, vars, strata)
@@ -78,7 +80,7 @@ merge_small_strata <- function(data, vars = NULL, strata = NULL, k = 3) {
   res <- merge_small(df, x, stratum_ids(df, strata), rep(TRUE, nrow(df)), k, strata)
   merge_message(res$moves, strata, k)
   sizes <- tabulate(res$id)
-  as_release(restore_class(res$data, data), "merge_small_strata",
+  as_release(as_release_frame(res$data, data), "merge_small_strata",
              settings = list(k = k, vars = vars, strata = strata),
              counts = list(n = nrow(df), n_strata = length(sizes), min_size = if (length(sizes)) min(sizes) else 0L,
                            n_changed = res$n_moved))

@@ -102,24 +102,22 @@ risk_rmd <- function(original, masked, vars = NULL, w1 = 0.01, w2 = 0.05, m = 1,
   xm <- numeric_matrix(masked, vars)
   check_not_constant(x, "original")
   check_not_constant(xm, "masked")
+  # tiny-valued columns (SD underflow) scaled exactly by powers of two; others untouched
+  tiny <- pow2_normalise(x, xm)
+  x <- tiny$x
+  xm <- tiny$y
 
   # exactly dRiskRMD's arithmetic, so that the numbers agree bit for bit
-  x <- scale(x)
+  rmd_result(rmd_core(x, deterministic, ...), xm, w1, w2, m, vars, deterministic, nthreads)
+}
+
+# risk_rmd() from the original side (rmd_core()) and the masked matrix.
+rmd_result <- function(r, xm, w1, w2, m, vars, deterministic, nthreads) {
+  n <- nrow(xm)
+  x <- r$x
   xm <- scale(xm)
-  cent <- colMeans(x)
-  args <- list(...)
-  if (deterministic) args$nsamp <- "deterministic"
-  mcd <- tryCatch(do.call(robustbase::covMcd, c(list(x), args)),
-                  error = function(e) stop_arg("robustbase::covMcd() failed on `original[vars]`: ",
-                                               conditionMessage(e), kind = "data"))
-  covs <- mcd$cov
-  if (!all(is.finite(covs)) || rcond(covs) < sqrt(.Machine$double.eps)) {
-    stop_arg("The robust covariance of `original[vars]` is singular (more than half of the ",
-             "records lie on a hyperplane, e.g. many tied values); drop or combine the ",
-             "degenerate variables in `vars`.", kind = "data")
-  }
-  rmd <- stats::mahalanobis(x, center = cent, cov = covs)
-  rmd <- sqrt(rmd) * 0.05
+  covs <- r$cov
+  rmd <- r$rmd
   mi <- x - w1 * rmd
   ma <- x + w1 * rmd
   inside <- xm > mi & xm < ma
@@ -142,6 +140,26 @@ risk_rmd <- function(original, masked, vars = NULL, w1 = 0.01, w2 = 0.05, m = 1,
   ), class = "detanon_risk_rmd")
 }
 
+# scale() of the originals, their robust covariance and dRiskRMD's interval half-widths
+# per unit of w1 (0.05 * robust Mahalanobis distance).
+rmd_core <- function(x, deterministic, ...) {
+  x <- scale(x)
+  cent <- colMeans(x)
+  args <- list(...)
+  if (deterministic) args$nsamp <- "deterministic"
+  mcd <- tryCatch(do.call(robustbase::covMcd, c(list(x), args)),
+                  error = function(e) stop_arg("robustbase::covMcd() failed on `original[vars]`: ",
+                                               conditionMessage(e), kind = "data"))
+  covs <- mcd$cov
+  if (!all(is.finite(covs)) || rcond(covs) < sqrt(.Machine$double.eps)) {
+    stop_arg("The robust covariance of `original[vars]` is singular (more than half of the ",
+             "records lie on a hyperplane, e.g. many tied values); drop or combine the ",
+             "degenerate variables in `vars`.", kind = "data")
+  }
+  rmd <- stats::mahalanobis(x, center = cent, cov = covs)
+  list(x = x, cov = covs, rmd = sqrt(rmd) * 0.05)
+}
+
 unname_attr <- function(m) {
   attributes(m) <- list(dim = dim(m), dimnames = dimnames(m))
   m
@@ -159,54 +177,234 @@ print.detanon_risk_rmd <- function(x, ...) {
   invisible(x)
 }
 
-#' Nearest-neighbour linking attack
+#' Linking attacks: nearest-neighbour, top-m, and the expected re-identification probability
 #'
-#' The linking model of section V-B of Holohan et al. (2017): an intruder who holds the
-#' original records links every masked record to the nearest original record in the same
-#' stratum (the same combination of the `strata` variables). A link succeeds when that
-#' nearest original record is the masked record's own. The rate of successful links is a
-#' direct, attack-based measure that the interval measure of [risk_rmd()] does not give.
+#' The linking model of section V-B of Holohan et al. (2017), widened to the ranks an
+#' intruder sees: an intruder who holds the original records ranks, for every masked
+#' record, the original records of the same stratum (the same combination of the `strata`
+#' variables) by their distance to it.
+#' * **Top-m linkage** (`rate`): the share of masked records whose own original is among
+#'   the `m` nearest originals. With `m = 1` this is the nearest-neighbour link of
+#'   Holohan et al.: the link succeeds when the nearest original is the record's own.
+#' * **Expected re-identification probability** (`reid_prob`, mean `reid`): for each
+#'   record, the chance that an intruder who picks at random among the originals at most
+#'   as far from the masked record as its own original picks the right one, i.e.
+#'   1 / (number of originals in the stratum at most that far). It is never below the
+#'   `m = 1` share of the record and it does not fall to zero when the masking moves the
+#'   own original from rank 1 to rank 2: a masking that pushes every record just past one
+#'   neighbour scores well on the nearest-neighbour link but not on this measure, nor on
+#'   top-m linkage with m > 1.
 #'
 #' Distances are Euclidean on z-scores: both data sets are standardised by the means and
 #' SDs of `original` (so that a masked value and its original are on one scale). A
-#' constant original column carries no information and is left out. When t original
-#' records are equally near (ties, e.g. duplicated records), the intruder cannot tell
-#' them apart; a link then counts as 1/t of a success if the record's own original is
-#' among them, so rates are expected success rates of an intruder picking one of the
-#' tied records at random. The blind rate is what guessing a record of the right stratum
-#' at random would achieve: 1 / (stratum size) per record, overall (number of
-#' strata) / n.
+#' constant original column carries no information and is left out. When several
+#' originals are exactly as far as the record's own (ties, e.g. duplicated records), the
+#' intruder cannot tell them apart and takes them in random order: with `l` originals
+#' strictly nearer and `t` at the same distance (the own one included), the own original
+#' is among the `m` nearest with probability `min(1, max(0, (m - l) / t))`, and the rates
+#' are expected rates. The blind rate is what guessing `m` records of the right stratum
+#' at random would achieve: `min(m, size) / size` per record.
+#'
+#' The ranks are counted in C on a kd-tree of each stratum's originals (two
+#' count-within-radius queries per record), exactly and in O(n log n) time when masked
+#' records lie near their originals.
 #'
 #' @section What it measures and what it does not:
-#' It measures re-identification by nearest match for an intruder who knows the
-#' original values of `vars` and `strata` of everyone in the data. It does not cover
+#' It measures re-identification by distance for an intruder who knows the original
+#' values of `vars` and `strata` of everyone in the data and nothing about the masking
+#' algorithm. An intruder who also knows the algorithm and its settings can do much
+#' better against a deterministic masking: see [risk_replay()]. It does not cover
 #' intruders with other background knowledge, matching on other variables, attribute
 #' disclosure (a stratum where everyone shares a sensitive value), or membership
-#' disclosure. A low rate does not prove safety; a rate far above the blind rate shows
-#' that the masking leaves records recognisable.
+#' disclosure. Low rates do not prove safety; rates far above the blind rate show that
+#' the masking leaves records recognisable.
 #'
 #' @inheritParams risk_rmd
 #' @param strata Categorical columns that the intruder matches exactly; they must be
 #'   equal in `original` and `masked` (as [anonymise()] releases them). Default: the
 #'   strata in the release metadata of `masked` ([release_info()]), else none (one stratum).
+#' @param m The intruder's list length: a link succeeds when the own original is among
+#'   the `m` nearest originals; a whole number >= 1. `m = 1` is the nearest-neighbour link.
 #' @return An object of class `detanon_linkage`: a list with `rate` (overall expected share
-#'   of correct links), `n_linked` (expected number of correct links), `blind_rate`,
-#'   `by_stratum` (a data frame: the strata columns, `n`, `rate`, `blind_rate`), `vars`,
-#'   `strata` and `n`.
+#'   of records whose own original is among the `m` nearest), `n_linked` (expected number
+#'   of such records), `blind_rate`, `m`, `reid` (mean expected re-identification
+#'   probability) and `reid_max` (its largest value), `by_stratum` (a data frame: the
+#'   strata columns, `n`, `rate`, `blind_rate`, `reid`), `linked` and `reid_prob` (per
+#'   record, in row order: the record's share of a top-m link and its re-identification
+#'   probability), `vars`, `strata` and `n`.
 #' @references Holohan N, Antonatos S, Braghin S, Mac Aonghusa P (2017). (k,epsilon)-anonymity:
 #'   k-anonymity with epsilon-differential privacy. arXiv:1710.01615, section V-B.
-#' @seealso [risk_rmd()], [assess()].
+#' @seealso [risk_replay()], [risk_rmd()], [assess()].
 #' @examples
 #' d <- titanic_paper()[-1] # without the identifier PassengerId
 #' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
 #'                     strata = c("Pclass", "Sex", "Family"))
 #' risk_linkage(d, masked)
+#' risk_linkage(d, masked, m = 3)$rate
 #' @family measures
 #' @export
-risk_linkage <- function(original, masked, vars = NULL, strata = NULL,
+risk_linkage <- function(original, masked, vars = NULL, strata = NULL, m = 1,
                          nthreads = getOption("detanon.nthreads", 1L)) {
-  vars <- check_pair(original, masked, vars, strata = strata)
+  s <- linkage_setup(original, masked, vars, strata)
+  m <- check_whole(m, "m", min = 1)
   nthreads <- check_nthreads(nthreads)
+  n <- s$n
+  ranks <- link_ranks(s, s$zo, s$zm, rep(TRUE, n), m, nthreads)
+  share <- top_m_share(ranks, m)
+  reid <- 1 / ranks[, 2L]
+  by <- s$by
+  by$n <- s$sizes
+  by$rate <- as.vector(rowsum(share, s$id, reorder = TRUE)) / s$sizes
+  by$blind_rate <- pmin(m, s$sizes) / s$sizes
+  by$reid <- as.vector(rowsum(reid, s$id, reorder = TRUE)) / s$sizes
+  structure(list(
+    rate = if (n) sum(share) / n else NA_real_,
+    n_linked = sum(share),
+    blind_rate = if (n) sum(pmin(m, s$sizes)) / n else NA_real_,
+    m = m,
+    reid = if (n) sum(reid) / n else NA_real_,
+    reid_max = if (n) max(reid) else NA_real_,
+    by_stratum = by, linked = share, reid_prob = reid,
+    vars = s$vars, strata = s$strata, n = n
+  ), class = "detanon_linkage")
+}
+
+#' @export
+print.detanon_linkage <- function(x, ...) {
+  m <- if (is.null(x$m)) 1L else x$m
+  cat(sprintf("%s linkage on %s%s, %s in %s\n",
+              if (m == 1L) "Nearest-neighbour" else sprintf("Top-%d", m),
+              paste(x$vars, collapse = ", "),
+              if (length(x$strata)) paste0(" within ", paste(x$strata, collapse = " x ")) else "",
+              plural(x$n, "record"), plural(nrow(x$by_stratum), "stratum", "strata")))
+  cat(sprintf("  correct links (own original %s): %.4f (%.1f records); a blind guess: %.4f\n",
+              if (m == 1L) "the nearest" else paste("among the", m, "nearest"), x$rate, x$n_linked, x$blind_rate))
+  if (!is.null(x$reid)) {
+    cat(sprintf("  expected re-identification probability: mean %.4f, largest %.4f\n",
+                x$reid, x$reid_max))
+  }
+  worst <- x$by_stratum[order(-x$by_stratum$rate), , drop = FALSE]
+  if (nrow(worst) > 1L) {
+    cat("  highest stratum rates:\n")
+    print(utils::head(worst, 5L), row.names = FALSE, digits = 3)
+  }
+  cat("  An intruder who knows the masking algorithm can do better: see risk_replay().\n")
+  invisible(x)
+}
+
+#' Replay attack: an intruder who knows the masking algorithm and its settings
+#'
+#' A deterministic masking such as [anonymise()] is a function of the data: an intruder
+#' who knows the algorithm, its settings and the original records can run it again and
+#' find every record's masked value exactly, whatever [risk_linkage()] says. This
+#' measure plays that intruder for several amounts of knowledge: for each share `p`, the
+#' intruder knows the original records of a random share `p` of the records (all of them
+#' for `p = 1`), re-runs the masking (`mask`) on those records alone, and links each
+#' replayed record to the nearest released record of its stratum (Euclidean distance on
+#' the z-scores of `original`, as in [risk_linkage()]). A link succeeds when the nearest
+#' released record is the record's own; released records exactly as near share the
+#' success as in [risk_linkage()] (`m` > 1: the own record among the `m` nearest).
+#'
+#' With `p = 1` a deterministic masking is replayed exactly and only records whose
+#' released values coincide with others' (e.g. records that share all their neighbours)
+#' escape. With `p < 1` the replay lacks the other records, which moves the replayed
+#' values; the rate shows how much of the masking an intruder with partial knowledge can
+#' undo. A masking with random noise (e.g. [anonymise_keps()]) is replayed with other
+#' random numbers than the release (the intruder does not know the seed).
+#'
+#' @section The replay:
+#' `mask` is the intruder's copy of the masking: a function of one data frame (a subset
+#' of the rows of `original`, all columns) that returns the masked data frame with the
+#' same rows in the same order. By default it is read from the release: for a release of
+#' [anonymise()] it calls `anonymise()` with the recorded `k`, `vars`, `strata` and
+#' `engine` (with `small_strata = "merge"`, and without strata if the intruder's share
+#' is too small for them, so that every known record is replayed); for a release of
+#' [anonymise_adaptive()] it calls that function with the recorded settings. For other
+#' releases pass `mask`, e.g. for (k, epsilon) anonymisation, whose release is shuffled:
+#' `function(d) { r <- anonymise_keps_with_key(d, ..., epsilon = 8); r$data[order(r$origin_row), ] }`
+#' (with `original` aligned to the release the same way).
+#' The known records are drawn with R's random number generator (`seed`).
+#'
+#' @section What it measures and what it does not:
+#' It measures re-identification of the known records by an intruder who knows the
+#' algorithm, its settings and their original values, and who links by distance after
+#' the replay. It does not cover smarter uses of the same knowledge (e.g. solving for the
+#' unknown records), other background knowledge, or attribute disclosure. A low rate is
+#' not a proof of safety.
+#'
+#' @inheritParams risk_linkage
+#' @param mask The intruder's replay of the masking: a function of a data frame returning
+#'   its masked version with rows in the same order, or `NULL` to read it from the release
+#'   (see the section The replay).
+#' @param p Shares of the original records the intruder knows: numbers in (0, 1].
+#' @param seed Seed for R's random number generator, which draws the known records (and
+#'   the replay's own random numbers); `NULL` uses the current stream.
+#' @return An object of class `detanon_replay`: a list with `by_p` (a data frame: `p`,
+#'   `n_known`, `rate` (expected share of the known records correctly linked),
+#'   `n_linked`, `reid` (their mean expected re-identification probability, as in
+#'   [risk_linkage()]) and `blind_rate`), `m`, `vars`, `strata` and `n`.
+#' @seealso [risk_linkage()], [assess()].
+#' @examples
+#' d <- titanic_paper()[-1] # without the identifier PassengerId
+#' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
+#'                     strata = c("Pclass", "Sex", "Family"))
+#' risk_replay(d, masked, seed = 1)
+#' @family measures
+#' @export
+risk_replay <- function(original, masked, vars = NULL, strata = NULL, mask = NULL,
+                        p = c(1, 0.5, 0.1), m = 1,
+                        nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
+  s <- linkage_setup(original, masked, vars, strata)
+  if (!is.null(mask) && !is.function(mask)) {
+    stop_arg("`mask` must be NULL or a function of a data frame that returns its masked ",
+             "version, not ", show_value(mask), ".")
+  }
+  if (!is.numeric(p) || !length(p) || anyNA(p) || any(p <= 0 | p > 1) || anyDuplicated(p)) {
+    stop_arg("`p` must be distinct shares in (0, 1], such as c(1, 0.5, 0.1), not ",
+             if (is.numeric(p) && length(p) > 1L) paste0("c(", paste(format(p), collapse = ", "), ")")
+             else show_value(p), ".")
+  }
+  m <- check_whole(m, "m", min = 1)
+  nthreads <- check_nthreads(nthreads)
+  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
+  if (is.null(mask)) mask <- replay_mask(current_release(masked, "masked"))
+  n <- s$n
+  with_seed(seed, {
+    res <- lapply(p, function(pp) {
+      known <- if (pp == 1) seq_len(n) else sort(sample.int(n, max(1L, round(pp * n))))
+      replayed <- replay_run(mask, original, known, s, pp)
+      zq <- matrix(0, n, ncol(s$zm))
+      zq[known, ] <- replayed
+      want <- logical(n)
+      want[known] <- TRUE
+      ranks <- link_ranks(s, s$zm, zq, want, m, nthreads)[known, , drop = FALSE]
+      share <- top_m_share(ranks, m)
+      size <- s$sizes[s$id[known]]
+      data.frame(p = pp, n_known = length(known), rate = mean(share), n_linked = sum(share),
+                 reid = mean(1 / ranks[, 2L]), blind_rate = mean(pmin(m, size) / size))
+    })
+  })
+  structure(list(by_p = do.call(rbind, res), m = m, vars = s$vars, strata = s$strata, n = n),
+            class = "detanon_replay")
+}
+
+#' @export
+print.detanon_replay <- function(x, ...) {
+  cat(sprintf("Replay attack on %s%s, %s: the intruder re-runs the masking on a share p of\n",
+              paste(x$vars, collapse = ", "),
+              if (length(x$strata)) paste0(" within ", paste(x$strata, collapse = " x ")) else "",
+              plural(x$n, "record")))
+  cat(sprintf("  the originals and links each replayed record to the %s released record%s\n",
+              if (x$m == 1L) "nearest" else paste(x$m, "nearest"), if (x$m == 1L) "" else "s"))
+  print(x$by_p, row.names = FALSE, digits = 3)
+  invisible(x)
+}
+
+# ---- shared steps of the linking attacks ---------------------------------------------
+
+# Validate a pair for a linking attack and put both on the z-scale of `original`.
+linkage_setup <- function(original, masked, vars, strata) {
+  vars <- check_pair(original, masked, vars, strata = strata)
   if (is.null(strata)) strata <- attr(vars, "strata")
   vars <- as.vector(vars)
   strata <- check_columns(strata, original, "strata")
@@ -214,60 +412,120 @@ risk_linkage <- function(original, masked, vars = NULL, strata = NULL,
   both <- intersect(strata, vars)
   if (length(both)) stop_arg("Columns cannot be in both `vars` and `strata`: ", quote_names(both), ".", kind = "column")
   check_strata_columns(original, strata)
-  for (s in strata) {
-    if (!identical(as.vector(original[[s]]), as.vector(masked[[s]])) &&
-        !identical(as.character(original[[s]]), as.character(masked[[s]]))) {
-      stop_arg("`strata` column `", s, "` differs between `original` and `masked`; the linking ",
+  for (v in strata) {
+    if (!identical(as.vector(original[[v]]), as.vector(masked[[v]])) &&
+        !identical(as.character(original[[v]]), as.character(masked[[v]]))) {
+      stop_arg("`strata` column `", v, "` differs between `original` and `masked`; the linking ",
                "model needs the categorical variables released unchanged (same rows, same order).", kind = "column")
     }
   }
   n <- nrow(original)
   x <- numeric_matrix(original, vars)
-  xm <- numeric_matrix(masked, vars)
+  # a tiny-valued column is not constant: scaled exactly by a power of two (the same
+  # factor for the masked and any replayed values)
+  tiny <- pow2_normalise(x)
+  x <- tiny$x
   st <- col_stats(x)
   keep <- !is.na(st$sd) & st$sd > 0
-  if (!any(keep)) {
+  z <- function(m) {
     # no variable carries information: every record of a stratum is equally near
-    x <- matrix(0, n, 1L)
-    xm <- x
-  } else {
-    x <- sweep(sweep(x[, keep, drop = FALSE], 2L, st$mean[keep]), 2L, st$sd[keep], "/")
-    xm <- sweep(sweep(xm[, keep, drop = FALSE], 2L, st$mean[keep]), 2L, st$sd[keep], "/")
+    if (!any(keep)) return(matrix(0, nrow(m), 1L))
+    for (j in which(tiny$e != 0)) m[, j] <- times_pow2(m[, j], tiny$e[j])
+    sweep(sweep(m[, keep, drop = FALSE], 2L, st$mean[keep]), 2L, st$sd[keep], "/")
   }
+  check_no_clash(strata, c("n", "rate", "blind_rate", "reid"), "strata")
   df <- as.data.frame(original, stringsAsFactors = FALSE)
   id <- stratum_ids(df, strata)
   n_strata <- max(c(0L, id))
-  ord <- order(id, method = "radix")
   sizes <- tabulate(id, n_strata)
-  offsets <- c(0L, cumsum(sizes))
-  share <- if (n) .Call(C_ffi_link_share, x, xm, as.integer(ord), as.integer(offsets), nthreads) else numeric()
-  by <- if (length(strata)) df[match(seq_len(n_strata), id), strata, drop = FALSE] else data.frame(row.names = seq_len(n_strata))
+  by <- if (length(strata)) df[match(seq_len(n_strata), id), strata, drop = FALSE]
+        else data.frame(row.names = seq_len(n_strata))
   rownames(by) <- NULL
-  by$n <- sizes
-  by$rate <- as.vector(rowsum(share, id, reorder = TRUE)) / sizes
-  by$blind_rate <- 1 / sizes
-  structure(list(
-    rate = if (n) sum(share) / n else NA_real_,
-    n_linked = sum(share),
-    blind_rate = if (n) n_strata / n else NA_real_,
-    by_stratum = by, vars = vars, strata = strata, n = n
-  ), class = "detanon_linkage")
+  list(vars = vars, strata = strata, n = n, zo = z(numeric_matrix(original, vars)),
+       zm = z(numeric_matrix(masked, vars)),
+       z = z, id = id, sizes = sizes, by = by,
+       order = as.integer(order(id, method = "radix")), offsets = as.integer(c(0L, cumsum(sizes))))
 }
 
-#' @export
-print.detanon_linkage <- function(x, ...) {
-  cat(sprintf("Nearest-neighbour linkage on %s%s, %d records in %s\n",
-              paste(x$vars, collapse = ", "),
-              if (length(x$strata)) paste0(" within ", paste(x$strata, collapse = " x ")) else "",
-              x$n, plural(nrow(x$by_stratum), "stratum", "strata")))
-  cat(sprintf("  correct links: %.4f (%.1f records); a blind guess in the stratum: %.4f\n",
-              x$rate, x$n_linked, x$blind_rate))
-  worst <- x$by_stratum[order(-x$by_stratum$rate), , drop = FALSE]
-  if (nrow(worst) > 1L) {
-    cat("  highest stratum rates:\n")
-    print(utils::head(worst, 5L), row.names = FALSE, digits = 3)
+# For every row with want[i]: the number of tree points (rows of zt in its stratum)
+# strictly closer to its query point zq[i, ] than its own point zt[i, ] (counted up to
+# `cap`), and the number at most as close. An n x 2 matrix, NA for the other rows.
+link_ranks <- function(s, zt, zq, want, cap, nthreads) {
+  if (!s$n) return(matrix(numeric(), 0L, 2L))
+  .Call(C_ffi_link_rank, zt, zq, s$order, s$offsets, want, as.double(cap), nthreads)
+}
+
+# Expected share of a top-m link from the ranks: the own point is one of t = le - lt
+# points at its distance, taken in random order after the lt nearer ones.
+top_m_share <- function(ranks, m) {
+  lt <- ranks[, 1L]
+  le <- ranks[, 2L]
+  as.double(ifelse(lt >= m, 0, pmin(1, (m - lt) / (le - lt))))
+}
+
+# Does the release record how it was made (so that it can be replayed)?
+replay_known <- function(info) {
+  inherits(info, "detanon_release") && info$verb %in% c("anonymise", "anonymise_adaptive")
+}
+
+# The replay of a release as recorded in its metadata, or an error saying to pass `mask`.
+# When the intruder's share is too small for the recorded strata (or for k), the replay
+# pools the strata (and lowers k to the share's size), so that every known record is replayed.
+replay_mask <- function(info) {
+  if (!replay_known(info)) {
+    stop_arg("`masked` does not record how it was masked (it is not a current release of ",
+             "anonymise() or anonymise_adaptive()); pass the intruder's replay as `mask`, a ",
+             "function of a data frame that returns its masked version.")
   }
-  invisible(x)
+  set <- info$settings
+  function(d) {
+    k <- min(set$k, nrow(d))
+    if (k < 2L) return(d) # one known record: a 1-point centroid is the record itself
+    run <- function(strata) {
+      if (info$verb == "anonymise_adaptive") {
+        anonymise_adaptive(d, vars = set$vars, strata = strata, k = k, k_max = max(k, set$k_max),
+                           m = set$m, rate = set$rate, w1 = set$w1, check_identifiers = FALSE)
+      } else {
+        anonymise(d, k = k, vars = set$vars, strata = strata, small_strata = "merge",
+                  engine = if (is.null(set$engine)) "kdtree" else set$engine, format = set$format,
+                  check_identifiers = FALSE)
+      }
+    }
+    suppressMessages(suppressWarnings(tryCatch(run(set$strata), error = function(e) run(character()))))
+  }
+}
+
+# Run the replay on the known rows; the replayed records on the z-scale of `original`.
+replay_run <- function(mask, original, known, s, p) {
+  sub <- original[known, , drop = FALSE]
+  out <- tryCatch(mask(sub), error = function(e) {
+    stop_arg("`mask` failed on the intruder's share p = ", format(p), " (", length(known),
+             " records): ", conditionMessage(e))
+  })
+  if (!is.data.frame(out) || nrow(out) != length(known) || !all(s$vars %in% names(out))) {
+    stop_arg("`mask` must return a data frame with the rows of its input (in the same ",
+             "order) and the columns ", quote_names(s$vars), "; for p = ", format(p),
+             " it returned ", if (is.data.frame(out)) plural(nrow(out), "row") else class_label(out),
+             " for ", plural(length(known), "record"), ".")
+  }
+  x <- numeric_matrix(out, s$vars)
+  if (!all(is.finite(x))) {
+    stop_arg("`mask` returned missing or infinite values in `vars` for p = ", format(p), ".")
+  }
+  s$z(x)
+}
+
+# Evaluate `expr` under set.seed(seed), restoring the caller's random stream; NULL: as is.
+with_seed <- function(seed, expr) {
+  if (is.null(seed)) return(expr)
+  if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) {
+    old <- get(".Random.seed", envir = globalenv(), inherits = FALSE)
+    on.exit(assign(".Random.seed", old, envir = globalenv()))
+  } else {
+    on.exit(rm(".Random.seed", envir = globalenv()))
+  }
+  set.seed(seed)
+  expr
 }
 
 # ---- shared checks for (original, masked) pairs --------------------------------------

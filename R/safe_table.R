@@ -51,7 +51,9 @@
 #' @param threshold Deprecated: counts `<= threshold` were unsafe; `threshold = t` is
 #'   `k = t + 1`.
 #' @return A data frame of class `detanon_safe_table` with one row per cell and total:
-#'   the `strata` (totals labelled `"Total"`), `n` (the published count; `NA` where
+#'   the `strata` (totals labelled `"Total"`; classed values such as dates or integer64
+#'   are tabulated by value and labelled by their text; a column named `n` or `status` is
+#'   an error, as it would be overwritten), `n` (the published count; `NA` where
 #'   suppressed) and `status` (`""`, `"primary"` or `"secondary"` suppression,
 #'   `"rounded"` or `"barnardised"`). Attributes: `method`, `k`, and `plan_check`
 #'   (the plan's items, see [nhs_check()] for the individual-level plans). Suppressed
@@ -97,13 +99,10 @@ safe_table <- function(data, strata, k = 6, method = c("suppress", "round", "bar
     stop_arg("`method = \"suppress\"` handles one or two `strata`, not ", length(vars),
              ". Combine variables into one column first, or use `method = \"round\"`.")
   }
+  check_no_clash(strata, c("n", "status"), "strata")
   if (!nrow(data)) stop_arg("`data` has no records to tabulate.", kind = "data")
   df <- as.data.frame(data, stringsAsFactors = FALSE)
-  f <- lapply(vars, function(v) {
-    x <- df[[v]]
-    x <- if (is.factor(x)) x else factor(x, levels = sort(unique(x[!is.na(x)]), method = "radix"))
-    addNA(x, ifany = TRUE)
-  })
+  f <- lapply(vars, function(v) addNA(table_factor(df[[v]], v), ifany = TRUE))
   names(f) <- vars
   counts <- table(f, useNA = "ifany")
   total_label <- "Total"
@@ -145,6 +144,27 @@ safe_table <- function(data, strata, k = 6, method = c("suppress", "round", "bar
   attr(out, "k") <- k
   attr(out, "plan_check") <- aggregate_plan_check(plan, population, method, k, out)
   out
+}
+
+# A factor of the distinct values of `x` in their sorted order. Classed vectors (Date,
+# POSIXct, integer64) are matched by their text, not by the numbers they are stored as
+# (factor() would match a Date's text to its day count and put every record in NA).
+table_factor <- function(x, name) {
+  if (is.factor(x)) return(x)
+  if (!is.object(x)) return(factor(x, levels = sort(unique(x[!is.na(x)]), method = "radix")))
+  if (inherits(x, "integer64") && !requireNamespace("bit64", quietly = TRUE)) {
+    stop_arg("`strata` column `", name, "` is integer64: install the package bit64 to tabulate it, ",
+             "or convert it with as.character().", kind = "column")
+  }
+  miss <- is.na(x)
+  lab <- as.character(sort(unique(x[!miss])))
+  if (anyDuplicated(lab)) {
+    stop_arg("`strata` column `", name, "` (", class(x)[1L], ") has distinct values with the same text; ",
+             "convert it with as.character() or format() first.", kind = "column")
+  }
+  code <- match(as.character(x), lab)
+  code[miss] <- NA_integer_
+  factor(lab[code], levels = lab)
 }
 
 # Secondary suppression. `val` holds the table with totals (last index of every dimension),

@@ -57,9 +57,9 @@
 #'   `"detanon"` (see [release_info()]) recording the settings and the counts `n`,
 #'   `n_clusters`, `min_size`, `n_moved` (records blended first) and `n_changed` (values
 #'   that differ from the input).
-#' @references Rowe et al., seed 004: anonymizing the data within a cluster (section 4.2,
+#' @references Rowe et al., "Data anonymization by cluster stirring": anonymizing the data within a cluster (section 4.2,
 #'   equations 9 and 10).
-#' @family stirring
+#' @family masking verbs
 #' @examples
 #' d <- titanic_paper()[-1]
 #' s <- stir(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), seed = 1)
@@ -119,7 +119,7 @@ stir <- function(data, vars = NULL, strata = NULL, classes = NULL, k = 3,
   }, numeric(1)))
   for (v in vars) names(df[[v]]) <- NULL
   size <- tabulate(cl, C)
-  as_release(restore_class(df, data), "stir",
+  as_release(as_release_frame(df, data), "stir",
              settings = list(vars = vars, strata = strata, k = k, method = method,
                              classes = if (is.null(classes)) NULL else "supplied",
                              small_strata = small_strata),

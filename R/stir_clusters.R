@@ -44,8 +44,8 @@
 #'   `class`, `n`, and for each ordinal `quasi` column `lo_<q>` and `hi_<q>`), `eps`,
 #'   `quasi`, `strata`, `n_classes`, `min_size`, `n_suppressed` (always 0) and `k` (`NA`).
 #'   A working object for the custodian (its ranges describe small groups), not a release.
-#' @references Rowe et al., seed 004, equation (2).
-#' @family stirring
+#' @references Rowe et al., "Data anonymization by cluster stirring", equation (2).
+#' @family class builders
 #' @examples
 #' d <- titanic_paper()
 #' cl <- stir_clusters(d, strata = c("Pclass", "Sex"), quasi = c("Age", "Fare"),

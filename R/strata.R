@@ -45,7 +45,8 @@ check_strata_columns <- function(data, strata, arg = "strata") {
 is_categorical_like <- function(x) is.atomic(x) && is.null(dim(x))
 
 default_strata <- function(data) {
-  names(data)[vapply(data, function(x) is.factor(x) || is.character(x) || is.logical(x), logical(1))]
+  names(data)[vapply(data, function(x) is.factor(x) || is.character(x) || is.logical(x) || is_labelled(x),
+                     logical(1))]
 }
 
 #' Frequencies of the strata formed by categorical variables
@@ -86,6 +87,13 @@ strata_table <- function(data, strata = NULL, k = 3, sensitive = NULL) {
     if (sensitive %in% strata) stop_arg("`sensitive` (", sensitive, ") must not be one of `strata`.", kind = "column")
     check_strata_columns(data, sensitive, "sensitive")
   }
+  reserved <- c("n", "below_k")
+  if (!is.null(sensitive)) {
+    s_val <- data[[sensitive]]
+    s_val <- if (is.factor(s_val)) levels(droplevels(s_val)) else unique(s_val)
+    reserved <- c(reserved, paste0("n_", s_val), "ratio", "uniform")
+  }
+  check_no_clash(strata, reserved, "strata")
   df <- as.data.frame(data)
   id <- stratum_ids(df, strata)
   n_strata <- max(c(0L, id))

@@ -1,8 +1,9 @@
 #' Global utility: the propensity-score mean squared error (pMSE)
 #'
-#' Stacks `original` (indicator 0) on `masked` (indicator 1), fits a logistic regression
-#' of the indicator on the variables, and summarises how well the fitted propensity
-#' scores \eqn{p_i} tell the two apart (Woo et al. 2009):
+#' Stacks `original` (indicator 0) on `masked` (indicator 1), fits a model of the
+#' indicator on the variables (a logistic regression, or with `method = "cart"` a
+#' classification tree), and summarises how well the fitted propensity scores \eqn{p_i}
+#' tell the two apart (Woo et al. 2009):
 #' \deqn{U = \frac{1}{N} \sum_{i=1}^N (p_i - c)^2,}
 #' where N is the number of stacked rows and c the share of masked rows (0.5 here).
 #' U is 0 when the model cannot tell the data sets apart and 1/4 when it separates them
@@ -11,6 +12,19 @@
 #' coefficients (Snoke et al. 2018): values near 1 mean "as similar as two samples of one
 #' population". Both agree with `synthpop::utility.gen(method = "logit", maxorder = 0)`
 #' (`maxorder = 1` for `interactions = TRUE`).
+#'
+#' `method = "cart"` is synthpop's default: a classification tree (`rpart`, with
+#' synthpop's settings `cp = 0.001`, `minbucket = 5`, the masked rows stacked first) whose
+#' leaf shares are the scores. U agrees with `synthpop::utility.gen(masked, original,
+#' method = "cart")`. A tree sees what a main-effects logit cannot, e.g. masked values that
+#' carry decimals where the originals are whole numbers, or that leave the variable's range
+#' (U = 0.25 is complete separation). `S_pMSE` is `NA` for CART: its null expectation
+#' has no closed form (synthpop estimates it by permutations).
+#'
+#' Columns that look like direct identifiers in `original` (see [detect_identifiers()])
+#' are left out of the default `vars`, with a message: a record number or a name is
+#' unique per record and makes any two data sets look alike or apart for reasons that
+#' have nothing to do with the masking. Name them in `vars` to include them.
 #'
 #' With the default `vars` (every column common to both), the paper's U = 0.000117 for
 #' the Titanic data is reproduced (0.0001167 for
@@ -27,9 +41,13 @@
 #'
 #' @inheritParams risk_rmd
 #' @param vars Columns entering the propensity model (numeric, factor, character or
-#'   logical), present in both. Default: all columns common to both.
-#' @param interactions If `TRUE`, all two-way interactions as well as the main effects.
-#' @return An object of class `detanon_pmse`: a list with `U` (the pMSE), `S_pMSE`, `c`,
+#'   logical), present in both. Default: all columns common to both, except those that
+#'   look like direct identifiers.
+#' @param interactions If `TRUE`, all two-way interactions as well as the main effects
+#'   (`method = "logit"` only: a tree finds interactions itself).
+#' @param method `"logit"` (logistic regression, the paper's U) or `"cart"` (a
+#'   classification tree, synthpop's default; needs the recommended package rpart).
+#' @return An object of class `detanon_pmse`: a list with `method`, `U` (the pMSE), `S_pMSE`, `c`,
 #'   `n_coef` (K - 1, the estimable coefficients besides the intercept), `scores` (the
 #'   propensity scores of the stacked rows, original rows first), `vars`, `interactions`
 #'   and `converged`.
@@ -44,13 +62,22 @@
 #' utility_pmse(d, masked)
 #' @family measures
 #' @export
-utility_pmse <- function(original, masked, vars = NULL, interactions = FALSE) {
+utility_pmse <- function(original, masked, vars = NULL, interactions = FALSE,
+                         method = c("logit", "cart")) {
   check_data_frame(original, "original")
   check_data_frame(masked, "masked")
   check_same_rows(original, masked)
   interactions <- check_flag(interactions, "interactions")
-  common <- intersect(names(original), names(masked))
-  vars <- check_columns(vars, original, "vars", default = common)
+  method <- match_choice(method, "method")
+  if (method == "cart" && !requireNamespace("rpart", quietly = TRUE)) {
+    stop_arg("`method = \"cart\"` needs the package rpart: install.packages(\"rpart\"), or use ",
+             "method = \"logit\".")
+  }
+  if (method == "cart" && interactions) {
+    stop_arg("`interactions = TRUE` applies to `method = \"logit\"`; a tree finds interactions itself.")
+  }
+  if (is.null(vars)) vars <- default_pmse_vars(original, masked)
+  vars <- check_columns(vars, original, "vars")
   check_columns(vars, masked, "vars")
   if (!length(vars)) stop_arg("`vars` is empty: name at least one column for the propensity model.")
   if (!nrow(original)) stop_arg("`original` and `masked` have no rows: the propensity model needs records.", kind = "data")
@@ -82,6 +109,8 @@ utility_pmse <- function(original, masked, vars = NULL, interactions = FALSE) {
   }
   n_o <- nrow(original)
   N <- 2L * n_o
+  c_share <- 0.5
+  if (method == "cart") return(pmse_cart(stacked, n_o, vars, c_share))
   resp <- ".detanon_masked"
   df <- as.data.frame(stacked, stringsAsFactors = FALSE, optional = TRUE)
   df[[resp]] <- rep(c(0, 1), each = n_o)
@@ -95,22 +124,59 @@ utility_pmse <- function(original, masked, vars = NULL, interactions = FALSE) {
   fit <- suppressWarnings(stats::glm(f, family = stats::binomial(), data = df, model = FALSE,
                                      x = FALSE, y = FALSE))
   scores <- unname(stats::fitted(fit))
-  c_share <- 0.5
   U <- sum((scores - c_share)^2) / N
   km1 <- sum(!is.na(stats::coef(fit))) - 1L
   S <- if (km1 > 0) U / (km1 * (1 - c_share)^2 * c_share / N) else NA_real_
-  structure(list(U = U, S_pMSE = S, c = c_share, n_coef = km1, scores = scores, vars = vars,
-                 interactions = interactions, converged = isTRUE(fit$converged)),
+  structure(list(method = "logit", U = U, S_pMSE = S, c = c_share, n_coef = km1, scores = scores,
+                 vars = vars, interactions = interactions, converged = isTRUE(fit$converged)),
             class = "detanon_pmse")
+}
+
+# synthpop's utility.gen(method = "cart"): masked rows first (indicator 1), then the
+# originals, rpart(t ~ ., method = "class", cp = 0.001, minbucket = 5); the score of a row
+# is the masked share of its leaf. xval = 0: no cross-validation, which leaves the tree
+# unchanged and the caller's random number stream untouched.
+pmse_cart <- function(stacked, n_o, vars, c_share) {
+  N <- 2L * n_o
+  swap <- c(n_o + seq_len(n_o), seq_len(n_o))
+  df <- as.data.frame(lapply(stacked, function(v) v[swap]), stringsAsFactors = FALSE, optional = TRUE)
+  names(df) <- paste0("v", seq_along(vars)) # any column name, also "t" or non-syntactic ones
+  df$t <- rep(c(1, 0), each = n_o)
+  fit <- rpart::rpart(t ~ ., data = df, method = "class",
+                      control = rpart::rpart.control(cp = 0.001, minbucket = 5, xval = 0))
+  score <- unname(stats::predict(fit)[, 2L])
+  scores <- score[order(swap)] # original rows first, as for the logit
+  structure(list(method = "cart", U = sum((scores - c_share)^2) / N, S_pMSE = NA_real_, c = c_share,
+                 n_coef = nrow(fit$frame) - 1L, scores = scores, vars = vars, interactions = FALSE,
+                 converged = TRUE),
+            class = "detanon_pmse")
+}
+
+# Columns common to both, without those that look like direct identifiers in `original`.
+default_pmse_vars <- function(original, masked) {
+  common <- intersect(names(original), names(masked))
+  ids <- detect_identifiers(original[common])$column
+  if (length(ids)) {
+    one <- length(ids) == 1L
+    inform_detanon("left out ", quote_names(ids), " of the propensity model, which ",
+                   if (one) "looks like a direct identifier" else "look like direct identifiers",
+                   "; name ", if (one) "it" else "them", " in `vars` to include ", if (one) "it" else "them", ".",
+                   kind = "identifier")
+  }
+  setdiff(common, ids)
 }
 
 #' @export
 print.detanon_pmse <- function(x, ...) {
-  cat(sprintf("Propensity-score utility (%s, %d coefficients) on %d + %d rows\n",
-              if (x$interactions) "main effects + two-way interactions" else "main effects",
-              x$n_coef, length(x$scores) / 2, length(x$scores) / 2))
+  model <- if (identical(x$method, "cart")) sprintf("classification tree, %d nodes", x$n_coef + 1L) else
+    sprintf("%s, %d coefficients", if (x$interactions) "main effects + two-way interactions" else "main effects",
+            x$n_coef)
+  cat(sprintf("Propensity-score utility (%s) on %d + %d rows\n", model,
+              length(x$scores) / 2, length(x$scores) / 2))
   cat(sprintf("  U (pMSE) = %.6g  (0 = indistinguishable, 0.25 = fully separable)\n", x$U))
-  cat(sprintf("  S_pMSE   = %.4g  (about 1 when both look like samples of one population)\n", x$S_pMSE))
+  if (!is.na(x$S_pMSE)) {
+    cat(sprintf("  S_pMSE   = %.4g  (about 1 when both look like samples of one population)\n", x$S_pMSE))
+  }
   if (!x$converged) cat("  note: the logistic regression did not converge\n")
   invisible(x)
 }
@@ -145,6 +211,9 @@ utility_delta <- function(original, masked, vars = NULL) {
   vars <- check_pair(original, masked, vars)
   x <- numeric_matrix(original, vars)
   xm <- numeric_matrix(masked, vars)
+  tiny <- pow2_normalise(x, xm) # delta is a ratio: exact power-of-two scaling keeps it
+  x <- tiny$x
+  xm <- tiny$y
   if (nrow(x) < 2L) stop_arg("at least 2 records are needed (a variance), not ", nrow(x), ".", kind = "data")
   v <- apply(x, 2L, stats::var)
   if (any(v == 0)) {
@@ -191,7 +260,11 @@ print.detanon_delta <- function(x, ...) {
 #' says nothing about disclosure risk.
 #'
 #' @inheritParams risk_rmd
-#' @param formula A model formula whose variables are in both data frames.
+#' @param formula A model formula whose variables are in both data frames. It is
+#'   evaluated in its own environment, so functions such as `poly()`, `ns()` or `offset()`
+#'   work; `y ~ .` takes every other column of `original`. Records with missing values
+#'   in the formula's variables are left out of each fit, with a message giving the
+#'   number of records used.
 #' @param family A family object, function or name, as for [stats::glm()].
 #' @param level Confidence level of the intervals, in (0, 1).
 #' @return A data frame of class `detanon_model`, one row per coefficient, with columns
@@ -220,15 +293,25 @@ utility_model <- function(original, masked, formula, family = stats::gaussian(),
   family <- check_family(family)
   level <- check_number(level, "level", lower = 0, upper = 1, lower_open = TRUE)
   if (level >= 1) stop_arg("`level` must be below 1, not ", level, ".")
+  if ("." %in% all.vars(formula)) {
+    # `y ~ .`: every other column of `original`, expanded before the fits
+    formula <- tryCatch(stats::formula(stats::terms(formula, data = as.data.frame(original))),
+                        error = function(e) stop_arg("`formula` cannot be expanded: ", conditionMessage(e)))
+  }
   used <- all.vars(formula)
+  # names that are columns of neither data frame may be constants of the formula's
+  # environment (e.g. a degree); a column of only one of them is an error
+  env <- environment(formula)
+  if (is.null(env)) env <- parent.frame()
   for (nm in c("original", "masked")) {
     data <- if (nm == "original") original else masked
     miss <- setdiff(used, names(data))
+    miss <- miss[miss %in% c(names(original), names(masked)) | !vapply(miss, exists, logical(1), envir = env)]
     if (length(miss)) {
       stop_arg("`formula` uses variables that are not columns of `", nm, "`: ", quote_names(miss), ".", kind = "column")
     }
   }
-  environment(formula) <- baseenv()
+  used <- intersect(used, names(original))
   for (nm in c("original", "masked")) {
     data <- if (nm == "original") original else masked
     n_ok <- sum(stats::complete.cases(as.data.frame(data)[used]))
@@ -236,12 +319,16 @@ utility_model <- function(original, masked, formula, family = stats::gaussian(),
       stop_arg("`", nm, "` has ", plural(n_ok, "complete record"),
                " for the variables of `formula`; the model needs more records than coefficients.", kind = "data")
     }
+    if (n_ok < nrow(data)) {
+      inform_detanon(sprintf("the fit to `%s` uses %d of %d records (%d with missing values left out).",
+                             nm, n_ok, nrow(data), nrow(data) - n_ok), kind = "na")
+    }
   }
   fit_one <- function(data, nm) {
     fit <- tryCatch(
       stats::glm(formula, family = family, data = as.data.frame(data), model = FALSE),
       error = function(e) stop_arg("The model could not be fitted to `", nm, "`: ", conditionMessage(e), kind = "data"))
-    if (!fit$converged) warning("utility_model(): the fit to `", nm, "` did not converge.", call. = FALSE)
+    if (!fit$converged) warn_detanon("the fit to `", nm, "` did not converge.", kind = "data")
     if (fit$df.residual < 1) {
       stop_arg("The model has no residual degrees of freedom on `", nm, "` (", length(stats::coef(fit)),
                " coefficients for ", nrow(data), " records): simplify `formula` or use more records.", kind = "data")

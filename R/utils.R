@@ -289,15 +289,101 @@ check_nthreads <- function(nthreads) {
   check_whole(nthreads, "nthreads", min = 1)
 }
 
-# Return `out` (a plain data.frame) as the same kind of data frame as `like`.
+# Return `out` (a plain data.frame) as the same kind of data frame as `like`: a grouped
+# tibble keeps its groups (those of its grouping columns still present), a data.table its
+# key (when the rows are still sorted by it) and a usable self-reference for `:=`.
 restore_class <- function(out, like) {
   if (inherits(like, "data.table") && requireNamespace("data.table", quietly = TRUE)) {
-    return(data.table::as.data.table(out))
+    key <- data.table::key(like)
+    key <- if (all(key %in% names(out))) key else NULL
+    sorted <- length(key) && !is.unsorted(do.call(order, c(unname(as.list(out[key])), method = "radix")))
+    out <- data.table::as.data.table(out)
+    if (sorted) data.table::setkeyv(out, key)
+    return(out)
   }
   if (inherits(like, "tbl_df") && requireNamespace("tibble", quietly = TRUE)) {
-    return(tibble::as_tibble(out))
+    out <- tibble::as_tibble(out)
+    if (inherits(like, "grouped_df") && requireNamespace("dplyr", quietly = TRUE)) {
+      groups <- intersect(dplyr::group_vars(like), names(out))
+      if (length(groups)) out <- dplyr::grouped_df(out, groups)
+    }
+    return(out)
   }
   out
+}
+
+# A release made from the plain data.frame `out` of a masking verb, given its input `data`:
+# no row names (they may be identifiers, and gaps in them tell which records were removed),
+# no factor level without a record (it would tell that a rare category existed, whether
+# the verb or the caller removed its records), the class of `data`, and the attribute
+# `name` set without breaking a data.table's self-reference.
+as_release_frame <- function(out, data, attr_value = NULL, name = "detanon") {
+  rownames(out) <- NULL
+  for (v in names(out)) {
+    x <- out[[v]]
+    if (is.factor(x) && !all(tabulate(as.integer(x), nlevels(x)) > 0L)) {
+      out[[v]] <- droplevels(x, exclude = if (anyNA(levels(x))) NULL else NA)
+    }
+  }
+  out <- restore_class(out, data)
+  if (!is.null(attr_value)) out <- set_attr(out, name, attr_value)
+  out
+}
+
+# A result table gives grouping columns `cols` beside its own columns `reserved`: a data
+# column named like one of them would be overwritten without notice.
+check_no_clash <- function(cols, reserved, arg) {
+  clash <- intersect(cols, reserved)
+  if (length(clash)) {
+    stop_arg("`", arg, "` column", if (length(clash) > 1L) "s " else " ", quote_names(clash),
+             " ha", if (length(clash) > 1L) "ve" else "s", " the name of a column of the result (",
+             quote_names(reserved, max = 12L), "); rename ", if (length(clash) > 1L) "them" else "it",
+             " first, e.g. with names(data)[names(data) == \"", clash[1L], "\"] <- \"", clash[1L], "_\".",
+             kind = "column")
+  }
+  invisible(cols)
+}
+
+set_attr <- function(x, name, value) {
+  if (inherits(x, "data.table") && requireNamespace("data.table", quietly = TRUE)) {
+    data.table::setattr(x, name, value)
+    return(invisible(x))
+  }
+  attr(x, name) <- value
+  x
+}
+
+# Powers of two that bring the largest magnitude of each column of `x` near 1, for columns
+# whose values are all so small (below 1e-100) that their squared deviations would
+# underflow (SD 0: "constant"). Multiplying by a power of two is exact (also for subnormal
+# numbers), and z-scores, distances and ratios are invariant to it. 1 elsewhere.
+pow2_factors <- function(x) {
+  big <- if (length(x)) apply(abs(x), 2L, function(v) suppressWarnings(max(v, na.rm = TRUE))) else numeric()
+  e <- ifelse(is.finite(big) & big > 0 & big < 1e-100, -floor(log2(big)), 0)
+  e
+}
+
+# x * 2^e, in two steps so that 2^e itself never overflows (e up to 1074).
+times_pow2 <- function(x, e) {
+  h <- trunc(e / 2)
+  (x * 2^h) * 2^(e - h)
+}
+
+# Rescale the columns of `x` (and, by the same factors, of `y`) whose values are all tiny.
+pow2_normalise <- function(x, y = NULL) {
+  e <- pow2_factors(x)
+  for (j in which(e != 0)) {
+    x[, j] <- times_pow2(x[, j], e[j])
+    if (!is.null(y)) y[, j] <- times_pow2(y[, j], e[j])
+  }
+  list(x = x, y = y, e = e)
+}
+
+# A column is constant when all its non-missing values are equal (not when its SD
+# underflows to 0).
+is_constant <- function(v) {
+  v <- v[!is.na(v)]
+  !length(v) || all(v == v[1L])
 }
 
 # Order-independent column means and SDs (exact summation in C), as a list.
@@ -321,8 +407,8 @@ as_release <- function(x, verb, settings = list(), counts = list(), stats = NULL
   info <- list(verb = verb, settings = settings, counts = counts)
   if (!is.null(stats)) info$stats <- stats
   info$fingerprint <- release_fingerprint(x, columns)
-  attr(x, "detanon") <- structure(info, class = "detanon_release")
-  x
+  # (setattr for a data.table: `attr<-` would break its self-reference, and `:=` warn)
+  set_attr(x, "detanon", structure(info, class = "detanon_release"))
 }
 
 # nrow, the covered columns and a position-weighted checksum of each of them: subsetting
@@ -342,6 +428,7 @@ position_weights <- function(n) {
 
 column_checksum <- function(v, w) {
   if (is.factor(v)) v <- as.integer(v)
+  if (is.object(v) && !is.factor(v) && is.atomic(v)) v <- unclass(v) # labelled, Date, integer64
   if (!is.numeric(v) && !is.logical(v)) {
     v <- if (is.atomic(v) && is.null(dim(v))) match(v, unique(v)) else return(NA_real_)
   }

@@ -16,7 +16,6 @@ SEXP ffi_col_stats(SEXP x, SEXP nthreads);
 
 /* risk.c (risk/utility metrics) */
 SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w, SEXP m, SEXP nthreads);
-SEXP ffi_link_share(SEXP zo, SEXP zm, SEXP order, SEXP offsets, SEXP nthreads);
 /* keps: (k, epsilon)-anonymisation (keps.c) */
 SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k, SEXP inv_range);
 SEXP ffi_rlaplace(SEXP n, SEXP b);
@@ -40,5 +39,13 @@ SEXP ffi_stir_centroids(SEXP x, SEXP nominal, SEXP cl, SEXP n_clusters);
 SEXP ffi_stir_nearest(SEXP xo, SEXP xc, SEXP nominal, SEXP knots);
 SEXP ffi_stir_clusters(SEXP x, SEXP nominal, SEXP eps, SEXP order);
 SEXP ffi_stir_shuffle(SEXP cl, SEXP n_clusters, SEXP n_vars);
+
+/* risk_rank.c: ranks of own records (top-m linkage, re-identification, replay) */
+SEXP ffi_link_rank(SEXP zt, SEXP zq, SEXP order, SEXP offsets, SEXP query, SEXP cap,
+                   SEXP nthreads);
+
+/* adaptive.c: adaptive k per record (anonymise_adaptive) */
+SEXP ffi_adaptive_k(SEXP z, SEXP order, SEXP offsets, SEXP k0, SEXP kmax, SEXP m,
+                    SEXP target, SEXP xs, SEXP wr, SEXP nthreads);
 
 #endif

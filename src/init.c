@@ -12,7 +12,6 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_kd_tree",       (DL_FUNC) &ffi_kd_tree,       2},
     /* risk.c (risk/utility metrics) */
     {"ffi_rmd_count",     (DL_FUNC) &ffi_rmd_count,     5},
-    {"ffi_link_share",    (DL_FUNC) &ffi_link_share,    5},
     /* keps: (k, epsilon)-anonymisation (keps.c) */
     {"ffi_mondrian",       (DL_FUNC) &ffi_mondrian,       5},
     {"ffi_rlaplace",       (DL_FUNC) &ffi_rlaplace,       2},
@@ -26,6 +25,10 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_stir_shuffle",   (DL_FUNC) &ffi_stir_shuffle,   3},
     /* ola_glue.c: optimal lattice anonymisation */
     {"ffi_ola_node",       (DL_FUNC) &ffi_ola_node,       4},
+    /* risk_rank.c: ranks of own records (top-m linkage, re-identification, replay) */
+    {"ffi_link_rank",      (DL_FUNC) &ffi_link_rank,      7},
+    /* adaptive.c: adaptive k per record (anonymise_adaptive) */
+    {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     10},
     {NULL, NULL, 0}
 };
 

@@ -1,5 +1,5 @@
-/* Glue for risk_rmd() and risk_linkage(): neighbour counts and nearest-neighbour links on a
- * kd-tree, memory O(n), on standardised matrices prepared and validated in R. */
+/* Glue for risk_rmd(): neighbour counts on a kd-tree, memory O(n), on standardised matrices
+ * prepared and validated in R (the links of risk_linkage() are in risk_rank.c). */
 #include <stdint.h>
 #include "detanon.h"
 #include "kdtree.h"
@@ -62,65 +62,6 @@ SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w_, SEXP m_, SEXP nthreads)
     }
     /* a row queried more than once was answered in its last slot: copy it to the others */
     for (R_xlen_t i = 0; i < nq; i++) o[i] = o[slot[qi[i] - 1] - 1];
-    UNPROTECT(1);
-    return out;
-}
-
-/* Nearest-neighbour linking: zo and zm are n x d (original and masked, same rows); `order`
- * (1-based) lists the rows stratum by stratum, stratum s holding order[off[s]..off[s+1]).
- * Returns for every row the share of a successful link (see rk_link_share). */
-SEXP ffi_link_share(SEXP zo, SEXP zm, SEXP order, SEXP offsets, SEXP nthreads)
-{
-    const ptrdiff_t n = Rf_nrows(zo);
-    const int d = Rf_ncols(zo), nt = detanon_threads(nthreads);
-    SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
-    if (n == 0) { UNPROTECT(1); return out; }
-    if (d == 0 || Rf_nrows(zm) != n || Rf_ncols(zm) != d || XLENGTH(order) != n)
-        Rf_error("internal error: bad input to ffi_link_share");
-    double *o = REAL(out);
-    const double *xo = REAL_RO(zo), *xm = REAL_RO(zm);
-    const int *ord = INTEGER_RO(order), *off = INTEGER_RO(offsets);
-    const R_xlen_t n_strata = XLENGTH(offsets) - 1;
-    if (n_strata < 1 || off[0] != 0 || off[n_strata] != n)
-        Rf_error("internal error: bad offsets in ffi_link_share");
-
-    ptrdiff_t *rows = (ptrdiff_t *) R_alloc(n, sizeof(ptrdiff_t));
-    for (ptrdiff_t i = 0; i < n; i++) {
-        if (ord[i] < 1 || ord[i] > n) Rf_error("internal error: row out of range");
-        rows[i] = ord[i] - 1;
-    }
-    ptrdiff_t max_s = 0;
-    for (R_xlen_t s = 0; s < n_strata; s++) {
-        ptrdiff_t ns = (ptrdiff_t) off[s + 1] - off[s];
-        if (ns < 0) Rf_error("internal error: decreasing offsets");
-        if (ns > max_s) max_s = ns;
-    }
-    /* one tree, sized for the largest stratum, reused stratum by stratum */
-    kd_tree t = detanon_tree(max_s, d, RISK_LEAF_SIZE);
-    kd_heap *heaps = (kd_heap *) R_alloc(nt, sizeof(kd_heap));
-    double *buf = (double *) R_alloc((size_t) nt * d, sizeof(double));
-    for (int i = 0; i < nt; i++) heaps[i] = detanon_heap(1);
-    ptrdiff_t since_check = 0;
-    for (R_xlen_t s = 0; s < n_strata; s++) {
-        const ptrdiff_t b = off[s], ns = (ptrdiff_t) off[s + 1] - off[s];
-        if (ns == 0) continue;
-        kd_reuse(&t, ns);
-        kd_build(&t, xo, n, rows + b);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 64) if (ns >= RISK_PAR_MIN)
-#endif
-        for (ptrdiff_t p = 0; p < ns; p++) {
-            /* in tree order: a masked record lies near its original, so consecutive queries
-             * visit the same part of the tree */
-            int tid = THREAD_ID;
-            double *q = buf + (size_t) tid * d;
-            ptrdiff_t r = t.row[p];
-            for (int j = 0; j < d; j++) q[j] = xm[r + (size_t) j * n];
-            o[r] = rk_link_share(&t, q, t.pts + (size_t) p * d, &heaps[tid]);
-        }
-        since_check += ns;
-        if (since_check >= RISK_CHUNK) { R_CheckUserInterrupt(); since_check = 0; }
-    }
     UNPROTECT(1);
     return out;
 }

@@ -9,7 +9,7 @@
 # valgrind: LeakSanitizer would report R's own allocations.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-files='anonymise|risk|keps|mondrian|fuzz|invariants|strata|stir|ola'
+files='anonymise|adaptive|risk|keps|mondrian|fuzz|invariants|strata|stir|ola|tune'
 work=$(mktemp -d)
 trap 'rm -rf "$work"; rm -f src/*.o src/*.so' EXIT
 

@@ -56,13 +56,13 @@ for (name in names(setups)) {
   d <- s$data
   positive <- function(v) all(d[[v]] != 0)
   for (k in c(3, 5, 10)) {
-    m <- anonymise(d, k = k, vars = s$all_vars, strata = s$strata)
+    m <- anonymise(d, k = k, vars = s$all_vars, strata = s$strata, format = "none")
     st <- if (length(s$quasi)) s$strata else s$strata
     rows[[length(rows) + 1L]] <- cbind(
       data.frame(data = name, method = "kNN", k = k, epsilon = NA_real_),
       measure(s, d, m, classes = do.call(interaction, c(d[st], drop = TRUE))))
   }
-  m_knn <- anonymise(d, k = s$keps_k, vars = s$all_vars, strata = s$strata)
+  m_knn <- anonymise(d, k = s$keps_k, vars = s$all_vars, strata = s$strata, format = "none")
   for (method in c("keps", "kNN+noise")) {
     base <- if (method == "keps") d else m_knn
     for (eps in epsilons) {

@@ -31,7 +31,7 @@ sensitivity_one <- function(n, k, seed) {
   strata <- c("Sex", "Smoker")
   f <- Glucose ~ Sex + Smoker + HDL + Height + Weight
   d <- detanon::simulate_ncds(n, seed = seed)
-  m <- detanon::anonymise(d, k = k, vars = vars, strata = strata, check_identifiers = FALSE)
+  m <- detanon::anonymise(d, k = k, vars = vars, strata = strata, format = "none", check_identifiers = FALSE)
   set.seed(seed)
   r <- detanon::risk_rmd(d, m, vars = vars, w1 = 0.01, w2 = 0.05)
   pm <- detanon::utility_pmse(d, m, vars = c(strata, vars))

@@ -7,7 +7,7 @@ cat("Strata (the paper's Table 2):\n")
 print(strata_table(d, strata, k = 3, sensitive = "Survived"))
 # PassengerId stays as the paper's pseudonym; a real release would replace a record
 # number like it (see remove_identifiers()), which is what the identifier check warns about.
-masked <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = strata, check_identifiers = FALSE)
+masked <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = strata, format = "none", check_identifiers = FALSE)
 cat("\n")
 print(release_info(masked))
 cat("\nFirst records, original and masked:\n")

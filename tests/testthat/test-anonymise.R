@@ -2,7 +2,7 @@ test_that("the C engine equals the brute-force reference on tie-free data", {
   for (d in c(1, 2, 4, 7)) for (k in c(2, 3, 5, 10)) for (S in c(1, 4)) {
     x <- random_data(300, d = d, n_strata = S, seed = d * 100 + k + S)
     vars <- paste0("x", seq_len(d))
-    out <- anonymise(x, k = k, vars = vars, strata = if (S > 1) "g" else character())
+    out <- anonymise(x, k = k, vars = vars, strata = if (S > 1) "g" else character(), format = "none")
     ref <- ref_anonymise(x[vars], as.integer(x$g) * (S > 1) + 1L, k)
     expect_equal(unname(as.matrix(out[vars])), ref, tolerance = 1e-12)
   }
@@ -25,7 +25,7 @@ test_that("neighbour indices equal brute force, and ties follow distance then co
 
 test_that("ties with duplicates: identical points give identical centroids", {
   x <- data.frame(a = c(rep(1, 50), 2:11), b = c(rep(5, 50), 11:20))
-  out <- anonymise(x, k = 4, vars = c("a", "b"), strata = character())
+  out <- anonymise(x, k = 4, vars = c("a", "b"), strata = character(), format = "none")
   expect_length(unique(out$a[1:50]), 1L)
   ref <- ref_anonymise(x, rep(1L, 60), 4)
   expect_equal(unname(as.matrix(out)), ref, tolerance = 1e-12)
@@ -92,7 +92,7 @@ test_that("the paper's Titanic deltas are reproduced (Age .0114, Fare .0473)", {
   d <- titanic_paper()
   delta <- function(m) c(mean((d$Age - m$Age)^2) / var(d$Age), mean((d$Fare - m$Fare)^2) / var(d$Fare))
   m <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
-                 check_identifiers = FALSE)
+                 format = "none", check_identifiers = FALSE)
   expect_equal(round(delta(m), 4), c(0.0114, 0.0473))
   skip_if_not_installed("RANN")
   r <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), engine = "rann",
@@ -121,14 +121,15 @@ test_that("step 5 restores the original SDs exactly and the means approximately"
   expect_true(all(abs(colMeans(out[1:2]) - colMeans(x[1:2])) < 0.05 * apply(x[1:2], 2, sd)))
 })
 
-test_that("the caller's kind of data frame, rows, row names and other columns are kept", {
+test_that("the caller's kind of data frame, rows and other columns are kept; row names are not", {
   x <- random_data(50, d = 2, n_strata = 2, seed = 4)
   x$label <- rep(letters[1:25], 2)
   x$n <- rep(1:25, 2)
   rownames(x) <- paste0("row", 1:50)
   out <- anonymise(x, k = 3, vars = c("x1", "x2"), strata = "g")
-  expect_identical(rownames(out), rownames(x))
-  expect_identical(out[c("g", "label", "n")], x[c("g", "label", "n")])
+  # row names may be identifiers (NHS numbers): the release numbers its rows 1..n
+  expect_identical(rownames(out), as.character(1:50))
+  expect_identical(out[c("g", "label", "n")], `rownames<-`(x[c("g", "label", "n")], NULL))
   expect_s3_class(anonymise(tibble::as_tibble(x), k = 3, vars = c("x1", "x2"), strata = "g"), "tbl_df")
   skip_if_not_installed("data.table")
   dt <- data.table::as.data.table(x)
@@ -150,17 +151,19 @@ test_that("the released object carries no original value of the masked variables
 })
 
 test_that("edge cases give documented results", {
-  # integer columns come back as doubles
+  # integer columns come back as doubles when unformatted, as integers by default
   x <- data.frame(a = c(1L, 5L, 2L, 8L, 3L, 9L), b = c(2, 4, 6, 8, 10, 13))
-  out <- anonymise(x, k = 2, vars = c("a", "b"), strata = character())
+  out <- anonymise(x, k = 2, vars = c("a", "b"), strata = character(), format = "none")
   expect_type(out$a, "double")
+  expect_type(anonymise(x, k = 2, vars = c("a", "b"), strata = character())$a, "integer")
   # a constant column is released as its value and left out of the distances
   x$c <- 7
-  out2 <- anonymise(x, k = 2, vars = c("a", "b", "c"), strata = character())
+  out2 <- anonymise(x, k = 2, vars = c("a", "b", "c"), strata = character(), format = "none")
   expect_identical(out2$c, rep(7, 6))
   expect_identical(out2[c("a", "b")], out[c("a", "b")])
   # all centroids equal: released as the mean, with a warning
-  expect_warning(out3 <- anonymise(x, k = 6, vars = c("a", "b"), strata = character()), "centroids")
+  expect_warning(out3 <- anonymise(x, k = 6, vars = c("a", "b"), strata = character(), format = "none"),
+                 "centroids")
   expect_equal(out3$a, rep(mean(x$a), 6))
   # NA in a stratum column is a level of its own
   y <- random_data(30, seed = 6)
@@ -232,4 +235,97 @@ test_that("bad input gives a clear error and changes nothing", {
     anonymise(x, k = 25, vars = "x1", strata = character(), small_strata = "suppress")
   })
   expect_identical(x, before)
+})
+
+test_that("format = \"natural\" keeps values in range, whole numbers whole, order kept", {
+  skip_if_not_installed("sdcMicro")
+  data(testdata, package = "sdcMicro", envir = environment())
+  vars <- c("age", "income", "expend", "savings")
+  run <- function(format) anonymise(testdata, k = 3, vars = vars, strata = c("sex", "urbrur"), format = format,
+                                    check_identifiers = FALSE)
+  raw <- run("none")
+  nat <- run(NULL)
+  expect_gt(sum(raw$age < 0), 0L) # the unformatted centroids leave the range
+  for (v in vars) {
+    o <- sort(testdata[[v]])
+    lo <- mean(o[1:3])
+    hi <- mean(rev(o)[1:3])
+    whole <- all(o == round(o))
+    expect_gte(min(nat[[v]]), if (whole) ceiling(lo) else lo)
+    expect_lte(max(nat[[v]]), if (whole) floor(hi) else hi)
+    if (whole) expect_true(all(nat[[v]] == round(nat[[v]])), info = v) # whole numbers stay whole
+    # rank-preserving: the natural form never reverses the order of the raw centroids
+    expect_true(all(diff(nat[[v]][order(raw[[v]])]) >= 0), info = v)
+  }
+  expect_type(nat$age, "integer")
+  expect_type(nat$expend, "integer")
+  expect_type(nat$income, "double")
+  # most values are the raw ones rounded: only the tails are squeezed
+  expect_gt(mean(nat$age == round(raw$age)), 0.9)
+})
+
+test_that("the bounds are k-record means, not one record's value, and the tails are squeezed", {
+  set.seed(21)
+  d <- data.frame(x = c(stats::rexp(300) * 10 + 0.123456, 250.654321), y = stats::rnorm(301))
+  raw <- anonymise(d, k = 4, vars = c("x", "y"), strata = character(), format = "none")
+  nat <- anonymise(d, k = 4, vars = c("x", "y"), strata = character())
+  o <- sort(d$x)
+  expect_lt(min(raw$x), o[1])
+  expect_equal(min(nat$x), mean(o[1:4]))
+  expect_equal(max(nat$x), mean(rev(o)[1:4]))
+  expect_false(min(nat$x) %in% d$x)
+  expect_false(max(nat$x) %in% d$x)
+  # no pile-up on the bound: one record at each bound
+  expect_identical(sum(nat$x == min(nat$x)), sum(raw$x == min(raw$x)))
+  expect_identical(rank(nat$x), rank(raw$x))
+  # the squeeze itself: monotone, onto [lo, hi], identity between the pivots (4 times the
+  # overshoot inside each bound, at most the median)
+  v <- c(-1, 0:100, 104)
+  s <- detanon:::squeeze_range(v, 0, 100)
+  expect_identical(range(s), c(0, 100))
+  expect_true(all(diff(s) > 0))
+  expect_identical(s[v >= 4 & v <= 84], v[v >= 4 & v <= 84])
+  expect_false(any(s[v < 4 | v > 84] == v[v < 4 | v > 84]))
+  # more than half beyond a bound: set to the bound
+  expect_identical(detanon:::squeeze_range(c(-3, -2, -1, 5), 0, 10), c(0, 0, 0, 5))
+})
+
+test_that("the Titanic release has no negative age or fare; precision keeps the decimals", {
+  d <- titanic_paper()
+  run <- function(...) anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
+                                 check_identifiers = FALSE, ...)
+  raw <- run(format = "none")
+  expect_gt(sum(raw$Age < 0), 0L)
+  expect_gt(sum(raw$Fare < 0), 0L)
+  nat <- run()
+  expect_gte(min(nat$Age), 0)
+  expect_gte(min(nat$Fare), 0)
+  expect_identical(sum(is.finite(log(nat$Age))), nrow(d))
+  pre <- run(format = "precision")
+  expect_identical(detanon:::decimals(d$Fare), 4L)
+  expect_identical(detanon:::decimals(c(0.1 + 0.2, 2)), 1L)
+  expect_identical(detanon:::decimals(c(1, 5, 2) * 1e-200), NA_integer_) # tiny values are not whole
+  expect_true(all(abs(pre$Fare * 1e4 - round(pre$Fare * 1e4)) < 1e-6))
+  expect_identical(release_info(pre)$settings$format, "precision")
+  # the reproduction path is unformatted by default
+  skip_if_not_installed("RANN")
+  r <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), engine = "rann",
+                 check_identifiers = FALSE)
+  expect_identical(release_info(r)$settings$format, "none")
+  expect_gt(sum(r$Age < 0), 0L)
+})
+
+test_that("labelled (Stata/SPSS) codes are strata by default, not masked", {
+  lab <- structure(rep(c(1, 2), 30), labels = c(male = 1, female = 2),
+                   class = c("haven_labelled", "vctrs_vctr", "double"))
+  set.seed(3)
+  d <- data.frame(x = stats::rnorm(60), y = stats::rnorm(60))
+  d$sex <- lab
+  out <- anonymise(d, k = 3)
+  expect_identical(release_info(out)$settings$vars, c("x", "y"))
+  expect_identical(release_info(out)$settings$strata, "sex")
+  expect_identical(unclass(out$sex), unclass(lab))
+  skip_if_not_installed("haven")
+  d$sex <- haven::labelled(rep(c(1, 2), 30), c(male = 1, female = 2))
+  expect_identical(release_info(anonymise(d, k = 3))$settings$strata, "sex")
 })

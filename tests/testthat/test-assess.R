@@ -14,6 +14,21 @@ test_that("assess() holds exactly the individual measures", {
   expect_s3_class(a, "detanon_assess")
   expect_identical(a$rmd, risk_rmd(p$d, p$m, deterministic = TRUE, w1 = 0.02))
   expect_identical(a$linkage, risk_linkage(p$d, p$m))
+  expect_identical(a$linkage_top, risk_linkage(p$d, p$m, m = 3))
+  a1 <- assess(p$d, p$m, deterministic = TRUE, top_m = 5, p = c(1, 0.2), seed = 7)
+  expect_identical(a1$linkage_top, risk_linkage(p$d, p$m, m = 5))
+  expect_identical(a1$replay, risk_replay(p$d, p$m, p = c(1, 0.2), seed = 7))
+  expect_output(print(a1), "replay  p = 1: ")
+  expect_output(print(a1), "top-5")
+  df1 <- as.data.frame(a1)
+  expect_equal(df1$value[df1$measure == "replay_rate"], a1$replay$by_p$rate)
+  expect_equal(df1$value[df1$measure == "linkage_top_rate"], a1$linkage_top$rate)
+  plain <- as.data.frame(p$m)
+  attr(plain, "detanon") <- NULL
+  a2 <- assess(p$d, plain, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
+               deterministic = TRUE)
+  expect_null(a2$replay)
+  expect_output(print(a2), "replay  \\(not run")
   expect_identical(a$pmse, utility_pmse(p$d, p$m))
   expect_identical(a$delta, utility_delta(p$d, p$m)$delta)
   expect_identical(a$model, utility_model(p$d, p$m, f, family = stats::binomial()))
@@ -27,6 +42,17 @@ test_that("assess() holds exactly the individual measures", {
 test_that("the assessment keeps no original record values", {
   p <- make_pair()
   a <- assess(p$d, p$m, formula = Survived ~ Age + Fare, family = "binomial", deterministic = TRUE)
+  # the per-record link shares and re-identification probabilities are fractions j / t of
+  # counts (0.75 is also a Titanic age); they are checked to be exactly that instead
+  for (l in list(a$linkage, a$linkage_top)) {
+    for (v in list(l$linked, l$reid_prob)) {
+      expect_true(all(vapply(v, function(x) any(abs(x * seq_len(891) - round(x * seq_len(891))) < 1e-9), NA)))
+    }
+  }
+  a$linkage$linked <- a$linkage$reid_prob <- a$linkage_top$linked <- a$linkage_top$reid_prob <- NULL
+  # the replay holds rates and sums of such fractions per share p only
+  expect_identical(names(a$replay$by_p), c("p", "n_known", "rate", "n_linked", "reid", "blind_rate"))
+  a$replay <- NULL
   vals <- unlist(a, use.names = FALSE)
   vals <- suppressWarnings(as.numeric(vals[!is.na(suppressWarnings(as.numeric(vals)))]))
   fares <- unique(p$d$Fare[p$d$Fare != round(p$d$Fare)])

@@ -83,8 +83,8 @@ bad("anonymise: list column as strata", bi_list, an(vars = "y", strata = "x"),
     "`strata` columns must be atomic vectors")
 bad("anonymise: character numbers as vars", bi_chr, an(vars = "x", strata = "g"),
     "`vars` must be numeric columns; `x` is not \\(character\\). Convert with as.numeric")
-bad("anonymise: factor with unused levels", bi_fac, an(), NA,
-    function(r) expect_identical(levels(r$g), c("a", "b", "unused")))
+bad("anonymise: factor with unused levels (dropped from the release)", bi_fac, an(), NA,
+    function(r) expect_identical(levels(r$g), c("a", "b")))
 bad("anonymise: vars not in data", bi_d, an(vars = "zz"), "`vars` names columns that are not in the data: `zz`")
 bad("anonymise: vars numeric index", bi_d, an(vars = 2), "`vars` must be a character vector of column names")
 bad("anonymise: vars also strata", bi_d, an(vars = "g"), "both `vars` and `strata`: `g`")
@@ -404,6 +404,64 @@ bad("data.table: anonymise with merge", data.table::as.data.table(bi_d[c(1:10, 1
     an(k = 3, small_strata = "merge"), NA, function(r) expect_identical(nrow(r), 12L))
 bad("data.table: utility_pmse", bi_pair(bi_dt, data.table::as.data.table(bi_m)), function(p) utility_pmse(p$o, p$m), NA)
 
+# ---- issue 14: silent results that leaked or misled -------------------------------------
+bi_tiny <- bi_mod(bi_d, x = bi_d$x * 1e-200, y = abs(bi_d$y) * 1e-310) # SD underflows; subnormal
+bad("anonymise: tiny values are masked, not released as constant", bi_tiny, an(), NA,
+    function(r) {
+      expect_false(any(r$x %in% bi_tiny$x))
+      expect_gt(length(unique(r$x)), 2L)
+      expect_gt(length(unique(r$y)), 2L)
+    })
+bad("anonymise: row names are not released", `rownames<-`(bi_d, sprintf("94347600%02d", 1:20)), an(), NA,
+    function(r) expect_identical(rownames(r), as.character(1:20)))
+bad("anonymise: suppressed category leaves no level", bi_mod(bi_d, g = factor(c(rep("a", 18), "rare", "rare"))),
+    an(small_strata = "suppress"), NA, function(r) expect_identical(levels(r$g), "a"))
+bad("anonymise: unknown format", bi_d, an(format = "round"), "`format` must be NULL or one of \"natural\"")
+bad("anonymise: labelled codes are strata by default",
+    bi_mod(bi_d, sex = structure(rep(c(1, 2), 10), labels = c(m = 1, f = 2),
+                                 class = c("haven_labelled", "vctrs_vctr", "double"))),
+    an(strata = NULL), NA, function(r) expect_identical(release_info(r)$settings$strata, c("g", "sex")))
+bad("anonymise_keps: tiny epsilon would release Inf", bi_d,
+    function(x) anonymise_keps(x, epsilon = 1e-320, quasi = "x", vars = "y"), "noise scale .* overflows")
+bad("anonymise_keps: extreme weights would release Inf", bi_d,
+    function(x) anonymise_keps(x, epsilon = 1, weights = c(1e-320, 1), quasi = "g", strata = character(),
+                               vars = c("x", "y")),
+    "noise scale|`quasi`")
+bi_date <- bi_mod(bi_d, when = as.Date("2021-03-01") + rep(0:1, each = 10))
+bad("safe_table: Date values are counted by date", bi_date, function(x) safe_table(x, "when", method = "none"), NA,
+    function(r) {
+      expect_identical(r$when, c("2021-03-01", "2021-03-02", "Total"))
+      expect_identical(r$n, c(10, 10, 20))
+    })
+bad("safe_table: integer64 values are counted by value",
+    bi_mod(bi_d, id = bit64::as.integer64(rep(c("9007199254740993", "0"), 10))),
+    function(x) safe_table(x, "id", method = "none"), NA,
+    function(r) {
+      expect_identical(r$id, c("0", "9007199254740993", "Total"))
+      expect_identical(r$n, c(10, 10, 20))
+    })
+bad("strata_table: a column named n", bi_mod(bi_d, n = rep(1:2, 10)), function(x) strata_table(x, c("g", "n")),
+    "`strata` column `n` has the name of a column of the result")
+bad("strata_table: a column named like a sensitive count", bi_mod(bi_d, n_1 = 1L, s = rep(0:1, 10)),
+    function(x) strata_table(x, c("g", "n_1"), sensitive = "s"), "`strata` column `n_1` has the name")
+bad("safe_table: a column named status", bi_mod(bi_d, status = "x"), function(x) safe_table(x, c("g", "status")),
+    "`strata` column `status` has the name of a column of the result")
+bad("kanon_check: a key named n", bi_mod(bi_d, n = 1L), function(x) kanon_check(x, c("g", "n")),
+    "`strata` column `n` has the name")
+bad("risk_linkage: a stratum named rate", bi_pair(bi_mod(bi_d, rate = "a"), bi_mod(bi_m, rate = "a")),
+    function(p) risk_linkage(p$o, p$m, vars = c("x", "y"), strata = "rate"), "`strata` column `rate` has the name")
+bad("utility_pmse: identifier-like columns left out by default",
+    bi_pair(bi_mod(bi_d, PatientID = 1:20), bi_mod(bi_m, PatientID = 1:20)),
+    function(p) utility_pmse(p$o, p$m), NA, function(r) expect_identical(r$vars, c("g", "x", "y")))
+bad("utility_pmse: unknown method", bi_pair(), function(p) utility_pmse(p$o, p$m, method = "forest"),
+    "`method` must be one of \"logit\", \"cart\"")
+bad("utility_pmse: cart with interactions", bi_pair(), function(p) utility_pmse(p$o, p$m, method = "cart",
+                                                                               interactions = TRUE),
+    "`interactions = TRUE` applies to `method = \"logit\"`")
+bad("utility_model: y ~ . and functions of the formula's environment", bi_pair(),
+    function(p) utility_model(p$o, p$m, y ~ . + offset(log(y + 1)) + poly(x, 2)), NA,
+    function(r) expect_true(all(c("gb", "poly(x, 2)1", "poly(x, 2)2") %in% r$term)))
+
 bad("anonymise_keps_with_key: epsilon missing", bi_d, function(x) anonymise_keps_with_key(x), "`epsilon` is missing")
 bad("anonymise_keps_with_key: vars by position", bi_d, function(x) anonymise_keps_with_key(x, 2),
     "`vars` must be a character vector of column names, not 2")
@@ -411,6 +469,33 @@ bad("pseudonymise_with_key: list column", bi_list, function(x) pseudonymise_with
     "cannot be pseudonymised")
 bad("pseudonymise_with_key: prefix 1", bi_d, function(x) pseudonymise_with_key(x, "g", prefix = 1),
     "`prefix` must be a single string")
+
+# ---- top-m linkage, replay, adaptive k, tune_release() (issue 18) ---------------------------
+bad("risk_linkage: m = 0", bi_pair(), function(p) risk_linkage(p$o, p$m, m = 0),
+    "`m` must be a single whole number >= 1, not 0")
+bad("risk_linkage: m larger than every stratum", bi_pair(), function(p) risk_linkage(p$o, p$m, m = 50), NA,
+    function(r) expect_equal(r$rate, 1))
+bad("risk_replay: p = 0", bi_pair(), function(p) risk_replay(p$o, p$m, p = 0), "`p` must be distinct shares in \\(0, 1\\]")
+bad("risk_replay: mask not a function", bi_pair(), function(p) risk_replay(p$o, p$m, mask = "anonymise"),
+    "`mask` must be NULL or a function")
+bad("risk_replay: edited release, no mask", bi_pair(m = bi_mod(bi_m, x = bi_m$x + 1)),
+    function(p) risk_replay(p$o, p$m, vars = c("x", "y"), strata = "g"), "pass the intruder's replay as `mask`")
+bad("risk_replay: zero rows", bi_pair(bi_d[0, ], bi_plain(bi_m[0, ])),
+    function(p) risk_replay(p$o, p$m, vars = c("x", "y"), strata = "g", mask = function(d) d, p = 1), NA,
+    function(r) expect_identical(r$n, 0L))
+ad <- function(...) function(x) anonymise_adaptive(x, ..., check_identifiers = FALSE)
+bad("anonymise_adaptive: matrix", as.matrix(bi_d), ad(), "`data` must be a data frame")
+bad("anonymise_adaptive: zero rows", bi_d[0, ], ad(vars = c("x", "y"), strata = "g"), "`data` has no rows")
+bad("anonymise_adaptive: k_max < k", bi_d, ad(k = 3, k_max = 2), "`k_max` must be a single whole number >= 3, not 2")
+bad("anonymise_adaptive: rate 2", bi_d, ad(rate = 2), "`rate` must be a single finite number >= 0 and <= 1")
+bad("anonymise_adaptive: NA", bi_na, ad(vars = "x"), "`vars` have missing or infinite values")
+bad("anonymise_adaptive: k > stratum size", bi_d, ad(k = 11), "fewer than k = 11 records")
+tr <- function(...) function(x) tune_release(x, vars = c("x", "y"), strata = "g", ...)
+bad("tune_release: limit 0", bi_d, tr(linkage = 0), "the limit `linkage` must be a single share in \\(0, 1\\]")
+bad("tune_release: limit above 1", bi_d, tr(risk1 = 1.5), "the limit `risk1` must be a single share")
+bad("tune_release: k above the strata", bi_d, tr(k = 11), "the limit `k` = 11 cannot be met")
+bad("tune_release: top_m impossible", bi_d, tr(m = 10, top_m = 0.5), "the limit `top_m` = 0.5 cannot be met with `m` = 10")
+bad("tune_release: objective", bi_d, tr(objective = "mse"), "`objective` must be")
 
 # ---- release_info() --------------------------------------------------------------------
 bad("release_info: not a release", bi_d, function(x) release_info(x), NA, function(r) expect_null(r))

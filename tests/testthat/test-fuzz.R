@@ -291,27 +291,33 @@ test_that("ffi_rmd_count: w equal to a distance, or one ulp either side, counts 
   }
 })
 
-test_that("ffi_link_share: nearest-neighbour link shares equal brute force", {
-  fz_run("link_share", function(seed) {
+test_that("ffi_link_rank: ranks of the own point (strictly nearer, at most as near) equal brute force", {
+  fz_run("link_rank", function(seed) {
     n <- sample(c(1L, 2L, sample(3:60, 1L)), 1L)
     d <- sample(1:3, 1L)
-    zo <- fz_matrix(n, d)
+    zt <- fz_matrix(n, d)
     move <- sample(c(0, 0.01, 0.5, 3), 1L)
-    zm <- zo + matrix(stats::rnorm(n * d), n, d) * move * max(abs(zo), 1e-300)
-    if (stats::runif(1) < 0.3) zm <- zo[sample(n), , drop = FALSE] # released rows swapped
+    zq <- zt + matrix(stats::rnorm(n * d), n, d) * move * max(abs(zt), 1e-300)
+    if (stats::runif(1) < 0.3) zq <- zt[sample(n), , drop = FALSE] # query rows swapped
+    if (stats::runif(1) < 0.3) zq <- zt # every query on its own point
     sizes <- fz_strata(n, min_size = 1L, zeros = FALSE)
     if (is.null(sizes)) sizes <- n
     g <- fz_groups(sizes)
-    got <- .Call(detanon:::C_ffi_link_share, zo, zm, as.integer(g$order), as.integer(g$offsets), sample(1:2, 1L))
-    want <- vapply(seq_len(n), function(i) {
+    want_rows <- stats::runif(n) < sample(c(0.5, 1), 1L)
+    cap <- sample(c(0, 1, 3, 1e9), 1L)
+    got <- .Call(detanon:::C_ffi_link_rank, zt, zq, as.integer(g$order), as.integer(g$offsets),
+                 want_rows, as.double(cap), sample(1:2, 1L))
+    want <- matrix(NA_real_, n, 2L)
+    for (i in which(want_rows)) {
       s <- which(g$id == g$id[i])
-      dd <- fz_d2(zo[s, , drop = FALSE], zm[i, ])
-      ds <- fz_d2(zo[i, , drop = FALSE], zm[i, ])
-      if (any(dd < ds)) 0 else 1 / sum(dd <= ds)
-    }, 0)
+      dd <- fz_d2(zt[s, , drop = FALSE], zq[i, ])
+      ds <- fz_d2(zt[i, , drop = FALSE], zq[i, ])
+      want[i, ] <- c(min(sum(dd < ds), cap), sum(dd <= ds))
+    }
     p <- character()
-    if (length(got) != n || any(!is.finite(got)) || any(got < 0 | got > 1)) p <- c(p, "share outside [0, 1]")
-    if (!isTRUE(all.equal(got, want))) p <- c(p, "shares differ from brute force")
+    if (!identical(dim(got), c(n, 2L))) return("wrong shape")
+    if (!identical(is.na(got[, 1]), !want_rows)) p <- c(p, "NA pattern differs from the queried rows")
+    if (!isTRUE(all.equal(got, want))) p <- c(p, "ranks differ from brute force")
     p
   })
 })

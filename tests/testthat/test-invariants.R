@@ -63,6 +63,7 @@ test_that("anonymise() is identical across runs, thread counts and row permutati
 test_that("anonymise() paths with imputation, suppression and merging are permutation-invariant", {
   d <- inv_data(n = 800, seed = 2)
   d$x[sample(800, 40)] <- NA
+  d$rid <- seq_len(nrow(d))
   set.seed(7)
   perm <- sample(nrow(d))
   for (small in c("suppress", "merge")) {
@@ -74,8 +75,9 @@ test_that("anonymise() paths with imputation, suppression and merging are permut
       expect_identical(run(d, 2L), a1, info = paste(small, na))
       ap <- run(d[perm, ], 1L)
       # rows are dropped (complete, suppress) in both runs alike: compare by original row
-      key1 <- as.integer(rownames(a1))
-      keyp <- as.integer(rownames(ap)) # d[perm, ] keeps the original row names
+      # (the release has no row names, `rid` is an unmasked column)
+      key1 <- a1$rid
+      keyp <- ap$rid
       expect_setequal(keyp, key1)
       expect_identical(plain(ap[order(keyp), ]), plain(a1[order(key1), ]), info = paste(small, na))
       expect_identical(meta(ap), meta(a1), info = paste(small, na))
@@ -146,57 +148,7 @@ test_that("equivalence_classes() and keps_error() are permutation-invariant", {
 
 # ---- privacy --------------------------------------------------------------------------
 
-# Every atomic value reachable from `x`: list elements, data frame columns, attributes
-# (names, row names, class, custom ones), and the objects in the environments of closures,
-# formulas and environment components (package, global and base environments excluded).
-reachable_values <- function(x) {
-  seen_env <- list()
-  out <- list()
-  skip_env <- function(e) {
-    identical(e, globalenv()) || identical(e, baseenv()) || identical(e, emptyenv()) ||
-      isNamespace(e) || startsWith(environmentName(e), "package:")
-  }
-  walk <- function(v) {
-    if (is.environment(v)) {
-      if (skip_env(v) || any(vapply(seen_env, identical, TRUE, v))) return()
-      seen_env[[length(seen_env) + 1L]] <<- v
-      for (nm in ls(v, all.names = TRUE)) walk(get(nm, envir = v))
-      walk(parent.env(v))
-      return()
-    }
-    if (is.function(v)) {
-      if (!is.primitive(v)) walk(environment(v))
-    } else if (is.atomic(v)) {
-      out[[length(out) + 1L]] <<- v
-    } else if (is.list(v)) {
-      for (el in v) walk(el)
-    } else if (is.language(v)) {
-      out[[length(out) + 1L]] <<- all.names(v)
-    }
-    a <- attributes(v)
-    if (!is.null(a)) {
-      if (!is.null(a$row.names)) out[[length(out) + 1L]] <<- as.character(a$row.names)
-      a$row.names <- NULL
-      for (el in a) walk(el)
-    }
-  }
-  walk(x)
-  out
-}
-
-# Which original values of `vars` in `original` appear in `obj` (as numbers, or as text
-# with 15 or 17 significant digits)? Returned as text.
-leaked_values <- function(obj, original, vars) {
-  orig <- unlist(lapply(vars, function(v) original[[v]]), use.names = FALSE)
-  orig <- unique(orig[is.finite(orig)])
-  vals <- reachable_values(obj)
-  num <- unlist(lapply(vals, function(v) if (is.numeric(v)) as.double(v)), use.names = FALSE)
-  chr <- unlist(lapply(vals, function(v) if (is.character(v) || is.factor(v)) as.character(v)),
-                use.names = FALSE)
-  as_text <- function(o) unique(c(as.character(o), format(o, digits = 15), format(o, digits = 17)))
-  found <- orig %in% num | vapply(orig, function(o) any(as_text(o) %in% chr), TRUE)
-  format(orig[found], digits = 17)
-}
+# (reachable_values() and leaked_values() are in helper-privacy.R)
 
 test_that("the leak detector finds original values in attributes, row names and environments", {
   d <- data.frame(x = c(1.2345678, 2.3456789, 3.4567891))
@@ -261,4 +213,40 @@ test_that("the assess() object and the risk/utility results carry no original va
   expect_identical(leaked_values(risk_class_link(d, m, vars = c("x", "y"), classes = "g"), d, c("x", "y")),
                    character())
   expect_identical(leaked_values(strata_table(m, "g"), d, c("x", "y")), character())
+})
+
+test_that("the release form (format) commutes with row order and threads; tiny columns scale out", {
+  d <- inv_data(n = 900, seed = 31)
+  d$count <- as.integer(d$count)
+  d$p <- d$x * 1e-250
+  d$rid <- seq_len(nrow(d))
+  set.seed(32)
+  perm <- sample(nrow(d))
+  for (format in c("natural", "precision")) {
+    run <- function(data, nt) anonymise(data, k = 5, vars = c("x", "y", "count", "p"), strata = "g", format = format,
+                                        nthreads = nt, check_identifiers = FALSE)
+    a <- run(d, 1L)
+    expect_identical(run(d, 2L), a)
+    ap <- run(d[perm, ], 1L)
+    expect_identical(plain(ap[order(ap$rid), ]), plain(a[order(a$rid), ]), info = format)
+    expect_type(a$count, "integer")
+    # a tiny column is masked exactly as its rescaled copy (powers of two are exact)
+    b <- anonymise(transform(d, p = p * 2^830), k = 5, vars = c("x", "y", "count", "p"), strata = "g",
+                   format = format, check_identifiers = FALSE)
+    expect_equal(a$p * 2^830, b$p, tolerance = 1e-14, info = format)
+  }
+})
+
+test_that("assess() measures the release as released (integers, tiny values, bounds)", {
+  d <- inv_data(n = 600, seed = 33)
+  d$count <- as.integer(d$count)
+  d$p <- stats::runif(600) * 1e-250
+  m <- anonymise(d, k = 3, vars = c("x", "y", "count", "p"), strata = "g", check_identifiers = FALSE)
+  a <- assess(d, m, vars = c("x", "p", "count"), strata = "g", deterministic = TRUE)
+  b <- assess(transform(d, p = p * 2^830), transform(m, p = p * 2^830), vars = c("x", "p", "count"),
+              strata = "g", deterministic = TRUE)
+  expect_equal(a$delta, b$delta)
+  expect_equal(a$linkage$rate, b$linkage$rate)
+  expect_equal(a$rmd$risk1, b$rmd$risk1)
+  expect_gt(a$delta[["p"]], 0)
 })

@@ -44,7 +44,8 @@ test_that("merge_small_strata() moves every small-stratum record where the slow 
     res <- merge_with_moves(merge_small_strata(d, k = k, vars = c("u", "w", "const"), strata = c("a", "b")))
     ref <- merge_ref(d, k, c("u", "w", "const"), c("a", "b"))
     got <- res$data
-    moved <- which(got$a != d$a | got$b != d$b)
+    # a level whose records all moved is dropped from the release: compare as text
+    moved <- which(as.character(got$a) != as.character(d$a) | as.character(got$b) != as.character(d$b))
     expect_true(all(moved %in% ref$rows))
     expect_equal(as.character(got$a[ref$rows]), as.character(d$a[ref$target_row]))
     expect_equal(as.character(got$b[ref$rows]), as.character(d$b[ref$target_row]))
@@ -53,7 +54,7 @@ test_that("merge_small_strata() moves every small-stratum record where the slow 
     # everything else unchanged, all strata now >= k
     expect_identical(got[c("u", "w", "const")], d[c("u", "w", "const")])
     expect_true(all(table(interaction(got[c("a", "b")], drop = TRUE)) >= k))
-    expect_identical(got$a[-ref$rows], d$a[-ref$rows])
+    expect_identical(as.character(got$a[-ref$rows]), as.character(d$a[-ref$rows]))
   }
 })
 
@@ -68,7 +69,7 @@ test_that("ties go to the first stratum in sorted order, independent of row orde
   expect_equal(res$moves$d_min, 1)
   perm <- c(7, 3, 1, 5, 2, 6, 4)
   res2 <- merge_with_moves(merge_small_strata(d[perm, ], k = 3, vars = character(), strata = c("a", "b")))
-  expect_identical(detanon:::plain_release(res2$data), detanon:::plain_release(res$data[perm, ]))
+  expect_identical(detanon:::plain_release(res2$data), `rownames<-`(detanon:::plain_release(res$data[perm, ]), NULL))
   expect_identical(res2$moves, res$moves)
 })
 

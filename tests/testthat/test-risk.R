@@ -274,3 +274,214 @@ test_that("risk_linkage takes vars and strata from anonymise() and checks its in
   expect_error(risk_linkage(d, m[1:5, ]), "`original` has 891 rows")
   expect_error(risk_linkage(d, m, nthreads = 0), "`nthreads` must be a single whole number >= 1")
 })
+
+# ---- top-m linkage, re-identification probability, replay ------------------------------
+
+# Slow ranks: for every queried row i, the points of its stratum (rows of zt) strictly
+# nearer to zq[i, ] than zt[i, ], and those at most as near; squared distances summed over
+# the columns in order, as the C code does.
+ref_ranks <- function(zt, zq, g, rows = seq_len(nrow(zt))) {
+  out <- matrix(NA_real_, nrow(zt), 2L)
+  for (i in rows) {
+    cand <- which(g == g[i])
+    d2 <- numeric(length(cand))
+    for (j in seq_len(ncol(zt))) d2 <- d2 + (zq[i, j] - zt[cand, j])^2
+    own <- d2[cand == i]
+    out[i, ] <- c(sum(d2 < own), sum(d2 <= own))
+  }
+  out
+}
+
+# The intruder's chances from the ranks, written out: a random order of the tied points.
+ref_top_m <- function(r, m) {
+  vapply(seq_len(nrow(r)), function(i) {
+    l <- r[i, 1]; t <- r[i, 2] - l
+    if (is.na(l)) return(NA_real_)
+    # P(own position among the t tied ones <= m - l), the positions equally likely
+    sum(seq_len(t) <= m - l) / t
+  }, 0)
+}
+
+# z-scores of a pair by the means and SDs of x, as risk_linkage() makes them.
+ref_z <- function(x, xm) {
+  x <- as.matrix(x); xm <- as.matrix(xm)
+  st <- detanon:::col_stats(x)
+  keep <- !is.na(st$sd) & st$sd > 0
+  if (!any(keep)) return(list(x = matrix(0, nrow(x), 1), xm = matrix(0, nrow(x), 1)))
+  f <- function(m) sweep(sweep(m[, keep, drop = FALSE], 2L, st$mean[keep]), 2L, st$sd[keep], "/")
+  list(x = f(x), xm = f(xm))
+}
+
+adversarial_pair <- function(n, seed) {
+  set.seed(seed)
+  d <- data.frame(a = round(stats::rnorm(n), 1), b = round(stats::rexp(n), 1), c = 7,
+                  g1 = sample(c("x", "y", NA), n, TRUE), g2 = factor(sample(1:3, n, TRUE)))
+  if (n >= 80) {
+    d[1:40, ] <- d[41:80, ] # duplicated records
+  }
+  masked <- d
+  move <- sample(c(0.05, 0.3, 2), 1L)
+  masked$a <- d$a + stats::rnorm(n, sd = move)
+  masked$b <- d$b + stats::rnorm(n, sd = move)
+  if (n >= 80) masked[1:30, c("a", "b")] <- masked[31:60, c("a", "b")] # shared masked values
+  masked$a <- round(masked$a, sample(1:3, 1L)) # ties among masked values
+  if (n >= 100) masked[100, c("a", "b")] <- d[100, c("a", "b")] # an unmasked record
+  list(d = d, masked = masked,
+       g = as.integer(interaction(addNA(factor(d$g1)), d$g2, drop = TRUE)))
+}
+
+test_that("top-m linkage and re-identification probabilities equal brute force", {
+  for (case in 1:6) {
+    n <- c(400, 150, 60, 7, 2, 1)[case]
+    p <- adversarial_pair(n, case)
+    for (vars in list(c("a", "b"), c("a", "b", "c"), "c")) {
+      zz <- ref_z(p$d[vars], p$masked[vars])
+      r <- ref_ranks(zz$x, zz$xm, p$g)
+      for (m in c(1, 2, 3, 5, 50)) {
+        got <- risk_linkage(p$d, p$masked, vars = vars, strata = c("g1", "g2"), m = m)
+        want <- ref_top_m(r, m)
+        expect_equal(got$linked, want)
+        expect_equal(got$rate, mean(want))
+        expect_equal(got$reid_prob, 1 / r[, 2])
+        expect_equal(got$reid, mean(1 / r[, 2]))
+        expect_equal(got$reid_max, max(1 / r[, 2]))
+        sizes <- tabulate(p$g)
+        expect_equal(got$blind_rate, sum(pmin(m, sizes[sizes > 0])) / n)
+        by <- got$by_stratum
+        expect_equal(sum(by$n * by$rate), sum(want))
+        expect_equal(sum(by$n * by$reid), sum(1 / r[, 2]))
+        expect_equal(by$blind_rate, pmin(m, by$n) / by$n)
+        # a list as long as the largest stratum always holds the own original
+        if (m >= max(sizes)) expect_equal(got$rate, 1)
+      }
+    }
+  }
+})
+
+test_that("m = 1 is the nearest-neighbour link of before, and rates grow with m", {
+  p <- adversarial_pair(300, 11)
+  # the share of before: 0 when an original is strictly nearer, else 1 / (number as near)
+  zz <- ref_z(p$d[c("a", "b")], p$masked[c("a", "b")])
+  r <- ref_ranks(zz$x, zz$xm, p$g)
+  old <- ifelse(r[, 1] > 0, 0, 1 / r[, 2])
+  got <- risk_linkage(p$d, p$masked, vars = c("a", "b"), strata = c("g1", "g2"))
+  expect_identical(got$linked, old)
+  expect_identical(got$rate, sum(old) / 300)
+  expect_equal(got$rate, mean(ref_linkage(p$d[c("a", "b")], p$masked[c("a", "b")], p$g)))
+  expect_identical(got$m, 1L)
+  rates <- vapply(1:6, function(m) risk_linkage(p$d, p$masked, vars = c("a", "b"),
+                                                strata = c("g1", "g2"), m = m)$rate, 0)
+  expect_true(all(diff(rates) >= 0))
+  # the re-identification probability is never below the nearest-neighbour share
+  expect_true(all(got$reid_prob >= got$linked))
+  expect_true(all(got$reid_prob > 0 & got$reid_prob <= 1))
+})
+
+test_that("a masking that moves every record one rank fools m = 1 but not m = 2 or reid", {
+  # originals on a line, each masked value put on the nearest other original
+  d <- data.frame(a = c(0, 1, 2.5, 4.5, 7, 10), g = "s")
+  masked <- d
+  masked$a <- c(0.6, 0.4, 1.6, 3.2, 5.5, 8.3)
+  l1 <- risk_linkage(d, masked, vars = "a", strata = "g")
+  l2 <- risk_linkage(d, masked, vars = "a", strata = "g", m = 2)
+  expect_equal(l1$rate, 0)
+  expect_equal(l2$rate, 1)
+  expect_equal(l1$reid, 0.5)
+})
+
+test_that("risk_linkage(m) is invariant to thread count and row order, and checks m", {
+  set.seed(6)
+  n <- 6000
+  d <- data.frame(a = stats::rnorm(n), b = stats::rnorm(n), g = sample(c("u", "v"), n, TRUE, c(0.9, 0.1)))
+  masked <- d
+  masked[c("a", "b")] <- fake_masked(d[c("a", "b")], move = 0.1, dup = 0.2)
+  r1 <- risk_linkage(d, masked, vars = c("a", "b"), strata = "g", m = 3, nthreads = 1)
+  r2 <- risk_linkage(d, masked, vars = c("a", "b"), strata = "g", m = 3, nthreads = 2)
+  expect_identical(r1, r2)
+  p <- sample(n)
+  r3 <- risk_linkage(d[p, ], masked[p, ], vars = c("a", "b"), strata = "g", m = 3)
+  expect_equal(r3$rate, r1$rate)
+  expect_equal(r3$reid_prob, r1$reid_prob[p])
+  expect_output(print(r1), "Top-3 linkage")
+  expect_output(print(r1), "expected re-identification probability")
+  for (bad in list(0, 1.5, NA, "2", c(1, 2))) {
+    expect_error(risk_linkage(d, masked, vars = c("a", "b"), m = bad),
+                 "`m` must be a single whole number >= 1")
+  }
+})
+
+# The replay written out: the same known rows, the same mask, brute-force ranks.
+ref_replay <- function(d, masked, vars, g, mask, p, m, seed) {
+  set.seed(seed)
+  n <- nrow(d)
+  vapply(p, function(pp) {
+    known <- if (pp == 1) seq_len(n) else sort(sample.int(n, max(1L, round(pp * n))))
+    rep <- mask(d[known, , drop = FALSE])
+    zz <- ref_z(d[vars], masked[vars])
+    full <- matrix(0, n, ncol(zz$x))
+    full[known, ] <- ref_z(d[vars], rep[vars])$xm
+    r <- ref_ranks(zz$xm, full, g, known)[known, , drop = FALSE]
+    mean(ref_top_m(r, m))
+  }, 0)
+}
+
+test_that("risk_replay equals the written-out replay, for anonymise() and a given mask", {
+  d <- titanic_paper()[-1]
+  v <- c("Age", "Fare"); st <- c("Pclass", "Sex", "Family")
+  g <- detanon:::stratum_ids(d, st)
+  masked <- anonymise(d, k = 5, vars = v, strata = st)
+  rep <- risk_replay(d, masked, seed = 3)
+  expect_s3_class(rep, "detanon_replay")
+  expect_identical(rep$by_p$p, c(1, 0.5, 0.1))
+  expect_identical(rep$by_p$n_known, c(891L, 446L, 89L))
+  mask <- function(x) suppressMessages(anonymise(x, k = 5, vars = v, strata = st,
+                                                 small_strata = "merge", check_identifiers = FALSE))
+  expect_equal(rep$by_p$rate, ref_replay(d, masked, v, g, mask, c(1, 0.5, 0.1), 1, 3))
+  # p = 1 replays a deterministic release exactly: only identical released records escape
+  key <- do.call(paste, masked[c(v, st)])
+  expect_equal(rep$by_p$rate[1], mean(1 / table(key)[key]))
+  expect_equal(rep$by_p$reid[1], rep$by_p$rate[1])
+  # same seed, same answer; the caller's random stream is left alone
+  set.seed(9); before <- stats::runif(1); set.seed(9)
+  expect_identical(risk_replay(d, masked, seed = 3), rep)
+  expect_identical(stats::runif(1), before)
+  # an intruder whose replay is the identity links originals to the release (m = 2)
+  ident <- function(x) x
+  got <- risk_replay(d, masked, mask = ident, p = c(0.3, 1), m = 2, seed = 4)
+  expect_equal(got$by_p$rate, ref_replay(d, masked, v, g, ident, c(0.3, 1), 2, 4))
+  expect_output(print(got), "Replay attack")
+})
+
+test_that("risk_replay handles tiny shares, n = 1 and random masks, and checks its input", {
+  p <- adversarial_pair(60, 21)
+  d <- p$d[c("a", "b", "g1", "g2")]
+  masked <- anonymise(d, k = 3, vars = c("a", "b"), strata = c("g1", "g2"),
+                      small_strata = "suppress", check_identifiers = FALSE) |> suppressMessages()
+  # drop the suppressed records from the original as the pair needs
+  keep <- detanon:::stratum_ids(d, c("g1", "g2"))
+  keep <- tabulate(keep)[keep] >= 3
+  d <- d[keep, ]
+  r <- risk_replay(d, masked, p = c(1, 0.05, 1 / nrow(d)), seed = 1)
+  expect_true(all(r$by_p$rate >= 0 & r$by_p$rate <= 1))
+  expect_identical(r$by_p$n_known[3], 1L)
+  noisy <- function(x) { x$a <- x$a + stats::rnorm(nrow(x)); x }
+  g <- as.integer(interaction(addNA(factor(d$g1)), d$g2, drop = TRUE))
+  got <- risk_replay(d, masked, mask = noisy, p = c(1, 0.5), seed = 2)
+  expect_equal(got$by_p$rate, ref_replay(d, masked, c("a", "b"), g, noisy, c(1, 0.5), 1, 2))
+  one <- risk_replay(d[1, ], masked[1, ], mask = function(x) x, vars = c("a", "b"),
+                     strata = c("g1", "g2"), p = 1)
+  expect_equal(one$by_p$rate, 1)
+
+  plain <- as.data.frame(masked)
+  attr(plain, "detanon") <- NULL
+  expect_error(risk_replay(d, plain), "pass the intruder's replay as `mask`")
+  expect_error(risk_replay(d, masked, mask = 3), "`mask` must be NULL or a function")
+  for (bad in list(0, 1.5, NA, c(0.5, 0.5), "1", numeric())) {
+    expect_error(risk_replay(d, masked, p = bad), "`p` must be distinct shares in \\(0, 1\\]")
+  }
+  expect_error(risk_replay(d, masked, mask = function(x) x[-1, ]),
+               "`mask` must return a data frame with the rows of its input")
+  expect_error(risk_replay(d, masked, mask = function(x) stop("boom")),
+               "`mask` failed on the intruder's share p = 1 .*boom")
+  expect_error(risk_replay(d, masked, seed = 1.5), "`seed` must be a single whole number")
+})

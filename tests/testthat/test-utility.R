@@ -189,3 +189,47 @@ test_that("the paper's Titanic utility numbers are reproduced", {
   paper_or <- c(3.519, -1.067, -2.283, -2.628, -0.033, 0.001, -0.091)
   expect_equal(round(abs(paper_or - paper_an)[1] / 0.437, 3), 0.220)
 })
+
+test_that("utility_pmse(method = \"cart\") equals synthpop's CART pMSE on SD2011", {
+  skip_if_not_installed("synthpop")
+  skip_if_not_installed("rpart")
+  vars <- c("sex", "age", "placesize", "edu", "socprof", "marital", "height", "weight", "nofriend")
+  d <- synthpop::SD2011[vars]
+  d <- d[stats::complete.cases(d), ]
+  run <- function(format) suppressMessages(anonymise(d, k = 3, strata = "sex", format = format,
+                                                     check_identifiers = FALSE))
+  raw <- run("none")
+  nat <- run(NULL)
+  sp <- function(m) suppressMessages(synthpop::utility.gen(as.data.frame(m), d, method = "cart",
+                                                           print.flag = FALSE))$pMSE
+  seed_before <- .Random.seed
+  u_raw <- utility_pmse(d, raw, method = "cart")
+  expect_identical(.Random.seed, seed_before) # no cross-validation: the RNG is untouched
+  u_nat <- utility_pmse(d, nat, method = "cart")
+  expect_equal(u_raw$U, sp(raw), tolerance = 1e-12)
+  expect_equal(u_nat$U, sp(nat), tolerance = 1e-12)
+  # decimals on whole-number variables make the raw release separable; the natural form not
+  expect_gt(u_raw$U, 0.2)
+  expect_lt(u_nat$U, 0.05)
+  # the logit does not see it
+  expect_lt(utility_pmse(d, raw)$U, 1e-3)
+  expect_identical(u_raw$method, "cart")
+  expect_true(is.na(u_raw$S_pMSE))
+  expect_output(print(u_raw), "classification tree")
+  # column names the tree formula could not take
+  names(d)[1:2] <- c("t", "my age")
+  names(raw)[1:2] <- c("t", "my age")
+  expect_equal(utility_pmse(d, raw, method = "cart")$U, u_raw$U)
+})
+
+test_that("utility_model() uses the formula's environment, expands dots and reports dropped rows", {
+  d <- titanic_paper()[-1]
+  m <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
+  knots <- 2
+  r <- utility_model(d, m, Survived ~ poly(Age, knots) + Sex + offset(log(Fare + 1)), family = binomial())
+  expect_identical(r$term, c("(Intercept)", "poly(Age, knots)1", "poly(Age, knots)2", "Sexmale"))
+  dot <- utility_model(d, m, Fare ~ .)
+  expect_identical(dot$term, c("(Intercept)", "Survived", "Pclass2", "Pclass3", "Sexmale", "Age", "Family1"))
+  d$Age[1:5] <- NA
+  expect_message(utility_model(d, m, Fare ~ Age), "uses 886 of 891 records \\(5 with missing values left out\\)")
+})

@@ -186,3 +186,13 @@ test_that("the masking verbs return their input's class with release metadata", 
   expect_identical(release_info(releases$merge_small_strata)$counts$n_changed, 1L)
   expect_identical(release_info(releases$merge_small_strata)$counts$min_size, 6L)
 })
+
+test_that("every classed result prints", {
+  d <- titanic_paper()[-1]
+  m <- anonymise(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), k = 3)
+  expect_output(print(utility_delta(d, m)), "Information loss \\(delta\\) over 891 records")
+  e <- keps_error(d[d$Fare > 0, ], vars = "Fare", strata = c("Pclass", "Sex"), k = 3, epsilon = c(1, 8))
+  expect_s3_class(e, "detanon_keps_error")
+  expect_output(print(e), "formula 8")
+  expect_output(print(equivalence_classes(d, strata = "Sex", quasi = "Age", k = 50)), "class")
+})

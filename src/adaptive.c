@@ -1,0 +1,231 @@
+/* Adaptive k per record for anonymise_adaptive(): k-nearest-neighbour centroids where
+ * every record whose released point is still linkable gets a larger neighbourhood.
+ *
+ * Per stratum one kd-tree over the original z-scores serves both the neighbour search
+ * (kd_knn_self) and the linkability test (kd_count_within, the rank of the record's own
+ * original among the originals nearest to its released point). Rounds: compute every
+ * centroid that changed, the exact column SDs of all centroids (step 5's scale), flag the
+ * records that are still linkable, give each of them more neighbours (one more up to k = 8,
+ * then an eighth more, up to its cap), until no record
+ * is flagged or every flagged record has reached its cap. Each round depends only on the
+ * previous one, records are processed independently, ties are broken by coordinates and
+ * sums are exact or in coordinate order, so the result is the same for every thread
+ * count and every row order. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include "detanon.h"
+#include "kdtree.h"
+#include "fsum.h"
+#ifdef _OPENMP
+#include <omp.h>
+#define THREAD_ID omp_get_thread_num()
+#else
+#define THREAD_ID 0
+#endif
+
+#define ADAPT_LEAF_SIZE 16
+#define ADAPT_PAR_MIN 1024
+
+/* ---- kernels (pure C) ------------------------------------------------------------- */
+
+/* Centroid of the k points in h (tree positions), summed in the points' lexicographic
+ * order so that it is a function of the k points alone. Reorders h->pos. */
+static void ad_centroid(const kd_tree *t, kd_heap *h, double *out)
+{
+    const int d = t->d, k = h->k;
+    ptrdiff_t *pos = h->pos;
+    for (int i = 1; i < k; i++) {
+        ptrdiff_t x = pos[i];
+        int m = i;
+        while (m > 0 && kd_lex_less(t->pts + x * d, t->pts + pos[m - 1] * d, d)) {
+            pos[m] = pos[m - 1];
+            m--;
+        }
+        pos[m] = x;
+    }
+    for (int j = 0; j < d; j++) {
+        double s = 0.0;
+        for (int m = 0; m < k; m++) s += t->pts[pos[m] * d + j];
+        out[j] = s / k;
+    }
+}
+
+/* Rank test of a record: q is its released point, self its own original (a tree point).
+ * Returns the number of originals strictly nearer to q than self, counted up to m (so
+ * the own original is among the m nearest with positive probability when it is < m), and
+ * in *cost the squared distance between q and self. */
+static int ad_rank(const kd_tree *t, const double *q, const double *self, int m, double *cost,
+                   kd_item *stack)
+{
+    const double ds = kd_point_d2(q, self, t->d);
+    *cost = ds;
+    if (!(ds > 0.0)) return 0;
+    return (int) kd_count_within(t, q, nextafter(ds, 0.0), m, stack);
+}
+
+/* sdcMicro's interval test (risk1): some variable of the released record, standardised by
+ * the released columns' own mean and SD, lies strictly inside original +/- w1 * rmd. */
+static int ad_interval(const double *xs_row, ptrdiff_t n, const double *c_row, ptrdiff_t ldc,
+                       const double *cmean, const double *csd, int d, double w) {
+    for (int j = 0; j < d; j++) {
+        double xm = (c_row[(size_t) j * ldc] - cmean[j]) / csd[j];
+        double x = xs_row[(size_t) j * n];
+        if (xm > x - w && xm < x + w) return 1;
+    }
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+/* ---- glue --------------------------------------------------------------------------- */
+
+/* z: n x d original z-scores; order/offsets: the rows stratum by stratum (1-based);
+ * k0, k_max: first and largest k; m: linkage list length (>= 1); target: records whose own
+ * original is among the m nearest are grown while more than `target` of them remain
+ * (records whose own original is the nearest are always grown);
+ * xs (n x d, scale() of the originals) and wr (n: w1 * rmd per record), or NULL: the
+ * interval test. Returns list(centroids (n x d, z-scale, before step 5), k (per record),
+ * rounds, n_capped (records still flagged at their cap)). */
+SEXP ffi_adaptive_k(SEXP z, SEXP order, SEXP offsets, SEXP k0_, SEXP kmax_, SEXP m_,
+                    SEXP target_, SEXP xs, SEXP wr, SEXP nthreads)
+{
+    const ptrdiff_t n = Rf_nrows(z);
+    const int d = Rf_ncols(z), nt = detanon_threads(nthreads);
+    const int k0 = Rf_asInteger(k0_), kmax = Rf_asInteger(kmax_), m = Rf_asInteger(m_);
+    const double target = Rf_asReal(target_);
+    const int use_int = !Rf_isNull(xs);
+    const R_xlen_t n_strata = XLENGTH(offsets) - 1;
+    if (TYPEOF(z) != REALSXP || n < 1 || d < 1 || XLENGTH(order) != n || n_strata < 1 ||
+        k0 < 1 || kmax < k0 || m < 1 || !(target >= 0) ||
+        (use_int && (TYPEOF(xs) != REALSXP || Rf_nrows(xs) != n || Rf_ncols(xs) != d ||
+                     TYPEOF(wr) != REALSXP || XLENGTH(wr) != n)))
+        Rf_error("internal error: bad input to ffi_adaptive_k");
+    const double *zx = REAL_RO(z), *pxs = use_int ? REAL_RO(xs) : NULL;
+    const double *pwr = use_int ? REAL_RO(wr) : NULL;
+    const int *ord = INTEGER_RO(order), *off = INTEGER_RO(offsets);
+    if (off[0] != 0 || off[n_strata] != n) Rf_error("internal error: bad offsets in ffi_adaptive_k");
+
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, 4));
+    SEXP cent = SET_VECTOR_ELT(out, 0, Rf_allocMatrix(REALSXP, n, d));
+    SEXP kk = SET_VECTOR_ELT(out, 1, Rf_allocVector(INTSXP, n));
+    double *c = REAL(cent);
+    int *k = INTEGER(kk);
+
+    /* trees, and for every row its stratum, tree position and cap */
+    kd_tree *trees = (kd_tree *) R_alloc(n_strata, sizeof(kd_tree));
+    int *stratum = (int *) R_alloc(n, sizeof(int)), *cap = (int *) R_alloc(n, sizeof(int));
+    ptrdiff_t *pos = (ptrdiff_t *) R_alloc(n, sizeof(ptrdiff_t));
+    ptrdiff_t *rows = (ptrdiff_t *) R_alloc(n, sizeof(ptrdiff_t));
+    for (ptrdiff_t i = 0; i < n; i++) {
+        if (ord[i] < 1 || ord[i] > n) Rf_error("internal error: row out of range");
+        rows[i] = ord[i] - 1;
+    }
+    for (R_xlen_t s = 0; s < n_strata; s++) {
+        const ptrdiff_t ns = (ptrdiff_t) off[s + 1] - off[s];
+        if (ns < 1) Rf_error("internal error: empty stratum in ffi_adaptive_k");
+        trees[s] = detanon_tree(ns, d, ADAPT_LEAF_SIZE);
+        kd_build(&trees[s], zx, n, rows + off[s]);
+        for (ptrdiff_t p = 0; p < ns; p++) {
+            ptrdiff_t r = trees[s].row[p];
+            stratum[r] = (int) s;
+            pos[r] = p;
+            cap[r] = ns < kmax ? (int) ns : kmax;
+            k[r] = ns < k0 ? (int) ns : k0;
+        }
+        R_CheckUserInterrupt();
+    }
+
+    kd_heap *heaps = (kd_heap *) R_alloc(nt, sizeof(kd_heap));
+    for (int i = 0; i < nt; i++) heaps[i] = detanon_heap(kmax);
+    double *buf = (double *) R_alloc((size_t) nt * d, sizeof(double));
+    double *cmean = (double *) R_alloc(d, sizeof(double)), *csd = (double *) R_alloc(d, sizeof(double));
+    /* rows whose centroid must be (re)computed, then rows flagged this round */
+    ptrdiff_t *todo = (ptrdiff_t *) R_alloc(n, sizeof(ptrdiff_t));
+    char *flag = (char *) R_alloc(n, 1);
+    int *rank = (int *) R_alloc(n, sizeof(int));
+    double *cost = (double *) R_alloc(n, sizeof(double)), *pick = (double *) R_alloc(n, sizeof(double));
+    ptrdiff_t n_todo = n;
+    for (ptrdiff_t i = 0; i < n; i++) todo[i] = i;
+    int rounds = 0;
+    ptrdiff_t n_capped = 0;
+    for (;;) {
+        rounds++;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 64) if (n_todo >= ADAPT_PAR_MIN)
+#endif
+        for (ptrdiff_t i = 0; i < n_todo; i++) {
+            const ptrdiff_t r = todo[i];
+            const int tid = THREAD_ID;
+            const kd_tree *t = &trees[stratum[r]];
+            kd_heap *h = &heaps[tid];
+            double *w = buf + (size_t) tid * d;
+            h->k = k[r];
+            kd_knn_self(t, pos[r], h);
+            ad_centroid(t, h, w);
+            for (int j = 0; j < d; j++) c[r + (size_t) j * n] = w[j];
+        }
+        R_CheckUserInterrupt();
+        /* step 5's scale: exact (order-independent) column means and SDs of the centroids */
+        int flat = 0;
+        for (int j = 0; j < d; j++) {
+            col_mean_sd(c + (size_t) j * n, n, cmean + j, csd + j);
+            if (!(csd[j] > 0.0)) flat = 1;
+        }
+        if (flat) break; /* nothing left to tell apart: R warns and releases the mean */
+        /* the rank test of every record, and the interval test */
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 256) if (n >= ADAPT_PAR_MIN)
+#endif
+        for (ptrdiff_t r = 0; r < n; r++) {
+            const int tid = THREAD_ID;
+            const kd_tree *t = &trees[stratum[r]];
+            double *q = buf + (size_t) tid * d;
+            for (int j = 0; j < d; j++) q[j] = c[r + (size_t) j * n] / csd[j];
+            rank[r] = ad_rank(t, q, t->pts + (size_t) pos[r] * d, m, cost + r, heaps[tid].stack);
+            flag[r] = (char) (use_int && ad_interval(pxs + r, n, c + r, n, cmean, csd, d, pwr[r]));
+        }
+        /* the nearest-linked records always grow; of the other top-m linkable ones, while
+         * more than `target` records are top-m linkable, the cheapest: those whose released
+         * point is nearest to their original (the least moved), as many as are too many,
+         * with every record tied at the cut-off (so the choice depends on no row order) */
+        ptrdiff_t n_m = 0, n_nn = 0, n_cand = 0;
+        for (ptrdiff_t r = 0; r < n; r++) {
+            if (rank[r] == 0) { n_nn++; flag[r] = 1; }
+            else if (rank[r] < m && k[r] < cap[r]) pick[n_cand++] = cost[r];
+            n_m += rank[r] < m;
+        }
+        const double need = (double) n_m - target - (double) n_nn;
+        if (need > 0 && n_cand > 0) {
+            double cut;
+            if (need >= (double) n_cand) cut = HUGE_VAL;
+            else {
+                qsort(pick, (size_t) n_cand, sizeof(double), cmp_double);
+                cut = pick[(ptrdiff_t) need - 1];
+            }
+            for (ptrdiff_t r = 0; r < n; r++)
+                if (rank[r] > 0 && rank[r] < m && cost[r] <= cut) flag[r] = 1;
+        }
+        R_CheckUserInterrupt();
+        n_todo = 0;
+        n_capped = 0;
+        for (ptrdiff_t r = 0; r < n; r++) {
+            if (!flag[r]) continue;
+            if (k[r] < cap[r]) {
+                /* one more point up to k = 8, then an eighth more: O(log k_max) rounds */
+                int step = k[r] / 8 > 1 ? k[r] / 8 : 1;
+                k[r] = k[r] + step < cap[r] ? k[r] + step : cap[r];
+                todo[n_todo++] = r;
+            } else n_capped++;
+        }
+        if (n_todo == 0) break;
+    }
+    SET_VECTOR_ELT(out, 2, Rf_ScalarInteger(rounds));
+    SET_VECTOR_ELT(out, 3, Rf_ScalarReal((double) n_capped));
+    UNPROTECT(1);
+    return out;
+}

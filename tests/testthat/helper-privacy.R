@@ -1,0 +1,53 @@
+# Leak detectors shared by test-invariants.R and test-privacy.R.
+
+# Every atomic value reachable from `x`: list elements, data frame columns, attributes
+# (names, row names, class, custom ones), and the objects in the environments of closures,
+# formulas and environment components (package, global and base environments excluded).
+reachable_values <- function(x) {
+  seen_env <- list()
+  out <- list()
+  skip_env <- function(e) {
+    identical(e, globalenv()) || identical(e, baseenv()) || identical(e, emptyenv()) ||
+      isNamespace(e) || startsWith(environmentName(e), "package:")
+  }
+  walk <- function(v) {
+    if (is.environment(v)) {
+      if (skip_env(v) || any(vapply(seen_env, identical, TRUE, v))) return()
+      seen_env[[length(seen_env) + 1L]] <<- v
+      for (nm in ls(v, all.names = TRUE)) walk(get(nm, envir = v))
+      walk(parent.env(v))
+      return()
+    }
+    if (is.function(v)) {
+      if (!is.primitive(v)) walk(environment(v))
+    } else if (is.atomic(v)) {
+      out[[length(out) + 1L]] <<- v
+    } else if (is.list(v)) {
+      for (el in v) walk(el)
+    } else if (is.language(v)) {
+      out[[length(out) + 1L]] <<- all.names(v)
+    }
+    a <- attributes(v)
+    if (!is.null(a)) {
+      if (!is.null(a$row.names)) out[[length(out) + 1L]] <<- as.character(a$row.names)
+      a$row.names <- NULL
+      for (el in a) walk(el)
+    }
+  }
+  walk(x)
+  out
+}
+
+# Which original values of `vars` in `original` appear in `obj` (as numbers, or as text
+# with 15 or 17 significant digits)? Returned as text.
+leaked_values <- function(obj, original, vars) {
+  orig <- unlist(lapply(vars, function(v) original[[v]]), use.names = FALSE)
+  orig <- unique(orig[is.finite(orig)])
+  vals <- reachable_values(obj)
+  num <- unlist(lapply(vals, function(v) if (is.numeric(v)) as.double(v)), use.names = FALSE)
+  chr <- unlist(lapply(vals, function(v) if (is.character(v) || is.factor(v)) as.character(v)),
+                use.names = FALSE)
+  as_text <- function(o) unique(c(as.character(o), format(o, digits = 15), format(o, digits = 17)))
+  found <- orig %in% num | vapply(orig, function(o) any(as_text(o) %in% chr), TRUE)
+  format(orig[found], digits = 17)
+}
