@@ -1,5 +1,5 @@
 # Benchmark: optimal lattice anonymisation (equivalence_classes(method = "ola")).
-# Run once:  R_LIBS=<lib with detanon> Rscript bench/ola.R
+# Run once:  R_LIBS=<lib with detanon> Rscript bench/ola.R   (part (c) alone: ... bench/ola.R sdc)
 # Prints (CPU times where the machine is shared; elapsed beside them in (a))
 #   (a) the whole search at n = 1e6 on a lattice of 1,620 nodes (six quasi-identifiers),
 #       for each loss;
@@ -48,7 +48,11 @@ r_count <- function(codes, gen, card, level, k) {
 }
 
 k <- 5
+quasi <- c("age", "sex", "region", "marital", "education", "zip")
+args <- commandArgs(trailingOnly = TRUE)
+only_sdc <- length(args) >= 1L && args[1L] == "sdc"  # Rscript bench/ola.R sdc [n]: part (c) only
 n <- 1e6
+if (!only_sdc) {
 d <- sim(n)
 h <- hier(d)
 quasi <- names(h)
@@ -81,8 +85,11 @@ cat(sprintf("(b) one node at n = %g (CPU time): C %.1f ms, plain R %.1f ms: rati
 cat(sprintf("    the whole lattice (%d nodes) counted in plain R would take about %.0f s\n",
             prod(lat$h), prod(lat$h) * t_r / nrow(nodes)))
 
+}
+
+cpu <- function(tt) tt[["user.self"]] + tt[["sys.self"]]
 if (requireNamespace("sdcMicro", quietly = TRUE)) {
-  n2 <- 1e5
+  n2 <- if (length(args) >= 2L) as.numeric(args[2L]) else 1e5
   d2 <- sim(n2, seed = 3)
   h2 <- hier(d2)
   t_ola <- cpu(system.time(ec2 <- equivalence_classes(d2, k = k, quasi = quasi, strata = character(),
@@ -90,7 +97,7 @@ if (requireNamespace("sdcMicro", quietly = TRUE)) {
   # sdcMicro: the same age bands as OLA chose, then local suppression to k-anonymity
   band <- ec2$levels[["age"]]
   d3 <- d2
-  for (v in quasi) d3[[v]] <- factor(d3[[v]])
+  for (v in setdiff(quasi, "age")) d3[[v]] <- factor(d3[[v]])
   t_sdc <- system.time({
     obj <- sdcMicro::createSdcObj(d3, keyVars = quasi)
     if (band > 0L) {
