@@ -347,7 +347,7 @@ check_no_clash <- function(cols, reserved, arg) {
 set_attr <- function(x, name, value) {
   if (inherits(x, "data.table") && requireNamespace("data.table", quietly = TRUE)) {
     data.table::setattr(x, name, value)
-    return(invisible(x))
+    return(x) # visible: a verb that ends here still prints at the console
   }
   attr(x, name) <- value
   x

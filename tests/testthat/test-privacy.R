@@ -276,3 +276,9 @@ test_that("the release drops row names and emptied levels, and keeps groups and 
   expect_identical(env$od$w, rep(1, nrow(od)))
   expect_false(is.null(attr(od, "detanon")))
 })
+
+test_that("a data.table release prints at the console like any other", {
+  skip_if_not_installed("data.table")
+  dt <- data.table::as.data.table(complete_rows(no_rare(priv_data())))
+  expect_true(withVisible(anonymise(dt, k = 3, vars = masked, strata = c("g", "h"), check_identifiers = FALSE))$visible)
+})
