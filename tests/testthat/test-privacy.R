@@ -69,6 +69,13 @@ privacy_verbs <- list(
                                                                  strata = "g", confidence = 0.9, na = "complete",
                                                                  small_strata = "suppress"),
                                 secret = c("y", "p", "x")),
+  anonymise_keps_ola     = list(run = function(d) {
+                                  d <- complete_rows(d)
+                                  ec <- equivalence_classes(d, strata = "g", quasi = "x", k = 4, method = "ola",
+                                                            hierarchies = list(x = hierarchy_bands(d$x, width = 4)),
+                                                            small_strata = "suppress")
+                                  anonymise_keps(d, epsilon = 5, vars = c("y", "p"), classes = ec)
+                                }, secret = c("y", "p", "x")),
   merge_small_strata     = list(run = function(d) suppressMessages(merge_small_strata(complete_rows(d), k = 3,
                                                                    vars = masked, strata = c("g", "h"))),
                                 secret = character()),
