@@ -40,7 +40,7 @@
 #' @param k_max The largest number of points in a centroid, a whole number >= `k`.
 #' @param m A record is linkable while its own original is among the `m` nearest
 #'   originals to its released point (see `rate`); a whole number >= 1.
-#' @param rate The share of records that may stay top-`m` linkable, a number in [0, 1]:
+#' @param rate The share of records that may stay top-`m` linkable, a number from 0 to 1:
 #'   their neighbourhoods grow, round by round, until no more than `rate * n` are. As a
 #'   record is top-m linkable whenever its top-m share is positive, the top-m rate of
 #'   [risk_linkage()] on the release is then at most `rate` (unless records reach their

@@ -49,7 +49,7 @@
 #'   in (0, 1] (1: no limit).
 #' @param top_m Limit of the top-`m` linkage rate, in (0, 1].
 #' @param m The list length of the top-m linkage, a whole number >= 1.
-#' @param risk1,risk2 Limits of [risk_rmd()]'s risk1 (in (0, 1]) and risk2 (in [0, 1]: 0
+#' @param risk1,risk2 Limits of [risk_rmd()]'s risk1 (in (0, 1]) and risk2 (from 0 to 1: 0
 #'   asks for no risk2 record).
 #' @param k The smallest stratum size allowed in the release (k-anonymity of the released
 #'   `strata`), a whole number >= 2; also the smallest `k` of the single methods. The
