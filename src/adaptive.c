@@ -24,28 +24,6 @@
 
 /* ---- kernels (pure C) ------------------------------------------------------------- */
 
-/* Centroid of the k points in h (tree positions), summed in the points' lexicographic
- * order so that it is a function of the k points alone. Reorders h->pos. */
-static void ad_centroid(const kd_tree *t, kd_heap *h, double *out)
-{
-    const int d = t->d, k = h->k;
-    ptrdiff_t *pos = h->pos;
-    for (int i = 1; i < k; i++) {
-        ptrdiff_t x = pos[i];
-        int m = i;
-        while (m > 0 && kd_lex_less(t->pts + x * d, t->pts + pos[m - 1] * d, d)) {
-            pos[m] = pos[m - 1];
-            m--;
-        }
-        pos[m] = x;
-    }
-    for (int j = 0; j < d; j++) {
-        double s = 0.0;
-        for (int m = 0; m < k; m++) s += t->pts[pos[m] * d + j];
-        out[j] = s / k;
-    }
-}
-
 /* Rank test of a record: q is its released point, self its own original (a tree point).
  * Returns the number of originals strictly nearer to q than self, counted up to m (so
  * the own original is among the m nearest with positive probability when it is < m), and
@@ -161,7 +139,7 @@ SEXP ffi_adaptive_k(SEXP z, SEXP order, SEXP offsets, SEXP k0_, SEXP kmax_, SEXP
             double *w = buf + (size_t) tid * d;
             h->k = k[r];
             kd_knn_self(t, pos[r], h);
-            ad_centroid(t, h, w);
+            kd_centroid_lex(t, h->pos, h->k, w);
             for (int j = 0; j < d; j++) c[r + (size_t) j * n] = w[j];
         }
         R_CheckUserInterrupt();

@@ -6,16 +6,6 @@
 #include "threads.h"
 #include "progress.h"
 
-static SEXP named_list(int n, const char **names)
-{
-    SEXP out = PROTECT(Rf_allocVector(VECSXP, n));
-    SEXP nm = Rf_allocVector(STRSXP, n);
-    Rf_setAttrib(out, R_NamesSymbol, nm);
-    for (int i = 0; i < n; i++) SET_STRING_ELT(nm, i, Rf_mkChar(names[i]));
-    UNPROTECT(1);
-    return out;
-}
-
 /* Steps 1 and 3-5 of anonymise(): x the n x p data, `id` the stratum (1..S) of each row
  * (empty strata allowed), k, nthreads, flat_sd, progress (TRUE: show a progress bar).
  * Columns with SD 0 are copied; a masked column whose centroids have an SD <= flat_sd is
@@ -35,7 +25,7 @@ SEXP ffi_anonymise(SEXP x, SEXP id_, SEXP k_, SEXP nthreads, SEXP flat_sd_, SEXP
     const double *px = REAL_RO(x);
 
     const char *names[] = { "mean", "sd", "columns", "centroid_sd" };
-    SEXP out = PROTECT(named_list(4, names));
+    SEXP out = PROTECT(detanon_named_list(4, names));
     SEXP mean_ = SET_VECTOR_ELT(out, 0, Rf_allocVector(REALSXP, p));
     SEXP sd_ = SET_VECTOR_ELT(out, 1, Rf_allocVector(REALSXP, p));
     double *mean = REAL(mean_), *sd = REAL(sd_);

@@ -27,6 +27,9 @@ SEXP ffi_ola_node(SEXP lat, SEXP level, SEXP k, SEXP want_slot);
 kd_tree detanon_tree(ptrdiff_t n, int d, int leaf_size);
 kd_heap detanon_heap(int k);
 
+/* glue.c: a named list of n elements, unprotected */
+SEXP detanon_named_list(int n, const char **names);
+
 /* threads.c: `nthreads` from R under the thread policy of threads.h (1 without OpenMP) */
 int detanon_threads(SEXP nthreads);
 

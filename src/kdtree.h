@@ -182,6 +182,23 @@ void kd_heap_init(kd_heap *h, int k, ptrdiff_t *pos, double *d2, ptrdiff_t *seq,
 /* Sort pos[0..n) by the lexicographic order of the points' coordinates: O(n log n). */
 void kd_sort_lex(const kd_tree *t, ptrdiff_t *pos, ptrdiff_t n);
 
+/* The centroid of the k tree points pos[0..k), into out[0..d). The points are summed in
+ * their lexicographic order (pos is sorted in place, O(k log k)), so the centroid is a
+ * function of the k points alone: records that share their k points get bit-identical
+ * centroids (their last bits cannot tell which record a centroid came from, and with k equal
+ * to a stratum's size the centroids are all equal, not equal up to rounding noise that step
+ * 5 would blow up). */
+static inline void kd_centroid_lex(const kd_tree *t, ptrdiff_t *pos, int k, double *out)
+{
+    const int d = t->d;
+    kd_sort_lex(t, pos, k);
+    for (int j = 0; j < d; j++) {
+        double s = 0.0;
+        for (int m = 0; m < k; m++) s += t->pts[pos[m] * d + j];
+        out[j] = s / k;
+    }
+}
+
 /* k nearest neighbours of the point at tree position `self` (itself included, as the
  * nearest point at distance 0). Result in h->pos / h->d2, best first (unless any_order). */
 void kd_knn_self(const kd_tree *t, ptrdiff_t self, kd_heap *h);

@@ -58,7 +58,8 @@ SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k_, SEXP inv_range, SEX
     progress_done(bar);
     UNPROTECT(1);
 
-    SEXP out = PROTECT(Rf_allocVector(VECSXP, 4));
+    static const char *names[] = {"class", "lo", "hi", "size"};
+    SEXP out = PROTECT(detanon_named_list(4, names));
     SEXP cls = Rf_allocVector(INTSXP, n);
     SET_VECTOR_ELT(out, 0, cls);
     SEXP lo = Rf_allocMatrix(REALSXP, n_classes, d);
@@ -80,13 +81,7 @@ SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k_, SEXP inv_range, SEX
         }
         b = e;
     }
-    SEXP names = PROTECT(Rf_allocVector(STRSXP, 4));
-    SET_STRING_ELT(names, 0, Rf_mkChar("class"));
-    SET_STRING_ELT(names, 1, Rf_mkChar("lo"));
-    SET_STRING_ELT(names, 2, Rf_mkChar("hi"));
-    SET_STRING_ELT(names, 3, Rf_mkChar("size"));
-    Rf_setAttrib(out, R_NamesSymbol, names);
-    UNPROTECT(2);
+    UNPROTECT(1);
     return out;
 }
 
@@ -98,16 +93,13 @@ SEXP ffi_keps_noise(SEXP y, SEXP cls, SEXP n_classes_, SEXP eps)
 {
     const ptrdiff_t n = Rf_nrows(y), C = Rf_asInteger(n_classes_);
     const int p = Rf_ncols(y);
-    SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
+    static const char *names[] = {"y", "diam"};
+    SEXP out = PROTECT(detanon_named_list(2, names));
     SEXP res = Rf_allocMatrix(REALSXP, n, p);
     SET_VECTOR_ELT(out, 0, res);
     SEXP diam = Rf_allocMatrix(REALSXP, C, p);
     SET_VECTOR_ELT(out, 1, diam);
-    SEXP names = PROTECT(Rf_allocVector(STRSXP, 2));
-    SET_STRING_ELT(names, 0, Rf_mkChar("y"));
-    SET_STRING_ELT(names, 1, Rf_mkChar("diam"));
-    Rf_setAttrib(out, R_NamesSymbol, names);
-    if (n == 0 || p == 0 || C == 0) { UNPROTECT(2); return out; }
+    if (n == 0 || p == 0 || C == 0) { UNPROTECT(1); return out; }
 
     const double *py = REAL_RO(y), *pe = REAL_RO(eps);
     const int *pc = INTEGER_RO(cls);
@@ -134,7 +126,7 @@ SEXP ffi_keps_noise(SEXP y, SEXP cls, SEXP n_classes_, SEXP eps)
         if ((i & (CHUNK - 1)) == CHUNK - 1) R_CheckUserInterrupt();
     }
     PutRNGstate();
-    UNPROTECT(2);
+    UNPROTECT(1);
     return out;
 }
 

@@ -52,29 +52,10 @@ static void build(kd_tree *t, const knn_job *job, const ptrdiff_t *rows, ptrdiff
  * R_alloc memory, freed by R. */
 static int interrupt_now(void) { R_CheckUserInterrupt(); return 0; }
 
-/* The centroid of the k points found for a query, into out[0..d). The k points are uniquely
- * defined (see kdtree.h), but their order in the heap depends on the query; summing them in
- * lexicographic order instead makes the centroid a function of the k points alone, so
- * records that share their k points get bit-identical centroids (their last bits cannot
- * tell which record a centroid came from, and with k equal to a stratum's size the
- * centroids are all equal, not equal up to rounding noise that step 5 would blow up).
- * Reorders h->pos: O(k log k) (kd_sort_lex). */
-static inline void centroid(const kd_tree *t, kd_heap *h, double *out)
-{
-    const int d = t->d, k = h->k;
-    ptrdiff_t *pos = h->pos;
-    kd_sort_lex(t, pos, k);
-    for (int j = 0; j < d; j++) {
-        double s = 0.0;
-        for (int m = 0; m < k; m++) s += t->pts[pos[m] * d + j];
-        out[j] = s / k;
-    }
-}
-
 /* The same centroid when k is a large share of the stratum: `lex` lists the stratum's tree
  * positions in lexicographic order (once per stratum), `mark` holds ns zero bytes. The k
  * points are marked, then summed in the stratum's lexicographic order: the same points in
- * the same order as centroid() sums them (identical points are interchangeable), so the
+ * the same order as kd_centroid_lex() sums them (identical points are interchangeable), so the
  * same bits, in O(ns) instead of O(k log k). */
 static inline void centroid_marked(const kd_tree *t, const kd_heap *h, const ptrdiff_t *lex,
                                    unsigned char *mark, double *out)
@@ -99,7 +80,7 @@ static inline void emit(const kd_tree *t, kd_heap *h, ptrdiff_t self, const knn_
     const int d = t->d, k = h->k;
     const ptrdiff_t r = t->row[self];
     if (job->cent) {
-        centroid(t, h, work);
+        kd_centroid_lex(t, h->pos, h->k, work);
         for (int j = 0; j < d; j++) job->cent[j][r] = work[j];
     } else {
         for (int m = 0; m < k; m++) job->idx[r + m * job->n] = (int) (t->row[h->pos[m]] + 1);
@@ -220,7 +201,7 @@ static void search_large_strata(const knn_job *job, kd_heap *heaps, double **wor
                 int tid = THREAD_ID;
                 kd_knn_self(tree, p, &heaps[tid]);
                 if (by_mark) centroid_marked(tree, &heaps[tid], lex, mark[tid], buf + p * d);
-                else if (buf) centroid(tree, &heaps[tid], buf + p * d);
+                else if (buf) kd_centroid_lex(tree, heaps[tid].pos, heaps[tid].k, buf + p * d);
                 else emit(tree, &heaps[tid], p, job, work[tid]);
             }
             done += to - from;

@@ -33,13 +33,10 @@ SEXP ffi_stir_centroids(SEXP x, SEXP nominal, SEXP cl, SEXP n_clusters)
         stir_centroid(n > 0 ? REAL_RO(x) : NULL, n, d, INTEGER_RO(nominal), start, rows, C,
                       pairs, INTEGER(crow), REAL(radius));
     }
-    SEXP out = PROTECT(Rf_allocVector(VECSXP, 2)); np++;
+    static const char *names[] = {"row", "radius"};
+    SEXP out = PROTECT(detanon_named_list(2, names)); np++;
     SET_VECTOR_ELT(out, 0, crow);
     SET_VECTOR_ELT(out, 1, radius);
-    SEXP nms = PROTECT(Rf_allocVector(STRSXP, 2)); np++;
-    SET_STRING_ELT(nms, 0, Rf_mkChar("row"));
-    SET_STRING_ELT(nms, 1, Rf_mkChar("radius"));
-    Rf_setAttrib(out, R_NamesSymbol, nms);
     UNPROTECT(np);
     return out;
 }
@@ -68,13 +65,10 @@ SEXP ffi_stir_nearest(SEXP xo, SEXP xc, SEXP nominal, SEXP knots)
         int *t = INTEGER(target);
         for (ptrdiff_t o = 0; o < no; o++) t[o] += 1;
     }
-    SEXP out = PROTECT(Rf_allocVector(VECSXP, 2)); np++;
+    static const char *names[] = {"target", "dist"};
+    SEXP out = PROTECT(detanon_named_list(2, names)); np++;
     SET_VECTOR_ELT(out, 0, target);
     SET_VECTOR_ELT(out, 1, dist);
-    SEXP nms = PROTECT(Rf_allocVector(STRSXP, 2)); np++;
-    SET_STRING_ELT(nms, 0, Rf_mkChar("target"));
-    SET_STRING_ELT(nms, 1, Rf_mkChar("dist"));
-    Rf_setAttrib(out, R_NamesSymbol, nms);
     UNPROTECT(np);
     return out;
 }

@@ -68,15 +68,11 @@ SEXP ffi_kd_tree(SEXP z, SEXP leaf_size)
         Rf_error("internal error: bad input to ffi_kd_tree");
     kd_tree t = detanon_tree(n, d, ls);
     kd_build(&t, REAL_RO(z), n, NULL);
-    SEXP out = PROTECT(Rf_allocVector(VECSXP, 3));
+    static const char *names[] = {"row", "node", "box"};
+    SEXP out = PROTECT(detanon_named_list(3, names));
     SEXP row = SET_VECTOR_ELT(out, 0, Rf_allocVector(REALSXP, n));
     SEXP node = SET_VECTOR_ELT(out, 1, Rf_allocMatrix(REALSXP, t.n_nodes, 4));
     SEXP box = SET_VECTOR_ELT(out, 2, Rf_allocMatrix(REALSXP, t.n_nodes, 2 * d));
-    SEXP names = Rf_allocVector(STRSXP, 3);
-    Rf_setAttrib(out, R_NamesSymbol, names);
-    SET_STRING_ELT(names, 0, Rf_mkChar("row"));
-    SET_STRING_ELT(names, 1, Rf_mkChar("node"));
-    SET_STRING_ELT(names, 2, Rf_mkChar("box"));
     for (ptrdiff_t i = 0; i < n; i++) REAL(row)[i] = (double) t.row[i] + 1;
     for (int v = 0; v < t.n_nodes; v++) {
         const kd_node *nd = t.nodes + v;
