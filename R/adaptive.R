@@ -99,16 +99,7 @@ anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 
   tiny <- pow2_normalise(x)
   x <- tiny$x
   stats <- col_stats(x, nthreads)
-  if (any(!is.finite(stats$sd))) {
-    stop_arg("`vars` have values too large to standardise (the SD overflows); rescale them first.",
-             kind = "data")
-  }
-  cols <- which(stats$sd > 0)
-  lost <- setdiff(which(!vapply(seq_len(ncol(x)), function(j) is_constant(x[, j]), logical(1))), cols)
-  if (length(lost)) {
-    stop_arg("`vars` ", plural(length(lost), "column", count = FALSE), " ", quote_names(vars[lost]),
-             " vary but their SD is 0 in double precision; rescale them first.", kind = "data")
-  }
+  cols <- masked_columns(x, stats)
   res <- list(k = rep(k, nrow(x)), rounds = 0L, n_capped = 0)
   out_cols <- lapply(seq_len(ncol(x)), function(j) x[, j])
   scale <- stats::setNames(rep(NA_real_, ncol(x)), vars)
@@ -128,11 +119,7 @@ anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 
                  as.integer(c(0L, cumsum(sizes))), k, k_max, m, floor(rate * nrow(x) + 1e-9), xs, wr, nthreads)
     names(res) <- c("centroids", "k", "rounds", "n_capped")
     c_sd <- col_stats(res$centroids, nthreads)$sd
-    flat <- !(c_sd > 1e-10)
-    if (any(flat)) {
-      warn_detanon("All centroids of ", quote_names(vars[cols][flat]), " are equal (k too large for ",
-                   "the strata); released as the original mean.", kind = "data")
-    }
+    flat <- flat_centroids(c_sd, 1e-10, vars[cols])
     for (j in seq_along(cols)) {
       v <- cols[j]
       out_cols[[v]] <- if (flat[j]) rep(stats$mean[[v]], nrow(x))

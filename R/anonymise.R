@@ -324,7 +324,21 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
     stats <- base_stats(x)
     res <- NULL
   }
-  # an overflowing SD would otherwise mark the column "constant" and release it unmasked
+  cols <- masked_columns(x, stats)
+  if (is.null(res)) res <- rann_mask(x, cols, stats, id, k, flat_sd)
+  flat <- flat_centroids(res$centroid_sd, flat_sd, colnames(x)[cols])
+  scale <- stats::setNames(rep(NA_real_, ncol(x)), colnames(x))
+  scale[cols] <- ifelse(flat, NA_real_, stats$sd[cols] / res$centroid_sd)
+  columns <- res$columns
+  for (j in which(tiny$e != 0)) columns[[j]] <- times_pow2(columns[[j]], -tiny$e[j])
+  list(columns = columns, scale = scale)
+}
+
+# The columns of `x` that are masked (SD > 0), given their exact statistics; constant columns
+# (SD 0) have no z-score and keep their single value. An overflowing SD, or one that is 0 in
+# double precision although the column varies, would mark the column constant and release it
+# unmasked: both are errors.
+masked_columns <- function(x, stats) {
   huge <- !is.finite(stats$mean) | !is.finite(stats$sd)
   if (any(huge)) {
     n_huge <- sum(huge)
@@ -333,24 +347,24 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
              "overflows); rescale ", plural(n_huge, "it", "them", count = FALSE), " (e.g. divide by 1e6) first.",
              kind = "data")
   }
-  # constant columns (SD 0) have no z-score: they keep their single value
   cols <- which(stats$sd > 0)
   lost <- setdiff(which(!vapply(seq_len(ncol(x)), function(j) is_constant(x[, j]), logical(1))), cols)
   if (length(lost)) {
     stop_arg("`vars` ", plural(length(lost), "column", count = FALSE), " ", quote_names(colnames(x)[lost]),
              " vary but their SD is 0 in double precision; rescale them first.", kind = "data")
   }
-  if (is.null(res)) res <- rann_mask(x, cols, stats, id, k, flat_sd)
-  flat <- !(res$centroid_sd > flat_sd)
+  cols
+}
+
+# Which masked columns have centroids that are all equal (their SD on the z-scale is rounding
+# noise): those are released as the original mean, with a warning.
+flat_centroids <- function(centroid_sd, flat_sd, names) {
+  flat <- !(centroid_sd > flat_sd)
   if (any(flat)) {
-    warn_detanon("All centroids of ", quote_names(colnames(x)[cols][flat]), " are equal (k too large for ",
+    warn_detanon("All centroids of ", quote_names(names[flat]), " are equal (k too large for ",
                  "the strata); released as the original mean.", kind = "data")
   }
-  scale <- stats::setNames(rep(NA_real_, ncol(x)), colnames(x))
-  scale[cols] <- ifelse(flat, NA_real_, stats$sd[cols] / res$centroid_sd)
-  columns <- res$columns
-  for (j in which(tiny$e != 0)) columns[[j]] <- times_pow2(columns[[j]], -tiny$e[j])
-  list(columns = columns, scale = scale)
+  flat
 }
 
 # ffi_anonymise() with RANN::nn2() as the search, on z-scores made as the authors' code
