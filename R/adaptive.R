@@ -16,8 +16,16 @@
 #'   `robustbase::covMcd(nsamp = "deterministic")` so that no random numbers are drawn.
 #'
 #' The released point used in these tests is the record's centroid after step 5 (divided
-#' by the SD of all centroids), recomputed in every round, so the tests see the release
-#' that is returned; step 5 itself is the paper's, unchanged. The search, the centroids
+#' by the SD of all centroids). A round tests the records whose centroid changed; when no
+#' record is left to grow, every record is tested again on the final centroids (and the
+#' rounds go on if any is flagged), so the tests see the release that is returned (with
+#' `format = "none"`; the natural form then keeps values in range and rounds whole-number
+#' variables, which moves them slightly: measure the release, as [tune_release()] does).
+#' Step 5 itself is the paper's, unchanged.
+#'
+#' `rate` may hold several decreasing shares: they are run as stages, each starting from
+#' the neighbourhoods the previous stage ended with (with the `k_max` of its stage), so a
+#' path of releases from light to strong masking costs little more than its last step. The search, the centroids
 #' and the tests run in C on one kd-tree per stratum; ties among neighbours are broken by
 #' their coordinates and all sums are exact or in coordinate order, so the release is the
 #' same for every `nthreads` and permuting the rows only permutes it. Same inputs, same
@@ -28,23 +36,32 @@
 #' interval test for an intruder who knows the originals but not the algorithm. The
 #' release is still a deterministic function of the data: an intruder who knows the
 #' algorithm, its settings and the originals can run it again and match the records
-#' (measure it with [risk_replay()]). A record that is no longer among the `m` nearest
+#' (measure it with [risk_replay()]). Which records were given more neighbours is not in
+#' the release or its metadata, but an intruder who replays the algorithm learns it. A record that is no longer among the `m` nearest
 #' may well be the `m + 1`-th: check [risk_linkage()] with a larger `m` and the
 #' expected re-identification probability. The categorical `strata` are released
 #' unchanged (check [strata_table()]); records at their cap may stay linkable (counted in
 #' the metadata as `n_capped`).
 #'
 #' @inheritParams anonymise
-#' @param k The first (and smallest) number of points in each centroid, a whole number >= 2.
-#'   Every stratum must have at least `k` records (see [merge_small_strata()]).
-#' @param k_max The largest number of points in a centroid, a whole number >= `k`.
+#' @param k The first (and smallest) number of points in each centroid: a whole number >= 2,
+#'   or one per stratum, as a data frame with the `strata` columns and a column `k` (one row
+#'   per stratum; rows of strata absent from `data` are ignored). Every stratum must have at
+#'   least its `k` records (see [merge_small_strata()]).
+#' @param k_max The largest number of points in a centroid, a whole number >= every `k`;
+#'   or one per stage of `rate`.
 #' @param m A record is linkable while its own original is among the `m` nearest
-#'   originals to its released point (see `rate`); a whole number >= 1.
+#'   originals to its released point (see `rate`); a whole number >= 0. With `m = 0` and
+#'   `w1 = NULL` nothing is tested and every record keeps its `k`: k-nearest-neighbour
+#'   centroids with a `k` per stratum.
 #' @param rate The share of records that may stay top-`m` linkable, a number from 0 to 1:
 #'   their neighbourhoods grow, round by round, until no more than `rate * n` are. As a
 #'   record is top-m linkable whenever its top-m share is positive, the top-m rate of
 #'   [risk_linkage()] on the release is then at most `rate` (unless records reach their
-#'   cap; see `n_capped`).
+#'   cap; see `n_capped`). Several decreasing shares are run as stages (see above).
+#' @param format The release form of the masked values, as in [anonymise()]: `"natural"`
+#'   (kept inside the range of k-record aggregates, whole-number variables rounded),
+#'   `"precision"` or `"none"` (the values as computed).
 #' @param w1 `NULL`, or the interval weight of [risk_rmd()] (a number > 0, e.g. 0.01):
 #'   records flagged by its `risk1` test are linkable too.
 #' @return An object of the same class as `data` with the masked columns replaced (as
@@ -53,7 +70,6 @@
 #'   `rate`, `w1`, `vars`, `strata`), the counts `n`, `n_strata`, `min_size`, `mean_k` and
 #'   `max_k` (over all records), `n_grown` (records given more than `k` points), `n_capped`
 #'   (records still linkable at their cap) and `rounds`, and the scaling factors of step 5.
-#'   The masked values are released as computed (the form of `anonymise(format = "none")`).
 #' @references Avraam D, Jones E, Burton P (2022). A deterministic approach for protecting
 #'   privacy in sensitive personal data. *BMC Medical Informatics and Decision Making*,
 #'   22, 24.
@@ -67,14 +83,14 @@
 #' risk_linkage(d, masked)$rate
 #' @export
 anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 33, m = 1,
-                               rate = 0, w1 = NULL, nthreads = getOption("detanon.nthreads", 1L),
+                               rate = 0, w1 = NULL, format = c("natural", "precision", "none"),
+                               nthreads = getOption("detanon.nthreads", 1L),
                                check_identifiers = TRUE) {
   check_data_frame(data, "data")
-  k <- check_whole(k, "k", min = 2)
-  k_max <- check_whole(k_max, "k_max", min = k)
-  m <- check_whole(m, "m", min = 1)
-  rate <- check_number(rate, "rate", lower = 0, upper = 1)
+  m <- check_whole(m, "m", min = 0)
+  rate <- check_rates(rate)
   if (!is.null(w1)) w1 <- check_number(w1, "w1", lower = 0, lower_open = TRUE)
+  format <- match_choice(format, "format")
   nthreads <- check_nthreads(nthreads)
   strata <- check_columns(strata, data, "strata", default_strata(data))
   check_strata_columns(data, strata)
@@ -84,58 +100,151 @@ anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 
   check_flag(check_identifiers, "check_identifiers")
   if (!nrow(data)) stop_arg("`data` has no rows: there is nothing to anonymise.")
   df <- as.data.frame(data, stringsAsFactors = FALSE)
-  x <- numeric_matrix(df, vars)
-  if (anyNA(x) || any(is.infinite(x))) {
+  p <- adaptive_setup(df, vars, strata, rmd = !is.null(w1), nthreads = nthreads)
+  k0 <- adaptive_start_k(k, df, strata, p)
+  k_max <- check_k_max(k_max, rate, max(k0))
+  fit <- adaptive_fit(p, k0, k_max, m, rate, w1, nthreads)
+  if (check_identifiers) warn_identifiers(df, vars, strata)
+  adaptive_release(data, df, p, fit, format, min(k0),
+                   settings = list(k = k, k_max = k_max, m = m, rate = rate, w1 = w1, format = format,
+                                   vars = vars, strata = strata))
+}
+
+# The parts of an adaptive masking that do not depend on its settings: the complete
+# matrix (tiny columns scaled by a power of two), the column statistics, the z-scores of
+# the masked columns, the strata, the rank index of the originals and (rmd = TRUE) the
+# robust covariance of the interval test. tune_release() builds it once for all candidates.
+adaptive_setup <- function(df, vars, strata, rmd, nthreads) {
+  x0 <- numeric_matrix(df, vars)
+  if (anyNA(x0) || any(is.infinite(x0))) {
     stop_arg("`vars` have missing or infinite values; impute them or drop those records ",
              "first (anonymise(na = ) can impute).", kind = "data")
   }
   id <- stratum_ids(df, strata)
   sizes <- tabulate(id, max(id))
-  if (any(sizes < k)) {
-    stop_small_strata(df, id, sizes, which(sizes < k), strata, k, "merge_small_strata() first")
-  }
-  # tiny-valued columns scaled exactly by a power of two (else their SD underflows to 0
-  # and they would be released as constants), and back at the end, as in anonymise()
-  tiny <- pow2_normalise(x)
+  tiny <- pow2_normalise(x0)
   x <- tiny$x
   stats <- col_stats(x, nthreads)
   cols <- masked_columns(x, stats)
-  res <- list(k = rep(k, nrow(x)), rounds = 0L, n_capped = 0)
-  out_cols <- lapply(seq_len(ncol(x)), function(j) x[, j])
-  scale <- stats::setNames(rep(NA_real_, ncol(x)), vars)
+  p <- list(x0 = x0, x = x, tiny = tiny, stats = stats, cols = cols, id = id, sizes = sizes,
+            order = as.integer(order(id, method = "radix")), offsets = as.integer(c(0L, cumsum(sizes))))
   if (length(cols)) {
-    z <- sweep(sweep(x[, cols, drop = FALSE], 2L, stats$mean[cols]), 2L, stats$sd[cols], "/")
-    xs <- wr <- NULL
-    if (!is.null(w1)) {
+    p$z <- unname(sweep(sweep(x[, cols, drop = FALSE], 2L, stats$mean[cols]), 2L, stats$sd[cols], "/"))
+    p$index <- rank_index(p$z, p)
+    if (rmd) {
       if (nrow(x) < length(cols) + 2L) {
         stop_arg("`w1` needs more records than variables to estimate a robust covariance.", kind = "data")
       }
-      r <- rmd_core(x[, cols, drop = FALSE], deterministic = TRUE)
-      xs <- unname(r$x[, , drop = FALSE])
-      attributes(xs) <- list(dim = dim(xs))
-      wr <- w1 * as.double(r$rmd)
-    }
-    res <- .Call(C_ffi_adaptive_k, unname(z), as.integer(order(id, method = "radix")),
-                 as.integer(c(0L, cumsum(sizes))), k, k_max, m, floor(rate * nrow(x) + 1e-9), xs, wr, nthreads)
-    names(res) <- c("centroids", "k", "rounds", "n_capped")
-    c_sd <- col_stats(res$centroids, nthreads)$sd
-    flat <- flat_centroids(c_sd, 1e-10, vars[cols])
-    for (j in seq_along(cols)) {
-      v <- cols[j]
-      out_cols[[v]] <- if (flat[j]) rep(stats$mean[[v]], nrow(x))
-                       else res$centroids[, j] / c_sd[j] * stats$sd[[v]] + stats$mean[[v]]
-      scale[v] <- if (flat[j]) NA_real_ else stats$sd[[v]] / c_sd[j]
+      p$rmd <- rmd_core(x[, cols, drop = FALSE], deterministic = TRUE)
     }
   }
-  for (j in which(tiny$e != 0)) out_cols[[j]] <- times_pow2(out_cols[[j]], -tiny$e[j])
-  if (check_identifiers) warn_identifiers(df, vars, strata)
-  for (j in seq_along(vars)) df[[vars[j]]] <- out_cols[[j]]
-  as_release(as_release_frame(df, data), "anonymise_adaptive",
-             settings = list(k = k, k_max = k_max, m = m, rate = rate, w1 = w1, vars = vars,
-                             strata = strata),
-             counts = list(n = nrow(df), n_strata = length(sizes), min_size = min(sizes),
-                           mean_k = mean(res$k), max_k = max(res$k), n_grown = sum(res$k > k),
-                           n_capped = as.integer(res$n_capped), rounds = as.integer(res$rounds)),
-             stats = list(scale = scale))
+  p
 }
 
+# The first k of every record: one k, or a table of k per stratum (the strata columns and
+# a column `k`). Every stratum must hold at least its k records.
+adaptive_start_k <- function(k, df, strata, p) {
+  if (is.data.frame(k)) {
+    miss <- setdiff(c(strata, "k"), names(k))
+    if (length(miss)) {
+      stop_arg("`k` as a table needs the `strata` columns and a column `k`; it lacks ",
+               quote_names(miss), ".")
+    }
+    kk <- k$k
+    if (!is.numeric(kk) || anyNA(kk) || any(kk != round(kk)) || any(kk < 2) || any(kk > .Machine$integer.max)) {
+      stop_arg("the column `k` of `k` must hold whole numbers >= 2.")
+    }
+    key <- function(d) if (length(strata)) do.call(paste, c(lapply(d[strata], as.character), sep = "\r")) else rep("", nrow(d))
+    tk <- key(k)
+    if (anyDuplicated(tk)) stop_arg("`k` has more than one row for a stratum.")
+    at <- match(key(df[match(seq_along(p$sizes), p$id), , drop = FALSE]), tk)
+    if (anyNA(at)) {
+      stop_arg("`k` has no row for ", plural(sum(is.na(at)), "stratum", "strata"), " of `data`.")
+    }
+    ks <- as.integer(kk[at])
+  } else {
+    ks <- rep(check_whole(k, "k", min = 2), length(p$sizes))
+  }
+  small <- which(p$sizes < ks)
+  if (length(small) && !is.data.frame(k)) {
+    stop_small_strata(df, p$id, p$sizes, small, strata, ks[1L], "merge_small_strata() first")
+  }
+  if (length(small)) {
+    stop_arg(plural(length(small), "stratum has", "strata have"), " fewer records than its `k` in ",
+             "the table `k` (the smallest has ", plural(min(p$sizes[small]), "record"), " for k = ",
+             ks[small][which.min(p$sizes[small])], ").", kind = "small_strata")
+  }
+  as.integer(ks[p$id])
+}
+
+check_rates <- function(rate) {
+  if (!is.numeric(rate) || !length(rate) || anyNA(rate) || any(rate < 0 | rate > 1) ||
+      is.unsorted(rev(rate), strictly = TRUE)) {
+    stop_arg("`rate` must be a share from 0 to 1, or decreasing shares (stages), not ",
+             show_value(rate), ".")
+  }
+  as.double(rate)
+}
+
+check_k_max <- function(k_max, rate, k) {
+  ok <- is.numeric(k_max) && length(k_max) %in% c(1L, length(rate)) && !anyNA(k_max) &&
+    all(k_max == round(k_max)) && all(k_max >= k) && all(k_max <= .Machine$integer.max)
+  if (!ok) {
+    stop_arg("`k_max` must be a whole number >= k (", k, "), or one per stage of `rate`, not ",
+             show_value(k_max), ".")
+  }
+  as.integer(rep_len(k_max, length(rate)))
+}
+
+# The rounds of the adaptive kernel, stage by stage: k per record never shrinks, each
+# stage starts where the previous ended. Returns the centroids (z-scale) and the counts.
+adaptive_fit <- function(p, k0, k_max, m, rate, w1, nthreads) {
+  n <- length(p$id)
+  fit <- list(k = k0, k0 = k0, rounds = 0L, n_capped = 0, centroids = NULL)
+  if (!length(p$cols)) return(fit)
+  xs <- wr <- NULL
+  if (!is.null(w1)) {
+    xs <- unname(p$rmd$x)
+    attributes(xs) <- list(dim = dim(xs))
+    wr <- w1 * as.double(p$rmd$rmd)
+  }
+  size <- p$sizes[p$id]
+  for (i in seq_along(rate)) {
+    cap <- pmax(fit$k, pmin(k_max[i], size))
+    res <- .Call(C_ffi_adaptive_k, p$index, fit$k, as.integer(cap), m,
+                 floor(rate[i] * n + 1e-9), xs, wr, nthreads)
+    fit$centroids <- res[[1L]]
+    fit$k <- res[[2L]]
+    fit$rounds <- fit$rounds + res[[3L]]
+    fit$n_capped <- res[[4L]]
+  }
+  fit
+}
+
+# Step 5 and the release form: the centroids rescaled to the original means and SDs,
+# formatted as anonymise() formats, with metadata of aggregates only.
+adaptive_release <- function(data, df, p, fit, format, k_range, settings) {
+  x <- p$x
+  vars <- colnames(p$x0)
+  out_cols <- lapply(seq_len(ncol(x)), function(j) x[, j])
+  scale <- stats::setNames(rep(NA_real_, ncol(x)), vars)
+  if (length(p$cols)) {
+    c_sd <- col_stats(fit$centroids)$sd
+    flat <- flat_centroids(c_sd, 1e-10, vars[p$cols])
+    for (j in seq_along(p$cols)) {
+      v <- p$cols[j]
+      out_cols[[v]] <- if (flat[j]) rep(p$stats$mean[[v]], nrow(x))
+                       else fit$centroids[, j] / c_sd[j] * p$stats$sd[[v]] + p$stats$mean[[v]]
+      scale[v] <- if (flat[j]) NA_real_ else p$stats$sd[[v]] / c_sd[j]
+    }
+  }
+  for (j in which(p$tiny$e != 0)) out_cols[[j]] <- times_pow2(out_cols[[j]], -p$tiny$e[j])
+  for (j in seq_along(vars)) {
+    df[[vars[j]]] <- format_masked(out_cols[[j]], p$x0[, j], k_range, format, is.integer(data[[vars[j]]]))
+  }
+  as_release(as_release_frame(df, data), "anonymise_adaptive", settings = settings,
+             counts = list(n = nrow(df), n_strata = length(p$sizes), min_size = min(p$sizes),
+                           mean_k = mean(fit$k), max_k = max(fit$k), n_grown = sum(fit$k > fit$k0),
+                           n_capped = as.integer(fit$n_capped), rounds = as.integer(fit$rounds)),
+             stats = list(scale = scale))
+}

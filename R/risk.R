@@ -451,11 +451,16 @@ linkage_setup <- function(original, masked, vars, strata) {
 # For every row with want[i]: the number of tree points (rows of zt in its stratum)
 # strictly closer to its query point zq[i, ] than its own point zt[i, ] (counted up to
 # `cap`), and the number at most as close. An n x 2 matrix, NA for the other rows.
-link_ranks <- function(s, zt, zq, want, cap, nthreads) {
+# `index`: the rank_index() of zt, when the caller keeps one (tune_release()).
+link_ranks <- function(s, zt, zq, want, cap, nthreads, index = rank_index(zt, s)) {
   if (!s$n) return(matrix(numeric(), 0L, 2L))
   show <- show_progress(sum(want) * 4)
-  with_progress(show, .Call(C_ffi_link_rank, zt, zq, s$order, s$offsets, want, as.double(cap), nthreads, show))
+  with_progress(show, .Call(C_ffi_index_rank, index, zq, want, as.double(cap), nthreads, show))
 }
+
+# One kd-tree per stratum over the rows of z (grouped by s$order and s$offsets), kept in
+# R vectors: build once, query with link_ranks() or the adaptive kernel as often as needed.
+rank_index <- function(z, s) .Call(C_ffi_rank_index, z, s$order, s$offsets)
 
 # Expected share of a top-m link from the ranks: the own point is one of t = le - lt
 # points at its distance, taken in random order after the lt nearer ones.
@@ -481,12 +486,24 @@ replay_mask <- function(info) {
   }
   set <- info$settings
   function(d) {
-    k <- min(set$k, nrow(d))
+    k_tab <- if (is.data.frame(set$k)) set$k
+    k <- min(if (is.null(k_tab)) set$k else k_tab$k, nrow(d))
     if (k < 2L) return(d) # one known record: a 1-point centroid is the record itself
     run <- function(strata) {
       if (info$verb == "anonymise_adaptive") {
-        anonymise_adaptive(d, vars = set$vars, strata = strata, k = k, k_max = max(k, set$k_max),
-                           m = set$m, rate = set$rate, w1 = set$w1, check_identifiers = FALSE)
+        # a table of k per stratum is used as long as the known records fill their strata
+        kk <- k
+        if (!is.null(k_tab) && length(strata)) {
+          # the known records of a stratum may be fewer than its k
+          key <- function(x) do.call(paste, c(lapply(x[strata], as.character), sep = "\r"))
+          have <- table(key(d))
+          kk <- k_tab
+          kk$k <- pmax(2L, pmin(kk$k, as.vector(have[key(kk)]), na.rm = TRUE))
+        }
+        anonymise_adaptive(d, vars = set$vars, strata = strata, k = kk, k_max = pmax(set$k_max, k),
+                           m = set$m, rate = set$rate, w1 = set$w1,
+                           format = if (is.null(set$format)) "none" else set$format,
+                           check_identifiers = FALSE)
       } else {
         anonymise(d, k = k, vars = set$vars, strata = strata, small_strata = "merge",
                   engine = if (is.null(set$engine)) "kdtree" else set$engine, format = set$format,

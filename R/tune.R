@@ -83,7 +83,9 @@
 tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linkage_stratum = 1,
                          top_m = 0.15, m = 3, risk1 = 0.005, risk2 = 0, k = 3,
                          objective = c("delta", "U", "model"), formula = NULL,
-                         family = stats::gaussian(), keps_epsilon = NULL, max_tries = 4,
+                         family = stats::gaussian(),
+                         methods = c("anonymise", "stratum", "adaptive", "stir"),
+                         keps_epsilon = NULL, max_tries = 4,
                          nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
   check_data_frame(data, "data")
   strata <- check_columns(strata, data, "strata", default_strata(data))
@@ -105,6 +107,11 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
     stop_arg("`objective = \"model\"` needs a model `formula`, such as `y ~ x1 + x2`.")
   }
   family <- check_family(family)
+  all_methods <- eval(formals(sys.function())$methods)
+  if (!is.character(methods) || !length(methods) || anyNA(methods) || !all(methods %in% all_methods)) {
+    stop_arg("`methods` must be some of ", paste0("\"", all_methods, "\"", collapse = ", "),
+             ", not ", show_value(methods), ".")
+  }
   if (!is.null(keps_epsilon) && (!is.numeric(keps_epsilon) || anyNA(keps_epsilon) ||
                                  any(keps_epsilon <= 0) || any(!is.finite(keps_epsilon)))) {
     stop_arg("`keps_epsilon` must be NULL or positive budgets, not ", show_value(keps_epsilon), ".")
@@ -117,10 +124,233 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
     stop_arg("`vars` have missing values; impute them first (e.g. anonymise(na = \"median\")).",
              kind = "data")
   }
-  id <- stratum_ids(df, strata)
-  sizes <- tabulate(id)
   n <- nrow(df)
-  # limits no release of these strata can meet
+  if (n < length(vars) + 2L) {
+    stop_arg("`data` needs more records than variables to measure risk1 and risk2: ",
+             plural(n, "record"), " for ", plural(length(vars), "variable"), ".", kind = "data")
+  }
+  check_not_constant(numeric_matrix(df, vars), "data")
+  # the parts every candidate shares: the originals' z-scores, their kd-trees (one rank
+  # index, queried by the adaptive kernel and by every risk evaluation) and their robust
+  # covariance (risk1/risk2)
+  p <- adaptive_setup(df, vars, strata, rmd = TRUE, nthreads = nthreads)
+  sizes <- p$sizes
+  check_tune_limits(limits, k, m, sizes, n)
+  floor_m <- sum(sizes[sizes <= m]) / n
+  ev <- tune_evaluator(df, vars, strata, p, limits, m, objective, formula, family, nthreads)
+
+  tried <- list()
+  releases <- list()
+  masks <- list()
+  clock <- proc.time()[[3L]]
+  add <- function(row, release, mask = NULL) {
+    row$id <- length(tried) + 1L
+    now <- proc.time()[[3L]]
+    row$seconds <- now - clock # making and measuring it (and the rungs it needed)
+    clock <<- now
+    tried[[row$id]] <<- row
+    releases[row$id] <<- list(release)
+    masks[row$id] <<- list(mask)
+    row
+  }
+  quiet <- function(expr) suppressMessages(suppressWarnings(expr))
+  # a release of anonymise_adaptive() from the shared parts, with the settings that make
+  # it again (so that risk_replay() and the user can replay it from its metadata)
+  adaptive <- function(k_start, k0, k_max, mm, rate, w1, fit = NULL) {
+    if (is.null(fit)) fit <- adaptive_fit(p, k0, k_max, mm, rate, w1, nthreads)
+    quiet(adaptive_release(data, df, p, fit, "natural", min(k0),
+                           settings = list(k = k_start, k_max = k_max, m = mm, rate = rate, w1 = w1,
+                                           format = "natural", vars = vars, strata = strata)))
+  }
+  k_table <- function(choice) {
+    tab <- df[match(seq_along(sizes), p$id), strata, drop = FALSE]
+    rownames(tab) <- NULL
+    tab$k <- choice
+    tab
+  }
+  stop_reason <- character()
+  use_w1 <- limits$risk1 < 1 || limits$risk2 < 1
+  w1 <- if (use_w1) 0.01
+
+  with_seed(seed, {
+    # 1. single methods: anonymise() with one k
+    singles <- list()
+    for (kk in sort(unique(c(k, 3L, 5L, 10L, 20L)))) {
+      if (kk > min(sizes) || kk < k) next
+      rel <- quiet(anonymise(data, k = kk, vars = vars, strata = strata, nthreads = nthreads,
+                             check_identifiers = FALSE))
+      singles[[as.character(kk)]] <- ev(rel)
+      if ("anonymise" %in% methods) add(tune_row(singles[[as.character(kk)]], "anonymise", paste0("k = ", kk)), rel)
+    }
+    for (eps in keps_epsilon) {
+      res <- quiet(anonymise_keps_with_key(data, vars = vars, strata = strata, k = k, epsilon = eps))
+      rel <- as.data.frame(res$data)
+      attr(rel, "detanon") <- NULL
+      e <- ev(rel, origin_row = res$origin_row)
+      add(tune_row(e, "keps", paste0("k = ", k, ", epsilon = ", format(eps))), NULL) # shuffled: measured, not returned
+    }
+
+    # 2. k per stratum: the strata's records counted as linked, flagged or at top-m risk at
+    #    each k of a ladder (measured on whole releases: the singles above, and releases
+    #    with that k in every stratum that holds it); then, greedily, while the counts
+    #    predict a missed limit, the stratum with the most records behind the limit missed
+    #    furthest moves one k up. The candidate is measured; where it still misses, its own
+    #    counts replace the prediction and the greedy goes on (at most `max_tries` candidates).
+    if ("stratum" %in% methods) {
+      # (up to k = 160: beyond, one k per stratum spends more than any candidate here)
+      ladder <- sort(unique(c(k, 3L, 5L, 10L, 20L, 40L, 80L, 160L)))
+      ladder <- ladder[ladder >= k & ladder <= max(k, min(160L, max(sizes)))]
+      at_rung <- list()
+      rung <- function(r) { # per-stratum counts with ladder[r] (capped by each stratum's size)
+        key <- as.character(r)
+        if (is.null(at_rung[[key]])) {
+          kk <- ladder[r]
+          e <- singles[[as.character(kk)]]
+          if (is.null(e) || kk > min(sizes)) {
+            k0 <- pmin(kk, sizes)
+            e <- ev(adaptive(k_table(k0), k0[p$id], max(k0), 0L, 0, NULL))
+          }
+          at_rung[[key]] <<- tune_counts(e)
+        }
+        at_rung[[key]]
+      }
+      lim_n <- c(linkage = limits$linkage, top_m = limits$top_m, risk1 = limits$risk1,
+                 risk2 = limits$risk2) * n
+      choice_r <- rep(1L, length(sizes))
+      top_r <- vapply(sizes, function(sz) which(ladder >= sz)[1L], integer(1))
+      top_r[is.na(top_r)] <- length(ladder)
+      fixed <- NULL # measured counts of the last candidate, per stratum
+      for (try in seq_len(max_tries)) {
+        repeat {
+          cnt <- vapply(seq_along(sizes), function(i) {
+            if (!is.null(fixed) && fixed$r[i] == choice_r[i]) return(fixed$c[i, ])
+            rung(choice_r[i])[i, ]
+          }, numeric(5))
+          over <- c(rowSums(cnt[c("linkage", "top_m", "risk1", "risk2"), , drop = FALSE]) / pmax(lim_n, 0.5),
+                    linkage_stratum = max(cnt["linkage", ] / sizes) / limits$linkage_stratum)
+          can <- choice_r < top_r
+          if (all(over <= 1) || !any(can)) break
+          worst <- names(which.max(over))
+          row <- if (worst == "linkage_stratum") cnt["linkage", ] / sizes else cnt[worst, ]
+          row[!can] <- -Inf
+          i <- which.max(row)
+          choice_r[i] <- choice_r[i] + 1L
+        }
+        choice <- pmin(ladder[choice_r], sizes)
+        rel <- adaptive(k_table(choice), choice[p$id], max(choice), 0L, 0, NULL)
+        e <- ev(rel)
+        row <- add(tune_row(e, "stratum", tune_k_label(choice)), rel)
+        if (row$meets) break
+        if (!any(choice_r < top_r)) {
+          stop_reason <- c(stop_reason, sprintf("k per stratum: %s missed with every stratum at its largest k (its size, at most %d)",
+                                                row$fails, max(ladder)))
+          break
+        }
+        fixed <- list(r = choice_r, c = tune_counts(e))
+      }
+    }
+
+    # 3. adaptive k per record, as one path of stages from light to strong masking, each
+    #    starting from the neighbourhoods of the one before (the kernel's rates, then the
+    #    limit, lowered by a tenth while the measured rate misses it; the cap k_max doubled
+    #    while records at their cap keep a limit from being met)
+    if ("adaptive" %in% methods) {
+      rates <- sort(unique(c(0.5, 0.3, 0.2, limits$top_m)), decreasing = TRUE)
+      rates <- rates[rates >= limits$top_m & rates > floor_m]
+      k_max <- min(max(33L, 3L * k), max(sizes))
+      k0 <- rep(2L, n)
+      stage <- list(k = k0, rate = numeric(), k_max = integer())
+      next_stage <- function(rate) { # one more stage of the path, measured
+        fit <- adaptive_fit(p, stage$k, k_max, m, rate, w1, nthreads)
+        stage$k <<- fit$k
+        stage$rate <<- c(stage$rate, rate)
+        stage$k_max <<- c(stage$k_max, k_max)
+        fit$k0 <- k0
+        rel <- adaptive(2L, k0, stage$k_max, m, stage$rate, w1, fit = fit)
+        row <- add(tune_row(ev(rel), "adaptive", tune_stage_label(stage, m, w1)), rel)
+        row$n_capped <- fit$n_capped
+        row
+      }
+      i <- 0L
+      tries <- 0L
+      repeat {
+        i <- i + 1L
+        rate <- if (i <= length(rates)) rates[i] else stage$rate[length(stage$rate)] * 0.9
+        row <- next_stage(rate)
+        if (rate > limits$top_m) next
+        if (row$meets) break
+        tries <- tries + 1L
+        if (tries >= max_tries) {
+          stop_reason <- c(stop_reason, sprintf("adaptive k: %s still missed after %s", row$fails,
+                                                plural(max_tries, "try", "tries")))
+          break
+        }
+        if (row$n_capped > 0 && k_max < max(sizes)) k_max <- min(2L * k_max, max(sizes))
+        else if (!grepl("top_m", row$fails, fixed = TRUE)) {
+          stop_reason <- c(stop_reason, sprintf("adaptive k: %s missed and no setting left to raise", row$fails))
+          break
+        }
+      }
+      # for the frontier: the path goes on below the limit it met (lower top-m rates)
+      if (row$meets) {
+        below <- c(0.1, 0.05)
+        for (rate in below[below < min(stage$rate) & below > floor_m]) next_stage(rate)
+      }
+      # the prototype of the issue: k from 3 to 33, the nearest-neighbour test only
+      proto <- adaptive(max(3L, k), rep(max(3L, k), n), min(33L, max(sizes)), 1L, 0, NULL)
+      add(tune_row(ev(proto), "adaptive", sprintf("k = %d..%d, m = 1 (nearest only)", max(3L, k),
+                                                  min(33L, max(sizes)))), proto)
+    }
+
+    # 4. stirring: the values of the lighter candidates shuffled inside small clusters of
+    #    nearby released records (Mondrian classes of at least 3 within the strata)
+    if ("stir" %in% methods) {
+      t <- do.call(rbind, tried)
+      base <- t$id[t$method %in% c("anonymise", "adaptive", "stratum") & !grepl("nearest only", t$settings)]
+      base <- base[order(t$loss[match(base, t$id)])][seq_len(min(4L, length(base)))]
+      for (b in base) {
+        rel <- releases[[b]]
+        cl <- quiet(equivalence_classes(rel, strata = strata, quasi = vars, k = 3L))$class
+        if (anyNA(cl)) next
+        st <- quiet(stir(rel, vars = vars, strata = strata, classes = cl, k = 3L, method = "shuffle"))
+        add(tune_row(ev(st), "stir", paste0(tried[[b]]$method, " (", tried[[b]]$settings, "), shuffled in classes of >= 3")),
+            st, tune_stir_mask(release_info(rel), vars, strata))
+      }
+    }
+  })
+
+  tried_df <- do.call(rbind, tried)
+  rownames(tried_df) <- NULL
+  tried_df$id <- NULL
+  ok <- which(tried_df$meets & !vapply(releases, is.null, NA))
+  best <- if (length(ok)) ok[which.min(tried_df$loss[ok])] else NA_integer_
+  front <- pareto(tried_df$top_m, tried_df$loss)
+  chosen <- if (!is.na(best)) tried_df[best, , drop = FALSE] else NULL
+  release <- if (!is.na(best)) releases[[best]] else NULL
+  limit_names <- names(limits)
+  stop <- if (!is.na(best)) {
+    sprintf("%d candidates tried; %d met every limit; the least loss (%s = %.4g) is %s (%s). %s",
+            nrow(tried_df), length(ok), objective, tried_df$loss[best], tried_df$method[best],
+            tried_df$settings[best], paste(stop_reason, collapse = "; "))
+  } else {
+    closest <- which.min(rowSums(sweep(as.matrix(tried_df[limit_names]), 2L,
+                                       pmax(unlist(limits[limit_names]), 1e-12), "/") > 1))
+    sprintf("%d candidates tried; none met every limit. Closest: %s (%s), which misses %s. %s",
+            nrow(tried_df), tried_df$method[closest], tried_df$settings[closest],
+            tried_df$fails[closest], paste(stop_reason, collapse = "; "))
+  }
+  replay <- if (!is.null(release)) {
+    mask <- masks[[best]]
+    risk_replay(df, release, vars = vars, strata = strata, mask = mask, nthreads = nthreads, seed = seed)
+  }
+  structure(list(release = release, chosen = chosen, tried = tried_df,
+                 frontier = tried_df[front, , drop = FALSE], replay = replay,
+                 limits = c(limits, m = m, k = k), objective = objective, stop = trimws(stop)),
+            class = "detanon_tuned")
+}
+
+# Limits no release of these strata can meet.
+check_tune_limits <- function(limits, k, m, sizes, n) {
   if (min(sizes) < k) {
     stop_arg("the limit `k` = ", k, " cannot be met: the strata are released unchanged and ",
              "the smallest has ", plural(min(sizes), "record"), ". Coarsen or merge the strata ",
@@ -132,139 +362,111 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
              ": in strata of at most ", m, " records every record's own original is among the ",
              m, " nearest, which alone gives a rate of ", format(signif(floor_m, 3)), ".")
   }
+  # a stratum's records share its size: the nearest-neighbour rate of a stratum of s
+  # records is at least 1/s (own original equally near as all others at best)
+  floor_1 <- 1 / max(sizes)
+  if (floor_1 > limits$linkage_stratum) {
+    stop_arg("the limit `linkage_stratum` = ", format(limits$linkage_stratum), " cannot be met: ",
+             "in a stratum of s records the nearest-neighbour rate is at least 1/s, and the largest ",
+             "stratum has ", plural(max(sizes), "record"), ".")
+  }
+  if (min(1, m / min(sizes)) > limits$top_m && floor_m == 0) {
+    NULL # reachable only through other strata; the search reports it
+  }
+  invisible(NULL)
+}
 
-  limit_names <- c("linkage", "linkage_stratum", "top_m", "risk1", "risk2")
-  # risk_rmd(deterministic = TRUE) in two halves: the robust covariance of the originals
-  # once, the masked side per candidate (the same code, so the same numbers)
-  x_orig <- numeric_matrix(df, vars)
-  check_not_constant(x_orig, "data")
-  core <- rmd_core(x_orig, deterministic = TRUE)
-  evaluate <- function(method, settings, release, original = df) {
-    l1 <- risk_linkage(original, release, vars = vars, strata = strata, nthreads = nthreads)
-    lm <- risk_linkage(original, release, vars = vars, strata = strata, m = m, nthreads = nthreads)
-    r <- if (identical(original, df)) {
-      rmd_result(core, numeric_matrix(release, vars), 0.01, 0.05, 1L, vars, TRUE, nthreads)
+# The measurements of a candidate: the functions a user would call (risk_linkage() with
+# m = 1 and with m, risk_rmd(deterministic = TRUE), the objective), computed from the
+# shared parts in `p` (the same code, so the same numbers) and a single rank query per
+# candidate, for the whole data and per stratum.
+tune_evaluator <- function(df, vars, strata, p, limits, m, objective, formula, family, nthreads) {
+  s <- linkage_setup(df, df, vars, strata)
+  index <- if (identical(s$zo, p$z)) p$index else rank_index(s$zo, s)
+  n <- nrow(df)
+  function(release, origin_row = NULL) {
+    if (is.null(origin_row)) {
+      orig <- df
+      ss <- s
+      zo <- s$zo
+      ranks <- link_ranks(s, s$zo, s$z(numeric_matrix(release, vars)), rep(TRUE, n), m, nthreads,
+                          index = index)
     } else {
-      risk_rmd(original, release, vars = vars, deterministic = TRUE, nthreads = nthreads)
+      # a shuffled release, measured against its originals aligned by the key
+      orig <- df[origin_row, , drop = FALSE]
+      ss <- linkage_setup(orig, release, vars, strata)
+      ranks <- link_ranks(ss, ss$zo, ss$zm, rep(TRUE, n), m, nthreads)
+    }
+    s1 <- top_m_share(ranks, 1L)
+    sm <- top_m_share(ranks, m)
+    xm <- numeric_matrix(release, vars)
+    for (j in which(p$tiny$e != 0)) xm[, j] <- times_pow2(xm[, j], p$tiny$e[j])
+    r <- if (is.null(origin_row) && all(apply(xm, 2L, function(v) any(v != v[1L])))) {
+      rmd_result(p$rmd, xm, 0.01, 0.05, 1L, vars, TRUE, nthreads)
+    } else {
+      tryCatch(risk_rmd(orig, release, vars = vars, deterministic = TRUE, nthreads = nthreads),
+               detanon_error = function(e) list(risk1 = NA_real_, risk2 = NA_real_,
+                                                 rows_risk1 = integer(), rows_risk2 = integer()))
     }
     loss <- switch(objective,
-      delta = max(utility_delta(original, release, vars = vars)$delta),
-      U = utility_pmse(original, release)$U,
-      model = max(utility_model(original, release, formula, family = family)$std_diff, na.rm = TRUE))
-    got <- c(linkage = l1$rate, linkage_stratum = max(l1$by_stratum$rate), top_m = lm$rate,
-             risk1 = r$risk1, risk2 = r$risk2)
-    fails <- limit_names[got[limit_names] > unlist(limits[limit_names])]
-    capped <- if (identical(method, "adaptive")) release_info(release)$counts$n_capped else NA_integer_
-    row <- data.frame(method = method, settings = settings, t(got), reid = l1$reid, loss = loss,
-                      n_capped = capped, meets = !length(fails),
-                      fails = paste(fails, collapse = ", "), stringsAsFactors = FALSE)
-    row
+      delta = max(utility_delta(orig, release, vars = vars)$delta),
+      U = utility_pmse(orig, release)$U,
+      model = max(utility_model(orig, release, formula, family = family)$std_diff, na.rm = TRUE))
+    id <- ss$id
+    per <- function(v) as.vector(rowsum(v, id, reorder = TRUE)) / ss$sizes
+    flag1 <- flag2 <- numeric(n)
+    flag1[r$rows_risk1] <- 1
+    flag2[r$rows_risk2] <- 1
+    list(linkage = sum(s1) / n, linkage_stratum = max(per(s1)), top_m = sum(sm) / n,
+         risk1 = r$risk1, risk2 = r$risk2, reid = mean(1 / ranks[, 2L]), loss = loss,
+         by = data.frame(size = ss$sizes, linkage = per(s1), top_m = per(sm), risk1 = per(flag1),
+                         risk2 = per(flag2)),
+         limits = limits)
   }
+}
 
-  tried <- list()
-  releases <- list()
-  add <- function(row, release) {
-    tried[[length(tried) + 1L]] <<- row
-    releases[length(releases) + 1L] <<- list(release)
-    row
-  }
-  quiet <- function(expr) suppressMessages(suppressWarnings(expr))
+# Per stratum (rows): the expected numbers of records linked (nearest), linked among the
+# top m, and flagged by risk1 and risk2.
+tune_counts <- function(e) {
+  b <- e$by
+  cbind(linkage = b$linkage * b$size, top_m = b$top_m * b$size, risk1 = b$risk1 * b$size,
+        risk2 = b$risk2 * b$size, size = b$size)
+}
 
-  with_seed(seed, {
-    # 1. single methods
-    for (kk in sort(unique(c(k, 3L, 5L, 10L, 20L)))) {
-      if (kk > min(sizes) || kk < k) next
-      rel <- quiet(anonymise(data, k = kk, vars = vars, strata = strata, nthreads = nthreads,
-                             check_identifiers = FALSE))
-      add(evaluate("anonymise", paste0("k = ", kk), rel), rel)
-    }
-    for (eps in keps_epsilon) {
-      res <- quiet(anonymise_keps_with_key(data, vars = vars, strata = strata, k = k, epsilon = eps))
-      orig <- df[res$origin_row, , drop = FALSE]
-      rel <- as.data.frame(res$data)
-      attr(rel, "detanon") <- NULL
-      row <- evaluate("keps", paste0("k = ", k, ", epsilon = ", format(eps)), rel, original = orig)
-      add(row, NULL) # shuffled rows: measured, but not returned as the release
-    }
-    # 2. adaptive k per record
-    use_w1 <- limits$risk1 < 1 || limits$risk2 < 1
-    stop_reason <- character()
-    last_k_max <- integer()
-    for (k0 in unique(c(2L, 3L))) {
-      rate <- limits$top_m
-      k_max <- min(max(33L, 3L * k0), max(sizes))
-      for (try in seq_len(max_tries)) {
-        settings <- sprintf("k = %d..%d, m = %d, rate = %.4g%s", k0, k_max, m, rate,
-                            if (use_w1) ", w1 = 0.01" else "")
-        rel <- quiet(anonymise_adaptive(data, vars = vars, strata = strata, k = k0, k_max = k_max,
-                                        m = m, rate = rate, w1 = if (use_w1) 0.01,
-                                        nthreads = nthreads, check_identifiers = FALSE))
-        row <- add(evaluate("adaptive", settings, rel), rel)
-        last_k_max[as.character(k0)] <- k_max
-        if (row$meets) break
-        fails <- strsplit(row$fails, ", ")[[1]]
-        grew <- FALSE
-        if (row$n_capped > 0 && k_max < max(sizes)) {
-          k_max <- min(2L * k_max, max(sizes))
-          grew <- TRUE
-        }
-        if ("top_m" %in% fails) {
-          rate <- rate * 0.9
-          grew <- TRUE
-        }
-        if (!grew) {
-          stop_reason <- c(stop_reason, sprintf("start k = %d: %s missed and no setting left to raise", k0, row$fails))
-          break
-        }
-        if (try == max_tries) {
-          stop_reason <- c(stop_reason, sprintf("start k = %d: %s still missed after %s", k0,
-                                                row$fails, plural(max_tries, "try", "tries")))
-        }
-      }
-    }
-    # 3. the frontier: other rates at the caps found above, and the prototype of the issue
-    #    (k per record from 3 to 33, nearest-neighbour test only)
-    for (rate in c(0.5, 0.3, 0.2, 0.1, 0.05)) {
-      if (rate <= floor_m) next
-      rel <- quiet(anonymise_adaptive(data, vars = vars, strata = strata, k = 2L,
-                                      k_max = last_k_max[["2"]], m = m, rate = rate,
-                                      w1 = if (use_w1) 0.01, nthreads = nthreads,
-                                      check_identifiers = FALSE))
-      add(evaluate("adaptive", sprintf("k = 2..%d, m = %d, rate = %.4g%s", last_k_max[["2"]], m, rate,
-                                       if (use_w1) ", w1 = 0.01" else ""), rel), rel)
-    }
-    rel <- quiet(anonymise_adaptive(data, vars = vars, strata = strata, k = max(3L, k),
-                                    k_max = min(33L, max(sizes)), m = 1L, nthreads = nthreads,
-                                    check_identifiers = FALSE))
-    add(evaluate("adaptive", sprintf("k = %d..%d, m = 1 (nearest only)", max(3L, k), min(33L, max(sizes))),
-                 rel), rel)
-  })
+# One row of the report from an evaluation.
+tune_row <- function(e, method, settings) {
+  got <- c(linkage = e$linkage, linkage_stratum = e$linkage_stratum, top_m = e$top_m,
+           risk1 = e$risk1, risk2 = e$risk2)
+  lim <- unlist(e$limits[names(got)])
+  fails <- names(got)[is.na(got) | got > lim]
+  data.frame(method = method, settings = settings, t(got), reid = e$reid, loss = e$loss,
+             meets = !length(fails), fails = paste(fails, collapse = ", "), stringsAsFactors = FALSE)
+}
 
-  tried_df <- do.call(rbind, tried)
-  rownames(tried_df) <- NULL
-  ok <- which(tried_df$meets & !vapply(releases, is.null, NA))
-  best <- if (length(ok)) ok[which.min(tried_df$loss[ok])] else NA_integer_
-  front <- pareto(tried_df$top_m, tried_df$loss)
-  chosen <- if (!is.na(best)) tried_df[best, , drop = FALSE] else NULL
-  release <- if (!is.na(best)) releases[[best]] else NULL
-  stop <- if (!is.na(best)) {
-    sprintf("%d candidates tried; %d met every limit; the least loss (%s = %.4g) is %s (%s). %s",
-            nrow(tried_df), length(ok), objective, tried_df$loss[best], tried_df$method[best],
-            tried_df$settings[best], paste(stop_reason, collapse = "; "))
-  } else {
-    closest <- which.min(rowSums(sweep(as.matrix(tried_df[limit_names]), 2L,
-                                       unlist(limits[limit_names]), "/") > 1))
-    sprintf("%d candidates tried; none met every limit. Closest: %s (%s), which misses %s. %s",
-            nrow(tried_df), tried_df$method[closest], tried_df$settings[closest],
-            tried_df$fails[closest], paste(stop_reason, collapse = "; "))
+tune_k_label <- function(choice) {
+  u <- sort(unique(choice))
+  if (length(u) == 1L) return(paste0("k = ", u, " in every stratum"))
+  paste0("k per stratum: ", paste(vapply(u, function(v) paste0(v, " (", sum(choice == v), ")"), ""),
+                                  collapse = ", "))
+}
+
+tune_stage_label <- function(stage, m, w1) {
+  sprintf("k = 2..%d, m = %d, rate = %s%s", max(stage$k_max), m,
+          paste(format(signif(stage$rate, 4)), collapse = " > "), if (!is.null(w1)) ", w1 = 0.01" else "")
+}
+
+# The intruder's replay of a stirred candidate (see risk_replay()): the base masking
+# replayed from its metadata, then shuffled in classes of its own (the intruder does not
+# know the seed).
+tune_stir_mask <- function(base_info, vars, strata) {
+  base_mask <- replay_mask(base_info)
+  function(d) {
+    rel <- base_mask(d)
+    cl <- suppressMessages(equivalence_classes(rel, strata = strata, quasi = vars, k = 3L,
+                                               small_strata = "suppress"))$class
+    if (anyNA(cl)) cl[is.na(cl)] <- max(c(0L, cl), na.rm = TRUE) + 1L
+    suppressMessages(stir(rel, vars = vars, classes = cl, k = 2L, small_strata = "blend"))
   }
-  replay <- if (!is.null(release)) {
-    risk_replay(df, release, vars = vars, strata = strata, nthreads = nthreads, seed = seed)
-  }
-  structure(list(release = release, chosen = chosen, tried = tried_df,
-                 frontier = tried_df[front, , drop = FALSE], replay = replay,
-                 limits = c(limits, m = m, k = k), objective = objective, stop = trimws(stop)),
-            class = "detanon_tuned")
 }
 
 check_limit <- function(x, arg, zero = FALSE) {

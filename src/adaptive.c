@@ -1,16 +1,18 @@
 /* Adaptive k per record for anonymise_adaptive(): k-nearest-neighbour centroids where
  * every record whose released point is still linkable gets a larger neighbourhood.
  *
- * Per stratum one kd-tree over the original z-scores serves both the neighbour search
- * (kd_knn_self) and the linkability test (kd_count_within, the rank of the record's own
- * original among the originals nearest to its released point). Rounds: compute every
- * centroid that changed, the exact column SDs of all centroids (step 5's scale), flag the
- * records that are still linkable, give each of them more neighbours (one more up to k = 8,
- * then an eighth more, up to its cap), until no record
- * is flagged or every flagged record has reached its cap. Each round depends only on the
- * previous one, records are processed independently, ties are broken by coordinates and
- * sums are exact or in coordinate order, so the result is the same for every thread
- * count and every row order. */
+ * The per-stratum kd-trees of the original z-scores come from a rank index (risk_rank.c),
+ * built once by the caller, and serve both the neighbour search (kd_knn_self) and the
+ * linkability test (kd_count_within, the rank of the record's own original among the
+ * originals nearest to its released point). Rounds: compute every centroid that changed,
+ * the exact column SDs of all centroids (step 5's scale), test the records whose centroid
+ * changed, give every flagged record more neighbours (one more up to k = 8, then an eighth
+ * more, up to its cap). The other records keep their last test, which only step 5's scale
+ * has moved since; so when no record is left to grow, every record is tested again on the
+ * current centroids, and the rounds go on if any is flagged. The release therefore always
+ * passes the tests it is returned with. Each round depends only on the previous one,
+ * records are processed independently, ties are broken by coordinates and sums are exact or
+ * in coordinate order, so the result is the same for every thread count and row order. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,7 +21,6 @@
 #include "fsum.h"
 #include "threads.h"
 
-#define ADAPT_LEAF_SIZE 16
 #define ADAPT_PAR_MIN 1024
 
 /* ---- kernels (pure C) ------------------------------------------------------------- */
@@ -57,31 +58,31 @@ static int cmp_double(const void *a, const void *b)
 
 /* ---- glue --------------------------------------------------------------------------- */
 
-/* z: n x d original z-scores; order/offsets: the rows stratum by stratum (1-based);
- * k0, k_max: first and largest k; m: linkage list length (>= 1); target: records whose own
- * original is among the m nearest are grown while more than `target` of them remain
- * (records whose own original is the nearest are always grown);
- * xs (n x d, scale() of the originals) and wr (n: w1 * rmd per record), or NULL: the
- * interval test. Returns list(centroids (n x d, z-scale, before step 5), k (per record),
- * rounds, n_capped (records still flagged at their cap)). */
-SEXP ffi_adaptive_k(SEXP z, SEXP order, SEXP offsets, SEXP k0_, SEXP kmax_, SEXP m_,
-                    SEXP target_, SEXP xs, SEXP wr, SEXP nthreads)
+/* idx: the rank index of the original z-scores (risk_rank.c); k_init, cap: first and
+ * largest k per record (1 <= k_init <= cap <= the record's stratum size); m: linkage list
+ * length (0: no rank test); target: records whose own original is among the m nearest are
+ * grown while more than `target` of them remain (records whose own original is the
+ * nearest are always grown, when m >= 1); xs (n x d, scale() of the originals) and wr (n:
+ * w1 * rmd per record), or NULL: the interval test. Returns list(centroids (n x d, z-scale,
+ * before step 5), k (per record), rounds, n_capped (records still flagged at their cap)). */
+SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap_, SEXP m_, SEXP target_, SEXP xs, SEXP wr,
+                    SEXP nthreads)
 {
-    const ptrdiff_t n = Rf_nrows(z);
-    const int d = Rf_ncols(z), nt = detanon_threads(nthreads);
-    const int k0 = Rf_asInteger(k0_), kmax = Rf_asInteger(kmax_), m = Rf_asInteger(m_);
+    const ptrdiff_t n = XLENGTH(k_init);
+    const int d = rank_index_d(idx), nt = detanon_threads(nthreads);
+    const int m = Rf_asInteger(m_);
     const double target = Rf_asReal(target_);
     const int use_int = !Rf_isNull(xs);
-    const R_xlen_t n_strata = XLENGTH(offsets) - 1;
-    if (TYPEOF(z) != REALSXP || n < 1 || d < 1 || XLENGTH(order) != n || n_strata < 1 ||
-        k0 < 1 || kmax < k0 || m < 1 || !(target >= 0) ||
+    R_xlen_t n_strata;
+    kd_tree *trees = rank_index_trees(idx, d, &n_strata);
+    if (n < 1 || d < 1 || TYPEOF(k_init) != INTSXP || TYPEOF(cap_) != INTSXP ||
+        XLENGTH(cap_) != n || m < 0 || m == NA_INTEGER || !(target >= 0) ||
+        XLENGTH(VECTOR_ELT(idx, 1)) != (R_xlen_t) n * (R_xlen_t) sizeof(ptrdiff_t) ||
         (use_int && (TYPEOF(xs) != REALSXP || Rf_nrows(xs) != n || Rf_ncols(xs) != d ||
                      TYPEOF(wr) != REALSXP || XLENGTH(wr) != n)))
         Rf_error("internal error: bad input to ffi_adaptive_k");
-    const double *zx = REAL_RO(z), *pxs = use_int ? REAL_RO(xs) : NULL;
-    const double *pwr = use_int ? REAL_RO(wr) : NULL;
-    const int *ord = INTEGER_RO(order), *off = INTEGER_RO(offsets);
-    if (off[0] != 0 || off[n_strata] != n) Rf_error("internal error: bad offsets in ffi_adaptive_k");
+    const double *pxs = use_int ? REAL_RO(xs) : NULL, *pwr = use_int ? REAL_RO(wr) : NULL;
+    const int *k0 = INTEGER_RO(k_init), *cap = INTEGER_RO(cap_);
 
     SEXP out = PROTECT(Rf_allocVector(VECSXP, 4));
     SEXP cent = SET_VECTOR_ELT(out, 0, Rf_allocMatrix(REALSXP, n, d));
@@ -89,42 +90,35 @@ SEXP ffi_adaptive_k(SEXP z, SEXP order, SEXP offsets, SEXP k0_, SEXP kmax_, SEXP
     double *c = REAL(cent);
     int *k = INTEGER(kk);
 
-    /* trees, and for every row its stratum, tree position and cap */
-    kd_tree *trees = (kd_tree *) R_alloc(n_strata, sizeof(kd_tree));
-    int *stratum = (int *) R_alloc(n, sizeof(int)), *cap = (int *) R_alloc(n, sizeof(int));
+    /* for every row its stratum and tree position */
+    int *stratum = (int *) R_alloc(n, sizeof(int));
     ptrdiff_t *pos = (ptrdiff_t *) R_alloc(n, sizeof(ptrdiff_t));
-    ptrdiff_t *rows = (ptrdiff_t *) R_alloc(n, sizeof(ptrdiff_t));
-    for (ptrdiff_t i = 0; i < n; i++) {
-        if (ord[i] < 1 || ord[i] > n) Rf_error("internal error: row out of range");
-        rows[i] = ord[i] - 1;
-    }
+    int kmax = 1;
     for (R_xlen_t s = 0; s < n_strata; s++) {
-        const ptrdiff_t ns = (ptrdiff_t) off[s + 1] - off[s];
-        if (ns < 1) Rf_error("internal error: empty stratum in ffi_adaptive_k");
-        trees[s] = detanon_tree(ns, d, ADAPT_LEAF_SIZE);
-        kd_build(&trees[s], zx, n, rows + off[s]);
-        for (ptrdiff_t p = 0; p < ns; p++) {
+        for (ptrdiff_t p = 0; p < trees[s].n; p++) {
             ptrdiff_t r = trees[s].row[p];
+            if (r < 0 || r >= n) Rf_error("internal error: row out of range");
             stratum[r] = (int) s;
             pos[r] = p;
-            cap[r] = ns < kmax ? (int) ns : kmax;
-            k[r] = ns < k0 ? (int) ns : k0;
+            if (k0[r] < 1 || cap[r] < k0[r] || cap[r] > trees[s].n)
+                Rf_error("internal error: k out of range in ffi_adaptive_k");
+            k[r] = k0[r];
+            if (cap[r] > kmax) kmax = cap[r];
         }
-        R_CheckUserInterrupt();
     }
 
     kd_heap *heaps = (kd_heap *) R_alloc(nt, sizeof(kd_heap));
     for (int i = 0; i < nt; i++) heaps[i] = detanon_heap(kmax);
     double *buf = (double *) R_alloc((size_t) nt * d, sizeof(double));
     double *cmean = (double *) R_alloc(d, sizeof(double)), *csd = (double *) R_alloc(d, sizeof(double));
-    /* rows whose centroid must be (re)computed, then rows flagged this round */
+    /* rows whose centroid must be (re)computed and tested */
     ptrdiff_t *todo = (ptrdiff_t *) R_alloc(n, sizeof(ptrdiff_t));
-    char *flag = (char *) R_alloc(n, 1);
+    char *flag = (char *) R_alloc(n, 1), *iflag = (char *) R_alloc(n, 1);
     int *rank = (int *) R_alloc(n, sizeof(int));
     double *cost = (double *) R_alloc(n, sizeof(double)), *pick = (double *) R_alloc(n, sizeof(double));
     ptrdiff_t n_todo = n;
     for (ptrdiff_t i = 0; i < n; i++) todo[i] = i;
-    int rounds = 0;
+    int rounds = 0, full = 1; /* full: every record is tested this round */
     ptrdiff_t n_capped = 0;
     for (;;) {
         rounds++;
@@ -150,17 +144,19 @@ SEXP ffi_adaptive_k(SEXP z, SEXP order, SEXP offsets, SEXP k0_, SEXP kmax_, SEXP
             if (!(csd[j] > 0.0)) flat = 1;
         }
         if (flat) break; /* nothing left to tell apart: R warns and releases the mean */
-        /* the rank test of every record, and the interval test */
+        /* the rank and interval tests of the records tested this round */
+        const ptrdiff_t n_test = full ? n : n_todo;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 256) if (n >= ADAPT_PAR_MIN)
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 256) if (n_test >= ADAPT_PAR_MIN)
 #endif
-        for (ptrdiff_t r = 0; r < n; r++) {
+        for (ptrdiff_t i = 0; i < n_test; i++) {
+            const ptrdiff_t r = full ? i : todo[i];
             const int tid = THREAD_ID;
             const kd_tree *t = &trees[stratum[r]];
             double *q = buf + (size_t) tid * d;
             for (int j = 0; j < d; j++) q[j] = c[r + (size_t) j * n] / csd[j];
-            rank[r] = ad_rank(t, q, t->pts + (size_t) pos[r] * d, m, cost + r, heaps[tid].stack);
-            flag[r] = (char) (use_int && ad_interval(pxs + r, n, c + r, n, cmean, csd, d, pwr[r]));
+            rank[r] = m > 0 ? ad_rank(t, q, t->pts + (size_t) pos[r] * d, m, cost + r, heaps[tid].stack) : 1;
+            iflag[r] = (char) (use_int && ad_interval(pxs + r, n, c + r, n, cmean, csd, d, pwr[r]));
         }
         /* the nearest-linked records always grow; of the other top-m linkable ones, while
          * more than `target` records are top-m linkable, the cheapest: those whose released
@@ -168,6 +164,8 @@ SEXP ffi_adaptive_k(SEXP z, SEXP order, SEXP offsets, SEXP k0_, SEXP kmax_, SEXP
          * with every record tied at the cut-off (so the choice depends on no row order) */
         ptrdiff_t n_m = 0, n_nn = 0, n_cand = 0;
         for (ptrdiff_t r = 0; r < n; r++) {
+            flag[r] = iflag[r];
+            if (m == 0) continue;
             if (rank[r] == 0) { n_nn++; flag[r] = 1; }
             else if (rank[r] < m && k[r] < cap[r]) pick[n_cand++] = cost[r];
             n_m += rank[r] < m;
@@ -189,13 +187,16 @@ SEXP ffi_adaptive_k(SEXP z, SEXP order, SEXP offsets, SEXP k0_, SEXP kmax_, SEXP
         for (ptrdiff_t r = 0; r < n; r++) {
             if (!flag[r]) continue;
             if (k[r] < cap[r]) {
-                /* one more point up to k = 8, then an eighth more: O(log k_max) rounds */
-                int step = k[r] / 8 > 1 ? k[r] / 8 : 1;
+                /* one more point up to k = 8, then a quarter more: O(log k_max) rounds */
+                int step = k[r] / 4 > 1 ? k[r] / 4 : 1;
                 k[r] = k[r] + step < cap[r] ? k[r] + step : cap[r];
                 todo[n_todo++] = r;
             } else n_capped++;
         }
-        if (n_todo == 0) break;
+        if (n_todo == 0) {
+            if (full) break; /* every record passed (or is capped) on these centroids */
+            full = 1;        /* test every record again on the current centroids */
+        } else full = 0;
     }
     SET_VECTOR_ELT(out, 2, Rf_ScalarInteger(rounds));
     SET_VECTOR_ELT(out, 3, Rf_ScalarReal((double) n_capped));

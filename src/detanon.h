@@ -39,13 +39,16 @@ SEXP ffi_stir_nearest(SEXP xo, SEXP xc, SEXP nominal, SEXP knots);
 SEXP ffi_stir_clusters(SEXP x, SEXP nominal, SEXP eps, SEXP order);
 SEXP ffi_stir_shuffle(SEXP cl, SEXP n_clusters, SEXP n_vars);
 
-/* risk_rank.c: ranks of own records (top-m linkage, re-identification, replay) */
-SEXP ffi_link_rank(SEXP zt, SEXP zq, SEXP order, SEXP offsets, SEXP query, SEXP cap,
-                   SEXP nthreads, SEXP progress);
+/* risk_rank.c: a reusable index of per-stratum kd-trees, and ranks of own records in it
+ * (top-m linkage, re-identification, replay) */
+SEXP ffi_rank_index(SEXP z, SEXP order, SEXP offsets);
+SEXP ffi_index_rank(SEXP idx, SEXP zq, SEXP query, SEXP cap, SEXP nthreads, SEXP progress);
+int rank_index_d(SEXP idx);
+kd_tree *rank_index_trees(SEXP idx, int d, R_xlen_t *n_strata);
 
 /* adaptive.c: adaptive k per record (anonymise_adaptive) */
-SEXP ffi_adaptive_k(SEXP z, SEXP order, SEXP offsets, SEXP k0, SEXP kmax, SEXP m,
-                    SEXP target, SEXP xs, SEXP wr, SEXP nthreads);
+SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap, SEXP m, SEXP target, SEXP xs, SEXP wr,
+                    SEXP nthreads);
 
 /* testing.c: TEST-ONLY entry points, called from tests/testthat only */
 SEXP ffi_knn_centroids(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);

@@ -22,9 +22,10 @@ static const R_CallMethodDef call_methods[] = {
     /* ola_glue.c: optimal lattice anonymisation */
     {"ffi_ola_node",       (DL_FUNC) &ffi_ola_node,       4},
     /* risk_rank.c: ranks of own records (top-m linkage, re-identification, replay) */
-    {"ffi_link_rank",      (DL_FUNC) &ffi_link_rank,      8},
+    {"ffi_rank_index",     (DL_FUNC) &ffi_rank_index,     3},
+    {"ffi_index_rank",     (DL_FUNC) &ffi_index_rank,     6},
     /* adaptive.c: adaptive k per record (anonymise_adaptive) */
-    {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     10},
+    {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     8},
     /* testing.c: TEST-ONLY entry points (tests/testthat), not on any user path */
     {"ffi_knn_centroids", (DL_FUNC) &ffi_knn_centroids, 5},
     {"ffi_knn_index",     (DL_FUNC) &ffi_knn_index,     5},

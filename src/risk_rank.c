@@ -1,20 +1,31 @@
-/* Rank of a record's own point among the points of its stratum, for risk_linkage() (top-m
- * linkage and the expected re-identification probability) and risk_replay(): per stratum a
- * kd-tree over the "tree" points (the originals, or the released records for a replay),
- * and for every queried row two count-within-radius queries around its "query" point (its
- * masked record, or its replayed record) at the distance of its own tree point. */
+/* Ranks of a record's own point among the points of its stratum, for risk_linkage() (top-m
+ * linkage and the expected re-identification probability), risk_replay(), tune_release()
+ * and anonymise_adaptive().
+ *
+ * The points of every stratum are held in a reusable index: one kd-tree per stratum, kept
+ * in R vectors (so R's garbage collector owns them and an error or interrupt leaks
+ * nothing). tune_release() builds the index of the originals once and every candidate
+ * release, and the adaptive kernel, query it; risk_linkage() builds one per call. A query
+ * asks, for a row's "query" point (its masked record, or its replayed record), two
+ * count-within-radius questions at the distance of the row's own indexed point. */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 #include "detanon.h"
 #include "kdtree.h"
 #include "threads.h"
 #include "progress.h"
 
-#define RANK_LEAF_SIZE 8
+#define INDEX_LEAF_SIZE 8
 /* Queries between two interrupt checks. */
 #define RANK_CHUNK ((ptrdiff_t) 1 << 16)
 
-/* Kernel (pure C). For the query point q whose own point `self` is a point of tree t:
+/* Slots of an index (an R list). */
+enum { IX_PTS, IX_ROW, IX_LEAF_OF, IX_NODES, IX_BOX, IX_META, IX_OFFSETS, IX_N_SLOTS };
+
+/* ---- kernel (pure C) ---------------------------------------------------------------- */
+
+/* For the query point q whose own point `self` is a point of tree t:
  * *le = number of tree points p with |q - p|^2 <= |q - self|^2 (self included, so >= 1)
  * *lt = number of tree points strictly closer than self, counted up to `cap` (a count of
  *       `cap` means "cap or more").
@@ -29,56 +40,125 @@ static void rank_counts(const kd_tree *t, const double *q, const double *self, p
     *lt = ds > 0.0 && cap > 0 ? (double) kd_count_within(t, q, nextafter(ds, 0.0), cap, stack) : 0.0;
 }
 
-/* zt, zq: n x d (tree points and query points, same rows). `order` (1-based) lists the rows
- * stratum by stratum, stratum s holding order[off[s]..off[s+1]). `query`: logical of length
- * n, TRUE for the rows to rank. Returns an n x 2 matrix: column 1 the number of tree points
- * of the stratum strictly closer to the row's query point than its own tree point (capped
- * at `cap`), column 2 the number at most as close (exact); NA for rows not queried.
- * `progress`: TRUE to show a progress bar (updated between chunks, on the main thread). */
-SEXP ffi_link_rank(SEXP zt, SEXP zq, SEXP order, SEXP offsets, SEXP query, SEXP cap_,
-                   SEXP nthreads, SEXP progress)
-{
-    const ptrdiff_t n = Rf_nrows(zt);
-    const int d = Rf_ncols(zt), nt = detanon_threads(nthreads);
-    const double capd = Rf_asReal(cap_);
-    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, n, 2));
-    if (n == 0) { UNPROTECT(1); return out; }
-    if (d == 0 || TYPEOF(zt) != REALSXP || TYPEOF(zq) != REALSXP || Rf_nrows(zq) != n ||
-        Rf_ncols(zq) != d || XLENGTH(order) != n || TYPEOF(query) != LGLSXP ||
-        XLENGTH(query) != n || !(capd >= 0))
-        Rf_error("internal error: bad input to ffi_link_rank");
-    const ptrdiff_t cap = capd > (double) n ? (ptrdiff_t) n + 1 : (ptrdiff_t) capd;
-    double *o = REAL(out);
-    const double *xt = REAL_RO(zt), *xq = REAL_RO(zq);
-    const int *ord = INTEGER_RO(order), *off = INTEGER_RO(offsets), *want = LOGICAL_RO(query);
-    const R_xlen_t n_strata = XLENGTH(offsets) - 1;
-    if (n_strata < 1 || off[0] != 0 || off[n_strata] != n)
-        Rf_error("internal error: bad offsets in ffi_link_rank");
+/* ---- the index ------------------------------------------------------------------------ */
 
-    ptrdiff_t *rows = (ptrdiff_t *) R_alloc(n, sizeof(ptrdiff_t));
+/* z: n x d points; order (1-based) lists the rows stratum by stratum, stratum s holding
+ * order[off[s]..off[s+1]). Returns the index: a list of the trees' buffers, the per-stratum
+ * node offsets, node counts and depths, and the offsets. */
+SEXP ffi_rank_index(SEXP z, SEXP order, SEXP offsets)
+{
+    const ptrdiff_t n = Rf_nrows(z);
+    const int d = Rf_ncols(z);
+    const R_xlen_t n_strata = XLENGTH(offsets) - 1;
+    if (TYPEOF(z) != REALSXP || d < 1 || XLENGTH(order) != n || TYPEOF(order) != INTSXP ||
+        TYPEOF(offsets) != INTSXP || n_strata < 0)
+        Rf_error("internal error: bad input to ffi_rank_index");
+    const int *ord = INTEGER_RO(order), *off = INTEGER_RO(offsets);
+    if (n_strata > 0 && (off[0] != 0 || off[n_strata] != n))
+        Rf_error("internal error: bad offsets in ffi_rank_index");
+    size_t total_nodes = 0;
+    for (R_xlen_t s = 0; s < n_strata; s++) {
+        const ptrdiff_t ns = (ptrdiff_t) off[s + 1] - off[s];
+        if (ns < 0) Rf_error("internal error: decreasing offsets");
+        total_nodes += kd_max_nodes(ns, INDEX_LEAF_SIZE);
+    }
+    SEXP idx = PROTECT(Rf_allocVector(VECSXP, IX_N_SLOTS));
+    double *pts = REAL(SET_VECTOR_ELT(idx, IX_PTS, Rf_allocVector(REALSXP, (R_xlen_t) n * d)));
+    ptrdiff_t *row = (ptrdiff_t *) RAW(SET_VECTOR_ELT(idx, IX_ROW,
+        Rf_allocVector(RAWSXP, (R_xlen_t) n * (R_xlen_t) sizeof(ptrdiff_t))));
+    ptrdiff_t *leaf_of = (ptrdiff_t *) RAW(SET_VECTOR_ELT(idx, IX_LEAF_OF,
+        Rf_allocVector(RAWSXP, (R_xlen_t) n * (R_xlen_t) sizeof(ptrdiff_t))));
+    kd_node *nodes = (kd_node *) RAW(SET_VECTOR_ELT(idx, IX_NODES,
+        Rf_allocVector(RAWSXP, (R_xlen_t) total_nodes * (R_xlen_t) sizeof(kd_node))));
+    double *box = REAL(SET_VECTOR_ELT(idx, IX_BOX, Rf_allocVector(REALSXP, (R_xlen_t) total_nodes * 2 * d)));
+    int *meta = INTEGER(SET_VECTOR_ELT(idx, IX_META, Rf_allocVector(INTSXP, 3 * n_strata)));
+    SET_VECTOR_ELT(idx, IX_OFFSETS, Rf_duplicate(offsets));
+
+    ptrdiff_t *rows = (ptrdiff_t *) R_alloc(n > 0 ? n : 1, sizeof(ptrdiff_t));
     for (ptrdiff_t i = 0; i < n; i++) {
         if (ord[i] < 1 || ord[i] > n) Rf_error("internal error: row out of range");
         rows[i] = ord[i] - 1;
-        o[i] = NA_REAL;
-        o[i + n] = NA_REAL;
     }
-    ptrdiff_t max_s = 0;
+    const double *x = REAL_RO(z);
+    size_t node_off = 0;
     for (R_xlen_t s = 0; s < n_strata; s++) {
-        ptrdiff_t ns = (ptrdiff_t) off[s + 1] - off[s];
-        if (ns < 0) Rf_error("internal error: decreasing offsets");
-        if (ns > max_s) max_s = ns;
+        const ptrdiff_t b = off[s], ns = (ptrdiff_t) off[s + 1] - off[s];
+        kd_tree t;
+        kd_init(&t, ns, d, INDEX_LEAF_SIZE, pts + (size_t) b * d, row + b, leaf_of + b,
+                nodes + node_off, box + node_off * 2 * d);
+        if (ns > 0) kd_build(&t, x, n, rows + b);
+        meta[3 * s] = (int) node_off;
+        meta[3 * s + 1] = t.n_nodes;
+        meta[3 * s + 2] = t.depth;
+        node_off += kd_max_nodes(ns, INDEX_LEAF_SIZE);
+        if (s % 64 == 63) R_CheckUserInterrupt();
     }
-    /* one tree, sized for the largest stratum, reused stratum by stratum */
-    kd_tree t = detanon_tree(max_s, d, RANK_LEAF_SIZE);
+    UNPROTECT(1);
+    return idx;
+}
+
+int rank_index_d(SEXP idx)
+{
+    const R_xlen_t n = XLENGTH(VECTOR_ELT(idx, IX_ROW)) / (R_xlen_t) sizeof(ptrdiff_t);
+    return n > 0 ? (int) (XLENGTH(VECTOR_ELT(idx, IX_PTS)) / n) : 0;
+}
+
+/* The trees of an index (R_alloc'ed array of n_strata trees pointing into its vectors). */
+kd_tree *rank_index_trees(SEXP idx, int d, R_xlen_t *n_strata)
+{
+    if (TYPEOF(idx) != VECSXP || XLENGTH(idx) != IX_N_SLOTS)
+        Rf_error("internal error: not a rank index");
+    SEXP offsets = VECTOR_ELT(idx, IX_OFFSETS);
+    const int *off = INTEGER_RO(offsets), *meta = INTEGER_RO(VECTOR_ELT(idx, IX_META));
+    const R_xlen_t ns_all = XLENGTH(offsets) - 1;
+    double *pts = REAL(VECTOR_ELT(idx, IX_PTS)), *box = REAL(VECTOR_ELT(idx, IX_BOX));
+    ptrdiff_t *row = (ptrdiff_t *) RAW(VECTOR_ELT(idx, IX_ROW));
+    ptrdiff_t *leaf_of = (ptrdiff_t *) RAW(VECTOR_ELT(idx, IX_LEAF_OF));
+    kd_node *nodes = (kd_node *) RAW(VECTOR_ELT(idx, IX_NODES));
+    kd_tree *trees = (kd_tree *) R_alloc(ns_all > 0 ? ns_all : 1, sizeof(kd_tree));
+    for (R_xlen_t s = 0; s < ns_all; s++) {
+        const ptrdiff_t b = off[s], ns = (ptrdiff_t) off[s + 1] - off[s];
+        kd_init(&trees[s], ns, d, INDEX_LEAF_SIZE, pts + (size_t) b * d, row + b, leaf_of + b,
+                nodes + meta[3 * s], box + (size_t) meta[3 * s] * 2 * d);
+        trees[s].n_nodes = meta[3 * s + 1];
+        trees[s].depth = meta[3 * s + 2];
+    }
+    *n_strata = ns_all;
+    return trees;
+}
+
+/* idx: an index of the "tree" points; zq: n x d query points (same rows). `query`: logical
+ * of length n, TRUE for the rows to rank. Returns an n x 2 matrix: column 1 the number of
+ * tree points of the stratum strictly closer to the row's query point than its own tree
+ * point (capped at `cap`), column 2 the number at most as close (exact); NA for rows not
+ * queried. `progress`: TRUE to show a progress bar (updated between chunks, on the main
+ * thread). */
+SEXP ffi_index_rank(SEXP idx, SEXP zq, SEXP query, SEXP cap_, SEXP nthreads, SEXP progress)
+{
+    const ptrdiff_t n = Rf_nrows(zq);
+    const int d = Rf_ncols(zq), nt = detanon_threads(nthreads);
+    const double capd = Rf_asReal(cap_);
+    R_xlen_t n_strata;
+    kd_tree *trees = rank_index_trees(idx, d, &n_strata);
+    const int *off = INTEGER_RO(VECTOR_ELT(idx, IX_OFFSETS));
+    if (TYPEOF(zq) != REALSXP || rank_index_d(idx) != (n > 0 ? d : 0) ||
+        XLENGTH(VECTOR_ELT(idx, IX_ROW)) != (R_xlen_t) n * (R_xlen_t) sizeof(ptrdiff_t) ||
+        TYPEOF(query) != LGLSXP || XLENGTH(query) != n || !(capd >= 0))
+        Rf_error("internal error: bad input to ffi_index_rank");
+    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, n, 2));
+    if (n == 0) { UNPROTECT(1); return out; }
+    const ptrdiff_t cap = capd > (double) n ? (ptrdiff_t) n + 1 : (ptrdiff_t) capd;
+    double *o = REAL(out);
+    const double *xq = REAL_RO(zq);
+    const int *want = LOGICAL_RO(query);
+    for (ptrdiff_t i = 0; i < 2 * n; i++) o[i] = NA_REAL;
     kd_item *stacks = (kd_item *) R_alloc((size_t) nt * KD_STACK_MAX, sizeof(kd_item));
     double *buf = (double *) R_alloc((size_t) nt * d, sizeof(double));
     SEXP bar = PROTECT(progress_new(progress, (double) n, "Linking"));
     ptrdiff_t since_check = 0;
     for (R_xlen_t s = 0; s < n_strata; s++) {
-        const ptrdiff_t b = off[s], ns = (ptrdiff_t) off[s + 1] - off[s];
-        if (ns == 0) continue;
-        kd_reuse(&t, ns);
-        kd_build(&t, xt, n, rows + b);
+        const kd_tree *t = &trees[s];
+        const ptrdiff_t b = off[s], ns = t->n;
         const int nts = threads_for(nt, (double) ns);
         for (ptrdiff_t from = 0; from < ns; from += RANK_CHUNK) {
             const ptrdiff_t to = from + RANK_CHUNK < ns ? from + RANK_CHUNK : ns;
@@ -88,12 +168,12 @@ SEXP ffi_link_rank(SEXP zt, SEXP zq, SEXP order, SEXP offsets, SEXP query, SEXP 
             for (ptrdiff_t p = from; p < to; p++) {
                 /* in tree order: a query point lies near its own tree point, so consecutive
                  * queries visit the same part of the tree */
-                ptrdiff_t r = t.row[p];
+                ptrdiff_t r = t->row[p];
                 if (!want[r] || want[r] == NA_LOGICAL) continue;
                 int tid = THREAD_ID;
                 double *q = buf + (size_t) tid * d;
                 for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * n];
-                rank_counts(&t, q, t.pts + (size_t) p * d, cap, o + r, o + r + n,
+                rank_counts(t, q, t->pts + (size_t) p * d, cap, o + r, o + r + n,
                             stacks + (size_t) tid * KD_STACK_MAX);
             }
             since_check += to - from;
@@ -105,7 +185,6 @@ SEXP ffi_link_rank(SEXP zt, SEXP zq, SEXP order, SEXP offsets, SEXP query, SEXP 
         }
     }
     progress_done(bar);
-    UNPROTECT(1);
-    UNPROTECT(1);
+    UNPROTECT(2);
     return out;
 }

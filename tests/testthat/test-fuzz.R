@@ -291,7 +291,7 @@ test_that("ffi_rmd_count: w equal to a distance, or one ulp either side, counts 
   }
 })
 
-test_that("ffi_link_rank: ranks of the own point (strictly nearer, at most as near) equal brute force", {
+test_that("ffi_index_rank: ranks of the own point (strictly nearer, at most as near) equal brute force", {
   fz_run("link_rank", function(seed) {
     n <- sample(c(1L, 2L, sample(3:60, 1L)), 1L)
     d <- sample(1:3, 1L)
@@ -305,8 +305,14 @@ test_that("ffi_link_rank: ranks of the own point (strictly nearer, at most as ne
     g <- fz_groups(sizes)
     want_rows <- stats::runif(n) < sample(c(0.5, 1), 1L)
     cap <- sample(c(0, 1, 3, 1e9), 1L)
-    got <- .Call(detanon:::C_ffi_link_rank, zt, zq, as.integer(g$order), as.integer(g$offsets),
-                 want_rows, as.double(cap), sample(1:2, 1L), FALSE)
+    idx <- .Call(detanon:::C_ffi_rank_index, zt, as.integer(g$order), as.integer(g$offsets))
+    got <- .Call(detanon:::C_ffi_index_rank, idx, zq, want_rows, as.double(cap), sample(1:2, 1L), FALSE)
+    # the index is reusable: a second query (other points) answers as a fresh index does
+    zq2 <- zq[rev(seq_len(n)), , drop = FALSE]
+    again <- .Call(detanon:::C_ffi_index_rank, idx, zq2, want_rows, as.double(cap), 1L, FALSE)
+    fresh <- .Call(detanon:::C_ffi_index_rank,
+                   .Call(detanon:::C_ffi_rank_index, zt, as.integer(g$order), as.integer(g$offsets)),
+                   zq2, want_rows, as.double(cap), 1L, FALSE)
     want <- matrix(NA_real_, n, 2L)
     for (i in which(want_rows)) {
       s <- which(g$id == g$id[i])
@@ -318,6 +324,7 @@ test_that("ffi_link_rank: ranks of the own point (strictly nearer, at most as ne
     if (!identical(dim(got), c(n, 2L))) return("wrong shape")
     if (!identical(is.na(got[, 1]), !want_rows)) p <- c(p, "NA pattern differs from the queried rows")
     if (!isTRUE(all.equal(got, want))) p <- c(p, "ranks differ from brute force")
+    if (!identical(again, fresh)) p <- c(p, "a reused index answers differently")
     p
   })
 })
