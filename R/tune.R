@@ -8,28 +8,45 @@
 #' and why it stopped.
 #'
 #' @section The search:
-#' 1. Single methods, as baselines: [anonymise()] with `k` = 3, 5, 10, 20 (and, when
-#'    `keps_epsilon` is given, [anonymise_keps()] at those budgets, measured on the rows
-#'    aligned by the key of [anonymise_keps_with_key()]; being shuffled, they are
-#'    measured but never returned).
-#' 2. Adaptive k per record ([anonymise_adaptive()]), which grows the neighbourhoods of
-#'    the records that stay linkable: for a start `k` of 2 and 3, the records whose own
-#'    original is among the `m` nearest are grown until at most the `top_m` limit remains
-#'    (cheapest first), nearest-linked records always, and the records flagged by the risk1
-#'    interval when a `risk1` or `risk2` limit is set. When a candidate misses a limit
-#'    because records reached their cap, the cap `k_max` is doubled (up to the largest
-#'    stratum); when the measured top-m rate misses its limit, the rate asked of the
-#'    kernel is lowered by a tenth (at most `max_tries` times per start).
-#' 3. For the frontier: adaptive k per record at the top-m rates 0.5, 0.3, 0.2, 0.1 and
-#'    0.05, and with the nearest-neighbour test alone (k from 3 to 33).
-#' Every candidate is measured: [risk_linkage()] with `m = 1` (overall and per stratum)
-#' and with `m`, [risk_rmd()] with `deterministic = TRUE` (risk1, risk2), the smallest
-#' stratum (k-anonymity of the released strata), and the `objective`. The search stops
-#' when every start has met the limits or used its tries; the reason is reported.
+#' Four families of candidates (`methods`), all in the natural release form of
+#' [anonymise()] (values inside the range of k-record aggregates, whole numbers kept whole):
+#' 1. `"anonymise"`: one `k` for every record, [anonymise()] with `k` = 3, 5, 10, 20 (those
+#'    >= the limit `k`). When `keps_epsilon` is given, [anonymise_keps()] at those budgets
+#'    too, measured on the rows aligned by the key of [anonymise_keps_with_key()]; being
+#'    shuffled, they are measured but never returned.
+#' 2. `"stratum"`: one `k` per stratum, from the ladder 3, 5, 10, 20, 40, 80, 160 (capped by
+#'    each stratum's size). The records each stratum has linked, top-`m` linked and flagged
+#'    by risk1/risk2 at every `k` of the ladder are measured on whole releases; then, while
+#'    the summed counts predict a missed limit, the stratum with the most records behind the
+#'    limit missed furthest moves one step up. The release ([anonymise_adaptive()] with a
+#'    table `k` and `m = 0`) is measured; where it still misses, its own counts replace the
+#'    prediction (at most `max_tries` candidates).
+#' 3. `"adaptive"`: `k` per record, [anonymise_adaptive()] as one path of stages from light
+#'    to strong masking, each stage starting from the neighbourhoods of the one before: the
+#'    top-`m` rates 0.5, 0.3, 0.2 and the `top_m` limit, with the nearest-linked records
+#'    always grown and, when a `risk1` or `risk2` limit is set, the records flagged by the
+#'    risk1 interval (`w1 = 0.01`). While the candidate at the limit misses, another stage
+#'    follows, at a rate lowered by a tenth, and with the cap `k_max` doubled when records
+#'    at their cap remain (at most `max_tries` stages). Once the limits are met, two more
+#'    stages at the rates 0.1 and 0.05 extend the frontier. Beside the path, the
+#'    prototype of growing only the nearest-linked records (k from 3 to 33, `m = 1`).
+#' 4. `"stir"`: the four candidates of least loss from the families above, each with its
+#'    masked values shuffled inside Mondrian classes of at least 3 nearby released records
+#'    within the strata ([stir()] after [equivalence_classes()] on the release).
 #'
-#' Same inputs, same release: the adaptive kernel is deterministic, the risk measures use
-#' no random numbers (`deterministic = TRUE`), and the (k, epsilon) candidates and the
-#' replay attack draw from R's random number generator under `seed`.
+#' Every candidate is measured on its release: [risk_linkage()] with `m = 1` (overall and
+#' per stratum) and with `m`, [risk_rmd()] with `deterministic = TRUE` (risk1, risk2), and
+#' the `objective`, computed from parts built once: the kd-trees of the originals (one
+#' per stratum, also searched by the adaptive kernel) and their robust covariance. The
+#' strata are released unchanged, so the `k` limit (k-anonymity of the released strata)
+#' is checked once, on the data. The search stops when each family has met the limits or
+#' used its tries; the reasons are reported.
+#'
+#' Same inputs, same release: the maskings are deterministic except stirring, the risk
+#' measures use no random numbers (`deterministic = TRUE`), and stirring, the (k, epsilon)
+#' candidates and the replay attack draw from R's random number generator under `seed`.
+#' The chosen release carries the metadata of the verb that made it (its settings and
+#' aggregate counts), so [risk_replay()] and a user can replay it.
 #'
 #' @section What the limits cover and what they do not:
 #' The limits bound the success of an intruder who knows the original values of `vars`
@@ -58,14 +75,19 @@
 #'   `vars`), `"U"` ([utility_pmse()]'s U) or `"model"` (the largest standardised
 #'   coefficient difference of [utility_model()] for `formula`).
 #' @param formula,family The model of `objective = "model"`.
+#' @param methods The families of candidates to search (see the section The search):
+#'   some of `"anonymise"`, `"stratum"`, `"adaptive"` and `"stir"`.
 #' @param keps_epsilon `NULL`, or budgets of [anonymise_keps()] to try as single methods.
-#' @param max_tries Tries per start of the adaptive search, a whole number >= 1.
-#' @param seed Seed for R's random number generator (the (k, epsilon) candidates and the
-#'   replay attack); the caller's random stream is left as it was.
+#' @param max_tries Candidates per family beyond its first that the search may make to
+#'   meet a missed limit, a whole number >= 1.
+#' @param seed Seed for R's random number generator (stirring, the (k, epsilon) candidates
+#'   and the replay attack); the caller's random stream is left as it was.
 #' @return An object of class `detanon_tuned`: a list with `release` (the chosen release,
 #'   a masked copy of `data`, or `NULL` when no candidate met every limit), `chosen` (its
 #'   row of `tried`), `tried` (a data frame, one row per candidate: method, settings,
-#'   the measured risks, `loss`, `meets` and `fails`, the limits it missed), `frontier`
+#'   the measured risks, `reid` (the mean expected re-identification probability), `loss`,
+#'   `meets`, `fails` (the limits it missed) and `seconds` (the time to make and measure
+#'   it)), `frontier`
 #'   (the candidates not beaten on both top-m linkage and loss), `replay` (the
 #'   [risk_replay()] of the chosen release), `limits`, `objective` and `stop` (why the
 #'   search stopped). `print()` and `plot()` methods show the report and the frontier.
@@ -259,13 +281,15 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
       rates <- rates[rates >= limits$top_m & rates > floor_m]
       k_max <- min(max(33L, 3L * k), max(sizes))
       k0 <- rep(2L, n)
-      stage <- list(k = k0, rate = numeric(), k_max = integer())
+      stage <- list(k = k0, rate = numeric(), k_max = integer(), rounds = 0L)
       next_stage <- function(rate) { # one more stage of the path, measured
         fit <- adaptive_fit(p, stage$k, k_max, m, rate, w1, nthreads)
         stage$k <<- fit$k
         stage$rate <<- c(stage$rate, rate)
         stage$k_max <<- c(stage$k_max, k_max)
+        stage$rounds <<- stage$rounds + fit$rounds
         fit$k0 <- k0
+        fit$rounds <- stage$rounds
         rel <- adaptive(2L, k0, stage$k_max, m, stage$rate, w1, fit = fit)
         row <- add(tune_row(ev(rel), "adaptive", tune_stage_label(stage, m, w1)), rel)
         row$n_capped <- fit$n_capped
@@ -522,7 +546,9 @@ print.detanon_tuned <- function(x, ...) {
 #' @export
 plot.detanon_tuned <- function(x, ...) {
   t <- x$tried
-  col <- ifelse(t$method == "adaptive", "firebrick", ifelse(t$method == "keps", "darkgreen", "grey30"))
+  fam <- c(anonymise = "grey30", stratum = "darkorange", adaptive = "firebrick", stir = "steelblue",
+           keps = "darkgreen")
+  col <- fam[t$method]
   pch <- ifelse(t$meets, 19, 1)
   graphics::plot(t$top_m, t$loss, col = col, pch = pch, log = "y",
                  xlab = sprintf("top-%d linkage", x$limits$m), ylab = x$objective,
@@ -531,8 +557,10 @@ plot.detanon_tuned <- function(x, ...) {
   graphics::lines(f$top_m, f$loss, col = "firebrick", lty = 2)
   graphics::abline(v = x$limits$top_m, lty = 3)
   if (!is.null(x$chosen)) graphics::points(x$chosen$top_m, x$chosen$loss, pch = 8, cex = 2)
-  graphics::legend("topright", bty = "n", pch = c(19, 19, 19, 1, 8),
-                   col = c("grey30", "firebrick", "darkgreen", "grey30", "black"),
-                   legend = c("anonymise(k)", "adaptive k", "(k, epsilon)", "misses a limit", "chosen"))
+  shown <- names(fam) %in% t$method
+  graphics::legend("topright", bty = "n", pch = c(rep(19, sum(shown)), 1, 8),
+                   col = c(fam[shown], "grey30", "black"),
+                   legend = c(c(anonymise = "anonymise(k)", stratum = "k per stratum", adaptive = "adaptive k",
+                                stir = "stirred", keps = "(k, epsilon)")[shown], "misses a limit", "chosen"))
   invisible(x)
 }
