@@ -103,6 +103,7 @@ anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 
   p <- adaptive_setup(df, vars, strata, rmd = !is.null(w1), nthreads = nthreads)
   k0 <- adaptive_start_k(k, df, strata, p)
   k_max <- check_k_max(k_max, rate, max(k0))
+  if (is.data.frame(k)) k <- k_table_of(df, strata, p, k0) # only the strata of `data`, no row names
   fit <- adaptive_fit(p, k0, k_max, m, rate, w1, nthreads)
   if (check_identifiers) warn_identifiers(df, vars, strata)
   adaptive_release(data, df, p, fit, format, min(k0),
@@ -175,6 +176,16 @@ adaptive_start_k <- function(k, df, strata, p) {
              ks[small][which.min(p$sizes[small])], ").", kind = "small_strata")
   }
   as.integer(ks[p$id])
+}
+
+# The table of k per stratum of a release: the strata columns of its strata (in the
+# order of their ids) and their k; nothing else of the caller's table.
+k_table_of <- function(df, strata, p, k_rows) {
+  first <- match(seq_along(p$sizes), p$id)
+  tab <- df[first, strata, drop = FALSE]
+  rownames(tab) <- NULL
+  tab$k <- k_rows[first]
+  tab
 }
 
 check_rates <- function(rate) {

@@ -184,12 +184,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
                            settings = list(k = k_start, k_max = k_max, m = mm, rate = rate, w1 = w1,
                                            format = "natural", vars = vars, strata = strata)))
   }
-  k_table <- function(choice) {
-    tab <- df[match(seq_along(sizes), p$id), strata, drop = FALSE]
-    rownames(tab) <- NULL
-    tab$k <- choice
-    tab
-  }
+  k_table <- function(choice) k_table_of(df, strata, p, choice[p$id])
   stop_reason <- character()
   use_w1 <- limits$risk1 < 1 || limits$risk2 < 1
   w1 <- if (use_w1) 0.01

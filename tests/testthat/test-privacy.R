@@ -98,6 +98,17 @@ privacy_verbs <- list(
                                                                      m = 2, rate = 0.2, w1 = 0.01,
                                                                      check_identifiers = FALSE),
                                 secret = masked),
+  anonymise_adaptive_tab = list(run = function(d) {
+                                  d <- droplevels(no_rare(complete_rows(d)))
+                                  tab <- unique(d[c("g", "h")])
+                                  tab$k <- 2L + seq_len(nrow(tab)) %% 2L
+                                  anonymise_adaptive(d, vars = masked, strata = c("g", "h"), k = tab, m = 0,
+                                                     check_identifiers = FALSE)
+                                }, secret = masked),
+  tune_release           = list(run = function(d) tune_release(droplevels(no_rare(complete_rows(d))), vars = masked,
+                                                               strata = c("g", "h"), linkage = 0.5, top_m = 0.9,
+                                                               m = 2, risk1 = 1, risk2 = 1, k = 2, seed = 1)$release,
+                                secret = masked),
   remove_identifiers     = list(run = function(d) remove_identifiers(d, cols = c("x", "y", "p")), secret = masked),
   remove_identifiers_ps  = list(run = function(d) remove_identifiers(d, cols = c("x", "y", "p"),
                                                                      method = "pseudonymise"), secret = masked)
