@@ -11,7 +11,7 @@
 #' Four families of candidates (`methods`), all in the natural release form of
 #' [anonymise()] (values inside the range of k-record aggregates, whole numbers kept whole):
 #' 1. `"anonymise"`: one `k` for every record, [anonymise()] with `k` = 3, 5, 10, 20 (those
-#'    >= the limit `k`). When `keps_epsilon` is given, [anonymise_keps()] at those budgets
+#'    not below the limit `k`). When `keps_epsilon` is given, [anonymise_keps()] at those budgets
 #'    too, measured on the rows aligned by the key of [anonymise_keps_with_key()]; being
 #'    shuffled, they are measured but never returned.
 #' 2. `"stratum"`: one `k` per stratum, from the ladder 3, 5, 10, 20, 40, 80, 160 (capped by
