@@ -65,6 +65,8 @@
 #' @param linkage_stratum Limit of the nearest-neighbour linkage rate in every stratum,
 #'   in (0, 1] (1: no limit).
 #' @param top_m Limit of the top-`m` linkage rate, in (0, 1].
+#' @param top_m_stratum Limit of the top-`m` linkage rate in every stratum, in (0, 1] (1: no
+#'   limit).
 #' @param m The list length of the top-m linkage, a whole number >= 1.
 #' @param risk1,risk2 Limits of [risk_rmd()]'s risk1 (in (0, 1]) and risk2 (from 0 to 1: 0
 #'   asks for no risk2 record).
@@ -103,7 +105,7 @@
 #' }
 #' @export
 tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linkage_stratum = 1,
-                         top_m = 0.15, m = 3, risk1 = 0.005, risk2 = 0, k = 3,
+                         top_m = 0.15, top_m_stratum = 1, m = 3, risk1 = 0.005, risk2 = 0, k = 3,
                          objective = c("delta", "U", "model"), formula = NULL,
                          family = stats::gaussian(),
                          methods = c("anonymise", "stratum", "adaptive", "stir"),
@@ -119,6 +121,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
     linkage = check_limit(linkage, "linkage"),
     linkage_stratum = check_limit(linkage_stratum, "linkage_stratum"),
     top_m = check_limit(top_m, "top_m"),
+    top_m_stratum = check_limit(top_m_stratum, "top_m_stratum"),
     risk1 = check_limit(risk1, "risk1"),
     risk2 = check_limit(risk2, "risk2", zero = TRUE)
   )
@@ -244,11 +247,13 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
             rung(choice_r[i])[i, ]
           }, numeric(5))
           over <- c(rowSums(cnt[c("linkage", "top_m", "risk1", "risk2"), , drop = FALSE]) / pmax(lim_n, 0.5),
-                    linkage_stratum = max(cnt["linkage", ] / sizes) / limits$linkage_stratum)
+                    linkage_stratum = max(cnt["linkage", ] / sizes) / limits$linkage_stratum,
+                    top_m_stratum = max(cnt["top_m", ] / sizes) / limits$top_m_stratum)
           can <- choice_r < top_r
           if (all(over <= 1) || !any(can)) break
           worst <- names(which.max(over))
-          row <- if (worst == "linkage_stratum") cnt["linkage", ] / sizes else cnt[worst, ]
+          row <- switch(worst, linkage_stratum = cnt["linkage", ] / sizes,
+                        top_m_stratum = cnt["top_m", ] / sizes, cnt[worst, ])
           row[!can] <- -Inf
           i <- which.max(row)
           choice_r[i] <- choice_r[i] + 1L
@@ -381,16 +386,10 @@ check_tune_limits <- function(limits, k, m, sizes, n) {
              ": in strata of at most ", m, " records every record's own original is among the ",
              m, " nearest, which alone gives a rate of ", format(signif(floor_m, 3)), ".")
   }
-  # a stratum's records share its size: the nearest-neighbour rate of a stratum of s
-  # records is at least 1/s (own original equally near as all others at best)
-  floor_1 <- 1 / max(sizes)
-  if (floor_1 > limits$linkage_stratum) {
-    stop_arg("the limit `linkage_stratum` = ", format(limits$linkage_stratum), " cannot be met: ",
-             "in a stratum of s records the nearest-neighbour rate is at least 1/s, and the largest ",
-             "stratum has ", plural(max(sizes), "record"), ".")
-  }
-  if (min(1, m / min(sizes)) > limits$top_m && floor_m == 0) {
-    NULL # reachable only through other strata; the search reports it
+  if (limits$top_m_stratum < 1 && min(sizes) <= m) {
+    stop_arg("the limit `top_m_stratum` = ", format(limits$top_m_stratum), " cannot be met with `m` = ",
+             m, ": in a stratum of at most ", m, " records every record's own original is among the ",
+             m, " nearest (the smallest stratum has ", plural(min(sizes), "record"), ").")
   }
   invisible(NULL)
 }
@@ -437,6 +436,7 @@ tune_evaluator <- function(df, vars, strata, p, limits, m, objective, formula, f
     flag1[r$rows_risk1] <- 1
     flag2[r$rows_risk2] <- 1
     list(linkage = sum(s1) / n, linkage_stratum = max(per(s1)), top_m = sum(sm) / n,
+         top_m_stratum = max(per(sm)),
          risk1 = r$risk1, risk2 = r$risk2, reid = mean(1 / ranks[, 2L]), loss = loss,
          by = data.frame(size = ss$sizes, linkage = per(s1), top_m = per(sm), risk1 = per(flag1),
                          risk2 = per(flag2)),
@@ -455,6 +455,7 @@ tune_counts <- function(e) {
 # One row of the report from an evaluation.
 tune_row <- function(e, method, settings) {
   got <- c(linkage = e$linkage, linkage_stratum = e$linkage_stratum, top_m = e$top_m,
+           top_m_stratum = e$top_m_stratum,
            risk1 = e$risk1, risk2 = e$risk2)
   lim <- unlist(e$limits[names(got)])
   fails <- names(got)[is.na(got) | got > lim]
@@ -470,8 +471,9 @@ tune_k_label <- function(choice) {
 }
 
 tune_stage_label <- function(stage, m, w1) {
-  sprintf("k = 2..%d, m = %d, rate = %s%s", max(stage$k_max), m,
-          paste(format(signif(stage$rate, 4)), collapse = " > "), if (!is.null(w1)) ", w1 = 0.01" else "")
+  sprintf("k from 2, m = %d%s, stages rate/k_max: %s", m, if (!is.null(w1)) ", w1 = 0.01" else "",
+          paste(sprintf("%s/%d", format(signif(stage$rate, 6), drop0trailing = TRUE, trim = TRUE), stage$k_max),
+                collapse = " > "))
 }
 
 # The intruder's replay of a stirred candidate (see risk_replay()): the base masking
@@ -511,9 +513,9 @@ pareto <- function(x, y) {
 #' @export
 print.detanon_tuned <- function(x, ...) {
   l <- x$limits
-  cat(sprintf("tune_release(): limits linkage <= %s (per stratum <= %s), top-%d <= %s, risk1 <= %s, risk2 <= %s, strata >= %d\n",
-              format(l$linkage), format(l$linkage_stratum), l$m, format(l$top_m), format(l$risk1),
-              format(l$risk2), l$k))
+  cat(sprintf("tune_release(): limits linkage <= %s (per stratum <= %s), top-%d <= %s (per stratum <= %s), risk1 <= %s, risk2 <= %s, strata >= %d\n",
+              format(l$linkage), format(l$linkage_stratum), l$m, format(l$top_m), format(l$top_m_stratum),
+              format(l$risk1), format(l$risk2), l$k))
   cat(sprintf("  objective: %s; %s tried\n", x$objective, plural(nrow(x$tried), "candidate")))
   show <- x$tried
   show$fails[show$fails == ""] <- "-"
@@ -521,9 +523,9 @@ print.detanon_tuned <- function(x, ...) {
         row.names = FALSE, digits = 3)
   if (!is.null(x$chosen)) {
     ch <- x$chosen
-    cat(sprintf("\nChosen: %s (%s)\n  measured on the release: linkage %.4f (largest stratum %.4f), top-%d %.4f, risk1 %.4f, risk2 %.4f, %s %.4g\n",
-                ch$method, ch$settings, ch$linkage, ch$linkage_stratum, l$m, ch$top_m, ch$risk1,
-                ch$risk2, x$objective, ch$loss))
+    cat(sprintf("\nChosen: %s (%s)\n  measured on the release: linkage %.4f (largest stratum %.4f), top-%d %.4f (largest stratum %.4f), risk1 %.4f, risk2 %.4f, %s %.4g\n",
+                ch$method, ch$settings, ch$linkage, ch$linkage_stratum, l$m, ch$top_m, ch$top_m_stratum,
+                ch$risk1, ch$risk2, x$objective, ch$loss))
     b <- x$replay$by_p
     cat(sprintf("  replay attack (not limited): %s\n",
                 paste(sprintf("p = %s: %.4f", vapply(b$p, format, ""), b$rate), collapse = ", ")))

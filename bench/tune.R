@@ -37,8 +37,9 @@ one_by_one <- function(d, tu) {
         if (grepl("nearest only", s)) {
           anonymise_adaptive(d, vars = v, strata = st, k = 3, k_max = 33, m = 1, check_identifiers = FALSE)
         } else {
-          rates <- as.numeric(strsplit(sub(".*rate = ([0-9. >]+).*", "\\1", s), " > ")[[1]])
-          kmax <- as.integer(sub("k = 2\\.\\.([0-9]+),.*", "\\1", s))
+          stages <- strsplit(strsplit(sub(".*stages rate/k_max: ", "", s), " > ")[[1]], "/")
+          rates <- as.numeric(vapply(stages, `[`, "", 1L))
+          kmax <- as.integer(vapply(stages, `[`, "", 2L))
           anonymise_adaptive(d, vars = v, strata = st, k = 2, k_max = kmax, m = lim$m, rate = rates,
                              w1 = if (grepl("w1", s)) 0.01, check_identifiers = FALSE)
         }

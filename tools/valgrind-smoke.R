@@ -41,4 +41,15 @@ wide <- as.data.frame(lapply(stats::setNames(1:7, paste0("v", 1:7)), function(j)
 ola_w <- equivalence_classes(wide, k = 2, quasi = names(wide), strata = character(), method = "ola",
                              max_suppression = 1, loss = "discernibility")
 kp2 <- anonymise_keps(d, epsilon = 2, vars = "x3", classes = ola, confidence = 0.9)
+# rank index (top-m linkage, replay), adaptive k (stages, k per stratum, interval test) and
+# the search that shares one index between its candidates
+l3 <- risk_linkage(d, m, vars = vars, strata = c("g", "h"), m = 3, nthreads = 2)
+rp <- risk_replay(d, m, vars = vars, strata = c("g", "h"), p = c(1, 0.5), seed = 1)
+ad <- anonymise_adaptive(d, vars = vars, strata = c("g", "h"), k = 2, k_max = c(20, 40), m = 3,
+                         rate = c(0.4, 0.2), w1 = 0.01, nthreads = 2, check_identifiers = FALSE)
+tab <- unique(d[c("g", "h")]); tab$k <- 3 + seq_len(nrow(tab))
+at <- anonymise_adaptive(d, vars = vars, strata = c("g", "h"), k = tab, k_max = 20, m = 0,
+                         check_identifiers = FALSE)
+tu <- suppressWarnings(tune_release(d, vars = vars, strata = c("g", "h"), linkage = 0.2, top_m = 0.5,
+                                   risk1 = 1, risk2 = 1, nthreads = 2))
 cat("valgrind-smoke: done\n")

@@ -62,7 +62,7 @@ test_that("the search covers k per stratum, adaptive k, stirring and fixed k, an
   expect_true(all(c("anonymise", "stratum", "adaptive", "stir", "keps") %in% t$method))
   expect_true(all(t$seconds >= 0))
   # every candidate's row holds its own measurements: the failures are the limits exceeded
-  lim <- unlist(tu$limits[c("linkage", "linkage_stratum", "top_m", "risk1", "risk2")])
+  lim <- unlist(tu$limits[c("linkage", "linkage_stratum", "top_m", "top_m_stratum", "risk1", "risk2")])
   for (i in seq_len(nrow(t))) {
     over <- names(lim)[unlist(t[i, names(lim)]) > lim]
     expect_identical(t$fails[i], paste(over, collapse = ", "))
@@ -144,15 +144,19 @@ test_that("limits hold on random data, and the choice is no worse than any metho
                 risk1 = c(0.05, 0.05, 0.02, 1, 0.05, 0.1)[seed],
                 risk2 = c(0.02, 0.02, 0, 1, 0.01, 0.02)[seed])
     m <- c(2, 2, 3, 1, 2, 3)[seed]
-    tu <- tune_release(d, vars = c("a", "b"), strata = "g", linkage = lim$linkage,
-                       top_m = lim$top_m, m = m, risk1 = lim$risk1, risk2 = lim$risk2, seed = seed)
+    lim$top_m_stratum <- c(1, 0.5, 1, 1, 0.45, 0.4)[seed]
+    tu <- tune_release(d, vars = c("a", "b"), strata = "g", linkage = lim$linkage, top_m = lim$top_m,
+                       top_m_stratum = lim$top_m_stratum, m = m, risk1 = lim$risk1, risk2 = lim$risk2,
+                       seed = seed)
     if (is.null(tu$release)) {
       expect_match(tu$stop, "none met every limit")
       next
     }
     rel <- tu$release
     expect_lte(risk_linkage(d, rel, vars = c("a", "b"), strata = "g")$rate, lim$linkage)
-    expect_lte(risk_linkage(d, rel, vars = c("a", "b"), strata = "g", m = m)$rate, lim$top_m)
+    lm <- risk_linkage(d, rel, vars = c("a", "b"), strata = "g", m = m)
+    expect_lte(lm$rate, lim$top_m)
+    expect_lte(max(lm$by_stratum$rate), lim$top_m_stratum)
     r <- risk_rmd(d, rel, vars = c("a", "b"), deterministic = TRUE)
     expect_lte(r$risk1, lim$risk1)
     expect_lte(r$risk2, lim$risk2)
@@ -161,6 +165,7 @@ test_that("limits hold on random data, and the choice is no worse than any metho
     expect_equal(tu$chosen$loss, max(utility_delta(d, rel)$delta))
     meets <- function(x) {
       risk_linkage(d, x)$rate <= lim$linkage && risk_linkage(d, x, m = m)$rate <= lim$top_m &&
+        max(risk_linkage(d, x, m = m)$by_stratum$rate) <= lim$top_m_stratum &&
         risk_rmd(d, x, deterministic = TRUE)$risk1 <= lim$risk1 &&
         risk_rmd(d, x, deterministic = TRUE)$risk2 <= lim$risk2
     }
@@ -175,8 +180,9 @@ test_that("limits hold on random data, and the choice is no worse than any metho
       if (meets(x)) expect_lte(tu$chosen$loss, max(utility_delta(d, x)$delta))
     }
     # same inputs, same release
-    again <- tune_release(d, vars = c("a", "b"), strata = "g", linkage = lim$linkage,
-                          top_m = lim$top_m, m = m, risk1 = lim$risk1, risk2 = lim$risk2, seed = seed)
+    again <- tune_release(d, vars = c("a", "b"), strata = "g", linkage = lim$linkage, top_m = lim$top_m,
+                          top_m_stratum = lim$top_m_stratum, m = m, risk1 = lim$risk1, risk2 = lim$risk2,
+                          seed = seed)
     expect_identical(again$release, rel)
     expect_identical(again$tried$loss, tu$tried$loss)
   }
@@ -197,8 +203,10 @@ test_that("bad or impossible limits are refused, naming the limit", {
   expect_error(tune_release(small, vars = c("a", "b"), strata = "g", m = 3, top_m = 0.1),
                "the limit `top_m` = 0.1 cannot be met with `m` = 3")
   expect_error(tune_release(d, vars = v, strata = st, objective = "model"), "needs a model `formula`")
-  expect_error(tune_release(d, vars = v, strata = st, linkage_stratum = 0.001),
-               "the limit `linkage_stratum` = 0.001 cannot be met: .* the largest stratum has 264 records")
+  expect_error(tune_release(d, vars = v, strata = st, top_m_stratum = 0), "the limit `top_m_stratum` must be")
+  small3 <- data.frame(a = stats::rnorm(40), b = stats::rnorm(40), g = rep(c("x", "y"), c(37, 3)))
+  expect_error(tune_release(small3, vars = c("a", "b"), strata = "g", m = 3, top_m = 0.5, top_m_stratum = 0.9),
+               "the limit `top_m_stratum` = 0.9 cannot be met with `m` = 3: .*the smallest stratum has 3 records")
   expect_error(tune_release(d, vars = v, strata = st, methods = "mdav"), "`methods` must be some of")
   expect_error(tune_release(d, vars = v, strata = st, methods = character()), "`methods` must be some of")
   # nothing is changed by a refused call
