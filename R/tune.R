@@ -220,15 +220,27 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
       # (up to k = 160: beyond, one k per stratum spends more than any candidate here)
       ladder <- sort(unique(c(k, 3L, 5L, 10L, 20L, 40L, 80L, 160L)))
       ladder <- ladder[ladder >= k & ladder <= max(k, min(160L, max(sizes)))]
+      # a stratum's centroids (before step 5) depend on its own records and k only: those of
+      # each k of the ladder are computed once, and a candidate takes every stratum's rows
+      # from the k it was given
       at_rung <- list()
+      cent_rung <- list()
+      rung_k <- function(r) pmin(ladder[r], sizes)
+      rung_centroids <- function(r) {
+        key <- as.character(r)
+        if (is.null(cent_rung[[key]])) {
+          k0 <- rung_k(r)[p$id]
+          cent_rung[[key]] <<- adaptive_fit(p, k0, k0, 0L, 0, NULL, nthreads)
+        }
+        cent_rung[[key]]
+      }
       rung <- function(r) { # per-stratum counts with ladder[r] (capped by each stratum's size)
         key <- as.character(r)
         if (is.null(at_rung[[key]])) {
-          kk <- ladder[r]
-          e <- singles[[as.character(kk)]]
-          if (is.null(e) || kk > min(sizes)) {
-            k0 <- pmin(kk, sizes)
-            e <- ev(adaptive(k_table(k0), k0[p$id], max(k0), 0L, 0, NULL))
+          e <- singles[[as.character(ladder[r])]]
+          if (is.null(e) || ladder[r] > min(sizes)) {
+            k0 <- rung_k(r)
+            e <- ev(adaptive(k_table(k0), k0[p$id], max(k0), 0L, 0, NULL, fit = rung_centroids(r)))
           }
           at_rung[[key]] <<- tune_counts(e)
         }
@@ -259,7 +271,13 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
           choice_r[i] <- choice_r[i] + 1L
         }
         choice <- pmin(ladder[choice_r], sizes)
-        rel <- adaptive(k_table(choice), choice[p$id], max(choice), 0L, 0, NULL)
+        fit <- rung_centroids(choice_r[1L])
+        for (r in unique(choice_r)) {
+          rows <- choice_r[p$id] == r
+          fit$centroids[rows, ] <- rung_centroids(r)$centroids[rows, ]
+        }
+        fit$k <- fit$k0 <- choice[p$id]
+        rel <- adaptive(k_table(choice), choice[p$id], max(choice), 0L, 0, NULL, fit = fit)
         e <- ev(rel)
         row <- add(tune_row(e, "stratum", tune_k_label(choice)), rel)
         if (row$meets) break

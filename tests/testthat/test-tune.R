@@ -77,6 +77,16 @@ test_that("the search covers k per stratum, adaptive k, stirring and fixed k, an
                        methods = c("anonymise", "stratum"), top_m = 0.5, linkage = 0.2, risk1 = 1, risk2 = 1)
   expect_setequal(unique(only$tried$method), c("anonymise", "stratum"))
   expect_lte(only$chosen$top_m, 0.5)
+  # a k-per-stratum candidate (assembled from per-stratum centroids) is the release of
+  # anonymise_adaptive() with its table of k
+  st <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), methods = "stratum",
+                     top_m = 0.45, linkage = 0.2, risk1 = 1, risk2 = 1)
+  expect_identical(st$chosen$method, "stratum")
+  info <- release_info(st$release)
+  expect_gt(length(unique(info$settings$k$k)), 1L)
+  again <- anonymise_adaptive(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
+                              k = info$settings$k, k_max = info$settings$k_max, m = 0, check_identifiers = FALSE)
+  expect_identical(as.data.frame(again)[c("Age", "Fare")], as.data.frame(st$release)[c("Age", "Fare")])
 })
 
 # The single methods of the issue's table, measured by the package's functions: MDAV
