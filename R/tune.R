@@ -8,8 +8,7 @@
 #' and why it stopped.
 #'
 #' @section The search:
-#' Four families of candidates (`methods`), all in the natural release form of
-#' [anonymise()] (values inside the range of k-record aggregates, whole numbers kept whole):
+#' Four families of candidates (`methods`), all in the release form `format`:
 #' 1. `"anonymise"`: one `k` for every record, [anonymise()] with `k` = 3, 5, 10, 20 (those
 #'    not below the limit `k`). When `keps_epsilon` is given, [anonymise_keps()] at those budgets
 #'    too, measured on the rows aligned by the key of [anonymise_keps_with_key()]; being
@@ -79,6 +78,13 @@
 #' @param formula,family The model of `objective = "model"`.
 #' @param methods The families of candidates to search (see the section The search):
 #'   some of `"anonymise"`, `"stratum"`, `"adaptive"` and `"stir"`.
+#' @param format The release form of every candidate, as in [anonymise()]: `"natural"`
+#'   (values inside the range of k-record aggregates, whole-number variables rounded) or
+#'   `"none"` (the values as computed). Rounding makes masked values of whole-number
+#'   variables equal their originals more often, which the risk1 interval counts: on 1e5
+#'   resampled Titanic records with k = 160, 85% of masked ages equal the original and
+#'   risk1 is 0.27 in the natural form, 0.10 without it. Without it, values can leave the
+#'   range of the originals (negative fares).
 #' @param keps_epsilon `NULL`, or budgets of [anonymise_keps()] to try as single methods.
 #' @param max_tries Candidates per family beyond its first that the search may make to
 #'   meet a missed limit, a whole number >= 1.
@@ -109,7 +115,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
                          objective = c("delta", "U", "model"), formula = NULL,
                          family = stats::gaussian(),
                          methods = c("anonymise", "stratum", "adaptive", "stir"),
-                         keps_epsilon = NULL, max_tries = 4,
+                         format = c("natural", "none"), keps_epsilon = NULL, max_tries = 4,
                          nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
   check_data_frame(data, "data")
   strata <- check_columns(strata, data, "strata", default_strata(data))
@@ -141,6 +147,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
                                  any(keps_epsilon <= 0) || any(!is.finite(keps_epsilon)))) {
     stop_arg("`keps_epsilon` must be NULL or positive budgets, not ", show_value(keps_epsilon), ".")
   }
+  format <- match_choice(format, "format")
   max_tries <- check_whole(max_tries, "max_tries", min = 1)
   nthreads <- check_nthreads(nthreads)
   if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
@@ -183,9 +190,9 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
   # it again (so that risk_replay() and the user can replay it from its metadata)
   adaptive <- function(k_start, k0, k_max, mm, rate, w1, fit = NULL) {
     if (is.null(fit)) fit <- adaptive_fit(p, k0, k_max, mm, rate, w1, nthreads)
-    quiet(adaptive_release(data, df, p, fit, "natural", min(k0),
+    quiet(adaptive_release(data, df, p, fit, format, min(k0),
                            settings = list(k = k_start, k_max = k_max, m = mm, rate = rate, w1 = w1,
-                                           format = "natural", vars = vars, strata = strata)))
+                                           format = format, vars = vars, strata = strata)))
   }
   k_table <- function(choice) k_table_of(df, strata, p, choice[p$id])
   stop_reason <- character()
@@ -197,8 +204,8 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
     singles <- list()
     for (kk in sort(unique(c(k, 3L, 5L, 10L, 20L)))) {
       if (kk > min(sizes) || kk < k) next
-      rel <- quiet(anonymise(data, k = kk, vars = vars, strata = strata, nthreads = nthreads,
-                             check_identifiers = FALSE))
+      rel <- quiet(anonymise(data, k = kk, vars = vars, strata = strata, format = format,
+                             nthreads = nthreads, check_identifiers = FALSE))
       singles[[as.character(kk)]] <- ev(rel)
       if ("anonymise" %in% methods) add(tune_row(singles[[as.character(kk)]], "anonymise", paste0("k = ", kk)), rel)
     }

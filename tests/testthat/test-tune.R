@@ -76,6 +76,11 @@ test_that("the search covers k per stratum, adaptive k, stirring and fixed k, an
   only <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
                        methods = c("anonymise", "stratum"), top_m = 0.5, linkage = 0.2, risk1 = 1, risk2 = 1)
   expect_setequal(unique(only$tried$method), c("anonymise", "stratum"))
+  raw <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), methods = "anonymise",
+                      format = "none", top_m = 0.6, linkage = 0.3, risk1 = 1, risk2 = 1)
+  expect_identical(release_info(raw$release)$settings$format, "none")
+  expect_identical(release_info(only$release)$settings$format, "natural")
+  expect_error(tune_release(d, vars = c("Age", "Fare"), format = "round"), "`format` must be one of")
   expect_lte(only$chosen$top_m, 0.5)
   # a k-per-stratum candidate (assembled from per-stratum centroids) is the release of
   # anonymise_adaptive() with its table of k
