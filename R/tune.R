@@ -431,7 +431,6 @@ tune_evaluator <- function(df, vars, strata, p, limits, m, objective, formula, f
     if (is.null(origin_row)) {
       orig <- df
       ss <- s
-      zo <- s$zo
       ranks <- link_ranks(s, s$zo, s$z(numeric_matrix(release, vars)), rep(TRUE, n), m, nthreads,
                           index = index)
     } else {
