@@ -155,10 +155,9 @@ adaptive_start_k <- function(k, df, strata, p) {
     if (!is.numeric(kk) || anyNA(kk) || any(kk != round(kk)) || any(kk < 2) || any(kk > .Machine$integer.max)) {
       stop_arg("the column `k` of `k` must hold whole numbers >= 2.")
     }
-    key <- function(d) if (length(strata)) do.call(paste, c(lapply(d[strata], as.character), sep = "\r")) else rep("", nrow(d))
-    tk <- key(k)
+    tk <- stratum_keys(k, strata)
     if (anyDuplicated(tk)) stop_arg("`k` has more than one row for a stratum.")
-    at <- match(key(df[match(seq_along(p$sizes), p$id), , drop = FALSE]), tk)
+    at <- match(stratum_keys(df[match(seq_along(p$sizes), p$id), , drop = FALSE], strata), tk)
     if (anyNA(at)) {
       stop_arg("`k` has no row for ", plural(sum(is.na(at)), "stratum", "strata"), " of `data`.")
     }

@@ -495,10 +495,9 @@ replay_mask <- function(info) {
         kk <- k
         if (!is.null(k_tab) && length(strata)) {
           # the known records of a stratum may be fewer than its k
-          key <- function(x) do.call(paste, c(lapply(x[strata], as.character), sep = "\r"))
-          have <- table(key(d))
+          have <- table(stratum_keys(d, strata))
           kk <- k_tab
-          kk$k <- pmax(2L, pmin(kk$k, as.vector(have[key(kk)]), na.rm = TRUE))
+          kk$k <- pmax(2L, pmin(kk$k, as.vector(have[stratum_keys(kk, strata)]), na.rm = TRUE))
         }
         anonymise_adaptive(d, vars = set$vars, strata = strata, k = kk, k_max = pmax(set$k_max, k),
                            m = set$m, rate = set$rate, w1 = set$w1,

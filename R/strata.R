@@ -23,6 +23,13 @@ stratum_ids <- function(data, strata) {
   if (!length(u) || u[length(u)] == length(u)) id else match(id, u)
 }
 
+# One text key per row for its strata values, to match strata between a table (such as a
+# table of k per stratum) and the data; "" for every row when there are no strata.
+stratum_keys <- function(data, strata) {
+  if (!length(strata)) return(rep("", nrow(data)))
+  do.call(paste, c(lapply(data[strata], as.character), sep = "\r"))
+}
+
 column_codes <- function(x) {
   if (is.factor(x)) {
     code <- as.integer(x)

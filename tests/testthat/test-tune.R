@@ -92,6 +92,12 @@ test_that("the search covers k per stratum, adaptive k, stirring and fixed k, an
   again <- anonymise_adaptive(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
                               k = info$settings$k, k_max = info$settings$k_max, m = 0, check_identifiers = FALSE)
   expect_identical(as.data.frame(again)[c("Age", "Fare")], as.data.frame(st$release)[c("Age", "Fare")])
+  # and replayed from its metadata: exactly at p = 1 (records sharing released values share
+  # the link), with the table cut to the known records' strata below
+  rp <- st$replay$by_p
+  expect_equal(rp$rate[1], mean(risk_linkage(st$release, st$release, vars = c("Age", "Fare"),
+                                             strata = c("Pclass", "Sex", "Family"))$linked))
+  expect_true(all(rp$rate[-1] < rp$rate[1]))
 })
 
 # The single methods of the issue's table, measured by the package's functions: MDAV
