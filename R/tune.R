@@ -92,7 +92,8 @@
 #'   and the replay attack); the caller's random stream is left as it was.
 #' @return An object of class `detanon_tuned`: a list with `release` (the chosen release,
 #'   a masked copy of `data`, or `NULL` when no candidate met every limit), `chosen` (its
-#'   row of `tried`), `tried` (a data frame, one row per candidate: method, settings,
+#'   row of `tried`), `tried` (a data frame, one row per candidate in the order tried, the
+#'   row number being the candidate number that stirred candidates refer to: method, settings,
 #'   the measured risks, `reid` (the mean expected re-identification probability), `loss`,
 #'   `meets`, `fails` (the limits it missed) and `seconds` (the time to make and measure
 #'   it)), `frontier`
@@ -362,7 +363,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
         cl <- quiet(equivalence_classes(rel, strata = strata, quasi = vars, k = 3L))$class
         if (anyNA(cl)) next
         st <- quiet(stir(rel, vars = vars, strata = strata, classes = cl, k = 3L, method = "shuffle"))
-        add(tune_row(ev(st), "stir", paste0(tried[[b]]$method, " (", tried[[b]]$settings, "), shuffled in classes of >= 3")),
+        add(tune_row(ev(st), "stir", sprintf("candidate %d (%s), shuffled in classes of >= 3", b, tried[[b]]$method)),
             st, tune_stir_mask(release_info(rel), vars, strata))
       }
     }
@@ -543,7 +544,8 @@ print.detanon_tuned <- function(x, ...) {
   cat(sprintf("  objective: %s; %s tried\n", x$objective, plural(nrow(x$tried), "candidate")))
   show <- x$tried
   show$fails[show$fails == ""] <- "-"
-  print(show[c("method", "settings", "linkage", "top_m", "risk1", "risk2", "loss", "fails")],
+  show$candidate <- seq_len(nrow(show))
+  print(show[c("candidate", "method", "settings", "linkage", "top_m", "risk1", "risk2", "loss", "fails")],
         row.names = FALSE, digits = 3)
   if (!is.null(x$chosen)) {
     ch <- x$chosen
