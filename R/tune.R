@@ -26,7 +26,8 @@
 #'    always grown and, when a `risk1` or `risk2` limit is set, the records flagged by the
 #'    risk1 interval (`w1 = 0.01`). While the candidate at the limit misses, another stage
 #'    follows, at a rate lowered by a tenth, and with the cap `k_max` doubled when records
-#'    at their cap remain (at most `max_tries` stages). Once the limits are met, two more
+#'    at their cap remain (at most `max_tries` stages, and no more once a stage took off less
+#'    than a quarter of the excess over the limits). Once the limits are met, two more
 #'    stages at the rates 0.1 and 0.05 extend the frontier. Beside the path, the
 #'    prototype of growing only the nearest-linked records (k from 3 to 33, `m = 1`).
 #' 4. `"stir"`: the four candidates of least loss from the families above, each with its
@@ -323,6 +324,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
       }
       i <- 0L
       tries <- 0L
+      last_excess <- Inf
       repeat {
         i <- i + 1L
         rate <- if (i <= length(rates)) rates[i] else stage$rate[length(stage$rate)] * 0.9
@@ -335,6 +337,15 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
                                                 plural(max_tries, "try", "tries")))
           break
         }
+        # how far the limits are missed: stop when a try took off less than a quarter of it
+        excess <- tune_excess(row, limits)
+        if (tries > 1L && excess > 0.75 * last_excess) {
+          stop_reason <- c(stop_reason, sprintf(
+            "adaptive k: %s missed, and the last stage took off less than a quarter of the excess over the limits (%.3g of %.3g)",
+            row$fails, last_excess - excess, last_excess))
+          break
+        }
+        last_excess <- excess
         if (row$n_capped > 0 && k_max < max(sizes)) k_max <- min(2L * k_max, max(sizes))
         else if (!grepl("top_m", row$fails, fixed = TRUE)) {
           stop_reason <- c(stop_reason, sprintf("adaptive k: %s missed and no setting left to raise", row$fails))
@@ -377,15 +388,13 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
   front <- pareto(tried_df$top_m, tried_df$loss)
   chosen <- if (!is.na(best)) tried_df[best, , drop = FALSE] else NULL
   release <- if (!is.na(best)) releases[[best]] else NULL
-  limit_names <- names(limits)
   stop <- if (!is.na(best)) {
     sprintf("%d candidates tried; %d met every limit; the least loss (%s = %.4g) is %s (%s). %s",
             nrow(tried_df), length(ok), objective, tried_df$loss[best], tried_df$method[best],
             tried_df$settings[best], paste(stop_reason, collapse = "; "))
   } else {
-    closest <- which.min(rowSums(sweep(as.matrix(tried_df[limit_names]), 2L,
-                                       pmax(unlist(limits[limit_names]), 1e-12), "/") > 1))
-    sprintf("%d candidates tried; none met every limit. Closest: %s (%s), which misses %s. %s",
+    closest <- which.min(vapply(seq_len(nrow(tried_df)), function(i) tune_excess(tried_df[i, ], limits), 0))
+    sprintf("%d candidates tried; none met every limit. Closest (least excess over the limits): %s (%s), which misses %s. %s",
             nrow(tried_df), tried_df$method[closest], tried_df$settings[closest],
             tried_df$fails[closest], paste(stop_reason, collapse = "; "))
   }
@@ -467,6 +476,14 @@ tune_evaluator <- function(df, vars, strata, p, limits, m, objective, formula, f
                          risk2 = per(flag2)),
          limits = limits)
   }
+}
+
+# How far a candidate misses its limits: the sum of its measures' relative excess over
+# them (a limit of 0, as risk2 = 0 allows, counts the excess per record of 1/1000).
+tune_excess <- function(row, limits) {
+  lim <- unlist(limits[c("linkage", "linkage_stratum", "top_m", "top_m_stratum", "risk1", "risk2")])
+  got <- unlist(row[names(lim)])
+  sum(pmax(0, got - lim) / pmax(lim, 1e-3))
 }
 
 # Per stratum (rows): the expected numbers of records linked (nearest), linked among the

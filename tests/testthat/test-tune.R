@@ -209,6 +209,27 @@ test_that("limits hold on random data, and the choice is no worse than any metho
   }
 })
 
+test_that("a search that cannot meet its limits says how close it got and why it stopped", {
+  set.seed(3)
+  n <- 3000
+  d <- data.frame(a = round(stats::rnorm(n, 40, 10)), b = round(stats::rlnorm(n, 3, 0.5), 1),
+                  g = sample(c("u", "v"), n, TRUE))
+  tu <- tune_release(d, vars = c("a", "b"), strata = "g", linkage = 0.01, top_m = 0.1, m = 3,
+                     risk1 = 0.001, risk2 = 0, methods = c("anonymise", "adaptive"))
+  expect_null(tu$release)
+  expect_null(tu$replay)
+  expect_match(tu$stop, "none met every limit. Closest \\(least excess over the limits\\)")
+  # the adaptive path stops once a stage takes off less than a quarter of the excess
+  expect_match(tu$stop, "the last stage took off less than a quarter of the excess")
+  path <- tu$tried[tu$tried$method == "adaptive" & !grepl("nearest only", tu$tried$settings), ]
+  ex <- vapply(seq_len(nrow(path)), function(i) detanon:::tune_excess(path[i, ], tu$limits), 0)
+  expect_gt(ex[length(ex)], 0.75 * ex[length(ex) - 1L])
+  # the closest candidate is the one of least excess
+  all_ex <- vapply(seq_len(nrow(tu$tried)), function(i) detanon:::tune_excess(tu$tried[i, ], tu$limits), 0)
+  expect_match(tu$stop, tu$tried$settings[which.min(all_ex)], fixed = TRUE)
+  expect_output(print(tu), "No candidate met every limit; nothing is returned as a release.")
+})
+
 test_that("bad or impossible limits are refused, naming the limit", {
   d <- titanic_paper()[-1]
   v <- c("Age", "Fare"); st <- c("Pclass", "Sex", "Family")
