@@ -25,8 +25,9 @@
 #'
 #' `rate` may hold several decreasing shares: they are run as stages, each starting from
 #' the neighbourhoods the previous stage ended with (with the `k_max` of its stage), so a
-#' path of releases from light to strong masking costs little more than its last step. The search, the centroids
-#' and the tests run in C on one kd-tree per stratum; ties among neighbours are broken by
+#' path of releases from light to strong masking costs little more than its last step.
+#'
+#' The search, the centroids and the tests run in C on one kd-tree per stratum; ties among neighbours are broken by
 #' their coordinates and all sums are exact or in coordinate order, so the release is the
 #' same for every `nthreads` and permuting the rows only permutes it. Same inputs, same
 #' release: there is nothing random.
@@ -37,8 +38,8 @@
 #' release is still a deterministic function of the data: an intruder who knows the
 #' algorithm, its settings and the originals can run it again and match the records
 #' (measure it with [risk_replay()]). Which records were given more neighbours is not in
-#' the release or its metadata, but an intruder who replays the algorithm learns it. A record that is no longer among the `m` nearest
-#' may well be the `m + 1`-th: check [risk_linkage()] with a larger `m` and the
+#' the release or its metadata, but an intruder who replays the algorithm learns it. A
+#' record that is no longer among the `m` nearest may well be the `m + 1`-th: check [risk_linkage()] with a larger `m` and the
 #' expected re-identification probability. The categorical `strata` are released
 #' unchanged (check [strata_table()]); records at their cap may stay linkable (counted in
 #' the metadata as `n_capped`).

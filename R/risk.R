@@ -491,10 +491,9 @@ replay_mask <- function(info) {
     if (k < 2L) return(d) # one known record: a 1-point centroid is the record itself
     run <- function(strata) {
       if (info$verb == "anonymise_adaptive") {
-        # a table of k per stratum is used as long as the known records fill their strata
+        # a table of k per stratum, cut to the known records of each stratum
         kk <- k
         if (!is.null(k_tab) && length(strata)) {
-          # the known records of a stratum may be fewer than its k
           have <- table(stratum_keys(d, strata))
           kk <- k_tab
           kk$k <- pmax(2L, pmin(kk$k, as.vector(have[stratum_keys(kk, strata)]), na.rm = TRUE))

@@ -169,8 +169,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
   # covariance (risk1/risk2)
   p <- adaptive_setup(df, vars, strata, rmd = TRUE, nthreads = nthreads)
   sizes <- p$sizes
-  check_tune_limits(limits, k, m, sizes, n)
-  floor_m <- sum(sizes[sizes <= m]) / n
+  floor_m <- check_tune_limits(limits, k, m, sizes, n)
   ev <- tune_evaluator(df, vars, strata, p, limits, m, objective, formula, family, nthreads)
 
   tried <- list()
@@ -202,9 +201,10 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
   w1 <- if (use_w1) 0.01
 
   with_seed(seed, {
-    # 1. single methods: anonymise() with one k
+    # 1. single methods: anonymise() with one k (also the first counts of the k-per-stratum
+    #    ladder)
     singles <- list()
-    for (kk in sort(unique(c(k, 3L, 5L, 10L, 20L)))) {
+    for (kk in if (any(c("anonymise", "stratum") %in% methods)) sort(unique(c(k, 3L, 5L, 10L, 20L)))) {
       if (kk > min(sizes) || kk < k) next
       rel <- quiet(anonymise(data, k = kk, vars = vars, strata = strata, format = format,
                              nthreads = nthreads, check_identifiers = FALSE))
@@ -247,7 +247,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
         key <- as.character(r)
         if (is.null(at_rung[[key]])) {
           e <- singles[[as.character(ladder[r])]]
-          if (is.null(e) || ladder[r] > min(sizes)) {
+          if (is.null(e)) { # (no single method has a k above the smallest stratum)
             k0 <- rung_k(r)
             e <- ev(adaptive(k_table(k0), k0[p$id], max(k0), 0L, 0, NULL, fit = rung_centroids(r)))
           }
@@ -302,7 +302,8 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
     # 3. adaptive k per record, as one path of stages from light to strong masking, each
     #    starting from the neighbourhoods of the one before (the kernel's rates, then the
     #    limit, lowered by a tenth while the measured rate misses it; the cap k_max doubled
-    #    while records at their cap keep a limit from being met)
+    #    while records at their cap keep a limit from being met; stopped when a stage takes
+    #    off less than a quarter of the excess over the limits)
     if ("adaptive" %in% methods) {
       rates <- sort(unique(c(0.5, 0.3, 0.2, limits$top_m)), decreasing = TRUE)
       rates <- rates[rates >= limits$top_m & rates > floor_m]
@@ -408,7 +409,8 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
             class = "detanon_tuned")
 }
 
-# Limits no release of these strata can meet.
+# Limits no release of these strata can meet; returns the share of records in strata of
+# at most m records (whose top-m rate is 1 whatever the masking).
 check_tune_limits <- function(limits, k, m, sizes, n) {
   if (min(sizes) < k) {
     stop_arg("the limit `k` = ", k, " cannot be met: the strata are released unchanged and ",
@@ -426,7 +428,7 @@ check_tune_limits <- function(limits, k, m, sizes, n) {
              m, ": in a stratum of at most ", m, " records every record's own original is among the ",
              m, " nearest (the smallest stratum has ", plural(min(sizes), "record"), ").")
   }
-  invisible(NULL)
+  floor_m
 }
 
 # The measurements of a candidate: the functions a user would call (risk_linkage() with

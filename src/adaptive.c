@@ -77,7 +77,7 @@ SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap_, SEXP m_, SEXP target_, SEX
     kd_tree *trees = rank_index_trees(idx, d, &n_strata);
     if (n < 1 || d < 1 || TYPEOF(k_init) != INTSXP || TYPEOF(cap_) != INTSXP ||
         XLENGTH(cap_) != n || m < 0 || m == NA_INTEGER || !(target >= 0) ||
-        XLENGTH(VECTOR_ELT(idx, 1)) != (R_xlen_t) n * (R_xlen_t) sizeof(ptrdiff_t) ||
+        rank_index_n(idx) != n ||
         (use_int && (TYPEOF(xs) != REALSXP || Rf_nrows(xs) != n || Rf_ncols(xs) != d ||
                      TYPEOF(wr) != REALSXP || XLENGTH(wr) != n)))
         Rf_error("internal error: bad input to ffi_adaptive_k");

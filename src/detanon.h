@@ -43,6 +43,7 @@ SEXP ffi_stir_shuffle(SEXP cl, SEXP n_clusters, SEXP n_vars);
  * (top-m linkage, re-identification, replay) */
 SEXP ffi_rank_index(SEXP z, SEXP order, SEXP offsets);
 SEXP ffi_index_rank(SEXP idx, SEXP zq, SEXP query, SEXP cap, SEXP nthreads, SEXP progress);
+ptrdiff_t rank_index_n(SEXP idx);
 int rank_index_d(SEXP idx);
 kd_tree *rank_index_trees(SEXP idx, int d, R_xlen_t *n_strata);
 

@@ -97,9 +97,15 @@ SEXP ffi_rank_index(SEXP z, SEXP order, SEXP offsets)
     return idx;
 }
 
+/* Number of points of an index, and their dimension (0 for an empty index). */
+ptrdiff_t rank_index_n(SEXP idx)
+{
+    return (ptrdiff_t) (XLENGTH(VECTOR_ELT(idx, IX_ROW)) / (R_xlen_t) sizeof(ptrdiff_t));
+}
+
 int rank_index_d(SEXP idx)
 {
-    const R_xlen_t n = XLENGTH(VECTOR_ELT(idx, IX_ROW)) / (R_xlen_t) sizeof(ptrdiff_t);
+    const ptrdiff_t n = rank_index_n(idx);
     return n > 0 ? (int) (XLENGTH(VECTOR_ELT(idx, IX_PTS)) / n) : 0;
 }
 
@@ -141,8 +147,7 @@ SEXP ffi_index_rank(SEXP idx, SEXP zq, SEXP query, SEXP cap_, SEXP nthreads, SEX
     R_xlen_t n_strata;
     kd_tree *trees = rank_index_trees(idx, d, &n_strata);
     const int *off = INTEGER_RO(VECTOR_ELT(idx, IX_OFFSETS));
-    if (TYPEOF(zq) != REALSXP || rank_index_d(idx) != (n > 0 ? d : 0) ||
-        XLENGTH(VECTOR_ELT(idx, IX_ROW)) != (R_xlen_t) n * (R_xlen_t) sizeof(ptrdiff_t) ||
+    if (TYPEOF(zq) != REALSXP || rank_index_d(idx) != (n > 0 ? d : 0) || rank_index_n(idx) != n ||
         TYPEOF(query) != LGLSXP || XLENGTH(query) != n || !(capd >= 0))
         Rf_error("internal error: bad input to ffi_index_rank");
     SEXP out = PROTECT(Rf_allocMatrix(REALSXP, n, 2));
