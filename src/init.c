@@ -4,29 +4,29 @@
 #include "progress.h"
 
 static const R_CallMethodDef call_methods[] = {
-    /* anonymise.c */
+    /* anonymise_glue.c */
     {"ffi_anonymise",     (DL_FUNC) &ffi_anonymise,     6},
     {"ffi_col_stats",     (DL_FUNC) &ffi_col_stats,     2},
-    /* risk.c (risk/utility metrics) */
+    /* risk_glue.c (risk_rmd) */
     {"ffi_rmd_count",     (DL_FUNC) &ffi_rmd_count,     6},
-    /* keps: (k, epsilon)-anonymisation (keps.c) */
+    /* keps: (k, epsilon)-anonymisation (keps_glue.c) */
     {"ffi_mondrian",       (DL_FUNC) &ffi_mondrian,       6},
     {"ffi_keps_noise",     (DL_FUNC) &ffi_keps_noise,     4},
     {"ffi_keps_link",      (DL_FUNC) &ffi_keps_link,      6},
     {"ffi_keps_confident", (DL_FUNC) &ffi_keps_confident, 7},
-    /* stir.c: cluster stirring (seed 004) */
+    /* stir_glue.c: cluster stirring */
     {"ffi_stir_centroids", (DL_FUNC) &ffi_stir_centroids, 4},
     {"ffi_stir_nearest",   (DL_FUNC) &ffi_stir_nearest,   4},
     {"ffi_stir_clusters",  (DL_FUNC) &ffi_stir_clusters,  4},
     {"ffi_stir_shuffle",   (DL_FUNC) &ffi_stir_shuffle,   3},
     /* ola_glue.c: optimal lattice anonymisation */
     {"ffi_ola_node",       (DL_FUNC) &ffi_ola_node,       4},
-    /* risk_rank.c: ranks of own records (top-m linkage, re-identification, replay) */
+    /* rank_glue.c: ranks of own records (top-m linkage, re-identification, replay) */
     {"ffi_rank_index",     (DL_FUNC) &ffi_rank_index,     3},
     {"ffi_index_rank",     (DL_FUNC) &ffi_index_rank,     6},
-    /* adaptive.c: adaptive k per record (anonymise_adaptive) */
+    /* adaptive_glue.c: adaptive k per record (anonymise_adaptive) */
     {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     8},
-    /* testing.c: TEST-ONLY entry points (tests/testthat), not on any user path */
+    /* testing_glue.c: TEST-ONLY entry points (tests/testthat), not on any user path */
     {"ffi_knn_centroids", (DL_FUNC) &ffi_knn_centroids, 5},
     {"ffi_knn_index",     (DL_FUNC) &ffi_knn_index,     5},
     {"ffi_kd_tree",       (DL_FUNC) &ffi_kd_tree,       2},

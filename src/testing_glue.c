@@ -2,7 +2,7 @@
  * tests/testthat (test-fuzz.R, test-anonymise.R, test-keps.R) so that each can be compared
  * with a slow R reference on its own. They validate only what keeps them from reading out
  * of bounds, and their interfaces may change without notice. The user path is in
- * anonymise.c, risk.c and keps.c. */
+ * anonymise_glue.c, risk_glue.c and keps_glue.c. */
 #include "detanon.h"
 #include "knn.h"
 #include "mondrian.h"

@@ -1,7 +1,7 @@
 /* Adaptive k per record for anonymise_adaptive(): k-nearest-neighbour centroids where
  * every record whose released point is still linkable gets a larger neighbourhood.
  *
- * The per-stratum kd-trees of the original z-scores come from a rank index (risk_rank.c),
+ * The per-stratum kd-trees of the original z-scores come from a rank index (rank_glue.c),
  * built once by the caller, and serve both the neighbour search (kd_knn_self) and the
  * linkability test (kd_count_within, the rank of the record's own original among the
  * originals nearest to its released point). Rounds: compute every centroid that changed,
@@ -58,7 +58,7 @@ static int cmp_double(const void *a, const void *b)
 
 /* ---- glue --------------------------------------------------------------------------- */
 
-/* idx: the rank index of the original z-scores (risk_rank.c); k_init, cap: first and
+/* idx: the rank index of the original z-scores (rank_glue.c); k_init, cap: first and
  * largest k per record (1 <= k_init <= cap <= the record's stratum size); m: linkage list
  * length (0: no rank test); target: records whose own original is among the m nearest are
  * grown while more than `target` of them remain (records whose own original is the

@@ -1,4 +1,4 @@
-/* Pure kernels for cluster stirring (Rowe et al., seed 004); no R API, see stir.c for glue. */
+/* Pure kernels for cluster stirring (Rowe et al.); no R API, see stir_glue.c for glue. */
 #ifndef DETANON_STIR_KERNEL_H
 #define DETANON_STIR_KERNEL_H
 
