@@ -1,0 +1,336 @@
+#' The risk battery: every attack on a release, against a control
+#'
+#' Runs the attacks of the battery on a release, each for the intruder described by
+#' `intruder` (see [intruder()]), and reports them worst first. Every attack gives, for every
+#' record, the probability that the intruder's claim about it is right (`success`) and how
+#' sure the intruder is (`confidence`), so that the report can give
+#' * `rate`: the expected share of records the attack gets right;
+#' * `control_rate`: the same attack on a control release in which every record's row holds
+#'   the released record of another person of its stratum (a derangement within strata):
+#'   what the attack achieves on people who are *not* in the release but resemble those who
+#'   are (chance, and what the release says about the population);
+#' * `advantage`: `(rate - control_rate) / (1 - control_rate)`, as anonymeter reports it:
+#'   what the attack learns about the people in the release;
+#' * `worst_stratum`: the highest rate of a stratum (with its size);
+#' * `precision_top10`: the rate among the 10% of records the intruder is most confident
+#'   about, i.e. how reliable the intruder's best claims are.
+#'
+#' @section What it measures and what it does not:
+#' The battery measures what the named attacks achieve for the named intruder. Attacks
+#' not in the battery, other background knowledge, and releases linked with other releases
+#' are not covered; a low rate is not a proof of safety. Each attack's help page says what
+#' it does not cover.
+#'
+#' @param original,masked Data frames with the same rows in the same order: the original
+#'   data and its release.
+#' @param vars,strata Shorthand for `intruder(vars = , strata = )` when `intruder` is `NULL`.
+#' @param intruder The intruder, made by [intruder()]; default `intruder(vars, strata)`.
+#' @param attacks Names of the attacks to run (see [battery_attacks()]); default all that
+#'   apply.
+#' @param m The intruder's list length for the top-m attacks, a whole number >= 1.
+#' @param sensitive Column whose value the inference attack guesses; `NULL` leaves that
+#'   attack out.
+#' @param control If `TRUE` (the default), every attack also runs on the control release.
+#' @param seed Seed for R's random number generator (the intruder's share of originals,
+#'   the control permutation); `NULL` uses the current stream.
+#' @param nthreads Number of OpenMP threads; default the option `detanon.nthreads`, else 1.
+#' @return An object of class `detanon_battery`: a list with `attacks` (a named list of
+#'   `detanon_attack` objects), `intruder` and `n`; `as.data.frame()` gives one row per
+#'   attack, worst first.
+#' @references Giomi M, Boenisch F, Wehmeyer C, Tasnadi B (2023). A unified framework for
+#'   quantifying privacy risk in synthetic data. *Proceedings on Privacy Enhancing
+#'   Technologies* 2023(2), 312-328 (anonymeter).
+#' @seealso [intruder()], [attack_linkage()], [assess()].
+#' @examples
+#' d <- titanic_paper()[-1] # without the identifier PassengerId
+#' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
+#'                     strata = c("Pclass", "Sex", "Family"))
+#' risk_battery(d, masked, seed = 1)
+#' @family attacks
+#' @export
+risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder = NULL,
+                         attacks = NULL, m = 3, sensitive = NULL, control = TRUE, seed = NULL,
+                         nthreads = getOption("detanon.nthreads", 1L)) {
+  if (is.null(intruder)) {
+    intruder <- intruder(vars = vars, strata = strata)
+  } else if (!is.null(vars) || !is.null(strata)) {
+    stop_arg("Give the columns either in `intruder` or as `vars`/`strata`, not both.")
+  }
+  m <- check_whole(m, "m", min = 1)
+  control <- check_flag(control, "control")
+  nthreads <- check_nthreads(nthreads)
+  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
+  reg <- battery_attacks()
+  if (is.null(attacks)) attacks <- names(reg)
+  if (!is.character(attacks) || !length(attacks) || anyNA(attacks) || !all(attacks %in% names(reg))) {
+    stop_arg("`attacks` must name attacks of the battery: ", paste0("\"", names(reg), "\"", collapse = ", "),
+             "; not ", show_value(attacks), ".")
+  }
+  if (is.null(sensitive)) attacks <- setdiff(attacks, names(reg)[vapply(reg, `[[`, TRUE, "needs_sensitive")])
+  s <- intruder_view(original, masked, intruder, seed = seed)
+  ctrl <- if (control) battery_permute(s, seed = if (!is.null(seed)) seed + 1L)
+  res <- lapply(attacks, function(a) {
+    spec <- reg[[a]]
+    run_attack(spec, s, ctrl, m = m, sensitive = sensitive, nthreads = nthreads, seed = seed)
+  })
+  names(res) <- attacks
+  structure(list(attacks = res, intruder = intruder, n = s$n, vars = s$vars, strata = s$strata),
+            class = "detanon_battery")
+}
+
+#' The attacks of the risk battery
+#'
+#' A named list describing the attacks [risk_battery()] can run: each entry has the
+#' attack's `label`, `fun` (its exported function) and whether it needs a `sensitive`
+#' column.
+#' @return A named list.
+#' @family attacks
+#' @export
+battery_attacks <- function() {
+  list(
+    linkage_released = list(label = "nearest and top-m linkage, released -> original",
+                            fun = "attack_linkage", args = list(direction = "released"),
+                            core = linkage_core, needs_sensitive = FALSE),
+    linkage_original = list(label = "nearest and top-m linkage, original -> released",
+                            fun = "attack_linkage", args = list(direction = "original"),
+                            core = linkage_core, needs_sensitive = FALSE)
+  )
+}
+
+# Run one attack (its core on the intruder's view, and on the control view) and summarise.
+run_attack <- function(spec, s, ctrl, m, sensitive, nthreads, seed) {
+  args <- c(list(m = m, sensitive = sensitive, nthreads = nthreads, seed = seed), spec$args)
+  res <- do.call(spec$core, c(list(s), args))
+  cres <- if (!is.null(ctrl)) do.call(spec$core, c(list(ctrl), args))
+  new_attack(spec$label, res, s, cres, m = m)
+}
+
+# ---- attack results --------------------------------------------------------------------
+
+# An attack result from a core's output: `res$success` (per record, the probability that
+# the one-record claim is right; NA for records not attacked), optionally `res$success_m`
+# (the own record among the intruder's m best candidates), `res$confidence` (per record,
+# larger = surer), `res$covers` and `res$not_covered` (text for reports) and any other
+# fields (kept in `details`). `cres`: the same for the control, or NULL.
+new_attack <- function(label, res, s, cres = NULL, m = NA_integer_) {
+  n <- s$n
+  stopifnot(length(res$success) == n, length(res$confidence) == n)
+  attacked <- !is.na(res$success)
+  rate <- function(x) if (is.null(x) || !any(attacked)) NA_real_ else mean(x[attacked])
+  r <- rate(res$success)
+  cr <- if (!is.null(cres)) rate(cres$success) else NA_real_
+  by <- s$by
+  by$n <- s$sizes
+  by$rate <- as.vector(tapply(res$success, factor(s$id, seq_along(s$sizes)), mean, na.rm = TRUE))
+  worst <- if (nrow(by) && any(!is.na(by$rate))) by[which.max(by$rate), , drop = FALSE] else by[0, , drop = FALSE]
+  rownames(worst) <- NULL
+  structure(list(
+    attack = label,
+    rate = r,
+    rate_m = rate(res$success_m),
+    m = if (is.null(res$success_m)) NA_integer_ else as.integer(m),
+    control_rate = cr,
+    control_rate_m = if (!is.null(cres)) rate(cres$success_m) else NA_real_,
+    advantage = advantage(r, cr),
+    worst_stratum = worst,
+    precision_top10 = top_share_precision(res$success[attacked], res$confidence[attacked], 0.1),
+    n = n, n_attacked = sum(attacked),
+    success = res$success, success_m = res$success_m, confidence = res$confidence,
+    by_stratum = by,
+    covers = res$covers, not_covered = res$not_covered,
+    intruder = s$intruder, vars = s$vars, strata = s$strata,
+    details = res[setdiff(names(res), c("success", "success_m", "confidence", "covers", "not_covered"))]
+  ), class = "detanon_attack")
+}
+
+# anonymeter's risk: the attack's success beyond the control's, as a share of what the
+# control left to gain.
+advantage <- function(rate, control) {
+  if (is.na(rate) || is.na(control)) return(NA_real_)
+  if (control >= 1) return(0)
+  max(0, (rate - control) / (1 - control))
+}
+
+# Mean success among the `share` most confident claims (ties in confidence at the cut are
+# taken in proportion).
+top_share_precision <- function(success, confidence, share) {
+  n <- length(success)
+  if (!n) return(NA_real_)
+  take <- max(1, share * n)
+  o <- order(-confidence)
+  conf <- confidence[o]
+  succ <- success[o]
+  cut <- conf[ceiling(take)]
+  above <- conf > cut
+  at <- conf == cut
+  need <- take - sum(above)
+  (sum(succ[above]) + need * mean(succ[at])) / take
+}
+
+#' @export
+print.detanon_attack <- function(x, ...) {
+  cat(sprintf("Attack: %s, %s\n", x$attack, plural(x$n, "record")))
+  cat("  intruder who", paste(format(x$intruder), collapse = "\n    and "), "\n")
+  cat(sprintf("  right about one record: %.4f (control %.4f, advantage %.4f)\n",
+              x$rate, x$control_rate, x$advantage))
+  if (!is.na(x$rate_m)) {
+    cat(sprintf("  own record among the %d best: %.4f (control %.4f)\n", x$m, x$rate_m, x$control_rate_m))
+  }
+  if (nrow(x$worst_stratum)) {
+    w <- x$worst_stratum
+    lab <- if (length(x$strata)) paste(paste0(x$strata, "=", unlist(lapply(w[x$strata], as.character))), collapse = ", ") else "all"
+    cat(sprintf("  worst stratum: %.4f (%s; %s)\n", w$rate, lab, plural(w$n, "record")))
+  }
+  cat(sprintf("  precision of the 10%% most confident claims: %.4f\n", x$precision_top10))
+  if (length(x$not_covered)) cat(strwrap(paste("Does not cover:", x$not_covered), indent = 2, exdent = 2), sep = "\n")
+  invisible(x)
+}
+
+#' @export
+as.data.frame.detanon_attack <- function(x, row.names = NULL, optional = FALSE, ...) {
+  w <- x$worst_stratum
+  data.frame(attack = x$attack, rate = x$rate, control_rate = x$control_rate, advantage = x$advantage,
+             m = x$m, rate_m = x$rate_m, control_rate_m = x$control_rate_m,
+             worst_stratum = if (nrow(w)) w$rate else NA_real_,
+             worst_stratum_n = if (nrow(w)) w$n else NA_integer_,
+             precision_top10 = x$precision_top10, n_attacked = x$n_attacked,
+             stringsAsFactors = FALSE)
+}
+
+#' @export
+as.data.frame.detanon_battery <- function(x, row.names = NULL, optional = FALSE, ...) {
+  out <- do.call(rbind, lapply(x$attacks, as.data.frame))
+  out <- cbind(name = names(x$attacks), out, stringsAsFactors = FALSE)
+  out <- out[order(-pmax(out$rate, out$rate_m, na.rm = TRUE)), , drop = FALSE]
+  rownames(out) <- NULL
+  out
+}
+
+#' @export
+print.detanon_battery <- function(x, ...) {
+  cat(sprintf("Risk battery on %s (%s%s), worst attack first\n", plural(x$n, "record"),
+              paste(x$vars, collapse = ", "),
+              if (length(x$strata)) paste0(" within ", paste(x$strata, collapse = " x ")) else ""))
+  cat("Intruder who", paste(format(x$intruder), collapse = "\n  and "), "\n")
+  tab <- as.data.frame(x)
+  show <- data.frame(attack = tab$attack, rate = tab$rate, control = tab$control_rate,
+                     advantage = tab$advantage, top_m = tab$rate_m, worst_stratum = tab$worst_stratum,
+                     precision10 = tab$precision_top10)
+  print(show, row.names = FALSE, digits = 3)
+  invisible(x)
+}
+
+# ---- attack: linkage by distance, both directions -----------------------------------
+
+#' Linkage attack by distance, in either direction
+#'
+#' The distance-linkage intruder holds the original values of the keys (see [intruder()])
+#' and links by Euclidean distance on the z-scale of the original data, within strata.
+#' * `direction = "released"`: for every released record, the intruder ranks the original
+#'   records of its stratum by distance; the claim is right when the nearest is the
+#'   record's own original (top-m: among the `m` nearest). This is [risk_linkage()].
+#' * `direction = "original"`: for every person whose original the intruder holds, it ranks
+#'   the released records of the stratum; the claim is right when the nearest released
+#'   record is the person's own. This is the direction of an intruder who looks for one
+#'   person in the release.
+#' Ties are broken at random: the success is the expected share, as in [risk_linkage()].
+#' The confidence of a claim is one minus the ratio of the nearest to the second nearest
+#' distance (the NNDR of Templ's riskutility): large when the nearest candidate stands out.
+#'
+#' @section What it does not cover:
+#' Matching one-to-one across the stratum (see [attack_assignment()]), an intruder who
+#' knows the algorithm (see [attack_recipe()]), and attribute inference.
+#' @inheritParams risk_battery
+#' @param direction `"released"` (released record -> original) or `"original"`.
+#' @return An object of class `detanon_attack` (see [risk_battery()] for its fields).
+#' @family attacks
+#' @export
+attack_linkage <- function(original, masked, intruder = NULL, direction = c("released", "original"),
+                           m = 3, control = TRUE, seed = NULL,
+                           nthreads = getOption("detanon.nthreads", 1L)) {
+  direction <- match_choice(direction, "direction")
+  m <- check_whole(m, "m", min = 1)
+  control <- check_flag(control, "control")
+  nthreads <- check_nthreads(nthreads)
+  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
+  s <- intruder_view(original, masked, intruder, seed = seed)
+  ctrl <- if (control) battery_permute(s, seed = if (!is.null(seed)) seed + 1L)
+  spec <- battery_attacks()[[paste0("linkage_", direction)]]
+  run_attack(spec, s, ctrl, m = m, sensitive = NULL, nthreads = nthreads, seed = seed)
+}
+
+# released -> original: trees over the originals the intruder holds, queried by their
+# released records; original -> released: trees over all released records, queried by the
+# originals the intruder holds. Numeric keys join the distance, categorical keys the cells;
+# a record whose cell differs between original and release is attacked and missed.
+linkage_core <- function(s, direction, m, nthreads, ...) {
+  zo <- cbind(s$zo, key_z(s, "original"))
+  zm <- cbind(s$zm, key_z(s, "masked"))
+  n <- s$n
+  success <- success_m <- confidence <- rep(NA_real_, n)
+  released <- direction == "released"
+  rows <- if (released) which(s$known) else seq_len(n)
+  cs <- cell_setup((if (released) s$cell_o else s$cell_m)[rows])
+  zt <- (if (released) zo else zm)[rows, , drop = FALSE]
+  zq <- (if (released) zm else zo)[rows, , drop = FALSE]
+  same <- (s$cell_o == s$cell_m)[rows]
+  want <- same & s$known[rows]
+  if (any(want)) {
+    ranks <- link_ranks(cs, zt, zq, want, max(m, 2L), nthreads)
+    hit <- rows[want]
+    success[hit] <- top_m_share(ranks[want, , drop = FALSE], 1)
+    success_m[hit] <- top_m_share(ranks[want, , drop = FALSE], m)
+    confidence[hit] <- nndr_confidence(cs, zt, zq, want)[want]
+  }
+  miss <- rows[!same & s$known[rows]]
+  success[miss] <- success_m[miss] <- confidence[miss] <- 0
+  list(success = success, success_m = success_m, confidence = confidence,
+       not_covered = paste("one-to-one matching, an intruder who knows the algorithm,",
+                           "attribute inference, other background knowledge."))
+}
+
+# The z-scores of the numeric keys of one side (on the original's scale).
+key_z <- function(s, side) {
+  if (!length(s$key_num)) return(NULL)
+  xo <- numeric_matrix(s$original, s$key_num)
+  x <- if (side == "original") xo else numeric_matrix(s$masked, s$key_num)
+  st <- col_stats(xo)
+  sd <- ifelse(is.finite(st$sd) & st$sd > 0, st$sd, 1)
+  sweep(sweep(x, 2L, st$mean), 2L, sd, "/")
+}
+
+# A linkage setup (as link_ranks() reads it) whose strata are the given cells.
+cell_setup <- function(cell) {
+  id <- match(cell, sort(unique(cell)))
+  sizes <- tabulate(id, max(c(0L, id)))
+  list(n = length(id), id = id, sizes = sizes, order = as.integer(order(id, method = "radix")),
+       offsets = as.integer(c(0L, cumsum(sizes))))
+}
+
+# 1 - d1 / d2 for each query row: the nearest and second-nearest tree points of its cell.
+nndr_confidence <- function(cs, zt, zq, ok) {
+  conf <- numeric(length(ok))
+  rows <- which(ok)
+  by_cell <- split(rows, cs$id[rows])
+  for (cell in names(by_cell)) {
+    c <- as.integer(cell)
+    tr <- cs$order[seq.int(cs$offsets[c] + 1L, length.out = cs$sizes[c])]
+    if (length(tr) < 2L) {
+      conf[by_cell[[cell]]] <- 1
+      next
+    }
+    q <- by_cell[[cell]]
+    nn <- RANN_free_knn(zt[tr, , drop = FALSE], zq[q, , drop = FALSE])
+    conf[q] <- ifelse(nn[, 2L] > 0, 1 - nn[, 1L] / nn[, 2L], 0)
+  }
+  conf
+}
+
+# The two nearest distances from each query to the data (plain R; the battery's kernels
+# replace this where speed matters).
+RANN_free_knn <- function(data, query) {
+  t(apply(query, 1L, function(q) {
+    d <- sqrt(colSums((t(data) - q)^2))
+    sort(d, partial = 1:2)[1:2]
+  }))
+}

@@ -1,0 +1,139 @@
+#' The intruder an attack assumes
+#'
+#' Every attack of the risk battery ([risk_battery()], the `attack_*()` functions) plays one
+#' intruder, described by this object, and every report says which. The intruder holds the
+#' original values of some columns for some of the people in the data (the *keys*), sees the
+#' whole release, and may know how the release was made.
+#'
+#' * `vars`: continuous columns the intruder matches by distance (on the z-scale of the
+#'   original data). Default: the masked variables recorded in the release.
+#' * `strata`: categorical columns the intruder matches exactly. Default: the strata
+#'   recorded in the release.
+#' * `keys`: further released columns the intruder holds as keys, e.g. an outcome released
+#'   unchanged (`"Survived"`). Categorical keys are matched exactly, numeric ones by distance
+#'   beside `vars`. `keys = "all"` takes every other column common to the original and the
+#'   release.
+#' * `p`: the share of the original records the intruder holds (1: everyone in the data,
+#'   the *maximum-knowledge intruder* of Domingo-Ferrer and Muralidhar). Attacks that need the
+#'   other records use the release as a stand-in for them.
+#' * `knows`: what the intruder knows of the masking: `"data"` (nothing: only the keys and
+#'   the release), `"recipe"` (the published algorithm, not its settings) or `"settings"`
+#'   (the algorithm and every setting recorded in the release metadata). Following
+#'   Kerckhoffs' principle, a release should be judged against `"settings"`: only a secret
+#'   key, never part of the release or its metadata, may be assumed unknown.
+#'
+#' @param vars,strata Column names, or `NULL` for the release's own (see above).
+#' @param keys Further columns held by the intruder, `"all"`, or `NULL` for none.
+#' @param p Share of the original records the intruder holds, a number in (0, 1].
+#' @param knows What the intruder knows of the masking: `"data"`, `"recipe"` or `"settings"`.
+#' @return An object of class `detanon_intruder`.
+#' @references Domingo-Ferrer J, Muralidhar K (2016). New directions in anonymization:
+#'   permutation paradigm, verifiability by subjects and intruders, transparency to users.
+#'   *Information Sciences* 337, 11-24.
+#' @seealso [risk_battery()].
+#' @examples
+#' intruder()
+#' intruder(keys = "Survived", p = 0.1, knows = "recipe")
+#' @family attacks
+#' @export
+intruder <- function(vars = NULL, strata = NULL, keys = NULL, p = 1,
+                     knows = c("settings", "recipe", "data")) {
+  for (a in c("vars", "strata", "keys")) {
+    v <- get(a)
+    if (!is.null(v) && (!is.character(v) || anyNA(v) || any(!nzchar(v)))) {
+      stop_arg("`", a, "` must be NULL or a character vector of column names, not ", show_value(v), ".")
+    }
+  }
+  p <- check_number(p, "p", lower = 0, upper = 1, lower_open = TRUE)
+  knows <- match_choice(knows, "knows")
+  structure(list(vars = vars, strata = strata, keys = keys, p = p, knows = knows),
+            class = "detanon_intruder")
+}
+
+#' @export
+format.detanon_intruder <- function(x, ...) {
+  cols <- function(v, none) if (is.null(v)) none else if (!length(v)) "none" else paste(v, collapse = ", ")
+  know <- c(data = "not the masking", recipe = "the algorithm but not its settings",
+            settings = "the algorithm and its settings")[[x$knows]]
+  c(sprintf("holds %s of the originals: %s by distance; %s exactly%s",
+            if (x$p == 1) "all" else sprintf("%g%%", 100 * x$p),
+            cols(x$vars, "the masked variables"), cols(x$strata, "the strata"),
+            if (length(x$keys)) paste0("; also ", cols(x$keys, "")) else ""),
+    sprintf("knows %s; no secret key", know))
+}
+
+#' @export
+print.detanon_intruder <- function(x, ...) {
+  cat("Intruder who", paste(format(x), collapse = "\n  and "), "\n")
+  invisible(x)
+}
+
+# ---- the intruder's view of a pair ----------------------------------------------------
+
+# Resolve the intruder against (original, masked): the columns it matches, both data sets
+# on the z-scale of `original`, the strata, the original records it holds (`known`), and
+# the data frames themselves (for attacks that read other columns). Attacks receive this
+# object; the battery's control is the same object with the released rows permuted within
+# strata (battery_permute()).
+intruder_view <- function(original, masked, intruder, seed = NULL) {
+  if (is.null(intruder)) intruder <- intruder()
+  if (!inherits(intruder, "detanon_intruder")) {
+    stop_arg("`intruder` must be made by intruder(), not ", show_value(intruder), ".")
+  }
+  s <- linkage_setup(original, masked, intruder$vars, intruder$strata)
+  keys <- intruder$keys
+  if (identical(keys, "all")) keys <- setdiff(intersect(names(original), names(masked)), c(s$vars, s$strata))
+  keys <- check_columns(keys, original, "keys")
+  check_columns(keys, masked, "keys")
+  both <- intersect(keys, c(s$vars, s$strata))
+  if (length(both)) stop_arg("`keys` repeats columns of `vars` or `strata`: ", quote_names(both), ".", kind = "column")
+  num <- keys[vapply(keys, function(v) is_continuous(original[[v]]) && is_continuous(masked[[v]]), logical(1))]
+  s$key_num <- num
+  s$key_cat <- setdiff(keys, num)
+  s$intruder <- intruder
+  # cells: the strata and the categorical keys, as the intruder matches them exactly. A
+  # categorical key changed by the masking puts a record in another cell than its original.
+  both_df <- rbind(as.data.frame(original, stringsAsFactors = FALSE)[c(s$strata, s$key_cat)],
+                   as.data.frame(masked, stringsAsFactors = FALSE)[c(s$strata, s$key_cat)])
+  cell <- stratum_ids(both_df, c(s$strata, s$key_cat))
+  s$cell_o <- cell[seq_len(s$n)]
+  s$cell_m <- cell[s$n + seq_len(s$n)]
+  s$original <- original
+  s$masked <- masked
+  s$known <- if (intruder$p == 1) rep(TRUE, s$n) else {
+    with_seed(seed, {
+      k <- logical(s$n)
+      k[sample.int(s$n, max(1L, round(intruder$p * s$n)))] <- TRUE
+      k
+    })
+  }
+  s
+}
+
+# The control of an attack: the same release with its rows permuted within strata so that
+# no record stands at its own position (a derangement of every stratum of two or more).
+# The attack then "succeeds" only when it points at the position of a person who is not
+# the target: what it achieves on people who are not in the release but resemble those who
+# are. A stratum of one has no one to stand in for its record: its control success is 0.
+battery_permute <- function(s, seed = NULL) {
+  perm <- with_seed(seed, derange_within(s$id))
+  s$masked <- s$masked[perm, , drop = FALSE]
+  s$zm <- s$zm[perm, , drop = FALSE]
+  s$cell_m <- s$cell_m[perm]
+  s$perm <- perm
+  s
+}
+
+# A random permutation of 1..n that moves every element to another position of its group
+# (groups of one stay in place; callers treat them separately).
+derange_within <- function(id) {
+  perm <- seq_along(id)
+  groups <- split(seq_along(id), id)
+  for (g in groups) {
+    if (length(g) < 2L) next
+    # a random cyclic shift of a random order is a derangement of the group
+    o <- g[sample.int(length(g))]
+    perm[o] <- o[c(2:length(o), 1L)]
+  }
+  perm
+}
