@@ -9,7 +9,10 @@
 #' The tests are heuristics and are reported separately, so that a custodian can judge
 #' them:
 #' * `unique`: with at least 10 records, every non-missing value differs and at most
-#'   10% are missing (a value that on its own singles a record out);
+#'   10% are missing (a value that on its own singles a record out); for numbers, only
+#'   when they look like codes: whole numbers that fill their range densely (a shuffled
+#'   record number), or that all have the same number of digits and spread evenly over
+#'   their range (numbers drawn from a block, as identifiers are);
 #' * `id_like`: the values look like identifiers: whole numbers forming a sequence or
 #'   all distinct, or strings of digits/letters with a fixed pattern, or National
 #'   Insurance numbers, valid NHS numbers (ten digits with the modulus-11 check digit),
@@ -20,7 +23,8 @@
 #'   `nhs_number` or `HospitalNo`), or the values look like personal names (e.g.
 #'   "Smith, Mr. John");
 #' * `free_text`: character values with on average four or more words or 40 or more
-#'   characters.
+#'   characters, and many distinct values (a closed set of long answers, such as the
+#'   levels of a questionnaire item, is not free text).
 #'
 #' Uniqueness is judged on all values; the value patterns on at most 10,000 evenly spaced
 #' values of a column (so the screen stays fast on large data and does not use the random
@@ -29,7 +33,10 @@
 #' A column flagged here is not necessarily identifying, and a column not flagged may
 #' still be (e.g. a rare diagnosis, or an identifier coded as a factor with duplicates).
 #' Continuous measurements are often unique per row without being identifiers: they are
-#' flagged only if they are whole numbers.
+#' not flagged as `unique`, nor are measurements recorded in whole units (incomes in cents,
+#' weights in grams), which are skewed or span several orders of magnitude. An identifier
+#' that is neither dense nor of one width (random numbers of varying length) is missed
+#' unless its name gives it away.
 #'
 #' @param data A data frame.
 #' @return A data frame with one row per flagged column: `column`, the logical columns
@@ -68,6 +75,25 @@ identifier_qualifiers <- c("nhs", "ni", "hospital", "record", "patient", "person
                            "staff", "employee", "payroll", "account")
 number_words <- c("no", "num", "number", "nr", "nbr")
 
+# Whole numbers that are unique per row look like codes (record or person numbers) rather
+# than measurements recorded in whole units (incomes, weights) when they fill their range
+# densely (a shuffled 1..n), or have one number of digits and spread evenly over their range
+# (drawn from a block of numbers): a Kolmogorov-Smirnov distance from the uniform below its
+# 1% critical value. Measurements are skewed or peaked, and span several orders of magnitude.
+code_like_numbers <- function(obs) {
+  obs <- as.double(obs)
+  if (!all(is.finite(obs))) return(TRUE)
+  n <- length(obs)
+  lo <- min(obs)
+  hi <- max(obs)
+  if (hi - lo + 1 <= 2 * n) return(TRUE)
+  digits <- floor(log10(pmax(abs(obs), 1)))
+  if (any(digits != digits[1L]) || any(sign(obs) != sign(obs[1L]))) return(FALSE)
+  u <- sort((obs - lo) / (hi - lo))
+  ks <- max(abs(u - (seq_len(n) - 1) / (n - 1)))
+  ks <= max(1.63 / sqrt(n), 0.02)
+}
+
 name_suggests_identifier <- function(name) {
   words <- tolower(strsplit(gsub("([a-z])([A-Z])", "\\1 \\2", name), "[^A-Za-z0-9]+")[[1L]])
   words <- words[nzchar(words)]
@@ -98,7 +124,8 @@ identifier_flags <- function(x, name) {
   n_obs <- length(obs)
   whole <- !is.numeric(obs) || is.factor(x) || all(obs == round(obs))
   # (fewer factor levels than values: some value repeats, no need to hash them all)
-  if (n >= 10L && n_obs >= 0.9 * n && whole && (!is.factor(x) || length(lev) >= n_obs) && !anyDuplicated(obs)) {
+  if (n >= 10L && n_obs >= 0.9 * n && whole && (!is.factor(x) || length(lev) >= n_obs) && !anyDuplicated(obs) &&
+      (!is.numeric(obs) || is.factor(x) || code_like_numbers(obs))) {
     out$unique <- TRUE
     reasons <- c(reasons, "unique per row")
   }
@@ -133,7 +160,9 @@ identifier_flags <- function(x, name) {
         reasons <- c(reasons, paste("values look like", kind))
       }
       n_words <- lengths(strsplit(s, "[[:space:]]+"))
-      if (mean(n_words) >= 4 || mean(nchar(s)) >= 40) {
+      # a closed set of long answers (a questionnaire item) is not free text
+      open_ended <- length(unique(s)) > min(50, 0.2 * length(s))
+      if (open_ended && (mean(n_words) >= 4 || mean(nchar(s)) >= 40)) {
         out$free_text <- TRUE
         reasons <- c(reasons, "free text")
       }

@@ -166,3 +166,31 @@ test_that("ISO date strings are not taken for telephone numbers", {
   expect_equal(nrow(detect_identifiers(d)), 1L) # unique per row only
   expect_false(detect_identifiers(d)$id_like)
 })
+
+test_that("whole-number measurements are not identifiers; codes of one width or dense are", {
+  set.seed(3)
+  n <- 500
+  d <- data.frame(
+    income = round(rlnorm(n, 10, 1)),           # skewed, several orders of magnitude
+    weight_g = round(rnorm(n, 70000, 9000)),    # peaked, one width
+    record = sample(100000:999999, n),          # a block of six-digit numbers
+    row = sample.int(n),                        # a shuffled record number
+    person = sample(2 * n)[seq_len(n)]          # dense: half of 1..2n
+  )
+  found <- detect_identifiers(d)$column
+  expect_setequal(found, c("record", "row", "person"))
+  expect_false(detanon:::code_like_numbers(c(1106874, 90929693, 27338058)))
+  expect_true(detanon:::code_like_numbers(c(3, 1, 2)))
+})
+
+test_that("no column of the standard SDC test data sets is taken for an identifier", {
+  skip_if_not_installed("sdcMicro")
+  for (nm in c("testdata", "testdata2", "CASCrefmicrodata", "EIA", "Tarragona")) {
+    e <- new.env()
+    utils::data(list = nm, package = "sdcMicro", envir = e)
+    expect_identical(detect_identifiers(as.data.frame(get(nm, e)))$column, character(), label = nm)
+  }
+  skip_if_not_installed("synthpop")
+  # a questionnaire item with long answers is not free text
+  expect_identical(detect_identifiers(synthpop::SD2011)$column, character())
+})
