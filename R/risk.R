@@ -27,6 +27,15 @@
 #' the random search and hence from sdcMicro, and it is slower on large data (about a
 #' minute at n = 1e6, against a few seconds). Further arguments in `...` go to `covMcd()`.
 #'
+#' @section Degenerate data:
+#' When more than half of the records lie on a hyperplane (many tied values, zero-inflated
+#' variables, a variable that is a linear combination of others, as in the CASC
+#' `CASCrefmicrodata` set), the robust covariance is singular. `risk_rmd()` then uses the
+#' classical covariance, or, if that is singular too, per-variable robust variances (the
+#' squared MADs; 1 for a variable with more than half of its values tied), and says so
+#' with a warning of class `detanon_warning_covariance`; `cov_method` in the result records
+#' which. The intervals are then no longer sdcMicro's (`dRiskRMD()` stops on such data).
+#'
 #' @section What it measures and what it does not:
 #' `risk1` flags records whose masked values stay very close to their originals, with a
 #' tolerance that grows with the record's robust distance from the centre (outliers get
@@ -67,7 +76,8 @@
 #'   records), `wrisk1`, `wrisk2` (weighted versions), `n_risk1`, `n_risk2` (counts),
 #'   `rows_risk1`, `rows_risk2` (integer row positions, whatever the row names), `w1`,
 #'   `w2`, `m`, `vars`, `n`, `deterministic` and `cov` (the robust covariance of the
-#'   standardised original variables).
+#'   standardised original variables) and `cov_method` (`"mcd"`, or the fallback
+#'   `"classical"` or `"diagonal"`, see the section Degenerate data).
 #' @references Templ M, Meindl B (2008). Robust statistics meets SDC: new disclosure risk
 #'   measures for continuous microdata masking. In *Privacy in Statistical Databases*,
 #'   LNCS 5262, 177-189.
@@ -137,28 +147,56 @@ rmd_result <- function(r, xm, w1, w2, m, vars, deterministic, nthreads) {
     n_risk1 = length(rows1), n_risk2 = length(rows2),
     rows_risk1 = as.integer(rows1), rows_risk2 = as.integer(rows2),
     w1 = w1, w2 = w2, m = m, vars = vars, n = n, deterministic = deterministic,
-    cov = unname_attr(covs)
+    cov = unname_attr(covs), cov_method = if (is.null(r$cov_method)) "mcd" else r$cov_method
   ), class = "detanon_risk_rmd")
 }
 
 # scale() of the originals, their robust covariance and dRiskRMD's interval half-widths
-# per unit of w1 (0.05 * robust Mahalanobis distance).
+# per unit of w1 (0.05 * robust Mahalanobis distance). When the robust covariance is
+# singular (more than half of the records on a hyperplane: ties, zero-inflation, a variable
+# that is a linear combination of others), it falls back to the classical covariance, and
+# when that is singular too, to per-variable robust variances (a diagonal matrix), with a
+# classed warning: a degenerate variable never stops a measure or a search.
 rmd_core <- function(x, deterministic, ...) {
   x <- scale(x)
   cent <- colMeans(x)
   args <- list(...)
   if (deterministic) args$nsamp <- "deterministic"
-  mcd <- tryCatch(do.call(robustbase::covMcd, c(list(x), args)),
-                  error = function(e) stop_arg("robustbase::covMcd() failed on `original[vars]`: ",
-                                               conditionMessage(e), kind = "data"))
+  singular <- function(e) grepl("singular|hyperplane|plane with equation|order statistic", conditionMessage(e))
+  mcd <- tryCatch(withCallingHandlers(do.call(robustbase::covMcd, c(list(x), args)),
+                                      warning = function(w) if (singular(w)) invokeRestart("muffleWarning")),
+                  error = function(e) {
+                    if (!singular(e)) {
+                      stop_arg("robustbase::covMcd() failed on `original[vars]`: ", conditionMessage(e), kind = "data")
+                    }
+                    NULL
+                  })
   covs <- mcd$cov
-  if (!all(is.finite(covs)) || rcond(covs) < sqrt(.Machine$double.eps)) {
-    stop_arg("The robust covariance of `original[vars]` is singular (more than half of the ",
-             "records lie on a hyperplane, e.g. many tied values); drop or combine the ",
-             "degenerate variables in `vars`.", kind = "data")
+  method <- "mcd"
+  if (!usable_cov(covs)) {
+    covs <- stats::cov(x)
+    method <- "classical"
+    if (!usable_cov(covs)) {
+      s <- apply(x, 2L, stats::mad)
+      s[!is.finite(s) | s <= 0] <- 1 # a variable with more than half of its values tied
+      covs <- diag(s^2, ncol(x))
+      dimnames(covs) <- list(colnames(x), colnames(x))
+      method <- "diagonal"
+    }
+    warn_detanon("The robust covariance of `original[vars]` is singular (more than half of the ",
+                 "records lie on a hyperplane: ties, zero-inflation, or a variable that is a linear ",
+                 "combination of others); the distances use ",
+                 if (method == "classical") "the classical covariance" else
+                   "per-variable robust variances (the classical covariance is singular too)",
+                 " instead. Drop or combine the degenerate variables in `vars` to use the robust one.",
+                 kind = "covariance")
   }
   rmd <- stats::mahalanobis(x, center = cent, cov = covs)
-  list(x = x, cov = covs, rmd = sqrt(rmd) * 0.05)
+  list(x = x, cov = covs, rmd = sqrt(rmd) * 0.05, cov_method = method)
+}
+
+usable_cov <- function(covs) {
+  !is.null(covs) && all(is.finite(covs)) && rcond(covs) >= sqrt(.Machine$double.eps)
 }
 
 unname_attr <- function(m) {

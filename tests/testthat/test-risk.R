@@ -485,3 +485,30 @@ test_that("risk_replay handles tiny shares, n = 1 and random masks, and checks i
                "`mask` failed on the intruder's share p = 1 .*boom")
   expect_error(risk_replay(d, masked, seed = 1.5), "`seed` must be a single whole number")
 })
+
+test_that("risk_rmd() falls back from a singular robust covariance with a classed warning", {
+  set.seed(4)
+  n <- 200
+  # more than half of the records on a hyperplane: z = x + y exactly, and a zero-inflated w
+  x <- rnorm(n)
+  y <- rnorm(n)
+  d <- data.frame(x = x, y = y, z = x + y, w = c(rep(0, 150), rexp(50)))
+  m <- d + 0.01
+  expect_warning(r <- risk_rmd(d, m, vars = c("x", "y", "z")), class = "detanon_warning_covariance")
+  expect_identical(r$cov_method, "diagonal")
+  # the fallback intervals: per-variable robust variances of the scaled originals
+  xs <- scale(as.matrix(d[c("x", "y", "z")]))
+  s2 <- apply(xs, 2L, stats::mad)^2
+  rmd <- 0.05 * sqrt(rowSums(sweep(sweep(xs, 2L, colMeans(xs))^2, 2L, s2, "/")))
+  ms <- scale(as.matrix(m[c("x", "y", "z")]))
+  inside <- ms > xs - 0.01 * rmd & ms < xs + 0.01 * rmd
+  expect_identical(r$rows_risk1, which(rowSums(inside) > 0L))
+  # zero-inflation alone: the classical covariance is regular
+  d2 <- data.frame(x = x, w = d$w, v = c(rep(1, 120), rnorm(80)))
+  expect_warning(r2 <- risk_rmd(d2, d2 + 0.5), class = "detanon_warning_covariance")
+  expect_identical(r2$cov_method, "classical")
+  expect_equal(r2$cov, unname(stats::cov(scale(as.matrix(d2)))), ignore_attr = TRUE)
+  # regular data: the robust covariance, no warning
+  expect_no_warning(r3 <- risk_rmd(d[c("x", "y")], m[c("x", "y")]))
+  expect_identical(r3$cov_method, "mcd")
+})
