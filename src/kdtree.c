@@ -11,6 +11,7 @@
  *   lexicographically no smaller than the worst point. That keeps the result exact under
  *   ties and makes duplicates cheap (a block of identical points is pruned at once). */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include "kdtree.h"
 
@@ -383,11 +384,6 @@ void kd_knn_self(const kd_tree *t, ptrdiff_t self, kd_heap *h)
     knn_any_d(t, t->pts + self * t->d, (int) t->leaf_of[self], h);
 }
 
-void kd_knn_point(const kd_tree *t, const double *q, kd_heap *h)
-{
-    knn_any_d(t, q, -1, h);
-}
-
 ptrdiff_t kd_count_within(const kd_tree *t, const double *q, double r2, ptrdiff_t stop_at,
                           kd_item *st)
 {
@@ -409,4 +405,33 @@ ptrdiff_t kd_count_within(const kd_tree *t, const double *q, double r2, ptrdiff_
         push_children(st, &sp, nd, kd_box_d2(t, nd->left, q), kd_box_d2(t, nd->right, q));
     }
     return count < stop_at ? count : stop_at;
+}
+
+static double *cache_aligned(size_t n, void *(*alloc)(size_t, size_t))
+{
+    char *p = alloc(n * sizeof(double) + 64, 1);
+    return (double *) (p + (64 - (uintptr_t) p % 64) % 64);
+}
+
+kd_tree kd_new(ptrdiff_t n, int d, int leaf_size, void *(*alloc)(size_t, size_t))
+{
+    size_t nn = kd_max_nodes(n, leaf_size);
+    kd_tree t;
+    kd_init(&t, n, d, leaf_size,
+            (double *) alloc((size_t) n * d, sizeof(double)),
+            (ptrdiff_t *) alloc(n, sizeof(ptrdiff_t)),
+            (ptrdiff_t *) alloc(n, sizeof(ptrdiff_t)),
+            (kd_node *) alloc(nn, sizeof(kd_node)),
+            cache_aligned(nn * 2 * d, alloc));
+    return t;
+}
+
+kd_heap kd_heap_new(int k, void *(*alloc)(size_t, size_t))
+{
+    kd_heap h;
+    kd_heap_init(&h, k, (ptrdiff_t *) alloc(k, sizeof(ptrdiff_t)),
+                 (double *) alloc(k, sizeof(double)),
+                 k > KD_HEAP_MIN ? (ptrdiff_t *) alloc(k, sizeof(ptrdiff_t)) : NULL,
+                 (kd_item *) alloc(KD_STACK_MAX, sizeof(kd_item)));
+    return h;
 }

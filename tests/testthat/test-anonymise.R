@@ -38,7 +38,7 @@ test_that("records that share their k points get bit-identical centroids", {
   set.seed(11)
   for (rep in 1:20) {
     z <- matrix(stats::rnorm(5 * 3) * 10^stats::runif(15, -3, 3), 5, 3)
-    cen <- .Call(detanon:::C_ffi_knn_centroids, z, 1:5, c(0, 5), 5L, 1L)
+    cen <- test_call("knn_centroids", z, 1:5, c(0, 5), 5L, 1L)
     expect_identical(cen, cen[rep(1L, 5), ])
   }
 })
@@ -263,7 +263,7 @@ test_that("large k (k = n, n - 1, about n / 2) equals the reference, with ties a
       # duplicated points are interchangeable: compare coordinates, in order
       expect_identical(z[idx, , drop = FALSE], z[want, , drop = FALSE])
       expect_identical(idx, knn_index(z, id, k, nthreads = 2L))
-      cen <- .Call(detanon:::C_ffi_knn_centroids, z, seq_len(n), c(0, n), k, 1L)
+      cen <- test_call("knn_centroids", z, seq_len(n), c(0, n), k, 1L)
       expect_identical(cen, ref_lex_centroids(z, want))
       if (k == n) expect_identical(cen, cen[rep(1L, n), , drop = FALSE])
     }
@@ -278,8 +278,8 @@ test_that("large k in heavy strata (chunked queries, stratum-order sums) is exac
   id <- rep(1L, n)
   for (k in c(n, n - 1L, 960L, n %/% 2L)) {
     want <- ref_knn_index(z, id, k)
-    cen1 <- .Call(detanon:::C_ffi_knn_centroids, z, seq_len(n), c(0, n), k, 1L)
-    cen2 <- .Call(detanon:::C_ffi_knn_centroids, z, seq_len(n), c(0, n), k, 2L)
+    cen1 <- test_call("knn_centroids", z, seq_len(n), c(0, n), k, 1L)
+    cen2 <- test_call("knn_centroids", z, seq_len(n), c(0, n), k, 2L)
     expect_identical(cen1, cen2)
     rows <- c(1:3, 101:103, sample(n, 6L)) # the R reference is slow: a sample of rows
     expect_identical(cen1[rows, ], ref_lex_centroids(z, want[rows, , drop = FALSE]))
@@ -289,7 +289,7 @@ test_that("large k in heavy strata (chunked queries, stratum-order sums) is exac
 })
 
 test_that("the thread policy: the request, capped by OpenMP's limits, one thread for small jobs", {
-  threads <- function(n, work = 1e6) .Call(detanon:::C_ffi_threads, as.integer(n), work)
+  threads <- function(n, work = 1e6) test_call("threads", as.integer(n), work)
   expect_identical(threads(1L), 1L)
   expect_identical(threads(4L, work = 100), 1L) # too small to gain from threads
   expect_lte(threads(1e6L), max(1L, parallel::detectCores()))
