@@ -37,8 +37,6 @@ void kd_reuse(kd_tree *t, ptrdiff_t n)
     kd_init(t, n, t->d, t->leaf_size, t->pts, t->row, t->leaf_of, t->nodes, t->box);
 }
 
-int kd_stack_capacity(const kd_tree *t) { return 2 * t->depth + 4; }
-
 /* Account for `work` points of building work; ask about an interrupt every 2^20. */
 static inline void poll(kd_tree *t, ptrdiff_t work)
 {
@@ -342,15 +340,15 @@ KD_INLINE void scan_leaf(const kd_tree *t, const kd_node *nd, const double *q, k
     }
 }
 
-/* The k nearest points to q; own_leaf (or -1) is scanned first, for a tight bound before
- * the descent from the root. */
+/* The k nearest points to q, a point of the leaf own_leaf: that leaf is scanned first, for
+ * a tight bound before the descent from the root. */
 KD_INLINE void knn(const kd_tree *t, const double *q, int own_leaf, kd_heap *h, const int d)
 {
     kd_item *st = h->stack;
     int sp = 0;
     h->count = 0;
     h->arrived = 0;
-    if (own_leaf >= 0) scan_leaf(t, t->nodes + own_leaf, q, h, d);
+    scan_leaf(t, t->nodes + own_leaf, q, h, d);
     st[sp].node = 0; st[sp].bd = kd_gap_d2(t->box, q, d); sp++;
     while (sp > 0) {
         kd_item it = st[--sp];

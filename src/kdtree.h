@@ -150,9 +150,8 @@ void kd_build(kd_tree *t, const double *x, ptrdiff_t ldx, const ptrdiff_t *rows)
 void kd_build_scaled(kd_tree *t, const double *const *col, const double *center,
                      const double *scale, const ptrdiff_t *rows);
 
-/* Capacity a search stack needs for this tree, and a bound valid for every tree (a
- * median-split tree over fewer than 2^63 points is less than 64 levels deep). */
-int kd_stack_capacity(const kd_tree *t);
+/* Capacity of a search stack, valid for every tree: a tree of depth D needs 2 D + 4, and a
+ * median-split tree over fewer than 2^63 points is less than 64 levels deep. */
 #define KD_STACK_MAX (2 * 64 + 4)
 
 /* Work space for one query of k neighbours (one per thread). Up to KD_HEAP_MIN neighbours
@@ -172,7 +171,7 @@ typedef struct {
     double *d2;      /* k squared distances */
     ptrdiff_t *seq;  /* heap mode: arrival number of each candidate */
     ptrdiff_t arrived;
-    kd_item *stack;  /* capacity kd_stack_capacity(t) */
+    kd_item *stack;  /* capacity KD_STACK_MAX */
 } kd_heap;
 
 /* Point a heap for k neighbours at caller-owned buffers: pos and seq k each (seq may be
