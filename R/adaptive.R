@@ -2,8 +2,8 @@
 #'
 #' The five steps of [anonymise()] (Avraam, Jones and Burton 2022) with `k` chosen per
 #' record: every record starts with `k` points; a record whose released point is still
-#' *linkable* gets more neighbours (one more while it has fewer than 8 points, then an
-#' eighth more, rounded down), and this repeats until no record is linkable or
+#' *linkable* gets more neighbours (one more while it has fewer than 8 points, then a
+#' quarter more, rounded down), and this repeats until no record is linkable or
 #' the linkable ones have reached `k_max` (or their stratum's size). A record is linkable
 #' when
 #' * its own original is the nearest original of its stratum to its released point (the

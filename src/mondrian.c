@@ -116,7 +116,6 @@ ptrdiff_t mondrian_strata(const double *x, ptrdiff_t n, int d, const double *inv
                           ptrdiff_t *rows, const ptrdiff_t *off, ptrdiff_t n_strata,
                           ptrdiff_t k, ptrdiff_t *ends, const kernel_host *host)
 {
-    (void) n;
     ptrdiff_t max_ns = 1;
     for (ptrdiff_t s = 0; s < n_strata; s++) if (off[s + 1] - off[s] > max_ns) max_ns = off[s + 1] - off[s];
     double *vals = (double *) host->alloc(max_ns, sizeof(double));
