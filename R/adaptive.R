@@ -2,8 +2,8 @@
 #'
 #' The five steps of [anonymise()] (Avraam, Jones and Burton 2022) with `k` chosen per
 #' record: every record starts with `k` points; a record whose released point is still
-#' *linkable* gets more neighbours (one more while it has fewer than 8 points, then an
-#' eighth more, rounded down), and this repeats until no record is linkable or
+#' *linkable* gets more neighbours (one more while it has fewer than 8 points, then a
+#' quarter more, rounded down), and this repeats until no record is linkable or
 #' the linkable ones have reached `k_max` (or their stratum's size). A record is linkable
 #' when
 #' * its own original is the nearest original of its stratum to its released point (the
@@ -235,21 +235,10 @@ adaptive_fit <- function(p, k0, k_max, m, rate, w1, nthreads) {
 # Step 5 and the release form: the centroids rescaled to the original means and SDs,
 # formatted as anonymise() formats, with metadata of aggregates only.
 adaptive_release <- function(data, df, p, fit, format, k_range, settings) {
-  x <- p$x
   vars <- colnames(p$x0)
-  out_cols <- lapply(seq_len(ncol(x)), function(j) x[, j])
-  scale <- stats::setNames(rep(NA_real_, ncol(x)), vars)
-  if (length(p$cols)) {
-    c_sd <- col_stats(fit$centroids)$sd
-    flat <- flat_centroids(c_sd, 1e-10, vars[p$cols])
-    for (j in seq_along(p$cols)) {
-      v <- p$cols[j]
-      out_cols[[v]] <- if (flat[j]) rep(p$stats$mean[[v]], nrow(x))
-                       else fit$centroids[, j] / c_sd[j] * p$stats$sd[[v]] + p$stats$mean[[v]]
-      scale[v] <- if (flat[j]) NA_real_ else p$stats$sd[[v]] / c_sd[j]
-    }
-  }
-  for (j in which(p$tiny$e != 0)) out_cols[[j]] <- times_pow2(out_cols[[j]], -p$tiny$e[j])
+  step5 <- step5_release(rescale_centroids(p$x, p$cols, p$stats, fit$centroids), p$x, p$cols, p$tiny)
+  out_cols <- step5$columns
+  scale <- stats::setNames(step5$scale, vars)
   for (j in seq_along(vars)) {
     df[[vars[j]]] <- format_masked(out_cols[[j]], p$x0[, j], k_range, format, is.integer(data[[vars[j]]]))
   }

@@ -305,18 +305,17 @@ decimals <- function(x) {
 }
 
 # The five steps on a complete numeric matrix with stratum ids 1..S (all strata >= k).
-# Returns the masked columns as a list, and the column statistics.
+# Returns the masked columns as a list, and the scaling factors of step 5.
 mask_matrix <- function(x, id, k, engine, nthreads) {
   # columns of tiny values (p-values, subnormals) would have an SD that underflows to 0 and
   # be taken for constant: scale them exactly by a power of two, and back at the end
   tiny <- pow2_normalise(x)
   x <- tiny$x
-  # on the z-scale (SD 1) a centroid spread this small is rounding noise, not information
-  flat_sd <- 1e-10
   if (engine == "kdtree") {
-    # one native call: exact column statistics, the search, step 5
+    # one native call: exact column statistics, the search, step 5 (the kernel of
+    # rescale_centroids())
     show <- show_progress(nrow(x) * (k + 16) / 20)
-    res <- with_progress(show, .Call(C_ffi_anonymise, x, id, k, nthreads, flat_sd, show))
+    res <- with_progress(show, .Call(C_ffi_anonymise, x, id, k, nthreads, show))
     stats <- list(mean = stats::setNames(res$mean, colnames(x)), sd = stats::setNames(res$sd, colnames(x)))
   } else {
     # the rann engine reproduces the authors' arithmetic, (x - mean(x)) / sd(x): its last
@@ -325,13 +324,8 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
     res <- NULL
   }
   cols <- masked_columns(x, stats)
-  if (is.null(res)) res <- rann_mask(x, cols, stats, id, k, flat_sd)
-  flat <- flat_centroids(res$centroid_sd, flat_sd, colnames(x)[cols])
-  scale <- stats::setNames(rep(NA_real_, ncol(x)), colnames(x))
-  scale[cols] <- ifelse(flat, NA_real_, stats$sd[cols] / res$centroid_sd)
-  columns <- res$columns
-  for (j in which(tiny$e != 0)) columns[[j]] <- times_pow2(columns[[j]], -tiny$e[j])
-  list(columns = columns, scale = scale)
+  if (is.null(res)) res <- rann_mask(x, cols, stats, id, k, nthreads)
+  step5_release(res, x, cols, tiny)
 }
 
 # The columns of `x` that are masked (SD > 0), given their exact statistics; constant columns
@@ -356,36 +350,49 @@ masked_columns <- function(x, stats) {
   cols
 }
 
-# Which masked columns have centroids that are all equal (their SD on the z-scale is rounding
-# noise): those are released as the original mean, with a warning.
-flat_centroids <- function(centroid_sd, flat_sd, names) {
-  flat <- !(centroid_sd > flat_sd)
+# Step 5 of the paper for the paths that find their centroids in R or in another native
+# call (the rann engine, anonymise_adaptive()): the centroids of the masked columns `cols`
+# of x (n x length(cols), z-scale) rescaled over the whole data to the original columns'
+# means and SDs (`stats`). The one implementation is mask_step5() in src/mask.c, which
+# ffi_anonymise() runs too: a column whose centroids are all equal (an SD on the z-scale
+# at most 1e-10, rounding noise) is released as its mean. `centroid_sd`: the centroids'
+# SDs, or NULL for exact ones. Returns list(columns = all columns of x, the unmasked ones
+# copied; scale = the scaling factors of `cols`, NA for a column released as its mean).
+rescale_centroids <- function(x, cols, stats, centroids, centroid_sd = NULL, nthreads = 1L) {
+  columns <- lapply(seq_len(ncol(x)), function(j) x[, j])
+  if (!length(cols)) return(list(columns = columns, scale = numeric()))
+  res <- .Call(C_ffi_rescale, centroids, as.double(stats$mean[cols]), as.double(stats$sd[cols]),
+               if (!is.null(centroid_sd)) as.double(centroid_sd), nthreads)
+  columns[cols] <- res$columns
+  list(columns = columns, scale = res$scale)
+}
+
+# The release side of step 5, shared by every masking path: a warning for the columns
+# released as their mean, the scaling factors named by column (NA where none applies),
+# and the tiny columns scaled back by their power of two.
+step5_release <- function(res, x, cols, tiny) {
+  flat <- is.na(res$scale)
   if (any(flat)) {
-    warn_detanon("All centroids of ", quote_names(names[flat]), " are equal (k too large for ",
+    warn_detanon("All centroids of ", quote_names(colnames(x)[cols][flat]), " are equal (k too large for ",
                  "the strata); released as the original mean.", kind = "data")
   }
-  flat
+  scale <- stats::setNames(rep(NA_real_, ncol(x)), colnames(x))
+  scale[cols] <- res$scale
+  columns <- res$columns
+  for (j in which(tiny$e != 0)) columns[[j]] <- times_pow2(columns[[j]], -tiny$e[j])
+  list(columns = columns, scale = scale)
 }
 
 # ffi_anonymise() with RANN::nn2() as the search, on z-scores made as the authors' code
 # makes them: with sd(), not scale()'s own SD, which differs in the last bit (for the
 # Titanic ages) and so changes RANN's choice among tied neighbours, and the paper's risk
-# figures. Returns list(columns, centroid_sd) as ffi_anonymise() does.
-rann_mask <- function(x, cols, stats, id, k, flat_sd) {
-  columns <- lapply(seq_len(ncol(x)), function(j) x[, j])
-  if (!length(cols)) return(list(columns = columns, centroid_sd = numeric()))
+# figures; step 5 divides by the centroids' sd() likewise. Returns list(columns, scale) as
+# ffi_anonymise() does.
+rann_mask <- function(x, cols, stats, id, k, nthreads) {
+  if (!length(cols)) return(rescale_centroids(x, cols, stats, NULL))
   z <- scale(x[, cols, drop = FALSE], center = stats$mean[cols], scale = stats$sd[cols])
   centroids <- rann_centroids(z, id, k)
-  c_sd <- base_stats(centroids)$sd
-  for (j in seq_along(cols)) {
-    v <- cols[j]
-    columns[[v]] <- if (c_sd[j] > flat_sd) {
-      centroids[, j] / c_sd[j] * stats$sd[v] + stats$mean[v]
-    } else {
-      rep(stats$mean[v], nrow(x))
-    }
-  }
-  list(columns = columns, centroid_sd = c_sd)
+  rescale_centroids(x, cols, stats, centroids, base_stats(centroids)$sd, nthreads)
 }
 
 base_stats <- function(x) list(mean = colMeans(x), sd = apply(x, 2L, stats::sd))

@@ -1,30 +1,37 @@
-/* Glue for anonymise(): converts R's arguments and dispatches to the steps (column
- * statistics, grouping rows by stratum, the search, rescaling), on data validated in R. */
+/* Glue for anonymise() and for step 5 of every masking path: converts R's arguments and
+ * dispatches to the kernels (column statistics and step 5 in mask.c, grouping rows by
+ * stratum and the search in knn.c), on data validated in R. */
 #include "detanon.h"
 #include "knn.h"
 #include "mask.h"
-#include "threads.h"
 #include "progress.h"
 
+/* The scaling factors of step 5: sd / c_sd, NA for a column released as its mean. */
+static SEXP step5_scale(int d, const double *sd, const double *c_sd, const int *flat)
+{
+    SEXP out = Rf_allocVector(REALSXP, d);
+    for (int j = 0; j < d; j++) REAL(out)[j] = flat[j] ? NA_REAL : sd[j] / c_sd[j];
+    return out;
+}
+
 /* Steps 1 and 3-5 of anonymise(): x the n x p data, `id` the stratum (1..S) of each row
- * (empty strata allowed), k, nthreads, flat_sd, progress (TRUE: show a progress bar).
- * Columns with SD 0 are copied; a masked column whose centroids have an SD <= flat_sd is
- * released as its mean. Returns list(mean, sd, columns, centroid_sd): the p column means
- * and SDs, the p output columns, and the SDs of the centroids of the masked columns (those
- * with SD > 0, in order). When a mean or SD is not finite nothing is masked: columns and
- * centroid_sd are NULL, and R reports the column. */
-SEXP ffi_anonymise(SEXP x, SEXP id_, SEXP k_, SEXP nthreads, SEXP flat_sd_, SEXP progress_)
+ * (empty strata allowed), k, nthreads, progress (TRUE: show a progress bar). Columns with
+ * SD 0 are copied; a masked column whose centroids are all equal is released as its mean
+ * (mask.h). Returns list(mean, sd, columns, scale): the p column means and SDs, the p
+ * output columns, and the scaling factors of step 5 of the masked columns (those with SD >
+ * 0, in order; NA for one released as its mean). When a mean or SD is not finite nothing
+ * is masked: columns and scale are NULL, and R reports the column. */
+SEXP ffi_anonymise(SEXP x, SEXP id_, SEXP k_, SEXP nthreads, SEXP progress_)
 {
     if (TYPEOF(x) != REALSXP || TYPEOF(id_) != INTSXP)
         Rf_error("internal error: bad input types to ffi_anonymise");
     const ptrdiff_t n = Rf_nrows(x);
     const int p = Rf_ncols(x), k = Rf_asInteger(k_), nt = detanon_threads(nthreads);
-    const double flat_sd = Rf_asReal(flat_sd_);
     if (n < 1 || XLENGTH(id_) != n) Rf_error("internal error: bad input to ffi_anonymise");
     const int *id = INTEGER_RO(id_);
     const double *px = REAL_RO(x);
 
-    const char *names[] = { "mean", "sd", "columns", "centroid_sd" };
+    const char *names[] = { "mean", "sd", "columns", "scale" };
     SEXP out = PROTECT(detanon_named_list(4, names));
     SEXP mean_ = SET_VECTOR_ELT(out, 0, Rf_allocVector(REALSXP, p));
     SEXP sd_ = SET_VECTOR_ELT(out, 1, Rf_allocVector(REALSXP, p));
@@ -56,8 +63,8 @@ SEXP ffi_anonymise(SEXP x, SEXP id_, SEXP k_, SEXP nthreads, SEXP flat_sd_, SEXP
 
     /* output columns: the masked ones receive the centroids, the others a copy */
     SEXP columns = SET_VECTOR_ELT(out, 2, Rf_allocVector(VECSXP, p));
-    SEXP c_sd_ = SET_VECTOR_ELT(out, 3, Rf_allocVector(REALSXP, d));
-    double *c_sd = REAL(c_sd_);
+    double *c_sd = (double *) R_alloc(d > 0 ? d : 1, sizeof(double));
+    int *flat = (int *) R_alloc(d > 0 ? d : 1, sizeof(int));
     const double **src = (const double **) R_alloc(d > 0 ? d : 1, sizeof(double *));
     double **cent = (double **) R_alloc(d > 0 ? d : 1, sizeof(double *));
     double *m_d = (double *) R_alloc(d > 0 ? d : 1, sizeof(double));
@@ -74,22 +81,51 @@ SEXP ffi_anonymise(SEXP x, SEXP id_, SEXP k_, SEXP nthreads, SEXP flat_sd_, SEXP
 
     /* steps 3 and 4: the k nearest neighbours on z-scores, and their centroids */
     SEXP bar = PROTECT(progress_new(progress_, (double) n, "Masking"));
-    knn_job job = { n, d, k, nt, src, m_d, s_d, rows, off, n_strata, cent, NULL,
-                    progress_update, bar };
+    const kernel_host host = detanon_host(bar);
+    knn_job job = { n, d, k, nt, src, m_d, s_d, rows, off, n_strata, cent, NULL, &host };
     knn_all(&job);
     progress_done(bar);
     UNPROTECT(1);
 
-    /* step 5 over the whole data, nt columns at a time between interrupt checks */
-    const int nt5 = threads_for(nt, (double) n * (d > 1 ? d : 0));
-    for (int j0 = 0; j0 < d; j0 += nt5) {
-        const int j1 = j0 + nt5 < d ? j0 + nt5 : d;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt5) schedule(static, 1)
-#endif
-        for (int j = j0; j < j1; j++) c_sd[j] = mask_rescale(cent[j], n, m_d[j], s_d[j], flat_sd);
-        R_CheckUserInterrupt();
+    /* step 5 over the whole data */
+    const kernel_host quiet = detanon_host(R_NilValue);
+    mask_step5(cent, d, n, m_d, s_d, c_sd, 0, flat, nt, &quiet);
+    SET_VECTOR_ELT(out, 3, step5_scale(d, s_d, c_sd, flat));
+    UNPROTECT(1);
+    return out;
+}
+
+/* Step 5 for the R paths (the rann engine of anonymise(), anonymise_adaptive()):
+ * centroids n x d on the z-scale; mean and sd: the d original columns' means and SDs;
+ * centroid_sd: the centroids' SDs (d), or NULL to compute them exactly. Returns
+ * list(columns, scale): the d rescaled columns, and the scaling factors (NA for a column
+ * released as its mean). */
+SEXP ffi_rescale(SEXP centroids, SEXP mean, SEXP sd, SEXP centroid_sd, SEXP nthreads)
+{
+    const ptrdiff_t n = Rf_nrows(centroids);
+    const int d = Rf_ncols(centroids), nt = detanon_threads(nthreads);
+    const int given_sd = !Rf_isNull(centroid_sd);
+    if (TYPEOF(centroids) != REALSXP || TYPEOF(mean) != REALSXP || XLENGTH(mean) != d ||
+        TYPEOF(sd) != REALSXP || XLENGTH(sd) != d ||
+        (given_sd && (TYPEOF(centroid_sd) != REALSXP || XLENGTH(centroid_sd) != d)))
+        Rf_error("internal error: bad input to ffi_rescale");
+    const char *names[] = { "columns", "scale" };
+    SEXP out = PROTECT(detanon_named_list(2, names));
+    SEXP columns = SET_VECTOR_ELT(out, 0, Rf_allocVector(VECSXP, d));
+    double **cent = (double **) R_alloc(d > 0 ? d : 1, sizeof(double *));
+    double *c_sd = (double *) R_alloc(d > 0 ? d : 1, sizeof(double));
+    int *flat = (int *) R_alloc(d > 0 ? d : 1, sizeof(int));
+    for (int j = 0; j < d; j++) {
+        cent[j] = REAL(SET_VECTOR_ELT(columns, j, Rf_allocVector(REALSXP, n)));
+        if (n > 0) {
+            const double *cj = REAL_RO(centroids) + (size_t) j * n;
+            for (ptrdiff_t i = 0; i < n; i++) cent[j][i] = cj[i];
+        }
+        if (given_sd) c_sd[j] = REAL_RO(centroid_sd)[j];
     }
+    const kernel_host host = detanon_host(R_NilValue);
+    mask_step5(cent, d, n, REAL_RO(mean), REAL_RO(sd), c_sd, given_sd, flat, nt, &host);
+    SET_VECTOR_ELT(out, 1, step5_scale(d, REAL_RO(sd), c_sd, flat));
     UNPROTECT(1);
     return out;
 }

@@ -1,4 +1,8 @@
-/* Entry points called from R with .Call (registered in init.c) and shared glue helpers. */
+/* The glue layer: every entry point called from R with .Call (registered in init.c) and the
+ * helpers the glue files share. Glue files (<feature>_glue.c) hold only ffi_* functions
+ * (SEXP in and out: convert, allocate, dispatch) and include this header; kernels
+ * (<feature>.c and .h) take plain pointers, never include it or any R header, and get
+ * memory and interrupt checks through a kernel_host (host.h) from detanon_host(). */
 #ifndef DETANON_H
 #define DETANON_H
 
@@ -6,56 +10,68 @@
 #include <R.h>
 #include <Rinternals.h>
 #include "kdtree.h"
+#include "host.h"
 
-/* anonymise_glue.c */
-SEXP ffi_anonymise(SEXP x, SEXP id, SEXP k, SEXP nthreads, SEXP flat_sd, SEXP progress);
+/* anonymise_glue.c: anonymise(), and step 5 of every masking path (kernels: knn.c, mask.c) */
+SEXP ffi_anonymise(SEXP x, SEXP id, SEXP k, SEXP nthreads, SEXP progress);
+SEXP ffi_rescale(SEXP centroids, SEXP mean, SEXP sd, SEXP centroid_sd, SEXP nthreads);
 SEXP ffi_col_stats(SEXP x, SEXP nthreads);
 
-/* risk_glue.c (risk_rmd) */
+/* adaptive_glue.c: adaptive k per record, anonymise_adaptive() (kernel: adaptive.c) */
+SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap, SEXP m, SEXP target, SEXP xs, SEXP wr,
+                    SEXP nthreads);
+
+/* risk_glue.c: risk_rmd() (kernel: risk.c) */
 SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w, SEXP m, SEXP nthreads, SEXP progress);
-/* keps: (k, epsilon)-anonymisation (keps_glue.c) */
-SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k, SEXP inv_range, SEXP progress);
-SEXP ffi_keps_noise(SEXP y, SEXP cls, SEXP n_classes, SEXP eps);
-SEXP ffi_keps_link(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP scale, SEXP progress);
-SEXP ffi_keps_confident(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP r, SEXP cap,
-                        SEXP progress);
-
-/* ola_glue.c: optimal lattice anonymisation (one lattice node) */
-SEXP ffi_ola_node(SEXP lat, SEXP level, SEXP k, SEXP want_slot);
-
-/* kdtree_glue.c: a tree with room for n points, and a heap of k neighbours, in R_alloc memory */
-kd_tree detanon_tree(ptrdiff_t n, int d, int leaf_size);
-kd_heap detanon_heap(int k);
-
-/* glue.c: a named list of n elements, unprotected */
-SEXP detanon_named_list(int n, const char **names);
-
-/* threads.c: `nthreads` from R under the thread policy of threads.h (1 without OpenMP) */
-int detanon_threads(SEXP nthreads);
-
-/* stir_glue.c: cluster stirring */
-SEXP ffi_stir_centroids(SEXP x, SEXP nominal, SEXP cl, SEXP n_clusters);
-SEXP ffi_stir_nearest(SEXP xo, SEXP xc, SEXP nominal, SEXP knots);
-SEXP ffi_stir_clusters(SEXP x, SEXP nominal, SEXP eps, SEXP order);
-SEXP ffi_stir_shuffle(SEXP cl, SEXP n_clusters, SEXP n_vars);
 
 /* rank_glue.c: a reusable index of per-stratum kd-trees, and ranks of own records in it
- * (top-m linkage, re-identification, replay) */
+ * (top-m linkage, re-identification, replay; kernel: rank.c); the index's trees for other
+ * glue */
 SEXP ffi_rank_index(SEXP z, SEXP order, SEXP offsets);
 SEXP ffi_index_rank(SEXP idx, SEXP zq, SEXP query, SEXP cap, SEXP nthreads, SEXP progress);
 ptrdiff_t rank_index_n(SEXP idx);
 int rank_index_d(SEXP idx);
 kd_tree *rank_index_trees(SEXP idx, int d, R_xlen_t *n_strata);
 
-/* adaptive_glue.c: adaptive k per record (anonymise_adaptive) */
-SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap, SEXP m, SEXP target, SEXP xs, SEXP wr,
-                    SEXP nthreads);
+/* mondrian_glue.c: Mondrian equivalence classes (kernel: mondrian.c) */
+SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k, SEXP inv_range, SEXP progress);
 
-/* testing_glue.c: TEST-ONLY entry points, called from tests/testthat only */
+/* keps_glue.c: (k, epsilon)-anonymisation around its classes (kernel: keps.c) */
+SEXP ffi_keps_noise(SEXP y, SEXP cls, SEXP n_classes, SEXP eps);
+SEXP ffi_keps_link(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP scale, SEXP progress);
+SEXP ffi_keps_confident(SEXP o, SEXP q, SEXP order, SEXP offsets, SEXP r, SEXP cap,
+                        SEXP progress);
+
+/* stir_glue.c: cluster stirring (kernel: stir.c) */
+SEXP ffi_stir_centroids(SEXP x, SEXP nominal, SEXP cl, SEXP n_clusters);
+SEXP ffi_stir_nearest(SEXP xo, SEXP xc, SEXP nominal, SEXP knots);
+SEXP ffi_stir_clusters(SEXP x, SEXP nominal, SEXP eps, SEXP order);
+SEXP ffi_stir_shuffle(SEXP cl, SEXP n_clusters, SEXP n_vars);
+
+/* ola_glue.c: optimal lattice anonymisation, one lattice node (kernel: ola.c) */
+SEXP ffi_ola_node(SEXP lat, SEXP level, SEXP k, SEXP want_slot);
+
+/* testing_glue.c: TEST-ONLY entry points, called from tests/testthat only; compiled unless
+ * DETANON_NO_TESTING is defined (CONTRIBUTING section 2) */
+#ifndef DETANON_NO_TESTING
 SEXP ffi_knn_centroids(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
 SEXP ffi_knn_index(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
 SEXP ffi_kd_tree(SEXP z, SEXP leaf_size);
 SEXP ffi_rlaplace(SEXP n, SEXP b);
 SEXP ffi_threads(SEXP nthreads, SEXP work);
+#endif
+
+/* glue.c: shared helpers */
+/* A named list of n elements, unprotected. */
+SEXP detanon_named_list(int n, const char **names);
+/* R_alloc for kernels: never NULL (at least one byte), freed by R after the .Call. */
+void *detanon_alloc(size_t n, size_t size);
+/* The host of a kernel (host.h): detanon_alloc, and pauses that check for an interrupt and
+ * set the progress bar `bar` (R_NilValue: none; the caller PROTECTs it). */
+kernel_host detanon_host(SEXP bar);
+/* An integer or double vector of length len as ptrdiff_t values (R_alloc'd). */
+ptrdiff_t *detanon_index(SEXP x, R_xlen_t len);
+/* `nthreads` from R under the thread policy of threads.h (1 without OpenMP) */
+int detanon_threads(SEXP nthreads);
 
 #endif

@@ -1,5 +1,8 @@
-/* Helpers shared by the glue files (SEXP in and out). */
+/* Helpers shared by the glue files (SEXP in and out), and the host (host.h) through which
+ * kernels allocate and pause. */
 #include "detanon.h"
+#include "progress.h"
+#include "threads.h"
 
 /* A list of n elements (R_NilValue) named names[0..n). Unprotected, like Rf_allocVector. */
 SEXP detanon_named_list(int n, const char **names)
@@ -10,4 +13,49 @@ SEXP detanon_named_list(int n, const char **names)
     for (int i = 0; i < n; i++) SET_STRING_ELT(nm, i, Rf_mkChar(names[i]));
     UNPROTECT(1);
     return out;
+}
+
+void *detanon_alloc(size_t n, size_t size)
+{
+    /* R_alloc returns NULL for 0 bytes; kernels are promised memory */
+    return R_alloc(n > 0 ? n : 1, size > 0 ? size : 1);
+}
+
+/* Between chunks, on the main thread: an interrupt jumps back to R (every buffer is
+ * R_alloc'd, so nothing leaks), then the bar (if any) is updated. */
+static void pause_r(void *bar, ptrdiff_t done)
+{
+    R_CheckUserInterrupt();
+    progress_update(bar, done);
+}
+
+/* Polled by a serial kd-tree build on the main thread: a Ctrl-C jumps straight back to R
+ * as an interrupt condition (safe: no parallel region is running). */
+static int interrupted_r(void)
+{
+    R_CheckUserInterrupt();
+    return 0;
+}
+
+kernel_host detanon_host(SEXP bar)
+{
+    kernel_host h = { detanon_alloc, pause_r, (void *) bar, interrupted_r };
+    return h;
+}
+
+/* An integer or double vector of length len as ptrdiff_t values (R_alloc'd). */
+ptrdiff_t *detanon_index(SEXP x, R_xlen_t len)
+{
+    ptrdiff_t *o = (ptrdiff_t *) detanon_alloc(len, sizeof(ptrdiff_t));
+    if (TYPEOF(x) == INTSXP) { const int *p = INTEGER_RO(x); for (R_xlen_t i = 0; i < len; i++) o[i] = p[i]; }
+    else { const double *p = REAL_RO(x); for (R_xlen_t i = 0; i < len; i++) o[i] = (ptrdiff_t) p[i]; }
+    return o;
+}
+
+/* `nthreads` as R passes it (an integer validated by check_nthreads()), under the thread
+ * policy of threads.h. */
+int detanon_threads(SEXP nthreads)
+{
+    int n = Rf_asInteger(nthreads);
+    return threads_cap(n == NA_INTEGER ? 1 : n);
 }

@@ -1,16 +1,25 @@
+/* The one registration table of the .Call entry points (declared in detanon.h; one
+ * section per glue file, <feature>_glue.c), with exact argument counts. */
 #include <R_ext/Rdynload.h>
 #include <R_ext/Visibility.h>
 #include "detanon.h"
 #include "progress.h"
 
 static const R_CallMethodDef call_methods[] = {
-    /* anonymise_glue.c */
-    {"ffi_anonymise",     (DL_FUNC) &ffi_anonymise,     6},
-    {"ffi_col_stats",     (DL_FUNC) &ffi_col_stats,     2},
-    /* risk_glue.c (risk_rmd) */
-    {"ffi_rmd_count",     (DL_FUNC) &ffi_rmd_count,     6},
-    /* keps: (k, epsilon)-anonymisation (keps_glue.c) */
+    /* anonymise_glue.c: anonymise(), step 5 of every masking path */
+    {"ffi_anonymise",      (DL_FUNC) &ffi_anonymise,      5},
+    {"ffi_rescale",        (DL_FUNC) &ffi_rescale,        5},
+    {"ffi_col_stats",      (DL_FUNC) &ffi_col_stats,      2},
+    /* adaptive_glue.c: adaptive k per record (anonymise_adaptive) */
+    {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     8},
+    /* risk_glue.c: risk_rmd */
+    {"ffi_rmd_count",      (DL_FUNC) &ffi_rmd_count,      6},
+    /* rank_glue.c: ranks of own records (top-m linkage, re-identification, replay) */
+    {"ffi_rank_index",     (DL_FUNC) &ffi_rank_index,     3},
+    {"ffi_index_rank",     (DL_FUNC) &ffi_index_rank,     6},
+    /* mondrian_glue.c: Mondrian equivalence classes */
     {"ffi_mondrian",       (DL_FUNC) &ffi_mondrian,       6},
+    /* keps_glue.c: (k, epsilon)-anonymisation */
     {"ffi_keps_noise",     (DL_FUNC) &ffi_keps_noise,     4},
     {"ffi_keps_link",      (DL_FUNC) &ffi_keps_link,      6},
     {"ffi_keps_confident", (DL_FUNC) &ffi_keps_confident, 7},
@@ -21,17 +30,15 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_stir_shuffle",   (DL_FUNC) &ffi_stir_shuffle,   3},
     /* ola_glue.c: optimal lattice anonymisation */
     {"ffi_ola_node",       (DL_FUNC) &ffi_ola_node,       4},
-    /* rank_glue.c: ranks of own records (top-m linkage, re-identification, replay) */
-    {"ffi_rank_index",     (DL_FUNC) &ffi_rank_index,     3},
-    {"ffi_index_rank",     (DL_FUNC) &ffi_index_rank,     6},
-    /* adaptive_glue.c: adaptive k per record (anonymise_adaptive) */
-    {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     8},
-    /* testing_glue.c: TEST-ONLY entry points (tests/testthat), not on any user path */
-    {"ffi_knn_centroids", (DL_FUNC) &ffi_knn_centroids, 5},
-    {"ffi_knn_index",     (DL_FUNC) &ffi_knn_index,     5},
-    {"ffi_kd_tree",       (DL_FUNC) &ffi_kd_tree,       2},
-    {"ffi_rlaplace",      (DL_FUNC) &ffi_rlaplace,      2},
-    {"ffi_threads",       (DL_FUNC) &ffi_threads,       2},
+#ifndef DETANON_NO_TESTING
+    /* testing_glue.c: TEST-ONLY entry points (tests/testthat), not on any user path; left
+     * out of a build with -DDETANON_NO_TESTING (CONTRIBUTING section 2) */
+    {"ffi_knn_centroids",  (DL_FUNC) &ffi_knn_centroids,  5},
+    {"ffi_knn_index",      (DL_FUNC) &ffi_knn_index,      5},
+    {"ffi_kd_tree",        (DL_FUNC) &ffi_kd_tree,        2},
+    {"ffi_rlaplace",       (DL_FUNC) &ffi_rlaplace,       2},
+    {"ffi_threads",        (DL_FUNC) &ffi_threads,        2},
+#endif
     {NULL, NULL, 0}
 };
 

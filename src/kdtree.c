@@ -11,6 +11,7 @@
  *   lexicographically no smaller than the worst point. That keeps the result exact under
  *   ties and makes duplicates cheap (a block of identical points is pruned at once). */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include "kdtree.h"
 
@@ -35,8 +36,6 @@ void kd_reuse(kd_tree *t, ptrdiff_t n)
 {
     kd_init(t, n, t->d, t->leaf_size, t->pts, t->row, t->leaf_of, t->nodes, t->box);
 }
-
-int kd_stack_capacity(const kd_tree *t) { return 2 * t->depth + 4; }
 
 /* Account for `work` points of building work; ask about an interrupt every 2^20. */
 static inline void poll(kd_tree *t, ptrdiff_t work)
@@ -341,15 +340,15 @@ KD_INLINE void scan_leaf(const kd_tree *t, const kd_node *nd, const double *q, k
     }
 }
 
-/* The k nearest points to q; own_leaf (or -1) is scanned first, for a tight bound before
- * the descent from the root. */
+/* The k nearest points to q, a point of the leaf own_leaf: that leaf is scanned first, for
+ * a tight bound before the descent from the root. */
 KD_INLINE void knn(const kd_tree *t, const double *q, int own_leaf, kd_heap *h, const int d)
 {
     kd_item *st = h->stack;
     int sp = 0;
     h->count = 0;
     h->arrived = 0;
-    if (own_leaf >= 0) scan_leaf(t, t->nodes + own_leaf, q, h, d);
+    scan_leaf(t, t->nodes + own_leaf, q, h, d);
     st[sp].node = 0; st[sp].bd = kd_gap_d2(t->box, q, d); sp++;
     while (sp > 0) {
         kd_item it = st[--sp];
@@ -383,11 +382,6 @@ void kd_knn_self(const kd_tree *t, ptrdiff_t self, kd_heap *h)
     knn_any_d(t, t->pts + self * t->d, (int) t->leaf_of[self], h);
 }
 
-void kd_knn_point(const kd_tree *t, const double *q, kd_heap *h)
-{
-    knn_any_d(t, q, -1, h);
-}
-
 ptrdiff_t kd_count_within(const kd_tree *t, const double *q, double r2, ptrdiff_t stop_at,
                           kd_item *st)
 {
@@ -409,4 +403,33 @@ ptrdiff_t kd_count_within(const kd_tree *t, const double *q, double r2, ptrdiff_
         push_children(st, &sp, nd, kd_box_d2(t, nd->left, q), kd_box_d2(t, nd->right, q));
     }
     return count < stop_at ? count : stop_at;
+}
+
+static double *cache_aligned(size_t n, void *(*alloc)(size_t, size_t))
+{
+    char *p = alloc(n * sizeof(double) + 64, 1);
+    return (double *) (p + (64 - (uintptr_t) p % 64) % 64);
+}
+
+kd_tree kd_new(ptrdiff_t n, int d, int leaf_size, void *(*alloc)(size_t, size_t))
+{
+    size_t nn = kd_max_nodes(n, leaf_size);
+    kd_tree t;
+    kd_init(&t, n, d, leaf_size,
+            (double *) alloc((size_t) n * d, sizeof(double)),
+            (ptrdiff_t *) alloc(n, sizeof(ptrdiff_t)),
+            (ptrdiff_t *) alloc(n, sizeof(ptrdiff_t)),
+            (kd_node *) alloc(nn, sizeof(kd_node)),
+            cache_aligned(nn * 2 * d, alloc));
+    return t;
+}
+
+kd_heap kd_heap_new(int k, void *(*alloc)(size_t, size_t))
+{
+    kd_heap h;
+    kd_heap_init(&h, k, (ptrdiff_t *) alloc(k, sizeof(ptrdiff_t)),
+                 (double *) alloc(k, sizeof(double)),
+                 k > KD_HEAP_MIN ? (ptrdiff_t *) alloc(k, sizeof(ptrdiff_t)) : NULL,
+                 (kd_item *) alloc(KD_STACK_MAX, sizeof(kd_item)));
+    return h;
 }

@@ -150,9 +150,8 @@ void kd_build(kd_tree *t, const double *x, ptrdiff_t ldx, const ptrdiff_t *rows)
 void kd_build_scaled(kd_tree *t, const double *const *col, const double *center,
                      const double *scale, const ptrdiff_t *rows);
 
-/* Capacity a search stack needs for this tree, and a bound valid for every tree (a
- * median-split tree over fewer than 2^63 points is less than 64 levels deep). */
-int kd_stack_capacity(const kd_tree *t);
+/* Capacity of a search stack, valid for every tree: a tree of depth D needs 2 D + 4, and a
+ * median-split tree over fewer than 2^63 points is less than 64 levels deep. */
 #define KD_STACK_MAX (2 * 64 + 4)
 
 /* Work space for one query of k neighbours (one per thread). Up to KD_HEAP_MIN neighbours
@@ -172,12 +171,19 @@ typedef struct {
     double *d2;      /* k squared distances */
     ptrdiff_t *seq;  /* heap mode: arrival number of each candidate */
     ptrdiff_t arrived;
-    kd_item *stack;  /* capacity kd_stack_capacity(t) */
+    kd_item *stack;  /* capacity KD_STACK_MAX */
 } kd_heap;
 
 /* Point a heap for k neighbours at caller-owned buffers: pos and seq k each (seq may be
  * NULL for k <= KD_HEAP_MIN), d2 k, stack KD_STACK_MAX. */
 void kd_heap_init(kd_heap *h, int k, ptrdiff_t *pos, double *d2, ptrdiff_t *seq, kd_item *stack);
+
+/* A tree with room for n points, and a heap of k neighbours, with every buffer from
+ * `alloc` (host.h: the caller owns and frees the memory; never NULL). The tree's boxes
+ * start on a 64-byte boundary (a cache line), so that a node's box of 2 * d doubles spans
+ * as few lines as it can: the search reads two boxes per node it opens. */
+kd_tree kd_new(ptrdiff_t n, int d, int leaf_size, void *(*alloc)(size_t, size_t));
+kd_heap kd_heap_new(int k, void *(*alloc)(size_t, size_t));
 
 /* Sort pos[0..n) by the lexicographic order of the points' coordinates: O(n log n). */
 void kd_sort_lex(const kd_tree *t, ptrdiff_t *pos, ptrdiff_t n);
@@ -202,9 +208,6 @@ static inline void kd_centroid_lex(const kd_tree *t, ptrdiff_t *pos, int k, doub
 /* k nearest neighbours of the point at tree position `self` (itself included, as the
  * nearest point at distance 0). Result in h->pos / h->d2, best first (unless any_order). */
 void kd_knn_self(const kd_tree *t, ptrdiff_t self, kd_heap *h);
-
-/* k nearest tree points to an arbitrary point q[0..d-1]. Requires k <= t->n. */
-void kd_knn_point(const kd_tree *t, const double *q, kd_heap *h);
 
 /* Number of tree points p with squared distance |q - p|^2 <= r2, stopping early once
  * `stop_at` points are found (pass a value > n to count them all). */

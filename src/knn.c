@@ -1,6 +1,5 @@
 /* The search driver of anonymise(): see knn.h. */
 #include <string.h>
-#include "detanon.h"
 #include "knn.h"
 #include "kdtree.h"
 #include "threads.h"
@@ -47,11 +46,6 @@ static void build(kd_tree *t, const knn_job *job, const ptrdiff_t *rows, ptrdiff
     else kd_build(t, job->col[0], job->n, rows); /* the columns of one n x d matrix */
 }
 
-/* Polled by a serial build on the main thread: a Ctrl-C jumps straight back to R as an
- * interrupt condition. Safe there: no parallel region is running, and every buffer is
- * R_alloc memory, freed by R. */
-static int interrupt_now(void) { R_CheckUserInterrupt(); return 0; }
-
 /* The same centroid when k is a large share of the stratum: `lex` lists the stratum's tree
  * positions in lexicographic order (once per stratum), `mark` holds ns zero bytes. The k
  * points are marked, then summed in the stratum's lexicographic order: the same points in
@@ -87,20 +81,19 @@ static inline void emit(const kd_tree *t, kd_heap *h, ptrdiff_t self, const knn_
     }
 }
 
-/* Between two chunks, on the main thread: an interrupt jumps back to R (all memory is
- * R_alloc'd), then progress is reported. */
+/* Between two chunks, on the main thread: the host checks for an interrupt and reports
+ * progress. */
 static void between_chunks(const knn_job *job, ptrdiff_t done)
 {
-    R_CheckUserInterrupt();
-    if (job->progress) job->progress(job->progress_ctx, done);
+    host_pause(job->host, done);
 }
 
 static ptrdiff_t search_small_strata(const knn_job *job, ptrdiff_t max_small, kd_heap *heaps,
                                      double **work)
 {
     ptrdiff_t done = 0;
-    kd_tree *trees = (kd_tree *) R_alloc(job->nt, sizeof(kd_tree));
-    for (int t = 0; t < job->nt; t++) trees[t] = detanon_tree(max_small, job->d, LEAF_SIZE);
+    kd_tree *trees = (kd_tree *) job->host->alloc(job->nt, sizeof(kd_tree));
+    for (int t = 0; t < job->nt; t++) trees[t] = kd_new(max_small, job->d, LEAF_SIZE, job->host->alloc);
     const ptrdiff_t *off = job->off;
     ptrdiff_t s = 0;
     while (s < job->n_strata) {
@@ -142,16 +135,16 @@ static void search_large_strata(const knn_job *job, kd_heap *heaps, double **wor
     const int nt = job->nt;
     ptrdiff_t n_large = 0;
     for (ptrdiff_t s = 0; s < job->n_strata; s++) if (is_large(off[s + 1] - off[s], job->k)) n_large++;
-    ptrdiff_t *large = (ptrdiff_t *) R_alloc(n_large, sizeof(ptrdiff_t));
-    kd_tree *trees = (kd_tree *) R_alloc(n_large, sizeof(kd_tree));
+    ptrdiff_t *large = (ptrdiff_t *) job->host->alloc(n_large, sizeof(ptrdiff_t));
+    kd_tree *trees = (kd_tree *) job->host->alloc(n_large, sizeof(kd_tree));
     for (ptrdiff_t s = 0, i = 0; s < job->n_strata; s++) {
         if (!is_large(off[s + 1] - off[s], job->k)) continue;
         large[i] = s;
-        trees[i] = detanon_tree(off[s + 1] - off[s], job->d, LEAF_SIZE);
+        trees[i] = kd_new(off[s + 1] - off[s], job->d, LEAF_SIZE, job->host->alloc);
         i++;
     }
     if (n_large == 1) {
-        build(&trees[0], job, job->rows + off[large[0]], trees[0].n, interrupt_now);
+        build(&trees[0], job, job->rows + off[large[0]], trees[0].n, job->host->interrupted);
     } else {
         for (ptrdiff_t from = 0; from < n_large; from += nt) {
             ptrdiff_t to = from + nt < n_large ? from + nt : n_large;
@@ -171,7 +164,7 @@ static void search_large_strata(const knn_job *job, kd_heap *heaps, double **wor
     if (job->cent) {
         ptrdiff_t max_ns = 0;
         for (ptrdiff_t i = 0; i < n_large; i++) if (trees[i].n > max_ns) max_ns = trees[i].n;
-        buf = (double *) R_alloc((size_t) max_ns * d, sizeof(double));
+        buf = (double *) job->host->alloc((size_t) max_ns * d, sizeof(double));
     }
     const ptrdiff_t chunk = chunk_queries(job->k);
     const int grain = chunk >= 1024 * nt ? 256 : (int) (chunk / (4 * nt) > 0 ? chunk / (4 * nt) : 1);
@@ -183,12 +176,12 @@ static void search_large_strata(const knn_job *job, kd_heap *heaps, double **wor
         /* k a large share of the stratum: sum the k points in the stratum's order */
         const int by_mark = buf && (ptrdiff_t) job->k * 8 >= ns;
         if (by_mark) {
-            lex = (ptrdiff_t *) R_alloc(ns, sizeof(ptrdiff_t));
-            mark = (unsigned char **) R_alloc(nt, sizeof(unsigned char *));
+            lex = (ptrdiff_t *) job->host->alloc(ns, sizeof(ptrdiff_t));
+            mark = (unsigned char **) job->host->alloc(nt, sizeof(unsigned char *));
             for (ptrdiff_t p = 0; p < ns; p++) lex[p] = p;
             kd_sort_lex(tree, lex, ns);
             for (int t = 0; t < nt; t++) {
-                mark[t] = (unsigned char *) R_alloc(ns, 1);
+                mark[t] = (unsigned char *) job->host->alloc(ns, 1);
                 memset(mark[t], 0, ns);
             }
         }
@@ -239,12 +232,12 @@ void knn_all(const knn_job *job)
         if (!is_large(ns, job->k)) { if (ns > max_small) max_small = ns; }
         else if (ns > max_large) max_large = ns;
     }
-    kd_heap *heaps = (kd_heap *) R_alloc(job->nt, sizeof(kd_heap));
-    double **work = (double **) R_alloc(job->nt, sizeof(double *));
+    kd_heap *heaps = (kd_heap *) job->host->alloc(job->nt, sizeof(kd_heap));
+    double **work = (double **) job->host->alloc(job->nt, sizeof(double *));
     for (int t = 0; t < job->nt; t++) {
-        heaps[t] = detanon_heap(job->k);
+        heaps[t] = kd_heap_new(job->k, job->host->alloc);
         heaps[t].any_order = job->cent != NULL; /* centroids sort the k points themselves */
-        work[t] = (double *) R_alloc(job->d > 0 ? job->d : 1, sizeof(double));
+        work[t] = (double *) job->host->alloc(job->d > 0 ? job->d : 1, sizeof(double));
     }
     ptrdiff_t done = 0;
     if (max_small > 0) done = search_small_strata(job, max_small, heaps, work);

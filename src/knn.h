@@ -1,16 +1,13 @@
 /* The k nearest neighbours of every record inside its stratum, and their centroids: the
- * search driver of anonymise() on kd-trees (kdtree.h). It runs on the main thread, spreads
- * the queries over OpenMP threads, and between chunks of queries (never inside a parallel
- * region) checks for interrupts and reports progress. Its only R API calls are R_alloc
- * (scratch memory, freed by R on error or interrupt) and R_CheckUserInterrupt. */
+ * search driver of anonymise() on kd-trees (kdtree.h). It runs on the calling thread,
+ * spreads the queries over OpenMP threads, and between chunks of queries (never inside a
+ * parallel region) lets the caller's host (host.h) check for interrupts and report
+ * progress. Pure C: memory comes from the host too, so it never touches the R API. */
 #ifndef DETANON_KNN_H
 #define DETANON_KNN_H
 
 #include <stddef.h>
-
-/* Progress: called on the main thread between chunks with the number of queries done so
- * far (of n), when not NULL. */
-typedef void (*knn_progress)(void *ctx, ptrdiff_t done);
+#include "host.h"
 
 /* One search: the points, their strata, and where the results go. */
 typedef struct {
@@ -23,8 +20,7 @@ typedef struct {
     ptrdiff_t n_strata;
     double **cent;                /* d output columns of n centroids, or NULL */
     int *idx;                     /* or an n x k matrix of 1-based neighbour rows */
-    knn_progress progress;        /* or NULL */
-    void *progress_ctx;
+    const kernel_host *host;      /* memory; pauses with the number of queries done (of n) */
 } knn_job;
 
 /* Every record's k nearest neighbours inside its stratum; each non-empty stratum holds at

@@ -3,16 +3,35 @@
 #include "fsum.h"
 #include "threads.h"
 
-double mask_rescale(double *cent, ptrdiff_t n, double mean, double sd, double flat_sd)
+/* Step 5 on one column; returns 1 when it is released as its mean. */
+static int rescale(double *cent, ptrdiff_t n, double mean, double sd, double c_sd)
 {
-    double cm, c_sd;
-    col_mean_sd(cent, n, &cm, &c_sd);
-    if (c_sd > flat_sd) {
+    if (c_sd > MASK_FLAT_SD) {
         for (ptrdiff_t i = 0; i < n; i++) cent[i] = cent[i] / c_sd * sd + mean;
-    } else {
-        for (ptrdiff_t i = 0; i < n; i++) cent[i] = mean;
+        return 0;
     }
-    return c_sd;
+    for (ptrdiff_t i = 0; i < n; i++) cent[i] = mean;
+    return 1;
+}
+
+void mask_step5(double *const *cent, int d, ptrdiff_t n, const double *mean, const double *sd,
+                double *c_sd, int given_sd, int *flat, int nt, const kernel_host *host)
+{
+    const int nt5 = threads_for(nt, (double) n * (d > 1 ? d : 0));
+    for (int j0 = 0; j0 < d; j0 += nt5) {
+        const int j1 = j0 + nt5 < d ? j0 + nt5 : d;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt5) schedule(static, 1)
+#endif
+        for (int j = j0; j < j1; j++) {
+            if (!given_sd) {
+                double cm;
+                col_mean_sd(cent[j], n, &cm, c_sd + j);
+            }
+            flat[j] = rescale(cent[j], n, mean[j], sd[j], c_sd[j]);
+        }
+        host_pause(host, j1);
+    }
 }
 
 void mask_col_stats(const double *x, ptrdiff_t n, int d, int nt, double *mean, double *sd)

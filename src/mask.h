@@ -1,14 +1,25 @@
-/* Step 5 of anonymise() on one column, and the column statistics of step 1. Pure C. */
+/* Step 5 of anonymise() and anonymise_adaptive(), and the column statistics of step 1.
+ * Pure C: no R API; interrupt checks come from the caller's host (host.h). */
 #ifndef DETANON_MASK_H
 #define DETANON_MASK_H
 
 #include <stddef.h>
+#include "host.h"
 
-/* Rescale n centroids in place to the original column's spread:
- * centroid / sd(centroids) * sd + mean, where sd(centroids) is exact (order-free); when
- * that SD is <= flat_sd (all centroids equal up to rounding) every value becomes `mean`.
- * Returns sd(centroids). */
-double mask_rescale(double *cent, ptrdiff_t n, double mean, double sd, double flat_sd);
+/* On the z-scale (SD 1) a spread of centroids this small is rounding noise, not
+ * information: such a column is released as its mean (R warns). The one threshold of step
+ * 5, for every masking path. */
+#define MASK_FLAT_SD 1e-10
+
+/* Step 5 over the whole data for d columns of n centroids (z-scale), in place: column j
+ * becomes cent[j] / c_sd[j] * sd[j] + mean[j] (the original column's mean and SD), or, when
+ * c_sd[j] <= MASK_FLAT_SD (all centroids equal up to rounding), mean[j] everywhere.
+ * given_sd: c_sd holds the centroids' SDs (the rann engine's own arithmetic); else they are
+ * computed exactly (order-free, fsum.h) into c_sd. flat[j] receives 1 for a column released
+ * as its mean. Columns run nt at a time in parallel (threads.h policy), the host pausing
+ * between groups (with the columns done). */
+void mask_step5(double *const *cent, int d, ptrdiff_t n, const double *mean, const double *sd,
+                double *c_sd, int given_sd, int *flat, int nt, const kernel_host *host);
 
 /* Means and sample SDs of the d columns of the n x d matrix x (column-major), exact and
  * order-free, spread over nt threads. */

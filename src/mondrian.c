@@ -1,4 +1,4 @@
-/* Pure kernels for (k, epsilon)-anonymisation; see mondrian.h. No R API. */
+/* Mondrian equivalence classes; see mondrian.h. */
 #include <math.h>
 #include <stdlib.h>
 #include "mondrian.h"
@@ -109,88 +109,47 @@ ptrdiff_t mondrian_partition(const double *x, ptrdiff_t ldx, int d, const double
     return n_classes;
 }
 
-double laplace_from_unif(double u, double b)
-{
-    /* F^{-1}(u) = -b sign(u - 1/2) log(1 - 2 |u - 1/2|) */
-    double t = u - 0.5;
-    return t < 0 ? b * log1p(2.0 * t) : -b * log1p(-2.0 * t);
-}
+/* Strata between two pauses, unless a stratum is this large. */
+#define MDR_CHUNK ((ptrdiff_t) 1 << 20)
 
-static int cmp_pair(const void *a, const void *b)
+ptrdiff_t mondrian_strata(const double *x, ptrdiff_t n, int d, const double *inv_range,
+                          ptrdiff_t *rows, const ptrdiff_t *off, ptrdiff_t n_strata,
+                          ptrdiff_t k, ptrdiff_t *ends, const kernel_host *host)
 {
-    const mdr_pair *x = (const mdr_pair *) a, *y = (const mdr_pair *) b;
-    if (x->v < y->v) return -1;
-    if (x->v > y->v) return 1;
-    return (x->i > y->i) - (x->i < y->i);
-}
-
-static void sort_first(const double *o, ptrdiff_t m, int p, mdr_pair *pairs)
-{
-    for (ptrdiff_t i = 0; i < m; i++) { pairs[i].v = o[i * p]; pairs[i].i = i; }
-    qsort(pairs, (size_t) m, sizeof(mdr_pair), cmp_pair);
-}
-
-static inline double sq_term(double q, double o, double s)
-{
-    double t = (q - o) / s;
-    return t * t;
-}
-
-static inline double dist(const double *q, const double *o, int p, const double *s)
-{
-    double acc = 0.0;
-    for (int v = 0; v < p; v++) acc += sq_term(q[v], o[v], s[v]);
-    return acc;
-}
-
-void link_class(const double *o, const double *q, ptrdiff_t m, int p, const double *s,
-                mdr_pair *pairs, int *linked)
-{
-    sort_first(o, m, p, pairs);
-    for (ptrdiff_t i = 0; i < m; i++) {
-        const double *qi = q + i * p;
-        const double D = dist(qi, o + i * p, p, s);
-        int ok = 1;
-        if (D > 0) {
-            /* first sorted position with o_j0 >= q_i0 */
-            ptrdiff_t lo = 0, hi = m;
-            while (lo < hi) {
-                ptrdiff_t mid = lo + (hi - lo) / 2;
-                if (pairs[mid].v < qi[0]) lo = mid + 1; else hi = mid;
-            }
-            /* any j with dist < D has its first term < D (the sum only grows) */
-            for (ptrdiff_t a = lo; ok && a < m && sq_term(qi[0], pairs[a].v, s[0]) < D; a++) {
-                ptrdiff_t j = pairs[a].i;
-                if (j != i && dist(qi, o + j * p, p, s) < D) ok = 0;
-            }
-            for (ptrdiff_t a = lo - 1; ok && a >= 0 && sq_term(qi[0], pairs[a].v, s[0]) < D; a--) {
-                ptrdiff_t j = pairs[a].i;
-                if (j != i && dist(qi, o + j * p, p, s) < D) ok = 0;
-            }
-        }
-        linked[i] = ok;
+    ptrdiff_t max_ns = 1;
+    for (ptrdiff_t s = 0; s < n_strata; s++) if (off[s + 1] - off[s] > max_ns) max_ns = off[s + 1] - off[s];
+    double *vals = (double *) host->alloc(max_ns, sizeof(double));
+    ptrdiff_t *tmp = (ptrdiff_t *) host->alloc(max_ns, sizeof(ptrdiff_t));
+    mdr_range *stack = (mdr_range *) host->alloc(max_ns / k + 2, sizeof(mdr_range));
+    ptrdiff_t *ends_s = (ptrdiff_t *) host->alloc(max_ns / k + 1, sizeof(ptrdiff_t));
+    int *ord = (int *) host->alloc(d > 0 ? d : 1, sizeof(int));
+    double *width = (double *) host->alloc(d > 0 ? d : 1, sizeof(double));
+    ptrdiff_t n_classes = 0;
+    for (ptrdiff_t s = 0; s < n_strata; s++) {
+        ptrdiff_t ns = off[s + 1] - off[s];
+        if (ns <= 0) continue;
+        ptrdiff_t c = d > 0 ? mondrian_partition(x, n, d, inv_range, rows + off[s], ns, k, vals, tmp,
+                                                 stack, ends_s, ord, width)
+                            : (ends_s[0] = ns, 1);
+        for (ptrdiff_t i = 0; i < c; i++) ends[n_classes++] = off[s] + ends_s[i];
+        if ((s & 1023) == 0 || ns >= MDR_CHUNK) host_pause(host, off[s + 1]);
     }
+    return n_classes;
 }
 
-void confident_counts(const double *o, const double *q, ptrdiff_t m, int p, const double *r,
-                      ptrdiff_t cap, mdr_pair *pairs, int *l)
+void mondrian_boxes(const double *x, ptrdiff_t n, int d, const ptrdiff_t *rows,
+                    const ptrdiff_t *ends, ptrdiff_t n_classes, int *cls, int *size,
+                    double *lo, double *hi)
 {
-    sort_first(o, m, p, pairs);
-    for (ptrdiff_t i = 0; i < m; i++) {
-        const double *qi = q + i * p;
-        /* first sorted position with q_i0 - o_j0 <= r0 (monotone in o_j0) */
-        ptrdiff_t lo = 0, hi = m;
-        while (lo < hi) {
-            ptrdiff_t mid = lo + (hi - lo) / 2;
-            if (qi[0] - pairs[mid].v > r[0]) lo = mid + 1; else hi = mid;
+    ptrdiff_t b = 0;
+    for (ptrdiff_t c = 0; c < n_classes; c++) {
+        ptrdiff_t e = ends[c];
+        size[c] = (int) (e - b);
+        for (ptrdiff_t i = b; i < e; i++) cls[rows[i]] = (int) (c + 1);
+        for (int j = 0; j < d; j++) {
+            mdr_rows_range(x + (size_t) j * n, rows, b, e, lo + c + j * n_classes,
+                           hi + c + j * n_classes);
         }
-        ptrdiff_t count = 0;
-        for (ptrdiff_t a = lo; a < m && count < cap && pairs[a].v - qi[0] <= r[0]; a++) {
-            const double *oj = o + pairs[a].i * p;
-            int in = 1;
-            for (int v = 1; v < p && in; v++) in = fabs(qi[v] - oj[v]) <= r[v];
-            count += in;
-        }
-        l[i] = (int) count;
+        b = e;
     }
 }

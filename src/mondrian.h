@@ -1,11 +1,10 @@
-/* Pure kernels for (k, epsilon)-anonymisation: Mondrian partitioning, the Laplace
- * transform of a uniform draw, and the per-class linking and c-confidence counts of
- * section V of the seed paper. No R API: safe to call from threads and testable alone.
- * The caller owns every buffer (R_alloc in glue code). */
+/* Mondrian equivalence classes (mondrian(), and the classes of anonymise_keps()). Pure C:
+ * no R API; memory and interrupt checks come from the caller's host (host.h). */
 #ifndef DETANON_MONDRIAN_H
 #define DETANON_MONDRIAN_H
 
 #include <stddef.h>
+#include "host.h"
 
 typedef struct {
     ptrdiff_t begin, end;
@@ -40,28 +39,21 @@ void mdr_rows_range(const double *xj, const ptrdiff_t *rows, ptrdiff_t b, ptrdif
 /* The value of rank r (0-based) among v[0..n), reordering v. Expected O(n). */
 double mdr_select(double *v, ptrdiff_t n, ptrdiff_t r);
 
-/* Laplace(0, b) draw from a uniform u in (0, 1) by the inverse CDF. */
-double laplace_from_unif(double u, double b);
+/* Every stratum partitioned by mondrian_partition(): rows[0..n) are the 0-based rows grouped
+ * by stratum (stratum s at rows[off[s]..off[s + 1]), each non-empty one with >= k rows; x
+ * is n x d; they are permuted in place so that every class is contiguous. ends (n / k +
+ * n_strata + 1) receives the end position in rows of every class, strata in order. The host
+ * pauses between strata now and then (with off[s + 1] rows done). Returns the number of
+ * classes. */
+ptrdiff_t mondrian_strata(const double *x, ptrdiff_t n, int d, const double *inv_range,
+                          ptrdiff_t *rows, const ptrdiff_t *off, ptrdiff_t n_strata,
+                          ptrdiff_t k, ptrdiff_t *ends, const kernel_host *host);
 
-typedef struct {
-    double v;
-    ptrdiff_t i;
-} mdr_pair;
-
-/* One equivalence class of m records, p variables, row-major: o[i * p + v] original
- * values, q[i * p + v] released values.
- *
- * link_class: linked[i] = 1 when no original o_j (j != i) is strictly closer to q_i than
- * o_i is, in squared Euclidean distance sum_v ((q_iv - o_jv) / s[v])^2 (s[v] > 0), else 0.
- * Ties count as links, as in the indicator of section V-B.
- *
- * confident_counts: l[i] = number of j with |q_iv - o_jv| <= r[v] for every v, counted up
- * to `cap` (the count stops there).
- *
- * Both sort the originals by their first variable: pairs is scratch of m entries. */
-void link_class(const double *o, const double *q, ptrdiff_t m, int p, const double *s,
-                mdr_pair *pairs, int *linked);
-void confident_counts(const double *o, const double *q, ptrdiff_t m, int p, const double *r,
-                      ptrdiff_t cap, mdr_pair *pairs, int *l);
+/* The classes of mondrian_strata() as results: cls[rows[i]] = 1-based class (n), size
+ * (n_classes), and per class and column the smallest and largest value, lo and hi
+ * (n_classes x d, column-major). */
+void mondrian_boxes(const double *x, ptrdiff_t n, int d, const ptrdiff_t *rows,
+                    const ptrdiff_t *ends, ptrdiff_t n_classes, int *cls, int *size,
+                    double *lo, double *hi);
 
 #endif

@@ -1,6 +1,6 @@
-/* Ranks of a record's own point among the points of its stratum, for risk_linkage() (top-m
- * linkage and the expected re-identification probability), risk_replay(), tune_release()
- * and anonymise_adaptive().
+/* Glue for the rank index: ranks of a record's own point among the points of its stratum,
+ * for risk_linkage() (top-m linkage and the expected re-identification probability),
+ * risk_replay(), tune_release() and anonymise_adaptive(); the kernels are in rank.c.
  *
  * The points of every stratum are held in a reusable index: one kd-tree per stratum, kept
  * in R vectors (so R's garbage collector owns them and an error or interrupt leaks
@@ -8,39 +8,12 @@
  * release, and the adaptive kernel, query it; risk_linkage() builds one per call. A query
  * asks, for a row's "query" point (its masked record, or its replayed record), two
  * count-within-radius questions at the distance of the row's own indexed point. */
-#include <math.h>
-#include <stdint.h>
-#include <string.h>
 #include "detanon.h"
-#include "kdtree.h"
-#include "threads.h"
+#include "rank.h"
 #include "progress.h"
-
-#define INDEX_LEAF_SIZE 8
-/* Queries between two interrupt checks. */
-#define RANK_CHUNK ((ptrdiff_t) 1 << 16)
 
 /* Slots of an index (an R list). */
 enum { IX_PTS, IX_ROW, IX_LEAF_OF, IX_NODES, IX_BOX, IX_META, IX_OFFSETS, IX_N_SLOTS };
-
-/* ---- kernel (pure C) ---------------------------------------------------------------- */
-
-/* For the query point q whose own point `self` is a point of tree t:
- * *le = number of tree points p with |q - p|^2 <= |q - self|^2 (self included, so >= 1)
- * *lt = number of tree points strictly closer than self, counted up to `cap` (a count of
- *       `cap` means "cap or more").
- * Both distances are summed by kd_point_d2() in the same order, so self is counted in *le
- * and never in *lt, and equal distances are equal bit for bit. */
-static void rank_counts(const kd_tree *t, const double *q, const double *self, ptrdiff_t cap,
-                        double *lt, double *le, kd_item *stack)
-{
-    const double ds = kd_point_d2(q, self, t->d);
-    *le = (double) kd_count_within(t, q, ds, PTRDIFF_MAX, stack);
-    /* squared distances are doubles: d2 < ds exactly when d2 <= the next double below ds */
-    *lt = ds > 0.0 && cap > 0 ? (double) kd_count_within(t, q, nextafter(ds, 0.0), cap, stack) : 0.0;
-}
-
-/* ---- the index ------------------------------------------------------------------------ */
 
 /* z: n x d points; order (1-based) lists the rows stratum by stratum, stratum s holding
  * order[off[s]..off[s+1]). Returns the index: a list of the trees' buffers, the per-stratum
@@ -60,7 +33,7 @@ SEXP ffi_rank_index(SEXP z, SEXP order, SEXP offsets)
     for (R_xlen_t s = 0; s < n_strata; s++) {
         const ptrdiff_t ns = (ptrdiff_t) off[s + 1] - off[s];
         if (ns < 0) Rf_error("internal error: decreasing offsets");
-        total_nodes += kd_max_nodes(ns, INDEX_LEAF_SIZE);
+        total_nodes += kd_max_nodes(ns, RANK_LEAF_SIZE);
     }
     SEXP idx = PROTECT(Rf_allocVector(VECSXP, IX_N_SLOTS));
     double *pts = REAL(SET_VECTOR_ELT(idx, IX_PTS, Rf_allocVector(REALSXP, (R_xlen_t) n * d)));
@@ -74,25 +47,10 @@ SEXP ffi_rank_index(SEXP z, SEXP order, SEXP offsets)
     int *meta = INTEGER(SET_VECTOR_ELT(idx, IX_META, Rf_allocVector(INTSXP, 3 * n_strata)));
     SET_VECTOR_ELT(idx, IX_OFFSETS, Rf_duplicate(offsets));
 
-    ptrdiff_t *rows = (ptrdiff_t *) R_alloc(n > 0 ? n : 1, sizeof(ptrdiff_t));
-    for (ptrdiff_t i = 0; i < n; i++) {
-        if (ord[i] < 1 || ord[i] > n) Rf_error("internal error: row out of range");
-        rows[i] = ord[i] - 1;
-    }
-    const double *x = REAL_RO(z);
-    size_t node_off = 0;
-    for (R_xlen_t s = 0; s < n_strata; s++) {
-        const ptrdiff_t b = off[s], ns = (ptrdiff_t) off[s + 1] - off[s];
-        kd_tree t;
-        kd_init(&t, ns, d, INDEX_LEAF_SIZE, pts + (size_t) b * d, row + b, leaf_of + b,
-                nodes + node_off, box + node_off * 2 * d);
-        if (ns > 0) kd_build(&t, x, n, rows + b);
-        meta[3 * s] = (int) node_off;
-        meta[3 * s + 1] = t.n_nodes;
-        meta[3 * s + 2] = t.depth;
-        node_off += kd_max_nodes(ns, INDEX_LEAF_SIZE);
-        if (s % 64 == 63) R_CheckUserInterrupt();
-    }
+    const kernel_host host = detanon_host(R_NilValue);
+    const char *bad = rank_build(REAL_RO(z), n, d, ord, off, n_strata, pts, row, leaf_of, nodes, box,
+                                 meta, &host);
+    if (bad) Rf_error("internal error in ffi_rank_index: %s", bad);
     UNPROTECT(1);
     return idx;
 }
@@ -124,7 +82,7 @@ kd_tree *rank_index_trees(SEXP idx, int d, R_xlen_t *n_strata)
     kd_tree *trees = (kd_tree *) R_alloc(ns_all > 0 ? ns_all : 1, sizeof(kd_tree));
     for (R_xlen_t s = 0; s < ns_all; s++) {
         const ptrdiff_t b = off[s], ns = (ptrdiff_t) off[s + 1] - off[s];
-        kd_init(&trees[s], ns, d, INDEX_LEAF_SIZE, pts + (size_t) b * d, row + b, leaf_of + b,
+        kd_init(&trees[s], ns, d, RANK_LEAF_SIZE, pts + (size_t) b * d, row + b, leaf_of + b,
                 nodes + meta[3 * s], box + (size_t) meta[3 * s] * 2 * d);
         trees[s].n_nodes = meta[3 * s + 1];
         trees[s].depth = meta[3 * s + 2];
@@ -157,38 +115,9 @@ SEXP ffi_index_rank(SEXP idx, SEXP zq, SEXP query, SEXP cap_, SEXP nthreads, SEX
     const double *xq = REAL_RO(zq);
     const int *want = LOGICAL_RO(query);
     for (ptrdiff_t i = 0; i < 2 * n; i++) o[i] = NA_REAL;
-    kd_item *stacks = (kd_item *) R_alloc((size_t) nt * KD_STACK_MAX, sizeof(kd_item));
-    double *buf = (double *) R_alloc((size_t) nt * d, sizeof(double));
     SEXP bar = PROTECT(progress_new(progress, (double) n, "Linking"));
-    ptrdiff_t since_check = 0;
-    for (R_xlen_t s = 0; s < n_strata; s++) {
-        const kd_tree *t = &trees[s];
-        const ptrdiff_t b = off[s], ns = t->n;
-        const int nts = threads_for(nt, (double) ns);
-        for (ptrdiff_t from = 0; from < ns; from += RANK_CHUNK) {
-            const ptrdiff_t to = from + RANK_CHUNK < ns ? from + RANK_CHUNK : ns;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nts) schedule(dynamic, 64)
-#endif
-            for (ptrdiff_t p = from; p < to; p++) {
-                /* in tree order: a query point lies near its own tree point, so consecutive
-                 * queries visit the same part of the tree */
-                ptrdiff_t r = t->row[p];
-                if (!want[r] || want[r] == NA_LOGICAL) continue;
-                int tid = THREAD_ID;
-                double *q = buf + (size_t) tid * d;
-                for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * n];
-                rank_counts(t, q, t->pts + (size_t) p * d, cap, o + r, o + r + n,
-                            stacks + (size_t) tid * KD_STACK_MAX);
-            }
-            since_check += to - from;
-            if (since_check >= RANK_CHUNK) {
-                R_CheckUserInterrupt();
-                progress_update(bar, b + to);
-                since_check = 0;
-            }
-        }
-    }
+    const kernel_host host = detanon_host(bar);
+    rank_query(trees, n_strata, off, n, d, xq, want, cap, nt, o, &host);
     progress_done(bar);
     UNPROTECT(2);
     return out;

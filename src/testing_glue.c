@@ -1,20 +1,19 @@
 /* TEST-ONLY entry points. Nothing in R/ calls these: they expose kernels to the tests in
- * tests/testthat (test-fuzz.R, test-anonymise.R, test-keps.R) so that each can be compared
+ * tests/testthat (through test_call() in helper-reference.R) so that each can be compared
  * with a slow R reference on its own. They validate only what keeps them from reading out
- * of bounds, and their interfaces may change without notice. The user path is in
- * anonymise_glue.c, risk_glue.c and keps_glue.c. */
+ * of bounds, and their interfaces may change without notice. The user path is in the
+ * other *_glue.c files.
+ *
+ * The one switch (CONTRIBUTING section 2): they are compiled and registered unless
+ * DETANON_NO_TESTING is defined (e.g. `CPPFLAGS += -DDETANON_NO_TESTING` in ~/.R/Makevars);
+ * the tests that need them skip in such a build. */
 #include "detanon.h"
-#include "knn.h"
-#include "mondrian.h"
-#include "threads.h"
 
-static ptrdiff_t *as_index(SEXP x, R_xlen_t len)
-{
-    ptrdiff_t *o = (ptrdiff_t *) R_alloc(len > 0 ? len : 1, sizeof(ptrdiff_t));
-    if (TYPEOF(x) == INTSXP) { const int *p = INTEGER_RO(x); for (R_xlen_t i = 0; i < len; i++) o[i] = p[i]; }
-    else { const double *p = REAL_RO(x); for (R_xlen_t i = 0; i < len; i++) o[i] = (ptrdiff_t) p[i]; }
-    return o;
-}
+#ifndef DETANON_NO_TESTING
+
+#include "knn.h"
+#include "keps.h"
+#include "threads.h"
 
 /* The search of anonymise() on given points (no standardisation): z an n x d matrix,
  * `order` the 1-based rows stratum by stratum, `offsets` the S + 1 stratum boundaries in
@@ -27,21 +26,22 @@ static SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, in
         Rf_error("internal error: bad input to ffi_knn_*");
     SEXP out = PROTECT(want_index ? Rf_allocMatrix(INTSXP, n, k) : Rf_allocMatrix(REALSXP, n, d));
     if (n == 0) { UNPROTECT(1); return out; }
-    ptrdiff_t *rows = as_index(order, n);
+    ptrdiff_t *rows = detanon_index(order, n);
     for (ptrdiff_t i = 0; i < n; i++) {
         if (rows[i] < 1 || rows[i] > n) Rf_error("internal error: row out of range in ffi_knn_*");
         rows[i] -= 1;
     }
     const ptrdiff_t n_strata = XLENGTH(offsets) - 1;
-    const ptrdiff_t *off = as_index(offsets, n_strata + 1);
+    const ptrdiff_t *off = detanon_index(offsets, n_strata + 1);
     const char *bad = knn_check_strata(off, n_strata, n, k);
     if (bad) Rf_error("internal error in ffi_knn_*: %s", bad);
 
     const double *zx = REAL_RO(z);
     double **cent = want_index ? NULL : (double **) R_alloc(d > 0 ? d : 1, sizeof(double *));
     if (cent) for (int j = 0; j < d; j++) cent[j] = REAL(out) + (ptrdiff_t) j * n;
+    const kernel_host host = detanon_host(R_NilValue);
     knn_job job = { n, d, k, detanon_threads(nthreads), &zx, NULL, NULL, rows, off, n_strata,
-                    cent, want_index ? INTEGER(out) : NULL, NULL, NULL };
+                    cent, want_index ? INTEGER(out) : NULL, &host };
     knn_all(&job);
     UNPROTECT(1);
     return out;
@@ -66,7 +66,7 @@ SEXP ffi_kd_tree(SEXP z, SEXP leaf_size)
     const int d = Rf_ncols(z), ls = Rf_asInteger(leaf_size);
     if (TYPEOF(z) != REALSXP || n < 1 || d < 1 || ls < 1)
         Rf_error("internal error: bad input to ffi_kd_tree");
-    kd_tree t = detanon_tree(n, d, ls);
+    kd_tree t = kd_new(n, d, ls, detanon_alloc);
     kd_build(&t, REAL_RO(z), n, NULL);
     static const char *names[] = {"row", "node", "box"};
     SEXP out = PROTECT(detanon_named_list(3, names));
@@ -104,3 +104,7 @@ SEXP ffi_threads(SEXP nthreads, SEXP work)
 {
     return Rf_ScalarInteger(threads_for(detanon_threads(nthreads), Rf_asReal(work)));
 }
+
+#else
+typedef int detanon_no_testing; /* ISO C: a translation unit is not empty */
+#endif

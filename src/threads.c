@@ -1,5 +1,4 @@
-/* The thread policy (threads.h) and its glue. */
-#include "detanon.h"
+/* The thread policy (threads.h). Pure C; its glue, detanon_threads(), is in glue.c. */
 #include "threads.h"
 
 int threads_cap(int requested)
@@ -13,11 +12,4 @@ int threads_cap(int requested)
 #else
     return 1;
 #endif
-}
-
-/* `nthreads` as R passes it (an integer validated by check_nthreads()). */
-int detanon_threads(SEXP nthreads)
-{
-    int n = Rf_asInteger(nthreads);
-    return threads_cap(n == NA_INTEGER ? 1 : n);
 }

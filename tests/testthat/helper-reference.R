@@ -26,9 +26,20 @@ ref_anonymise <- function(x, id, k) {
     sweep(2, colMeans(x), "+")
 }
 
+# A test-only entry point of src/testing_glue.c (ffi_<name>); the test skips when the library
+# was built without them (-DDETANON_NO_TESTING, CONTRIBUTING section 2).
+test_call <- function(name, ...) {
+  sym <- paste0("C_ffi_", name)
+  ns <- asNamespace("detanon")
+  if (!exists(sym, envir = ns, inherits = FALSE)) {
+    testthat::skip(paste0("ffi_", name, " is not built (DETANON_NO_TESTING)"))
+  }
+  .Call(get(sym, envir = ns), ...)
+}
+
 knn_index <- function(z, id, k, nthreads = 1L) {
-  .Call(detanon:::C_ffi_knn_index, as.matrix(z), order(id), c(0, cumsum(tabulate(id))),
-        as.integer(k), as.integer(nthreads))
+  test_call("knn_index", as.matrix(z), order(id), c(0, cumsum(tabulate(id))),
+            as.integer(k), as.integer(nthreads))
 }
 
 random_data <- function(n, d = 2, n_strata = 3, seed = 1) {

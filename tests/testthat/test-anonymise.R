@@ -38,7 +38,7 @@ test_that("records that share their k points get bit-identical centroids", {
   set.seed(11)
   for (rep in 1:20) {
     z <- matrix(stats::rnorm(5 * 3) * 10^stats::runif(15, -3, 3), 5, 3)
-    cen <- .Call(detanon:::C_ffi_knn_centroids, z, 1:5, c(0, 5), 5L, 1L)
+    cen <- test_call("knn_centroids", z, 1:5, c(0, 5), 5L, 1L)
     expect_identical(cen, cen[rep(1L, 5), ])
   }
 })
@@ -119,6 +119,40 @@ test_that("step 5 restores the original SDs exactly and the means approximately"
   out <- anonymise(x, k = 3, vars = c("x1", "x2"), strata = "g")
   expect_equal(apply(out[1:2], 2, sd), apply(x[1:2], 2, sd), tolerance = 1e-12)
   expect_true(all(abs(colMeans(out[1:2]) - colMeans(x[1:2])) < 0.05 * apply(x[1:2], 2, sd)))
+})
+
+test_that("step 5 is one kernel: the R paths and the C engine rescale alike, flat at 1e-10", {
+  set.seed(5)
+  n <- 50
+  x <- cbind(a = rnorm(n), b = rexp(n) * 100, c = 3)
+  st <- detanon:::col_stats(x)
+  cen <- matrix(rnorm(n * 2), n, 2)
+  # the paper's formula, centroid / sd(centroids) * sd + mean, with the centroids' SDs given
+  c_sd <- apply(cen, 2, sd)
+  res <- detanon:::rescale_centroids(x, 1:2, st, cen, c_sd)
+  for (j in 1:2) expect_identical(res$columns[[j]], cen[, j] / c_sd[j] * st$sd[[j]] + st$mean[[j]])
+  expect_identical(res$columns[[3]], x[, 3]) # not masked: copied
+  expect_identical(res$scale, unname(st$sd[1:2] / c_sd))
+  # without them: the exact, order-free SDs of the centroids
+  exact <- unname(detanon:::col_stats(cen)$sd)
+  expect_identical(detanon:::rescale_centroids(x, 1:2, st, cen)$scale, unname(st$sd[1:2] / exact))
+  # the one threshold: an SD of at most 1e-10 releases the mean (scale NA), above it scales
+  at <- detanon:::rescale_centroids(x, 1:2, st, cen, c(1e-10, 1e-10 * (1 + .Machine$double.eps)))
+  expect_identical(at$columns[[1]], rep(st$mean[[1]], n))
+  expect_identical(is.na(at$scale), c(TRUE, FALSE))
+  expect_identical(at$columns[[2]], cen[, 2] / (1e-10 * (1 + .Machine$double.eps)) * st$sd[[2]] + st$mean[[2]])
+  # the C engine runs the same kernel inside ffi_anonymise(): the same bits as its own
+  # centroids rescaled here
+  d <- data.frame(x1 = rnorm(300), x2 = round(rexp(300), 1), g = sample(1:3, 300, TRUE))
+  out <- anonymise(d, k = 4, vars = c("x1", "x2"), strata = "g", format = "none", check_identifiers = FALSE)
+  xm <- as.matrix(d[c("x1", "x2")])
+  st <- detanon:::col_stats(xm)
+  z <- unname(sweep(sweep(xm, 2, st$mean), 2, st$sd, "/"))
+  cen <- test_call("knn_centroids", z, order(d$g), c(0, cumsum(tabulate(d$g))), 4L, 1L)
+  res <- detanon:::rescale_centroids(xm, 1:2, st, cen)
+  expect_identical(out$x1, res$columns[[1]])
+  expect_identical(out$x2, res$columns[[2]])
+  expect_identical(unname(attr(out, "detanon")$stats$scale), res$scale)
 })
 
 test_that("the caller's kind of data frame, rows and other columns are kept; row names are not", {
@@ -263,7 +297,7 @@ test_that("large k (k = n, n - 1, about n / 2) equals the reference, with ties a
       # duplicated points are interchangeable: compare coordinates, in order
       expect_identical(z[idx, , drop = FALSE], z[want, , drop = FALSE])
       expect_identical(idx, knn_index(z, id, k, nthreads = 2L))
-      cen <- .Call(detanon:::C_ffi_knn_centroids, z, seq_len(n), c(0, n), k, 1L)
+      cen <- test_call("knn_centroids", z, seq_len(n), c(0, n), k, 1L)
       expect_identical(cen, ref_lex_centroids(z, want))
       if (k == n) expect_identical(cen, cen[rep(1L, n), , drop = FALSE])
     }
@@ -278,8 +312,8 @@ test_that("large k in heavy strata (chunked queries, stratum-order sums) is exac
   id <- rep(1L, n)
   for (k in c(n, n - 1L, 960L, n %/% 2L)) {
     want <- ref_knn_index(z, id, k)
-    cen1 <- .Call(detanon:::C_ffi_knn_centroids, z, seq_len(n), c(0, n), k, 1L)
-    cen2 <- .Call(detanon:::C_ffi_knn_centroids, z, seq_len(n), c(0, n), k, 2L)
+    cen1 <- test_call("knn_centroids", z, seq_len(n), c(0, n), k, 1L)
+    cen2 <- test_call("knn_centroids", z, seq_len(n), c(0, n), k, 2L)
     expect_identical(cen1, cen2)
     rows <- c(1:3, 101:103, sample(n, 6L)) # the R reference is slow: a sample of rows
     expect_identical(cen1[rows, ], ref_lex_centroids(z, want[rows, , drop = FALSE]))
@@ -289,7 +323,7 @@ test_that("large k in heavy strata (chunked queries, stratum-order sums) is exac
 })
 
 test_that("the thread policy: the request, capped by OpenMP's limits, one thread for small jobs", {
-  threads <- function(n, work = 1e6) .Call(detanon:::C_ffi_threads, as.integer(n), work)
+  threads <- function(n, work = 1e6) test_call("threads", as.integer(n), work)
   expect_identical(threads(1L), 1L)
   expect_identical(threads(4L, work = 100), 1L) # too small to gain from threads
   expect_lte(threads(1e6L), max(1L, parallel::detectCores()))

@@ -86,8 +86,8 @@ test_that("ffi_knn_index and ffi_knn_centroids: exact k nearest neighbours on ra
     z <- fz_matrix(n, d)
     g <- fz_groups(sizes)
     nt <- sample(1:2, 1L)
-    idx <- .Call(detanon:::C_ffi_knn_index, z, g$order, g$offsets, k, nt)
-    cen <- .Call(detanon:::C_ffi_knn_centroids, z, g$order, g$offsets, k, nt)
+    idx <- test_call("knn_index", z, g$order, g$offsets, k, nt)
+    cen <- test_call("knn_centroids", z, g$order, g$offsets, k, nt)
     p <- character()
     if (!identical(dim(idx), c(n, k))) return("index has the wrong shape")
     if (!identical(dim(cen), c(n, d))) return("centroids have the wrong shape")
@@ -109,7 +109,7 @@ test_that("ffi_knn_index and ffi_knn_centroids: exact k nearest neighbours on ra
         p <- c(p, sprintf("centroids differ from the reference (column %d)", j))
       }
     }
-    if (!identical(.Call(detanon:::C_ffi_knn_centroids, z, g$order, g$offsets, k, 3L - nt), cen)) {
+    if (!identical(test_call("knn_centroids", z, g$order, g$offsets, k, 3L - nt), cen)) {
       p <- c(p, "centroids depend on the thread count")
     }
     p
@@ -125,9 +125,9 @@ test_that("ffi_knn_centroids: large strata (the parallel-query path) agree with 
     sizes <- if (stats::runif(1) < 0.5) n else c(4096L, n - 4096L)
     g <- fz_groups(sizes)
     k <- sample(c(1L, 2L, 5L), 1L)
-    idx <- .Call(detanon:::C_ffi_knn_index, z, g$order, g$offsets, k, 2L)
-    cen1 <- .Call(detanon:::C_ffi_knn_centroids, z, g$order, g$offsets, k, 1L)
-    cen2 <- .Call(detanon:::C_ffi_knn_centroids, z, g$order, g$offsets, k, 2L)
+    idx <- test_call("knn_index", z, g$order, g$offsets, k, 2L)
+    cen1 <- test_call("knn_centroids", z, g$order, g$offsets, k, 1L)
+    cen2 <- test_call("knn_centroids", z, g$order, g$offsets, k, 2L)
     p <- character()
     if (!identical(cen1, cen2)) p <- c(p, "centroids depend on the thread count")
     if (!all(g$id[idx] == rep(g$id, k))) p <- c(p, "neighbour outside its stratum")
@@ -147,7 +147,7 @@ test_that("ffi_knn_centroids: large strata (the parallel-query path) agree with 
 # points; a split node halves its range at the median of its widest coordinate (left keys
 # <= right keys); leaves hold at most leaf_size points; the rows are a permutation.
 kd_tree_problems <- function(z, leaf_size) {
-  t <- .Call(detanon:::C_ffi_kd_tree, z, as.integer(leaf_size))
+  t <- test_call("kd_tree", z, as.integer(leaf_size))
   n <- nrow(z)
   d <- ncol(z)
   if (!identical(sort(t$row), as.numeric(seq_len(n)))) return("rows are not a permutation")
@@ -372,7 +372,7 @@ test_that("ffi_rlaplace and ffi_keps_noise: shapes, diameters, reproducible draw
     p <- character()
     nl <- sample(c(0, 1, 1000), 1L)
     b <- sample(c(0, 1e-300, 1, 1e150), 1L)
-    l <- .Call(detanon:::C_ffi_rlaplace, nl, b)
+    l <- test_call("rlaplace", nl, b)
     if (length(l) != nl || any(!is.finite(l))) p <- c(p, "rlaplace: wrong length or non-finite draw")
     if (b == 0 && any(l != 0)) p <- c(p, "rlaplace: b = 0 must give zeros")
 
@@ -445,7 +445,7 @@ test_that("ffi_keps_link and ffi_keps_confident: per-class counts equal brute fo
 test_that("ffi_knn_* reject input that breaks the R layer's contract instead of crashing", {
   z <- matrix(as.double(1:6), 6)
   knn <- function(order = 1:6, offsets = c(0, 6), k = 2L) {
-    .Call(detanon:::C_ffi_knn_index, z, order, offsets, k, 1L)
+    test_call("knn_index", z, order, offsets, k, 1L)
   }
   expect_identical(dim(knn()), c(6L, 2L))
   expect_error(knn(k = 7L), "stratum smaller than k")
@@ -460,13 +460,13 @@ test_that("ffi_knn_* reject input that breaks the R layer's contract instead of 
 test_that("ffi_anonymise rejects input that breaks the R layer's contract instead of crashing", {
   x <- cbind(as.double(1:6), c(2, 2, 2, 2, 2, 2))
   mask <- function(id = rep(1L, 6), k = 2L, x_ = x) {
-    .Call(detanon:::C_ffi_anonymise, x_, id, k, 1L, 1e-10, FALSE)
+    .Call(detanon:::C_ffi_anonymise, x_, id, k, 1L, FALSE)
   }
   res <- mask()
-  expect_named(res, c("mean", "sd", "columns", "centroid_sd"))
+  expect_named(res, c("mean", "sd", "columns", "scale"))
   expect_length(res$columns, 2L)
   expect_identical(res$columns[[2L]], x[, 2]) # SD 0: copied
-  expect_length(res$centroid_sd, 1L)
+  expect_length(res$scale, 1L)
   # empty strata (ids with no rows) are allowed
   expect_identical(mask(id = c(1L, 1L, 1L, 3L, 3L, 3L))$sd, res$sd)
   expect_error(mask(k = 7L), "stratum smaller than k")

@@ -1,0 +1,177 @@
+/* Adaptive k per record for anonymise_adaptive(): k-nearest-neighbour centroids where
+ * every record whose released point is still linkable gets a larger neighbourhood.
+ *
+ * The per-stratum kd-trees of the original z-scores come from a rank index (rank_glue.c),
+ * built once by the caller (adaptive_glue.c unpacks it), and serve both the neighbour search (kd_knn_self) and the
+ * linkability test (kd_count_within, the rank of the record's own original among the
+ * originals nearest to its released point). Rounds: compute every centroid that changed,
+ * the exact column SDs of all centroids (step 5's scale), test the records whose centroid
+ * changed, give every flagged record more neighbours (one more up to k = 8, then a quarter
+ * more, up to its cap). The other records keep their last test, which only step 5's scale
+ * has moved since; so when no record is left to grow, every record is tested again on the
+ * current centroids, and the rounds go on if any is flagged. The release therefore always
+ * passes the tests it is returned with. Each round depends only on the previous one,
+ * records are processed independently, ties are broken by coordinates and sums are exact or
+ * in coordinate order, so the result is the same for every thread count and row order. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include "adaptive.h"
+#include "fsum.h"
+#include "threads.h"
+
+/* Rank test of a record: q is its released point, self its own original (a tree point).
+ * Returns the number of originals strictly nearer to q than self, counted up to m (so
+ * the own original is among the m nearest with positive probability when it is < m), and
+ * in *cost the squared distance between q and self. */
+static int ad_rank(const kd_tree *t, const double *q, const double *self, int m, double *cost,
+                   kd_item *stack)
+{
+    const double ds = kd_point_d2(q, self, t->d);
+    *cost = ds;
+    if (!(ds > 0.0)) return 0;
+    return (int) kd_count_within(t, q, nextafter(ds, 0.0), m, stack);
+}
+
+/* sdcMicro's interval test (risk1): some variable of the released record, standardised by
+ * the released columns' own mean and SD, lies strictly inside original +/- w1 * rmd. */
+static int ad_interval(const double *xs_row, ptrdiff_t n, const double *c_row, ptrdiff_t ldc,
+                       const double *cmean, const double *csd, int d, double w) {
+    for (int j = 0; j < d; j++) {
+        double xm = (c_row[(size_t) j * ldc] - cmean[j]) / csd[j];
+        double x = xs_row[(size_t) j * n];
+        if (xm > x - w && xm < x + w) return 1;
+    }
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+const char *adaptive_k(adaptive_job *job, const kernel_host *host)
+{
+    const ptrdiff_t n = job->n, n_strata = job->n_strata;
+    const int d = job->d, nt = job->nt, m = job->m;
+    const double target = job->target;
+    const kd_tree *trees = job->trees;
+    const int *k0 = job->k_init, *cap = job->cap;
+    const int use_int = job->xs != NULL;
+    const double *pxs = job->xs, *pwr = job->wr;
+    double *c = job->centroids;
+    int *k = job->k;
+
+    /* for every row its stratum and tree position */
+    int *stratum = (int *) host->alloc(n, sizeof(int));
+    ptrdiff_t *pos = (ptrdiff_t *) host->alloc(n, sizeof(ptrdiff_t));
+    int kmax = 1;
+    for (ptrdiff_t s = 0; s < n_strata; s++) {
+        for (ptrdiff_t p = 0; p < trees[s].n; p++) {
+            ptrdiff_t r = trees[s].row[p];
+            if (r < 0 || r >= n) return "row out of range";
+            stratum[r] = (int) s;
+            pos[r] = p;
+            if (k0[r] < 1 || cap[r] < k0[r] || cap[r] > trees[s].n)
+                return "k out of range";
+            k[r] = k0[r];
+            if (cap[r] > kmax) kmax = cap[r];
+        }
+    }
+
+    kd_heap *heaps = (kd_heap *) host->alloc(nt, sizeof(kd_heap));
+    for (int i = 0; i < nt; i++) heaps[i] = kd_heap_new(kmax, host->alloc);
+    double *buf = (double *) host->alloc((size_t) nt * d, sizeof(double));
+    double *cmean = (double *) host->alloc(d, sizeof(double)), *csd = (double *) host->alloc(d, sizeof(double));
+    /* rows whose centroid must be (re)computed and tested */
+    ptrdiff_t *todo = (ptrdiff_t *) host->alloc(n, sizeof(ptrdiff_t));
+    char *flag = (char *) host->alloc(n, 1), *iflag = (char *) host->alloc(n, 1);
+    int *rank = (int *) host->alloc(n, sizeof(int));
+    double *cost = (double *) host->alloc(n, sizeof(double)), *pick = (double *) host->alloc(n, sizeof(double));
+    ptrdiff_t n_todo = n;
+    for (ptrdiff_t i = 0; i < n; i++) todo[i] = i;
+    int rounds = 0, full = 1; /* full: every record is tested this round */
+    ptrdiff_t n_capped = 0;
+    for (;;) {
+        rounds++;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads_for(nt, (double) n_todo)) schedule(dynamic, 64)
+#endif
+        for (ptrdiff_t i = 0; i < n_todo; i++) {
+            const ptrdiff_t r = todo[i];
+            const int tid = THREAD_ID;
+            const kd_tree *t = &trees[stratum[r]];
+            kd_heap *h = &heaps[tid];
+            double *w = buf + (size_t) tid * d;
+            h->k = k[r];
+            kd_knn_self(t, pos[r], h);
+            kd_centroid_lex(t, h->pos, h->k, w);
+            for (int j = 0; j < d; j++) c[r + (size_t) j * n] = w[j];
+        }
+        host_pause(host, rounds);
+        /* step 5's scale: exact (order-independent) column means and SDs of the centroids */
+        int flat = 0;
+        for (int j = 0; j < d; j++) {
+            col_mean_sd(c + (size_t) j * n, n, cmean + j, csd + j);
+            if (!(csd[j] > 0.0)) flat = 1;
+        }
+        if (flat) break; /* nothing left to tell apart: R warns and releases the mean */
+        /* the rank and interval tests of the records tested this round */
+        const ptrdiff_t n_test = full ? n : n_todo;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads_for(nt, (double) n_test)) schedule(dynamic, 256)
+#endif
+        for (ptrdiff_t i = 0; i < n_test; i++) {
+            const ptrdiff_t r = full ? i : todo[i];
+            const int tid = THREAD_ID;
+            const kd_tree *t = &trees[stratum[r]];
+            double *q = buf + (size_t) tid * d;
+            for (int j = 0; j < d; j++) q[j] = c[r + (size_t) j * n] / csd[j];
+            rank[r] = m > 0 ? ad_rank(t, q, t->pts + (size_t) pos[r] * d, m, cost + r, heaps[tid].stack) : 1;
+            iflag[r] = (char) (use_int && ad_interval(pxs + r, n, c + r, n, cmean, csd, d, pwr[r]));
+        }
+        /* the nearest-linked records always grow; of the other top-m linkable ones, while
+         * more than `target` records are top-m linkable, the cheapest: those whose released
+         * point is nearest to their original (the least moved), as many as are too many,
+         * with every record tied at the cut-off (so the choice depends on no row order) */
+        ptrdiff_t n_m = 0, n_nn = 0, n_cand = 0;
+        for (ptrdiff_t r = 0; r < n; r++) {
+            flag[r] = iflag[r];
+            if (m == 0) continue;
+            if (rank[r] == 0) { n_nn++; flag[r] = 1; }
+            else if (rank[r] < m && k[r] < cap[r]) pick[n_cand++] = cost[r];
+            n_m += rank[r] < m;
+        }
+        const double need = (double) n_m - target - (double) n_nn;
+        if (need > 0 && n_cand > 0) {
+            double cut;
+            if (need >= (double) n_cand) cut = HUGE_VAL;
+            else {
+                qsort(pick, (size_t) n_cand, sizeof(double), cmp_double);
+                cut = pick[(ptrdiff_t) need - 1];
+            }
+            for (ptrdiff_t r = 0; r < n; r++)
+                if (rank[r] > 0 && rank[r] < m && cost[r] <= cut) flag[r] = 1;
+        }
+        host_pause(host, rounds);
+        n_todo = 0;
+        n_capped = 0;
+        for (ptrdiff_t r = 0; r < n; r++) {
+            if (!flag[r]) continue;
+            if (k[r] < cap[r]) {
+                /* one more point up to k = 8, then a quarter more: O(log k_max) rounds */
+                int step = k[r] / 4 > 1 ? k[r] / 4 : 1;
+                k[r] = k[r] + step < cap[r] ? k[r] + step : cap[r];
+                todo[n_todo++] = r;
+            } else n_capped++;
+        }
+        if (n_todo == 0) {
+            if (full) break; /* every record passed (or is capped) on these centroids */
+            full = 1;        /* test every record again on the current centroids */
+        } else full = 0;
+    }
+    job->rounds = rounds;
+    job->n_capped = n_capped;
+    return NULL;
+}

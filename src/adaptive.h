@@ -1,0 +1,35 @@
+/* Adaptive k per record for anonymise_adaptive(): k-nearest-neighbour centroids where
+ * every record whose released point is still linkable gets a larger neighbourhood. Pure C:
+ * memory and interrupt checks come from the caller's host (host.h). */
+#ifndef DETANON_ADAPTIVE_H
+#define DETANON_ADAPTIVE_H
+
+#include <stddef.h>
+#include "kdtree.h"
+#include "host.h"
+
+typedef struct {
+    /* input */
+    ptrdiff_t n;           /* records */
+    int d;                 /* masked columns */
+    int nt;                /* threads (threads.h policy) */
+    const kd_tree *trees;  /* the per-stratum trees of the original z-scores (a rank index) */
+    ptrdiff_t n_strata;
+    const int *k_init;     /* n: first k per record, 1 <= k_init <= cap */
+    const int *cap;        /* n: largest k per record, <= the record's stratum size */
+    int m;                 /* linkage list length (0: no rank test) */
+    double target;         /* top-m linkable records allowed (>= 0) */
+    const double *xs;      /* n x d scale() of the originals, or NULL: no interval test */
+    const double *wr;      /* n: w1 * rmd per record (with xs) */
+    /* output */
+    double *centroids;     /* n x d, z-scale, before step 5 */
+    int *k;                /* n: final k per record */
+    int rounds;
+    ptrdiff_t n_capped;    /* records still flagged at their cap */
+} adaptive_job;
+
+/* Run the rounds (see adaptive.c). Returns NULL, or a message for an internal error found
+ * before any work (a tree row out of range, k out of range). */
+const char *adaptive_k(adaptive_job *job, const kernel_host *host);
+
+#endif

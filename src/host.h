@@ -1,0 +1,28 @@
+/* What a kernel asks of its caller when it allocates or runs for long. Pure C: kernels see
+ * only function pointers, so they never touch the R API; the glue passes R's
+ * (detanon_host() in glue.c: R_alloc, and R_CheckUserInterrupt with a progress bar). */
+#ifndef DETANON_HOST_H
+#define DETANON_HOST_H
+
+#include <stddef.h>
+
+typedef struct {
+    /* Scratch memory owned by the caller: n objects of `size` bytes, never NULL (R_alloc in
+     * glue: freed by R when the .Call returns, also after an error or interrupt, so a
+     * kernel never frees). Called on the calling thread only, never in a parallel region. */
+    void *(*alloc)(size_t n, size_t size);
+    /* Called on the calling thread between chunks of work, never in a parallel region,
+     * with the units of work done so far: the glue checks for an interrupt (which does not
+     * return) and updates a progress bar. May be NULL. */
+    void (*pause)(void *ctx, ptrdiff_t done);
+    void *ctx;
+    /* Polled inside long serial work (a kd-tree build): nonzero stops it. May be NULL. */
+    int (*interrupted)(void);
+} kernel_host;
+
+static inline void host_pause(const kernel_host *h, ptrdiff_t done)
+{
+    if (h->pause) h->pause(h->ctx, done);
+}
+
+#endif

@@ -1,0 +1,84 @@
+/* Kernels of the rank index; see rank.h. */
+#include <math.h>
+#include <stdint.h>
+#include "rank.h"
+#include "threads.h"
+
+/* Queries between two pauses. */
+#define RANK_CHUNK ((ptrdiff_t) 1 << 16)
+
+/* For the query point q whose own point `self` is a point of tree t:
+ * *le = number of tree points p with |q - p|^2 <= |q - self|^2 (self included, so >= 1)
+ * *lt = number of tree points strictly closer than self, counted up to `cap` (a count of
+ *       `cap` means "cap or more").
+ * Both distances are summed by kd_point_d2() in the same order, so self is counted in *le
+ * and never in *lt, and equal distances are equal bit for bit. */
+static void rank_counts(const kd_tree *t, const double *q, const double *self, ptrdiff_t cap,
+                        double *lt, double *le, kd_item *stack)
+{
+    const double ds = kd_point_d2(q, self, t->d);
+    *le = (double) kd_count_within(t, q, ds, PTRDIFF_MAX, stack);
+    /* squared distances are doubles: d2 < ds exactly when d2 <= the next double below ds */
+    *lt = ds > 0.0 && cap > 0 ? (double) kd_count_within(t, q, nextafter(ds, 0.0), cap, stack) : 0.0;
+}
+
+const char *rank_build(const double *x, ptrdiff_t n, int d, const int *ord, const int *off,
+                       ptrdiff_t n_strata, double *pts, ptrdiff_t *row, ptrdiff_t *leaf_of,
+                       kd_node *nodes, double *box, int *meta, const kernel_host *host)
+{
+    ptrdiff_t *rows = (ptrdiff_t *) host->alloc(n, sizeof(ptrdiff_t));
+    for (ptrdiff_t i = 0; i < n; i++) {
+        if (ord[i] < 1 || ord[i] > n) return "row out of range";
+        rows[i] = ord[i] - 1;
+    }
+    size_t node_off = 0;
+    for (ptrdiff_t s = 0; s < n_strata; s++) {
+        const ptrdiff_t b = off[s], ns = (ptrdiff_t) off[s + 1] - off[s];
+        kd_tree t;
+        kd_init(&t, ns, d, RANK_LEAF_SIZE, pts + (size_t) b * d, row + b, leaf_of + b,
+                nodes + node_off, box + node_off * 2 * d);
+        if (ns > 0) kd_build(&t, x, n, rows + b);
+        meta[3 * s] = (int) node_off;
+        meta[3 * s + 1] = t.n_nodes;
+        meta[3 * s + 2] = t.depth;
+        node_off += kd_max_nodes(ns, RANK_LEAF_SIZE);
+        if (s % 64 == 63) host_pause(host, off[s + 1]);
+    }
+    return NULL;
+}
+
+void rank_query(const kd_tree *trees, ptrdiff_t n_strata, const int *off, ptrdiff_t n, int d,
+                const double *xq, const int *want, ptrdiff_t cap, int nt, double *o,
+                const kernel_host *host)
+{
+    kd_item *stacks = (kd_item *) host->alloc((size_t) nt * KD_STACK_MAX, sizeof(kd_item));
+    double *buf = (double *) host->alloc((size_t) nt * d, sizeof(double));
+    ptrdiff_t since_check = 0;
+    for (ptrdiff_t s = 0; s < n_strata; s++) {
+        const kd_tree *t = &trees[s];
+        const ptrdiff_t b = off[s], ns = t->n;
+        const int nts = threads_for(nt, (double) ns);
+        for (ptrdiff_t from = 0; from < ns; from += RANK_CHUNK) {
+            const ptrdiff_t to = from + RANK_CHUNK < ns ? from + RANK_CHUNK : ns;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nts) schedule(dynamic, 64)
+#endif
+            for (ptrdiff_t p = from; p < to; p++) {
+                /* in tree order: a query point lies near its own tree point, so consecutive
+                 * queries visit the same part of the tree */
+                ptrdiff_t r = t->row[p];
+                if (want[r] != 1) continue;
+                int tid = THREAD_ID;
+                double *q = buf + (size_t) tid * d;
+                for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * n];
+                rank_counts(t, q, t->pts + (size_t) p * d, cap, o + r, o + r + n,
+                            stacks + (size_t) tid * KD_STACK_MAX);
+            }
+            since_check += to - from;
+            if (since_check >= RANK_CHUNK) {
+                host_pause(host, b + to);
+                since_check = 0;
+            }
+        }
+    }
+}
