@@ -240,7 +240,7 @@ test_that("bad or impossible limits are refused, naming the limit", {
   }
   expect_error(tune_release(d, vars = v, strata = st, risk2 = -1), "the limit `risk2` must be a single share in \\[0, 1\\]")
   expect_error(tune_release(d, vars = v, strata = st, k = 40),
-               "the limit `k` = 40 cannot be met: .* the smallest has 32 records")
+               "the limit `k_strata` = 40 cannot be met: .* the smallest has 32 records")
   small <- data.frame(a = stats::rnorm(20), b = stats::rnorm(20), g = rep(c("x", "y"), c(17, 3)))
   expect_error(tune_release(small, vars = c("a", "b"), strata = "g", m = 3, top_m = 0.1),
                "the limit `top_m` = 0.1 cannot be met with `m` = 3")
