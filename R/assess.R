@@ -113,7 +113,7 @@ print.detanon_assess <- function(x, ...) {
   p <- x$pmse
   cat(sprintf("detanon assessment of %s; masked: %s\n", plural(x$n, "record"),
               paste(x$vars, collapse = ", ")))
-  if (length(x$strata)) cat("  strata:", paste(x$strata, collapse = " x "), "\n")
+  if (length(x$strata)) cat("  strata: ", paste(x$strata, collapse = " x "), "\n", sep = "")
   cat("\nDisclosure risk (shares of records; lower is safer)\n")
   line <- function(name, value, what) cat(sprintf("  %-8s %-16s %s\n", name, value, what))
   line("risk1", sprintf("%.4f (%d)", r$risk1, r$n_risk1), "masked value close to its original")

@@ -101,8 +101,7 @@ stir_args <- function(data, vars, strata) {
   if (!nrow(data)) stop_arg("`data` has no records.", kind = "data")
   strata <- check_columns(strata, data, "strata")
   check_strata_columns(data, strata)
-  vars <- check_columns(vars, data, "vars",
-                        setdiff(names(data)[vapply(data, is_continuous, logical(1))], strata))
+  vars <- check_columns(vars, data, "vars", setdiff(default_vars(data), strata))
   if (!length(vars)) stop_arg("`vars` is empty: name at least one column to change.")
   if (length(intersect(vars, strata))) {
     stop_arg("`vars` and `strata` share ", quote_names(intersect(vars, strata)),
@@ -234,5 +233,5 @@ blend_message <- function(counts, k) {
                          plural(counts$n_moved, "record"), plural(counts$n_small, "cluster"), k,
                          plural(counts$n_changed, "value"),
                          if (length(ch)) paste0(" (", paste(names(ch), ch, collapse = ", "), ")") else ""),
-                 kind = "blend")
+                 kind = "merge")
 }

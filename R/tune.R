@@ -391,7 +391,7 @@ tune_adaptive <- function(ctx) {
     fit$k0 <- k0
     fit$rounds <- stage$rounds
     rel <- tune_adaptive_release(ctx, ctx$k, k0, stage$k_max, ctx$m, stage$rate, ctx$w1, fit = fit)
-    cand <- tune_candidate(ctx, ctx$ev(rel), "adaptive", tune_stage_label(stage, ctx$m, ctx$w1), rel, since)
+    cand <- tune_candidate(ctx, ctx$ev(rel), "adaptive", tune_stage_label(stage, ctx$k, ctx$m, ctx$w1), rel, since)
     cand$n_capped <- fit$n_capped
     list(stage = stage, cand = cand)
   }
@@ -616,8 +616,8 @@ tune_k_label <- function(choice) {
                                   collapse = ", "))
 }
 
-tune_stage_label <- function(stage, m, w1) {
-  sprintf("k from 2, m = %d%s, stages rate/k_max: %s", m, if (!is.null(w1)) ", w1 = 0.01" else "",
+tune_stage_label <- function(stage, k, m, w1) {
+  sprintf("k from %d, m = %d%s, stages rate/k_max: %s", k, m, if (!is.null(w1)) paste0(", w1 = ", format(w1)) else "",
           paste(sprintf("%s/%d", format(signif(stage$rate, 6), drop0trailing = TRUE, trim = TRUE), stage$k_max),
                 collapse = " > "))
 }
@@ -632,7 +632,7 @@ tune_stir_mask <- function(base_info, vars, strata) {
     cl <- suppressMessages(equivalence_classes(rel, strata = strata, quasi = vars, k = 3L,
                                                small_strata = "suppress"))$class
     if (anyNA(cl)) cl[is.na(cl)] <- max(c(0L, cl), na.rm = TRUE) + 1L
-    suppressMessages(stir(rel, vars = vars, classes = cl, k = 2L, small_strata = "blend"))
+    suppressMessages(stir(rel, vars = vars, classes = cl, k = 2L, small_strata = "merge"))
   }
 }
 
@@ -659,34 +659,71 @@ pareto <- function(x, y) {
 #' @export
 print.detanon_tuned <- function(x, ...) {
   l <- x$limits
-  cat(sprintf("tune_release(): limits linkage <= %s (per stratum <= %s), top-%d <= %s (per stratum <= %s), risk1 <= %s, risk2 <= %s, strata >= %d\n",
-              format(l$linkage), format(l$linkage_stratum), l$m, format(l$top_m), format(l$top_m_stratum),
-              format(l$risk1), format(l$risk2), l$k))
-  cat(sprintf("  objective: %s; %s tried\n", x$objective, plural(nrow(x$tried), "candidate")))
-  show <- x$tried
-  show$fails[show$fails == ""] <- "-"
-  show$candidate <- seq_len(nrow(show))
-  print(show[c("candidate", "method", "settings", "linkage", "top_m", "risk1", "risk2", "loss", "fails")],
-        row.names = FALSE, digits = 3)
+  wrap <- function(..., indent = 0, exdent = indent + 2) {
+    cat(strwrap(paste0(...), width = 78, indent = indent, exdent = exdent), sep = "\n")
+  }
+  k_strata <- if (is.null(l$k_strata)) l$k else l$k_strata
+  wrap(sprintf("tune_release(): %s tried; loss: %s (lower is better)", plural(nrow(x$tried), "candidate"),
+               x$objective))
+  wrap(sprintf(paste0("Limits: linkage <= %s (per stratum <= %s), top-%d <= %s (per stratum <= %s), ",
+                      "risk1 <= %s, risk2 <= %s, strata of >= %d records"),
+               format(l$linkage), format(l$linkage_stratum), l$m, format(l$top_m), format(l$top_m_stratum),
+               format(l$risk1), format(l$risk2), k_strata), exdent = 8)
+  t <- x$tried
+  num <- function(v, d) formatC(v, format = "f", digits = d)
+  tab <- data.frame(`#` = seq_len(nrow(t)), method = t$method, linkage = num(t$linkage, 4),
+                    top_m = num(t$top_m, 4), risk1 = num(t$risk1, 4), risk2 = num(t$risk2, 4),
+                    loss = formatC(t$loss, format = "g", digits = 4),
+                    meets = ifelse(t$meets, "yes", "no"), check.names = FALSE, stringsAsFactors = FALSE)
+  names(tab)[names(tab) == "top_m"] <- sprintf("top-%d", l$m)
+  cat("\n")
+  print(tab, row.names = FALSE, right = TRUE)
+  cat("\nSettings (and the limits each candidate misses):\n")
+  for (i in seq_len(nrow(t))) {
+    lines <- strwrap(paste0(t$settings[i], if (nzchar(t$fails[i])) paste0("; misses ", t$fails[i])), width = 72)
+    cat(paste0(c(sprintf("%4d  ", i), rep(strrep(" ", 6L), length(lines) - 1L)), lines), sep = "\n")
+  }
   if (!is.null(x$chosen)) {
     ch <- x$chosen
-    cat(sprintf("\nChosen: %s (%s)\n  measured on the release: linkage %.4f (largest stratum %.4f), top-%d %.4f (largest stratum %.4f), risk1 %.4f, risk2 %.4f, %s %.4g\n",
-                ch$method, ch$settings, ch$linkage, ch$linkage_stratum, l$m, ch$top_m, ch$top_m_stratum,
-                ch$risk1, ch$risk2, x$objective, ch$loss))
+    cat("\n")
+    wrap(sprintf("Chosen: %s (%s)", ch$method, ch$settings), exdent = 8)
+    wrap(sprintf(paste0("measured on the release: linkage %.4f (largest stratum %.4f), top-%d %.4f ",
+                        "(largest stratum %.4f), risk1 %.4f, risk2 %.4f, %s %.4g"),
+                 ch$linkage, ch$linkage_stratum, l$m, ch$top_m, ch$top_m_stratum, ch$risk1, ch$risk2,
+                 x$objective, ch$loss), indent = 2, exdent = 4)
     b <- x$replay$by_p
-    cat(sprintf("  replay attack (not limited): %s\n",
-                paste(sprintf("p = %s: %.4f", vapply(b$p, format, ""), b$rate), collapse = ", ")))
+    wrap("replay attack (not limited): ",
+         paste(sprintf("p = %s: %.4f", vapply(b$p, format, ""), b$rate), collapse = ", "), indent = 2, exdent = 4)
   } else {
     cat("\nNo candidate met every limit; nothing is returned as a release.\n")
   }
-  cat("Stopped: ", x$stop, "\n", sep = "")
-  cat("The limits cover linking by distance and the risk1/risk2 heuristics for an intruder who\n",
-      "knows the originals, not one who knows the algorithm (see the replay line), other\n",
-      "background knowledge or attribute disclosure. Meeting them does not prove the release safe.\n",
-      sep = "")
+  wrap("Stopped: ", x$stop)
+  wrap("The limits cover linking by distance and the risk1/risk2 heuristics for an intruder who ",
+       "knows the originals, not one who knows the algorithm (see the replay line), other ",
+       "background knowledge or attribute disclosure. Meeting them does not prove the release safe.",
+       exdent = 0)
   invisible(x)
 }
 
+#' Plot the risk-utility frontier of a release search
+#'
+#' One point per candidate of [tune_release()]: its top-`m` linkage rate (x axis, the
+#' share of records whose own original is among the `m` nearest, see [risk_linkage()])
+#' against its loss (y axis, the `objective`, on a log scale). How to read it:
+#' * the colour gives the family of the candidate (fixed `k`, `k` per stratum, adaptive
+#'   `k`, stirred, (k, epsilon));
+#' * a filled point meets every limit, an open point misses at least one (not only the
+#'   top-m limit: a point left of the dotted line may miss the linkage or risk1 limits);
+#' * the dotted vertical line is the top-m limit;
+#' * the dashed line joins the frontier: the candidates that no other candidate beats on
+#'   both axes (lower risk *and* lower loss). A point above it is dominated;
+#' * the star marks the chosen release: the candidate of least loss among the filled
+#'   points.
+#'
+#' @param x A `detanon_tuned` object from [tune_release()].
+#' @param ... Further arguments to [graphics::plot()] (e.g. `ylim`).
+#' @return `x`, invisibly.
+#' @family reports
 #' @export
 plot.detanon_tuned <- function(x, ...) {
   t <- x$tried
@@ -695,16 +732,18 @@ plot.detanon_tuned <- function(x, ...) {
   col <- fam[t$method]
   pch <- ifelse(t$meets, 19, 1)
   graphics::plot(t$top_m, t$loss, col = col, pch = pch, log = "y",
-                 xlab = sprintf("top-%d linkage", x$limits$m), ylab = x$objective,
+                 xlab = sprintf("top-%d linkage rate", x$limits$m), ylab = paste0("loss (", x$objective, ")"),
                  main = "Risk-utility frontier", ...)
   f <- x$frontier
   graphics::lines(f$top_m, f$loss, col = "firebrick", lty = 2)
   graphics::abline(v = x$limits$top_m, lty = 3)
   if (!is.null(x$chosen)) graphics::points(x$chosen$top_m, x$chosen$loss, pch = 8, cex = 2)
   shown <- names(fam) %in% t$method
-  graphics::legend("topright", bty = "n", pch = c(rep(19, sum(shown)), 1, 8),
-                   col = c(fam[shown], "grey30", "black"),
+  graphics::legend("topright", bty = "n", pch = c(rep(19, sum(shown)), 1, 8, NA, NA),
+                   lty = c(rep(NA, sum(shown) + 2L), 2, 3),
+                   col = c(fam[shown], "grey30", "black", "firebrick", "black"),
                    legend = c(c(anonymise = "anonymise(k)", stratum = "k per stratum", adaptive = "adaptive k",
-                                stir = "stirred", keps = "(k, epsilon)")[shown], "misses a limit", "chosen"))
+                                stir = "stirred", keps = "(k, epsilon)")[shown], "misses a limit", "chosen",
+                              "frontier", "top-m limit"))
   invisible(x)
 }

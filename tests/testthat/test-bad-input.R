@@ -198,7 +198,7 @@ bad("risk_rmd: overflowing SD (covMcd warned, then a misleading error)", bi_pair
 bad("risk_linkage: overflowing SD", bi_pair(m = bi_mod(bi_m, y = bi_m$y * 1e200)),
     function(p) risk_linkage(p$o, p$m), "`vars` column `y` of `masked` has values too large to standardise")
 bad("risk_rmd: w1 negative", bi_pair(), function(p) risk_rmd(p$o, p$m, w1 = -1), "`w1` must be a single finite number > 0")
-bad("risk_rmd: m = 0", bi_pair(), function(p) risk_rmd(p$o, p$m, m = 0), "`m` must be a single whole number >= 1")
+bad("risk_rmd: neighbours = 0", bi_pair(), function(p) risk_rmd(p$o, p$m, neighbours = 0), "`neighbours` must be a single whole number >= 1")
 bad("risk_rmd: deterministic NA", bi_pair(), function(p) risk_rmd(p$o, p$m, deterministic = NA),
     "`deterministic` must be TRUE or FALSE")
 bad("risk_linkage: vars not numeric", bi_pair(), function(p) risk_linkage(p$o, p$m, vars = "g"),
@@ -365,16 +365,16 @@ bad("blend_outliers: bad method", bi_d, bo(vars = "x", strata = "g", method = "m
 bad("blend_outliers: moves a small stratum", bi_mod(bi_d, g = c(rep("a", 18), "b", "b")),
     bo(vars = "x", strata = "g", k = 3, seed = 1), NA,
     function(r) expect_identical(unique(r$g), "a"))
-bad("stir_clusters: eps missing", bi_d, function(x) stir_clusters(x, quasi = "x"), "`eps` must be 1 finite number")
-bad("stir_clusters: eps negative", bi_d, function(x) stir_clusters(x, quasi = c("x", "y"), eps = c(1, -1)),
-    "`eps` must be 2 finite numbers >= 0")
-bad("stir_clusters: eps names", bi_d, function(x) stir_clusters(x, quasi = c("x", "y"), eps = c(x = 1, z = 1)),
-    "the names of `eps` must be the `quasi` columns")
-bad("stir_clusters: quasi empty", bi_d, function(x) stir_clusters(x, quasi = character(), eps = 1),
+bad("stir_clusters: radius missing", bi_d, function(x) stir_clusters(x, quasi = "x"), "`radius` must be 1 finite number")
+bad("stir_clusters: radius negative", bi_d, function(x) stir_clusters(x, quasi = c("x", "y"), radius = c(1, -1)),
+    "`radius` must be 2 finite numbers >= 0")
+bad("stir_clusters: radius names", bi_d, function(x) stir_clusters(x, quasi = c("x", "y"), radius = c(x = 1, z = 1)),
+    "the names of `radius` must be the `quasi` columns")
+bad("stir_clusters: quasi empty", bi_d, function(x) stir_clusters(x, quasi = character(), radius = 1),
     "`quasi` is empty")
-bad("stir_clusters: NA in quasi", bi_na, function(x) stir_clusters(x, quasi = "x", eps = 1),
+bad("stir_clusters: NA in quasi", bi_na, function(x) stir_clusters(x, quasi = "x", radius = 1),
     "`quasi` column `x` has 20 missing values")
-bad("stir_clusters: one row", bi_d[1, ], function(x) stir_clusters(x, quasi = "x", eps = 0), NA,
+bad("stir_clusters: one row", bi_d[1, ], function(x) stir_clusters(x, quasi = "x", radius = 0), NA,
     function(r) expect_identical(r$class, 1L))
 bad("distance_map: vars empty", bi_d, function(x) distance_map(x, character()), "`vars` is empty")
 bad("distance_map: one row", bi_d[1, ], function(x) distance_map(x, "x"), "a distance distribution needs at least 2")

@@ -267,3 +267,83 @@ test_that("error messages of the new verbs are pinned", {
   small <- data.frame(a = c(1, 2, 3, 4), g = c("x", "x", "x", "y"))
   expect_snapshot(error = TRUE, anonymise_adaptive(small, vars = "a", strata = "g", k = 2))
 })
+
+test_that("the search's measurements are those of the public functions", {
+  d <- titanic_paper()[-1]
+  v <- c("Age", "Fare"); st <- c("Pclass", "Sex", "Family")
+  df <- as.data.frame(d)
+  p <- detanon:::adaptive_setup(df, v, st, rmd = TRUE, nthreads = 1L)
+  ev <- detanon:::tune_evaluator(df, v, st, p, 3L, "delta", NULL, gaussian(), 1L)
+  rels <- list(anonymise(d, vars = v, strata = st, k = 3, check_identifiers = FALSE),
+               anonymise(d, vars = v, strata = st, k = 7, format = "none", check_identifiers = FALSE),
+               anonymise_adaptive(d, vars = v, strata = st, k = 2, m = 3, rate = 0.3, w1 = 0.01,
+                                  check_identifiers = FALSE))
+  rels[[4]] <- stir(rels[[1]], vars = v, strata = st, seed = 2)
+  for (rel in rels) {
+    e <- ev(rel)
+    l1 <- risk_linkage(d, rel, vars = v, strata = st)
+    l3 <- risk_linkage(d, rel, vars = v, strata = st, m = 3)
+    r <- risk_rmd(d, rel, vars = v, deterministic = TRUE)
+    expect_identical(e$linkage, l1$rate)
+    expect_identical(e$top_m, l3$rate)
+    expect_identical(e$linkage_stratum, max(l1$by_stratum$rate))
+    expect_identical(e$top_m_stratum, max(l3$by_stratum$rate))
+    expect_identical(e$by$top_m, l3$by_stratum$rate)
+    expect_identical(e$reid, l1$reid)
+    expect_identical(e$risk1, r$risk1)
+    expect_identical(e$risk2, r$risk2)
+    expect_identical(e$by$risk1 * e$by$size,
+                     as.vector(table(factor(interaction(d[st], drop = TRUE)[r$rows_risk1],
+                                            levels = levels(interaction(d[st], drop = TRUE))))) + 0)
+    expect_identical(e$loss, max(utility_delta(d, rel, vars = v)$delta))
+  }
+})
+
+test_that("small or odd data: a release or a classed error, never a raw one", {
+  for (n in c(8, 15)) for (s in 1:5) {
+    set.seed(s)
+    d <- data.frame(a = stats::rnorm(n), b = stats::rnorm(n), g = rep("x", n))
+    tu <- tune_release(d, vars = c("a", "b"), strata = "g")
+    expect_s3_class(tu, "detanon_tuned")
+    if (!is.null(tu$release)) {
+      expect_lte(risk_linkage(d, tu$release, vars = c("a", "b"), strata = "g")$rate, 0.01)
+      expect_identical(tu$replay$by_p$p, c(1, 0.5, 0.1))
+    } else {
+      expect_match(tu$stop, "none met every limit")
+    }
+    # a candidate whose risk1 cannot be measured counts as missing its limit
+    na <- is.na(tu$tried$risk1)
+    expect_true(all(!tu$tried$meets[na]))
+  }
+  # the replay of an adaptive release with w1 on an intruder's share too small for it
+  set.seed(1)
+  d <- data.frame(a = stats::rnorm(15), b = stats::rnorm(15))
+  rel <- anonymise_adaptive(d, vars = c("a", "b"), strata = character(), k = 2, m = 1, w1 = 0.01)
+  rp <- risk_replay(d, rel, seed = 1)
+  expect_identical(rp$by_p$n_known, c(15L, 8L, 2L))
+  # 7 records, 2 variables: too few for risk1 and risk2
+  expect_error(tune_release(d[1:3, ], vars = c("a", "b"), strata = character()),
+               class = "detanon_error_data")
+})
+
+test_that("methods = \"stir\" alone stirs the fixed-k candidates", {
+  d <- titanic_paper()[-1]
+  tu <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), methods = "stir",
+                     linkage = 0.3, top_m = 0.6, risk1 = 1, risk2 = 1)
+  expect_setequal(unique(tu$tried$method), c("anonymise", "stir"))
+  expect_true(any(grepl("candidate 1 (anonymise)", tu$tried$settings, fixed = TRUE)))
+})
+
+test_that("k is the smallest centroid size of every candidate; k_strata the smallest stratum", {
+  d <- titanic_paper()[-1]
+  v <- c("Age", "Fare"); st <- c("Pclass", "Sex", "Family")
+  tu <- tune_release(d, vars = v, strata = st, k = 4, methods = c("anonymise", "adaptive"),
+                     linkage = 0.3, top_m = 0.6, risk1 = 1, risk2 = 1)
+  t <- tu$tried
+  expect_identical(t$settings[t$method == "anonymise"], paste0("k = ", c(4, 5, 10, 20)))
+  expect_true(all(grepl("^k from 4|^k = 4\\.\\.", t$settings[t$method == "adaptive"])))
+  expect_identical(tu$limits$k_strata, 4L)
+  info <- release_info(tu$release)
+  expect_gte(min(if (is.data.frame(info$settings$k)) info$settings$k$k else info$settings$k), 4)
+  expect_error(tune_release(d, vars = v, strata = st, k = 4, k_strata = 3), "`k_strata` \\(3\\) must be at least `k` \\(4\\)")
+})
