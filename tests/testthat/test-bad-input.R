@@ -214,7 +214,7 @@ bad("risk_linkage: data.table pair", bi_pair(data.table::as.data.table(bi_d), da
 bad("risk_class_link: mismatched rows", bi_pair(m = bi_m[-1, ]), function(p) risk_class_link(p$o, p$m),
     "`original` and `masked` must have the same rows")
 bad("risk_class_link: bad classes", bi_pair(), function(p) risk_class_link(p$o, p$m, classes = "zz"),
-    "`classes` must be column names of `original` or a vector with one class per row")
+    "`classes` must be a vector with one class per row")
 bad("risk_class_link: Inf", bi_pair(m = bi_mod(bi_m, x = replace(bi_m$x, 2, Inf))),
     function(p) risk_class_link(p$o, p$m), "`vars` column `x` contains NaN or infinite")
 bad("risk_class_link: zero rows", bi_pair(bi_d[0, ], bi_m[0, ]), function(p) risk_class_link(p$o, p$m), NA,
@@ -497,7 +497,7 @@ bad("anonymise_adaptive: k > stratum size", bi_d, ad(k = 11), "fewer than k = 11
 tr <- function(...) function(x) tune_release(x, vars = c("x", "y"), strata = "g", ...)
 bad("tune_release: limit 0", bi_d, tr(linkage = 0), "the limit `linkage` must be a single share in \\(0, 1\\]")
 bad("tune_release: limit above 1", bi_d, tr(risk1 = 1.5), "the limit `risk1` must be a single share")
-bad("tune_release: k above the strata", bi_d, tr(k = 11), "the limit `k` = 11 cannot be met")
+bad("tune_release: k above the strata", bi_d, tr(k = 11), "the limit `k_strata` = 11 cannot be met")
 bad("tune_release: top_m impossible", bi_d, tr(m = 10, top_m = 0.5), "the limit `top_m` = 0.5 cannot be met with `m` = 10")
 bad("tune_release: objective", bi_d, tr(objective = "mse"), "`objective` must be")
 
