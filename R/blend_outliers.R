@@ -1,6 +1,6 @@
 #' Blend outlying records into the nearest large cluster (section 4.1 of Rowe et al.)
 #'
-#' Clusters with fewer than `k` records (the seed's `|C| <= m`, with `m = k - 1`) are too
+#' Clusters with fewer than `k` records (Rowe et al.'s `|C| <= m`, with `m = k - 1`) are too
 #' easy to single out. Each of their records is moved into the cluster of at least `k`
 #' records whose centroid is nearest (equation 4), and only the values that lie farther
 #' from that centroid than every member's value are changed (equation 5).

@@ -24,7 +24,7 @@
 #'   distances to the centroid become 0). Deterministic. Categories that no cluster keeps
 #'   are dropped from the factor levels.
 #'
-#' A reflection about the centroid (`2c - a`), which the seed also suggests, is not
+#' A reflection about the centroid (`2c - a`), which Rowe et al. also suggest, is not
 #' offered: it keeps the distances to the centroid but is undone by anyone who reflects
 #' the released values about the cluster's median, which the release still shows.
 #'

@@ -1,4 +1,4 @@
-# Bad input over every exported function (issue 7, part 1).
+# Bad input over every exported function.
 #
 # Each case calls one exported function on hostile input and requires either
 # * an error whose message matches `error` (a regexp naming the offending argument and the
@@ -404,7 +404,7 @@ bad("data.table: anonymise with merge", data.table::as.data.table(bi_d[c(1:10, 1
     an(k = 3, small_strata = "merge"), NA, function(r) expect_identical(nrow(r), 12L))
 bad("data.table: utility_pmse", bi_pair(bi_dt, data.table::as.data.table(bi_m)), function(p) utility_pmse(p$o, p$m), NA)
 
-# ---- issue 14: silent results that leaked or misled -------------------------------------
+# ---- silent results that leaked or misled ----------------------------------------------
 bi_tiny <- bi_mod(bi_d, x = bi_d$x * 1e-200, y = abs(bi_d$y) * 1e-310) # SD underflows; subnormal
 bad("anonymise: tiny values are masked, not released as constant", bi_tiny, an(), NA,
     function(r) {
@@ -470,7 +470,7 @@ bad("pseudonymise_with_key: list column", bi_list, function(x) pseudonymise_with
 bad("pseudonymise_with_key: prefix 1", bi_d, function(x) pseudonymise_with_key(x, "g", prefix = 1),
     "`prefix` must be a single string")
 
-# ---- top-m linkage, replay, adaptive k, tune_release() (issue 18) ---------------------------
+# ---- top-m linkage, replay, adaptive k, tune_release() -----------------------------------
 bad("risk_linkage: m = 0", bi_pair(), function(p) risk_linkage(p$o, p$m, m = 0),
     "`m` must be a single whole number >= 1, not 0")
 bad("risk_linkage: m larger than every stratum", bi_pair(), function(p) risk_linkage(p$o, p$m, m = 50), NA,

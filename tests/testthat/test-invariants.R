@@ -1,4 +1,4 @@
-# Determinism and privacy invariants on random data (issue 7, part 5).
+# Determinism and privacy invariants on random data.
 #
 # Determinism: identical output across repeated runs, thread counts (1, 2) and row
 # permutations (up to the permutation).

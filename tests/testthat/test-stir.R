@@ -1,4 +1,4 @@
-# Cluster stirring (Rowe et al., seed 004): every equation against an R transcription.
+# Cluster stirring (Rowe et al.): every equation against an R transcription.
 
 enc_of <- function(d, vars) detanon:::stir_encode(d, vars)
 
