@@ -118,7 +118,9 @@ print.detanon_assess <- function(x, ...) {
   line <- function(name, value, what) cat(sprintf("  %-8s %-16s %s\n", name, value, what))
   line("risk1", sprintf("%.4f (%d)", r$risk1, r$n_risk1), "masked value close to its original")
   line("risk2", sprintf("%.4f (%d)", r$risk2, r$n_risk2),
-       sprintf("... and < %s within w2 = %s", plural(r$neighbours, "other record"), format(r$w2)))
+       sprintf("... and %s within w2 = %s",
+               if (r$neighbours == 1) "no other record" else paste("<", plural(r$neighbours, "other record")),
+               format(r$w2)))
   line("linkage", sprintf("%.4f (%.0f)", l$rate, l$n_linked),
        sprintf("nearest original is the own (blind %.4f)", l$blind_rate))
   if (!is.null(x$linkage_top)) {
@@ -139,8 +141,8 @@ print.detanon_assess <- function(x, ...) {
       "  intruder who knows the originals. They do NOT cover rare categorical\n",
       "  combinations (strata_table()), attribute disclosure or other background\n",
       "  knowledge. Records not flagged are not proven safe.\n", sep = "")
-  cat("\nUtility (lower is closer to the original)\n")
-  line("U", sprintf("%.3g", p$U), sprintf("pMSE: can a %s tell the data apart?",
+  cat("\nUtility (how close the release stays to the original)\n")
+  line("U", sprintf("%.3g", p$U), sprintf("pMSE: how well a %s separates them",
                                            if (identical(p$method, "cart")) "tree" else "logistic model"))
   line("S_pMSE", sprintf("%.3g", p$S_pMSE), "U against its null value (about 1: no signal)")
   for (v in names(x$delta)) {
@@ -150,14 +152,14 @@ print.detanon_assess <- function(x, ...) {
   if (!is.null(x$model)) {
     m <- x$model
     line("model", sprintf("%.3f", max(m$std_diff, na.rm = TRUE)),
-         sprintf("largest std. coefficient difference (%s)", m$term[which.max(m$std_diff)]))
+         sprintf("largest std. coefficient change (%s)", m$term[which.max(m$std_diff)]))
     line("", sprintf("%.3f", min(m$ci_overlap, na.rm = TRUE)),
-         sprintf("smallest CI overlap over %s", plural(nrow(m), "coefficient")))
+         sprintf("smallest CI overlap (1: same), %s", plural(nrow(m), "coefficient")))
   } else {
     line("model", "(no formula)", "")
   }
-  cat("  U ignores record pairing; delta ignores relations between variables; the\n",
-      "  model check covers one analysis only. None of them measures disclosure risk.\n", sep = "")
+  cat("  U ignores record pairing, delta the relations between variables, and the\n",
+      "  model check covers one analysis. None of them measures disclosure risk.\n", sep = "")
   invisible(x)
 }
 
