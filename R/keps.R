@@ -486,7 +486,8 @@ keps_error <- function(data, vars = NULL, strata = NULL, quasi = NULL, classes =
 
 #' @export
 print.detanon_keps_error <- function(x, ...) {
-  cat("Expected relative error of (k, epsilon)-anonymisation (formula 8), before noise is drawn\n")
+  cat("Expected relative error of (k, epsilon)-anonymisation (formula 8),\n",
+      "before noise is drawn\n", sep = "")
   print(structure(x, class = "data.frame"), row.names = FALSE, ...)
   invisible(x)
 }

@@ -188,8 +188,9 @@ print.detanon_risk_rmd <- function(x, ...) {
   cat(sprintf("Robust Mahalanobis distance risk (w1 = %s, w2 = %s, neighbours = %d)\n",
               format(x$w1), format(x$w2), x$neighbours))
   cat(sprintf("  on %s, %s\n", paste(x$vars, collapse = ", "), plural(x$n, "record")))
-  cat(sprintf("  risk1 = %.4f (%d records whose masked value lies in the interval around the original)\n",
-              x$risk1, x$n_risk1))
+  cat(sprintf("  risk1 = %.4f (%s with a masked value in the interval around\n",
+              x$risk1, plural(x$n_risk1, "record")))
+  cat("    its original)\n")
   cat(sprintf("  risk2 = %.4f (%d of them with fewer than %s within w2)\n",
               x$risk2, x$n_risk2, plural(x$neighbours, "other masked record")))
   cat(sprintf("  weighted: wrisk1 = %.4g, wrisk2 = %.4g\n", x$wrisk1, x$wrisk2))
@@ -304,13 +305,14 @@ linkage_rates <- function(s, ranks, m) {
 #' @export
 print.detanon_linkage <- function(x, ...) {
   m <- if (is.null(x$m)) 1L else x$m
-  cat(sprintf("%s linkage on %s%s, %s in %s\n",
-              if (m == 1L) "Nearest-neighbour" else sprintf("Top-%d", m),
-              paste(x$vars, collapse = ", "),
-              if (length(x$strata)) paste0(" within ", paste(x$strata, collapse = " x ")) else "",
-              plural(x$n, "record"), plural(nrow(x$by_stratum), "stratum", "strata")))
-  cat(sprintf("  correct links (own original %s): %.4f (%.1f records); a blind guess: %.4f\n",
-              if (m == 1L) "the nearest" else paste("among the", m, "nearest"), x$rate, x$n_linked, x$blind_rate))
+  wrap <- function(...) cat(strwrap(paste0(...), width = 78, exdent = 2), sep = "\n")
+  wrap(sprintf("%s linkage on %s%s, %s in %s", if (m == 1L) "Nearest-neighbour" else sprintf("Top-%d", m),
+               paste(x$vars, collapse = ", "),
+               if (length(x$strata)) paste0(" within ", paste(x$strata, collapse = " x ")) else "",
+               plural(x$n, "record"), plural(nrow(x$by_stratum), "stratum", "strata")))
+  cat(sprintf("  correct links (own original %s): %.4f (%.1f records)\n",
+              if (m == 1L) "the nearest" else paste("among the", m, "nearest"), x$rate, x$n_linked))
+  cat(sprintf("  a blind guess: %.4f\n", x$blind_rate))
   if (!is.null(x$reid)) {
     cat(sprintf("  expected re-identification probability: mean %.4f, largest %.4f\n",
                 x$reid, x$reid_max))
@@ -424,12 +426,12 @@ risk_replay <- function(original, masked, vars = NULL, strata = NULL, mask = NUL
 
 #' @export
 print.detanon_replay <- function(x, ...) {
-  cat(sprintf("Replay attack on %s%s, %s: the intruder re-runs the masking on a share p of\n",
-              paste(x$vars, collapse = ", "),
-              if (length(x$strata)) paste0(" within ", paste(x$strata, collapse = " x ")) else "",
-              plural(x$n, "record")))
-  cat(sprintf("  the originals and links each replayed record to the %s released record%s\n",
-              if (x$m == 1L) "nearest" else paste(x$m, "nearest"), if (x$m == 1L) "" else "s"))
+  cat(strwrap(sprintf(paste0("Replay attack on %s%s, %s: the intruder re-runs the masking on a share p ",
+                             "of the originals and links each replayed record to the %s released record%s"),
+                      paste(x$vars, collapse = ", "),
+                      if (length(x$strata)) paste0(" within ", paste(x$strata, collapse = " x ")) else "",
+                      plural(x$n, "record"), if (x$m == 1L) "nearest" else paste(x$m, "nearest"),
+                      if (x$m == 1L) "" else "s"), width = 78, exdent = 2), sep = "\n")
   print(x$by_p, row.names = FALSE, digits = 3)
   invisible(x)
 }

@@ -107,9 +107,10 @@ stir_clusters <- function(data, strata = NULL, quasi = NULL, radius = NULL, eps)
 #' @export
 print.detanon_clusters <- function(x, ...) {
   sz <- x$classes$n
-  cat(sprintf("%s of %s within radii %s; sizes %d to %d, mean %.1f\n",
-              plural(length(sz), "cluster"), plural(sum(sz), "record"),
-              paste0(names(x$radius), " ", format(x$radius), collapse = ", "), min(sz), max(sz), mean(sz)))
+  cat(sprintf("%s of %s; sizes %d to %d, mean %.1f\n", plural(length(sz), "cluster"),
+              plural(sum(sz), "record"), min(sz), max(sz), mean(sz)))
+  cat(strwrap(paste0("radii: ", paste0(names(x$radius), " ", format(x$radius, trim = TRUE), collapse = ", ")),
+              width = 78, indent = 2, exdent = 4), sep = "\n")
   cat("  strata:", if (length(x$strata)) paste(x$strata, collapse = ", ") else "(none)", "\n")
   tab <- tabulate(pmin(sz, 5L), 5L)
   cat(sprintf("  clusters of 1, 2, 3, 4, 5+ records: %s\n", paste(tab, collapse = ", ")))
