@@ -61,12 +61,12 @@
 #' reported beside the chosen release (p = 1, 0.5, 0.1) and is not limited, and a
 #' deterministic release is replayed exactly by an intruder who holds all originals. They
 #' do not cover other background knowledge, attribute disclosure within strata, rare
-#' categorical combinations beyond the `k` limit, or membership disclosure. Meeting the
+#' categorical combinations beyond the `k_strata` limit, or membership disclosure. Meeting the
 #' limits is not a proof of safety, and the report never says so.
 #'
 #' @inheritParams anonymise_adaptive
 #' @param k The smallest number of points in a centroid of any candidate, a whole number
-#'   >= 2 (as in [anonymise()]): the adaptive path starts from it, the fixed and
+#'   of at least 2 (as in [anonymise()]): the adaptive path starts from it, the fixed and
 #'   per-stratum `k` are not below it. (Before this release `k` was the smallest stratum
 #'   size, now `k_strata`.)
 #' @param k_strata The smallest stratum size allowed in the release (k-anonymity of the
