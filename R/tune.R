@@ -263,7 +263,7 @@ tune_keps <- function(ctx) {
   out <- list(cands = list())
   for (eps in ctx$keps_epsilon) {
     since <- proc.time()[[3L]]
-    kk <- max(3L, ctx$k)
+    kk <- min(max(3L, ctx$k), min(ctx$sizes)) # (at least k: the strata hold k_strata >= k records)
     res <- tune_quiet(anonymise_keps_with_key(ctx$data, vars = ctx$vars, strata = ctx$strata, k = kk,
                                               epsilon = eps))
     rel <- as.data.frame(res$data)

@@ -347,3 +347,13 @@ test_that("k is the smallest centroid size of every candidate; k_strata the smal
   expect_gte(min(if (is.data.frame(info$settings$k)) info$settings$k$k else info$settings$k), 4)
   expect_error(tune_release(d, vars = v, strata = st, k = 4, k_strata = 3), "`k_strata` \\(3\\) must be at least `k` \\(4\\)")
 })
+
+test_that("the printed report fits 80 columns and numbers every candidate once", {
+  tu <- titanic_tuned()$t
+  out <- utils::capture.output(print(tu))
+  expect_lte(max(nchar(out)), 80L)
+  # the settings of every candidate appear under its number
+  n <- nrow(tu$tried)
+  for (i in seq_len(n)) expect_true(any(grepl(sprintf("^ *%d  ", i), out)), info = i)
+  expect_match(paste(out, collapse = "\n"), "Settings \\(and the limits each candidate misses\\)")
+})
