@@ -85,8 +85,8 @@
 #' @export
 anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 33, m = 1,
                                rate = 0, w1 = NULL, format = c("natural", "precision", "none"),
-                               nthreads = getOption("detanon.nthreads", 1L),
-                               check_identifiers = TRUE) {
+                               check_identifiers = TRUE,
+                               nthreads = getOption("detanon.nthreads", 1L)) {
   check_data_frame(data, "data")
   m <- check_whole(m, "m", min = 0)
   rate <- check_rates(rate)
@@ -95,8 +95,7 @@ anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 
   nthreads <- check_nthreads(nthreads)
   strata <- check_columns(strata, data, "strata", default_strata(data))
   check_strata_columns(data, strata)
-  vars <- check_columns(vars, data, "vars",
-                        setdiff(names(data)[vapply(data, is_continuous, logical(1))], strata))
+  vars <- check_columns(vars, data, "vars", setdiff(default_vars(data), strata))
   check_vars(data, vars, strata)
   check_flag(check_identifiers, "check_identifiers")
   if (!nrow(data)) stop_arg("`data` has no rows: there is nothing to anonymise.")

@@ -92,7 +92,7 @@
 #'   release metadata ([release_info()]) hold only settings and counts: the settings (`k`,
 #'   `vars`, `strata`, `na`, `small_strata`, `engine`, `format`), the counts (`n` records,
 #'   `n_strata`, `min_size` of the smallest stratum, `n_suppressed`, `n_dropped`,
-#'   `n_imputed`, `n_merged` moved records) and, in `stats`, the scaling factors of step 5
+#'   `n_imputed`, `n_moved` records moved to another stratum) and, in `stats`, the scaling factors of step 5
 #'   (ratios of SDs; no mean or SD of the originals).
 #'   Messages (class `detanon_message`) report records dropped, suppressed or moved.
 #' @references Avraam D, Jones E, Burton P (2022). A deterministic approach for protecting
@@ -152,7 +152,7 @@ anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
                              engine = engine, format = format),
              counts = list(n = nrow(df), n_strata = length(sizes), min_size = min(sizes),
                            n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,
-                           n_imputed = step$n_imputed, n_merged = step$n_merged),
+                           n_imputed = step$n_imputed, n_moved = step$n_moved),
              stats = list(scale = masked$scale))
 }
 
@@ -192,7 +192,7 @@ handle_small_strata <- function(step, df, id, k, strata, small_strata) {
   sizes <- tabulate(id[keep], max(c(0L, id)))
   small <- which(sizes > 0L & sizes < k)
   step$n_suppressed <- 0L
-  step$n_merged <- 0L
+  step$n_moved <- 0L
   if (length(small) && small_strata == "fail") {
     if (!length(strata)) {
       stop_arg("The data have ", plural(sizes[small], "record"), ", fewer than k = ", k, ". Lower `k`.",
@@ -205,7 +205,7 @@ handle_small_strata <- function(step, df, id, k, strata, small_strata) {
     merge_message(merged$moves, strata, k)
     df <- merged$data
     id <- merged$id
-    step$n_merged <- merged$n_moved
+    step$n_moved <- merged$n_moved
   } else if (length(small)) {
     drop <- keep & id %in% small
     step$n_suppressed <- sum(drop)

@@ -1,6 +1,6 @@
 #' Assess a masked release: disclosure risk and utility in one report
 #'
-#' Runs [risk_rmd()], [risk_linkage()] (nearest-neighbour and top-`top_m`),
+#' Runs [risk_rmd()], [risk_linkage()] (nearest-neighbour and top-`m`),
 #' [risk_replay()] (when the release records how it was made, or `mask` is given),
 #' [utility_pmse()], [utility_delta()] and, when a
 #' `formula` is given, [utility_model()] on the same pair of data sets, and returns one
@@ -16,7 +16,7 @@
 #'   categorical variables or attribute disclosure.
 #' * **Linkage** ([risk_linkage()]): share of masked records whose nearest original
 #'   record (within the stratum) is their own, against a blind guess; the same for the
-#'   `top_m` nearest; and the expected re-identification probability of an intruder
+#'   `m` nearest; and the expected re-identification probability of an intruder
 #'   who picks among the originals no farther than the own one. Models an intruder
 #'   who knows everyone's original values; other background knowledge is not covered.
 #' * **Replay** ([risk_replay()]): an intruder who knows the algorithm, its settings and
@@ -37,15 +37,19 @@
 #'   that do not look like direct identifiers).
 #' @param pmse_method The propensity model, `"logit"` or `"cart"` (see [utility_pmse()]).
 #' @param interactions Passed to [utility_pmse()].
-#' @param w1,w2,m Parameters of [risk_rmd()].
-#' @param top_m The list length of the top-m linkage ([risk_linkage()] with `m = top_m`).
+#' @param w1,w2,neighbours Parameters of [risk_rmd()].
+#' @param m The intruder's list length of the top-m linkage ([risk_linkage()] with this
+#'   `m`), a whole number >= 1.
+#' @param top_m Deprecated name of `m`. (Before this release `m` was the neighbour count
+#'   of [risk_rmd()], now `neighbours`; a call giving both `m` and `top_m` is read the old
+#'   way, with a warning.)
 #' @param mask,p,seed Passed to [risk_replay()]; with `mask = NULL` the replay is run
 #'   only when `masked` records how it was made (a release of [anonymise()] or
 #'   [anonymise_adaptive()]).
 #' @param ... Further arguments to [risk_rmd()] (`deterministic`, or arguments of
 #'   `robustbase::covMcd()`).
 #' @return An object of class `detanon_assess`: a list with `rmd`, `linkage`,
-#'   `linkage_top` (top-`top_m` linkage), `replay` (or `NULL`), `pmse`,
+#'   `linkage_top` (top-`m` linkage), `replay` (or `NULL`), `pmse`,
 #'   `delta`, `model` (or `NULL`), `vars`, `strata` and `n`.
 #' @seealso [plot.detanon_assess()]
 #' @examples
@@ -62,8 +66,15 @@
 assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
                    family = stats::gaussian(), pmse_vars = NULL, interactions = FALSE,
                    pmse_method = c("logit", "cart"),
-                   w1 = 0.01, w2 = 0.05, m = 1, top_m = 3, mask = NULL, p = c(1, 0.5, 0.1), ...,
-                   nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
+                   w1 = 0.01, w2 = 0.05, neighbours = 1, m = 3, mask = NULL, p = c(1, 0.5, 0.1), ...,
+                   nthreads = getOption("detanon.nthreads", 1L), seed = NULL, top_m) {
+  if (!missing(top_m)) {
+    if (!missing(m)) { # the old reading: m for risk_rmd(), top_m for the linkage
+      neighbours <- renamed_arg(m, "m", "neighbours", !missing(neighbours),
+                                " (risk_rmd()'s neighbour count; `m` is now the top-m list length)")
+    }
+    m <- renamed_arg(top_m, "top_m", "m")
+  }
   vars <- check_pair(original, masked, vars, strata = strata)
   if (is.null(strata)) strata <- attr(vars, "strata")
   vars <- as.vector(vars)
@@ -72,10 +83,11 @@ assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
              show_value(formula), ".")
   }
   family <- check_family(family)
-  rmd <- risk_rmd(original, masked, vars = vars, w1 = w1, w2 = w2, m = m, ..., nthreads = nthreads)
+  m <- check_whole(m, "m", min = 1)
+  rmd <- risk_rmd(original, masked, vars = vars, w1 = w1, w2 = w2, neighbours = neighbours, ...,
+                  nthreads = nthreads)
   linkage <- risk_linkage(original, masked, vars = vars, strata = strata, nthreads = nthreads)
-  top_m <- check_whole(top_m, "top_m", min = 1)
-  linkage_top <- risk_linkage(original, masked, vars = vars, strata = strata, m = top_m,
+  linkage_top <- risk_linkage(original, masked, vars = vars, strata = strata, m = m,
                               nthreads = nthreads)
   # (the release was checked above: a stale one has already been warned about)
   info <- attr(masked, "detanon", exact = TRUE)
@@ -99,49 +111,55 @@ print.detanon_assess <- function(x, ...) {
   r <- x$rmd
   l <- x$linkage
   p <- x$pmse
-  cat(sprintf("detanon assessment: %d records; masked variables %s%s\n", x$n,
-              paste(x$vars, collapse = ", "),
-              if (length(x$strata)) paste0("; strata ", paste(x$strata, collapse = " x ")) else ""))
-  cat("\nDisclosure risk\n")
-  cat(sprintf("  risk1 %.4f (%d records)  masked value inside a small interval around its original\n",
-              r$risk1, r$n_risk1))
-  cat(sprintf("  risk2 %.4f (%d records)  ... and fewer than %s within w2 = %s\n",
-              r$risk2, r$n_risk2, plural(r$m, "other masked record"), format(r$w2)))
-  cat(sprintf("  linkage %.4f (%.0f records) nearest original in stratum is the record's own; blind guess %.4f\n",
-              l$rate, l$n_linked, l$blind_rate))
+  cat(sprintf("detanon assessment of %s; masked: %s\n", plural(x$n, "record"),
+              paste(x$vars, collapse = ", ")))
+  if (length(x$strata)) cat("  strata: ", paste(x$strata, collapse = " x "), "\n", sep = "")
+  cat("\nDisclosure risk (shares of records; lower is safer)\n")
+  line <- function(name, value, what) cat(sprintf("  %-8s %-16s %s\n", name, value, what))
+  line("risk1", sprintf("%.4f (%d)", r$risk1, r$n_risk1), "masked value close to its original")
+  line("risk2", sprintf("%.4f (%d)", r$risk2, r$n_risk2),
+       sprintf("... and %s within w2 = %s",
+               if (r$neighbours == 1) "no other record" else paste("<", plural(r$neighbours, "other record")),
+               format(r$w2)))
+  line("linkage", sprintf("%.4f (%.0f)", l$rate, l$n_linked),
+       sprintf("nearest original is the own (blind %.4f)", l$blind_rate))
   if (!is.null(x$linkage_top)) {
     lt <- x$linkage_top
-    cat(sprintf("  top-%d   %.4f (%.0f records) own original among the %d nearest; blind guess %.4f\n",
-                lt$m, lt$rate, lt$n_linked, lt$m, lt$blind_rate))
-    cat(sprintf("  re-id   %.4f mean, %.4f largest: picking among originals as near as the own\n",
-                l$reid, l$reid_max))
+    line(sprintf("top-%d", lt$m), sprintf("%.4f (%.0f)", lt$rate, lt$n_linked),
+         sprintf("own among the %d nearest (blind %.4f)", lt$m, lt$blind_rate))
+    line("re-id", sprintf("%.4f", l$reid), sprintf("mean chance of a right pick (largest %.4f)", l$reid_max))
   }
   if (!is.null(x$replay)) {
     b <- x$replay$by_p
-    cat(sprintf("  replay  %s  (knows a share p, re-runs the masking)\n",
-                paste(sprintf("p = %s: %.4f", vapply(b$p, format, ""), b$rate), collapse = ", ")))
+    line("replay", "", "intruder re-runs the masking on a share p:")
+    cat(sprintf("  %-8s %s\n", "", paste(sprintf("p = %s: %.4f", vapply(b$p, format, ""), b$rate),
+                                         collapse = ", ")))
   } else {
-    cat("  replay  (not run: the release does not record how it was made; pass `mask`)\n")
+    line("replay", "(not run)", "the release does not record how it was made")
   }
-  cat("  Covers close-match re-identification on the masked variables by an intruder who\n",
-      "  knows the originals. Does NOT cover: rare categorical combinations (strata_table()),\n",
-      "  attribute disclosure, other background knowledge. Unflagged records are not proven safe.\n",
-      sep = "")
-  cat("\nUtility\n")
-  cat(sprintf("  U (pMSE) %.3g, S_pMSE %.3g  a %s's ability to tell the data sets apart\n",
-              p$U, p$S_pMSE, if (identical(p$method, "cart")) "classification tree" else "logistic model"))
-  cat(sprintf("  delta    %s  share of variability added by masking\n",
-              paste(sprintf("%s %.4f", names(x$delta), x$delta), collapse = ", ")))
+  cat("  These cover re-identification by distance on the masked variables by an\n",
+      "  intruder who knows the originals. They do NOT cover rare categorical\n",
+      "  combinations (strata_table()), attribute disclosure or other background\n",
+      "  knowledge. Records not flagged are not proven safe.\n", sep = "")
+  cat("\nUtility (how close the release stays to the original)\n")
+  line("U", sprintf("%.3g", p$U), sprintf("pMSE: how well a %s separates them",
+                                           if (identical(p$method, "cart")) "tree" else "logistic model"))
+  line("S_pMSE", sprintf("%.3g", p$S_pMSE), "U against its null value (about 1: no signal)")
+  for (v in names(x$delta)) {
+    line(if (v == names(x$delta)[1L]) "delta" else "", sprintf("%.4f", x$delta[[v]]),
+         sprintf("%s: share of its variability added", v))
+  }
   if (!is.null(x$model)) {
     m <- x$model
-    cat(sprintf("  model    max std. difference %.3f (%s), min CI overlap %.3f over %d coefficients\n",
-                max(m$std_diff, na.rm = TRUE), m$term[which.max(m$std_diff)],
-                min(m$ci_overlap, na.rm = TRUE), nrow(m)))
+    line("model", sprintf("%.3f", max(m$std_diff, na.rm = TRUE)),
+         sprintf("largest std. coefficient change (%s)", m$term[which.max(m$std_diff)]))
+    line("", sprintf("%.3f", min(m$ci_overlap, na.rm = TRUE)),
+         sprintf("smallest CI overlap (1: same), %s", plural(nrow(m), "coefficient")))
   } else {
-    cat("  model    (no formula given)\n")
+    line("model", "(no formula)", "")
   }
-  cat("  U ignores record pairing; delta ignores relations between variables; the model\n",
-      "  check covers one analysis only. None of them measures disclosure risk.\n", sep = "")
+  cat("  U ignores record pairing, delta the relations between variables, and the\n",
+      "  model check covers one analysis. None of them measures disclosure risk.\n", sep = "")
   invisible(x)
 }
 

@@ -1,6 +1,6 @@
 #' Blend outlying records into the nearest large cluster (section 4.1 of Rowe et al.)
 #'
-#' Clusters with fewer than `k` records (the seed's `|C| <= m`, with `m = k - 1`) are too
+#' Clusters with fewer than `k` records (Rowe et al.'s `|C| <= m`, with `m = k - 1`) are too
 #' easy to single out. Each of their records is moved into the cluster of at least `k`
 #' records whose centroid is nearest (equation 4), and only the values that lie farther
 #' from that centroid than every member's value are changed (equation 5).
@@ -101,8 +101,7 @@ stir_args <- function(data, vars, strata) {
   if (!nrow(data)) stop_arg("`data` has no records.", kind = "data")
   strata <- check_columns(strata, data, "strata")
   check_strata_columns(data, strata)
-  vars <- check_columns(vars, data, "vars",
-                        setdiff(names(data)[vapply(data, is_continuous, logical(1))], strata))
+  vars <- check_columns(vars, data, "vars", setdiff(default_vars(data), strata))
   if (!length(vars)) stop_arg("`vars` is empty: name at least one column to change.")
   if (length(intersect(vars, strata))) {
     stop_arg("`vars` and `strata` share ", quote_names(intersect(vars, strata)),
@@ -234,5 +233,5 @@ blend_message <- function(counts, k) {
                          plural(counts$n_moved, "record"), plural(counts$n_small, "cluster"), k,
                          plural(counts$n_changed, "value"),
                          if (length(ch)) paste0(" (", paste(names(ch), ch, collapse = ", "), ")") else ""),
-                 kind = "blend")
+                 kind = "merge")
 }

@@ -273,8 +273,9 @@ pseudonymise_with_key <- function(data, cols = NULL, prefix = "P") {
 
 #' @export
 print.detanon_pseudonyms <- function(x, ...) {
-  cat(sprintf("Pseudonymised %s of %s; the key tables (`$pseudonyms`) reverse them: keep them apart.\n",
-              plural(length(x$pseudonyms), "column"), plural(nrow(x$data), "record")))
+  cat(sprintf("Pseudonymised %s of %s.\n", plural(length(x$pseudonyms), "column"),
+              plural(nrow(x$data), "record")))
+  cat("  The key tables (`$pseudonyms`) reverse them: keep them apart.\n")
   invisible(x)
 }
 

@@ -16,8 +16,8 @@
 #' several epsilon-quasis the record's budget `epsilon` is split over them, `eps_v =
 #' epsilon * weights[v]` with `weights` summing to 1 (equal by default), so that by
 #' sequential composition the record as a whole gets `epsilon`. Draws use R's random
-#' number generator (one uniform per value, in row order), so [set.seed()] reproduces a
-#' release. Noisy values are not clipped: they can leave the variable's natural range
+#' number generator (one uniform per value, in row order), so `seed` (or [set.seed()]
+#' before the call) reproduces a release. Noisy values are not clipped: they can leave the variable's natural range
 #' (negative ages), because clipping would bias means and reveal the class bounds.
 #'
 #' @section Shuffling and the key:
@@ -84,6 +84,8 @@
 #' @param na Missing values in `vars` or `quasi`: `"fail"` (an error) or `"complete"`
 #'   (drop those records, counted in `$info`).
 #' @param small_strata `"fail"` or `"suppress"` strata with fewer than `k` records.
+#' @param seed Seed for R's random number generator (the noise and the shuffle); `NULL`
+#'   uses the current stream. With a seed the caller's stream is left as it was.
 #' @return `anonymise_keps()`: the release, the same kind of data frame as `data`,
 #'   shuffled, without the suppressed records, row names or factor levels left without
 #'   records; `vars` noisy (doubles), `quasi` generalised, other columns unchanged. When
@@ -114,16 +116,14 @@
 #'   deterministic method.
 #' @examples
 #' d <- titanic_paper()
-#' set.seed(1)
 #' released <- anonymise_keps(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
-#'                            k = 3, epsilon = 8, confidence = 0.99)
+#'                            k = 3, epsilon = 8, confidence = 0.99, seed = 1)
 #' head(released)
 #' release_info(released)
 #' # the custodian's version: the same release and the key to it
-#' set.seed(1)
 #' res <- anonymise_keps_with_key(d, vars = c("Age", "Fare"),
 #'                                strata = c("Pclass", "Sex", "Family"),
-#'                                k = 3, epsilon = 8, confidence = 0.99)
+#'                                k = 3, epsilon = 8, confidence = 0.99, seed = 1)
 #' res
 #' summary(res$data$Age - d$Age[res$origin_row])
 #' @family masking verbs
@@ -132,10 +132,11 @@ anonymise_keps <- function(data, vars = NULL, strata = NULL, quasi = NULL, class
                            epsilon, weights = NULL, confidence = NULL,
                            generalise = c("midpoint", "interval"),
                            na = c("fail", "complete"),
-                           small_strata = c("fail", "suppress")) {
+                           small_strata = c("fail", "suppress"), seed = NULL) {
   generalise <- match_choice(generalise, "generalise")
   na <- match_choice(na, "na")
   small_strata <- match_choice(small_strata, "small_strata")
+  stir_seed(seed)
   keps_core(data, vars, strata, quasi, classes, k, epsilon, weights, confidence, generalise, na,
             small_strata, k_missing = missing(k))$data
 }
@@ -146,10 +147,11 @@ anonymise_keps_with_key <- function(data, vars = NULL, strata = NULL, quasi = NU
                                     k = 3, epsilon, weights = NULL, confidence = NULL,
                                     generalise = c("midpoint", "interval"),
                                     na = c("fail", "complete"),
-                                    small_strata = c("fail", "suppress")) {
+                                    small_strata = c("fail", "suppress"), seed = NULL) {
   generalise <- match_choice(generalise, "generalise")
   na <- match_choice(na, "na")
   small_strata <- match_choice(small_strata, "small_strata")
+  stir_seed(seed)
   keps_core(data, vars, strata, quasi, classes, k, epsilon, weights, confidence, generalise, na,
             small_strata, k_missing = missing(k))
 }
@@ -484,7 +486,8 @@ keps_error <- function(data, vars = NULL, strata = NULL, quasi = NULL, classes =
 
 #' @export
 print.detanon_keps_error <- function(x, ...) {
-  cat("Expected relative error of (k, epsilon)-anonymisation (formula 8), before noise is drawn\n")
+  cat("Expected relative error of (k, epsilon)-anonymisation (formula 8),\n",
+      "before noise is drawn\n", sep = "")
   print(structure(x, class = "data.frame"), row.names = FALSE, ...)
   invisible(x)
 }
@@ -516,29 +519,36 @@ print.detanon_keps_error <- function(x, ...) {
 #' nothing about attribute disclosure or linkage through other variables.
 #'
 #' @param original,masked Data frames with the same rows in the same order.
-#' @param vars Numeric columns compared. Default: the numeric columns of `masked`.
-#' @param classes `NULL` (one class), names of categorical columns of `original` whose
-#'   combinations are the classes (a character vector whose elements are all column
-#'   names is read this way), a vector with the class of each row, or a
+#' @param vars Numeric columns compared. Default: the numeric columns of `masked` (not
+#'   labelled codes), as for every verb.
+#' @param strata Categorical columns of `original` whose combinations group the records
+#'   (with `classes`: classes within strata).
+#' @param classes `NULL` (one class), a vector with the class of each row, or a
 #'   `detanon_classes` object from [equivalence_classes()] (Mondrian or OLA) without
-#'   suppressed records.
+#'   suppressed records. (Column names here are deprecated: pass them as `strata`.)
 #' @return An object of class `detanon_class_link`: a list with `rate` (share linked),
 #'   `n_linked`, `n`, and `linked` (a logical per row).
 #' @examples
 #' d <- titanic_paper()
 #' m <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
-#' risk_class_link(d, m, vars = c("Age", "Fare"), classes = c("Pclass", "Sex", "Family"))$rate
+#' risk_class_link(d, m, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))$rate
 #' @family measures
 #' @export
-risk_class_link <- function(original, masked, vars = NULL, classes = NULL) {
+risk_class_link <- function(original, masked, vars = NULL, strata = NULL, classes = NULL) {
   check_data_frame(original, "original")
   check_data_frame(masked, "masked")
+  if (is.character(classes) && length(classes) && all(classes %in% names(original)) &&
+      length(classes) != nrow(original)) {
+    strata <- renamed_arg(classes, "classes = <column names>", "strata", !is.null(strata))
+    classes <- NULL
+  }
+  strata <- check_columns(strata, original, "strata")
   if (nrow(original) != nrow(masked)) {
     stop_arg("`original` and `masked` must have the same rows in the same order (",
              nrow(original), " vs ", nrow(masked), " rows); for anonymise_keps_with_key() output use ",
              "`original[res$origin_row, ]`.", kind = "data")
   }
-  vars <- check_columns(vars, masked, "vars", names(masked)[vapply(masked, is_continuous, logical(1))])
+  vars <- check_columns(vars, masked, "vars", setdiff(default_vars(masked), strata))
   if (!length(vars)) stop_arg("`vars` is empty: name numeric columns to compare.")
   check_columns(vars, original, "vars")
   check_quasi(original, vars, "vars")
@@ -556,14 +566,16 @@ risk_class_link <- function(original, masked, vars = NULL, classes = NULL) {
   }
   cls <- if (is.null(classes)) {
     rep.int(1L, n)
-  } else if (is.character(classes) && length(classes) && all(classes %in% names(original))) {
-    stratum_ids(as.data.frame(original), classes)
   } else {
     if (!is.atomic(classes) || length(classes) != n) {
-      stop_arg("`classes` must be column names of `original` or a vector with one class per row (",
-               n, "), not ", show_value(classes), ".")
+      stop_arg("`classes` must be a vector with one class per row (", n, "), not ", show_value(classes),
+               "; pass column names as `strata`.")
     }
     match(classes, unique(classes))
+  }
+  if (length(strata)) { # classes within strata
+    sid <- stratum_ids(as.data.frame(original), strata)
+    cls <- match(paste(sid, cls), unique(paste(sid, cls)))
   }
   n_classes <- max(c(0L, cls))
   g <- class_groups(cls, n_classes)

@@ -34,8 +34,8 @@
 #'   moved records' `strata` values replaced, row names and factor levels left without
 #'   records dropped (so the release does not show which rare combinations existed), and
 #'   release metadata ([release_info()]):
-#'   settings `k`, `vars`, `strata`; counts `n`, `n_strata`, `min_size` and `n_changed`
-#'   (records moved). A message lists every move: the original and the new stratum, the
+#'   settings `k`, `vars`, `strata`; counts `n`, `n_strata`, `min_size` and `n_moved`
+#'   (records moved to another stratum). A message lists every move: the original and the new stratum, the
 #'   number of records and the distance. The message shows the rare combinations: it is a
 #'   report for the custodian, not for release. The message object (class
 #'   `detanon_message_merge`) also carries the table of moves in its field `moves`: one
@@ -83,7 +83,7 @@ merge_small_strata <- function(data, vars = NULL, strata = NULL, k = 3) {
   as_release(as_release_frame(res$data, data), "merge_small_strata",
              settings = list(k = k, vars = vars, strata = strata),
              counts = list(n = nrow(df), n_strata = length(sizes), min_size = if (length(sizes)) min(sizes) else 0L,
-                           n_changed = res$n_moved))
+                           n_moved = res$n_moved))
 }
 
 # Core of the merge on kept rows `keep`; `x` is a complete numeric matrix (rows of df).

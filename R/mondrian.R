@@ -71,7 +71,7 @@
 #'
 #' @section Information loss:
 #' The generalised range of a class on a quasi-identifier is `[min, max]` of its records.
-#' Its numerical precision loss (section III-A of the seed paper) is the range width
+#' Its numerical precision loss (section III-A of Holohan et al. 2017) is the range width
 #' divided by the width over all records; `precision` reports the record-weighted mean
 #' per column (0 = no generalisation, 1 = the whole range).
 #'

@@ -10,9 +10,9 @@
 #'    reweighted estimate `$cov`), and put `rmd = 0.05 * sqrt(distance)`;
 #' 3. a record is at risk (`risk1`) when at least one of its masked variables lies
 #'    strictly inside the interval original +/- `w1 * rmd` (on the standardised scales);
-#' 4. a risk1 record stays at risk (`risk2`) when fewer than `m` other masked records lie
-#'    within Euclidean distance `w2` of its masked record (standardised scale). With
-#'    `m = 1` this is sdcMicro's rule: the nearest other masked record is farther than `w2`.
+#' 4. a risk1 record stays at risk (`risk2`) when fewer than `neighbours` other masked
+#'    records lie within Euclidean distance `w2` of its masked record (standardised scale).
+#'    With `neighbours = 1` this is sdcMicro's rule: the nearest other masked record is farther than `w2`.
 #'
 #' The neighbour counts of step 4 use an exact kd-tree in C (memory O(n)) instead of
 #' sdcMicro's n x n distance matrix, and are computed only for the risk1 records. Distances
@@ -65,9 +65,14 @@
 #'   to both that differ between them.
 #' @param w1 Interval weight, a number > 0 (sdcMicro's `k`).
 #' @param w2 Neighbourhood radius on the standardised scale, a number >= 0 (sdcMicro's `k2`).
-#' @param m Number of other masked records within `w2` that make a risk1 record safe,
-#'   a whole number >= 1.
+#' @param neighbours Number of other masked records within `w2` that make a risk1 record
+#'   safe, a whole number >= 1.
 #' @param ... Further arguments to [robustbase::covMcd()] (e.g. `alpha`, `nsamp`).
+#' @param seed Seed for R's random number generator, which `covMcd()` draws from (unless
+#'   `deterministic = TRUE`); `NULL` uses the current stream. The caller's stream is left
+#'   as it was.
+#' @param m Deprecated name of `neighbours` (`m` is the intruder's list length in
+#'   [risk_linkage()]).
 #' @param deterministic If `TRUE`, `covMcd(nsamp = "deterministic")`: no dependence on the
 #'   random seed.
 #' @param nthreads Number of OpenMP threads for the neighbour counts. The default is the
@@ -75,7 +80,7 @@
 #' @return An object of class `detanon_risk_rmd`: a list with `risk1`, `risk2` (shares of
 #'   records), `wrisk1`, `wrisk2` (weighted versions), `n_risk1`, `n_risk2` (counts),
 #'   `rows_risk1`, `rows_risk2` (integer row positions, whatever the row names), `w1`,
-#'   `w2`, `m`, `vars`, `n`, `deterministic` and `cov` (the robust covariance of the
+#'   `w2`, `neighbours`, `vars`, `n`, `deterministic` and `cov` (the robust covariance of the
 #'   standardised original variables) and `cov_method` (`"mcd"`, or the fallback
 #'   `"classical"` or `"diagonal"`, see the section Degenerate data).
 #' @references Templ M, Meindl B (2008). Robust statistics meets SDC: new disclosure risk
@@ -91,17 +96,21 @@
 #' risk_rmd(d, masked, deterministic = TRUE)$n_risk1
 #' @family measures
 #' @export
-risk_rmd <- function(original, masked, vars = NULL, w1 = 0.01, w2 = 0.05, m = 1, ...,
-                     deterministic = FALSE, nthreads = getOption("detanon.nthreads", 1L)) {
+risk_rmd <- function(original, masked, vars = NULL, w1 = 0.01, w2 = 0.05, neighbours = 1,
+                     deterministic = FALSE, ..., nthreads = getOption("detanon.nthreads", 1L),
+                     seed = NULL, m) {
+  if (!missing(m)) neighbours <- renamed_arg(m, "m", "neighbours", !missing(neighbours))
   vars <- check_pair(original, masked, vars)
   w1 <- check_number(w1, "w1", lower = 0, lower_open = TRUE)
   w2 <- check_number(w2, "w2", lower = 0)
-  if (is.numeric(m) && length(m) == 1L && isTRUE(m > .Machine$integer.max) && is.finite(m)) {
-    m <- .Machine$integer.max # more than any data set has: every risk1 record stays at risk
+  if (is.numeric(neighbours) && length(neighbours) == 1L && isTRUE(neighbours > .Machine$integer.max) &&
+      is.finite(neighbours)) {
+    neighbours <- .Machine$integer.max # more than any data set has: every risk1 record stays at risk
   }
-  m <- check_whole(m, "m", min = 1)
+  neighbours <- check_whole(neighbours, "neighbours", min = 1)
   deterministic <- check_flag(deterministic, "deterministic")
   nthreads <- check_nthreads(nthreads)
+  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
   n <- nrow(original)
   p <- length(vars)
   if (n < p + 2L) {
@@ -118,11 +127,18 @@ risk_rmd <- function(original, masked, vars = NULL, w1 = 0.01, w2 = 0.05, m = 1,
   xm <- tiny$y
 
   # exactly dRiskRMD's arithmetic, so that the numbers agree bit for bit
-  rmd_result(rmd_core(x, deterministic, ...), xm, w1, w2, m, vars, deterministic, nthreads)
+  core <- with_seed(seed, rmd_core(x, deterministic, ...))
+  rmd_result(core, xm, w1, w2, neighbours, vars, deterministic, nthreads)
+}
+
+# The settings of risk_rmd() that tune_release() measures with: its defaults.
+rmd_defaults <- function() {
+  f <- formals(risk_rmd)
+  list(w1 = eval(f$w1), w2 = eval(f$w2), neighbours = eval(f$neighbours))
 }
 
 # risk_rmd() from the original side (rmd_core()) and the masked matrix.
-rmd_result <- function(r, xm, w1, w2, m, vars, deterministic, nthreads) {
+rmd_result <- function(r, xm, w1, w2, neighbours, vars, deterministic, nthreads) {
   n <- nrow(xm)
   x <- r$x
   xm <- scale(xm)
@@ -135,9 +151,10 @@ rmd_result <- function(r, xm, w1, w2, m, vars, deterministic, nthreads) {
   names(rows1) <- NULL
   rows2 <- integer()
   if (length(rows1)) {
-    show <- show_progress(length(rows1) * min(m, 64) / 4)
-    others <- with_progress(show, .Call(C_ffi_rmd_count, xm, as.integer(rows1), w2, m, nthreads, show))
-    rows2 <- rows1[others < m]
+    show <- show_progress(length(rows1) * min(neighbours, 64) / 4)
+    others <- with_progress(show, .Call(C_ffi_rmd_count, xm, as.integer(rows1), w2, neighbours, nthreads,
+                                        show))
+    rows2 <- rows1[others < neighbours]
   }
   structure(list(
     risk1 = length(rows1) / n,
@@ -146,7 +163,7 @@ rmd_result <- function(r, xm, w1, w2, m, vars, deterministic, nthreads) {
     wrisk2 = length(rows2) * sum(rmd[rows2]) / n,
     n_risk1 = length(rows1), n_risk2 = length(rows2),
     rows_risk1 = as.integer(rows1), rows_risk2 = as.integer(rows2),
-    w1 = w1, w2 = w2, m = m, vars = vars, n = n, deterministic = deterministic,
+    w1 = w1, w2 = w2, neighbours = neighbours, vars = vars, n = n, deterministic = deterministic,
     cov = unname_attr(covs), cov_method = if (is.null(r$cov_method)) "mcd" else r$cov_method
   ), class = "detanon_risk_rmd")
 }
@@ -206,12 +223,14 @@ unname_attr <- function(m) {
 
 #' @export
 print.detanon_risk_rmd <- function(x, ...) {
-  cat(sprintf("Robust Mahalanobis distance risk (w1 = %s, w2 = %s, m = %d) on %s, %d records\n",
-              format(x$w1), format(x$w2), x$m, paste(x$vars, collapse = ", "), x$n))
-  cat(sprintf("  risk1 = %.4f (%d records whose masked value lies in the interval around the original)\n",
-              x$risk1, x$n_risk1))
+  cat(sprintf("Robust Mahalanobis distance risk (w1 = %s, w2 = %s, neighbours = %d)\n",
+              format(x$w1), format(x$w2), x$neighbours))
+  cat(sprintf("  on %s, %s\n", paste(x$vars, collapse = ", "), plural(x$n, "record")))
+  cat(sprintf("  risk1 = %.4f (%s with a masked value in the interval around\n",
+              x$risk1, plural(x$n_risk1, "record")))
+  cat("    its original)\n")
   cat(sprintf("  risk2 = %.4f (%d of them with fewer than %s within w2)\n",
-              x$risk2, x$n_risk2, plural(x$m, "other masked record")))
+              x$risk2, x$n_risk2, plural(x$neighbours, "other masked record")))
   cat(sprintf("  weighted: wrisk1 = %.4g, wrisk2 = %.4g\n", x$wrisk1, x$wrisk2))
   invisible(x)
 }
@@ -289,35 +308,49 @@ risk_linkage <- function(original, masked, vars = NULL, strata = NULL, m = 1,
   nthreads <- check_nthreads(nthreads)
   n <- s$n
   ranks <- link_ranks(s, s$zo, s$zm, rep(TRUE, n), m, nthreads)
-  share <- top_m_share(ranks, m)
-  reid <- 1 / ranks[, 2L]
+  r <- linkage_rates(s, ranks, m)
   by <- s$by
   by$n <- s$sizes
-  by$rate <- as.vector(rowsum(share, s$id, reorder = TRUE)) / s$sizes
+  by$rate <- r$by_rate
   by$blind_rate <- pmin(m, s$sizes) / s$sizes
-  by$reid <- as.vector(rowsum(reid, s$id, reorder = TRUE)) / s$sizes
+  by$reid <- r$by_reid
   structure(list(
-    rate = if (n) sum(share) / n else NA_real_,
-    n_linked = sum(share),
+    rate = r$rate,
+    n_linked = r$n_linked,
     blind_rate = if (n) sum(pmin(m, s$sizes)) / n else NA_real_,
     m = m,
-    reid = if (n) sum(reid) / n else NA_real_,
-    reid_max = if (n) max(reid) else NA_real_,
-    by_stratum = by, linked = share, reid_prob = reid,
+    reid = r$reid_mean,
+    reid_max = if (n) max(r$reid) else NA_real_,
+    by_stratum = by, linked = r$share, reid_prob = r$reid,
     vars = s$vars, strata = s$strata, n = n
   ), class = "detanon_linkage")
+}
+
+# The kernel of risk_linkage() (also the measure of tune_release()): from the ranks of
+# link_ranks() (counted up to at least `m`), every record's expected share of a top-m link
+# and its re-identification probability, their totals and their means per stratum.
+linkage_rates <- function(s, ranks, m) {
+  share <- top_m_share(ranks, m)
+  reid <- 1 / ranks[, 2L]
+  n <- s$n
+  list(share = share, reid = reid,
+       rate = if (n) sum(share) / n else NA_real_, n_linked = sum(share),
+       reid_mean = if (n) sum(reid) / n else NA_real_,
+       by_rate = as.vector(rowsum(share, s$id, reorder = TRUE)) / s$sizes,
+       by_reid = as.vector(rowsum(reid, s$id, reorder = TRUE)) / s$sizes)
 }
 
 #' @export
 print.detanon_linkage <- function(x, ...) {
   m <- if (is.null(x$m)) 1L else x$m
-  cat(sprintf("%s linkage on %s%s, %s in %s\n",
-              if (m == 1L) "Nearest-neighbour" else sprintf("Top-%d", m),
-              paste(x$vars, collapse = ", "),
-              if (length(x$strata)) paste0(" within ", paste(x$strata, collapse = " x ")) else "",
-              plural(x$n, "record"), plural(nrow(x$by_stratum), "stratum", "strata")))
-  cat(sprintf("  correct links (own original %s): %.4f (%.1f records); a blind guess: %.4f\n",
-              if (m == 1L) "the nearest" else paste("among the", m, "nearest"), x$rate, x$n_linked, x$blind_rate))
+  wrap <- function(...) cat(strwrap(paste0(...), width = 78, exdent = 2), sep = "\n")
+  wrap(sprintf("%s linkage on %s%s, %s in %s", if (m == 1L) "Nearest-neighbour" else sprintf("Top-%d", m),
+               paste(x$vars, collapse = ", "),
+               if (length(x$strata)) paste0(" within ", paste(x$strata, collapse = " x ")) else "",
+               plural(x$n, "record"), plural(nrow(x$by_stratum), "stratum", "strata")))
+  cat(sprintf("  correct links (own original %s): %.4f (%.1f records)\n",
+              if (m == 1L) "the nearest" else paste("among the", m, "nearest"), x$rate, x$n_linked))
+  cat(sprintf("  a blind guess: %.4f\n", x$blind_rate))
   if (!is.null(x$reid)) {
     cat(sprintf("  expected re-identification probability: mean %.4f, largest %.4f\n",
                 x$reid, x$reid_max))
@@ -358,7 +391,9 @@ print.detanon_linkage <- function(x, ...) {
 #' [anonymise()] it calls `anonymise()` with the recorded `k`, `vars`, `strata` and
 #' `engine` (with `small_strata = "merge"`, and without strata if the intruder's share
 #' is too small for them, so that every known record is replayed); for a release of
-#' [anonymise_adaptive()] it calls that function with the recorded settings. For other
+#' [anonymise_adaptive()] it calls that function with the recorded settings (without the
+#' interval test `w1` when the intruder knows fewer records than variables + 2, too few
+#' for its robust covariance). For other
 #' releases pass `mask`, e.g. for (k, epsilon) anonymisation, whose release is shuffled:
 #' `function(d) { r <- anonymise_keps_with_key(d, ..., epsilon = 8); r$data[order(r$origin_row), ] }`
 #' (with `original` aligned to the release the same way).
@@ -429,12 +464,12 @@ risk_replay <- function(original, masked, vars = NULL, strata = NULL, mask = NUL
 
 #' @export
 print.detanon_replay <- function(x, ...) {
-  cat(sprintf("Replay attack on %s%s, %s: the intruder re-runs the masking on a share p of\n",
-              paste(x$vars, collapse = ", "),
-              if (length(x$strata)) paste0(" within ", paste(x$strata, collapse = " x ")) else "",
-              plural(x$n, "record")))
-  cat(sprintf("  the originals and links each replayed record to the %s released record%s\n",
-              if (x$m == 1L) "nearest" else paste(x$m, "nearest"), if (x$m == 1L) "" else "s"))
+  cat(strwrap(sprintf(paste0("Replay attack on %s%s, %s: the intruder re-runs the masking on a share p ",
+                             "of the originals and links each replayed record to the %s released record%s"),
+                      paste(x$vars, collapse = ", "),
+                      if (length(x$strata)) paste0(" within ", paste(x$strata, collapse = " x ")) else "",
+                      plural(x$n, "record"), if (x$m == 1L) "nearest" else paste(x$m, "nearest"),
+                      if (x$m == 1L) "" else "s"), width = 78, exdent = 2), sep = "\n")
   print(x$by_p, row.names = FALSE, digits = 3)
   invisible(x)
 }
@@ -536,8 +571,11 @@ replay_mask <- function(info) {
           kk <- k_tab
           kk$k <- pmax(2L, pmin(kk$k, as.vector(have[stratum_keys(kk, strata)]), na.rm = TRUE))
         }
+        # the interval test needs more known records than variables (a robust covariance):
+        # on fewer, the replay runs without it
+        w1 <- if (nrow(d) >= length(set$vars) + 2L) set$w1
         anonymise_adaptive(d, vars = set$vars, strata = strata, k = kk, k_max = pmax(set$k_max, k),
-                           m = set$m, rate = set$rate, w1 = set$w1,
+                           m = set$m, rate = set$rate, w1 = w1,
                            format = if (is.null(set$format)) "none" else set$format,
                            check_identifiers = FALSE)
       } else {

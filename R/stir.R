@@ -24,7 +24,7 @@
 #'   distances to the centroid become 0). Deterministic. Categories that no cluster keeps
 #'   are dropped from the factor levels.
 #'
-#' A reflection about the centroid (`2c - a`), which the seed also suggests, is not
+#' A reflection about the centroid (`2c - a`), which Rowe et al. also suggest, is not
 #' offered: it keeps the distances to the centroid but is undone by anyone who reflects
 #' the released values about the cluster's median, which the release still shows.
 #'
@@ -41,7 +41,7 @@
 #' Stirring only some of the variables that an intruder knows leaves the record linkable
 #' by the others. A cluster of `m` records offers at best a 1 in `m` guess; clusters
 #' smaller than `k` are refused or first blended into larger ones
-#' (`small_strata = "blend"`, see [blend_outliers()]). Measure the result with
+#' (`small_strata = "merge"`, see [blend_outliers()]). Measure the result with
 #' [assess()] or [risk_linkage()].
 #'
 #' @inheritParams blend_outliers
@@ -50,8 +50,10 @@
 #' @param k Smallest cluster size stirred, a whole number >= 2.
 #' @param method `"shuffle"` or `"flatten"` (see above).
 #' @param small_strata What to do with clusters smaller than `k`: `"fail"` (an error) or
-#'   `"blend"` (first [blend_outliers()] with `method = "member"`, changing `vars` and
-#'   `strata` of the moved records).
+#'   `"merge"` (first [blend_outliers()] with `method = "member"`: their records are moved
+#'   into larger clusters, changing `vars` and `strata` of the moved records; as
+#'   `small_strata = "merge"` of [anonymise()] moves records of small strata). `"blend"`
+#'   is the deprecated name of `"merge"`.
 #' @return `data` with the stirred columns, in the same class and row order (rows are not
 #'   reordered; nothing maps the released values back to their records), with an attribute
 #'   `"detanon"` (see [release_info()]) recording the settings and the counts `n`,
@@ -71,8 +73,11 @@
 #' ms <- stir(m, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), seed = 1)
 #' @export
 stir <- function(data, vars = NULL, strata = NULL, classes = NULL, k = 3,
-                 method = c("shuffle", "flatten"), small_strata = c("fail", "blend"), seed = NULL) {
+                 method = c("shuffle", "flatten"), small_strata = c("fail", "merge"), seed = NULL) {
   check_data_frame(data, "data")
+  if (identical(small_strata, "blend")) {
+    small_strata <- renamed_arg("merge", "small_strata = \"blend\"", "small_strata = \"merge\"")
+  }
   args <- stir_args(data, vars, strata)
   vars <- args$vars
   strata <- args$strata
@@ -91,7 +96,7 @@ stir <- function(data, vars = NULL, strata = NULL, classes = NULL, k = 3,
       small <- size[size < k]
       stop_arg(plural(length(small), "cluster has", "clusters have"), " fewer than k = ", k,
                " records (", plural(sum(small), "record"), " in all); stirring them would ",
-               "leave their values next to their owners. Use `small_strata = \"blend\"`, ",
+               "leave their values next to their owners. Use `small_strata = \"merge\"`, ",
                "lower `k`, or build larger clusters.", kind = "small_strata")
     }
     res <- blend_core(df, enc, cl, k, "member")

@@ -8,20 +8,22 @@
 #' and why it stopped.
 #'
 #' @section The search:
-#' Four families of candidates (`methods`), all in the release form `format`:
+#' Four families of candidates (`methods`), all in the release form `format`, every one
+#' with centroids of at least `k` points:
 #' 1. `"anonymise"`: one `k` for every record, [anonymise()] with `k` = 3, 5, 10, 20 (those
-#'    not below the limit `k`). When `keps_epsilon` is given, [anonymise_keps()] at those budgets
-#'    too, measured on the rows aligned by the key of [anonymise_keps_with_key()]; being
-#'    shuffled, they are measured but never returned.
-#' 2. `"stratum"`: one `k` per stratum, from the ladder 3, 5, 10, 20, 40, 80, 160 (capped by
-#'    each stratum's size). The records each stratum has linked, top-`m` linked and flagged
+#'    not below `k`; `k` itself when it is above 3). When `keps_epsilon` is given,
+#'    [anonymise_keps()] at those budgets too (with `k` = 3, or `k` if larger), measured on
+#'    the rows aligned by the key of [anonymise_keps_with_key()]; being shuffled, they are
+#'    measured but never returned.
+#' 2. `"stratum"`: one `k` per stratum, from the ladder 3, 5, 10, 20, 40, 80, 160 (from
+#'    `k`, capped by each stratum's size). The records each stratum has linked, top-`m` linked and flagged
 #'    by risk1/risk2 at every `k` of the ladder are measured on whole releases; then, while
 #'    the summed counts predict a missed limit, the stratum with the most records behind the
 #'    limit missed furthest moves one step up. The release ([anonymise_adaptive()] with a
 #'    table `k` and `m = 0`) is measured; where it still misses, its own counts replace the
 #'    prediction (at most `max_tries` candidates).
-#' 3. `"adaptive"`: `k` per record, [anonymise_adaptive()] as one path of stages from light
-#'    to strong masking, each stage starting from the neighbourhoods of the one before: the
+#' 3. `"adaptive"`: `k` per record, [anonymise_adaptive()] from `k` points, as one path of
+#'    stages from light to strong masking, each stage starting from the neighbourhoods of the one before: the
 #'    top-`m` rates 0.5, 0.3, 0.2 and the `top_m` limit, with the nearest-linked records
 #'    always grown and, when a `risk1` or `risk2` limit is set, the records flagged by the
 #'    risk1 interval (`w1 = 0.01`). While the candidate at the limit misses, another stage
@@ -29,17 +31,20 @@
 #'    at their cap remain (at most `max_tries` stages, and no more once a stage took off less
 #'    than a quarter of the excess over the limits). Once the limits are met, two more
 #'    stages at the rates 0.1 and 0.05 extend the frontier. Beside the path, the
-#'    prototype of growing only the nearest-linked records (k from 3 to 33, `m = 1`).
+#'    masking that grows only the nearest-linked records (k from 3, or `k`, to 33, `m = 1`).
 #' 4. `"stir"`: the four candidates of least loss from the families above, each with its
 #'    masked values shuffled inside Mondrian classes of at least 3 nearby released records
-#'    within the strata ([stir()] after [equivalence_classes()] on the release).
+#'    within the strata ([stir()] after [equivalence_classes()] on the release). Asked
+#'    for alone, it stirs the candidates of `"anonymise"`, which are then reported too.
 #'
 #' Every candidate is measured on its release: [risk_linkage()] with `m = 1` (overall and
-#' per stratum) and with `m`, [risk_rmd()] with `deterministic = TRUE` (risk1, risk2), and
-#' the `objective`, computed from parts built once: the kd-trees of the originals (one
+#' per stratum) and with `m`, [risk_rmd()] with `deterministic = TRUE` and its default
+#' settings (risk1, risk2), and the `objective`, with the kernels of those functions (the
+#' numbers are theirs) computed from parts built once: the kd-trees of the originals (one
 #' per stratum, also searched by the adaptive kernel) and their robust covariance. The
-#' strata are released unchanged, so the `k` limit (k-anonymity of the released strata)
-#' is checked once, on the data. The search stops when each family has met the limits or
+#' strata are released unchanged, so the `k_strata` limit (k-anonymity of the released
+#' strata) is checked once, on the data. A measure that cannot be computed on a
+#' candidate (risk1 when a masked column became constant) counts as a missed limit. The search stops when each family has met the limits or
 #' used its tries; the reasons are reported.
 #'
 #' Same inputs, same release: the maskings are deterministic except stirring, the risk
@@ -56,10 +61,16 @@
 #' reported beside the chosen release (p = 1, 0.5, 0.1) and is not limited, and a
 #' deterministic release is replayed exactly by an intruder who holds all originals. They
 #' do not cover other background knowledge, attribute disclosure within strata, rare
-#' categorical combinations beyond the `k` limit, or membership disclosure. Meeting the
+#' categorical combinations beyond the `k_strata` limit, or membership disclosure. Meeting the
 #' limits is not a proof of safety, and the report never says so.
 #'
 #' @inheritParams anonymise_adaptive
+#' @param k The smallest number of points in a centroid of any candidate, a whole number
+#'   of at least 2 (as in [anonymise()]): the adaptive path starts from it, the fixed and
+#'   per-stratum `k` are not below it. (Before this release `k` was the smallest stratum
+#'   size, now `k_strata`.)
+#' @param k_strata The smallest stratum size allowed in the release (k-anonymity of the
+#'   released `strata`), a whole number >= `k`. Default: the larger of 3 and `k`.
 #' @param linkage Limit of the nearest-neighbour linkage rate ([risk_linkage()], `m = 1`),
 #'   in (0, 1].
 #' @param linkage_stratum Limit of the nearest-neighbour linkage rate in every stratum,
@@ -70,9 +81,6 @@
 #' @param m The list length of the top-m linkage, a whole number >= 1.
 #' @param risk1,risk2 Limits of [risk_rmd()]'s risk1 (in (0, 1]) and risk2 (from 0 to 1: 0
 #'   asks for no risk2 record).
-#' @param k The smallest stratum size allowed in the release (k-anonymity of the released
-#'   `strata`), a whole number >= 2; also the smallest `k` of the single methods. The
-#'   number of points in the adaptive centroids is searched separately, from 2.
 #' @param objective The loss to minimise: `"delta"` (the largest [utility_delta()] over
 #'   `vars`), `"U"` ([utility_pmse()]'s U) or `"model"` (the largest standardised
 #'   coefficient difference of [utility_model()] for `formula`).
@@ -100,59 +108,88 @@
 #'   it)), `frontier`
 #'   (the candidates not beaten on both top-m linkage and loss), `replay` (the
 #'   [risk_replay()] of the chosen release), `limits`, `objective` and `stop` (why the
-#'   search stopped). `print()` and `plot()` methods show the report and the frontier.
-#' @family masking verbs
+#'   search stopped). `print()` and `plot()` methods show the report and the frontier
+#'   (see [plot.detanon_tuned()]).
+#' @family reports
 #' @seealso [anonymise_adaptive()], [risk_linkage()], [risk_replay()], [assess()].
 #' @examples
 #' \donttest{
 #' d <- titanic_paper()[-1] # without the identifier PassengerId
-#' tuned <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
+#' tuned <- tune_release(d, vars = c("Age", "Fare"),
+#'                       strata = c("Pclass", "Sex", "Family"), k = 2,
 #'                       linkage = 0.01, top_m = 0.15, m = 3, risk1 = 0.005, risk2 = 0)
 #' tuned
 #' plot(tuned)
 #' }
 #' @export
-tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linkage_stratum = 1,
-                         top_m = 0.15, top_m_stratum = 1, m = 3, risk1 = 0.005, risk2 = 0, k = 3,
-                         objective = c("delta", "U", "model"), formula = NULL,
+tune_release <- function(data, vars = NULL, strata = NULL, k = 2, linkage = 0.01, linkage_stratum = 1,
+                         top_m = 0.15, top_m_stratum = 1, m = 3, risk1 = 0.005, risk2 = 0,
+                         k_strata = NULL, objective = c("delta", "U", "model"), formula = NULL,
                          family = stats::gaussian(),
                          methods = c("anonymise", "stratum", "adaptive", "stir"),
                          format = c("natural", "none"), keps_epsilon = NULL, max_tries = 4,
                          nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
+  objective <- match_choice(objective, "objective")
+  format <- match_choice(format, "format")
+  all_methods <- eval(formals(sys.function())$methods)
+  ctx <- tune_setup(data, vars, strata, k, k_strata, m, objective, formula, family, methods, all_methods,
+                    format, keps_epsilon, max_tries, nthreads,
+                    limits = list(linkage = check_limit(linkage, "linkage"),
+                                  linkage_stratum = check_limit(linkage_stratum, "linkage_stratum"),
+                                  top_m = check_limit(top_m, "top_m"),
+                                  top_m_stratum = check_limit(top_m_stratum, "top_m_stratum"),
+                                  risk1 = check_limit(risk1, "risk1"),
+                                  risk2 = check_limit(risk2, "risk2", zero = TRUE)))
+  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
+  # the families in order; each returns its candidates (a report row, the release, the
+  # intruder's replay) and why it stopped
+  found <- with_seed(seed, {
+    fixed <- tune_fixed_k(ctx)
+    runs <- list(fixed, tune_keps(ctx),
+                 if ("stratum" %in% ctx$methods) tune_per_stratum(ctx, fixed$evals),
+                 if ("adaptive" %in% ctx$methods) tune_adaptive(ctx))
+    cands <- unlist(lapply(runs, `[[`, "cands"), recursive = FALSE)
+    stirred <- if ("stir" %in% ctx$methods) tune_stir(ctx, cands)
+    list(cands = c(cands, stirred$cands), stop = unlist(lapply(c(runs, list(stirred)), `[[`, "stop")))
+  })
+  tune_result(ctx, found$cands, found$stop, seed)
+}
+
+# ---- the search's parts -----------------------------------------------------------------
+
+# Validate the arguments and build what every candidate shares: the originals' z-scores,
+# their kd-trees (one rank index, queried by the adaptive kernel and by every
+# measurement) and their robust covariance (risk1/risk2), and the evaluator.
+tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, family, methods,
+                       all_methods, format, keps_epsilon, max_tries, nthreads, limits) {
   check_data_frame(data, "data")
   strata <- check_columns(strata, data, "strata", default_strata(data))
   check_strata_columns(data, strata)
-  vars <- check_columns(vars, data, "vars",
-                        setdiff(names(data)[vapply(data, is_continuous, logical(1))], strata))
+  vars <- check_columns(vars, data, "vars", setdiff(default_vars(data), strata))
   check_vars(data, vars, strata)
-  limits <- list(
-    linkage = check_limit(linkage, "linkage"),
-    linkage_stratum = check_limit(linkage_stratum, "linkage_stratum"),
-    top_m = check_limit(top_m, "top_m"),
-    top_m_stratum = check_limit(top_m_stratum, "top_m_stratum"),
-    risk1 = check_limit(risk1, "risk1"),
-    risk2 = check_limit(risk2, "risk2", zero = TRUE)
-  )
   m <- check_whole(m, "m", min = 1)
   k <- check_whole(k, "k", min = 2)
-  objective <- match_choice(objective, "objective")
+  k_strata <- if (is.null(k_strata)) max(3L, k) else check_whole(k_strata, "k_strata", min = 2)
+  if (k_strata < k) {
+    stop_arg("`k_strata` (", k_strata, ") must be at least `k` (", k, "): a centroid of `k` points ",
+             "needs a stratum of at least `k` records.")
+  }
   if (objective == "model" && !inherits(formula, "formula")) {
     stop_arg("`objective = \"model\"` needs a model `formula`, such as `y ~ x1 + x2`.")
   }
   family <- check_family(family)
-  all_methods <- eval(formals(sys.function())$methods)
   if (!is.character(methods) || !length(methods) || anyNA(methods) || !all(methods %in% all_methods)) {
     stop_arg("`methods` must be some of ", paste0("\"", all_methods, "\"", collapse = ", "),
              ", not ", show_value(methods), ".")
   }
+  # stirring works on the candidates of the other families: alone, it stirs those of fixed k
+  if (identical(unique(methods), "stir")) methods <- c("anonymise", "stir")
   if (!is.null(keps_epsilon) && (!is.numeric(keps_epsilon) || anyNA(keps_epsilon) ||
                                  any(keps_epsilon <= 0) || any(!is.finite(keps_epsilon)))) {
     stop_arg("`keps_epsilon` must be NULL or positive budgets, not ", show_value(keps_epsilon), ".")
   }
-  format <- match_choice(format, "format")
   max_tries <- check_whole(max_tries, "max_tries", min = 1)
   nthreads <- check_nthreads(nthreads)
-  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
   df <- as.data.frame(data, stringsAsFactors = FALSE)
   if (anyNA(df[vars])) {
     stop_arg("`vars` have missing values; impute them first (e.g. anonymise(na = \"median\")).",
@@ -164,258 +201,315 @@ tune_release <- function(data, vars = NULL, strata = NULL, linkage = 0.01, linka
              plural(n, "record"), " for ", plural(length(vars), "variable"), ".", kind = "data")
   }
   check_not_constant(numeric_matrix(df, vars), "data")
-  # the parts every candidate shares: the originals' z-scores, their kd-trees (one rank
-  # index, queried by the adaptive kernel and by every risk evaluation) and their robust
-  # covariance (risk1/risk2)
   p <- adaptive_setup(df, vars, strata, rmd = TRUE, nthreads = nthreads)
-  sizes <- p$sizes
-  floor_m <- check_tune_limits(limits, k, m, sizes, n)
-  ev <- tune_evaluator(df, vars, strata, p, limits, m, objective, formula, family, nthreads)
+  floor_m <- check_tune_limits(limits, k_strata, m, p$sizes, n)
+  list(data = data, df = df, vars = vars, strata = strata, k = k, k_strata = k_strata, m = m,
+       limits = limits, objective = objective, methods = methods, format = format,
+       keps_epsilon = keps_epsilon, max_tries = max_tries, nthreads = nthreads, p = p,
+       sizes = p$sizes, n = n, floor_m = floor_m,
+       # the risk1 test of the adaptive kernel, when a risk1 or risk2 limit is set
+       w1 = if (limits$risk1 < 1 || limits$risk2 < 1) rmd_defaults()$w1,
+       ev = tune_evaluator(df, vars, strata, p, m, objective, formula, family, nthreads))
+}
 
-  tried <- list()
-  releases <- list()
-  masks <- list()
-  clock <- proc.time()[[3L]]
-  add <- function(row, release, mask = NULL) {
-    row$id <- length(tried) + 1L
-    now <- proc.time()[[3L]]
-    row$seconds <- now - clock # making and measuring it (and the rungs it needed)
-    clock <<- now
-    tried[[row$id]] <<- row
-    releases[row$id] <<- list(release)
-    masks[row$id] <<- list(mask)
-    row
+# One candidate: its row of the report (measured by ctx$ev), its release (NULL: measured,
+# not returned) and the intruder's replay of it (NULL: read from its metadata). `since`:
+# when its making began (its `seconds` cover the making and the measuring).
+tune_candidate <- function(ctx, e, method, settings, release, since, mask = NULL) {
+  row <- tune_row(e, ctx$limits, method, settings)
+  row$seconds <- proc.time()[[3L]] - since
+  list(row = row, release = release, mask = mask)
+}
+
+tune_quiet <- function(expr) suppressMessages(suppressWarnings(expr))
+
+# A release of anonymise_adaptive() from the shared parts, with the settings that make it
+# again (so that risk_replay() and the user can replay it from its metadata).
+tune_adaptive_release <- function(ctx, k_start, k0, k_max, m, rate, w1, fit = NULL) {
+  if (is.null(fit)) fit <- adaptive_fit(ctx$p, k0, k_max, m, rate, w1, ctx$nthreads)
+  tune_quiet(adaptive_release(ctx$data, ctx$df, ctx$p, fit, ctx$format, min(k0),
+                              settings = list(k = k_start, k_max = k_max, m = m, rate = rate, w1 = w1,
+                                              format = ctx$format, vars = ctx$vars, strata = ctx$strata)))
+}
+
+# The ladder of k of the single methods and of k per stratum: 3, 5, 10, 20, ... from `k`.
+tune_ladder <- function(k, rungs) {
+  l <- sort(unique(c(max(3L, k), rungs)))
+  l[l >= k]
+}
+
+# 1. Fixed k: anonymise() with one k for every record. Also the first counts of the k per
+# stratum ladder (`evals`, by k), measured even when only "stratum" is searched.
+tune_fixed_k <- function(ctx) {
+  out <- list(cands = list(), evals = list())
+  if (!any(c("anonymise", "stratum") %in% ctx$methods)) return(out)
+  for (kk in tune_ladder(ctx$k, c(5L, 10L, 20L))) {
+    if (kk > min(ctx$sizes)) next
+    since <- proc.time()[[3L]]
+    rel <- tune_quiet(anonymise(ctx$data, vars = ctx$vars, strata = ctx$strata, k = kk,
+                                format = ctx$format, check_identifiers = FALSE, nthreads = ctx$nthreads))
+    e <- ctx$ev(rel)
+    out$evals[[as.character(kk)]] <- e
+    if ("anonymise" %in% ctx$methods) {
+      out$cands[[length(out$cands) + 1L]] <- tune_candidate(ctx, e, "anonymise", paste0("k = ", kk), rel, since)
+    }
   }
-  quiet <- function(expr) suppressMessages(suppressWarnings(expr))
-  # a release of anonymise_adaptive() from the shared parts, with the settings that make
-  # it again (so that risk_replay() and the user can replay it from its metadata)
-  adaptive <- function(k_start, k0, k_max, mm, rate, w1, fit = NULL) {
-    if (is.null(fit)) fit <- adaptive_fit(p, k0, k_max, mm, rate, w1, nthreads)
-    quiet(adaptive_release(data, df, p, fit, format, min(k0),
-                           settings = list(k = k_start, k_max = k_max, m = mm, rate = rate, w1 = w1,
-                                           format = format, vars = vars, strata = strata)))
+  out
+}
+
+# 1b. (k, epsilon): anonymise_keps() at the budgets `keps_epsilon`, measured on the rows
+# aligned by the key of anonymise_keps_with_key(); shuffled, so measured but never returned.
+tune_keps <- function(ctx) {
+  out <- list(cands = list())
+  for (eps in ctx$keps_epsilon) {
+    since <- proc.time()[[3L]]
+    kk <- min(max(3L, ctx$k), min(ctx$sizes)) # (at least k: the strata hold k_strata >= k records)
+    res <- tune_quiet(anonymise_keps_with_key(ctx$data, vars = ctx$vars, strata = ctx$strata, k = kk,
+                                              epsilon = eps))
+    rel <- as.data.frame(res$data)
+    attr(rel, "detanon") <- NULL
+    e <- ctx$ev(rel, origin_row = res$origin_row)
+    out$cands[[length(out$cands) + 1L]] <-
+      tune_candidate(ctx, e, "keps", paste0("k = ", kk, ", epsilon = ", format(eps)), NULL, since)
   }
-  k_table <- function(choice) k_table_of(df, strata, p, choice[p$id])
-  stop_reason <- character()
-  use_w1 <- limits$risk1 < 1 || limits$risk2 < 1
-  w1 <- if (use_w1) 0.01
+  out
+}
 
-  with_seed(seed, {
-    # 1. single methods: anonymise() with one k (also the first counts of the k-per-stratum
-    #    ladder)
-    singles <- list()
-    for (kk in if (any(c("anonymise", "stratum") %in% methods)) sort(unique(c(k, 3L, 5L, 10L, 20L)))) {
-      if (kk > min(sizes) || kk < k) next
-      rel <- quiet(anonymise(data, k = kk, vars = vars, strata = strata, format = format,
-                             nthreads = nthreads, check_identifiers = FALSE))
-      singles[[as.character(kk)]] <- ev(rel)
-      if ("anonymise" %in% methods) add(tune_row(singles[[as.character(kk)]], "anonymise", paste0("k = ", kk)), rel)
+# 2. k per stratum. The records each stratum has linked, top-m linked and flagged at each
+# k of a ladder are counted on whole releases (the fixed-k releases of `evals`, and
+# releases with that k in every stratum that holds it); then, while the summed counts
+# predict a missed limit, the stratum with the most records behind the limit missed
+# furthest moves one k up. The candidate is measured; where it still misses, its own
+# counts replace the prediction and the search goes on (at most `max_tries` candidates).
+tune_per_stratum <- function(ctx, evals) {
+  p <- ctx$p
+  sizes <- ctx$sizes
+  limits <- ctx$limits
+  out <- list(cands = list(), stop = character())
+  # (up to k = 160: beyond, one k per stratum spends more than any candidate here)
+  ladder <- tune_ladder(ctx$k, c(5L, 10L, 20L, 40L, 80L, 160L))
+  ladder <- ladder[ladder <= max(ctx$k, min(160L, max(sizes)))]
+  # a stratum's centroids (before step 5) depend on its own records and k only: those of
+  # each rung are computed once (kept in `memo`), and a candidate takes every stratum's
+  # rows from the rung it was given
+  memo <- new.env(parent = emptyenv())
+  rung_k <- function(r) pmin(ladder[r], sizes)
+  centroids <- function(r) {
+    key <- paste0("c", r)
+    if (is.null(memo[[key]])) {
+      k0 <- rung_k(r)[p$id]
+      memo[[key]] <- adaptive_fit(p, k0, k0, 0L, 0, NULL, ctx$nthreads)
     }
-    for (eps in keps_epsilon) {
-      res <- quiet(anonymise_keps_with_key(data, vars = vars, strata = strata, k = k, epsilon = eps))
-      rel <- as.data.frame(res$data)
-      attr(rel, "detanon") <- NULL
-      e <- ev(rel, origin_row = res$origin_row)
-      add(tune_row(e, "keps", paste0("k = ", k, ", epsilon = ", format(eps))), NULL) # shuffled: measured, not returned
+    memo[[key]]
+  }
+  counts <- function(r) { # per-stratum counts with ladder[r] (capped by each stratum's size)
+    key <- paste0("n", r)
+    if (is.null(memo[[key]])) {
+      e <- evals[[as.character(ladder[r])]]
+      if (is.null(e)) { # (no fixed-k release has a k above the smallest stratum)
+        k0 <- rung_k(r)
+        e <- ctx$ev(tune_adaptive_release(ctx, k_table_of(ctx$df, ctx$strata, p, k0[p$id]), k0[p$id], max(k0),
+                                          0L, 0, NULL, fit = centroids(r)))
+      }
+      memo[[key]] <- tune_counts(e)
     }
+    memo[[key]]
+  }
+  lim_n <- c(linkage = limits$linkage, top_m = limits$top_m, risk1 = limits$risk1,
+             risk2 = limits$risk2) * ctx$n
+  choice_r <- rep(1L, length(sizes))
+  top_r <- vapply(sizes, function(sz) which(ladder >= sz)[1L], integer(1))
+  top_r[is.na(top_r)] <- length(ladder)
+  measured <- NULL # measured counts of the last candidate, per stratum
+  for (try in seq_len(ctx$max_tries)) {
+    since <- proc.time()[[3L]]
+    repeat {
+      cnt <- vapply(seq_along(sizes), function(i) {
+        if (!is.null(measured) && measured$r[i] == choice_r[i]) return(measured$c[i, ])
+        counts(choice_r[i])[i, ]
+      }, numeric(5))
+      over <- c(rowSums(cnt[c("linkage", "top_m", "risk1", "risk2"), , drop = FALSE]) / pmax(lim_n, 0.5),
+                linkage_stratum = max(cnt["linkage", ] / sizes) / limits$linkage_stratum,
+                top_m_stratum = max(cnt["top_m", ] / sizes) / limits$top_m_stratum)
+      can <- choice_r < top_r
+      if (all(over <= 1) || !any(can)) break
+      worst <- names(which.max(over))
+      row <- switch(worst, linkage_stratum = cnt["linkage", ] / sizes,
+                    top_m_stratum = cnt["top_m", ] / sizes, cnt[worst, ])
+      row[!can] <- -Inf
+      i <- which.max(row)
+      choice_r[i] <- choice_r[i] + 1L
+    }
+    choice <- pmin(ladder[choice_r], sizes)
+    fit <- centroids(choice_r[1L])
+    for (r in unique(choice_r)) {
+      rows <- choice_r[p$id] == r
+      fit$centroids[rows, ] <- centroids(r)$centroids[rows, ]
+    }
+    fit$k <- fit$k0 <- choice[p$id]
+    rel <- tune_adaptive_release(ctx, k_table_of(ctx$df, ctx$strata, p, choice[p$id]), choice[p$id], max(choice),
+                                 0L, 0, NULL, fit = fit)
+    e <- ctx$ev(rel)
+    cand <- tune_candidate(ctx, e, "stratum", tune_k_label(choice), rel, since)
+    out$cands[[length(out$cands) + 1L]] <- cand
+    if (cand$row$meets) break
+    if (!any(choice_r < top_r)) {
+      out$stop <- sprintf("k per stratum: %s missed with every stratum at its largest k (its size, at most %d)",
+                          cand$row$fails, max(ladder))
+      break
+    }
+    measured <- list(r = choice_r, c = tune_counts(e))
+  }
+  out
+}
 
-    # 2. k per stratum: the strata's records counted as linked, flagged or at top-m risk at
-    #    each k of a ladder (measured on whole releases: the singles above, and releases
-    #    with that k in every stratum that holds it); then, greedily, while the counts
-    #    predict a missed limit, the stratum with the most records behind the limit missed
-    #    furthest moves one k up. The candidate is measured; where it still misses, its own
-    #    counts replace the prediction and the greedy goes on (at most `max_tries` candidates).
-    if ("stratum" %in% methods) {
-      # (up to k = 160: beyond, one k per stratum spends more than any candidate here)
-      ladder <- sort(unique(c(k, 3L, 5L, 10L, 20L, 40L, 80L, 160L)))
-      ladder <- ladder[ladder >= k & ladder <= max(k, min(160L, max(sizes)))]
-      # a stratum's centroids (before step 5) depend on its own records and k only: those of
-      # each k of the ladder are computed once, and a candidate takes every stratum's rows
-      # from the k it was given
-      at_rung <- list()
-      cent_rung <- list()
-      rung_k <- function(r) pmin(ladder[r], sizes)
-      rung_centroids <- function(r) {
-        key <- as.character(r)
-        if (is.null(cent_rung[[key]])) {
-          k0 <- rung_k(r)[p$id]
-          cent_rung[[key]] <<- adaptive_fit(p, k0, k0, 0L, 0, NULL, nthreads)
-        }
-        cent_rung[[key]]
-      }
-      rung <- function(r) { # per-stratum counts with ladder[r] (capped by each stratum's size)
-        key <- as.character(r)
-        if (is.null(at_rung[[key]])) {
-          e <- singles[[as.character(ladder[r])]]
-          if (is.null(e)) { # (no single method has a k above the smallest stratum)
-            k0 <- rung_k(r)
-            e <- ev(adaptive(k_table(k0), k0[p$id], max(k0), 0L, 0, NULL, fit = rung_centroids(r)))
-          }
-          at_rung[[key]] <<- tune_counts(e)
-        }
-        at_rung[[key]]
-      }
-      lim_n <- c(linkage = limits$linkage, top_m = limits$top_m, risk1 = limits$risk1,
-                 risk2 = limits$risk2) * n
-      choice_r <- rep(1L, length(sizes))
-      top_r <- vapply(sizes, function(sz) which(ladder >= sz)[1L], integer(1))
-      top_r[is.na(top_r)] <- length(ladder)
-      fixed <- NULL # measured counts of the last candidate, per stratum
-      for (try in seq_len(max_tries)) {
-        repeat {
-          cnt <- vapply(seq_along(sizes), function(i) {
-            if (!is.null(fixed) && fixed$r[i] == choice_r[i]) return(fixed$c[i, ])
-            rung(choice_r[i])[i, ]
-          }, numeric(5))
-          over <- c(rowSums(cnt[c("linkage", "top_m", "risk1", "risk2"), , drop = FALSE]) / pmax(lim_n, 0.5),
-                    linkage_stratum = max(cnt["linkage", ] / sizes) / limits$linkage_stratum,
-                    top_m_stratum = max(cnt["top_m", ] / sizes) / limits$top_m_stratum)
-          can <- choice_r < top_r
-          if (all(over <= 1) || !any(can)) break
-          worst <- names(which.max(over))
-          row <- switch(worst, linkage_stratum = cnt["linkage", ] / sizes,
-                        top_m_stratum = cnt["top_m", ] / sizes, cnt[worst, ])
-          row[!can] <- -Inf
-          i <- which.max(row)
-          choice_r[i] <- choice_r[i] + 1L
-        }
-        choice <- pmin(ladder[choice_r], sizes)
-        fit <- rung_centroids(choice_r[1L])
-        for (r in unique(choice_r)) {
-          rows <- choice_r[p$id] == r
-          fit$centroids[rows, ] <- rung_centroids(r)$centroids[rows, ]
-        }
-        fit$k <- fit$k0 <- choice[p$id]
-        rel <- adaptive(k_table(choice), choice[p$id], max(choice), 0L, 0, NULL, fit = fit)
-        e <- ev(rel)
-        row <- add(tune_row(e, "stratum", tune_k_label(choice)), rel)
-        if (row$meets) break
-        if (!any(choice_r < top_r)) {
-          stop_reason <- c(stop_reason, sprintf("k per stratum: %s missed with every stratum at its largest k (its size, at most %d)",
-                                                row$fails, max(ladder)))
-          break
-        }
-        fixed <- list(r = choice_r, c = tune_counts(e))
-      }
+# 3. Adaptive k per record, as one path of stages from light to strong masking, each
+# starting from the neighbourhoods of the one before: the top-m rates 0.5, 0.3, 0.2 and the
+# limit, then the limit lowered by a tenth while the measured rate misses it; the cap
+# k_max doubled while records at their cap keep a limit from being met; stopped when a
+# stage takes off less than a quarter of the excess over the limits. Beside the path, the
+# nearest-only masking (k from max(3, k) to 33, m = 1).
+tune_adaptive <- function(ctx) {
+  limits <- ctx$limits
+  sizes <- ctx$sizes
+  out <- list(cands = list(), stop = character())
+  rates <- sort(unique(c(0.5, 0.3, 0.2, limits$top_m)), decreasing = TRUE)
+  rates <- rates[rates >= limits$top_m & rates > ctx$floor_m]
+  k_max <- min(max(33L, 3L * ctx$k), max(sizes))
+  k0 <- rep(ctx$k, ctx$n)
+  stage <- list(k = k0, rate = numeric(), k_max = integer(), rounds = 0L)
+  i <- 0L
+  tries <- 0L
+  last_excess <- Inf
+  row <- NULL
+  # one more stage of the path at `rate`, measured: the stage reached and its candidate
+  step <- function(stage, rate, k_max) {
+    since <- proc.time()[[3L]]
+    fit <- adaptive_fit(ctx$p, stage$k, k_max, ctx$m, rate, ctx$w1, ctx$nthreads)
+    stage <- list(k = fit$k, rate = c(stage$rate, rate), k_max = c(stage$k_max, k_max),
+                  rounds = stage$rounds + fit$rounds)
+    fit$k0 <- k0
+    fit$rounds <- stage$rounds
+    rel <- tune_adaptive_release(ctx, ctx$k, k0, stage$k_max, ctx$m, stage$rate, ctx$w1, fit = fit)
+    cand <- tune_candidate(ctx, ctx$ev(rel), "adaptive", tune_stage_label(stage, ctx$k, ctx$m, ctx$w1), rel, since)
+    cand$n_capped <- fit$n_capped
+    list(stage = stage, cand = cand)
+  }
+  repeat {
+    i <- i + 1L
+    rate <- if (i <= length(rates)) rates[i] else stage$rate[length(stage$rate)] * 0.9
+    s <- step(stage, rate, k_max)
+    stage <- s$stage
+    out$cands[[length(out$cands) + 1L]] <- s$cand
+    row <- s$cand$row
+    if (rate > limits$top_m) next
+    if (row$meets) break
+    tries <- tries + 1L
+    if (tries >= ctx$max_tries) {
+      out$stop <- sprintf("adaptive k: %s still missed after %s", row$fails,
+                          plural(ctx$max_tries, "try", "tries"))
+      break
     }
-
-    # 3. adaptive k per record, as one path of stages from light to strong masking, each
-    #    starting from the neighbourhoods of the one before (the kernel's rates, then the
-    #    limit, lowered by a tenth while the measured rate misses it; the cap k_max doubled
-    #    while records at their cap keep a limit from being met; stopped when a stage takes
-    #    off less than a quarter of the excess over the limits)
-    if ("adaptive" %in% methods) {
-      rates <- sort(unique(c(0.5, 0.3, 0.2, limits$top_m)), decreasing = TRUE)
-      rates <- rates[rates >= limits$top_m & rates > floor_m]
-      k_max <- min(max(33L, 3L * k), max(sizes))
-      k0 <- rep(2L, n)
-      stage <- list(k = k0, rate = numeric(), k_max = integer(), rounds = 0L)
-      next_stage <- function(rate) { # one more stage of the path, measured
-        fit <- adaptive_fit(p, stage$k, k_max, m, rate, w1, nthreads)
-        stage$k <<- fit$k
-        stage$rate <<- c(stage$rate, rate)
-        stage$k_max <<- c(stage$k_max, k_max)
-        stage$rounds <<- stage$rounds + fit$rounds
-        fit$k0 <- k0
-        fit$rounds <- stage$rounds
-        rel <- adaptive(2L, k0, stage$k_max, m, stage$rate, w1, fit = fit)
-        row <- add(tune_row(ev(rel), "adaptive", tune_stage_label(stage, m, w1)), rel)
-        row$n_capped <- fit$n_capped
-        row
-      }
-      i <- 0L
-      tries <- 0L
-      last_excess <- Inf
-      repeat {
-        i <- i + 1L
-        rate <- if (i <= length(rates)) rates[i] else stage$rate[length(stage$rate)] * 0.9
-        row <- next_stage(rate)
-        if (rate > limits$top_m) next
-        if (row$meets) break
-        tries <- tries + 1L
-        if (tries >= max_tries) {
-          stop_reason <- c(stop_reason, sprintf("adaptive k: %s still missed after %s", row$fails,
-                                                plural(max_tries, "try", "tries")))
-          break
-        }
-        # how far the limits are missed: stop when a try took off less than a quarter of it
-        excess <- tune_excess(row, limits)
-        if (tries > 1L && excess > 0.75 * last_excess) {
-          stop_reason <- c(stop_reason, sprintf(
-            "adaptive k: %s missed, and the last stage took off less than a quarter of the excess over the limits (%.3g of %.3g)",
-            row$fails, last_excess - excess, last_excess))
-          break
-        }
-        last_excess <- excess
-        if (row$n_capped > 0 && k_max < max(sizes)) k_max <- min(2L * k_max, max(sizes))
-        else if (!grepl("top_m", row$fails, fixed = TRUE)) {
-          stop_reason <- c(stop_reason, sprintf("adaptive k: %s missed and no setting left to raise", row$fails))
-          break
-        }
-      }
-      # for the frontier: the path goes on below the limit it met (lower top-m rates)
-      if (row$meets) {
-        below <- c(0.1, 0.05)
-        for (rate in below[below < min(stage$rate) & below > floor_m]) next_stage(rate)
-      }
-      # the prototype of the issue: k from 3 to 33, the nearest-neighbour test only
-      proto <- adaptive(max(3L, k), rep(max(3L, k), n), min(33L, max(sizes)), 1L, 0, NULL)
-      add(tune_row(ev(proto), "adaptive", sprintf("k = %d..%d, m = 1 (nearest only)", max(3L, k),
-                                                  min(33L, max(sizes)))), proto)
+    # how far the limits are missed: stop when a try took off less than a quarter of it
+    excess <- tune_excess(row, limits)
+    if (tries > 1L && excess > 0.75 * last_excess) {
+      out$stop <- sprintf(paste0("adaptive k: %s missed, and the last stage took off less than a quarter ",
+                                 "of the excess over the limits (%.3g of %.3g)"),
+                          row$fails, last_excess - excess, last_excess)
+      break
     }
-
-    # 4. stirring: the values of the lighter candidates shuffled inside small clusters of
-    #    nearby released records (Mondrian classes of at least 3 within the strata)
-    if ("stir" %in% methods) {
-      t <- do.call(rbind, tried)
-      base <- t$id[t$method %in% c("anonymise", "adaptive", "stratum") & !grepl("nearest only", t$settings)]
-      base <- base[order(t$loss[match(base, t$id)])][seq_len(min(4L, length(base)))]
-      for (b in base) {
-        rel <- releases[[b]]
-        cl <- quiet(equivalence_classes(rel, strata = strata, quasi = vars, k = 3L))$class
-        if (anyNA(cl)) next
-        st <- quiet(stir(rel, vars = vars, strata = strata, classes = cl, k = 3L, method = "shuffle"))
-        add(tune_row(ev(st), "stir", sprintf("candidate %d (%s), shuffled in classes of >= 3", b, tried[[b]]$method)),
-            st, tune_stir_mask(release_info(rel), vars, strata))
-      }
+    last_excess <- excess
+    if (s$cand$n_capped > 0 && k_max < max(sizes)) {
+      k_max <- min(2L * k_max, max(sizes))
+    } else if (!grepl("top_m", row$fails, fixed = TRUE)) {
+      out$stop <- sprintf("adaptive k: %s missed and no setting left to raise", row$fails)
+      break
     }
-  })
+  }
+  # for the frontier: the path goes on below the limit it met (lower top-m rates)
+  if (row$meets) {
+    below <- c(0.1, 0.05)
+    for (rate in below[below < min(stage$rate) & below > ctx$floor_m]) {
+      s <- step(stage, rate, k_max)
+      stage <- s$stage
+      out$cands[[length(out$cands) + 1L]] <- s$cand
+    }
+  }
+  # the nearest-only masking: k from max(3, k) to 33, the nearest-neighbour test only
+  since <- proc.time()[[3L]]
+  k_near <- min(max(3L, ctx$k), min(sizes))
+  k_top <- max(k_near, min(33L, max(sizes)))
+  near <- tune_adaptive_release(ctx, k_near, rep(k_near, ctx$n), k_top, 1L, 0, NULL)
+  out$cands[[length(out$cands) + 1L]] <-
+    tune_candidate(ctx, ctx$ev(near), "adaptive", sprintf("k = %d..%d, m = 1 (nearest only)", k_near, k_top),
+                   near, since)
+  out
+}
 
-  tried_df <- do.call(rbind, tried)
-  rownames(tried_df) <- NULL
-  tried_df$id <- NULL
-  ok <- which(tried_df$meets & !vapply(releases, is.null, NA))
-  best <- if (length(ok)) ok[which.min(tried_df$loss[ok])] else NA_integer_
-  front <- pareto(tried_df$top_m, tried_df$loss)
-  chosen <- if (!is.na(best)) tried_df[best, , drop = FALSE] else NULL
+# 4. Stirring: the values of the four candidates of least loss (fixed k, k per stratum,
+# adaptive k) shuffled inside Mondrian classes of at least 3 nearby released records
+# within the strata.
+tune_stir <- function(ctx, cands) {
+  out <- list(cands = list())
+  rows <- lapply(cands, `[[`, "row")
+  ok <- which(vapply(rows, function(r) r$method %in% c("anonymise", "adaptive", "stratum") &&
+                                       !grepl("nearest only", r$settings), NA))
+  loss <- vapply(rows[ok], `[[`, 0, "loss")
+  base <- ok[order(loss)][seq_len(min(4L, length(ok)))]
+  for (b in base) {
+    since <- proc.time()[[3L]]
+    rel <- cands[[b]]$release
+    cl <- tune_quiet(equivalence_classes(rel, strata = ctx$strata, quasi = ctx$vars, k = 3L))$class
+    if (anyNA(cl)) next
+    st <- tune_quiet(stir(rel, vars = ctx$vars, strata = ctx$strata, classes = cl, k = 3L, method = "shuffle"))
+    out$cands[[length(out$cands) + 1L]] <-
+      tune_candidate(ctx, ctx$ev(st), "stir",
+                     sprintf("candidate %d (%s), shuffled in classes of >= 3", b, rows[[b]]$method), st, since,
+                     mask = tune_stir_mask(release_info(rel), ctx$vars, ctx$strata))
+  }
+  out
+}
+
+# The report: the candidates, the one of least loss among those meeting every limit, the
+# frontier, why the search stopped, and the replay attack on the chosen release.
+tune_result <- function(ctx, cands, stop_reason, seed) {
+  tried <- do.call(rbind, lapply(cands, `[[`, "row"))
+  rownames(tried) <- NULL
+  releases <- lapply(cands, `[[`, "release")
+  limits <- ctx$limits
+  ok <- which(tried$meets & !vapply(releases, is.null, NA))
+  best <- if (length(ok)) ok[which.min(tried$loss[ok])] else NA_integer_
+  front <- pareto(tried$top_m, tried$loss)
+  chosen <- if (!is.na(best)) tried[best, , drop = FALSE] else NULL
   release <- if (!is.na(best)) releases[[best]] else NULL
   stop <- if (!is.na(best)) {
     sprintf("%d candidates tried; %d met every limit; the least loss (%s = %.4g) is %s (%s). %s",
-            nrow(tried_df), length(ok), objective, tried_df$loss[best], tried_df$method[best],
-            tried_df$settings[best], paste(stop_reason, collapse = "; "))
+            nrow(tried), length(ok), ctx$objective, tried$loss[best], tried$method[best],
+            tried$settings[best], paste(stop_reason, collapse = "; "))
   } else {
-    closest <- which.min(vapply(seq_len(nrow(tried_df)), function(i) tune_excess(tried_df[i, ], limits), 0))
+    closest <- which.min(vapply(seq_len(nrow(tried)), function(i) tune_excess(tried[i, ], limits), 0))
     sprintf("%d candidates tried; none met every limit. Closest (least excess over the limits): %s (%s), which misses %s. %s",
-            nrow(tried_df), tried_df$method[closest], tried_df$settings[closest],
-            tried_df$fails[closest], paste(stop_reason, collapse = "; "))
+            nrow(tried), tried$method[closest], tried$settings[closest],
+            tried$fails[closest], paste(stop_reason, collapse = "; "))
   }
   replay <- if (!is.null(release)) {
-    mask <- masks[[best]]
-    risk_replay(df, release, vars = vars, strata = strata, mask = mask, nthreads = nthreads, seed = seed)
+    risk_replay(ctx$df, release, vars = ctx$vars, strata = ctx$strata, mask = cands[[best]]$mask,
+                nthreads = ctx$nthreads, seed = seed)
   }
-  structure(list(release = release, chosen = chosen, tried = tried_df,
-                 frontier = tried_df[front, , drop = FALSE], replay = replay,
-                 limits = c(limits, m = m, k = k), objective = objective, stop = trimws(stop)),
+  structure(list(release = release, chosen = chosen, tried = tried,
+                 frontier = tried[front, , drop = FALSE], replay = replay,
+                 limits = c(limits, m = ctx$m, k = ctx$k, k_strata = ctx$k_strata),
+                 objective = ctx$objective, stop = trimws(stop)),
             class = "detanon_tuned")
 }
 
 # Limits no release of these strata can meet; returns the share of records in strata of
 # at most m records (whose top-m rate is 1 whatever the masking).
-check_tune_limits <- function(limits, k, m, sizes, n) {
-  if (min(sizes) < k) {
-    stop_arg("the limit `k` = ", k, " cannot be met: the strata are released unchanged and ",
-             "the smallest has ", plural(min(sizes), "record"), ". Coarsen or merge the strata ",
-             "(merge_small_strata()) or lower `k`.")
+check_tune_limits <- function(limits, k_strata, m, sizes, n) {
+  if (min(sizes) < k_strata) {
+    stop_arg("the limit `k_strata` = ", k_strata, " cannot be met: the strata are released unchanged ",
+             "and the smallest has ", plural(min(sizes), "record"), ". Coarsen or merge the strata ",
+             "(merge_small_strata()) or lower `k_strata` (its default is the larger of 3 and `k`).")
   }
   floor_m <- sum(sizes[sizes <= m]) / n
   if (floor_m > limits$top_m) {
@@ -431,13 +525,15 @@ check_tune_limits <- function(limits, k, m, sizes, n) {
   floor_m
 }
 
-# The measurements of a candidate: the functions a user would call (risk_linkage() with
-# m = 1 and with m, risk_rmd(deterministic = TRUE), the objective), computed from the
-# shared parts in `p` (the same code, so the same numbers) and a single rank query per
-# candidate, for the whole data and per stratum.
-tune_evaluator <- function(df, vars, strata, p, limits, m, objective, formula, family, nthreads) {
+# The measurements of a candidate: those of the public functions a user would call
+# (risk_linkage() with m = 1 and with m, risk_rmd(deterministic = TRUE) at its default
+# settings, the objective), computed by their own kernels (linkage_rates(), rmd_result())
+# from the shared parts in `p` and a single rank query per candidate, for the whole data
+# and per stratum: the same code, so the same numbers.
+tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, nthreads) {
   s <- linkage_setup(df, df, vars, strata)
   index <- if (identical(s$zo, p$z)) p$index else rank_index(s$zo, s)
+  rmd_set <- rmd_defaults()
   n <- nrow(df)
   function(release, origin_row = NULL) {
     if (is.null(origin_row)) {
@@ -451,13 +547,15 @@ tune_evaluator <- function(df, vars, strata, p, limits, m, objective, formula, f
       ss <- linkage_setup(orig, release, vars, strata)
       ranks <- link_ranks(ss, ss$zo, ss$zm, rep(TRUE, n), m, nthreads)
     }
-    s1 <- top_m_share(ranks, 1L)
-    sm <- top_m_share(ranks, m)
+    l1 <- linkage_rates(ss, ranks, 1L)
+    lm <- linkage_rates(ss, ranks, m)
     xm <- numeric_matrix(release, vars)
-    for (j in which(p$tiny$e != 0)) xm[, j] <- times_pow2(xm[, j], p$tiny$e[j])
-    r <- if (is.null(origin_row) && all(apply(xm, 2L, function(v) any(v != v[1L])))) {
-      rmd_result(p$rmd, xm, 0.01, 0.05, 1L, vars, TRUE, nthreads)
+    r <- if (is.null(origin_row) && !any(apply(xm, 2L, function(v) all(v == v[1L])))) {
+      # risk_rmd(): the originals' part built once (p$rmd), the same pow2 scaling of tiny columns
+      for (j in which(p$tiny$e != 0)) xm[, j] <- times_pow2(xm[, j], p$tiny$e[j])
+      rmd_result(p$rmd, xm, rmd_set$w1, rmd_set$w2, rmd_set$neighbours, vars, TRUE, nthreads)
     } else {
+      # a constant masked column cannot be measured: risk1 and risk2 unknown (NA, a missed limit)
       tryCatch(risk_rmd(orig, release, vars = vars, deterministic = TRUE, nthreads = nthreads),
                detanon_error = function(e) list(risk1 = NA_real_, risk2 = NA_real_,
                                                  rows_risk1 = integer(), rows_risk2 = integer()))
@@ -466,42 +564,46 @@ tune_evaluator <- function(df, vars, strata, p, limits, m, objective, formula, f
       delta = max(utility_delta(orig, release, vars = vars)$delta),
       U = utility_pmse(orig, release)$U,
       model = max(utility_model(orig, release, formula, family = family)$std_diff, na.rm = TRUE))
-    id <- ss$id
-    per <- function(v) as.vector(rowsum(v, id, reorder = TRUE)) / ss$sizes
+    per <- function(v) as.vector(rowsum(v, ss$id, reorder = TRUE)) / ss$sizes
     flag1 <- flag2 <- numeric(n)
     flag1[r$rows_risk1] <- 1
     flag2[r$rows_risk2] <- 1
-    list(linkage = sum(s1) / n, linkage_stratum = max(per(s1)), top_m = sum(sm) / n,
-         top_m_stratum = max(per(sm)),
-         risk1 = r$risk1, risk2 = r$risk2, reid = mean(1 / ranks[, 2L]), loss = loss,
-         by = data.frame(size = ss$sizes, linkage = per(s1), top_m = per(sm), risk1 = per(flag1),
-                         risk2 = per(flag2)),
-         limits = limits)
+    # a stratum's risk1/risk2 counts are unknown when the release's are
+    if (is.na(r$risk1)) flag1[] <- NA_real_
+    if (is.na(r$risk2)) flag2[] <- NA_real_
+    list(linkage = l1$rate, linkage_stratum = max(l1$by_rate), top_m = lm$rate,
+         top_m_stratum = max(lm$by_rate), risk1 = r$risk1, risk2 = r$risk2, reid = l1$reid_mean,
+         loss = loss,
+         by = data.frame(size = ss$sizes, linkage = l1$by_rate, top_m = lm$by_rate, risk1 = per(flag1),
+                         risk2 = per(flag2)))
   }
 }
 
 # How far a candidate misses its limits: the sum of its measures' relative excess over
-# them (a limit of 0, as risk2 = 0 allows, counts the excess per record of 1/1000).
+# them (a limit of 0, as risk2 = 0 allows, counts the excess per record of 1/1000; a
+# measure that could not be computed counts as 1, the largest share).
 tune_excess <- function(row, limits) {
   lim <- unlist(limits[c("linkage", "linkage_stratum", "top_m", "top_m_stratum", "risk1", "risk2")])
   got <- unlist(row[names(lim)])
+  got[is.na(got)] <- 1
   sum(pmax(0, got - lim) / pmax(lim, 1e-3))
 }
 
 # Per stratum (rows): the expected numbers of records linked (nearest), linked among the
-# top m, and flagged by risk1 and risk2.
+# top m, and flagged by risk1 and risk2 (unknown counts: every record of the stratum).
 tune_counts <- function(e) {
   b <- e$by
-  cbind(linkage = b$linkage * b$size, top_m = b$top_m * b$size, risk1 = b$risk1 * b$size,
-        risk2 = b$risk2 * b$size, size = b$size)
+  flagged <- function(v) ifelse(is.na(v), 1, v) * b$size
+  cbind(linkage = b$linkage * b$size, top_m = b$top_m * b$size, risk1 = flagged(b$risk1),
+        risk2 = flagged(b$risk2), size = b$size)
 }
 
 # One row of the report from an evaluation.
-tune_row <- function(e, method, settings) {
+tune_row <- function(e, limits, method, settings) {
   got <- c(linkage = e$linkage, linkage_stratum = e$linkage_stratum, top_m = e$top_m,
            top_m_stratum = e$top_m_stratum,
            risk1 = e$risk1, risk2 = e$risk2)
-  lim <- unlist(e$limits[names(got)])
+  lim <- unlist(limits[names(got)])
   fails <- names(got)[is.na(got) | got > lim]
   data.frame(method = method, settings = settings, t(got), reid = e$reid, loss = e$loss,
              meets = !length(fails), fails = paste(fails, collapse = ", "), stringsAsFactors = FALSE)
@@ -514,8 +616,8 @@ tune_k_label <- function(choice) {
                                   collapse = ", "))
 }
 
-tune_stage_label <- function(stage, m, w1) {
-  sprintf("k from 2, m = %d%s, stages rate/k_max: %s", m, if (!is.null(w1)) ", w1 = 0.01" else "",
+tune_stage_label <- function(stage, k, m, w1) {
+  sprintf("k from %d, m = %d%s, stages rate/k_max: %s", k, m, if (!is.null(w1)) paste0(", w1 = ", format(w1)) else "",
           paste(sprintf("%s/%d", format(signif(stage$rate, 6), drop0trailing = TRUE, trim = TRUE), stage$k_max),
                 collapse = " > "))
 }
@@ -530,7 +632,7 @@ tune_stir_mask <- function(base_info, vars, strata) {
     cl <- suppressMessages(equivalence_classes(rel, strata = strata, quasi = vars, k = 3L,
                                                small_strata = "suppress"))$class
     if (anyNA(cl)) cl[is.na(cl)] <- max(c(0L, cl), na.rm = TRUE) + 1L
-    suppressMessages(stir(rel, vars = vars, classes = cl, k = 2L, small_strata = "blend"))
+    suppressMessages(stir(rel, vars = vars, classes = cl, k = 2L, small_strata = "merge"))
   }
 }
 
@@ -557,34 +659,71 @@ pareto <- function(x, y) {
 #' @export
 print.detanon_tuned <- function(x, ...) {
   l <- x$limits
-  cat(sprintf("tune_release(): limits linkage <= %s (per stratum <= %s), top-%d <= %s (per stratum <= %s), risk1 <= %s, risk2 <= %s, strata >= %d\n",
-              format(l$linkage), format(l$linkage_stratum), l$m, format(l$top_m), format(l$top_m_stratum),
-              format(l$risk1), format(l$risk2), l$k))
-  cat(sprintf("  objective: %s; %s tried\n", x$objective, plural(nrow(x$tried), "candidate")))
-  show <- x$tried
-  show$fails[show$fails == ""] <- "-"
-  show$candidate <- seq_len(nrow(show))
-  print(show[c("candidate", "method", "settings", "linkage", "top_m", "risk1", "risk2", "loss", "fails")],
-        row.names = FALSE, digits = 3)
+  wrap <- function(..., indent = 0, exdent = indent + 2) {
+    cat(strwrap(paste0(...), width = 78, indent = indent, exdent = exdent), sep = "\n")
+  }
+  k_strata <- if (is.null(l$k_strata)) l$k else l$k_strata
+  wrap(sprintf("tune_release(): %s tried; loss: %s (lower is better)", plural(nrow(x$tried), "candidate"),
+               x$objective))
+  wrap(sprintf(paste0("Limits: linkage <= %s (per stratum <= %s), top-%d <= %s (per stratum <= %s), ",
+                      "risk1 <= %s, risk2 <= %s, strata of >= %d records"),
+               format(l$linkage), format(l$linkage_stratum), l$m, format(l$top_m), format(l$top_m_stratum),
+               format(l$risk1), format(l$risk2), k_strata), exdent = 8)
+  t <- x$tried
+  num <- function(v, d) formatC(v, format = "f", digits = d)
+  tab <- data.frame(`#` = seq_len(nrow(t)), method = t$method, linkage = num(t$linkage, 4),
+                    top_m = num(t$top_m, 4), risk1 = num(t$risk1, 4), risk2 = num(t$risk2, 4),
+                    loss = formatC(t$loss, format = "g", digits = 4),
+                    meets = ifelse(t$meets, "yes", "no"), check.names = FALSE, stringsAsFactors = FALSE)
+  names(tab)[names(tab) == "top_m"] <- sprintf("top-%d", l$m)
+  cat("\n")
+  print(tab, row.names = FALSE, right = TRUE)
+  cat("\nSettings (and the limits each candidate misses):\n")
+  for (i in seq_len(nrow(t))) {
+    lines <- strwrap(paste0(t$settings[i], if (nzchar(t$fails[i])) paste0("; misses ", t$fails[i])), width = 72)
+    cat(paste0(c(sprintf("%4d  ", i), rep(strrep(" ", 6L), length(lines) - 1L)), lines), sep = "\n")
+  }
   if (!is.null(x$chosen)) {
     ch <- x$chosen
-    cat(sprintf("\nChosen: %s (%s)\n  measured on the release: linkage %.4f (largest stratum %.4f), top-%d %.4f (largest stratum %.4f), risk1 %.4f, risk2 %.4f, %s %.4g\n",
-                ch$method, ch$settings, ch$linkage, ch$linkage_stratum, l$m, ch$top_m, ch$top_m_stratum,
-                ch$risk1, ch$risk2, x$objective, ch$loss))
+    cat("\n")
+    wrap(sprintf("Chosen: %s (%s)", ch$method, ch$settings), exdent = 8)
+    wrap(sprintf(paste0("measured on the release: linkage %.4f (largest stratum %.4f), top-%d %.4f ",
+                        "(largest stratum %.4f), risk1 %.4f, risk2 %.4f, %s %.4g"),
+                 ch$linkage, ch$linkage_stratum, l$m, ch$top_m, ch$top_m_stratum, ch$risk1, ch$risk2,
+                 x$objective, ch$loss), indent = 2, exdent = 4)
     b <- x$replay$by_p
-    cat(sprintf("  replay attack (not limited): %s\n",
-                paste(sprintf("p = %s: %.4f", vapply(b$p, format, ""), b$rate), collapse = ", ")))
+    wrap("replay attack (not limited): ",
+         paste(sprintf("p = %s: %.4f", vapply(b$p, format, ""), b$rate), collapse = ", "), indent = 2, exdent = 4)
   } else {
     cat("\nNo candidate met every limit; nothing is returned as a release.\n")
   }
-  cat("Stopped: ", x$stop, "\n", sep = "")
-  cat("The limits cover linking by distance and the risk1/risk2 heuristics for an intruder who\n",
-      "knows the originals, not one who knows the algorithm (see the replay line), other\n",
-      "background knowledge or attribute disclosure. Meeting them does not prove the release safe.\n",
-      sep = "")
+  wrap("Stopped: ", x$stop)
+  wrap("The limits cover linking by distance and the risk1/risk2 heuristics for an intruder who ",
+       "knows the originals, not one who knows the algorithm (see the replay line), other ",
+       "background knowledge or attribute disclosure. Meeting them does not prove the release safe.",
+       exdent = 0)
   invisible(x)
 }
 
+#' Plot the risk-utility frontier of a release search
+#'
+#' One point per candidate of [tune_release()]: its top-`m` linkage rate (x axis, the
+#' share of records whose own original is among the `m` nearest, see [risk_linkage()])
+#' against its loss (y axis, the `objective`, on a log scale). How to read it:
+#' * the colour gives the family of the candidate (fixed `k`, `k` per stratum, adaptive
+#'   `k`, stirred, (k, epsilon));
+#' * a filled point meets every limit, an open point misses at least one (not only the
+#'   top-m limit: a point left of the dotted line may miss the linkage or risk1 limits);
+#' * the dotted vertical line is the top-m limit;
+#' * the dashed line joins the frontier: the candidates that no other candidate beats on
+#'   both axes (lower risk *and* lower loss). A point above it is dominated;
+#' * the star marks the chosen release: the candidate of least loss among the filled
+#'   points.
+#'
+#' @param x A `detanon_tuned` object from [tune_release()].
+#' @param ... Further arguments to [graphics::plot()] (e.g. `ylim`).
+#' @return `x`, invisibly.
+#' @family reports
 #' @export
 plot.detanon_tuned <- function(x, ...) {
   t <- x$tried
@@ -593,16 +732,18 @@ plot.detanon_tuned <- function(x, ...) {
   col <- fam[t$method]
   pch <- ifelse(t$meets, 19, 1)
   graphics::plot(t$top_m, t$loss, col = col, pch = pch, log = "y",
-                 xlab = sprintf("top-%d linkage", x$limits$m), ylab = x$objective,
+                 xlab = sprintf("top-%d linkage rate", x$limits$m), ylab = paste0("loss (", x$objective, ")"),
                  main = "Risk-utility frontier", ...)
   f <- x$frontier
   graphics::lines(f$top_m, f$loss, col = "firebrick", lty = 2)
   graphics::abline(v = x$limits$top_m, lty = 3)
   if (!is.null(x$chosen)) graphics::points(x$chosen$top_m, x$chosen$loss, pch = 8, cex = 2)
   shown <- names(fam) %in% t$method
-  graphics::legend("topright", bty = "n", pch = c(rep(19, sum(shown)), 1, 8),
-                   col = c(fam[shown], "grey30", "black"),
+  graphics::legend("topright", bty = "n", pch = c(rep(19, sum(shown)), 1, 8, NA, NA),
+                   lty = c(rep(NA, sum(shown) + 2L), 2, 3),
+                   col = c(fam[shown], "grey30", "black", "firebrick", "black"),
                    legend = c(c(anonymise = "anonymise(k)", stratum = "k per stratum", adaptive = "adaptive k",
-                                stir = "stirred", keps = "(k, epsilon)")[shown], "misses a limit", "chosen"))
+                                stir = "stirred", keps = "(k, epsilon)")[shown], "misses a limit", "chosen",
+                              "frontier", "top-m limit"))
   invisible(x)
 }

@@ -228,8 +228,8 @@ utility_delta <- function(original, masked, vars = NULL) {
 
 #' @export
 print.detanon_delta <- function(x, ...) {
-  cat(sprintf("Information loss (delta) over %s: share of each variable's variance added by masking\n",
-              plural(x$n, "record")))
+  cat(sprintf("Information loss (delta) over %s:\n", plural(x$n, "record")))
+  cat("  the share of each variable's variance added by masking\n")
   cat(sprintf("  %-12s %.4g\n", names(x$delta), x$delta), sep = "")
   invisible(x)
 }

@@ -33,7 +33,7 @@ stopifnot(isTRUE(all.equal(f$x, as.numeric(q$x))))
 cat(sprintf("flatten, 3 vars, 500 clusters: stir() %.2f s, plain R %.2f s (x%.1f)\n", t_c, t_r, t_r / t_c))
 
 # clusters within radii (equation 2)
-t_c <- time(k <- stir_clusters(d, strata = "g", quasi = c("x", "age"), eps = c(x = 2, age = 5)))
+t_c <- time(k <- stir_clusters(d, strata = "g", quasi = c("x", "age"), radius = c(x = 2, age = 5)))
 cat(sprintf("stir_clusters(), radii x 2, age 5 within 500 strata: %.2f s, %d clusters\n", t_c, k$n_classes))
 
 # the same greedy rule in plain R (sorted order, ranges kept per open cluster), on 10 strata
@@ -62,7 +62,7 @@ plain_clusters <- function(x, y, g, ex, ey) {
 }
 sub <- d[as.integer(d$g) <= 10L, ]
 t_r <- time(pc <- plain_clusters(sub$x, sub$age, as.integer(sub$g), 2, 5))
-t_c <- time(kc <- stir_clusters(sub, strata = "g", quasi = c("x", "age"), eps = c(x = 2, age = 5)))
+t_c <- time(kc <- stir_clusters(sub, strata = "g", quasi = c("x", "age"), radius = c(x = 2, age = 5)))
 stopifnot(identical(pc, kc$class))
 cat(sprintf("stir_clusters(), %d records in 10 strata: C %.2f s, plain R %.2f s (x%.0f)\n",
             nrow(sub), t_c, t_r, t_r / t_c))

@@ -56,9 +56,9 @@ one_by_one <- function(d, tu) {
 
 cat(sprintf("detanon tune_release() benchmark, one core, %s\n", format(Sys.time(), tz = "UTC", usetz = TRUE)))
 runs <- list(
-  list(name = "Titanic (891), the issue's limits", d = titanic_paper()[-1],
+  list(name = "Titanic (891), the vignette's limits", d = titanic_paper()[-1],
        limits = list(linkage = 0.01, top_m = 0.15, m = 3, risk1 = 0.005, risk2 = 0)),
-  list(name = sprintf("Titanic resampled to %g, the issue's limits", n_big), d = titanic_n(n_big),
+  list(name = sprintf("Titanic resampled to %g, the vignette's limits", n_big), d = titanic_n(n_big),
        limits = list(linkage = 0.01, top_m = 0.15, m = 3, risk1 = 0.005, risk2 = 0)),
   list(name = sprintf("Titanic resampled to %g, linkage limits only", n_big), d = titanic_n(n_big),
        limits = list(linkage = 0.05, top_m = 0.2, m = 3, risk1 = 1, risk2 = 1))

@@ -1,4 +1,4 @@
-# Slow, obviously correct R transcriptions of the equations of Rowe et al. (seed 004).
+# Slow, obviously correct R transcriptions of the equations of Rowe et al. ("Data anonymization by cluster stirring").
 
 # distance of one variable's kind, equation (3)'s d^(j)
 ref_dist <- function(a, b, nominal) if (nominal) as.numeric(a != b) else abs(a - b)
@@ -108,7 +108,7 @@ stir_data <- function(n = 60, seed = 1) {
     stringsAsFactors = FALSE)
 }
 
-# The health records of Table 1 of the seed (made up): zip, age, nationality, condition.
+# The health records of Table 1 of Rowe et al. (made up): zip, age, nationality, condition.
 health_table <- function() {
   data.frame(
     zip = factor(c("13053", "13068", "13068", "13053", "14853", "14853", "14850", "14850",

@@ -134,7 +134,7 @@ test_that("anonymise_adaptive: k = k_max is anonymise(), the release is determin
   expect_lte(l3$rate, 0.14 + info$counts$n_capped / nrow(d))
   expect_lte(l1$n_linked, info$counts$n_capped)
   expect_lt(l1$rate, risk_linkage(d, fixed)$rate)
-  # m = 1 grows only the nearest-linked records: the issue's prototype
+  # m = 1 grows only the nearest-linked records
   proto <- anonymise_adaptive(d, vars = v, strata = st, k = 3, k_max = 33, m = 1, format = "none",
                               check_identifiers = FALSE)
   expect_lte(risk_linkage(d, proto)$n_linked, release_info(proto)$counts$n_capped)

@@ -1,4 +1,4 @@
-# Bad input over every exported function (issue 7, part 1).
+# Bad input over every exported function.
 #
 # Each case calls one exported function on hostile input and requires either
 # * an error whose message matches `error` (a regexp naming the offending argument and the
@@ -198,7 +198,7 @@ bad("risk_rmd: overflowing SD (covMcd warned, then a misleading error)", bi_pair
 bad("risk_linkage: overflowing SD", bi_pair(m = bi_mod(bi_m, y = bi_m$y * 1e200)),
     function(p) risk_linkage(p$o, p$m), "`vars` column `y` of `masked` has values too large to standardise")
 bad("risk_rmd: w1 negative", bi_pair(), function(p) risk_rmd(p$o, p$m, w1 = -1), "`w1` must be a single finite number > 0")
-bad("risk_rmd: m = 0", bi_pair(), function(p) risk_rmd(p$o, p$m, m = 0), "`m` must be a single whole number >= 1")
+bad("risk_rmd: neighbours = 0", bi_pair(), function(p) risk_rmd(p$o, p$m, neighbours = 0), "`neighbours` must be a single whole number >= 1")
 bad("risk_rmd: deterministic NA", bi_pair(), function(p) risk_rmd(p$o, p$m, deterministic = NA),
     "`deterministic` must be TRUE or FALSE")
 bad("risk_linkage: vars not numeric", bi_pair(), function(p) risk_linkage(p$o, p$m, vars = "g"),
@@ -214,7 +214,7 @@ bad("risk_linkage: data.table pair", bi_pair(data.table::as.data.table(bi_d), da
 bad("risk_class_link: mismatched rows", bi_pair(m = bi_m[-1, ]), function(p) risk_class_link(p$o, p$m),
     "`original` and `masked` must have the same rows")
 bad("risk_class_link: bad classes", bi_pair(), function(p) risk_class_link(p$o, p$m, classes = "zz"),
-    "`classes` must be column names of `original` or a vector with one class per row")
+    "`classes` must be a vector with one class per row")
 bad("risk_class_link: Inf", bi_pair(m = bi_mod(bi_m, x = replace(bi_m$x, 2, Inf))),
     function(p) risk_class_link(p$o, p$m), "`vars` column `x` contains NaN or infinite")
 bad("risk_class_link: zero rows", bi_pair(bi_d[0, ], bi_m[0, ]), function(p) risk_class_link(p$o, p$m), NA,
@@ -365,16 +365,16 @@ bad("blend_outliers: bad method", bi_d, bo(vars = "x", strata = "g", method = "m
 bad("blend_outliers: moves a small stratum", bi_mod(bi_d, g = c(rep("a", 18), "b", "b")),
     bo(vars = "x", strata = "g", k = 3, seed = 1), NA,
     function(r) expect_identical(unique(r$g), "a"))
-bad("stir_clusters: eps missing", bi_d, function(x) stir_clusters(x, quasi = "x"), "`eps` must be 1 finite number")
-bad("stir_clusters: eps negative", bi_d, function(x) stir_clusters(x, quasi = c("x", "y"), eps = c(1, -1)),
-    "`eps` must be 2 finite numbers >= 0")
-bad("stir_clusters: eps names", bi_d, function(x) stir_clusters(x, quasi = c("x", "y"), eps = c(x = 1, z = 1)),
-    "the names of `eps` must be the `quasi` columns")
-bad("stir_clusters: quasi empty", bi_d, function(x) stir_clusters(x, quasi = character(), eps = 1),
+bad("stir_clusters: radius missing", bi_d, function(x) stir_clusters(x, quasi = "x"), "`radius` must be 1 finite number")
+bad("stir_clusters: radius negative", bi_d, function(x) stir_clusters(x, quasi = c("x", "y"), radius = c(1, -1)),
+    "`radius` must be 2 finite numbers >= 0")
+bad("stir_clusters: radius names", bi_d, function(x) stir_clusters(x, quasi = c("x", "y"), radius = c(x = 1, z = 1)),
+    "the names of `radius` must be the `quasi` columns")
+bad("stir_clusters: quasi empty", bi_d, function(x) stir_clusters(x, quasi = character(), radius = 1),
     "`quasi` is empty")
-bad("stir_clusters: NA in quasi", bi_na, function(x) stir_clusters(x, quasi = "x", eps = 1),
+bad("stir_clusters: NA in quasi", bi_na, function(x) stir_clusters(x, quasi = "x", radius = 1),
     "`quasi` column `x` has 20 missing values")
-bad("stir_clusters: one row", bi_d[1, ], function(x) stir_clusters(x, quasi = "x", eps = 0), NA,
+bad("stir_clusters: one row", bi_d[1, ], function(x) stir_clusters(x, quasi = "x", radius = 0), NA,
     function(r) expect_identical(r$class, 1L))
 bad("distance_map: vars empty", bi_d, function(x) distance_map(x, character()), "`vars` is empty")
 bad("distance_map: one row", bi_d[1, ], function(x) distance_map(x, "x"), "a distance distribution needs at least 2")
@@ -404,7 +404,7 @@ bad("data.table: anonymise with merge", data.table::as.data.table(bi_d[c(1:10, 1
     an(k = 3, small_strata = "merge"), NA, function(r) expect_identical(nrow(r), 12L))
 bad("data.table: utility_pmse", bi_pair(bi_dt, data.table::as.data.table(bi_m)), function(p) utility_pmse(p$o, p$m), NA)
 
-# ---- issue 14: silent results that leaked or misled -------------------------------------
+# ---- silent results that leaked or misled ----------------------------------------------
 bi_tiny <- bi_mod(bi_d, x = bi_d$x * 1e-200, y = abs(bi_d$y) * 1e-310) # SD underflows; subnormal
 bad("anonymise: tiny values are masked, not released as constant", bi_tiny, an(), NA,
     function(r) {
@@ -470,7 +470,7 @@ bad("pseudonymise_with_key: list column", bi_list, function(x) pseudonymise_with
 bad("pseudonymise_with_key: prefix 1", bi_d, function(x) pseudonymise_with_key(x, "g", prefix = 1),
     "`prefix` must be a single string")
 
-# ---- top-m linkage, replay, adaptive k, tune_release() (issue 18) ---------------------------
+# ---- top-m linkage, replay, adaptive k, tune_release() -----------------------------------
 bad("risk_linkage: m = 0", bi_pair(), function(p) risk_linkage(p$o, p$m, m = 0),
     "`m` must be a single whole number >= 1, not 0")
 bad("risk_linkage: m larger than every stratum", bi_pair(), function(p) risk_linkage(p$o, p$m, m = 50), NA,
@@ -497,7 +497,7 @@ bad("anonymise_adaptive: k > stratum size", bi_d, ad(k = 11), "fewer than k = 11
 tr <- function(...) function(x) tune_release(x, vars = c("x", "y"), strata = "g", ...)
 bad("tune_release: limit 0", bi_d, tr(linkage = 0), "the limit `linkage` must be a single share in \\(0, 1\\]")
 bad("tune_release: limit above 1", bi_d, tr(risk1 = 1.5), "the limit `risk1` must be a single share")
-bad("tune_release: k above the strata", bi_d, tr(k = 11), "the limit `k` = 11 cannot be met")
+bad("tune_release: k above the strata", bi_d, tr(k = 11), "the limit `k_strata` = 11 cannot be met")
 bad("tune_release: top_m impossible", bi_d, tr(m = 10, top_m = 0.5), "the limit `top_m` = 0.5 cannot be met with `m` = 10")
 bad("tune_release: objective", bi_d, tr(objective = "mse"), "`objective` must be")
 

@@ -1,4 +1,4 @@
-# Direct fuzzing of the native entry points (issue 7, part 2).
+# Direct fuzzing of the native entry points.
 #
 # Every entry point of src/init.c is called with random shapes and values of the kind the R
 # layer passes (see the comments of each glue file), including boundary ones: n = 0 and 1,

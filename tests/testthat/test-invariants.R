@@ -1,4 +1,4 @@
-# Determinism and privacy invariants on random data (issue 7, part 5).
+# Determinism and privacy invariants on random data.
 #
 # Determinism: identical output across repeated runs, thread counts (1, 2) and row
 # permutations (up to the permutation).
@@ -126,9 +126,9 @@ test_that("risk_linkage() and risk_class_link() are identical across runs, threa
   expect_equal(lp$n_linked, l1$n_linked, tolerance = 1e-12)
   expect_equal(lp$by_stratum, l1$by_stratum, tolerance = 1e-14)
 
-  c1 <- risk_class_link(d, m, vars = c("x", "y"), classes = "g")
-  expect_identical(risk_class_link(d, m, vars = c("x", "y"), classes = "g"), c1)
-  cp <- risk_class_link(d[perm, ], m[perm, ], vars = c("x", "y"), classes = "g")
+  c1 <- risk_class_link(d, m, vars = c("x", "y"), strata = "g")
+  expect_identical(risk_class_link(d, m, vars = c("x", "y"), strata = "g"), c1)
+  cp <- risk_class_link(d[perm, ], m[perm, ], vars = c("x", "y"), strata = "g")
   expect_identical(cp$linked[order(perm)], c1$linked)
   expect_identical(cp$n_linked, c1$n_linked)
 })
@@ -210,7 +210,7 @@ test_that("the assess() object and the risk/utility results carry no original va
   expect_identical(leaked_values(a, d, c("x", "y")), character())
   expect_identical(leaked_values(summary(a), d, c("x", "y")), character())
   expect_identical(leaked_values(as.data.frame(a), d, c("x", "y")), character())
-  expect_identical(leaked_values(risk_class_link(d, m, vars = c("x", "y"), classes = "g"), d, c("x", "y")),
+  expect_identical(leaked_values(risk_class_link(d, m, vars = c("x", "y"), strata = "g"), d, c("x", "y")),
                    character())
   expect_identical(leaked_values(strata_table(m, "g"), d, c("x", "y")), character())
 })

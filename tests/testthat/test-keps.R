@@ -249,7 +249,7 @@ test_that("bad input is rejected and names the argument", {
   expect_error(anonymise_keps(df, epsilon = 1, vars = "height", generalise = "box"), "`generalise` must be one of")
   expect_error(anonymise_keps(df[0], epsilon = 1), "no epsilon-quasi-identifier")
   expect_error(risk_class_link(df, df[-1, ]), "same rows in the same order")
-  expect_error(risk_class_link(df, df, vars = "height", classes = 1:3), "`classes` must be column names")
+  expect_error(risk_class_link(df, df, vars = "height", classes = 1:3), "`classes` must be a vector with one class per row")
 })
 
 test_that("assess() measures work on the release with the key", {
@@ -271,4 +271,32 @@ test_that("assess() measures work on the release with the key", {
   expect_gt(with_key, 0.7)
   expect_lt(without, 0.02)
   expect_equal(unname(utility_delta(o, res$data, vars = "Age")$delta), 0, tolerance = 1e-6)
+})
+
+test_that("anonymise_keps() takes a `seed`, as every verb that draws random numbers", {
+  d <- titanic_paper()
+  set.seed(9)
+  before <- .Random.seed
+  a <- anonymise_keps(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), k = 3, epsilon = 8,
+                      seed = 1)
+  expect_identical(.Random.seed, before)
+  set.seed(1)
+  b <- anonymise_keps(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), k = 3, epsilon = 8)
+  expect_identical(a, b)
+  w <- anonymise_keps_with_key(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), k = 3,
+                               epsilon = 8, seed = 1)
+  expect_identical(w$data, a)
+  expect_error(anonymise_keps(d, vars = "Age", epsilon = 8, seed = 1.5), "`seed` must be")
+})
+
+test_that("risk_class_link(): `strata` takes column names; `classes` as names is deprecated", {
+  d <- titanic_paper()
+  m <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
+                 check_identifiers = FALSE)
+  new <- risk_class_link(d, m, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
+  expect_warning(old <- risk_class_link(d, m, vars = c("Age", "Fare"), classes = c("Pclass", "Sex", "Family")),
+                 class = "detanon_warning_deprecated")
+  expect_identical(old, new)
+  ids <- as.integer(interaction(d[c("Pclass", "Sex", "Family")], drop = TRUE))
+  expect_identical(new, risk_class_link(d, m, vars = c("Age", "Fare"), classes = ids))
 })

@@ -86,7 +86,7 @@ test_that("anonymise(small_strata = \"merge\") counts and reports every move", {
                    small_strata = "merge", check_identifiers = FALSE),
     "moved 193 records of strata smaller than k = 50")
   info <- release_info(m)
-  expect_equal(info$counts$n_merged, 193L)
+  expect_equal(info$counts$n_moved, 193L)
   expect_equal(info$counts$n_suppressed, 0L)
   expect_equal(nrow(m), nrow(d))
   expect_gte(info$counts$min_size, 50L)
@@ -100,14 +100,14 @@ test_that("anonymise(small_strata = \"merge\") counts and reports every move", {
   # the release carries counts only, no moves table
   expect_null(attr(m, "moves"))
   expect_false(any(vapply(unlist(info, recursive = FALSE), is.data.frame, logical(1))))
-  expect_output(print(info), "n_merged +193")
+  expect_output(print(info), "n_moved +193")
   # nothing to merge: same result as "fail"
   a <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
                  small_strata = "merge", check_identifiers = FALSE)
   b <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
                  check_identifiers = FALSE)
   expect_identical(a$Age, b$Age)
-  expect_equal(release_info(a)$counts$n_merged, 0L)
+  expect_equal(release_info(a)$counts$n_moved, 0L)
 })
 
 test_that("merge with missing values and dropped records", {

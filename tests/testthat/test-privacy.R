@@ -86,9 +86,9 @@ privacy_verbs <- list(
   # of a cluster, flatten gives every record the cluster's median member's value; only
   # row names, removed categories and the metadata are checked
   stir_shuffle           = list(run = function(d) stir(complete_rows(d), vars = c("x", "y"), strata = "g", k = 3,
-                                                       small_strata = "blend", seed = 1), secret = character()),
+                                                       small_strata = "merge", seed = 1), secret = character()),
   stir_flatten           = list(run = function(d) stir(complete_rows(d), vars = c("x", "y"), strata = "g", k = 3,
-                                                       method = "flatten", small_strata = "blend", seed = 1),
+                                                       method = "flatten", small_strata = "merge", seed = 1),
                                 secret = character()),
   blend_outliers_noise   = list(run = function(d) blend_outliers(complete_rows(d), vars = c("x", "y"), strata = "g",
                                                                  k = 3, method = "noise", seed = 1),

@@ -50,7 +50,7 @@ test_that("risk_rmd equals the slow reference on random and adversarial data", {
     xm <- fake_masked(x)
     for (w1 in c(0.01, 0.5, 3)) for (w2 in c(0, 0.05, 0.4)) for (m in c(1, 3)) {
       want <- ref_rmd(x, xm, w1, w2, m, function(z) robustbase::covMcd(z, nsamp = "deterministic"))
-      got <- risk_rmd(x, xm, w1 = w1, w2 = w2, m = m, deterministic = TRUE)
+      got <- risk_rmd(x, xm, w1 = w1, w2 = w2, neighbours = m, deterministic = TRUE)
       expect_rmd_equal(got, want)
     }
   }
@@ -106,8 +106,8 @@ test_that("risk_rmd gives the same result for every thread count", {
   set.seed(21)
   x <- data.frame(a = stats::rnorm(5000), b = stats::rnorm(5000))
   xm <- fake_masked(x, move = 0.01, dup = 0)
-  r1 <- risk_rmd(x, xm, w1 = 2, w2 = 0.02, m = 2, deterministic = TRUE, nthreads = 1)
-  r2 <- risk_rmd(x, xm, w1 = 2, w2 = 0.02, m = 2, deterministic = TRUE, nthreads = 2)
+  r1 <- risk_rmd(x, xm, w1 = 2, w2 = 0.02, neighbours = 2, deterministic = TRUE, nthreads = 1)
+  r2 <- risk_rmd(x, xm, w1 = 2, w2 = 0.02, neighbours = 2, deterministic = TRUE, nthreads = 2)
   expect_gt(r1$n_risk1, 2048L) # enough queries for the parallel path
   expect_identical(r1, r2)
 })
@@ -172,8 +172,8 @@ test_that("risk_rmd rejects bad input with a message naming the argument", {
   expect_error(risk_rmd(x, xm, w1 = 0), "`w1` must be a single finite number > 0, not 0")
   expect_error(risk_rmd(x, xm, w1 = -1), "`w1` must be a single finite number > 0")
   expect_error(risk_rmd(x, xm, w2 = -0.1), "`w2` must be a single finite number >= 0")
-  expect_error(risk_rmd(x, xm, m = 0), "`m` must be a single whole number >= 1, not 0")
-  expect_error(risk_rmd(x, xm, m = 1.5), "`m` must be a single whole number >= 1")
+  expect_error(risk_rmd(x, xm, neighbours = 0), "`neighbours` must be a single whole number >= 1, not 0")
+  expect_error(risk_rmd(x, xm, neighbours = 1.5), "`neighbours` must be a single whole number >= 1")
   expect_error(risk_rmd(x, xm, deterministic = NA), "`deterministic` must be TRUE or FALSE")
   expect_error(risk_rmd(as.matrix(x), xm), "`original` must be a data frame")
   xk <- x; xk$b <- 3
@@ -511,4 +511,19 @@ test_that("risk_rmd() falls back from a singular robust covariance with a classe
   # regular data: the robust covariance, no warning
   expect_no_warning(r3 <- risk_rmd(d[c("x", "y")], m[c("x", "y")]))
   expect_identical(r3$cov_method, "mcd")
+})
+
+test_that("risk_rmd(): `m` is the deprecated name of `neighbours`; `seed` reproduces covMcd's draws", {
+  d <- titanic_paper()[-1]
+  m <- anonymise(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), k = 3)
+  expect_warning(old <- risk_rmd(d, m, m = 2, deterministic = TRUE), "`m` is deprecated; use `neighbours`",
+                 class = "detanon_warning_deprecated")
+  expect_identical(old, risk_rmd(d, m, neighbours = 2, deterministic = TRUE))
+  expect_error(risk_rmd(d, m, m = 2, neighbours = 2), "give `neighbours` only")
+  set.seed(5)
+  before <- .Random.seed
+  a <- risk_rmd(d, m, seed = 3)
+  expect_identical(.Random.seed, before)
+  set.seed(3)
+  expect_identical(a, risk_rmd(d, m))
 })

@@ -1,4 +1,4 @@
-# Cluster stirring (Rowe et al., seed 004): every equation against an R transcription.
+# Cluster stirring (Rowe et al.): every equation against an R transcription.
 
 enc_of <- function(d, vars) detanon:::stir_encode(d, vars)
 
@@ -94,7 +94,7 @@ test_that("equation (2): greedy clusters match the R transcription and keep ever
     d <- stir_data(50, seed)
     quasi <- c("num", "int", "fac", "day")
     eps <- c(num = 8, int = 3, fac = 0, day = 15)
-    res <- stir_clusters(d, quasi = quasi, eps = eps)
+    res <- stir_clusters(d, quasi = quasi, radius = eps)
     e <- enc_of(d, quasi)
     ref <- ref_clusters(cbind(.s = 1, e$x), c(TRUE, e$nominal), c(0, eps))
     expect_identical(res$class, ref)
@@ -105,9 +105,9 @@ test_that("equation (2): greedy clusters match the R transcription and keep ever
     expect_identical(sum(res$classes$n), 50L)
     expect_identical(res$min_size, min(tabulate(res$class)))
   }
-  # with strata: clusters never mix them; eps >= 1 on a nominal column lets anything in
+  # with strata: clusters never mix them; radius >= 1 on a nominal column lets anything in
   d <- stir_data(60)
-  res <- stir_clusters(d, quasi = c("num", "lgl"), strata = "grp", eps = c(5, 1))
+  res <- stir_clusters(d, quasi = c("num", "lgl"), strata = "grp", radius = c(5, 1))
   expect_true(all(tapply(d$grp, res$class, function(g) length(unique(g))) == 1L))
   e <- enc_of(d, c("num", "lgl"))
   ref <- ref_clusters(cbind(.s = as.double(detanon:::stratum_ids(d, "grp")), e$x),
@@ -116,14 +116,14 @@ test_that("equation (2): greedy clusters match the R transcription and keep ever
   # row order only permutes the labels of identical rows: same clusters as value sets
   d <- stir_data(40)
   d$num <- d$num + seq_len(40) / 1e4 # distinct rows
-  a <- stir_clusters(d, quasi = c("num", "int"), eps = c(6, 2))
+  a <- stir_clusters(d, quasi = c("num", "int"), radius = c(6, 2))
   p <- sample(40)
-  b <- stir_clusters(d[p, ], quasi = c("num", "int"), eps = c(6, 2))
+  b <- stir_clusters(d[p, ], quasi = c("num", "int"), radius = c(6, 2))
   expect_identical(a$class[p], b$class)
   expect_output(print(a), "clusters of 1, 2, 3, 4, 5\\+ records")
-  # n = 1 and eps = 0
-  expect_identical(stir_clusters(d[1, ], quasi = "num", eps = 0)$class, 1L)
-  expect_identical(max(stir_clusters(d, quasi = "num", eps = 0)$class), 40L)
+  # n = 1 and radius = 0
+  expect_identical(stir_clusters(d[1, ], quasi = "num", radius = 0)$class, 1L)
+  expect_identical(max(stir_clusters(d, quasi = "num", radius = 0)$class), 40L)
 })
 
 test_that("equation (10): the shuffle is R's Fisher-Yates, keeps every cluster's values", {
@@ -154,7 +154,7 @@ test_that("equation (10): the shuffle is R's Fisher-Yates, keeps every cluster's
   b <- stir(d, vars = vars, strata = "grp", seed = 99)
   expect_identical(a, b)
   # equivalence classes, a cluster id of one's own, and tibble / data.table in and out
-  cl <- stir_clusters(d, quasi = c("num", "int"), eps = c(20, 10))
+  cl <- stir_clusters(d, quasi = c("num", "int"), radius = c(20, 10))
   big <- cl$class %in% which(cl$classes$n >= 3)
   s2 <- stir(d[big, ], vars = "num", classes = cl$class[big], seed = 1)
   for (c in unique(cl$class[big])) {
@@ -286,7 +286,7 @@ test_that("the earth-mover distance of receiving clusters stays within its state
 test_that("stir(small_strata = 'blend') blends first, then stirs; 'fail' refuses", {
   h <- health_table()
   expect_error(stir(h, vars = "age", strata = "zip", k = 2), class = "detanon_error_small_strata")
-  s <- suppressMessages(stir(h, vars = "age", strata = "zip", k = 2, small_strata = "blend", seed = 3))
+  s <- suppressMessages(stir(h, vars = "age", strata = "zip", k = 2, small_strata = "merge", seed = 3))
   expect_identical(attr(s, "detanon")$counts$n_moved, 1L)
   expect_false("99501" %in% as.character(s$zip))
   expect_identical(sort(s$age[-13]), sort(h$age[-13]))
@@ -332,10 +332,10 @@ test_that("bad input: classed errors naming the argument, input unchanged", {
                class = "detanon_error_small_strata")
   expect_error(blend_outliers(d, vars = "num", strata = "grp", map = list()), "`map`",
                class = "detanon_error_argument")
-  expect_error(stir_clusters(d, quasi = "num"), "`eps`", class = "detanon_error_argument")
-  expect_error(stir_clusters(d, quasi = c("num", "int"), eps = 1), "`eps`", class = "detanon_error_argument")
-  expect_error(stir_clusters(d, quasi = "num", eps = -1), "`eps`", class = "detanon_error_argument")
-  expect_error(stir_clusters(d, quasi = c("num", "int"), eps = c(a = 1, b = 2)), "names of `eps`",
+  expect_error(stir_clusters(d, quasi = "num"), "`radius`", class = "detanon_error_argument")
+  expect_error(stir_clusters(d, quasi = c("num", "int"), radius = 1), "`radius`", class = "detanon_error_argument")
+  expect_error(stir_clusters(d, quasi = "num", radius = -1), "`radius`", class = "detanon_error_argument")
+  expect_error(stir_clusters(d, quasi = c("num", "int"), radius = c(a = 1, b = 2)), "names of `radius`",
                class = "detanon_error_argument")
   expect_error(distance_map(d, vars = character()), "`vars`", class = "detanon_error_argument")
   expect_error(distance_map(d[1, ], vars = "num"), "at least 2", class = "detanon_error_data")
@@ -348,6 +348,30 @@ test_that("error messages are pinned", {
   expect_snapshot(error = TRUE, stir(d, vars = "num", strata = "grp", k = 20))
   expect_snapshot(error = TRUE, stir(d, vars = "num", strata = "grp", classes = 1:3))
   expect_snapshot(error = TRUE, blend_outliers(d, vars = "num", strata = "grp", k = 100))
-  expect_snapshot(error = TRUE, stir_clusters(d, quasi = c("num", "int"), eps = 1))
+  expect_snapshot(error = TRUE, stir_clusters(d, quasi = c("num", "int"), radius = 1))
   expect_snapshot(error = TRUE, distance_map(d, vars = "nope"))
+})
+
+test_that("deprecated names: stir_clusters(eps =) and stir(small_strata = \"blend\")", {
+  d <- data.frame(x = c(1, 2, 3, 10, 11, 30), g = "a")
+  expect_warning(old <- stir_clusters(d, quasi = "x", eps = 2), "`eps` is deprecated; use `radius`",
+                 class = "detanon_warning_deprecated")
+  expect_identical(old, stir_clusters(d, quasi = "x", radius = 2))
+  expect_identical(old$radius, c(x = 2))
+  expect_warning(a <- suppressMessages(stir(d, vars = "x", classes = old$class, k = 2, small_strata = "blend",
+                                            seed = 1)), class = "detanon_warning_deprecated")
+  b <- suppressMessages(stir(d, vars = "x", classes = old$class, k = 2, small_strata = "merge", seed = 1))
+  expect_identical(as.data.frame(a)$x, as.data.frame(b)$x)
+})
+
+test_that("stir()'s default `vars` leaves labelled columns out, as every verb does", {
+  lab <- structure(c(1, 2, 1, 2, 1, 2), class = c("haven_labelled", "vctrs_vctr", "double"),
+                   labels = c(no = 1, yes = 2))
+  d <- data.frame(x = c(1, 2, 3, 4, 5, 6), g = "a")
+  d$code <- lab
+  s <- stir(d, strata = "g", k = 2, seed = 1)
+  expect_identical(release_info(s)$settings$vars, "x")
+  expect_identical(unclass(s$code), unclass(lab))
+  b <- suppressMessages(blend_outliers(d, strata = "g", k = 2))
+  expect_identical(release_info(b)$settings$vars, "x")
 })

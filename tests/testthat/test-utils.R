@@ -183,7 +183,7 @@ test_that("the masking verbs return their input's class with release metadata", 
     expect_identical(info$counts$n, nrow(r))
     expect_true(all(lengths(info$counts) == 1L), info = verb)
   }
-  expect_identical(release_info(releases$merge_small_strata)$counts$n_changed, 1L)
+  expect_identical(release_info(releases$merge_small_strata)$counts$n_moved, 1L)
   expect_identical(release_info(releases$merge_small_strata)$counts$min_size, 6L)
 })
 
