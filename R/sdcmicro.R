@@ -174,6 +174,7 @@ sdc_verb <- function(fun, obj, call, env) {
              kind = "column")
   }
   df[[sdc_row_col]] <- seq_len(p$n)
+  sdc_warn_row_names(p)
   sdc_inform_ignored(p, "verb")
   res <- do.call(fun, c(list(data = df), args))
   masked <- c(args[["vars"]], quasi)
@@ -205,6 +206,17 @@ sdc_names <- function(x, allowed, arg, what) {
              if (length(bad) == 1L) " is" else " are", " not.", kind = "column")
   }
   x
+}
+
+# sdcMicro publishes the row names of origData with extractManipData(): say so when they
+# are not the row numbers (they may be identifiers).
+sdc_warn_row_names <- function(p) {
+  rn <- attr(p$orig, "row.names")
+  if (is.character(rn) && !identical(rn, as.character(seq_len(p$n)))) {
+    warn_detanon("the sdcMicroObj's origData has row names (e.g. \"", rn[1L], "\") that ",
+                 "sdcMicro::extractManipData() publishes with the release; if they identify anyone, ",
+                 "create the object from data without them (rownames(d) <- NULL).", kind = "identifier")
+  }
 }
 
 # Messages for what an sdcMicroObj holds and the verb or measure does not use.

@@ -120,6 +120,13 @@ test_that("nothing of the original, and no detanon trace, reaches what sdcMicro 
   expect_setequal(names(info), c("verb", "settings", "counts", "stats"))
   expect_true(all(lengths(info$counts) == 1L))
   expect_true(all(lengths(info$stats) <= length(sdc_nums)))
+  # row names of origData are published by sdcMicro: a warning when they are not row numbers
+  e <- new.env()
+  utils::data("testdata", package = "sdcMicro", envir = e)
+  named <- e$testdata[1:300, ]
+  rownames(named) <- paste0("person", 1:300)
+  named <- sdcMicro::createSdcObj(named, keyVars = "urbrur", numVars = sdc_nums)
+  expect_warning(anonymise(named, k = 3), "person1", class = "detanon_warning_identifier")
   # the message says what happened to the removed records
   expect_message(anonymise(sdc, k = 4, small_strata = "suppress"), "set to NA", class = "detanon_message_suppress")
 })
