@@ -295,7 +295,8 @@ sdc_release_record <- function(info) {
   list(verb = info$verb, settings = info$settings, counts = info$counts, stats = info$stats)
 }
 
-# Households whose members all shared a value of a masked variable before and no longer do.
+# Households whose members all shared a value of a masked variable before and no longer do
+# (sorted by household and value, a household shares a value when its first and last agree).
 sdc_inform_households <- function(p, nums, masked, removed) {
   hh <- p$orig[[p$hh]]
   big <- hh %in% hh[duplicated(hh)]
@@ -304,12 +305,20 @@ sdc_inform_households <- function(p, nums, masked, removed) {
                    kind = "ignored")
     return(invisible())
   }
+  h <- hh[big]
+  shared <- function(x) {
+    o <- order(h, x, method = "radix")
+    hs <- h[o]
+    xs <- x[o]
+    first <- xs[!duplicated(hs)]
+    last <- xs[!duplicated(hs, fromLast = TRUE)]
+    !is.na(first) & !is.na(last) & first == last
+  }
   split_n <- 0L
   for (v in masked) {
-    same <- function(x) tapply(x[big], hh[big], function(y) length(unique(y)) == 1L)
-    before <- same(p$manip_nums[[v]])
-    after <- same(ifelse(removed, NA, nums[[v]]))
-    split_n <- max(split_n, sum(before & !after, na.rm = TRUE))
+    after <- nums[[v]]
+    after[removed] <- NA
+    split_n <- max(split_n, sum(shared(p$manip_nums[[v]][big]) & !shared(after[big])))
   }
   inform_detanon("the household ids `", p$hh, "` are not used: records are masked one by one",
                  if (split_n) paste0(", so ", plural(split_n, "household"), " whose members shared a value ",

@@ -112,8 +112,8 @@ test_that("nothing of the original, and no detanon trace, reaches what sdcMicro 
   for (v in sdc_nums) expect_null(attributes(out@manipNumVars[[v]]))
   expect_identical(attr(out@manipNumVars, "row.names"), seq_len(nrow(pub)))
   # no row column or release attribute anywhere in the object
-  slots <- lapply(methods::slotNames(out), function(s) methods::slot(out, s))
-  txt <- paste(utils::capture.output(str(slots[methods::slotNames(out) != "prev"])), collapse = "\n")
+  slots <- lapply(slotNames(out), function(s) slot(out, s))
+  txt <- paste(utils::capture.output(str(slots[slotNames(out) != "prev"])), collapse = "\n")
   expect_false(grepl(".detanon_row", txt, fixed = TRUE))
   expect_null(attr(out@manipNumVars, "detanon"))
   # the release record holds settings and counts only (no fingerprint, no per-record data)
@@ -178,8 +178,8 @@ test_that("locally suppressed keys go to the verb as missing strata values", {
   expect_gt(n_na, 0L)
   ex <- sdc_extract(sup)
   expect_identical(sum(is.na(ex[sdc_keys])), n_na)
-  out <- anonymise(sup, k = 3, small_strata = "suppress") |> suppressMessages()
-  ref <- anonymise(ex, vars = sdc_nums, strata = sdc_keys, k = 3, small_strata = "suppress") |> suppressMessages()
+  out <- suppressMessages(anonymise(sup, k = 3, small_strata = "suppress"))
+  ref <- suppressMessages(anonymise(ex, vars = sdc_nums, strata = sdc_keys, k = 3, small_strata = "suppress"))
   keep <- stats::complete.cases(out@manipNumVars)
   expect_identical(plain(out@manipNumVars[keep, ]), plain(ref[sdc_nums]))
   # suppressed values stay suppressed
@@ -295,4 +295,23 @@ test_that("sdcMicro's report() runs on the result (when it can render)", {
   files <- sdc_report(sdc_attach(sdc, linkage = risk_linkage(sdc)), outdir = dir, filename = "rel")
   expect_true(all(file.exists(files)))
   expect_identical(basename(files), c("rel.html", "rel-detanon.csv", "rel-detanon.html"))
+})
+
+test_that("the household message counts the households whose shared value was split", {
+  skip_if_not_installed("sdcMicro")
+  e <- new.env()
+  utils::data("testdata", package = "sdcMicro", envir = e)
+  d <- e$testdata
+  d$hinc <- stats::ave(d$income, d$ori_hid) # a household-level variable
+  sdc <- sdcMicro::createSdcObj(d, keyVars = c("urbrur", "sex"), numVars = c("hinc", "savings"), hhId = "ori_hid")
+  msg <- NULL
+  out <- withCallingHandlers(anonymise(sdc, k = 3), detanon_message_ignored = function(m) {
+    msg <<- conditionMessage(m)
+    invokeRestart("muffleMessage")
+  })
+  multi <- d$ori_hid %in% d$ori_hid[duplicated(d$ori_hid)]
+  split <- vapply(split(out@manipNumVars$hinc[multi], d$ori_hid[multi]), function(v) length(unique(v)) > 1L, NA)
+  expect_gt(sum(split), 0L)
+  expect_match(msg, paste0("so ", sum(split), " households whose members shared a value"), fixed = TRUE)
+  expect_s3_class(tryCatch(anonymise(sdc, k = 3), detanon_message_ignored = identity), "detanon_message")
 })
