@@ -98,7 +98,7 @@ sdc_extract <- function(obj, which = c("manipulated", "original")) {
   sdc_frame(p, if (which == "manipulated") p$manip_nums else p$orig[p$nums])
 }
 
-is_sdc <- function(x) inherits(x, "sdcMicroObj")
+is_sdc <- function(x) isS4(x) && inherits(x, "sdcMicroObj")
 
 check_sdc <- function(obj, arg) {
   if (!is_sdc(obj)) stop_arg("`", arg, "` must be an sdcMicroObj (sdcMicro::createSdcObj()), not ",
@@ -190,7 +190,7 @@ sdc_verb <- function(fun, obj, call, env) {
 # the verb has not evaluated them before it dispatches).
 sdc_args <- function(call, env, skip) {
   args <- as.list(call)[-1L]
-  args <- args[setdiff(names(args), skip)]
+  if (!is.null(names(args))) args <- args[!names(args) %in% skip]
   lapply(args, eval, envir = env)
 }
 
