@@ -315,3 +315,22 @@ test_that("the household message counts the households whose shared value was sp
   expect_match(msg, paste0("so ", sum(split), " households whose members shared a value"), fixed = TRUE)
   expect_s3_class(tryCatch(anonymise(sdc, k = 3), detanon_message_ignored = identity), "detanon_message")
 })
+
+test_that("factor keys changed by a merge keep their type and levels; a fake object is not taken", {
+  skip_if_not_installed("sdcMicro")
+  set.seed(5)
+  d <- data.frame(a = factor(sample(c("p", "q"), 400, TRUE)),
+                  c = factor(sample(c("r", "s", "t"), 400, TRUE, prob = c(0.98, 0.01, 0.01))),
+                  x = stats::rnorm(400), y = stats::rexp(400))
+  sdc <- sdcMicro::createSdcObj(d, keyVars = c("a", "c"), numVars = c("x", "y"))
+  out <- suppressMessages(anonymise(sdc, k = 10, small_strata = "merge"))
+  ref <- suppressMessages(anonymise(sdc_extract(sdc), vars = c("x", "y"), strata = c("a", "c"), k = 10,
+                                    small_strata = "merge"))
+  expect_true(is.factor(out@manipKeyVars$c))
+  expect_identical(levels(out@manipKeyVars$c), levels(sdc@manipKeyVars$c))
+  expect_identical(as.character(out@manipKeyVars$c), as.character(ref$c))
+  expect_gt(sum(as.character(out@manipKeyVars$c) != as.character(d$c)), 0L)
+  expect_identical(plain(out@manipNumVars), plain(ref[c("x", "y")]))
+  expect_error(anonymise(structure(list(), class = "sdcMicroObj")), "must be a data frame",
+               class = "detanon_error_argument")
+})
