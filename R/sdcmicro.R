@@ -372,7 +372,10 @@ sdc_measure <- function(fun, obj, call, env) {
 #'
 #' A result is stored as `as.data.frame(result)` when the object has such a method;
 #' otherwise as its single numbers (fields of length one: `rate`, `risk1`, ...). Only
-#' aggregate results belong here: the tables are written out as they are.
+#' aggregate results belong here: the tables are written out as they are. Note that
+#' sdcMicro's report itself is for the custodian, not for publication: it shows summaries
+#' of the original numerical variables (their minimum and maximum are single records'
+#' values) beside the modified ones.
 #' Masking the object again with a detanon verb drops the attached results, since they
 #' describe the previous state (`sdcMicro::undolast()` brings them back).
 #'
