@@ -82,11 +82,13 @@
 #'                              strata = c("Pclass", "Sex", "Family"), k = 3, m = 1)
 #' release_info(masked)
 #' risk_linkage(d, masked)$rate
+#' @section sdcMicro: `data` may be an `sdcMicroObj`; the result is then one too ([sdc_extract()]).
 #' @export
 anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 33, m = 1,
                                rate = 0, w1 = NULL, format = c("natural", "precision", "none"),
                                check_identifiers = TRUE,
                                nthreads = getOption("detanon.nthreads", 1L)) {
+  if (is_sdc(data)) return(sdc_verb(anonymise_adaptive, data, match.call(), parent.frame())) # R/sdcmicro.R
   check_data_frame(data, "data")
   m <- check_whole(m, "m", min = 0)
   rate <- check_rates(rate)

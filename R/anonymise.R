@@ -105,6 +105,7 @@
 #'                     k = 3)
 #' head(masked)
 #' release_info(masked)
+#' @section sdcMicro: `data` may be an `sdcMicroObj`; the result is then one too ([sdc_extract()]).
 #' @export
 anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
                       engine = c("kdtree", "rann"),
@@ -113,6 +114,7 @@ anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
                       small_strata = c("fail", "suppress", "merge"),
                       check_identifiers = TRUE,
                       nthreads = getOption("detanon.nthreads", 1L)) {
+  if (is_sdc(data)) return(sdc_verb(anonymise, data, match.call(), parent.frame())) # R/sdcmicro.R
   check_data_frame(data, "data")
   strata <- check_columns(strata, data, "strata", default_strata(data))
   check_strata_columns(data, strata)

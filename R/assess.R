@@ -62,12 +62,14 @@
 #' head(as.data.frame(a))
 #' plot(a, original = d, masked = masked)
 #' @family reports
+#' @section sdcMicro: `original` may be an `sdcMicroObj`, alone ([sdc_extract()]).
 #' @export
 assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
                    family = stats::gaussian(), pmse_vars = NULL, interactions = FALSE,
                    pmse_method = c("logit", "cart"),
                    w1 = 0.01, w2 = 0.05, neighbours = 1, m = 3, mask = NULL, p = c(1, 0.5, 0.1), ...,
                    nthreads = getOption("detanon.nthreads", 1L), seed = NULL, top_m) {
+  if (is_sdc(original)) return(sdc_measure(assess, original, match.call(), parent.frame())) # R/sdcmicro.R
   if (!missing(top_m)) {
     if (!missing(m)) { # the old reading: m for risk_rmd(), top_m for the linkage
       neighbours <- renamed_arg(m, "m", "neighbours", !missing(neighbours),

@@ -76,9 +76,11 @@
 #' b <- blend_outliers(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
 #'                     k = 20, method = "member", seed = 1)
 #' release_info(b)$counts
+#' @section sdcMicro: `data` may be an `sdcMicroObj`; the result is then one too ([sdc_extract()]).
 #' @export
 blend_outliers <- function(data, vars = NULL, strata = NULL, classes = NULL, k = 3,
                            method = c("member", "centroid", "noise"), map = NULL, seed = NULL) {
+  if (is_sdc(data)) return(sdc_verb(blend_outliers, data, match.call(), parent.frame())) # R/sdcmicro.R
   check_data_frame(data, "data")
   args <- stir_args(data, vars, strata)
   k <- check_whole(k, "k", min = 2)

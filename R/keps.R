@@ -127,12 +127,14 @@
 #' res
 #' summary(res$data$Age - d$Age[res$origin_row])
 #' @family masking verbs
+#' @section sdcMicro: `data` may be an `sdcMicroObj`; the result is then one too ([sdc_extract()]).
 #' @export
 anonymise_keps <- function(data, vars = NULL, strata = NULL, quasi = NULL, classes = NULL, k = 3,
                            epsilon, weights = NULL, confidence = NULL,
                            generalise = c("midpoint", "interval"),
                            na = c("fail", "complete"),
                            small_strata = c("fail", "suppress"), seed = NULL) {
+  if (is_sdc(data)) return(sdc_verb(anonymise_keps, data, match.call(), parent.frame())) # R/sdcmicro.R
   generalise <- match_choice(generalise, "generalise")
   na <- match_choice(na, "na")
   small_strata <- match_choice(small_strata, "small_strata")

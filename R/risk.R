@@ -95,10 +95,12 @@
 #' risk_rmd(d, masked)
 #' risk_rmd(d, masked, deterministic = TRUE)$n_risk1
 #' @family measures
+#' @section sdcMicro: `original` may be an `sdcMicroObj`, alone ([sdc_extract()]).
 #' @export
 risk_rmd <- function(original, masked, vars = NULL, w1 = 0.01, w2 = 0.05, neighbours = 1,
                      deterministic = FALSE, ..., nthreads = getOption("detanon.nthreads", 1L),
                      seed = NULL, m) {
+  if (is_sdc(original)) return(sdc_measure(risk_rmd, original, match.call(), parent.frame())) # R/sdcmicro.R
   if (!missing(m)) neighbours <- renamed_arg(m, "m", "neighbours", !missing(neighbours))
   vars <- check_pair(original, masked, vars)
   w1 <- check_number(w1, "w1", lower = 0, lower_open = TRUE)
@@ -300,9 +302,11 @@ print.detanon_risk_rmd <- function(x, ...) {
 #' risk_linkage(d, masked)
 #' risk_linkage(d, masked, m = 3)$rate
 #' @family measures
+#' @section sdcMicro: `original` may be an `sdcMicroObj`, alone ([sdc_extract()]).
 #' @export
 risk_linkage <- function(original, masked, vars = NULL, strata = NULL, m = 1,
                          nthreads = getOption("detanon.nthreads", 1L)) {
+  if (is_sdc(original)) return(sdc_measure(risk_linkage, original, match.call(), parent.frame())) # R/sdcmicro.R
   s <- linkage_setup(original, masked, vars, strata)
   m <- check_whole(m, "m", min = 1)
   nthreads <- check_nthreads(nthreads)

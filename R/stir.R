@@ -71,9 +71,11 @@
 #' # after deterministic masking: shuffle the masked values inside the strata
 #' m <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
 #' ms <- stir(m, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), seed = 1)
+#' @section sdcMicro: `data` may be an `sdcMicroObj`; the result is then one too ([sdc_extract()]).
 #' @export
 stir <- function(data, vars = NULL, strata = NULL, classes = NULL, k = 3,
                  method = c("shuffle", "flatten"), small_strata = c("fail", "merge"), seed = NULL) {
+  if (is_sdc(data)) return(sdc_verb(stir, data, match.call(), parent.frame())) # R/sdcmicro.R
   check_data_frame(data, "data")
   if (identical(small_strata, "blend")) {
     small_strata <- renamed_arg("merge", "small_strata = \"blend\"", "small_strata = \"merge\"")

@@ -121,6 +121,7 @@
 #' tuned
 #' plot(tuned)
 #' }
+#' @section sdcMicro: `data` may be an `sdcMicroObj`; `release` is then one too ([sdc_extract()]).
 #' @export
 tune_release <- function(data, vars = NULL, strata = NULL, k = 2, linkage = 0.01, linkage_stratum = 1,
                          top_m = 0.15, top_m_stratum = 1, m = 3, risk1 = 0.005, risk2 = 0,
@@ -129,6 +130,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, linkage = 0.01
                          methods = c("anonymise", "stratum", "adaptive", "stir"),
                          format = c("natural", "none"), keps_epsilon = NULL, max_tries = 4,
                          nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
+  if (is_sdc(data)) return(sdc_verb(tune_release, data, match.call(), parent.frame())) # R/sdcmicro.R
   objective <- match_choice(objective, "objective")
   format <- match_choice(format, "format")
   all_methods <- eval(formals(sys.function())$methods)

@@ -507,6 +507,12 @@ bad("release_info: a vector", 1:3, function(x) release_info(x), NA, function(r) 
 bad("release_info: subset release", bi_m, function(x) release_info(x[-1, ]), NA, function(r) expect_null(r),
     warning = "release_info\\(\\): the rows of `x` were subset, reordered or edited after anonymise\\(\\)")
 
+# ---- sdcMicro (R/sdcmicro.R; these need no sdcMicro: the input is not an sdcMicroObj) ----
+bad("sdc_extract: a data frame", bi_d, function(x) sdc_extract(x), "`obj` must be an sdcMicroObj")
+bad("sdc_attach: a data frame", bi_d, function(x) sdc_attach(x, risk_linkage(bi_d, bi_m)), "`obj` must be an sdcMicroObj")
+bad("sdc_results: NULL", NULL, function(x) sdc_results(x), "`obj` must be an sdcMicroObj.*not NULL")
+bad("sdc_report: a list", list(a = 1), function(x) sdc_report(x, report = FALSE), "`obj` must be an sdcMicroObj")
+
 # ---- the runner -----------------------------------------------------------------------
 test_that("the bad-input suite covers every exported function with enough cases", {
   expect_gte(length(bi_cases), 40L)
