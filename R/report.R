@@ -147,7 +147,7 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
             body, "</main></body></html>")
   con <- file(file, open = "wb")
   on.exit(close(con))
-  writeBin(charToRaw(enc2utf8(paste(html, collapse = "\n"))), con)
+  writeBin(charToRaw(enc2utf8(paste0(paste(html, collapse = "\n"), "\n"))), con)
   invisible(structure(file, sha256 = hash$value))
 }
 
@@ -554,12 +554,17 @@ report_breaks <- function(o, m) {
   w <- br[2L] - br[1L]
   lo <- min(o, na.rm = TRUE)
   hi <- max(o, na.rm = TRUE)
-  if (lo < br[1L]) br <- c(br[1L] - w * rev(seq_len(ceiling((br[1L] - lo) / w))), br)
-  if (hi > br[length(br)]) br <- c(br, br[length(br)] + w * seq_len(ceiling((hi - br[length(br)]) / w)))
+  # at most 30 bins beyond the released range on each side; originals farther out are
+  # counted in the outermost bin
+  if (lo < br[1L]) br <- c(br[1L] - w * rev(seq_len(min(30, ceiling((br[1L] - lo) / w)))), br)
+  if (hi > br[length(br)]) br <- c(br, br[length(br)] + w * seq_len(min(30, ceiling((hi - br[length(br)]) / w))))
   br
 }
 
-plot_report_margins <- function(o, m, v, k) {
+# What the margins figure draws: bins (from the released values), the original counts per
+# bin (NA below k: not drawn), the released counts, the original x released cells of at
+# least k records, and the x range (drawn bins and released values only).
+report_bins <- function(o, m, k) {
   o <- as.double(o)
   m <- as.double(m)
   br <- report_breaks(o, m)
@@ -567,13 +572,25 @@ plot_report_margins <- function(o, m, v, k) {
   bo <- findInterval(o, br, rightmost.closed = TRUE, all.inside = TRUE)
   bm <- findInterval(m, br, rightmost.closed = TRUE, all.inside = TRUE)
   co <- tabulate(bo, nb)
-  cm <- tabulate(bm, nb)
   drawn <- co >= k
-  xr <- range(c(br[c(which(drawn), which(drawn) + 1L)], m), finite = TRUE)
+  cc <- tabulate((bo - 1L) * nb + bm, nb * nb)
+  keep <- which(cc >= k)
+  list(breaks = br, original = ifelse(drawn, co, NA_integer_), released = tabulate(bm, nb),
+       cells = data.frame(x = (keep - 1L) %/% nb + 1L, y = (keep - 1L) %% nb + 1L, n = cc[keep]),
+       xlim = range(c(br[c(which(drawn), which(drawn) + 1L)], m), finite = TRUE))
+}
+
+plot_report_margins <- function(o, m, v, k) {
+  b <- report_bins(o, m, k)
+  br <- b$breaks
+  drawn <- !is.na(b$original)
+  co <- b$original
+  cm <- b$released
+  xr <- b$xlim
   old <- graphics::par(mfrow = c(1L, 2L), mar = c(4, 4, 2.5, 1))
   on.exit(graphics::par(old))
   w <- diff(br)
-  dens_o <- ifelse(drawn, co / (length(o) * w), NA)
+  dens_o <- co / (length(o) * w)
   dens_m <- cm / (length(m) * w)
   graphics::plot(NA, xlim = xr, ylim = c(0, max(c(dens_o, dens_m), na.rm = TRUE)), xlab = v, ylab = "density",
                  main = paste(v, ": original and release"))
@@ -581,16 +598,13 @@ plot_report_margins <- function(o, m, v, k) {
   graphics::lines(stats::stepfun(br, c(0, dens_m, 0)), col = "red", do.points = FALSE, lwd = 2)
   graphics::legend("topright", bty = "n", fill = c("grey80", NA), border = c("grey60", NA), lty = c(NA, 1),
                    col = c(NA, "red"), legend = c(sprintf("original (bins >= %d)", k), "release"), cex = 0.8)
-  cell <- (bo - 1L) * nb + bm
-  cc <- tabulate(cell, nb * nb)
-  keep <- which(cc >= k)
-  ix <- (keep - 1L) %/% nb + 1L
-  iy <- (keep - 1L) %% nb + 1L
+  ix <- b$cells$x
+  iy <- b$cells$y
   yr <- range(m, finite = TRUE)
   graphics::plot(NA, xlim = xr, ylim = yr, xlab = paste("original", v), ylab = paste("released", v),
                  main = sprintf("original vs released (cells >= %d)", k))
-  if (length(keep)) {
-    shade <- grDevices::grey(1 - 0.15 - 0.75 * sqrt(cc[keep] / max(cc[keep])))
+  if (length(ix)) {
+    shade <- grDevices::grey(1 - 0.15 - 0.75 * sqrt(b$cells$n / max(b$cells$n)))
     graphics::rect(br[ix], br[iy], br[ix + 1L], br[iy + 1L], col = shade, border = NA)
   }
   graphics::abline(0, 1, lty = 3, col = "red")
