@@ -204,7 +204,7 @@ release_hash <- function(masked, release_file = NULL) {
   bytes <- if (!is.null(release_file)) readBin(release_file, "raw", file.size(release_file))
            else release_csv_bytes(masked)
   if (requireNamespace("openssl", quietly = TRUE)) {
-    list(algo = "SHA-256", value = as.character(openssl::sha256(bytes)))
+    list(algo = "SHA-256", value = unclass(as.character(openssl::sha256(bytes))))
   } else {
     tmp <- tempfile()
     on.exit(unlink(tmp))

@@ -49,3 +49,6 @@ html_escape_test <- function(x) {
 expect_has <- function(txt, s) {
   expect_true(grepl(s, txt, fixed = TRUE), label = paste0("the report contains \"", substr(s, 1, 100), "\""))
 }
+
+# The SHA-256 of a file's bytes, as a plain string.
+sha256_file <- function(path) unclass(as.character(openssl::sha256(readBin(path, "raw", file.size(path)))))
