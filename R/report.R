@@ -124,8 +124,17 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
   }
   nthreads <- check_nthreads(nthreads)
 
+  # the propensity model: the columns assess() would use, without those with missing values
+  pmse_vars <- suppressMessages(default_pmse_vars(original, masked))
+  has_na <- vapply(pmse_vars, function(v) anyNA(original[[v]]) || anyNA(masked[[v]]), logical(1))
+  pmse_left <- pmse_vars[has_na]
+  pmse_vars <- pmse_vars[!has_na]
+  if (!length(pmse_vars)) {
+    stop_arg("every column for the propensity model has missing values; impute them first.", kind = "data")
+  }
   a <- assess(original, masked, vars = vars, strata = strata, formula = formula, family = family,
-              deterministic = TRUE, nthreads = nthreads, seed = seed)
+              pmse_vars = pmse_vars, deterministic = TRUE, nthreads = nthreads, seed = seed)
+  a$pmse_left <- pmse_left
   bat <- risk_battery(original, masked, intruder = if (is.null(intruder)) intruder(vars, strata) else intruder,
                       sensitive = sensitive, seed = seed, nthreads = nthreads)
   hash <- release_hash(masked, release_file)
@@ -508,6 +517,8 @@ report_utility <- function(a, original, masked, vars, k) {
   }
   c(h(2L, "Utility", "utility"),
     html_table(ut, caption = "Utility measures of assess()"),
+    para("The propensity model uses ", paste(p$vars, collapse = ", "),
+         if (length(a$pmse_left)) paste0("; left out for missing values: ", paste(a$pmse_left, collapse = ", ")), "."),
     para("U ignores record pairing; delta ignores relations between variables; the model covers one analysis ",
          "only. None of them measures disclosure risk.", class = "note"),
     unlist(figs),

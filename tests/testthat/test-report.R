@@ -153,6 +153,15 @@ test_that("a tune_release() result is reported with its frontier", {
   expect_identical(c(leaked_values(txt, d$Age, 4L), leaked_values(txt, d$Fare, 4L)), character())
 })
 
+test_that("columns with missing values are left out of the propensity model, and the report says so", {
+  d <- leak_data()
+  d$z <- round(stats::rnorm(nrow(d)), 2)
+  d$z[c(3, 50)] <- NA
+  masked <- anonymise(d, vars = c("x1", "x2"), strata = "A", k = 3, check_identifiers = FALSE)
+  f <- release_report(d, masked, tempfile(fileext = ".html"))
+  expect_has(report_text(f), "The propensity model uses A, B, x1, x2, y; left out for missing values: z.")
+})
+
 test_that("base64_raw() is RFC 4648 base64", {
   expect_identical(base64_raw(charToRaw("")), "")
   expect_identical(base64_raw(charToRaw("f")), "Zg==")
