@@ -305,7 +305,7 @@ report_css <- function() {
     ".note{color:#555;font-size:.9em}.warn{color:#a40000;font-weight:bold}.ok{color:#060}",
     "code,.hash{font-family:monospace;word-break:break-all}",
     "figure{margin:1em 0}img{max-width:100%}figcaption{font-size:.85em;color:#444}",
-    "dl.meta dt{font-weight:bold;float:left;clear:left;width:12em}dl.meta dd{margin-left:13em}")
+    "dl.meta dt{font-weight:bold;float:left;clear:left;width:12rem}dl.meta dd{margin-left:13rem}")
 }
 
 # ---- sections --------------------------------------------------------------------------

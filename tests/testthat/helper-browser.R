@@ -73,7 +73,7 @@ wait_file <- function(path, timeout = 30) {
 # Start headless Chromium and attach to a new page. Returns a list of functions: call (a
 # protocol method), eval (JavaScript, returns its value), wait_for (until a JavaScript
 # condition holds), navigate, set_file (a file input, as a user choosing a file),
-# screenshot (the whole page as PNG) and close.
+# screenshot (the whole page, or the first screen with `full = FALSE`, as PNG) and close.
 cdp_browser <- function(chrome, width = 1280, height = 900) {
   dir <- tempfile("cdp")
   dir.create(dir)
@@ -174,9 +174,9 @@ cdp_browser <- function(chrome, width = 1280, height = 900) {
     call("DOM.setFileInputFiles", list(files = list(normalizePath(path)), nodeId = node))
     invisible(TRUE)
   }
-  screenshot <- function(path) {
+  screenshot <- function(path, full = TRUE) {
     h <- js("Math.max(document.body.scrollHeight, document.documentElement.scrollHeight)")
-    h <- min(max(as.numeric(h), height), 6000)
+    h <- if (full) min(max(as.numeric(h), height), 6000) else height
     res <- call("Page.captureScreenshot", list(format = "png", captureBeyondViewport = TRUE,
                                                clip = list(x = 0, y = 0, width = width, height = h, scale = 1)))
     writeBin(jsonlite::base64_dec(res$data), path)

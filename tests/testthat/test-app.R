@@ -188,6 +188,8 @@ test_that("in headless Chromium: load a file, anonymise, download the release an
   skip_if_not_installed("openssl")
   chrome <- chromium_path()
   skip_if(is.null(chrome), "Chromium not found (install Debian's chromium, or set DETANON_CHROMIUM): browser test skipped")
+  # screenshots go to a temporary folder, or to $DETANON_SCREENSHOTS (to inspect them, or to
+  # refresh man/figures)
   shots <- Sys.getenv("DETANON_SCREENSHOTS", tempfile("shots"))
   dir.create(shots, showWarnings = FALSE, recursive = TRUE)
   csv <- app_upload(titanic_csv(), "titanic.csv", row.names = FALSE)$datapath
@@ -246,7 +248,8 @@ test_that("in headless Chromium: load a file, anonymise, download the release an
   br$navigate(paste0("file://", rep))
   expect_true(br$wait_for("document.images.length >= 4 && Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)"))
   br$screenshot(file.path(shots, "report.png"))
-  for (f in c("app-roles.png", "app-risk.png", "app-download.png", "report.png")) {
+  br$screenshot(file.path(shots, "report-top.png"), full = FALSE)
+  for (f in c("app-roles.png", "app-risk.png", "app-download.png", "report.png", "report-top.png")) {
     expect_gt(file.size(file.path(shots, f)), 10000)
   }
   # a bad file in the browser: a message, and the session goes on
