@@ -135,7 +135,8 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
   a <- assess(original, masked, vars = vars, strata = strata, formula = formula, family = family,
               pmse_vars = pmse_vars, deterministic = TRUE, nthreads = nthreads, seed = seed)
   a$pmse_left <- pmse_left
-  bat <- risk_battery(original, masked, intruder = if (is.null(intruder)) intruder(vars, strata) else intruder,
+  bat <- risk_battery(original, masked,
+                      intruder = if (is.null(intruder)) intruder(vars, if (length(strata)) strata) else intruder,
                       sensitive = sensitive, seed = seed, nthreads = nthreads)
   hash <- release_hash(masked, release_file)
 

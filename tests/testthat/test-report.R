@@ -162,6 +162,25 @@ test_that("columns with missing values are left out of the propensity model, and
   expect_has(report_text(f), "The propensity model uses A, B, x1, x2, y; left out for missing values: z.")
 })
 
+test_that("a release made elsewhere (no metadata) is reported with the columns given", {
+  d <- titanic_paper()[-1]
+  masked <- d
+  set.seed(4)
+  masked$Age <- masked$Age + stats::rnorm(nrow(d), sd = 2)
+  masked$Fare <- masked$Fare * stats::runif(nrow(d), 0.9, 1.1)
+  # without metadata, the masked variables are the numeric columns that changed; no strata
+  f0 <- release_report(d, masked, tempfile(fileext = ".html"))
+  expect_has(report_text(f0), "No strata: the release was not stratified")
+  expect_has(report_text(f0), "holds all of the originals: Age, Fare by distance")
+  f <- release_report(d, masked, tempfile(fileext = ".html"), vars = c("Age", "Fare"), strata = c("Pclass", "Sex"),
+                      k = 5)
+  txt <- report_text(f)
+  expect_has(txt, "no release metadata")
+  expect_has(txt, "carries no detanon metadata")
+  expect_has(txt, "On Pclass x Sex with k = 5")
+  expect_identical(c(leaked_values(txt, d$Age, 4L), leaked_values(txt, d$Fare, 4L)), character())
+})
+
 test_that("base64_raw() is RFC 4648 base64", {
   expect_identical(base64_raw(charToRaw("")), "")
   expect_identical(base64_raw(charToRaw("f")), "Zg==")
