@@ -95,10 +95,15 @@ app_measures <- function(a, kind) {
   t
 }
 
+app_family <- function(name) {
+  switch(name, binomial = stats::binomial(), poisson = stats::poisson(), stats::gaussian())
+}
+
 # ---- the script ---------------------------------------------------------------------------
 
 # The R script that reproduces a release made in the app.
-app_script <- function(source, identifiers, verb, args, formula = NULL, k = NULL, hash = NULL) {
+app_script <- function(source, identifiers, verb, args, formula = NULL, family = "gaussian", k = NULL,
+                       hash = NULL) {
   read <- switch(source$kind,
     example = "titanic_paper()",
     object = "data  # the data frame given to detanon_app()",
@@ -107,7 +112,8 @@ app_script <- function(source, identifiers, verb, args, formula = NULL, k = NULL
   report <- as.call(c(list(quote(release_report), quote(data), quote(release), "report.html"),
                       list(vars = args$vars, strata = args$strata),
                       if (!is.null(k)) list(k = k),
-                      if (!is.null(formula)) list(formula = formula)))
+                      if (!is.null(formula)) list(formula = formula),
+                      if (!is.null(formula) && family != "gaussian") list(family = str2lang(paste0(family, "()")))))
   c(sprintf("# Reproduces the release made in detanon_app() on %s with detanon %s.",
             format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC"), utils::packageVersion("detanon")),
     if (source$kind %in% names(app_formats))
@@ -170,6 +176,7 @@ app_ui <- function() {
               shiny::selectInput("stir_method", "stir method", c("shuffle", "flatten")),
               shiny::numericInput("seed", "seed", value = 1, step = 1)),
             shiny::textInput("formula", "Model to compare, optional (e.g. Survived ~ Pclass + Sex + Age)", ""),
+            shiny::selectInput("family", "Model family", c("gaussian", "binomial", "poisson")),
             shiny::actionButton("run", "Anonymise", class = "btn-primary")),
           shiny::tabPanel("Risk and utility", value = "risk",
             shiny::h4("4. Risk and utility of the release"),
@@ -299,6 +306,7 @@ app_server <- function(data = NULL) {
                             error = TRUE))
         }
       }
+      family <- if (!is.null(formula) && isTRUE(input$family %in% c("binomial", "poisson"))) input$family else "gaussian"
       verb <- input$method
       args <- list(vars = r$vars, strata = if (length(r$strata)) r$strata)
       args <- c(args, switch(verb,
@@ -318,13 +326,14 @@ app_server <- function(data = NULL) {
         release <- withCallingHandlers(do.call(verb, c(list(work), args)), warning = keep_note, message = keep_note)
         shiny::incProgress(0.3, detail = "measuring risk and utility")
         a <- withCallingHandlers(
-          assess(work, release, vars = r$vars, strata = r$strata, formula = formula, deterministic = TRUE, seed = 1),
+          assess(work, release, vars = r$vars, strata = r$strata, formula = formula, family = app_family(family),
+                 deterministic = TRUE, seed = 1),
           warning = keep_note, message = keep_note)
         shiny::incProgress(0.2, detail = "risk battery")
         b <- risk_battery(work, release, vars = r$vars, strata = if (length(r$strata)) r$strata, seed = 1)
         shiny::incProgress(0.2, detail = "done")
         list(work = work, release = release, assess = a, battery = b, verb = verb, args = args, k = k,
-             formula = formula, identifiers = r$identifiers, hash = release_hash(release)$value,
+             formula = formula, family = family, identifiers = r$identifiers, hash = release_hash(release)$value,
              source = rv$source, notes = unique(notes))
       }), error = function(e) e)
       if (inherits(res, "error")) {
@@ -341,9 +350,15 @@ app_server <- function(data = NULL) {
     output$run_summary <- shiny::renderUI({
       run <- rv$run
       if (is.null(run)) return(shiny::p(class = "app-note", "No release yet: set the roles and method, then press Anonymise."))
+      now <- list(verb = input$method, k = k_value(), roles = roles())
+      stale <- !identical(now$verb, run$verb) || !identical(now$k, run$k) ||
+        !identical(now$roles$vars, run$args$vars) || !identical(now$roles$identifiers, run$identifiers) ||
+        !identical(if (length(now$roles$strata)) now$roles$strata, run$args$strata)
       shiny::tagList(
         shiny::p(id = "run_done", sprintf("Release made by %s(): %s; SHA-256 of the CSV %s", run$verb,
                                           plural(nrow(run$release), "record"), run$hash)),
+        if (stale) shiny::p(id = "run_stale", class = "app-status app-error",
+                            "The roles or settings changed since this release: press Anonymise to update it."),
         if (length(run$notes)) shiny::tags$ul(lapply(run$notes, shiny::tags$li)))
     })
     output$risk_table <- shiny::renderTable({
@@ -374,7 +389,8 @@ app_server <- function(data = NULL) {
     script <- shiny::reactive({
       run <- rv$run
       shiny::req(run)
-      app_script(run$source, run$identifiers, run$verb, run$args, formula = run$formula, k = run$k, hash = run$hash)
+      app_script(run$source, run$identifiers, run$verb, run$args, formula = run$formula, family = run$family,
+                 k = run$k, hash = run$hash)
     })
     output$code <- shiny::renderText({
       if (is.null(rv$run)) return("# No release yet.")
@@ -393,7 +409,7 @@ app_server <- function(data = NULL) {
         shiny::req(run)
         shiny::withProgress(message = "Writing the report", value = 0.2, {
           release_report(run$work, run$release, file, vars = run$args$vars, strata = run$args$strata,
-                         k = run$k, formula = run$formula, seed = 1)
+                         k = run$k, formula = run$formula, family = app_family(run$family), seed = 1)
         })
       })
     output$dl_code <- shiny::downloadHandler(

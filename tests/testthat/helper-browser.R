@@ -36,7 +36,8 @@ start_app_process <- function(timeout = 60) {
   log <- tempfile("app", fileext = ".log")
   script <- sprintf("detanon::detanon_app(run = TRUE, host = \"127.0.0.1\", port = %dL, launch.browser = FALSE)", port)
   p <- processx::process$new(file.path(R.home("bin"), "Rscript"), c("-e", script), stdout = log, stderr = "2>&1",
-                             env = c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep)),
+                             env = c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep),
+                                     R_TESTS = ""),
                              cleanup = TRUE)
   url <- sprintf("http://127.0.0.1:%d/", port)
   deadline <- Sys.time() + timeout

@@ -10,14 +10,14 @@ report_text <- function(file) {
 }
 
 # Every number written in `txt`, as written and without thousands separators.
-number_tokens <- function(txt) {
+report_number_tokens <- function(txt) {
   tok <- regmatches(txt, gregexpr("[0-9][0-9,]*(\\.[0-9]+)?([eE][-+]?[0-9]+)?", txt))[[1]]
   unique(c(tok, gsub(",", "", tok, fixed = TRUE)))
 }
 
 # The ways R (and a report) may print the values `v`: as.character(), format(), fixed
 # decimals 0-4, 4-8 significant digits, scientific, and with a thousands separator.
-printed_forms <- function(v) {
+report_printed_forms <- function(v) {
   v <- v[is.finite(v)]
   out <- c(as.character(v), vapply(v, format, ""), format(v, nsmall = 2), trimws(format(v, big.mark = ",")),
            vapply(v, format, "", big.mark = ","))
@@ -31,12 +31,12 @@ printed_forms <- function(v) {
 }
 
 # Printed forms of `v` that occur as numbers in the report text.
-leaked_values <- function(txt, v, min_digits = 5L) {
-  forms <- printed_forms(v)
+report_leaks <- function(txt, v, min_digits = 5L) {
+  forms <- report_printed_forms(v)
   # significant digits: no leading zeros, no trailing zeros (of "40000" or "1.0000")
   sig <- nchar(sub("0+$", "", sub("^0+", "", gsub("[^0-9]", "", sub("[eE].*$", "", forms)))))
   forms <- forms[sig >= min_digits]
-  intersect(forms, number_tokens(txt))
+  intersect(forms, report_number_tokens(txt))
 }
 
 html_escape_test <- function(x) {

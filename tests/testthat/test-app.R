@@ -41,6 +41,7 @@ test_that("anonymise -> release, risk, report and a script that reproduces the r
     session$setInputs(file = up)
     session$setInputs(identifiers = "PassengerId", vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
                       k = 5, method = "anonymise", na = "fail", small_strata = "fail", formula = "Survived ~ Sex + Age",
+                      family = "binomial",
                       k_max = 33, stir_method = "shuffle", seed = 1)
     session$setInputs(run = 1)
     expect_false(rv$error)
@@ -53,7 +54,7 @@ test_that("anonymise -> release, risk, report and a script that reproduces the r
     expect_identical(release_info(run$release)$settings$k, 5L)
     # risk and utility are those of assess() and risk_battery()
     a <- assess(remove_identifiers(d, cols = "PassengerId"), expected, formula = Survived ~ Sex + Age,
-                deterministic = TRUE, seed = 1)
+                family = binomial(), deterministic = TRUE, seed = 1)
     expect_equal(as.data.frame(run$assess), as.data.frame(a))
     expect_match(output$risk_table, "linkage_rate", fixed = TRUE)
     expect_match(output$battery_table, "does_not_cover", fixed = TRUE)
@@ -66,11 +67,13 @@ test_that("anonymise -> release, risk, report and a script that reproduces the r
     html <- output$dl_report
     txt <- report_text(html)
     expect_has(paste(readLines(html), collapse = "\n"), run$hash)
-    expect_identical(c(leaked_values(txt, d$Age, 4L), leaked_values(txt, d$Fare, 4L)), character())
+    expect_identical(c(report_leaks(txt, d$Age, 4L), report_leaks(txt, d$Fare, 4L)), character())
     # the script reproduces the release from the file
     code <- readLines(output$dl_code)
     expect_identical(code, strsplit(output$code, "\n")[[1]])
     expect_true(any(grepl("remove_identifiers(data, cols = \"PassengerId\")", code, fixed = TRUE)))
+    expect_true(any(grepl("family = binomial()", code, fixed = TRUE)))
+    expect_has(txt, "(binomial family)")
     old <- setwd(dirname(up$datapath))
     on.exit(setwd(old), add = TRUE)
     env <- new.env(parent = globalenv())
@@ -79,6 +82,10 @@ test_that("anonymise -> release, risk, report and a script that reproduces the r
     expect_true(file.exists("release.csv") && file.exists("report.html"))
     expect_identical(sha256_file("release.csv"),
                      run$hash)
+    # changed settings are flagged until the next run
+    expect_false(grepl("run_stale", output$run_summary$html, fixed = TRUE))
+    session$setInputs(k = 6)
+    expect_true(grepl("run_stale", output$run_summary$html, fixed = TRUE))
   })
 })
 
@@ -243,7 +250,7 @@ test_that("in headless Chromium: load a file, anonymise, download the release an
   rep <- file.path(downloads, "report.html")
   expect_has(paste(readLines(rep), collapse = "\n"), hash)
   txt <- report_text(rep)
-  expect_identical(c(leaked_values(txt, d$Age, 4L), leaked_values(txt, d$Fare, 4L)), character())
+  expect_identical(c(report_leaks(txt, d$Age, 4L), report_leaks(txt, d$Fare, 4L)), character())
   # the report renders in the browser, figures included
   br$navigate(paste0("file://", rep))
   expect_true(br$wait_for("document.images.length >= 4 && Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)"))

@@ -64,14 +64,14 @@ test_that("the report is one self-contained HTML file with every section", {
 
 test_that("no original value of a masked variable appears in the report, in any printed form", {
   x <- report_fixture()
-  leaked <- c(leaked_values(x$txt, x$d$x1), leaked_values(x$txt, x$d$x2))
+  leaked <- c(report_leaks(x$txt, x$d$x1), report_leaks(x$txt, x$d$x2))
   expect_identical(leaked, character())
   # the scan can fail: a report with one original value written in it is caught, in
   # several printed forms
   v <- x$d$x1[17]
   for (form in c(format(v), sprintf("%.1f", v), format(round(v)), format(v, big.mark = ","),
                  format(v, digits = 6, scientific = TRUE))) {
-    expect_gte(length(leaked_values(paste(x$txt, "<td>", form, "</td>"), x$d$x1)), 1L)
+    expect_gte(length(report_leaks(paste(x$txt, "<td>", form, "</td>"), x$d$x1)), 1L)
   }
 })
 
@@ -112,9 +112,9 @@ test_that("the Titanic report shows no distinctive original Age or Fare value", 
   f <- release_report(d, masked, tempfile(fileext = ".html"),
                       formula = Survived ~ Pclass + Sex + Age + Fare, family = binomial())
   txt <- report_text(f)
-  expect_identical(c(leaked_values(txt, d$Age, 4L), leaked_values(txt, d$Fare, 4L)), character())
+  expect_identical(c(report_leaks(txt, d$Age, 4L), report_leaks(txt, d$Fare, 4L)), character())
   # (the scan finds a distinctive Fare when it is there)
-  expect_length(leaked_values(paste(txt, "71.2833"), d$Fare, 4L), 1L)
+  expect_length(report_leaks(paste(txt, "71.2833"), d$Fare, 4L), 1L)
 })
 
 test_that("the hash is that of the file write_release() writes, or of the published file", {
@@ -150,7 +150,7 @@ test_that("a tune_release() result is reported with its frontier", {
   expect_has(txt, "chosen by tune_release()")
   expect_has(txt, paste0("Chosen: ", tu$chosen$method, " (", tu$chosen$settings, ")"))
   expect_identical(attr(f, "sha256"), release_hash(tu$release)$value)
-  expect_identical(c(leaked_values(txt, d$Age, 4L), leaked_values(txt, d$Fare, 4L)), character())
+  expect_identical(c(report_leaks(txt, d$Age, 4L), report_leaks(txt, d$Fare, 4L)), character())
 })
 
 test_that("columns with missing values are left out of the propensity model, and the report says so", {
@@ -178,7 +178,7 @@ test_that("a release made elsewhere (no metadata) is reported with the columns g
   expect_has(txt, "no release metadata")
   expect_has(txt, "carries no detanon metadata")
   expect_has(txt, "On Pclass x Sex with k = 5")
-  expect_identical(c(leaked_values(txt, d$Age, 4L), leaked_values(txt, d$Fare, 4L)), character())
+  expect_identical(c(report_leaks(txt, d$Age, 4L), report_leaks(txt, d$Fare, 4L)), character())
 })
 
 test_that("base64_raw() is RFC 4648 base64", {
