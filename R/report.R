@@ -542,18 +542,22 @@ report_policy <- function(k) {
          "read it before it leaves the safe setting.", class = "note"))
 }
 
-# Terms of a model that belong to factor levels with fewer than k records in `original`.
+# Terms of a model that belong to factor levels with fewer than k records in `original`
+# (levels of categorical columns, and of any column wrapped in factor() or as.factor()).
 rare_terms <- function(term, original, k) {
   hide <- logical(length(term))
+  parts <- strsplit(term, ":", fixed = TRUE)
   for (v in names(original)) {
     x <- original[[v]]
-    if (!(is.factor(x) || is.character(x) || is.logical(x))) next
+    categorical <- is.factor(x) || is.character(x) || is.logical(x)
+    prefix <- c(if (categorical) v, paste0(c("factor(", "as.factor("), v, ")"))
+    if (!any(vapply(prefix, function(p) any(startsWith(term, p) | grepl(paste0(":", p), term, fixed = TRUE)),
+                    logical(1)))) next
     cnt <- table(as.character(x))
     rare <- names(cnt)[cnt < k]
-    for (lv in rare) {
-      pat <- paste0(v, lv)
-      hide <- hide | vapply(strsplit(term, ":", fixed = TRUE), function(p) pat %in% p, logical(1))
-    }
+    if (!length(rare)) next
+    pat <- as.vector(outer(prefix, rare, paste0))
+    hide <- hide | vapply(parts, function(p) any(p %in% pat), logical(1))
   }
   hide
 }

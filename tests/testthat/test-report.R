@@ -104,6 +104,9 @@ test_that("rare_terms() hides the coefficients of rare levels, also in interacti
   d <- data.frame(g = c("a", "a", "a", "b"), h = c(TRUE, TRUE, FALSE, FALSE))
   expect_identical(rare_terms(c("(Intercept)", "gb", "ga", "gb:hTRUE", "hTRUE"), d, 3),
                    c(FALSE, TRUE, FALSE, TRUE, TRUE))
+  d$n <- c(1L, 1L, 1L, 2L)
+  expect_identical(rare_terms(c("factor(n)2", "as.factor(n)2", "n", "factor(g)b"), d, 3),
+                   c(TRUE, TRUE, FALSE, TRUE))
 })
 
 test_that("the Titanic report shows no distinctive original Age or Fare value", {
