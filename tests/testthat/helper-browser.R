@@ -4,10 +4,12 @@
 # The two descriptors are named pipes (mkfifo) opened by a shell, so the driver needs only
 # base R, processx and jsonlite (no websocket client, no chromote). Unix only.
 
-# The Chromium (or Chrome) binary: $DETANON_CHROMIUM, else the first one on the PATH.
+# The Chromium (or Chrome) binary: $DETANON_CHROMIUM, else the first one on the PATH
+# (DETANON_CHROMIUM=none skips the browser test).
 chromium_path <- function() {
   if (.Platform$OS.type != "unix" || !nzchar(Sys.which("mkfifo"))) return(NULL)
   p <- Sys.getenv("DETANON_CHROMIUM")
+  if (identical(p, "none")) return(NULL)
   if (nzchar(p) && file.exists(p)) return(p)
   for (b in c("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")) {
     w <- Sys.which(b)

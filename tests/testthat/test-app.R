@@ -194,7 +194,7 @@ test_that("in headless Chromium: load a file, anonymise, download the release an
   skip_if_not_installed("jsonlite")
   skip_if_not_installed("openssl")
   chrome <- chromium_path()
-  skip_if(is.null(chrome), "Chromium not found (install Debian's chromium, or set DETANON_CHROMIUM): browser test skipped")
+  skip_if(is.null(chrome), "Chromium not found (install Debian's chromium, or set DETANON_CHROMIUM to its path): browser test skipped")
   # screenshots go to a temporary folder, or to $DETANON_SCREENSHOTS (to inspect them, or to
   # refresh man/figures)
   shots <- Sys.getenv("DETANON_SCREENSHOTS", tempfile("shots"))
