@@ -95,7 +95,7 @@ intruder_view <- function(original, masked, intruder, seed = NULL) {
   # categorical key changed by the masking puts a record in another cell than its original.
   both_df <- rbind(as.data.frame(original, stringsAsFactors = FALSE)[c(s$strata, s$key_cat)],
                    as.data.frame(masked, stringsAsFactors = FALSE)[c(s$strata, s$key_cat)])
-  cell <- stratum_ids(both_df, c(s$strata, s$key_cat))
+  cell <- if (length(c(s$strata, s$key_cat))) stratum_ids(both_df, c(s$strata, s$key_cat)) else rep(1L, 2L * s$n)
   s$cell_o <- cell[seq_len(s$n)]
   s$cell_m <- cell[s$n + seq_len(s$n)]
   s$original <- original

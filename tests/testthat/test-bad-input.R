@@ -501,6 +501,23 @@ bad("tune_release: k above the strata", bi_d, tr(k = 11), "the limit `k_strata` 
 bad("tune_release: top_m impossible", bi_d, tr(m = 10, top_m = 0.5), "the limit `top_m` = 0.5 cannot be met with `m` = 10")
 bad("tune_release: objective", bi_d, tr(objective = "mse"), "`objective` must be")
 
+# ---- release_report(), write_release(), detanon_app() ------------------------------------
+rr <- function(...) function(p) release_report(p$o, p$m, tempfile(fileext = ".html"), ...)
+bad("release_report: matrix original", bi_pair(o = as.matrix(bi_d)), rr(), "`original` must be a data frame")
+bad("release_report: file NA", bi_pair(), function(p) release_report(p$o, p$m, NA), "`file` must be the path of the HTML file")
+bad("release_report: no folder", bi_pair(), function(p) release_report(p$o, p$m, "/no-such-folder-detanon/r.html"),
+    "`file`: the folder /no-such-folder-detanon does not exist")
+bad("release_report: rows differ", bi_pair(m = bi_plain(bi_m[-1, ])), rr(vars = c("x", "y")),
+    "`original` has 20 rows but `masked` has 19")
+bad("release_report: k = 0", bi_pair(), rr(k = 0), "`k` must be a single whole number >= 1, not 0")
+bad("release_report: formula text", bi_pair(), rr(formula = "x ~ y"), "`formula` must be NULL or a model formula")
+bad("release_report: release_file", bi_pair(), rr(release_file = "no-such-release.csv"),
+    "`release_file` must be the path of an existing file")
+bad("write_release: matrix", as.matrix(bi_d), function(x) write_release(x, tempfile()), "`x` must be a data frame")
+bad("write_release: file", bi_m, function(x) write_release(x, c("a.csv", "b.csv")), "`file` must be the path of the CSV file")
+bad("detanon_app: data not a frame", 1:3, function(x) detanon_app(data = x, run = FALSE), "`data` must be a data frame")
+bad("detanon_app: run NA", bi_d, function(x) detanon_app(data = x, run = NA), "`run` must be TRUE or FALSE")
+
 # ---- release_info() --------------------------------------------------------------------
 bad("release_info: not a release", bi_d, function(x) release_info(x), NA, function(r) expect_null(r))
 bad("release_info: a vector", 1:3, function(x) release_info(x), NA, function(r) expect_null(r))

@@ -1,0 +1,637 @@
+#' A release report: one self-contained HTML file for a data-access committee
+#'
+#' Writes one HTML file (no external assets: the style sheet is inline and the figures
+#' are PNG images embedded as base64) that documents a release: the identifier screen,
+#' the strata and their k-anonymity, the NHS ISB 1523 plan check when `roles` are given,
+#' every risk measure of [assess()] and every attack of [risk_battery()] with the
+#' intruder it plays and what it does not cover, the risk-utility frontier when the
+#' release came from [tune_release()], the utility measures with figures, the exact
+#' settings ([release_info()]), the package version, and the SHA-256 hash of the release
+#' (see `release_file`) so that the report is tied to one release.
+#'
+#' @section What the report never shows:
+#' The report is meant to be handed over, so it is built from aggregates only:
+#' * no value of a masked variable of the original data, and no per-record value of the
+#'   release in its text (the figures show the release and binned summaries only);
+#' * no stratum (combination of strata values) with fewer than `k` records: the strata
+#'   table lists the strata of at least `k` records and counts the others together; the
+#'   worst stratum of an attack is named only when it holds at least `k` records;
+#'   coefficients of factor levels held by fewer than `k` original records are left out;
+#' * of the release metadata, the settings and counts, and only the names of its
+#'   statistics.
+#'
+#' What the figures can leak, and how they are drawn so they do not:
+#' * *distributions* (original against released, per masked variable): a histogram of the
+#'   original places every record in a bin, so a bin of one record (an outlier) would
+#'   give its value to within the bin width, and the plotted range would give the
+#'   original minimum and maximum. The bins are therefore laid out from the *released*
+#'   values only, original bins with fewer than `k` records are not drawn, and the axis
+#'   covers only the bins drawn and the released values.
+#' * *original against released* (the paper's Figure 2, which plots every record): shown
+#'   as a two-dimensional histogram on the same bins, drawing only the cells of at least
+#'   `k` records; it shows how far masking moved values, and says of any released value
+#'   no more than "at least `k` records whose originals lie in this interval". The risky
+#'   records of [risk_rmd()] are counted, not drawn.
+#' * *propensity scores* (Figure 3): the boxes span the 5% to 95% quantiles (no whiskers
+#'   to single records, no outliers drawn).
+#' * *coefficients* (Figure 4) and the *frontier* are aggregates already.
+#' A custodian should still read the report before it leaves the safe setting: the
+#' column names, the strata levels of the large strata and the settings are shown.
+#'
+#' @param original The original data frame, rows aligned with `masked`.
+#' @param masked The release (a data frame returned by a masking verb), or a
+#'   `detanon_tuned` result of [tune_release()], whose chosen release is reported with
+#'   the frontier of the search.
+#' @param file Path of the HTML file to write.
+#' @param vars,strata The masked variables and the strata. Default: those recorded in
+#'   the release.
+#' @param k The k of the strata checks. Default: the `k` recorded in the release (the
+#'   smallest, when it varies), else 3.
+#' @param roles,plan Optional roles of the columns and the NHS plan for [nhs_check()]
+#'   (run on the release; roles of columns not in the release are ignored).
+#' @param formula,family Optional model for [utility_model()] (the coefficient figure).
+#' @param intruder,sensitive Passed to [risk_battery()]; default intruder:
+#'   `intruder(vars, strata)`.
+#' @param title Title of the report.
+#' @param release_file Optional path of the file that will be published. Its bytes are
+#'   hashed. Without it, the hash is that of the release written by [write_release()]
+#'   (CSV, UTF-8, `\n` line ends, no row names), so that `sha256sum` of a file written by
+#'   `write_release()` gives the same hash.
+#' @param nthreads Threads for the measures.
+#' @param seed Seed for the measures that draw random numbers (the battery's control,
+#'   replay).
+#' @return The path of the file, invisibly, with an attribute `"sha256"` (the hash).
+#' @family reports
+#' @seealso [detanon_app()], [assess()], [risk_battery()].
+#' @examples
+#' d <- titanic_paper()[-1] # without the identifier PassengerId
+#' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
+#'                     strata = c("Pclass", "Sex", "Family"))
+#' f <- release_report(d, masked, tempfile(fileext = ".html"),
+#'                     formula = Survived ~ Pclass + Sex + Age + Fare, family = binomial())
+#' f
+#' @export
+release_report <- function(original, masked, file, vars = NULL, strata = NULL, k = NULL,
+                           roles = NULL, plan = c("weak", "strong"), formula = NULL,
+                           family = stats::gaussian(), intruder = NULL, sensitive = NULL,
+                           title = "Release report", release_file = NULL,
+                           nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
+  tuned <- NULL
+  if (inherits(masked, "detanon_tuned")) {
+    tuned <- masked
+    if (is.null(tuned$release)) {
+      stop_arg("`masked` is a tune_release() result with no release (no candidate met every limit).",
+               kind = "data")
+    }
+    masked <- tuned$release
+  }
+  check_data_frame(original, "original")
+  check_data_frame(masked, "masked")
+  if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
+    stop_arg("`file` must be the path of the HTML file to write, not ", show_value(file), ".")
+  }
+  if (!dir.exists(dirname(file))) {
+    stop_arg("`file`: the folder ", dirname(file), " does not exist.")
+  }
+  if (!is.character(title) || length(title) != 1L || is.na(title)) {
+    stop_arg("`title` must be a single string, not ", show_value(title), ".")
+  }
+  if (!is.null(release_file) && (!is.character(release_file) || length(release_file) != 1L ||
+                                 !file.exists(release_file))) {
+    stop_arg("`release_file` must be the path of an existing file, not ", show_value(release_file), ".")
+  }
+  plan <- match_choice(plan, "plan")
+  info <- current_release(masked, "masked")
+  vars <- check_pair(original, masked, vars, strata = strata)
+  if (is.null(strata)) strata <- attr(vars, "strata")
+  vars <- as.vector(vars)
+  if (length(strata)) {
+    strata <- check_columns(strata, masked, "strata")
+    check_strata_columns(masked, strata)
+  }
+  if (is.null(k)) {
+    k0 <- suppressWarnings(as.numeric(info$settings$k))
+    k <- if (length(k0) && all(is.finite(k0))) as.integer(min(k0)) else 3L
+  }
+  k <- check_whole(k, "k", min = 1)
+  if (!is.null(roles)) {
+    roles <- check_roles(roles, original)
+    roles <- roles[names(roles) %in% names(masked)]
+  }
+  if (!is.null(formula) && !inherits(formula, "formula")) {
+    stop_arg("`formula` must be NULL or a model formula such as `y ~ x1 + x2`, not ",
+             show_value(formula), ".")
+  }
+  nthreads <- check_nthreads(nthreads)
+
+  # the propensity model: the columns assess() would use, without those with missing values
+  pmse_vars <- suppressMessages(default_pmse_vars(original, masked))
+  has_na <- vapply(pmse_vars, function(v) anyNA(original[[v]]) || anyNA(masked[[v]]), logical(1))
+  pmse_left <- pmse_vars[has_na]
+  pmse_vars <- pmse_vars[!has_na]
+  if (!length(pmse_vars)) {
+    stop_arg("every column for the propensity model has missing values; impute them first.", kind = "data")
+  }
+  a <- assess(original, masked, vars = vars, strata = strata, formula = formula, family = family,
+              pmse_vars = pmse_vars, deterministic = TRUE, nthreads = nthreads, seed = seed)
+  a$pmse_left <- pmse_left
+  bat <- risk_battery(original, masked,
+                      intruder = if (is.null(intruder)) intruder(vars, if (length(strata)) strata) else intruder,
+                      sensitive = sensitive, seed = seed, nthreads = nthreads)
+  hash <- release_hash(masked, release_file)
+
+  body <- c(
+    report_header(title, masked, hash, info, release_file),
+    report_settings(info, tuned),
+    report_identifiers(original, masked),
+    report_strata(masked, strata, k),
+    if (length(roles)) report_nhs(masked, roles, plan),
+    report_risk(a, bat, k),
+    if (!is.null(tuned)) report_frontier(tuned),
+    report_utility(a, original, masked, vars, k),
+    report_policy(k)
+  )
+  html <- c("<!DOCTYPE html>", "<html lang=\"en\"><head><meta charset=\"utf-8\">",
+            paste0("<title>", html_escape(title), "</title>"),
+            paste0("<style>", report_css(), "</style></head><body><main>"),
+            body, "</main></body></html>")
+  con <- file(file, open = "wb")
+  on.exit(close(con))
+  writeBin(charToRaw(enc2utf8(paste0(paste(html, collapse = "\n"), "\n"))), con)
+  invisible(structure(file, sha256 = hash$value))
+}
+
+#' Write a release as the CSV the report hashes
+#'
+#' Writes `x` as CSV (UTF-8, `"\n"` line ends, no row names, missing values as empty
+#' fields, numbers with up to 15 significant digits), the form whose SHA-256 hash
+#' [release_report()] prints when it is not given the published file. `sha256sum` of the
+#' file (or `openssl::sha256(file(path))`) then gives the hash in the report. The release
+#' metadata (an attribute) are not written.
+#' @param x A data frame (a release).
+#' @param file Path of the CSV file.
+#' @return `file`, invisibly.
+#' @family reports
+#' @examples
+#' masked <- anonymise(titanic_paper()[-1], k = 3, vars = c("Age", "Fare"),
+#'                     strata = c("Pclass", "Sex", "Family"))
+#' f <- write_release(masked, tempfile(fileext = ".csv"))
+#' @export
+write_release <- function(x, file) {
+  check_data_frame(x, "x")
+  if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
+    stop_arg("`file` must be the path of the CSV file to write, not ", show_value(file), ".")
+  }
+  con <- file(file, open = "wb")
+  on.exit(close(con))
+  writeBin(release_csv_bytes(x), con)
+  invisible(file)
+}
+
+# The bytes write_release() writes.
+release_csv_bytes <- function(x) {
+  df <- as.data.frame(plain_release(x), stringsAsFactors = FALSE)
+  rownames(df) <- NULL
+  for (v in names(df)) {
+    y <- df[[v]]
+    if (is_labelled(y)) y <- as.vector(unclass(y))
+    if (is.double(y)) {
+      y <- ifelse(is.na(y), NA_character_, formatC(y, digits = 15, format = "g", flag = ""))
+      y <- trimws(y)
+    }
+    attributes(y) <- attributes(y)[intersect(names(attributes(y)), c("levels", "class"))]
+    df[[v]] <- y
+  }
+  tc <- textConnection("lines", open = "w", local = TRUE)
+  utils::write.csv(df, tc, row.names = FALSE, na = "", fileEncoding = "")
+  close(tc)
+  charToRaw(enc2utf8(paste0(paste(lines, collapse = "\n"), "\n")))
+}
+
+# SHA-256 of the published file, else of write_release()'s bytes. openssl when installed,
+# else MD5 (tools), said so in the report.
+release_hash <- function(masked, release_file = NULL) {
+  bytes <- if (!is.null(release_file)) readBin(release_file, "raw", file.size(release_file))
+           else release_csv_bytes(masked)
+  if (requireNamespace("openssl", quietly = TRUE)) {
+    list(algo = "SHA-256", value = unclass(as.character(openssl::sha256(bytes))))
+  } else {
+    tmp <- tempfile()
+    on.exit(unlink(tmp))
+    writeBin(bytes, tmp)
+    list(algo = "MD5 (install the openssl package for SHA-256)", value = unname(tools::md5sum(tmp)))
+  }
+}
+
+# ---- HTML helpers ----------------------------------------------------------------------
+
+html_escape <- function(x) {
+  x <- gsub("&", "&amp;", as.character(x), fixed = TRUE)
+  x <- gsub("<", "&lt;", x, fixed = TRUE)
+  x <- gsub(">", "&gt;", x, fixed = TRUE)
+  gsub("\"", "&quot;", x, fixed = TRUE)
+}
+
+h <- function(level, text, id = NULL) {
+  sprintf("<h%d%s>%s</h%d>", level, if (is.null(id)) "" else sprintf(" id=\"%s\"", id), html_escape(text), level)
+}
+
+para <- function(..., class = NULL) {
+  sprintf("<p%s>%s</p>", if (is.null(class)) "" else sprintf(" class=\"%s\"", class), html_escape(paste0(...)))
+}
+
+# A data frame as an HTML table (values formatted by fmt_cell).
+html_table <- function(df, caption = NULL, class = NULL) {
+  if (!nrow(df)) return(para("(none)", class = "note"))
+  head <- paste0("<tr>", paste0("<th>", html_escape(names(df)), "</th>", collapse = ""), "</tr>")
+  cells <- vapply(df, fmt_cell, character(nrow(df)))
+  if (is.null(dim(cells))) cells <- matrix(cells, nrow = nrow(df))
+  rows <- apply(cells, 1L, function(r) paste0("<tr>", paste0("<td>", html_escape(r), "</td>", collapse = ""), "</tr>"))
+  c(sprintf("<table%s>", if (is.null(class)) "" else sprintf(" class=\"%s\"", class)),
+    if (!is.null(caption)) paste0("<caption>", html_escape(caption), "</caption>"),
+    "<thead>", head, "</thead><tbody>", rows, "</tbody></table>")
+}
+
+fmt_cell <- function(x) {
+  if (is.factor(x)) x <- as.character(x)
+  if (is.logical(x)) return(ifelse(is.na(x), "", ifelse(x, "yes", "no")))
+  if (is.double(x)) {
+    out <- ifelse(is.na(x), "", formatC(signif(x, 4), digits = 4, format = "fg", flag = "#"))
+    return(trimws(sub("\\.$", "", out)))
+  }
+  ifelse(is.na(x), "NA", as.character(x))
+}
+
+# A figure drawn by `draw()` as an embedded PNG, or a note when PNG is unavailable.
+html_figure <- function(draw, caption, width = 720, height = 420) {
+  if (!capabilities("png") && !capabilities("cairo")) {
+    return(para("(figure not drawn: this R cannot write PNG) ", caption, class = "note"))
+  }
+  tmp <- tempfile(fileext = ".png")
+  on.exit(unlink(tmp))
+  type <- if (capabilities("cairo")) "cairo" else getOption("bitmapType")
+  grDevices::png(tmp, width = width, height = height, res = 96, type = type)
+  ok <- tryCatch({
+    draw()
+    TRUE
+  }, error = function(e) conditionMessage(e), finally = grDevices::dev.off())
+  if (!isTRUE(ok)) return(para("(figure not drawn: ", ok, ") ", caption, class = "note"))
+  b <- readBin(tmp, "raw", file.size(tmp))
+  c("<figure>", sprintf("<img alt=\"%s\" src=\"data:image/png;base64,%s\">", html_escape(caption), base64_raw(b)),
+    paste0("<figcaption>", html_escape(caption), "</figcaption>"), "</figure>")
+}
+
+# Base64 of a raw vector (RFC 4648), without dependencies.
+base64_raw <- function(x) {
+  chars <- c(LETTERS, letters, 0:9, "+", "/")
+  n <- length(x)
+  if (!n) return("")
+  pad <- (3L - n %% 3L) %% 3L
+  v <- matrix(c(as.integer(x), integer(pad)), nrow = 3L)
+  w <- v[1L, ] * 65536 + v[2L, ] * 256 + v[3L, ]
+  idx <- rbind(w %/% 262144, (w %/% 4096) %% 64, (w %/% 64) %% 64, w %% 64)
+  out <- chars[idx + 1]
+  if (pad) out[length(out) - seq_len(pad) + 1L] <- "="
+  paste(out, collapse = "")
+}
+
+report_css <- function() {
+  paste(
+    "body{font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;color:#222;background:#fff;margin:0}",
+    "main{max-width:960px;margin:auto;padding:1em 2em}",
+    "h1{border-bottom:2px solid #444}h2{border-bottom:1px solid #bbb;margin-top:2em}",
+    "table{border-collapse:collapse;margin:.5em 0 1em;font-size:.9em}",
+    "th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}",
+    "th{background:#f0f0f0}caption{text-align:left;font-weight:bold;padding:.3em 0}",
+    ".note{color:#555;font-size:.9em}.warn{color:#a40000;font-weight:bold}.ok{color:#060}",
+    "code,.hash{font-family:monospace;word-break:break-all}",
+    "figure{margin:1em 0}img{max-width:100%}figcaption{font-size:.85em;color:#444}",
+    "dl.meta dt{font-weight:bold;float:left;clear:left;width:12rem}dl.meta dd{margin-left:13rem}")
+}
+
+# ---- sections --------------------------------------------------------------------------
+
+report_header <- function(title, masked, hash, info, release_file) {
+  hashed <- if (!is.null(release_file)) paste0("the bytes of ", basename(release_file))
+            else "the release written by write_release() (CSV, UTF-8)"
+  c(h(1L, title),
+    "<dl class=\"meta\">",
+    sprintf("<dt>Created</dt><dd>%s</dd>", html_escape(format(Sys.time(), "%Y-%m-%d %H:%M:%S UTC", tz = "UTC"))),
+    sprintf("<dt>Software</dt><dd>detanon %s, %s</dd>", html_escape(as.character(utils::packageVersion("detanon"))),
+            html_escape(R.version.string)),
+    sprintf("<dt>Release</dt><dd>%s, %s%s</dd>", plural(nrow(masked), "record"), plural(ncol(masked), "column"),
+            if (!is.null(info)) paste0(", made by ", html_escape(info$verb), "()") else
+              " (no release metadata: made outside detanon, or edited after release)"),
+    sprintf("<dt>Columns</dt><dd>%s</dd>", html_escape(paste(names(masked), collapse = ", "))),
+    sprintf("<dt>%s</dt><dd class=\"hash\">%s</dd>", html_escape(hash$algo), html_escape(hash$value)),
+    sprintf("<dt>Hash of</dt><dd>%s</dd>", html_escape(hashed)),
+    "</dl>",
+    para("This report describes the one release with the hash above. It holds aggregates only: ",
+         "no original value of a masked variable and no stratum of fewer than k records (see ",
+         "\"What this report does not show\" at the end).", class = "note"))
+}
+
+report_settings <- function(info, tuned) {
+  out <- h(2L, "Settings", "settings")
+  if (is.null(info)) {
+    out <- c(out, para("The release carries no detanon metadata, so its settings are not known to this report.",
+                       class = "warn"))
+  } else {
+    show <- function(l) {
+      if (!length(l)) return(data.frame(name = character(), value = character()))
+      val <- vapply(l, function(v) {
+        if (is.null(v) || !length(v)) "(none)"
+        else if (is.character(v)) paste(v, collapse = ", ")
+        else paste(format(v, digits = 4), collapse = ", ")
+      }, character(1))
+      data.frame(name = names(l), value = unname(val), stringsAsFactors = FALSE)
+    }
+    out <- c(out, para("Made by ", info$verb, "() with these settings (release_info()):"),
+             html_table(show(info$settings), caption = "Settings"),
+             html_table(show(info$counts), caption = "Counts"),
+             if (!is.null(info$stats)) para("The metadata also hold the statistics ",
+                                            paste(names(info$stats), collapse = ", "),
+                                            " (not shown).", class = "note"))
+  }
+  if (!is.null(tuned)) {
+    l <- tuned$limits
+    lim <- data.frame(limit = names(l), value = vapply(l, function(v) paste(format(v), collapse = ", "), ""),
+                      stringsAsFactors = FALSE)
+    out <- c(out, para("The release was chosen by tune_release() (objective ", tuned$objective, "; ",
+                       plural(nrow(tuned$tried), "candidate"), " tried; stopped: ", tuned$stop, ")."),
+             html_table(lim, caption = "Limits of the search"))
+  }
+  out
+}
+
+report_identifiers <- function(original, masked) {
+  found <- detect_identifiers(masked)
+  before <- detect_identifiers(original)
+  removed <- setdiff(before$column, names(masked))
+  c(h(2L, "Direct identifiers", "identifiers"),
+    para("detect_identifiers() screens every column of the release for the signs of a direct ",
+         "identifier (unique values, identifier-like values or names, free text)."),
+    if (nrow(found)) c(para(plural(nrow(found), "column"), " of the release look like direct identifiers: ",
+                            "drop or pseudonymise them, or record why they may stay.", class = "warn"),
+                       html_table(found[c("column", "reason")]))
+    else para("No column of the release looks like a direct identifier.", class = "ok"),
+    if (length(removed)) para("Flagged in the original and not in the release: ", paste(removed, collapse = ", "), "."),
+    para("A flagged column is not necessarily identifying, and an unflagged one may still be (a rare ",
+         "diagnosis, an identifier coded as a factor).", class = "note"))
+}
+
+report_strata <- function(masked, strata, k) {
+  out <- h(2L, "Strata and k-anonymity", "strata")
+  if (!length(strata)) {
+    return(c(out, para("No strata: the release was not stratified, and no categorical column was checked.")))
+  }
+  kan <- kanon_check(masked, strata, k)
+  tab <- strata_table(masked, strata, k)
+  big <- as.data.frame(unclass(tab), stringsAsFactors = FALSE)[!tab$below_k, c(strata, "n"), drop = FALSE]
+  big <- big[order(-big$n), , drop = FALSE]
+  shown <- utils::head(big, 200L)
+  c(out,
+    para(sprintf("On %s with k = %d: %s in %s; the smallest has %s.",
+                 paste(strata, collapse = " x "), k, plural(kan$n, "record"), plural(kan$n_classes, "stratum", "strata"),
+                 if (kan$min_size >= k) plural(kan$min_size, "record") else "fewer than k records")),
+    if (kan$conforms) para(sprintf("Every stratum holds at least %d records: the release is %d-anonymous on these columns.", k, k),
+                           class = "ok")
+    else para(sprintf("%s below k, holding %s (%.1f%%), %s not listed: the release is NOT %d-anonymous on these columns.",
+                      plural(kan$n_small, "stratum", "strata"), plural(kan$n_affected, "record"),
+                      100 * kan$share_affected, if (kan$n_small == 1L) "is" else "are", k), class = "warn"),
+    html_table(shown, caption = sprintf("Strata of at least k = %d records, largest first%s", k,
+                                        if (nrow(big) > nrow(shown)) sprintf(" (first %d of %d)", nrow(shown), nrow(big)) else "")),
+    para("k-anonymity protects against re-identification through these columns only; it does not protect ",
+         "other columns, nor against attribute disclosure when a stratum shares a sensitive value.", class = "note"))
+}
+
+report_nhs <- function(masked, roles, plan) {
+  chk <- nhs_check(masked, roles = roles, plan = plan)
+  it <- chk$items
+  c(h(2L, "NHS ISB 1523 plan check", "nhs"),
+    para(sprintf("Plan %d (\"%s\" k-anonymity, k = %d); controlled: %s.", if (chk$plan == "weak") 3L else 6L,
+                 chk$plan, chk$k, if (length(chk$strata)) paste(chk$strata, collapse = ", ") else "(none)")),
+    para(if (chk$conforms) "The release conforms to the plan" else "The release does NOT conform to the plan",
+         if (any(it$status == "review")) "; some items need a review." else ".",
+         class = if (chk$conforms) "ok" else "warn"),
+    html_table(it[c("section", "item", "status", "detail", "requirement")]),
+    para("The check relies on the roles given; it cannot judge the threat level, which decides between ",
+         "the plans.", class = "note"))
+}
+
+report_risk <- function(a, bat, k) {
+  r <- a$rmd
+  l <- a$linkage
+  lt <- a$linkage_top
+  rows <- list(
+    c("risk1", sprintf("%.4f (%d records)", r$risk1, r$n_risk1),
+      "masked value inside a small interval around its original (risk_rmd())"),
+    c("risk2", sprintf("%.4f (%d records)", r$risk2, r$n_risk2),
+      "... and isolated among the masked records"),
+    c("linkage", sprintf("%.4f (blind guess %.4f)", l$rate, l$blind_rate),
+      "nearest original in the stratum is the record's own (risk_linkage())"),
+    c(sprintf("top-%d linkage", lt$m), sprintf("%.4f (blind guess %.4f)", lt$rate, lt$blind_rate),
+      sprintf("own original among the %d nearest", lt$m)),
+    c("re-identification", sprintf("%.4f mean, %.4f largest", l$reid, l$reid_max),
+      "picking among originals as near as the own one")
+  )
+  if (!is.null(a$replay)) {
+    b <- a$replay$by_p
+    rows[[length(rows) + 1L]] <- c("replay", paste(sprintf("p = %s: %.4f", vapply(b$p, format, ""), b$rate), collapse = "; "),
+                                   "intruder knows a share p of the originals and the settings, re-runs the masking (risk_replay())")
+  }
+  m <- do.call(rbind, rows)
+  meas <- data.frame(measure = m[, 1L], value = m[, 2L], meaning = m[, 3L], stringsAsFactors = FALSE)
+  tab <- as.data.frame(bat)
+  small_worst <- !is.na(tab$worst_stratum_n) & tab$worst_stratum_n < k
+  show <- data.frame(attack = tab$attack, rate = tab$rate, control = tab$control_rate,
+                     advantage = tab$advantage, top_m = tab$rate_m, worst_stratum = tab$worst_stratum,
+                     worst_stratum_n = ifelse(small_worst, "< k", as.character(tab$worst_stratum_n)),
+                     precision_top10 = tab$precision_top10, stringsAsFactors = FALSE)
+  details <- unlist(lapply(tab$name, function(nm) {
+    at <- bat$attacks[[nm]]
+    w <- at$worst_stratum
+    worst <- if (nrow(w) && length(at$strata) && w$n >= k) {
+      paste0(" Worst stratum: ", paste(paste0(at$strata, " = ", unlist(lapply(w[at$strata], as.character))), collapse = ", "),
+             sprintf(" (%s, rate %.4f).", plural(w$n, "record"), w$rate))
+    } else if (nrow(w) && w$n < k) " Worst stratum: one of fewer than k records (not named)." else ""
+    c(sprintf("<li><b>%s</b>: intruder who %s.%s%s</li>", html_escape(at$attack),
+              html_escape(paste(format(at$intruder), collapse = "; and ")), html_escape(worst),
+              if (length(at$not_covered)) paste0(" <i>Does not cover:</i> ", html_escape(at$not_covered)) else ""))
+  }))
+  c(h(2L, "Disclosure risk", "risk"),
+    html_table(meas, caption = "Risk measures of assess()"),
+    para("These cover close-match re-identification on the masked variables by an intruder who knows the ",
+         "originals. They do NOT cover rare categorical combinations (see the strata above), attribute ",
+         "disclosure or other background knowledge. Unflagged records are not proven safe.", class = "note"),
+    html_table(show, caption = "Risk battery (risk_battery()), worst attack first"),
+    para("rate: expected share of records the attack gets right; control: the same attack on a control ",
+         "release (records deranged within strata); advantage: (rate - control) / (1 - control); top_m: own ",
+         "record among the intruder's m best; precision_top10: rate among the 10% most confident claims.",
+         class = "note"),
+    "<ul>", details, "</ul>",
+    para("The battery measures what these attacks achieve for these intruders. Attacks not in the battery, ",
+         "other background knowledge and linking with other releases are not covered; a low rate is not a ",
+         "proof of safety.", class = "note"))
+}
+
+report_frontier <- function(tuned) {
+  t <- tuned$tried
+  cols <- intersect(c("method", "settings", "linkage", "top_m", "risk1", "risk2", "loss", "meets", "fails"), names(t))
+  show <- as.data.frame(t[cols], stringsAsFactors = FALSE)
+  show <- cbind(candidate = seq_len(nrow(show)), show)
+  c(h(2L, "Risk-utility frontier", "frontier"),
+    html_figure(function() plot(tuned), "Candidates of tune_release(): top-m linkage against the utility loss; the dashed line joins the candidates not beaten on both, the dotted line is the limit, the star the chosen release."),
+    html_table(show, caption = "Candidates tried"),
+    if (!is.null(tuned$chosen)) para("Chosen: ", tuned$chosen$method, " (", tuned$chosen$settings, ")."))
+}
+
+report_utility <- function(a, original, masked, vars, k) {
+  p <- a$pmse
+  ut <- data.frame(measure = c("U (pMSE)", "S_pMSE", paste("delta", names(a$delta))),
+                   value = c(p$U, p$S_pMSE, unname(a$delta)),
+                   meaning = c(sprintf("how well a %s tells the data sets apart (0: not at all)",
+                                       if (identical(p$method, "cart")) "classification tree" else "logistic model"),
+                               "U relative to its expectation under no difference",
+                               rep("share of the variable's variability added by masking", length(a$delta))),
+                   stringsAsFactors = FALSE)
+  figs <- lapply(utils::head(vars, 4L), function(v) {
+    html_figure(function() plot_report_margins(original[[v]], masked[[v]], v, k),
+                sprintf("%s: distribution of the original (grey bins, binned on the released values; bins of fewer than %d original records are not drawn) and of the release (red), and the original against the released value (cells of fewer than %d records not drawn).", v, k, k),
+                width = 880, height = 380)
+  })
+  model <- NULL
+  if (!is.null(a$model)) {
+    mod <- a$model
+    hidden <- rare_terms(mod$term, original, k)
+    keep <- !hidden
+    sub <- mod[keep, , drop = FALSE]
+    tab <- data.frame(term = sub$term, original = sub$estimate_or, se_original = sub$se_or,
+                      masked = sub$estimate_an, se_masked = sub$se_an, std_diff = sub$std_diff,
+                      ci_overlap = sub$ci_overlap, stringsAsFactors = FALSE)
+    model <- c(h(3L, "Model"),
+               html_table(tab, caption = sprintf("Coefficients on the original and the release (%s family)", attr(mod, "family"))),
+               if (any(hidden)) para(plural(sum(hidden), "coefficient"), " of factor levels held by fewer than ", k,
+                                     " original records ", if (sum(hidden) == 1L) "is" else "are", " not shown.", class = "note"),
+               if (nrow(sub)) html_figure(function() plot_model(list(model = sub)),
+                                          "Each coefficient with its confidence interval, original (black) and release (red), in original standard errors from the original estimate (the paper's Figure 4)."))
+  }
+  c(h(2L, "Utility", "utility"),
+    html_table(ut, caption = "Utility measures of assess()"),
+    para("The propensity model uses ", paste(p$vars, collapse = ", "),
+         if (length(a$pmse_left)) paste0("; left out for missing values: ", paste(a$pmse_left, collapse = ", ")), "."),
+    para("U ignores record pairing; delta ignores relations between variables; the model covers one analysis ",
+         "only. None of them measures disclosure risk.", class = "note"),
+    unlist(figs),
+    html_figure(function() plot_report_pmse(p),
+                "Propensity scores of the original and released rows (the paper's Figure 3): boxes from the 25% to the 75% quantile, lines to the 5% and 95% quantiles, no single records; the dotted line is the share of released rows."),
+    model)
+}
+
+report_policy <- function(k) {
+  c(h(2L, "What this report does not show", "policy"),
+    "<ul>",
+    sprintf("<li>%s</li>", html_escape(c(
+      "No value of a masked variable of the original data, and no per-record value of the release, appears in the text.",
+      sprintf("No stratum of fewer than k = %d records is listed or named; such strata are only counted together.", k),
+      sprintf("Coefficients of factor levels held by fewer than %d original records are left out.", k),
+      sprintf("Figures: original values appear only in bins of at least %d records, laid out from the released values; the plotted range covers only those bins and the released values, so extremes of the original are not drawn. Risky records are counted, not drawn. Propensity-score boxes end at the 5%% and 95%% quantiles.", k),
+      "Of the release metadata, the settings and counts are shown, and only the names of its statistics."))),
+    "</ul>",
+    para("The report still shows column names, the levels of the strata of at least k records and the settings: ",
+         "read it before it leaves the safe setting.", class = "note"))
+}
+
+# Terms of a model that belong to factor levels with fewer than k records in `original`
+# (levels of categorical columns, and of any column wrapped in factor() or as.factor()).
+rare_terms <- function(term, original, k) {
+  hide <- logical(length(term))
+  parts <- strsplit(term, ":", fixed = TRUE)
+  for (v in names(original)) {
+    x <- original[[v]]
+    categorical <- is.factor(x) || is.character(x) || is.logical(x)
+    prefix <- c(if (categorical) v, paste0(c("factor(", "as.factor("), v, ")"))
+    if (!any(vapply(prefix, function(p) any(startsWith(term, p) | grepl(paste0(":", p), term, fixed = TRUE)),
+                    logical(1)))) next
+    cnt <- table(as.character(x))
+    rare <- names(cnt)[cnt < k]
+    if (!length(rare)) next
+    pat <- as.vector(outer(prefix, rare, paste0))
+    hide <- hide | vapply(parts, function(p) any(p %in% pat), logical(1))
+  }
+  hide
+}
+
+# Bins laid out from the released values (pretty breaks), extended with the same width to
+# cover the original values.
+report_breaks <- function(o, m) {
+  br <- pretty(range(m, finite = TRUE), n = 30L)
+  if (length(br) < 2L) br <- c(m[1L] - 0.5, m[1L] + 0.5)
+  w <- br[2L] - br[1L]
+  lo <- min(o, na.rm = TRUE)
+  hi <- max(o, na.rm = TRUE)
+  # at most 30 bins beyond the released range on each side; originals farther out are
+  # counted in the outermost bin
+  if (lo < br[1L]) br <- c(br[1L] - w * rev(seq_len(min(30, ceiling((br[1L] - lo) / w)))), br)
+  if (hi > br[length(br)]) br <- c(br, br[length(br)] + w * seq_len(min(30, ceiling((hi - br[length(br)]) / w))))
+  br
+}
+
+# What the margins figure draws: bins (from the released values), the original counts per
+# bin (NA below k: not drawn), the released counts, the original x released cells of at
+# least k records, and the x range (drawn bins and released values only).
+report_bins <- function(o, m, k) {
+  o <- as.double(o)
+  m <- as.double(m)
+  br <- report_breaks(o, m)
+  nb <- length(br) - 1L
+  bo <- findInterval(o, br, rightmost.closed = TRUE, all.inside = TRUE)
+  bm <- findInterval(m, br, rightmost.closed = TRUE, all.inside = TRUE)
+  co <- tabulate(bo, nb)
+  drawn <- co >= k
+  cc <- tabulate((bo - 1L) * nb + bm, nb * nb)
+  keep <- which(cc >= k)
+  list(breaks = br, original = ifelse(drawn, co, NA_integer_), released = tabulate(bm, nb),
+       cells = data.frame(x = (keep - 1L) %/% nb + 1L, y = (keep - 1L) %% nb + 1L, n = cc[keep]),
+       xlim = range(c(br[c(which(drawn), which(drawn) + 1L)], m), finite = TRUE))
+}
+
+plot_report_margins <- function(o, m, v, k) {
+  b <- report_bins(o, m, k)
+  br <- b$breaks
+  drawn <- !is.na(b$original)
+  co <- b$original
+  cm <- b$released
+  xr <- b$xlim
+  old <- graphics::par(mfrow = c(1L, 2L), mar = c(4, 4, 2.5, 1))
+  on.exit(graphics::par(old))
+  w <- diff(br)
+  dens_o <- co / (length(o) * w)
+  dens_m <- cm / (length(m) * w)
+  graphics::plot(NA, xlim = xr, ylim = c(0, max(c(dens_o, dens_m), na.rm = TRUE)), xlab = v, ylab = "density",
+                 main = paste(v, ": original and release"))
+  graphics::rect(br[-length(br)][drawn], 0, br[-1L][drawn], dens_o[drawn], col = "grey80", border = "grey60")
+  graphics::lines(stats::stepfun(br, c(0, dens_m, 0)), col = "red", do.points = FALSE, lwd = 2)
+  graphics::legend("topright", bty = "n", fill = c("grey80", NA), border = c("grey60", NA), lty = c(NA, 1),
+                   col = c(NA, "red"), legend = c(sprintf("original (bins >= %d)", k), "release"), cex = 0.8)
+  ix <- b$cells$x
+  iy <- b$cells$y
+  yr <- range(m, finite = TRUE)
+  graphics::plot(NA, xlim = xr, ylim = yr, xlab = paste("original", v), ylab = paste("released", v),
+                 main = sprintf("original vs released (cells >= %d)", k))
+  if (length(ix)) {
+    shade <- grDevices::grey(1 - 0.15 - 0.75 * sqrt(b$cells$n / max(b$cells$n)))
+    graphics::rect(br[ix], br[iy], br[ix + 1L], br[iy + 1L], col = shade, border = NA)
+  }
+  graphics::abline(0, 1, lty = 3, col = "red")
+}
+
+plot_report_pmse <- function(p) {
+  s <- p$scores
+  n <- length(s) / 2
+  g <- list(original = s[seq_len(n)], release = s[n + seq_len(n)])
+  st <- vapply(g, function(x) stats::quantile(x, c(0.05, 0.25, 0.5, 0.75, 0.95), names = FALSE), numeric(5))
+  graphics::bxp(list(stats = st, n = c(n, n), names = names(g)), ylab = "propensity score",
+                main = sprintf("Propensity scores (U = %.3g)", p$U), boxfill = "grey90")
+  graphics::abline(h = p$c, lty = 3)
+}

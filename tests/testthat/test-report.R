@@ -1,0 +1,237 @@
+# release_report(): one self-contained HTML file that never shows an original value of a
+# masked variable or a stratum below k; write_release() and the hash that ties them.
+
+# Synthetic data whose masked variables have distinctive values (five integer digits and
+# decimals, so any printed form of them is recognisable), a categorical level held by one
+# record ("Uniq") and a combination of two common levels held by two records (a3 x Q).
+leak_data <- function(n = 400, seed = 11) {
+  set.seed(seed)
+  A <- sample(c("a1", "a2", "a3"), n, replace = TRUE)
+  B <- sample(c("P", "R"), n, replace = TRUE)
+  B[A == "a3"] <- "P"
+  B[which(A == "a3")[1:2]] <- "Q"
+  B[which(A == "a1")[1:40]] <- "Q"
+  B[which(A == "a2")[1]] <- "Uniq"
+  data.frame(A = A, B = B,
+             x1 = round(stats::runif(n, 10000, 99999), 3),
+             x2 = round(stats::runif(n, 20000, 90000), 2),
+             y = round(stats::rnorm(n), 3), stringsAsFactors = FALSE)
+}
+
+report_fixture <- local({
+  cache <- NULL
+  function() {
+    if (is.null(cache)) {
+      d <- leak_data()
+      masked <- anonymise(d, vars = c("x1", "x2"), strata = "A", k = 3, check_identifiers = FALSE)
+      file <- tempfile(fileext = ".html")
+      f <- release_report(d, masked, file, strata = c("A", "B"), formula = y ~ A + B + x1 + x2,
+                          roles = c(A = "occupation"))
+      cache <<- list(d = d, masked = masked, file = f, txt = report_text(f))
+    }
+    cache
+  }
+})
+
+test_that("the report is one self-contained HTML file with every section", {
+  x <- report_fixture()
+  txt <- x$txt
+  expect_true(file.exists(x$file))
+  expect_true(startsWith(txt, "<!DOCTYPE html>"))
+  # no external assets: no links, scripts or remote images
+  expect_false(grepl("<link|<script|src=\"http|url\\(", txt))
+  imgs <- regmatches(txt, gregexpr("<img [^>]*src=\"data:image/png;base64,", txt))[[1]]
+  expect_gte(length(imgs), 4L) # two margins, propensity scores, coefficients
+  for (id in c("settings", "identifiers", "strata", "nhs", "risk", "utility", "policy")) {
+    expect_has(txt, sprintf("id=\"%s\"", id))
+  }
+  expect_false(grepl("id=\"frontier\"", txt, fixed = TRUE)) # not a tune_release() result
+  # the battery: every attack with its intruder and what it does not cover
+  bat <- risk_battery(x$d, x$masked, vars = c("x1", "x2"), strata = c("A", "B"), seed = 1)
+  for (a in bat$attacks) {
+    expect_has(txt, html_escape_test(a$attack))
+    expect_has(txt, html_escape_test(paste(format(a$intruder), collapse = "; and ")))
+    expect_has(txt, html_escape_test(a$not_covered))
+  }
+  # the settings and the version
+  expect_has(txt, paste0("detanon ", utils::packageVersion("detanon")))
+  expect_has(txt, "<td>small_strata</td><td>fail</td>")
+  # the assess() measures, as computed by assess()
+  a <- assess(x$d, x$masked, vars = c("x1", "x2"), strata = c("A", "B"), deterministic = TRUE, seed = 1)
+  expect_has(txt, sprintf("%.4f (%d records)", a$rmd$risk1, a$rmd$n_risk1))
+  expect_has(txt, sprintf("%.4f (blind guess %.4f)", a$linkage$rate, a$linkage$blind_rate))
+})
+
+test_that("no original value of a masked variable appears in the report, in any printed form", {
+  x <- report_fixture()
+  leaked <- c(report_leaks(x$txt, x$d$x1), report_leaks(x$txt, x$d$x2))
+  expect_identical(leaked, character())
+  # the scan can fail: a report with one original value written in it is caught, in
+  # several printed forms
+  v <- x$d$x1[17]
+  for (form in c(format(v), sprintf("%.1f", v), format(round(v)), format(v, big.mark = ","),
+                 format(v, digits = 6, scientific = TRUE))) {
+    expect_gte(length(report_leaks(paste(x$txt, "<td>", form, "</td>"), x$d$x1)), 1L)
+  }
+})
+
+test_that("no stratum below k is listed or named, and rare factor levels are left out", {
+  x <- report_fixture()
+  txt <- x$txt
+  tab <- strata_table(x$masked, c("A", "B"), k = 3)
+  expect_true(any(tab$below_k)) # the fixture has small strata, so the check means something
+  # the level held by one record appears nowhere, not even as a model coefficient
+  expect_false(grepl("Uniq", txt, fixed = TRUE))
+  # the small combination of two common levels is not a row of any table
+  small <- as.data.frame(unclass(tab))[tab$below_k, ]
+  for (i in seq_len(nrow(small))) {
+    row <- sprintf("<td>%s</td><td>%s</td>", small$A[i], small$B[i])
+    expect_false(grepl(row, txt, fixed = TRUE), label = row)
+  }
+  # the large strata are listed, with their counts
+  big <- as.data.frame(unclass(tab))[!tab$below_k, ]
+  for (i in seq_len(nrow(big))) {
+    expect_has(txt, sprintf("<td>%s</td><td>%s</td><td>%d</td>", big$A[i], big$B[i], big$n[i]))
+  }
+  expect_match(txt, sprintf("%d strata below k, holding %d records", sum(tab$below_k), sum(tab$n[tab$below_k])),
+               fixed = TRUE)
+  # the model keeps the coefficients of common levels
+  expect_has(txt, "<td>BQ</td>")
+  expect_has(txt, "coefficient of factor levels held by fewer than 3 original records is not shown")
+})
+
+test_that("rare_terms() hides the coefficients of rare levels, also in interactions", {
+  d <- data.frame(g = c("a", "a", "a", "b"), h = c(TRUE, TRUE, FALSE, FALSE))
+  expect_identical(rare_terms(c("(Intercept)", "gb", "ga", "gb:hTRUE", "hTRUE"), d, 3),
+                   c(FALSE, TRUE, FALSE, TRUE, TRUE))
+  d$n <- c(1L, 1L, 1L, 2L)
+  expect_identical(rare_terms(c("factor(n)2", "as.factor(n)2", "n", "factor(g)b"), d, 3),
+                   c(TRUE, TRUE, FALSE, TRUE))
+})
+
+test_that("the Titanic report shows no distinctive original Age or Fare value", {
+  d <- titanic_paper()[-1]
+  masked <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
+  f <- release_report(d, masked, tempfile(fileext = ".html"),
+                      formula = Survived ~ Pclass + Sex + Age + Fare, family = binomial())
+  txt <- report_text(f)
+  expect_identical(c(report_leaks(txt, d$Age, 4L), report_leaks(txt, d$Fare, 4L)), character())
+  # (the scan finds a distinctive Fare when it is there)
+  expect_length(report_leaks(paste(txt, "71.2833"), d$Fare, 4L), 1L)
+})
+
+test_that("the hash is that of the file write_release() writes, or of the published file", {
+  skip_if_not_installed("openssl")
+  x <- report_fixture()
+  csv <- write_release(x$masked, tempfile(fileext = ".csv"))
+  sha <- sha256_file(csv)
+  expect_identical(attr(x$file, "sha256"), sha)
+  expect_has(paste(readLines(x$file), collapse = "\n"), sha)
+  # the CSV is the release: same values, no row names, no metadata
+  back <- utils::read.csv(csv, stringsAsFactors = FALSE)
+  expect_identical(names(back), names(x$masked))
+  for (v in names(back)) expect_equal(back[[v]], x$masked[[v]], tolerance = 1e-14)
+  expect_false(any(grepl("detanon|fingerprint", readLines(csv))))
+  # a published file of another form is hashed byte for byte
+  rds <- tempfile(fileext = ".rds")
+  saveRDS(x$masked, rds)
+  f2 <- release_report(x$d, x$masked, tempfile(fileext = ".html"), strata = "A", release_file = rds)
+  expect_identical(attr(f2, "sha256"), sha256_file(rds))
+  expect_has(report_text(f2), basename(rds))
+  # another release gives another hash
+  m2 <- anonymise(x$d, vars = c("x1", "x2"), strata = "A", k = 5, check_identifiers = FALSE)
+  expect_false(identical(release_hash(m2)$value, sha))
+})
+
+test_that("a tune_release() result is reported with its frontier", {
+  d <- titanic_paper()[-1]
+  tu <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), linkage = 0.5,
+                     top_m = 0.8, risk1 = 0.1, risk2 = 0.1, methods = "anonymise", max_tries = 2)
+  f <- release_report(d, tu, tempfile(fileext = ".html"))
+  txt <- report_text(f)
+  expect_has(txt, "id=\"frontier\"")
+  expect_has(txt, "chosen by tune_release()")
+  expect_has(txt, paste0("Chosen: ", tu$chosen$method, " (", tu$chosen$settings, ")"))
+  expect_identical(attr(f, "sha256"), release_hash(tu$release)$value)
+  expect_identical(c(report_leaks(txt, d$Age, 4L), report_leaks(txt, d$Fare, 4L)), character())
+})
+
+test_that("columns with missing values are left out of the propensity model, and the report says so", {
+  d <- leak_data()
+  d$z <- round(stats::rnorm(nrow(d)), 2)
+  d$z[c(3, 50)] <- NA
+  masked <- anonymise(d, vars = c("x1", "x2"), strata = "A", k = 3, check_identifiers = FALSE)
+  f <- release_report(d, masked, tempfile(fileext = ".html"))
+  expect_has(report_text(f), "The propensity model uses A, B, x1, x2, y; left out for missing values: z.")
+})
+
+test_that("a release made elsewhere (no metadata) is reported with the columns given", {
+  d <- titanic_paper()[-1]
+  masked <- d
+  set.seed(4)
+  masked$Age <- masked$Age + stats::rnorm(nrow(d), sd = 2)
+  masked$Fare <- masked$Fare * stats::runif(nrow(d), 0.9, 1.1)
+  # without metadata, the masked variables are the numeric columns that changed; no strata
+  f0 <- release_report(d, masked, tempfile(fileext = ".html"))
+  expect_has(report_text(f0), "No strata: the release was not stratified")
+  expect_has(report_text(f0), "holds all of the originals: Age, Fare by distance")
+  f <- release_report(d, masked, tempfile(fileext = ".html"), vars = c("Age", "Fare"), strata = c("Pclass", "Sex"),
+                      k = 5)
+  txt <- report_text(f)
+  expect_has(txt, "no release metadata")
+  expect_has(txt, "carries no detanon metadata")
+  expect_has(txt, "On Pclass x Sex with k = 5")
+  expect_identical(c(report_leaks(txt, d$Age, 4L), report_leaks(txt, d$Fare, 4L)), character())
+})
+
+test_that("base64_raw() is RFC 4648 base64", {
+  expect_identical(base64_raw(charToRaw("")), "")
+  expect_identical(base64_raw(charToRaw("f")), "Zg==")
+  expect_identical(base64_raw(charToRaw("fo")), "Zm8=")
+  expect_identical(base64_raw(charToRaw("foobar")), "Zm9vYmFy")
+  skip_if_not_installed("jsonlite")
+  set.seed(3)
+  for (n in c(1, 2, 3, 100, 1001)) {
+    r <- as.raw(sample(0:255, n, replace = TRUE))
+    expect_identical(base64_raw(r), gsub("\n", "", jsonlite::base64_enc(r), fixed = TRUE))
+  }
+})
+
+test_that("the margins figure draws no original bin or cell below k and no original extreme", {
+  # one original outlier far beyond the release: its bin is not drawn and the axis stops
+  # at the released values
+  o <- c(rep(c(1, 2, 3), 10), 1000)
+  m <- c(rep(c(1.5, 2, 2.5), 10), 2.5)
+  b <- report_bins(o, m, k = 3)
+  expect_true(max(b$breaks) > 3) # the outermost bin holds the outlier ...
+  expect_true(b$xlim[2] < 10) # ... but the axis stops before it
+  bin_o <- findInterval(o, b$breaks, rightmost.closed = TRUE, all.inside = TRUE)
+  counts <- tabulate(bin_o, length(b$breaks) - 1L)
+  expect_identical(is.na(b$original), counts < 3L)
+  expect_identical(b$original[!is.na(b$original)], counts[counts >= 3L])
+  expect_true(all(b$cells$n >= 3L))
+  expect_identical(sum(b$cells$n), 30L) # every record but the outlier, in cells of >= 3
+  expect_identical(b$released, tabulate(findInterval(m, b$breaks, rightmost.closed = TRUE, all.inside = TRUE),
+                                        length(b$breaks) - 1L))
+  # bins are laid out from the released values only
+  o2 <- o
+  o2[31] <- 5000
+  expect_identical(report_bins(o2, m, 3)$breaks[1:5], b$breaks[1:5])
+  pdf(NULL)
+  on.exit(dev.off())
+  expect_silent(plot_report_margins(o, m, "v", k = 3))
+})
+
+test_that("bad arguments give classed errors naming release_report()", {
+  d <- titanic_paper()[-1]
+  masked <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
+  expect_snapshot(error = TRUE, {
+    release_report(d, masked, file = 1)
+    release_report(d, masked, "/no-such-detanon-folder/r.html")
+    release_report(d, masked[1:10, ], tempfile())
+    release_report(d, masked, tempfile(), release_file = "no-such-file.csv")
+    release_report(d, structure(list(release = NULL), class = "detanon_tuned"), tempfile())
+    write_release(masked, NA)
+  })
+  expect_error(release_report(d, masked, tempfile(), k = 0), class = "detanon_error_argument")
+})
