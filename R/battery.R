@@ -81,8 +81,10 @@ risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder 
 #' The attacks of the risk battery
 #'
 #' A named list describing the attacks [risk_battery()] can run: each entry has the
-#' attack's `label`, `fun` (its exported function) and whether it needs a `sensitive`
-#' column.
+#' attack's `label`, `fun` (its exported function), whether it needs a `sensitive`
+#' column, and optionally `control = "leave_out"` for an attack whose control is the same
+#' attack with each record's own released record left out (the inference attack) instead
+#' of the derangement of the release within strata.
 #' @return A named list.
 #' @family attacks
 #' @export
@@ -93,7 +95,13 @@ battery_attacks <- function() {
                             core = linkage_core, needs_sensitive = FALSE),
     linkage_original = list(label = "nearest and top-m linkage, original -> released",
                             fun = "attack_linkage", args = list(direction = "original"),
-                            core = linkage_core, needs_sensitive = FALSE)
+                            core = linkage_core, needs_sensitive = FALSE),
+    singling_out = list(label = "singling out by rare combinations of released values",
+                        fun = "attack_singling_out", args = list(),
+                        core = singling_out_core, needs_sensitive = FALSE),
+    inference = list(label = "attribute inference from the nearest released records",
+                     fun = "attack_inference", args = list(),
+                     core = inference_core, needs_sensitive = TRUE, control = "leave_out")
   )
 }
 
@@ -101,7 +109,10 @@ battery_attacks <- function() {
 run_attack <- function(spec, s, ctrl, m, sensitive, nthreads, seed) {
   args <- c(list(m = m, sensitive = sensitive, nthreads = nthreads, seed = seed), spec$args)
   res <- do.call(spec$core, c(list(s), args))
-  cres <- if (!is.null(ctrl)) do.call(spec$core, c(list(ctrl), args))
+  cres <- if (!is.null(ctrl)) {
+    if (identical(spec$control, "leave_out")) do.call(spec$core, c(list(s), args, list(leave_out = TRUE)))
+    else do.call(spec$core, c(list(ctrl), args))
+  }
   new_attack(spec$label, res, s, cres, m = m)
 }
 
@@ -121,7 +132,9 @@ new_attack <- function(label, res, s, cres = NULL, m = NA_integer_) {
   cr <- if (!is.null(cres)) rate(cres$success) else NA_real_
   by <- s$by
   by$n <- s$sizes
+  by$n_attacked <- tabulate(s$id[attacked], length(s$sizes))
   by$rate <- as.vector(tapply(res$success, factor(s$id, seq_along(s$sizes)), mean, na.rm = TRUE))
+  by$rate[by$n_attacked == 0L] <- NA_real_
   worst <- if (nrow(by) && any(!is.na(by$rate))) by[which.max(by$rate), , drop = FALSE] else by[0, , drop = FALSE]
   rownames(worst) <- NULL
   structure(list(
@@ -139,7 +152,8 @@ new_attack <- function(label, res, s, cres = NULL, m = NA_integer_) {
     by_stratum = by,
     covers = res$covers, not_covered = res$not_covered,
     intruder = s$intruder, vars = s$vars, strata = s$strata,
-    details = res[setdiff(names(res), c("success", "success_m", "confidence", "covers", "not_covered"))]
+    baseline = if (is.null(res$baseline)) NA_real_ else res$baseline,
+    details = res[setdiff(names(res), c("success", "success_m", "confidence", "covers", "not_covered", "baseline"))]
   ), class = "detanon_attack")
 }
 
@@ -173,13 +187,15 @@ print.detanon_attack <- function(x, ...) {
   cat("  intruder who", paste(format(x$intruder), collapse = "\n    and "), "\n")
   cat(sprintf("  right about one record: %.4f (control %.4f, advantage %.4f)\n",
               x$rate, x$control_rate, x$advantage))
+  if (!is.na(x$baseline)) cat(sprintf("  marginal baseline: %.4f\n", x$baseline))
+  if (x$n_attacked < x$n) cat(sprintf("  attacked: %d of the %d records\n", x$n_attacked, x$n))
   if (!is.na(x$rate_m)) {
     cat(sprintf("  own record among the %d best: %.4f (control %.4f)\n", x$m, x$rate_m, x$control_rate_m))
   }
   if (nrow(x$worst_stratum)) {
     w <- x$worst_stratum
     lab <- if (length(x$strata)) paste(paste0(x$strata, "=", unlist(lapply(w[x$strata], as.character))), collapse = ", ") else "all"
-    cat(sprintf("  worst stratum: %.4f (%s; %s)\n", w$rate, lab, plural(w$n, "record")))
+    cat(sprintf("  worst stratum: %.4f (%s; %s, %d attacked)\n", w$rate, lab, plural(w$n, "record"), w$n_attacked))
   }
   cat(sprintf("  precision of the 10%% most confident claims: %.4f\n", x$precision_top10))
   if (length(x$not_covered)) cat(strwrap(paste("Does not cover:", x$not_covered), indent = 2, exdent = 2), sep = "\n")
@@ -193,7 +209,9 @@ as.data.frame.detanon_attack <- function(x, row.names = NULL, optional = FALSE, 
              m = x$m, rate_m = x$rate_m, control_rate_m = x$control_rate_m,
              worst_stratum = if (nrow(w)) w$rate else NA_real_,
              worst_stratum_n = if (nrow(w)) w$n else NA_integer_,
+             worst_stratum_attacked = if (nrow(w)) w$n_attacked else NA_integer_,
              precision_top10 = x$precision_top10, n_attacked = x$n_attacked,
+             baseline = x$baseline,
              stringsAsFactors = FALSE)
 }
 
@@ -201,14 +219,17 @@ as.data.frame.detanon_attack <- function(x, row.names = NULL, optional = FALSE, 
 as.data.frame.detanon_battery <- function(x, row.names = NULL, optional = FALSE, ...) {
   out <- do.call(rbind, lapply(x$attacks, as.data.frame))
   out <- cbind(name = names(x$attacks), out, stringsAsFactors = FALSE)
-  out <- out[order(-pmax(out$rate, out$rate_m, na.rm = TRUE)), , drop = FALSE]
+  # worst first: the largest advantage over the control (the risk anonymeter reports),
+  # then the largest rate
+  out <- out[order(-ifelse(is.na(out$advantage), -Inf, out$advantage),
+                   -pmax(out$rate, out$rate_m, na.rm = TRUE)), , drop = FALSE]
   rownames(out) <- NULL
   out
 }
 
 #' @export
 print.detanon_battery <- function(x, ...) {
-  cat(sprintf("Risk battery on %s (%s%s), worst attack first\n", plural(x$n, "record"),
+  cat(sprintf("Risk battery on %s (%s%s), worst attack (largest advantage) first\n", plural(x$n, "record"),
               paste(x$vars, collapse = ", "),
               if (length(x$strata)) paste0(" within ", paste(x$strata, collapse = " x ")) else ""))
   cat("Intruder who", paste(format(x$intruder), collapse = "\n  and "), "\n")
@@ -276,11 +297,12 @@ linkage_core <- function(s, direction, m, nthreads, ...) {
   same <- (s$cell_o == s$cell_m)[rows]
   want <- same & s$known[rows]
   if (any(want)) {
-    ranks <- link_ranks(cs, zt, zq, want, max(m, 2L), nthreads)
+    index <- rank_index(zt, cs)
+    ranks <- link_ranks(cs, zt, zq, want, max(m, 2L), nthreads, index = index)
     hit <- rows[want]
     success[hit] <- top_m_share(ranks[want, , drop = FALSE], 1)
     success_m[hit] <- top_m_share(ranks[want, , drop = FALSE], m)
-    confidence[hit] <- nndr_confidence(cs, zt, zq, want)[want]
+    confidence[hit] <- nndr_confidence(index, zq, ifelse(want, cs$id, 0L), nthreads)[want]
   }
   miss <- rows[!same & s$known[rows]]
   success[miss] <- success_m[miss] <- confidence[miss] <- 0
@@ -307,30 +329,11 @@ cell_setup <- function(cell) {
        offsets = as.integer(c(0L, cumsum(sizes))))
 }
 
-# 1 - d1 / d2 for each query row: the nearest and second-nearest tree points of its cell.
-nndr_confidence <- function(cs, zt, zq, ok) {
-  conf <- numeric(length(ok))
-  rows <- which(ok)
-  by_cell <- split(rows, cs$id[rows])
-  for (cell in names(by_cell)) {
-    c <- as.integer(cell)
-    tr <- cs$order[seq.int(cs$offsets[c] + 1L, length.out = cs$sizes[c])]
-    if (length(tr) < 2L) {
-      conf[by_cell[[cell]]] <- 1
-      next
-    }
-    q <- by_cell[[cell]]
-    nn <- RANN_free_knn(zt[tr, , drop = FALSE], zq[q, , drop = FALSE])
-    conf[q] <- ifelse(nn[, 2L] > 0, 1 - nn[, 1L] / nn[, 2L], 0)
-  }
-  conf
-}
-
-# The two nearest distances from each query to the data (plain R; the battery's kernels
-# replace this where speed matters).
-RANN_free_knn <- function(data, query) {
-  t(apply(query, 1L, function(q) {
-    d <- sqrt(colSums((t(data) - q)^2))
-    sort(d, partial = 1:2)[1:2]
-  }))
+# The NNDR confidence of each query row: 1 - d1 / d2, d1 and d2 the distances from its
+# query point to the nearest and second-nearest points of tree `tree_of` of `index` (a
+# rank_index()); 1 when the tree holds one point, 0 when d2 = 0 (two points at the query);
+# NA for rows with tree_of 0. Counted in C (src/nn2.c) on the index's kd-trees.
+nndr_confidence <- function(index, zq, tree_of, nthreads = 1L) {
+  nn <- .Call(C_ffi_battery_nn2, index, zq, as.integer(tree_of), nthreads)
+  ifelse(is.infinite(nn[, 2L]), 1, ifelse(nn[, 2L] > 0, 1 - nn[, 1L] / nn[, 2L], 0))
 }

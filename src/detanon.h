@@ -33,6 +33,11 @@ SEXP detanon_named_list(int n, const char **names);
 /* threads.c: `nthreads` from R under the thread policy of threads.h (1 without OpenMP) */
 int detanon_threads(SEXP nthreads);
 
+/* nn2_glue.c: neighbour queries of the risk battery on a rank index */
+SEXP ffi_battery_nn2(SEXP idx, SEXP zq, SEXP tree_of, SEXP nthreads);
+SEXP ffi_battery_neighbours(SEXP idx, SEXP zq, SEXP tree_of, SEXP m, SEXP leave_out,
+                            SEXP y, SEXP target, SEXP tol, SEXP n_levels, SEXP nthreads);
+
 /* stir_glue.c: cluster stirring */
 SEXP ffi_stir_centroids(SEXP x, SEXP nominal, SEXP cl, SEXP n_clusters);
 SEXP ffi_stir_nearest(SEXP xo, SEXP xc, SEXP nominal, SEXP knots);

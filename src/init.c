@@ -24,6 +24,9 @@ static const R_CallMethodDef call_methods[] = {
     /* rank_glue.c: ranks of own records (top-m linkage, re-identification, replay) */
     {"ffi_rank_index",     (DL_FUNC) &ffi_rank_index,     3},
     {"ffi_index_rank",     (DL_FUNC) &ffi_index_rank,     6},
+    /* nn2_glue.c: neighbour queries of the risk battery */
+    {"ffi_battery_nn2",        (DL_FUNC) &ffi_battery_nn2,        4},
+    {"ffi_battery_neighbours", (DL_FUNC) &ffi_battery_neighbours, 10},
     /* adaptive_glue.c: adaptive k per record (anonymise_adaptive) */
     {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     8},
     /* testing_glue.c: TEST-ONLY entry points (tests/testthat), not on any user path */

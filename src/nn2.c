@@ -1,0 +1,87 @@
+/* Nearest-neighbour queries of the risk battery: the two nearest points (the NNDR
+ * confidence of the linkage attacks) and the neighbour sets of the inference attack.
+ * Pure C kernels over the kd-trees of kdtree.h; see nn2.h. */
+#include <math.h>
+#include "nn2.h"
+
+void nn2_query(const kd_tree *t, const double *q, kd_heap *h, double *d1, double *d2)
+{
+    *d1 = *d2 = INFINITY;
+    if (t->n == 0) return;
+    if (t->n == 1) { *d1 = kd_point_d2(q, t->pts, t->d); return; }
+    kd_knn_point(t, q, h);
+    *d1 = h->d2[0];
+    *d2 = h->d2[1];
+}
+
+double nn_set_radius(const kd_tree *t, const double *q, int m, ptrdiff_t skip, kd_heap *h)
+{
+    if (t->n == 0) return -1.0;
+    /* k = m + 1 covers the left-out point; with fewer points, all of them */
+    const ptrdiff_t k = (ptrdiff_t) m + 1 <= t->n ? (ptrdiff_t) m + 1 : t->n;
+    if (k <= m) return INFINITY; /* m or fewer points: all (the left-out one is skipped later) */
+    kd_heap *hh = h; /* k == m + 1 == h->k here */
+    kd_knn_point(t, q, hh);
+    /* the m-th nearest point other than the left-out one */
+    int seen = 0;
+    for (int i = 0; i < hh->k; i++) {
+        if (skip >= 0 && t->row[hh->pos[i]] == skip) continue;
+        if (++seen == m) return hh->d2[i];
+    }
+    return INFINITY;
+}
+
+void nn_set_summary(const kd_tree *t, const double *q, double r2, ptrdiff_t skip,
+                    const int *ycat, int target, int *freq,
+                    const double *ynum, double target_num, double tol,
+                    kd_item *st, double *count, double *match, double *top)
+{
+    const int d = t->d;
+    double cnt = 0, mat = 0, tp = 0, sum = 0, n_num = 0;
+    *count = *match = *top = 0;
+    if (t->n == 0 || !(r2 >= 0)) return;
+    /* two passes over the set: the counts, then (categorical) resetting the frequencies or
+     * (numeric) the values near the mean */
+    for (int pass = 0; pass < 2; pass++) {
+        const double mean = n_num > 0 ? sum / n_num : NAN;
+        int sp = 0;
+        st[sp].node = 0; st[sp].bd = kd_box_d2(t, 0, q); sp++;
+        while (sp > 0) {
+            kd_item it = st[--sp];
+            const kd_node *nd = t->nodes + it.node;
+            if (it.bd > r2) continue;
+            if (nd->left < 0) {
+                for (ptrdiff_t p = nd->begin; p < nd->end; p++) {
+                    const ptrdiff_t r = t->row[p];
+                    if (r == skip || kd_point_d2(q, t->pts + p * d, d) > r2) continue;
+                    if (ycat) {
+                        const int c = ycat[r];
+                        if (pass == 0) {
+                            cnt++;
+                            if (c == target && c >= 1) mat++;
+                            if (c >= 1 && ++freq[c] > tp) tp = freq[c];
+                        } else if (c >= 1) {
+                            freq[c] = 0;
+                        }
+                    } else {
+                        const double y = ynum[r];
+                        if (pass == 0) {
+                            cnt++;
+                            if (!isnan(y)) { sum += y; n_num++; }
+                            if (fabs(y - target_num) <= tol) mat++;
+                        } else if (fabs(y - mean) <= tol) {
+                            tp++;
+                        }
+                    }
+                }
+                continue;
+            }
+            /* depth first: a stack of at most depth + 2 items */
+            st[sp].node = nd->left; st[sp].bd = kd_box_d2(t, nd->left, q); sp++;
+            st[sp].node = nd->right; st[sp].bd = kd_box_d2(t, nd->right, q); sp++;
+        }
+    }
+    *count = cnt;
+    *match = mat;
+    *top = tp;
+}

@@ -1,0 +1,124 @@
+/* R entry points of the risk battery's neighbour queries (kernels in nn2.c) on a rank
+ * index (rank_glue.c): one kd-tree per stratum or cell. A query row names its tree with
+ * `tree_of` (1-based; 0 or NA: not queried), so a query may search another cell than its
+ * own point's (a categorical key the release changed). */
+#include <math.h>
+#include "detanon.h"
+#include "nn2.h"
+#include "threads.h"
+
+/* Queries between two interrupt checks. */
+#define NN2_CHUNK ((ptrdiff_t) 1 << 15)
+
+static kd_tree *nn2_trees(SEXP idx, SEXP zq, SEXP tree_of, R_xlen_t *n_trees)
+{
+    const int d = Rf_ncols(zq);
+    if (TYPEOF(zq) != REALSXP || TYPEOF(tree_of) != INTSXP || XLENGTH(tree_of) != Rf_nrows(zq) ||
+        (rank_index_n(idx) > 0 && rank_index_d(idx) != d))
+        Rf_error("internal error: bad input to a battery neighbour query");
+    kd_tree *trees = rank_index_trees(idx, d, n_trees);
+    const int *to = INTEGER_RO(tree_of);
+    for (R_xlen_t i = 0; i < XLENGTH(tree_of); i++)
+        if (to[i] != NA_INTEGER && (to[i] < 0 || to[i] > *n_trees))
+            Rf_error("internal error: tree out of range");
+    return trees;
+}
+
+/* The distances (not squared) from every queried row of zq to its nearest and second-nearest
+ * points of its tree: an nq x 2 matrix, Inf where the tree has fewer points, NA for rows
+ * not queried. */
+SEXP ffi_battery_nn2(SEXP idx, SEXP zq, SEXP tree_of, SEXP nthreads)
+{
+    const ptrdiff_t nq = Rf_nrows(zq);
+    const int d = Rf_ncols(zq), nt = detanon_threads(nthreads);
+    R_xlen_t n_trees;
+    kd_tree *trees = nn2_trees(idx, zq, tree_of, &n_trees);
+    const int *to = INTEGER_RO(tree_of);
+    const double *xq = REAL_RO(zq);
+    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, nq, 2));
+    double *o = REAL(out);
+    kd_heap *heaps = (kd_heap *) R_alloc(nt, sizeof(kd_heap));
+    for (int i = 0; i < nt; i++) heaps[i] = detanon_heap(2);
+    double *buf = (double *) R_alloc((size_t) nt * (d > 0 ? d : 1), sizeof(double));
+    for (ptrdiff_t from = 0; from < nq; from += NN2_CHUNK) {
+        const ptrdiff_t to_ = from + NN2_CHUNK < nq ? from + NN2_CHUNK : nq;
+        const int nts = threads_for(nt, (double) (to_ - from));
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nts) schedule(dynamic, 64)
+#endif
+        for (ptrdiff_t r = from; r < to_; r++) {
+            if (to[r] == NA_INTEGER || to[r] == 0) { o[r] = o[r + nq] = NA_REAL; continue; }
+            const int tid = THREAD_ID;
+            double *q = buf + (size_t) tid * d;
+            for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * nq];
+            double d1, d2;
+            nn2_query(&trees[to[r] - 1], q, &heaps[tid], &d1, &d2);
+            o[r] = sqrt(d1);
+            o[r + nq] = sqrt(d2);
+        }
+        R_CheckUserInterrupt();
+    }
+    UNPROTECT(1);
+    return out;
+}
+
+/* The neighbour sets of the inference attack: for every queried row r, the points of its
+ * tree at most as far from zq[r, ] as the m-th nearest (ties included), leaving out tree
+ * row r itself when `leave_out` (the query's own released record). `y`: the sensitive
+ * value of every tree row (integer codes 1..n_levels, NA; or doubles), `target` the
+ * query's own value. Returns an nq x 3 matrix: the set's size, the number of matching
+ * values (equal codes; numeric: within `tol`), and the count of the most frequent code
+ * (numeric: the number within `tol` of the set's mean); NA for rows not queried. */
+SEXP ffi_battery_neighbours(SEXP idx, SEXP zq, SEXP tree_of, SEXP m_, SEXP leave_out,
+                            SEXP y, SEXP target, SEXP tol_, SEXP n_levels_, SEXP nthreads)
+{
+    const ptrdiff_t nq = Rf_nrows(zq);
+    const int d = Rf_ncols(zq), nt = detanon_threads(nthreads), m = Rf_asInteger(m_);
+    const int lo = Rf_asLogical(leave_out), n_levels = Rf_asInteger(n_levels_);
+    const double tol = Rf_asReal(tol_);
+    R_xlen_t n_trees;
+    kd_tree *trees = nn2_trees(idx, zq, tree_of, &n_trees);
+    const int cat = TYPEOF(y) == INTSXP;
+    if (m < 1 || m == NA_INTEGER || lo == NA_LOGICAL || TYPEOF(y) != TYPEOF(target) ||
+        (!cat && TYPEOF(y) != REALSXP) || XLENGTH(y) != rank_index_n(idx) ||
+        XLENGTH(target) != nq || (cat && (n_levels < 0 || n_levels == NA_INTEGER)) || ISNAN(tol))
+        Rf_error("internal error: bad input to ffi_battery_neighbours");
+    const int *to = INTEGER_RO(tree_of);
+    const double *xq = REAL_RO(zq);
+    const int *ycat = cat ? INTEGER_RO(y) : NULL, *tcat = cat ? INTEGER_RO(target) : NULL;
+    const double *ynum = cat ? NULL : REAL_RO(y), *tnum = cat ? NULL : REAL_RO(target);
+    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, nq, 3));
+    double *o = REAL(out);
+    kd_heap *heaps = (kd_heap *) R_alloc(nt, sizeof(kd_heap));
+    for (int i = 0; i < nt; i++) heaps[i] = detanon_heap(m + 1);
+    double *buf = (double *) R_alloc((size_t) nt * (d > 0 ? d : 1), sizeof(double));
+    kd_item *stacks = (kd_item *) R_alloc((size_t) nt * KD_STACK_MAX, sizeof(kd_item));
+    int *freq = (int *) R_alloc((size_t) nt * (cat ? n_levels + 1 : 1), sizeof(int));
+    for (size_t i = 0; i < (size_t) nt * (cat ? n_levels + 1 : 1); i++) freq[i] = 0;
+    for (ptrdiff_t from = 0; from < nq; from += NN2_CHUNK) {
+        const ptrdiff_t to_ = from + NN2_CHUNK < nq ? from + NN2_CHUNK : nq;
+        const int nts = threads_for(nt, (double) (to_ - from));
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nts) schedule(dynamic, 64)
+#endif
+        for (ptrdiff_t r = from; r < to_; r++) {
+            if (to[r] == NA_INTEGER || to[r] == 0) {
+                o[r] = o[r + nq] = o[r + 2 * nq] = NA_REAL;
+                continue;
+            }
+            const int tid = THREAD_ID;
+            double *q = buf + (size_t) tid * d;
+            for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * nq];
+            const kd_tree *t = &trees[to[r] - 1];
+            const ptrdiff_t skip = lo ? r : -1;
+            const double r2 = nn_set_radius(t, q, m, skip, &heaps[tid]);
+            nn_set_summary(t, q, r2, skip, ycat, cat ? tcat[r] : 0,
+                           cat ? freq + (size_t) tid * (n_levels + 1) : NULL,
+                           ynum, cat ? 0.0 : tnum[r], tol, stacks + (size_t) tid * KD_STACK_MAX,
+                           o + r, o + r + nq, o + r + 2 * nq);
+        }
+        R_CheckUserInterrupt();
+    }
+    UNPROTECT(1);
+    return out;
+}
