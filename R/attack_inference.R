@@ -15,7 +15,8 @@
 #'   neighbours all agree (the targeted CAP, TCAP), `details$n_tcap` their number.
 #' * Numeric `sensitive`: the same with "carries the person's own value" read as "lies
 #'   within `tolerance` standard deviations (of the original column) of it"; the
-#'   confidence is the share of neighbours within that tolerance of the neighbours' mean.
+#'   confidence is `1 / (1 + range / tol)`, `range` the range of the neighbours' values and
+#'   `tol` the tolerance in the column's units (1 when the neighbours agree).
 #'
 #' Two references come with it. The *baseline* (`baseline`) is the same guess from the
 #' released column's marginal distribution (a released record drawn at random, whatever
@@ -103,6 +104,14 @@ inference_values <- function(s, sensitive, tolerance) {
        n_levels = length(lev))
 }
 
+# The confidence of a numeric guess from the range of the neighbours' values: 1 when they
+# agree, 1 / (1 + range / tol) otherwise (0 with tol = 0, or without a known value).
+range_confidence <- function(range, tol) {
+  conf <- if (tol > 0) 1 / (1 + range / tol) else as.double(range == 0)
+  conf[is.na(conf)] <- 0
+  conf
+}
+
 # The share of the released values that match each target (the marginal baseline).
 inference_baseline <- function(y, rows) {
   n <- length(y$m)
@@ -142,7 +151,7 @@ inference_core <- function(s, sensitive, m, nthreads, tolerance = 0.1, leave_out
     success[attacked] <- 0
     confidence[attacked] <- 0
     success[has] <- nb[has, 2L] / nb[has, 1L]
-    confidence[has] <- nb[has, 3L] / nb[has, 1L]
+    confidence[has] <- if (y$cat) nb[has, 3L] / nb[has, 1L] else range_confidence(nb[has, 3L], y$tol)
   }
   rows <- which(attacked)
   unanimous <- attacked & !is.na(confidence) & confidence == 1

@@ -111,9 +111,20 @@ run_attack <- function(spec, s, ctrl, m, sensitive, nthreads, seed) {
   res <- do.call(spec$core, c(list(s), args))
   cres <- if (!is.null(ctrl)) {
     if (identical(spec$control, "leave_out")) do.call(spec$core, c(list(s), args, list(leave_out = TRUE)))
-    else do.call(spec$core, c(list(ctrl), args))
+    else control_fixed_points(do.call(spec$core, c(list(ctrl), args)), ctrl$perm)
   }
   new_attack(spec$label, res, s, cres, m = m)
+}
+
+# A record of a stratum of one keeps its own released record in the control release (no one
+# stands in for it): its control claim cannot be about someone else, so it counts as a miss.
+control_fixed_points <- function(cres, perm) {
+  if (is.null(perm)) return(cres)
+  fixed <- perm == seq_along(perm)
+  for (f in c("success", "success_m")) {
+    if (!is.null(cres[[f]])) cres[[f]][fixed & !is.na(cres[[f]])] <- 0
+  }
+  cres
 }
 
 # ---- attack results --------------------------------------------------------------------
@@ -282,8 +293,10 @@ attack_linkage <- function(original, masked, intruder = NULL, direction = c("rel
 
 # released -> original: trees over the originals the intruder holds, queried by their
 # released records; original -> released: trees over all released records, queried by the
-# originals the intruder holds. Numeric keys join the distance, categorical keys the cells;
-# a record whose cell differs between original and release is attacked and missed.
+# originals the intruder holds. Numeric keys join the distance, categorical keys the cells:
+# a query searches the cell its own categorical values name, so a record whose cell differs
+# between original and release (a key the release changed) is attacked and missed, with
+# the confidence the intruder has in the wrong cell (0 when that cell is empty).
 linkage_core <- function(s, direction, m, nthreads, ...) {
   zo <- cbind(s$zo, key_z(s, "original"))
   zm <- cbind(s$zm, key_z(s, "masked"))
@@ -291,21 +304,30 @@ linkage_core <- function(s, direction, m, nthreads, ...) {
   success <- success_m <- confidence <- rep(NA_real_, n)
   released <- direction == "released"
   rows <- if (released) which(s$known) else seq_len(n)
-  cs <- cell_setup((if (released) s$cell_o else s$cell_m)[rows])
+  tree_cell <- (if (released) s$cell_o else s$cell_m)[rows]
+  query_cell <- (if (released) s$cell_m else s$cell_o)[rows]
+  cs <- cell_setup(tree_cell)
   zt <- (if (released) zo else zm)[rows, , drop = FALSE]
   zq <- (if (released) zm else zo)[rows, , drop = FALSE]
-  same <- (s$cell_o == s$cell_m)[rows]
-  want <- same & s$known[rows]
+  attacked <- s$known[rows]
+  want <- attacked & tree_cell == query_cell
+  if (!any(attacked)) {
+    return(list(success = success, success_m = success_m, confidence = confidence))
+  }
+  index <- rank_index(zt, cs)
   if (any(want)) {
-    index <- rank_index(zt, cs)
     ranks <- link_ranks(cs, zt, zq, want, max(m, 2L), nthreads, index = index)
     hit <- rows[want]
     success[hit] <- top_m_share(ranks[want, , drop = FALSE], 1)
     success_m[hit] <- top_m_share(ranks[want, , drop = FALSE], m)
-    confidence[hit] <- nndr_confidence(index, zq, ifelse(want, cs$id, 0L), nthreads)[want]
   }
-  miss <- rows[!same & s$known[rows]]
-  success[miss] <- success_m[miss] <- confidence[miss] <- 0
+  miss <- rows[attacked & !want]
+  success[miss] <- success_m[miss] <- 0
+  tree_of <- match(query_cell, sort(unique(tree_cell)))
+  tree_of[is.na(tree_of) | !attacked] <- 0L
+  conf <- nndr_confidence(index, zq, tree_of, nthreads)
+  conf[attacked & tree_of == 0L] <- 0
+  confidence[rows[attacked]] <- conf[attacked]
   list(success = success, success_m = success_m, confidence = confidence,
        not_covered = paste("one-to-one matching, an intruder who knows the algorithm,",
                            "attribute inference, other background knowledge."))
@@ -335,5 +357,10 @@ cell_setup <- function(cell) {
 # NA for rows with tree_of 0. Counted in C (src/nn2.c) on the index's kd-trees.
 nndr_confidence <- function(index, zq, tree_of, nthreads = 1L) {
   nn <- .Call(C_ffi_battery_nn2, index, zq, as.integer(tree_of), nthreads)
-  ifelse(is.infinite(nn[, 2L]), 1, ifelse(nn[, 2L] > 0, 1 - nn[, 1L] / nn[, 2L], 0))
+  d1 <- nn[, 1L]
+  d2 <- nn[, 2L]
+  conf <- 1 - d1 / d2
+  conf[is.infinite(d2)] <- 1
+  conf[!is.na(d2) & d2 == 0] <- 0
+  conf
 }

@@ -37,13 +37,11 @@ void nn_set_summary(const kd_tree *t, const double *q, double r2, ptrdiff_t skip
                     kd_item *st, double *count, double *match, double *top)
 {
     const int d = t->d;
-    double cnt = 0, mat = 0, tp = 0, sum = 0, n_num = 0;
+    double cnt = 0, mat = 0, tp = 0, lo = INFINITY, hi = -INFINITY;
     *count = *match = *top = 0;
     if (t->n == 0 || !(r2 >= 0)) return;
-    /* two passes over the set: the counts, then (categorical) resetting the frequencies or
-     * (numeric) the values near the mean */
-    for (int pass = 0; pass < 2; pass++) {
-        const double mean = n_num > 0 ? sum / n_num : NAN;
+    /* categorical: a second pass resets the frequencies */
+    for (int pass = 0; pass < (ycat ? 2 : 1); pass++) {
         int sp = 0;
         st[sp].node = 0; st[sp].bd = kd_box_d2(t, 0, q); sp++;
         while (sp > 0) {
@@ -65,13 +63,9 @@ void nn_set_summary(const kd_tree *t, const double *q, double r2, ptrdiff_t skip
                         }
                     } else {
                         const double y = ynum[r];
-                        if (pass == 0) {
-                            cnt++;
-                            if (!isnan(y)) { sum += y; n_num++; }
-                            if (fabs(y - target_num) <= tol) mat++;
-                        } else if (fabs(y - mean) <= tol) {
-                            tp++;
-                        }
+                        cnt++;
+                        if (fabs(y - target_num) <= tol) mat++;
+                        if (!isnan(y)) { lo = y < lo ? y : lo; hi = y > hi ? y : hi; }
                     }
                 }
                 continue;
@@ -83,5 +77,5 @@ void nn_set_summary(const kd_tree *t, const double *q, double r2, ptrdiff_t skip
     }
     *count = cnt;
     *match = mat;
-    *top = tp;
+    *top = ycat ? tp : (hi >= lo ? hi - lo : NAN);
 }

@@ -22,8 +22,8 @@ double nn_set_radius(const kd_tree *t, const double *q, int m, ptrdiff_t skip, k
  * categorical (ycat != NULL, codes 1..n_levels, NA_INTEGER-like values < 1 ignored):
  *   *count = size of the set, *match = number whose code equals `target`, *top = count of
  *   the most frequent code. freq: n_levels + 1 zeros, left zeroed.
- * numeric (ynum): *match = number within `tol` of `target`, *top = number within `tol` of
- *   the mean of the set's non-missing values (missing values never match). */
+ * numeric (ynum): *match = number within `tol` of `target` (missing values never match),
+ *   *top = the range (max - min) of the set's non-missing values, NaN if none. */
 void nn_set_summary(const kd_tree *t, const double *q, double r2, ptrdiff_t skip,
                     const int *ycat, int target, int *freq,
                     const double *ynum, double target_num, double tol,

@@ -68,7 +68,8 @@ SEXP ffi_battery_nn2(SEXP idx, SEXP zq, SEXP tree_of, SEXP nthreads)
  * value of every tree row (integer codes 1..n_levels, NA; or doubles), `target` the
  * query's own value. Returns an nq x 3 matrix: the set's size, the number of matching
  * values (equal codes; numeric: within `tol`), and the count of the most frequent code
- * (numeric: the number within `tol` of the set's mean); NA for rows not queried. */
+ * (numeric: the range of the set's values, NaN when none is known); NA for rows not
+ * queried. */
 SEXP ffi_battery_neighbours(SEXP idx, SEXP zq, SEXP tree_of, SEXP m_, SEXP leave_out,
                             SEXP y, SEXP target, SEXP tol_, SEXP n_levels_, SEXP nthreads)
 {
