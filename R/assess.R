@@ -2,8 +2,9 @@
 #'
 #' Runs [risk_rmd()], [risk_linkage()] (nearest-neighbour and top-`top_m`),
 #' [risk_replay()] (when the release records how it was made, or `mask` is given),
-#' [utility_pmse()], [utility_delta()] and, when a
-#' `formula` is given, [utility_model()] on the same pair of data sets, and returns one
+#' [utility_pmse()], [utility_delta()], when a `formula` is given [utility_model()], and
+#' the risk battery ([risk_battery()], unless `battery = FALSE`) on the same pair of data
+#' sets, and returns one
 #' object with `print()`, `summary()`, `as.data.frame()` and `plot()` methods. The
 #' object holds only the measures (shares, counts, row positions, propensity scores,
 #' coefficients), never original record values; `plot(type = "risk")` therefore needs the
@@ -22,6 +23,11 @@
 #' * **Replay** ([risk_replay()]): an intruder who knows the algorithm, its settings and
 #'   a share of the originals re-runs the masking and links. Smarter uses of that
 #'   knowledge are not covered.
+#' * **Risk battery** ([risk_battery()]): the attacks of the battery for the intruder
+#'   `intruder` (linkage in both directions, singling out, and attribute inference on
+#'   `sensitive` when given), each against its control, printed worst attack (largest
+#'   advantage over the control) first. Each attack's help page says what it does not
+#'   cover. The battery runs after every other measure, so it changes none of them.
 #' * **U / S_pMSE** ([utility_pmse()]): can a logistic model tell the data sets apart?
 #'   Ignores the record-by-record pairing.
 #' * **delta** ([utility_delta()]): share of each variable's variability added by masking;
@@ -42,11 +48,18 @@
 #' @param mask,p,seed Passed to [risk_replay()]; with `mask = NULL` the replay is run
 #'   only when `masked` records how it was made (a release of [anonymise()] or
 #'   [anonymise_adaptive()]).
+#' @param battery If `TRUE` (the default), run the risk battery ([risk_battery()]) with
+#'   the list length `top_m`; `FALSE` leaves it out.
+#' @param intruder The battery's intruder, made by [intruder()]; default the intruder of
+#'   the linkage measures (`intruder(vars, strata)`).
+#' @param sensitive A column for the battery's attribute-inference attack
+#'   ([attack_inference()]), or `NULL` to leave that attack out.
 #' @param ... Further arguments to [risk_rmd()] (`deterministic`, or arguments of
 #'   `robustbase::covMcd()`).
 #' @return An object of class `detanon_assess`: a list with `rmd`, `linkage`,
 #'   `linkage_top` (top-`top_m` linkage), `replay` (or `NULL`), `pmse`,
-#'   `delta`, `model` (or `NULL`), `vars`, `strata` and `n`.
+#'   `delta`, `model` (or `NULL`), `battery` (a `detanon_battery`, or `NULL`), `vars`,
+#'   `strata` and `n`.
 #' @seealso [plot.detanon_assess()]
 #' @examples
 #' d <- titanic_paper()[-1] # without the identifier PassengerId
@@ -63,6 +76,7 @@ assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
                    family = stats::gaussian(), pmse_vars = NULL, interactions = FALSE,
                    pmse_method = c("logit", "cart"),
                    w1 = 0.01, w2 = 0.05, m = 1, top_m = 3, mask = NULL, p = c(1, 0.5, 0.1), ...,
+                   battery = TRUE, intruder = NULL, sensitive = NULL,
                    nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
   vars <- check_pair(original, masked, vars, strata = strata)
   if (is.null(strata)) strata <- attr(vars, "strata")
@@ -88,8 +102,14 @@ assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
   pmse <- utility_pmse(original, masked, vars = pmse_vars, interactions = interactions, method = pmse_method)
   delta <- utility_delta(original, masked, vars = vars)$delta
   model <- if (!is.null(formula)) utility_model(original, masked, formula, family = family) else NULL
+  # last, so that its draws change no other measure
+  battery <- check_flag(battery, "battery")
+  bat <- if (battery) {
+    risk_battery(original, masked, intruder = if (is.null(intruder)) intruder(vars = vars, strata = strata) else intruder,
+                 m = top_m, sensitive = sensitive, seed = seed, nthreads = nthreads)
+  }
   structure(list(rmd = rmd, linkage = linkage, linkage_top = linkage_top, replay = replay,
-                 pmse = pmse, delta = delta, model = model,
+                 pmse = pmse, delta = delta, model = model, battery = bat,
                  vars = vars, strata = linkage$strata, n = nrow(original)),
             class = "detanon_assess")
 }
@@ -127,6 +147,15 @@ print.detanon_assess <- function(x, ...) {
       "  knows the originals. Does NOT cover: rare categorical combinations (strata_table()),\n",
       "  attribute disclosure, other background knowledge. Unflagged records are not proven safe.\n",
       sep = "")
+  if (!is.null(x$battery)) {
+    cat("\nRisk battery, worst attack (largest advantage over its control) first\n")
+    cat("  Intruder who", paste(format(x$battery$intruder), collapse = "\n    and "), "\n")
+    print_battery_table(x$battery, indent = "  ")
+    cat("  rate: right about one record; control: the same attack on people not in the release\n",
+        "  (inference: without the record's own released record); advantage: (rate - control) /\n",
+        "  (1 - control); worst: worst stratum; prec10: rate of the 10% most confident claims.\n",
+        "  Attacks not in the battery are not covered: see ?risk_battery and each attack's help.\n", sep = "")
+  }
   cat("\nUtility\n")
   cat(sprintf("  U (pMSE) %.3g, S_pMSE %.3g  a %s's ability to tell the data sets apart\n",
               p$U, p$S_pMSE, if (identical(p$method, "cart")) "classification tree" else "logistic model"))
@@ -185,6 +214,14 @@ as.data.frame.detanon_assess <- function(x, row.names = NULL, optional = FALSE, 
     b <- x$replay$by_p
     for (i in seq_len(nrow(b))) {
       rows[[length(rows) + 1L]] <- c("risk", "replay_rate", paste0("p = ", format(b$p[i])), b$rate[i])
+    }
+  }
+  if (!is.null(x$battery)) {
+    tab <- as.data.frame(x$battery)
+    for (i in seq_len(nrow(tab))) {
+      for (f in c("rate", "control_rate", "advantage", "rate_m", "worst_stratum", "precision_top10")) {
+        if (!is.na(tab[[f]][i])) rows[[length(rows) + 1L]] <- c("risk", paste0("battery_", f), tab$name[i], tab[[f]][i])
+      }
     }
   }
   for (v in names(x$delta)) rows[[length(rows) + 1L]] <- c("utility", "delta", v, x$delta[[v]])

@@ -238,17 +238,27 @@ as.data.frame.detanon_battery <- function(x, row.names = NULL, optional = FALSE,
   out
 }
 
+# The battery's table as printed (by print() and assess()), worst attack first.
+print_battery_table <- function(x, indent = "") {
+  tab <- as.data.frame(x)
+  show <- data.frame(attack = tab$name, rate = tab$rate, control = tab$control_rate,
+                     advantage = tab$advantage, top_m = tab$rate_m, worst = tab$worst_stratum,
+                     prec10 = tab$precision_top10, baseline = tab$baseline)
+  if (all(is.na(show$baseline))) show$baseline <- NULL
+  if (all(is.na(show$top_m))) show$top_m <- NULL
+  old <- options(width = 100L)
+  on.exit(options(old))
+  out <- utils::capture.output(print(show, row.names = FALSE, digits = 3))
+  cat(paste0(indent, out), sep = "\n")
+}
+
 #' @export
 print.detanon_battery <- function(x, ...) {
   cat(sprintf("Risk battery on %s (%s%s), worst attack (largest advantage) first\n", plural(x$n, "record"),
               paste(x$vars, collapse = ", "),
               if (length(x$strata)) paste0(" within ", paste(x$strata, collapse = " x ")) else ""))
   cat("Intruder who", paste(format(x$intruder), collapse = "\n  and "), "\n")
-  tab <- as.data.frame(x)
-  show <- data.frame(attack = tab$attack, rate = tab$rate, control = tab$control_rate,
-                     advantage = tab$advantage, top_m = tab$rate_m, worst_stratum = tab$worst_stratum,
-                     precision10 = tab$precision_top10)
-  print(show, row.names = FALSE, digits = 3)
+  print_battery_table(x)
   invisible(x)
 }
 
