@@ -326,7 +326,7 @@ linkage_core <- function(s, direction, m, nthreads, ...) {
   }
   index <- rank_index(zt, cs)
   if (any(want)) {
-    ranks <- link_ranks(cs, zt, zq, want, max(m, 2L), nthreads, index = index)
+    ranks <- battery_ranks(index, zq, want, max(m, 2L), nthreads)
     hit <- rows[want]
     success[hit] <- top_m_share(ranks[want, , drop = FALSE], 1)
     success_m[hit] <- top_m_share(ranks[want, , drop = FALSE], m)
@@ -341,6 +341,13 @@ linkage_core <- function(s, direction, m, nthreads, ...) {
   list(success = success, success_m = success_m, confidence = confidence,
        not_covered = paste("one-to-one matching, an intruder who knows the algorithm,",
                            "attribute inference, other background knowledge."))
+}
+
+# The ranks of link_ranks() (strictly nearer, at most as near), except that the second is
+# NA once the first reaches `cap` (then every top-m share with m <= cap is 0): a query far
+# from its own point, as in the control, costs no more than one near it. src/nn2.c.
+battery_ranks <- function(index, zq, want, cap, nthreads = 1L) {
+  .Call(C_ffi_battery_rank, index, zq, as.logical(want), as.double(cap), nthreads)
 }
 
 # The z-scores of the numeric keys of one side (on the original's scale).

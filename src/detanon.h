@@ -35,6 +35,7 @@ int detanon_threads(SEXP nthreads);
 
 /* nn2_glue.c: neighbour queries of the risk battery on a rank index */
 SEXP ffi_battery_nn2(SEXP idx, SEXP zq, SEXP tree_of, SEXP nthreads);
+SEXP ffi_battery_rank(SEXP idx, SEXP zq, SEXP want, SEXP cap, SEXP nthreads);
 SEXP ffi_battery_neighbours(SEXP idx, SEXP zq, SEXP tree_of, SEXP m, SEXP leave_out,
                             SEXP y, SEXP target, SEXP tol, SEXP n_levels, SEXP nthreads);
 

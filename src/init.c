@@ -26,6 +26,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_index_rank",     (DL_FUNC) &ffi_index_rank,     6},
     /* nn2_glue.c: neighbour queries of the risk battery */
     {"ffi_battery_nn2",        (DL_FUNC) &ffi_battery_nn2,        4},
+    {"ffi_battery_rank",       (DL_FUNC) &ffi_battery_rank,       5},
     {"ffi_battery_neighbours", (DL_FUNC) &ffi_battery_neighbours, 10},
     /* adaptive_glue.c: adaptive k per record (anonymise_adaptive) */
     {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     8},

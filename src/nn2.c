@@ -2,6 +2,7 @@
  * confidence of the linkage attacks) and the neighbour sets of the inference attack.
  * Pure C kernels over the kd-trees of kdtree.h; see nn2.h. */
 #include <math.h>
+#include <stdint.h>
 #include "nn2.h"
 
 void nn2_query(const kd_tree *t, const double *q, kd_heap *h, double *d1, double *d2)
@@ -12,6 +13,16 @@ void nn2_query(const kd_tree *t, const double *q, kd_heap *h, double *d1, double
     kd_knn_point(t, q, h);
     *d1 = h->d2[0];
     *d2 = h->d2[1];
+}
+
+void nn_rank(const kd_tree *t, const double *q, const double *self, ptrdiff_t cap,
+             double *lt, double *le, kd_item *stack)
+{
+    const double ds = kd_point_d2(q, self, t->d);
+    /* squared distances are doubles: d2 < ds exactly when d2 <= the next double below ds */
+    const ptrdiff_t l = ds > 0.0 && cap > 0 ? kd_count_within(t, q, nextafter(ds, 0.0), cap, stack) : 0;
+    *lt = (double) l;
+    *le = l >= cap ? NAN : (double) kd_count_within(t, q, ds, PTRDIFF_MAX, stack);
 }
 
 double nn_set_radius(const kd_tree *t, const double *q, int m, ptrdiff_t skip, kd_heap *h)

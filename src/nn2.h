@@ -29,4 +29,12 @@ void nn_set_summary(const kd_tree *t, const double *q, double r2, ptrdiff_t skip
                     const double *ynum, double target_num, double tol,
                     kd_item *stack, double *count, double *match, double *top);
 
+/* The rank of a query's own point `self` among the points of t: *lt = number of points
+ * strictly closer to q than self, counted up to `cap`; *le = number at most as close
+ * (self included), counted only when *lt < cap (else NaN: a top-m share with m <= cap is 0
+ * whatever it is). Unlike an uncapped count, a query far from its own point (the control
+ * of an attack) costs no more than one near it. */
+void nn_rank(const kd_tree *t, const double *q, const double *self, ptrdiff_t cap,
+             double *lt, double *le, kd_item *stack);
+
 #endif

@@ -50,6 +50,30 @@ test_that("the NNDR confidence kernel equals brute force, with ties, duplicates 
   }
 })
 
+test_that("the capped rank kernel equals link_ranks() below the cap", {
+  set.seed(12)
+  n <- 400
+  zt <- matrix(round(stats::rnorm(n * 2), 1), n, 2)
+  zt[1:20, ] <- zt[21:40, ]
+  zt[41:60, 2] <- 0 # ties
+  zq <- zt + matrix(round(stats::rnorm(n * 2, sd = 0.3), 1), n, 2)
+  zq[61:80, ] <- zt[sample(n, 20), ] # far from their own points
+  cs <- detanon:::cell_setup(sample(c(1, 2, 3, 4, 5), n, TRUE, prob = c(50, 50, 1, 0.1, 0.1)))
+  index <- detanon:::rank_index(zt, cs)
+  want <- stats::runif(n) < 0.8
+  for (cap in c(1, 2, 3, 10, 1e6)) {
+    got <- detanon:::battery_ranks(index, zq, want, cap)
+    ref <- detanon:::link_ranks(cs, zt, zq, want, cap, 1L, index = index)
+    expect_equal(got[, 1], ref[, 1])
+    below <- !is.na(ref[, 1]) & ref[, 1] < cap
+    expect_equal(got[below, 2], ref[below, 2])
+    expect_true(all(is.na(got[!below, 2])))
+    for (m in unique(pmin(c(1, 3), cap))) {
+      expect_equal(detanon:::top_m_share(got[want, , drop = FALSE], m), detanon:::top_m_share(ref[want, , drop = FALSE], m))
+    }
+  }
+})
+
 test_that("attack_linkage equals brute force in both directions, with keys, ties and small strata", {
   bd <- battery_data(200, seed = 2)
   o <- bd$o; m <- bd$m
