@@ -6,7 +6,8 @@
 #' are these (the strata and the categorical `keys` of [intruder()]) and whose numeric
 #' values (the masked variables and numeric keys) fall in these bins", and claims that
 #' exactly one person of the data satisfies it. The bins of a numeric column are the
-#' quantile bins of its released values (`b` bins of equal count, ties kept together);
+#' quantile bins of its released values (`b` bins of equal count, ties kept together: the
+#' cut points are the released values of rank `ceiling(j n / b)`, `j = 1, ..., b - 1`);
 #' the intruder tries the resolutions `bins` from the coarsest and keeps the first at which
 #' the record's combination is unique in the release (the finest if none is). The claim
 #' about a record is right (`success` 1) when exactly one original record satisfies the
@@ -34,7 +35,9 @@
 #'
 #' @inheritParams risk_battery
 #' @param bins Numbers of quantile bins of the numeric columns the intruder tries, whole
-#'   numbers >= 1, coarsest first after sorting.
+#'   numbers >= 1 (tried coarsest first), or `NULL` for 2, 4, 8, ... up to the first `b`
+#'   with `b^d >= 4 n` (`d` numeric columns, `n` records; at most `2^20`), fine enough for
+#'   most combinations to be unique.
 #' @return An object of class `detanon_attack` (see [risk_battery()] for its fields).
 #' @references Giomi M, Boenisch F, Wehmeyer C, Tasnadi B (2023). A unified framework for
 #'   quantifying privacy risk in synthetic data. *Proceedings on Privacy Enhancing
@@ -46,10 +49,10 @@
 #' attack_singling_out(d, masked, seed = 1)
 #' @family attacks
 #' @export
-attack_singling_out <- function(original, masked, intruder = NULL, bins = c(2, 4, 8, 16, 32),
+attack_singling_out <- function(original, masked, intruder = NULL, bins = NULL,
                                 control = TRUE, seed = NULL,
                                 nthreads = getOption("detanon.nthreads", 1L)) {
-  bins <- check_bins(bins)
+  if (!is.null(bins)) bins <- check_bins(bins)
   control <- check_flag(control, "control")
   nthreads <- check_nthreads(nthreads)
   if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
@@ -74,33 +77,50 @@ singling_out_columns <- function(s) {
   list(o = numeric_matrix(s$original, cols), m = numeric_matrix(s$masked, cols))
 }
 
-# The bin of each value of x: the number of cut points below it, the cut points being the
-# distinct inner quantiles (type 1: values of the release) of `ref` for b bins.
-quantile_bin <- function(x, ref, b) {
-  if (b < 2L) return(integer(length(x)))
-  cuts <- unique(stats::quantile(ref, probs = seq_len(b - 1L) / b, type = 1, names = FALSE))
+# The bins of values x by the released values `sorted` (sorted, length n) for b bins: the
+# number of cut points below each value, the cut points being the distinct released values
+# of rank ceiling(j n / b), j = 1..b-1 (the type-1 quantiles; the cuts for 2b bins refine
+# those for b).
+quantile_bin <- function(x, sorted, b) {
+  n <- length(sorted)
+  if (b < 2L || !n) return(integer(length(x)))
+  j <- seq_len(b - 1L)
+  cuts <- unique(sorted[(j * as.double(n) + b - 1) %/% b])
   findInterval(x, cuts, left.open = TRUE)
 }
 
-# Combine integer codes into compact ids 1..K (the same id for equal combinations).
-combine_codes <- function(id, code) {
-  combined <- (as.double(code) * max(id)) + id
-  match(combined, unique(combined))
+# The default resolutions: 2, 4, 8, ... bins per numeric column, up to the first number of
+# bins b with b^d >= 4 n (d numeric columns; at most 2^20): fine enough for most
+# combinations to be unique.
+default_bins <- function(n, d) {
+  if (d < 1L || n < 2L) return(2L)
+  top <- min(20L, max(1L, ceiling(log2(4 * n) / d)))
+  as.integer(2^seq_len(top))
 }
 
-singling_out_core <- function(s, bins = c(2L, 4L, 8L, 16L, 32L), ...) {
+singling_out_core <- function(s, bins = NULL, ...) {
   n <- s$n
   x <- singling_out_columns(s)
+  if (is.null(bins)) bins <- default_bins(n, ncol(x$m))
   success <- confidence <- numeric(n)
   chosen <- rep(NA_integer_, n)
   isolates <- logical(n)
+  sorted <- lapply(seq_len(ncol(x$m)), function(j) sort(x$m[, j]))
   if (n) {
     for (b in sort(bins)) {
       # ids over the released records (rows 1..n) then the originals (n + 1..2n)
-      id <- c(s$cell_m, s$cell_o)
+      id <- as.double(c(s$cell_m, s$cell_o))
+      size <- max(id)
       for (j in seq_len(ncol(x$m))) {
-        id <- combine_codes(id, quantile_bin(c(x$m[, j], x$o[, j]), x$m[, j], b))
+        # mixed radix codes, compacted when they would leave the exact doubles
+        if (size * b > 2^52) {
+          id <- as.double(match(id, unique(id)))
+          size <- max(id)
+        }
+        id <- id + size * quantile_bin(c(x$m[, j], x$o[, j]), sorted[[j]], b)
+        size <- size * b
       }
+      id <- match(id, unique(id))
       idm <- id[seq_len(n)]
       ido <- id[n + seq_len(n)]
       k <- max(id)
@@ -112,6 +132,7 @@ singling_out_core <- function(s, bins = c(2L, 4L, 8L, 16L, 32L), ...) {
       confidence[take] <- 1 / n_rel[take]
       isolates[take] <- n_orig[take] == 1L
       success[take] <- as.double(n_orig[take] == 1L & ido[take] == idm[take])
+      if (!anyNA(chosen)) break
     }
   }
   list(success = success, confidence = confidence,

@@ -42,17 +42,56 @@ double nn_set_radius(const kd_tree *t, const double *q, int m, ptrdiff_t skip, k
     return INFINITY;
 }
 
+/* The running summary of a neighbour set (see nn_set_summary()). */
+typedef struct {
+    const int *ycat;
+    int target;
+    int *freq;
+    const double *ynum;
+    double target_num, tol;
+    double cnt, mat, tp, lo, hi;
+} nn_acc;
+
+static inline void nn_add(nn_acc *a, ptrdiff_t r, int pass)
+{
+    if (a->ycat) {
+        const int c = a->ycat[r];
+        if (pass == 0) {
+            a->cnt++;
+            if (c == a->target && c >= 1) a->mat++;
+            if (c >= 1 && ++a->freq[c] > a->tp) a->tp = a->freq[c];
+        } else if (c >= 1) {
+            a->freq[c] = 0;
+        }
+    } else {
+        const double y = a->ynum[r];
+        a->cnt++;
+        if (fabs(y - a->target_num) <= a->tol) a->mat++;
+        if (!isnan(y)) { a->lo = y < a->lo ? y : a->lo; a->hi = y > a->hi ? y : a->hi; }
+    }
+}
+
 void nn_set_summary(const kd_tree *t, const double *q, double r2, ptrdiff_t skip,
-                    const int *ycat, int target, int *freq,
+                    const kd_heap *h, const int *ycat, int target, int *freq,
                     const double *ynum, double target_num, double tol,
                     kd_item *st, double *count, double *match, double *top)
 {
     const int d = t->d;
-    double cnt = 0, mat = 0, tp = 0, lo = INFINITY, hi = -INFINITY;
+    nn_acc a = {ycat, target, freq, ynum, target_num, tol, 0, 0, 0, INFINITY, -INFINITY};
     *count = *match = *top = 0;
     if (t->n == 0 || !(r2 >= 0)) return;
+    /* the heap of the radius search holds the whole set when its farthest point lies
+     * beyond the radius (no point outside it can be as near) */
+    const int in_heap = h != NULL && h->count == h->k && h->d2[h->k - 1] > r2;
     /* categorical: a second pass resets the frequencies */
     for (int pass = 0; pass < (ycat ? 2 : 1); pass++) {
+        if (in_heap) {
+            for (int i = 0; i < h->k; i++) {
+                const ptrdiff_t r = t->row[h->pos[i]];
+                if (r != skip && h->d2[i] <= r2) nn_add(&a, r, pass);
+            }
+            continue;
+        }
         int sp = 0;
         st[sp].node = 0; st[sp].bd = kd_box_d2(t, 0, q); sp++;
         while (sp > 0) {
@@ -63,21 +102,7 @@ void nn_set_summary(const kd_tree *t, const double *q, double r2, ptrdiff_t skip
                 for (ptrdiff_t p = nd->begin; p < nd->end; p++) {
                     const ptrdiff_t r = t->row[p];
                     if (r == skip || kd_point_d2(q, t->pts + p * d, d) > r2) continue;
-                    if (ycat) {
-                        const int c = ycat[r];
-                        if (pass == 0) {
-                            cnt++;
-                            if (c == target && c >= 1) mat++;
-                            if (c >= 1 && ++freq[c] > tp) tp = freq[c];
-                        } else if (c >= 1) {
-                            freq[c] = 0;
-                        }
-                    } else {
-                        const double y = ynum[r];
-                        cnt++;
-                        if (fabs(y - target_num) <= tol) mat++;
-                        if (!isnan(y)) { lo = y < lo ? y : lo; hi = y > hi ? y : hi; }
-                    }
+                    nn_add(&a, r, pass);
                 }
                 continue;
             }
@@ -86,7 +111,7 @@ void nn_set_summary(const kd_tree *t, const double *q, double r2, ptrdiff_t skip
             st[sp].node = nd->right; st[sp].bd = kd_box_d2(t, nd->right, q); sp++;
         }
     }
-    *count = cnt;
-    *match = mat;
-    *top = ycat ? tp : (hi >= lo ? hi - lo : NAN);
+    *count = a.cnt;
+    *match = a.mat;
+    *top = ycat ? a.tp : (a.hi >= a.lo ? a.hi - a.lo : NAN);
 }

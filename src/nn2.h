@@ -18,14 +18,15 @@ void nn2_query(const kd_tree *t, const double *q, kd_heap *h, double *d1, double
 double nn_set_radius(const kd_tree *t, const double *q, int m, ptrdiff_t skip, kd_heap *h);
 
 /* Summaries of the sensitive values of the neighbour set {tree points p with
- * |q - p|^2 <= r2, row(p) != skip}:
+ * |q - p|^2 <= r2, row(p) != skip}, read from h (the heap nn_set_radius() filled, or NULL)
+ * when it holds the whole set, else found by a radius search:
  * categorical (ycat != NULL, codes 1..n_levels, NA_INTEGER-like values < 1 ignored):
  *   *count = size of the set, *match = number whose code equals `target`, *top = count of
  *   the most frequent code. freq: n_levels + 1 zeros, left zeroed.
  * numeric (ynum): *match = number within `tol` of `target` (missing values never match),
  *   *top = the range (max - min) of the set's non-missing values, NaN if none. */
 void nn_set_summary(const kd_tree *t, const double *q, double r2, ptrdiff_t skip,
-                    const int *ycat, int target, int *freq,
+                    const kd_heap *h, const int *ycat, int target, int *freq,
                     const double *ynum, double target_num, double tol,
                     kd_item *stack, double *count, double *match, double *top);
 

@@ -96,14 +96,15 @@ ref_advantage <- function(r, c) if (c >= 1) 0 else max(0, (r - c) / (1 - c))
 ref_bin <- function(x, ref, b) {
   if (b < 2) return(rep(0L, length(x)))
   r <- sort(ref)
-  cuts <- unique(vapply(seq_len(b - 1), function(q) r[max(1, ceiling(length(r) * q / b - 1e-12))], 0))
+  n <- length(r)
+  cuts <- unique(vapply(seq_len(b - 1), function(j) r[ceiling(j * n / b)], 0))
   vapply(x, function(v) sum(cuts < v), 0L)
 }
 
 # Singling out: per record, the coarsest resolution at which its released combination is
 # unique in the release (else the finest); right when exactly one original matches and
 # it is the record's own.
-ref_singling_out <- function(v, xo, xm, bins = c(2, 4, 8, 16, 32)) {
+ref_singling_out <- function(v, xo, xm, bins) {
   n <- v$n
   bins <- sort(bins)
   succ <- conf <- numeric(n)

@@ -11,7 +11,7 @@ test_that("attack_inference equals brute force for categorical and numeric colum
       vars <- c("a", "b", "c")
       it <- intruder(vars = vars, strata = "g", keys = if (length(keys)) keys)
       v <- ref_view(o, m, vars, "g", keys)
-      for (mm in c(1, 3, 10)) {
+      for (mm in c(1, 3, 10, 30)) {
         # categorical
         got <- attack_inference(o, m, sensitive = "g2", intruder = it, m = mm)
         want <- ref_inference(v, o$g2, m$g2, m = mm)

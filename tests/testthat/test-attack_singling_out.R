@@ -9,8 +9,9 @@ test_that("attack_singling_out equals brute force, with ties, duplicates, small 
       it <- intruder(vars = vars, strata = "g", keys = if (length(keys)) keys)
       v <- ref_view(o, m, vars, "g", keys)
       num <- c(vars, intersect(keys, "y"))
-      for (bins in list(c(2, 4, 8, 16, 32), 3, c(1, 5))) {
+      for (bins in list(NULL, c(2, 4, 8, 16, 32), 3, c(1, 5), 150)) {
         got <- attack_singling_out(o, m, intruder = it, bins = bins, seed = 4)
+        if (is.null(bins)) bins <- 2^seq_len(ceiling(log2(4 * 150) / length(num)))
         want <- ref_singling_out(v, as.matrix(o[num]), as.matrix(m[num]), bins)
         expect_equal(got$success, want$success)
         expect_equal(got$confidence, want$confidence)
