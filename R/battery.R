@@ -8,12 +8,23 @@
 #' * `control_rate`: the same attack on a control release in which every record's row holds
 #'   the released record of another person of its stratum (a derangement within strata):
 #'   what the attack achieves on people who are *not* in the release but resemble those who
-#'   are (chance, and what the release says about the population);
+#'   are (chance, and what the release says about the population). A record alone in its
+#'   stratum has no one to stand in for it and counts as a miss of the control. The
+#'   inference attack's control is the attack with the person's own released record left
+#'   out (see [attack_inference()]);
 #' * `advantage`: `(rate - control_rate) / (1 - control_rate)`, as anonymeter reports it:
 #'   what the attack learns about the people in the release;
-#' * `worst_stratum`: the highest rate of a stratum (with its size);
+#' * `worst_stratum`: the highest rate of a stratum (with its size and the number of its
+#'   records attacked);
 #' * `precision_top10`: the rate among the 10% of records the intruder is most confident
-#'   about, i.e. how reliable the intruder's best claims are.
+#'   about, i.e. how reliable the intruder's best claims are (ties in confidence at the cut
+#'   are taken in proportion);
+#' * `baseline`: for the inference attack, the same guess from the released column alone.
+#'
+#' The attacks ([battery_attacks()]): linkage in both directions ([attack_linkage()]),
+#' singling out ([attack_singling_out()]) and, with `sensitive`, attribute inference
+#' ([attack_inference()]), each with its default settings. The report lists them worst
+#' first: by the advantage over the control, then by the rate.
 #'
 #' @section What it measures and what it does not:
 #' The battery measures what the named attacks achieve for the named intruder. Attacks
@@ -36,7 +47,11 @@
 #' @param nthreads Number of OpenMP threads; default the option `detanon.nthreads`, else 1.
 #' @return An object of class `detanon_battery`: a list with `attacks` (a named list of
 #'   `detanon_attack` objects), `intruder` and `n`; `as.data.frame()` gives one row per
-#'   attack, worst first.
+#'   attack, worst first: `name`, `attack`, `rate`, `control_rate`, `advantage`, `m`,
+#'   `rate_m`, `control_rate_m` (top-m attacks), `worst_stratum`, `worst_stratum_n`,
+#'   `worst_stratum_attacked`, `precision_top10`, `n_attacked` and `baseline`. A
+#'   `detanon_attack` also holds, per record in row order, `success`, `success_m` and
+#'   `confidence` (`NA` for records not attacked), and `by_stratum`.
 #' @references Giomi M, Boenisch F, Wehmeyer C, Tasnadi B (2023). A unified framework for
 #'   quantifying privacy risk in synthetic data. *Proceedings on Privacy Enhancing
 #'   Technologies* 2023(2), 312-328 (anonymeter).
@@ -277,11 +292,24 @@ print.detanon_battery <- function(x, ...) {
 #'   person in the release.
 #' Ties are broken at random: the success is the expected share, as in [risk_linkage()].
 #' The confidence of a claim is one minus the ratio of the nearest to the second nearest
-#' distance (the NNDR of Templ's riskutility): large when the nearest candidate stands out.
+#' distance (the NNDR of Templ's riskutility): large when the nearest candidate stands out
+#' (1 when the cell holds one candidate, 0 when two are at distance 0).
+#'
+#' Keys: with `intruder(keys = "all")` every other column common to both data sets is a
+#' key, numeric columns by distance (z-scored on the original's mean and SD) and the others
+#' exactly, by value. This is distance-based record linkage on every released column. A
+#' categorical key the release changed (recoded, generalised, swapped) puts the record in
+#' another cell than its original: the intruder searches the cell the query's own value
+#' names, so the record is attacked and missed (with the confidence the intruder has in
+#' that cell). Numeric keys must have no missing values.
+#'
+#' Cost: the ranks and the NNDR are counted in C on one kd-tree per cell; a rank count
+#' stops at the list length, so the control (queries far from their own record) costs no
+#' more than the attack.
 #'
 #' @section What it does not cover:
 #' Matching one-to-one across the stratum (see [attack_assignment()]), an intruder who
-#' knows the algorithm (see [attack_recipe()]), and attribute inference.
+#' knows the algorithm (see [attack_recipe()]), and attribute inference (see [attack_inference()]).
 #' @inheritParams risk_battery
 #' @param direction `"released"` (released record -> original) or `"original"`.
 #' @return An object of class `detanon_attack` (see [risk_battery()] for its fields).

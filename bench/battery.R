@@ -2,7 +2,9 @@
 # attribute inference on a categorical column), each attack with its control, on 1e5 records
 # (2 masked variables, 4 strata) and 1e6 records x 4 masked variables in 4 strata, one
 # core by default. Reports the time of the intruder's view (shared by the attacks), of every
-# attack alone (risk_battery(attacks = a), view included) and of the whole battery.
+# attack alone with its control (risk_battery(attacks = a), view included) and of the whole
+# battery: elapsed seconds and CPU seconds (user + system; on a shared machine the CPU time
+# is the steadier figure).
 # Run from the package root with detanon installed:
 #   Rscript bench/battery.R            (add nthreads as an argument, e.g. Rscript bench/battery.R 2;
 #                                       add --small for the 1e5 case only)
@@ -23,6 +25,11 @@ make_data <- function(n, d, seed = 1) {
   list(d = x, m = m, vars = vars, anonymise_s = t)
 }
 
+timed <- function(expr) {
+  t <- system.time(val <- force(expr))
+  list(value = val, elapsed = t[["elapsed"]], cpu = t[["user.self"]] + t[["sys.self"]])
+}
+
 cat(sprintf("detanon risk battery benchmark, nthreads = %d, %s\n", nthreads,
             format(Sys.time(), tz = "UTC", usetz = TRUE)))
 w <- make_data(2000, 2)
@@ -34,15 +41,14 @@ for (cs in cases) {
   p <- make_data(cs[["n"]], cs[["d"]])
   cat(sprintf("\nn = %g, %d masked variables, 4 strata (anonymise k = 3: %.1f s)\n",
               cs[["n"]], cs[["d"]], p$anonymise_s))
-  tv <- system.time(detanon:::intruder_view(p$d, p$m, intruder(), seed = 1))[["elapsed"]]
-  cat(sprintf("  %-18s %7.2f s\n", "intruder view", tv))
+  tv <- timed(detanon:::intruder_view(p$d, p$m, intruder(), seed = 1))
+  cat(sprintf("  %-18s %7.2f s elapsed %7.2f s cpu\n", "intruder view", tv$elapsed, tv$cpu))
   for (a in names(battery_attacks())) {
-    t <- system.time(b <- risk_battery(p$d, p$m, attacks = a, sensitive = "y", seed = 1,
-                                       nthreads = nthreads))[["elapsed"]]
-    r <- b$attacks[[1]]
-    cat(sprintf("  %-18s %7.2f s   rate %.4f  control %.4f  advantage %.4f\n", a, t, r$rate,
-                r$control_rate, r$advantage))
+    t <- timed(risk_battery(p$d, p$m, attacks = a, sensitive = "y", seed = 1, nthreads = nthreads))
+    r <- t$value$attacks[[1]]
+    cat(sprintf("  %-18s %7.2f s elapsed %7.2f s cpu   rate %.4f  control %.4f  advantage %.4f\n", a,
+                t$elapsed, t$cpu, r$rate, r$control_rate, r$advantage))
   }
-  t <- system.time(b <- risk_battery(p$d, p$m, sensitive = "y", seed = 1, nthreads = nthreads))[["elapsed"]]
-  cat(sprintf("  %-18s %7.2f s\n", "whole battery", t))
+  t <- timed(risk_battery(p$d, p$m, sensitive = "y", seed = 1, nthreads = nthreads))
+  cat(sprintf("  %-18s %7.2f s elapsed %7.2f s cpu\n", "whole battery", t$elapsed, t$cpu))
 }
