@@ -7,7 +7,7 @@
 #' categorical keys; released records exactly as far as the `m`-th nearest are taken too)
 #' and reads their released sensitive values.
 #'
-#' * Categorical `sensitive`: the claim about a person is right with the probability that a
+#' * Categorical `sensitive` (see `type`): the claim about a person is right with the probability that a
 #'   neighbour drawn at random carries the person's own value: the correct attribution
 #'   probability (CAP) of Templ's riskutility, with the neighbours as the person's
 #'   equivalence class. The intruder's confidence is the share of the most frequent value
@@ -41,6 +41,9 @@
 #' @param sensitive The column whose value the intruder guesses: a column of both data
 #'   sets that is not one of the intruder's keys.
 #' @param m The number of nearest released records the intruder reads, a whole number >= 1.
+#' @param type How to read `sensitive`: `"auto"` (categorical unless it is numeric with
+#'   more than 10 distinct values or values that are not whole numbers: a 0/1 outcome is
+#'   categorical), `"categorical"` or `"numeric"`.
 #' @param tolerance For a numeric `sensitive` column: a guess is right within `tolerance`
 #'   standard deviations of the original column (a number >= 0; exact equality when the
 #'   column is constant).
@@ -59,11 +62,13 @@
 #' attack_inference(d, masked, sensitive = "Survived", seed = 1)
 #' @family attacks
 #' @export
-attack_inference <- function(original, masked, sensitive, intruder = NULL, m = 3, tolerance = 0.1,
+attack_inference <- function(original, masked, sensitive, intruder = NULL, m = 3,
+                             type = c("auto", "categorical", "numeric"), tolerance = 0.1,
                              control = TRUE, seed = NULL,
                              nthreads = getOption("detanon.nthreads", 1L)) {
   m <- check_whole(m, "m", min = 1)
   tolerance <- check_number(tolerance, "tolerance", lower = 0)
+  type <- match_choice(type, "type")
   control <- check_flag(control, "control")
   nthreads <- check_nthreads(nthreads)
   if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
@@ -71,6 +76,7 @@ attack_inference <- function(original, masked, sensitive, intruder = NULL, m = 3
   check_sensitive(sensitive, s)
   spec <- battery_attacks()$inference
   spec$args$tolerance <- tolerance
+  spec$args$type <- type
   run_attack(spec, s, if (control) s, m = m, sensitive = sensitive, nthreads = nthreads, seed = seed)
 }
 
@@ -90,10 +96,19 @@ check_sensitive <- function(sensitive, s) {
 
 # The sensitive values as the C kernel reads them: integer codes over the values of both
 # sides (categorical), or doubles with the tolerance in the column's units (numeric).
-inference_values <- function(s, sensitive, tolerance) {
+inference_values <- function(s, sensitive, tolerance, type = "auto") {
   yo <- s$original[[sensitive]]
   ym <- s$masked[[sensitive]]
-  if (is_continuous(yo) && is_continuous(ym)) {
+  numeric <- is_continuous(yo) && is_continuous(ym)
+  if (type == "numeric" && !numeric) {
+    stop_arg("`sensitive` column `", sensitive, "` is not numeric in both data sets; use ",
+             "`type = \"categorical\"`.", kind = "column")
+  }
+  if (type == "auto" && numeric) {
+    v <- unique(yo[!is.na(yo)])
+    numeric <- length(v) > 10L || any(v != round(v))
+  }
+  if (type != "categorical" && numeric) {
     sd <- stats::sd(yo, na.rm = TRUE)
     tol <- if (is.finite(sd) && sd > 0) tolerance * sd else 0
     return(list(cat = FALSE, o = as.double(yo), m = as.double(ym), tol = tol, n_levels = 0L))
@@ -128,10 +143,10 @@ inference_baseline <- function(y, rows) {
   out
 }
 
-inference_core <- function(s, sensitive, m, nthreads, tolerance = 0.1, leave_out = FALSE, ...) {
+inference_core <- function(s, sensitive, m, nthreads, tolerance = 0.1, type = "auto", leave_out = FALSE, ...) {
   check_sensitive(sensitive, s)
   n <- s$n
-  y <- inference_values(s, sensitive, tolerance)
+  y <- inference_values(s, sensitive, tolerance, type)
   zo <- cbind(s$zo, key_z(s, "original"))
   zm <- cbind(s$zm, key_z(s, "masked"))
   # trees over the released records, one per released cell; the intruder searches the cell

@@ -214,6 +214,13 @@ print.detanon_attack <- function(x, ...) {
   cat(sprintf("  right about one record: %.4f (control %.4f, advantage %.4f)\n",
               x$rate, x$control_rate, x$advantage))
   if (!is.na(x$baseline)) cat(sprintf("  marginal baseline: %.4f\n", x$baseline))
+  if (!is.null(x$details$isolates)) {
+    cat(sprintf("  predicates that hold for exactly one original record (anonymeter's figure): %.4f\n",
+                x$details$isolates))
+  }
+  if (!is.null(x$details$tcap) && !is.na(x$details$tcap)) {
+    cat(sprintf("  TCAP (people whose neighbours agree, %d): %.4f\n", x$details$n_tcap, x$details$tcap))
+  }
   if (x$n_attacked < x$n) cat(sprintf("  attacked: %d of the %d records\n", x$n_attacked, x$n))
   if (!is.na(x$rate_m)) {
     cat(sprintf("  own record among the %d best: %.4f (control %.4f)\n", x$m, x$rate_m, x$control_rate_m))

@@ -62,6 +62,25 @@ test_that("attack_inference on an unmasked release with one neighbour is always 
   expect_equal(got$precision_top10, 1)
 })
 
+test_that("attack_inference reads a 0/1 or small whole-number column as categorical", {
+  set.seed(3)
+  d <- data.frame(a = stats::rnorm(80), g = sample(c("x", "y"), 80, TRUE), y = sample(0:1, 80, TRUE))
+  m <- d
+  m$a <- m$a + stats::rnorm(80, sd = 0.3)
+  it <- intruder(vars = "a", strata = "g")
+  auto <- attack_inference(d, m, sensitive = "y", intruder = it)
+  want <- ref_inference(ref_view(d, m, "a", "g"), as.character(d$y), as.character(m$y))
+  expect_equal(auto$success, want$success)
+  expect_equal(auto$confidence, want$confidence)
+  expect_false(is.na(auto$details$tcap))
+  expect_equal(attack_inference(d, m, sensitive = "y", intruder = it, type = "categorical")$confidence, want$confidence)
+  num <- attack_inference(d, m, sensitive = "y", intruder = it, type = "numeric", tolerance = 0)
+  expect_equal(num$success, want$success)
+  expect_true(is.na(num$details$tcap))
+  d$s <- m$s <- letters[1:80 %% 3 + 1]
+  expect_error(attack_inference(d, m, sensitive = "s", intruder = it, type = "numeric"), class = "detanon_error_column")
+})
+
 test_that("attack_inference refuses a sensitive column the intruder holds or that is missing", {
   bd <- battery_data(40, seed = 1)
   it <- intruder(vars = c("a", "b"), strata = "g", keys = "s")
