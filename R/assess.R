@@ -105,7 +105,8 @@ assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
   # last, so that its draws change no other measure
   battery <- check_flag(battery, "battery")
   bat <- if (battery) {
-    risk_battery(original, masked, intruder = if (is.null(intruder)) intruder(vars = vars, strata = strata) else intruder,
+    if (is.null(intruder)) intruder <- intruder(vars = vars, strata = strata)
+    risk_battery(original, masked, intruder = intruder,
                  m = top_m, sensitive = sensitive, seed = seed, nthreads = nthreads)
   }
   structure(list(rmd = rmd, linkage = linkage, linkage_top = linkage_top, replay = replay,

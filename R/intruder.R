@@ -108,7 +108,8 @@ intruder_view <- function(original, masked, intruder, seed = NULL) {
     out <- lapply(as.list(d)[cat_cols], as.character)
     as.data.frame(out, stringsAsFactors = FALSE, col.names = cat_cols, optional = TRUE)
   }
-  both_df <- if (length(cat_cols)) rbind(as_text(original), as_text(masked)) else data.frame(row.names = seq_len(2L * s$n))
+  both_df <- if (length(cat_cols)) rbind(as_text(original), as_text(masked))
+             else data.frame(row.names = seq_len(2L * s$n))
   cell <- stratum_ids(both_df, cat_cols)
   s$cell_o <- cell[seq_len(s$n)]
   s$cell_m <- cell[s$n + seq_len(s$n)]

@@ -43,7 +43,11 @@ static ptrdiff_t *nn2_order(const kd_tree *trees, R_xlen_t n_trees, ptrdiff_t n_
     for (ptrdiff_t i = 0; i < n_index + 2; i++) count[i] = 0;
     for (ptrdiff_t r = 0; r < nq; r++) {
         const int t_id = tree_of[r];
-        if (t_id == NA_INTEGER || t_id == 0 || trees[t_id - 1].n == 0) { key[r] = n_index; count[n_index + 1]++; continue; }
+        if (t_id == NA_INTEGER || t_id == 0 || trees[t_id - 1].n == 0) {
+            key[r] = n_index; /* not run: last */
+            count[n_index + 1]++;
+            continue;
+        }
         const kd_tree *t = &trees[t_id - 1];
         for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * nq];
         int node = 0;
