@@ -157,7 +157,7 @@ ref_inference <- function(v, yo, ym, m = 3, tol = 0, leave_out = FALSE) {
 }
 
 # Adversarial data for the attacks: ties, duplicated records, strata of 1..3, a constant
-# column, a categorical key the release changes for some records.
+# column, a categorical key with missing values that the release changes for some records.
 battery_data <- function(n = 200, seed = 1) {
   set.seed(seed)
   d <- data.frame(a = round(stats::rnorm(n), 1), b = stats::rexp(n), c = 5,
@@ -166,6 +166,7 @@ battery_data <- function(n = 200, seed = 1) {
   d$g[1:6] <- c("p", "q", "q", "r", "r", "r") # strata of 1, 2 and 3
   d[11:20, c("a", "b", "s")] <- d[21:30, c("a", "b", "s")] # duplicated records
   d$g[11:20] <- d$g[21:30]
+  d$s[intersect(c(50:54, 21), seq_len(n))] <- NA # a missing categorical key is a value of its own
   m <- d
   m$a <- m$a + round(stats::rnorm(n, sd = 0.3), 1)
   m$b <- m$b * exp(stats::rnorm(n, sd = 0.2))

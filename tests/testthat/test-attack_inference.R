@@ -44,8 +44,11 @@ test_that("attack_inference with a share p of originals, and strata of 1", {
   bd <- battery_data(100, seed = 9)
   it <- intruder(vars = c("a", "b"), strata = "g", p = 0.3)
   got <- attack_inference(bd$o, bd$m, sensitive = "s", intruder = it, seed = 2)
-  known <- !is.na(got$success)
+  known <- detanon:::intruder_view(bd$o, bd$m, it, seed = 2)$known
   expect_equal(sum(known), 30L)
+  # people with a missing sensitive value are not attacked
+  expect_equal(!is.na(got$success), known & !is.na(bd$o$s))
+  expect_true(any(known & is.na(bd$o$s)))
   want <- ref_inference(ref_view(bd$o, bd$m, c("a", "b"), "g", known = known), bd$o$s, bd$m$s)
   expect_equal(got$success, want$success)
   # the stratum of one ("p", row 1): the control leaves its only released record out
