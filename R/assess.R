@@ -2,8 +2,9 @@
 #'
 #' Runs [risk_rmd()], [risk_linkage()] (nearest-neighbour and top-`m`),
 #' [risk_replay()] (when the release records how it was made, or `mask` is given),
-#' [utility_pmse()], [utility_delta()] and, when a
-#' `formula` is given, [utility_model()] on the same pair of data sets, and returns one
+#' [utility_pmse()], [utility_delta()], when a `formula` is given [utility_model()], and
+#' the risk battery ([risk_battery()], unless `battery = FALSE`) on the same pair of data
+#' sets, and returns one
 #' object with `print()`, `summary()`, `as.data.frame()` and `plot()` methods. The
 #' object holds only the measures (shares, counts, row positions, propensity scores,
 #' coefficients), never original record values; `plot(type = "risk")` therefore needs the
@@ -22,6 +23,11 @@
 #' * **Replay** ([risk_replay()]): an intruder who knows the algorithm, its settings and
 #'   a share of the originals re-runs the masking and links. Smarter uses of that
 #'   knowledge are not covered.
+#' * **Risk battery** ([risk_battery()]): the attacks of the battery for the intruder
+#'   `intruder` (linkage in both directions, singling out, and attribute inference on
+#'   `sensitive` when given), each against its control, printed worst attack (largest
+#'   advantage over the control) first. Each attack's help page says what it does not
+#'   cover. The battery runs after every other measure, so it changes none of them.
 #' * **U / S_pMSE** ([utility_pmse()]): can a logistic model tell the data sets apart?
 #'   Ignores the record-by-record pairing.
 #' * **delta** ([utility_delta()]): share of each variable's variability added by masking;
@@ -46,11 +52,18 @@
 #' @param mask,p,seed Passed to [risk_replay()]; with `mask = NULL` the replay is run
 #'   only when `masked` records how it was made (a release of [anonymise()] or
 #'   [anonymise_adaptive()]).
+#' @param battery If `TRUE` (the default), run the risk battery ([risk_battery()]) with
+#'   the list length `top_m`; `FALSE` leaves it out.
+#' @param intruder The battery's intruder, made by [intruder()]; default the intruder of
+#'   the linkage measures (`intruder(vars, strata)`).
+#' @param sensitive A column for the battery's attribute-inference attack
+#'   ([attack_inference()]), or `NULL` to leave that attack out.
 #' @param ... Further arguments to [risk_rmd()] (`deterministic`, or arguments of
 #'   `robustbase::covMcd()`).
 #' @return An object of class `detanon_assess`: a list with `rmd`, `linkage`,
 #'   `linkage_top` (top-`m` linkage), `replay` (or `NULL`), `pmse`,
-#'   `delta`, `model` (or `NULL`), `vars`, `strata` and `n`.
+#'   `delta`, `model` (or `NULL`), `battery` (a `detanon_battery`, or `NULL`), `vars`,
+#'   `strata` and `n`.
 #' @seealso [plot.detanon_assess()]
 #' @examples
 #' d <- titanic_paper()[-1] # without the identifier PassengerId
@@ -68,6 +81,7 @@ assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
                    family = stats::gaussian(), pmse_vars = NULL, interactions = FALSE,
                    pmse_method = c("logit", "cart"),
                    w1 = 0.01, w2 = 0.05, neighbours = 1, m = 3, mask = NULL, p = c(1, 0.5, 0.1), ...,
+                   battery = TRUE, intruder = NULL, sensitive = NULL,
                    nthreads = getOption("detanon.nthreads", 1L), seed = NULL, top_m) {
   if (is_sdc(original)) return(sdc_measure(assess, original, match.call(), parent.frame())) # R/sdcmicro.R
   if (!missing(top_m)) {
@@ -102,8 +116,15 @@ assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
   pmse <- utility_pmse(original, masked, vars = pmse_vars, interactions = interactions, method = pmse_method)
   delta <- utility_delta(original, masked, vars = vars)$delta
   model <- if (!is.null(formula)) utility_model(original, masked, formula, family = family) else NULL
+  # last, so that its draws change no other measure
+  battery <- check_flag(battery, "battery")
+  bat <- if (battery) {
+    if (is.null(intruder)) intruder <- intruder(vars = vars, strata = strata)
+    risk_battery(original, masked, intruder = intruder,
+                 m = m, sensitive = sensitive, seed = seed, nthreads = nthreads)
+  }
   structure(list(rmd = rmd, linkage = linkage, linkage_top = linkage_top, replay = replay,
-                 pmse = pmse, delta = delta, model = model,
+                 pmse = pmse, delta = delta, model = model, battery = bat,
                  vars = vars, strata = linkage$strata, n = nrow(original)),
             class = "detanon_assess")
 }
@@ -143,6 +164,16 @@ print.detanon_assess <- function(x, ...) {
       "  intruder who knows the originals. They do NOT cover rare categorical\n",
       "  combinations (strata_table()), attribute disclosure or other background\n",
       "  knowledge. Records not flagged are not proven safe.\n", sep = "")
+  if (!is.null(x$battery)) {
+    cat("\nRisk battery, worst attack (largest advantage over its control) first\n")
+    cat(intruder_lines(x$battery$intruder, "  "), sep = "\n")
+    print_battery_table(x$battery, indent = "  ")
+    cat("  rate: right about one record; control: the same attack on people not in the\n",
+        "  release (inference: without the record's own released record); advantage:\n",
+        "  (rate - control) / (1 - control); worst: worst stratum; prec10: rate of the\n",
+        "  10% most confident claims. Attacks not in the battery are not covered: see\n",
+        "  ?risk_battery and each attack's help.\n", sep = "")
+  }
   cat("\nUtility (how close the release stays to the original)\n")
   line("U", sprintf("%.3g", p$U), sprintf("pMSE: how well a %s separates them",
                                            if (identical(p$method, "cart")) "tree" else "logistic model"))
@@ -205,6 +236,14 @@ as.data.frame.detanon_assess <- function(x, row.names = NULL, optional = FALSE, 
     b <- x$replay$by_p
     for (i in seq_len(nrow(b))) {
       rows[[length(rows) + 1L]] <- c("risk", "replay_rate", paste0("p = ", format(b$p[i])), b$rate[i])
+    }
+  }
+  if (!is.null(x$battery)) {
+    tab <- as.data.frame(x$battery)
+    for (i in seq_len(nrow(tab))) {
+      for (f in c("rate", "control_rate", "advantage", "rate_m", "worst_stratum", "precision_top10")) {
+        if (!is.na(tab[[f]][i])) rows[[length(rows) + 1L]] <- c("risk", paste0("battery_", f), tab$name[i], tab[[f]][i])
+      }
     }
   }
   for (v in names(x$delta)) rows[[length(rows) + 1L]] <- c("utility", "delta", v, x$delta[[v]])

@@ -8,12 +8,23 @@
 #' * `control_rate`: the same attack on a control release in which every record's row holds
 #'   the released record of another person of its stratum (a derangement within strata):
 #'   what the attack achieves on people who are *not* in the release but resemble those who
-#'   are (chance, and what the release says about the population);
+#'   are (chance, and what the release says about the population). A record alone in its
+#'   stratum has no one to stand in for it and counts as a miss of the control. The
+#'   inference attack's control is the attack with the person's own released record left
+#'   out (see [attack_inference()]);
 #' * `advantage`: `(rate - control_rate) / (1 - control_rate)`, as anonymeter reports it:
 #'   what the attack learns about the people in the release;
-#' * `worst_stratum`: the highest rate of a stratum (with its size);
+#' * `worst_stratum`: the highest rate of a stratum (with its size and the number of its
+#'   records attacked);
 #' * `precision_top10`: the rate among the 10% of records the intruder is most confident
-#'   about, i.e. how reliable the intruder's best claims are.
+#'   about, i.e. how reliable the intruder's best claims are (ties in confidence at the cut
+#'   are taken in proportion);
+#' * `baseline`: for the inference attack, the same guess from the released column alone.
+#'
+#' The attacks ([battery_attacks()]): linkage in both directions ([attack_linkage()]),
+#' singling out ([attack_singling_out()]) and, with `sensitive`, attribute inference
+#' ([attack_inference()]), each with its default settings. The report lists them worst
+#' first: by the advantage over the control, then by the rate.
 #'
 #' @section What it measures and what it does not:
 #' The battery measures what the named attacks achieve for the named intruder. Attacks
@@ -36,7 +47,11 @@
 #' @param nthreads Number of OpenMP threads; default the option `detanon.nthreads`, else 1.
 #' @return An object of class `detanon_battery`: a list with `attacks` (a named list of
 #'   `detanon_attack` objects), `intruder` and `n`; `as.data.frame()` gives one row per
-#'   attack, worst first.
+#'   attack, worst first: `name`, `attack`, `rate`, `control_rate`, `advantage`, `m`,
+#'   `rate_m`, `control_rate_m` (top-m attacks), `worst_stratum`, `worst_stratum_n`,
+#'   `worst_stratum_attacked`, `precision_top10`, `n_attacked` and `baseline`. A
+#'   `detanon_attack` also holds, per record in row order, `success`, `success_m` and
+#'   `confidence` (`NA` for records not attacked), and `by_stratum`.
 #' @references Giomi M, Boenisch F, Wehmeyer C, Tasnadi B (2023). A unified framework for
 #'   quantifying privacy risk in synthetic data. *Proceedings on Privacy Enhancing
 #'   Technologies* 2023(2), 312-328 (anonymeter).
@@ -81,8 +96,10 @@ risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder 
 #' The attacks of the risk battery
 #'
 #' A named list describing the attacks [risk_battery()] can run: each entry has the
-#' attack's `label`, `fun` (its exported function) and whether it needs a `sensitive`
-#' column.
+#' attack's `label`, `fun` (its exported function), whether it needs a `sensitive`
+#' column, and optionally `control = "leave_out"` for an attack whose control is the same
+#' attack with each record's own released record left out (the inference attack) instead
+#' of the derangement of the release within strata.
 #' @return A named list.
 #' @family attacks
 #' @export
@@ -93,7 +110,13 @@ battery_attacks <- function() {
                             core = linkage_core, needs_sensitive = FALSE),
     linkage_original = list(label = "nearest and top-m linkage, original -> released",
                             fun = "attack_linkage", args = list(direction = "original"),
-                            core = linkage_core, needs_sensitive = FALSE)
+                            core = linkage_core, needs_sensitive = FALSE),
+    singling_out = list(label = "singling out by rare combinations of released values",
+                        fun = "attack_singling_out", args = list(),
+                        core = singling_out_core, needs_sensitive = FALSE),
+    inference = list(label = "attribute inference from the nearest released records",
+                     fun = "attack_inference", args = list(),
+                     core = inference_core, needs_sensitive = TRUE, control = "leave_out")
   )
 }
 
@@ -101,8 +124,22 @@ battery_attacks <- function() {
 run_attack <- function(spec, s, ctrl, m, sensitive, nthreads, seed) {
   args <- c(list(m = m, sensitive = sensitive, nthreads = nthreads, seed = seed), spec$args)
   res <- do.call(spec$core, c(list(s), args))
-  cres <- if (!is.null(ctrl)) do.call(spec$core, c(list(ctrl), args))
+  cres <- if (!is.null(ctrl)) {
+    if (identical(spec$control, "leave_out")) do.call(spec$core, c(list(s), args, list(leave_out = TRUE)))
+    else control_fixed_points(do.call(spec$core, c(list(ctrl), args)), ctrl$perm)
+  }
   new_attack(spec$label, res, s, cres, m = m)
+}
+
+# A record of a stratum of one keeps its own released record in the control release (no one
+# stands in for it): its control claim cannot be about someone else, so it counts as a miss.
+control_fixed_points <- function(cres, perm) {
+  if (is.null(perm)) return(cres)
+  fixed <- perm == seq_along(perm)
+  for (f in c("success", "success_m")) {
+    if (!is.null(cres[[f]])) cres[[f]][fixed & !is.na(cres[[f]])] <- 0
+  }
+  cres
 }
 
 # ---- attack results --------------------------------------------------------------------
@@ -121,7 +158,9 @@ new_attack <- function(label, res, s, cres = NULL, m = NA_integer_) {
   cr <- if (!is.null(cres)) rate(cres$success) else NA_real_
   by <- s$by
   by$n <- s$sizes
+  by$n_attacked <- tabulate(s$id[attacked], length(s$sizes))
   by$rate <- as.vector(tapply(res$success, factor(s$id, seq_along(s$sizes)), mean, na.rm = TRUE))
+  by$rate[by$n_attacked == 0L] <- NA_real_
   worst <- if (nrow(by) && any(!is.na(by$rate))) by[which.max(by$rate), , drop = FALSE] else by[0, , drop = FALSE]
   rownames(worst) <- NULL
   structure(list(
@@ -139,7 +178,8 @@ new_attack <- function(label, res, s, cres = NULL, m = NA_integer_) {
     by_stratum = by,
     covers = res$covers, not_covered = res$not_covered,
     intruder = s$intruder, vars = s$vars, strata = s$strata,
-    details = res[setdiff(names(res), c("success", "success_m", "confidence", "covers", "not_covered"))]
+    baseline = if (is.null(res$baseline)) NA_real_ else res$baseline,
+    details = res[setdiff(names(res), c("success", "success_m", "confidence", "covers", "not_covered", "baseline"))]
   ), class = "detanon_attack")
 }
 
@@ -170,16 +210,25 @@ top_share_precision <- function(success, confidence, share) {
 #' @export
 print.detanon_attack <- function(x, ...) {
   cat(sprintf("Attack: %s, %s\n", x$attack, plural(x$n, "record")))
-  cat("  intruder who", paste(format(x$intruder), collapse = "\n    and "), "\n")
+  cat(intruder_lines(x$intruder, "  ", "intruder who"), sep = "\n")
   cat(sprintf("  right about one record: %.4f (control %.4f, advantage %.4f)\n",
               x$rate, x$control_rate, x$advantage))
+  if (!is.na(x$baseline)) cat(sprintf("  marginal baseline: %.4f\n", x$baseline))
+  if (!is.null(x$details$isolates)) {
+    cat(sprintf("  predicates that hold for exactly one original record (anonymeter's figure): %.4f\n",
+                x$details$isolates))
+  }
+  if (!is.null(x$details$tcap) && !is.na(x$details$tcap)) {
+    cat(sprintf("  TCAP (people whose neighbours agree, %d): %.4f\n", x$details$n_tcap, x$details$tcap))
+  }
+  if (x$n_attacked < x$n) cat(sprintf("  attacked: %d of the %d records\n", x$n_attacked, x$n))
   if (!is.na(x$rate_m)) {
     cat(sprintf("  own record among the %d best: %.4f (control %.4f)\n", x$m, x$rate_m, x$control_rate_m))
   }
   if (nrow(x$worst_stratum)) {
     w <- x$worst_stratum
     lab <- if (length(x$strata)) paste(paste0(x$strata, "=", unlist(lapply(w[x$strata], as.character))), collapse = ", ") else "all"
-    cat(sprintf("  worst stratum: %.4f (%s; %s)\n", w$rate, lab, plural(w$n, "record")))
+    cat(sprintf("  worst stratum: %.4f (%s; %s, %d attacked)\n", w$rate, lab, plural(w$n, "record"), w$n_attacked))
   }
   cat(sprintf("  precision of the 10%% most confident claims: %.4f\n", x$precision_top10))
   if (length(x$not_covered)) cat(strwrap(paste("Does not cover:", x$not_covered), indent = 2, exdent = 2), sep = "\n")
@@ -193,7 +242,9 @@ as.data.frame.detanon_attack <- function(x, row.names = NULL, optional = FALSE, 
              m = x$m, rate_m = x$rate_m, control_rate_m = x$control_rate_m,
              worst_stratum = if (nrow(w)) w$rate else NA_real_,
              worst_stratum_n = if (nrow(w)) w$n else NA_integer_,
+             worst_stratum_attacked = if (nrow(w)) w$n_attacked else NA_integer_,
              precision_top10 = x$precision_top10, n_attacked = x$n_attacked,
+             baseline = x$baseline,
              stringsAsFactors = FALSE)
 }
 
@@ -201,22 +252,35 @@ as.data.frame.detanon_attack <- function(x, row.names = NULL, optional = FALSE, 
 as.data.frame.detanon_battery <- function(x, row.names = NULL, optional = FALSE, ...) {
   out <- do.call(rbind, lapply(x$attacks, as.data.frame))
   out <- cbind(name = names(x$attacks), out, stringsAsFactors = FALSE)
-  out <- out[order(-pmax(out$rate, out$rate_m, na.rm = TRUE)), , drop = FALSE]
+  # worst first: the largest advantage over the control (the risk anonymeter reports),
+  # then the largest rate
+  out <- out[order(-ifelse(is.na(out$advantage), -Inf, out$advantage),
+                   -pmax(out$rate, out$rate_m, na.rm = TRUE)), , drop = FALSE]
   rownames(out) <- NULL
   out
 }
 
+# The battery's table as printed (by print() and assess()), worst attack first.
+print_battery_table <- function(x, indent = "") {
+  tab <- as.data.frame(x)
+  show <- data.frame(attack = tab$name, rate = tab$rate, control = tab$control_rate,
+                     advantage = tab$advantage, top_m = tab$rate_m, worst = tab$worst_stratum,
+                     prec10 = tab$precision_top10, baseline = tab$baseline)
+  if (all(is.na(show$baseline))) show$baseline <- NULL
+  if (all(is.na(show$top_m))) show$top_m <- NULL
+  old <- options(width = 100L)
+  on.exit(options(old))
+  out <- utils::capture.output(print(show, row.names = FALSE, digits = 3))
+  cat(paste0(indent, out), sep = "\n")
+}
+
 #' @export
 print.detanon_battery <- function(x, ...) {
-  cat(sprintf("Risk battery on %s (%s%s), worst attack first\n", plural(x$n, "record"),
+  cat(sprintf("Risk battery on %s (%s%s), worst attack (largest advantage) first\n", plural(x$n, "record"),
               paste(x$vars, collapse = ", "),
               if (length(x$strata)) paste0(" within ", paste(x$strata, collapse = " x ")) else ""))
-  cat("Intruder who", paste(format(x$intruder), collapse = "\n  and "), "\n")
-  tab <- as.data.frame(x)
-  show <- data.frame(attack = tab$attack, rate = tab$rate, control = tab$control_rate,
-                     advantage = tab$advantage, top_m = tab$rate_m, worst_stratum = tab$worst_stratum,
-                     precision10 = tab$precision_top10)
-  print(show, row.names = FALSE, digits = 3)
+  cat(intruder_lines(x$intruder), sep = "\n")
+  print_battery_table(x)
   invisible(x)
 }
 
@@ -235,11 +299,24 @@ print.detanon_battery <- function(x, ...) {
 #'   person in the release.
 #' Ties are broken at random: the success is the expected share, as in [risk_linkage()].
 #' The confidence of a claim is one minus the ratio of the nearest to the second nearest
-#' distance (the NNDR of Templ's riskutility): large when the nearest candidate stands out.
+#' distance (the NNDR of Templ's riskutility): large when the nearest candidate stands out
+#' (1 when the cell holds one candidate, 0 when two are at distance 0).
+#'
+#' Keys: with `intruder(keys = "all")` every other column common to both data sets is a
+#' key, numeric columns by distance (z-scored on the original's mean and SD) and the others
+#' exactly, by value. This is distance-based record linkage on every released column. A
+#' categorical key the release changed (recoded, generalised, swapped) puts the record in
+#' another cell than its original: the intruder searches the cell the query's own value
+#' names, so the record is attacked and missed (with the confidence the intruder has in
+#' that cell). Numeric keys must have no missing values.
+#'
+#' Cost: the ranks and the NNDR are counted in C on one kd-tree per cell; a rank count
+#' stops at the list length, so the control (queries far from their own record) costs no
+#' more than the attack.
 #'
 #' @section What it does not cover:
 #' Matching one-to-one across the stratum (see [attack_assignment()]), an intruder who
-#' knows the algorithm (see [attack_recipe()]), and attribute inference.
+#' knows the algorithm (see [attack_recipe()]), and attribute inference (see [attack_inference()]).
 #' @inheritParams risk_battery
 #' @param direction `"released"` (released record -> original) or `"original"`.
 #' @return An object of class `detanon_attack` (see [risk_battery()] for its fields).
@@ -261,8 +338,10 @@ attack_linkage <- function(original, masked, intruder = NULL, direction = c("rel
 
 # released -> original: trees over the originals the intruder holds, queried by their
 # released records; original -> released: trees over all released records, queried by the
-# originals the intruder holds. Numeric keys join the distance, categorical keys the cells;
-# a record whose cell differs between original and release is attacked and missed.
+# originals the intruder holds. Numeric keys join the distance, categorical keys the cells:
+# a query searches the cell its own categorical values name, so a record whose cell differs
+# between original and release (a key the release changed) is attacked and missed, with
+# the confidence the intruder has in the wrong cell (0 when that cell is empty).
 linkage_core <- function(s, direction, m, nthreads, ...) {
   zo <- cbind(s$zo, key_z(s, "original"))
   zm <- cbind(s$zm, key_z(s, "masked"))
@@ -270,23 +349,40 @@ linkage_core <- function(s, direction, m, nthreads, ...) {
   success <- success_m <- confidence <- rep(NA_real_, n)
   released <- direction == "released"
   rows <- if (released) which(s$known) else seq_len(n)
-  cs <- cell_setup((if (released) s$cell_o else s$cell_m)[rows])
+  tree_cell <- (if (released) s$cell_o else s$cell_m)[rows]
+  query_cell <- (if (released) s$cell_m else s$cell_o)[rows]
+  cs <- cell_setup(tree_cell)
   zt <- (if (released) zo else zm)[rows, , drop = FALSE]
   zq <- (if (released) zm else zo)[rows, , drop = FALSE]
-  same <- (s$cell_o == s$cell_m)[rows]
-  want <- same & s$known[rows]
+  attacked <- s$known[rows]
+  want <- attacked & tree_cell == query_cell
+  if (!any(attacked)) {
+    return(list(success = success, success_m = success_m, confidence = confidence))
+  }
+  index <- rank_index(zt, cs)
   if (any(want)) {
-    ranks <- link_ranks(cs, zt, zq, want, max(m, 2L), nthreads)
+    ranks <- battery_ranks(index, zq, want, max(m, 2L), nthreads)
     hit <- rows[want]
     success[hit] <- top_m_share(ranks[want, , drop = FALSE], 1)
     success_m[hit] <- top_m_share(ranks[want, , drop = FALSE], m)
-    confidence[hit] <- nndr_confidence(cs, zt, zq, want)[want]
   }
-  miss <- rows[!same & s$known[rows]]
-  success[miss] <- success_m[miss] <- confidence[miss] <- 0
+  miss <- rows[attacked & !want]
+  success[miss] <- success_m[miss] <- 0
+  tree_of <- match(query_cell, sort(unique(tree_cell)))
+  tree_of[is.na(tree_of) | !attacked] <- 0L
+  conf <- nndr_confidence(index, zq, tree_of, nthreads)
+  conf[attacked & tree_of == 0L] <- 0
+  confidence[rows[attacked]] <- conf[attacked]
   list(success = success, success_m = success_m, confidence = confidence,
        not_covered = paste("one-to-one matching, an intruder who knows the algorithm,",
                            "attribute inference, other background knowledge."))
+}
+
+# The ranks of link_ranks() (strictly nearer, at most as near), except that the second is
+# NA once the first reaches `cap` (then every top-m share with m <= cap is 0): a query far
+# from its own point, as in the control, costs no more than one near it. src/nn2.c.
+battery_ranks <- function(index, zq, want, cap, nthreads = 1L) {
+  .Call(C_ffi_battery_rank, index, zq, as.logical(want), as.double(cap), nthreads)
 }
 
 # The z-scores of the numeric keys of one side (on the original's scale).
@@ -307,30 +403,16 @@ cell_setup <- function(cell) {
        offsets = as.integer(c(0L, cumsum(sizes))))
 }
 
-# 1 - d1 / d2 for each query row: the nearest and second-nearest tree points of its cell.
-nndr_confidence <- function(cs, zt, zq, ok) {
-  conf <- numeric(length(ok))
-  rows <- which(ok)
-  by_cell <- split(rows, cs$id[rows])
-  for (cell in names(by_cell)) {
-    c <- as.integer(cell)
-    tr <- cs$order[seq.int(cs$offsets[c] + 1L, length.out = cs$sizes[c])]
-    if (length(tr) < 2L) {
-      conf[by_cell[[cell]]] <- 1
-      next
-    }
-    q <- by_cell[[cell]]
-    nn <- RANN_free_knn(zt[tr, , drop = FALSE], zq[q, , drop = FALSE])
-    conf[q] <- ifelse(nn[, 2L] > 0, 1 - nn[, 1L] / nn[, 2L], 0)
-  }
+# The NNDR confidence of each query row: 1 - d1 / d2, d1 and d2 the distances from its
+# query point to the nearest and second-nearest points of tree `tree_of` of `index` (a
+# rank_index()); 1 when the tree holds one point, 0 when d2 = 0 (two points at the query);
+# NA for rows with tree_of 0. Counted in C (src/nn2.c) on the index's kd-trees.
+nndr_confidence <- function(index, zq, tree_of, nthreads = 1L) {
+  nn <- .Call(C_ffi_battery_nn2, index, zq, as.integer(tree_of), nthreads)
+  d1 <- nn[, 1L]
+  d2 <- nn[, 2L]
+  conf <- 1 - d1 / d2
+  conf[is.infinite(d2)] <- 1
+  conf[!is.na(d2) & d2 == 0] <- 0
   conf
-}
-
-# The two nearest distances from each query to the data (plain R; the battery's kernels
-# replace this where speed matters).
-RANN_free_knn <- function(data, query) {
-  t(apply(query, 1L, function(q) {
-    d <- sqrt(colSums((t(data) - q)^2))
-    sort(d, partial = 1:2)[1:2]
-  }))
 }

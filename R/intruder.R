@@ -55,17 +55,24 @@ format.detanon_intruder <- function(x, ...) {
   cols <- function(v, none) if (is.null(v)) none else if (!length(v)) "none" else paste(v, collapse = ", ")
   know <- c(data = "not the masking", recipe = "the algorithm but not its settings",
             settings = "the algorithm and its settings")[[x$knows]]
+  keys <- if (identical(x$keys, "all")) "every other released column" else cols(x$keys, "")
   c(sprintf("holds %s of the originals: %s by distance; %s exactly%s",
             if (x$p == 1) "all" else sprintf("%g%%", 100 * x$p),
             cols(x$vars, "the masked variables"), cols(x$strata, "the strata"),
-            if (length(x$keys)) paste0("; also ", cols(x$keys, "")) else ""),
+            if (length(x$keys)) paste0("; also ", keys) else ""),
     sprintf("knows %s; no secret key", know))
 }
 
 #' @export
 print.detanon_intruder <- function(x, ...) {
-  cat("Intruder who", paste(format(x), collapse = "\n  and "), "\n")
+  cat(intruder_lines(x), sep = "\n")
   invisible(x)
+}
+
+# The description of an intruder wrapped to 80 columns, for print methods.
+intruder_lines <- function(x, indent = "", lead = "Intruder who") {
+  strwrap(paste(lead, paste(format(x), collapse = " and ")), width = 80,
+          indent = nchar(indent), exdent = nchar(indent) + 2L)
 }
 
 # ---- the intruder's view of a pair ----------------------------------------------------
@@ -88,14 +95,28 @@ intruder_view <- function(original, masked, intruder, seed = NULL) {
   both <- intersect(keys, c(s$vars, s$strata))
   if (length(both)) stop_arg("`keys` repeats columns of `vars` or `strata`: ", quote_names(both), ".", kind = "column")
   num <- keys[vapply(keys, function(v) is_continuous(original[[v]]) && is_continuous(masked[[v]]), logical(1))]
+  for (v in num) {
+    if (anyNA(original[[v]]) || anyNA(masked[[v]]) || !all(is.finite(original[[v]])) || !all(is.finite(masked[[v]]))) {
+      stop_arg("Numeric key `", v, "` has missing or infinite values in `original` or `masked`; the ",
+               "intruder matches numeric keys by distance: leave it out of `keys`.", kind = "data")
+    }
+  }
   s$key_num <- num
   s$key_cat <- setdiff(keys, num)
   s$intruder <- intruder
-  # cells: the strata and the categorical keys, as the intruder matches them exactly. A
-  # categorical key changed by the masking puts a record in another cell than its original.
-  both_df <- rbind(as.data.frame(original, stringsAsFactors = FALSE)[c(s$strata, s$key_cat)],
-                   as.data.frame(masked, stringsAsFactors = FALSE)[c(s$strata, s$key_cat)])
-  cell <- if (length(c(s$strata, s$key_cat))) stratum_ids(both_df, c(s$strata, s$key_cat)) else rep(1L, 2L * s$n)
+  # cells: the strata and the categorical keys, as the intruder matches them exactly, by
+  # their values as text (a factor and a character column, or factors with other levels,
+  # match by value; a missing value is a value of its own). A categorical key changed by the
+  # masking (recoded, generalised, swapped) puts a record in another cell than its original:
+  # the attacks then search the cell the released (or the original) value names.
+  cat_cols <- c(s$strata, s$key_cat)
+  as_text <- function(d) {
+    out <- lapply(as.list(d)[cat_cols], as.character)
+    as.data.frame(out, stringsAsFactors = FALSE, col.names = cat_cols, optional = TRUE)
+  }
+  both_df <- if (length(cat_cols)) rbind(as_text(original), as_text(masked))
+             else data.frame(row.names = seq_len(2L * s$n))
+  cell <- stratum_ids(both_df, cat_cols)
   s$cell_o <- cell[seq_len(s$n)]
   s$cell_m <- cell[s$n + seq_len(s$n)]
   s$original <- original

@@ -23,6 +23,12 @@ SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap, SEXP m, SEXP target, SEXP x
 
 /* risk_glue.c: risk_rmd() (kernel: risk.c) */
 SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w, SEXP m, SEXP nthreads, SEXP progress);
+/* nn2_glue.c: neighbour queries of the risk battery on a rank index */
+SEXP ffi_battery_nn2(SEXP idx, SEXP zq, SEXP tree_of, SEXP nthreads);
+SEXP ffi_battery_rank(SEXP idx, SEXP zq, SEXP want, SEXP cap, SEXP nthreads);
+SEXP ffi_battery_neighbours(SEXP idx, SEXP zq, SEXP tree_of, SEXP m, SEXP leave_out,
+                            SEXP y, SEXP target, SEXP tol, SEXP n_levels, SEXP nthreads);
+
 
 /* rank_glue.c: a reusable index of per-stratum kd-trees, and ranks of own records in it
  * (top-m linkage, re-identification, replay; kernel: rank.c); the index's trees for other

@@ -30,6 +30,10 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_stir_shuffle",   (DL_FUNC) &ffi_stir_shuffle,   3},
     /* ola_glue.c: optimal lattice anonymisation */
     {"ffi_ola_node",       (DL_FUNC) &ffi_ola_node,       4},
+    /* nn2_glue.c: neighbour queries of the risk battery */
+    {"ffi_battery_nn2",        (DL_FUNC) &ffi_battery_nn2,        4},
+    {"ffi_battery_rank",       (DL_FUNC) &ffi_battery_rank,       5},
+    {"ffi_battery_neighbours", (DL_FUNC) &ffi_battery_neighbours, 10},
 #ifndef DETANON_NO_TESTING
     /* testing_glue.c: TEST-ONLY entry points (tests/testthat), not on any user path; left
      * out of a build with -DDETANON_NO_TESTING (CONTRIBUTING section 2) */

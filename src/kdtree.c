@@ -348,7 +348,7 @@ KD_INLINE void knn(const kd_tree *t, const double *q, int own_leaf, kd_heap *h, 
     int sp = 0;
     h->count = 0;
     h->arrived = 0;
-    scan_leaf(t, t->nodes + own_leaf, q, h, d);
+    if (own_leaf >= 0) scan_leaf(t, t->nodes + own_leaf, q, h, d);
     st[sp].node = 0; st[sp].bd = kd_gap_d2(t->box, q, d); sp++;
     while (sp > 0) {
         kd_item it = st[--sp];
@@ -380,6 +380,11 @@ static void knn_any_d(const kd_tree *t, const double *q, int own_leaf, kd_heap *
 void kd_knn_self(const kd_tree *t, ptrdiff_t self, kd_heap *h)
 {
     knn_any_d(t, t->pts + self * t->d, (int) t->leaf_of[self], h);
+}
+
+void kd_knn_point(const kd_tree *t, const double *q, kd_heap *h)
+{
+    knn_any_d(t, q, -1, h);
 }
 
 ptrdiff_t kd_count_within(const kd_tree *t, const double *q, double r2, ptrdiff_t stop_at,

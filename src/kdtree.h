@@ -209,6 +209,10 @@ static inline void kd_centroid_lex(const kd_tree *t, ptrdiff_t *pos, int k, doub
  * nearest point at distance 0). Result in h->pos / h->d2, best first (unless any_order). */
 void kd_knn_self(const kd_tree *t, ptrdiff_t self, kd_heap *h);
 
+/* k nearest tree points to an arbitrary point q[0..d-1] (the risk battery's queries).
+ * Requires k <= t->n. */
+void kd_knn_point(const kd_tree *t, const double *q, kd_heap *h);
+
 /* Number of tree points p with squared distance |q - p|^2 <= r2, stopping early once
  * `stop_at` points are found (pass a value > n to count them all). */
 ptrdiff_t kd_count_within(const kd_tree *t, const double *q, double r2, ptrdiff_t stop_at,

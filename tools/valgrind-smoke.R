@@ -52,4 +52,12 @@ at <- anonymise_adaptive(d, vars = vars, strata = c("g", "h"), k = tab, k_max = 
                          check_identifiers = FALSE)
 tu <- suppressWarnings(tune_release(d, vars = vars, strata = c("g", "h"), linkage = 0.2, top_m = 0.5,
                                    risk1 = 1, risk2 = 1, nthreads = 2))
+# the risk battery: capped ranks, NNDR (2 nearest), neighbour sets (categorical and
+# numeric, heap and radius paths, leave-out), singling out
+bm <- m
+bm$h2 <- sample(c("u", "v"), n, TRUE); bd <- d; bd$h2 <- bm$h2
+bat <- risk_battery(bd, bm, intruder = intruder(vars = vars, strata = c("g", "h")), sensitive = "h2",
+                    seed = 1, nthreads = 2)
+inf30 <- attack_inference(d, m, sensitive = "x3", intruder = intruder(vars = c("x1", "x2"), strata = "g"),
+                          m = 30, nthreads = 2)
 cat("valgrind-smoke: done\n")

@@ -53,6 +53,13 @@ test_that("the assessment keeps no original record values", {
   # the replay holds rates and sums of such fractions per share p only
   expect_identical(names(a$replay$by_p), c("p", "n_known", "rate", "n_linked", "reid", "blind_rate"))
   a$replay <- NULL
+  # the battery's per-record successes and confidences are shares in [0, 1] (fractions
+  # j / t, or one minus a ratio of distances); its tables hold strata values and rates
+  for (at in a$battery$attacks) {
+    for (v in list(at$success, at$success_m, at$confidence)) expect_true(all(is.na(v) | (v >= 0 & v <= 1)))
+  }
+  a$battery <- lapply(a$battery$attacks, function(at) at[c("rate", "rate_m", "control_rate", "advantage",
+                                                           "worst_stratum", "precision_top10")])
   vals <- unlist(a, use.names = FALSE)
   vals <- suppressWarnings(as.numeric(vals[!is.na(suppressWarnings(as.numeric(vals)))]))
   fares <- unique(p$d$Fare[p$d$Fare != round(p$d$Fare)])
@@ -66,7 +73,7 @@ test_that("print, summary and as.data.frame report every measure", {
   a <- assess(p$d, p$m, formula = Survived ~ Pclass + Sex + Age + Fare + Family,
               family = stats::binomial(), deterministic = TRUE)
   out <- utils::capture.output(print(a))
-  expect_lte(length(out), 30L)
+  expect_lte(length(out), 40L) # the battery adds a table
   expect_lte(max(nchar(out)), 80L)
   txt <- paste(out, collapse = "\n")
   expect_match(txt, sprintf("risk1 +%.4f \\(%d\\)", a$rmd$risk1, a$rmd$n_risk1))
@@ -136,4 +143,30 @@ test_that("assess(): `top_m` is the deprecated name of `m`; risk_rmd()'s count i
   expect_identical(both$linkage_top, new$linkage_top)
   out <- utils::capture.output(print(new))
   expect_true(all(nchar(out) <= 80))
+})
+
+test_that("assess() runs the risk battery last, leaving every other measure unchanged", {
+  p <- make_pair()
+  d <- p$d[-1]
+  m <- p$m[-1]
+  a0 <- assess(d, m, deterministic = TRUE, battery = FALSE, seed = 3)
+  expect_null(a0$battery)
+  a1 <- assess(d, m, deterministic = TRUE, seed = 3, sensitive = "Survived",
+               intruder = intruder(keys = NULL))
+  for (f in c("rmd", "linkage", "linkage_top", "replay", "pmse", "delta")) expect_identical(a1[[f]], a0[[f]])
+  b <- risk_battery(d, m, sensitive = "Survived", seed = 3)
+  expect_equal(as.data.frame(a1$battery), as.data.frame(b))
+  expect_output(print(a1), "Risk battery, worst attack")
+  expect_output(print(a1), "linkage_original")
+  df <- as.data.frame(a1)
+  expect_equal(df$value[df$measure == "battery_rate" & df$term == "inference"], b$attacks$inference$rate)
+  expect_equal(df$value[df$measure == "battery_advantage" & df$term == "singling_out"],
+               b$attacks$singling_out$advantage)
+  expect_equal(df[seq_len(nrow(as.data.frame(a0))), ][df$kind[seq_len(nrow(as.data.frame(a0)))] == "risk" &
+                 !grepl("^battery", df$measure[seq_len(nrow(as.data.frame(a0)))]), ],
+               as.data.frame(a0)[as.data.frame(a0)$kind == "risk", ], ignore_attr = TRUE)
+  a2 <- assess(d, m, deterministic = TRUE, seed = 3, intruder = intruder(keys = "Survived"))
+  expect_equal(a2$battery$attacks$linkage_original$rate,
+               attack_linkage(d, m, intruder = intruder(keys = "Survived"), direction = "original", seed = 3)$rate)
+  expect_error(assess(d, m, battery = NA), class = "detanon_error_argument")
 })

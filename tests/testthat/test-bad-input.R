@@ -517,6 +517,45 @@ bad("write_release: matrix", as.matrix(bi_d), function(x) write_release(x, tempf
 bad("write_release: file", bi_m, function(x) write_release(x, c("a.csv", "b.csv")), "`file` must be the path of the CSV file")
 bad("detanon_app: data not a frame", 1:3, function(x) detanon_app(data = x, run = FALSE), "`data` must be a data frame")
 bad("detanon_app: run NA", bi_d, function(x) detanon_app(data = x, run = NA), "`run` must be TRUE or FALSE")
+# ---- the risk battery -------------------------------------------------------------------
+bi_it <- function(...) intruder(vars = c("x", "y"), strata = "g", ...)
+bad("intruder: p = 0", bi_d, function(d) intruder(p = 0), "`p` must be")
+bad("intruder: keys not names", bi_d, function(d) intruder(keys = 1), "`keys` must be NULL or a character vector")
+bad("intruder: knows", bi_d, function(d) intruder(knows = "everything"), "`knows` must be one of")
+bad("risk_battery: unknown attack", bi_pair(), function(p) risk_battery(p$o, p$m, intruder = bi_it(), attacks = "mdav"),
+    "`attacks` must name attacks of the battery")
+bad("risk_battery: intruder and vars", bi_pair(), function(p) risk_battery(p$o, p$m, vars = "x", intruder = bi_it()),
+    "either in `intruder` or as `vars`/`strata`")
+bad("risk_battery: not an intruder", bi_pair(), function(p) risk_battery(p$o, p$m, intruder = list(vars = "x")),
+    "`intruder` must be made by intruder\\(\\)")
+bad("risk_battery: key repeats vars", bi_pair(), function(p) risk_battery(p$o, p$m, intruder = bi_it(keys = "x")),
+    "`keys` repeats columns of `vars` or `strata`")
+bad("risk_battery: numeric key with NA", bi_pair(bi_mod(bi_d, z = c(NA, 2:20)), bi_mod(bi_m, z = 1:20)),
+    function(p) risk_battery(p$o, p$m, intruder = bi_it(keys = "z")), "Numeric key `z` has missing")
+bad("risk_battery: zero rows", bi_pair(bi_d[0, ], bi_plain(bi_m[0, ])),
+    function(p) risk_battery(p$o, p$m, intruder = bi_it(), sensitive = "g"), "`sensitive` column `g` is one of the intruder's keys")
+bad("risk_battery: one row", bi_pair(bi_d[1, ], bi_plain(bi_m[1, ])),
+    function(p) risk_battery(p$o, p$m, intruder = bi_it(), seed = 1), NA,
+    function(r) expect_equal(as.data.frame(r)$rate[1:2], c(1, 1)))
+bad("battery_attacks: the registry", bi_d, function(d) battery_attacks(), NA,
+    function(r) expect_true(all(c("linkage_released", "singling_out", "inference") %in% names(r))))
+bad("attack_linkage: direction", bi_pair(), function(p) attack_linkage(p$o, p$m, intruder = bi_it(), direction = "both"),
+    "`direction` must be one of")
+bad("attack_linkage: m = 0", bi_pair(), function(p) attack_linkage(p$o, p$m, intruder = bi_it(), m = 0), "`m` must be")
+bad("attack_singling_out: bins = 0", bi_pair(), function(p) attack_singling_out(p$o, p$m, intruder = bi_it(), bins = 0),
+    "`bins` must be whole numbers >= 1")
+bad("attack_singling_out: constant column", bi_pair(bi_const, bi_mod(bi_m, x = 1)),
+    function(p) attack_singling_out(p$o, p$m, intruder = intruder(vars = "y", strata = "g", keys = "x")), NA,
+    function(r) expect_true(r$rate >= 0 && r$rate <= 1))
+bad("attack_inference: sensitive missing", bi_pair(), function(p) attack_inference(p$o, p$m, sensitive = "zz", intruder = bi_it()),
+    "`sensitive`.*`zz`")
+bad("attack_inference: sensitive is a key", bi_pair(), function(p) attack_inference(p$o, p$m, sensitive = "x", intruder = bi_it()),
+    "`sensitive` column `x` is one of the intruder's keys")
+bad("attack_inference: tolerance", bi_pair(bi_mod(bi_d, s = rep(1:4, 5)), bi_mod(bi_m, s = rep(1:4, 5))),
+    function(p) attack_inference(p$o, p$m, sensitive = "s", intruder = bi_it(), tolerance = -1), "`tolerance` must be")
+bad("attack_inference: type numeric on text", bi_pair(bi_mod(bi_d, s = letters[1:20]), bi_mod(bi_m, s = letters[1:20])),
+    function(p) attack_inference(p$o, p$m, sensitive = "s", intruder = bi_it(), type = "numeric"),
+    "is not numeric in both data sets")
 
 # ---- release_info() --------------------------------------------------------------------
 bad("release_info: not a release", bi_d, function(x) release_info(x), NA, function(r) expect_null(r))

@@ -1,0 +1,181 @@
+#' Attribute-inference attack on a sensitive column
+#'
+#' The intruder holds the keys of a person (see [intruder()]) and guesses the person's value
+#' of the `sensitive` column from the release: it looks up the person's `m` nearest
+#' released records (Euclidean distance on the z-scale of the original data over the
+#' masked variables and numeric keys, within the cell of the person's strata and
+#' categorical keys; released records exactly as far as the `m`-th nearest are taken too)
+#' and reads their released sensitive values.
+#'
+#' * Categorical `sensitive` (see `type`): the claim about a person is right with the probability that a
+#'   neighbour drawn at random carries the person's own value: the correct attribution
+#'   probability (CAP) of Templ's riskutility, with the neighbours as the person's
+#'   equivalence class. The intruder's confidence is the share of the most frequent value
+#'   among the neighbours; `details$tcap` is the mean success over the people whose
+#'   neighbours all agree (the targeted CAP, TCAP), `details$n_tcap` their number.
+#' * Numeric `sensitive`: the same with "carries the person's own value" read as "lies
+#'   within `tolerance` standard deviations (of the original column) of it"; the
+#'   confidence is `1 / (1 + range / tol)`, `range` the range of the neighbours' values and
+#'   `tol` the tolerance in the column's units (1 when the neighbours agree).
+#'
+#' Two references come with it. The *baseline* (`baseline`) is the same guess from the
+#' released column's marginal distribution (a released record drawn at random, whatever
+#' the keys): what the release says about everyone. The *control* (`control_rate`) is
+#' the same attack with the person's own released record left out of the neighbours: what
+#' the release says about people like the person, without the person's record. The
+#' advantage over the control is what the person's own record gives away.
+#'
+#' @section Its intruder:
+#' Holds the original keys (masked variables, strata and `keys`) of the share `p` of the
+#' people (the attacked records) and reads the release; knowledge of the masking algorithm
+#' is not used.
+#'
+#' @section What it does not cover:
+#' Inference by models fitted on the release (regression, classifiers), combining
+#' several sensitive columns, an intruder who knows the algorithm, and inference about
+#' people who are not in the data (a population-level inference is not a disclosure the
+#' control can tell from one). A person whose cell is missing from the release is
+#' attacked and missed.
+#'
+#' @inheritParams risk_battery
+#' @param sensitive The column whose value the intruder guesses: a column of both data
+#'   sets that is not one of the intruder's keys.
+#' @param m The number of nearest released records the intruder reads, a whole number >= 1.
+#' @param type How to read `sensitive`: `"auto"` (categorical unless it is numeric with
+#'   more than 10 distinct values or values that are not whole numbers: a 0/1 outcome is
+#'   categorical), `"categorical"` or `"numeric"`.
+#' @param tolerance For a numeric `sensitive` column: a guess is right within `tolerance`
+#'   standard deviations of the original column (a number >= 0; exact equality when the
+#'   column is constant).
+#' @return An object of class `detanon_attack` (see [risk_battery()] for its fields) with
+#'   `baseline`, and `details$tcap`, `details$n_tcap` for a categorical column.
+#' @references Templ M (2017). *Statistical Disclosure Control for Microdata: Methods and
+#'   Applications in R*. Springer (CAP, TCAP).
+#'
+#'   Taub J, Elliot M, Pampaka M, Smith D (2018). Differential correct attribution
+#'   probability for synthetic data: an exploration. *Privacy in Statistical Databases*,
+#'   122-137.
+#' @examples
+#' d <- titanic_paper()[-1] # without the identifier PassengerId
+#' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
+#'                     strata = c("Pclass", "Sex", "Family"))
+#' attack_inference(d, masked, sensitive = "Survived", seed = 1)
+#' @family attacks
+#' @export
+attack_inference <- function(original, masked, sensitive, intruder = NULL, m = 3,
+                             type = c("auto", "categorical", "numeric"), tolerance = 0.1,
+                             control = TRUE, seed = NULL,
+                             nthreads = getOption("detanon.nthreads", 1L)) {
+  m <- check_whole(m, "m", min = 1)
+  tolerance <- check_number(tolerance, "tolerance", lower = 0)
+  type <- match_choice(type, "type")
+  control <- check_flag(control, "control")
+  nthreads <- check_nthreads(nthreads)
+  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
+  s <- intruder_view(original, masked, intruder, seed = seed)
+  check_sensitive(sensitive, s)
+  spec <- battery_attacks()$inference
+  spec$args$tolerance <- tolerance
+  spec$args$type <- type
+  run_attack(spec, s, if (control) s, m = m, sensitive = sensitive, nthreads = nthreads, seed = seed)
+}
+
+check_sensitive <- function(sensitive, s) {
+  if (!is.character(sensitive) || length(sensitive) != 1L || is.na(sensitive)) {
+    stop_arg("`sensitive` must be one column name, not ", show_value(sensitive), ".")
+  }
+  check_columns(sensitive, s$original, "sensitive")
+  check_columns(sensitive, s$masked, "sensitive")
+  keys <- c(s$vars, s$strata, s$key_num, s$key_cat)
+  if (sensitive %in% keys) {
+    stop_arg("`sensitive` column `", sensitive, "` is one of the intruder's keys; the intruder ",
+             "would already hold it.", kind = "column")
+  }
+  invisible(sensitive)
+}
+
+# The sensitive values as the C kernel reads them: integer codes over the values of both
+# sides (categorical), or doubles with the tolerance in the column's units (numeric).
+inference_values <- function(s, sensitive, tolerance, type = "auto") {
+  yo <- s$original[[sensitive]]
+  ym <- s$masked[[sensitive]]
+  numeric <- is_continuous(yo) && is_continuous(ym)
+  if (type == "numeric" && !numeric) {
+    stop_arg("`sensitive` column `", sensitive, "` is not numeric in both data sets; use ",
+             "`type = \"categorical\"`.", kind = "column")
+  }
+  if (type == "auto" && numeric) {
+    v <- unique(yo[!is.na(yo)])
+    numeric <- length(v) > 10L || any(v != round(v))
+  }
+  if (type != "categorical" && numeric) {
+    sd <- stats::sd(yo, na.rm = TRUE)
+    tol <- if (is.finite(sd) && sd > 0) tolerance * sd else 0
+    return(list(cat = FALSE, o = as.double(yo), m = as.double(ym), tol = tol, n_levels = 0L))
+  }
+  lev <- unique(c(as.character(yo), as.character(ym)))
+  lev <- lev[!is.na(lev)]
+  list(cat = TRUE, o = match(as.character(yo), lev), m = match(as.character(ym), lev), tol = 0,
+       n_levels = length(lev))
+}
+
+# The confidence of a numeric guess from the range of the neighbours' values: 1 when they
+# agree, 1 / (1 + range / tol) otherwise (0 with tol = 0, or without a known value).
+range_confidence <- function(range, tol) {
+  conf <- if (tol > 0) 1 / (1 + range / tol) else as.double(range == 0)
+  conf[is.na(conf)] <- 0
+  conf
+}
+
+# The share of the released values that match each target (the marginal baseline).
+inference_baseline <- function(y, rows) {
+  n <- length(y$m)
+  if (!n || !length(rows)) return(rep(NA_real_, length(rows)))
+  t <- y$o[rows]
+  if (y$cat) {
+    freq <- tabulate(y$m[!is.na(y$m)], y$n_levels)
+    out <- freq[t] / n
+  } else {
+    v <- sort(y$m[!is.na(y$m)])
+    out <- (findInterval(t + y$tol, v) - findInterval(t - y$tol, v, left.open = TRUE)) / n
+  }
+  out[is.na(t)] <- NA_real_
+  out
+}
+
+inference_core <- function(s, sensitive, m, nthreads, tolerance = 0.1, type = "auto", leave_out = FALSE, ...) {
+  check_sensitive(sensitive, s)
+  n <- s$n
+  y <- inference_values(s, sensitive, tolerance, type)
+  zo <- cbind(s$zo, key_z(s, "original"))
+  zm <- cbind(s$zm, key_z(s, "masked"))
+  # trees over the released records, one per released cell; the intruder searches the cell
+  # of the person's original keys
+  cs <- cell_setup(s$cell_m)
+  cells <- sort(unique(s$cell_m))
+  attacked <- s$known & !is.na(y$o)
+  tree_of <- match(s$cell_o, cells)
+  tree_of[is.na(tree_of) | !attacked] <- 0L
+  success <- confidence <- rep(NA_real_, n)
+  if (n) {
+    index <- rank_index(zm, cs)
+    nb <- .Call(C_ffi_battery_neighbours, index, zo, as.integer(tree_of), as.integer(m),
+                isTRUE(leave_out), if (y$cat) as.integer(y$m) else y$m,
+                if (y$cat) as.integer(y$o) else y$o, as.double(y$tol), as.integer(y$n_levels), nthreads)
+    has <- attacked & !is.na(nb[, 1L]) & nb[, 1L] > 0
+    success[attacked] <- 0
+    confidence[attacked] <- 0
+    success[has] <- nb[has, 2L] / nb[has, 1L]
+    confidence[has] <- if (y$cat) nb[has, 3L] / nb[has, 1L] else range_confidence(nb[has, 3L], y$tol)
+  }
+  rows <- which(attacked)
+  unanimous <- attacked & !is.na(confidence) & confidence == 1
+  list(success = success, confidence = confidence,
+       baseline = if (length(rows)) mean(inference_baseline(y, rows)) else NA_real_,
+       tcap = if (y$cat && any(unanimous)) mean(success[unanimous]) else NA_real_,
+       n_tcap = if (y$cat) sum(unanimous) else NA_integer_,
+       sensitive = sensitive,
+       not_covered = paste("inference by models fitted on the release, several sensitive columns",
+                           "at once, an intruder who knows the algorithm, population-level",
+                           "inference."))
+}

@@ -1,0 +1,144 @@
+#' Singling-out attack: rare combinations of released values
+#'
+#' The singling-out attack of anonymeter (Giomi et al. 2023), one predicate per released
+#' record. The intruder reads the release only: for every released record it writes a
+#' predicate from the record's own released values, "the person whose categorical keys
+#' are these (the strata and the categorical `keys` of [intruder()]) and whose numeric
+#' values (the masked variables and numeric keys) fall in these bins", and claims that
+#' exactly one person of the data satisfies it. The bins of a numeric column are the
+#' quantile bins of its released values (`b` bins of equal count, ties kept together: the
+#' cut points are the released values of rank `ceiling(j n / b)`, `j = 1, ..., b - 1`);
+#' the intruder tries the resolutions `bins` from the coarsest and keeps the first at which
+#' the record's combination is unique in the release (the finest if none is). The claim
+#' about a record is right (`success` 1) when exactly one original record satisfies the
+#' predicate and it is the record's own: the release has singled the person out. The
+#' intruder's confidence is one over the number of released records sharing the chosen
+#' combination (1: unique in the release). `details$isolates` gives anonymeter's figure: the
+#' share of predicates that hold for exactly one original record, whoever it is.
+#'
+#' The control runs the same predicates on the control release (every record's row holds
+#' the released record of another person of its stratum, see [risk_battery()]): a claim is
+#' right there when the predicate written from that other person's released record
+#' isolates the record's own original, which is what a release of resembling people gives
+#' away.
+#'
+#' @section Its intruder:
+#' Reads the release and knows which columns are keys; holds no original record (the
+#' intruder's share `p` is not used: every record is attacked). Knowledge of the masking
+#' algorithm is not used.
+#'
+#' @section What it does not cover:
+#' Predicates on other columns than the intruder's keys or of other shapes (inequalities
+#' on single columns, unions), predicates chosen with knowledge of the originals,
+#' linking the singled-out person to an identity (see [attack_linkage()]) and attribute
+#' inference (see [attack_inference()]).
+#'
+#' @inheritParams risk_battery
+#' @param bins Numbers of quantile bins of the numeric columns the intruder tries, whole
+#'   numbers >= 1 (tried coarsest first), or `NULL` for 2, 4, 8, ... up to the first `b`
+#'   with `b^d >= 4 n` (`d` numeric columns, `n` records; at most `2^20`), fine enough for
+#'   most combinations to be unique.
+#' @return An object of class `detanon_attack` (see [risk_battery()] for its fields).
+#' @references Giomi M, Boenisch F, Wehmeyer C, Tasnadi B (2023). A unified framework for
+#'   quantifying privacy risk in synthetic data. *Proceedings on Privacy Enhancing
+#'   Technologies* 2023(2), 312-328 (anonymeter).
+#' @examples
+#' d <- titanic_paper()[-1] # without the identifier PassengerId
+#' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
+#'                     strata = c("Pclass", "Sex", "Family"))
+#' attack_singling_out(d, masked, seed = 1)
+#' @family attacks
+#' @export
+attack_singling_out <- function(original, masked, intruder = NULL, bins = NULL,
+                                control = TRUE, seed = NULL,
+                                nthreads = getOption("detanon.nthreads", 1L)) {
+  if (!is.null(bins)) bins <- check_bins(bins)
+  control <- check_flag(control, "control")
+  nthreads <- check_nthreads(nthreads)
+  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
+  s <- intruder_view(original, masked, intruder, seed = seed)
+  ctrl <- if (control) battery_permute(s, seed = if (!is.null(seed)) seed + 1L)
+  spec <- battery_attacks()$singling_out
+  spec$args$bins <- bins
+  run_attack(spec, s, ctrl, m = 1L, sensitive = NULL, nthreads = nthreads, seed = seed)
+}
+
+check_bins <- function(bins) {
+  if (!is.numeric(bins) || !length(bins) || anyNA(bins) || any(!is.finite(bins)) ||
+      any(bins < 1) || any(bins != round(bins)) || any(bins > .Machine$integer.max)) {
+    stop_arg("`bins` must be whole numbers >= 1, such as c(2, 4, 8, 16, 32), not ", show_value(bins), ".")
+  }
+  sort(unique(as.integer(bins)))
+}
+
+# The numeric columns the intruder bins: the masked variables and the numeric keys, raw.
+singling_out_columns <- function(s) {
+  cols <- c(s$vars, s$key_num)
+  list(o = numeric_matrix(s$original, cols), m = numeric_matrix(s$masked, cols))
+}
+
+# The bins of values x by the released values `sorted` (sorted, length n) for b bins: the
+# number of cut points below each value, the cut points being the distinct released values
+# of rank ceiling(j n / b), j = 1..b-1 (the type-1 quantiles; the cuts for 2b bins refine
+# those for b).
+quantile_bin <- function(x, sorted, b) {
+  n <- length(sorted)
+  if (b < 2L || !n) return(integer(length(x)))
+  j <- seq_len(b - 1L)
+  cuts <- unique(sorted[(j * as.double(n) + b - 1) %/% b])
+  findInterval(x, cuts, left.open = TRUE)
+}
+
+# The default resolutions: 2, 4, 8, ... bins per numeric column, up to the first number of
+# bins b with b^d >= 4 n (d numeric columns; at most 2^20): fine enough for most
+# combinations to be unique.
+default_bins <- function(n, d) {
+  if (d < 1L || n < 2L) return(2L)
+  top <- min(20L, max(1L, ceiling(log2(4 * n) / d)))
+  as.integer(2^seq_len(top))
+}
+
+singling_out_core <- function(s, bins = NULL, ...) {
+  n <- s$n
+  x <- singling_out_columns(s)
+  if (is.null(bins)) bins <- default_bins(n, ncol(x$m))
+  success <- confidence <- numeric(n)
+  chosen <- rep(NA_integer_, n)
+  isolates <- logical(n)
+  sorted <- lapply(seq_len(ncol(x$m)), function(j) sort(x$m[, j]))
+  if (n) {
+    for (b in sort(bins)) {
+      # ids over the released records (rows 1..n) then the originals (n + 1..2n)
+      id <- as.double(c(s$cell_m, s$cell_o))
+      size <- max(id)
+      for (j in seq_len(ncol(x$m))) {
+        # mixed radix codes, compacted when they would leave the exact doubles
+        if (size * b > 2^52) {
+          id <- as.double(match(id, unique(id)))
+          size <- max(id)
+        }
+        id <- id + size * quantile_bin(c(x$m[, j], x$o[, j]), sorted[[j]], b)
+        size <- size * b
+      }
+      id <- match(id, unique(id))
+      idm <- id[seq_len(n)]
+      ido <- id[n + seq_len(n)]
+      k <- max(id)
+      n_rel <- tabulate(idm, k)[idm]
+      n_orig <- tabulate(ido, k)[idm]
+      # the coarsest unique resolution; the finest when none is
+      take <- is.na(chosen) & (n_rel == 1L | b == max(bins))
+      chosen[take] <- b
+      confidence[take] <- 1 / n_rel[take]
+      isolates[take] <- n_orig[take] == 1L
+      success[take] <- as.double(n_orig[take] == 1L & ido[take] == idm[take])
+      if (!anyNA(chosen)) break
+    }
+  }
+  list(success = success, confidence = confidence,
+       isolates = if (n) mean(isolates) else NA_real_,
+       bins_used = chosen,
+       not_covered = paste("predicates of other shapes or on other columns, predicates chosen with",
+                           "knowledge of the originals, linking the singled-out person to an",
+                           "identity, attribute inference."))
+}

@@ -1,0 +1,256 @@
+# The risk battery (R/battery.R): the driver, the summaries, the control, the NNDR
+# confidence kernel (src/nn2.c) and the linkage attack, against the slow transcriptions of
+# helper-battery.R.
+
+ref_perm <- function(original, strata, seed) {
+  id <- detanon:::stratum_ids(original, strata)
+  detanon:::with_seed(seed, detanon:::derange_within(id))
+}
+
+test_that("the control permutation is a derangement within strata (groups of one stay)", {
+  set.seed(3)
+  id <- sample(c(1:5, rep(6:8, c(2, 3, 50))))
+  for (rep in 1:20) {
+    p <- detanon:::derange_within(id)
+    expect_setequal(p, seq_along(id))
+    expect_equal(id[p], id)
+    single <- id %in% which(tabulate(id) == 1L)
+    expect_true(all(p[!single] != which(!single)))
+    expect_equal(p[single], which(single))
+  }
+})
+
+test_that("the NNDR confidence kernel equals brute force, with ties, duplicates and small trees", {
+  set.seed(11)
+  for (case in 1:4) {
+    n <- c(300, 50, 7, 1)[case]
+    d <- c(2, 3, 1, 2)[case]
+    zt <- matrix(round(stats::rnorm(n * d), 1), n, d)
+    if (n > 20) zt[1:10, ] <- zt[11:20, ] # duplicated points
+    zq <- zt + matrix(round(stats::rnorm(n * d, sd = 0.2), 1), n, d)
+    if (n > 30) zq[21:25, ] <- zt[21:25, ] # queries on a point
+    cell <- if (n > 6) sample(c(1, 2, 3, 4), n, TRUE, prob = c(10, 10, 1, 0.1)) else rep(1, n)
+    if (n > 6) cell[1:3] <- c(5, 6, 6) # trees of 1 and 2 points
+    cs <- detanon:::cell_setup(cell)
+    index <- detanon:::rank_index(zt, cs)
+    # every query in every tree (not only its own)
+    for (t in seq_along(cs$sizes)) {
+      tree_of <- rep(t, n)
+      tree_of[seq(1, n, by = 5)] <- 0L
+      got <- detanon:::nndr_confidence(index, zq, tree_of)
+      tr <- which(cs$id == t)
+      want <- vapply(seq_len(n), function(i) ref_nndr(vapply(tr, function(j) ref_d2(zq[i, ], zt[j, ]), 0)), 0)
+      want[tree_of == 0L] <- NA
+      expect_equal(got, want)
+      nn <- .Call(detanon:::C_ffi_battery_nn2, index, zq, as.integer(tree_of), 2L)
+      ref1 <- vapply(seq_len(n), function(i) sqrt(min(vapply(tr, function(j) ref_d2(zq[i, ], zt[j, ]), 0))), 0)
+      ref1[tree_of == 0L] <- NA
+      expect_equal(nn[, 1], ref1)
+    }
+  }
+})
+
+test_that("the capped rank kernel equals link_ranks() below the cap", {
+  set.seed(12)
+  n <- 400
+  zt <- matrix(round(stats::rnorm(n * 2), 1), n, 2)
+  zt[1:20, ] <- zt[21:40, ]
+  zt[41:60, 2] <- 0 # ties
+  zq <- zt + matrix(round(stats::rnorm(n * 2, sd = 0.3), 1), n, 2)
+  zq[61:80, ] <- zt[sample(n, 20), ] # far from their own points
+  cs <- detanon:::cell_setup(sample(c(1, 2, 3, 4, 5), n, TRUE, prob = c(50, 50, 1, 0.1, 0.1)))
+  index <- detanon:::rank_index(zt, cs)
+  want <- stats::runif(n) < 0.8
+  for (cap in c(1, 2, 3, 10, 1e6)) {
+    got <- detanon:::battery_ranks(index, zq, want, cap)
+    ref <- detanon:::link_ranks(cs, zt, zq, want, cap, 1L, index = index)
+    expect_equal(got[, 1], ref[, 1])
+    below <- !is.na(ref[, 1]) & ref[, 1] < cap
+    expect_equal(got[below, 2], ref[below, 2])
+    expect_true(all(is.na(got[!below, 2])))
+    for (m in unique(pmin(c(1, 3), cap))) {
+      expect_equal(detanon:::top_m_share(got[want, , drop = FALSE], m), detanon:::top_m_share(ref[want, , drop = FALSE], m))
+    }
+  }
+})
+
+test_that("attack_linkage equals brute force in both directions, with keys, ties and small strata", {
+  bd <- battery_data(200, seed = 2)
+  o <- bd$o; m <- bd$m
+  for (keys in list(character(), "s", c("s", "y"))) {
+    it <- intruder(vars = c("a", "b", "c"), strata = "g", keys = if (length(keys)) keys)
+    v <- ref_view(o, m, c("a", "b", "c"), "g", keys)
+    perm <- ref_perm(o, "g", 8)
+    vc <- v
+    vc$zm <- v$zm[perm, , drop = FALSE]; vc$cell_m <- v$cell_m[perm]
+    for (dir in c("released", "original")) {
+      got <- attack_linkage(o, m, intruder = it, direction = dir, m = 3, seed = 7)
+      want <- ref_linkage_attack(v, dir, m = 3)
+      expect_equal(got$success, want$success)
+      expect_equal(got$success_m, want$success_m)
+      expect_equal(got$confidence, want$confidence)
+      expect_equal(got$rate, mean(want$success))
+      expect_equal(got$rate_m, mean(want$success_m))
+      ctrl <- ref_linkage_attack(vc, dir, m = 3)
+      # a stratum of one keeps its own record in the control: a miss there
+      fixed <- perm == seq_along(perm)
+      expect_true(any(fixed))
+      ctrl$success[fixed] <- ctrl$success_m[fixed] <- 0
+      expect_equal(got$control_rate, mean(ctrl$success))
+      expect_equal(got$control_rate_m, mean(ctrl$success_m))
+      expect_equal(got$advantage, ref_advantage(mean(want$success), mean(ctrl$success)))
+      expect_equal(got$precision_top10, ref_precision(want$success, want$confidence))
+      by <- tapply(want$success, v$stratum, mean)
+      expect_equal(got$worst_stratum$rate, max(by))
+      expect_equal(got$worst_stratum$n, sum(v$stratum == names(by)[which.max(by)]))
+      expect_equal(got$worst_stratum$n_attacked, got$worst_stratum$n)
+      expect_equal(got$n_attacked, 200L)
+    }
+  }
+})
+
+test_that("attack_linkage with a share p of originals attacks only the records held", {
+  bd <- battery_data(150, seed = 4)
+  o <- bd$o; m <- bd$m
+  it <- intruder(vars = c("a", "b"), strata = "g", keys = "s", p = 0.4)
+  for (dir in c("released", "original")) {
+    got <- attack_linkage(o, m, intruder = it, direction = dir, seed = 3, control = FALSE)
+    known <- !is.na(got$success)
+    expect_equal(sum(known), 60L)
+    want <- ref_linkage_attack(ref_view(o, m, c("a", "b"), "g", "s", known = known), dir)
+    expect_equal(got$success, want$success)
+    expect_equal(got$confidence, want$confidence)
+    expect_equal(got$n_attacked, 60L)
+    expect_equal(sum(got$by_stratum$n_attacked), 60L)
+    expect_true(is.na(got$control_rate))
+  }
+})
+
+test_that("attack_linkage released -> original is risk_linkage()", {
+  bd <- battery_data(300, seed = 5)
+  o <- bd$o; m <- bd$m
+  for (mm in c(1, 3)) {
+    rl <- risk_linkage(o, m, vars = c("a", "b", "c"), strata = "g", m = mm)
+    al <- attack_linkage(o, m, intruder = intruder(vars = c("a", "b", "c"), strata = "g"), m = mm, control = FALSE)
+    expect_equal(al$success_m, rl$linked)
+    expect_equal(al$rate_m, rl$rate)
+  }
+  expect_equal(al$rate, risk_linkage(o, m, vars = c("a", "b", "c"), strata = "g")$rate)
+})
+
+test_that("a categorical key the release changed puts the record in another cell and misses it", {
+  d <- data.frame(a = c(1, 1.1, 5, 5.2, 9, 9.1), k = c("u", "u", "u", "v", "v", "v"))
+  m <- d
+  m$a <- d$a + 0.01
+  m$k[3] <- "v" # recoded in the release
+  it <- intruder(vars = "a", strata = character(), keys = "k")
+  for (dir in c("released", "original")) {
+    got <- attack_linkage(d, m, intruder = it, direction = dir, control = FALSE)
+    expect_equal(got$success[3], 0)
+    expect_equal(got$success[-3], rep(1, 5))
+    # the intruder is as sure as in the cell it searched
+    expect_gt(got$confidence[3], 0)
+  }
+  # keys = "all" takes k
+  expect_equal(attack_linkage(d, m, intruder = intruder(vars = "a", strata = character(), keys = "all"),
+                              control = FALSE)$success, got$success)
+})
+
+test_that("summaries: precision of the top 10%, advantage, worst stratum against brute force", {
+  set.seed(9)
+  for (n in c(1, 5, 37, 200)) {
+    succ <- stats::runif(n) * (stats::runif(n) < 0.7)
+    conf <- round(stats::runif(n), 1) # ties
+    expect_equal(detanon:::top_share_precision(succ, conf, 0.1), ref_precision(succ, conf, 0.1))
+    expect_equal(detanon:::top_share_precision(succ, rep(0.5, n), 0.1), mean(succ))
+  }
+  expect_equal(detanon:::advantage(0.5, 0.2), 0.375)
+  expect_equal(detanon:::advantage(0.1, 0.2), 0)
+  expect_equal(detanon:::advantage(1, 1), 0)
+  expect_true(is.na(detanon:::advantage(NA, 0.2)))
+})
+
+test_that("risk_battery runs every attack, worst first, and its table matches the attacks", {
+  bd <- battery_data(120, seed = 6)
+  o <- bd$o; m <- bd$m
+  it <- intruder(vars = c("a", "b"), strata = "g", keys = "s")
+  b <- risk_battery(o, m, intruder = it, sensitive = "y", seed = 2)
+  expect_named(b$attacks, c("linkage_released", "linkage_original", "singling_out", "inference"))
+  tab <- as.data.frame(b)
+  expect_equal(nrow(tab), 4L)
+  expect_true(all(diff(tab$advantage) <= 0))
+  one <- attack_linkage(o, m, intruder = it, direction = "original", seed = 2)
+  row <- tab[tab$name == "linkage_original", ]
+  expect_equal(row$rate, one$rate)
+  expect_equal(row$control_rate, one$control_rate)
+  expect_equal(row$worst_stratum_attacked, one$worst_stratum$n_attacked)
+  expect_equal(tab$baseline[tab$name == "inference"], b$attacks$inference$baseline)
+  expect_output(print(b), "worst attack")
+  expect_output(print(b$attacks$inference), "marginal baseline")
+  # without `sensitive` the inference attack is left out
+  expect_named(risk_battery(o, m, intruder = it, seed = 2)$attacks,
+               c("linkage_released", "linkage_original", "singling_out"))
+  expect_named(risk_battery(o, m, intruder = it, attacks = "singling_out", seed = 2)$attacks, "singling_out")
+  # the caller's random stream is left alone
+  set.seed(1); r1 <- stats::runif(1)
+  set.seed(1); invisible(risk_battery(o, m, intruder = it, seed = 2)); r2 <- stats::runif(1)
+  expect_equal(r1, r2)
+})
+
+test_that("the battery is invariant to the thread count", {
+  bd <- battery_data(3000, seed = 8)
+  it <- intruder(vars = c("a", "b"), strata = "g", keys = "s")
+  b1 <- risk_battery(bd$o, bd$m, intruder = it, sensitive = "y", seed = 1, nthreads = 1)
+  b2 <- risk_battery(bd$o, bd$m, intruder = it, sensitive = "y", seed = 1, nthreads = 2)
+  for (a in names(b1$attacks)) {
+    expect_equal(b1$attacks[[a]]$success, b2$attacks[[a]]$success)
+    expect_equal(b1$attacks[[a]]$confidence, b2$attacks[[a]]$confidence)
+  }
+})
+
+test_that("bad input to the battery is refused with classed errors", {
+  bd <- battery_data(50, seed = 1)
+  it <- intruder(vars = c("a", "b"), strata = "g")
+  expect_error(risk_battery(bd$o, bd$m, intruder = it, attacks = "nope"), class = "detanon_error_argument")
+  expect_error(risk_battery(bd$o, bd$m, intruder = it, vars = "a"), class = "detanon_error_argument")
+  expect_error(risk_battery(bd$o, bd$m, intruder = "x"), class = "detanon_error_argument")
+  expect_error(attack_linkage(bd$o, bd$m, intruder = it, m = 0), class = "detanon_error_argument")
+  expect_error(attack_linkage(bd$o, bd$m, intruder = it, direction = "both"), class = "detanon_error_argument")
+  bad <- bd$m
+  bad$y[3] <- NA
+  expect_error(attack_linkage(bd$o, bad, intruder = intruder(vars = "a", strata = "g", keys = "y")),
+               class = "detanon_error_data")
+})
+
+# ---- pinned: Titanic, plain k = 3 ------------------------------------------------------
+
+test_that("Titanic plain k = 3: linkage in both directions equals an independent transcription", {
+  d <- titanic_paper()[-1]
+  masked <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
+  # an independent transcription: z-scores by hand, all pairs of a stratum, ties shared
+  z <- function(x) cbind((x$Age - mean(d$Age)) / stats::sd(d$Age), (x$Fare - mean(d$Fare)) / stats::sd(d$Fare))
+  zo <- z(d); zm <- z(masked)
+  g <- paste(d$Pclass, d$Sex, d$Family)
+  rel <- orig <- rel3 <- orig3 <- numeric(nrow(d))
+  for (i in seq_len(nrow(d))) {
+    cand <- which(g == g[i])
+    dr <- (zo[cand, 1] - zm[i, 1])^2 + (zo[cand, 2] - zm[i, 2])^2 # released i -> originals
+    do <- (zm[cand, 1] - zo[i, 1])^2 + (zm[cand, 2] - zo[i, 2])^2 # original i -> releases
+    own_r <- dr[cand == i]; own_o <- do[cand == i]
+    rel[i] <- ref_share(sum(dr < own_r), sum(dr <= own_r), 1)
+    rel3[i] <- ref_share(sum(dr < own_r), sum(dr <= own_r), 3)
+    orig[i] <- ref_share(sum(do < own_o), sum(do <= own_o), 1)
+    orig3[i] <- ref_share(sum(do < own_o), sum(do <= own_o), 3)
+  }
+  b <- risk_battery(d, masked, attacks = c("linkage_released", "linkage_original"), seed = 1)
+  expect_equal(b$attacks$linkage_released$rate, mean(rel))
+  expect_equal(b$attacks$linkage_released$rate_m, mean(rel3))
+  expect_equal(b$attacks$linkage_original$rate, mean(orig))
+  expect_equal(b$attacks$linkage_original$rate_m, mean(orig3))
+  expect_equal(b$attacks$linkage_released$rate, risk_linkage(d, masked)$rate)
+  # pinned from the transcription above (so that a change of anonymise() shows here too)
+  expect_equal(mean(rel), 0.313131, tolerance = 1e-5)
+  expect_equal(mean(orig), 0.379162, tolerance = 1e-5)
+  expect_equal(mean(rel3), 0.690236, tolerance = 1e-5)
+  expect_equal(mean(orig3), 0.749345, tolerance = 1e-5)
+})

@@ -1,0 +1,45 @@
+# intruder() and the intruder's view of a pair (R/intruder.R).
+
+test_that("intruder() validates and prints what the intruder holds", {
+  it <- intruder(keys = "Survived", p = 0.1, knows = "recipe")
+  expect_s3_class(it, "detanon_intruder")
+  expect_equal(it$p, 0.1)
+  expect_output(print(it), "10% of the originals")
+  expect_output(print(it), "also Survived")
+  expect_output(print(intruder(keys = "all")), "every other released column")
+  expect_error(intruder(p = 0), class = "detanon_error_argument")
+  expect_error(intruder(p = 1.5), class = "detanon_error_argument")
+  expect_error(intruder(keys = 1), class = "detanon_error_argument")
+  expect_error(intruder(vars = ""), class = "detanon_error_argument")
+  expect_error(intruder(knows = "all"), class = "detanon_error_argument")
+})
+
+test_that("the view: keys = 'all', numeric and categorical keys, cells by value", {
+  bd <- battery_data(60, seed = 1)
+  o <- bd$o; m <- bd$m
+  o$f <- factor(o$s, levels = c("w", "v", "u")) # a factor key released as character
+  m$f <- as.character(o$f)
+  s <- detanon:::intruder_view(o, m, intruder(vars = c("a", "b"), strata = "g", keys = "all"))
+  expect_setequal(s$key_num, c("c", "y"))
+  expect_setequal(s$key_cat, c("s", "f"))
+  v <- ref_view(o, m, c("a", "b"), "g", c("s", "f"))
+  # the same partition as the reference's cells, on both sides
+  both_s <- c(s$cell_o, s$cell_m)
+  both_r <- c(v$cell_o, v$cell_m)
+  expect_equal(as.integer(factor(both_s, unique(both_s))), as.integer(factor(both_r, unique(both_r))))
+  changed <- ifelse(is.na(o$s) | is.na(m$s), is.na(o$s) != is.na(m$s), o$s != m$s)
+  expect_true(anyNA(o$s))
+  expect_equal(s$cell_o != s$cell_m, changed)
+  # a share p of known records, drawn with the seed and leaving the caller's stream alone
+  set.seed(1); r1 <- stats::runif(1)
+  set.seed(1)
+  k1 <- detanon:::intruder_view(o, m, intruder(vars = c("a", "b"), strata = "g", p = 0.25), seed = 3)$known
+  r2 <- stats::runif(1)
+  expect_equal(r1, r2)
+  expect_equal(sum(k1), 15L)
+  expect_identical(k1, detanon:::intruder_view(o, m, intruder(vars = c("a", "b"), strata = "g", p = 0.25), seed = 3)$known)
+  expect_error(detanon:::intruder_view(o, m, intruder(vars = c("a", "b"), strata = "g", keys = "a")),
+               class = "detanon_error_column")
+  expect_error(detanon:::intruder_view(o, m, intruder(vars = c("a", "b"), strata = "g", keys = "zz")),
+               class = "detanon_error_column")
+})
