@@ -318,6 +318,10 @@ restore_class <- function(out, like) {
 # the verb or the caller removed its records), the class of `data`, and the attribute
 # `name` set without breaking a data.table's self-reference.
 as_release_frame <- function(out, data, attr_value = NULL, name = "detanon") {
+  # only the attributes of a plain data frame: none of the caller's (na.omit()'s
+  # `na.action` holds the row names and positions of the records it dropped; custom
+  # attributes may hold means, SDs or names); restore_class() adds what the class needs
+  out <- strip_frame_attributes(out)
   rownames(out) <- NULL
   for (v in names(out)) {
     x <- out[[v]]
@@ -328,6 +332,14 @@ as_release_frame <- function(out, data, attr_value = NULL, name = "detanon") {
   out <- restore_class(out, data)
   if (!is.null(attr_value)) out <- set_attr(out, name, attr_value)
   out
+}
+
+# A plain data.frame with the columns of `x` and no other attribute than its names, row
+# names and class.
+strip_frame_attributes <- function(x) {
+  n <- .row_names_info(x, 2L)
+  attributes(x) <- list(names = names(x), row.names = .set_row_names(n), class = "data.frame")
+  x
 }
 
 # A result table gives grouping columns `cols` beside its own columns `reserved`: a data
