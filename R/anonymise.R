@@ -250,6 +250,13 @@ format_masked <- function(m, x, k, format, as_integer) {
   n <- length(x)
   kk <- min(k, n)
   xs <- sort(x, method = "radix")
+  if (xs[1L] == xs[n]) {
+    # a constant column is released unchanged (bit for bit: the mean of k copies of 3.3
+    # can be one unit in the last place off, and rounding to decimals can move it too)
+    m <- rep(xs[1L], length(m))
+    if (as_integer && m[1L] == round(m[1L])) m <- as.integer(m)
+    return(m)
+  }
   lo <- exact_mean(xs[seq_len(kk)])
   hi <- exact_mean(xs[n + 1L - seq_len(kk)])
   d <- if (all(x == round(x))) 0L else if (format == "precision") decimals(x) else NA_integer_

@@ -76,6 +76,14 @@ check_data_frame <- function(x, arg = deparse(substitute(x))) {
     stop_arg("`", arg, "` must be a data frame (data.frame, tibble or data.table), not ",
              class_label(x), ".")
   }
+  nm <- names(x)
+  if (length(nm) != length(x) || anyNA(nm) || any(nm == "")) {
+    pos <- if (length(nm) != length(x)) seq_along(x) else which(is.na(nm) | nm == "")
+    stop_arg("`", arg, "` has ", plural(length(pos), "a column", "columns", count = FALSE), " without a name (",
+             plural(length(pos), "position", count = FALSE), " ", paste(pos, collapse = ", "),
+             "); give every column a name, e.g. names(", arg, ")[", pos[1L], "] <- \"v", pos[1L], "\".",
+             kind = "column")
+  }
   if (anyDuplicated(names(x))) {
     dup <- unique(names(x)[duplicated(names(x))])
     stop_arg("`", arg, "` has duplicated column names (", quote_names(dup),

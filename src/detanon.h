@@ -42,6 +42,7 @@ SEXP ffi_stir_shuffle(SEXP cl, SEXP n_clusters, SEXP n_vars);
 /* rank_glue.c: a reusable index of per-stratum kd-trees, and ranks of own records in it
  * (top-m linkage, re-identification, replay) */
 SEXP ffi_rank_index(SEXP z, SEXP order, SEXP offsets);
+SEXP ffi_distmap_knots(SEXP s, SEXP n_knots);
 SEXP ffi_index_rank(SEXP idx, SEXP zq, SEXP query, SEXP cap, SEXP nthreads, SEXP progress);
 ptrdiff_t rank_index_n(SEXP idx);
 int rank_index_d(SEXP idx);

@@ -26,6 +26,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_index_rank",     (DL_FUNC) &ffi_index_rank,     6},
     /* adaptive_glue.c: adaptive k per record (anonymise_adaptive) */
     {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     8},
+    /* distance_map_glue.c: knots of distance_map() */
+    {"ffi_distmap_knots",  (DL_FUNC) &ffi_distmap_knots,  2},
     /* testing_glue.c: TEST-ONLY entry points (tests/testthat), not on any user path */
     {"ffi_knn_centroids", (DL_FUNC) &ffi_knn_centroids, 5},
     {"ffi_knn_index",     (DL_FUNC) &ffi_knn_index,     5},

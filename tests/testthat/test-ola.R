@@ -227,3 +227,13 @@ test_that("risk_class_link() takes a classes object", {
   ec$class[1] <- NA
   expect_error(risk_class_link(df, m, vars = "y", classes = ec), "suppressed records")
 })
+
+test_that("an OLA result with every record suppressed prints (issue 23)", {
+  d <- data.frame(a = c(1, 2, 3, 4), g = c("x", "y", "z", "w"))
+  ec <- equivalence_classes(d, quasi = "a", strata = "g", k = 2, method = "ola", small_strata = "suppress",
+                            max_suppression = 1)
+  expect_identical(ec$n_suppressed, 4L)
+  out <- expect_silent(utils::capture.output(print(ec)))
+  expect_match(out[1L], "No equivalence class \\(k = 2\\): every record is suppressed")
+  expect_true(any(grepl("suppressed 4 records", out)))
+})
