@@ -368,12 +368,13 @@ risk_replay <- function(original, masked, vars = NULL, strata = NULL, mask = NUL
   m <- check_whole(m, "m", min = 1)
   nthreads <- check_nthreads(nthreads)
   if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
-  if (is.null(mask)) mask <- replay_mask(current_release(masked, "masked"))
+  given <- !is.null(mask)
+  if (!given) mask <- replay_mask(current_release(masked, "masked"))
   n <- s$n
   with_seed(seed, {
     res <- lapply(p, function(pp) {
       known <- if (pp == 1) seq_len(n) else sort(sample.int(n, max(1L, round(pp * n))))
-      replayed <- replay_run(mask, original, known, s, pp)
+      replayed <- replay_run(mask, original, known, s, pp, given)
       zq <- matrix(0, n, ncol(s$zm))
       zq[known, ] <- replayed
       want <- logical(n)
@@ -489,7 +490,10 @@ replay_mask <- function(info) {
     k_tab <- if (is.data.frame(set$k)) set$k
     k <- min(if (is.null(k_tab)) set$k else k_tab$k, nrow(d))
     if (k < 2L) return(d) # one known record: a 1-point centroid is the record itself
-    run <- function(strata) {
+    # the outlyingness rule needs a robust covariance, which a share of fewer than
+    # nvars + 2 records cannot give: the intruder replays without it there
+    w1 <- if (nrow(d) >= length(set$vars) + 2L) set$w1
+    run <- function(strata, w1) {
       if (info$verb == "anonymise_adaptive") {
         # a table of k per stratum, cut to the known records of each stratum
         kk <- k
@@ -499,7 +503,7 @@ replay_mask <- function(info) {
           kk$k <- pmax(2L, pmin(kk$k, as.vector(have[stratum_keys(kk, strata)]), na.rm = TRUE))
         }
         anonymise_adaptive(d, vars = set$vars, strata = strata, k = kk, k_max = pmax(set$k_max, k),
-                           m = set$m, rate = set$rate, w1 = set$w1,
+                           m = set$m, rate = set$rate, w1 = w1,
                            format = if (is.null(set$format)) "none" else set$format,
                            check_identifiers = FALSE)
       } else {
@@ -508,16 +512,21 @@ replay_mask <- function(info) {
                   check_identifiers = FALSE)
       }
     }
-    suppressMessages(suppressWarnings(tryCatch(run(set$strata), error = function(e) run(character()))))
+    # strata too small for the share (or a singular covariance): the nearest replay that runs
+    suppressMessages(suppressWarnings(tryCatch(
+      run(set$strata, w1),
+      error = function(e) tryCatch(run(character(), w1), error = function(e) run(character(), NULL))
+    )))
   }
 }
 
 # Run the replay on the known rows; the replayed records on the z-scale of `original`.
-replay_run <- function(mask, original, known, s, p) {
+replay_run <- function(mask, original, known, s, p, given = TRUE) {
   sub <- original[known, , drop = FALSE]
   out <- tryCatch(mask(sub), error = function(e) {
-    stop_arg("`mask` failed on the intruder's share p = ", format(p), " (", length(known),
-             " records): ", conditionMessage(e))
+    stop_arg(if (given) "`mask`" else "The replay of the release's masking", " failed on the intruder's share p = ",
+             format(p), " (", plural(length(known), "record"), "): ",
+             sub("^[A-Za-z_.]+\\(\\): ", "", conditionMessage(e)), kind = if (given) "argument" else "data")
   })
   if (!is.data.frame(out) || nrow(out) != length(known) || !all(s$vars %in% names(out))) {
     stop_arg("`mask` must return a data frame with the rows of its input (in the same ",

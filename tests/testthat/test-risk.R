@@ -485,3 +485,29 @@ test_that("risk_replay handles tiny shares, n = 1 and random masks, and checks i
                "`mask` failed on the intruder's share p = 1 .*boom")
   expect_error(risk_replay(d, masked, seed = 1.5), "`seed` must be a single whole number")
 })
+
+test_that("risk_replay() on small w1 releases and tiny data: results, not failures (issue 23)", {
+  for (n in c(5L, 8L, 15L)) {
+    set.seed(n)
+    d <- data.frame(x = stats::rnorm(n), y = stats::rnorm(n), z = stats::rnorm(n), g = rep(c("a", "b"), length.out = n))
+    for (st in list(character(), "g")) {
+      m <- suppressWarnings(anonymise_adaptive(d, vars = c("x", "y", "z"), strata = st, k = 2, m = 2, w1 = 0.01,
+                                               check_identifiers = FALSE))
+      r <- risk_replay(d, m, seed = 1)
+      expect_s3_class(r, "detanon_replay")
+      expect_identical(r$by_p$n_known, as.integer(pmax(1L, round(c(1, 0.5, 0.1) * n))))
+      expect_false(anyNA(r$by_p))
+      expect_true(all(r$by_p$rate >= 0 & r$by_p$rate <= 1))
+      # the full share (n >= nvars + 2) replays the release's own masking, w1 included
+      full <- risk_replay(d, m, p = 1, seed = 1)
+      same <- function(x) suppressWarnings(anonymise_adaptive(x, vars = c("x", "y", "z"), strata = st, k = 2, m = 2,
+                                                              w1 = 0.01, check_identifiers = FALSE))
+      expect_identical(full$by_p, risk_replay(d, m, p = 1, mask = same, seed = 1)$by_p)
+    }
+  }
+  # a failing replay function of the caller's is named as `mask`, classed
+  d <- data.frame(x = stats::rnorm(10), y = stats::rnorm(10))
+  m <- anonymise(d, k = 2, strata = character())
+  expect_error(risk_replay(d, m, mask = function(x) stop("no"), seed = 1), "`mask` failed.*p = 1 \\(10 records\\): no",
+               class = "detanon_error_argument")
+})
