@@ -17,8 +17,15 @@
 #include "progress.h"
 
 #define INDEX_LEAF_SIZE 8
-/* Queries between two interrupt checks. */
-#define RANK_CHUNK ((ptrdiff_t) 1 << 16)
+/* Queries between two interrupt checks: each query counts at most RANK_LE_CAP points, so
+ * a chunk is bounded work (well under a second) however far the query points lie. */
+#define RANK_CHUNK ((ptrdiff_t) 1 << 10)
+/* The count "at most as close" stops here: it only feeds 1 / count (the re-identification
+ * probability, then at most 2^-14 = 6.1e-5 above its exact value: an upper bound) and the
+ * tie share of a top-m link (at most m / (RANK_LE_CAP - m) then). Uncapped, a release far
+ * from its originals (stirred, shuffled) makes every query count a large share of its
+ * stratum: quadratic time. */
+#define RANK_LE_CAP ((ptrdiff_t) 1 << 14)
 
 /* Slots of an index (an R list). */
 enum { IX_PTS, IX_ROW, IX_LEAF_OF, IX_NODES, IX_BOX, IX_META, IX_OFFSETS, IX_N_SLOTS };
@@ -26,7 +33,8 @@ enum { IX_PTS, IX_ROW, IX_LEAF_OF, IX_NODES, IX_BOX, IX_META, IX_OFFSETS, IX_N_S
 /* ---- kernel (pure C) ---------------------------------------------------------------- */
 
 /* For the query point q whose own point `self` is a point of tree t:
- * *le = number of tree points p with |q - p|^2 <= |q - self|^2 (self included, so >= 1)
+ * *le = number of tree points p with |q - p|^2 <= |q - self|^2 (self included, so >= 1),
+ *       counted up to RANK_LE_CAP
  * *lt = number of tree points strictly closer than self, counted up to `cap` (a count of
  *       `cap` means "cap or more").
  * Both distances are summed by kd_point_d2() in the same order, so self is counted in *le
@@ -35,7 +43,7 @@ static void rank_counts(const kd_tree *t, const double *q, const double *self, p
                         double *lt, double *le, kd_item *stack)
 {
     const double ds = kd_point_d2(q, self, t->d);
-    *le = (double) kd_count_within(t, q, ds, PTRDIFF_MAX, stack);
+    *le = (double) kd_count_within(t, q, ds, RANK_LE_CAP, stack);
     /* squared distances are doubles: d2 < ds exactly when d2 <= the next double below ds */
     *lt = ds > 0.0 && cap > 0 ? (double) kd_count_within(t, q, nextafter(ds, 0.0), cap, stack) : 0.0;
 }
@@ -136,7 +144,7 @@ kd_tree *rank_index_trees(SEXP idx, int d, R_xlen_t *n_strata)
 /* idx: an index of the "tree" points; zq: n x d query points (same rows). `query`: logical
  * of length n, TRUE for the rows to rank. Returns an n x 2 matrix: column 1 the number of
  * tree points of the stratum strictly closer to the row's query point than its own tree
- * point (capped at `cap`), column 2 the number at most as close (exact); NA for rows not
+ * point (capped at `cap`), column 2 the number at most as close (capped at RANK_LE_CAP); NA for rows not
  * queried. `progress`: TRUE to show a progress bar (updated between chunks, on the main
  * thread). */
 SEXP ffi_index_rank(SEXP idx, SEXP zq, SEXP query, SEXP cap_, SEXP nthreads, SEXP progress)
