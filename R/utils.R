@@ -378,7 +378,11 @@ set_attr <- function(x, name, value) {
 # underflow (SD 0: "constant"). Multiplying by a power of two is exact (also for subnormal
 # numbers), and z-scores, distances and ratios are invariant to it. 1 elsewhere.
 pow2_factors <- function(x) {
-  big <- if (length(x)) apply(abs(x), 2L, function(v) suppressWarnings(max(v, na.rm = TRUE))) else numeric()
+  # the largest magnitude of each column from its range (no |x| copy of the whole matrix)
+  big <- vapply(seq_len(NCOL(x)), function(j) {
+    r <- suppressWarnings(range(x[, j], na.rm = TRUE))
+    max(abs(r))
+  }, numeric(1))
   e <- ifelse(is.finite(big) & big > 0 & big < 1e-100, -floor(log2(big)), 0)
   e
 }
@@ -402,6 +406,10 @@ pow2_normalise <- function(x, y = NULL) {
 # A column is constant when all its non-missing values are equal (not when its SD
 # underflows to 0).
 is_constant <- function(v) {
+  if (length(v) && !anyNA(v)) {
+    r <- range(v)
+    return(r[1L] == r[2L])
+  }
   v <- v[!is.na(v)]
   !length(v) || all(v == v[1L])
 }

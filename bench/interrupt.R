@@ -32,7 +32,7 @@ verbs <- list(
              call = "equivalence_classes(d, quasi = c('a1', 'a2'), strata = 'g', k = 5, method = 'ola', hierarchies = h)"),
   stir = list(call = "stir(d, vars = c('x1', 'x2', 'x3', 'x4'), strata = 'g', k = 3, seed = 1)"),
   stir_flatten = list(call = "stir(d, vars = c('x1', 'x2', 'x3', 'x4'), strata = 'g', k = 3, method = 'flatten', seed = 1)"),
-  blend_outliers = list(prep = "cl <- c(rep(seq_len(4e4), each = 2), rep(4e4 + seq_len(6e4), length.out = n - 8e4))",
+  blend_outliers = list(prep = "ns <- round(n / 15); cl <- c(rep(seq_len(ns), each = 2), rep(ns + seq_len(round(n / 10)), length.out = n - 2 * ns))",
                         call = "blend_outliers(d, vars = c('x1', 'x2'), classes = cl, k = 3, seed = 1)"),
   stir_clusters = list(call = "stir_clusters(d, quasi = c('g', 'x1'), eps = c(g = 0, x1 = 1e-4))"),
   distance_map = list(call = "distance_map(d, vars = c('x1', 'x2'), n_sample = 3e4)"),
@@ -50,7 +50,7 @@ verbs <- list(
   tune_release = list(call = "tune_release(d, vars = c('x1', 'x2', 'x3', 'x4'), strata = 'g')"),
   kanon_check = list(call = "kanon_check(d, strata = c('g', 'a1', 'a2'), k = 5)"),
   strata_table = list(call = "strata_table(d, strata = c('g', 'a1', 'a2'), k = 5)"),
-  safe_table = list(call = "safe_table(d, strata = c('g', 'a1', 'a2'))"),
+  safe_table = list(call = "safe_table(d, strata = c('g', 'a2'))"),
   generalise_strata = list(prep = "d$a3 <- factor(d$a1 * 64 + d$a2)", call = "generalise_strata(d, 'a3', strata = c('g', 'a3'), k = 5)"),
   detect_identifiers = list(call = "detect_identifiers(d)")
 )
@@ -59,6 +59,7 @@ verbs <- list(
 latency <- function(name, prep, call, n, after) {
   pidfile <- tempfile(); donefile <- tempfile(); condfile <- tempfile(); script <- tempfile(fileext = ".R")
   writeLines(c(
+    sprintf("options(error = function() { writeLines('-1', '%s'); q(status = 1) })", pidfile),
     sprintf("n <- %.0f", n), setup, if (!is.null(prep)) prep,
     sprintf("writeLines(as.character(Sys.getpid()), '%s')", pidfile),
     "t0 <- Sys.time()",
@@ -69,6 +70,7 @@ latency <- function(name, prep, call, n, after) {
   system2("Rscript", script, wait = FALSE, stdout = FALSE, stderr = FALSE)
   while (!file.exists(pidfile) || length(readLines(pidfile)) == 0L) Sys.sleep(0.05)
   pid <- as.integer(readLines(pidfile))
+  if (pid < 0) return(data.frame(verb = name, latency_s = NA_real_, condition = "setup failed"))
   t_start <- Sys.time()
   while (!file.exists(donefile) && as.numeric(difftime(Sys.time(), t_start, units = "secs")) < after) Sys.sleep(0.02)
   t0 <- Sys.time()
@@ -78,7 +80,7 @@ latency <- function(name, prep, call, n, after) {
   Sys.sleep(0.1)
   cond <- if (file.exists(condfile)) readLines(condfile) else "?"
   if (tools::pskill(pid, 0L)) tools::pskill(pid, tools::SIGKILL)
-  data.frame(verb = name, latency_s = if (startsWith(cond, "none")) NA_real_ else round(lat, 2), condition = cond)
+  data.frame(verb = name, latency_s = if (cond == "an interrupt") round(lat, 2) else NA_real_, condition = cond)
 }
 
 if (length(args) >= 1 && args[1] == "all") {
@@ -90,7 +92,7 @@ if (length(args) >= 1 && args[1] == "all") {
               getRversion(), n, after))
   res <- do.call(rbind, lapply(which, function(v) {
     r <- latency(v, verbs[[v]]$prep, verbs[[v]]$call, n, after)
-    print(r, row.names = FALSE)
+    cat(sprintf("%-22s %8s  %s\n", r$verb, format(r$latency_s), r$condition))
     r
   }))
   cat("\nSummary (latency in seconds from SIGINT to R code running again; NA: finished before the signal):\n")

@@ -22,6 +22,9 @@
 #include "threads.h"
 
 #define ADAPT_PAR_MIN 1024
+/* Records per chunk of a round: an interrupt check between chunks (a round over 1e6
+ * records with k up to k_max takes seconds). */
+#define ADAPT_CHUNK ((ptrdiff_t) 1 << 13)
 
 /* ---- kernels (pure C) ------------------------------------------------------------- */
 
@@ -122,10 +125,13 @@ SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap_, SEXP m_, SEXP target_, SEX
     ptrdiff_t n_capped = 0;
     for (;;) {
         rounds++;
+        /* in chunks, with an interrupt check between them on the main thread */
+        for (ptrdiff_t from = 0; from < n_todo; from += ADAPT_CHUNK) {
+        const ptrdiff_t to = n_todo - from > ADAPT_CHUNK ? from + ADAPT_CHUNK : n_todo;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 64) if (n_todo >= ADAPT_PAR_MIN)
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 64) if (to - from >= ADAPT_PAR_MIN)
 #endif
-        for (ptrdiff_t i = 0; i < n_todo; i++) {
+        for (ptrdiff_t i = from; i < to; i++) {
             const ptrdiff_t r = todo[i];
             const int tid = THREAD_ID;
             const kd_tree *t = &trees[stratum[r]];
@@ -137,6 +143,7 @@ SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap_, SEXP m_, SEXP target_, SEX
             for (int j = 0; j < d; j++) c[r + (size_t) j * n] = w[j];
         }
         R_CheckUserInterrupt();
+        }
         /* step 5's scale: exact (order-independent) column means and SDs of the centroids */
         int flat = 0;
         for (int j = 0; j < d; j++) {
@@ -146,10 +153,12 @@ SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap_, SEXP m_, SEXP target_, SEX
         if (flat) break; /* nothing left to tell apart: R warns and releases the mean */
         /* the rank and interval tests of the records tested this round */
         const ptrdiff_t n_test = full ? n : n_todo;
+        for (ptrdiff_t from = 0; from < n_test; from += ADAPT_CHUNK) {
+        const ptrdiff_t to = n_test - from > ADAPT_CHUNK ? from + ADAPT_CHUNK : n_test;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 256) if (n_test >= ADAPT_PAR_MIN)
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 256) if (to - from >= ADAPT_PAR_MIN)
 #endif
-        for (ptrdiff_t i = 0; i < n_test; i++) {
+        for (ptrdiff_t i = from; i < to; i++) {
             const ptrdiff_t r = full ? i : todo[i];
             const int tid = THREAD_ID;
             const kd_tree *t = &trees[stratum[r]];
@@ -157,6 +166,8 @@ SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap_, SEXP m_, SEXP target_, SEX
             for (int j = 0; j < d; j++) q[j] = c[r + (size_t) j * n] / csd[j];
             rank[r] = m > 0 ? ad_rank(t, q, t->pts + (size_t) pos[r] * d, m, cost + r, heaps[tid].stack) : 1;
             iflag[r] = (char) (use_int && ad_interval(pxs + r, n, c + r, n, cmean, csd, d, pwr[r]));
+        }
+        R_CheckUserInterrupt();
         }
         /* the nearest-linked records always grow; of the other top-m linkable ones, while
          * more than `target` records are top-m linkable, the cheapest: those whose released

@@ -8,6 +8,10 @@
 
 #define CHUNK ((ptrdiff_t) 1 << 20)
 
+/* Polled by a kernel on the main thread: a Ctrl-C jumps back to R (scratch memory is
+ * R_alloc'd). */
+static void poll_interrupt(void) { R_CheckUserInterrupt(); }
+
 static ptrdiff_t *as_index(SEXP x, R_xlen_t len)
 {
     ptrdiff_t *o = (ptrdiff_t *) R_alloc(len > 0 ? len : 1, sizeof(ptrdiff_t));
@@ -47,7 +51,7 @@ SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k_, SEXP inv_range, SEX
         ptrdiff_t ns = off[s + 1] - off[s];
         if (ns <= 0) continue;
         ptrdiff_t c = d > 0 ? mondrian_partition(px, n, d, ir, rows + off[s], ns, k, vals, tmp,
-                                                 stack, ends_s, ord, width)
+                                                 stack, ends_s, ord, width, poll_interrupt)
                             : (ends_s[0] = ns, 1);
         for (ptrdiff_t i = 0; i < c; i++) ends[n_classes++] = off[s] + ends_s[i];
         if ((s & 1023) == 0 || ns >= CHUNK) {

@@ -53,13 +53,16 @@ void mdr_rows_range(const double *xj, const ptrdiff_t *rows, ptrdiff_t b, ptrdif
 ptrdiff_t mondrian_partition(const double *x, ptrdiff_t ldx, int d, const double *inv_range,
                              ptrdiff_t *rows, ptrdiff_t n, ptrdiff_t k, double *vals,
                              ptrdiff_t *tmp, mdr_range *stack, ptrdiff_t *ends, int *order,
-                             double *width)
+                             double *width, void (*poll)(void))
 {
-    ptrdiff_t n_classes = 0, top = 0;
+    ptrdiff_t n_classes = 0, top = 0, work = 0;
     stack[top].begin = 0; stack[top].end = n; top++;
     while (top > 0) {
         top--;
         const ptrdiff_t b = stack[top].begin, e = stack[top].end, m = e - b;
+        /* about 2^20 records handled between two polls (a large stratum takes seconds) */
+        work += m;
+        if (poll && work >= ((ptrdiff_t) 1 << 20)) { poll(); work = 0; }
         int cut = 0;
         if (m >= 2 * k) {
             /* normalised widths, then columns by decreasing width (stable: ties by index) */

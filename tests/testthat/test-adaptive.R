@@ -230,3 +230,11 @@ test_that("k table: the string \"NA\" and a missing stratum are different strata
   expect_length(unique(r$x[miss]), 1L)
   expect_gt(length(unique(r$x[which(d$g == "NA")])), 1L)
 })
+
+test_that("anonymise_adaptive() answers Ctrl-C within a second during its rounds (issue 23)", {
+  expect_interruptible(
+    c("set.seed(1); n <- 5e5",
+      "d <- data.frame(g = sample(2, n, TRUE), x1 = rnorm(n), x2 = rnorm(n), x3 = rnorm(n), x4 = rnorm(n))"),
+    "anonymise_adaptive(d, vars = c('x1', 'x2', 'x3', 'x4'), strata = 'g', k = 3, m = 2, check_identifiers = FALSE)",
+    after = 2)
+})

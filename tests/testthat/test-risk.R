@@ -511,3 +511,29 @@ test_that("risk_replay() on small w1 releases and tiny data: results, not failur
   expect_error(risk_replay(d, m, mask = function(x) stop("no"), seed = 1), "`mask` failed.*p = 1 \\(10 records\\): no",
                class = "detanon_error_argument")
 })
+
+test_that("risk_linkage(): a release far from its originals answers Ctrl-C within a second (issue 23)", {
+  expect_interruptible(
+    c("set.seed(1); n <- 4e5",
+      "d <- data.frame(g = rep(1:2, length.out = n), x1 = rnorm(n), x2 = rnorm(n), x3 = rnorm(n))",
+      "m <- d; for (v in c('x1', 'x2', 'x3')) m[[v]] <- ave(m[[v]], m$g, FUN = sample)"),
+    "for (i in 1:20) risk_linkage(d, m, vars = c('x1', 'x2', 'x3'), strata = 'g')")
+})
+
+test_that("risk_linkage(): the count 'at most as close' stops at 2^14 (an upper bound on reid)", {
+  set.seed(2)
+  n <- 40000
+  d <- data.frame(x = stats::rnorm(n), y = stats::rnorm(n))
+  m <- d[sample.int(n), ]
+  rownames(m) <- NULL
+  r <- risk_linkage(d, m, vars = c("x", "y"))
+  # by brute force for some records: the capped count gives 1 / min(count, 2^14)
+  z <- scale(as.matrix(d))
+  zm <- sweep(sweep(as.matrix(m), 2, attr(z, "scaled:center")), 2, attr(z, "scaled:scale"), "/")
+  for (i in c(1, 17, 500, 9999)) {
+    d2 <- colSums((t(z) - zm[i, ])^2)
+    le <- sum(d2 <= d2[i])
+    expect_equal(r$reid_prob[i], 1 / min(le, 2^14), tolerance = 1e-12)
+  }
+  expect_true(all(r$reid_prob >= 2^-14))
+})

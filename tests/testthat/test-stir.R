@@ -406,3 +406,19 @@ test_that("error messages are pinned", {
   expect_snapshot(error = TRUE, stir_clusters(d, quasi = c("num", "int"), eps = 1))
   expect_snapshot(error = TRUE, distance_map(d, vars = "nope"))
 })
+
+test_that("Ctrl-C is answered within a second by the long stirring loops (issue 23)", {
+  # blend_outliers(): the nearest-cluster search over many small and large clusters
+  expect_interruptible(
+    c("set.seed(1); n <- 3e5; ns <- 2e4",
+      "d <- data.frame(x1 = rnorm(n), x2 = rnorm(n))",
+      "cl <- c(rep(seq_len(ns), each = 2), rep(ns + seq_len(3e4), length.out = n - 2 * ns))"),
+    "blend_outliers(d, vars = c('x1', 'x2'), classes = cl, k = 3, seed = 1)")
+  # stir_clusters() with a nominal first column (one leader can scan every record)
+  expect_interruptible(
+    c("set.seed(1); n <- 3e5", "d <- data.frame(g = sample(c('a', 'b'), n, TRUE), x = rnorm(n))"),
+    "stir_clusters(d, quasi = c('g', 'x'), eps = c(g = 1, x = 1e-6))")
+  # distance_map() with a large sample (base dist() could not be interrupted)
+  expect_interruptible("d <- data.frame(x = rnorm(1e5), y = rnorm(1e5))",
+                       "distance_map(d, vars = c('x', 'y'), n_sample = 5e4)")
+})
