@@ -190,7 +190,10 @@ print.detanon_risk_rmd <- function(x, ...) {
 #' * **Expected re-identification probability** (`reid_prob`, mean `reid`): for each
 #'   record, the chance that an intruder who picks at random among the originals at most
 #'   as far from the masked record as its own original picks the right one, i.e.
-#'   1 / (number of originals in the stratum at most that far). It is never below the
+#'   1 / (number of originals in the stratum at most that far; counted up to 2^14 = 16,384,
+#'   so a record with more gets 2^-14, an upper bound at most 6.1e-5 above the exact
+#'   value, and the time stays near-linear on releases far from their originals, such as
+#'   stirred ones). It is never below the
 #'   `m = 1` share of the record and it does not fall to zero when the masking moves the
 #'   own original from rank 1 to rank 2: a masking that pushes every record just past one
 #'   neighbour scores well on the nearest-neighbour link but not on this measure, nor on
