@@ -19,7 +19,7 @@
 #define INDEX_LEAF_SIZE 8
 /* Queries between two interrupt checks: each query counts at most RANK_LE_CAP points, so
  * a chunk is bounded work (well under a second) however far the query points lie. */
-#define RANK_CHUNK ((ptrdiff_t) 1 << 10)
+#define RANK_CHUNK ((ptrdiff_t) 1 << 8)
 /* The count "at most as close" stops here: it only feeds 1 / count (the re-identification
  * probability, then at most 2^-14 = 6.1e-5 above its exact value: an upper bound) and the
  * tie share of a top-m link (at most m / (RANK_LE_CAP - m) then). Uncapped, a release far
@@ -49,6 +49,10 @@ static void rank_counts(const kd_tree *t, const double *q, const double *self, p
 }
 
 /* ---- the index ------------------------------------------------------------------------ */
+
+/* Polled by a serial build on the main thread: a Ctrl-C jumps back to R (the index lives in
+ * R vectors, scratch memory is R_alloc'd). */
+static int rank_poll(void) { R_CheckUserInterrupt(); return 0; }
 
 /* z: n x d points; order (1-based) lists the rows stratum by stratum, stratum s holding
  * order[off[s]..off[s+1]). Returns the index: a list of the trees' buffers, the per-stratum
@@ -94,6 +98,7 @@ SEXP ffi_rank_index(SEXP z, SEXP order, SEXP offsets)
         kd_tree t;
         kd_init(&t, ns, d, INDEX_LEAF_SIZE, pts + (size_t) b * d, row + b, leaf_of + b,
                 nodes + node_off, box + node_off * 2 * d);
+        t.interrupted = rank_poll; /* a large stratum's build polls (serial, main thread) */
         if (ns > 0) kd_build(&t, x, n, rows + b);
         meta[3 * s] = (int) node_off;
         meta[3 * s + 1] = t.n_nodes;
