@@ -31,9 +31,12 @@ SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k_, SEXP inv_range, SEX
     const R_xlen_t n_strata = XLENGTH(offsets) - 1;
     const double *px = n > 0 && d > 0 ? REAL_RO(x) : NULL;
     const double *ir = d > 0 ? REAL_RO(inv_range) : NULL;
-    ptrdiff_t *rows = as_index(order, n);
-    for (ptrdiff_t i = 0; i < n; i++) rows[i] -= 1;
+    /* `order` lists the rows kept (suppressed strata left out): it can be shorter than n */
+    const ptrdiff_t n_kept = XLENGTH(order);
+    ptrdiff_t *rows = as_index(order, n_kept);
+    for (ptrdiff_t i = 0; i < n_kept; i++) rows[i] -= 1;
     const ptrdiff_t *off = as_index(offsets, n_strata + 1);
+    if (n_kept > n || off[n_strata] != n_kept) Rf_error("internal error: bad order or offsets in ffi_mondrian");
 
     ptrdiff_t max_ns = 1;
     for (R_xlen_t s = 0; s < n_strata; s++) if (off[s + 1] - off[s] > max_ns) max_ns = off[s + 1] - off[s];
@@ -74,6 +77,7 @@ SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k_, SEXP inv_range, SEX
     SET_VECTOR_ELT(out, 3, size);
     int *pc = INTEGER(cls), *psz = INTEGER(size);
     double *plo = REAL(lo), *phi = REAL(hi);
+    for (ptrdiff_t i = 0; i < n; i++) pc[i] = NA_INTEGER; /* rows of suppressed strata */
     ptrdiff_t b = 0;
     for (ptrdiff_t c = 0; c < n_classes; c++) {
         ptrdiff_t e = ends[c];
