@@ -251,7 +251,17 @@ format_masked <- function(m, x, k, format, as_integer) {
   if (format == "none" || !length(m)) return(m)
   n <- length(x)
   kk <- min(k, n)
-  xs <- sort(x, method = "radix")
+  rng <- range(x)
+  if (rng[1L] == rng[2L]) {
+    # a constant column is released unchanged (bit for bit: the mean of k copies of 3.3
+    # can be one unit in the last place off, and rounding to decimals can move it too)
+    m <- rep(rng[1L], length(m))
+    if (as_integer && m[1L] == round(m[1L])) m <- as.integer(m)
+    return(m)
+  }
+  # the k smallest and k largest values by a partial sort (O(n), not a full sort); their
+  # exact means do not depend on their order
+  xs <- sort(x, partial = unique(c(kk, n + 1L - kk)))
   lo <- exact_mean(xs[seq_len(kk)])
   hi <- exact_mean(xs[n + 1L - seq_len(kk)])
   d <- if (all(x == round(x))) 0L else if (format == "precision") decimals(x) else NA_integer_
@@ -275,8 +285,9 @@ format_masked <- function(m, x, k, format, as_integer) {
 # pivots are unchanged. When more than half the values lie beyond a bound (no pivot inside
 # the range) they are set to the bound.
 squeeze_range <- function(v, lo, hi) {
-  med <- stats::median(v)
   m <- min(v)
+  if (m >= lo && max(v) <= hi) return(v) # nothing to squeeze (no median needed)
+  med <- stats::median(v)
   if (m < lo) {
     t <- min(med, lo + 4 * (lo - m))
     if (t > lo) {

@@ -88,7 +88,7 @@ blend_outliers <- function(data, vars = NULL, strata = NULL, classes = NULL, k =
   stir_seed(seed)
   df <- as.data.frame(data, stringsAsFactors = FALSE)
   dims <- c(args$strata, args$vars)
-  enc <- stir_encode(df, dims)
+  enc <- stir_encode(df, dims, stir_arg_names(args$strata, args$vars))
   cl <- stir_cluster_ids(df, args$strata, classes)
   if (!is.null(map)) check_map(map, dims)
   res <- blend_core(df, enc, cl, k, method, map)
@@ -98,6 +98,9 @@ blend_outliers <- function(data, vars = NULL, strata = NULL, classes = NULL, k =
                              classes = if (is.null(classes)) NULL else "supplied"),
              counts = res$counts)
 }
+
+# The argument naming each column of c(strata, vars), for messages.
+stir_arg_names <- function(strata, vars) rep(c("strata", "vars"), c(length(strata), length(vars)))
 
 stir_args <- function(data, vars, strata) {
   if (!nrow(data)) stop_arg("`data` has no records.", kind = "data")

@@ -58,6 +58,10 @@
 #' @export
 distance_map <- function(data, vars, n_sample = 1000, n_knots = 256) {
   check_data_frame(data, "data")
+  if (missing(vars)) {
+    stop_arg("`vars` is missing: name the columns to map, e.g. `vars = c(\"", 
+             paste(utils::head(names(data), 2L), collapse = "\", \""), "\")`.", kind = "column")
+  }
   vars <- check_columns(vars, data, "vars")
   if (!length(vars)) stop_arg("`vars` is empty: name at least one column to map.")
   n_sample <- check_whole(n_sample, "n_sample", min = 2)
@@ -84,18 +88,19 @@ build_distance_map <- function(enc, n_sample = 1000L, n_knots = 256L) {
     } else {
       s <- sort(v, method = "radix")
       if (length(s) > n_sample) s <- s[unique(round(seq(1, length(s), length.out = n_sample)))]
-      dd <- sort(as.vector(stats::dist(s)), method = "radix")
-      r <- rle(dd)
-      below <- cumsum(c(0, r$lengths))[seq_along(r$lengths)]
-      pm <- (below + r$lengths / 2) / length(dd)
-      keep <- r$values > 0
-      u <- r$values[keep]
-      p <- pm[keep]
-      if (length(u) > n_knots) {
-        idx <- unique(c(pmax(1L, findInterval((seq_len(n_knots) - 0.5) / n_knots, p)), length(u)))
-        u <- u[idx]
-        p <- p[idx]
+      # the distances |a - b| (never squared: no overflow above 1e154, no underflow of
+      # 1e-200-scale values), counted in C without materialising the pairs; tiny columns
+      # are first scaled exactly by a power of two, as in anonymise()
+      e <- pow2_factors(matrix(s))
+      if (e != 0) s <- times_pow2(s, e)
+      if (!is.finite(s[length(s)] - s[1L])) {
+        stop_arg("`vars` column `", vars[j], "` has values too large to handle (their range overflows); ",
+                 "rescale it (e.g. divide by 1e6) first.", kind = "data")
       }
+      res <- .Call(C_ffi_distmap_knots, as.double(s), n_knots)
+      u <- res[[1L]]
+      p <- res[[2L]]
+      if (e != 0) u <- times_pow2(u, -e)
     }
     knots[[j]] <- data.frame(variable = rep(vars[j], length(u) + 1L), distance = c(0, u),
                              p = c(0, p), mapped = c(0, sqrt(2) * stats::qnorm((1 + p) / 2)))
@@ -134,11 +139,14 @@ print.detanon_distance_map <- function(x, ...) {
 # ---- shared helpers of the stirring verbs ------------------------------------------------
 
 # Columns `vars` as an n x d double matrix of values (ordinal kinds) or codes (nominal).
+# `arg`: the argument that named them, one for all or one per column (for the messages).
 stir_encode <- function(data, vars, arg = "vars") {
   n <- nrow(data)
   x <- matrix(0, n, length(vars), dimnames = list(NULL, vars))
   kind <- character(length(vars))
+  args <- rep_len(arg, length(vars))
   for (j in seq_along(vars)) {
+    arg <- args[j]
     v <- data[[vars[j]]]
     kind[j] <- if (is.ordered(v)) "ordered" else if (is.factor(v)) "factor"
                else if (inherits(v, "Date")) "date" else if (is.logical(v)) "logical"

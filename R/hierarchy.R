@@ -95,10 +95,16 @@ hierarchy_bands <- function(x, width, origin = NULL, levels = 3) {
   if (!is.numeric(x) || is.factor(x)) stop_arg("`x` must be numeric, not ", class_label(x), ".")
   width <- check_number(width, "width", lower = 0, lower_open = TRUE)
   levels <- check_whole(levels, "levels", min = 1, max = 30)
-  u <- sort(unique(x[!is.na(x)]))
+  # values are matched to the data by their text: numbers with the same text (0.3 and
+  # 0.1 + 0.2) are one value, banded as the number that text reads as
+  u <- sort(unique(as.numeric(as.character(x[!is.na(x)]))))
   if (!length(u)) stop_arg("`x` has no non-missing values to build a hierarchy from.")
   if (any(!is.finite(u))) stop_arg("`x` contains Inf or NaN; set such values to NA first.")
   widest <- width * 2^(levels - 1L)
+  if (!is.finite(widest) || !is.finite(u[length(u)] / widest)) {
+    stop_arg("`width` * 2^(`levels` - 1), the widest band, overflows (", format(width), " * 2^",
+             levels - 1L, "); lower `width` or `levels`.")
+  }
   origin <- if (is.null(origin)) floor(u[1L] / widest) * widest else check_number(origin, "origin")
   if (u[1L] < origin) stop_arg("`x` has values below `origin` (", origin, "); lower `origin`.")
   tab <- data.frame(value = as.character(u), stringsAsFactors = FALSE)

@@ -261,8 +261,12 @@ classes_core <- function(df, k, quasi, strata, small_strata, progress = FALSE) {
 print.detanon_classes <- function(x, ...) {
   sz <- x$classes$n
   sz <- sz[sz > 0L]
-  cat(sprintf("%d equivalence classes (k = %d) of %d records; sizes %d to %d, mean %.1f\n",
-              length(sz), x$k, sum(sz), min(sz), max(sz), mean(sz)))
+  if (length(sz)) {
+    cat(sprintf("%d equivalence classes (k = %d) of %d records; sizes %d to %d, mean %.1f\n",
+                length(sz), x$k, sum(sz), min(sz), max(sz), mean(sz)))
+  } else {
+    cat(sprintf("No equivalence class (k = %d): every record is suppressed\n", x$k))
+  }
   cat("  strata:", if (length(x$strata)) paste(x$strata, collapse = ", ") else "(none)", "\n")
   if (identical(x$method, "ola")) {
     cat(sprintf("  OLA (max suppression %g%%): %s\n", 100 * x$max_suppression,

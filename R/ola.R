@@ -89,9 +89,26 @@ ola_search <- function(lat, k, max_sup, loss) {
   beaten <- function(bound) !is.null(best) && bound > best$loss + 1e-9 * max(1, abs(best$loss))
   # count one node (or infer it), tag its generalisations or specialisations, update the
   # best node and the bounds
+  # Tags spread from a node through its generalisations (up) or specialisations (down),
+  # layer by layer, and stop at nodes that `grow(ids)` says already carry the tag: every
+  # tag (and bound) is monotone over the lattice, so the nodes beyond such a node carry it
+  # too. `set(ids)` applies the tag. The work is proportional to the nodes tagged (each
+  # at most once per tag) and their neighbours, not to the size of the lattice.
+  spread <- function(idx, up, grow, set) {
+    front <- idx[grow(idx)]
+    while (length(front)) {
+      set(front)
+      nxt <- vector("list", d)
+      for (j in seq_len(d)) {
+        f <- if (up) front[nodes[front, j] < h[j] - 1L] else front[nodes[front, j] > 0L]
+        nxt[[j]] <- if (up) f + radix[j] else f - radix[j]
+      }
+      front <- unique(unlist(nxt, use.names = FALSE))
+      front <- front[grow(front)]
+    }
+  }
   visit <- function(idx) {
     lv <- nodes[idx, ]
-    above <- rowSums(nodes >= rep(lv, each = m)) == d
     if (zero_sup[idx] && loss != "discernibility") {
       cand <- list(loss = static[idx], n_suppressed = 0, levels = lv, idx = idx)
       n_sup[idx] <<- 0
@@ -103,18 +120,22 @@ ola_search <- function(lat, k, max_sup, loss) {
       node_loss[idx] <<- ola_loss(st, loss, n, d)
       cand <- list(loss = node_loss[idx], n_suppressed = st[1L], levels = lv, idx = idx)
       if (loss == "discernibility") {
-        # a generalisation has at most the classes of this node, and merges them
-        cmax[above] <<- pmin(cmax[above], st[6L])
-        dynamic[above] <<- pmax(dynamic[above], st[5L], as.double(n)^2 / pmax(cmax[above], 1))
+        # a generalisation has at most the classes of this node, and merges them (cmax
+        # falls and dynamic grows towards the top, and dynamic >= n^2 / cmax holds, so a
+        # node with cmax <= st[6] and dynamic >= st[5] has nothing to learn, nor above it)
+        spread(idx, TRUE, function(v) cmax[v] > st[6L] | dynamic[v] < st[5L], function(v) {
+          cmax[v] <<- pmin(cmax[v], st[6L])
+          dynamic[v] <<- pmax(dynamic[v], st[5L], as.double(n)^2 / pmax(cmax[v], 1))
+        })
       }
     }
     if (cand$n_suppressed <= max_sup) {
-      status[above & status == 0L] <<- 1L
-      if (cand$n_suppressed == 0) zero_sup[above] <<- TRUE
+      # (a node above a k-anonymous one is k-anonymous: never tagged -1)
+      spread(idx, TRUE, function(v) status[v] == 0L, function(v) status[v] <<- 1L)
+      if (cand$n_suppressed == 0) spread(idx, TRUE, function(v) !zero_sup[v], function(v) zero_sup[v] <<- TRUE)
       if (ola_better(cand, best)) best <<- cand
     } else {
-      below <- rowSums(nodes <= rep(lv, each = m)) == d
-      status[below] <<- -1L
+      spread(idx, FALSE, function(v) status[v] != -1L, function(v) status[v] <<- -1L)
     }
   }
   # a chain from a node to the top, raising the columns in turn

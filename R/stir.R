@@ -88,7 +88,7 @@ stir <- function(data, vars = NULL, strata = NULL, classes = NULL, k = 3,
   small_strata <- match_choice(small_strata, "small_strata")
   stir_seed(seed)
   df <- as.data.frame(data, stringsAsFactors = FALSE)
-  enc <- stir_encode(df, c(strata, vars))
+  enc <- stir_encode(df, c(strata, vars), stir_arg_names(strata, vars))
   cl <- stir_cluster_ids(df, strata, classes)
   C <- max(c(0L, cl))
   size <- tabulate(cl, C)
@@ -107,7 +107,7 @@ stir <- function(data, vars = NULL, strata = NULL, classes = NULL, k = 3,
     cl <- match(res$cl, sort(unique(res$cl)))
     C <- max(cl)
     n_moved <- res$counts$n_moved
-    enc <- stir_encode(df, c(strata, vars))
+    enc <- stir_encode(df, c(strata, vars), stir_arg_names(strata, vars))
   }
   before <- df[vars]
   if (method == "shuffle") {

@@ -27,7 +27,13 @@ stratum_ids <- function(data, strata) {
 # table of k per stratum) and the data; "" for every row when there are no strata.
 stratum_keys <- function(data, strata) {
   if (!length(strata)) return(rep("", nrow(data)))
-  do.call(paste, c(lapply(data[strata], as.character), sep = "\r"))
+  # a missing value and the string "NA" must not share a key: every present value is
+  # prefixed, a missing one is a bare marker
+  key <- function(v) {
+    v <- as.character(v)
+    ifelse(is.na(v), "\001", paste0("=", v))
+  }
+  do.call(paste, c(lapply(data[strata], key), sep = "\r"))
 }
 
 column_codes <- function(x) {

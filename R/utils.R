@@ -76,6 +76,14 @@ check_data_frame <- function(x, arg = deparse(substitute(x))) {
     stop_arg("`", arg, "` must be a data frame (data.frame, tibble or data.table), not ",
              class_label(x), ".")
   }
+  nm <- names(x)
+  if (length(nm) != length(x) || anyNA(nm) || any(nm == "")) {
+    pos <- if (length(nm) != length(x)) seq_along(x) else which(is.na(nm) | nm == "")
+    stop_arg("`", arg, "` has ", plural(length(pos), "a column", "columns", count = FALSE), " without a name (",
+             plural(length(pos), "position", count = FALSE), " ", paste(pos, collapse = ", "),
+             "); give every column a name, e.g. names(", arg, ")[", pos[1L], "] <- \"v", pos[1L], "\".",
+             kind = "column")
+  }
   if (anyDuplicated(names(x))) {
     dup <- unique(names(x)[duplicated(names(x))])
     stop_arg("`", arg, "` has duplicated column names (", quote_names(dup),
@@ -318,6 +326,10 @@ restore_class <- function(out, like) {
 # the verb or the caller removed its records), the class of `data`, and the attribute
 # `name` set without breaking a data.table's self-reference.
 as_release_frame <- function(out, data, attr_value = NULL, name = "detanon") {
+  # only the attributes of a plain data frame: none of the caller's (na.omit()'s
+  # `na.action` holds the row names and positions of the records it dropped; custom
+  # attributes may hold means, SDs or names); restore_class() adds what the class needs
+  out <- strip_frame_attributes(out)
   rownames(out) <- NULL
   for (v in names(out)) {
     x <- out[[v]]
@@ -328,6 +340,14 @@ as_release_frame <- function(out, data, attr_value = NULL, name = "detanon") {
   out <- restore_class(out, data)
   if (!is.null(attr_value)) out <- set_attr(out, name, attr_value)
   out
+}
+
+# A plain data.frame with the columns of `x` and no other attribute than its names, row
+# names and class.
+strip_frame_attributes <- function(x) {
+  n <- .row_names_info(x, 2L)
+  attributes(x) <- list(names = names(x), row.names = .set_row_names(n), class = "data.frame")
+  x
 }
 
 # A result table gives grouping columns `cols` beside its own columns `reserved`: a data
@@ -358,7 +378,11 @@ set_attr <- function(x, name, value) {
 # underflow (SD 0: "constant"). Multiplying by a power of two is exact (also for subnormal
 # numbers), and z-scores, distances and ratios are invariant to it. 1 elsewhere.
 pow2_factors <- function(x) {
-  big <- if (length(x)) apply(abs(x), 2L, function(v) suppressWarnings(max(v, na.rm = TRUE))) else numeric()
+  # the largest magnitude of each column from its range (no |x| copy of the whole matrix)
+  big <- vapply(seq_len(NCOL(x)), function(j) {
+    r <- suppressWarnings(range(x[, j], na.rm = TRUE))
+    max(abs(r))
+  }, numeric(1))
   e <- ifelse(is.finite(big) & big > 0 & big < 1e-100, -floor(log2(big)), 0)
   e
 }
@@ -382,6 +406,10 @@ pow2_normalise <- function(x, y = NULL) {
 # A column is constant when all its non-missing values are equal (not when its SD
 # underflows to 0).
 is_constant <- function(v) {
+  if (length(v) && !anyNA(v)) {
+    r <- range(v)
+    return(r[1L] == r[2L])
+  }
   v <- v[!is.na(v)]
   !length(v) || all(v == v[1L])
 }

@@ -20,6 +20,9 @@
 #include "fsum.h"
 #include "threads.h"
 
+/* Records per chunk of a round: a pause (an interrupt check) between chunks. */
+#define ADAPT_CHUNK ((ptrdiff_t) 1 << 13)
+
 /* Rank test of a record: q is its released point, self its own original (a tree point).
  * Returns the number of originals strictly nearer to q than self, counted up to m (so
  * the own original is among the m nearest with positive probability when it is < m), and
@@ -95,21 +98,26 @@ const char *adaptive_k(adaptive_job *job, const kernel_host *host)
     ptrdiff_t n_capped = 0;
     for (;;) {
         rounds++;
+        /* in chunks, with a pause (an interrupt check) between them: a round over 1e6
+         * records with k up to k_max takes seconds */
+        for (ptrdiff_t from = 0; from < n_todo; from += ADAPT_CHUNK) {
+            const ptrdiff_t to = n_todo - from > ADAPT_CHUNK ? from + ADAPT_CHUNK : n_todo;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(threads_for(nt, (double) n_todo)) schedule(dynamic, 64)
+#pragma omp parallel for num_threads(threads_for(nt, (double) (to - from))) schedule(dynamic, 64)
 #endif
-        for (ptrdiff_t i = 0; i < n_todo; i++) {
-            const ptrdiff_t r = todo[i];
-            const int tid = THREAD_ID;
-            const kd_tree *t = &trees[stratum[r]];
-            kd_heap *h = &heaps[tid];
-            double *w = buf + (size_t) tid * d;
-            h->k = k[r];
-            kd_knn_self(t, pos[r], h);
-            kd_centroid_lex(t, h->pos, h->k, w);
-            for (int j = 0; j < d; j++) c[r + (size_t) j * n] = w[j];
+            for (ptrdiff_t i = from; i < to; i++) {
+                const ptrdiff_t r = todo[i];
+                const int tid = THREAD_ID;
+                const kd_tree *t = &trees[stratum[r]];
+                kd_heap *h = &heaps[tid];
+                double *w = buf + (size_t) tid * d;
+                h->k = k[r];
+                kd_knn_self(t, pos[r], h);
+                kd_centroid_lex(t, h->pos, h->k, w);
+                for (int j = 0; j < d; j++) c[r + (size_t) j * n] = w[j];
+            }
+            host_pause(host, rounds);
         }
-        host_pause(host, rounds);
         /* step 5's scale: exact (order-independent) column means and SDs of the centroids */
         int flat = 0;
         for (int j = 0; j < d; j++) {
@@ -119,17 +127,21 @@ const char *adaptive_k(adaptive_job *job, const kernel_host *host)
         if (flat) break; /* nothing left to tell apart: R warns and releases the mean */
         /* the rank and interval tests of the records tested this round */
         const ptrdiff_t n_test = full ? n : n_todo;
+        for (ptrdiff_t from = 0; from < n_test; from += ADAPT_CHUNK) {
+            const ptrdiff_t to = n_test - from > ADAPT_CHUNK ? from + ADAPT_CHUNK : n_test;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(threads_for(nt, (double) n_test)) schedule(dynamic, 256)
+#pragma omp parallel for num_threads(threads_for(nt, (double) (to - from))) schedule(dynamic, 256)
 #endif
-        for (ptrdiff_t i = 0; i < n_test; i++) {
-            const ptrdiff_t r = full ? i : todo[i];
-            const int tid = THREAD_ID;
-            const kd_tree *t = &trees[stratum[r]];
-            double *q = buf + (size_t) tid * d;
-            for (int j = 0; j < d; j++) q[j] = c[r + (size_t) j * n] / csd[j];
-            rank[r] = m > 0 ? ad_rank(t, q, t->pts + (size_t) pos[r] * d, m, cost + r, heaps[tid].stack) : 1;
-            iflag[r] = (char) (use_int && ad_interval(pxs + r, n, c + r, n, cmean, csd, d, pwr[r]));
+            for (ptrdiff_t i = from; i < to; i++) {
+                const ptrdiff_t r = full ? i : todo[i];
+                const int tid = THREAD_ID;
+                const kd_tree *t = &trees[stratum[r]];
+                double *q = buf + (size_t) tid * d;
+                for (int j = 0; j < d; j++) q[j] = c[r + (size_t) j * n] / csd[j];
+                rank[r] = m > 0 ? ad_rank(t, q, t->pts + (size_t) pos[r] * d, m, cost + r, heaps[tid].stack) : 1;
+                iflag[r] = (char) (use_int && ad_interval(pxs + r, n, c + r, n, cmean, csd, d, pwr[r]));
+            }
+            host_pause(host, rounds);
         }
         /* the nearest-linked records always grow; of the other top-m linkable ones, while
          * more than `target` records are top-m linkable, the cheapest: those whose released

@@ -34,6 +34,7 @@ SEXP ffi_battery_neighbours(SEXP idx, SEXP zq, SEXP tree_of, SEXP m, SEXP leave_
  * (top-m linkage, re-identification, replay; kernel: rank.c); the index's trees for other
  * glue */
 SEXP ffi_rank_index(SEXP z, SEXP order, SEXP offsets);
+SEXP ffi_distmap_knots(SEXP s, SEXP n_knots);
 SEXP ffi_index_rank(SEXP idx, SEXP zq, SEXP query, SEXP cap, SEXP nthreads, SEXP progress);
 ptrdiff_t rank_index_n(SEXP idx);
 int rank_index_d(SEXP idx);

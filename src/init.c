@@ -30,6 +30,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_stir_shuffle",   (DL_FUNC) &ffi_stir_shuffle,   3},
     /* ola_glue.c: optimal lattice anonymisation */
     {"ffi_ola_node",       (DL_FUNC) &ffi_ola_node,       4},
+    /* distance_map_glue.c: knots of distance_map() */
+    {"ffi_distmap_knots",  (DL_FUNC) &ffi_distmap_knots,  2},
     /* nn2_glue.c: neighbour queries of the risk battery */
     {"ffi_battery_nn2",        (DL_FUNC) &ffi_battery_nn2,        4},
     {"ffi_battery_rank",       (DL_FUNC) &ffi_battery_rank,       5},

@@ -53,13 +53,19 @@ void mdr_rows_range(const double *xj, const ptrdiff_t *rows, ptrdiff_t b, ptrdif
 ptrdiff_t mondrian_partition(const double *x, ptrdiff_t ldx, int d, const double *inv_range,
                              ptrdiff_t *rows, ptrdiff_t n, ptrdiff_t k, double *vals,
                              ptrdiff_t *tmp, mdr_range *stack, ptrdiff_t *ends, int *order,
-                             double *width)
+                             double *width, const kernel_host *host)
 {
-    ptrdiff_t n_classes = 0, top = 0;
+    ptrdiff_t n_classes = 0, top = 0, work = 0;
     stack[top].begin = 0; stack[top].end = n; top++;
     while (top > 0) {
         top--;
         const ptrdiff_t b = stack[top].begin, e = stack[top].end, m = e - b;
+        /* about 2^20 records handled between two polls (a large stratum takes seconds) */
+        work += m;
+        if (host && host->interrupted && work >= ((ptrdiff_t) 1 << 20)) {
+            host->interrupted();
+            work = 0;
+        }
         int cut = 0;
         if (m >= 2 * k) {
             /* normalised widths, then columns by decreasing width (stable: ties by index) */
@@ -129,7 +135,7 @@ ptrdiff_t mondrian_strata(const double *x, ptrdiff_t n, int d, const double *inv
         ptrdiff_t ns = off[s + 1] - off[s];
         if (ns <= 0) continue;
         ptrdiff_t c = d > 0 ? mondrian_partition(x, n, d, inv_range, rows + off[s], ns, k, vals, tmp,
-                                                 stack, ends_s, ord, width)
+                                                 stack, ends_s, ord, width, host)
                             : (ends_s[0] = ns, 1);
         for (ptrdiff_t i = 0; i < c; i++) ends[n_classes++] = off[s] + ends_s[i];
         if ((s & 1023) == 0 || ns >= MDR_CHUNK) host_pause(host, off[s + 1]);

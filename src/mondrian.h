@@ -26,11 +26,12 @@ typedef struct {
  * order (left before right), which depends on the values only, not on the row order.
  * Returns the number of classes. Requires n >= 1, k >= 1.
  * Scratch: vals (n doubles), tmp (n), stack (n / k + 2 ranges), ends (n / k + 1),
- * order (d ints), width (d doubles). */
+ * order (d ints), width (d doubles). The host (or NULL) is polled (host->interrupted) about
+ * every 2^20 records handled, on the calling thread. */
 ptrdiff_t mondrian_partition(const double *x, ptrdiff_t ldx, int d, const double *inv_range,
                              ptrdiff_t *rows, ptrdiff_t n, ptrdiff_t k, double *vals,
                              ptrdiff_t *tmp, mdr_range *stack, ptrdiff_t *ends, int *order,
-                             double *width);
+                             double *width, const kernel_host *host);
 
 /* Smallest and largest of xj[rows[i]] for i in [b, e), e > b. */
 void mdr_rows_range(const double *xj, const ptrdiff_t *rows, ptrdiff_t b, ptrdiff_t e,

@@ -15,9 +15,12 @@ SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k_, SEXP inv_range, SEX
     const R_xlen_t n_strata = XLENGTH(offsets) - 1;
     const double *px = n > 0 && d > 0 ? REAL_RO(x) : NULL;
     const double *ir = d > 0 ? REAL_RO(inv_range) : NULL;
-    ptrdiff_t *rows = detanon_index(order, n);
-    for (ptrdiff_t i = 0; i < n; i++) rows[i] -= 1;
+    /* `order` lists the rows kept (suppressed strata left out): it can be shorter than n */
+    const ptrdiff_t n_kept = XLENGTH(order);
+    ptrdiff_t *rows = detanon_index(order, n_kept);
+    for (ptrdiff_t i = 0; i < n_kept; i++) rows[i] -= 1;
     const ptrdiff_t *off = detanon_index(offsets, n_strata + 1);
+    if (n_kept > n || off[n_strata] != n_kept) Rf_error("internal error: bad order or offsets in ffi_mondrian");
 
     /* class boundaries over all strata, as positions in rows[] */
     ptrdiff_t *ends = (ptrdiff_t *) R_alloc(n / k + n_strata + 1, sizeof(ptrdiff_t));
@@ -33,7 +36,9 @@ SEXP ffi_mondrian(SEXP x, SEXP order, SEXP offsets, SEXP k_, SEXP inv_range, SEX
     SEXP lo = SET_VECTOR_ELT(out, 1, Rf_allocMatrix(REALSXP, n_classes, d));
     SEXP hi = SET_VECTOR_ELT(out, 2, Rf_allocMatrix(REALSXP, n_classes, d));
     SEXP size = SET_VECTOR_ELT(out, 3, Rf_allocVector(INTSXP, n_classes));
-    mondrian_boxes(px, n, d, rows, ends, n_classes, INTEGER(cls), INTEGER(size), REAL(lo), REAL(hi));
+    int *pc = INTEGER(cls);
+    for (ptrdiff_t i = 0; i < n; i++) pc[i] = NA_INTEGER; /* rows of suppressed strata */
+    mondrian_boxes(px, n, d, rows, ends, n_classes, pc, INTEGER(size), REAL(lo), REAL(hi));
     UNPROTECT(1);
     return out;
 }

@@ -4,11 +4,19 @@
 #include "rank.h"
 #include "threads.h"
 
-/* Queries between two pauses. */
-#define RANK_CHUNK ((ptrdiff_t) 1 << 16)
+/* Queries between two pauses: each query counts at most RANK_LE_CAP points, so a chunk is
+ * bounded work (well under a second) however far the query points lie. */
+#define RANK_CHUNK ((ptrdiff_t) 1 << 8)
+/* The count "at most as close" stops here: it only feeds 1 / count (the re-identification
+ * probability, then at most 2^-14 = 6.1e-5 above its exact value: an upper bound) and the
+ * tie share of a top-m link (at most m / (RANK_LE_CAP - m) then). Uncapped, a release far
+ * from its originals (stirred, shuffled) makes every query count a large share of its
+ * stratum: quadratic time. */
+#define RANK_LE_CAP ((ptrdiff_t) 1 << 14)
 
 /* For the query point q whose own point `self` is a point of tree t:
- * *le = number of tree points p with |q - p|^2 <= |q - self|^2 (self included, so >= 1)
+ * *le = number of tree points p with |q - p|^2 <= |q - self|^2 (self included, so >= 1),
+ *       counted up to RANK_LE_CAP
  * *lt = number of tree points strictly closer than self, counted up to `cap` (a count of
  *       `cap` means "cap or more").
  * Both distances are summed by kd_point_d2() in the same order, so self is counted in *le
@@ -17,7 +25,7 @@ static void rank_counts(const kd_tree *t, const double *q, const double *self, p
                         double *lt, double *le, kd_item *stack)
 {
     const double ds = kd_point_d2(q, self, t->d);
-    *le = (double) kd_count_within(t, q, ds, PTRDIFF_MAX, stack);
+    *le = (double) kd_count_within(t, q, ds, RANK_LE_CAP, stack);
     /* squared distances are doubles: d2 < ds exactly when d2 <= the next double below ds */
     *lt = ds > 0.0 && cap > 0 ? (double) kd_count_within(t, q, nextafter(ds, 0.0), cap, stack) : 0.0;
 }
@@ -37,6 +45,7 @@ const char *rank_build(const double *x, ptrdiff_t n, int d, const int *ord, cons
         kd_tree t;
         kd_init(&t, ns, d, RANK_LEAF_SIZE, pts + (size_t) b * d, row + b, leaf_of + b,
                 nodes + node_off, box + node_off * 2 * d);
+        t.interrupted = host->interrupted; /* a large stratum's build polls (serial) */
         if (ns > 0) kd_build(&t, x, n, rows + b);
         meta[3 * s] = (int) node_off;
         meta[3 * s + 1] = t.n_nodes;

@@ -94,7 +94,7 @@ kd_tree *rank_index_trees(SEXP idx, int d, R_xlen_t *n_strata)
 /* idx: an index of the "tree" points; zq: n x d query points (same rows). `query`: logical
  * of length n, TRUE for the rows to rank. Returns an n x 2 matrix: column 1 the number of
  * tree points of the stratum strictly closer to the row's query point than its own tree
- * point (capped at `cap`), column 2 the number at most as close (exact); NA for rows not
+ * point (capped at `cap`), column 2 the number at most as close (capped at 2^14); NA for rows not
  * queried. `progress`: TRUE to show a progress bar (updated between chunks, on the main
  * thread). */
 SEXP ffi_index_rank(SEXP idx, SEXP zq, SEXP query, SEXP cap_, SEXP nthreads, SEXP progress)

@@ -110,11 +110,12 @@ double stir_map_value(const double *kx, const double *ky, int nk, double dd)
     return ky[lo] + t * (ky[hi] - ky[lo]);
 }
 
-void stir_nearest(const double *xo, ptrdiff_t no, const double *xc, int L, int d,
+void stir_nearest(const double *xo, ptrdiff_t no, ptrdiff_t from, ptrdiff_t to,
+                  const double *xc, int L, int d,
                   const int *nominal, const double *const *kx, const double *const *ky,
                   const int *nk, int *target, double *dist)
 {
-    for (ptrdiff_t o = 0; o < no; o++) {
+    for (ptrdiff_t o = from; o < to; o++) {
         int best = -1;
         double best_d = 0;
         for (int l = 0; l < L; l++) {
@@ -148,12 +149,14 @@ static void unlink_pos(stir_greedy *s, ptrdiff_t p)
     if (b >= 0) s->prev[b] = a;
 }
 
-int stir_greedy_step(stir_greedy *s, ptrdiff_t max_leaders)
+int stir_greedy_step(stir_greedy *s, ptrdiff_t max_work)
 {
     const double *x = s->x;
     ptrdiff_t n = s->n;
     int d = s->d;
-    for (ptrdiff_t done = 0; done < max_leaders && s->head >= 0; done++) {
+    /* work = records scanned: with a nominal first column (or a wide radius) one leader
+     * can scan every open record, so a count of leaders alone does not bound the work */
+    for (ptrdiff_t work = 0; work < max_work && s->head >= 0; work++) {
         ptrdiff_t p = s->head;
         ptrdiff_t r = s->order[p];
         int c = s->n_clusters++;
@@ -163,6 +166,7 @@ int stir_greedy_step(stir_greedy *s, ptrdiff_t max_leaders)
         unlink_pos(s, p);
         while (q >= 0) {
             ptrdiff_t nq = s->next[q], rq = s->order[q];
+            work++;
             /* the records are sorted by the columns in order: while the leading nominal
              * columns (radius < 1) equal the leader's, the next column is nondecreasing, so
              * once a record leaves the leader's radius on it, every later one does too */

@@ -24,9 +24,10 @@ void stir_centroid(const double *x, ptrdiff_t n, int d, const int *nominal,
  * extended (slope 1 when there is one knot). */
 double stir_map_value(const double *kx, const double *ky, int nk, double dd);
 
-/* Equation (4): for each outlier row o of xo (no x d), the cluster l of xc (L x d) with
- * the smallest sum of mapped distances; ties go to the smaller l. */
-void stir_nearest(const double *xo, ptrdiff_t no, const double *xc, int L, int d,
+/* Equation (4): for each outlier row o in [from, to) of xo (no x d), the cluster l of xc
+ * (L x d) with the smallest sum of mapped distances; ties go to the smaller l. */
+void stir_nearest(const double *xo, ptrdiff_t no, ptrdiff_t from, ptrdiff_t to,
+                  const double *xc, int L, int d,
                   const int *nominal, const double *const *kx, const double *const *ky,
                   const int *nk, int *target, double *dist);
 
@@ -41,8 +42,9 @@ typedef struct {
     int n_clusters;
 } stir_greedy;
 void stir_greedy_init(stir_greedy *s);
-/* Open and fill up to `max_leaders` clusters; returns 1 when every record is assigned. */
-int stir_greedy_step(stir_greedy *s, ptrdiff_t max_leaders);
+/* Open and fill clusters until about `max_work` records were scanned (at least one
+ * cluster); returns 1 when every record is assigned. */
+int stir_greedy_step(stir_greedy *s, ptrdiff_t max_work);
 
 /* Fisher-Yates inside each cluster with pre-drawn indices: for each variable j (outer) and
  * cluster c (inner), positions i = m-1 .. 1 of its members swap with draw[next++]

@@ -60,8 +60,15 @@ SEXP ffi_stir_nearest(SEXP xo, SEXP xc, SEXP nominal, SEXP knots)
     SEXP target = PROTECT(Rf_allocVector(INTSXP, no)); np++;
     SEXP dist = PROTECT(Rf_allocVector(REALSXP, no)); np++;
     if (no > 0 && L > 0) {
-        stir_nearest(REAL_RO(xo), no, REAL_RO(xc), L, d, INTEGER_RO(nominal), kx, ky, nk,
-                     INTEGER(target), REAL(dist));
+        /* outliers in chunks of about 2^22 distance terms, an interrupt check between */
+        double per = (double) L * (d > 0 ? d : 1);
+        ptrdiff_t chunk = per >= 4194304.0 ? 1 : (ptrdiff_t) (4194304.0 / per);
+        for (ptrdiff_t from = 0; from < no; from += chunk) {
+            ptrdiff_t to = no - from > chunk ? from + chunk : no;
+            stir_nearest(REAL_RO(xo), no, from, to, REAL_RO(xc), L, d, INTEGER_RO(nominal), kx, ky, nk,
+                         INTEGER(target), REAL(dist));
+            R_CheckUserInterrupt();
+        }
         int *t = INTEGER(target);
         for (ptrdiff_t o = 0; o < no; o++) t[o] += 1;
     }
@@ -92,7 +99,7 @@ SEXP ffi_stir_clusters(SEXP x, SEXP nominal, SEXP eps, SEXP order)
         s.lo = (double *) R_alloc((size_t) d, sizeof(double));
         s.hi = (double *) R_alloc((size_t) d, sizeof(double));
         stir_greedy_init(&s);
-        while (!stir_greedy_step(&s, 4096)) R_CheckUserInterrupt();
+        while (!stir_greedy_step(&s, (ptrdiff_t) 1 << 22)) R_CheckUserInterrupt();
         int *c = INTEGER(cl);
         for (ptrdiff_t i = 0; i < n; i++) c[i] += 1;
     } else if (n > 0) {

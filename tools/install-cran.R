@@ -1,7 +1,7 @@
 # Installs the suggested packages that Debian does not ship, from CRAN (their own
 # dependencies come from Debian, see tools/debian-packages.txt). Quiet when nothing is missing;
 # on failure it prints why (install.packages' warnings) and exits non-zero.
-needed <- c("sdcMicro", "synthpop")
+needed <- c("sdcMicro", "synthpop", "nabor")
 have <- function(p) vapply(p, requireNamespace, logical(1), quietly = TRUE)
 missing <- needed[!have(needed)]
 if (length(missing)) {

@@ -34,6 +34,9 @@ sc <- stir_clusters(d, quasi = c("x1", "x2"), strata = "g", eps = c(0.5, 0.5))
 b <- suppressMessages(blend_outliers(d, vars = c("x1", "x2"), classes = sc, k = 3, method = "noise", seed = 1))
 s <- suppressMessages(stir(d, vars = vars, classes = sc, k = 3, small_strata = "blend", seed = 1))
 f <- stir(d, vars = c(vars, "h"), strata = "g", method = "flatten")
+# distance map: the knots counted in C (all distinct distances, and the selected ones)
+dm <- distance_map(d, vars = c("x1", "x2"), n_sample = 300, n_knots = 16)
+dm2 <- distance_map(data.frame(v = rep(1:3, 5)), vars = "v")
 # OLA: dense, hashed and compressed (radix product past 2^62) class counts
 ola <- equivalence_classes(d, k = 5, quasi = c("g", "h"), strata = character(), method = "ola",
                            loss = "entropy")

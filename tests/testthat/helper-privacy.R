@@ -51,3 +51,21 @@ leaked_values <- function(obj, original, vars) {
   found <- orig %in% num | vapply(orig, function(o) any(as_text(o) %in% chr), TRUE)
   format(orig[found], digits = 17)
 }
+
+# `d` with attributes a caller may have set: na.omit()'s (row names and positions of the
+# dropped records), a label naming people and stored means of the originals.
+with_caller_attributes <- function(d) {
+  omitted <- c(NHS9434760011 = 5L, NHS9434760029 = 17L)
+  attr(d, "na.action") <- structure(omitted, class = "omit")
+  attr(d, "cohort") <- "patients of Dr Alice Example, ward 7"
+  attr(d, "means") <- vapply(d[vapply(d, is.numeric, TRUE)], function(v) mean(v, na.rm = TRUE), 0)
+  d
+}
+
+# Attributes of a release that the package does not put there: anything but the frame's
+# own (names, row names, class), the release metadata, and what a tibble (groups) or a
+# data.table (self-reference, key, indices) needs.
+foreign_attributes <- function(x) {
+  setdiff(names(attributes(x)), c("names", "row.names", "class", "detanon", "groups",
+                                  ".internal.selfref", "sorted", "index"))
+}

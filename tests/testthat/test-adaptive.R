@@ -213,3 +213,28 @@ test_that("risk_replay replays an adaptive release from its metadata", {
   key <- do.call(paste, a[c(v, st)])
   expect_equal(r$by_p$rate, mean(1 / table(key)[key]))
 })
+
+test_that("k table: the string \"NA\" and a missing stratum are different strata", {
+  set.seed(7)
+  d <- data.frame(g = rep(c("NA", NA, "b"), each = 8), x = stats::rnorm(24), y = stats::rnorm(24),
+                  stringsAsFactors = FALSE)
+  tab <- data.frame(g = c("NA", "b"), k = c(3L, 2L), stringsAsFactors = FALSE)
+  # the missing stratum has no row: an error, not the "NA" row's k
+  expect_error(anonymise_adaptive(d, vars = c("x", "y"), strata = "g", k = tab, m = 0, check_identifiers = FALSE),
+               "no row for 1 stratum", class = "detanon_error")
+  tab2 <- data.frame(g = c("NA", NA, "b"), k = c(3L, 8L, 2L), stringsAsFactors = FALSE)
+  r <- anonymise_adaptive(d, vars = c("x", "y"), strata = "g", k = tab2, m = 0, format = "none",
+                          check_identifiers = FALSE)
+  # k = 8 in the stratum of the 8 missing values: one centroid, the stratum's mean
+  miss <- is.na(d$g)
+  expect_length(unique(r$x[miss]), 1L)
+  expect_gt(length(unique(r$x[which(d$g == "NA")])), 1L)
+})
+
+test_that("anonymise_adaptive() answers Ctrl-C within a second during its rounds", {
+  expect_interruptible(
+    c("set.seed(1); n <- 5e5",
+      "d <- data.frame(g = sample(2, n, TRUE), x1 = rnorm(n), x2 = rnorm(n), x3 = rnorm(n), x4 = rnorm(n))"),
+    "anonymise_adaptive(d, vars = c('x1', 'x2', 'x3', 'x4'), strata = 'g', k = 3, m = 2, check_identifiers = FALSE)",
+    after = 2)
+})

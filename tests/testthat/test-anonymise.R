@@ -430,3 +430,21 @@ test_that("labelled (Stata/SPSS) codes are strata by default, not masked", {
   d$sex <- haven::labelled(rep(c(1, 2), 30), c(male = 1, female = 2))
   expect_identical(release_info(anonymise(d, k = 3))$settings$strata, "sex")
 })
+
+test_that("a constant column comes back bit for bit in every form", {
+  set.seed(23)
+  d <- data.frame(x = stats::rnorm(30), c = 3.3, e = 0.1 + 0.2, w = 7L, t = 1e-250)
+  for (f in c("natural", "precision", "none")) {
+    m <- anonymise(d, strata = character(), k = 3, format = f)
+    expect_identical(m$c, d$c, info = f)
+    expect_identical(m$e, d$e, info = f)
+    expect_identical(m$t, d$t, info = f)
+    if (f == "none") expect_identical(m$w, as.double(d$w)) else expect_identical(m$w, d$w, info = f)
+  }
+  # also within strata, and in anonymise_adaptive()
+  d$g <- rep(c("a", "b"), 15)
+  m <- anonymise(d, strata = "g", k = 3)
+  expect_identical(m$c, d$c)
+  a <- anonymise_adaptive(d, vars = c("x", "c"), strata = "g", k = 3, check_identifiers = FALSE)
+  expect_identical(a$c, d$c)
+})

@@ -387,6 +387,26 @@ bad("data.table: stir", data.table::as.data.table(bi_d), st(vars = c("x", "y"), 
 bad("data.table: blend_outliers", data.table::as.data.table(bi_d), bo(vars = "x", strata = "g", k = 2), NA,
     function(r) expect_s3_class(r, "data.table"))
 
+# ---- hostile input, round three -------------------------------------------------------
+bi_noname <- stats::setNames(bi_d, c("g", "x", ""))
+bad("anonymise: empty column name", bi_noname, an(vars = "x"), "`data` has a column without a name \\(position 3\\)")
+bad("anonymise_adaptive: empty column name", bi_noname,
+    function(x) anonymise_adaptive(x, vars = "x", strata = "g", k = 3, check_identifiers = FALSE),
+    "`data` has a column without a name \\(position 3\\)")
+bad("tune_release: empty column name", bi_noname, function(x) tune_release(x, vars = "x", strata = "g"),
+    "`data` has a column without a name \\(position 3\\)")
+bad("distance_map: vars missing", bi_d, function(x) distance_map(x), "`vars` is missing: name the columns")
+bad("hierarchy_bands: widest band overflows", c(0, 1e10),
+    function(x) hierarchy_bands(x, width = 1e300, levels = 30), "the widest band, overflows.*lower `width` or `levels`")
+bad("hierarchy_bands: 0.3 and 0.1 + 0.2 (one text)", c(0.3, 0.1 + 0.2, 0.7),
+    function(x) hierarchy_bands(x, width = 0.1, levels = 2), NA,
+    function(r) expect_identical(r$table[[1L]], c("0.3", "0.7")))
+bi_na_g <- bi_mod(bi_d, g = replace(bi_d$g, 4, NA))
+bad("stir: NA in a strata column", bi_na_g, st(vars = "x", strata = "g", seed = 1),
+    "`strata` column `g` has 1 missing value")
+bad("blend_outliers: NA in a strata column", bi_na_g, bo(vars = "x", strata = "g", seed = 1),
+    "`strata` column `g` has 1 missing value")
+
 # ---- data.table inputs must not be modified by reference ------------------------------
 bi_dt <- data.table::as.data.table(bi_d)
 bad("data.table: strata_table", bi_dt, function(x) strata_table(x, "g", sensitive = "y"), NA)

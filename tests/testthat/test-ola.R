@@ -227,3 +227,29 @@ test_that("risk_class_link() takes a classes object", {
   ec$class[1] <- NA
   expect_error(risk_class_link(df, m, vars = "y", classes = ec), "suppressed records")
 })
+
+test_that("an OLA result with every record suppressed prints", {
+  d <- data.frame(a = c(1, 2, 3, 4), g = c("x", "y", "z", "w"))
+  ec <- equivalence_classes(d, quasi = "a", strata = "g", k = 2, method = "ola", small_strata = "suppress",
+                            max_suppression = 1)
+  expect_identical(ec$n_suppressed, 4L)
+  out <- expect_silent(utils::capture.output(print(ec)))
+  expect_match(out[1L], "No equivalence class \\(k = 2\\): every record is suppressed")
+  expect_true(any(grepl("suppressed 4 records", out)))
+})
+
+test_that("OLA's cost per node does not grow with the lattice (8^6 nodes on 5,000 rows)", {
+  skip_on_cran()
+  set.seed(23)
+  n <- 5000
+  d <- as.data.frame(replicate(6, sample(0:127, n, TRUE)))
+  names(d) <- paste0("q", 1:6)
+  h <- lapply(d, function(v) hierarchy_bands(v, width = 1, levels = 6))
+  expect_identical(unname(lengths(lapply(h, `[[`, "n_groups"))), rep(8L, 6))
+  t <- system.time(ec <- equivalence_classes(d, quasi = names(d), strata = character(), k = 5, method = "ola",
+                                             hierarchies = h))[["elapsed"]]
+  expect_identical(ec$lattice$n_nodes, 262144L)
+  # tagging the whole lattice per visited node took over 60 s here; now a few seconds
+  expect_lt(t, 30)
+  expect_true(all(ec$classes$n >= 5))
+})

@@ -221,8 +221,35 @@ for (name in names(privacy_verbs)) {
     expect_identical(d, before) # the input is unchanged
     expect_gt(nrow(release), 0L)
     expect_identical(privacy_problems(release, d, verb$secret), character())
+    # the caller's own attributes (na.omit()'s row names and positions, stored means,
+    # a label naming people) stay out of the release, with a data.frame, tibble or data.table
+    dd <- with_caller_attributes(d)
+    release <- verb$run(dd)
+    expect_identical(foreign_attributes(release), character())
+    expect_identical(privacy_problems(release, d, verb$secret), character())
+    for (cls in c("tibble", "data.table")) {
+      if (!requireNamespace(cls, quietly = TRUE)) next
+      as_cls <- if (cls == "tibble") tibble::as_tibble else data.table::as.data.table
+      di <- with_caller_attributes(as_cls(d))
+      release <- verb$run(di)
+      expect_identical(foreign_attributes(release), character(), info = cls)
+    }
   })
 }
+
+test_that("the attribute check catches a caller's attribute", {
+  d <- with_caller_attributes(complete_rows(no_rare(priv_data())))
+  expect_setequal(foreign_attributes(d), c("na.action", "cohort", "means"))
+  expect_identical(foreign_attributes(complete_rows(no_rare(priv_data()))), character())
+})
+
+test_that("na.omit() data: the release has no na.action (it names the dropped records)", {
+  d <- data.frame(x = c(3.1, 4.7, 2.2, 8.9, NA, 5.5, 6.1, 7.3), y = c(1, 4, 2, 8, 3, 9, 5, 6))
+  rownames(d) <- paste0("NHS", 1:8)
+  m <- anonymise(stats::na.omit(d), k = 3, strata = character())
+  expect_null(attr(m, "na.action"))
+  expect_false(any(grepl("NHS", unlist(lapply(attributes(m), as.character)))))
+})
 
 test_that("a tiny-valued column is masked, not released as constant, and measured", {
   d <- data.frame(x = c(1, 5, 2, 8, 3, 9, 4, 7, 6, 2, 5, 1) * 1e-200, y = c(3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8))

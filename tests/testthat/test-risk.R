@@ -527,3 +527,55 @@ test_that("risk_rmd(): `m` is the deprecated name of `neighbours`; `seed` reprod
   set.seed(3)
   expect_identical(a, risk_rmd(d, m))
 })
+
+test_that("risk_replay() on small w1 releases and tiny data: results, not failures", {
+  for (n in c(5L, 8L, 15L)) {
+    set.seed(n)
+    d <- data.frame(x = stats::rnorm(n), y = stats::rnorm(n), z = stats::rnorm(n), g = rep(c("a", "b"), length.out = n))
+    for (st in list(character(), "g")) {
+      m <- suppressWarnings(anonymise_adaptive(d, vars = c("x", "y", "z"), strata = st, k = 2, m = 2, w1 = 0.01,
+                                               check_identifiers = FALSE))
+      r <- risk_replay(d, m, seed = 1)
+      expect_s3_class(r, "detanon_replay")
+      expect_identical(r$by_p$n_known, as.integer(pmax(1L, round(c(1, 0.5, 0.1) * n))))
+      expect_false(anyNA(r$by_p))
+      expect_true(all(r$by_p$rate >= 0 & r$by_p$rate <= 1))
+      # the full share (n >= nvars + 2) replays the release's own masking, w1 included
+      full <- risk_replay(d, m, p = 1, seed = 1)
+      same <- function(x) suppressWarnings(anonymise_adaptive(x, vars = c("x", "y", "z"), strata = st, k = 2, m = 2,
+                                                              w1 = 0.01, check_identifiers = FALSE))
+      expect_identical(full$by_p, risk_replay(d, m, p = 1, mask = same, seed = 1)$by_p)
+    }
+  }
+  # a failing replay function of the caller's is named as `mask`, classed
+  d <- data.frame(x = stats::rnorm(10), y = stats::rnorm(10))
+  m <- anonymise(d, k = 2, strata = character())
+  expect_error(risk_replay(d, m, mask = function(x) stop("no"), seed = 1), "`mask` failed.*p = 1 \\(10 records\\): no",
+               class = "detanon_error_argument")
+})
+
+test_that("risk_linkage(): a release far from its originals answers Ctrl-C within a second", {
+  expect_interruptible(
+    c("set.seed(1); n <- 4e5",
+      "d <- data.frame(g = rep(1:2, length.out = n), x1 = rnorm(n), x2 = rnorm(n), x3 = rnorm(n))",
+      "m <- d; for (v in c('x1', 'x2', 'x3')) m[[v]] <- ave(m[[v]], m$g, FUN = sample)"),
+    "for (i in 1:20) risk_linkage(d, m, vars = c('x1', 'x2', 'x3'), strata = 'g')")
+})
+
+test_that("risk_linkage(): the count 'at most as close' stops at 2^14 (an upper bound on reid)", {
+  set.seed(2)
+  n <- 40000
+  d <- data.frame(x = stats::rnorm(n), y = stats::rnorm(n))
+  m <- d[sample.int(n), ]
+  rownames(m) <- NULL
+  r <- risk_linkage(d, m, vars = c("x", "y"))
+  # by brute force for some records: the capped count gives 1 / min(count, 2^14)
+  z <- scale(as.matrix(d))
+  zm <- sweep(sweep(as.matrix(m), 2, attr(z, "scaled:center")), 2, attr(z, "scaled:scale"), "/")
+  for (i in c(1, 17, 500, 9999)) {
+    d2 <- colSums((t(z) - zm[i, ])^2)
+    le <- sum(d2 <= d2[i])
+    expect_equal(r$reid_prob[i], 1 / min(le, 2^14), tolerance = 1e-12)
+  }
+  expect_true(all(r$reid_prob >= 2^-14))
+})

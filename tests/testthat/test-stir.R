@@ -74,6 +74,61 @@ test_that("section 3.2: the distance map is the quantile map onto |Z1 - Z2|", {
   expect_output(print(m), "0/1 mismatch")
 })
 
+# The knots by the definition (all pairs materialised, |a - b| without squaring), for the
+# counting kernel in C.
+ref_knots <- function(v, n_sample = 1000, n_knots = 256) {
+  s <- sort(v, method = "radix")
+  if (length(s) > n_sample) s <- s[unique(round(seq(1, length(s), length.out = n_sample)))]
+  pr <- utils::combn(length(s), 2L)
+  dd <- sort(s[pr[2L, ]] - s[pr[1L, ]], method = "radix")
+  r <- rle(dd)
+  below <- cumsum(c(0, r$lengths))[seq_along(r$lengths)]
+  pm <- (below + r$lengths / 2) / length(dd)
+  keep <- r$values > 0
+  u <- r$values[keep]
+  p <- pm[keep]
+  if (length(u) > n_knots) {
+    idx <- unique(c(pmax(1L, findInterval((seq_len(n_knots) - 0.5) / n_knots, p)), length(u)))
+    u <- u[idx]
+    p <- p[idx]
+  }
+  list(distance = c(0, u), p = c(0, p))
+}
+
+test_that("the knots counted in C equal those of all pairs (ties, duplicates, few values, n = 2)", {
+  set.seed(23)
+  for (it in 1:120) {
+    n <- sample(c(2:6, 40, 150), 1L)
+    v <- switch(sample(5L, 1L), stats::rnorm(n), round(stats::rnorm(n) * 3), sample(c(0, 1, 1e-3), n, TRUE),
+                stats::rexp(n)^3, rep(2.5, n))
+    nk <- sample(c(2L, 3L, 10L, 256L), 1L)
+    ns <- sample(c(30L, 1000L), 1L)
+    m <- distance_map(data.frame(v = v), "v", n_sample = ns, n_knots = nk)
+    ref <- ref_knots(v, ns, nk)
+    expect_identical(m$knots$distance, ref$distance, info = it)
+    expect_identical(m$knots$p, ref$p, info = it)
+  }
+})
+
+test_that("distance_map: huge and tiny scales are not lost", {
+  x <- c(1, 5, 2, 8, 3, 9, 4)
+  base <- distance_map(data.frame(v = x), "v")$knots
+  # exact scales (powers of two, also into the subnormal range): the same map, scaled
+  for (sc in c(2^600, 2^-700, 2^-1060)) {
+    k <- distance_map(data.frame(v = x * sc), "v")$knots
+    expect_identical(k$p, base$p, info = sc)
+    expect_identical(k$mapped, base$mapped, info = sc)
+    expect_identical(k$distance, base$distance * sc, info = sc)
+  }
+  # decimal scales: finite knots, not a constant column
+  for (sc in c(1e200, 1e-200)) {
+    k <- distance_map(data.frame(v = x * sc), "v")$knots
+    expect_true(all(is.finite(k$distance)) && all(diff(k$distance) > 0), info = sc)
+    expect_gt(nrow(k), 5L)
+  }
+  expect_error(distance_map(data.frame(v = c(-1e308, 1e308)), "v"), "range overflows", class = "detanon_error_data")
+})
+
 test_that("equation (4): the nearest cluster in C matches the R transcription", {
   for (seed in 1:4) {
     d <- stir_data(70, seed)
@@ -374,4 +429,20 @@ test_that("stir()'s default `vars` leaves labelled columns out, as every verb do
   expect_identical(unclass(s$code), unclass(lab))
   b <- suppressMessages(blend_outliers(d, strata = "g", k = 2))
   expect_identical(release_info(b)$settings$vars, "x")
+})
+
+test_that("Ctrl-C is answered within a second by the long stirring loops", {
+  # blend_outliers(): the nearest-cluster search over many small and large clusters
+  expect_interruptible(
+    c("set.seed(1); n <- 3e5; ns <- 2e4",
+      "d <- data.frame(x1 = rnorm(n), x2 = rnorm(n))",
+      "cl <- c(rep(seq_len(ns), each = 2), rep(ns + seq_len(3e4), length.out = n - 2 * ns))"),
+    "blend_outliers(d, vars = c('x1', 'x2'), classes = cl, k = 3, seed = 1)")
+  # stir_clusters() with a nominal first column (one leader can scan every record)
+  expect_interruptible(
+    c("set.seed(1); n <- 3e5", "d <- data.frame(g = sample(c('a', 'b'), n, TRUE), x = rnorm(n))"),
+    "stir_clusters(d, quasi = c('g', 'x'), radius = c(g = 1, x = 1e-6))")
+  # distance_map() with a large sample (base dist() could not be interrupted)
+  expect_interruptible("d <- data.frame(x = rnorm(1e5), y = rnorm(1e5))",
+                       "distance_map(d, vars = c('x', 'y'), n_sample = 5e4)")
 })
