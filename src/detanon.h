@@ -51,6 +51,10 @@ kd_tree *rank_index_trees(SEXP idx, int d, R_xlen_t *n_strata);
 SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap, SEXP m, SEXP target, SEXP xs, SEXP wr,
                     SEXP nthreads);
 
+/* assign_glue.c: one-to-one assignment within cells (attack_assignment) */
+SEXP ffi_assign(SEXP zr, SEXP zc, SEXP r_order, SEXP r_off, SEXP c_order, SEXP c_off,
+                SEXP limit, SEXP cand, SEXP rounds, SEXP nthreads);
+
 /* testing_glue.c: TEST-ONLY entry points, called from tests/testthat only */
 SEXP ffi_knn_centroids(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
 SEXP ffi_knn_index(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
