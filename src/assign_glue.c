@@ -445,3 +445,68 @@ SEXP ffi_assign(SEXP zr, SEXP zc, SEXP r_order, SEXP r_off, SEXP c_order, SEXP c
     UNPROTECT(1);
     return out;
 }
+
+/* The nearest and second nearest point of zt to every point of zq within cells (the lookup
+ * of attack_recipe()): t_order, q_order the 1-based rows of zt / zq grouped by cell, t_off,
+ * q_off the offsets of the cells (same number). Returns list(index: 1-based row of zt, NA
+ * when the cell has no point; d1, d2: squared distances to the nearest and the second
+ * nearest, Inf when missing), for every row of zq. */
+SEXP ffi_nearest_in_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_order, SEXP q_off)
+{
+    const int d = Rf_ncols(zt);
+    const ptrdiff_t Nt = Rf_nrows(zt), Nq = Rf_nrows(zq);
+    const R_xlen_t n_cells = XLENGTH(t_off) - 1;
+    if (TYPEOF(zt) != REALSXP || TYPEOF(zq) != REALSXP || Rf_ncols(zq) != d || d < 1 ||
+        TYPEOF(t_order) != INTSXP || TYPEOF(q_order) != INTSXP || TYPEOF(t_off) != INTSXP ||
+        TYPEOF(q_off) != INTSXP || XLENGTH(q_off) != XLENGTH(t_off) || n_cells < 0)
+        Rf_error("internal error: bad input to ffi_nearest_in_cells");
+    const int *to = INTEGER_RO(t_order), *qo = INTEGER_RO(q_order);
+    const int *toff = INTEGER_RO(t_off), *qoff = INTEGER_RO(q_off);
+    if (n_cells > 0 && (toff[0] != 0 || toff[n_cells] != XLENGTH(t_order) || qoff[0] != 0 ||
+                        qoff[n_cells] != XLENGTH(q_order)))
+        Rf_error("internal error: bad offsets in ffi_nearest_in_cells");
+    for (R_xlen_t i = 0; i < XLENGTH(t_order); i++)
+        if (to[i] < 1 || to[i] > Nt) Rf_error("internal error: row out of range in ffi_nearest_in_cells");
+    for (R_xlen_t i = 0; i < XLENGTH(q_order); i++)
+        if (qo[i] < 1 || qo[i] > Nq) Rf_error("internal error: row out of range in ffi_nearest_in_cells");
+    static const char *names[] = {"index", "d1", "d2"};
+    SEXP out = PROTECT(detanon_named_list(3, names));
+    int *idx = INTEGER(SET_VECTOR_ELT(out, 0, Rf_allocVector(INTSXP, Nq)));
+    double *d1 = REAL(SET_VECTOR_ELT(out, 1, Rf_allocVector(REALSXP, Nq)));
+    double *d2 = REAL(SET_VECTOR_ELT(out, 2, Rf_allocVector(REALSXP, Nq)));
+    for (ptrdiff_t i = 0; i < Nq; i++) { idx[i] = NA_INTEGER; d1[i] = d2[i] = R_PosInf; }
+    ptrdiff_t max_t = 1;
+    for (R_xlen_t s = 0; s < n_cells; s++) {
+        ptrdiff_t a = toff[s + 1] - toff[s];
+        if (a < 0 || qoff[s + 1] < qoff[s]) Rf_error("internal error: decreasing offsets in ffi_nearest_in_cells");
+        if (a > max_t) max_t = a;
+    }
+    kd_tree t = detanon_tree(max_t, d, ASSIGN_LEAF_SIZE);
+    kd_heap h = detanon_heap(2);
+    ptrdiff_t *rows = (ptrdiff_t *) R_alloc(max_t, sizeof(ptrdiff_t));
+    double *q = (double *) R_alloc(d, sizeof(double));
+    const double *xt = REAL_RO(zt), *xq = REAL_RO(zq);
+    ptrdiff_t done = 0;
+    for (R_xlen_t s = 0; s < n_cells; s++) {
+        const ptrdiff_t nt = toff[s + 1] - toff[s];
+        if (nt == 0) continue;
+        for (ptrdiff_t i = 0; i < nt; i++) rows[i] = to[toff[s] + i] - 1;
+        kd_reuse(&t, nt);
+        t.interrupted = NULL;
+        kd_build(&t, xt, Nt, rows);
+        const int k = nt < 2 ? 1 : 2;
+        for (ptrdiff_t e = qoff[s]; e < qoff[s + 1]; e++) {
+            ptrdiff_t r = qo[e] - 1;
+            for (int j = 0; j < d; j++) q[j] = xq[r + j * Nq];
+            kd_heap_init(&h, k, h.pos, h.d2, h.seq, h.stack);
+            kd_knn_point(&t, q, &h);
+            idx[r] = (int) (t.row[h.pos[0]] + 1);
+            d1[r] = h.d2[0];
+            if (k == 2) d2[r] = h.d2[1];
+            if ((++done & 0xFFFF) == 0) R_CheckUserInterrupt();
+        }
+        R_CheckUserInterrupt();
+    }
+    UNPROTECT(1);
+    return out;
+}

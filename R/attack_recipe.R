@@ -1,0 +1,263 @@
+#' The algorithm-aware intruder: candidate centroids looked up in the release
+#'
+#' An intruder who knows how the release was made (the published recipe of [anonymise()],
+#' Kerckhoffs' principle) and holds the originals of the keys (see [intruder()]) recomputes
+#' what the release should hold for each person it knows, and looks it up:
+#' 1. for each plausible `k`, the centroid of every record and its k - 1 nearest neighbours
+#'    in its stratum (on the z-scale, as [anonymise()] does). The neighbourhoods are built
+#'    from the originals the intruder holds and, for the records it does not hold (a share
+#'    `p < 1`), from their released values, which stand in for their originals;
+#' 2. step 5 (each column of centroids divided by its SD, about the origin of the
+#'    z-scale) is applied to the candidates, and then the release format (the squeezed
+#'    tails and rounding of `format = "natural"`; the recorded format when the settings are
+#'    known), with the range bounds estimated from the intruder's originals and the
+#'    stand-ins: the scale comes from the candidates and the release, not from metadata;
+#' 3. every rescaled candidate is looked up in the release: the claim is the nearest
+#'    released record of the person's cell (stratum and categorical keys). For several
+#'    plausible `k`, the `k` whose candidate lies nearest to a released record is taken, per
+#'    record (`k_choice = "record"`) or the one that matches most records for all
+#'    (`"global"`).
+#'
+#' The claim is right when the nearest released record is the person's own (ties shared at
+#' random: the success is the expected share). The confidence is `1 / (1 + dist / tol)`,
+#' with `dist` the distance from the candidate to the nearest released record on the
+#' z-scale and `tol = 1e-6`: a claim within `tol` is *certain* (the candidate is a released
+#' record), and the result reports the share of certain claims and their precision.
+#'
+#' What the intruder knows sets the `k` tried: with `intruder(knows = "settings")` the `k`
+#' recorded in the release (a range up to `k_max` of [anonymise_adaptive()]); with
+#' `knows = "recipe"` (or a release that records no `k`) every `k` from 2 to `k_max`. With
+#' `knows = "data"` the intruder does not know the algorithm and the attack does not apply:
+#' every success is `NA`.
+#'
+#' This attack supersedes [risk_replay()], which replays the masking on the known records
+#' alone: letting the release stand in for the records the intruder does not hold, and
+#' estimating the scale from the release, is the stronger attack (on the same knowledge).
+#'
+#' @section What it does not cover:
+#' Stages other than the kNN centroids of [anonymise()] (stirring, blending, noise) are not
+#' modelled: on such releases the lookup is approximate. An intruder who iterates (re-solving
+#' the unknown records from the release), attribute inference, and linking with other
+#' releases are not covered.
+#' @inheritParams risk_battery
+#' @param k The `k` values the intruder tries (whole numbers >= 2), or `NULL` to take them
+#'   from what the intruder knows (see above).
+#' @param k_max The largest `k` tried when the release does not tell.
+#' @param k_choice `"record"` (the best-matching `k` per record) or `"global"` (one `k` for
+#'   all, the one with most certain matches).
+#' @return An object of class `detanon_attack` (see [risk_battery()]); its `details` hold
+#'   `k` (the `k` tried), `k_used` (a table of the `k` chosen), `scale` (the estimated
+#'   step-5 slope per variable at the most used `k`), `tol`, `share_certain` and
+#'   `precision_certain`.
+#' @seealso [risk_replay()], which this attack supersedes.
+#' @references Domingo-Ferrer J, Muralidhar K (2016). New directions in anonymization:
+#'   permutation paradigm, verifiability by subjects and intruders, transparency to users.
+#'   *Information Sciences* 337, 11-24.
+#' @examples
+#' d <- titanic_paper()[-1] # without the identifier PassengerId
+#' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
+#'                     strata = c("Pclass", "Sex", "Family"))
+#' attack_recipe(d, masked, seed = 1)
+#' attack_recipe(d, masked, intruder = intruder(p = 0.1, knows = "recipe"), k_max = 6, seed = 1)
+#' @family attacks
+#' @export
+attack_recipe <- function(original, masked, intruder = NULL, k = NULL, k_max = 10,
+                          k_choice = c("record", "global"), m = 3, control = TRUE, seed = NULL,
+                          nthreads = getOption("detanon.nthreads", 1L)) {
+  if (!is.null(k)) {
+    if (!is.numeric(k) || !length(k) || anyNA(k) || any(k < 2 | k != round(k) | k > .Machine$integer.max)) {
+      stop_arg("`k` must be NULL or whole numbers >= 2, not ", show_value(k), ".")
+    }
+    k <- sort(unique(as.integer(k)))
+  }
+  k_max <- check_whole(k_max, "k_max", min = 2)
+  k_choice <- match_choice(k_choice, "k_choice")
+  m <- check_whole(m, "m", min = 1)
+  control <- check_flag(control, "control")
+  nthreads <- check_nthreads(nthreads)
+  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
+  s <- intruder_view(original, masked, intruder, seed = seed)
+  ctrl <- if (control) battery_permute(s, seed = if (!is.null(seed)) seed + 1L)
+  spec <- recipe_spec()
+  spec$args <- list(k = k, k_max = k_max, k_choice = k_choice)
+  run_attack(spec, s, ctrl, m = m, sensitive = NULL, nthreads = nthreads, seed = seed)
+}
+
+# The registry entry of the attack (battery_attacks()).
+recipe_spec <- function() {
+  list(label = "algorithm-aware intruder (candidate centroids)", fun = "attack_recipe",
+       args = list(k = NULL, k_max = 10, k_choice = "record"), core = recipe_core,
+       needs_sensitive = FALSE)
+}
+
+# The release metadata of the view's release (also for a control view, whose rows are
+# permuted: put back in order first), or NULL.
+view_release_info <- function(s) {
+  masked <- if (!is.null(s$perm)) s$masked[order(s$perm), , drop = FALSE] else s$masked
+  suppressWarnings(release_info(masked))
+}
+
+# The k the intruder tries: given, recorded in the release (settings known), or 2..k_max.
+recipe_k <- function(s, k, k_max) {
+  if (!is.null(k)) return(k)
+  if (s$intruder$knows == "settings") {
+    info <- view_release_info(s)
+    if (!is.null(info) && info$verb %in% c("anonymise", "anonymise_adaptive")) {
+      set <- info$settings
+      kk <- if (is.data.frame(set$k)) set$k$k else set$k
+      if (info$verb == "anonymise_adaptive") return(seq.int(min(kk), max(set$k_max, kk)))
+      return(as.integer(kk))
+    }
+  }
+  seq.int(2L, k_max)
+}
+
+recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record", ...) {
+  n <- s$n
+  success <- success_m <- confidence <- rep(NA_real_, n)
+  if (s$intruder$knows == "data") {
+    return(list(success = success, success_m = success_m, confidence = confidence,
+                not_covered = "an intruder who does not know the algorithm (this one does not)."))
+  }
+  ks <- recipe_k(s, k, k_max)
+  known <- s$known
+  rows <- which(known)
+  # the neighbourhoods: the intruder's originals, the release standing in for the others
+  zmix <- s$zm
+  zmix[known, ] <- s$zo[known, ]
+  kz_o <- key_z(s, "original")
+  kz_m <- key_z(s, "masked")
+  zt <- cbind(s$zm, kz_m)
+  tol <- 1e-6
+  format <- recipe_format_of(s)
+  same <- s$cell_o == s$cell_m
+  look <- rows[same[rows]]
+  # per k: the candidates of the known records, rescaled, and their nearest released record
+  cand <- list()
+  d1 <- matrix(Inf, length(look), length(ks))
+  scales <- list()
+  for (a in seq_along(ks)) {
+    cen <- strata_centroids(zmix, s$id, ks[a], nthreads)
+    el <- which(!is.na(cen[, 1L]))
+    if (!length(el)) next
+    a_j <- recipe_scale(cen[el, , drop = FALSE])
+    scales[[a]] <- a_j
+    pred <- recipe_format(sweep(cen, 2L, a_j, "*"), zmix, s, ks[a], format)
+    cand[[a]] <- pred
+    q <- cbind(pred, kz_o)[look, , drop = FALSE]
+    ok <- !is.na(q[, 1L])
+    if (any(ok)) d1[ok, a] <- nearest_in_cells(zt, q[ok, , drop = FALSE], s$cell_m, s$cell_o[look][ok])$d1
+  }
+  if (length(look)) {
+    choice <- if (k_choice == "record" || length(ks) == 1L) {
+      max.col(-d1, ties.method = "first")
+    } else {
+      hits <- colSums(sqrt(d1) <= tol)
+      med <- apply(d1, 2L, stats::median)
+      rep(order(-hits, med)[1L], length(look))
+    }
+    dist <- sqrt(d1[cbind(seq_along(look), choice)])
+    zq <- matrix(0, n, ncol(zt))
+    for (a in unique(choice)) {
+      r <- look[choice == a]
+      zq[r, ] <- cbind(cand[[a]], kz_o)[r, , drop = FALSE]
+    }
+    want <- logical(n)
+    want[look] <- is.finite(dist)
+    cs <- cell_setup(s$cell_m)
+    ranks <- link_ranks(cs, zt, zq, want, max(m, 2L), nthreads)
+    hit <- which(want)
+    success[hit] <- top_m_share(ranks[hit, , drop = FALSE], 1)
+    success_m[hit] <- top_m_share(ranks[hit, , drop = FALSE], m)
+    conf <- 1 / (1 + dist / tol)
+    confidence[look] <- ifelse(is.finite(dist), conf, 0)
+    # records of strata smaller than every k tried: no candidate, a miss
+    none <- look[!is.finite(dist)]
+    success[none] <- success_m[none] <- 0
+    certain <- is.finite(dist) & dist <= tol
+    k_used <- table(factor(ks[choice], levels = ks))
+    main <- which.max(tabulate(choice, length(ks)))
+  } else {
+    certain <- logical()
+    k_used <- table(factor(integer(), levels = ks))
+    main <- 1L
+  }
+  miss <- rows[!same[rows]]
+  success[miss] <- success_m[miss] <- confidence[miss] <- 0
+  list(success = success, success_m = success_m, confidence = confidence,
+       k = ks, k_used = k_used,
+       scale = if (length(scales) >= main && !is.null(scales[[main]])) stats::setNames(scales[[main]], s$vars) else NULL,
+       tol = tol, share_certain = if (length(rows)) sum(certain) / length(rows) else NA_real_,
+       precision_certain = if (any(certain)) mean(success[look][certain]) else NA_real_,
+       not_covered = paste("stages other than the kNN centroids (stirring, blending, noise),",
+                           "an intruder who re-solves the records it does not hold, attribute",
+                           "inference, linking with other releases."))
+}
+
+# The centroid of every row and its k - 1 nearest neighbours within its stratum (the
+# search of anonymise()); NA rows for strata smaller than k.
+strata_centroids <- function(z, id, k, nthreads) {
+  out <- matrix(NA_real_, nrow(z), ncol(z))
+  sizes <- tabulate(id, max(c(0L, id)))
+  el <- which(sizes[id] >= k)
+  if (!length(el)) return(out)
+  sid <- match(id[el], sort(unique(id[el])))
+  o <- order(sid, method = "radix")
+  off <- c(0, cumsum(tabulate(sid)))
+  zz <- z[el, , drop = FALSE]
+  storage.mode(zz) <- "double"
+  out[el, ] <- .Call(C_ffi_knn_centroids, zz, as.double(o), as.double(off), as.integer(k), nthreads)
+  out
+}
+
+# Step 5 on the candidate centroids: each column divided by its SD (over every record of
+# the strata where k applies), i.e. multiplied by one factor about the origin of the
+# z-scale.
+recipe_scale <- function(cen) {
+  sc <- apply(cen, 2L, stats::sd)
+  ifelse(is.finite(sc) & sc > 0, 1 / sc, 0)
+}
+
+# The release format of anonymise() (format_masked(): the tails squeezed into k-record
+# bounds of the range, whole-number variables rounded) applied to the predicted z-values
+# `pred` of every record, with `zmix` (the intruder's originals and stand-ins) for the
+# bounds; on the x-scale given by the view's z-map (z = (x - mean) / sd).
+recipe_format <- function(pred, zmix, s, k, format) {
+  if (format == "none" || ncol(pred) != length(s$vars)) return(pred)
+  z0 <- s$z(matrix(0, 1L, length(s$vars)))
+  z1 <- s$z(matrix(1, 1L, length(s$vars)))
+  sdv <- 1 / as.vector(z1 - z0)
+  mu <- -as.vector(z0) * sdv
+  ok <- !is.na(pred[, 1L])
+  for (j in seq_len(ncol(pred))) {
+    if (!is.finite(sdv[j]) || sdv[j] <= 0) next
+    x <- zmix[ok, j] * sdv[j] + mu[j]
+    v <- format_masked(pred[ok, j] * sdv[j] + mu[j], x, k, format, FALSE)
+    pred[ok, j] <- (v - mu[j]) / sdv[j]
+  }
+  pred
+}
+
+# The release format the intruder assumes: the recorded one (settings known), else the
+# default of anonymise().
+recipe_format_of <- function(s) {
+  if (s$intruder$knows == "settings") {
+    info <- view_release_info(s)
+    f <- if (!is.null(info)) info$settings$format
+    if (is.character(f) && length(f) == 1L) return(f)
+  }
+  "natural"
+}
+
+# For every row of q (in cells cq), the nearest row of zt in the same cell (cells ct):
+# list(index, d1, d2) with squared distances.
+nearest_in_cells <- function(zt, q, ct, cq) {
+  levels <- sort(unique(c(ct, cq)))
+  it <- match(ct, levels)
+  iq <- match(cq, levels)
+  k <- length(levels)
+  storage.mode(zt) <- storage.mode(q) <- "double"
+  .Call(C_ffi_nearest_in_cells, zt, q, as.integer(order(it, method = "radix")),
+        as.integer(c(0L, cumsum(tabulate(it, k)))), as.integer(order(iq, method = "radix")),
+        as.integer(c(0L, cumsum(tabulate(iq, k)))))
+}
