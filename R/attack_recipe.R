@@ -146,7 +146,7 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
     cand[[a]] <- pred
     q <- cbind(pred, kz_o)[look, , drop = FALSE]
     ok <- !is.na(q[, 1L])
-    if (any(ok)) d1[ok, a] <- nearest_in_cells(zt, q[ok, , drop = FALSE], s$cell_m, s$cell_o[look][ok])$d1
+    if (any(ok)) d1[ok, a] <- nearest_in_cells(zt, q[ok, , drop = FALSE], s$cell_m, s$cell_o[look][ok])$d2[, 1L]
   }
   if (length(look)) {
     choice <- if (k_choice == "record" || length(ks) == 1L) {
@@ -250,14 +250,14 @@ recipe_format_of <- function(s) {
 }
 
 # For every row of q (in cells cq), the nearest row of zt in the same cell (cells ct):
-# list(index, d1, d2) with squared distances.
-nearest_in_cells <- function(zt, q, ct, cq) {
+# list(index, d2): n x k matrices of rows of zt and squared distances, nearest first.
+nearest_in_cells <- function(zt, q, ct, cq, k = 1L) {
   levels <- sort(unique(c(ct, cq)))
   it <- match(ct, levels)
   iq <- match(cq, levels)
-  k <- length(levels)
+  nl <- length(levels)
   storage.mode(zt) <- storage.mode(q) <- "double"
   .Call(C_ffi_nearest_in_cells, zt, q, as.integer(order(it, method = "radix")),
-        as.integer(c(0L, cumsum(tabulate(it, k)))), as.integer(order(iq, method = "radix")),
-        as.integer(c(0L, cumsum(tabulate(iq, k)))))
+        as.integer(c(0L, cumsum(tabulate(it, nl)))), as.integer(order(iq, method = "radix")),
+        as.integer(c(0L, cumsum(tabulate(iq, nl)))), as.integer(k))
 }

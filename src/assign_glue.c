@@ -446,17 +446,19 @@ SEXP ffi_assign(SEXP zr, SEXP zc, SEXP r_order, SEXP r_off, SEXP c_order, SEXP c
     return out;
 }
 
-/* The nearest and second nearest point of zt to every point of zq within cells (the lookup
- * of attack_recipe()): t_order, q_order the 1-based rows of zt / zq grouped by cell, t_off,
- * q_off the offsets of the cells (same number). Returns list(index: 1-based row of zt, NA
- * when the cell has no point; d1, d2: squared distances to the nearest and the second
- * nearest, Inf when missing), for every row of zq. */
-SEXP ffi_nearest_in_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_order, SEXP q_off)
+/* The k nearest points of zt to every point of zq within cells (the lookup of
+ * attack_recipe(), the candidates of attack_fellegi_sunter()): t_order, q_order the 1-based
+ * rows of zt / zq grouped by cell, t_off, q_off the offsets of the cells (same number).
+ * Returns list(index: an Nq x k matrix of 1-based rows of zt, nearest first, NA where the
+ * cell has fewer points; d2: their squared distances, Inf where missing). Ties are ordered
+ * as kd_knn_point() orders them (by coordinates). */
+SEXP ffi_nearest_in_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_order, SEXP q_off,
+                          SEXP k_)
 {
-    const int d = Rf_ncols(zt);
+    const int d = Rf_ncols(zt), k = Rf_asInteger(k_);
     const ptrdiff_t Nt = Rf_nrows(zt), Nq = Rf_nrows(zq);
     const R_xlen_t n_cells = XLENGTH(t_off) - 1;
-    if (TYPEOF(zt) != REALSXP || TYPEOF(zq) != REALSXP || Rf_ncols(zq) != d || d < 1 ||
+    if (TYPEOF(zt) != REALSXP || TYPEOF(zq) != REALSXP || Rf_ncols(zq) != d || d < 1 || k < 1 ||
         TYPEOF(t_order) != INTSXP || TYPEOF(q_order) != INTSXP || TYPEOF(t_off) != INTSXP ||
         TYPEOF(q_off) != INTSXP || XLENGTH(q_off) != XLENGTH(t_off) || n_cells < 0)
         Rf_error("internal error: bad input to ffi_nearest_in_cells");
@@ -469,12 +471,11 @@ SEXP ffi_nearest_in_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_ord
         if (to[i] < 1 || to[i] > Nt) Rf_error("internal error: row out of range in ffi_nearest_in_cells");
     for (R_xlen_t i = 0; i < XLENGTH(q_order); i++)
         if (qo[i] < 1 || qo[i] > Nq) Rf_error("internal error: row out of range in ffi_nearest_in_cells");
-    static const char *names[] = {"index", "d1", "d2"};
-    SEXP out = PROTECT(detanon_named_list(3, names));
-    int *idx = INTEGER(SET_VECTOR_ELT(out, 0, Rf_allocVector(INTSXP, Nq)));
-    double *d1 = REAL(SET_VECTOR_ELT(out, 1, Rf_allocVector(REALSXP, Nq)));
-    double *d2 = REAL(SET_VECTOR_ELT(out, 2, Rf_allocVector(REALSXP, Nq)));
-    for (ptrdiff_t i = 0; i < Nq; i++) { idx[i] = NA_INTEGER; d1[i] = d2[i] = R_PosInf; }
+    static const char *names[] = {"index", "d2"};
+    SEXP out = PROTECT(detanon_named_list(2, names));
+    int *idx = INTEGER(SET_VECTOR_ELT(out, 0, Rf_allocMatrix(INTSXP, Nq, k)));
+    double *dd = REAL(SET_VECTOR_ELT(out, 1, Rf_allocMatrix(REALSXP, Nq, k)));
+    for (ptrdiff_t i = 0; i < Nq * (ptrdiff_t) k; i++) { idx[i] = NA_INTEGER; dd[i] = R_PosInf; }
     ptrdiff_t max_t = 1;
     for (R_xlen_t s = 0; s < n_cells; s++) {
         ptrdiff_t a = toff[s + 1] - toff[s];
@@ -482,7 +483,7 @@ SEXP ffi_nearest_in_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_ord
         if (a > max_t) max_t = a;
     }
     kd_tree t = detanon_tree(max_t, d, ASSIGN_LEAF_SIZE);
-    kd_heap h = detanon_heap(2);
+    kd_heap h = detanon_heap(k);
     ptrdiff_t *rows = (ptrdiff_t *) R_alloc(max_t, sizeof(ptrdiff_t));
     double *q = (double *) R_alloc(d, sizeof(double));
     const double *xt = REAL_RO(zt), *xq = REAL_RO(zq);
@@ -494,15 +495,16 @@ SEXP ffi_nearest_in_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_ord
         kd_reuse(&t, nt);
         t.interrupted = NULL;
         kd_build(&t, xt, Nt, rows);
-        const int k = nt < 2 ? 1 : 2;
+        const int kk = nt < k ? (int) nt : k;
         for (ptrdiff_t e = qoff[s]; e < qoff[s + 1]; e++) {
             ptrdiff_t r = qo[e] - 1;
             for (int j = 0; j < d; j++) q[j] = xq[r + j * Nq];
-            kd_heap_init(&h, k, h.pos, h.d2, h.seq, h.stack);
+            kd_heap_init(&h, kk, h.pos, h.d2, h.seq, h.stack);
             kd_knn_point(&t, q, &h);
-            idx[r] = (int) (t.row[h.pos[0]] + 1);
-            d1[r] = h.d2[0];
-            if (k == 2) d2[r] = h.d2[1];
+            for (int m = 0; m < kk; m++) {
+                idx[r + (ptrdiff_t) m * Nq] = (int) (t.row[h.pos[m]] + 1);
+                dd[r + (ptrdiff_t) m * Nq] = h.d2[m];
+            }
             if ((++done & 0xFFFF) == 0) R_CheckUserInterrupt();
         }
         R_CheckUserInterrupt();

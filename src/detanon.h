@@ -54,7 +54,8 @@ SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap, SEXP m, SEXP target, SEXP x
 /* assign_glue.c: one-to-one assignment within cells (attack_assignment) */
 SEXP ffi_assign(SEXP zr, SEXP zc, SEXP r_order, SEXP r_off, SEXP c_order, SEXP c_off,
                 SEXP limit, SEXP cand, SEXP rounds, SEXP nthreads);
-SEXP ffi_nearest_in_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_order, SEXP q_off);
+SEXP ffi_nearest_in_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_order, SEXP q_off,
+                          SEXP k);
 
 /* testing_glue.c: TEST-ONLY entry points, called from tests/testthat only */
 SEXP ffi_knn_centroids(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);

@@ -28,7 +28,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     8},
     /* assign_glue.c: one-to-one assignment within cells (attack_assignment) */
     {"ffi_assign",         (DL_FUNC) &ffi_assign,         10},
-    {"ffi_nearest_in_cells", (DL_FUNC) &ffi_nearest_in_cells, 6},
+    {"ffi_nearest_in_cells", (DL_FUNC) &ffi_nearest_in_cells, 7},
     /* testing_glue.c: TEST-ONLY entry points (tests/testthat), not on any user path */
     {"ffi_knn_centroids", (DL_FUNC) &ffi_knn_centroids, 5},
     {"ffi_knn_index",     (DL_FUNC) &ffi_knn_index,     5},
