@@ -136,11 +136,16 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
   cand <- list()
   d1 <- matrix(Inf, length(look), length(ks))
   scales <- list()
+  cens <- lapply(ks, function(k) strata_centroids(zmix, s$id, k, nthreads))
+  # one step-5 factor for every k (a release with k per record has one): the recorded one
+  # when the settings are known, else recovered from the release
+  common <- recipe_common_scale(s, cens, look, zt)
   for (a in seq_along(ks)) {
-    cen <- strata_centroids(zmix, s$id, ks[a], nthreads)
+    cen <- cens[[a]]
     el <- which(!is.na(cen[, 1L]))
     if (!length(el)) next
     a_j <- recipe_scale(cen[el, , drop = FALSE])
+    if (!is.null(common)) a_j <- ifelse(is.na(common), a_j, common)
     scales[[a]] <- a_j
     pred <- recipe_format(sweep(cen, 2L, a_j, "*"), zmix, s, ks[a], format)
     cand[[a]] <- pred
@@ -150,7 +155,9 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
   }
   if (length(look)) {
     choice <- if (k_choice == "record" || length(ks) == 1L) {
-      max.col(-d1, ties.method = "first")
+      # the smallest k whose candidate is a released record (within tol), else the nearest
+      d1c <- ifelse(sqrt(d1) <= tol, 0, d1)
+      max.col(-d1c, ties.method = "first")
     } else {
       hits <- colSums(sqrt(d1) <= tol)
       med <- apply(d1, 2L, stats::median)
@@ -216,6 +223,51 @@ strata_centroids <- function(z, id, k, nthreads) {
 recipe_scale <- function(cen) {
   sc <- apply(cen, 2L, stats::sd)
   ifelse(is.finite(sc) & sc > 0, 1 / sc, 0)
+}
+
+# The step-5 factor of each column for all k: with the settings known, the recorded scale
+# (original SD over centroid SD) over the original SD of the view's z-map; else, with more
+# than one k tried, recovered from the release: for every candidate (record, k) and its
+# three nearest released records (at the factor 1 / SD of that k's centroids), the ratio of
+# released to candidate value; the true pairs all give the same ratio, the factor, which
+# is the mode of the ratios (to 7 significant digits) when it stands out. NA for a
+# column where neither applies (rounded values, no clear mode): 1 / SD per k is used.
+recipe_common_scale <- function(s, cens, look, zt) {
+  nv <- ncol(s$zm)
+  if (nv != length(s$vars)) return(NULL)
+  z0 <- s$z(matrix(0, 1L, nv))
+  z1 <- s$z(matrix(1, 1L, nv))
+  sdv <- 1 / as.vector(z1 - z0)
+  if (s$intruder$knows == "settings") {
+    info <- view_release_info(s)
+    sc <- if (!is.null(info)) info$stats$scale
+    if (is.numeric(sc) && all(s$vars %in% names(sc)) && all(is.finite(sc[s$vars]))) return(as.vector(sc[s$vars]) / sdv)
+  }
+  if (length(cens) < 2L || !length(look)) return(NULL)
+  ratios <- replicate(nv, numeric(), simplify = FALSE)
+  for (cen in cens) {
+    el <- which(!is.na(cen[, 1L]))
+    if (!length(el)) next
+    q <- sweep(cen, 2L, recipe_scale(cen[el, , drop = FALSE]), "*")[look, , drop = FALSE]
+    ok <- !is.na(q[, 1L])
+    if (!any(ok)) next
+    nb <- nearest_in_cells(s$zm, q[ok, , drop = FALSE], s$cell_m, s$cell_o[look][ok], k = 3L)$index
+    c_ok <- cen[look[ok], , drop = FALSE]
+    for (j in seq_len(nv)) {
+      for (b in seq_len(ncol(nb))) {
+        r <- s$zm[nb[, b], j] / c_ok[, j]
+        ratios[[j]] <- c(ratios[[j]], r[is.finite(r) & abs(c_ok[, j]) > 1e-8])
+      }
+    }
+  }
+  vapply(ratios, function(r) {
+    if (length(r) < 10L) return(NA_real_)
+    t <- table(signif(r, 7))
+    top <- max(t)
+    # a mode of at least 5 and 1% of the known records, well above the next value
+    if (top < max(5, 0.01 * length(look)) || sort(t, decreasing = TRUE)[2L] * 3 > top) return(NA_real_)
+    as.numeric(names(t)[which.max(t)])
+  }, numeric(1))
 }
 
 # The release format of anonymise() (format_masked(): the tails squeezed into k-record
