@@ -309,7 +309,9 @@ SEXP ffi_assign(SEXP zr, SEXP zc, SEXP r_order, SEXP r_off, SEXP c_order, SEXP c
             for (ptrdiff_t j = 0; j < nc; j++) dual += v[j] < 0 ? v[j] : 0.0;
             bound = dual;
             if (!swap) {
-                /* regret: best alternative column by c - v, against the assigned one */
+                /* regret: best alternative column by c - v, against the assigned one
+                 * (an interrupt check about every 2^20 distances) */
+                ptrdiff_t polls = 0;
                 for (ptrdiff_t i = 0; i < nr; i++) {
                     const double *ai = A + (size_t) i * d;
                     ptrdiff_t a = col4row[i];
@@ -320,6 +322,7 @@ SEXP ffi_assign(SEXP zr, SEXP zc, SEXP r_order, SEXP r_off, SEXP c_order, SEXP c
                         if (r < alt) alt = r;
                     }
                     res_reg[R.rows[i] - 1] = isfinite(alt) ? (alt > own ? alt - own : 0.0) : R_PosInf;
+                    if ((double) nc * (i + 1) >= 1048576.0 * (double) (polls + 1)) { polls++; R_CheckUserInterrupt(); }
                 }
                 R_CheckUserInterrupt();
             }

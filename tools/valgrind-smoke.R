@@ -52,4 +52,13 @@ at <- anonymise_adaptive(d, vars = vars, strata = c("g", "h"), k = tab, k_max = 
                          check_identifiers = FALSE)
 tu <- suppressWarnings(tune_release(d, vars = vars, strata = c("g", "h"), linkage = 0.2, top_m = 0.5,
                                    risk1 = 1, risk2 = 1, nthreads = 2))
+# the battery's assignment (dense, sparse with column generation and expansion), the
+# nearest-in-cells lookup (recipe, Fellegi-Sunter candidates)
+as1 <- attack_assignment(d, m, intruder = intruder(vars = vars, strata = c("g", "h")), seed = 1)
+as2 <- attack_assignment(d, m, intruder = intruder(vars = vars, strata = "g", p = 0.5), limit = 10,
+                         candidates = 1, rounds = 5, seed = 1, nthreads = 2)
+rc <- attack_recipe(d, m, intruder = intruder(vars = vars, strata = c("g", "h"), p = 0.5, knows = "recipe"),
+                    k_max = 4, seed = 1)
+fs <- attack_fellegi_sunter(d, m, intruder = intruder(vars = vars, strata = "g"), max_pairs = 100,
+                            candidates = 5, seed = 1)
 cat("valgrind-smoke: done\n")
