@@ -165,8 +165,8 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
     }
     dist <- sqrt(d1[cbind(seq_along(look), choice)])
     zq <- matrix(0, n, ncol(zt))
-    for (a in unique(choice)) {
-      r <- look[choice == a]
+    for (a in unique(choice[is.finite(dist)])) {
+      r <- look[choice == a & is.finite(dist)]
       zq[r, ] <- cbind(cand[[a]], kz_o)[r, , drop = FALSE]
     }
     want <- logical(n)
