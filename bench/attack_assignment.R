@@ -2,6 +2,9 @@
 # Usage: Rscript bench/attack_assignment.R [n] [strata] [rounds]
 # Data: 4 continuous variables (log-normal income, normal, whole-number age, uniform) in
 # `strata` strata, masked by anonymise(k = 3); the intruder holds every original.
+# Measured (one core, a shared 2-core machine, rounds <= 10):
+#   n = 1e5, 4 strata: 1.2 s, rate 0.838, gap 0 (proven optimal)
+#   n = 1e6, 4 strata: 115 s, rate 0.834, gap 5e-12 (proven optimal); anonymise() 7 s
 library(detanon)
 args <- commandArgs(TRUE)
 n <- if (length(args) >= 1) as.numeric(args[1]) else 1e5
