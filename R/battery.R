@@ -22,8 +22,11 @@
 #' * `baseline`: for the inference attack, the same guess from the released column alone.
 #'
 #' The attacks ([battery_attacks()]): linkage in both directions ([attack_linkage()]),
-#' singling out ([attack_singling_out()]) and, with `sensitive`, attribute inference
-#' ([attack_inference()]), each with its default settings. The report lists them worst
+#' singling out ([attack_singling_out()]), one-to-one assignment within strata
+#' ([attack_assignment()]), probabilistic record linkage with EM weights
+#' ([attack_fellegi_sunter()]), the intruder who knows the algorithm
+#' ([attack_recipe()], for releases of [anonymise()] and [anonymise_adaptive()]) and, with
+#' `sensitive`, attribute inference ([attack_inference()]), each with its default settings. The report lists them worst
 #' first: by the advantage over the control, then by the rate.
 #'
 #' @section What it measures and what it does not:
@@ -116,7 +119,10 @@ battery_attacks <- function() {
                         core = singling_out_core, needs_sensitive = FALSE),
     inference = list(label = "attribute inference from the nearest released records",
                      fun = "attack_inference", args = list(),
-                     core = inference_core, needs_sensitive = TRUE, control = "leave_out")
+                     core = inference_core, needs_sensitive = TRUE, control = "leave_out"),
+    assignment = assignment_spec(),
+    fellegi_sunter = fellegi_sunter_spec(),
+    recipe = recipe_spec()
   )
 }
 

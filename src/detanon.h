@@ -58,10 +58,20 @@ SEXP ffi_stir_shuffle(SEXP cl, SEXP n_clusters, SEXP n_vars);
 /* ola_glue.c: optimal lattice anonymisation, one lattice node (kernel: ola.c) */
 SEXP ffi_ola_node(SEXP lat, SEXP level, SEXP k, SEXP want_slot);
 
+/* assign_glue.c: one-to-one assignment within cells (attack_assignment) */
+SEXP ffi_assign(SEXP zr, SEXP zc, SEXP r_order, SEXP r_off, SEXP c_order, SEXP c_off,
+                SEXP limit, SEXP cand, SEXP rounds, SEXP nthreads);
+SEXP ffi_nearest_in_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_order, SEXP q_off,
+                          SEXP k);
+
+/* knn_glue.c: the search of anonymise() on given points: centroids (attack_recipe()), or
+ * (want_index, for the tests) the neighbour rows */
+SEXP ffi_knn_centroids(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
+SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, int want_index);
+
 /* testing_glue.c: TEST-ONLY entry points, called from tests/testthat only; compiled unless
  * DETANON_NO_TESTING is defined (CONTRIBUTING section 2) */
 #ifndef DETANON_NO_TESTING
-SEXP ffi_knn_centroids(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
 SEXP ffi_knn_index(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
 SEXP ffi_kd_tree(SEXP z, SEXP leaf_size);
 SEXP ffi_rlaplace(SEXP n, SEXP b);

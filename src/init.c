@@ -36,10 +36,14 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_battery_nn2",        (DL_FUNC) &ffi_battery_nn2,        4},
     {"ffi_battery_rank",       (DL_FUNC) &ffi_battery_rank,       5},
     {"ffi_battery_neighbours", (DL_FUNC) &ffi_battery_neighbours, 10},
+    /* assign_glue.c: one-to-one assignment within cells (attack_assignment) */
+    {"ffi_assign",         (DL_FUNC) &ffi_assign,         10},
+    {"ffi_nearest_in_cells", (DL_FUNC) &ffi_nearest_in_cells, 7},
+    /* knn_glue.c: candidate centroids on given points (attack_recipe) */
+    {"ffi_knn_centroids",  (DL_FUNC) &ffi_knn_centroids,  5},
 #ifndef DETANON_NO_TESTING
     /* testing_glue.c: TEST-ONLY entry points (tests/testthat), not on any user path; left
      * out of a build with -DDETANON_NO_TESTING (CONTRIBUTING section 2) */
-    {"ffi_knn_centroids",  (DL_FUNC) &ffi_knn_centroids,  5},
     {"ffi_knn_index",      (DL_FUNC) &ffi_knn_index,      5},
     {"ffi_kd_tree",        (DL_FUNC) &ffi_kd_tree,        2},
     {"ffi_rlaplace",       (DL_FUNC) &ffi_rlaplace,       2},

@@ -15,43 +15,8 @@
 #include "keps.h"
 #include "threads.h"
 
-/* The search of anonymise() on given points (no standardisation): z an n x d matrix,
- * `order` the 1-based rows stratum by stratum, `offsets` the S + 1 stratum boundaries in
- * it. An n x k matrix of 1-based neighbour rows, or the n x d centroids. */
-static SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, int want_index)
-{
-    const ptrdiff_t n = Rf_nrows(z);
-    const int d = Rf_ncols(z), k = Rf_asInteger(k_);
-    if (TYPEOF(z) != REALSXP || k < 1 || XLENGTH(order) != n || XLENGTH(offsets) < 1)
-        Rf_error("internal error: bad input to ffi_knn_*");
-    SEXP out = PROTECT(want_index ? Rf_allocMatrix(INTSXP, n, k) : Rf_allocMatrix(REALSXP, n, d));
-    if (n == 0) { UNPROTECT(1); return out; }
-    ptrdiff_t *rows = detanon_index(order, n);
-    for (ptrdiff_t i = 0; i < n; i++) {
-        if (rows[i] < 1 || rows[i] > n) Rf_error("internal error: row out of range in ffi_knn_*");
-        rows[i] -= 1;
-    }
-    const ptrdiff_t n_strata = XLENGTH(offsets) - 1;
-    const ptrdiff_t *off = detanon_index(offsets, n_strata + 1);
-    const char *bad = knn_check_strata(off, n_strata, n, k);
-    if (bad) Rf_error("internal error in ffi_knn_*: %s", bad);
-
-    const double *zx = REAL_RO(z);
-    double **cent = want_index ? NULL : (double **) R_alloc(d > 0 ? d : 1, sizeof(double *));
-    if (cent) for (int j = 0; j < d; j++) cent[j] = REAL(out) + (ptrdiff_t) j * n;
-    const kernel_host host = detanon_host(R_NilValue);
-    knn_job job = { n, d, k, detanon_threads(nthreads), &zx, NULL, NULL, rows, off, n_strata,
-                    cent, want_index ? INTEGER(out) : NULL, &host };
-    knn_all(&job);
-    UNPROTECT(1);
-    return out;
-}
-
-SEXP ffi_knn_centroids(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads)
-{
-    return knn_run(z, order, offsets, k, nthreads, 0);
-}
-
+/* The neighbour rows of the search of anonymise() on given points (knn_run() in
+ * knn_glue.c). */
 SEXP ffi_knn_index(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads)
 {
     return knn_run(z, order, offsets, k, nthreads, 1);

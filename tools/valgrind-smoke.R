@@ -63,4 +63,13 @@ bat <- risk_battery(bd, bm, intruder = intruder(vars = vars, strata = c("g", "h"
                     seed = 1, nthreads = 2)
 inf30 <- attack_inference(d, m, sensitive = "x3", intruder = intruder(vars = c("x1", "x2"), strata = "g"),
                           m = 30, nthreads = 2)
+# the battery's assignment (dense, sparse with column generation and expansion), the
+# nearest-in-cells lookup (recipe, Fellegi-Sunter candidates)
+as1 <- attack_assignment(d, m, intruder = intruder(vars = vars, strata = c("g", "h")), seed = 1)
+as2 <- attack_assignment(d, m, intruder = intruder(vars = vars, strata = "g", p = 0.5), limit = 10,
+                         candidates = 1, rounds = 5, seed = 1, nthreads = 2)
+rc <- attack_recipe(d, m, intruder = intruder(vars = vars, strata = c("g", "h"), p = 0.5, knows = "recipe"),
+                    k_max = 4, seed = 1)
+fs <- attack_fellegi_sunter(d, m, intruder = intruder(vars = vars, strata = "g"), max_pairs = 100,
+                            candidates = 5, seed = 1)
 cat("valgrind-smoke: done\n")

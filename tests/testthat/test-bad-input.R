@@ -576,6 +576,29 @@ bad("attack_inference: tolerance", bi_pair(bi_mod(bi_d, s = rep(1:4, 5)), bi_mod
 bad("attack_inference: type numeric on text", bi_pair(bi_mod(bi_d, s = letters[1:20]), bi_mod(bi_m, s = letters[1:20])),
     function(p) attack_inference(p$o, p$m, sensitive = "s", intruder = bi_it(), type = "numeric"),
     "is not numeric in both data sets")
+# ---- attacks of the risk battery (assignment, Fellegi-Sunter, recipe) -------------------
+bad("attack_assignment: limit 0", bi_pair(), function(p) attack_assignment(p$o, p$m, limit = 0),
+    "`limit` must be a single whole number >= 1, not 0")
+bad("attack_assignment: rounds -1", bi_pair(), function(p) attack_assignment(p$o, p$m, rounds = -1),
+    "`rounds` must be a single whole number >= 0")
+bad("attack_assignment: zero rows", bi_pair(bi_d[0, ], bi_plain(bi_m[0, ])),
+    function(p) attack_assignment(p$o, p$m, intruder = intruder(vars = c("x", "y"), strata = "g")), NA,
+    function(r) expect_identical(r$n, 0L))
+bad("attack_assignment: sparse on one-record cells", bi_pair(bi_mod(bi_d, id = as.character(1:20)), bi_mod(bi_m, id = as.character(1:20))),
+    function(p) attack_assignment(p$o, p$m, intruder = intruder(vars = c("x", "y"), strata = "g", keys = "id"),
+                                  limit = 1, control = FALSE),
+    NA, function(r) expect_equal(r$success, rep(1, 20)))
+bad("attack_fellegi_sunter: bands decreasing", bi_pair(), function(p) attack_fellegi_sunter(p$o, p$m, bands = c(1, 0.5)),
+    "`bands` must be increasing positive distances")
+bad("attack_fellegi_sunter: max_pairs 0", bi_pair(), function(p) attack_fellegi_sunter(p$o, p$m, max_pairs = 0),
+    "`max_pairs` must be")
+bad("attack_fellegi_sunter: zero rows", bi_pair(bi_d[0, ], bi_plain(bi_m[0, ])),
+    function(p) attack_fellegi_sunter(p$o, p$m, intruder = intruder(vars = c("x", "y"), strata = "g")), NA,
+    function(r) expect_identical(r$n, 0L))
+bad("attack_recipe: k = 1", bi_pair(), function(p) attack_recipe(p$o, p$m, k = 1), "`k` must be NULL or whole numbers >= 2")
+bad("attack_recipe: k_max 1", bi_pair(), function(p) attack_recipe(p$o, p$m, k_max = 1), "`k_max` must be a single whole number >= 2")
+bad("attack_recipe: k above every stratum", bi_pair(), function(p) attack_recipe(p$o, p$m, k = 50, control = FALSE), NA,
+    function(r) expect_identical(r$rate, 0))
 
 # ---- release_info() --------------------------------------------------------------------
 bad("release_info: not a release", bi_d, function(x) release_info(x), NA, function(r) expect_null(r))

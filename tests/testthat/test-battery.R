@@ -175,9 +175,9 @@ test_that("risk_battery runs every attack, worst first, and its table matches th
   o <- bd$o; m <- bd$m
   it <- intruder(vars = c("a", "b"), strata = "g", keys = "s")
   b <- risk_battery(o, m, intruder = it, sensitive = "y", seed = 2)
-  expect_named(b$attacks, c("linkage_released", "linkage_original", "singling_out", "inference"))
+  expect_named(b$attacks, c("linkage_released", "linkage_original", "singling_out", "inference", "assignment", "fellegi_sunter", "recipe"))
   tab <- as.data.frame(b)
-  expect_equal(nrow(tab), 4L)
+  expect_equal(nrow(tab), 7L)
   expect_true(all(diff(tab$advantage) <= 0))
   one <- attack_linkage(o, m, intruder = it, direction = "original", seed = 2)
   row <- tab[tab$name == "linkage_original", ]
@@ -189,7 +189,7 @@ test_that("risk_battery runs every attack, worst first, and its table matches th
   expect_output(print(b$attacks$inference), "marginal baseline")
   # without `sensitive` the inference attack is left out
   expect_named(risk_battery(o, m, intruder = it, seed = 2)$attacks,
-               c("linkage_released", "linkage_original", "singling_out"))
+               c("linkage_released", "linkage_original", "singling_out", "assignment", "fellegi_sunter", "recipe"))
   expect_named(risk_battery(o, m, intruder = it, attacks = "singling_out", seed = 2)$attacks, "singling_out")
   # the caller's random stream is left alone
   set.seed(1); r1 <- stats::runif(1)

@@ -1,0 +1,166 @@
+#' One-to-one assignment attack within strata
+#'
+#' The maximum-knowledge intruder of Domingo-Ferrer and Muralidhar's permutation paradigm:
+#' it holds the originals of the keys (see [intruder()]) and, knowing that the release
+#' holds every person exactly once, matches original and released records *one-to-one*
+#' within each cell (stratum, and categorical keys), at the least total cost, the squared
+#' Euclidean distance on the z-scale of the original data. Unlike nearest-record linkage,
+#' two people cannot claim the same released record: once the easy matches are made, the
+#' rest fall into place.
+#'
+#' @section The solver:
+#' Cells of at most `limit` records are solved exactly (the shortest augmenting path
+#' algorithm of Jonker and Volgenant, in the rectangular form of Crouse; equal to
+#' `clue::solve_LSAP()`). Larger cells use a sparse assignment over candidate pairs: the
+#' `candidates` nearest released records of every original and the `candidates` nearest
+#' originals of every released record (kd-trees; records tied with the last candidate are
+#' added too). A record the candidates cannot match gets twice as many, until all are
+#' matched. Then, for up to `rounds` rounds of column generation, a search over every pair
+#' (not only the candidates) looks for pairs of negative reduced cost under the dual
+#' solution; they are added and the cell is solved again. Every round gives a feasible dual
+#' solution of the full problem and so a lower bound of its optimal cost: the result
+#' reports the cost, the bound and the gap (0 when the sparse solution is proven optimal).
+#'
+#' @section Ties:
+#' Identical records are interchangeable: when several originals (or several released
+#' records) of a cell have the same values, any assignment that permutes them is as good,
+#' and the success of a record is the expected share over those permutations: with `H` the
+#' originals identical to the record's, `G` the released records identical to its own
+#' released record and `n` the number of originals of `H` assigned into `G`, it is
+#' `n / (|H| |G|)`. Other ties (different records at equal total cost) are broken by the
+#' solver's order and not averaged over.
+#'
+#' The confidence of a claim is its *regret*: a lower bound of how much the total cost
+#' would rise if the record were assigned elsewhere (the least reduced cost of another
+#' released record, from the optimal duals; infinite when the cell has one released record).
+#'
+#' @section What it does not cover:
+#' An intruder who knows the algorithm (see [attack_recipe()]), probabilistic weights
+#' (see [attack_fellegi_sunter()]), averaging over assignments that tie at equal cost but
+#' differ in more than identical records, and attribute inference.
+#' @inheritParams risk_battery
+#' @param limit Cells up to this many records (on the larger side) are solved exactly;
+#'   larger ones by the sparse assignment.
+#' @param candidates Candidate released records per original (and originals per released
+#'   record) in the sparse assignment, a whole number >= 1.
+#' @param rounds Rounds of column generation in the sparse assignment, at most (0: none,
+#'   only the bound).
+#' @return An object of class `detanon_attack` (see [risk_battery()]); its `details` hold
+#'   `cost` (the total squared distance of the assignment), `bound` (a lower bound of the
+#'   optimal total), `gap` (`cost - bound`, 0 when proven optimal), `n_sparse` (cells solved
+#'   by the sparse assignment) and `n_expanded` (records that needed more candidates).
+#' @references Domingo-Ferrer J, Muralidhar K (2016). New directions in anonymization:
+#'   permutation paradigm, verifiability by subjects and intruders, transparency to users.
+#'   *Information Sciences* 337, 11-24.
+#'
+#'   Jonker R, Volgenant A (1987). A shortest augmenting path algorithm for dense and sparse
+#'   linear assignment problems. *Computing* 38, 325-340.
+#'
+#'   Crouse DF (2016). On implementing 2D rectangular assignment algorithms. *IEEE
+#'   Transactions on Aerospace and Electronic Systems* 52(4), 1679-1696.
+#' @examples
+#' d <- titanic_paper()[-1] # without the identifier PassengerId
+#' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
+#'                     strata = c("Pclass", "Sex", "Family"))
+#' attack_assignment(d, masked, seed = 1)
+#' @family attacks
+#' @export
+attack_assignment <- function(original, masked, intruder = NULL, limit = 2000, candidates = 5,
+                              rounds = 10, m = 3, control = TRUE, seed = NULL,
+                              nthreads = getOption("detanon.nthreads", 1L)) {
+  limit <- check_whole(limit, "limit", min = 1)
+  candidates <- check_whole(candidates, "candidates", min = 1)
+  rounds <- check_whole(rounds, "rounds", min = 0)
+  m <- check_whole(m, "m", min = 1)
+  control <- check_flag(control, "control")
+  nthreads <- check_nthreads(nthreads)
+  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
+  s <- intruder_view(original, masked, intruder, seed = seed)
+  ctrl <- if (control) battery_permute(s, seed = if (!is.null(seed)) seed + 1L)
+  spec <- assignment_spec()
+  spec$args <- list(limit = limit, candidates = candidates, rounds = rounds)
+  run_attack(spec, s, ctrl, m = m, sensitive = NULL, nthreads = nthreads, seed = seed)
+}
+
+# The registry entry of the attack (battery_attacks()).
+assignment_spec <- function() {
+  list(label = "one-to-one assignment within strata", fun = "attack_assignment",
+       args = list(limit = 2000, candidates = 5, rounds = 10), core = assignment_core,
+       needs_sensitive = FALSE)
+}
+
+# The intruder's originals (rows) assigned one-to-one to the released records (columns)
+# within cells; success from the assignment with identical records averaged over.
+assignment_core <- function(s, m, nthreads, limit = 2000, candidates = 5, rounds = 10, ...) {
+  zo <- cbind(s$zo, key_z(s, "original"))
+  zm <- cbind(s$zm, key_z(s, "masked"))
+  n <- s$n
+  rows <- which(s$known)
+  res <- assign_cells(zo, zm, rows, s$cell_o, s$cell_m, limit, candidates, rounds, nthreads)
+  success <- confidence <- rep(NA_real_, n)
+  success[rows] <- assignment_success(res$col, rows, zo, zm, s$cell_o, s$cell_m)
+  reg <- res$regret[rows]
+  confidence[rows] <- ifelse(is.na(reg), 0, reg)
+  cost <- sum(res$cost)
+  bound <- sum(res$bound)
+  list(success = success, confidence = confidence,
+       cost = cost, bound = bound, gap = max(0, cost - bound),
+       n_sparse = sum(res$sparse), n_expanded = sum(res$fallback),
+       not_covered = paste("an intruder who knows the algorithm, probabilistic weights, averaging",
+                           "over assignments that tie at equal cost (other than identical records),",
+                           "attribute inference."))
+}
+
+# The assignment of originals `rows` (of zo, in cells cell_o) to every released record (of
+# zm, in cells cell_m), cell by cell, in C. Returns ffi_assign()'s list: col (for every row
+# of zo: the row of zm assigned, NA if none), regret, and per cell cost, bound, sparse,
+# fallback, rounds.
+assign_cells <- function(zo, zm, rows, cell_o, cell_m, limit, candidates, rounds, nthreads) {
+  storage.mode(zo) <- storage.mode(zm) <- "double"
+  levels <- sort(unique(c(cell_o[rows], cell_m)))
+  co <- match(cell_o[rows], levels)
+  cm <- match(cell_m, levels)
+  k <- length(levels)
+  r_order <- rows[order(co, method = "radix")]
+  c_order <- order(cm, method = "radix")
+  r_off <- c(0L, cumsum(tabulate(co, k)))
+  c_off <- c(0L, cumsum(tabulate(cm, k)))
+  .Call(C_ffi_assign, zo, zm, as.integer(r_order), as.integer(r_off), as.integer(c_order),
+        as.integer(c_off), as.double(limit), as.integer(candidates), as.integer(rounds), nthreads)
+}
+
+# Group ids of identical rows of z within cells (ids shared by rows with the same cell and
+# the same values in every column).
+identical_groups <- function(cell, z) {
+  n <- length(cell)
+  if (!n) return(integer())
+  cols <- c(list(cell), lapply(seq_len(ncol(z)), function(j) z[, j]))
+  o <- do.call(order, c(cols, list(method = "radix")))
+  new <- rep(FALSE, n)
+  new[1L] <- TRUE
+  for (v in cols) {
+    vo <- v[o]
+    new[-1L] <- new[-1L] | vo[-1L] != vo[-n]
+  }
+  g <- integer(n)
+  g[o] <- cumsum(new)
+  g
+}
+
+# Expected success of each known row under a uniform relabelling of identical records:
+# n(H, G) / (|H| |G|), H the row's group of identical originals, G the group of identical
+# released records holding its own released record, n(H, G) the rows of H assigned into G.
+assignment_success <- function(col, rows, zo, zm, cell_o, cell_m) {
+  h <- identical_groups(cell_o[rows], zo[rows, , drop = FALSE])
+  g <- identical_groups(cell_m, zm)
+  a <- col[rows]
+  ok <- !is.na(a)
+  pairs <- paste(h[ok], g[a[ok]])
+  u <- unique(pairs)
+  counts <- tabulate(match(pairs, u), length(u))
+  n_hg <- counts[match(paste(h, g[rows]), u)]
+  n_hg[is.na(n_hg)] <- 0
+  size_h <- tabulate(h)[h]
+  size_g <- tabulate(g)[g[rows]]
+  n_hg / (size_h * size_g)
+}

@@ -1,0 +1,247 @@
+#' Probabilistic record linkage (Fellegi-Sunter) with EM-estimated weights
+#'
+#' The record-linkage intruder of official statistics: it holds the originals of every
+#' released column it knows (see [intruder()]: the masked variables, the strata, further
+#' keys) and compares each of its originals with the released records of the same stratum
+#' (blocking on the strata), field by field:
+#' * a numeric field (a masked variable or a numeric key) by the distance on the z-scale of
+#'   the original data, in agreement levels: within `bands[1]`, within `bands[2]`, ..., or
+#'   beyond the last band;
+#' * a categorical key by equality (agree or not).
+#'
+#' The levels' probabilities among true matches (`m`) and among non-matches (`u`) are
+#' estimated by the EM algorithm of the two-class mixture with fields independent within a
+#' class (Winkler 1988), with no labelled pairs. The share of matches among the pairs is
+#' known to this intruder (everyone is in the release once: one pair in a block's `n` per
+#' original) and held fixed; left free, EM tends to take a class of merely near pairs for
+#' the matches. A pair's weight is the sum over fields of `log(m / u)` at its level. For
+#' each of its originals the intruder claims the released record of the highest weight; the
+#' claim is right when it is the person's own (ties at the top weight shared: the success
+#' is the expected share). The confidence of a claim is the posterior probability that the
+#' claimed pair is a match under the fitted model.
+#'
+#' Blocks with more than `max_pairs` pairs in all are not compared in full: each original is
+#' then compared with its `candidates` nearest released records of the stratum (a
+#' kd-tree), the `u` probabilities are estimated from random pairs of the same strata and
+#' held fixed, and `m` and the share of matches are fitted by EM on the candidate pairs.
+#'
+#' @section What it does not cover:
+#' Dependence between fields (the weights assume independence within a class), an intruder
+#' who knows the algorithm (see [attack_recipe()]), one-to-one constraints (see
+#' [attack_assignment()]), and attribute inference.
+#' @inheritParams risk_battery
+#' @param bands Agreement levels of numeric fields: increasing distances on the z-scale.
+#' @param max_pairs Compare every pair within strata when there are at most this many;
+#'   else the candidate pairs only.
+#' @param candidates Released records compared with each original when the pairs are too
+#'   many.
+#' @return An object of class `detanon_attack` (see [risk_battery()]); its `details` hold
+#'   `fields`, the fitted `m` and `u` (lists of level probabilities per field), `p_match`
+#'   (the share of matches among the pairs compared), `iterations`, `n_pairs` and `full`
+#'   (whether every pair was compared).
+#' @references Fellegi IP, Sunter AB (1969). A theory for record linkage. *Journal of the
+#'   American Statistical Association* 64, 1183-1210.
+#'
+#'   Winkler WE (1988). Using the EM algorithm for weight computation in the Fellegi-Sunter
+#'   model of record linkage. *Proceedings of the Section on Survey Research Methods*,
+#'   American Statistical Association, 667-671.
+#' @examples
+#' d <- titanic_paper()[-1] # without the identifier PassengerId
+#' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
+#'                     strata = c("Pclass", "Sex", "Family"))
+#' attack_fellegi_sunter(d, masked, intruder = intruder(keys = "Survived"), seed = 1)
+#' @family attacks
+#' @export
+attack_fellegi_sunter <- function(original, masked, intruder = NULL, bands = c(0.01, 0.03, 0.1, 0.3),
+                                  max_pairs = 2e7, candidates = 20, m = 3, control = TRUE,
+                                  seed = NULL, nthreads = getOption("detanon.nthreads", 1L)) {
+  if (!is.numeric(bands) || !length(bands) || anyNA(bands) || any(bands <= 0) || is.unsorted(bands, strictly = TRUE) ||
+      any(!is.finite(bands))) {
+    stop_arg("`bands` must be increasing positive distances, such as c(0.01, 0.03, 0.1, 0.3), not ", show_value(bands), ".")
+  }
+  max_pairs <- check_number(max_pairs, "max_pairs", lower = 1)
+  candidates <- check_whole(candidates, "candidates", min = 1)
+  m <- check_whole(m, "m", min = 1)
+  control <- check_flag(control, "control")
+  nthreads <- check_nthreads(nthreads)
+  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
+  s <- intruder_view(original, masked, intruder, seed = seed)
+  ctrl <- if (control) battery_permute(s, seed = if (!is.null(seed)) seed + 1L)
+  spec <- fellegi_sunter_spec()
+  spec$args <- list(bands = bands, max_pairs = max_pairs, candidates = candidates)
+  run_attack(spec, s, ctrl, m = m, sensitive = NULL, nthreads = nthreads, seed = seed)
+}
+
+# The registry entry of the attack (battery_attacks()).
+fellegi_sunter_spec <- function() {
+  list(label = "probabilistic record linkage (Fellegi-Sunter, EM weights)", fun = "attack_fellegi_sunter",
+       args = list(bands = c(0.01, 0.03, 0.1, 0.3), max_pairs = 2e7, candidates = 20),
+       core = fellegi_sunter_core, needs_sensitive = FALSE)
+}
+
+fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.03, 0.1, 0.3), max_pairs = 2e7,
+                                candidates = 20, ...) {
+  n <- s$n
+  num_o <- cbind(s$zo, key_z(s, "original"))
+  num_m <- cbind(s$zm, key_z(s, "masked"))
+  cat_o <- lapply(s$key_cat, function(v) as.character(s$original[[v]]))
+  cat_m <- lapply(s$key_cat, function(v) as.character(s$masked[[v]]))
+  zn <- if (ncol(s$zo) == length(s$vars)) s$vars else paste0("z", seq_len(ncol(s$zo)))
+  fields <- c(zn, s$key_num, s$key_cat)
+  n_lev <- c(rep(length(bands) + 1L, ncol(num_o)), rep(2L, length(s$key_cat)))
+  rows <- which(s$known)
+  sizes_m <- tabulate(s$id, length(s$sizes))
+  n_pairs_full <- sum(as.double(tabulate(s$id[rows], length(s$sizes))) * sizes_m)
+  full <- n_pairs_full <= max_pairs
+  # the comparison levels of pairs (i: original, j: released), as one pattern code each
+  levels_of <- function(i, j) {
+    lev <- matrix(0L, length(i), length(n_lev))
+    for (f in seq_len(ncol(num_o))) {
+      lev[, f] <- findInterval(abs(num_o[i, f] - num_m[j, f]), bands, left.open = TRUE)
+    }
+    for (f in seq_along(cat_o)) lev[, ncol(num_o) + f] <- as.integer(cat_o[[f]][i] != cat_m[[f]][j] |
+                                                                    is.na(cat_o[[f]][i]) != is.na(cat_m[[f]][j]))
+    lev[is.na(lev)] <- 1L
+    lev
+  }
+  if (full) {
+    pairs <- block_pairs(rows, s$id)
+  } else {
+    nb <- nearest_in_cells(num_m, num_o[rows, , drop = FALSE], s$id, s$id[rows], k = candidates)$index
+    pairs <- list(i = rep(rows, ncol(nb)), j = as.vector(nb))
+    keep <- !is.na(pairs$j)
+    pairs <- list(i = pairs$i[keep], j = pairs$j[keep])
+  }
+  lev <- levels_of(pairs$i, pairs$j)
+  code <- pattern_code(lev, n_lev)
+  u_fixed <- NULL
+  if (!full) {
+    # u from random pairs of the same strata (non-matches, nearly all)
+    rp <- with_seed(seed, random_block_pairs(rows, s$id, min(1e6, n_pairs_full)))
+    u_fixed <- level_freq(levels_of(rp$i, rp$j), n_lev, rep(1, length(rp$i)))
+  }
+  # every person is in the release once: in full blocks, one pair in n_pairs / n_known is a
+  # match (the share is known, not fitted: left free, EM tends to a class of near pairs)
+  fit <- fs_em(code, n_lev, u_fixed = u_fixed, p_fixed = if (full && length(code)) length(rows) / length(code))
+  w <- fs_weights(fit, lev)
+  post <- fs_posterior(fit, lev)
+  success <- confidence <- rep(NA_real_, n)
+  if (length(rows)) {
+    # the top weight of each original, the ties at it, and whether its own record is there
+    top <- tapply(w, pairs$i, max)
+    at_top <- w >= top[as.character(pairs$i)] - 1e-12 * (1 + abs(w))
+    n_top <- tapply(at_top, pairs$i, sum)
+    own_top <- tapply(at_top & pairs$i == pairs$j, pairs$i, any)
+    ids <- as.integer(names(top))
+    success[rows] <- 0
+    confidence[rows] <- 0
+    success[ids] <- ifelse(own_top, 1 / n_top, 0)
+    conf <- tapply(ifelse(at_top, post, -Inf), pairs$i, max)
+    confidence[ids] <- conf
+  }
+  list(success = success, confidence = confidence, fields = fields, m = fit$m, u = fit$u,
+       p_match = fit$p, iterations = fit$iterations, n_pairs = length(code), full = full,
+       not_covered = paste("dependence between fields, an intruder who knows the algorithm,",
+                           "one-to-one constraints, attribute inference."))
+}
+
+# Every pair (i, j) with i in `rows` and j any record of the same block.
+block_pairs <- function(rows, id) {
+  by <- split(seq_along(id), id)
+  ri <- split(rows, id[rows])
+  out_i <- out_j <- vector("list", length(ri))
+  for (b in seq_along(ri)) {
+    js <- by[[names(ri)[b]]]
+    out_i[[b]] <- rep(ri[[b]], each = length(js))
+    out_j[[b]] <- rep(js, times = length(ri[[b]]))
+  }
+  list(i = unlist(out_i, use.names = FALSE), j = unlist(out_j, use.names = FALSE))
+}
+
+# `size` random pairs of the same blocks: a random original of `rows`, a random record of
+# its block.
+random_block_pairs <- function(rows, id, size) {
+  i <- rows[sample.int(length(rows), size, replace = TRUE)]
+  by <- split(seq_along(id), id)
+  j <- integer(length(i))
+  for (b in names(by)) {
+    w <- which(id[i] == as.integer(b))
+    if (length(w)) j[w] <- by[[b]][sample.int(length(by[[b]]), length(w), replace = TRUE)]
+  }
+  list(i = i, j = j)
+}
+
+# One code per comparison vector (levels 0..n_lev-1 per field, mixed radix).
+pattern_code <- function(lev, n_lev) {
+  mult <- cumprod(c(1, n_lev))[seq_along(n_lev)]
+  as.vector(lev %*% mult) + 1
+}
+
+# The level of each field for each pattern code.
+pattern_levels <- function(codes, n_lev) {
+  x <- codes - 1
+  lev <- matrix(0L, length(codes), length(n_lev))
+  for (f in seq_along(n_lev)) {
+    lev[, f] <- as.integer(x %% n_lev[f])
+    x <- x %/% n_lev[f]
+  }
+  lev
+}
+
+# Weighted level frequencies per field: a list of probability vectors.
+level_freq <- function(lev, n_lev, wt) {
+  lapply(seq_along(n_lev), function(f) {
+    p <- vapply(seq_len(n_lev[f]) - 1L, function(l) sum(wt[lev[, f] == l]), numeric(1)) + 1e-9
+    p / sum(p)
+  })
+}
+
+# EM for the two-class mixture over pattern counts. `u_fixed`, `p_fixed`: u or the share of
+# matches held at these values.
+fs_em <- function(code, n_lev, u_fixed = NULL, p_fixed = NULL, max_iter = 1000L, tol = 1e-10) {
+  tab <- tabulate(code, prod(n_lev))
+  pat <- which(tab > 0)
+  cnt <- tab[pat]
+  lev <- pattern_levels(pat, n_lev)
+  nf <- length(n_lev)
+  # start: matches agree closely, non-matches as all pairs
+  m <- lapply(n_lev, function(L) { p <- 2^-(seq_len(L) * 2); p / sum(p) })
+  u <- if (is.null(u_fixed)) level_freq(lev, n_lev, cnt) else u_fixed
+  p <- if (is.null(p_fixed)) min(0.5, max(1e-6, 1 / sqrt(sum(cnt)))) else p_fixed
+  lik <- function(pr) {
+    out <- rep(1, length(pat))
+    for (f in seq_len(nf)) out <- out * pr[[f]][lev[, f] + 1L]
+    out
+  }
+  ll_old <- -Inf
+  it <- 0L
+  for (it in seq_len(max_iter)) {
+    a <- p * lik(m)
+    b <- (1 - p) * lik(u)
+    g <- a / (a + b)
+    ll <- sum(cnt * log(a + b))
+    if (is.null(p_fixed)) p <- sum(cnt * g) / sum(cnt)
+    m <- level_freq(lev, n_lev, cnt * g)
+    if (is.null(u_fixed)) u <- level_freq(lev, n_lev, cnt * (1 - g))
+    if (abs(ll - ll_old) <= tol * (1 + abs(ll))) break
+    ll_old <- ll
+  }
+  list(m = m, u = u, p = p, iterations = it, loglik = ll)
+}
+
+# The Fellegi-Sunter weight of each pair: the sum over fields of log(m / u) at its level.
+fs_weights <- function(fit, lev) {
+  w <- numeric(nrow(lev))
+  for (f in seq_along(fit$m)) w <- w + log(fit$m[[f]] / fit$u[[f]])[lev[, f] + 1L]
+  w
+}
+
+# The posterior probability that each pair is a match.
+fs_posterior <- function(fit, lev) {
+  lm <- lu <- numeric(nrow(lev))
+  for (f in seq_along(fit$m)) {
+    lm <- lm + log(fit$m[[f]])[lev[, f] + 1L]
+    lu <- lu + log(fit$u[[f]])[lev[, f] + 1L]
+  }
+  1 / (1 + exp(log(1 - fit$p) + lu - log(fit$p) - lm))
+}

@@ -1,0 +1,315 @@
+#' The algorithm-aware intruder: candidate centroids looked up in the release
+#'
+#' An intruder who knows how the release was made (the published recipe of [anonymise()],
+#' Kerckhoffs' principle) and holds the originals of the keys (see [intruder()]) recomputes
+#' what the release should hold for each person it knows, and looks it up:
+#' 1. for each plausible `k`, the centroid of every record and its k - 1 nearest neighbours
+#'    in its stratum (on the z-scale, as [anonymise()] does). The neighbourhoods are built
+#'    from the originals the intruder holds and, for the records it does not hold (a share
+#'    `p < 1`), from their released values, which stand in for their originals;
+#' 2. step 5 (each column of centroids divided by its SD, about the origin of the
+#'    z-scale) is applied to the candidates, and then the release format (the squeezed
+#'    tails and rounding of `format = "natural"`; the recorded format when the settings are
+#'    known), with the range bounds estimated from the intruder's originals and the
+#'    stand-ins: the scale comes from the candidates and the release, not from metadata;
+#' 3. every rescaled candidate is looked up in the release: the claim is the nearest
+#'    released record of the person's cell (stratum and categorical keys). For several
+#'    plausible `k`, the `k` whose candidate lies nearest to a released record is taken, per
+#'    record (`k_choice = "record"`) or the one that matches most records for all
+#'    (`"global"`).
+#'
+#' The claim is right when the nearest released record is the person's own (ties shared at
+#' random: the success is the expected share). The confidence is `1 / (1 + dist / tol)`,
+#' with `dist` the distance from the candidate to the nearest released record on the
+#' z-scale and `tol = 1e-6`: a claim within `tol` is *certain* (the candidate is a released
+#' record), and the result reports the share of certain claims and their precision.
+#'
+#' What the intruder knows sets the `k` tried: with `intruder(knows = "settings")` the `k`
+#' recorded in the release (a range up to `k_max` of [anonymise_adaptive()]); with
+#' `knows = "recipe"` (or a release that records no `k`) every `k` from 2 to `k_max`. With
+#' `knows = "data"` the intruder does not know the algorithm and the attack does not apply:
+#' every success is `NA`.
+#'
+#' This attack supersedes [risk_replay()], which replays the masking on the known records
+#' alone: letting the release stand in for the records the intruder does not hold, and
+#' estimating the scale from the release, is the stronger attack (on the same knowledge).
+#'
+#' @section What it does not cover:
+#' Stages other than the kNN centroids of [anonymise()] (stirring, blending, noise) are not
+#' modelled: on such releases the lookup is approximate. An intruder who iterates (re-solving
+#' the unknown records from the release), attribute inference, and linking with other
+#' releases are not covered.
+#' @inheritParams risk_battery
+#' @param k The `k` values the intruder tries (whole numbers >= 2), or `NULL` to take them
+#'   from what the intruder knows (see above).
+#' @param k_max The largest `k` tried when the release does not tell.
+#' @param k_choice `"record"` (the best-matching `k` per record) or `"global"` (one `k` for
+#'   all, the one with most certain matches).
+#' @return An object of class `detanon_attack` (see [risk_battery()]); its `details` hold
+#'   `k` (the `k` tried), `k_used` (a table of the `k` chosen), `scale` (the estimated
+#'   step-5 slope per variable at the most used `k`), `tol`, `share_certain` and
+#'   `precision_certain`.
+#' @seealso [risk_replay()], which this attack supersedes.
+#' @references Domingo-Ferrer J, Muralidhar K (2016). New directions in anonymization:
+#'   permutation paradigm, verifiability by subjects and intruders, transparency to users.
+#'   *Information Sciences* 337, 11-24.
+#' @examples
+#' d <- titanic_paper()[-1] # without the identifier PassengerId
+#' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
+#'                     strata = c("Pclass", "Sex", "Family"))
+#' attack_recipe(d, masked, seed = 1)
+#' attack_recipe(d, masked, intruder = intruder(p = 0.1, knows = "recipe"), k_max = 6, seed = 1)
+#' @family attacks
+#' @export
+attack_recipe <- function(original, masked, intruder = NULL, k = NULL, k_max = 10,
+                          k_choice = c("record", "global"), m = 3, control = TRUE, seed = NULL,
+                          nthreads = getOption("detanon.nthreads", 1L)) {
+  if (!is.null(k)) {
+    if (!is.numeric(k) || !length(k) || anyNA(k) || any(k < 2 | k != round(k) | k > .Machine$integer.max)) {
+      stop_arg("`k` must be NULL or whole numbers >= 2, not ", show_value(k), ".")
+    }
+    k <- sort(unique(as.integer(k)))
+  }
+  k_max <- check_whole(k_max, "k_max", min = 2)
+  k_choice <- match_choice(k_choice, "k_choice")
+  m <- check_whole(m, "m", min = 1)
+  control <- check_flag(control, "control")
+  nthreads <- check_nthreads(nthreads)
+  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
+  s <- intruder_view(original, masked, intruder, seed = seed)
+  ctrl <- if (control) battery_permute(s, seed = if (!is.null(seed)) seed + 1L)
+  spec <- recipe_spec()
+  spec$args <- list(k = k, k_max = k_max, k_choice = k_choice)
+  run_attack(spec, s, ctrl, m = m, sensitive = NULL, nthreads = nthreads, seed = seed)
+}
+
+# The registry entry of the attack (battery_attacks()).
+recipe_spec <- function() {
+  list(label = "algorithm-aware intruder (candidate centroids)", fun = "attack_recipe",
+       args = list(k = NULL, k_max = 10, k_choice = "record"), core = recipe_core,
+       needs_sensitive = FALSE)
+}
+
+# The release metadata of the view's release (also for a control view, whose rows are
+# permuted: put back in order first), or NULL.
+view_release_info <- function(s) {
+  masked <- if (!is.null(s$perm)) s$masked[order(s$perm), , drop = FALSE] else s$masked
+  suppressWarnings(release_info(masked))
+}
+
+# The k the intruder tries: given, recorded in the release (settings known), or 2..k_max.
+recipe_k <- function(s, k, k_max) {
+  if (!is.null(k)) return(k)
+  if (s$intruder$knows == "settings") {
+    info <- view_release_info(s)
+    if (!is.null(info) && info$verb %in% c("anonymise", "anonymise_adaptive")) {
+      set <- info$settings
+      kk <- if (is.data.frame(set$k)) set$k$k else set$k
+      if (info$verb == "anonymise_adaptive") return(seq.int(min(kk), max(set$k_max, kk)))
+      return(as.integer(kk))
+    }
+  }
+  seq.int(2L, k_max)
+}
+
+recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record", ...) {
+  n <- s$n
+  success <- success_m <- confidence <- rep(NA_real_, n)
+  if (s$intruder$knows == "data") {
+    return(list(success = success, success_m = success_m, confidence = confidence,
+                not_covered = "an intruder who does not know the algorithm (this one does not)."))
+  }
+  ks <- recipe_k(s, k, k_max)
+  known <- s$known
+  rows <- which(known)
+  # the neighbourhoods: the intruder's originals, the release standing in for the others
+  zmix <- s$zm
+  zmix[known, ] <- s$zo[known, ]
+  kz_o <- key_z(s, "original")
+  kz_m <- key_z(s, "masked")
+  zt <- cbind(s$zm, kz_m)
+  tol <- 1e-6
+  format <- recipe_format_of(s)
+  same <- s$cell_o == s$cell_m
+  look <- rows[same[rows]]
+  # per k: the candidates of the known records, rescaled, and their nearest released record
+  cand <- list()
+  d1 <- matrix(Inf, length(look), length(ks))
+  scales <- list()
+  cens <- lapply(ks, function(k) strata_centroids(zmix, s$id, k, nthreads))
+  # one step-5 factor for every k (a release with k per record has one): the recorded one
+  # when the settings are known, else recovered from the release
+  common <- recipe_common_scale(s, cens, look, zt)
+  for (a in seq_along(ks)) {
+    cen <- cens[[a]]
+    el <- which(!is.na(cen[, 1L]))
+    if (!length(el)) next
+    a_j <- recipe_scale(cen[el, , drop = FALSE])
+    if (!is.null(common)) a_j <- ifelse(is.na(common), a_j, common)
+    scales[[a]] <- a_j
+    pred <- recipe_format(sweep(cen, 2L, a_j, "*"), zmix, s, ks[a], format)
+    cand[[a]] <- pred
+    q <- cbind(pred, kz_o)[look, , drop = FALSE]
+    ok <- !is.na(q[, 1L])
+    if (any(ok)) d1[ok, a] <- nearest_in_cells(zt, q[ok, , drop = FALSE], s$cell_m, s$cell_o[look][ok])$d2[, 1L]
+  }
+  if (length(look)) {
+    choice <- if (k_choice == "record" || length(ks) == 1L) {
+      # the smallest k whose candidate is a released record (within tol), else the nearest
+      d1c <- ifelse(sqrt(d1) <= tol, 0, d1)
+      max.col(-d1c, ties.method = "first")
+    } else {
+      hits <- colSums(sqrt(d1) <= tol)
+      med <- apply(d1, 2L, stats::median)
+      rep(order(-hits, med)[1L], length(look))
+    }
+    dist <- sqrt(d1[cbind(seq_along(look), choice)])
+    zq <- matrix(0, n, ncol(zt))
+    for (a in unique(choice[is.finite(dist)])) {
+      r <- look[choice == a & is.finite(dist)]
+      zq[r, ] <- cbind(cand[[a]], kz_o)[r, , drop = FALSE]
+    }
+    want <- logical(n)
+    want[look] <- is.finite(dist)
+    cs <- cell_setup(s$cell_m)
+    ranks <- link_ranks(cs, zt, zq, want, max(m, 2L), nthreads)
+    hit <- which(want)
+    success[hit] <- top_m_share(ranks[hit, , drop = FALSE], 1)
+    success_m[hit] <- top_m_share(ranks[hit, , drop = FALSE], m)
+    conf <- 1 / (1 + dist / tol)
+    confidence[look] <- ifelse(is.finite(dist), conf, 0)
+    # records of strata smaller than every k tried: no candidate, a miss
+    none <- look[!is.finite(dist)]
+    success[none] <- success_m[none] <- 0
+    certain <- is.finite(dist) & dist <= tol
+    k_used <- table(factor(ks[choice], levels = ks))
+    main <- which.max(tabulate(choice, length(ks)))
+  } else {
+    certain <- logical()
+    k_used <- table(factor(integer(), levels = ks))
+    main <- 1L
+  }
+  miss <- rows[!same[rows]]
+  success[miss] <- success_m[miss] <- confidence[miss] <- 0
+  list(success = success, success_m = success_m, confidence = confidence,
+       k = ks, k_used = k_used,
+       scale = if (length(scales) >= main && !is.null(scales[[main]])) stats::setNames(scales[[main]], s$vars) else NULL,
+       tol = tol, share_certain = if (length(rows)) sum(certain) / length(rows) else NA_real_,
+       precision_certain = if (any(certain)) mean(success[look][certain]) else NA_real_,
+       not_covered = paste("stages other than the kNN centroids (stirring, blending, noise),",
+                           "an intruder who re-solves the records it does not hold, attribute",
+                           "inference, linking with other releases."))
+}
+
+# The centroid of every row and its k - 1 nearest neighbours within its stratum (the
+# search of anonymise()); NA rows for strata smaller than k.
+strata_centroids <- function(z, id, k, nthreads) {
+  out <- matrix(NA_real_, nrow(z), ncol(z))
+  sizes <- tabulate(id, max(c(0L, id)))
+  el <- which(sizes[id] >= k)
+  if (!length(el)) return(out)
+  sid <- match(id[el], sort(unique(id[el])))
+  o <- order(sid, method = "radix")
+  off <- c(0, cumsum(tabulate(sid)))
+  zz <- z[el, , drop = FALSE]
+  storage.mode(zz) <- "double"
+  out[el, ] <- .Call(C_ffi_knn_centroids, zz, as.double(o), as.double(off), as.integer(k), nthreads)
+  out
+}
+
+# Step 5 on the candidate centroids: each column divided by its SD (over every record of
+# the strata where k applies), i.e. multiplied by one factor about the origin of the
+# z-scale.
+recipe_scale <- function(cen) {
+  sc <- apply(cen, 2L, stats::sd)
+  ifelse(is.finite(sc) & sc > 0, 1 / sc, 0)
+}
+
+# The step-5 factor of each column for all k: with the settings known, the recorded scale
+# (original SD over centroid SD) over the original SD of the view's z-map; else, with more
+# than one k tried, recovered from the release: for every candidate (record, k) and its
+# three nearest released records (at the factor 1 / SD of that k's centroids), the ratio of
+# released to candidate value; the true pairs all give the same ratio, the factor, which
+# is the mode of the ratios (to 7 significant digits) when it stands out. NA for a
+# column where neither applies (rounded values, no clear mode): 1 / SD per k is used.
+recipe_common_scale <- function(s, cens, look, zt) {
+  nv <- ncol(s$zm)
+  if (nv != length(s$vars)) return(NULL)
+  z0 <- s$z(matrix(0, 1L, nv))
+  z1 <- s$z(matrix(1, 1L, nv))
+  sdv <- 1 / as.vector(z1 - z0)
+  if (s$intruder$knows == "settings") {
+    info <- view_release_info(s)
+    sc <- if (!is.null(info)) info$stats$scale
+    if (is.numeric(sc) && all(s$vars %in% names(sc)) && all(is.finite(sc[s$vars]))) return(as.vector(sc[s$vars]) / sdv)
+  }
+  if (length(cens) < 2L || !length(look)) return(NULL)
+  ratios <- replicate(nv, numeric(), simplify = FALSE)
+  for (cen in cens) {
+    el <- which(!is.na(cen[, 1L]))
+    if (!length(el)) next
+    q <- sweep(cen, 2L, recipe_scale(cen[el, , drop = FALSE]), "*")[look, , drop = FALSE]
+    ok <- !is.na(q[, 1L])
+    if (!any(ok)) next
+    nb <- nearest_in_cells(s$zm, q[ok, , drop = FALSE], s$cell_m, s$cell_o[look][ok], k = 3L)$index
+    c_ok <- cen[look[ok], , drop = FALSE]
+    for (j in seq_len(nv)) {
+      for (b in seq_len(ncol(nb))) {
+        r <- s$zm[nb[, b], j] / c_ok[, j]
+        ratios[[j]] <- c(ratios[[j]], r[is.finite(r) & abs(c_ok[, j]) > 1e-8])
+      }
+    }
+  }
+  vapply(ratios, function(r) {
+    if (length(r) < 10L) return(NA_real_)
+    t <- table(signif(r, 7))
+    top <- max(t)
+    # a mode of at least 5 and 1% of the known records, well above the next value
+    if (top < max(5, 0.01 * length(look)) || sort(t, decreasing = TRUE)[2L] * 3 > top) return(NA_real_)
+    as.numeric(names(t)[which.max(t)])
+  }, numeric(1))
+}
+
+# The release format of anonymise() (format_masked(): the tails squeezed into k-record
+# bounds of the range, whole-number variables rounded) applied to the predicted z-values
+# `pred` of every record, with `zmix` (the intruder's originals and stand-ins) for the
+# bounds; on the x-scale given by the view's z-map (z = (x - mean) / sd).
+recipe_format <- function(pred, zmix, s, k, format) {
+  if (format == "none" || ncol(pred) != length(s$vars)) return(pred)
+  z0 <- s$z(matrix(0, 1L, length(s$vars)))
+  z1 <- s$z(matrix(1, 1L, length(s$vars)))
+  sdv <- 1 / as.vector(z1 - z0)
+  mu <- -as.vector(z0) * sdv
+  ok <- !is.na(pred[, 1L])
+  for (j in seq_len(ncol(pred))) {
+    if (!is.finite(sdv[j]) || sdv[j] <= 0) next
+    x <- zmix[ok, j] * sdv[j] + mu[j]
+    v <- format_masked(pred[ok, j] * sdv[j] + mu[j], x, k, format, FALSE)
+    pred[ok, j] <- (v - mu[j]) / sdv[j]
+  }
+  pred
+}
+
+# The release format the intruder assumes: the recorded one (settings known), else the
+# default of anonymise().
+recipe_format_of <- function(s) {
+  if (s$intruder$knows == "settings") {
+    info <- view_release_info(s)
+    f <- if (!is.null(info)) info$settings$format
+    if (is.character(f) && length(f) == 1L) return(f)
+  }
+  "natural"
+}
+
+# For every row of q (in cells cq), the nearest row of zt in the same cell (cells ct):
+# list(index, d2): n x k matrices of rows of zt and squared distances, nearest first.
+nearest_in_cells <- function(zt, q, ct, cq, k = 1L) {
+  levels <- sort(unique(c(ct, cq)))
+  it <- match(ct, levels)
+  iq <- match(cq, levels)
+  nl <- length(levels)
+  storage.mode(zt) <- storage.mode(q) <- "double"
+  .Call(C_ffi_nearest_in_cells, zt, q, as.integer(order(it, method = "radix")),
+        as.integer(c(0L, cumsum(tabulate(it, nl)))), as.integer(order(iq, method = "radix")),
+        as.integer(c(0L, cumsum(tabulate(iq, nl)))), as.integer(k))
+}

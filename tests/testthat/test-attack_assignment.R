@@ -1,0 +1,168 @@
+# attack_assignment(): the C assignment against clue::solve_LSAP() and a brute-force
+# enumeration, the sparse solver against the exact one, the expected share over identical
+# records against an enumeration of relabellings.
+
+# ffi_assign() on points zr (rows) and zc (columns) in cells.
+ffi_assign <- function(zr, zc, cell_r = rep(1L, nrow(zr)), cell_c = rep(1L, nrow(zc)),
+                       limit = 2000, cand = 3, rounds = 50) {
+  zr <- as.matrix(zr); zc <- as.matrix(zc)
+  k <- max(c(0L, cell_r, cell_c))
+  .Call(detanon:::C_ffi_assign, zr, zc, as.integer(order(cell_r)), as.integer(c(0L, cumsum(tabulate(cell_r, k)))),
+        as.integer(order(cell_c)), as.integer(c(0L, cumsum(tabulate(cell_c, k)))),
+        as.double(limit), as.integer(cand), as.integer(rounds), 1L)
+}
+
+cost_matrix <- function(zr, zc) {
+  C <- matrix(0, nrow(zr), nrow(zc))
+  for (i in seq_len(nrow(zr))) for (j in seq_len(nrow(zc))) C[i, j] <- sum((zr[i, ] - zc[j, ])^2)
+  C
+}
+
+# The optimal cost of assigning the smaller side into the larger, by brute force.
+ref_assign_cost <- function(C) {
+  if (nrow(C) > ncol(C)) C <- t(C)
+  nr <- nrow(C); nc <- ncol(C)
+  best <- Inf
+  perms <- function(v, k) {
+    if (k == 0) return(list(integer()))
+    out <- list()
+    for (x in v) for (p in perms(setdiff(v, x), k - 1)) out[[length(out) + 1L]] <- c(x, p)
+    out
+  }
+  for (p in perms(seq_len(nc), nr)) best <- min(best, sum(C[cbind(seq_len(nr), p)]))
+  best
+}
+
+# random and adversarial point sets: ties, duplicates, constant columns, 1..3 points
+rand_points <- function(n, d, kind) {
+  switch(kind,
+         normal = matrix(stats::rnorm(n * d), n, d),
+         ties = matrix(round(stats::rnorm(n * d)), n, d),
+         dup = matrix(stats::rnorm(d), n, d, byrow = TRUE),
+         const = cbind(matrix(stats::rnorm(n * (d - 1)), n, d - 1), rep(1, n)))
+}
+
+test_that("the dense and the sparse assignment equal brute force and clue::solve_LSAP", {
+  skip_if_not_installed("clue")
+  set.seed(11)
+  kinds <- c("normal", "ties", "dup", "const")
+  for (it in 1:150) {
+    nr <- sample(1:7, 1); nc <- sample(1:7, 1); d <- sample(2:3, 1)
+    zr <- rand_points(nr, d, sample(kinds, 1)); zc <- rand_points(nc, d, sample(kinds, 1))
+    C <- cost_matrix(zr, zc)
+    opt <- if (nr <= nc) sum(C[cbind(seq_len(nr), clue::solve_LSAP(C))]) else
+      sum(t(C)[cbind(seq_len(nc), clue::solve_LSAP(t(C)))])
+    if (max(nr, nc) <= 6) expect_equal(opt, ref_assign_cost(C))
+    for (lim in c(2000, 1)) for (cand in c(1, 3)) {
+      r <- ffi_assign(zr, zc, limit = lim, cand = cand)
+      ok <- !is.na(r$col)
+      expect_identical(sum(ok), min(nr, nc))
+      expect_false(anyDuplicated(r$col[ok]) > 0)
+      got <- sum(C[cbind(which(ok), r$col[ok])])
+      expect_equal(got, opt, tolerance = 1e-12)
+      expect_equal(r$cost, got, tolerance = 1e-12)
+      expect_lte(r$bound, opt + 1e-9)
+      expect_equal(r$bound, opt, tolerance = 1e-9)
+      expect_identical(r$sparse, max(nr, nc) > lim)
+    }
+  }
+})
+
+test_that("cells are solved separately; empty cells and single records are fine", {
+  set.seed(12)
+  zr <- matrix(stats::rnorm(20), 10); zc <- zr + 0.01
+  cell <- c(1L, 2L, 2L, 3L, 3L, 3L, 5L, 5L, 5L, 5L)
+  r <- ffi_assign(zr, zc, cell, cell)
+  expect_identical(r$col, 1:10)
+  expect_identical(length(r$cost), 5L)
+  expect_identical(r$cost[4], 0)
+  expect_identical(r$regret[1], Inf) # one released record in the cell
+  # nothing at all
+  r0 <- ffi_assign(matrix(0, 0, 2), matrix(0, 0, 2))
+  expect_identical(r0$col, integer())
+  # rows in a cell with no released record
+  r1 <- ffi_assign(zr[1:2, ], zc[1:2, ], c(1L, 2L), c(1L, 1L))
+  expect_identical(r1$col, c(1L, NA))
+})
+
+test_that("the sparse assignment equals the exact one on medium cells and reports its gap", {
+  set.seed(13)
+  for (kind in c("normal", "ties")) {
+    n <- 600
+    zr <- if (kind == "normal") matrix(stats::rnorm(2 * n), n) else matrix(round(stats::rnorm(2 * n), 1), n)
+    zc <- zr + matrix(stats::rnorm(2 * n, sd = 0.1), n)
+    if (kind == "ties") zc <- round(zc, 1)
+    C_opt <- ffi_assign(zr, zc)$cost
+    s <- ffi_assign(zr, zc, limit = 100, cand = 3, rounds = 100)
+    expect_true(s$sparse)
+    expect_equal(s$cost, C_opt, tolerance = 1e-10)
+    expect_equal(s$bound, s$cost, tolerance = 1e-10) # proven optimal: no gap
+    # without column generation: a valid bound and a cost at least the optimum
+    s0 <- ffi_assign(zr, zc, limit = 100, cand = 1, rounds = 0)
+    expect_gte(s0$cost, C_opt - 1e-9)
+    expect_lte(s0$bound, C_opt + 1e-9)
+    expect_false(anyDuplicated(s0$col) > 0)
+  }
+})
+
+test_that("the regret is a lower bound of the cost of moving a record elsewhere", {
+  skip_if_not_installed("clue")
+  set.seed(14)
+  for (it in 1:20) {
+    n <- sample(2:6, 1)
+    zr <- matrix(stats::rnorm(2 * n), n); zc <- zr + matrix(stats::rnorm(2 * n, sd = 0.3), n)
+    C <- cost_matrix(zr, zc)
+    r <- ffi_assign(zr, zc)
+    for (i in seq_len(n)) {
+      # the best assignment with i kept off its column
+      C2 <- C; C2[i, r$col[i]] <- 1e6
+      alt <- sum(C2[cbind(seq_len(n), clue::solve_LSAP(C2))])
+      expect_lte(r$regret[i], alt - r$cost + 1e-9)
+    }
+  }
+})
+
+test_that("identical records share the success: an enumeration of relabellings", {
+  # cell of 4: originals 1, 2 identical; released 1, 2, 3 identical
+  zo <- matrix(c(0, 0, 1, 5, 0, 0, 1, 5), 4)
+  zm <- matrix(c(1, 1, 1, 5, 1, 1, 1, 5), 4)
+  cell <- rep(1L, 4)
+  col <- c(1L, 2L, 3L, 4L)
+  got <- detanon:::assignment_success(col, 1:4, zo, zm, cell, cell)
+  # brute force: every relabelling of identical originals and of identical released records
+  perms <- function(v) if (length(v) <= 1) list(v) else do.call(c, lapply(seq_along(v), function(i) lapply(perms(v[-i]), function(p) c(v[i], p))))
+  hits <- numeric(4); count <- 0
+  for (pr in perms(1:2)) for (pc in perms(1:3)) {
+    rlab <- c(pr, 3, 4); clab <- c(pc, 4)
+    a <- integer(4); a[rlab] <- clab[col]
+    hits <- hits + (a == 1:4); count <- count + 1
+  }
+  expect_equal(got, hits / count)
+})
+
+test_that("attack_assignment() on Titanic: beats nearest linkage, control near chance, proven optimal", {
+  d <- titanic_paper()[-1]
+  masked <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
+  a <- attack_assignment(d, masked, seed = 1)
+  expect_s3_class(a, "detanon_attack")
+  l <- attack_linkage(d, masked, seed = 1)
+  expect_gt(a$rate, l$rate)
+  expect_lt(a$control_rate, 0.05)
+  expect_identical(a$details$gap, 0)
+  # the sparse path on the same data gives the same rate (the optimum is proven)
+  b <- attack_assignment(d, masked, limit = 10, candidates = 2, rounds = 100, control = FALSE, seed = 1)
+  expect_gt(b$details$n_sparse, 0)
+  expect_equal(b$details$cost, a$details$cost, tolerance = 1e-10)
+  expect_equal(b$details$gap, 0, tolerance = 1e-10)
+  # a partial intruder attacks only its share
+  p <- attack_assignment(d, masked, intruder = intruder(p = 0.1), control = FALSE, seed = 2)
+  expect_identical(p$n_attacked, as.integer(round(0.1 * nrow(d))))
+  expect_output(print(a), "one-to-one assignment")
+})
+
+test_that("attack_assignment() checks its arguments", {
+  d <- titanic_paper()[-1]
+  masked <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
+  expect_snapshot(error = TRUE, attack_assignment(d, masked, limit = 0))
+  expect_snapshot(error = TRUE, attack_assignment(d, masked, candidates = 1.5))
+})

@@ -1,0 +1,110 @@
+# attack_recipe(): against an independent count of identical released records (settings
+# known, p = 1) and a brute-force transcription (partial knowledge, release stand-ins).
+
+titanic_k3 <- function(format = NULL) {
+  d <- titanic_paper()[-1]
+  list(d = d, m = anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
+                            format = format))
+}
+
+# 1 / (number of released records of the stratum identical to the record's own)
+share_of_identical <- function(m, vars, strata) {
+  key <- do.call(paste, c(m[strata], lapply(m[vars], function(v) sprintf("%.17g", v))))
+  1 / as.vector(table(key)[key])
+}
+
+test_that("settings known, p = 1: every candidate is its released record; success shared by identical records", {
+  for (format in c("natural", "none")) {
+    t <- titanic_k3(format)
+    a <- attack_recipe(t$d, t$m, seed = 1)
+    expect_identical(a$details$k, 3L)
+    expect_equal(a$details$share_certain, 1)
+    want <- share_of_identical(t$m, c("Age", "Fare"), c("Pclass", "Sex", "Family"))
+    expect_equal(a$success, want)
+    expect_lt(a$control_rate, 0.05)
+  }
+})
+
+test_that("recipe known: the k recorded in the release is found among 2..k_max", {
+  t <- titanic_k3()
+  a <- attack_recipe(t$d, t$m, intruder = intruder(knows = "recipe"), k_max = 6, control = FALSE)
+  expect_identical(a$details$k, 2:6)
+  # k = 3 for nearly all (a smaller k can hit an identical released record exactly)
+  expect_gt(as.vector(a$details$k_used[["3"]]), 0.95 * nrow(t$d))
+  s <- attack_recipe(t$d, t$m, control = FALSE)
+  expect_equal(a$success, s$success)
+  g <- attack_recipe(t$d, t$m, intruder = intruder(knows = "recipe"), k_max = 6, k_choice = "global",
+                     control = FALSE)
+  expect_equal(g$success, s$success)
+})
+
+# Brute force: neighbourhoods on the intruder's originals and the released stand-ins, step
+# 5 by the centroids' SD (or the factors `a`), nearest released record by a full distance matrix, ties shared.
+ref_recipe <- function(zo, zm, id, known, k, a = NULL) {
+  zmix <- zm
+  zmix[known, ] <- zo[known, ]
+  nn <- ref_knn_index(zmix, id, k)
+  cen <- t(apply(nn, 1L, function(r) colMeans(zmix[r, , drop = FALSE])))
+  cen <- if (is.null(a)) sweep(cen, 2L, apply(cen, 2L, stats::sd), "/") else sweep(cen, 2L, a, "*")
+  success <- rep(NA_real_, nrow(zo))
+  for (i in which(known)) {
+    s <- which(id == id[i])
+    d2 <- colSums((t(zm[s, , drop = FALSE]) - cen[i, ])^2)
+    own <- d2[s == i]
+    success[i] <- if (any(d2 < own)) 0 else 1 / sum(d2 == own)
+  }
+  success
+}
+
+test_that("partial knowledge: equal to a brute-force transcription on random data", {
+  for (seed in 1:4) {
+    x <- random_data(90, d = 2, n_strata = 2, seed = seed)
+    if (seed == 2) x$x1 <- round(x$x1) # ties
+    m <- anonymise(x, k = 3, vars = c("x1", "x2"), strata = "g", format = "none")
+    sds <- vapply(x[c("x1", "x2")], stats::sd, numeric(1))
+    for (p in c(1, 0.3)) {
+      # settings known: k = 3, format "none" and the recorded scale
+      it <- intruder(p = p)
+      a <- attack_recipe(x, m, intruder = it, control = FALSE, seed = seed)
+      s <- detanon:::intruder_view(x, m, it, seed = seed)
+      want <- ref_recipe(s$zo, s$zm, s$id, s$known, 3L, a = release_info(m)$stats$scale / sds)
+      expect_equal(a$success, want)
+      expect_identical(a$n_attacked, sum(s$known))
+    }
+  }
+})
+
+test_that("with the settings known, the recorded step-5 scale is used", {
+  x <- random_data(90, d = 2, n_strata = 2, seed = 7)
+  m <- anonymise(x, k = 3, vars = c("x1", "x2"), strata = "g", format = "none")
+  a <- attack_recipe(x, m, intruder = intruder(p = 0.3), control = FALSE, seed = 1)
+  sds <- vapply(x[c("x1", "x2")], stats::sd, numeric(1))
+  expect_equal(unname(a$details$scale), unname(release_info(m)$stats$scale / sds))
+})
+
+test_that("small strata and an intruder who does not know the algorithm", {
+  x <- random_data(40, d = 2, n_strata = 2, seed = 5)
+  x$g <- as.character(x$g)
+  x$g[1:4] <- "small"
+  m <- anonymise(x, k = 3, vars = c("x1", "x2"), strata = "g", format = "none")
+  a <- attack_recipe(x, m, k = 5, control = FALSE)
+  expect_identical(a$success[1:4], rep(0, 4)) # no candidate with k = 5 in a stratum of 4
+  expect_true(all(!is.na(a$success)))
+  n <- attack_recipe(x, m, intruder = intruder(knows = "data"), control = FALSE)
+  expect_true(all(is.na(n$success)))
+  expect_true(is.na(n$rate))
+})
+
+test_that("attack_recipe() beats the replay at p = 0.1 on Titanic", {
+  t <- titanic_k3()
+  a <- attack_recipe(t$d, t$m, intruder = intruder(p = 0.1), control = FALSE, seed = 3)
+  r <- risk_replay(t$d, t$m, p = 0.1, seed = 3)
+  expect_gt(a$rate, r$by_p$rate)
+  expect_output(print(a), "algorithm-aware")
+})
+
+test_that("attack_recipe() checks its arguments", {
+  t <- titanic_k3()
+  expect_snapshot(error = TRUE, attack_recipe(t$d, t$m, k = 1))
+  expect_snapshot(error = TRUE, attack_recipe(t$d, t$m, k_choice = "best"))
+})
