@@ -202,10 +202,11 @@ release_csv_bytes <- function(x) {
     attributes(y) <- attributes(y)[intersect(names(attributes(y)), c("levels", "class"))]
     df[[v]] <- y
   }
-  tc <- textConnection("lines", open = "w", local = TRUE)
+  tc <- textConnection(NULL, open = "w")
   utils::write.csv(df, tc, row.names = FALSE, na = "", fileEncoding = "")
+  out <- textConnectionValue(tc)
   close(tc)
-  charToRaw(enc2utf8(paste0(paste(lines, collapse = "\n"), "\n")))
+  charToRaw(enc2utf8(paste0(paste(out, collapse = "\n"), "\n")))
 }
 
 # SHA-256 of the published file, else of write_release()'s bytes. openssl when installed,

@@ -36,10 +36,12 @@ free_port <- function() {
 start_app_process <- function(timeout = 60) {
   port <- free_port()
   log <- tempfile("app", fileext = ".log")
+  tmp <- tempfile("apptmp") # the app's own temporary files (uploads), removed with it
+  dir.create(tmp)
   script <- sprintf("detanon::detanon_app(run = TRUE, host = \"127.0.0.1\", port = %dL, launch.browser = FALSE)", port)
   p <- processx::process$new(file.path(R.home("bin"), "Rscript"), c("-e", script), stdout = log, stderr = "2>&1",
                              env = c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep),
-                                     R_TESTS = ""),
+                                     R_TESTS = "", TMPDIR = tmp),
                              cleanup = TRUE)
   url <- sprintf("http://127.0.0.1:%d/", port)
   deadline <- Sys.time() + timeout
@@ -52,11 +54,15 @@ start_app_process <- function(timeout = 60) {
     if (isTRUE(up)) break
     if (!p$is_alive() || Sys.time() > deadline) {
       p$kill()
+      unlink(tmp, recursive = TRUE)
       stop("the app did not start:\n", paste(readLines(log), collapse = "\n"))
     }
     Sys.sleep(0.2)
   }
-  list(url = url, log = log, process = p, kill = function() p$kill())
+  list(url = url, log = log, process = p, kill = function() {
+    p$kill()
+    unlink(tmp, recursive = TRUE)
+  })
 }
 
 # Wait until a downloaded file is complete.
@@ -87,8 +93,9 @@ cdp_browser <- function(chrome, width = 1280, height = 900) {
             "--no-default-browser-check", "--disable-extensions", "--remote-debugging-pipe",
             paste0("--user-data-dir=", file.path(dir, "profile")), sprintf("--window-size=%d,%d", width, height),
             "about:blank")
-  cmd <- sprintf("exec %s %s 3<%s 4>%s", shQuote(chrome), paste(shQuote(args), collapse = " "),
-                 shQuote(fin), shQuote(fout))
+  # (TMPDIR: Chromium's own scratch files go into `dir`, which is removed, not R's tempdir)
+  cmd <- sprintf("exec env TMPDIR=%s %s %s 3<%s 4>%s", shQuote(dir), shQuote(chrome),
+                 paste(shQuote(args), collapse = " "), shQuote(fin), shQuote(fout))
   proc <- processx::process$new("sh", c("-c", cmd), stdout = file.path(dir, "stdout"),
                                 stderr = file.path(dir, "stderr"), cleanup = TRUE)
   # the shell opens the browser's input first (it waits for a writer), then its output
