@@ -475,7 +475,8 @@ check_complete <- function(data, vars, has_na_arg) {
   if (!length(counts)) return(invisible())
   stop_arg("`vars` have missing values (", paste0("`", names(counts), "`: ", counts, collapse = ", "), "). ",
            if (has_na_arg) {
-             "Choose `na = \"median\"`, \"mean\", \"median_stratum\", \"mean_stratum\" or \"complete\", or impute them first."
+             paste("Choose `na = \"median\"`, \"mean\", \"median_stratum\", \"mean_stratum\" or \"complete\",",
+                   "or impute them first.")
            } else {
              "Impute them (e.g. anonymise(na = \"median\")) or drop those records first."
            }, kind = "data")

@@ -66,18 +66,15 @@ attack_inference <- function(original, masked, sensitive, intruder = NULL, m = 3
                              type = c("auto", "categorical", "numeric"), tolerance = 0.1,
                              control = TRUE, seed = NULL,
                              nthreads = getOption("detanon.nthreads", 1L)) {
-  m <- check_whole(m, "m", min = 1)
   tolerance <- check_number(tolerance, "tolerance", lower = 0)
   type <- match_choice(type, "type")
-  control <- check_flag(control, "control")
-  nthreads <- check_nthreads(nthreads)
-  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
-  s <- intruder_view(original, masked, intruder, seed = seed)
-  check_sensitive(sensitive, s)
+  list2env(check_attack_args(control, seed, nthreads, m), environment())
+  v <- attack_view(original, masked, intruder, control, seed, leave_out = TRUE)
+  check_sensitive(sensitive, v$s)
   spec <- battery_attacks()$inference
   spec$args$tolerance <- tolerance
   spec$args$type <- type
-  run_attack(spec, s, if (control) s, m = m, sensitive = sensitive, nthreads = nthreads, seed = seed)
+  run_attack(spec, v$s, v$ctrl, m = m, sensitive = sensitive, nthreads = nthreads, seed = seed)
 }
 
 check_sensitive <- function(sensitive, s) {

@@ -53,14 +53,11 @@ attack_singling_out <- function(original, masked, intruder = NULL, bins = NULL,
                                 control = TRUE, seed = NULL,
                                 nthreads = getOption("detanon.nthreads", 1L)) {
   if (!is.null(bins)) bins <- check_bins(bins)
-  control <- check_flag(control, "control")
-  nthreads <- check_nthreads(nthreads)
-  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
-  s <- intruder_view(original, masked, intruder, seed = seed)
-  ctrl <- if (control) battery_permute(s, seed = if (!is.null(seed)) seed + 1L)
+  list2env(check_attack_args(control, seed, nthreads), environment())
+  v <- attack_view(original, masked, intruder, control, seed)
   spec <- battery_attacks()$singling_out
   spec$args$bins <- bins
-  run_attack(spec, s, ctrl, m = 1L, sensitive = NULL, nthreads = nthreads, seed = seed)
+  run_attack(spec, v$s, v$ctrl, m = 1L, sensitive = NULL, nthreads = nthreads, seed = seed)
 }
 
 check_bins <- function(bins) {
