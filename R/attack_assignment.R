@@ -71,11 +71,8 @@ attack_assignment <- function(original, masked, intruder = NULL, limit = 2000, c
   limit <- check_whole(limit, "limit", min = 1)
   candidates <- check_whole(candidates, "candidates", min = 1)
   rounds <- check_whole(rounds, "rounds", min = 0)
-  list2env(check_attack_args(control, seed, nthreads, m), environment())
-  v <- attack_view(original, masked, intruder, control, seed)
-  spec <- assignment_spec()
-  spec$args <- list(limit = limit, candidates = candidates, rounds = rounds)
-  run_attack(spec, v$s, v$ctrl, m = m, sensitive = NULL, nthreads = nthreads, seed = seed)
+  attack_verb(assignment_spec(), list(limit = limit, candidates = candidates, rounds = rounds),
+              original, masked, intruder, m, control, seed, nthreads)
 }
 
 # The registry entry of the attack (battery_attacks()).

@@ -61,11 +61,8 @@ attack_fellegi_sunter <- function(original, masked, intruder = NULL, bands = c(0
   }
   max_pairs <- check_number(max_pairs, "max_pairs", lower = 1)
   candidates <- check_whole(candidates, "candidates", min = 1)
-  list2env(check_attack_args(control, seed, nthreads, m), environment())
-  v <- attack_view(original, masked, intruder, control, seed)
-  spec <- fellegi_sunter_spec()
-  spec$args <- list(bands = bands, max_pairs = max_pairs, candidates = candidates)
-  run_attack(spec, v$s, v$ctrl, m = m, sensitive = NULL, nthreads = nthreads, seed = seed)
+  attack_verb(fellegi_sunter_spec(), list(bands = bands, max_pairs = max_pairs, candidates = candidates),
+              original, masked, intruder, m, control, seed, nthreads)
 }
 
 # The registry entry of the attack (battery_attacks()).

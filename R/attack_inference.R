@@ -68,13 +68,9 @@ attack_inference <- function(original, masked, sensitive, intruder = NULL, m = 3
                              nthreads = getOption("detanon.nthreads", 1L)) {
   tolerance <- check_number(tolerance, "tolerance", lower = 0)
   type <- match_choice(type, "type")
-  list2env(check_attack_args(control, seed, nthreads, m), environment())
-  v <- attack_view(original, masked, intruder, control, seed, leave_out = TRUE)
-  check_sensitive(sensitive, v$s)
-  spec <- battery_attacks()$inference
-  spec$args$tolerance <- tolerance
-  spec$args$type <- type
-  run_attack(spec, v$s, v$ctrl, m = m, sensitive = sensitive, nthreads = nthreads, seed = seed)
+  # `sensitive` is checked by inference_core(), on the intruder's view
+  attack_verb(battery_attacks()$inference, list(tolerance = tolerance, type = type), original, masked,
+              intruder, m, control, seed, nthreads, sensitive = sensitive)
 }
 
 check_sensitive <- function(sensitive, s) {

@@ -72,11 +72,8 @@ attack_recipe <- function(original, masked, intruder = NULL, k = NULL, k_max = 1
   }
   k_max <- check_whole(k_max, "k_max", min = 2)
   k_choice <- match_choice(k_choice, "k_choice")
-  list2env(check_attack_args(control, seed, nthreads, m), environment())
-  v <- attack_view(original, masked, intruder, control, seed)
-  spec <- recipe_spec()
-  spec$args <- list(k = k, k_max = k_max, k_choice = k_choice)
-  run_attack(spec, v$s, v$ctrl, m = m, sensitive = NULL, nthreads = nthreads, seed = seed)
+  attack_verb(recipe_spec(), list(k = k, k_max = k_max, k_choice = k_choice),
+              original, masked, intruder, m, control, seed, nthreads)
 }
 
 # The registry entry of the attack (battery_attacks()).

@@ -53,11 +53,8 @@ attack_singling_out <- function(original, masked, intruder = NULL, bins = NULL,
                                 control = TRUE, seed = NULL,
                                 nthreads = getOption("detanon.nthreads", 1L)) {
   if (!is.null(bins)) bins <- check_bins(bins)
-  list2env(check_attack_args(control, seed, nthreads), environment())
-  v <- attack_view(original, masked, intruder, control, seed)
-  spec <- battery_attacks()$singling_out
-  spec$args$bins <- bins
-  run_attack(spec, v$s, v$ctrl, m = 1L, sensitive = NULL, nthreads = nthreads, seed = seed)
+  attack_verb(battery_attacks()$singling_out, list(bins = bins), original, masked, intruder, 1L, control,
+              seed, nthreads)
 }
 
 check_bins <- function(bins) {

@@ -134,12 +134,22 @@ run_attack <- function(spec, s, ctrl, m, sensitive, nthreads, seed) {
   new_attack(spec$label, res, s, cres, m = m)
 }
 
-# The arguments every attack verb shares, checked once: `m` (when the verb has it),
-# `control`, `nthreads` and `seed`. Returns the checked values, named as the arguments.
+# The body of a single-attack verb (attack_*()): the shared arguments checked, the
+# intruder's view and its control built, and the attack of `spec` run with its settings
+# `args` (checked by the verb).
+attack_verb <- function(spec, args, original, masked, intruder, m, control, seed, nthreads, sensitive = NULL) {
+  list2env(check_attack_args(control, seed, nthreads, m), environment())
+  v <- attack_view(original, masked, intruder, control, seed, leave_out = identical(spec$control, "leave_out"))
+  spec$args[names(args)] <- args
+  run_attack(spec, v$s, v$ctrl, m = m, sensitive = sensitive, nthreads = nthreads, seed = seed)
+}
+
+# The arguments every attack verb shares, checked once: `m`, `control`, `nthreads` and
+# `seed`. Returns the checked values, named as the arguments.
 check_attack_args <- function(control, seed, nthreads, m) {
-  out <- if (!missing(m)) list(m = check_whole(m, "m", min = 1)) else list()
-  c(out, list(control = check_flag(control, "control"), nthreads = check_nthreads(nthreads),
-              seed = if (!is.null(seed)) check_whole(seed, "seed", min = -.Machine$integer.max)))
+  list(m = check_whole(m, "m", min = 1), control = check_flag(control, "control"),
+       nthreads = check_nthreads(nthreads),
+       seed = if (!is.null(seed)) check_whole(seed, "seed", min = -.Machine$integer.max))
 }
 
 # The intruder's view of the pair and the control release (`control = FALSE`: none): the
@@ -346,11 +356,8 @@ attack_linkage <- function(original, masked, intruder = NULL, direction = c("rel
                            m = 3, control = TRUE, seed = NULL,
                            nthreads = getOption("detanon.nthreads", 1L)) {
   direction <- match_choice(direction, "direction")
-  # the checked values replace the arguments
-  list2env(check_attack_args(control, seed, nthreads, m), environment())
-  v <- attack_view(original, masked, intruder, control, seed)
-  spec <- battery_attacks()[[paste0("linkage_", direction)]]
-  run_attack(spec, v$s, v$ctrl, m = m, sensitive = NULL, nthreads = nthreads, seed = seed)
+  attack_verb(battery_attacks()[[paste0("linkage_", direction)]], list(), original, masked, intruder, m, control,
+              seed, nthreads)
 }
 
 # released -> original: trees over the originals the intruder holds, queried by their
