@@ -89,18 +89,12 @@ anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 
                                check_identifiers = TRUE,
                                nthreads = getOption("detanon.nthreads", 1L)) {
   if (is_sdc(data)) return(sdc_verb(anonymise_adaptive, data, match.call(), parent.frame())) # R/sdcmicro.R
-  check_data_frame(data, "data")
+  # the checked values replace the arguments (a table `k` is checked by adaptive_start_k())
+  list2env(check_masking_args(data, vars, strata, k, format = format, k_table = TRUE,
+                              check_identifiers = check_identifiers, nthreads = nthreads), environment())
   m <- check_whole(m, "m", min = 0)
   rate <- check_rates(rate)
   if (!is.null(w1)) w1 <- check_number(w1, "w1", lower = 0, lower_open = TRUE)
-  format <- match_choice(format, "format")
-  nthreads <- check_nthreads(nthreads)
-  strata <- check_columns(strata, data, "strata", default_strata(data))
-  check_strata_columns(data, strata)
-  vars <- check_columns(vars, data, "vars", setdiff(default_vars(data), strata))
-  check_vars(data, vars, strata)
-  check_flag(check_identifiers, "check_identifiers")
-  if (!nrow(data)) stop_arg("`data` has no rows: there is nothing to anonymise.")
   df <- as.data.frame(data, stringsAsFactors = FALSE)
   p <- adaptive_setup(df, vars, strata, rmd = !is.null(w1), nthreads = nthreads)
   k0 <- adaptive_start_k(k, df, strata, p)
@@ -118,11 +112,7 @@ anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 
 # the masked columns, the strata, the rank index of the originals and (rmd = TRUE) the
 # robust covariance of the interval test. tune_release() builds it once for all candidates.
 adaptive_setup <- function(df, vars, strata, rmd, nthreads) {
-  x0 <- numeric_matrix(df, vars)
-  if (anyNA(x0) || any(is.infinite(x0))) {
-    stop_arg("`vars` have missing or infinite values; impute them or drop those records ",
-             "first (anonymise(na = ) can impute).", kind = "data")
-  }
+  x0 <- numeric_matrix(df, vars) # complete and finite (check_masking_args())
   id <- stratum_ids(df, strata)
   sizes <- tabulate(id, max(id))
   tiny <- pow2_normalise(x0)
@@ -165,7 +155,7 @@ adaptive_start_k <- function(k, df, strata, p) {
     }
     ks <- as.integer(kk[at])
   } else {
-    ks <- rep(check_whole(k, "k", min = 2), length(p$sizes))
+    ks <- rep(k, length(p$sizes)) # checked by check_masking_args()
   }
   small <- which(p$sizes < ks)
   if (length(small) && !is.data.frame(k)) {

@@ -115,24 +115,14 @@ anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
                       check_identifiers = TRUE,
                       nthreads = getOption("detanon.nthreads", 1L)) {
   if (is_sdc(data)) return(sdc_verb(anonymise, data, match.call(), parent.frame())) # R/sdcmicro.R
-  check_data_frame(data, "data")
-  strata <- check_columns(strata, data, "strata", default_strata(data))
-  check_strata_columns(data, strata)
-  vars <- check_columns(vars, data, "vars", setdiff(default_vars(data), strata))
-  k <- check_whole(k, "k", min = 2)
-  engine <- match_choice(engine, "engine")
-  format <- check_format(format, engine)
-  na <- match_choice(na, "na")
-  small_strata <- match_choice(small_strata, "small_strata")
-  check_flag(check_identifiers, "check_identifiers")
-  nthreads <- check_nthreads(nthreads)
+  # the checked values replace the arguments
+  list2env(check_masking_args(data, vars, strata, k, engine = engine, format = format, na = na,
+                              small_strata = small_strata, check_identifiers = check_identifiers,
+                              nthreads = nthreads), environment())
   if (engine == "rann" && !requireNamespace("RANN", quietly = TRUE)) {
     stop_arg("`engine = \"rann\"` needs the package RANN: install.packages(\"RANN\"), ",
              "or use the default engine = \"kdtree\".")
   }
-  check_vars(data, vars, strata)
-  if (!nrow(data)) stop_arg("`data` has no rows: there is nothing to anonymise.", kind = "data")
-
   df <- as.data.frame(data, stringsAsFactors = FALSE)
   id <- stratum_ids(df, strata)
   step <- handle_missing(numeric_matrix(df, vars), id, na, strata)
@@ -158,19 +148,12 @@ anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
              stats = list(scale = masked$scale))
 }
 
-# anonymise(), step 1: missing values in `vars` by the `na` policy. Returns the matrix
-# (imputed), the rows kept and the counts.
+# anonymise(), step 1: missing values in `vars` by the `na` policy ("fail" was checked by
+# check_masking_args()). Returns the matrix (imputed), the rows kept and the counts.
 handle_missing <- function(x, id, na, strata) {
   out <- list(x = x, keep = rep(TRUE, nrow(x)), n_imputed = 0L, n_dropped = 0L)
   if (!anyNA(x)) return(out)
   has_na <- is.na(x)
-  if (na == "fail") {
-    counts <- colSums(has_na)
-    counts <- counts[counts > 0]
-    stop_arg("`vars` have missing values (", paste0("`", names(counts), "`: ", counts, collapse = ", "),
-             "). Choose `na = \"median\"`, \"mean\", \"median_stratum\", \"mean_stratum\" or ",
-             "\"complete\", or impute them first.", kind = "data")
-  }
   incomplete <- apply(has_na, 1L, any)
   if (na == "complete") {
     out$keep <- !incomplete
@@ -453,15 +436,64 @@ is_labelled <- function(x) inherits(x, "haven_labelled") || inherits(x, "labelle
 # Columns masked by default: numeric, not labelled codes.
 default_vars <- function(data) names(data)[vapply(data, function(x) is_continuous(x) && !is_labelled(x), logical(1))]
 
-check_vars <- function(data, vars, strata) {
+# The one validation path of the masking verbs (anonymise(), anonymise_adaptive(),
+# tune_release(), stir(), blend_outliers()), in one order: `data` a data frame; `strata`
+# atomic columns (by default `strata_default`); `vars` columns not in `strata` (by default
+# the numeric ones), with `numeric = TRUE` numeric and finite, and complete unless the
+# verb's `na` handles missing values; `k` a whole number >= 2 (with `k_table = TRUE` a
+# table may pass, for the verb to check); the choice arguments in `...` matched against
+# the calling verb's formals (`format`, when the verb's default is NULL, by `engine`);
+# `check_identifiers` and `nthreads` when given; last, `data` has records. Returns the
+# checked values, named as the arguments.
+check_masking_args <- function(data, vars, strata, k, ..., strata_default = default_strata(data),
+                               numeric = TRUE, k_table = FALSE, check_identifiers = NULL,
+                               nthreads = NULL) {
+  check_data_frame(data, "data")
+  strata <- check_columns(strata, data, "strata", strata_default)
+  check_strata_columns(data, strata)
+  vars <- check_columns(vars, data, "vars", setdiff(default_vars(data), strata))
+  check_vars(data, vars, strata, numeric)
+  if (!k_table || !is.data.frame(k)) k <- check_whole(k, "k", min = 2)
+  out <- list(vars = vars, strata = strata, k = k)
+  verb <- formals(sys.function(sys.parent()))
+  choices <- list(...)
+  for (arg in names(choices)) {
+    out[[arg]] <- if (arg == "format" && is.null(verb[["format"]])) check_format(choices$format, out$engine)
+                  else match_choice(choices[[arg]], arg, eval(verb[[arg]]))
+  }
+  if (!is.null(check_identifiers)) check_flag(check_identifiers, "check_identifiers")
+  if (!is.null(nthreads)) out$nthreads <- check_nthreads(nthreads)
+  if (numeric && !isTRUE(out$na != "fail")) check_complete(data, vars, has_na_arg = !is.null(out$na))
+  if (!nrow(data)) stop_arg("`data` has no records: there is nothing to mask.", kind = "data")
+  out
+}
+
+# Missing values in `vars` are an error for a verb without `na` or with `na = "fail"`.
+check_complete <- function(data, vars, has_na_arg) {
+  counts <- vapply(vars, function(v) sum(is.na(data[[v]])), integer(1))
+  counts <- counts[counts > 0L]
+  if (!length(counts)) return(invisible())
+  stop_arg("`vars` have missing values (", paste0("`", names(counts), "`: ", counts, collapse = ", "), "). ",
+           if (has_na_arg) {
+             paste("Choose `na = \"median\"`, \"mean\", \"median_stratum\", \"mean_stratum\" or \"complete\",",
+                   "or impute them first.")
+           } else {
+             "Impute them (e.g. anonymise(na = \"median\")) or drop those records first."
+           }, kind = "data")
+}
+
+# `vars` not empty and not in `strata`; with `numeric = TRUE`, numeric without NaN or
+# infinite values.
+check_vars <- function(data, vars, strata, numeric = TRUE) {
   if (!length(vars)) {
-    stop_arg("There is no continuous variable to mask: name the numeric columns in `vars` ",
-             "(the default takes the numeric columns not in `strata`).", kind = "column")
+    stop_arg("There is no ", if (numeric) "continuous ", "variable to mask: name the ", if (numeric) "numeric ",
+             "columns in `vars` (the default takes the numeric columns not in `strata`).", kind = "column")
   }
   both <- intersect(vars, strata)
   if (length(both)) {
     stop_arg("Columns cannot be in both `vars` and `strata`: ", quote_names(both), ".", kind = "column")
   }
+  if (!numeric) return(invisible(vars))
   bad <- vars[!vapply(data[vars], is_continuous, logical(1))]
   if (length(bad)) {
     stop_arg("`vars` must be numeric columns; ", quote_names(bad), " ", plural(length(bad), "is", "are", count = FALSE),

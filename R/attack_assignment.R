@@ -71,15 +71,8 @@ attack_assignment <- function(original, masked, intruder = NULL, limit = 2000, c
   limit <- check_whole(limit, "limit", min = 1)
   candidates <- check_whole(candidates, "candidates", min = 1)
   rounds <- check_whole(rounds, "rounds", min = 0)
-  m <- check_whole(m, "m", min = 1)
-  control <- check_flag(control, "control")
-  nthreads <- check_nthreads(nthreads)
-  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
-  s <- intruder_view(original, masked, intruder, seed = seed)
-  ctrl <- if (control) battery_permute(s, seed = if (!is.null(seed)) seed + 1L)
-  spec <- assignment_spec()
-  spec$args <- list(limit = limit, candidates = candidates, rounds = rounds)
-  run_attack(spec, s, ctrl, m = m, sensitive = NULL, nthreads = nthreads, seed = seed)
+  attack_verb(assignment_spec(), list(limit = limit, candidates = candidates, rounds = rounds),
+              original, masked, intruder, m, control, seed, nthreads)
 }
 
 # The registry entry of the attack (battery_attacks()).

@@ -61,15 +61,8 @@ attack_fellegi_sunter <- function(original, masked, intruder = NULL, bands = c(0
   }
   max_pairs <- check_number(max_pairs, "max_pairs", lower = 1)
   candidates <- check_whole(candidates, "candidates", min = 1)
-  m <- check_whole(m, "m", min = 1)
-  control <- check_flag(control, "control")
-  nthreads <- check_nthreads(nthreads)
-  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
-  s <- intruder_view(original, masked, intruder, seed = seed)
-  ctrl <- if (control) battery_permute(s, seed = if (!is.null(seed)) seed + 1L)
-  spec <- fellegi_sunter_spec()
-  spec$args <- list(bands = bands, max_pairs = max_pairs, candidates = candidates)
-  run_attack(spec, s, ctrl, m = m, sensitive = NULL, nthreads = nthreads, seed = seed)
+  attack_verb(fellegi_sunter_spec(), list(bands = bands, max_pairs = max_pairs, candidates = candidates),
+              original, masked, intruder, m, control, seed, nthreads)
 }
 
 # The registry entry of the attack (battery_attacks()).

@@ -66,18 +66,11 @@ attack_inference <- function(original, masked, sensitive, intruder = NULL, m = 3
                              type = c("auto", "categorical", "numeric"), tolerance = 0.1,
                              control = TRUE, seed = NULL,
                              nthreads = getOption("detanon.nthreads", 1L)) {
-  m <- check_whole(m, "m", min = 1)
   tolerance <- check_number(tolerance, "tolerance", lower = 0)
   type <- match_choice(type, "type")
-  control <- check_flag(control, "control")
-  nthreads <- check_nthreads(nthreads)
-  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
-  s <- intruder_view(original, masked, intruder, seed = seed)
-  check_sensitive(sensitive, s)
-  spec <- battery_attacks()$inference
-  spec$args$tolerance <- tolerance
-  spec$args$type <- type
-  run_attack(spec, s, if (control) s, m = m, sensitive = sensitive, nthreads = nthreads, seed = seed)
+  # `sensitive` is checked by inference_core(), on the intruder's view
+  attack_verb(battery_attacks()$inference, list(tolerance = tolerance, type = type), original, masked,
+              intruder, m, control, seed, nthreads, sensitive = sensitive)
 }
 
 check_sensitive <- function(sensitive, s) {

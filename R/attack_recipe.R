@@ -72,15 +72,8 @@ attack_recipe <- function(original, masked, intruder = NULL, k = NULL, k_max = 1
   }
   k_max <- check_whole(k_max, "k_max", min = 2)
   k_choice <- match_choice(k_choice, "k_choice")
-  m <- check_whole(m, "m", min = 1)
-  control <- check_flag(control, "control")
-  nthreads <- check_nthreads(nthreads)
-  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
-  s <- intruder_view(original, masked, intruder, seed = seed)
-  ctrl <- if (control) battery_permute(s, seed = if (!is.null(seed)) seed + 1L)
-  spec <- recipe_spec()
-  spec$args <- list(k = k, k_max = k_max, k_choice = k_choice)
-  run_attack(spec, s, ctrl, m = m, sensitive = NULL, nthreads = nthreads, seed = seed)
+  attack_verb(recipe_spec(), list(k = k, k_max = k_max, k_choice = k_choice),
+              original, masked, intruder, m, control, seed, nthreads)
 }
 
 # The registry entry of the attack (battery_attacks()).

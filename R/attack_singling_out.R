@@ -53,14 +53,8 @@ attack_singling_out <- function(original, masked, intruder = NULL, bins = NULL,
                                 control = TRUE, seed = NULL,
                                 nthreads = getOption("detanon.nthreads", 1L)) {
   if (!is.null(bins)) bins <- check_bins(bins)
-  control <- check_flag(control, "control")
-  nthreads <- check_nthreads(nthreads)
-  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
-  s <- intruder_view(original, masked, intruder, seed = seed)
-  ctrl <- if (control) battery_permute(s, seed = if (!is.null(seed)) seed + 1L)
-  spec <- battery_attacks()$singling_out
-  spec$args$bins <- bins
-  run_attack(spec, s, ctrl, m = 1L, sensitive = NULL, nthreads = nthreads, seed = seed)
+  attack_verb(battery_attacks()$singling_out, list(bins = bins), original, masked, intruder, 1L, control,
+              seed, nthreads)
 }
 
 check_bins <- function(bins) {

@@ -74,10 +74,8 @@ risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder 
   } else if (!is.null(vars) || !is.null(strata)) {
     stop_arg("Give the columns either in `intruder` or as `vars`/`strata`, not both.")
   }
-  m <- check_whole(m, "m", min = 1)
-  control <- check_flag(control, "control")
-  nthreads <- check_nthreads(nthreads)
-  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
+  # the checked values replace the arguments
+  list2env(check_attack_args(control, seed, nthreads, m), environment())
   reg <- battery_attacks()
   if (is.null(attacks)) attacks <- names(reg)
   if (!is.character(attacks) || !length(attacks) || anyNA(attacks) || !all(attacks %in% names(reg))) {
@@ -85,14 +83,13 @@ risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder 
              "; not ", show_value(attacks), ".")
   }
   if (is.null(sensitive)) attacks <- setdiff(attacks, names(reg)[vapply(reg, `[[`, TRUE, "needs_sensitive")])
-  s <- intruder_view(original, masked, intruder, seed = seed)
-  ctrl <- if (control) battery_permute(s, seed = if (!is.null(seed)) seed + 1L)
+  v <- attack_view(original, masked, intruder, control, seed)
   res <- lapply(attacks, function(a) {
     spec <- reg[[a]]
-    run_attack(spec, s, ctrl, m = m, sensitive = sensitive, nthreads = nthreads, seed = seed)
+    run_attack(spec, v$s, v$ctrl, m = m, sensitive = sensitive, nthreads = nthreads, seed = seed)
   })
   names(res) <- attacks
-  structure(list(attacks = res, intruder = intruder, n = s$n, vars = s$vars, strata = s$strata),
+  structure(list(attacks = res, intruder = intruder, n = v$s$n, vars = v$s$vars, strata = v$s$strata),
             class = "detanon_battery")
 }
 
@@ -135,6 +132,33 @@ run_attack <- function(spec, s, ctrl, m, sensitive, nthreads, seed) {
     else control_fixed_points(do.call(spec$core, c(list(ctrl), args)), ctrl$perm)
   }
   new_attack(spec$label, res, s, cres, m = m)
+}
+
+# The body of a single-attack verb (attack_*()): the shared arguments checked, the
+# intruder's view and its control built, and the attack of `spec` run with its settings
+# `args` (checked by the verb).
+attack_verb <- function(spec, args, original, masked, intruder, m, control, seed, nthreads, sensitive = NULL) {
+  list2env(check_attack_args(control, seed, nthreads, m), environment())
+  v <- attack_view(original, masked, intruder, control, seed, leave_out = identical(spec$control, "leave_out"))
+  spec$args[names(args)] <- args
+  run_attack(spec, v$s, v$ctrl, m = m, sensitive = sensitive, nthreads = nthreads, seed = seed)
+}
+
+# The arguments every attack verb shares, checked once: `m`, `control`, `nthreads` and
+# `seed`. Returns the checked values, named as the arguments.
+check_attack_args <- function(control, seed, nthreads, m) {
+  list(m = check_whole(m, "m", min = 1), control = check_flag(control, "control"),
+       nthreads = check_nthreads(nthreads),
+       seed = if (!is.null(seed)) check_whole(seed, "seed", min = -.Machine$integer.max))
+}
+
+# The intruder's view of the pair and the control release (`control = FALSE`: none): the
+# view with a random permutation of the released records, or (`leave_out = TRUE`, for an
+# attack that leaves each record out of its own control) the view itself.
+attack_view <- function(original, masked, intruder, control, seed, leave_out = FALSE) {
+  s <- intruder_view(original, masked, intruder, seed = seed)
+  ctrl <- if (control && leave_out) s else if (control) battery_permute(s, seed = if (!is.null(seed)) seed + 1L)
+  list(s = s, ctrl = ctrl)
 }
 
 # A record of a stratum of one keeps its own released record in the control release (no one
@@ -332,14 +356,8 @@ attack_linkage <- function(original, masked, intruder = NULL, direction = c("rel
                            m = 3, control = TRUE, seed = NULL,
                            nthreads = getOption("detanon.nthreads", 1L)) {
   direction <- match_choice(direction, "direction")
-  m <- check_whole(m, "m", min = 1)
-  control <- check_flag(control, "control")
-  nthreads <- check_nthreads(nthreads)
-  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
-  s <- intruder_view(original, masked, intruder, seed = seed)
-  ctrl <- if (control) battery_permute(s, seed = if (!is.null(seed)) seed + 1L)
-  spec <- battery_attacks()[[paste0("linkage_", direction)]]
-  run_attack(spec, s, ctrl, m = m, sensitive = NULL, nthreads = nthreads, seed = seed)
+  attack_verb(battery_attacks()[[paste0("linkage_", direction)]], list(), original, masked, intruder, m, control,
+              seed, nthreads)
 }
 
 # released -> original: trees over the originals the intruder holds, queried by their

@@ -81,39 +81,25 @@
 blend_outliers <- function(data, vars = NULL, strata = NULL, classes = NULL, k = 3,
                            method = c("member", "centroid", "noise"), map = NULL, seed = NULL) {
   if (is_sdc(data)) return(sdc_verb(blend_outliers, data, match.call(), parent.frame())) # R/sdcmicro.R
-  check_data_frame(data, "data")
-  args <- stir_args(data, vars, strata)
-  k <- check_whole(k, "k", min = 2)
-  method <- match_choice(method, "method")
+  # the checked values replace the arguments (`vars` of any type: stir_encode() checks them)
+  list2env(check_masking_args(data, vars, strata, k, method = method, strata_default = character(),
+                              numeric = FALSE), environment())
   stir_seed(seed)
   df <- as.data.frame(data, stringsAsFactors = FALSE)
-  dims <- c(args$strata, args$vars)
-  enc <- stir_encode(df, dims, stir_arg_names(args$strata, args$vars))
-  cl <- stir_cluster_ids(df, args$strata, classes)
+  dims <- c(strata, vars)
+  enc <- stir_encode(df, dims, stir_arg_names(strata, vars))
+  cl <- stir_cluster_ids(df, strata, classes)
   if (!is.null(map)) check_map(map, dims)
   res <- blend_core(df, enc, cl, k, method, map)
   blend_message(res$counts, k)
   as_release(as_release_frame(res$df, data), "blend_outliers",
-             settings = list(vars = args$vars, strata = args$strata, k = k, method = method,
+             settings = list(vars = vars, strata = strata, k = k, method = method,
                              classes = if (is.null(classes)) NULL else "supplied"),
              counts = res$counts)
 }
 
 # The argument naming each column of c(strata, vars), for messages.
 stir_arg_names <- function(strata, vars) rep(c("strata", "vars"), c(length(strata), length(vars)))
-
-stir_args <- function(data, vars, strata) {
-  if (!nrow(data)) stop_arg("`data` has no records.", kind = "data")
-  strata <- check_columns(strata, data, "strata")
-  check_strata_columns(data, strata)
-  vars <- check_columns(vars, data, "vars", setdiff(default_vars(data), strata))
-  if (!length(vars)) stop_arg("`vars` is empty: name at least one column to change.")
-  if (length(intersect(vars, strata))) {
-    stop_arg("`vars` and `strata` share ", quote_names(intersect(vars, strata)),
-             "; name each column in one of them.", kind = "column")
-  }
-  list(vars = vars, strata = strata)
-}
 
 check_map <- function(map, dims) {
   if (!inherits(map, "detanon_distance_map") || !all(dims %in% map$vars)) {

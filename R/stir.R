@@ -76,16 +76,12 @@
 stir <- function(data, vars = NULL, strata = NULL, classes = NULL, k = 3,
                  method = c("shuffle", "flatten"), small_strata = c("fail", "merge"), seed = NULL) {
   if (is_sdc(data)) return(sdc_verb(stir, data, match.call(), parent.frame())) # R/sdcmicro.R
-  check_data_frame(data, "data")
   if (identical(small_strata, "blend")) {
     small_strata <- renamed_arg("merge", "small_strata = \"blend\"", "small_strata = \"merge\"")
   }
-  args <- stir_args(data, vars, strata)
-  vars <- args$vars
-  strata <- args$strata
-  k <- check_whole(k, "k", min = 2)
-  method <- match_choice(method, "method")
-  small_strata <- match_choice(small_strata, "small_strata")
+  # the checked values replace the arguments (`vars` of any type: stir_encode() checks them)
+  list2env(check_masking_args(data, vars, strata, k, method = method, small_strata = small_strata,
+                              strata_default = character(), numeric = FALSE), environment())
   stir_seed(seed)
   df <- as.data.frame(data, stringsAsFactors = FALSE)
   enc <- stir_encode(df, c(strata, vars), stir_arg_names(strata, vars))

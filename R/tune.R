@@ -164,13 +164,9 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, linkage = 0.01
 # measurement) and their robust covariance (risk1/risk2), and the evaluator.
 tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, family, methods,
                        all_methods, format, keps_epsilon, max_tries, nthreads, limits) {
-  check_data_frame(data, "data")
-  strata <- check_columns(strata, data, "strata", default_strata(data))
-  check_strata_columns(data, strata)
-  vars <- check_columns(vars, data, "vars", setdiff(default_vars(data), strata))
-  check_vars(data, vars, strata)
+  # the checked values replace the arguments
+  list2env(check_masking_args(data, vars, strata, k, nthreads = nthreads), environment())
   m <- check_whole(m, "m", min = 1)
-  k <- check_whole(k, "k", min = 2)
   k_strata <- if (is.null(k_strata)) max(3L, k) else check_whole(k_strata, "k_strata", min = 2)
   if (k_strata < k) {
     stop_arg("`k_strata` (", k_strata, ") must be at least `k` (", k, "): a centroid of `k` points ",
@@ -191,12 +187,7 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
     stop_arg("`keps_epsilon` must be NULL or positive budgets, not ", show_value(keps_epsilon), ".")
   }
   max_tries <- check_whole(max_tries, "max_tries", min = 1)
-  nthreads <- check_nthreads(nthreads)
   df <- as.data.frame(data, stringsAsFactors = FALSE)
-  if (anyNA(df[vars])) {
-    stop_arg("`vars` have missing values; impute them first (e.g. anonymise(na = \"median\")).",
-             kind = "data")
-  }
   n <- nrow(df)
   if (n < length(vars) + 2L) {
     stop_arg("`data` needs more records than variables to measure risk1 and risk2: ",

@@ -161,8 +161,9 @@ check_columns <- function(cols, data, arg, default = character()) {
 }
 
 # One of the choices in the default of argument `arg` of the calling function.
-match_choice <- function(x, arg) {
-  choices <- eval(formals(sys.function(sys.parent()))[[arg]])
+# `x` one of `choices` (by default the choices of argument `arg` in the caller's formals).
+match_choice <- function(x, arg, choices = NULL) {
+  if (is.null(choices)) choices <- eval(formals(sys.function(sys.parent()))[[arg]])
   if (!is.character(x) || length(x) < 1L || anyNA(x)) {
     stop_arg("`", arg, "` must be one of ", paste0("\"", choices, "\"", collapse = ", "), ".")
   }

@@ -202,7 +202,7 @@ test_that("anonymise_adaptive handles tiny strata, constant and tied columns, an
   expect_error(anonymise_adaptive(d, vars = "a", strata = "g", rate = 1.5), "`rate` must be")
   expect_error(anonymise_adaptive(d, vars = "a", strata = "g", w1 = 0), "`w1` must be")
   d$a[2] <- NA
-  expect_error(anonymise_adaptive(d, vars = "a", strata = "g"), "missing or infinite")
+  expect_error(anonymise_adaptive(d, vars = "a", strata = "g"), "missing values \\(`a`: 1\\)", class = "detanon_error_data")
 })
 
 test_that("risk_replay replays an adaptive release from its metadata", {

@@ -448,3 +448,43 @@ test_that("a constant column comes back bit for bit in every form", {
   a <- anonymise_adaptive(d, vars = c("x", "c"), strata = "g", k = 3, check_identifiers = FALSE)
   expect_identical(a$c, d$c)
 })
+
+test_that("the masking verbs share one validation path (same message, same class)", {
+  d <- data.frame(g = rep(c("a", "b"), each = 6), x = c(1:11, 13), y = c(2:12, 1))
+  verbs <- list(
+    anonymise = function(data, ...) anonymise(data, ..., check_identifiers = FALSE),
+    anonymise_adaptive = function(data, ...) anonymise_adaptive(data, ..., check_identifiers = FALSE),
+    tune_release = function(data, ...) tune_release(data, ...),
+    stir = function(data, ...) stir(data, ..., seed = 1),
+    blend_outliers = function(data, ...) blend_outliers(data, ..., seed = 1)
+  )
+  cases <- list(
+    list(args = list(d[0, ], vars = "x", strata = "g"), class = "detanon_error_data",
+         msg = "`data` has no records: there is nothing to mask."),
+    list(args = list(d, vars = c("x", "g"), strata = "g"), class = "detanon_error_column",
+         msg = "Columns cannot be in both `vars` and `strata`: `g`."),
+    list(args = list(d, vars = "x", strata = "g", k = 1), class = "detanon_error_argument",
+         msg = "`k` must be a single whole number >= 2, not 1."),
+    list(args = list(d, vars = "zz", strata = "g"), class = "detanon_error_column",
+         msg = "`vars` names columns that are not in the data: `zz`"),
+    list(args = list(as.matrix(d), vars = "x", strata = "g"), class = "detanon_error_argument",
+         msg = "`data` must be a data frame")
+  )
+  for (cs in cases) {
+    for (verb in names(verbs)) {
+      err <- tryCatch(do.call(verbs[[verb]], cs$args), error = function(e) e)
+      expect_s3_class(err, cs$class)
+      expect_identical(substr(conditionMessage(err), 1L, nchar(verb) + 4L + nchar(cs$msg)),
+                       paste0(verb, "(): ", cs$msg), label = paste(verb, cs$msg))
+    }
+  }
+  # missing values: the verbs without `na` point to the imputation of anonymise()
+  dn <- d
+  dn$x[2] <- NA
+  for (verb in c("anonymise_adaptive", "tune_release")) {
+    expect_error(verbs[[verb]](dn, vars = "x", strata = "g"),
+                 "`vars` have missing values \\(`x`: 1\\)\\. Impute them", class = "detanon_error_data")
+  }
+  expect_error(verbs$anonymise(dn, vars = "x", strata = "g"), "`vars` have missing values \\(`x`: 1\\)\\. Choose `na",
+               class = "detanon_error_data")
+})

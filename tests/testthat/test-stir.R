@@ -373,7 +373,7 @@ test_that("bad input: classed errors naming the argument, input unchanged", {
                class = "detanon_error_argument")
   expect_error(stir(d, vars = "num", strata = "grp", classes = c(NA, rep(1L, 29))), "`classes`",
                class = "detanon_error_argument")
-  expect_error(stir(d, vars = "grp", strata = "grp"), "share", class = "detanon_error_column")
+  expect_error(stir(d, vars = "grp", strata = "grp"), "both `vars` and `strata`", class = "detanon_error_column")
   dn <- d
   dn$num[3] <- NA
   expect_error(stir(dn, vars = "num", strata = "grp"), "missing", class = "detanon_error_data")
