@@ -528,7 +528,7 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
             bound = dual;
             if (!swap) {
                 /* regret: best alternative column by c - v, against the assigned one
-                 * (an interrupt check about every 2^20 distances) */
+                 * (a host pause about every 2^20 distances) */
                 ptrdiff_t polls = 0;
                 for (ptrdiff_t i = 0; i < nr; i++) {
                     const double *ai = A + (size_t) i * d;
