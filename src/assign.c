@@ -1,7 +1,9 @@
 /* Shortest augmenting path assignment, dense and sparse: see assign.h. */
 #include <math.h>
+#include <stdlib.h>
 #include "assign.h"
 #include "kdtree.h"
+#include "threads.h"
 
 #define POLL_WORK ((double) (1 << 20))
 
@@ -10,7 +12,7 @@ static inline void work_done(assign_work *w, double units)
     w->since_poll += units;
     if (w->since_poll >= POLL_WORK) {
         w->since_poll = 0.0;
-        if (w->poll) w->poll();
+        if (w->host) host_pause(w->host, 0);
     }
 }
 
@@ -266,4 +268,441 @@ ptrdiff_t assign_ties_at(const kd_tree *t, const double *q, double r2, ptrdiff_t
         }
     }
     return count;
+}
+
+/* ---- the cells of attack_assignment() and the nearest points within cells --------------- */
+
+#define ASSIGN_LEAF_SIZE 8
+/* Candidates per point, at most, as a multiple of `cand`, when there are ties. */
+#define TIE_FACTOR 4
+#define QUERY_CHUNK ((ptrdiff_t) 1 << 15)
+
+typedef struct {
+    int d;
+    const double *x;   /* global column-major matrix */
+    ptrdiff_t ldx;     /* its rows */
+    const int *rows;   /* the cell's rows, 1-based */
+    ptrdiff_t n;
+} side;
+
+/* Point-major copy of a side. */
+static void gather(const side *s, double *out)
+{
+    for (ptrdiff_t i = 0; i < s->n; i++) {
+        ptrdiff_t r = s->rows[i] - 1;
+        for (int j = 0; j < s->d; j++) out[(size_t) i * s->d + j] = s->x[r + j * s->ldx];
+    }
+}
+
+/* The k nearest points of side ts (its rows0, 0-based rows of ts->x; tree t is built here)
+ * to every query point (point-major q), and up to (TIE_FACTOR - 1) k more at the distance of
+ * the k-th: their local indices into nb[i * k * TIE_FACTOR ...], padded with -1. `loc` maps
+ * rows of ts->x to local indices. */
+static void knn_edges(kd_tree *t, const side *ts, const ptrdiff_t *rows0, const double *q,
+                      ptrdiff_t nq, int k, kd_heap *heaps, int nt, const int *loc, int *nb,
+                      const kernel_host *host)
+{
+    ptrdiff_t *tie_buf = (ptrdiff_t *) host->alloc((size_t) nt * k * TIE_FACTOR, sizeof(ptrdiff_t));
+    kd_reuse(t, ts->n);
+    t->interrupted = NULL;
+    kd_build(t, ts->x, ts->ldx, rows0);
+    host_pause(host, 0);
+    for (ptrdiff_t c0 = 0; c0 < nq; c0 += QUERY_CHUNK) {
+        ptrdiff_t c1 = c0 + QUERY_CHUNK < nq ? c0 + QUERY_CHUNK : nq;
+        int ntc = threads_for(nt, (double) (c1 - c0));
+        (void) ntc;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(ntc) schedule(static)
+#endif
+        for (ptrdiff_t i = c0; i < c1; i++) {
+            kd_heap *h = heaps + THREAD_ID;
+            kd_heap_init(h, k, h->pos, h->d2, h->seq, h->stack);
+            const double *qi = q + (size_t) i * ts->d;
+            kd_knn_point(t, qi, h);
+            int *out = nb + (size_t) i * k * TIE_FACTOR;
+            for (int m = 0; m < k; m++) out[m] = loc[t->row[h->pos[m]]];
+            int m = k;
+            const double r2 = h->d2[k - 1];
+            if (k < t->n && kd_count_within(t, qi, r2, k + 1, h->stack) > k) {
+                /* points tied with the k-th: identical released records (shared centroids)
+                 * must all be candidates, or rows near them compete for k of them */
+                ptrdiff_t *tie = tie_buf + (size_t) THREAD_ID * k * TIE_FACTOR;
+                ptrdiff_t nt2 = assign_ties_at(t, qi, r2, (ptrdiff_t) k * TIE_FACTOR, tie, h->stack);
+                for (ptrdiff_t e = 0; e < nt2 && m < k * TIE_FACTOR; e++) {
+                    int c = loc[t->row[tie[e]]];
+                    int dup = 0;
+                    for (int f = 0; f < k; f++) if (out[f] == c) { dup = 1; break; }
+                    if (!dup) out[m++] = c;
+                }
+            }
+            for (; m < k * TIE_FACTOR; m++) out[m] = -1;
+        }
+        host_pause(host, 0);
+    }
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *) a, y = *(const int *) b;
+    return (x > y) - (x < y);
+}
+
+typedef struct {
+    ptrdiff_t *ptr;
+    int *col;
+    double *cost;
+} csr;
+
+/* The edges of g and the extra edges (xr[t], xc[t]), t < nx (rows increasing), per row
+ * sorted and unique, with their costs; in new host->alloc memory. */
+static csr csr_add(const csr *g, ptrdiff_t nr, const ptrdiff_t *xr, const int *xc, ptrdiff_t nx,
+                   const double *A, const double *B, int d, const kernel_host *host)
+{
+    csr h;
+    ptrdiff_t nnz = g->ptr[nr] + nx;
+    h.ptr = (ptrdiff_t *) host->alloc(nr + 1, sizeof(ptrdiff_t));
+    h.col = (int *) host->alloc(nnz > 0 ? nnz : 1, sizeof(int));
+    h.cost = (double *) host->alloc(nnz > 0 ? nnz : 1, sizeof(double));
+    ptrdiff_t e2 = 0, t = 0;
+    for (ptrdiff_t i = 0; i < nr; i++) {
+        h.ptr[i] = e2;
+        ptrdiff_t b0 = e2;
+        for (ptrdiff_t e = g->ptr[i]; e < g->ptr[i + 1]; e++) h.col[e2++] = g->col[e];
+        int added = 0;
+        while (t < nx && xr[t] == i) { h.col[e2++] = xc[t++]; added = 1; }
+        if (added) {
+            qsort(h.col + b0, (size_t) (e2 - b0), sizeof(int), cmp_int);
+            ptrdiff_t e3 = b0;
+            for (ptrdiff_t e = b0; e < e2; e++)
+                if (e == b0 || h.col[e] != h.col[e - 1]) h.col[e3++] = h.col[e];
+            e2 = e3;
+            for (ptrdiff_t e = b0; e < e2; e++)
+                h.cost[e] = assign_d2(A + (size_t) i * d, B + (size_t) h.col[e] * d, d);
+        } else {
+            for (ptrdiff_t e = b0, f = g->ptr[i]; e < e2; e++, f++) h.cost[e] = g->cost[f];
+        }
+        if ((i & 0xFFFF) == 0xFFFF) host_pause(host, 0);
+    }
+    h.ptr[nr] = e2;
+    return h;
+}
+
+/* While rows are unmatched (left > 0): every unmatched row gets twice as many nearest
+ * columns (kr[i] per row; tree: the columns) and is added again (warm: its u is 0 and every
+ * v <= 0, so its new edges have reduced costs >= 0). A row with every column as a candidate
+ * is always matched, so this ends. Returns 0, or -1 if a solve lost rows (an internal
+ * error). */
+static ptrdiff_t expand_until_matched(csr *g, ptrdiff_t left, ptrdiff_t nr, ptrdiff_t nc, int d,
+                                      const double *A, const double *B, const kd_tree *tree,
+                                      const int *loc_c, int *kr, ptrdiff_t *col4row, double *u,
+                                      double *v, assign_work *w, const kernel_host *host)
+{
+    while (left > 0) {
+        ptrdiff_t extra = 0;
+        int kmax = 0;
+        for (ptrdiff_t i = 0; i < nr; i++) {
+            w->fail[i] = 0;
+            if (col4row[i] >= 0) continue;
+            kr[i] = 2 * kr[i] < nc ? 2 * kr[i] : (int) nc;
+            extra += kr[i];
+            if (kr[i] > kmax) kmax = kr[i];
+        }
+        kd_heap h1 = kd_heap_new(kmax, host->alloc);
+        ptrdiff_t *xr = (ptrdiff_t *) host->alloc(extra, sizeof(ptrdiff_t));
+        int *xc = (int *) host->alloc(extra, sizeof(int));
+        ptrdiff_t nx = 0;
+        for (ptrdiff_t i = 0; i < nr; i++) {
+            if (col4row[i] >= 0) continue;
+            u[i] = 0.0;
+            kd_heap_init(&h1, kr[i], h1.pos, h1.d2, h1.seq, h1.stack);
+            kd_knn_point(tree, A + (size_t) i * d, &h1);
+            for (int m = 0; m < kr[i]; m++) { xr[nx] = i; xc[nx++] = loc_c[tree->row[h1.pos[m]]]; }
+            if ((nx & 0xFFF) == 0xFFF) host_pause(host, 0);
+        }
+        *g = csr_add(g, nr, xr, xc, nx, A, B, d, host);
+        ptrdiff_t before = left;
+        left = assign_sparse(nr, nc, g->ptr, g->col, g->cost, col4row, u, v, w, 1);
+        if (left > before) return -1; /* an internal error */
+    }
+    return 0;
+}
+
+const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdiff_t Nc, int d,
+                         const int *ro, const int *roff, const int *co, const int *coff,
+                         ptrdiff_t n_cells, double limit, int cand, int max_rounds, int nt,
+                         const assign_out *res, const kernel_host *host)
+{
+    int *res_col = res->col, *res_sparse = res->sparse, *res_fb = res->fallback;
+    int *res_rounds = res->rounds;
+    double *res_reg = res->regret, *res_cost = res->cost, *res_bound = res->bound;
+    /* buffers for the largest cell */
+    ptrdiff_t max_n = 1, max_sparse = 1;
+    for (ptrdiff_t s = 0; s < n_cells; s++) {
+        ptrdiff_t a = roff[s + 1] - roff[s], b = coff[s + 1] - coff[s];
+        if (a < 0 || b < 0) return "decreasing offsets";
+        ptrdiff_t mx = a > b ? a : b;
+        if (mx > max_n) max_n = mx;
+        if (mx > limit && mx > max_sparse) max_sparse = mx;
+    }
+    const int sparse_any = max_sparse > 1 || limit < 1.5;
+    double *A = (double *) host->alloc((size_t) max_n * d, sizeof(double));
+    double *B = (double *) host->alloc((size_t) max_n * d, sizeof(double));
+    ptrdiff_t *col4row = (ptrdiff_t *) host->alloc(max_n, sizeof(ptrdiff_t));
+    double *u = (double *) host->alloc(max_n, sizeof(double));
+    double *v = (double *) host->alloc(max_n, sizeof(double));
+    assign_work w;
+    w.shortest = (double *) host->alloc(max_n, sizeof(double));
+    w.path = (ptrdiff_t *) host->alloc(max_n, sizeof(ptrdiff_t));
+    w.row4col = (ptrdiff_t *) host->alloc(max_n, sizeof(ptrdiff_t));
+    w.remaining = (ptrdiff_t *) host->alloc(max_n, sizeof(ptrdiff_t));
+    w.heap = (ptrdiff_t *) host->alloc(max_n, sizeof(ptrdiff_t));
+    w.heap_pos = (ptrdiff_t *) host->alloc(max_n, sizeof(ptrdiff_t));
+    w.sc_list = (ptrdiff_t *) host->alloc(max_n, sizeof(ptrdiff_t));
+    w.touched = (ptrdiff_t *) host->alloc(max_n, sizeof(ptrdiff_t));
+    w.sr_list = (ptrdiff_t *) host->alloc(max_n, sizeof(ptrdiff_t));
+    w.sc = (unsigned char *) host->alloc(max_n, 1);
+    w.sr = (unsigned char *) host->alloc(max_n, 1);
+    w.fail = NULL;
+    w.host = host;
+    w.since_poll = 0.0;
+    /* sparse-only buffers */
+    kd_tree tree;
+    kd_heap *heaps = NULL;
+    int *kr = NULL, *loc_r = NULL, *loc_c = NULL, *nb_r = NULL, *nb_c = NULL, *ecol = NULL;
+    double *ecost = NULL;
+    ptrdiff_t *ptr = NULL, *rows0 = NULL, *rows1 = NULL, *fill = NULL;
+    double *wpos = NULL, *nodew = NULL;
+    ptrdiff_t *xr = NULL;
+    int *xc = NULL;
+    kd_item *stack = NULL;
+    kd_tree tree2;
+    if (sparse_any) {
+        tree = kd_new(max_sparse, d, ASSIGN_LEAF_SIZE, host->alloc);
+        heaps = (kd_heap *) host->alloc(nt, sizeof(kd_heap));
+        for (int t = 0; t < nt; t++) heaps[t] = kd_heap_new(cand, host->alloc);
+        /* indexed by rows of zr or zc, whichever side is the rows of a cell */
+        loc_r = (int *) host->alloc(Nr > Nc ? Nr : Nc, sizeof(int));
+        loc_c = (int *) host->alloc(Nr > Nc ? Nr : Nc, sizeof(int));
+        nb_r = (int *) host->alloc((size_t) max_sparse * cand * TIE_FACTOR, sizeof(int));
+        nb_c = (int *) host->alloc((size_t) max_sparse * cand * TIE_FACTOR, sizeof(int));
+        ecol = (int *) host->alloc((size_t) max_sparse * cand * TIE_FACTOR * 2, sizeof(int));
+        ecost = (double *) host->alloc((size_t) max_sparse * cand * TIE_FACTOR * 2, sizeof(double));
+        ptr = (ptrdiff_t *) host->alloc(max_sparse + 1, sizeof(ptrdiff_t));
+        fill = (ptrdiff_t *) host->alloc(max_sparse + 1, sizeof(ptrdiff_t));
+        rows0 = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
+        rows1 = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
+        tree2 = kd_new(max_sparse, d, ASSIGN_LEAF_SIZE, host->alloc);
+        wpos = (double *) host->alloc(max_sparse, sizeof(double));
+        nodew = (double *) host->alloc(kd_max_nodes(max_sparse, ASSIGN_LEAF_SIZE), sizeof(double));
+        stack = (kd_item *) host->alloc(KD_STACK_MAX, sizeof(kd_item));
+        xr = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
+        xc = (int *) host->alloc(max_sparse, sizeof(int));
+        kr = (int *) host->alloc(max_sparse, sizeof(int));
+        w.fail = (unsigned char *) host->alloc(max_sparse, 1);
+    }
+
+    for (ptrdiff_t s = 0; s < n_cells; s++) {
+        side R = {d, zr, Nr, ro + roff[s], roff[s + 1] - roff[s]};
+        side C = {d, zc, Nc, co + coff[s], coff[s + 1] - coff[s]};
+        res_sparse[s] = 0;
+        res_fb[s] = 0;
+        res_rounds[s] = 0;
+        res_cost[s] = 0.0;
+        res_bound[s] = 0.0;
+        if (R.n == 0 || C.n == 0) continue;
+        /* the smaller side is assigned into the larger */
+        const int swap = R.n > C.n;
+        const side *P = swap ? &C : &R, *Q = swap ? &R : &C;
+        const ptrdiff_t nr = P->n, nc = Q->n;
+        gather(P, A);
+        gather(Q, B);
+        double cost = 0.0, bound;
+        if ((double) nc <= limit) {
+            assign_dense(nr, nc, d, A, B, col4row, u, v, &w);
+            double dual = 0.0;
+            for (ptrdiff_t i = 0; i < nr; i++) {
+                cost += assign_d2(A + (size_t) i * d, B + (size_t) col4row[i] * d, d);
+                dual += u[i];
+            }
+            for (ptrdiff_t j = 0; j < nc; j++) dual += v[j] < 0 ? v[j] : 0.0;
+            bound = dual;
+            if (!swap) {
+                /* regret: best alternative column by c - v, against the assigned one
+                 * (a host pause about every 2^20 distances) */
+                ptrdiff_t polls = 0;
+                for (ptrdiff_t i = 0; i < nr; i++) {
+                    const double *ai = A + (size_t) i * d;
+                    ptrdiff_t a = col4row[i];
+                    double own = assign_d2(ai, B + (size_t) a * d, d) - v[a], alt = INFINITY;
+                    for (ptrdiff_t j = 0; j < nc; j++) {
+                        if (j == a) continue;
+                        double r = assign_d2(ai, B + (size_t) j * d, d) - v[j];
+                        if (r < alt) alt = r;
+                    }
+                    res_reg[R.rows[i] - 1] = isfinite(alt) ? (alt > own ? alt - own : 0.0) : INFINITY;
+                    if ((double) nc * (i + 1) >= 1048576.0 * (double) (polls + 1)) { polls++; host_pause(host, 0); }
+                }
+                host_pause(host, 0);
+            }
+        } else {
+            res_sparse[s] = 1;
+            const int kq = cand < nc ? cand : (int) nc; /* columns per row */
+            const int kp = cand < nr ? cand : (int) nr; /* rows per column */
+            for (ptrdiff_t i = 0; i < nr; i++) loc_r[P->rows[i] - 1] = (int) i;
+            for (ptrdiff_t j = 0; j < nc; j++) loc_c[Q->rows[j] - 1] = (int) j;
+            /* nearest columns of every row (tree: the columns, kept for the cell) */
+            for (ptrdiff_t j = 0; j < nc; j++) rows0[j] = Q->rows[j] - 1;
+            knn_edges(&tree, Q, rows0, A, nr, kq, heaps, nt, loc_c, nb_r, host);
+            /* nearest rows of every column (tree2: the rows) */
+            for (ptrdiff_t i = 0; i < nr; i++) rows1[i] = P->rows[i] - 1;
+            knn_edges(&tree2, P, rows1, B, nc, kp, heaps, nt, loc_r, nb_c, host);
+            /* CSR by row: own kq edges, then the reverse edges, sorted and unique */
+            const int wq = kq * TIE_FACTOR, wp = kp * TIE_FACTOR;
+            for (ptrdiff_t i = 0; i <= nr; i++) ptr[i] = 0;
+            for (ptrdiff_t i = 0; i < nr; i++)
+                for (int m = 0; m < wq; m++) if (nb_r[(size_t) i * wq + m] >= 0) ptr[i + 1]++;
+            for (ptrdiff_t j = 0; j < nc; j++)
+                for (int m = 0; m < wp; m++) {
+                    int i = nb_c[(size_t) j * wp + m];
+                    if (i >= 0) ptr[i + 1]++;
+                }
+            for (ptrdiff_t i = 0; i < nr; i++) ptr[i + 1] += ptr[i];
+            for (ptrdiff_t i = 0; i < nr; i++) fill[i] = ptr[i];
+            for (ptrdiff_t i = 0; i < nr; i++)
+                for (int m = 0; m < wq; m++) {
+                    int j = nb_r[(size_t) i * wq + m];
+                    if (j >= 0) ecol[fill[i]++] = j;
+                }
+            for (ptrdiff_t j = 0; j < nc; j++)
+                for (int m = 0; m < wp; m++) {
+                    int i = nb_c[(size_t) j * wp + m];
+                    if (i >= 0) ecol[fill[i]++] = (int) j;
+                }
+            ptrdiff_t e_out = 0;
+            for (ptrdiff_t i = 0; i < nr; i++) {
+                ptrdiff_t b0 = ptr[i], b1 = ptr[i + 1];
+                qsort(ecol + b0, (size_t) (b1 - b0), sizeof(int), cmp_int);
+                ptr[i] = e_out;
+                for (ptrdiff_t e = b0; e < b1; e++) {
+                    if (e > b0 && ecol[e] == ecol[e - 1]) continue;
+                    ecol[e_out] = ecol[e];
+                    ecost[e_out] = assign_d2(A + (size_t) i * d, B + (size_t) ecol[e] * d, d);
+                    e_out++;
+                }
+                if ((i & 0xFFFF) == 0xFFFF) host_pause(host, 0);
+            }
+            ptr[nr] = e_out;
+            csr g = {ptr, ecol, ecost};
+            for (ptrdiff_t i = 0; i < nr; i++) { w.fail[i] = 0; kr[i] = kq; }
+            ptrdiff_t left = assign_sparse(nr, nc, g.ptr, g.col, g.cost, col4row, u, v, &w, 0);
+            res_fb[s] = (int) left;
+            left = expand_until_matched(&g, left, nr, nc, d, A, B, &tree, loc_c, kr, col4row, u, v, &w, host);
+            if (left < 0) return "the sparse assignment lost rows";
+            /* column generation: the least c(i, j) - v(j) over every column (a weighted
+             * nearest-neighbour search) below u(i) is an edge of negative reduced cost
+             * missing from the candidates; add those edges and solve again, until there is
+             * none (the assignment is then optimal for the full problem) or `rounds`
+             * rounds. Every round also gives a feasible dual of the full problem: v (<= 0)
+             * and u'(i) = that least value, whose objective is a lower bound. */
+            const int square = nr == nc;
+            double best = -INFINITY;
+            for (int round = 0;; round++) {
+                for (ptrdiff_t p = 0; p < nc; p++) wpos[p] = v[loc_c[tree.row[p]]] < 0 ? -v[loc_c[tree.row[p]]] : 0.0;
+                assign_node_weights(&tree, wpos, nodew);
+                double dual = 0.0;
+                for (ptrdiff_t j = 0; j < nc; j++) dual += v[j] < 0 ? v[j] : 0.0;
+                ptrdiff_t nx = 0;
+                cost = 0.0;
+                for (ptrdiff_t i = 0; i < nr; i++) {
+                    double b1, b2;
+                    ptrdiff_t p1;
+                    const double *ai = A + (size_t) i * d;
+                    assign_weighted_nn2(&tree, nodew, wpos, ai, &b1, &p1, &b2, stack);
+                    ptrdiff_t a = col4row[i];
+                    const int j1 = loc_c[tree.row[p1]];
+                    double ca = assign_d2(ai, B + (size_t) a * d, d);
+                    double own = ca - (v[a] < 0 ? v[a] : 0.0), alt = j1 == a ? b2 : b1;
+                    cost += ca;
+                    dual += b1;
+                    if (!swap) res_reg[P->rows[i] - 1] = isfinite(alt) ? (alt > own ? alt - own : 0.0) : INFINITY;
+                    if (b1 < own - 1e-12 * (1.0 + fabs(own))) { xr[nx] = i; xc[nx] = j1; nx++; }
+                    if ((i & 0xFFFF) == 0xFFFF) host_pause(host, 0);
+                }
+                if (dual > best) best = dual;
+                if (!nx || round >= max_rounds) break;
+                g = csr_add(&g, nr, xr, xc, nx, A, B, d, host);
+                if (square) {
+                    /* warm: free the rows with a better edge, then add them again */
+                    for (ptrdiff_t t = 0; t < nx; t++) {
+                        ptrdiff_t i = xr[t];
+                        w.row4col[col4row[i]] = -1;
+                        col4row[i] = -1;
+                        double m = INFINITY;
+                        for (ptrdiff_t e = g.ptr[i]; e < g.ptr[i + 1]; e++) {
+                            double r = g.cost[e] - v[g.col[e]];
+                            if (r < m) m = r;
+                        }
+                        u[i] = m;
+                    }
+                    left = assign_sparse(nr, nc, g.ptr, g.col, g.cost, col4row, u, v, &w, 1);
+                } else {
+                    left = assign_sparse(nr, nc, g.ptr, g.col, g.cost, col4row, u, v, &w, 0);
+                }
+                left = expand_until_matched(&g, left, nr, nc, d, A, B, &tree, loc_c, kr, col4row, u, v, &w, host);
+                if (left < 0) return "the sparse assignment lost rows";
+                res_rounds[s] = round + 1;
+            }
+            bound = best;
+        }
+        /* a lower bound above the cost is rounding: the assignment is optimal */
+        res_cost[s] = cost;
+        res_bound[s] = bound < cost ? bound : cost;
+        for (ptrdiff_t i = 0; i < nr; i++) {
+            ptrdiff_t a = col4row[i];
+            if (a < 0) continue;
+            if (!swap) res_col[P->rows[i] - 1] = Q->rows[a];
+            else res_col[Q->rows[a] - 1] = P->rows[i];
+        }
+        host_pause(host, s + 1);
+    }
+    return NULL;
+}
+
+const char *assign_nearest(const double *xt, ptrdiff_t Nt, const double *xq, ptrdiff_t Nq, int d,
+                           const int *to, const int *toff, const int *qo, const int *qoff,
+                           ptrdiff_t n_cells, int k, int *idx, double *dd, const kernel_host *host)
+{
+    ptrdiff_t max_t = 1;
+    for (ptrdiff_t s = 0; s < n_cells; s++) {
+        ptrdiff_t a = toff[s + 1] - toff[s];
+        if (a < 0 || qoff[s + 1] < qoff[s]) return "decreasing offsets";
+        if (a > max_t) max_t = a;
+    }
+    kd_tree t = kd_new(max_t, d, ASSIGN_LEAF_SIZE, host->alloc);
+    kd_heap h = kd_heap_new(k, host->alloc);
+    ptrdiff_t *rows = (ptrdiff_t *) host->alloc(max_t, sizeof(ptrdiff_t));
+    double *q = (double *) host->alloc(d, sizeof(double));
+    ptrdiff_t done = 0;
+    for (ptrdiff_t s = 0; s < n_cells; s++) {
+        const ptrdiff_t nt = toff[s + 1] - toff[s];
+        if (nt == 0) continue;
+        for (ptrdiff_t i = 0; i < nt; i++) rows[i] = to[toff[s] + i] - 1;
+        kd_reuse(&t, nt);
+        t.interrupted = NULL;
+        kd_build(&t, xt, Nt, rows);
+        const int kk = nt < k ? (int) nt : k;
+        for (ptrdiff_t e = qoff[s]; e < qoff[s + 1]; e++) {
+            ptrdiff_t r = qo[e] - 1;
+            for (int j = 0; j < d; j++) q[j] = xq[r + j * Nq];
+            kd_heap_init(&h, kk, h.pos, h.d2, h.seq, h.stack);
+            kd_knn_point(&t, q, &h);
+            for (int m = 0; m < kk; m++) {
+                idx[r + (ptrdiff_t) m * Nq] = (int) (t.row[h.pos[m]] + 1);
+                dd[r + (ptrdiff_t) m * Nq] = h.d2[m];
+            }
+            if ((++done & 0xFFFF) == 0) host_pause(host, 0);
+        }
+        host_pause(host, 0);
+    }
+    return NULL;
 }

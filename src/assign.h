@@ -17,10 +17,8 @@
 #define DETANON_ASSIGN_H
 
 #include <stddef.h>
-
-/* Polled on the main thread about every 2^20 units of work when not NULL (it may jump
- * back to R; every buffer must then be freed by R). */
-typedef void (*assign_poll)(void);
+#include "host.h"
+#include "kdtree.h"
 
 /* Work space for problems of up to nr rows and nc columns. */
 typedef struct {
@@ -37,7 +35,9 @@ typedef struct {
     unsigned char *sr;      /* nr (dense) */
     unsigned char *fail;    /* nr (sparse) or NULL: set to 1 for the rows a failed search
                                reached (their edges lead only to columns they hold) */
-    assign_poll poll;
+    /* when not NULL, paused (host_pause(), on the calling thread) about every 2^20 units of
+     * work: the glue's host may jump back to R, so every buffer comes from host->alloc */
+    const kernel_host *host;
     double since_poll;
 } assign_work;
 
@@ -69,7 +69,6 @@ ptrdiff_t assign_sparse(ptrdiff_t nr, ptrdiff_t nc, const ptrdiff_t *ptr, const 
  * all tree points (b1, b2; p1: the tree position of the least), by a best-first kd-tree search
  * pruned by box distance + the least weight in the box (nodew, from assign_node_weights()).
  * st: a stack of KD_STACK_MAX items. */
-#include "kdtree.h"
 void assign_node_weights(const kd_tree *t, const double *wpos, double *nodew);
 void assign_weighted_nn2(const kd_tree *t, const double *nodew, const double *wpos, const double *q,
                          double *b1, ptrdiff_t *p1, double *b2, kd_item *st);
@@ -78,5 +77,39 @@ void assign_weighted_nn2(const kd_tree *t, const double *nodew, const double *wp
  * boundary of a k-nearest list), into out; returns their number. st: KD_STACK_MAX items. */
 ptrdiff_t assign_ties_at(const kd_tree *t, const double *q, double r2, ptrdiff_t cap, ptrdiff_t *out,
                          kd_item *st);
+
+/* The result of assign_cells() (caller-owned): per row of zr, col (1-based row of zc it is
+ * assigned) and regret (a lower bound of the cost increase of assigning it elsewhere; only
+ * for cells whose rows are zr's), left untouched for rows not assigned; per cell, cost,
+ * bound (a lower bound of the optimal cost of the dense problem), sparse (1 when solved over
+ * candidate edges), fallback (rows the first sparse solve left unmatched) and rounds (of
+ * column generation). */
+typedef struct {
+    int *col;
+    double *regret, *cost, *bound;
+    int *sparse, *fallback, *rounds;
+} assign_out;
+
+/* attack_assignment(): zr (Nr x d) and zc (Nc x d), column-major; ro, co: 1-based rows of
+ * zr / zc grouped by cell, cell s holding ro[roff[s]..roff[s + 1]) and co[coff[s]..]. Per
+ * cell the smaller side is assigned into the larger: exactly (assign_dense()) when the larger
+ * side has at most `limit` points, else over candidate edges (the `cand` nearest columns of
+ * every row and rows of every column, kd-trees, OpenMP over nt threads), with expansion of
+ * the rows a search cannot match and up to max_rounds rounds of column generation, each also
+ * giving a dual lower bound. Scratch from host->alloc; host pauses between pieces of work
+ * (never in a parallel region). Returns NULL, or a message for an internal error. */
+const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdiff_t Nc, int d,
+                         const int *ro, const int *roff, const int *co, const int *coff,
+                         ptrdiff_t n_cells, double limit, int cand, int max_rounds, int nt,
+                         const assign_out *res, const kernel_host *host);
+
+/* The k nearest points of xt (Nt x d) to every point of xq (Nq x d) within cells (to, qo:
+ * 1-based rows grouped by cell, toff, qoff the offsets): idx[r + m * Nq] = the 1-based row of
+ * xt, dd[...] its squared distance, nearest first (ties as kd_knn_point() orders them);
+ * entries beyond a cell's size are left untouched (the caller's missing values). Returns
+ * NULL, or a message for an internal error. */
+const char *assign_nearest(const double *xt, ptrdiff_t Nt, const double *xq, ptrdiff_t Nq, int d,
+                           const int *to, const int *toff, const int *qo, const int *qoff,
+                           ptrdiff_t n_cells, int k, int *idx, double *dd, const kernel_host *host);
 
 #endif

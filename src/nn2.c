@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdint.h>
 #include "nn2.h"
+#include "threads.h"
 
 void nn2_query(const kd_tree *t, const double *q, kd_heap *h, double *d1, double *d2)
 {
@@ -114,4 +115,153 @@ void nn_set_summary(const kd_tree *t, const double *q, double r2, ptrdiff_t skip
     *count = a.cnt;
     *match = a.mat;
     *top = ycat ? a.tp : (a.hi >= a.lo ? a.hi - a.lo : NAN);
+}
+
+/* ---- the query loops (nn2_glue.c) ------------------------------------------------------- */
+
+/* Queries between two pauses. */
+#define NN2_CHUNK ((ptrdiff_t) 1 << 15)
+
+/* The order in which to run the queries: by the leaf of its tree each query point falls
+ * in (descending to the nearer child box), so that consecutive queries visit the same part
+ * of the same tree: several times faster than row order on trees too large for the cache,
+ * whether a query lies near its own point (a successful attack) or not (the control).
+ * A counting sort over the trees' positions, O(nq + n_index). From host->alloc; queries not
+ * run come last. */
+static ptrdiff_t *nn2_order(const kd_tree *trees, ptrdiff_t n_trees, ptrdiff_t n_index,
+                            const int *tree_of, const double *xq, ptrdiff_t nq, int d,
+                            const kernel_host *host)
+{
+    ptrdiff_t *ord = (ptrdiff_t *) host->alloc(nq > 0 ? nq : 1, sizeof(ptrdiff_t));
+    ptrdiff_t *key = (ptrdiff_t *) host->alloc(nq > 0 ? nq : 1, sizeof(ptrdiff_t));
+    ptrdiff_t *base = (ptrdiff_t *) host->alloc(n_trees + 1, sizeof(ptrdiff_t));
+    ptrdiff_t *count = (ptrdiff_t *) host->alloc(n_index + 2, sizeof(ptrdiff_t));
+    double *q = (double *) host->alloc(d > 0 ? d : 1, sizeof(double));
+    base[0] = 0;
+    for (ptrdiff_t s = 0; s < n_trees; s++) base[s + 1] = base[s] + trees[s].n;
+    for (ptrdiff_t i = 0; i < n_index + 2; i++) count[i] = 0;
+    for (ptrdiff_t r = 0; r < nq; r++) {
+        const int t_id = tree_of[r];
+        if (t_id < 1 || trees[t_id - 1].n == 0) {
+            key[r] = n_index; /* not run: last */
+            count[n_index + 1]++;
+            continue;
+        }
+        const kd_tree *t = &trees[t_id - 1];
+        for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * nq];
+        int node = 0;
+        while (t->nodes[node].left >= 0) {
+            const int l = t->nodes[node].left, rr = t->nodes[node].right;
+            node = kd_box_d2(t, rr, q) < kd_box_d2(t, l, q) ? rr : l;
+        }
+        key[r] = base[t_id - 1] + t->nodes[node].begin;
+        count[key[r] + 1]++;
+    }
+    for (ptrdiff_t i = 0; i < n_index + 1; i++) count[i + 1] += count[i];
+    for (ptrdiff_t r = 0; r < nq; r++) ord[count[key[r]]++] = r;
+    return ord;
+}
+
+void nn2_run_nn2(const kd_tree *trees, ptrdiff_t n_trees, ptrdiff_t n_index, const int *tree_of,
+                 const double *xq, ptrdiff_t nq, int d, int nt, double na, double *o,
+                 const kernel_host *host)
+{
+    kd_heap *heaps = (kd_heap *) host->alloc(nt, sizeof(kd_heap));
+    for (int i = 0; i < nt; i++) heaps[i] = kd_heap_new(2, host->alloc);
+    double *buf = (double *) host->alloc((size_t) nt * (d > 0 ? d : 1), sizeof(double));
+    const ptrdiff_t *ord = nn2_order(trees, n_trees, n_index, tree_of, xq, nq, d, host);
+    for (ptrdiff_t from = 0; from < nq; from += NN2_CHUNK) {
+        const ptrdiff_t to_ = from + NN2_CHUNK < nq ? from + NN2_CHUNK : nq;
+        const int nts = threads_for(nt, (double) (to_ - from));
+        (void) nts;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nts) schedule(dynamic, 64)
+#endif
+        for (ptrdiff_t i = from; i < to_; i++) {
+            const ptrdiff_t r = ord[i];
+            if (tree_of[r] < 1) { o[r] = o[r + nq] = na; continue; }
+            const int tid = THREAD_ID;
+            double *q = buf + (size_t) tid * d;
+            for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * nq];
+            double d1, d2;
+            nn2_query(&trees[tree_of[r] - 1], q, &heaps[tid], &d1, &d2);
+            o[r] = sqrt(d1);
+            o[r + nq] = sqrt(d2);
+        }
+        host_pause(host, to_);
+    }
+}
+
+void nn2_run_rank(const kd_tree *trees, ptrdiff_t n_trees, ptrdiff_t n, int d, const double *xq,
+                  const int *want, ptrdiff_t cap, int nt, double na, double *o,
+                  const kernel_host *host)
+{
+    kd_item *stacks = (kd_item *) host->alloc((size_t) nt * KD_STACK_MAX, sizeof(kd_item));
+    double *buf = (double *) host->alloc((size_t) nt * (d > 0 ? d : 1), sizeof(double));
+    ptrdiff_t done = 0;
+    for (ptrdiff_t s = 0; s < n_trees; s++) {
+        const kd_tree *t = &trees[s];
+        for (ptrdiff_t from = 0; from < t->n; from += NN2_CHUNK) {
+            const ptrdiff_t to_ = from + NN2_CHUNK < t->n ? from + NN2_CHUNK : t->n;
+            const int nts = threads_for(nt, (double) (to_ - from));
+            (void) nts;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nts) schedule(dynamic, 64)
+#endif
+            for (ptrdiff_t p = from; p < to_; p++) {
+                const ptrdiff_t r = t->row[p];
+                if (want[r] != 1) continue;
+                const int tid = THREAD_ID;
+                double *q = buf + (size_t) tid * d;
+                for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * n];
+                double lt, le;
+                nn_rank(t, q, t->pts + (size_t) p * d, cap, &lt, &le, stacks + (size_t) tid * KD_STACK_MAX);
+                o[r] = lt;
+                o[r + n] = isnan(le) ? na : le;
+            }
+            done += to_ - from;
+            host_pause(host, done);
+        }
+    }
+}
+
+void nn2_run_neighbours(const kd_tree *trees, ptrdiff_t n_trees, ptrdiff_t n_index,
+                        const int *tree_of, const double *xq, ptrdiff_t nq, int d, int m,
+                        int leave_out, int cat, const int *ycat, const int *tcat, int n_levels,
+                        const double *ynum, const double *tnum, double tol, int nt, double na,
+                        double *o, const kernel_host *host)
+{
+    kd_heap *heaps = (kd_heap *) host->alloc(nt, sizeof(kd_heap));
+    for (int i = 0; i < nt; i++) heaps[i] = kd_heap_new(m + 1, host->alloc);
+    double *buf = (double *) host->alloc((size_t) nt * (d > 0 ? d : 1), sizeof(double));
+    kd_item *stacks = (kd_item *) host->alloc((size_t) nt * KD_STACK_MAX, sizeof(kd_item));
+    int *freq = (int *) host->alloc((size_t) nt * (cat ? n_levels + 1 : 1), sizeof(int));
+    for (size_t i = 0; i < (size_t) nt * (cat ? n_levels + 1 : 1); i++) freq[i] = 0;
+    const ptrdiff_t *ord = nn2_order(trees, n_trees, n_index, tree_of, xq, nq, d, host);
+    for (ptrdiff_t from = 0; from < nq; from += NN2_CHUNK) {
+        const ptrdiff_t to_ = from + NN2_CHUNK < nq ? from + NN2_CHUNK : nq;
+        const int nts = threads_for(nt, (double) (to_ - from));
+        (void) nts;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nts) schedule(dynamic, 64)
+#endif
+        for (ptrdiff_t i = from; i < to_; i++) {
+            const ptrdiff_t r = ord[i];
+            if (tree_of[r] < 1) {
+                o[r] = o[r + nq] = o[r + 2 * nq] = na;
+                continue;
+            }
+            const int tid = THREAD_ID;
+            double *q = buf + (size_t) tid * d;
+            for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * nq];
+            const kd_tree *t = &trees[tree_of[r] - 1];
+            const ptrdiff_t skip = leave_out ? r : -1;
+            const double r2 = nn_set_radius(t, q, m, skip, &heaps[tid]);
+            nn_set_summary(t, q, r2, skip, isinf(r2) ? NULL : &heaps[tid], ycat, cat ? tcat[r] : 0,
+                           cat ? freq + (size_t) tid * (n_levels + 1) : NULL,
+                           ynum, cat ? 0.0 : tnum[r], tol, stacks + (size_t) tid * KD_STACK_MAX,
+                           o + r, o + r + nq, o + r + 2 * nq);
+        }
+        host_pause(host, to_);
+    }
 }

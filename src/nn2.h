@@ -1,10 +1,13 @@
 /* Nearest-neighbour queries of the risk battery (R/battery.R) on the per-stratum kd-trees
- * of a rank index (rank_glue.c). Pure C: no R API, safe to call from OpenMP threads. */
+ * of a rank index (rank_glue.c), and the query loops behind nn2_glue.c. Pure C: no R API;
+ * the per-query functions are safe to call from OpenMP threads, the loops (nn2_run_*)
+ * allocate and pause through the caller's host (host.h) on the calling thread only. */
 #ifndef DETANON_NN2_H
 #define DETANON_NN2_H
 
 #include <stddef.h>
 #include "kdtree.h"
+#include "host.h"
 
 /* The squared distances from q to its nearest and second-nearest points of tree t (h: a
  * heap of k = 2). A missing neighbour (t holds fewer than two points) is +Inf. */
@@ -20,7 +23,7 @@ double nn_set_radius(const kd_tree *t, const double *q, int m, ptrdiff_t skip, k
 /* Summaries of the sensitive values of the neighbour set {tree points p with
  * |q - p|^2 <= r2, row(p) != skip}, read from h (the heap nn_set_radius() filled, or NULL)
  * when it holds the whole set, else found by a radius search:
- * categorical (ycat != NULL, codes 1..n_levels, NA_INTEGER-like values < 1 ignored):
+ * categorical (ycat != NULL, codes 1..n_levels, missing values (< 1, as NA_INTEGER) ignored):
  *   *count = size of the set, *match = number whose code equals `target`, *top = count of
  *   the most frequent code. freq: n_levels + 1 zeros, left zeroed.
  * numeric (ynum): *match = number within `tol` of `target` (missing values never match),
@@ -37,5 +40,37 @@ void nn_set_summary(const kd_tree *t, const double *q, double r2, ptrdiff_t skip
  * of an attack) costs no more than one near it. */
 void nn_rank(const kd_tree *t, const double *q, const double *self, ptrdiff_t cap,
              double *lt, double *le, kd_item *stack);
+
+/* The query loops. trees[0..n_trees) are the trees of an index of n_index points (d
+ * columns); xq the nq x d query points (column-major). tree_of[r] (1-based) names the tree
+ * of query row r; a value < 1 (the glue's 0 or NA): not queried. `na` is the caller's
+ * missing value, written for the rows not queried. The queries run over nt threads in
+ * chunks, in an order that keeps consecutive queries in the same part of the same tree;
+ * the host pauses between chunks (with the queries done). */
+
+/* o (nq x 2): the distances (not squared) to the nearest and second-nearest points of the
+ * row's tree, +Inf where the tree has fewer points. */
+void nn2_run_nn2(const kd_tree *trees, ptrdiff_t n_trees, ptrdiff_t n_index, const int *tree_of,
+                 const double *xq, ptrdiff_t nq, int d, int nt, double na, double *o,
+                 const kernel_host *host);
+
+/* The ranks of the linkage attacks: for every row r (of n, the rows of the index) with
+ * want[r] == 1, its own point (row r of the indexed points) and its query point xq[r, ]:
+ * o[r] = lt and o[r + n] = le as nn_rank() counts them (`na` for le when lt reached cap).
+ * Other rows keep their value. Rows are visited tree by tree in tree order. */
+void nn2_run_rank(const kd_tree *trees, ptrdiff_t n_trees, ptrdiff_t n, int d, const double *xq,
+                  const int *want, ptrdiff_t cap, int nt, double na, double *o,
+                  const kernel_host *host);
+
+/* The neighbour sets of the inference attack: for every queried row r, the points of its
+ * tree at most as far from xq[r, ] as the m-th nearest (ties included), leaving out tree
+ * row r itself when leave_out. Categorical when cat (ycat, tcat: codes 1..n_levels,
+ * values < 1 missing), else numeric (ynum, tnum): the sensitive values of the tree rows and of the
+ * queries. o (nq x 3): nn_set_summary()'s count, match and top. */
+void nn2_run_neighbours(const kd_tree *trees, ptrdiff_t n_trees, ptrdiff_t n_index,
+                        const int *tree_of, const double *xq, ptrdiff_t nq, int d, int m,
+                        int leave_out, int cat, const int *ycat, const int *tcat, int n_levels,
+                        const double *ynum, const double *tnum, double tol, int nt, double na,
+                        double *o, const kernel_host *host);
 
 #endif

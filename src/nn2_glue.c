@@ -1,14 +1,12 @@
 /* R entry points of the risk battery's neighbour queries (kernels in nn2.c) on a rank
  * index (rank_glue.c): one kd-tree per stratum or cell. A query row names its tree with
  * `tree_of` (1-based; 0 or NA: not queried), so a query may search another cell than its
- * own point's (a categorical key the release changed). */
-#include <math.h>
+ * own point's (a categorical key the release changed). The glue only checks, allocates and
+ * dispatches; the query loops (OpenMP) are the kernels nn2_run_*() of nn2.c. NA_INTEGER in
+ * tree_of is < 1, which the kernels read as "not queried"; NA_REAL is passed as their
+ * missing value. */
 #include "detanon.h"
 #include "nn2.h"
-#include "threads.h"
-
-/* Queries between two interrupt checks. */
-#define NN2_CHUNK ((ptrdiff_t) 1 << 15)
 
 static kd_tree *nn2_trees(SEXP idx, SEXP zq, SEXP tree_of, R_xlen_t *n_trees)
 {
@@ -24,45 +22,6 @@ static kd_tree *nn2_trees(SEXP idx, SEXP zq, SEXP tree_of, R_xlen_t *n_trees)
     return trees;
 }
 
-/* The order in which to run the queries: by the leaf of its tree each query point falls
- * in (descending to the nearer child box), so that consecutive queries visit the same part
- * of the same tree: several times faster than row order on trees too large for the cache,
- * whether a query lies near its own point (a successful attack) or not (the control).
- * A counting sort over the trees' positions, O(nq + n_index). R_alloc'ed; queries not run
- * come last. */
-static ptrdiff_t *nn2_order(const kd_tree *trees, R_xlen_t n_trees, ptrdiff_t n_index,
-                            const int *tree_of, const double *xq, ptrdiff_t nq, int d)
-{
-    ptrdiff_t *ord = (ptrdiff_t *) R_alloc(nq > 0 ? nq : 1, sizeof(ptrdiff_t));
-    ptrdiff_t *key = (ptrdiff_t *) R_alloc(nq > 0 ? nq : 1, sizeof(ptrdiff_t));
-    ptrdiff_t *base = (ptrdiff_t *) R_alloc(n_trees + 1, sizeof(ptrdiff_t));
-    ptrdiff_t *count = (ptrdiff_t *) R_alloc(n_index + 2, sizeof(ptrdiff_t));
-    double *q = (double *) R_alloc(d > 0 ? d : 1, sizeof(double));
-    base[0] = 0;
-    for (R_xlen_t s = 0; s < n_trees; s++) base[s + 1] = base[s] + trees[s].n;
-    for (ptrdiff_t i = 0; i < n_index + 2; i++) count[i] = 0;
-    for (ptrdiff_t r = 0; r < nq; r++) {
-        const int t_id = tree_of[r];
-        if (t_id == NA_INTEGER || t_id == 0 || trees[t_id - 1].n == 0) {
-            key[r] = n_index; /* not run: last */
-            count[n_index + 1]++;
-            continue;
-        }
-        const kd_tree *t = &trees[t_id - 1];
-        for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * nq];
-        int node = 0;
-        while (t->nodes[node].left >= 0) {
-            const int l = t->nodes[node].left, rr = t->nodes[node].right;
-            node = kd_box_d2(t, rr, q) < kd_box_d2(t, l, q) ? rr : l;
-        }
-        key[r] = base[t_id - 1] + t->nodes[node].begin;
-        count[key[r] + 1]++;
-    }
-    for (ptrdiff_t i = 0; i < n_index + 1; i++) count[i + 1] += count[i];
-    for (ptrdiff_t r = 0; r < nq; r++) ord[count[key[r]]++] = r;
-    return ord;
-}
-
 /* The distances (not squared) from every queried row of zq to its nearest and second-nearest
  * points of its tree: an nq x 2 matrix, Inf where the tree has fewer points, NA for rows
  * not queried. */
@@ -76,29 +35,8 @@ SEXP ffi_battery_nn2(SEXP idx, SEXP zq, SEXP tree_of, SEXP nthreads)
     const double *xq = REAL_RO(zq);
     SEXP out = PROTECT(Rf_allocMatrix(REALSXP, nq, 2));
     double *o = REAL(out);
-    kd_heap *heaps = (kd_heap *) R_alloc(nt, sizeof(kd_heap));
-    for (int i = 0; i < nt; i++) heaps[i] = kd_heap_new(2, detanon_alloc);
-    double *buf = (double *) R_alloc((size_t) nt * (d > 0 ? d : 1), sizeof(double));
-    const ptrdiff_t *ord = nn2_order(trees, n_trees, rank_index_n(idx), to, xq, nq, d);
-    for (ptrdiff_t from = 0; from < nq; from += NN2_CHUNK) {
-        const ptrdiff_t to_ = from + NN2_CHUNK < nq ? from + NN2_CHUNK : nq;
-        const int nts = threads_for(nt, (double) (to_ - from));
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nts) schedule(dynamic, 64)
-#endif
-        for (ptrdiff_t i = from; i < to_; i++) {
-            const ptrdiff_t r = ord[i];
-            if (to[r] == NA_INTEGER || to[r] == 0) { o[r] = o[r + nq] = NA_REAL; continue; }
-            const int tid = THREAD_ID;
-            double *q = buf + (size_t) tid * d;
-            for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * nq];
-            double d1, d2;
-            nn2_query(&trees[to[r] - 1], q, &heaps[tid], &d1, &d2);
-            o[r] = sqrt(d1);
-            o[r + nq] = sqrt(d2);
-        }
-        R_CheckUserInterrupt();
-    }
+    const kernel_host host = detanon_host(R_NilValue);
+    nn2_run_nn2(trees, n_trees, rank_index_n(idx), to, xq, nq, d, nt, NA_REAL, o, &host);
     UNPROTECT(1);
     return out;
 }
@@ -124,30 +62,8 @@ SEXP ffi_battery_rank(SEXP idx, SEXP zq, SEXP want_, SEXP cap_, SEXP nthreads)
     SEXP out = PROTECT(Rf_allocMatrix(REALSXP, n, 2));
     double *o = REAL(out);
     for (ptrdiff_t i = 0; i < 2 * n; i++) o[i] = NA_REAL;
-    kd_item *stacks = (kd_item *) R_alloc((size_t) nt * KD_STACK_MAX, sizeof(kd_item));
-    double *buf = (double *) R_alloc((size_t) nt * (d > 0 ? d : 1), sizeof(double));
-    for (R_xlen_t s = 0; s < n_trees; s++) {
-        const kd_tree *t = &trees[s];
-        for (ptrdiff_t from = 0; from < t->n; from += NN2_CHUNK) {
-            const ptrdiff_t to_ = from + NN2_CHUNK < t->n ? from + NN2_CHUNK : t->n;
-            const int nts = threads_for(nt, (double) (to_ - from));
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nts) schedule(dynamic, 64)
-#endif
-            for (ptrdiff_t p = from; p < to_; p++) {
-                const ptrdiff_t r = t->row[p];
-                if (want[r] != 1) continue;
-                const int tid = THREAD_ID;
-                double *q = buf + (size_t) tid * d;
-                for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * n];
-                double lt, le;
-                nn_rank(t, q, t->pts + (size_t) p * d, cap, &lt, &le, stacks + (size_t) tid * KD_STACK_MAX);
-                o[r] = lt;
-                o[r + n] = ISNAN(le) ? NA_REAL : le;
-            }
-            R_CheckUserInterrupt();
-        }
-    }
+    const kernel_host host = detanon_host(R_NilValue);
+    nn2_run_rank(trees, n_trees, n, d, xq, want, cap, nt, NA_REAL, o, &host);
     UNPROTECT(1);
     return out;
 }
@@ -180,38 +96,9 @@ SEXP ffi_battery_neighbours(SEXP idx, SEXP zq, SEXP tree_of, SEXP m_, SEXP leave
     const double *ynum = cat ? NULL : REAL_RO(y), *tnum = cat ? NULL : REAL_RO(target);
     SEXP out = PROTECT(Rf_allocMatrix(REALSXP, nq, 3));
     double *o = REAL(out);
-    kd_heap *heaps = (kd_heap *) R_alloc(nt, sizeof(kd_heap));
-    for (int i = 0; i < nt; i++) heaps[i] = kd_heap_new(m + 1, detanon_alloc);
-    double *buf = (double *) R_alloc((size_t) nt * (d > 0 ? d : 1), sizeof(double));
-    kd_item *stacks = (kd_item *) R_alloc((size_t) nt * KD_STACK_MAX, sizeof(kd_item));
-    int *freq = (int *) R_alloc((size_t) nt * (cat ? n_levels + 1 : 1), sizeof(int));
-    for (size_t i = 0; i < (size_t) nt * (cat ? n_levels + 1 : 1); i++) freq[i] = 0;
-    const ptrdiff_t *ord = nn2_order(trees, n_trees, rank_index_n(idx), to, xq, nq, d);
-    for (ptrdiff_t from = 0; from < nq; from += NN2_CHUNK) {
-        const ptrdiff_t to_ = from + NN2_CHUNK < nq ? from + NN2_CHUNK : nq;
-        const int nts = threads_for(nt, (double) (to_ - from));
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nts) schedule(dynamic, 64)
-#endif
-        for (ptrdiff_t i = from; i < to_; i++) {
-            const ptrdiff_t r = ord[i];
-            if (to[r] == NA_INTEGER || to[r] == 0) {
-                o[r] = o[r + nq] = o[r + 2 * nq] = NA_REAL;
-                continue;
-            }
-            const int tid = THREAD_ID;
-            double *q = buf + (size_t) tid * d;
-            for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * nq];
-            const kd_tree *t = &trees[to[r] - 1];
-            const ptrdiff_t skip = lo ? r : -1;
-            const double r2 = nn_set_radius(t, q, m, skip, &heaps[tid]);
-            nn_set_summary(t, q, r2, skip, isinf(r2) ? NULL : &heaps[tid], ycat, cat ? tcat[r] : 0,
-                           cat ? freq + (size_t) tid * (n_levels + 1) : NULL,
-                           ynum, cat ? 0.0 : tnum[r], tol, stacks + (size_t) tid * KD_STACK_MAX,
-                           o + r, o + r + nq, o + r + 2 * nq);
-        }
-        R_CheckUserInterrupt();
-    }
+    const kernel_host host = detanon_host(R_NilValue);
+    nn2_run_neighbours(trees, n_trees, rank_index_n(idx), to, xq, nq, d, m, lo, cat, ycat, tcat, n_levels,
+                       ynum, tnum, tol, nt, NA_REAL, o, &host);
     UNPROTECT(1);
     return out;
 }
