@@ -104,6 +104,23 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
     lev[is.na(lev)] <- 1L
     lev
   }
+  # the pattern code of pairs (as pattern_code(levels_of(i, j))), field by field without
+  # the matrix of levels
+  mult <- cumprod(c(1, n_lev))[seq_along(n_lev)]
+  codes_of <- function(i, j) {
+    code <- rep(1, length(i))
+    for (f in seq_len(ncol(num_o))) {
+      l <- findInterval(abs(num_o[i, f] - num_m[j, f]), bands, left.open = TRUE)
+      l[is.na(l)] <- 1L
+      code <- code + l * mult[f]
+    }
+    for (f in seq_along(cat_o)) {
+      l <- as.integer(cat_o[[f]][i] != cat_m[[f]][j] | is.na(cat_o[[f]][i]) != is.na(cat_m[[f]][j]))
+      l[is.na(l)] <- 1L
+      code <- code + l * mult[ncol(num_o) + f]
+    }
+    code
+  }
   if (full) {
     pairs <- block_pairs(rows, s$id)
   } else {
@@ -112,8 +129,7 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
     keep <- !is.na(pairs$j)
     pairs <- list(i = pairs$i[keep], j = pairs$j[keep])
   }
-  lev <- levels_of(pairs$i, pairs$j)
-  code <- pattern_code(lev, n_lev)
+  code <- codes_of(pairs$i, pairs$j)
   u_fixed <- NULL
   if (!full) {
     # u from random pairs of the same strata (non-matches, nearly all)
@@ -123,8 +139,15 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
   # every person is in the release once: in full blocks, one pair in n_pairs / n_known is a
   # match (the share is known, not fitted: left free, EM tends to a class of near pairs)
   fit <- fs_em(code, n_lev, u_fixed = u_fixed, p_fixed = if (full && length(code)) length(rows) / length(code))
-  w <- fs_weights(fit, lev)
-  post <- fs_posterior(fit, lev)
+  # the weight and posterior of each comparison pattern present, then of each pair by its
+  # pattern (the same sums in the same order as pair by pair)
+  pat <- which(tabulate(code, prod(n_lev)) > 0L)
+  lev_pat <- pattern_levels(pat, n_lev)
+  w_pat <- post_pat <- numeric(prod(n_lev))
+  w_pat[pat] <- fs_weights(fit, lev_pat)
+  post_pat[pat] <- fs_posterior(fit, lev_pat)
+  w <- w_pat[code]
+  post <- post_pat[code]
   success <- confidence <- rep(NA_real_, n)
   if (length(rows)) {
     # the top weight of each original, the ties at it, and whether its own record is there
