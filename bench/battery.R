@@ -14,6 +14,7 @@
 #   Rscript bench/battery.R            (add nthreads as an argument, e.g. Rscript bench/battery.R 2;
 #                                       add --small for the 1e5 case only, --large for 1e6 only)
 suppressPackageStartupMessages(library(detanon))
+options(width = 160)
 args <- commandArgs(trailingOnly = TRUE)
 small <- "--small" %in% args
 large <- "--large" %in% args
