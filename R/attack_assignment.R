@@ -148,10 +148,12 @@ assignment_success <- function(col, rows, zo, zm, cell_o, cell_m) {
   g <- identical_groups(cell_m, zm)
   a <- col[rows]
   ok <- !is.na(a)
-  pairs <- paste(h[ok], g[a[ok]])
+  # one number per (H, G) pair (exact: below 2^53 for any n R can hold), not text
+  base <- as.double(max(c(0L, g)) + 1L)
+  pairs <- h[ok] * base + g[a[ok]]
   u <- unique(pairs)
   counts <- tabulate(match(pairs, u), length(u))
-  n_hg <- counts[match(paste(h, g[rows]), u)]
+  n_hg <- counts[match(h * base + g[rows], u)]
   n_hg[is.na(n_hg)] <- 0
   size_h <- tabulate(h)[h]
   size_g <- tabulate(g)[g[rows]]

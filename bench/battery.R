@@ -1,17 +1,24 @@
-# Benchmark of the risk battery (risk_battery(): linkage in both directions, singling out,
-# attribute inference on a categorical column), each attack with its control, on 1e5 records
-# (2 masked variables, 4 strata) and 1e6 records x 4 masked variables in 4 strata, one
-# core by default. Reports the time of the intruder's view (shared by the attacks), of every
-# attack alone with its control (risk_battery(attacks = a), view included) and of the whole
-# battery: elapsed seconds and CPU seconds (user + system; on a shared machine the CPU time
-# is the steadier figure).
+# Benchmark of the whole risk battery: every attack of battery_attacks() (linkage in both
+# directions, singling out, attribute inference on a categorical column, one-to-one
+# assignment, Fellegi-Sunter, the algorithm-aware intruder), each with its control and
+# its default settings as risk_battery() runs them, on 1e5 records (2 masked variables,
+# 4 strata) and 1e6 records x 4 masked variables in 4 strata; one core by default.
+# Prints one table per size: the time of the intruder's view and control permutation
+# (shared by the attacks), of every attack with its control run (the steps of
+# risk_battery(), timed one by one on the shared view), and of one call of risk_battery()
+# with everything: elapsed seconds and CPU seconds (user + system; on a shared machine
+# the CPU time is the steadier figure), with the attack's rate, control and advantage.
+# Above `limit` records per cell (2000) the assignment uses its sparse solver: its gap
+# (cost - lower bound, 0 when proven optimal) is printed.
 # Run from the package root with detanon installed:
 #   Rscript bench/battery.R            (add nthreads as an argument, e.g. Rscript bench/battery.R 2;
-#                                       add --small for the 1e5 case only)
+#                                       add --small for the 1e5 case only, --large for 1e6 only)
 suppressPackageStartupMessages(library(detanon))
+options(width = 160)
 args <- commandArgs(trailingOnly = TRUE)
 small <- "--small" %in% args
-args <- setdiff(args, "--small")
+large <- "--large" %in% args
+args <- setdiff(args, c("--small", "--large"))
 nthreads <- if (length(args)) as.integer(args[1]) else 1L
 
 make_data <- function(n, d, seed = 1) {
@@ -30,25 +37,48 @@ timed <- function(expr) {
   list(value = val, elapsed = t[["elapsed"]], cpu = t[["user.self"]] + t[["sys.self"]])
 }
 
+# risk_battery(), step by step: the view and its control once, then every attack.
+battery_steps <- function(original, masked, sensitive, seed = 1, m = 3) {
+  reg <- battery_attacks()
+  tv <- timed({
+    s <- detanon:::intruder_view(original, masked, intruder(), seed = seed)
+    ctrl <- detanon:::battery_permute(s, seed = seed + 1L)
+    list(s = s, ctrl = ctrl)
+  })
+  rows <- list(data.frame(step = "intruder view + control", elapsed = tv$elapsed, cpu = tv$cpu,
+                          rate = NA, control = NA, advantage = NA, note = ""))
+  for (a in names(reg)) {
+    t <- timed(detanon:::run_attack(reg[[a]], tv$value$s, tv$value$ctrl, m = m, sensitive = sensitive,
+                                    nthreads = nthreads, seed = seed))
+    r <- t$value
+    note <- if (a == "assignment") sprintf("sparse cells %d, gap %.3g (%.2g%% of cost)", r$details$n_sparse,
+                                           r$details$gap, 100 * r$details$gap / r$details$cost) else ""
+    rows[[length(rows) + 1L]] <- data.frame(step = a, elapsed = t$elapsed, cpu = t$cpu, rate = r$rate,
+                                            control = r$control_rate, advantage = r$advantage, note = note)
+  }
+  out <- do.call(rbind, rows)
+  rbind(out, data.frame(step = "sum of the steps", elapsed = sum(out$elapsed), cpu = sum(out$cpu),
+                        rate = NA, control = NA, advantage = NA, note = ""))
+}
+
 cat(sprintf("detanon risk battery benchmark, nthreads = %d, %s\n", nthreads,
             format(Sys.time(), tz = "UTC", usetz = TRUE)))
 w <- make_data(2000, 2)
 invisible(risk_battery(w$d, w$m, sensitive = "y", seed = 1, nthreads = nthreads)) # warm up
 
-cases <- list(c(n = 1e5, d = 2))
-if (!small) cases <- c(cases, list(c(n = 1e6, d = 4)))
+cases <- list(c(n = 1e5, d = 2), c(n = 1e6, d = 4))
+if (small) cases <- cases[1]
+if (large) cases <- cases[2]
 for (cs in cases) {
   p <- make_data(cs[["n"]], cs[["d"]])
   cat(sprintf("\nn = %g, %d masked variables, 4 strata (anonymise k = 3: %.1f s)\n",
               cs[["n"]], cs[["d"]], p$anonymise_s))
-  tv <- timed(detanon:::intruder_view(p$d, p$m, intruder(), seed = 1))
-  cat(sprintf("  %-18s %7.2f s elapsed %7.2f s cpu\n", "intruder view", tv$elapsed, tv$cpu))
-  for (a in names(battery_attacks())) {
-    t <- timed(risk_battery(p$d, p$m, attacks = a, sensitive = "y", seed = 1, nthreads = nthreads))
-    r <- t$value$attacks[[1]]
-    cat(sprintf("  %-18s %7.2f s elapsed %7.2f s cpu   rate %.4f  control %.4f  advantage %.4f\n", a,
-                t$elapsed, t$cpu, r$rate, r$control_rate, r$advantage))
-  }
+  tab <- battery_steps(p$d, p$m, sensitive = "y")
   t <- timed(risk_battery(p$d, p$m, sensitive = "y", seed = 1, nthreads = nthreads))
-  cat(sprintf("  %-18s %7.2f s elapsed %7.2f s cpu\n", "whole battery", t$elapsed, t$cpu))
+  tab <- rbind(tab, data.frame(step = "risk_battery(), one call", elapsed = t$elapsed, cpu = t$cpu,
+                               rate = NA, control = NA, advantage = NA, note = ""))
+  # the step-by-step figures are those of the battery itself
+  one <- as.data.frame(t$value)
+  stopifnot(isTRUE(all.equal(one$rate[match(tab$step[2:8], one$name)], tab$rate[2:8])))
+  print(format(tab, digits = 3), row.names = FALSE)
 }

@@ -83,3 +83,18 @@ test_that("attack_fellegi_sunter() checks its arguments", {
   expect_snapshot(error = TRUE, attack_fellegi_sunter(d, masked, bands = c(0.1, 0.05)))
   expect_snapshot(error = TRUE, attack_fellegi_sunter(d, masked, candidates = 0))
 })
+
+test_that("group_max() equals tapply(max), with ties, -Inf and empty groups", {
+  set.seed(3)
+  for (n in c(1L, 5L, 50L)) {
+    g <- sample(n, 3 * n, replace = TRUE)
+    x <- round(stats::rnorm(3 * n), 1)
+    x[sample(length(x), 2)] <- -Inf
+    got <- detanon:::group_max(x, g, n + 2L)
+    want <- rep(-Inf, n + 2L)
+    tm <- tapply(x, g, max)
+    want[as.integer(names(tm))] <- tm
+    expect_identical(got, want)
+  }
+  expect_identical(detanon:::group_max(numeric(), integer(), 3L), rep(-Inf, 3))
+})
