@@ -10,9 +10,11 @@
 #' * `strata`: categorical columns the intruder matches exactly. Default: the strata
 #'   recorded in the release.
 #' * `keys`: further released columns the intruder holds as keys, e.g. an outcome released
-#'   unchanged (`"Survived"`). Categorical keys are matched exactly, numeric ones by distance
-#'   beside `vars`. `keys = "all"` takes every other column common to the original and the
-#'   release.
+#'   unchanged (`"Survived"`). Categorical keys (factor, character, logical) are matched
+#'   exactly, numeric ones by distance beside `vars`: a 0/1 outcome stored as numbers (as
+#'   Titanic's `Survived`) joins the distance on its z-scale, which separates its two values
+#'   by about two standard deviations; convert it to a factor for an exact match.
+#'   `keys = "all"` takes every other column common to the original and the release.
 #' * `p`: the share of the original records the intruder holds (1: everyone in the data,
 #'   the *maximum-knowledge intruder* of Domingo-Ferrer and Muralidhar). Attacks that need the
 #'   other records use the release as a stand-in for them.
