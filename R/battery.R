@@ -404,9 +404,10 @@ linkage_core <- function(s, direction, m, nthreads, ...) {
 
 # The ranks of link_ranks() (strictly nearer, at most as near), except that the second is
 # NA once the first reaches `cap` (then every top-m share with m <= cap is 0): a query far
-# from its own point, as in the control, costs no more than one near it. src/nn2.c.
+# from its own point, as in the control, costs no more than one near it (rank_query() in
+# src/rank.c, `lazy`).
 battery_ranks <- function(index, zq, want, cap, nthreads = 1L) {
-  .Call(C_ffi_battery_rank, index, zq, as.logical(want), as.double(cap), nthreads)
+  .Call(C_ffi_index_rank, index, zq, as.logical(want), as.double(cap), nthreads, FALSE, TRUE)
 }
 
 # The z-scores of the numeric keys of one side (on the original's scale).

@@ -536,7 +536,7 @@ linkage_setup <- function(original, masked, vars, strata) {
 link_ranks <- function(s, zt, zq, want, cap, nthreads, index = rank_index(zt, s)) {
   if (!s$n) return(matrix(numeric(), 0L, 2L))
   show <- show_progress(sum(want) * 4)
-  with_progress(show, .Call(C_ffi_index_rank, index, zq, want, as.double(cap), nthreads, show))
+  with_progress(show, .Call(C_ffi_index_rank, index, zq, want, as.double(cap), nthreads, show, FALSE))
 }
 
 # One kd-tree per stratum over the rows of z (grouped by s$order and s$offsets), kept in

@@ -25,7 +25,6 @@ SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap, SEXP m, SEXP target, SEXP x
 SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w, SEXP m, SEXP nthreads, SEXP progress);
 /* nn2_glue.c: neighbour queries of the risk battery on a rank index */
 SEXP ffi_battery_nn2(SEXP idx, SEXP zq, SEXP tree_of, SEXP nthreads);
-SEXP ffi_battery_rank(SEXP idx, SEXP zq, SEXP want, SEXP cap, SEXP nthreads);
 SEXP ffi_battery_neighbours(SEXP idx, SEXP zq, SEXP tree_of, SEXP m, SEXP leave_out,
                             SEXP y, SEXP target, SEXP tol, SEXP n_levels, SEXP nthreads);
 
@@ -35,7 +34,8 @@ SEXP ffi_battery_neighbours(SEXP idx, SEXP zq, SEXP tree_of, SEXP m, SEXP leave_
  * glue */
 SEXP ffi_rank_index(SEXP z, SEXP order, SEXP offsets);
 SEXP ffi_distmap_knots(SEXP s, SEXP n_knots);
-SEXP ffi_index_rank(SEXP idx, SEXP zq, SEXP query, SEXP cap, SEXP nthreads, SEXP progress);
+SEXP ffi_index_rank(SEXP idx, SEXP zq, SEXP query, SEXP cap, SEXP nthreads, SEXP progress,
+                    SEXP lazy);
 ptrdiff_t rank_index_n(SEXP idx);
 int rank_index_d(SEXP idx);
 kd_tree *rank_index_trees(SEXP idx, int d, R_xlen_t *n_strata);

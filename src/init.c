@@ -16,7 +16,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_rmd_count",      (DL_FUNC) &ffi_rmd_count,      6},
     /* rank_glue.c: ranks of own records (top-m linkage, re-identification, replay) */
     {"ffi_rank_index",     (DL_FUNC) &ffi_rank_index,     3},
-    {"ffi_index_rank",     (DL_FUNC) &ffi_index_rank,     6},
+    {"ffi_index_rank",     (DL_FUNC) &ffi_index_rank,     7},
     /* mondrian_glue.c: Mondrian equivalence classes */
     {"ffi_mondrian",       (DL_FUNC) &ffi_mondrian,       6},
     /* keps_glue.c: (k, epsilon)-anonymisation */
@@ -34,7 +34,6 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_distmap_knots",  (DL_FUNC) &ffi_distmap_knots,  2},
     /* nn2_glue.c: neighbour queries of the risk battery */
     {"ffi_battery_nn2",        (DL_FUNC) &ffi_battery_nn2,        4},
-    {"ffi_battery_rank",       (DL_FUNC) &ffi_battery_rank,       5},
     {"ffi_battery_neighbours", (DL_FUNC) &ffi_battery_neighbours, 10},
     /* assign_glue.c: one-to-one assignment within cells (attack_assignment) */
     {"ffi_assign",         (DL_FUNC) &ffi_assign,         10},

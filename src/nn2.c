@@ -16,16 +16,6 @@ void nn2_query(const kd_tree *t, const double *q, kd_heap *h, double *d1, double
     *d2 = h->d2[1];
 }
 
-void nn_rank(const kd_tree *t, const double *q, const double *self, ptrdiff_t cap,
-             double *lt, double *le, kd_item *stack)
-{
-    const double ds = kd_point_d2(q, self, t->d);
-    /* squared distances are doubles: d2 < ds exactly when d2 <= the next double below ds */
-    const ptrdiff_t l = ds > 0.0 && cap > 0 ? kd_count_within(t, q, nextafter(ds, 0.0), cap, stack) : 0;
-    *lt = (double) l;
-    *le = l >= cap ? NAN : (double) kd_count_within(t, q, ds, PTRDIFF_MAX, stack);
-}
-
 double nn_set_radius(const kd_tree *t, const double *q, int m, ptrdiff_t skip, kd_heap *h)
 {
     if (t->n == 0) return -1.0;
@@ -189,39 +179,6 @@ void nn2_run_nn2(const kd_tree *trees, ptrdiff_t n_trees, ptrdiff_t n_index, con
             o[r + nq] = sqrt(d2);
         }
         host_pause(host, to_);
-    }
-}
-
-void nn2_run_rank(const kd_tree *trees, ptrdiff_t n_trees, ptrdiff_t n, int d, const double *xq,
-                  const int *want, ptrdiff_t cap, int nt, double na, double *o,
-                  const kernel_host *host)
-{
-    kd_item *stacks = (kd_item *) host->alloc((size_t) nt * KD_STACK_MAX, sizeof(kd_item));
-    double *buf = (double *) host->alloc((size_t) nt * (d > 0 ? d : 1), sizeof(double));
-    ptrdiff_t done = 0;
-    for (ptrdiff_t s = 0; s < n_trees; s++) {
-        const kd_tree *t = &trees[s];
-        for (ptrdiff_t from = 0; from < t->n; from += NN2_CHUNK) {
-            const ptrdiff_t to_ = from + NN2_CHUNK < t->n ? from + NN2_CHUNK : t->n;
-            const int nts = threads_for(nt, (double) (to_ - from));
-            (void) nts;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nts) schedule(dynamic, 64)
-#endif
-            for (ptrdiff_t p = from; p < to_; p++) {
-                const ptrdiff_t r = t->row[p];
-                if (want[r] != 1) continue;
-                const int tid = THREAD_ID;
-                double *q = buf + (size_t) tid * d;
-                for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * n];
-                double lt, le;
-                nn_rank(t, q, t->pts + (size_t) p * d, cap, &lt, &le, stacks + (size_t) tid * KD_STACK_MAX);
-                o[r] = lt;
-                o[r + n] = isnan(le) ? na : le;
-            }
-            done += to_ - from;
-            host_pause(host, done);
-        }
     }
 }
 

@@ -33,14 +33,6 @@ void nn_set_summary(const kd_tree *t, const double *q, double r2, ptrdiff_t skip
                     const double *ynum, double target_num, double tol,
                     kd_item *stack, double *count, double *match, double *top);
 
-/* The rank of a query's own point `self` among the points of t: *lt = number of points
- * strictly closer to q than self, counted up to `cap`; *le = number at most as close
- * (self included), counted only when *lt < cap (else NaN: a top-m share with m <= cap is 0
- * whatever it is). Unlike an uncapped count, a query far from its own point (the control
- * of an attack) costs no more than one near it. */
-void nn_rank(const kd_tree *t, const double *q, const double *self, ptrdiff_t cap,
-             double *lt, double *le, kd_item *stack);
-
 /* The query loops. trees[0..n_trees) are the trees of an index of n_index points (d
  * columns); xq the nq x d query points (column-major). tree_of[r] (1-based) names the tree
  * of query row r; a value < 1 (the glue's 0 or NA): not queried. `na` is the caller's
@@ -53,14 +45,6 @@ void nn_rank(const kd_tree *t, const double *q, const double *self, ptrdiff_t ca
 void nn2_run_nn2(const kd_tree *trees, ptrdiff_t n_trees, ptrdiff_t n_index, const int *tree_of,
                  const double *xq, ptrdiff_t nq, int d, int nt, double na, double *o,
                  const kernel_host *host);
-
-/* The ranks of the linkage attacks: for every row r (of n, the rows of the index) with
- * want[r] == 1, its own point (row r of the indexed points) and its query point xq[r, ]:
- * o[r] = lt and o[r + n] = le as nn_rank() counts them (`na` for le when lt reached cap).
- * Other rows keep their value. Rows are visited tree by tree in tree order. */
-void nn2_run_rank(const kd_tree *trees, ptrdiff_t n_trees, ptrdiff_t n, int d, const double *xq,
-                  const int *want, ptrdiff_t cap, int nt, double na, double *o,
-                  const kernel_host *host);
 
 /* The neighbour sets of the inference attack: for every queried row r, the points of its
  * tree at most as far from xq[r, ] as the m-th nearest (ties included), leaving out tree

@@ -41,33 +41,6 @@ SEXP ffi_battery_nn2(SEXP idx, SEXP zq, SEXP tree_of, SEXP nthreads)
     return out;
 }
 
-/* The ranks of the linkage attacks: for every row r with want[r], its own point (row r of
- * the indexed points) and its query point zq[r, ]; an n x 2 matrix of lt and le as
- * nn_rank() counts them (le NA when lt reached `cap`), NA for rows not wanted. The rows
- * are visited tree by tree in tree order (a query lies near its own point when the attack
- * works, so consecutive queries visit the same part of the tree). */
-SEXP ffi_battery_rank(SEXP idx, SEXP zq, SEXP want_, SEXP cap_, SEXP nthreads)
-{
-    const ptrdiff_t n = Rf_nrows(zq);
-    const int d = Rf_ncols(zq), nt = detanon_threads(nthreads);
-    const double capd = Rf_asReal(cap_);
-    R_xlen_t n_trees;
-    if (TYPEOF(zq) != REALSXP || TYPEOF(want_) != LGLSXP || XLENGTH(want_) != n ||
-        rank_index_n(idx) != n || (n > 0 && rank_index_d(idx) != d) || !(capd >= 1))
-        Rf_error("internal error: bad input to ffi_battery_rank");
-    kd_tree *trees = rank_index_trees(idx, d, &n_trees);
-    const ptrdiff_t cap = capd > (double) n ? (ptrdiff_t) n + 1 : (ptrdiff_t) capd;
-    const int *want = LOGICAL_RO(want_);
-    const double *xq = REAL_RO(zq);
-    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, n, 2));
-    double *o = REAL(out);
-    for (ptrdiff_t i = 0; i < 2 * n; i++) o[i] = NA_REAL;
-    const kernel_host host = detanon_host(R_NilValue);
-    nn2_run_rank(trees, n_trees, n, d, xq, want, cap, nt, NA_REAL, o, &host);
-    UNPROTECT(1);
-    return out;
-}
-
 /* The neighbour sets of the inference attack: for every queried row r, the points of its
  * tree at most as far from zq[r, ] as the m-th nearest (ties included), leaving out tree
  * row r itself when `leave_out` (the query's own released record). `y`: the sensitive

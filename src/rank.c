@@ -15,19 +15,21 @@
 #define RANK_LE_CAP ((ptrdiff_t) 1 << 14)
 
 /* For the query point q whose own point `self` is a point of tree t:
- * *le = number of tree points p with |q - p|^2 <= |q - self|^2 (self included, so >= 1),
- *       counted up to RANK_LE_CAP
  * *lt = number of tree points strictly closer than self, counted up to `cap` (a count of
- *       `cap` means "cap or more").
+ *       `cap` means "cap or more");
+ * *le = number of tree points p with |q - p|^2 <= |q - self|^2 (self included, so >= 1),
+ *       counted up to RANK_LE_CAP; with `lazy`, counted exactly but only while *lt < cap
+ *       (a top-m share with m <= cap needs it only then; otherwise *le is left as it was).
  * Both distances are summed by kd_point_d2() in the same order, so self is counted in *le
  * and never in *lt, and equal distances are equal bit for bit. */
 static void rank_counts(const kd_tree *t, const double *q, const double *self, ptrdiff_t cap,
-                        double *lt, double *le, kd_item *stack)
+                        int lazy, double *lt, double *le, kd_item *stack)
 {
     const double ds = kd_point_d2(q, self, t->d);
-    *le = (double) kd_count_within(t, q, ds, RANK_LE_CAP, stack);
     /* squared distances are doubles: d2 < ds exactly when d2 <= the next double below ds */
     *lt = ds > 0.0 && cap > 0 ? (double) kd_count_within(t, q, nextafter(ds, 0.0), cap, stack) : 0.0;
+    if (lazy && *lt >= (double) cap) return;
+    *le = (double) kd_count_within(t, q, ds, lazy ? PTRDIFF_MAX : RANK_LE_CAP, stack);
 }
 
 const char *rank_build(const double *x, ptrdiff_t n, int d, const int *ord, const int *off,
@@ -57,7 +59,7 @@ const char *rank_build(const double *x, ptrdiff_t n, int d, const int *ord, cons
 }
 
 void rank_query(const kd_tree *trees, ptrdiff_t n_strata, const int *off, ptrdiff_t n, int d,
-                const double *xq, const int *want, ptrdiff_t cap, int nt, double *o,
+                const double *xq, const int *want, ptrdiff_t cap, int lazy, int nt, double *o,
                 const kernel_host *host)
 {
     kd_item *stacks = (kd_item *) host->alloc((size_t) nt * KD_STACK_MAX, sizeof(kd_item));
@@ -80,7 +82,7 @@ void rank_query(const kd_tree *trees, ptrdiff_t n_strata, const int *off, ptrdif
                 int tid = THREAD_ID;
                 double *q = buf + (size_t) tid * d;
                 for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * n];
-                rank_counts(t, q, t->pts + (size_t) p * d, cap, o + r, o + r + n,
+                rank_counts(t, q, t->pts + (size_t) p * d, cap, lazy, o + r, o + r + n,
                             stacks + (size_t) tid * KD_STACK_MAX);
             }
             since_check += to - from;

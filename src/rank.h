@@ -25,10 +25,11 @@ const char *rank_build(const double *x, ptrdiff_t n, int d, const int *ord, cons
  * row r of xq (n x d) and whose own point is in trees[s] (stratum s at positions
  * off[s]..off[s + 1) of the index): o[r] = the number of tree points of the stratum
  * strictly closer to the query point than its own point (counted up to cap), o[r + n] =
- * the number at most as close (capped at 2^14). Rows not queried keep their value. Queries run
- * in tree order over nt threads; the host pauses between chunks (with rows done). */
+ * the number at most as close (capped at 2^14; with `lazy`, exact but only while o[r] < cap,
+ * as the battery's top-m shares need it). Rows and counts not computed keep their value.
+ * Queries run in tree order over nt threads; the host pauses between chunks (with rows done). */
 void rank_query(const kd_tree *trees, ptrdiff_t n_strata, const int *off, ptrdiff_t n, int d,
-                const double *xq, const int *want, ptrdiff_t cap, int nt, double *o,
+                const double *xq, const int *want, ptrdiff_t cap, int lazy, int nt, double *o,
                 const kernel_host *host);
 
 #endif

@@ -97,7 +97,8 @@ kd_tree *rank_index_trees(SEXP idx, int d, R_xlen_t *n_strata)
  * point (capped at `cap`), column 2 the number at most as close (capped at 2^14); NA for rows not
  * queried. `progress`: TRUE to show a progress bar (updated between chunks, on the main
  * thread). */
-SEXP ffi_index_rank(SEXP idx, SEXP zq, SEXP query, SEXP cap_, SEXP nthreads, SEXP progress)
+SEXP ffi_index_rank(SEXP idx, SEXP zq, SEXP query, SEXP cap_, SEXP nthreads, SEXP progress,
+                    SEXP lazy)
 {
     const ptrdiff_t n = Rf_nrows(zq);
     const int d = Rf_ncols(zq), nt = detanon_threads(nthreads);
@@ -117,7 +118,7 @@ SEXP ffi_index_rank(SEXP idx, SEXP zq, SEXP query, SEXP cap_, SEXP nthreads, SEX
     for (ptrdiff_t i = 0; i < 2 * n; i++) o[i] = NA_REAL;
     SEXP bar = PROTECT(progress_new(progress, (double) n, "Linking"));
     const kernel_host host = detanon_host(bar);
-    rank_query(trees, n_strata, off, n, d, xq, want, cap, nt, o, &host);
+    rank_query(trees, n_strata, off, n, d, xq, want, cap, Rf_asLogical(lazy) == 1, nt, o, &host);
     progress_done(bar);
     UNPROTECT(2);
     return out;

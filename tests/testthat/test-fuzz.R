@@ -306,13 +306,13 @@ test_that("ffi_index_rank: ranks of the own point (strictly nearer, at most as n
     want_rows <- stats::runif(n) < sample(c(0.5, 1), 1L)
     cap <- sample(c(0, 1, 3, 1e9), 1L)
     idx <- .Call(detanon:::C_ffi_rank_index, zt, as.integer(g$order), as.integer(g$offsets))
-    got <- .Call(detanon:::C_ffi_index_rank, idx, zq, want_rows, as.double(cap), sample(1:2, 1L), FALSE)
+    got <- .Call(detanon:::C_ffi_index_rank, idx, zq, want_rows, as.double(cap), sample(1:2, 1L), FALSE, FALSE)
     # the index is reusable: a second query (other points) answers as a fresh index does
     zq2 <- zq[rev(seq_len(n)), , drop = FALSE]
-    again <- .Call(detanon:::C_ffi_index_rank, idx, zq2, want_rows, as.double(cap), 1L, FALSE)
+    again <- .Call(detanon:::C_ffi_index_rank, idx, zq2, want_rows, as.double(cap), 1L, FALSE, FALSE)
     fresh <- .Call(detanon:::C_ffi_index_rank,
                    .Call(detanon:::C_ffi_rank_index, zt, as.integer(g$order), as.integer(g$offsets)),
-                   zq2, want_rows, as.double(cap), 1L, FALSE)
+                   zq2, want_rows, as.double(cap), 1L, FALSE, FALSE)
     want <- matrix(NA_real_, n, 2L)
     for (i in which(want_rows)) {
       s <- which(g$id == g$id[i])
@@ -325,6 +325,11 @@ test_that("ffi_index_rank: ranks of the own point (strictly nearer, at most as n
     if (!identical(is.na(got[, 1]), !want_rows)) p <- c(p, "NA pattern differs from the queried rows")
     if (!isTRUE(all.equal(got, want))) p <- c(p, "ranks differ from brute force")
     if (!identical(again, fresh)) p <- c(p, "a reused index answers differently")
+    # lazy (the battery's): the same strict count; the other only while it is below cap
+    lazy <- .Call(detanon:::C_ffi_index_rank, idx, zq, want_rows, as.double(cap), 1L, FALSE, TRUE)
+    lazy_want <- want
+    lazy_want[!is.na(want[, 1]) & want[, 1] >= cap, 2L] <- NA_real_
+    if (!isTRUE(all.equal(lazy, lazy_want))) p <- c(p, "lazy ranks differ from brute force")
     p
   })
 })
