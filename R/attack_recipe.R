@@ -146,7 +146,8 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
   for (a in seq_along(ks)) {
     if (!is.null(keyed)) {
       scales[[a]] <- rep(1, ncol(zmix))
-      pred <- recipe_format(keyed_predict(zmix, s$id, keyed), zmix, s, ks[a], format)
+      id <- keyed_cells(as.data.frame(s$original), s$id, keyed$keys, character(), keyed$k)
+      pred <- recipe_format(keyed_predict(zmix, id, keyed), zmix, s, ks[a], format)
     } else {
       cen <- cens[[a]]
       el <- which(!is.na(cen[, 1L]))
@@ -219,7 +220,8 @@ recipe_keyed <- function(s) {
   if (is.null(info) || !identical(info$verb, "anonymise_keyed")) return(NULL)
   set <- info$settings
   known <- s$intruder$knows == "settings" && is.numeric(set$k) && is.numeric(set$size)
-  list(k = if (known) as.integer(set$k) else 3L, size = if (known) set$size else 10,
+  keys <- if (known) intersect(set$keys, names(s$original)) else character()
+  list(k = if (known) as.integer(set$k) else 3L, size = if (known) set$size else 10, keys = keys,
        key = charToRaw("an intruder's guess: not the custodian's key"))
 }
 

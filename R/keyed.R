@@ -69,13 +69,18 @@
 #'   kept with the originals and never published. Never printed or stored by detanon.
 #' @param size The mean number of records per released point (a number >= `k`): the
 #'   budget is `round(n / size)` groups.
+#' @param keys Released categorical columns an intruder may hold as keys (e.g. an outcome
+#'   released unchanged, `"Survived"`): groups are formed within their values, so that
+#'   holding them does not split a group; within a stratum, values held by fewer than `k`
+#'   records are pooled with the stratum's largest cell. `NULL` (default): none. These
+#'   columns are released unchanged.
 #' @param format The release form of the masked values, as in [anonymise()]: `"natural"`
 #'   (default), `"precision"` or `"none"`.
 #' @param nthreads Accepted for the interface of the masking verbs; the k-means runs on
 #'   one thread and the result does not depend on it.
 #' @return An object of the same class as `data` with the masked columns replaced, as
 #'   [anonymise()] returns. Its release metadata ([release_info()]) hold the settings
-#'   (`k`, `size`, `vars`, `strata`, `na`, `small_strata`, `format`, `keyed = TRUE`) and
+#'   (`k`, `size`, `vars`, `strata`, `keys`, `na`, `small_strata`, `format`, `keyed = TRUE`) and
 #'   counts (`n`, `n_strata`, `min_size`, `n_groups`, `min_group`, `n_suppressed`,
 #'   `n_dropped`, `n_imputed`, `n_moved`); never the key.
 #' @references Domingo-Ferrer J, Mateo-Sanz JM (2002). Practical data-oriented
@@ -96,7 +101,7 @@
 #'                                   strata = c("Pclass", "Sex", "Family"),
 #'                                   k = 2, key = key, size = 14))
 #' @export
-anonymise_keyed <- function(data, vars = NULL, strata = NULL, k = 3, key, size = 10,
+anonymise_keyed <- function(data, vars = NULL, strata = NULL, k = 3, key, size = 10, keys = NULL,
                             format = NULL,
                             na = c("fail", "median", "mean", "median_stratum", "mean_stratum", "complete"),
                             small_strata = c("fail", "suppress", "merge"),
@@ -109,6 +114,9 @@ anonymise_keyed <- function(data, vars = NULL, strata = NULL, k = 3, key, size =
   secret <- check_key(if (missing(key)) NULL else key)
   size <- check_number(size, "size", lower = k)
   format <- check_format(format, "kdtree")
+  keys <- check_columns(keys, data, "keys", character())
+  both <- intersect(keys, c(vars, strata))
+  if (length(both)) stop_arg("`keys` repeats columns of `vars` or `strata`: ", quote_names(both), ".", kind = "column")
   df <- as.data.frame(data, stringsAsFactors = FALSE)
   id <- stratum_ids(df, strata)
   step <- handle_missing(numeric_matrix(df, vars), id, na, strata)
@@ -116,7 +124,7 @@ anonymise_keyed <- function(data, vars = NULL, strata = NULL, k = 3, key, size =
   df <- step$df
   id <- step$id
   x <- step$x
-  res <- keyed_mask(x, id, k, size, secret)
+  res <- keyed_mask(x, keyed_cells(df, id, keys, strata, k), k, size, secret)
   sizes <- tabulate(id)
   sizes <- sizes[sizes > 0L]
   if (check_identifiers) warn_identifiers(df, vars, strata)
@@ -124,12 +132,28 @@ anonymise_keyed <- function(data, vars = NULL, strata = NULL, k = 3, key, size =
     df[[vars[j]]] <- format_masked(res$columns[[j]], x[, j], k, format, is.integer(data[[vars[j]]]))
   }
   as_release(as_release_frame(df, data), "anonymise_keyed",
-             settings = list(k = k, size = size, vars = vars, strata = strata, na = na,
+             settings = list(k = k, size = size, vars = vars, strata = strata, keys = keys, na = na,
                              small_strata = small_strata, format = format, keyed = TRUE),
              counts = list(n = nrow(df), n_strata = length(sizes), min_size = min(sizes),
                            n_groups = res$n_groups, min_group = res$min_group,
                            n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,
                            n_imputed = step$n_imputed, n_moved = step$n_moved))
+}
+
+# The cells the groups are formed in: the strata (ids `id`), split by the values of the
+# `keys` columns of `df`; within a stratum, the cells smaller than k are pooled with the
+# stratum's largest cell (the first in sort order among equals). Returns cell ids.
+keyed_cells <- function(df, id, keys, strata, k) {
+  if (!length(keys)) return(id)
+  cell <- stratum_ids(cbind(data.frame(.stratum = id), df[keys]), c(".stratum", keys))
+  size <- tabulate(cell)
+  # the largest cell of each stratum
+  o <- order(id, -size[cell], cell, method = "radix")
+  largest <- cell[o][!duplicated(id[o])]
+  big <- largest[match(id, id[o][!duplicated(id[o])])]
+  small <- size[cell] < k
+  cell[small] <- big[small]
+  cell
 }
 
 # The key as raw bytes (never echoed in a message).
