@@ -41,9 +41,9 @@ rels <- list(
 for (size in c(8, 10, 12, 14, 16, 20)) for (k in c(2, 3)) {
   rels[[sprintf("keyed_s%d_k%d", size, k)]] <- anonymise_keyed(d, vars = vars, strata = st, k = k, key = key, size = size)
 }
-for (size in c(10, 12, 14)) suppressMessages({
-  rels[[sprintf("keyed+S_s%d_k2", size)]] <- anonymise_keyed(d, vars = vars, strata = st, keys = "Survived", k = 2, key = key,
-                                                              size = size)
+for (size in c(10, 12, 14, 16, 20)) {
+  rels[[sprintf("keyed+S_s%d_k2", size)]] <- anonymise_keyed(d, vars = vars, strata = st, keys = "Survived", k = 2,
+                                                              key = key, size = size)
 }
 f <- Survived ~ Pclass + Sex + Age + Fare + Family
 one_row <- function(nm, m) {
