@@ -164,7 +164,7 @@ check_key <- function(key) {
   }
   if (is.raw(key) && length(key) >= 16L) return(key)
   stop_arg("`key` must be the custodian's secret: a string of at least 16 characters or a raw vector ",
-           "of at least 16 bytes (", what, " was given; its value is not shown).", kind = "key")
+           "of at least 16 bytes (", what, " was given; its value is not shown).")
 }
 
 # The number of k-means starts per stratum and number of groups, and the Lloyd cap.
