@@ -38,7 +38,7 @@ rels <- list(
     rm(rs)
   })
 )
-for (size in c(8, 10, 12, 14, 16, 20)) for (k in c(2, 3)) {
+for (size in c(5, 6, 8, 10, 12, 14, 16, 20)) for (k in c(2, 3)) {
   rels[[sprintf("keyed_s%d_k%d", size, k)]] <- anonymise_keyed(d, vars = vars, strata = st, k = k, key = key, size = size)
 }
 for (size in c(10, 12, 14, 16, 20)) {
