@@ -77,6 +77,8 @@ fs <- attack_fellegi_sunter(d, m, intruder = intruder(vars = vars, strata = "g")
 km <- anonymise_keyed(d, vars = vars, strata = "g", k = 3, key = "valgrind-smoke-key-0001", size = 6,
                       check_identifiers = FALSE)
 rk <- attack_recipe(d, km, intruder = intruder(vars = vars, strata = "g", p = 0.5), seed = 1)
-sh <- .Call(detanon:::C_ffi_siphash, as.raw(0:20), as.raw(0:15))
-ku <- .Call(detanon:::C_ffi_keyed_uniforms, matrix(c(1, 2, 3, 1, 2, 3), 3), 1L, charToRaw("0123456789abcdef"), 3L)
+if (exists("C_ffi_siphash", envir = asNamespace("detanon"))) { # test-only entry points
+  sh <- .Call(detanon:::C_ffi_siphash, as.raw(0:20), as.raw(0:15))
+  ku <- .Call(detanon:::C_ffi_keyed_uniforms, matrix(c(1, 2, 3, 1, 2, 3), 3), 1L, charToRaw("0123456789abcdef"), 3L)
+}
 cat("valgrind-smoke: done\n")

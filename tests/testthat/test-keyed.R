@@ -11,7 +11,7 @@ test_that("SipHash-2-4 gives the published test vectors", {
   key <- as.raw(0:15)
   for (len in names(want)) {
     msg <- as.raw(seq_len(as.integer(len)) - 1L)
-    expect_identical(paste(.Call(ns$C_ffi_siphash, msg, key), collapse = ""), want[[len]], info = len)
+    expect_identical(paste(test_call("siphash", msg, key), collapse = ""), want[[len]], info = len)
   }
 })
 
@@ -32,7 +32,7 @@ ref_kmeans <- function(z, cc, kmin, restarts, maxit, secret) {
       sse <- ssum(vapply(seq_len(n), function(i) sqd(i, ce), 0))
       return(list(group = group, sse = sse))
     }
-    U <- .Call(ns$C_ffi_keyed_uniforms, z, r, secret, cc)
+    U <- test_call("keyed_uniforms", z, r, secret, cc)
     d2 <- rep(Inf, n)
     cen <- matrix(0, cc, d)
     for (s in seq_len(cc)) {
