@@ -186,6 +186,10 @@ keyed_mask <- function(x, id, k, size, secret) {
   cols <- masked_columns(x, list(mean = st[1L, ], sd = st[2L, ]))
   columns <- lapply(seq_len(ncol(x)), function(j) x[, j])
   if (!length(cols)) return(list(columns = columns, n_groups = NA_integer_, min_group = NA_integer_))
+  if (length(cols) > 64L) {
+    stop_arg("At most 64 varying `vars` can be masked together (", length(cols), " given); ",
+             "mask them in sets of at most 64, or reduce them first.", kind = "column")
+  }
   z <- sweep(sweep(x[, cols, drop = FALSE], 2L, st[1L, cols]), 2L, st[2L, cols], "/")
   g <- keyed_groups(z, id, k, size, secret)
   # exact group means, summed in a canonical order (group, then the values)

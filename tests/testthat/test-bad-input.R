@@ -622,6 +622,8 @@ bad("anonymise_keyed: k > stratum size", bi_d, ak(key = bi_key, k = 11, size = 1
     "fewer than k = 11 records")
 bad("anonymise_keyed: NA in vars", bi_na, ak(key = bi_key, vars = "x"), "`vars` have missing values")
 bad("anonymise_keyed: format", bi_d, ak(key = bi_key, format = "round"), "`format` must be NULL or one of")
+bad("anonymise_keyed: 65 variables", as.data.frame(matrix(stats::rnorm(650), 10)), ak(key = bi_key, strata = character()),
+    "At most 64 varying `vars` can be masked together \\(65 given\\)")
 bad("anonymise_keyed: constant column", bi_const, ak(key = bi_key, vars = c("x", "y"), strata = "g"), NA,
     function(r) expect_identical(r$x, bi_const$x))
 bad("anonymise_keyed: one group per stratum", bi_d, ak(key = bi_key, vars = c("x", "y"), strata = "g", k = 10, size = 10),
