@@ -14,9 +14,9 @@
 #'    share of the budget (every number up to three times the share when that is at most
 #'    48; at most one group per `k` records): the
 #'    best of 10 keyed k-means++ starts, Lloyd iterations, groups smaller than `k` merged
-#'    into the group with the nearest centre;
-#'    (a stratum of more than 1000 records is first split in two by the same keyed
-#'    k-means, again and again, into blocks of at most 1000, each treated as a stratum);
+#'    into the group with the nearest centre. A stratum of more than 1000 records is
+#'    first split in two by the same keyed k-means, again and again, into blocks of at
+#'    most 1000, each treated as a stratum;
 #' 4. the budget of `round(n / size)` groups (at least one per stratum) is handed out one
 #'    group at a time to the stratum where one more group lowers the within-group sum of
 #'    squares most (greedy, on the sums of squares interpolated between the grid points),
@@ -24,12 +24,15 @@
 #' 5. every record is released as its group's mean (on the original scale, exact means),
 #'    then in the release `format` of [anonymise()].
 #'
-#' `size` is the mean number of records per released point: an intruder who matches
-#' originals to released records one to one (or by nearest distance) can be right for
-#' about one record per group, i.e. a share of about `1 / size`, whatever it knows. The
-#' sum of squares, and so the information loss ([utility_delta()]), is what the grouping
-#' minimises for that budget: dense regions get larger groups, sparse tails smaller ones
-#' (never smaller than `k`).
+#' `size` is the mean number of records per released point. For an intruder who holds only
+#' `vars` and `strata`, an attack that names one released record per person, sharing ties
+#' among equal released points at random (as the battery's linkage, assignment and recipe
+#' attacks do), is right for at most about one record per group: a share of about
+#' `n_groups / n`, close to `1 / size`. Columns released unchanged that the intruder also
+#' holds can split a group and do better (see `keys`); other attacks (attribute inference)
+#' are not bounded this way. The sum of squares, and so the information loss
+#' ([utility_delta()]), is what the grouping minimises for that budget: dense regions get
+#' larger groups, sparse tails smaller ones (never smaller than `k`).
 #'
 #' @section What the key protects, and what it does not:
 #' * Without the key, nobody can recompute the exact partition, even holding all the
@@ -55,7 +58,9 @@
 #' The random choices are keyed hashes (SipHash-2-4) of the key and of each record's
 #' z-coordinates, never R's random number generator: the same data, settings and key give
 #' the same release bit for bit, for every `nthreads`, and permuting the input rows only
-#' permutes the output. Records equal in `vars` and `strata` always share a group. The key
+#' permutes the output. (The seeding compares `-log(u)` values computed by the C library's
+#' `log()`: across platforms whose `log()` differs in the last bit a near-tie could in
+#' principle resolve differently; on one platform the result is exact.) Records equal in `vars` and `strata` always share a group. The key
 #' never appears in the release, its metadata ([release_info()] says only `keyed = TRUE`)
 #' or printed output.
 #'
