@@ -918,7 +918,8 @@ print.detanon_tuned <- function(x, ...) {
                     check.names = FALSE, stringsAsFactors = FALSE)
   names(tab)[names(tab) == "top_m"] <- sprintf("top-%d", l$m)
   names(tab)[names(tab) == "v_top_m"] <- sprintf("v_top-%d", l$m)
-  cat("\nSearch (worst and top-m over the search attacks) and verification (over the verification attacks):\n")
+  cat("\n")
+  wrap("Search (worst and top-m over the search attacks) and verification (over the verification attacks):")
   print(tab, row.names = FALSE, right = TRUE)
   cat("\nSettings (and the limits each candidate misses):\n")
   for (i in seq_len(nrow(t))) {

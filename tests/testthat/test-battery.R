@@ -261,8 +261,11 @@ test_that("Titanic plain k = 3: linkage in both directions equals an independent
 # second).
 tuned_titanic <- function() {
   d <- titanic_paper()[-1]
+  # (the search and its limits before the battery's limits: nearest and top-3 linkage
+  # released -> original, risk1 and risk2, with the centroid families only)
   tuned <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), k = 2,
-                        linkage = 0.01, top_m = 0.15, m = 3,
+                        worst = 1, linkage = 0.01, top_m = 0.15, m = 3, attacks = "linkage_released",
+                        verify = "linkage_released", methods = c("anonymise", "stratum", "adaptive", "stir"),
                         risk1 = 0.005, risk2 = 0, keps_epsilon = c(16, 64), seed = 1)
   list(d = d, rel = tuned$release)
 }
