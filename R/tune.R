@@ -31,7 +31,7 @@
 #' control (the advantage); they are the share of records at risk.
 #'
 #' @section The search:
-#' Five families of candidates (`methods`), all in the release form `format`, every one
+#' Six families of candidates (`methods`), all in the release form `format`, every one
 #' with groups or centroids of at least `k` records:
 #' 1. `"anonymise"`: one `k` for every record, [anonymise()] with `k` = 3, 5, 10, 20 (those
 #'    not below `k`; `k` itself when it is above 3). When `keps_epsilon` is given,
@@ -63,7 +63,12 @@
 #'    the stratum's size). The grouping is deterministic and recomputable by an intruder who
 #'    holds all originals, but recomputing it reveals only the group. Its cost grows as
 #'    the square of the stratum size over `k` (strata of more than 50,000 records: the family is left out).
-#' 5. `"stir"`: the four candidates of least loss from the centroid families above, each with its
+#' 5. `"keyed"`: shared centroids with the custodian's secret `key` ([anonymise_keyed()]):
+#'    groups of mean size 5, 10, 14, 20 and 30 (of at least `k`, and 2, records) formed by a
+#'    keyed k-means within strata, every record releasing its group's mean. An intruder who
+#'    knows the algorithm and its settings but not the key cannot recompute the groups.
+#'    Left out when `key` is `NULL`.
+#' 6. `"stir"`: the four candidates of least loss from the centroid families above, each with its
 #'    masked values shuffled inside Mondrian classes of at least 3 nearby released records
 #'    within the strata ([stir()] after [equivalence_classes()] on the release). Asked
 #'    for alone, it stirs the candidates of `"anonymise"`, which are then reported too.
@@ -131,13 +136,17 @@
 #'   coefficient difference of [utility_model()] for `formula`).
 #' @param formula,family The model of `objective = "model"`.
 #' @param methods The families of candidates to search (see the section The search):
-#'   some of `"anonymise"`, `"stratum"`, `"adaptive"`, `"mdav"` and `"stir"`.
+#'   some of `"anonymise"`, `"stratum"`, `"adaptive"`, `"mdav"`, `"keyed"` and `"stir"`.
 #' @param format The release form of every candidate, as in [anonymise()]: `"natural"`
 #'   (values inside the range of k-record aggregates, whole-number variables rounded) or
 #'   `"none"` (the values as computed).
 #' @param keps_epsilon `NULL`, or budgets of [anonymise_keps()] to try as single methods.
 #' @param max_tries Candidates per family beyond its first that the search may make to
 #'   meet a missed limit, a whole number >= 1.
+#' @param key The custodian's secret key of the `"keyed"` candidates ([anonymise_keyed()]: a
+#'   string of at least 16 characters or a raw vector of at least 16 bytes), or `NULL` (no
+#'   keyed candidates). It is passed to [anonymise_keyed()] only: never printed, and not
+#'   stored in the result or the releases' metadata.
 #' @param seed Seed for R's random number generator (stirring, the (k, epsilon) candidates
 #'   and the attacks); the caller's random stream is left as it was.
 #' @return An object of class `detanon_tuned`: a list with
@@ -182,8 +191,8 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                          linkage = 1, linkage_stratum = 1, top_m_stratum = 1, risk1 = 1, risk2 = 1,
                          objective = c("delta", "U", "model"), formula = NULL,
                          family = stats::gaussian(),
-                         methods = c("anonymise", "stratum", "adaptive", "mdav", "stir"),
-                         format = c("natural", "none"), keps_epsilon = NULL, max_tries = 4,
+                         methods = c("anonymise", "stratum", "adaptive", "mdav", "keyed", "stir"),
+                         format = c("natural", "none"), keps_epsilon = NULL, max_tries = 4, key = NULL,
                          nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
   if (is_sdc(data)) return(sdc_verb(tune_release, data, match.call(), parent.frame())) # R/sdcmicro.R
   started <- proc.time()[[3L]]
@@ -199,7 +208,8 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                                   top_m_stratum = check_limit(top_m_stratum, "top_m_stratum"),
                                   risk1 = check_limit(risk1, "risk1"),
                                   risk2 = check_limit(risk2, "risk2", zero = TRUE)),
-                    attacks = attacks, verify = verify, intruder = intruder, sensitive = sensitive, seed = seed)
+                    attacks = attacks, verify = verify, intruder = intruder, sensitive = sensitive, seed = seed,
+                    secret = if (!is.null(key)) check_key(key))
   # the families in order; each returns its candidates (a report row and the release) and
   # why it stopped
   found <- with_seed(seed, {
@@ -207,7 +217,8 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
     runs <- list(fixed, tune_keps(ctx),
                  if ("stratum" %in% ctx$methods) tune_per_stratum(ctx, fixed$evals),
                  if ("adaptive" %in% ctx$methods) tune_adaptive(ctx),
-                 if ("mdav" %in% ctx$methods) tune_mdav(ctx))
+                 if ("mdav" %in% ctx$methods) tune_mdav(ctx),
+                 if ("keyed" %in% ctx$methods) tune_keyed(ctx, key))
     cands <- unlist(lapply(runs, `[[`, "cands"), recursive = FALSE)
     stirred <- if ("stir" %in% ctx$methods) tune_stir(ctx, cands)
     list(cands = c(cands, stirred$cands), stop = unlist(lapply(c(runs, list(stirred)), `[[`, "stop")))
@@ -222,7 +233,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
 # measurement) and their robust covariance (risk1/risk2), and the evaluator.
 tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, family, methods,
                        all_methods, format, keps_epsilon, max_tries, nthreads, limits,
-                       attacks, verify, intruder, sensitive, seed) {
+                       attacks, verify, intruder, sensitive, seed, secret) {
   # the checked values replace the arguments
   list2env(check_masking_args(data, vars, strata, k, nthreads = nthreads), environment())
   m <- check_whole(m, "m", min = 1)
@@ -607,6 +618,29 @@ mdav_groups <- function(z, k) {
   g
 }
 
+# 4b. Shared centroids with a secret key: anonymise_keyed() at the mean group sizes 5, 10,
+# 14, 20 and 30 (groups of at least max(2, k) records). Left out without a key. The key
+# is passed to the verb and kept nowhere else (the releases' metadata do not hold it).
+tune_keyed <- function(ctx, key) {
+  out <- list(cands = list(), stop = character())
+  if (is.null(key)) {
+    out$stop <- "keyed: left out (no `key`)"
+    return(out)
+  }
+  kk <- max(2L, ctx$k)
+  for (size in c(5L, 10L, 14L, 20L, 30L)) {
+    if (size < kk || size > max(ctx$sizes)) next
+    since <- proc.time()[[3L]]
+    rel <- tune_quiet(anonymise_keyed(ctx$data, vars = ctx$vars, strata = ctx$strata, k = kk, key = key,
+                                      size = size, format = ctx$format, check_identifiers = FALSE,
+                                      nthreads = ctx$nthreads))
+    out$cands[[length(out$cands) + 1L]] <-
+      tune_candidate(ctx, ctx$ev(rel), "keyed", sprintf("keyed groups of mean size %d, k = %d", size, kk), rel,
+                     since)
+  }
+  out
+}
+
 # 5. Stirring: the values of the four candidates of least loss (fixed k, k per stratum,
 # adaptive k) shuffled inside Mondrian classes of at least 3 nearby released records
 # within the strata.
@@ -975,7 +1009,7 @@ print.detanon_tuned <- function(x, ...) {
 plot.detanon_tuned <- function(x, ...) {
   t <- x$tried
   fam <- c(anonymise = "grey30", stratum = "darkorange", adaptive = "firebrick", mdav = "purple",
-           stir = "steelblue", keps = "darkgreen")
+           keyed = "deeppink", stir = "steelblue", keps = "darkgreen")
   col <- fam[t$method]
   pch <- ifelse(t$meets, 19, 1)
   graphics::plot(t$worst, t$loss, col = col, pch = pch, log = "y",
@@ -992,7 +1026,8 @@ plot.detanon_tuned <- function(x, ...) {
                    lty = c(rep(NA, sum(shown) + 3L), 2, 3),
                    col = c(fam[shown], "grey30", "black", "black", "firebrick", "black"),
                    legend = c(c(anonymise = "anonymise(k)", stratum = "k per stratum", adaptive = "adaptive k",
-                                mdav = "MDAV", stir = "stirred", keps = "(k, epsilon)")[shown], "misses a limit",
+                                mdav = "MDAV", keyed = "keyed", stir = "stirred",
+                                keps = "(k, epsilon)")[shown], "misses a limit",
                               "fails verification", "chosen", "frontier", "worst limit"))
   invisible(x)
 }

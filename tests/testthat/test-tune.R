@@ -363,3 +363,31 @@ test_that("a search that cannot meet its limits says how close it got and why it
   pdf(NULL); on.exit(grDevices::dev.off())
   expect_invisible(plot(tu))
 })
+
+test_that("keyed candidates with the custodian's key: chosen when least loss, the key never shown or stored", {
+  d <- titanic_paper()[-1]
+  key <- "tune-test-secret-7f3a9c"
+  tu <- tune_release(d, vars = v_t, strata = st_t, key = key, methods = c("mdav", "keyed"))
+  t <- tu$tried
+  expect_true(any(t$method == "keyed"))
+  expect_identical(tu$chosen$method, "keyed")
+  size <- as.integer(sub("keyed groups of mean size ([0-9]+),.*", "\\1", tu$chosen$settings))
+  again <- anonymise_keyed(d, vars = v_t, strata = st_t, k = 2, key = key, size = size, check_identifiers = FALSE)
+  expect_identical(as.data.frame(again), as.data.frame(tu$release))
+  w <- battery_worst(risk_battery(d, tu$release, vars = v_t, strata = st_t, seed = 1))
+  expect_lte(w[["worst"]], 0.1)
+  expect_lte(w[["top_m"]], 0.3)
+  # a lower loss than every MDAV candidate that passes
+  expect_lt(tu$chosen$loss, min(t$loss[t$method == "mdav" & t$meets]))
+  # the key appears nowhere: printed report, structure, release metadata
+  shown <- c(utils::capture.output(print(tu)), utils::capture.output(utils::str(unclass(tu))),
+             utils::capture.output(print(release_info(tu$release))), deparse(tu))
+  expect_false(any(grepl(key, shown, fixed = TRUE)))
+  expect_false(any(grepl(paste(as.character(charToRaw(key)), collapse = " "), shown, fixed = TRUE)))
+  # without a key the family is left out, and says so
+  no <- tune_release(d, vars = v_t, strata = st_t, methods = c("mdav", "keyed"))
+  expect_false(any(no$tried$method == "keyed"))
+  expect_match(no$stop, "keyed: left out (no `key`)", fixed = TRUE)
+  expect_error(tune_release(d, vars = v_t, strata = st_t, key = "short"), "`key` must be the custodian's secret",
+               class = "detanon_error_argument")
+})
