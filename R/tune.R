@@ -234,6 +234,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
 tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, family, methods,
                        all_methods, format, keps_epsilon, max_tries, nthreads, limits,
                        attacks, verify, intruder, sensitive, seed, secret) {
+  force(secret) # the key checked before the search (by check_key(), which never shows it), not kept
   # the checked values replace the arguments
   list2env(check_masking_args(data, vars, strata, k, nthreads = nthreads), environment())
   m <- check_whole(m, "m", min = 1)
