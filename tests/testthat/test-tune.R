@@ -113,7 +113,7 @@ test_that("the search attacks and the verification attacks are the user's", {
                       verify = c("linkage_released", "linkage_original"))
   expect_false(is.null(few$release))
   expect_identical(few$verify, c("linkage_released", "linkage_original"))
-  expect_setequal(few$battery$attacks |> names(), few$verify)
+  expect_setequal(names(few$battery$attacks), few$verify)
   # bad names and the inference attack without a sensitive column are refused
   expect_error(tune_release(d, vars = v_t, strata = st_t, attacks = "nearest"),
                "`attacks` must name attacks of the battery", class = "detanon_error_argument")
