@@ -1,0 +1,357 @@
+# Frontiers of detanon beside sdcMicro (issue 28, items 4 and 5): every release measured by the
+# same risk battery and the same utility measures.
+#
+# Usage (from the package root, detanon, sdcMicro and synthpop installed):
+#   Rscript bench/frontier.R                      # every data set
+#   Rscript bench/frontier.R titanic testdata     # some of them
+#   Rscript bench/frontier.R --table              # print the table of the saved results only
+# Results: bench/results/frontier-<set>.rds (one per data set) and bench/results/frontier.csv
+# (all sets so far); the vignette reads a copy shipped as inst/extdata/frontier.csv.
+#
+# Releases per data set (seed 1 before each):
+#   sdcMicro  MDAV k = 3, 5, 10 (microaggregation(method = "mdav") within each stratum);
+#             rank swapping (rankSwap(), defaults: P = 5%, top and bottom 5%);
+#             correlated noise (addNoise(method = "correlated2"), default delta = 0.1);
+#             shuffling (shuffle(method = "ds"), the masked variables regressed on the
+#             predictors named per data set).
+#   detanon   the candidates of tune_release() (its defaults, seed 1; the search is timed), those on
+#             its own frontier of top-m linkage and loss measured again here, at most 8 of them;
+#             plain anonymise(k = 3, 5, 10, format = "none"); anonymise_adaptive(k = 3,
+#             format = "none"); the keyed verb when the package has one (keyed_mask(), see NEWS).
+# Risk: risk_battery(original, release, intruder(vars, strata), seed = 1), no sensitive column:
+#   worst     the highest rate of any attack (the worst one-record attack);
+#   top3      the higher of the top-3 linkage rates both ways (released -> original, original ->
+#             released);
+#   worst_adv the highest advantage over the control.
+# Loss:
+#   delta_max the largest per-variable delta (share of each variable's variance added);
+#   delta_mean the mean of the deltas;
+#   pmse2     two-way logit pMSE (utility_pmse(interactions = TRUE)) over vars and strata; pmse2_ratio
+#             its S_pMSE (pMSE over its null expectation);
+#   cart      CART pMSE (utility_pmse(method = "cart"));
+#   model     1 - the mean confidence-interval overlap of utility_model() with the data set's model
+#             (0 = the same intervals).
+# Dominance (item 5): an sdcMicro release is dominated when some detanon release has both a lower
+# worst attack and a lower loss; checked for delta_max and for pmse2 (frontier_dominance()).
+suppressMessages(library(detanon))
+
+shared_data <- function(file) {
+  p <- file.path(Sys.getenv("DETANON_DATA", "/work/shared/data"), file)
+  if (!file.exists(p)) stop("missing ", p, " (set DETANON_DATA)")
+  p
+}
+
+# ---- the data sets ----------------------------------------------------------------------------
+# Each: data, vars (masked; the intruder's keys), strata (NULL for none), model formula and family
+# for utility_model(), predictors for shuffle(), and a note of the choices.
+bench_sets <- list(
+  titanic = function() {
+    d <- titanic_paper()[-1]
+    list(data = d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
+         formula = Survived ~ Pclass + Sex + Age + Fare + Family, family = "binomial",
+         predictors = c("Pclass", "Sex", "Family"),
+         note = "titanic_paper() without PassengerId; Age, Fare within Pclass x Sex x Family")
+  },
+  testdata = function() {
+    e <- new.env(); utils::data("testdata", package = "sdcMicro", envir = e)
+    d <- e$testdata[c("urbrur", "sex", "expend", "income", "savings")]
+    d$urbrur <- factor(d$urbrur); d$sex <- factor(d$sex)
+    list(data = d, vars = c("expend", "income", "savings"), strata = c("urbrur", "sex"),
+         formula = income ~ expend + savings + urbrur + sex, family = "gaussian",
+         predictors = c("urbrur", "sex"),
+         note = "sdcMicro testdata (4580): expend, income, savings within urbrur x sex")
+  },
+  casc = function() {
+    e <- new.env(); utils::data("CASCrefmicrodata", package = "sdcMicro", envir = e)
+    d <- e$CASCrefmicrodata
+    list(data = d, vars = setdiff(names(d), "AFNLWGT"), strata = NULL,
+         formula = FEDTAX ~ AGI + PTOTVAL + INTVAL + AFNLWGT, family = "gaussian",
+         predictors = "AFNLWGT",
+         note = paste("CASCrefmicrodata (1080): the 12 income and tax variables masked, no strata",
+                      "(no categorical variable); the final weight AFNLWGT is released as it is",
+                      "(it is the predictor of shuffle())"))
+  },
+  eia = function() {
+    e <- new.env(); utils::data("EIA", package = "sdcMicro", envir = e)
+    d <- e$EIA
+    v <- c("RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE", "INDSALES",
+           "OTHREVENUE", "OTHRSALES", "TOTREVENUE", "TOTSALES")
+    d <- d[c("STATE", "MONTH", v)] # UTILITYID and UTILNAME are identifiers; YEAR is constant
+    d$MONTH <- factor(d$MONTH)
+    list(data = d, vars = v, strata = NULL,
+         formula = TOTREVENUE ~ RESSALES + COMSALES + INDSALES, family = "gaussian",
+         predictors = "MONTH",
+         note = paste("EIA (4092): the 10 revenue and sales variables masked, no strata (STATE has",
+                      "51 small levels); identifiers dropped; MONTH is shuffle()'s predictor"))
+  },
+  tarragona = function() {
+    e <- new.env(); utils::data("Tarragona", package = "sdcMicro", envir = e)
+    d <- e$Tarragona
+    list(data = d, vars = setdiff(names(d), "PAID.UP.CAPITAL"), strata = NULL,
+         formula = NET.PROFIT ~ SALES + LABOR.COSTS + CURRENT.ASSETS, family = "gaussian",
+         predictors = "PAID.UP.CAPITAL",
+         note = paste("Tarragona (834): 12 financial variables masked, no strata (no categorical",
+                      "variable); PAID.UP.CAPITAL (few distinct values) is released as it is",
+                      "and is shuffle()'s predictor"))
+  },
+  sd2011 = function() {
+    d <- synthpop::SD2011[c("sex", "age", "income", "weight", "height")]
+    # synthpop documents -8 as "not applicable / missing" in income; keep complete records
+    d$income[d$income == -8] <- NA
+    d <- d[stats::complete.cases(d), ]
+    rownames(d) <- NULL
+    d$income <- as.numeric(d$income); d$weight <- as.numeric(d$weight); d$height <- as.numeric(d$height)
+    list(data = d, vars = c("income", "weight", "height"), strata = "sex",
+         formula = income ~ sex + age + height + weight, family = "gaussian",
+         predictors = c("sex", "age"),
+         note = paste("synthpop SD2011: income (-8 = missing), weight, height within sex, complete",
+                      "records only; age released as it is"))
+  },
+  adult = function() {
+    d <- utils::read.csv(shared_data("adult_train.csv"), check.names = FALSE, stringsAsFactors = TRUE)
+    d <- data.frame(age = as.numeric(d$age), fnlwgt = as.numeric(d$fnlwgt),
+                    hours = as.numeric(d[["hours-per-week"]]), sex = d$sex,
+                    income = factor(d$income))
+    list(data = d, vars = c("age", "fnlwgt", "hours"), strata = "sex",
+         formula = income ~ age + hours + sex + fnlwgt, family = "binomial",
+         predictors = "sex",
+         note = "UCI Adult training set (32561): age, fnlwgt, hours-per-week within sex")
+  }
+)
+
+# ---- releases ---------------------------------------------------------------------------------
+strata_key <- function(d, strata) {
+  if (is.null(strata)) return(factor(rep(1L, nrow(d))))
+  interaction(d[strata], drop = TRUE)
+}
+
+put <- function(d, vars, m) {
+  for (v in vars) d[[v]] <- as.numeric(m[, v])
+  d
+}
+
+sdc_mdav <- function(s, k) {
+  d <- s$data; key <- strata_key(d, s$strata)
+  out <- d
+  for (g in levels(key)) {
+    r <- which(key == g)
+    x <- as.data.frame(d[r, s$vars, drop = FALSE])
+    res <- suppressWarnings(sdcMicro::microaggregation(x, variables = s$vars, aggr = k, method = "mdav"))
+    for (v in s$vars) out[[v]][r] <- res$mx[[v]]
+  }
+  out
+}
+
+sdc_releases <- function(s) {
+  d <- s$data; vars <- s$vars
+  f <- list(
+    mdav_k3 = function() sdc_mdav(s, 3),
+    mdav_k5 = function() sdc_mdav(s, 5),
+    mdav_k10 = function() sdc_mdav(s, 10),
+    rankswap = function() put(d, vars, as.matrix(sdcMicro::rankSwap(d[vars], variables = vars, seed = 1))),
+    noise = function() {
+      set.seed(1)
+      put(d, vars, sdcMicro::addNoise(d[vars], variables = vars, method = "correlated2")$xm)
+    },
+    shuffle = function() {
+      set.seed(1)
+      form <- stats::as.formula(paste(paste0("`", vars, "`", collapse = " + "), "~",
+                                      paste0("`", s$predictors, "`", collapse = " + ")))
+      put(d, vars, sdcMicro::shuffle(d, form = form, method = "ds")$shuffled)
+    })
+  lapply(f, timed)
+}
+
+timed <- function(f) {
+  t <- system.time(r <- tryCatch(f(), error = function(e) e))[["elapsed"]]
+  if (inherits(r, "error")) {
+    message("  failed: ", conditionMessage(r))
+    return(list(release = NULL, seconds = t, error = conditionMessage(r)))
+  }
+  list(release = r, seconds = t, error = NA_character_)
+}
+
+# tune_release() with its defaults; its candidates are kept by a trace on the internal that
+# assembles the result (the release of each candidate), then its own frontier (top-m linkage vs
+# loss) and the chosen release are measured again by the battery, at most `max_cands`.
+detanon_tuned <- function(s, max_cands = 8) {
+  ns <- asNamespace("detanon")
+  keep <- new.env()
+  if (exists("tune_result", ns, inherits = FALSE)) {
+    suppressMessages(trace("tune_result", where = ns, print = FALSE,
+                           tracer = bquote(assign("cands", cands, envir = .(keep)))))
+    on.exit(suppressMessages(untrace("tune_result", where = ns)), add = TRUE)
+  }
+  t <- system.time(tu <- tryCatch(
+    suppressWarnings(suppressMessages(tune_release(s$data, vars = s$vars, strata = s$strata,
+                                                   seed = 1, nthreads = 1))),
+    error = function(e) e))[["elapsed"]]
+  if (inherits(tu, "error")) {
+    message("  tune_release failed: ", conditionMessage(tu))
+    return(list(seconds = t, out = list(), stop = conditionMessage(tu), n_tried = NA_integer_))
+  }
+  tried <- tu$tried
+  rels <- if (!is.null(keep$cands)) lapply(keep$cands, `[[`, "release") else list()
+  pick <- integer(0)
+  if (length(rels)) {
+    has <- which(!vapply(rels, is.null, NA))
+    front <- has[detanon:::pareto(tried$top_m[has], tried$loss[has])]
+    if (length(front) > max_cands) front <- front[unique(round(seq(1, length(front), length.out = max_cands)))]
+    pick <- front
+  }
+  out <- lapply(pick, function(i) list(release = rels[[i]], seconds = tried$seconds[i], error = NA_character_,
+                                        settings = paste(tried$method[i], tried$settings[i])))
+  names(out) <- sprintf("tune_%02d", pick)
+  if (!is.null(tu$release)) {
+    out$tune_chosen <- list(release = tu$release, seconds = t, error = NA_character_,
+                            settings = paste(tu$chosen$method, tu$chosen$settings))
+  }
+  list(seconds = t, out = out, stop = tu$stop, n_tried = nrow(tried))
+}
+
+detanon_releases <- function(s) {
+  d <- s$data
+  a <- function(k) function() suppressMessages(anonymise(d, vars = s$vars, strata = s$strata, k = k,
+                                                         format = "none", small_strata = "merge"))
+  f <- list(anon_k3 = a(3), anon_k5 = a(5), anon_k10 = a(10),
+            adaptive_k3 = function() {
+              # strata smaller than k are merged for the masking; the release keeps their labels
+              dd <- d
+              if (!is.null(s$strata)) dd <- suppressMessages(merge_small_strata(d, strata = s$strata, k = 3))
+              r <- suppressMessages(anonymise_adaptive(dd, vars = s$vars, strata = s$strata, k = 3, format = "none"))
+              r <- as.data.frame(r)
+              for (v in s$strata) r[[v]] <- d[[v]]
+              r
+            })
+  if (exists("keyed_mask", asNamespace("detanon"))) {
+    km <- get("keyed_mask", asNamespace("detanon"))
+    for (g in c(5, 10)) {
+      f[[paste0("keyed_g", g)]] <- local({
+        gg <- g
+        function() suppressMessages(km(d, vars = s$vars, strata = s$strata, k = gg, key = "bench-key-1"))
+      })
+    }
+  }
+  lapply(f, timed)
+}
+
+# ---- measures ---------------------------------------------------------------------------------
+measure <- function(s, rel) {
+  d <- s$data
+  b <- risk_battery(d, rel, intruder = intruder(vars = s$vars, strata = s$strata), seed = 1)
+  tab <- as.data.frame(b)
+  link <- tab[grepl("^linkage", tab$name), , drop = FALSE]
+  delta <- utility_delta(d, rel, vars = s$vars)$delta
+  pv <- c(s$vars, s$strata)
+  p2 <- tryCatch(suppressWarnings(suppressMessages(utility_pmse(d, rel, vars = pv, interactions = TRUE))),
+                 error = function(e) NULL)
+  pc <- tryCatch(suppressMessages(utility_pmse(d, rel, vars = pv, method = "cart")), error = function(e) NULL)
+  mo <- tryCatch(suppressWarnings(utility_model(d, rel, s$formula, family = s$family)), error = function(e) NULL)
+  rate <- stats::setNames(tab$rate, tab$name)
+  c(worst = max(tab$rate, na.rm = TRUE),
+    worst_attack = NA, # filled below (character)
+    top3 = max(link$rate_m, na.rm = TRUE),
+    worst_adv = max(tab$advantage, na.rm = TRUE),
+    as.list(rate),
+    delta_max = max(delta), delta_mean = mean(delta),
+    pmse2 = if (is.null(p2)) NA_real_ else p2$U,
+    pmse2_ratio = if (is.null(p2)) NA_real_ else p2$S_pMSE,
+    cart = if (is.null(pc)) NA_real_ else pc$U,
+    model = if (is.null(mo)) NA_real_ else 1 - mean(mo$ci_overlap),
+    model_std_diff = if (is.null(mo)) NA_real_ else max(mo$std_diff)) -> out
+  out$worst_attack <- tab$name[which.max(tab$rate)]
+  out
+}
+
+run_set <- function(name) {
+  s <- bench_sets[[name]]()
+  message(sprintf("[%s] %s: %d records", format(Sys.time(), "%H:%M:%S"), name, nrow(s$data)))
+  sdc <- sdc_releases(s)
+  message(sprintf("[%s]   sdcMicro releases made", format(Sys.time(), "%H:%M:%S")))
+  tun <- detanon_tuned(s)
+  message(sprintf("[%s]   tune_release: %.1f s, %s candidates", format(Sys.time(), "%H:%M:%S"),
+                  tun$seconds, tun$n_tried))
+  det <- c(detanon_releases(s), tun$out)
+  all <- c(stats::setNames(sdc, names(sdc)), det)
+  src <- c(rep("sdcMicro", length(sdc)), rep("detanon", length(det)))
+  rows <- lapply(seq_along(all), function(i) {
+    r <- all[[i]]
+    base <- data.frame(set = name, source = src[i], release = names(all)[i],
+                       settings = if (is.null(r$settings)) names(all)[i] else r$settings,
+                       seconds = r$seconds, error = r$error, stringsAsFactors = FALSE)
+    if (is.null(r$release)) return(base)
+    tm <- system.time(m <- measure(s, r$release))[["elapsed"]]
+    message(sprintf("[%s]   %-12s worst %.3f top3 %.3f delta_max %.3f (%.1f s)", format(Sys.time(), "%H:%M:%S"),
+                    names(all)[i], m$worst, m$top3, m$delta_max, tm))
+    cbind(base, as.data.frame(m, stringsAsFactors = FALSE), measure_seconds = tm)
+  })
+  res <- do.call(rbind_fill, rows)
+  res$tune_seconds <- tun$seconds
+  res$tune_stop <- tun$stop
+  res$n <- nrow(s$data)
+  res$note <- s$note
+  res
+}
+
+rbind_fill <- function(...) {
+  l <- list(...)
+  cols <- unique(unlist(lapply(l, names)))
+  do.call(rbind, lapply(l, function(x) {
+    for (c in setdiff(cols, names(x))) x[[c]] <- NA
+    x[cols]
+  }))
+}
+
+# For each sdcMicro release, the detanon release of least `loss` among those with a lower worst
+# attack and a lower loss (NA when none).
+frontier_dominance <- function(res, loss = "delta_max", risk = "worst") {
+  out <- lapply(split(res, res$set), function(r) {
+    s <- r[r$source == "sdcMicro" & !is.na(r[[risk]]), , drop = FALSE]
+    d <- r[r$source == "detanon" & !is.na(r[[risk]]), , drop = FALSE]
+    do.call(rbind, lapply(seq_len(nrow(s)), function(i) {
+      ok <- d[d[[risk]] < s[[risk]][i] & d[[loss]] < s[[loss]][i], , drop = FALSE]
+      best <- if (nrow(ok)) ok[which.min(ok[[loss]]), ] else NULL
+      data.frame(set = s$set[i], sdc = s$release[i], sdc_risk = s[[risk]][i], sdc_loss = s[[loss]][i],
+                 detanon = if (is.null(best)) NA else best$release,
+                 det_risk = if (is.null(best)) NA else best[[risk]],
+                 det_loss = if (is.null(best)) NA else best[[loss]],
+                 dominated = !is.null(best), stringsAsFactors = FALSE)
+    }))
+  })
+  do.call(rbind, out)
+}
+
+print_table <- function(res) {
+  cols <- c("set", "release", "worst", "worst_attack", "top3", "delta_max", "pmse2", "cart", "model", "seconds")
+  x <- res[intersect(cols, names(res))]
+  num <- vapply(x, is.numeric, NA)
+  x[num] <- lapply(x[num], function(v) signif(v, 3))
+  old <- options(width = 200)
+  on.exit(options(old))
+  print(x, row.names = FALSE)
+  cat("\nSearch times (tune_release, defaults):\n")
+  tt <- unique(res[c("set", "n", "tune_seconds")])
+  print(tt, row.names = FALSE)
+  for (l in c("delta_max", "pmse2")) {
+    cat(sprintf("\nDominance (worst attack and %s both lower):\n", l))
+    print(frontier_dominance(res, l), row.names = FALSE, digits = 3)
+  }
+}
+
+if (sys.nframe() == 0L) {
+  args <- commandArgs(trailingOnly = TRUE)
+  dir.create("bench/results", showWarnings = FALSE, recursive = TRUE)
+  sets <- setdiff(args, "--table")
+  if (!"--table" %in% args) {
+    if (!length(sets)) sets <- names(bench_sets)
+    for (nm in sets) {
+      res <- run_set(nm)
+      saveRDS(res, file.path("bench/results", paste0("frontier-", nm, ".rds")))
+    }
+  }
+  files <- list.files("bench/results", "^frontier-.*\\.rds$", full.names = TRUE)
+  res <- do.call(rbind_fill, lapply(files, readRDS))
+  keep <- vapply(res, function(v) !is.list(v), NA)
+  utils::write.csv(res[keep], "bench/results/frontier.csv", row.names = FALSE)
+  print_table(res)
+}
