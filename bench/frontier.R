@@ -17,7 +17,8 @@
 #   detanon   the candidates of tune_release() (its defaults, seed 1; the search is timed), those on
 #             its own frontier of top-m linkage and loss measured again here, at most 8 of them;
 #             plain anonymise(k = 3, 5, 10, format = "none"); anonymise_adaptive(k = 3,
-#             format = "none"); the keyed verb when the package has one (keyed_mask(), see NEWS).
+#             format = "none"); anonymise_keyed(k = 2, size = 4, 6, 8, 10, 14, 20, format = "none")
+#             when the package has it (shared keyed centroids; a fixed key).
 # Risk: risk_battery(original, release, intruder(vars, strata), seed = 1), no sensitive column:
 #   worst     the highest rate of any attack (the worst one-record attack);
 #   top3      the higher of the top-3 linkage rates both ways (released -> original, original ->
@@ -119,6 +120,8 @@ bench_sets <- list(
   }
 )
 
+keyed_sizes <- c(4, 6, 8, 10, 14, 20)
+
 # ---- releases ---------------------------------------------------------------------------------
 strata_key <- function(d, strata) {
   if (is.null(strata)) return(factor(rep(1L, nrow(d))))
@@ -195,7 +198,8 @@ detanon_tuned <- function(s, max_cands = 8) {
   pick <- integer(0)
   if (length(rels)) {
     has <- which(!vapply(rels, is.null, NA))
-    front <- has[detanon:::pareto(tried$top_m[has], tried$loss[has])]
+    risk <- if ("worst" %in% names(tried)) tried$worst else tried$top_m # the battery-driven search
+    front <- has[detanon:::pareto(risk[has], tried$loss[has])]
     if (length(front) > max_cands) front <- front[unique(round(seq(1, length(front), length.out = max_cands)))]
     pick <- front
   }
@@ -223,12 +227,13 @@ detanon_releases <- function(s) {
               for (v in s$strata) r[[v]] <- d[[v]]
               r
             })
-  if (exists("keyed_mask", asNamespace("detanon"))) {
-    km <- get("keyed_mask", asNamespace("detanon"))
-    for (g in c(5, 10)) {
-      f[[paste0("keyed_g", g)]] <- local({
+  if (exists("anonymise_keyed", asNamespace("detanon"))) {
+    km <- get("anonymise_keyed", asNamespace("detanon"))
+    for (g in keyed_sizes) {
+      f[[sprintf("keyed_s%02d", g)]] <- local({
         gg <- g
-        function() suppressMessages(km(d, vars = s$vars, strata = s$strata, k = gg, key = "bench-key-1"))
+        function() suppressMessages(km(d, vars = s$vars, strata = s$strata, k = 2, key = "bench-frontier-key",
+                                       size = gg, format = "none", small_strata = "merge"))
       })
     }
   }
