@@ -69,6 +69,9 @@ SEXP ffi_nearest_in_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_ord
 SEXP ffi_knn_centroids(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
 SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, int want_index);
 
+/* keyed_glue.c: the keyed k-means of one stratum (anonymise_keyed()) */
+SEXP ffi_keyed_kmeans(SEXP z, SEXP c, SEXP kmin, SEXP restarts, SEXP maxit, SEXP secret);
+
 /* testing_glue.c: TEST-ONLY entry points, called from tests/testthat only; compiled unless
  * DETANON_NO_TESTING is defined (CONTRIBUTING section 2) */
 #ifndef DETANON_NO_TESTING
@@ -76,6 +79,8 @@ SEXP ffi_knn_index(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
 SEXP ffi_kd_tree(SEXP z, SEXP leaf_size);
 SEXP ffi_rlaplace(SEXP n, SEXP b);
 SEXP ffi_threads(SEXP nthreads, SEXP work);
+SEXP ffi_siphash(SEXP msg, SEXP key);
+SEXP ffi_keyed_uniforms(SEXP z, SEXP salt, SEXP secret, SEXP steps);
 #endif
 
 /* glue.c: shared helpers */

@@ -40,6 +40,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_nearest_in_cells", (DL_FUNC) &ffi_nearest_in_cells, 7},
     /* knn_glue.c: candidate centroids on given points (attack_recipe) */
     {"ffi_knn_centroids",  (DL_FUNC) &ffi_knn_centroids,  5},
+    /* keyed_glue.c: the keyed k-means of anonymise_keyed() */
+    {"ffi_keyed_kmeans",   (DL_FUNC) &ffi_keyed_kmeans,   6},
 #ifndef DETANON_NO_TESTING
     /* testing_glue.c: TEST-ONLY entry points (tests/testthat), not on any user path; left
      * out of a build with -DDETANON_NO_TESTING (CONTRIBUTING section 2) */
@@ -47,6 +49,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_kd_tree",        (DL_FUNC) &ffi_kd_tree,        2},
     {"ffi_rlaplace",       (DL_FUNC) &ffi_rlaplace,       2},
     {"ffi_threads",        (DL_FUNC) &ffi_threads,        2},
+    {"ffi_siphash",        (DL_FUNC) &ffi_siphash,        2},
+    {"ffi_keyed_uniforms", (DL_FUNC) &ffi_keyed_uniforms, 4},
 #endif
     {NULL, NULL, 0}
 };
