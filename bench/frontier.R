@@ -19,7 +19,7 @@
 #   detanon   the candidates of tune_release() (its defaults, seed 1; the search is timed), those on
 #             its own frontier of top-m linkage and loss measured again here, at most 8 of them;
 #             plain anonymise(k = 3, 5, 10, format = "none"); anonymise_adaptive(k = 3,
-#             format = "none"); anonymise_keyed(k = 2, size = 4, 6, 8, 10, 14, 20, format = "none")
+#             format = "none"); anonymise_keyed(k = 2, size = 4, 6, 10, 14, 20, 40, 80, format = "none")
 #             when the package has it (shared keyed centroids; a fixed key).
 # Risk: risk_battery(original, release, intruder(vars, strata), seed = 1), no sensitive column:
 #   worst     the highest rate of any attack (the worst one-record attack);
@@ -122,7 +122,7 @@ bench_sets <- list(
   }
 )
 
-keyed_sizes <- c(4, 6, 8, 10, 14, 20)
+keyed_sizes <- c(4, 6, 10, 14, 20, 40, 80)
 
 # ---- releases ---------------------------------------------------------------------------------
 strata_key <- function(d, strata) {
