@@ -17,7 +17,7 @@
 #             shuffling (shuffle(method = "ds"), the masked variables regressed on the
 #             predictors named per data set).
 #   detanon   the candidates of tune_release() (its defaults, seed 1; the search is timed), those on
-#             its own frontier of top-m linkage and loss measured again here, at most 8 of them;
+#             its own frontier of top-m linkage (or worst attack) and loss measured again here, at most 5;
 #             plain anonymise(k = 3, 5, 10, format = "none"); anonymise_adaptive(k = 3,
 #             format = "none"); anonymise_keyed(k = 2, size = 4, 6, 10, 14, 20, 40, 80, format = "none")
 #             when the package has it (shared keyed centroids; a fixed key).
@@ -67,35 +67,41 @@ bench_sets <- list(
   casc = function() {
     e <- new.env(); utils::data("CASCrefmicrodata", package = "sdcMicro", envir = e)
     d <- e$CASCrefmicrodata
-    list(data = d, vars = setdiff(names(d), "AFNLWGT"), strata = NULL,
-         formula = FEDTAX ~ AGI + PTOTVAL + INTVAL + AFNLWGT, family = "gaussian",
+    v <- c("AGI", "EMCONTRB", "FEDTAX", "STATETAX", "INTVAL")
+    d <- d[c("AFNLWGT", v)]
+    list(data = d, vars = v, strata = NULL,
+         formula = FEDTAX ~ AGI + EMCONTRB + INTVAL + AFNLWGT, family = "gaussian",
          predictors = "AFNLWGT",
-         note = paste("CASCrefmicrodata (1080): the 12 income and tax variables masked, no strata",
-                      "(no categorical variable); the final weight AFNLWGT is released as it is",
-                      "(it is the predictor of shuffle())"))
+         note = paste("CASCrefmicrodata (1080): five income and tax variables masked (AGI, EMCONTRB,",
+                      "FEDTAX, STATETAX, INTVAL; the other seven largely repeat them), no strata (no",
+                      "categorical variable); the final weight AFNLWGT is released as it is (the",
+                      "predictor of shuffle())"))
   },
   eia = function() {
     e <- new.env(); utils::data("EIA", package = "sdcMicro", envir = e)
     d <- e$EIA
-    v <- c("RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE", "INDSALES",
-           "OTHREVENUE", "OTHRSALES", "TOTREVENUE", "TOTSALES")
+    v <- c("RESSALES", "COMSALES", "INDSALES", "OTHRSALES", "TOTREVENUE")
     d <- d[c("STATE", "MONTH", v)] # UTILITYID and UTILNAME are identifiers; YEAR is constant
     d$MONTH <- factor(d$MONTH)
     list(data = d, vars = v, strata = NULL,
          formula = TOTREVENUE ~ RESSALES + COMSALES + INDSALES, family = "gaussian",
          predictors = "MONTH",
-         note = paste("EIA (4092): the 10 revenue and sales variables masked, no strata (STATE has",
+         note = paste("EIA (4092): the four sales variables and the total revenue masked (the other",
+                      "revenues and the total sales largely repeat them), no strata (STATE has",
                       "51 small levels); identifiers dropped; MONTH is shuffle()'s predictor"))
   },
   tarragona = function() {
     e <- new.env(); utils::data("Tarragona", package = "sdcMicro", envir = e)
     d <- e$Tarragona
-    list(data = d, vars = setdiff(names(d), "PAID.UP.CAPITAL"), strata = NULL,
+    v <- c("FIXED.ASSETS", "CURRENT.ASSETS", "SALES", "LABOR.COSTS", "NET.PROFIT")
+    d <- d[c("PAID.UP.CAPITAL", v)]
+    list(data = d, vars = v, strata = NULL,
          formula = NET.PROFIT ~ SALES + LABOR.COSTS + CURRENT.ASSETS, family = "gaussian",
          predictors = "PAID.UP.CAPITAL",
-         note = paste("Tarragona (834): 12 financial variables masked, no strata (no categorical",
-                      "variable); PAID.UP.CAPITAL (few distinct values) is released as it is",
-                      "and is shuffle()'s predictor"))
+         note = paste("Tarragona (834): five financial variables masked (fixed and current assets,",
+                      "sales, labour costs, net profit), no strata (no categorical variable);",
+                      "PAID.UP.CAPITAL (few distinct values) is released as it is and is",
+                      "shuffle()'s predictor"))
   },
   sd2011 = function() {
     d <- synthpop::SD2011[c("sex", "age", "income", "weight", "height")]
@@ -179,7 +185,7 @@ timed <- function(f) {
 # tune_release() with its defaults; its candidates are kept by a trace on the internal that
 # assembles the result (the release of each candidate), then its own frontier (top-m linkage vs
 # loss) and the chosen release are measured again by the battery, at most `max_cands`.
-detanon_tuned <- function(s, max_cands = 8) {
+detanon_tuned <- function(s, max_cands = 5) {
   ns <- asNamespace("detanon")
   keep <- new.env()
   if (exists("tune_result", ns, inherits = FALSE)) {
@@ -289,6 +295,8 @@ run_set <- function(name, reuse = TRUE) {
   det <- c(detanon_releases(s), tun$out)
   all <- c(stats::setNames(sdc, names(sdc)), det)
   src <- c(rep("sdcMicro", length(sdc)), rep("detanon", length(det)))
+  done <- if (!is.null(old)) split(old, seq_len(nrow(old))) else list()
+  done <- done[vapply(done, function(r) r$release %in% stable_releases && !is.na(r$worst), NA)]
   rows <- lapply(seq_along(all), function(i) {
     r <- all[[i]]
     base <- data.frame(set = name, source = src[i], release = names(all)[i],
@@ -302,7 +310,12 @@ run_set <- function(name, reuse = TRUE) {
     tm <- system.time(m <- measure(s, r$release))[["elapsed"]]
     message(sprintf("[%s]   %-12s worst %.3f top3 %.3f delta_max %.3f (%.1f s)", format(Sys.time(), "%H:%M:%S"),
                     names(all)[i], m$worst, m$top3, m$delta_max, tm))
-    cbind(base, as.data.frame(m, stringsAsFactors = FALSE), measure_seconds = tm)
+    row <- cbind(base, as.data.frame(m, stringsAsFactors = FALSE), measure_seconds = tm)
+    done[[length(done) + 1L]] <<- row # saved as it goes: a stopped run keeps what it measured
+    part <- do.call(rbind_fill, done)
+    part$tune_seconds <- tun$seconds; part$tune_stop <- tun$stop; part$n <- nrow(s$data); part$note <- s$note
+    saveRDS(part, f_old)
+    row
   })
   res <- do.call(rbind_fill, rows)
   res$tune_seconds <- tun$seconds
