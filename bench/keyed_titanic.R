@@ -8,7 +8,9 @@
 # linkage released -> original / original -> released (worst of the two intruders);
 # dAge, dFare = utility_delta(); pmse2 = utility_pmse(interactions = TRUE)$U; cart =
 # utility_pmse(method = "cart")$U; ovl = the smallest CI overlap of Age and Fare in
-# utility_model(Survived ~ Pclass + Sex + Age + Fare + Family, binomial).
+# utility_model(Survived ~ Pclass + Sex + Age + Fare + Family, binomial); inf_adv = the
+# advantage of attribute inference of Survived (intruder without keys) over its control.
+# The worst one-record attack leaves attribute inference out.
 # Usage (package root; detanon and sdcMicro installed): Rscript bench/keyed_titanic.R
 suppressMessages(library(detanon))
 d <- titanic_paper()[-1]
@@ -38,20 +40,23 @@ rels <- list(
     rm(rs)
   })
 )
-for (size in c(8, 10, 12, 14, 16, 20)) for (k in c(2, 3)) {
+for (size in c(5, 6, 8, 10, 12, 14, 16, 20)) for (k in c(2, 3)) {
   rels[[sprintf("keyed_s%d_k%d", size, k)]] <- anonymise_keyed(d, vars = vars, strata = st, k = k, key = key, size = size)
 }
-for (size in c(10, 12, 14)) suppressMessages({
-  rels[[sprintf("keyed+S_s%d_k2", size)]] <- anonymise_keyed(d, vars = vars, strata = st, keys = "Survived", k = 2, key = key,
-                                                              size = size)
+for (size in c(10, 12, 14, 16, 20)) {
+  rels[[sprintf("keyed+S_s%d_k2", size)]] <- anonymise_keyed(d, vars = vars, strata = st, keys = "Survived", k = 2,
+                                                              key = key, size = size)
 }
 f <- Survived ~ Pclass + Sex + Age + Fare + Family
 one_row <- function(nm, m) {
   ws <- list()
   for (keys in list(NULL, "Survived")) {
-    b <- as.data.frame(risk_battery(d, m, intruder = intruder(vars = vars, strata = st, keys = keys), seed = 1))
+    b <- as.data.frame(risk_battery(d, m, intruder = intruder(vars = vars, strata = st, keys = keys),
+                                    sensitive = if (is.null(keys)) "Survived", seed = 1))
     ws[[length(ws) + 1L]] <- b
   }
+  inf_adv <- ws[[1]]$advantage[ws[[1]]$name == "inference"]
+  ws <- lapply(ws, function(b) b[b$name != "inference", ])
   worst <- vapply(ws, function(b) max(b$rate, na.rm = TRUE), 0)
   wname <- vapply(ws, function(b) b$name[which.max(b$rate)], "")
   t3 <- function(dir) max(vapply(ws, function(b) b$rate_m[b$name == dir], 0))
@@ -62,7 +67,7 @@ one_row <- function(nm, m) {
              recipe = ws[[1]]$rate[ws[[1]]$name == "recipe"], assign = ws[[1]]$rate[ws[[1]]$name == "assignment"],
              dAge = dl[["Age"]], dFare = dl[["Fare"]],
              pmse2 = utility_pmse(d, m, interactions = TRUE)$U, cart = utility_pmse(d, m, method = "cart")$U,
-             ovl = min(um$ci_overlap[um$term %in% c("Age", "Fare")]))
+             ovl = min(um$ci_overlap[um$term %in% c("Age", "Fare")]), inf_adv = inf_adv)
 }
 set.seed(1) # CART pMSE is seeded by the global stream
 tab <- do.call(rbind, lapply(names(rels), function(nm) one_row(nm, rels[[nm]])))

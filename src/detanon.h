@@ -9,6 +9,7 @@
 #define R_NO_REMAP
 #include <R.h>
 #include <Rinternals.h>
+#include <stdint.h>
 #include "kdtree.h"
 #include "host.h"
 
@@ -71,6 +72,8 @@ SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, int want_
 
 /* keyed_glue.c: the keyed k-means of one stratum (anonymise_keyed()) */
 SEXP ffi_keyed_kmeans(SEXP z, SEXP c, SEXP kmin, SEXP restarts, SEXP maxit, SEXP secret);
+/* the 128-bit working key of a raw secret (keyed.c's keyed_derive()) */
+void keyed_secret_key(SEXP secret, uint64_t *k0, uint64_t *k1);
 
 /* testing_glue.c: TEST-ONLY entry points, called from tests/testthat only; compiled unless
  * DETANON_NO_TESTING is defined (CONTRIBUTING section 2) */

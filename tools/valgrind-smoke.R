@@ -72,4 +72,13 @@ rc <- attack_recipe(d, m, intruder = intruder(vars = vars, strata = c("g", "h"),
                     k_max = 4, seed = 1)
 fs <- attack_fellegi_sunter(d, m, intruder = intruder(vars = vars, strata = "g"), max_pairs = 100,
                             candidates = 5, seed = 1)
+# anonymise_keyed(): the keyed k-means (with a block split), its recipe intruder, and the
+# test-only SipHash and uniforms
+km <- anonymise_keyed(d, vars = vars, strata = "g", k = 3, key = "valgrind-smoke-key-0001", size = 6,
+                      check_identifiers = FALSE)
+rk <- attack_recipe(d, km, intruder = intruder(vars = vars, strata = "g", p = 0.5), seed = 1)
+if (exists("C_ffi_siphash", envir = asNamespace("detanon"))) { # test-only entry points
+  sh <- .Call(detanon:::C_ffi_siphash, as.raw(0:20), as.raw(0:15))
+  ku <- .Call(detanon:::C_ffi_keyed_uniforms, matrix(c(1, 2, 3, 1, 2, 3), 3), 1L, charToRaw("0123456789abcdef"), 3L)
+}
 cat("valgrind-smoke: done\n")

@@ -600,6 +600,35 @@ bad("attack_recipe: k_max 1", bi_pair(), function(p) attack_recipe(p$o, p$m, k_m
 bad("attack_recipe: k above every stratum", bi_pair(), function(p) attack_recipe(p$o, p$m, k = 50, control = FALSE), NA,
     function(r) expect_identical(r$rate, 0))
 
+# ---- anonymise_keyed() ----------------------------------------------------------------
+bi_key <- "bad-input-test-key-0001"
+ak <- function(...) function(x) anonymise_keyed(x, ..., check_identifiers = FALSE)
+bad("anonymise_keyed: matrix", as.matrix(bi_d), ak(key = bi_key), "`data` must be a data frame")
+bad("anonymise_keyed: zero rows", bi_d[0, ], ak(key = bi_key), "`data` has no records")
+bad("anonymise_keyed: no key", bi_d, ak(), "`key` must be the custodian's secret.*nothing was given")
+bad("anonymise_keyed: short key", bi_d, ak(key = "abc"), "`key` must be.*at least 16 characters.*its value is not shown")
+bad("anonymise_keyed: NA key", bi_d, ak(key = NA_character_), "`key` must be the custodian's secret")
+bad("anonymise_keyed: two keys", bi_d, ak(key = c(bi_key, bi_key)), "`key` must be.*a character of length 2")
+bad("anonymise_keyed: numeric key", bi_d, ak(key = 1234567890123456789), "`key` must be the custodian's secret")
+bad("anonymise_keyed: short raw key", bi_d, ak(key = as.raw(1:8)), "`key` must be.*raw vector of at least 16 bytes")
+bad("anonymise_keyed: k = 1", bi_d, ak(key = bi_key, k = 1), "`k` must be a single whole number >= 2, not 1")
+bad("anonymise_keyed: size < k", bi_d, ak(key = bi_key, k = 3, size = 2), "`size` must be a single finite number >= 3, not 2")
+bad("anonymise_keyed: size NA", bi_d, ak(key = bi_key, size = NA), "`size` must be a single finite number")
+bad("anonymise_keyed: keys missing", bi_d, ak(key = bi_key, vars = "x", strata = "g", keys = "nope"),
+    "`keys` names columns that are not in the data")
+bad("anonymise_keyed: keys in vars", bi_d, ak(key = bi_key, vars = c("x", "y"), strata = "g", keys = "y"),
+    "`keys` repeats columns of `vars` or `strata`")
+bad("anonymise_keyed: k > stratum size", bi_d, ak(key = bi_key, k = 11, size = 11, vars = c("x", "y"), strata = "g"),
+    "fewer than k = 11 records")
+bad("anonymise_keyed: NA in vars", bi_na, ak(key = bi_key, vars = "x"), "`vars` have missing values")
+bad("anonymise_keyed: format", bi_d, ak(key = bi_key, format = "round"), "`format` must be NULL or one of")
+bad("anonymise_keyed: constant column", bi_const, ak(key = bi_key, vars = c("x", "y"), strata = "g"), NA,
+    function(r) expect_identical(r$x, bi_const$x))
+bad("anonymise_keyed: one group per stratum", bi_d, ak(key = bi_key, vars = c("x", "y"), strata = "g", k = 10, size = 10),
+    NA, function(r) expect_identical(as.vector(tapply(r$x, r$g, function(v) length(unique(v)))), c(1L, 1L)))
+bad("anonymise_keyed: size above n", bi_d, ak(key = bi_key, vars = c("x", "y"), strata = "g", size = 1e6), NA,
+    function(r) expect_identical(release_info(r)$counts$n_groups, 2L))
+
 # ---- release_info() --------------------------------------------------------------------
 bad("release_info: not a release", bi_d, function(x) release_info(x), NA, function(r) expect_null(r))
 bad("release_info: a vector", 1:3, function(x) release_info(x), NA, function(r) expect_null(r))
