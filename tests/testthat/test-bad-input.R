@@ -511,7 +511,7 @@ bad("anonymise_adaptive: rate 2", bi_d, ad(rate = 2), "`rate` must be a share fr
 bad("anonymise_adaptive: rates increasing", bi_d, ad(rate = c(0.1, 0.3)), "`rate` must be a share from 0 to 1, or decreasing shares")
 bad("anonymise_adaptive: m = -1", bi_d, ad(m = -1), "`m` must be")
 bad("anonymise_adaptive: format", bi_d, ad(format = "round"), "`format` must be one of")
-bad("tune_release: methods", bi_d, function(d) tune_release(d, vars = "x", strata = "g", methods = "mdav"), "`methods` must be some of")
+bad("tune_release: methods", bi_d, function(d) tune_release(d, vars = "x", strata = "g", methods = "swap"), "`methods` must be some of")
 bad("anonymise_adaptive: NA", bi_na, ad(vars = "x"), "`vars` have missing values \\(`x`: 20\\)")
 bad("anonymise_adaptive: k > stratum size", bi_d, ad(k = 11), "fewer than k = 11 records")
 tr <- function(...) function(x) tune_release(x, vars = c("x", "y"), strata = "g", ...)
@@ -520,6 +520,12 @@ bad("tune_release: limit above 1", bi_d, tr(risk1 = 1.5), "the limit `risk1` mus
 bad("tune_release: k above the strata", bi_d, tr(k = 11), "the limit `k_strata` = 11 cannot be met")
 bad("tune_release: top_m impossible", bi_d, tr(m = 10, top_m = 0.5), "the limit `top_m` = 0.5 cannot be met with `m` = 10")
 bad("tune_release: objective", bi_d, tr(objective = "mse"), "`objective` must be")
+bad("tune_release: worst 0", bi_d, tr(worst = 0), "the limit `worst` must be a single share in \\(0, 1\\]")
+bad("tune_release: attacks", bi_d, tr(attacks = "nearest"), "`attacks` must name attacks of the battery")
+bad("tune_release: verify NA", bi_d, tr(verify = NA_character_), "`verify` must name attacks of the battery")
+bad("tune_release: inference without sensitive", bi_d, tr(attacks = "inference"), "needs a `sensitive` column")
+bad("tune_release: sensitive", bi_d, tr(sensitive = 1), "`sensitive` must be NULL or the name of a column")
+bad("tune_release: intruder", bi_d, tr(intruder = "all"), "`intruder` must be NULL or made by intruder\\(\\)")
 
 # ---- release_report(), write_release(), detanon_app() ------------------------------------
 rr <- function(...) function(p) release_report(p$o, p$m, tempfile(fileext = ".html"), ...)

@@ -116,7 +116,7 @@ privacy_verbs <- list(
                                                      check_identifiers = FALSE)
                                 }, secret = masked),
   tune_release           = list(run = function(d) tune_release(droplevels(no_rare(complete_rows(d))), vars = masked,
-                                                               strata = c("g", "h"), linkage = 0.5, top_m = 0.9,
+                                                               strata = c("g", "h"), worst = 1, linkage = 0.5, top_m = 0.9,
                                                                m = 2, risk1 = 1, risk2 = 1, k = 2, seed = 1)$release,
                                 secret = masked),
   remove_identifiers     = list(run = function(d) remove_identifiers(d, cols = c("x", "y", "p")), secret = masked),
