@@ -5,6 +5,7 @@
 #   Rscript bench/frontier.R                      # every data set
 #   Rscript bench/frontier.R titanic testdata     # some of them
 #   Rscript bench/frontier.R --table              # print the table of the saved results only
+#   Rscript bench/frontier.R --table --markdown   # and the README table
 #   Rscript bench/frontier.R --fresh ...          # measure again the releases that do not change
 #                                                 # with detanon's search (reused by default)
 # Results: bench/results/frontier-<set>.rds (one per data set) and bench/results/frontier.csv
@@ -375,10 +376,34 @@ print_table <- function(res) {
   }
 }
 
+# The README table: per data set, each sdcMicro release and the detanon releases that matter
+# (the one of least largest delta that beats it on both, tune_release()'s choice), markdown.
+readme_table <- function(res) {
+  dom <- frontier_dominance(res, "delta_max")
+  keep <- res$source == "sdcMicro" | res$release == "tune_chosen" |
+    paste(res$set, res$release) %in% paste(dom$set, dom$detanon)
+  x <- res[keep & !is.na(res$worst), ]
+  x <- x[order(match(x$set, names(bench_sets)), x$source != "sdcMicro", x$worst), ]
+  beats <- vapply(seq_len(nrow(x)), function(i) {
+    if (x$source[i] == "sdcMicro") {
+      d <- dom$detanon[dom$set == x$set[i] & dom$sdc == x$release[i]]
+      if (is.na(d)) "not beaten" else paste("beaten by", d)
+    } else ""
+  }, "")
+  cat("| data set | method | worst attack | top-3 | largest delta | two-way pMSE | CART pMSE | seconds | |\n")
+  cat("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+  for (i in seq_len(nrow(x))) {
+    cat(sprintf("| %s | %s | %.3f | %.3f | %.3f | %.2g | %.3f | %.1f | %s |\n", x$set[i],
+                if (x$release[i] == "tune_chosen") paste0("tune_release() (", x$settings[i], ")") else x$release[i],
+                x$worst[i], x$top3[i], x$delta_max[i], x$pmse2[i], x$cart[i], x$seconds[i], beats[i]))
+  }
+  invisible(x)
+}
+
 if (sys.nframe() == 0L) {
   args <- commandArgs(trailingOnly = TRUE)
   dir.create("bench/results", showWarnings = FALSE, recursive = TRUE)
-  sets <- setdiff(args, c("--table", "--fresh"))
+  sets <- setdiff(args, c("--table", "--fresh", "--markdown"))
   if (!"--table" %in% args) {
     if (!length(sets)) sets <- names(bench_sets)
     for (nm in sets) {
@@ -391,4 +416,5 @@ if (sys.nframe() == 0L) {
   keep <- vapply(res, function(v) !is.list(v), NA)
   utils::write.csv(res[keep], "bench/results/frontier.csv", row.names = FALSE)
   print_table(res)
+  if ("--markdown" %in% args) readme_table(res)
 }
