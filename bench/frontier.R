@@ -82,14 +82,16 @@ bench_sets <- list(
     e <- new.env(); utils::data("EIA", package = "sdcMicro", envir = e)
     d <- e$EIA
     v <- c("RESSALES", "COMSALES", "INDSALES", "OTHRSALES", "TOTREVENUE")
-    d <- d[c("STATE", "MONTH", v)] # UTILITYID and UTILNAME are identifiers; YEAR is constant
-    d$MONTH <- factor(d$MONTH)
+    # UTILITYID and UTILNAME are identifiers, YEAR is constant; STATE (51 levels of about 80
+    # records) is left out: as a factor it would become the default strata
+    d <- d[c("MONTH", v)]
     list(data = d, vars = v, strata = NULL,
          formula = TOTREVENUE ~ RESSALES + COMSALES + INDSALES, family = "gaussian",
          predictors = "MONTH",
          note = paste("EIA (4092): the four sales variables and the total revenue masked (the other",
-                      "revenues and the total sales largely repeat them), no strata (STATE has",
-                      "51 small levels); identifiers dropped; MONTH is shuffle()'s predictor"))
+                      "revenues and the total sales largely repeat them), no strata (STATE, 51 levels",
+                      "of about 80 records, left out); identifiers dropped; MONTH (a number) is",
+                      "released as it is and is shuffle()'s predictor"))
   },
   tarragona = function() {
     e <- new.env(); utils::data("Tarragona", package = "sdcMicro", envir = e)
