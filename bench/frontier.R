@@ -137,6 +137,8 @@ bench_sets <- list(
 )
 
 keyed_sizes <- c(4, 6, 10, 14, 20, 40, 80)
+# smaller grids for a quicker run: BENCH_KEYED_SIZES="4,10,20,80" BENCH_MAX_CANDS=3
+if (nzchar(Sys.getenv("BENCH_KEYED_SIZES"))) keyed_sizes <- as.numeric(strsplit(Sys.getenv("BENCH_KEYED_SIZES"), ",")[[1]])
 
 # ---- releases ---------------------------------------------------------------------------------
 strata_key <- function(d, strata) {
@@ -193,7 +195,7 @@ timed <- function(f) {
 # tune_release() with its defaults; its candidates are kept by a trace on the internal that
 # assembles the result (the release of each candidate), then its own frontier (top-m linkage vs
 # loss) and the chosen release are measured again by the battery, at most `max_cands`.
-detanon_tuned <- function(s, max_cands = 5) {
+detanon_tuned <- function(s, max_cands = as.integer(Sys.getenv("BENCH_MAX_CANDS", "5"))) {
   ns <- asNamespace("detanon")
   keep <- new.env()
   if (exists("tune_result", ns, inherits = FALSE)) {
