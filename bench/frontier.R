@@ -6,6 +6,7 @@
 #   Rscript bench/frontier.R titanic testdata     # some of them
 #   Rscript bench/frontier.R --table              # print the table of the saved results only
 #   Rscript bench/frontier.R --table --markdown   # and the README table
+#   BENCH_KEYED_SIZES=2,3 Rscript bench/frontier.R --add titanic  # more keyed sizes only
 #   Rscript bench/frontier.R --fresh ...          # measure again the releases that do not change
 #                                                 # with detanon's search (reused by default)
 # Results: bench/results/frontier-<set>.rds (one per data set) and bench/results/frontier.csv
@@ -297,6 +298,7 @@ run_set <- function(name, reuse = TRUE) {
   f_old <- file.path("bench/results", paste0("frontier-", name, ".rds"))
   old <- if (reuse && file.exists(f_old)) readRDS(f_old)
   message(sprintf("[%s] %s: %d records", format(Sys.time(), "%H:%M:%S"), name, nrow(s$data)))
+  if (add_only) return(add_keyed(s, name, old, f_old))
   sdc <- sdc_releases(s)
   message(sprintf("[%s]   sdcMicro releases made", format(Sys.time(), "%H:%M:%S")))
   tun <- detanon_tuned(s)
@@ -333,6 +335,28 @@ run_set <- function(name, reuse = TRUE) {
   res$n <- nrow(s$data)
   res$note <- s$note
   res
+}
+
+# --add: measure only anonymise_keyed() at the sizes of BENCH_KEYED_SIZES and add the rows to
+# the saved results of the data set (the other rows are kept as they are).
+add_only <- FALSE
+add_keyed <- function(s, name, old, f_old) {
+  if (is.null(old)) stop("--add needs the saved results of ", name)
+  f <- detanon_releases(s)
+  f <- f[grepl("^keyed_", names(f)) & !names(f) %in% old$release]
+  rows <- lapply(names(f), function(nm) {
+    r <- f[[nm]]
+    base <- data.frame(set = name, source = "detanon", release = nm, settings = nm, seconds = r$seconds,
+                       error = r$error, stringsAsFactors = FALSE)
+    if (is.null(r$release)) return(base)
+    tm <- system.time(m <- measure(s, r$release))[["elapsed"]]
+    message(sprintf("[%s]   %-12s worst %.3f top3 %.3f delta_max %.3f (%.1f s)", format(Sys.time(), "%H:%M:%S"),
+                    nm, m$worst, m$top3, m$delta_max, tm))
+    cbind(base, as.data.frame(m, stringsAsFactors = FALSE), measure_seconds = tm)
+  })
+  new <- do.call(rbind_fill, rows)
+  for (c in c("tune_seconds", "tune_stop", "n", "note")) new[[c]] <- old[[c]][1]
+  do.call(rbind_fill, c(list(old), list(new)))
 }
 
 rbind_fill <- function(...) {
@@ -407,7 +431,8 @@ readme_table <- function(res) {
 if (sys.nframe() == 0L) {
   args <- commandArgs(trailingOnly = TRUE)
   dir.create("bench/results", showWarnings = FALSE, recursive = TRUE)
-  sets <- setdiff(args, c("--table", "--fresh", "--markdown"))
+  sets <- setdiff(args, c("--table", "--fresh", "--markdown", "--add"))
+  add_only <- "--add" %in% args
   if (!"--table" %in% args) {
     if (!length(sets)) sets <- names(bench_sets)
     for (nm in sets) {
