@@ -246,6 +246,7 @@ detanon_releases <- function(s) {
               for (v in s$strata) r[[v]] <- d[[v]]
               r
             })
+  f <- f[!names(f) %in% strsplit(Sys.getenv("BENCH_SKIP"), ",")[[1]]]
   if (exists("anonymise_keyed", asNamespace("detanon"))) {
     km <- get("anonymise_keyed", asNamespace("detanon"))
     for (g in keyed_sizes) {
@@ -301,10 +302,15 @@ run_set <- function(name, reuse = TRUE) {
   if (add_only) return(add_keyed(s, name, old, f_old))
   sdc <- sdc_releases(s)
   message(sprintf("[%s]   sdcMicro releases made", format(Sys.time(), "%H:%M:%S")))
-  tun <- detanon_tuned(s)
+  # BENCH_NO_TUNE=1 leaves the search out; BENCH_SKIP names releases not to make (a quicker run)
+  tun <- if (nzchar(Sys.getenv("BENCH_NO_TUNE"))) {
+    list(seconds = NA_real_, out = list(), stop = "not run (BENCH_NO_TUNE)", n_tried = NA_integer_)
+  } else detanon_tuned(s)
   message(sprintf("[%s]   tune_release: %.1f s, %s candidates", format(Sys.time(), "%H:%M:%S"),
                   tun$seconds, tun$n_tried))
   det <- c(detanon_releases(s), tun$out)
+  skip <- strsplit(Sys.getenv("BENCH_SKIP"), ",")[[1]]
+  det <- det[!names(det) %in% skip]
   all <- c(stats::setNames(sdc, names(sdc)), det)
   src <- c(rep("sdcMicro", length(sdc)), rep("detanon", length(det)))
   done <- if (!is.null(old)) split(old, seq_len(nrow(old))) else list()
