@@ -25,4 +25,24 @@ void mask_step5(double *const *cent, int d, ptrdiff_t n, const double *mean, con
  * order-free, spread over nt threads. */
 void mask_col_stats(const double *x, ptrdiff_t n, int d, int nt, double *mean, double *sd);
 
+/* The release form of a masked column (format_masked() in R/anonymise.R), the parts that
+ * pass over whole columns. mask_form_stats: of x[0..n) (finite), out[0..2] = min, max and
+ * 1 if every value is whole (0 otherwise); when 0 < kk <= n and min < max, out[3] and
+ * out[4] = the exact means (fsum.h) of the kk smallest and of the kk largest values; when
+ * `middle`, out[5] and out[6] = the values of ranks floor((n - 1) / 2) and floor(n / 2)
+ * (0-based: the one or two middle values, whose mean R's median() takes). buf: n doubles
+ * of scratch. */
+void mask_form_stats(const double *x, ptrdiff_t n, ptrdiff_t kk, int middle, double *buf,
+                     double *out);
+
+/* squeeze_range() of R/anonymise.R on v[0..n) in place, given med = median(v) (used only
+ * when some value lies outside [lo, hi]); then, when `round0`, every value rounded to a
+ * whole number (half to even, as R's round()) and kept inside [lo, hi]. The same
+ * operations, in the same order and rounding, as the R code (products never fused into
+ * one rounding). */
+void mask_squeeze(double *v, ptrdiff_t n, double lo, double hi, double med, int round0);
+
+/* The largest |x[i]| of x[0..n), NaN left out; HUGE_VAL when nothing is left. */
+double mask_max_abs(const double *x, ptrdiff_t n);
+
 #endif
