@@ -144,27 +144,27 @@ SEXP ffi_col_stats(SEXP x, SEXP nthreads)
     return out;
 }
 
-/* The release form (format_masked()): statistics of a column x (double, finite): c(min,
- * max, whole, lo, hi, middle1, middle2), see mask_form_stats(); kk = 0 skips lo and hi. */
-SEXP ffi_form_stats(SEXP x, SEXP kk, SEXP middle)
+/* The release form (format_masked()): statistics of a column x (double, finite, not
+ * empty): c(min, max, whole, lo, hi), see mask_form_stats(); kk = 0 skips lo and hi. */
+SEXP ffi_form_stats(SEXP x, SEXP kk_)
 {
     if (TYPEOF(x) != REALSXP || XLENGTH(x) < 1) Rf_error("internal error: bad input to ffi_form_stats");
-    const ptrdiff_t n = XLENGTH(x);
-    SEXP out = PROTECT(Rf_allocVector(REALSXP, 7));
-    double *buf = (double *) R_alloc((size_t) n, sizeof(double));
-    mask_form_stats(REAL_RO(x), n, (ptrdiff_t) Rf_asReal(kk), Rf_asLogical(middle) == 1, buf, REAL(out));
+    const ptrdiff_t n = XLENGTH(x), kk = (ptrdiff_t) Rf_asReal(kk_);
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, 5));
+    double *buf = (double *) R_alloc(kk > 64 ? (size_t) n : 64, sizeof(double));
+    mask_form_stats(REAL_RO(x), n, kk, buf, REAL(out));
     UNPROTECT(1);
     return out;
 }
 
-/* squeeze_range() of a masked column v (double, finite; a new vector), given its median,
- * then, when round0 is TRUE, rounded to whole numbers inside [lo, hi] (mask_squeeze()). */
-SEXP ffi_squeeze(SEXP v, SEXP lo, SEXP hi, SEXP med, SEXP round0)
+/* squeeze_range() of a masked column v (double, finite; a new vector), then, when round0
+ * is TRUE, rounded to whole numbers inside [lo, hi] (mask_release_form()). */
+SEXP ffi_squeeze(SEXP v, SEXP lo, SEXP hi, SEXP round0)
 {
     if (TYPEOF(v) != REALSXP) Rf_error("internal error: bad input to ffi_squeeze");
-    SEXP out = PROTECT(Rf_duplicate(v));
-    mask_squeeze(REAL(out), XLENGTH(out), Rf_asReal(lo), Rf_asReal(hi), Rf_asReal(med),
-                 Rf_asLogical(round0) == 1);
+    const ptrdiff_t n = XLENGTH(v);
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
+    mask_release_form(REAL_RO(v), REAL(out), n, Rf_asReal(lo), Rf_asReal(hi), Rf_asLogical(round0) == 1);
     UNPROTECT(1);
     return out;
 }

@@ -111,8 +111,7 @@ static void extreme_values(const double *x, ptrdiff_t n, ptrdiff_t kk, double si
 
 #define FORM_FEW 64
 
-void mask_form_stats(const double *x, ptrdiff_t n, ptrdiff_t kk, int middle, double *buf,
-                     double *out)
+void mask_form_stats(const double *x, ptrdiff_t n, ptrdiff_t kk, double *buf, double *out)
 {
     double lo = x[0], hi = x[0];
     int whole = 1;
@@ -123,35 +122,21 @@ void mask_form_stats(const double *x, ptrdiff_t n, ptrdiff_t kk, int middle, dou
         whole &= is_whole(v);
     }
     out[0] = lo; out[1] = hi; out[2] = whole;
-    out[3] = out[4] = out[5] = out[6] = NAN;
-    const int bounds = kk > 0 && kk <= n && lo < hi;
+    out[3] = out[4] = NAN;
+    if (!(kk > 0 && kk <= n && lo < hi)) return;
     double sd;
-    if (bounds && kk <= FORM_FEW) {
+    if (kk <= FORM_FEW) {
         /* (the negation by sign = -1 is exact, so these are the same values) */
         extreme_values(x, n, kk, 1.0, buf);
         col_mean_sd(buf, kk, out + 3, &sd);
         extreme_values(x, n, kk, -1.0, buf);
         col_mean_sd(buf, kk, out + 4, &sd);
-    } else if (bounds) {
+    } else {
         memcpy(buf, x, (size_t) n * sizeof(double));
         select_rank(buf, n, kk - 1);
         col_mean_sd(buf, kk, out + 3, &sd);
         select_rank(buf, n, n - kk);
         col_mean_sd(buf + (n - kk), kk, out + 4, &sd);
-    }
-    if (middle) {
-        /* after the selection of rank (n - 1) / 2, rank n / 2 (the same when n is odd) is
-         * the smallest value after it */
-        memcpy(buf, x, (size_t) n * sizeof(double));
-        ptrdiff_t h = (n - 1) / 2;
-        select_rank(buf, n, h);
-        out[5] = buf[h];
-        double next = buf[h];
-        if (n % 2 == 0) {
-            next = buf[h + 1];
-            for (ptrdiff_t i = h + 2; i < n; i++) if (buf[i] < next) next = buf[i];
-        }
-        out[6] = next;
     }
 }
 
@@ -163,45 +148,70 @@ static inline double mul1(double a, double b)
     return p;
 }
 
-void mask_squeeze(double *v, ptrdiff_t n, double lo, double hi, double med, int round0)
+void mask_form_scan_init(mask_form_scan *s)
 {
-    if (n < 1) return;
-    double m = v[0], M = v[0];
-    for (ptrdiff_t i = 1; i < n; i++) { if (v[i] < m) m = v[i]; if (v[i] > M) M = v[i]; }
-    if (m < lo || M > hi) {
-        /* min(med, lo + 4 * (lo - m)) and max(med, hi - 4 * (M - hi)) as R's min(), max() */
-        if (m < lo) {
-            double t = med, b = lo + mul1(4, lo - m);
-            if (b < t) t = b;
-            if (t > lo) {
-                const double c = (t - lo) / (t - m);
-                for (ptrdiff_t i = 0; i < n; i++) if (v[i] < t) v[i] = t - mul1(t - v[i], c);
-            }
-        }
-        M = v[0];
-        for (ptrdiff_t i = 1; i < n; i++) if (v[i] > M) M = v[i];
-        if (M > hi) {
-            double t = med, b = hi - mul1(4, M - hi);
-            if (b > t) t = b;
-            if (t < hi) {
-                const double c = (hi - t) / (M - t);
-                for (ptrdiff_t i = 0; i < n; i++) if (v[i] > t) v[i] = t + mul1(v[i] - t, c);
-            }
-        }
-        /* pmin(pmax(v, lo), hi) */
-        for (ptrdiff_t i = 0; i < n; i++) {
-            if (lo > v[i]) v[i] = lo;
-            if (hi < v[i]) v[i] = hi;
-        }
-    }
-    if (!round0) return;
-    /* pmin(pmax(round(v), lo), hi): R's round(x, 0) is rint() (half to even) */
+    s->min = s->in_min = HUGE_VAL;
+    s->max = s->in_max = -HUGE_VAL;
+    s->any_in = 0;
+}
+
+void mask_form_scan_add(mask_form_scan *s, const double *v, ptrdiff_t n, double lo, double hi)
+{
     for (ptrdiff_t i = 0; i < n; i++) {
-        double r = v[i] == 0.0 ? v[i] : nearbyint(v[i]);
-        if (lo > r) r = lo;
-        if (hi < r) r = hi;
-        v[i] = r;
+        const double x = v[i];
+        if (x < s->min) s->min = x;
+        if (x > s->max) s->max = x;
+        if (x >= lo && x <= hi) {
+            s->any_in = 1;
+            if (x < s->in_min) s->in_min = x;
+            if (x > s->in_max) s->in_max = x;
+        }
     }
+}
+
+void mask_form_scan_merge(mask_form_scan *into, const mask_form_scan *from)
+{
+    if (from->min < into->min) into->min = from->min;
+    if (from->max > into->max) into->max = from->max;
+    if (from->in_min < into->in_min) into->in_min = from->in_min;
+    if (from->in_max > into->in_max) into->in_max = from->in_max;
+    into->any_in |= from->any_in;
+}
+
+void mask_form_apply(const double *v, double *out, ptrdiff_t n, double lo, double hi,
+                     const mask_form_scan *s, int round0)
+{
+    const double m = s->min, M = s->max;
+    const int squeeze = m < lo || M > hi;
+    /* below lo: lo + (v - m) * (((t - lo) / 2) / (lo - m)), t the smallest value inside
+     * (else hi); above hi: hi - (M - v) * (((hi - t) / 2) / (M - hi)), t the largest value
+     * inside (else lo); then pmin(pmax(v, lo), hi) */
+    const double c_lo = m < lo ? (((s->any_in ? s->in_min : hi) - lo) / 2) / (lo - m) : 0.0;
+    const double c_hi = M > hi ? ((hi - (s->any_in ? s->in_max : lo)) / 2) / (M - hi) : 0.0;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        double x = v[i];
+        if (squeeze) {
+            if (x < lo) x = lo + mul1(x - m, c_lo);
+            else if (x > hi) x = hi - mul1(M - x, c_hi);
+            if (lo > x) x = lo;
+            if (hi < x) x = hi;
+        }
+        if (round0) {
+            /* pmin(pmax(round(v), lo), hi): R's round(x, 0) is rint() (half to even) */
+            x = nearbyint(x);
+            if (lo > x) x = lo;
+            if (hi < x) x = hi;
+        }
+        out[i] = x;
+    }
+}
+
+void mask_release_form(const double *v, double *out, ptrdiff_t n, double lo, double hi, int round0)
+{
+    mask_form_scan s;
+    mask_form_scan_init(&s);
+    mask_form_scan_add(&s, v, n, lo, hi);
+    mask_form_apply(v, out, n, lo, hi, &s, round0);
 }
 
 double mask_max_abs(const double *x, ptrdiff_t n)

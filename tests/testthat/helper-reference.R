@@ -62,7 +62,8 @@ merge_with_moves <- function(expr) {
 }
 
 # The release form of anonymise() as it was written in R (format_masked(), squeeze_range()
-# before their column passes moved to C: src/mask.c): the reference for the C version.
+# before their passes over whole columns moved to C: src/mask.c; the squeeze as changed on
+# branch tune, only the values beyond the bounds moved): the reference for the C version.
 ref_format_masked <- function(m, x, k, format, as_integer) {
   if (format == "none" || !length(m)) return(m)
   n <- length(x)
@@ -97,22 +98,19 @@ ref_format_masked <- function(m, x, k, format, as_integer) {
 
 ref_squeeze_range <- function(v, lo, hi) {
   m <- min(v)
-  if (m >= lo && max(v) <= hi) return(v) # nothing to squeeze (no median needed)
-  med <- stats::median(v)
-  if (m < lo) {
-    t <- min(med, lo + 4 * (lo - m))
-    if (t > lo) {
-      b <- v < t
-      v[b] <- t - (t - v[b]) * ((t - lo) / (t - m))
-    }
-  }
   M <- max(v)
+  if (m >= lo && M <= hi) return(v) # nothing to squeeze
+  inside <- v >= lo & v <= hi
+  if (m < lo) {
+    b <- v < lo
+    t <- if (any(inside)) min(v[inside]) else hi
+    # (values map into [lo, lo + (t - lo) / 2]: strictly below t, so the order is kept)
+    v[b] <- lo + (v[b] - m) * (((t - lo) / 2) / (lo - m))
+  }
   if (M > hi) {
-    t <- max(med, hi - 4 * (M - hi))
-    if (t < hi) {
-      b <- v > t
-      v[b] <- t + (v[b] - t) * ((hi - t) / (M - t))
-    }
+    b <- v > hi
+    t <- if (any(inside)) max(v[inside]) else lo
+    v[b] <- hi - (M - v[b]) * (((hi - t) / 2) / (M - hi))
   }
   pmin(pmax(v, lo), hi)
 }
