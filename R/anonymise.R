@@ -234,20 +234,20 @@ format_masked <- function(m, x, k, format, as_integer) {
   if (format == "none" || !length(m)) return(m)
   n <- length(x)
   kk <- min(k, n)
-  rng <- range(x)
-  if (rng[1L] == rng[2L]) {
+  # one pass in C: range, whole numbers, and the exact means of the k smallest and the k
+  # largest values (a selection, O(n): their means do not depend on their order)
+  if (anyNA(x) || anyNA(m)) stop("internal error: missing values in format_masked()")
+  st <- .Call(C_ffi_form_stats, as.double(x), as.double(kk))
+  if (st[1L] == st[2L]) {
     # a constant column is released unchanged (bit for bit: the mean of k copies of 3.3
     # can be one unit in the last place off, and rounding to decimals can move it too)
-    m <- rep(rng[1L], length(m))
+    m <- rep(range(x)[1L], length(m))
     if (as_integer && m[1L] == round(m[1L])) m <- as.integer(m)
     return(m)
   }
-  # the k smallest and k largest values by a partial sort (O(n), not a full sort); their
-  # exact means do not depend on their order
-  xs <- sort(x, partial = unique(c(kk, n + 1L - kk)))
-  lo <- exact_mean(xs[seq_len(kk)])
-  hi <- exact_mean(xs[n + 1L - seq_len(kk)])
-  d <- if (all(x == round(x))) 0L else if (format == "precision") decimals(x) else NA_integer_
+  lo <- st[4L]
+  hi <- st[5L]
+  d <- if (st[3L] == 1) 0L else if (format == "precision") decimals(x) else NA_integer_
   if (!is.na(d)) {
     p <- 10^d
     lo_d <- ceiling(lo * p) / p
@@ -256,8 +256,8 @@ format_masked <- function(m, x, k, format, as_integer) {
     lo <- lo_d
     hi <- hi_d
   }
-  m <- squeeze_range(m, lo, hi)
-  if (!is.na(d)) m <- pmin(pmax(round(m, d), lo), hi)
+  m <- squeeze_range(m, lo, hi, round0 = identical(d, 0L))
+  if (!is.na(d) && d > 0L) m <- pmin(pmax(round(m, d), lo), hi)
   if (as_integer && identical(d, 0L)) m <- as.integer(m)
   m
 }
@@ -270,23 +270,12 @@ format_masked <- function(m, x, k, format, as_integer) {
 # Titanic fares into the band of low fares where most originals lie and raised risk1 at
 # k = 4 from 0.025 (no form) to 0.22; moving only the values beyond the bounds gives
 # 0.036. When no value lies inside the range on one side, those values are set to the bound.
-squeeze_range <- function(v, lo, hi) {
-  m <- min(v)
-  M <- max(v)
-  if (m >= lo && M <= hi) return(v) # nothing to squeeze
-  inside <- v >= lo & v <= hi
-  if (m < lo) {
-    b <- v < lo
-    t <- if (any(inside)) min(v[inside]) else hi
-    # (values map into [lo, lo + (t - lo) / 2]: strictly below t, so the order is kept)
-    v[b] <- lo + (v[b] - m) * (((t - lo) / 2) / (lo - m))
-  }
-  if (M > hi) {
-    b <- v > hi
-    t <- if (any(inside)) max(v[inside]) else lo
-    v[b] <- hi - (M - v[b]) * (((hi - t) / 2) / (M - hi))
-  }
-  pmin(pmax(v, lo), hi)
+# With `round0`, the result is then rounded to whole numbers kept inside [lo, hi]. In C
+# (mask_release_form() in src/mask.c: one pass for min, max and the extreme values inside
+# [lo, hi], one to map), the same arithmetic as the R reference in
+# tests/testthat/helper-reference.R.
+squeeze_range <- function(v, lo, hi, round0 = FALSE) {
+  .Call(C_ffi_squeeze, as.double(v), lo, hi, round0)
 }
 
 # Number of decimals (0 to 10) at which all of `x` are recorded, NA if more.
@@ -338,7 +327,9 @@ masked_columns <- function(x, stats) {
              kind = "data")
   }
   cols <- which(stats$sd > 0)
-  lost <- setdiff(which(!vapply(seq_len(ncol(x)), function(j) is_constant(x[, j]), logical(1))), cols)
+  # (only the columns with SD 0 can be lost)
+  zero <- setdiff(seq_len(ncol(x)), cols)
+  lost <- zero[!vapply(zero, function(j) is_constant(x[, j]), logical(1))]
   if (length(lost)) {
     stop_arg("`vars` ", plural(length(lost), "column", count = FALSE), " ", quote_names(colnames(x)[lost]),
              " vary but their SD is 0 in double precision; rescale them first.", kind = "data")

@@ -143,3 +143,42 @@ SEXP ffi_col_stats(SEXP x, SEXP nthreads)
     UNPROTECT(1);
     return out;
 }
+
+/* The release form (format_masked()): statistics of a column x (double, finite, not
+ * empty): c(min, max, whole, lo, hi), see mask_form_stats(); kk = 0 skips lo and hi. */
+SEXP ffi_form_stats(SEXP x, SEXP kk_)
+{
+    if (TYPEOF(x) != REALSXP || XLENGTH(x) < 1) Rf_error("internal error: bad input to ffi_form_stats");
+    const ptrdiff_t n = XLENGTH(x), kk = (ptrdiff_t) Rf_asReal(kk_);
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, 5));
+    double *buf = (double *) R_alloc(kk > 64 ? (size_t) n : 64, sizeof(double));
+    mask_form_stats(REAL_RO(x), n, kk, buf, REAL(out));
+    UNPROTECT(1);
+    return out;
+}
+
+/* squeeze_range() of a masked column v (double, finite; a new vector), then, when round0
+ * is TRUE, rounded to whole numbers inside [lo, hi] (mask_release_form()). */
+SEXP ffi_squeeze(SEXP v, SEXP lo, SEXP hi, SEXP round0)
+{
+    if (TYPEOF(v) != REALSXP) Rf_error("internal error: bad input to ffi_squeeze");
+    const ptrdiff_t n = XLENGTH(v);
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
+    mask_release_form(REAL_RO(v), REAL(out), n, Rf_asReal(lo), Rf_asReal(hi), Rf_asLogical(round0) == 1);
+    UNPROTECT(1);
+    return out;
+}
+
+/* The largest magnitude of each column of a double matrix, missing values left out (Inf
+ * for a column without any other value, as max(abs(range(x, na.rm = TRUE))) gives): the
+ * powers of two of pow2_factors() without a copy of each column. */
+SEXP ffi_col_maxabs(SEXP x)
+{
+    if (TYPEOF(x) != REALSXP) Rf_error("internal error: bad input to ffi_col_maxabs");
+    const ptrdiff_t n = Rf_isMatrix(x) ? Rf_nrows(x) : XLENGTH(x);
+    const int p = Rf_isMatrix(x) ? Rf_ncols(x) : 1;
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, p));
+    for (int j = 0; j < p; j++) REAL(out)[j] = mask_max_abs(REAL_RO(x) + (size_t) j * n, n);
+    UNPROTECT(1);
+    return out;
+}

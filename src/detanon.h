@@ -17,6 +17,10 @@
 SEXP ffi_anonymise(SEXP x, SEXP id, SEXP k, SEXP nthreads, SEXP progress);
 SEXP ffi_rescale(SEXP centroids, SEXP mean, SEXP sd, SEXP centroid_sd, SEXP nthreads);
 SEXP ffi_col_stats(SEXP x, SEXP nthreads);
+SEXP ffi_form_stats(SEXP x, SEXP kk);
+SEXP ffi_squeeze(SEXP v, SEXP lo, SEXP hi, SEXP round0);
+SEXP ffi_col_maxabs(SEXP x);
+SEXP ffi_checksum(SEXP v);
 
 /* adaptive_glue.c: adaptive k per record, anonymise_adaptive() (kernel: adaptive.c) */
 SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap, SEXP m, SEXP target, SEXP xs, SEXP wr,

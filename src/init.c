@@ -10,6 +10,10 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_anonymise",      (DL_FUNC) &ffi_anonymise,      5},
     {"ffi_rescale",        (DL_FUNC) &ffi_rescale,        5},
     {"ffi_col_stats",      (DL_FUNC) &ffi_col_stats,      2},
+    {"ffi_form_stats",     (DL_FUNC) &ffi_form_stats,     2},
+    {"ffi_squeeze",        (DL_FUNC) &ffi_squeeze,        4},
+    {"ffi_col_maxabs",     (DL_FUNC) &ffi_col_maxabs,     1},
+    {"ffi_checksum",       (DL_FUNC) &ffi_checksum,       1},
     /* adaptive_glue.c: adaptive k per record (anonymise_adaptive) */
     {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     8},
     /* risk_glue.c: risk_rmd */
