@@ -56,9 +56,15 @@ anonymise_stats <- function(chunks, vars, strata = character(), k = 3,
                             na = c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"),
                             small_strata = c("fail", "suppress", "merge")) {
   read <- chunk_reader(chunks, "chunks")
-  first <- read(1L)
-  if (is.null(first)) stop_arg("`chunks` holds no chunk of data.", kind = "data")
-  check_data_frame(first, "chunks[[1]]")
+  # the first chunk with records (for the checks of anonymise() and the column types)
+  i <- 1L
+  repeat {
+    first <- read(i)
+    if (is.null(first)) stop_arg("`chunks` holds no records: there is nothing to mask.", kind = "data")
+    check_data_frame(first, paste0("chunks[[", i, "]]"))
+    if (nrow(first)) break
+    i <- i + 1L
+  }
   if (!is.character(vars) || !length(vars)) {
     stop_arg("`vars` must be a character vector naming the columns to mask, not ", show_value(vars), ".")
   }
