@@ -508,6 +508,13 @@ linkage_setup <- function(original, masked, vars, strata) {
   tiny <- pow2_normalise(x)
   x <- tiny$x
   st <- col_stats(x)
+  # a partitioned run (risk_partitioned()) measures a group of strata on the scale of all
+  # the original records
+  g <- partition_state$scale
+  if (!is.null(g)) {
+    tiny$e <- g$e[vars]
+    st <- list(mean = g$mean[vars], sd = g$sd[vars])
+  }
   keep <- !is.na(st$sd) & st$sd > 0
   z <- function(m) {
     # no variable carries information: every record of a stratum is equally near

@@ -654,6 +654,16 @@ bad("anonymise_partitioned: a failing source", list(bi_d),
 bad("strata_groups: group_size", bi_st, function(x) strata_groups(x, group_size = -1), "`group_size` must be")
 bad("strata_groups: not stats", bi_d, function(x) strata_groups(x), "`stats` must be the statistics")
 
+bad("risk_partitioned: measure", bi_pair(), function(p) risk_partitioned(p$o, p$m, "rmd", future = FALSE),
+    "`measure` must be one of")
+bad("risk_partitioned: rows differ", bi_pair(), function(p) risk_partitioned(p$o, p$m[-1, ], future = FALSE),
+    "`original` and `masked` must have the same rows")
+bad("risk_partitioned: m = 0", bi_pair(), function(p) risk_partitioned(p$o, p$m, m = 0, future = FALSE),
+    "`m` must be a single whole number >= 1")
+bad("risk_partitioned: control", bi_pair(), function(p) risk_partitioned(p$o, p$m, "attack_assignment", control = TRUE,
+                                                                         future = FALSE),
+    "`control = TRUE` is not supported partitioned")
+
 # ---- release_info() --------------------------------------------------------------------
 bad("release_info: not a release", bi_d, function(x) release_info(x), NA, function(r) expect_null(r))
 bad("release_info: a vector", 1:3, function(x) release_info(x), NA, function(r) expect_null(r))
