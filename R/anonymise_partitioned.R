@@ -46,7 +46,7 @@
 #'                  strata = c("Sex", "Pclass"), k = 3)
 #' identical(out, ref)
 #' @export
-anonymise_partitioned <- function(chunks, vars, strata = character(), k = 3,
+anonymise_partitioned <- function(chunks, vars = NULL, strata = NULL, k = 3,
                                   format = c("natural", "precision", "none"),
                                   na = c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"),
                                   small_strata = c("fail", "suppress", "merge"),

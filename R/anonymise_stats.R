@@ -31,6 +31,8 @@
 #'   time (e.g. reading a database table by blocks of rows). Every chunk has the same
 #'   columns.
 #' @inheritParams anonymise
+#' @param vars,strata As in [anonymise()]; the defaults are read from the first chunk with
+#'   records.
 #' @param format The release form, as in [anonymise()] (`"natural"`, `"precision"` or
 #'   `"none"`).
 #' @param na What to do with missing values in `vars`: `"fail"`, `"median"`, `"mean"` or
@@ -51,7 +53,7 @@
 #'                       k = 3)
 #' st
 #' @export
-anonymise_stats <- function(chunks, vars, strata = character(), k = 3,
+anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3,
                             format = c("natural", "precision", "none"),
                             na = c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"),
                             small_strata = c("fail", "suppress", "merge")) {
@@ -64,12 +66,6 @@ anonymise_stats <- function(chunks, vars, strata = character(), k = 3,
     check_data_frame(first, paste0("chunks[[", i, "]]"))
     if (nrow(first)) break
     i <- i + 1L
-  }
-  if (!is.character(vars) || !length(vars)) {
-    stop_arg("`vars` must be a character vector naming the columns to mask, not ", show_value(vars), ".")
-  }
-  if (!is.character(strata)) {
-    stop_arg("`strata` must be a character vector of column names, not ", show_value(strata), ".")
   }
   format <- match_choice(format, "format", c("natural", "precision", "none"))
   na <- match_choice(na, "na", c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"))
