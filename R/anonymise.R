@@ -98,6 +98,8 @@
 #' @references Avraam D, Jones E, Burton P (2022). A deterministic approach for protecting
 #'   privacy in sensitive personal data. *BMC Medical Informatics and Decision Making*,
 #'   22, 24.
+#' @seealso [anonymise_partitioned()] and its passes ([anonymise_stats()], ...) for data
+#'   beyond memory or masked on several machines, with the same result.
 #' @family masking verbs
 #' @examples
 #' d <- titanic_paper()[-1] # without the identifier PassengerId

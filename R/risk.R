@@ -48,6 +48,17 @@
 #' is not thereby safe. The weighted risks follow sdcMicro's definitions:
 #' `wrisk1 = n_risk1 * sum(rmd[rows_risk1]) / n` and likewise for `wrisk2`.
 #'
+#' @section Data beyond memory:
+#' risk_rmd() is not run stratum by stratum ([risk_partitioned()] does not offer it): its
+#' neighbour counts look at all masked records, not those of one stratum, and its robust
+#' (MCD) covariance is a search over all original records. Over chunks of rows, the column
+#' means and SDs merge exactly, the interval test is per record, and the neighbour counts
+#' add up over chunks of masked records (a record is safe once the sum reaches
+#' `neighbours`), so all of it is exact except the covariance, which would be the MCD of a
+#' random sample. `bench/scale-rmd.R` in the sources measures that approximation: with a
+#' sample of 10,000 of the 32,561 Adult records, risk1 and risk2 stayed within 0.0012 and
+#' 0.0006 of the full MCD's (5 samples), with 99.9% or more of the records classified alike.
+#'
 #' @section Reproducing the paper:
 #' The paper reports risk1 = 0.0426 (38 records) and risk2 = 0.009 (8 records) for
 #' `anonymise(titanic_paper(), k = 3, vars = c("Age", "Fare"), strata = c("Pclass",

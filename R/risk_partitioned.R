@@ -21,8 +21,8 @@
 #'   release) and intruders with `p < 1` draw random numbers over all the records and are
 #'   not run partitioned.
 #' * [risk_rmd()] is not partitioned: its robust (MCD) covariance and its neighbour counts
-#'   are global, not within strata (see the vignette section "Data beyond memory" and
-#'   bench/scale-core.R for the measured approximation of an MCD on a sample).
+#'   are global, not within strata (see its section "Data beyond memory" for what would be
+#'   exact over chunks, and the measured approximation of an MCD on a sample).
 #'
 #' @inheritParams risk_linkage
 #' @param measure The measure: `"linkage"`, `"attack_linkage_released"`,
