@@ -73,3 +73,11 @@ rc <- attack_recipe(d, m, intruder = intruder(vars = vars, strata = c("g", "h"),
 fs <- attack_fellegi_sunter(d, m, intruder = intruder(vars = vars, strata = "g"), max_pairs = 100,
                             candidates = 5, seed = 1)
 cat("valgrind-smoke: done\n")
+# partitioned anonymise(): mergeable accumulators, radix select (median imputation and the
+# squeezed release form), the per-stratum search
+dp <- d
+dp$x2[1:5] <- NA
+dp$x3 <- dp$x3^6 * 1e3 # a skewed tail: the release form squeezes it (exact median)
+pp <- suppressMessages(anonymise_partitioned(unname(split(dp, rep(1:3, length.out = n))), vars = vars,
+                                             strata = c("g", "h"), k = 4, na = "median", future = FALSE,
+                                             check_identifiers = FALSE))
