@@ -1,7 +1,9 @@
 # Partitioned anonymise() against anonymise() in memory, at n = 1e6 and 1e7 (4 variables,
 # strata of about `size` records, k = 5, format "natural"), each run in a fresh R process
 # whose peak resident memory (Linux VmHWM) is its own.
-#   Rscript bench/scale-core.R [n ...]
+#   Rscript bench/scale-core.R [parallel] [n ...]
+# (`parallel`: the three runs of each n at once, for a loaded machine: their CPU times and
+# peak memory stay their own, their elapsed times do not)
 # Runs:
 #   memory       anonymise() on the whole data frame;
 #   partitioned  anonymise_partitioned() on a list of 10 random chunks (all in memory);
@@ -30,11 +32,14 @@ if (length(args) && args[1] == "child") {
                     x3 = as.integer(round(stats::runif(m, 0, 100))), x4 = stats::runif(m, 20, 80))
     if (part == 0) d else d[if (part == 1) seq_len(m %/% 2) else (m %/% 2 + 1):m, ]
   }
+  cpu <- function() sum(proc.time()[c("user.self", "sys.self")])
   t0 <- proc.time()[["elapsed"]]
+  c0 <- cpu()
   if (mode %in% c("memory", "partitioned", "check")) {
     d <- do.call(rbind, lapply(seq_len(S), block))
     base <- peak()
     t0 <- proc.time()[["elapsed"]]
+    c0 <- cpu()
     if (mode != "partitioned") m1 <- anonymise(d, vars = vars, strata = "g", k = 5, check_identifiers = FALSE)
     if (mode != "memory") {
       set.seed(99)
@@ -45,6 +50,8 @@ if (length(args) && args[1] == "child") {
     if (mode == "check") cat(sprintf("check n = %.0f: partitioned identical() to anonymise(): %s\n", n, identical(m2, ref)))
   } else {
     base <- peak()
+    t0 <- proc.time()[["elapsed"]]
+    c0 <- cpu()
     dir <- tempfile("pieces")
     dir.create(dir)
     chunk <- function(i) if (i <= 2 * S) block((i + 1) %/% 2, 2 - i %% 2)
@@ -54,6 +61,7 @@ if (length(args) && args[1] == "child") {
     s5 <- anonymise_rescale(piece, st)
     for (s in seq_len(S)) saveRDS(anonymise_release(piece(s), st, s5), file.path(dir, sprintf("r%05d.rds", s)), compress = FALSE)
     el <- proc.time()[["elapsed"]] - t0
+    ec <- cpu() - c0
     pk <- peak()
     if (n <= 1e6) {
       d <- do.call(rbind, lapply(seq_len(S), block))
@@ -66,16 +74,19 @@ if (length(args) && args[1] == "child") {
   }
   if (mode != "bounded") {
     el <- proc.time()[["elapsed"]] - t0
+    ec <- cpu() - c0
     pk <- peak()
   }
-  cat(sprintf("%-12s n = %5.0e: %7.1f s, peak RSS %6.0f MB (%6.0f MB with the data made, before the run)\n",
-              mode, n, el, pk, base))
+  cat(sprintf("%-12s n = %5.0e: %7.1f s elapsed, %7.1f s CPU, peak RSS %6.0f MB (%6.0f MB before the run)\n",
+              mode, n, el, ec, pk, base))
   quit(save = "no")
 }
+parallel_runs <- length(args) && args[1] == "parallel" # the three runs at once (a loaded machine: compare CPU times)
+if (parallel_runs) args <- args[-1]
 ns <- if (length(args)) as.numeric(args) else c(1e6, 1e7)
 self <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
 cat(sprintf("4 variables, strata of 250,000 records, k = 5, format natural, 1 thread; %s\n", date()))
 for (n in ns) {
   if (n <= 1e6) system2("Rscript", c(self, "child", "check", n))
-  for (mode in c("memory", "partitioned", "bounded")) system2("Rscript", c(self, "child", mode, n))
+  for (mode in c("memory", "partitioned", "bounded")) system2("Rscript", c(self, "child", mode, n), wait = !parallel_runs)
 }
