@@ -112,34 +112,18 @@ risk_partitioned <- function(original, masked,
     attr(d, "detanon") <- NULL
     d
   }
-  tasks <- lapply(rows, function(r) list(o = plain(original)[r, , drop = FALSE], m = plain(masked)[r, , drop = FALSE]))
-  fun <- switch(measure,
-    linkage = function(o, m) risk_linkage(o, m, vars = vars, strata = strata, m = if (is.null(args$m)) 1 else args$m,
-                                          nthreads = nthreads),
-    attack_linkage_released = function(o, m) do.call(attack_linkage, c(list(o, m, direction = "released", nthreads = nthreads), args)),
-    attack_linkage_original = function(o, m) do.call(attack_linkage, c(list(o, m, direction = "original", nthreads = nthreads), args)),
-    attack_assignment = function(o, m) do.call(attack_assignment, c(list(o, m, nthreads = nthreads), args)),
-    attack_recipe = function(o, m) do.call(attack_recipe, c(list(o, m, nthreads = nthreads), args)))
-  p <- if (requireNamespace("progressr", quietly = TRUE)) progressr::progressor(steps = length(tasks)) else function(...) NULL
+  po <- plain(original)
+  pm <- plain(masked)
+  tasks <- lapply(rows, function(r) list(o = po[r, , drop = FALSE], m = pm[r, , drop = FALSE]))
+  rm(po, pm)
   info <- if (measure == "attack_recipe") suppressWarnings(release_info(masked))
-  work <- function(i) {
-    old <- list(scale = partition_state$scale, info = partition_state$info)
-    partition_state$scale <- scale
-    partition_state$info <- info
-    on.exit({
-      partition_state$scale <- old$scale
-      partition_state$info <- old$info
-    })
-    res <- tryCatch(fun(tasks[[i]]$o, tasks[[i]]$m),
-                    error = function(e) structure(list(message = conditionMessage(e)), class = "detanon_worker_failure"))
-    p()
-    res
-  }
+  p <- if (requireNamespace("progressr", quietly = TRUE)) progressr::progressor(steps = length(tasks)) else function(...) NULL
+  work <- risk_worker(measure, vars, strata, args, nthreads, scale, info, p)
   parts <- if (future) {
-    tryCatch(future.apply::future_lapply(seq_along(tasks), work, future.packages = "detanon", future.seed = NULL),
+    tryCatch(future.apply::future_lapply(tasks, work, future.packages = "detanon", future.seed = NULL),
              error = function(e) stop_arg("A worker failed while measuring strata: ", conditionMessage(e), kind = "worker"))
   } else {
-    lapply(seq_along(tasks), work)
+    lapply(tasks, work)
   }
   failed <- which(vapply(parts, inherits, logical(1), "detanon_worker_failure"))
   if (length(failed)) {
@@ -198,3 +182,38 @@ global_scale <- function(original, vars, keys = NULL) {
 }
 
 partition_state <- new.env(parent = emptyenv())
+
+# The worker of risk_partitioned(): measures one group (list(o, m)) on the global scale, a
+# failure returned as a value; its environment holds only its arguments (not the data).
+risk_worker <- function(measure, vars, strata, args, nthreads, scale, info, p) {
+  force(measure)
+  force(vars)
+  force(strata)
+  force(args)
+  force(nthreads)
+  force(scale)
+  force(info)
+  force(p)
+  fun <- switch(measure,
+    linkage = function(o, m) risk_linkage(o, m, vars = vars, strata = strata, m = if (is.null(args$m)) 1 else args$m,
+                                          nthreads = nthreads),
+    attack_linkage_released = function(o, m) do.call(attack_linkage, c(list(o, m, direction = "released",
+                                                                            nthreads = nthreads), args)),
+    attack_linkage_original = function(o, m) do.call(attack_linkage, c(list(o, m, direction = "original",
+                                                                            nthreads = nthreads), args)),
+    attack_assignment = function(o, m) do.call(attack_assignment, c(list(o, m, nthreads = nthreads), args)),
+    attack_recipe = function(o, m) do.call(attack_recipe, c(list(o, m, nthreads = nthreads), args)))
+  function(task) {
+    old <- list(scale = partition_state$scale, info = partition_state$info)
+    partition_state$scale <- scale
+    partition_state$info <- info
+    on.exit({
+      partition_state$scale <- old$scale
+      partition_state$info <- old$info
+    })
+    res <- tryCatch(fun(task$o, task$m),
+                    error = function(e) structure(list(message = conditionMessage(e)), class = "detanon_worker_failure"))
+    p()
+    res
+  }
+}
