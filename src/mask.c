@@ -5,6 +5,8 @@
 #include "mask.h"
 #include "fsum.h"
 #include "threads.h"
+#include <stdint.h>
+#include <string.h>
 
 /* Step 5 on one column; returns 1 when it is released as its mean. */
 static int rescale(double *cent, ptrdiff_t n, double mean, double sd, double c_sd)
@@ -222,4 +224,30 @@ double mask_max_abs(const double *x, ptrdiff_t n)
         if (a > m) m = a; /* false for NaN */
     }
     return m < 0.0 ? HUGE_VAL : m;
+}
+
+/* The ordered key of a double: unsigned 64-bit integers in the order of the values (-0
+ * just below +0; no NaN here). */
+static inline uint64_t radix_key(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return (u >> 63) ? ~u : (u | ((uint64_t) 1 << 63));
+}
+
+void mask_radix_hist(const double *x, ptrdiff_t n, int pass, uint64_t prefix, double *counts)
+{
+    const int shift = 48 - 16 * pass;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        const uint64_t key = radix_key(x[i]);
+        if (pass == 0 || (key >> (shift + 16)) == prefix) counts[(key >> shift) & 0xffffu] += 1.0;
+    }
+}
+
+double mask_radix_value(uint64_t key)
+{
+    uint64_t u = (key >> 63) ? (key & ~((uint64_t) 1 << 63)) : ~key;
+    double v;
+    memcpy(&v, &u, sizeof v);
+    return v;
 }
