@@ -19,7 +19,7 @@
 #'
 #' @section What is exact:
 #' Everything: the statistics are exact sums merged over chunks, the centroids depend only
-#' on their stratum, and the medians of the release form are exact order statistics. Not
+#' on their stratum, and the release form reads exact extremes merged over the pieces. Not
 #' supported partitioned: `na = "median_stratum"`, `"mean_stratum"`,
 #' `small_strata = "merge"` and `engine = "rann"` (use [anonymise()] in memory).
 #'

@@ -13,7 +13,7 @@
 #'   direction), `"attack_assignment"` ([attack_assignment()]) and `"attack_recipe"`
 #'   ([attack_recipe()], for an intruder who knows the settings of a release made with
 #'   `format = "none"`; otherwise a classed error, since its candidates then need the
-#'   step-5 factors recovered from, or the bounds and medians of the release form over, the
+#'   step-5 factors recovered from, or the bounds and extremes of the release form over, the
 #'   whole release): the per-record `success`, `success_m` and `confidence`, the rates
 #'   and `by_stratum` are those of the in-memory attack run with `control = FALSE` by an
 #'   intruder who holds all original records (`p = 1`); the attack's `details` (internal
@@ -74,13 +74,13 @@ risk_partitioned <- function(original, masked,
     strata <- it$strata
     if (measure == "attack_recipe" && it$knows != "data") {
       # exact only when the candidates need no global quantity: the recorded step-5
-      # factors (settings known) and no release form (whose bounds and median are global)
+      # factors (settings known) and no release form (whose bounds and extremes are global)
       info <- release_info(masked)
       if (it$knows != "settings" || is.null(info) || !identical(info$settings$format, "none")) {
         stop_arg("`measure = \"attack_recipe\"` is supported partitioned only for an intruder who knows the ",
                  "settings (intruder(knows = \"settings\")) of a current release made with `format = \"none\"`: ",
                  "otherwise its candidates need the step-5 factors recovered from, or the release form's bounds ",
-                 "and medians over, the whole release. Run attack_recipe() in memory.")
+                 "and extremes over, the whole release. Run attack_recipe() in memory.")
       }
     }
   }
