@@ -93,6 +93,8 @@ recipe_spec <- function() {
 # The release metadata of the view's release (also for a control view, whose rows are
 # permuted: put back in order first), or NULL.
 view_release_info <- function(s) {
+  # a partitioned run (risk_partitioned()): the metadata of the whole release
+  if (!is.null(partition_state$info)) return(partition_state$info)
   masked <- if (!is.null(s$perm)) s$masked[order(s$perm), , drop = FALSE] else s$masked
   suppressWarnings(release_info(masked))
 }

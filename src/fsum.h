@@ -12,4 +12,25 @@ double fsum(const double *x, ptrdiff_t n, ptrdiff_t stride);
 /* Mean and sample SD (n - 1 denominator) of n values, both order-independent. */
 void col_mean_sd(const double *x, ptrdiff_t n, double *mean, double *sd);
 
+/* The release fingerprint's checksum of a column (column_checksum() in R/utils.R, for a
+ * column without missing or infinite values): sum(v * w) with the position weights
+ * w[i] = frac(i * 0.618...) + 0.5 (i = 1..n), made and summed exactly as R's vector
+ * arithmetic and sum() do (each product rounded to double, accumulated in long double, in
+ * order). v is x (doubles) or, when x is NULL, xi (integers, int_na their missing value).
+ * Returns NAN when a value is missing or infinite (then R computes it). */
+double checksum_weighted(const double *x, const int *xi, ptrdiff_t n, int int_na);
+/* The exact accumulator of col_mean_sd() as FSUM_ACC_LEN plain doubles, so that sums over
+ * chunks of rows can be merged without changing a bit (partitioned anonymise()). */
+#define FSUM_ACC_LEN 70
+void fsum_acc_init(double *acc);
+/* adds x[0..n) (centre NULL) or their squared deviations (x[i] - *centre)^2, each squared
+ * deviation rounded as col_mean_sd() rounds it */
+void fsum_acc_add(double *acc, const double *x, ptrdiff_t n, const double *centre);
+/* adds v `times` times */
+void fsum_acc_add_rep(double *acc, double v, double times);
+/* acc += other */
+void fsum_acc_merge(double *acc, const double *other);
+/* the correctly rounded total times 2^e (e >= 0) */
+double fsum_acc_round(const double *acc, int e);
+
 #endif

@@ -81,4 +81,12 @@ if (exists("C_ffi_siphash", envir = asNamespace("detanon"))) { # test-only entry
   sh <- .Call(detanon:::C_ffi_siphash, as.raw(0:20), as.raw(0:15))
   ku <- .Call(detanon:::C_ffi_keyed_uniforms, matrix(c(1, 2, 3, 1, 2, 3), 3), 1L, charToRaw("0123456789abcdef"), 3L)
 }
+# partitioned anonymise(): mergeable accumulators, radix select (median imputation), the
+# per-stratum search, the release form's scans merged over pieces (ffi_form_scan/_apply)
+dp <- d
+dp$x2[1:5] <- NA
+dp$x3 <- dp$x3^6 * 1e3 # a skewed tail: the release form squeezes it (merged scans)
+pp <- suppressMessages(anonymise_partitioned(unname(split(dp, rep(1:3, length.out = n))), vars = vars,
+                                             strata = c("g", "h"), k = 4, na = "median", future = FALSE,
+                                             check_identifiers = FALSE))
 cat("valgrind-smoke: done\n")

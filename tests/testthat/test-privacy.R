@@ -62,6 +62,10 @@ privacy_verbs <- list(
                                 secret = masked, needs = "tibble"),
   anonymise_data.table   = list(run = function(d) an(na = "complete", small_strata = "suppress")(data.table::as.data.table(d)),
                                 secret = masked, needs = "data.table"),
+  anonymise_partitioned  = list(run = function(d) suppressMessages(anonymise_partitioned(
+                                  unname(split(d, rep(1:3, length.out = nrow(d)))), vars = masked, strata = c("g", "h"),
+                                  k = 3, na = "median", small_strata = "suppress", check_identifiers = FALSE,
+                                  future = FALSE)), secret = masked),
   anonymise_keps         = list(run = function(d) anonymise_keps(d, epsilon = 5, k = 4, vars = c("y", "p"), quasi = "x",
                                                                  strata = "g", na = "complete", small_strata = "suppress"),
                                 secret = c("y", "p", "x")),
