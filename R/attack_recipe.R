@@ -301,14 +301,21 @@ recipe_common_scale <- function(s, cens, look, zt) {
       }
     }
   }
-  vapply(ratios, function(r) {
-    if (length(r) < 10L) return(NA_real_)
-    t <- table(signif(r, 7))
-    top <- max(t)
-    # a mode of at least 5 and 1% of the known records, well above the next value
-    if (top < max(5, 0.01 * length(look)) || sort(t, decreasing = TRUE)[2L] * 3 > top) return(NA_real_)
-    as.numeric(names(t)[which.max(t)])
-  }, numeric(1))
+  vapply(ratios, ratio_mode, numeric(1), n_look = length(look))
+}
+
+# The mode of the ratios `r` to 7 significant digits when it stands out (at least 5 and 1% of
+# the `n_look` known records, three times the next value), else NA. The counts are those of
+# table(signif(r, 7)), in the same increasing order, without converting every ratio to text
+# (that took 4 of the 14 s of the battery on 32,561 Adult records).
+ratio_mode <- function(r, n_look) {
+  if (length(r) < 10L) return(NA_real_)
+  v <- signif(r, 7)
+  u <- sort(unique(v))
+  t <- tabulate(match(v, u), length(u))
+  top <- max(t)
+  if (top < max(5, 0.01 * n_look) || sort(t, decreasing = TRUE)[2L] * 3 > top) return(NA_real_)
+  as.numeric(as.character(u[which.max(t)]))
 }
 
 # The release format of anonymise() (format_masked(): the tails squeezed into k-record

@@ -108,3 +108,43 @@ test_that("many fields do not allocate a table of every possible comparison patt
   expect_true(is.finite(a$rate))
   expect_gte(a$rate, 0)
 })
+
+test_that("the EM compares the levels once, not once per iteration (the many-fields blow-up)", {
+  # 12 fields with many patterns present: level_freq() per iteration compared the whole
+  # matrix of levels for every level of every field (minutes on Tarragona's 12 keys). Now
+  # the rows at each level are found once per EM (level_index()) and every iteration sums
+  # weights at them: a count of the index builds, not a time.
+  set.seed(4)
+  n_lev <- c(rep(5L, 10), 2L, 2L)
+  lev <- sapply(n_lev, function(L) pmin(L - 1L, rgeom(3000, 0.5)))
+  code <- detanon:::pattern_code(lev, n_lev)
+  counter <- new.env()
+  counter$calls <- 0L
+  ns <- asNamespace("detanon")
+  suppressMessages(trace("level_index", where = ns, print = FALSE,
+                         tracer = bquote(assign("calls", get("calls", envir = .(counter)) + 1L,
+                                                envir = .(counter)))))
+  on.exit(suppressMessages(untrace("level_index", where = ns)), add = TRUE)
+  fit <- detanon:::fs_em(code, n_lev)
+  expect_gt(fit$iterations, 5L)
+  expect_identical(counter$calls, 1L)
+})
+
+test_that("level_freq() equals the weighted sums level by level, bit for bit", {
+  set.seed(5)
+  for (rep in 1:5) {
+    n_lev <- sample(2:5, sample(1:6, 1), replace = TRUE)
+    n <- sample(c(1, 7, 200), 1)
+    # some levels absent, ties everywhere
+    lev <- sapply(n_lev, function(L) sample(0:(L - 1L), n, replace = TRUE, prob = c(3, rep(1, L - 1L))))
+    lev <- matrix(lev, n)
+    wt <- runif(n) * sample(c(0, 1, 1e-12, 1e12), n, replace = TRUE)
+    ref <- lapply(seq_along(n_lev), function(f) {
+      p <- numeric(n_lev[f])
+      for (l in seq_len(n_lev[f])) p[l] <- sum(wt[lev[, f] == l - 1L])
+      p <- p + 1e-9
+      p / sum(p)
+    })
+    expect_identical(detanon:::level_freq(lev, n_lev, wt), ref)
+  }
+})

@@ -109,3 +109,25 @@ test_that("attack_recipe() checks its arguments", {
   expect_snapshot(error = TRUE, attack_recipe(t$d, t$m, k = 1))
   expect_snapshot(error = TRUE, attack_recipe(t$d, t$m, k_choice = "best"))
 })
+
+test_that("ratio_mode() equals the mode from table() on the text of the ratios", {
+  ref <- function(r, n_look) {
+    if (length(r) < 10L) return(NA_real_)
+    t <- table(signif(r, 7))
+    top <- max(t)
+    if (top < max(5, 0.01 * n_look) || sort(t, decreasing = TRUE)[2L] * 3 > top) return(NA_real_)
+    as.numeric(names(t)[which.max(t)])
+  }
+  set.seed(6)
+  for (rep in 1:40) {
+    f <- sample(c(1.2345678901, -0.5, 3e-9, 7e12, 1/3), 1)
+    n_true <- sample(c(3, 20, 200), 1)
+    noise <- runif(sample(c(5, 50, 400), 1), -2, 2) * f
+    # ties among the noise and near-equal values that differ beyond 7 digits
+    noise <- c(noise, rep(noise[1], sample(0:60, 1)), f * (1 + 1e-9 * (1:3)))
+    r <- sample(c(rep(f, n_true), noise))
+    n_look <- sample(c(10, 1000, 1e5), 1)
+    expect_identical(detanon:::ratio_mode(r, n_look), ref(r, n_look))
+  }
+  expect_identical(detanon:::ratio_mode(rep(2, 9), 10), NA_real_)
+})
