@@ -267,18 +267,22 @@ format_masked <- function(m, x, k, format, as_integer) {
 # min(v) are mapped linearly onto [lo, t], and likewise at the top. Values between the two
 # pivots are unchanged. When more than half the values lie beyond a bound (no pivot inside
 # the range) they are set to the bound.
-squeeze_range <- function(v, lo, hi) {
-  m <- min(v)
-  if (m >= lo && max(v) <= hi) return(v) # nothing to squeeze (no median needed)
-  med <- stats::median(v)
+# `global`: list(min, max, median) of the whole column when `v` is one piece of it (a
+# partitioned run, anonymise_release()): the same map, piece by piece.
+squeeze_range <- function(v, lo, hi, global = NULL) {
+  m <- if (is.null(global)) min(v) else global$min
+  M0 <- if (is.null(global)) max(v) else global$max
+  if (m >= lo && M0 <= hi) return(v) # nothing to squeeze (no median needed)
+  med <- if (is.null(global)) stats::median(v) else global$median
   if (m < lo) {
     t <- min(med, lo + 4 * (lo - m))
     if (t > lo) {
       b <- v < t
       v[b] <- t - (t - v[b]) * ((t - lo) / (t - m))
+      if (M0 < t) M0 <- t - (t - M0) * ((t - lo) / (t - m))
     }
   }
-  M <- max(v)
+  M <- if (is.null(global)) max(v) else M0
   if (M > hi) {
     t <- max(med, hi - 4 * (M - hi))
     if (t < hi) {
@@ -328,7 +332,7 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
 # (SD 0) have no z-score and keep their single value. An overflowing SD, or one that is 0 in
 # double precision although the column varies, would mark the column constant and release it
 # unmasked: both are errors.
-masked_columns <- function(x, stats) {
+masked_columns <- function(x, stats, constant = NULL) {
   huge <- !is.finite(stats$mean) | !is.finite(stats$sd)
   if (any(huge)) {
     n_huge <- sum(huge)
@@ -338,7 +342,8 @@ masked_columns <- function(x, stats) {
              kind = "data")
   }
   cols <- which(stats$sd > 0)
-  lost <- setdiff(which(!vapply(seq_len(ncol(x)), function(j) is_constant(x[, j]), logical(1))), cols)
+  if (is.null(constant)) constant <- vapply(seq_len(ncol(x)), function(j) is_constant(x[, j]), logical(1))
+  lost <- setdiff(which(!constant), cols)
   if (length(lost)) {
     stop_arg("`vars` ", plural(length(lost), "column", count = FALSE), " ", quote_names(colnames(x)[lost]),
              " vary but their SD is 0 in double precision; rescale them first.", kind = "data")

@@ -5,6 +5,8 @@
 #include "knn.h"
 #include "mask.h"
 #include "progress.h"
+#include "fsum.h"
+#include <string.h>
 
 /* The scaling factors of step 5: sd / c_sd, NA for a column released as its mean. */
 static SEXP step5_scale(int d, const double *sd, const double *c_sd, const int *flat)
@@ -142,4 +144,128 @@ SEXP ffi_col_stats(SEXP x, SEXP nthreads)
     for (int j = 0; j < d; j++) { REAL(out)[2 * j] = mean[j]; REAL(out)[2 * j + 1] = sd[j]; }
     UNPROTECT(1);
     return out;
+}
+
+/* ---- partitioned anonymise(): the pieces of ffi_anonymise() on chunks of rows ---------- */
+
+/* Steps 3-4 of anonymise() on the rows of whole strata: x the n x d masked columns, id the
+ * stratum (1..S, empty ones allowed) of each row, mean and sd the d global column
+ * statistics. The n x d centroids on the z-scale, as ffi_anonymise() makes them. */
+SEXP ffi_mask_strata(SEXP x, SEXP id_, SEXP k_, SEXP mean, SEXP sd, SEXP nthreads)
+{
+    const ptrdiff_t n = Rf_nrows(x);
+    const int d = Rf_ncols(x), k = Rf_asInteger(k_), nt = detanon_threads(nthreads);
+    if (TYPEOF(x) != REALSXP || TYPEOF(id_) != INTSXP || XLENGTH(id_) != n ||
+        TYPEOF(mean) != REALSXP || XLENGTH(mean) != d || TYPEOF(sd) != REALSXP || XLENGTH(sd) != d)
+        Rf_error("internal error: bad input to ffi_mask_strata");
+    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, n, d));
+    if (n == 0 || d == 0) { UNPROTECT(1); return out; }
+    const int *id = INTEGER_RO(id_);
+    ptrdiff_t n_strata = 0;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        if (id[i] < 1 || id[i] > n) Rf_error("internal error: stratum id out of range in ffi_mask_strata");
+        if (id[i] > n_strata) n_strata = id[i];
+    }
+    ptrdiff_t *off = (ptrdiff_t *) R_alloc((size_t) n_strata + 1, sizeof(ptrdiff_t));
+    ptrdiff_t *rows = (ptrdiff_t *) R_alloc(n, sizeof(ptrdiff_t));
+    knn_group_rows(id, n, n_strata, rows, off);
+    const char *bad = knn_check_strata(off, n_strata, n, k);
+    if (bad) Rf_error("internal error in ffi_mask_strata: %s", bad);
+    const double **src = (const double **) R_alloc(d, sizeof(double *));
+    double **cent = (double **) R_alloc(d, sizeof(double *));
+    for (int j = 0; j < d; j++) {
+        src[j] = REAL_RO(x) + (ptrdiff_t) j * n;
+        cent[j] = REAL(out) + (ptrdiff_t) j * n;
+    }
+    const kernel_host host = detanon_host(R_NilValue);
+    knn_job job = { n, d, k, nt, src, REAL_RO(mean), REAL_RO(sd), rows, off, n_strata, cent, NULL, &host };
+    knn_all(&job);
+    UNPROTECT(1);
+    return out;
+}
+
+/* The exact accumulator (fsum.h) of each column of the n x p matrix x, added to `acc`
+ * (FSUM_ACC_LEN x p, or NULL for empty ones): the sums (centre NULL) or the squared
+ * deviations from centre[j]. Returns the new FSUM_ACC_LEN x p state. */
+SEXP ffi_acc_add(SEXP acc, SEXP x, SEXP centre)
+{
+    const ptrdiff_t n = Rf_nrows(x);
+    const int p = Rf_ncols(x);
+    if (TYPEOF(x) != REALSXP || (!Rf_isNull(acc) && (TYPEOF(acc) != REALSXP ||
+        XLENGTH(acc) != (R_xlen_t) FSUM_ACC_LEN * p)) ||
+        (!Rf_isNull(centre) && (TYPEOF(centre) != REALSXP || XLENGTH(centre) != p)))
+        Rf_error("internal error: bad input to ffi_acc_add");
+    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, FSUM_ACC_LEN, p));
+    for (int j = 0; j < p; j++) {
+        double *a = REAL(out) + (ptrdiff_t) j * FSUM_ACC_LEN;
+        if (Rf_isNull(acc)) fsum_acc_init(a);
+        else memcpy(a, REAL_RO(acc) + (ptrdiff_t) j * FSUM_ACC_LEN, FSUM_ACC_LEN * sizeof(double));
+        if (n > 0) fsum_acc_add(a, REAL_RO(x) + (ptrdiff_t) j * n, n, Rf_isNull(centre) ? NULL : REAL_RO(centre) + j);
+        if (j % 16 == 15) R_CheckUserInterrupt();
+    }
+    UNPROTECT(1);
+    return out;
+}
+
+/* Two accumulator states merged (FSUM_ACC_LEN x p each); `times` (p, or NULL): add
+ * values[j] times[j] times to column j of a instead of merging b. */
+SEXP ffi_acc_merge(SEXP a, SEXP b, SEXP values, SEXP times)
+{
+    const int p = Rf_ncols(a);
+    if (TYPEOF(a) != REALSXP || XLENGTH(a) != (R_xlen_t) FSUM_ACC_LEN * p)
+        Rf_error("internal error: bad input to ffi_acc_merge");
+    const int rep = Rf_isNull(b);
+    if (!rep && (TYPEOF(b) != REALSXP || XLENGTH(b) != XLENGTH(a)))
+        Rf_error("internal error: bad input to ffi_acc_merge");
+    if (rep && (TYPEOF(values) != REALSXP || XLENGTH(values) != p || TYPEOF(times) != REALSXP ||
+        XLENGTH(times) != p))
+        Rf_error("internal error: bad input to ffi_acc_merge");
+    SEXP out = PROTECT(Rf_duplicate(a));
+    for (int j = 0; j < p; j++) {
+        double *o = REAL(out) + (ptrdiff_t) j * FSUM_ACC_LEN;
+        if (rep) fsum_acc_add_rep(o, REAL_RO(values)[j], REAL_RO(times)[j]);
+        else fsum_acc_merge(o, REAL_RO(b) + (ptrdiff_t) j * FSUM_ACC_LEN);
+    }
+    UNPROTECT(1);
+    return out;
+}
+
+/* The correctly rounded totals of an accumulator state (FSUM_ACC_LEN x p), column j
+ * scaled by 2^e[j]. */
+SEXP ffi_acc_round(SEXP acc, SEXP e)
+{
+    const int p = Rf_ncols(acc);
+    if (TYPEOF(acc) != REALSXP || XLENGTH(acc) != (R_xlen_t) FSUM_ACC_LEN * p ||
+        TYPEOF(e) != INTSXP || XLENGTH(e) != p)
+        Rf_error("internal error: bad input to ffi_acc_round");
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, p));
+    for (int j = 0; j < p; j++)
+        REAL(out)[j] = fsum_acc_round(REAL_RO(acc) + (ptrdiff_t) j * FSUM_ACC_LEN, INTEGER_RO(e)[j]);
+    UNPROTECT(1);
+    return out;
+}
+
+/* One pass of the exact order statistic (mask.h): `counts` (65536, added to) of the values
+ * of x whose key starts with `prefix` (the top 16 * pass bits, < 2^48, exact as a double). */
+SEXP ffi_radix_hist(SEXP x, SEXP pass_, SEXP prefix_, SEXP counts)
+{
+    const int pass = Rf_asInteger(pass_);
+    const double prefix = Rf_asReal(prefix_);
+    if (TYPEOF(x) != REALSXP || pass < 0 || pass > 3 || !(prefix >= 0) || prefix >= 281474976710656.0 ||
+        TYPEOF(counts) != REALSXP || XLENGTH(counts) != 65536)
+        Rf_error("internal error: bad input to ffi_radix_hist");
+    SEXP out = PROTECT(Rf_duplicate(counts));
+    if (XLENGTH(x) > 0) mask_radix_hist(REAL_RO(x), XLENGTH(x), pass, (uint64_t) prefix, REAL(out));
+    UNPROTECT(1);
+    return out;
+}
+
+/* The value whose key is prefix * 2^16 + low (prefix: the top 48 bits). */
+SEXP ffi_radix_value(SEXP prefix_, SEXP low_)
+{
+    const double prefix = Rf_asReal(prefix_);
+    const int low = Rf_asInteger(low_);
+    if (!(prefix >= 0) || prefix >= 281474976710656.0 || low < 0 || low > 65535)
+        Rf_error("internal error: bad input to ffi_radix_value");
+    return Rf_ScalarReal(mask_radix_value(((uint64_t) prefix << 16) | (uint64_t) low));
 }

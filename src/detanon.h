@@ -16,6 +16,12 @@
 SEXP ffi_anonymise(SEXP x, SEXP id, SEXP k, SEXP nthreads, SEXP progress);
 SEXP ffi_rescale(SEXP centroids, SEXP mean, SEXP sd, SEXP centroid_sd, SEXP nthreads);
 SEXP ffi_col_stats(SEXP x, SEXP nthreads);
+SEXP ffi_mask_strata(SEXP x, SEXP id, SEXP k, SEXP mean, SEXP sd, SEXP nthreads);
+SEXP ffi_acc_add(SEXP acc, SEXP x, SEXP centre);
+SEXP ffi_acc_merge(SEXP a, SEXP b, SEXP values, SEXP times);
+SEXP ffi_acc_round(SEXP acc, SEXP e);
+SEXP ffi_radix_hist(SEXP x, SEXP pass, SEXP prefix, SEXP counts);
+SEXP ffi_radix_value(SEXP prefix, SEXP low);
 
 /* adaptive_glue.c: adaptive k per record, anonymise_adaptive() (kernel: adaptive.c) */
 SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap, SEXP m, SEXP target, SEXP xs, SEXP wr,

@@ -135,3 +135,85 @@ void col_mean_sd(const double *x, ptrdiff_t n, double *mean, double *sd)
     for (ptrdiff_t i = 0; i < n; i++) { double e = x[i] - m; xs_add(&a, e * e); }
     *sd = sqrt(xs_round(&a) / (double) (n - 1));
 }
+
+/* ---- the accumulator as plain doubles, for partitioned runs ---------------------------
+ * State: FSUM_ACC_LEN doubles: the XS_DIGITS digits after a carry (digits 0..66 in
+ * [0, 2^32), the top one signed; each an integer exact as a double), the flag of an Inf or
+ * NaN and their IEEE sum. Adding two states digit by digit and carrying gives the state of
+ * all their terms: merging chunks does not change a bit of the rounded sum. */
+static void xs_load(xsum *a, const double *acc)
+{
+    for (int i = 0; i < XS_DIGITS; i++) a->d[i] = (int64_t) acc[i];
+    a->pending = 0;
+    a->special = acc[XS_DIGITS] != 0.0;
+    a->inf_nan = acc[XS_DIGITS + 1];
+}
+
+static void xs_store(xsum *a, double *acc)
+{
+    xs_carry(a);
+    for (int i = 0; i < XS_DIGITS; i++) acc[i] = (double) a->d[i];
+    acc[XS_DIGITS] = a->special ? 1.0 : 0.0;
+    acc[XS_DIGITS + 1] = a->inf_nan;
+}
+
+void fsum_acc_init(double *acc)
+{
+    for (int i = 0; i < FSUM_ACC_LEN; i++) acc[i] = 0.0;
+}
+
+void fsum_acc_add(double *acc, const double *x, ptrdiff_t n, const double *centre)
+{
+    xsum a;
+    xs_load(&a, acc);
+    if (centre) {
+        const double m = *centre;
+        for (ptrdiff_t i = 0; i < n; i++) { double e = x[i] - m; xs_add(&a, e * e); }
+    } else {
+        for (ptrdiff_t i = 0; i < n; i++) xs_add(&a, x[i]);
+    }
+    xs_store(&a, acc);
+}
+
+void fsum_acc_add_rep(double *acc, double v, double times)
+{
+    xsum a;
+    xs_load(&a, acc);
+    for (double t = 0; t < times; t++) xs_add(&a, v);
+    xs_store(&a, acc);
+}
+
+void fsum_acc_merge(double *acc, const double *other)
+{
+    xsum a, b;
+    xs_load(&a, acc);
+    xs_load(&b, other);
+    for (int i = 0; i < XS_DIGITS; i++) a.d[i] += b.d[i];
+    a.special = a.special || b.special;
+    a.inf_nan += b.inf_nan;
+    xs_store(&a, acc);
+}
+
+double fsum_acc_round(const double *acc, int e)
+{
+    xsum a;
+    xs_load(&a, acc);
+    if (a.special) return a.inf_nan;
+    xs_carry(&a);
+    int top = XS_DIGITS - 1;
+    while (top > 0 && a.d[top] == 0) top--;
+    double sign = 1.0;
+    if (a.d[top] < 0) {
+        sign = -1.0;
+        for (int i = 0; i < XS_DIGITS; i++) a.d[i] = -a.d[i];
+        xs_carry(&a);
+    }
+    if (a.d[XS_DIGITS - 1] != 0) return sign * INFINITY;
+    /* the exact total times 2^e (e >= 0 only for columns of tiny values, whose parts
+     * then stay in range): every part is exact, fsum rounds the scaled total once */
+    double part[XS_DIGITS];
+    int np = 0;
+    for (int i = 0; i < XS_DIGITS - 1; i++)
+        if (a.d[i] != 0) part[np++] = ldexp((double) a.d[i], 32 * i - 1074 + e);
+    return sign * fsum(part, np, 1);
+}

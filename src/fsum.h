@@ -12,4 +12,18 @@ double fsum(const double *x, ptrdiff_t n, ptrdiff_t stride);
 /* Mean and sample SD (n - 1 denominator) of n values, both order-independent. */
 void col_mean_sd(const double *x, ptrdiff_t n, double *mean, double *sd);
 
+/* The exact accumulator of col_mean_sd() as FSUM_ACC_LEN plain doubles, so that sums over
+ * chunks of rows can be merged without changing a bit (partitioned anonymise()). */
+#define FSUM_ACC_LEN 70
+void fsum_acc_init(double *acc);
+/* adds x[0..n) (centre NULL) or their squared deviations (x[i] - *centre)^2, each squared
+ * deviation rounded as col_mean_sd() rounds it */
+void fsum_acc_add(double *acc, const double *x, ptrdiff_t n, const double *centre);
+/* adds v `times` times */
+void fsum_acc_add_rep(double *acc, double v, double times);
+/* acc += other */
+void fsum_acc_merge(double *acc, const double *other);
+/* the correctly rounded total times 2^e (e >= 0) */
+double fsum_acc_round(const double *acc, int e);
+
 #endif

@@ -10,6 +10,12 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_anonymise",      (DL_FUNC) &ffi_anonymise,      5},
     {"ffi_rescale",        (DL_FUNC) &ffi_rescale,        5},
     {"ffi_col_stats",      (DL_FUNC) &ffi_col_stats,      2},
+    {"ffi_mask_strata",    (DL_FUNC) &ffi_mask_strata,    6},
+    {"ffi_acc_add",        (DL_FUNC) &ffi_acc_add,        3},
+    {"ffi_acc_merge",      (DL_FUNC) &ffi_acc_merge,      4},
+    {"ffi_acc_round",      (DL_FUNC) &ffi_acc_round,      2},
+    {"ffi_radix_hist",     (DL_FUNC) &ffi_radix_hist,     4},
+    {"ffi_radix_value",    (DL_FUNC) &ffi_radix_value,    2},
     /* adaptive_glue.c: adaptive k per record (anonymise_adaptive) */
     {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     8},
     /* risk_glue.c: risk_rmd */

@@ -2,6 +2,8 @@
 #include "mask.h"
 #include "fsum.h"
 #include "threads.h"
+#include <stdint.h>
+#include <string.h>
 
 /* Step 5 on one column; returns 1 when it is released as its mean. */
 static int rescale(double *cent, ptrdiff_t n, double mean, double sd, double c_sd)
@@ -41,4 +43,30 @@ void mask_col_stats(const double *x, ptrdiff_t n, int d, int nt, double *mean, d
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
     for (int j = 0; j < d; j++) col_mean_sd(n > 0 ? x + (size_t) j * n : NULL, n, mean + j, sd + j);
+}
+
+/* The ordered key of a double: unsigned 64-bit integers in the order of the values (-0
+ * just below +0; no NaN here). */
+static inline uint64_t radix_key(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return (u >> 63) ? ~u : (u | ((uint64_t) 1 << 63));
+}
+
+void mask_radix_hist(const double *x, ptrdiff_t n, int pass, uint64_t prefix, double *counts)
+{
+    const int shift = 48 - 16 * pass;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        const uint64_t key = radix_key(x[i]);
+        if (pass == 0 || (key >> (shift + 16)) == prefix) counts[(key >> shift) & 0xffffu] += 1.0;
+    }
+}
+
+double mask_radix_value(uint64_t key)
+{
+    uint64_t u = (key >> 63) ? (key & ~((uint64_t) 1 << 63)) : ~key;
+    double v;
+    memcpy(&v, &u, sizeof v);
+    return v;
 }

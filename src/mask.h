@@ -4,6 +4,7 @@
 #define DETANON_MASK_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "host.h"
 
 /* On the z-scale (SD 1) a spread of centroids this small is rounding noise, not
@@ -24,5 +25,12 @@ void mask_step5(double *const *cent, int d, ptrdiff_t n, const double *mean, con
 /* Means and sample SDs of the d columns of the n x d matrix x (column-major), exact and
  * order-free, spread over nt threads. */
 void mask_col_stats(const double *x, ptrdiff_t n, int d, int nt, double *mean, double *sd);
+
+/* An exact order statistic over chunks, by four passes of 16 bits on the ordered bit
+ * pattern of the values (partitioned anonymise()): pass p (0..3) adds to counts[65536]
+ * the number of values whose key's top 16 p bits equal `prefix`, by their next 16 bits.
+ * mask_radix_value() turns a whole 64-bit key back into its value. */
+void mask_radix_hist(const double *x, ptrdiff_t n, int pass, uint64_t prefix, double *counts);
+double mask_radix_value(uint64_t key);
 
 #endif

@@ -37,7 +37,11 @@ bi_const <- bi_mod(bi_d, x = 1)
 
 # deep copy that survives modification by reference of data.table inputs
 bi_copy <- function(x) {
-  if (is.list(x) && !is.data.frame(x)) return(lapply(x, bi_copy))
+  if (is.list(x) && !is.data.frame(x)) {
+    y <- lapply(x, bi_copy)
+    attributes(y) <- attributes(x) # classed lists (the pieces of a partitioned run) keep their class
+    return(y)
+  }
   if (inherits(x, "data.table")) return(data.table::copy(x))
   x
 }
@@ -599,6 +603,56 @@ bad("attack_recipe: k = 1", bi_pair(), function(p) attack_recipe(p$o, p$m, k = 1
 bad("attack_recipe: k_max 1", bi_pair(), function(p) attack_recipe(p$o, p$m, k_max = 1), "`k_max` must be a single whole number >= 2")
 bad("attack_recipe: k above every stratum", bi_pair(), function(p) attack_recipe(p$o, p$m, k = 50, control = FALSE), NA,
     function(r) expect_identical(r$rate, 0))
+
+# ---- partitioned anonymise() (R/anonymise_stats.R, _stratum, _rescale, _release, _partitioned)
+bi_st <- anonymise_stats(list(bi_d[1:7, ], bi_d[8:20, ]), vars = c("x", "y"), strata = "g", k = 3)
+bi_pc <- lapply(split(bi_d, bi_d$g), anonymise_stratum, stats = bi_st)
+bi_s5 <- anonymise_rescale(bi_pc, stats = bi_st)
+bad("anonymise_stats: not chunks", 1:3, function(x) anonymise_stats(x, vars = "x"),
+    "`chunks` must be a list of data frames or a function")
+bad("anonymise_stats: no records", list(bi_d[0, ]), function(x) anonymise_stats(x, vars = "x"),
+    "`chunks` holds no records")
+bad("anonymise_stats: a chunk lacks a column", list(bi_d, bi_d[-2]), function(x) anonymise_stats(x, vars = c("x", "y")),
+    "chunk 2 of `chunks` lacks the columns `x`")
+bad("anonymise_stats: missing values", list(bi_d, bi_na), function(x) anonymise_stats(x, vars = c("x", "y")),
+    "`vars` have missing values \\(chunk 2")
+bad("anonymise_stats: na = median_stratum", list(bi_d), function(x) anonymise_stats(x, vars = "x", na = "median_stratum"),
+    "`na = \"median_stratum\"` is not supported partitioned")
+bad("anonymise_stats: small_strata = merge", list(bi_d), function(x) anonymise_stats(x, vars = "x", small_strata = "merge"),
+    "`small_strata = \"merge\"` is not supported partitioned")
+bad("anonymise_stats: small strata", list(bi_d), function(x) anonymise_stats(x, vars = "x", strata = "g", k = 11),
+    "2 strata have fewer than k = 11 records")
+bad("anonymise_stats: k = 1", list(bi_d), function(x) anonymise_stats(x, vars = "x", k = 1), "`k` must be a single whole number >= 2")
+bad("anonymise_stratum: part of a stratum", bi_d[1:5, ], function(x) anonymise_stratum(x, stats = bi_st),
+    "`data` must hold whole strata: `g=a`")
+bad("anonymise_stratum: not stats", bi_d, function(x) anonymise_stratum(x, stats = list()),
+    "`stats` must be the statistics made by anonymise_stats\\(\\)")
+bad("anonymise_stratum: unknown stratum", bi_mod(bi_d, g = "z"), function(x) anonymise_stratum(x, stats = bi_st),
+    "holds a stratum that the statistics in `stats` do not know")
+bad("anonymise_rescale: a missing piece", bi_pc[1], function(x) anonymise_rescale(x, stats = bi_st),
+    "`pieces` must hold every stratum kept by `stats` exactly once")
+bad("anonymise_rescale: a repeated piece", bi_pc[c(1, 1, 2)], function(x) anonymise_rescale(x, stats = bi_st),
+    "with repeats")
+bad("anonymise_rescale: not a piece", list(bi_d), function(x) anonymise_rescale(x, stats = bi_st),
+    "piece 1 of `pieces` must be a result of anonymise_stratum\\(\\)")
+bad("anonymise_release: not a piece", bi_d, function(x) anonymise_release(x, stats = bi_st, step5 = bi_s5),
+    "`piece` must be a result of anonymise_stratum\\(\\)")
+bad("anonymise_release: not step5", bi_pc[[1]], function(x) anonymise_release(x, stats = bi_st, step5 = list()),
+    "`step5` must be the result of anonymise_rescale\\(\\)")
+bad("anonymise_partitioned: group_size 0", list(bi_d), function(x) anonymise_partitioned(x, vars = "x", group_size = 0),
+    "`group_size` must be a single whole number >= 1")
+bad("anonymise_partitioned: a function without strata_source", list(bi_d),
+    function(x) anonymise_partitioned(function(i) x[i][[1]], vars = "x"), "`chunks` must be a list of data frames when")
+bad("anonymise_partitioned: strata_source not a function", list(bi_d),
+    function(x) anonymise_partitioned(x, vars = "x", strata_source = 1), "`strata_source` must be NULL or a function")
+bad("anonymise_partitioned: future not a flag", list(bi_d),
+    function(x) anonymise_partitioned(x, vars = "x", future = "yes"), "`future` must be TRUE or FALSE")
+bad("anonymise_partitioned: a failing source", list(bi_d),
+    function(x) anonymise_partitioned(x, vars = "x", strata = "g", future = FALSE, check_identifiers = FALSE,
+                                      strata_source = function(s) stop("connection lost")),
+    "Masking the strata g=.* failed: connection lost")
+bad("strata_groups: group_size", bi_st, function(x) strata_groups(x, group_size = -1), "`group_size` must be")
+bad("strata_groups: not stats", bi_d, function(x) strata_groups(x), "`stats` must be the statistics")
 
 # ---- release_info() --------------------------------------------------------------------
 bad("release_info: not a release", bi_d, function(x) release_info(x), NA, function(r) expect_null(r))

@@ -1,0 +1,181 @@
+#' Anonymise stratum by stratum, on one machine or on a cluster
+#'
+#' [anonymise()] as the composition of its passes ([anonymise_stats()],
+#' [anonymise_stratum()], [anonymise_rescale()], [anonymise_release()]), with the strata
+#' (or groups of small strata, balanced by size) masked by `future.apply::future_lapply()`
+#' under whatever [future::plan()] you set: `sequential`, `multisession`, a cluster of
+#' machines, or a scheduler through `future.batchtools`. The release is `identical()` to
+#' that of [anonymise()] on all the rows (`do.call(rbind, chunks)`), with the same release
+#' metadata, for every split of the rows into chunks, every grouping of the strata, and
+#' every plan and number of workers.
+#'
+#' @section Workers:
+#' Every worker loads detanon, so it must be installed in a library the workers can see
+#' (the same version as in the main session). A plan with separate R processes
+#' (`multisession`, `cluster`) copies each group's records to its worker. Progress is
+#' reported through progressr: wrap the call in `progressr::with_progress()` to see it.
+#' When a worker fails, the error (class `detanon_error_worker`) names the strata it was
+#' masking; nothing is returned.
+#'
+#' @section What is exact:
+#' Everything: the statistics are exact sums merged over chunks, the centroids depend only
+#' on their stratum, and the medians of the release form are exact order statistics. Not
+#' supported partitioned: `na = "median_stratum"`, `"mean_stratum"`,
+#' `small_strata = "merge"` and `engine = "rann"` (use [anonymise()] in memory).
+#'
+#' @inheritParams anonymise_stats
+#' @inheritParams anonymise
+#' @param group_size Strata are masked in groups of about this many records (a larger
+#'   stratum is a group of its own): fewer, larger tasks for the workers.
+#' @param strata_source `NULL` (the records come from `chunks`, which must then be a list
+#'   of data frames held in memory), or a function of a data frame of strata values (rows
+#'   of `stats$strata_table`, with their `key`) that returns all records of those strata,
+#'   e.g. from a database; it runs on the workers. With a source, the release holds the
+#'   strata group by group instead of in the order of the chunks.
+#' @param future Dispatch with `future.apply` (needs the suggested packages future and
+#'   future.apply)? `NULL`: when future.apply is installed.
+#' @return The release, as [anonymise()] returns it: the class of the first chunk, with
+#'   release metadata ([release_info()]).
+#' @family partitioned anonymisation
+#' @examples
+#' d <- titanic_paper()[c("Age", "Fare", "Sex", "Pclass")]
+#' chunks <- split(d, rep(1:3, length.out = nrow(d)))
+#' out <- anonymise_partitioned(chunks, vars = c("Age", "Fare"),
+#'                              strata = c("Sex", "Pclass"), k = 3)
+#' ref <- anonymise(do.call(rbind, unname(chunks)), vars = c("Age", "Fare"),
+#'                  strata = c("Sex", "Pclass"), k = 3)
+#' identical(out, ref)
+#' @export
+anonymise_partitioned <- function(chunks, vars, strata = character(), k = 3,
+                                  format = c("natural", "precision", "none"),
+                                  na = c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"),
+                                  small_strata = c("fail", "suppress", "merge"),
+                                  check_identifiers = TRUE, group_size = 1e6, strata_source = NULL,
+                                  future = NULL, nthreads = getOption("detanon.nthreads", 1L)) {
+  check_flag(check_identifiers, "check_identifiers")
+  group_size <- check_whole(group_size, "group_size", min = 1)
+  nthreads <- check_nthreads(nthreads)
+  if (!is.null(strata_source) && !is.function(strata_source)) {
+    stop_arg("`strata_source` must be NULL or a function of a data frame of strata, not ",
+             show_value(strata_source), ".")
+  }
+  if (is.null(strata_source) && (!is.list(chunks) || is.function(chunks))) {
+    stop_arg("`chunks` must be a list of data frames when `strata_source` is NULL; to read the strata from ",
+             "elsewhere, give `strata_source`.")
+  }
+  future <- use_future(future)
+  st <- anonymise_stats(chunks, vars, strata = strata, k = k, format = format, na = na,
+                        small_strata = small_strata)
+  groups <- strata_groups(st, group_size)
+  tab <- st$strata_table
+  if (is.null(strata_source)) {
+    if (is.data.frame(chunks)) chunks <- list(chunks)
+    all <- do.call(rbind, lapply(unname(chunks), as.data.frame, stringsAsFactors = FALSE))
+    rownames(all) <- NULL
+    row_of <- split(seq_len(nrow(all)), factor(stratum_keys(all, st$strata), levels = tab$key))
+    group_rows <- lapply(groups, function(g) sort(unlist(row_of[g], use.names = FALSE)))
+    tasks <- lapply(group_rows, function(r) all[r, , drop = FALSE])
+    source <- NULL
+  } else {
+    tasks <- lapply(groups, function(g) tab[g, , drop = FALSE])
+    source <- strata_source
+  }
+  labels <- vapply(groups, function(g) {
+    paste0(paste(utils::head(tab$label[g], 3L), collapse = "; "), if (length(g) > 3L) sprintf("; ... (%d strata)", length(g)) else "")
+  }, character(1))
+  pieces <- map_strata(tasks, labels, source, st, nthreads, future)
+  s5 <- anonymise_rescale(pieces, st)
+  rel <- lapply(pieces, anonymise_release, stats = st, step5 = s5)
+  meta <- release_meta(st, s5)
+  template <- st$template
+  if (is.null(strata_source)) {
+    glob <- unlist(lapply(seq_along(pieces), function(i) group_rows[[i]][pieces[[i]]$rows]), use.names = FALSE)
+    o <- order(glob)
+    kept <- glob[o]
+    out <- if (length(kept) == nrow(all)) all else all[kept, , drop = FALSE]
+    for (v in st$vars) out[[v]] <- unlist(lapply(rel, `[[`, v), use.names = FALSE)[o]
+  } else {
+    out <- do.call(rbind, rel)
+  }
+  rownames(out) <- NULL
+  if (check_identifiers) warn_identifiers(out, st$vars, st$strata)
+  as_release(as_release_frame(out, template), "anonymise", settings = meta$settings, counts = meta$counts,
+             stats = meta$stats)
+}
+
+#' Groups of strata balanced by size
+#'
+#' Splits the strata kept by [anonymise_stats()] into groups of about `group_size`
+#' records (largest strata first; a stratum larger than `group_size` is a group of its
+#' own), the tasks that [anonymise_partitioned()] hands to its workers.
+#'
+#' @param stats The statistics from [anonymise_stats()].
+#' @param group_size About this many records per group.
+#' @return A list of integer vectors: rows of `stats$strata_table`.
+#' @family partitioned anonymisation
+#' @examples
+#' d <- titanic_paper()[c("Age", "Fare", "Sex", "Pclass")]
+#' st <- anonymise_stats(d, vars = c("Age", "Fare"), strata = c("Sex", "Pclass"), k = 3)
+#' strata_groups(st, group_size = 200)
+#' @export
+strata_groups <- function(stats, group_size = 1e6) {
+  check_stats(stats)
+  group_size <- check_whole(group_size, "group_size", min = 1)
+  tab <- stats$strata_table
+  idx <- which(tab$keep)
+  idx <- idx[order(-tab$n[idx], tab$key[idx], method = "radix")]
+  groups <- list()
+  cur <- integer()
+  size <- 0
+  for (s in idx) {
+    if (length(cur) && size + tab$n[s] > group_size) {
+      groups[[length(groups) + 1L]] <- cur
+      cur <- integer()
+      size <- 0
+    }
+    cur <- c(cur, s)
+    size <- size + tab$n[s]
+  }
+  if (length(cur)) groups[[length(groups) + 1L]] <- cur
+  groups
+}
+
+use_future <- function(future) {
+  if (is.null(future)) return(requireNamespace("future.apply", quietly = TRUE))
+  check_flag(future, "future")
+  if (future && !requireNamespace("future.apply", quietly = TRUE)) {
+    stop_arg("`future = TRUE` needs the packages future and future.apply: ",
+             "install.packages(\"future.apply\"), or set `future = FALSE`.")
+  }
+  future
+}
+
+# Mask every task (a data frame of whole strata, or with `source` the strata to read) on
+# the workers of the current plan; a failure names the strata.
+map_strata <- function(tasks, labels, source, st, nthreads, future) {
+  p <- if (requireNamespace("progressr", quietly = TRUE)) progressr::progressor(steps = length(tasks)) else function(...) NULL
+  work <- function(i) {
+    res <- tryCatch({
+      data <- if (is.null(source)) tasks[[i]] else source(tasks[[i]])
+      anonymise_stratum(data, st, nthreads = nthreads)
+    }, error = function(e) structure(list(message = conditionMessage(e)), class = "detanon_worker_failure"))
+    p()
+    res
+  }
+  pieces <- if (future) {
+    tryCatch(future.apply::future_lapply(seq_along(tasks), work, future.packages = "detanon",
+                                         future.seed = NULL),
+             error = function(e) {
+               stop_arg("A worker failed while masking strata: ", conditionMessage(e), kind = "worker")
+             })
+  } else {
+    lapply(seq_along(tasks), work)
+  }
+  failed <- which(vapply(pieces, inherits, logical(1), "detanon_worker_failure"))
+  if (length(failed)) {
+    i <- failed[1L]
+    stop_arg("Masking the strata ", labels[i], " failed", if (future) " on a worker", ": ",
+             pieces[[i]]$message, kind = "worker")
+  }
+  pieces
+}

@@ -1,0 +1,114 @@
+#' Partitioned anonymise(), pass 3: the scaling of step 5
+#'
+#' Step 5 of [anonymise()] divides each column of centroids by its SD over the whole
+#' data. This pass reads the masked pieces of [anonymise_stratum()] and finds that SD
+#' exactly (the centroids' sums are merged from the pieces, then one pass sums their
+#' squared deviations from the exact mean), and, for the release forms `"natural"` and
+#' `"precision"`, the extremes of each released column and, only when a tail must be
+#' squeezed into its k-record bounds, its exact median (four more passes of a radix
+#' select over the pieces). The result is what [anonymise_release()] needs to put any
+#' piece in its release form, bit for bit as [anonymise()] does.
+#'
+#' @param pieces The masked pieces: a list of [anonymise_stratum()] results, or a
+#'   function of `i` returning the `i`-th piece and `NULL` after the last (read up to six
+#'   times). Together they must hold every stratum kept by `stats` exactly once.
+#' @param stats The statistics from [anonymise_stats()].
+#' @return A `detanon_anonymise_step5` object: `centroid_sd`, `scale` (the scaling
+#'   factors of step 5 by column, as in the release metadata of [anonymise()]) and the
+#'   global extremes and medians of the release form.
+#' @family partitioned anonymisation
+#' @examples
+#' d <- titanic_paper()[c("Age", "Fare", "Sex", "Pclass")]
+#' st <- anonymise_stats(d, vars = c("Age", "Fare"), strata = "Sex", k = 3)
+#' pieces <- lapply(split(d, d$Sex), anonymise_stratum, stats = st)
+#' s5 <- anonymise_rescale(pieces, stats = st)
+#' s5$scale
+#' @export
+anonymise_rescale <- function(pieces, stats) {
+  check_stats(stats)
+  st <- stats
+  read <- chunk_reader(pieces, "pieces")
+  cols <- st$cols
+  d <- length(cols)
+  acc <- .Call(C_ffi_acc_add, NULL, matrix(0, 0L, d), NULL)
+  rng <- matrix(c(Inf, -Inf), 2L, d)
+  n <- 0
+  keys <- character()
+  check_piece <- function(piece, i) {
+    if (!inherits(piece, "detanon_anonymise_piece") || ncol(piece$centroids) != d) {
+      stop_arg("piece ", i, " of `pieces` must be a result of anonymise_stratum() with these `stats`, not ",
+               show_value(piece), ".")
+    }
+  }
+  for_each_chunk(read, function(piece, i) {
+    check_piece(piece, i)
+    acc <<- .Call(C_ffi_acc_merge, acc, piece$acc, NULL, NULL)
+    if (piece$n) rng <<- rbind(pmin(rng[1L, ], piece$range[1L, ]), pmax(rng[2L, ], piece$range[2L, ]))
+    n <<- n + piece$n
+    keys <<- c(keys, piece$keys)
+  })
+  want <- st$strata_table$key[st$strata_table$keep]
+  if (anyDuplicated(keys) || length(keys) != length(want) || !all(want %in% keys) || n != st$n) {
+    stop_arg("`pieces` must hold every stratum kept by `stats` exactly once (", plural(length(want), "stratum", "strata"),
+             ", ", plural(st$n, "record"), "); they hold ", plural(length(keys), "stratum", "strata"),
+             if (anyDuplicated(keys)) " with repeats" else "", " and ", plural(n, "record"), ".", kind = "data")
+  }
+  c_mean <- acc_round(acc) / n
+  acc2 <- .Call(C_ffi_acc_add, NULL, matrix(0, 0L, d), NULL)
+  for_each_chunk(read, function(piece, i) {
+    acc2 <<- .Call(C_ffi_acc_add, acc2, piece$centroids, as.double(c_mean))
+  })
+  c_sd <- sqrt(acc_round(acc2) / (n - 1))
+  flat <- !(c_sd > 1e-10) # MASK_FLAT_SD of src/mask.h
+  scale <- stats::setNames(rep(NA_real_, length(st$vars)), st$vars)
+  scale[cols] <- ifelse(flat, NA_real_, st$sd[cols] / c_sd)
+  if (any(flat)) {
+    warn_detanon("All centroids of ", quote_names(st$vars[cols][flat]), " are equal (k too large for ",
+                 "the strata); released as the original mean.", kind = "data")
+  }
+  out <- list(centroid_sd = c_sd, scale = scale, global = vector("list", length(st$vars)))
+  if (st$format != "none" && d) {
+    # the released extremes: step 5 is monotone, so they are the step-5 values of the
+    # centroids' extremes (the same arithmetic on them)
+    need <- integer()
+    for (jj in seq_len(d)) {
+      j <- cols[jj]
+      ends <- step5_values(matrix(rng[, jj]), j, jj, st, c_sd)
+      out$global[[j]] <- list(min = ends[1L], max = ends[2L], median = NULL)
+      b <- st$bounds[[j]]
+      if (!st$constant[j] && (ends[1L] < b$lo || ends[2L] > b$hi)) need <- c(need, jj)
+    }
+    if (length(need)) {
+      # the median of the released column is the step-5 value of the centroids' median
+      # order statistics (stats::median(): the middle one, or the mean of the two middle ones)
+      half <- (n + 1) %/% 2
+      ranks <- rep(list(if (n %% 2 == 1) half else half + 0:1), length(need))
+      vals <- radix_select(function(visit) {
+        for_each_chunk(read, function(piece, i) visit(lapply(need, function(jj) piece$centroids[, jj])))
+      }, ranks)
+      for (u in seq_along(need)) {
+        jj <- need[u]
+        v <- step5_values(matrix(vals[[u]]), cols[jj], jj, st, c_sd)
+        out$global[[cols[jj]]]$median <- if (length(v) == 1L) v else mean(v)
+      }
+    }
+  }
+  structure(out, class = "detanon_anonymise_step5")
+}
+
+#' @export
+print.detanon_anonymise_step5 <- function(x, ...) {
+  cat("<detanon_anonymise_step5> the scaling of step 5 of a partitioned anonymise()\n")
+  s <- x$scale
+  cat(paste0("  ", names(s), ": ", ifelse(is.na(s), "not scaled", formatC(s, digits = 6, format = "g")), collapse = "\n"),
+      "\n", sep = "")
+  invisible(x)
+}
+
+# Step 5 of column j (jj-th masked column) on centroids `cent` (a one-column matrix): the
+# same C kernel as anonymise(), then the power of two of a tiny column undone.
+step5_values <- function(cent, j, jj, st, c_sd) {
+  m <- .Call(C_ffi_rescale, cent, as.double(st$mean[j]), as.double(st$sd[j]), as.double(c_sd[jj]), 1L)$columns[[1L]]
+  if (st$e[j] != 0) m <- times_pow2(m, -st$e[j])
+  m
+}

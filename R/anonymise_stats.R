@@ -1,0 +1,434 @@
+#' Partitioned anonymise(), pass 1: exact global statistics over chunks of rows
+#'
+#' The first of the passes that [anonymise()] is made of, for data that do not fit in
+#' memory: it reads the data chunk by chunk (any split of the rows; a stratum may be spread
+#' over several chunks) and returns the few global quantities the masking needs: the
+#' exact column means and SDs of step 1, the stratum sizes, the values imputed for missing
+#' values, and what the release form needs (the k smallest and k largest values of each
+#' column, whether it holds whole numbers, its number of decimals). Then
+#' [anonymise_stratum()] masks whole strata, [anonymise_rescale()] finds the scaling of
+#' step 5 and [anonymise_release()] puts each piece in its release form;
+#' [anonymise_partitioned()] runs them all.
+#'
+#' @section Exactness:
+#' Sums are kept as exact fixed-point digits (the accumulator that [anonymise()] uses for
+#' its means and SDs), which chunks merge without rounding. The result does not depend on
+#' how the rows are split into chunks or on their order, and the means, SDs, imputed
+#' values and bounds are bit for bit those of [anonymise()] on all the rows. The SD needs
+#' the exact mean first, so the chunks are read two to four times: the sums (with the
+#' stratum sizes); the exact medians when `na = "median"` imputes (four passes of an exact
+#' radix select); the sums again only when strata are suppressed; and the squared
+#' deviations from the exact means with the bounds of the release form.
+#'
+#' Not supported partitioned (a classed error): `na = "median_stratum"` and
+#' `"mean_stratum"` (they need per-stratum statistics of every column before the stratum
+#' sizes are known), `small_strata = "merge"` (its distance needs the z-scores of all
+#' kept records), and `engine = "rann"`.
+#'
+#' @param chunks The data, chunk by chunk: a list of data frames, or a function of `i`
+#'   returning the `i`-th chunk (a data frame) for `i = 1, 2, ...` and `NULL` after the
+#'   last. It is read several times, so the function must return the same chunks each
+#'   time (e.g. reading a database table by blocks of rows). Every chunk has the same
+#'   columns.
+#' @inheritParams anonymise
+#' @param format The release form, as in [anonymise()] (`"natural"`, `"precision"` or
+#'   `"none"`).
+#' @param na What to do with missing values in `vars`: `"fail"`, `"median"`, `"mean"` or
+#'   `"complete"`, as in [anonymise()].
+#' @param small_strata What to do with strata smaller than `k`: `"fail"` or `"suppress"`,
+#'   as in [anonymise()].
+#' @return A `detanon_anonymise_stats` object: a list with the settings (`vars`,
+#'   `strata`, `k`, `format`, `na`, `small_strata`), `n` (records kept), `strata_table`
+#'   (a data frame of the strata values, their text `key`, `n` records after the `na`
+#'   policy and `keep`, `FALSE` for a suppressed stratum) and the internal statistics. It
+#'   holds the means and SDs of the original columns and the extreme values of each: keep
+#'   it with the original data, never with a release.
+#' @family partitioned anonymisation
+#' @examples
+#' d <- titanic_paper()[c("Age", "Fare", "Sex", "Pclass")]
+#' chunks <- split(d, rep(1:3, length.out = nrow(d)))
+#' st <- anonymise_stats(chunks, vars = c("Age", "Fare"), strata = c("Sex", "Pclass"),
+#'                       k = 3)
+#' st
+#' @export
+anonymise_stats <- function(chunks, vars, strata = character(), k = 3,
+                            format = c("natural", "precision", "none"),
+                            na = c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"),
+                            small_strata = c("fail", "suppress", "merge")) {
+  read <- chunk_reader(chunks, "chunks")
+  # the first chunk with records (for the checks of anonymise() and the column types)
+  i <- 1L
+  repeat {
+    first <- read(i)
+    if (is.null(first)) stop_arg("`chunks` holds no records: there is nothing to mask.", kind = "data")
+    check_data_frame(first, paste0("chunks[[", i, "]]"))
+    if (nrow(first)) break
+    i <- i + 1L
+  }
+  if (!is.character(vars) || !length(vars)) {
+    stop_arg("`vars` must be a character vector naming the columns to mask, not ", show_value(vars), ".")
+  }
+  if (!is.character(strata)) {
+    stop_arg("`strata` must be a character vector of column names, not ", show_value(strata), ".")
+  }
+  format <- match_choice(format, "format", c("natural", "precision", "none"))
+  na <- match_choice(na, "na", c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"))
+  small_strata <- match_choice(small_strata, "small_strata", c("fail", "suppress", "merge"))
+  if (na %in% c("median_stratum", "mean_stratum")) {
+    stop_arg("`na = \"", na, "\"` is not supported partitioned: it needs each stratum's statistics of every ",
+             "column before the strata are known. Use \"median\", \"mean\" or \"complete\", or anonymise() in memory.")
+  }
+  if (small_strata == "merge") {
+    stop_arg("`small_strata = \"merge\"` is not supported partitioned: its distance needs the z-scores of ",
+             "all kept records. Use \"suppress\" or \"fail\", merge_small_strata() first, or anonymise() in memory.")
+  }
+  # the checks of anonymise() on the first chunk (columns, types, k)
+  args <- check_masking_args(first, vars, strata, k, na = na, small_strata = small_strata)
+  vars <- args$vars
+  strata <- args$strata
+  k <- args$k
+  p <- length(vars)
+  st <- list(vars = vars, strata = strata, k = k, format = format, na = na, small_strata = small_strata,
+             integer = vapply(first[vars], is.integer, logical(1)), template = first[0L, , drop = FALSE])
+
+  # pass 1: stratum sizes (records kept by the na policy), the sums of the values kept by it
+  # (observed values; complete records for "complete"), missing counts and ranges
+  acc <- .Call(C_ffi_acc_add, NULL, matrix(0, 0L, p), NULL)
+  counts <- list()
+  n_na <- numeric(p)
+  n_incomplete <- 0
+  rng <- matrix(c(Inf, -Inf), 2L, p)
+  for_each_chunk(read, function(chunk, i) {
+    x <- chunk_matrix(chunk, st, i)
+    miss <- is.na(x)
+    inc <- if (anyNA(x)) rowSums(miss) > 0 else logical(nrow(x))
+    if (na == "fail" && any(inc)) {
+      n <- colSums(miss)
+      n <- n[n > 0]
+      stop_arg("`vars` have missing values (chunk ", i, ": ", paste0("`", names(n), "`: ", n, collapse = ", "),
+               "). Choose `na = \"median\"`, \"mean\" or \"complete\", or impute them first.", kind = "data")
+    }
+    keys <- stratum_keys(chunk, strata)
+    kept <- if (na == "complete") !inc else rep(TRUE, nrow(x))
+    counts[[length(counts) + 1L]] <<- key_counts(keys[kept], chunk[kept, strata, drop = FALSE])
+    n_incomplete <<- n_incomplete + sum(inc)
+    n_na <<- n_na + colSums(miss)
+    xk <- x[kept, , drop = FALSE]
+    for (j in seq_len(p)) {
+      v <- xk[, j]
+      if (na != "complete" && anyNA(v)) v <- v[!is.na(v)]
+      if (length(v)) rng[, j] <<- c(min(rng[1L, j], v), max(rng[2L, j], v))
+    }
+    acc <<- acc_add(acc, xk, na_rm = na != "complete")
+  })
+  st$strata_table <- merge_key_counts(counts, strata)
+  if (na == "complete") n_na[] <- 0
+  n_obs <- sum(st$strata_table$n) - n_na
+
+  # the imputed values, exact: mean of the observed values, or their median (exact select)
+  impute <- rep(NA_real_, p)
+  if (na %in% c("mean", "median") && any(n_na > 0)) {
+    need <- which(n_na > 0)
+    if (any(n_obs[need] == 0)) {
+      stop_arg("`vars` column `", vars[need][n_obs[need] == 0][1L], "` has no observed value to impute from.",
+               kind = "data")
+    }
+    if (na == "mean") {
+      impute[need] <- acc_round(acc)[need] / n_obs[need]
+    } else {
+      impute[need] <- exact_medians(read, st, need, n_obs[need])
+    }
+  }
+  st$impute <- impute
+  st$n_imputed <- if (na %in% c("mean", "median")) n_incomplete else 0
+  st$n_dropped <- if (na == "complete") n_incomplete else 0
+
+  # strata smaller than k
+  tab <- st$strata_table
+  small <- tab$n > 0 & tab$n < k
+  if (any(small) && small_strata == "fail") {
+    shown <- utils::head(paste0("  ", tab$label[small], ": ", plural(tab$n[small], "record")), 10L)
+    stop_arg(plural(sum(small), "stratum has", "strata have"), " fewer than k = ", k, " records:\n",
+             paste(shown, collapse = "\n"),
+             if (sum(small) > 10L) sprintf("\n  ... and %d more", sum(small) - 10L) else "",
+             "\nUse `small_strata = \"suppress\"`, or coarsen `strata`.", kind = "small_strata")
+  }
+  if (st$n_dropped > 0) {
+    inform_detanon("dropped ", plural(st$n_dropped, "incomplete record"), " (na = \"complete\").", kind = "na")
+  }
+  st$strata_table$keep <- !small & tab$n > 0
+  st$n_suppressed <- sum(tab$n[small])
+  if (any(small)) {
+    inform_detanon("suppressed ", plural(st$n_suppressed, "record"), " in ",
+                   plural(sum(small), "stratum", "strata"), " smaller than k = ", k, ".", kind = "suppress")
+  }
+  st$n <- sum(tab$n[st$strata_table$keep])
+  if (st$n == 0) {
+    stop_arg("No records are left to mask (", st$n_dropped, " incomplete, ", st$n_suppressed,
+             " in strata smaller than k = ", k, "). Lower `k` or coarsen `strata`.", kind = "data")
+  }
+
+  # the sums of the kept (imputed) values: pass 1's, unless strata were suppressed
+  if (any(small)) {
+    acc <- NULL
+    rng[] <- c(Inf, -Inf)
+    for_each_chunk(read, function(chunk, i) {
+      x <- kept_matrix(chunk, st, i)$x
+      for (j in seq_len(p)) rng[, j] <<- c(min(rng[1L, j], x[, j]), max(rng[2L, j], x[, j]))
+      acc <<- acc_add(acc, x)
+    })
+  } else if (any(n_na > 0)) {
+    need <- which(n_na > 0)
+    acc <- .Call(C_ffi_acc_merge, acc, NULL, ifelse(n_na > 0, impute, 0), as.double(n_na))
+    for (j in need) rng[, j] <- c(min(rng[1L, j], impute[j]), max(rng[2L, j], impute[j]))
+  }
+  st$range <- rng
+  # columns of tiny values are scaled by a power of two, as anonymise() does (pow2_factors())
+  big <- pmax(abs(rng[1L, ]), abs(rng[2L, ]))
+  st$e <- as.integer(ifelse(is.finite(big) & big > 0 & big < 1e-100, -floor(log2(big)), 0))
+  st$mean <- stats::setNames(acc_round(acc, st$e) / st$n, vars)
+
+  # pass 3: squared deviations from the exact means, and the bounds of the release form
+  acc2 <- NULL
+  kk <- min(k, st$n)
+  lows <- highs <- vector("list", p)
+  whole <- rep(TRUE, p)
+  dec_ok <- matrix(TRUE, 11L, p)
+  for_each_chunk(read, function(chunk, i) {
+    x <- kept_matrix(chunk, st, i)$x
+    if (!nrow(x)) return(invisible())
+    if (format != "none") {
+      for (j in seq_len(p)) {
+        v <- x[, j]
+        lows[[j]] <<- k_extreme(c(lows[[j]], v), kk, FALSE)
+        highs[[j]] <<- k_extreme(c(highs[[j]], v), kk, TRUE)
+        if (whole[j]) whole[j] <<- all(v == round(v))
+        if (format == "precision") for (d in which(dec_ok[, j]) - 1L) {
+          y <- v * 10^d
+          dec_ok[d + 1L, j] <<- all(abs(y - round(y)) <= 1e-12 * abs(y))
+        }
+      }
+    }
+    acc2 <<- acc_add(acc2, scale_tiny(x, st$e), centre = unname(st$mean))
+  })
+  st$sd <- stats::setNames(sqrt(acc_round(acc2) / (st$n - 1)), vars)
+  if (st$n < 2) st$sd[] <- NaN
+  st$constant <- rng[1L, ] == rng[2L, ]
+  st$cols <- masked_columns_stats(st)
+  if (format != "none") {
+    st$bounds <- lapply(seq_len(p), function(j) {
+      lo <- exact_mean(lows[[j]])
+      hi <- exact_mean(highs[[j]])
+      d <- if (whole[j]) 0L else if (format == "precision") {
+        ok <- which(dec_ok[, j])
+        if (length(ok)) ok[1L] - 1L else NA_integer_
+      } else NA_integer_
+      release_bounds(lo, hi, d)
+    })
+  }
+  structure(st, class = "detanon_anonymise_stats")
+}
+
+#' @export
+print.detanon_anonymise_stats <- function(x, ...) {
+  cat("<detanon_anonymise_stats> exact statistics of a partitioned anonymise()\n")
+  cat(sprintf("  %s kept in %s (k = %d); %d masked of %d `vars`\n", plural(x$n, "record"),
+              plural(sum(x$strata_table$keep), "stratum", "strata"), x$k, length(x$cols), length(x$vars)))
+  cat(sprintf("  format = \"%s\", na = \"%s\", small_strata = \"%s\"\n", x$format, x$na, x$small_strata))
+  cat(sprintf("  dropped %s, imputed %s, suppressed %s\n", format(x$n_dropped), format(x$n_imputed),
+              format(x$n_suppressed)))
+  invisible(x)
+}
+
+# ---- helpers of the partitioned passes ------------------------------------------------
+
+# A chunk (or piece) source as a function of i returning the i-th element or NULL.
+chunk_reader <- function(chunks, arg) {
+  if (is.data.frame(chunks)) chunks <- list(chunks)
+  if (is.function(chunks)) return(chunks)
+  if (is.list(chunks)) {
+    force(chunks)
+    return(function(i) if (i <= length(chunks)) chunks[[i]] else NULL)
+  }
+  stop_arg("`", arg, "` must be a list of data frames or a function of i returning the i-th chunk ",
+           "(NULL after the last), not ", show_value(chunks), ".")
+}
+
+for_each_chunk <- function(read, fun) {
+  i <- 1L
+  repeat {
+    chunk <- read(i)
+    if (is.null(chunk)) break
+    fun(chunk, i)
+    i <- i + 1L
+  }
+  invisible(i - 1L)
+}
+
+# The `vars` of one chunk as a double matrix, after checking the chunk's columns.
+chunk_matrix <- function(chunk, st, i, arg = NULL) {
+  what <- if (is.null(arg)) paste0("chunk ", i, " of `chunks`") else paste0("`", arg, "`")
+  if (!is.data.frame(chunk)) {
+    stop_arg(what, " must be a data frame, not ", show_value(chunk), ".")
+  }
+  missing_cols <- setdiff(c(st$vars, st$strata), names(chunk))
+  if (length(missing_cols)) {
+    stop_arg(what, " lacks the columns ", quote_names(missing_cols), ".", kind = "column")
+  }
+  check_vars(chunk, st$vars, st$strata)
+  numeric_matrix(chunk, st$vars)
+}
+
+# Records per stratum key in one chunk, with the strata values of each key.
+key_counts <- function(keys, values) {
+  if (!length(keys)) return(NULL)
+  first <- !duplicated(keys)
+  n <- tabulate(match(keys, keys[first]), sum(first))
+  out <- values[first, , drop = FALSE]
+  rownames(out) <- NULL
+  out$key <- keys[first]
+  out$n <- as.double(n)
+  out
+}
+
+merge_key_counts <- function(counts, strata) {
+  counts <- counts[!vapply(counts, is.null, logical(1))]
+  if (!length(counts)) return(data.frame(key = character(), n = numeric(), label = character()))
+  all <- do.call(rbind, counts)
+  first <- !duplicated(all$key)
+  tab <- all[first, , drop = FALSE]
+  tab$n <- as.vector(rowsum(all$n, match(all$key, tab$key), reorder = TRUE))
+  tab <- tab[order(tab$key, method = "radix"), , drop = FALSE]
+  rownames(tab) <- NULL
+  tab$label <- if (length(strata)) {
+    do.call(paste, c(lapply(strata, function(v) paste0(v, "=", as.character(tab[[v]]))), sep = ", "))
+  } else rep("all records", nrow(tab))
+  tab
+}
+
+# The kept rows of a chunk (the na policy, then the suppressed strata) as the imputed
+# matrix, with their positions in the chunk and their stratum keys.
+kept_matrix <- function(chunk, st, i, arg = NULL) {
+  what <- if (is.null(arg)) paste0("chunk ", i, " of `chunks`") else paste0("`", arg, "`")
+  x <- chunk_matrix(chunk, st, i, arg)
+  keys <- stratum_keys(chunk, st$strata)
+  keep <- rep(TRUE, nrow(x))
+  if (anyNA(x)) {
+    miss <- is.na(x)
+    if (st$na == "complete") {
+      keep <- rowSums(miss) == 0
+    } else if (st$na == "fail") {
+      stop_arg(what, " has missing values in `vars`, but the statistics were made with na = \"fail\".",
+               kind = "data")
+    } else {
+      for (j in which(colSums(miss) > 0)) x[miss[, j], j] <- st$impute[j]
+    }
+  }
+  pos <- match(keys, st$strata_table$key)
+  if (anyNA(pos[keep])) {
+    stop_arg(what, " holds a stratum that the statistics in `stats` do not know: ",
+             "were they made from the same data?", kind = "data")
+  }
+  na_keys <- keys[keep]
+  keep <- keep & st$strata_table$keep[pos]
+  keep[is.na(keep)] <- FALSE
+  list(x = x[keep, , drop = FALSE], rows = which(keep), keys = keys[keep], na_keys = na_keys)
+}
+
+# Exact accumulator states (C: fsum.h) of the columns of x, added to `acc`.
+acc_add <- function(acc, x, centre = NULL, na_rm = FALSE) {
+  if (!na_rm || !anyNA(x)) return(.Call(C_ffi_acc_add, acc, x, centre))
+  for (j in seq_len(ncol(x))) {
+    v <- x[, j]
+    acc[, j] <- .Call(C_ffi_acc_add, acc[, j], matrix(v[!is.na(v)]), NULL)
+  }
+  acc
+}
+
+acc_merge <- function(a, b) if (is.null(a)) b else if (is.null(b)) a else .Call(C_ffi_acc_merge, a, b, NULL, NULL)
+
+acc_round <- function(acc, e = integer(ncol(acc))) .Call(C_ffi_acc_round, acc, as.integer(e))
+
+scale_tiny <- function(x, e) {
+  for (j in which(e != 0)) x[, j] <- times_pow2(x[, j], e[j])
+  x
+}
+
+# The k smallest (largest = FALSE) or largest values of v.
+k_extreme <- function(v, k, largest) {
+  n <- length(v)
+  if (n <= k) return(v)
+  if (largest) sort(v, partial = n + 1L - k)[(n + 1L - k):n] else sort(v, partial = k)[seq_len(k)]
+}
+
+# The bounds of the release form (format_masked()) from the exact means of the k
+# smallest and k largest values and the decimals d (NA: none).
+release_bounds <- function(lo, hi, d) {
+  if (!is.na(d)) {
+    p <- 10^d
+    lo_d <- ceiling(lo * p) / p
+    hi_d <- floor(hi * p) / p
+    if (lo_d > hi_d) lo_d <- hi_d <- round((lo + hi) / 2, d)
+    lo <- lo_d
+    hi <- hi_d
+  }
+  list(lo = lo, hi = hi, d = d)
+}
+
+# masked_columns() on the statistics: the columns with SD > 0; the same errors.
+masked_columns_stats <- function(st) {
+  x <- matrix(0, 0L, length(st$vars), dimnames = list(NULL, st$vars))
+  masked_columns(x, list(mean = st$mean, sd = st$sd), constant = st$constant)
+}
+
+# Exact medians (as stats::median()) of the observed values of columns `need` over the
+# chunks: the order statistics by radix select.
+exact_medians <- function(read, st, need, n_obs) {
+  values <- function(chunk, i) {
+    x <- chunk_matrix(chunk, st, i)
+    lapply(need, function(j) {
+      v <- x[, j]
+      v[!is.na(v)]
+    })
+  }
+  medians_by_select(function(visit) for_each_chunk(read, function(chunk, i) visit(values(chunk, i))), n_obs)
+}
+
+# Medians of several columns over a re-readable source. `sweep(visit)` calls visit(list of
+# column vectors) once per chunk; n the column lengths. stats::median(): the middle order
+# statistic, or the mean of the two middle ones.
+medians_by_select <- function(sweep, n) {
+  half <- (n + 1) %/% 2
+  ranks <- lapply(seq_along(n), function(j) if (n[j] %% 2 == 1) half[j] else half[j] + 0:1)
+  vals <- radix_select(sweep, ranks)
+  vapply(seq_along(n), function(j) if (length(vals[[j]]) == 1L) vals[[j]] else mean(vals[[j]]), numeric(1))
+}
+
+# The order statistics `ranks[[j]]` of column j over the source: four passes of 16 bits on
+# the ordered bit pattern of the values (C: mask_radix_hist()), exact, any number of chunks.
+radix_select <- function(sweep, ranks) {
+  prefix <- lapply(ranks, function(r) rep(0, length(r)))
+  rest <- ranks
+  for (pass in 0:3) {
+    want <- lapply(prefix, unique)
+    hist <- lapply(want, function(w) lapply(w, function(.) numeric(65536)))
+    sweep(function(cols) {
+      for (j in seq_along(cols)) {
+        for (u in seq_along(want[[j]])) {
+          hist[[j]][[u]] <<- .Call(C_ffi_radix_hist, as.double(cols[[j]]), pass, want[[j]][u], hist[[j]][[u]])
+        }
+      }
+    })
+    for (j in seq_along(ranks)) {
+      for (r in seq_along(ranks[[j]])) {
+        h <- hist[[j]][[match(prefix[[j]][r], want[[j]])]]
+        cum <- cumsum(h)
+        b <- which(cum >= rest[[j]][r])[1L]
+        rest[[j]][r] <- rest[[j]][r] - (if (b > 1L) cum[b - 1L] else 0)
+        prefix[[j]][r] <- if (pass < 3L) prefix[[j]][r] * 65536 + (b - 1) else prefix[[j]][r]
+        if (pass == 3L) prefix[[j]][r] <- .Call(C_ffi_radix_value, prefix[[j]][r], as.integer(b - 1L))
+      }
+    }
+  }
+  prefix
+}

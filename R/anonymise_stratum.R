@@ -1,0 +1,70 @@
+#' Partitioned anonymise(), pass 2: mask whole strata
+#'
+#' Steps 3 and 4 of [anonymise()] (the k nearest neighbours inside each stratum and their
+#' centroids) on the records of one or more whole strata, with the global statistics of
+#' [anonymise_stats()]. Strata are independent, so pieces can be masked in any order, on
+#' any machine (see [anonymise_partitioned()] for a run on the `future` framework), and
+#' their centroids are bit for bit those of [anonymise()] on all the data.
+#'
+#' @param data A data frame holding **all** records of each stratum it touches (in any
+#'   order, with the columns of the chunks given to [anonymise_stats()]). A stratum given
+#'   in part is an error, since its centroids would differ.
+#' @param stats The statistics from [anonymise_stats()].
+#' @inheritParams anonymise
+#' @return A `detanon_anonymise_piece` object (a list, to be passed to
+#'   [anonymise_rescale()] and [anonymise_release()]): `data` (the records kept, in input
+#'   order), `rows` (their positions in `data`), `keys` (the strata), `n`, the centroids
+#'   on the z-scale and exact mergeable sums of them. It holds original values: keep it
+#'   with the original data.
+#' @family partitioned anonymisation
+#' @examples
+#' d <- titanic_paper()[c("Age", "Fare", "Sex", "Pclass")]
+#' st <- anonymise_stats(d, vars = c("Age", "Fare"), strata = "Sex", k = 3)
+#' women <- anonymise_stratum(d[d$Sex == "female", ], stats = st)
+#' women$n
+#' @export
+anonymise_stratum <- function(data, stats, nthreads = getOption("detanon.nthreads", 1L)) {
+  check_data_frame(data, "data")
+  check_stats(stats)
+  nthreads <- check_nthreads(nthreads)
+  st <- stats
+  kept <- kept_matrix(data, st, 1L, arg = "data")
+  # whole strata only: the records of each stratum (after the na policy) must all be here
+  have <- table(kept$na_keys)
+  want <- st$strata_table$n[match(names(have), st$strata_table$key)]
+  if (any(have != want)) {
+    bad <- st$strata_table$label[match(names(have)[have != want], st$strata_table$key)]
+    stop_arg("`data` must hold whole strata: ", quote_names(bad), " ",
+             plural(length(bad), "has", "have", count = FALSE), " ", plural(sum(have != want), "stratum", "strata", count = FALSE),
+             " with a number of records other than the statistics count.", kind = "data")
+  }
+  x <- kept$x
+  cols <- st$cols
+  cent <- matrix(0, nrow(x), length(cols))
+  if (nrow(x) && length(cols)) {
+    id <- match(kept$keys, unique(kept$keys))
+    xs <- scale_tiny(x, st$e)
+    cent <- .Call(C_ffi_mask_strata, xs[, cols, drop = FALSE], id, as.integer(st$k),
+                  as.double(st$mean[cols]), as.double(st$sd[cols]), nthreads)
+  }
+  df <- as.data.frame(data, stringsAsFactors = FALSE)
+  rng <- if (nrow(cent)) apply(cent, 2L, range) else matrix(c(Inf, -Inf), 2L, ncol(cent))
+  structure(list(data = df[kept$rows, , drop = FALSE], rows = kept$rows, keys = unique(kept$keys),
+                 n = nrow(x), x = x, centroids = cent,
+                 acc = .Call(C_ffi_acc_add, NULL, cent, NULL), range = rng),
+            class = "detanon_anonymise_piece")
+}
+
+#' @export
+print.detanon_anonymise_piece <- function(x, ...) {
+  cat(sprintf("<detanon_anonymise_piece> %s of %s, masked; holds original values\n",
+              plural(x$n, "record"), plural(length(x$keys), "stratum", "strata")))
+  invisible(x)
+}
+
+check_stats <- function(stats, arg = "stats") {
+  if (!inherits(stats, "detanon_anonymise_stats")) {
+    stop_arg("`", arg, "` must be the statistics made by anonymise_stats(), not ", show_value(stats), ".")
+  }
+  invisible(stats)
+}

@@ -1,0 +1,37 @@
+# Data for the partitioned anonymise() tests: ties, constant columns, tiny values, integer
+# columns, skewed tails (squeezed by the release form), strata of 1 to 3 records, NA strata.
+part_data <- function(seed) {
+  set.seed(seed)
+  n <- sample(c(5, 20, 60, 300), 1)
+  d <- data.frame(
+    a = round(stats::rnorm(n, 50, 10)),
+    b = sample(c(1.5, 2.25, 3), n, TRUE),
+    c = rep(7.3, n),
+    t = stats::runif(n) * 1e-200,
+    i = sample(-5:5, n, TRUE),
+    w = stats::rexp(n)^3 * 1000,
+    s1 = sample(letters[1:sample(1:4, 1)], n, TRUE),
+    s2 = sample(c("x", "y", NA), n, TRUE),
+    stringsAsFactors = FALSE)
+  if (stats::runif(1) < 0.5) d$s1 <- factor(d$s1)
+  d
+}
+
+# Random chunks of the rows of d (one of them empty), as a list.
+part_chunks <- function(d, n_chunks) {
+  f <- sample(seq_len(n_chunks), nrow(d), TRUE)
+  unname(split(d, factor(f, levels = seq_len(n_chunks + 1L))))
+}
+
+# anonymise() on all rows and anonymise_partitioned() on the chunks: the same result or an
+# error of the same class.
+part_compare <- function(chunks, ..., group_size = 1e6, future = FALSE) {
+  full <- do.call(rbind, chunks)
+  quiet <- function(expr) tryCatch(suppressWarnings(suppressMessages(expr)), error = function(e) e)
+  ref <- quiet(anonymise(full, ..., check_identifiers = FALSE))
+  out <- quiet(anonymise_partitioned(chunks, ..., check_identifiers = FALSE, group_size = group_size,
+                                     future = future))
+  list(ref = ref, out = out)
+}
+
+stratum_keys_for_test <- function(data, strata) detanon:::stratum_keys(data, strata)

@@ -1,0 +1,189 @@
+# anonymise_partitioned(): the composition of the passes gives anonymise()'s release.
+
+titanic_chunks <- function(seed, n_chunks = 4) {
+  set.seed(seed)
+  d <- titanic_paper()[c("Age", "Fare", "Sex", "Pclass", "Survived")]
+  d$Age[sample(nrow(d), 100)] <- NA
+  d$Fare[sample(nrow(d), 30)] <- NA
+  part_chunks(d, n_chunks)
+}
+
+test_that("partitioned runs are identical() to anonymise() on Titanic, every format and na", {
+  for (format in c("natural", "precision", "none")) {
+    for (na in c("fail", "median", "mean", "complete")) {
+      chunks <- titanic_chunks(1)
+      if (na == "fail") chunks <- lapply(chunks, function(ch) ch[stats::complete.cases(ch), ])
+      r <- part_compare(chunks, vars = c("Age", "Fare", "Survived"), strata = c("Sex", "Pclass"), k = 3,
+                        format = format, na = na, group_size = 100, future = FALSE)
+      expect_false(inherits(r$ref, "error"))
+      expect_identical(r$out, r$ref, label = paste(format, na))
+      expect_identical(release_info(r$out), release_info(r$ref))
+    }
+  }
+})
+
+test_that("suppressed small strata and messages match anonymise()", {
+  chunks <- titanic_chunks(2)
+  args <- list(vars = c("Age", "Fare"), strata = c("Sex", "Pclass", "Survived"), k = 60, na = "complete",
+               small_strata = "suppress", check_identifiers = FALSE)
+  full <- do.call(rbind, chunks)
+  expect_message(ref <- do.call(anonymise, c(list(full), args)), class = "detanon_message_suppress")
+  expect_message(out <- do.call(anonymise_partitioned, c(list(chunks, future = FALSE), args)),
+                 class = "detanon_message_suppress")
+  expect_identical(out, ref)
+  expect_gt(release_info(out)$counts$n_suppressed, 0L)
+  expect_gt(release_info(out)$counts$n_dropped, 0L)
+})
+
+test_that("random and adversarial data: identical results or the same error class", {
+  for (seed in 1:60) {
+    d <- part_data(seed)
+    vars <- sample(c("a", "b", "c", "t", "i", "w"), sample(2:6, 1))
+    strata <- sample(list(character(), "s1", c("s1", "s2")), 1)[[1]]
+    na <- sample(c("fail", "median", "mean", "complete"), 1)
+    if (na != "fail") for (v in vars) d[[v]][sample(nrow(d), 2)] <- NA
+    r <- part_compare(part_chunks(d, sample(1:6, 1)), vars = vars, strata = strata, k = sample(2:4, 1),
+                      format = sample(c("natural", "precision", "none"), 1), na = na,
+                      small_strata = sample(c("fail", "suppress"), 1), group_size = sample(c(1, 10, 1e6), 1),
+                      future = FALSE)
+    if (inherits(r$ref, "error")) {
+      expect_s3_class(r$out, class(r$ref)[1])
+    } else {
+      expect_identical(r$out, r$ref, label = paste("seed", seed))
+    }
+  }
+})
+
+test_that("the passes by hand: any chunking, any order of strata, sources as functions", {
+  chunks <- titanic_chunks(3, n_chunks = 7)
+  full <- do.call(rbind, chunks)
+  rownames(full) <- NULL
+  vars <- c("Age", "Fare")
+  ref <- suppressMessages(anonymise(full, vars = vars, strata = "Pclass", k = 4, na = "median",
+                                    check_identifiers = FALSE))
+  st <- suppressMessages(anonymise_stats(function(i) if (i <= length(chunks)) chunks[[i]], vars = vars,
+                                         strata = "Pclass", k = 4, na = "median"))
+  expect_s3_class(st, "detanon_anonymise_stats")
+  expect_output(print(st), "exact statistics")
+  by <- split(seq_len(nrow(full)), full$Pclass)
+  by <- by[sample(length(by))] # any order of strata
+  pieces <- lapply(by, function(r) anonymise_stratum(full[sample(r), ], stats = st)) # any row order inside
+  s5 <- anonymise_rescale(function(i) if (i <= length(pieces)) pieces[[i]], stats = st)
+  expect_identical(s5$scale, release_info(ref)$stats$scale)
+  for (i in seq_along(pieces)) {
+    rel <- anonymise_release(pieces[[i]], stats = st, step5 = s5)
+    rows <- as.integer(rownames(pieces[[i]]$data))
+    for (v in vars) expect_identical(rel[[v]], ref[[v]][rows])
+  }
+})
+
+test_that("strata groups cover every kept stratum once, largest first", {
+  chunks <- titanic_chunks(4)
+  st <- suppressMessages(anonymise_stats(chunks, vars = c("Age", "Fare"), strata = c("Sex", "Pclass"), k = 3,
+                                         na = "complete"))
+  for (size in c(1, 150, 1e6)) {
+    g <- strata_groups(st, group_size = size)
+    expect_setequal(unlist(g), which(st$strata_table$keep))
+    expect_false(anyDuplicated(unlist(g)) > 0)
+    sizes <- vapply(g, function(i) sum(st$strata_table$n[i]), numeric(1))
+    expect_true(all(sizes <= size | lengths(g) == 1L))
+  }
+})
+
+test_that("a strata source (e.g. a database) gives the same values, strata by group", {
+  chunks <- titanic_chunks(5)
+  full <- do.call(rbind, chunks)
+  full$id <- seq_len(nrow(full))
+  chunks <- unname(split(full, rep(1:3, length.out = nrow(full))))
+  source <- function(strata) full[stratum_keys_for_test(full, c("Sex", "Pclass")) %in% strata$key, ]
+  out <- suppressMessages(anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = c("Sex", "Pclass"),
+                                                k = 3, na = "mean", strata_source = source, future = FALSE,
+                                                check_identifiers = FALSE))
+  ref <- suppressMessages(anonymise(full, vars = c("Age", "Fare"), strata = c("Sex", "Pclass"), k = 3, na = "mean",
+                                    check_identifiers = FALSE))
+  out <- as.data.frame(out)[order(out$id), ]
+  rownames(out) <- NULL
+  expect_identical(out$Age, ref$Age)
+  expect_identical(out$Fare, ref$Fare)
+  expect_identical(release_info(ref)$counts, attr(out, "detanon")$counts)
+})
+
+test_that("the class of the chunks is kept", {
+  skip_if_not_installed("tibble")
+  chunks <- lapply(titanic_chunks(6), function(ch) tibble::as_tibble(ch[stats::complete.cases(ch), ]))
+  r <- part_compare(chunks, vars = c("Age", "Fare"), strata = "Sex", k = 3, future = FALSE)
+  expect_s3_class(r$out, "tbl_df")
+  expect_identical(r$out, r$ref)
+})
+
+# ---- the future framework ------------------------------------------------------------------
+future_run <- function(chunks) {
+  suppressMessages(anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = c("Sex", "Pclass"), k = 3,
+                                         na = "median", group_size = 50, future = TRUE,
+                                         check_identifiers = FALSE))
+}
+
+test_that("results do not depend on the plan or the number of workers", {
+  skip_if_not_installed("future")
+  skip_if_not_installed("future.apply")
+  chunks <- titanic_chunks(7)
+  ref <- suppressMessages(anonymise(do.call(rbind, chunks), vars = c("Age", "Fare"), strata = c("Sex", "Pclass"),
+                                    k = 3, na = "median", check_identifiers = FALSE))
+  old <- future::plan(future::sequential)
+  on.exit(future::plan(old), add = TRUE)
+  expect_identical(future_run(chunks), ref)
+  ok <- tryCatch({
+    future::plan(future::multisession, workers = 2)
+    TRUE
+  }, error = function(e) FALSE)
+  if (ok) expect_identical(future_run(chunks), ref)
+  future::plan(future::sequential)
+  skip_if_not_installed("parallelly")
+  cl <- tryCatch(parallelly::makeClusterPSOCK(2, verbose = FALSE), error = function(e) NULL)
+  skip_if(is.null(cl), "a two-worker PSOCK cluster on localhost could not start")
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  future::plan(future::cluster, workers = cl)
+  expect_identical(future_run(chunks), ref)
+})
+
+test_that("progress is reported through progressr, one step per group", {
+  skip_if_not_installed("progressr")
+  skip_if_not_installed("future.apply")
+  old <- future::plan(future::sequential)
+  on.exit(future::plan(old), add = TRUE)
+  old_opt <- options(progressr.enable = TRUE) # FALSE by default outside interactive sessions
+  on.exit(options(old_opt), add = TRUE)
+  steps <- 0
+  chunks <- titanic_chunks(8)
+  st <- suppressMessages(anonymise_stats(chunks, vars = c("Age", "Fare"), strata = c("Sex", "Pclass"), k = 3,
+                                         na = "median"))
+  n_groups <- length(strata_groups(st, group_size = 50))
+  withCallingHandlers(future_run(chunks), progression = function(p) {
+    if (identical(p$type, "update")) steps <<- steps + p$amount
+  })
+  expect_equal(steps, n_groups)
+})
+
+test_that("a failed worker gives a classed error naming its strata", {
+  skip_if_not_installed("future.apply")
+  old <- future::plan(future::sequential)
+  on.exit(future::plan(old), add = TRUE)
+  chunks <- lapply(titanic_chunks(9), function(ch) ch[stats::complete.cases(ch), ])
+  full <- do.call(rbind, chunks)
+  source <- function(strata) {
+    if (any(strata$Pclass == "2" & strata$Sex == "male")) stop("the connection was lost")
+    full[paste(full$Sex, full$Pclass) %in% paste(strata$Sex, strata$Pclass), ]
+  }
+  err <- tryCatch(anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = c("Sex", "Pclass"), k = 3,
+                                        group_size = 1, strata_source = source, future = TRUE,
+                                        check_identifiers = FALSE),
+                  error = function(e) e)
+  expect_s3_class(err, "detanon_error_worker")
+  expect_match(conditionMessage(err), "Sex=male, Pclass=2.*the connection was lost")
+})
+
+test_that("future = TRUE without future.apply is a clear error", {
+  skip_if(requireNamespace("future.apply", quietly = TRUE), "future.apply is installed")
+  expect_error(anonymise_partitioned(titanic_chunks(1), vars = "Fare", future = TRUE),
+               class = "detanon_error_argument")
+})
