@@ -285,29 +285,40 @@ same_as_last <- function(d, strata) {
 db_group_reader <- function(con, table, columns, strata, st, read, chunk, group_size, made) {
   if (!length(strata) || read == "order") {
     src <- db_chunk_source(con, db_select(con, table, columns, order = strata), chunk)
-    buf <- NULL
+    buf <- list() # chunks read and not yet returned (bound once: no repeated copying)
+    held <- 0
     i <- 0L
     done <- FALSE
     return(function() {
-      while (!done && (is.null(buf) || nrow(buf) < group_size || all(same_as_last(buf, strata)))) {
+      # read until the chunks hold group_size records and a stratum boundary
+      repeat {
+        if (done) break
+        # (no strata: the whole table is one stratum)
+        if (held >= group_size && length(strata) && !all(same_as_last(buf[[length(buf)]], strata))) break
         i <<- i + 1L
         d <- src(i)
         if (is.null(d)) {
           done <<- TRUE
         } else {
-          buf <<- if (is.null(buf)) d else rbind(buf, d)
+          buf[[length(buf) + 1L]] <<- d
+          held <<- held + nrow(d)
         }
       }
-      if (is.null(buf) || !nrow(buf)) return(NULL)
-      if (done) {
-        out <- buf
-        buf <<- NULL
-        return(out)
+      if (!length(buf)) return(NULL)
+      all_rows <- if (length(buf) == 1L) buf[[1L]] else do.call(rbind, buf)
+      buf <<- list()
+      held <<- 0
+      if (done || !length(strata)) {
+        rownames(all_rows) <- NULL
+        return(all_rows)
       }
-      tail <- same_as_last(buf, strata)
-      out <- buf[!tail, , drop = FALSE]
-      buf <<- buf[tail, , drop = FALSE]
+      tail <- same_as_last(all_rows, strata)
+      out <- all_rows[!tail, , drop = FALSE]
+      rest <- all_rows[tail, , drop = FALSE]
       rownames(out) <- NULL
+      rownames(rest) <- NULL
+      buf[[1L]] <<- rest
+      held <<- nrow(rest)
       out
     })
   }
