@@ -76,12 +76,24 @@ start_postgres <- function() {
     out <- cmd("pg_ctl", c("-D", shQuote(file.path(dir, "data")), "-l", shQuote(file.path(dir, "log")),
                            "-o", shQuote(opts), "-w", "-t", "30", "start"))
     if (is.null(attr(out, "status"))) {
+      pg_watchdog(dir, bin, run)
       return(list(dir = dir, port = port, bin = bin, run = run, cmd = cmd))
     }
   }
   log <- tryCatch(readLines(file.path(dir, "log")), error = function(e) character())
   unlink(dir, recursive = TRUE)
   paste("pg_ctl start failed:", paste(utils::tail(c(out, log), 3L), collapse = " "))
+}
+
+# Should this R process die without its teardown (killed, crashed), a background shell stops
+# the server and removes its directory once the process is gone; it ends by itself as soon
+# as the directory is removed by the normal teardown.
+pg_watchdog <- function(dir, bin, run) {
+  stop_cmd <- paste(c(shQuote(run), shQuote(file.path(bin, "pg_ctl")), "-D", shQuote(file.path(dir, "data")),
+                      "-m immediate -w stop"), collapse = " ")
+  script <- sprintf("while kill -0 %d 2>/dev/null && [ -d %s ]; do sleep 1; done; if [ -d %s ]; then %s; rm -rf %s; fi",
+                    Sys.getpid(), shQuote(dir), shQuote(dir), stop_cmd, shQuote(dir))
+  system2("sh", c("-c", shQuote(script)), stdout = FALSE, stderr = FALSE, wait = FALSE)
 }
 
 stop_postgres <- function(pg) {

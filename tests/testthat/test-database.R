@@ -64,6 +64,17 @@ test_that("anonymise_db() on SQLite is anonymise() on the table in memory, for b
   db_check_identical(con, "index", chunk = 1e6, group_size = 1e6)
 })
 
+test_that("anonymise_db() without strata masks the whole table as one stratum", {
+  con <- local_sqlite_connection()
+  DBI::dbWriteTable(con, "people", db_data(200, seed = 4))
+  for (read in c("order", "index")) {
+    anonymise_db(con, "people", vars = c("x", "z"), strata = character(), k = 4, output = "m", read = read,
+                 chunk = 30, group_size = 50, overwrite = TRUE, check_identifiers = FALSE)
+    expect_identical(db_result(con, "m", "id"),
+                     db_expected(con, "people", "id", vars = c("x", "z"), strata = character(), k = 4))
+  }
+})
+
 test_that("anonymise_db() quotes identifiers and keeps an existing index", {
   con <- local_sqlite_connection()
   d <- db_data(300, seed = 2)
