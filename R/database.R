@@ -43,6 +43,10 @@
 #' column (not in `vars`) to join the release to other tables, or to compare it with
 #' [anonymise()] on the table read into memory (sorted by the key).
 #'
+#' @section Progress:
+#' The masking pass reports the records masked through progressr: wrap the call in
+#' `progressr::with_progress()` to see it.
+#'
 #' @section PostgreSQL:
 #' RPostgreSQL writes doubles with 15 significant digits; `anonymise_db()` sends them as text
 #' with 17 digits instead, which PostgreSQL reads back exactly.
@@ -135,6 +139,8 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, format = c("na
   # 2. masking: groups of whole strata, `workers` groups at a time, pieces spilled to files
   groups <- db_group_reader(con, table, names(proto), strata, st, read, chunk, group_size, made)
   workers <- db_workers()
+  # progress through progressr (shown inside progressr::with_progress()): records masked
+  prog <- if (requireNamespace("progressr", quietly = TRUE)) progressr::progressor(steps = st$n) else function(...) NULL
   files <- character()
   first <- TRUE
   fault <- getOption("detanon.db_fault", "")
@@ -145,6 +151,7 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, format = c("na
     if (first && check_identifiers) warn_identifiers(batch[[1L]], vars, strata)
     first <- FALSE
     pieces <- db_mask_batch(batch, st, nthreads, fail = identical(fault, "worker"))
+    prog(amount = sum(vapply(batch, nrow, integer(1))))
     rm(batch)
     for (p in pieces) {
       f <- file.path(spill, sprintf("piece-%08d.rds", length(files) + 1L))
@@ -200,7 +207,7 @@ check_db_connection <- function(con) {
   if (!requireNamespace("DBI", quietly = TRUE)) {
     stop_arg("`con` needs the package DBI: install.packages(\"DBI\").")
   }
-  if (!methods::is(con, "DBIConnection")) {
+  if (!inherits(con, "DBIConnection")) {
     stop_arg("`con` must be a DBI connection (DBI::dbConnect()), not ", class_label(con), ".")
   }
   if (!db_is_valid(con)) stop_arg("`con` is not a valid connection (closed?); reconnect first.")

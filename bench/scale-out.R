@@ -108,6 +108,7 @@ switch(step,
       f <- file.path(dir, sprintf("bound-%.0f.sqlite", n))
       fresh("make", n, f, size)
       fresh("db", f, "order", 1e5, size)
+      fresh("memory", f)
       unlink(f)
     }
   },
