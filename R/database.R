@@ -154,8 +154,12 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, format = c("na
     prog(amount = sum(vapply(batch, nrow, integer(1))))
     rm(batch)
     for (p in pieces) {
+      # the whole piece for the release pass, and without its records for step 5 (which
+      # reads only the centroids, up to five times)
       f <- file.path(spill, sprintf("piece-%08d.rds", length(files) + 1L))
       saveRDS(p, f, compress = FALSE)
+      p$data <- p$x <- p$rows <- NULL
+      saveRDS(p, sub("piece-", "centroids-", f, fixed = TRUE), compress = FALSE)
       files <- c(files, f)
     }
     rm(pieces)
@@ -165,7 +169,8 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, format = c("na
 
   # 3. step 5 over all pieces
   read_piece <- function(i) if (i <= length(files)) readRDS(files[i]) else NULL
-  s5 <- anonymise_rescale(read_piece, stats = st)
+  read_centroids <- function(i) if (i <= length(files)) readRDS(sub("piece-", "centroids-", files[i], fixed = TRUE))
+  s5 <- anonymise_rescale(read_centroids, stats = st)
   clock("step 5")
 
   # 4. release into a table with a temporary name, renamed at the end
