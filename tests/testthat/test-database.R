@@ -80,6 +80,14 @@ test_that("anonymise_db() without strata masks the whole table as one stratum", 
   }
 })
 
+test_that("anonymise_db() warns when a released column looks like an identifier", {
+  con <- local_sqlite_connection()
+  DBI::dbWriteTable(con, "people", db_data(300, seed = 5))
+  expect_warning(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m"),
+                 class = "detanon_warning_identifier")
+  expect_true(DBI::dbExistsTable(con, "m"))
+})
+
 test_that("anonymise_db() quotes identifiers and keeps an existing index", {
   con <- local_sqlite_connection()
   d <- db_data(300, seed = 2)
