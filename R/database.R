@@ -121,6 +121,7 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, format = c("na
   made <- new.env(parent = emptyenv())
   made$tables <- character()
   made$index <- NULL
+  made$close <- list()
   spill <- tempfile("detanon-db-")
   dir.create(spill, mode = "0700")
   on.exit({
@@ -131,7 +132,7 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, format = c("na
   clock <- db_clock()
   # 1. statistics over chunks of the vars and strata columns
   cols <- c(strata, vars)
-  src <- db_chunk_source(con, db_select(con, table, cols), chunk)
+  src <- db_chunk_source(con, db_select(con, table, cols), chunk, made)
   st <- anonymise_stats(src, vars = vars, strata = strata, k = k, na = na, small_strata = small_strata,
                         format = format)
   clock("statistics pass")
@@ -261,11 +262,14 @@ db_select <- function(con, table, cols, order = NULL) {
 
 # A re-readable chunk source over a query: f(1) (re)starts it, f(i) returns the next `chunk`
 # rows, NULL at the end.
-db_chunk_source <- function(con, sql, chunk) {
+db_chunk_source <- function(con, sql, chunk, made = NULL) {
   res <- NULL
+  # an open result is cleared by db_cleanup() when the call ends early
+  if (!is.null(made)) made$close <- c(made$close, function() if (!is.null(res)) DBI::dbClearResult(res))
   function(i) {
     if (i == 1L) {
       if (!is.null(res)) DBI::dbClearResult(res)
+      res <<- NULL
       res <<- DBI::dbSendQuery(con, sql)
     }
     if (is.null(res)) return(NULL)
@@ -296,7 +300,7 @@ same_as_last <- function(d, strata) {
 # pass drops them.
 db_group_reader <- function(con, table, columns, strata, st, read, chunk, group_size, made) {
   if (!length(strata) || read == "order") {
-    src <- db_chunk_source(con, db_select(con, table, columns, order = strata), chunk)
+    src <- db_chunk_source(con, db_select(con, table, columns, order = strata), chunk, made)
     buf <- list() # chunks read and not yet returned (bound once: no repeated copying)
     held <- 0
     i <- 0L
@@ -521,6 +525,7 @@ db_rename <- function(con, from, to, overwrite) {
 # are reported as a warning, not raised over the original error.
 db_cleanup <- function(con, made) {
   if (!db_is_valid(con)) return(invisible())
+  for (close in made$close) try(close(), silent = TRUE)
   for (t in made$tables) {
     tryCatch(DBI::dbExecute(con, paste("DROP TABLE IF EXISTS", DBI::dbQuoteIdentifier(con, t))),
              error = function(e) warn_detanon("could not drop the temporary table \"", t, "\": ",

@@ -80,6 +80,25 @@ test_that("anonymise_db() without strata masks the whole table as one stratum", 
   }
 })
 
+test_that("anonymise_db() follows the na and small_strata policies as anonymise() does", {
+  con <- local_sqlite_connection()
+  d <- db_data(400, seed = 6)
+  d$x[c(3, 50, 77)] <- NA
+  d$tiny <- ifelse(seq_len(nrow(d)) <= 2, "rare", "common")
+  DBI::dbWriteTable(con, "people", d)
+  for (read in c("order", "index")) {
+    for (na in c("complete", "median", "mean")) {
+      args <- list(vars = c("x", "y"), strata = c("grp", "tiny"), k = 3, na = na, small_strata = "suppress")
+      expected <- suppressMessages(do.call(db_expected, c(list(con, "people", "id"), args)))
+      suppressMessages(do.call(anonymise_db, c(list(con, "people", output = "m", read = read, chunk = 64,
+                                                    group_size = 100, overwrite = TRUE,
+                                                    check_identifiers = FALSE), args)))
+      got <- db_result(con, "m", "id")
+      expect_identical(got, `rownames<-`(expected, NULL))
+    }
+  }
+})
+
 test_that("anonymise_db() warns when a released column looks like an identifier", {
   con <- local_sqlite_connection()
   DBI::dbWriteTable(con, "people", db_data(300, seed = 5))
