@@ -13,7 +13,9 @@
 #' 2. the masking pass reads whole strata (groups of small strata, up to about
 #'    `group_size` records) and masks each group; the pieces are kept in files in a private
 #'    temporary directory (they hold original values: they are removed when the call ends,
-#'    also on error);
+#'    also on error, but a killed R process leaves them, as it leaves all its temporary
+#'    files, and a killed process leaves its temporary table `detanon_tmp_*` in the
+#'    database);
 #' 3. step 5 rescales over all pieces (exact sums of the centroids);
 #' 4. the release pass writes each piece's masked rows to a new table with a temporary name,
 #'    which is renamed to `output` only when every row is written. A failure (an error, an
