@@ -58,9 +58,12 @@ run_db <- function(file, read = "order", chunk = 1e5, group_size = 1e6, nthreads
   t <- system.time(meta <- anonymise_db(con, "records", vars = vars, strata = c("s1", "s2"), k = 5,
                                         output = "masked", read = read, chunk = chunk, group_size = group_size,
                                         overwrite = TRUE, check_identifiers = FALSE, nthreads = nthreads))
+  cpu <- t[["user.self"]] + t[["sys.self"]]
   cat(sprintf(paste("anonymise_db  n = %.0f (largest stratum %.0f) read = %s chunk = %.0f group_size = %.0f",
-                    "threads = %d: %.1f s elapsed (%.1f s per 1e7 records); peak RSS %.0f MB (%.0f MB before)\n"),
-              n, largest, read, chunk, group_size, nthreads, t[["elapsed"]], t[["elapsed"]] / n * 1e7, peak_mb(), base))
+                    "threads = %d: %.1f s elapsed (%.1f s per 1e7 records), %.1f s CPU (%.1f s per 1e7);",
+                    "peak RSS %.0f MB (%.0f MB before)\n"),
+              n, largest, read, chunk, group_size, nthreads, t[["elapsed"]], t[["elapsed"]] / n * 1e7, cpu,
+              cpu / n * 1e7, peak_mb(), base))
   if (check) {
     d <- DBI::dbGetQuery(con, "SELECT * FROM records ORDER BY id")
     m <- anonymise(d, vars = vars, strata = c("s1", "s2"), k = 5, check_identifiers = FALSE, nthreads = nthreads)
@@ -81,10 +84,12 @@ run_memory <- function(file, nthreads = 1L) {
   t_write <- system.time(DBI::dbWriteTable(con, "masked_memory", as.data.frame(m), overwrite = TRUE))
   DBI::dbExecute(con, "DROP TABLE masked_memory")
   total <- t_read[["elapsed"]] + t[["elapsed"]] + t_write[["elapsed"]]
+  cpu <- sum(vapply(list(t_read, t, t_write), function(x) x[["user.self"]] + x[["sys.self"]], numeric(1)))
   cat(sprintf(paste("in memory     n = %.0f threads = %d: read %.1f s + anonymise() %.1f s + write %.1f s =",
-                    "%.1f s (%.1f s per 1e7 records); peak RSS %.0f MB (%.0f MB after reading)\n"),
+                    "%.1f s (%.1f s per 1e7 records), %.1f s CPU (%.1f s per 1e7); peak RSS %.0f MB",
+                    "(%.0f MB after reading)\n"),
               nrow(d), nthreads, t_read[["elapsed"]], t[["elapsed"]], t_write[["elapsed"]], total,
-              total / nrow(d) * 1e7, peak_mb(), base))
+              total / nrow(d) * 1e7, cpu, cpu / nrow(d) * 1e7, peak_mb(), base))
 }
 
 fresh <- function(...) {
