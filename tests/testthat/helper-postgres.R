@@ -53,7 +53,13 @@ start_postgres <- function() {
     runuser <- Sys.which("runuser")
     if (!nzchar(runuser)) return("running as root and `runuser` (util-linux) is absent: PostgreSQL refuses root")
     run <- c(runuser, "-u", "nobody", "--")
-    dir <- tempfile("detanon-pg-", tmpdir = dirname(tempdir()))
+    # a temporary root that `nobody` can reach (R CMD check may set TMPDIR to a private one)
+    roots <- unique(c(dirname(tempdir()), "/tmp", "/var/tmp"))
+    reachable <- vapply(roots, function(r) {
+      dir.exists(r) && identical(suppressWarnings(system2(run[1L], c(run[-1L], "test", "-x", shQuote(r)))), 0L)
+    }, logical(1))
+    if (!any(reachable)) return("running as root and no temporary directory is reachable by the user `nobody`")
+    dir <- tempfile("detanon-pg-", tmpdir = roots[reachable][1L])
   } else {
     dir <- tempfile("detanon-pg-")
   }
