@@ -458,14 +458,19 @@ db_workers <- function() {
   if (!is.finite(w) || w < 1) 1L else as.integer(w)
 }
 
+# The function a worker runs on one group: defined here, in the namespace, so that it carries
+# no enclosing frame (a closure made inside db_mask_batch() would ship the whole batch to
+# every worker).
+db_stratum_worker <- function(d, st, nthreads, fail) {
+  if (fail) stop("injected worker failure (detanon.db_fault)")
+  anonymise_stratum(d, stats = st, nthreads = nthreads)
+}
+
 db_mask_batch <- function(batch, st, nthreads, fail = FALSE) {
-  worker <- function(d, st, nthreads, fail) {
-    if (fail) stop("injected worker failure (detanon.db_fault)")
-    anonymise_stratum(d, stats = st, nthreads = nthreads)
-  }
+  worker <- db_stratum_worker
   if (length(batch) > 1L && db_workers() > 1L) {
     res <- tryCatch(future.apply::future_lapply(batch, worker, st = st, nthreads = nthreads, fail = fail,
-                                                future.seed = NULL),
+                                                future.packages = "detanon", future.seed = NULL),
                     error = function(e) {
                       stop_arg("a worker failed while masking a group of strata: ", conditionMessage(e),
                                " No output table was written.", kind = "worker")
