@@ -285,16 +285,23 @@ db_chunk_source <- function(con, sql, chunk, made = NULL) {
   }
 }
 
-# Rows (of a sorted frame) whose strata equal those of the last row: a suffix.
-same_as_last <- function(d, strata) {
+# Positions p (1 .. n - 1) of a sorted frame after which a new stratum starts (row p + 1
+# differs from row p in some strata column; NULL equals NULL).
+stratum_starts <- function(d, strata) {
   n <- nrow(d)
-  same <- rep(TRUE, n)
+  if (n < 2L) return(integer())
+  differ <- logical(n - 1L)
   for (s in strata) {
     v <- d[[s]]
-    last <- v[n]
-    same <- same & (if (is.na(last)) is.na(v) else !is.na(v) & v == last)
+    a <- v[-n]
+    b <- v[-1L]
+    na_a <- is.na(a)
+    na_b <- is.na(b)
+    ne <- a != b
+    ne[is.na(ne)] <- FALSE
+    differ <- differ | (na_a != na_b) | (!na_a & !na_b & ne)
   }
-  same
+  which(differ)
 }
 
 # A function returning the next group of whole strata (a data frame of all columns), NULL
@@ -303,41 +310,46 @@ same_as_last <- function(d, strata) {
 db_group_reader <- function(con, table, columns, strata, st, read, chunk, group_size, made) {
   if (!length(strata) || read == "order") {
     src <- db_chunk_source(con, db_select(con, table, columns, order = strata), chunk, made)
-    buf <- list() # chunks read and not yet returned (bound once: no repeated copying)
-    held <- 0
+    buf <- list()    # chunks read and not yet returned (bound once per group: no repeated copying)
+    held <- 0        # rows in buf
+    bpos <- integer() # stratum boundaries in buf: after row p a new stratum starts
+    last <- NULL     # the last row read
     i <- 0L
     done <- FALSE
+    cut_at <- function(p) {
+      all_rows <- if (length(buf) == 1L) buf[[1L]] else do.call(rbind, buf)
+      out <- all_rows[seq_len(p), , drop = FALSE]
+      rest <- all_rows[p + seq_len(held - p), , drop = FALSE]
+      rownames(out) <- NULL
+      rownames(rest) <- NULL
+      buf <<- if (nrow(rest)) list(rest) else list()
+      held <<- nrow(rest)
+      bpos <<- bpos[bpos > p] - p
+      out
+    }
     return(function() {
-      # read until the chunks hold group_size records and a stratum boundary
       repeat {
-        if (done) break
-        # (no strata: the whole table is one stratum)
-        if (held >= group_size && length(strata) && !all(same_as_last(buf[[length(buf)]], strata))) break
+        # a group: whole strata of at most group_size rows together, or one larger stratum
+        if (length(strata) && held > group_size && length(bpos)) {
+          small <- bpos[bpos <= group_size]
+          return(cut_at(if (length(small)) max(small) else min(bpos)))
+        }
+        if (done) return(if (held) cut_at(held) else NULL)
         i <<- i + 1L
         d <- src(i)
         if (is.null(d)) {
           done <<- TRUE
-        } else {
-          buf[[length(buf) + 1L]] <<- d
-          held <<- held + nrow(d)
+          next
         }
+        if (length(strata)) {
+          b <- stratum_starts(if (is.null(last)) d else rbind(last, d), strata)
+          bpos <<- c(bpos, held + b - !is.null(last))
+          bpos <<- bpos[bpos > 0L]
+        }
+        last <<- d[nrow(d), , drop = FALSE]
+        buf[[length(buf) + 1L]] <<- d
+        held <<- held + nrow(d)
       }
-      if (!length(buf)) return(NULL)
-      all_rows <- if (length(buf) == 1L) buf[[1L]] else do.call(rbind, buf)
-      buf <<- list()
-      held <<- 0
-      if (done || !length(strata)) {
-        rownames(all_rows) <- NULL
-        return(all_rows)
-      }
-      tail <- same_as_last(all_rows, strata)
-      out <- all_rows[!tail, , drop = FALSE]
-      rest <- all_rows[tail, , drop = FALSE]
-      rownames(out) <- NULL
-      rownames(rest) <- NULL
-      buf[[1L]] <<- rest
-      held <<- nrow(rest)
-      out
     })
   }
   made$index <- db_ensure_index(con, table, strata)

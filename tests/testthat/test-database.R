@@ -27,6 +27,8 @@ db_result <- function(con, table, key) {
                              DBI::dbQuoteIdentifier(con, key)))
 }
 
+identical_level <- function(v, level) if (is.na(level)) is.na(v) else !is.na(v) & v == level
+
 db_state <- function(con) {
   tabs <- sort(DBI::dbListTables(con))
   list(tables = tabs, rows = lapply(tabs, function(t) db_result(con, t, DBI::dbListFields(con, t)[1L])))
@@ -184,4 +186,26 @@ test_that("anonymise_db() on PostgreSQL is anonymise() on the table in memory (p
   expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "new_masked",
                             read = "index", check_identifiers = FALSE), "injected failure")
   expect_identical(db_state(con), before)
+})
+
+test_that("the sorted stream cuts groups of whole strata of at most group_size rows, or one larger stratum", {
+  con <- local_sqlite_connection()
+  sizes <- c(30, 70, 5, 120, 1, 99, 100, 40, 250, 2)
+  d <- data.frame(s = rep(sprintf("s%02d", seq_along(sizes)), sizes), v = seq_len(sum(sizes)))
+  d$s[d$s == "s05"] <- NA
+  DBI::dbWriteTable(con, "t", d[sample(nrow(d)), ])
+  for (chunk in c(7, 64, 1000)) {
+    made <- new.env()
+    read <- detanon:::db_group_reader(con, "t", c("s", "v"), "s", NULL, "order", chunk, 100, made)
+    groups <- list()
+    while (!is.null(g <- read())) groups[[length(groups) + 1L]] <- g
+    all <- do.call(rbind, groups)
+    expect_setequal(all$v, d$v)
+    expect_identical(nrow(all), nrow(d))
+    for (g in groups) {
+      expect_true(nrow(g) <= 100 || length(unique(g$s)) == 1L)
+      # whole strata: each stratum's rows all in this group
+      for (s in unique(g$s)) expect_identical(sum(identical_level(g$s, s)), sum(identical_level(d$s, s)))
+    }
+  }
 })
