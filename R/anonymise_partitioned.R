@@ -19,7 +19,7 @@
 #'
 #' @section What is exact:
 #' Everything: the statistics are exact sums merged over chunks, the centroids depend only
-#' on their stratum, and the medians of the release form are exact order statistics. Not
+#' on their stratum, and the release form reads exact extremes merged over the pieces. Not
 #' supported partitioned: `na = "median_stratum"`, `"mean_stratum"`,
 #' `small_strata = "merge"` and `engine = "rann"` (use [anonymise()] in memory).
 #'
@@ -46,7 +46,7 @@
 #'                  strata = c("Sex", "Pclass"), k = 3)
 #' identical(out, ref)
 #' @export
-anonymise_partitioned <- function(chunks, vars, strata = character(), k = 3,
+anonymise_partitioned <- function(chunks, vars = NULL, strata = NULL, k = 3,
                                   format = c("natural", "precision", "none"),
                                   na = c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"),
                                   small_strata = c("fail", "suppress", "merge"),
@@ -154,22 +154,16 @@ use_future <- function(future) {
 # the workers of the current plan; a failure names the strata.
 map_strata <- function(tasks, labels, source, st, nthreads, future) {
   p <- if (requireNamespace("progressr", quietly = TRUE)) progressr::progressor(steps = length(tasks)) else function(...) NULL
-  work <- function(i) {
-    res <- tryCatch({
-      data <- if (is.null(source)) tasks[[i]] else source(tasks[[i]])
-      anonymise_stratum(data, st, nthreads = nthreads)
-    }, error = function(e) structure(list(message = conditionMessage(e)), class = "detanon_worker_failure"))
-    p()
-    res
-  }
+  # each task travels alone to its worker (future_lapply() splits X); the worker function
+  # is made in a small environment, so that it carries no other task with it
+  work <- stratum_worker(source, st, nthreads, p)
   pieces <- if (future) {
-    tryCatch(future.apply::future_lapply(seq_along(tasks), work, future.packages = "detanon",
-                                         future.seed = NULL),
+    tryCatch(future.apply::future_lapply(tasks, work, future.packages = "detanon", future.seed = NULL),
              error = function(e) {
                stop_arg("A worker failed while masking strata: ", conditionMessage(e), kind = "worker")
              })
   } else {
-    lapply(seq_along(tasks), work)
+    lapply(tasks, work)
   }
   failed <- which(vapply(pieces, inherits, logical(1), "detanon_worker_failure"))
   if (length(failed)) {
@@ -178,4 +172,21 @@ map_strata <- function(tasks, labels, source, st, nthreads, future) {
              pieces[[i]]$message, kind = "worker")
   }
   pieces
+}
+
+# The worker of map_strata(): masks one task (whole strata, or the strata to read from
+# `source`), a failure returned as a value; its environment holds only its arguments.
+stratum_worker <- function(source, st, nthreads, p) {
+  force(source)
+  force(st)
+  force(nthreads)
+  force(p)
+  function(task) {
+    res <- tryCatch({
+      data <- if (is.null(source)) task else source(task)
+      anonymise_stratum(data, st, nthreads = nthreads)
+    }, error = function(e) structure(list(message = conditionMessage(e)), class = "detanon_worker_failure"))
+    p()
+    res
+  }
 }

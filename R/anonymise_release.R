@@ -43,20 +43,13 @@ anonymise_release <- function(piece, stats, step5) {
   df
 }
 
-# format_masked() with the global quantities of the statistics and of step 5.
+# format_masked() with the global quantities of the statistics (bounds, constant columns)
+# and of step 5 (the scan of the whole released column): the same code on one piece.
 release_form <- function(m, j, st, step5) {
   if (st$format == "none" || !length(m)) return(m)
   as_integer <- st$integer[[j]]
-  if (st$constant[j]) {
-    m <- rep(st$range[1L, j], length(m))
-    if (as_integer && m[1L] == round(m[1L])) m <- as.integer(m)
-    return(m)
-  }
-  b <- st$bounds[[j]]
-  m <- squeeze_range(m, b$lo, b$hi, global = step5$global[[j]])
-  if (!is.na(b$d)) m <- pmin(pmax(round(m, b$d), b$lo), b$hi)
-  if (as_integer && identical(b$d, 0L)) m <- as.integer(m)
-  m
+  if (st$constant[j]) return(constant_form(st$range[1L, j], length(m), as_integer))
+  release_values(m, st$bounds[[j]], as_integer, scan = step5$scan[[j]])
 }
 
 # The release metadata of a partitioned run: those of anonymise() on all the data.

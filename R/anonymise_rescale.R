@@ -5,17 +5,18 @@
 #' exactly (the centroids' sums are merged from the pieces, then one pass sums their
 #' squared deviations from the exact mean), and, for the release forms `"natural"` and
 #' `"precision"`, the extremes of each released column and, only when a tail must be
-#' squeezed into its k-record bounds, its exact median (four more passes of a radix
-#' select over the pieces). The result is what [anonymise_release()] needs to put any
+#' squeezed into its k-record bounds, the smallest and largest released values inside the
+#' bounds (one more pass over the pieces). The result is what [anonymise_release()] needs to put any
 #' piece in its release form, bit for bit as [anonymise()] does.
 #'
 #' @param pieces The masked pieces: a list of [anonymise_stratum()] results, or a
-#'   function of `i` returning the `i`-th piece and `NULL` after the last (read up to six
+#'   function of `i` returning the `i`-th piece and `NULL` after the last (read up to three
 #'   times). Together they must hold every stratum kept by `stats` exactly once.
 #' @param stats The statistics from [anonymise_stats()].
 #' @return A `detanon_anonymise_step5` object: `centroid_sd`, `scale` (the scaling
 #'   factors of step 5 by column, as in the release metadata of [anonymise()]) and the
-#'   global extremes and medians of the release form.
+#'   scans of the release form (`scan`: per column, the extremes of the released values
+#'   and of those inside the k-record bounds).
 #' @family partitioned anonymisation
 #' @examples
 #' d <- titanic_paper()[c("Age", "Fare", "Sex", "Pclass")]
@@ -66,31 +67,34 @@ anonymise_rescale <- function(pieces, stats) {
     warn_detanon("All centroids of ", quote_names(st$vars[cols][flat]), " are equal (k too large for ",
                  "the strata); released as the original mean.", kind = "data")
   }
-  out <- list(centroid_sd = c_sd, scale = scale, global = vector("list", length(st$vars)))
+  out <- list(centroid_sd = c_sd, scale = scale, scan = vector("list", length(st$vars)))
   if (st$format != "none" && d) {
-    # the released extremes: step 5 is monotone, so they are the step-5 values of the
-    # centroids' extremes (the same arithmetic on them)
+    # the scan of each released column (mask_form_scan: its extremes and the extreme values
+    # inside the bounds), as format_masked() makes it on the whole column. Step 5 is
+    # monotone, so the extremes are the step-5 values of the centroids' extremes (the same
+    # arithmetic on them): when none lies beyond a bound nothing is squeezed, and the scan
+    # of the two extremes is all mask_form_apply() reads.
     need <- integer()
     for (jj in seq_len(d)) {
       j <- cols[jj]
-      ends <- step5_values(matrix(rng[, jj]), j, jj, st, c_sd)
-      out$global[[j]] <- list(min = ends[1L], max = ends[2L], median = NULL)
       b <- st$bounds[[j]]
+      ends <- step5_values(matrix(rng[, jj]), j, jj, st, c_sd)
+      out$scan[[j]] <- form_scan(ends, b$lo, b$hi)
       if (!st$constant[j] && (ends[1L] < b$lo || ends[2L] > b$hi)) need <- c(need, jj)
     }
     if (length(need)) {
-      # the median of the released column is the step-5 value of the centroids' median
-      # order statistics (stats::median(): the middle one, or the mean of the two middle ones)
-      half <- (n + 1) %/% 2
-      ranks <- rep(list(if (n %% 2 == 1) half else half + 0:1), length(need))
-      vals <- radix_select(function(visit) {
-        for_each_chunk(read, function(piece, i) visit(lapply(need, function(jj) piece$centroids[, jj])))
-      }, ranks)
-      for (u in seq_along(need)) {
-        jj <- need[u]
-        v <- step5_values(matrix(vals[[u]]), cols[jj], jj, st, c_sd)
-        out$global[[cols[jj]]]$median <- if (length(v) == 1L) v else mean(v)
-      }
+      # a tail is squeezed: one more pass, the scans of the pieces' released values merged
+      scans <- vector("list", length(need))
+      for_each_chunk(read, function(piece, i) {
+        if (!piece$n) return(invisible())
+        for (u in seq_along(need)) {
+          jj <- need[u]
+          j <- cols[jj]
+          m <- step5_values(piece$centroids[, jj, drop = FALSE], j, jj, st, c_sd)
+          scans[[u]] <<- form_scan(m, st$bounds[[j]]$lo, st$bounds[[j]]$hi, scans[[u]])
+        }
+      })
+      for (u in seq_along(need)) out$scan[[cols[need[u]]]] <- scans[[u]]
     }
   }
   structure(out, class = "detanon_anonymise_step5")

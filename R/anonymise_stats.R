@@ -31,6 +31,8 @@
 #'   time (e.g. reading a database table by blocks of rows). Every chunk has the same
 #'   columns.
 #' @inheritParams anonymise
+#' @param vars,strata As in [anonymise()]; the defaults are read from the first chunk with
+#'   records.
 #' @param format The release form, as in [anonymise()] (`"natural"`, `"precision"` or
 #'   `"none"`).
 #' @param na What to do with missing values in `vars`: `"fail"`, `"median"`, `"mean"` or
@@ -51,7 +53,7 @@
 #'                       k = 3)
 #' st
 #' @export
-anonymise_stats <- function(chunks, vars, strata = character(), k = 3,
+anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3,
                             format = c("natural", "precision", "none"),
                             na = c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"),
                             small_strata = c("fail", "suppress", "merge")) {
@@ -64,12 +66,6 @@ anonymise_stats <- function(chunks, vars, strata = character(), k = 3,
     check_data_frame(first, paste0("chunks[[", i, "]]"))
     if (nrow(first)) break
     i <- i + 1L
-  }
-  if (!is.character(vars) || !length(vars)) {
-    stop_arg("`vars` must be a character vector naming the columns to mask, not ", show_value(vars), ".")
-  }
-  if (!is.character(strata)) {
-    stop_arg("`strata` must be a character vector of column names, not ", show_value(strata), ".")
   }
   format <- match_choice(format, "format", c("natural", "precision", "none"))
   na <- match_choice(na, "na", c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"))
@@ -202,7 +198,8 @@ anonymise_stats <- function(chunks, vars, strata = character(), k = 3,
         v <- x[, j]
         lows[[j]] <<- k_extreme(c(lows[[j]], v), kk, FALSE)
         highs[[j]] <<- k_extreme(c(highs[[j]], v), kk, TRUE)
-        if (whole[j]) whole[j] <<- all(v == round(v))
+        # (the whole-number flag of format_masked(), by the same C: mask_form_stats())
+        if (whole[j]) whole[j] <<- .Call(C_ffi_form_stats, as.double(v), 0)[3L] == 1
         if (format == "precision") for (d in which(dec_ok[, j]) - 1L) {
           y <- v * 10^d
           dec_ok[d + 1L, j] <<- all(abs(y - round(y)) <= 1e-12 * abs(y))
@@ -359,20 +356,6 @@ k_extreme <- function(v, k, largest) {
   n <- length(v)
   if (n <= k) return(v)
   if (largest) sort(v, partial = n + 1L - k)[(n + 1L - k):n] else sort(v, partial = k)[seq_len(k)]
-}
-
-# The bounds of the release form (format_masked()) from the exact means of the k
-# smallest and k largest values and the decimals d (NA: none).
-release_bounds <- function(lo, hi, d) {
-  if (!is.na(d)) {
-    p <- 10^d
-    lo_d <- ceiling(lo * p) / p
-    hi_d <- floor(hi * p) / p
-    if (lo_d > hi_d) lo_d <- hi_d <- round((lo + hi) / 2, d)
-    lo <- lo_d
-    hi <- hi_d
-  }
-  list(lo = lo, hi = hi, d = d)
 }
 
 # masked_columns() on the statistics: the columns with SD > 0; the same errors.

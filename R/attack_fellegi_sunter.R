@@ -136,13 +136,13 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
   fit <- fs_em(code, n_lev, u_fixed = u_fixed, p_fixed = if (full && length(code)) length(rows) / length(code))
   # the weight and posterior of each comparison pattern present, then of each pair by its
   # pattern (the same sums in the same order as pair by pair)
-  pat <- which(tabulate(code, prod(n_lev)) > 0L)
+  # (indexed by the patterns present: a table of every possible pattern has prod(n_lev)
+  # cells, 4.5 GB for 13 fields)
+  pat <- sort(unique(code))
+  at <- match(code, pat)
   lev_pat <- pattern_levels(pat, n_lev)
-  w_pat <- post_pat <- numeric(prod(n_lev))
-  w_pat[pat] <- fs_weights(fit, lev_pat)
-  post_pat[pat] <- fs_posterior(fit, lev_pat)
-  w <- w_pat[code]
-  post <- post_pat[code]
+  w <- fs_weights(fit, lev_pat)[at]
+  post <- fs_posterior(fit, lev_pat)[at]
   success <- confidence <- rep(NA_real_, n)
   if (length(rows)) {
     # the top weight of each original, the ties at it, and whether its own record is there
@@ -229,9 +229,8 @@ level_freq <- function(lev, n_lev, wt) {
 # EM for the two-class mixture over pattern counts. `u_fixed`, `p_fixed`: u or the share of
 # matches held at these values.
 fs_em <- function(code, n_lev, u_fixed = NULL, p_fixed = NULL, max_iter = 1000L, tol = 1e-10) {
-  tab <- tabulate(code, prod(n_lev))
-  pat <- which(tab > 0)
-  cnt <- tab[pat]
+  pat <- sort(unique(code))
+  cnt <- tabulate(match(code, pat), length(pat))
   lev <- pattern_levels(pat, n_lev)
   nf <- length(n_lev)
   # start: matches agree closely, non-matches as all pairs

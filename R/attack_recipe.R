@@ -24,6 +24,13 @@
 #' z-scale and `tol = 1e-6`: a claim within `tol` is *certain* (the candidate is a released
 #' record), and the result reports the share of certain claims and their precision.
 #'
+#' For a release of [anonymise_keyed()] the intruder runs that verb itself on its originals
+#' and stand-ins, with the recorded `k` and `size` (settings known; else the verb's
+#' defaults) and a key of its own, since it does not hold the custodian's: the candidate of
+#' a record is the mean of the group the intruder's partition puts it in, looked up as
+#' above. (With the right key the candidate would be the record's released point, which a
+#' whole group of records share.)
+#'
 #' What the intruder knows sets the `k` tried: with `intruder(knows = "settings")` the `k`
 #' recorded in the release (a range up to `k_max` of [anonymise_adaptive()]); with
 #' `knows = "recipe"` (or a release that records no `k`) every `k` from 2 to `k_max`. With
@@ -86,6 +93,8 @@ recipe_spec <- function() {
 # The release metadata of the view's release (also for a control view, whose rows are
 # permuted: put back in order first), or NULL.
 view_release_info <- function(s) {
+  # a partitioned run (risk_partitioned()): the metadata of the whole release
+  if (!is.null(partition_state$info)) return(partition_state$info)
   masked <- if (!is.null(s$perm)) s$masked[order(s$perm), , drop = FALSE] else s$masked
   suppressWarnings(release_info(masked))
 }
@@ -127,20 +136,29 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
   look <- rows[same[rows]]
   # per k: the candidates of the known records, rescaled, and their nearest released record
   cand <- list()
-  d1 <- matrix(Inf, length(look), length(ks))
   scales <- list()
-  cens <- lapply(ks, function(k) strata_centroids(zmix, s$id, k, nthreads))
+  # a release of anonymise_keyed(): the intruder runs it without the key (a wrong one)
+  keyed <- recipe_keyed(s)
+  if (!is.null(keyed)) ks <- keyed$k
+  d1 <- matrix(Inf, length(look), length(ks))
+  cens <- if (is.null(keyed)) lapply(ks, function(k) strata_centroids(zmix, s$id, k, nthreads))
   # one step-5 factor for every k (a release with k per record has one): the recorded one
   # when the settings are known, else recovered from the release
-  common <- recipe_common_scale(s, cens, look, zt)
+  common <- if (is.null(keyed)) recipe_common_scale(s, cens, look, zt)
   for (a in seq_along(ks)) {
-    cen <- cens[[a]]
-    el <- which(!is.na(cen[, 1L]))
-    if (!length(el)) next
-    a_j <- recipe_scale(cen[el, , drop = FALSE])
-    if (!is.null(common)) a_j <- ifelse(is.na(common), a_j, common)
-    scales[[a]] <- a_j
-    pred <- recipe_format(sweep(cen, 2L, a_j, "*"), zmix, s, ks[a], format)
+    if (!is.null(keyed)) {
+      scales[[a]] <- rep(1, ncol(zmix))
+      id <- keyed_cells(as.data.frame(s$original), s$id, keyed$keys, character(), keyed$k)
+      pred <- recipe_format(keyed_predict(zmix, id, keyed), zmix, s, ks[a], format)
+    } else {
+      cen <- cens[[a]]
+      el <- which(!is.na(cen[, 1L]))
+      if (!length(el)) next
+      a_j <- recipe_scale(cen[el, , drop = FALSE])
+      if (!is.null(common)) a_j <- ifelse(is.na(common), a_j, common)
+      scales[[a]] <- a_j
+      pred <- recipe_format(sweep(cen, 2L, a_j, "*"), zmix, s, ks[a], format)
+    }
     cand[[a]] <- pred
     q <- cbind(pred, kz_o)[look, , drop = FALSE]
     ok <- !is.na(q[, 1L])
@@ -193,6 +211,35 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
        not_covered = paste("stages other than the kNN centroids (stirring, blending, noise),",
                            "an intruder who re-solves the records it does not hold, attribute",
                            "inference, linking with other releases."))
+}
+
+# For a release of anonymise_keyed() (the intruder knows the algorithm): the settings the
+# intruder uses, list(k, size, key): the recorded k and size when it knows the settings,
+# else the verb's defaults (k = 3, size = 10); the key is a wrong one (the intruder does
+# not hold the custodian's). NULL for other releases.
+recipe_keyed <- function(s) {
+  info <- view_release_info(s)
+  if (is.null(info) || !identical(info$verb, "anonymise_keyed")) return(NULL)
+  set <- info$settings
+  known <- s$intruder$knows == "settings" && is.numeric(set$k) && is.numeric(set$size)
+  keys <- if (known) intersect(set$keys, names(s$original)) else character()
+  list(k = if (known) as.integer(set$k) else 3L, size = if (known) set$size else 10, keys = keys,
+       key = charToRaw("an intruder's guess: not the custodian's key"))
+}
+
+# The intruder's prediction of every record's released point for anonymise_keyed(): the
+# keyed partition recomputed on `zmix` (its originals and the stand-ins) with its own key,
+# and the group means (z-scale); NA rows where a stratum is smaller than k.
+keyed_predict <- function(zmix, id, keyed) {
+  out <- matrix(NA_real_, nrow(zmix), ncol(zmix))
+  sizes <- tabulate(id, max(c(0L, id)))
+  el <- which(sizes[id] >= keyed$k)
+  if (!length(el)) return(out)
+  z <- zmix[el, , drop = FALSE]
+  storage.mode(z) <- "double"
+  g <- keyed_groups(z, id[el], keyed$k, keyed$size, keyed$key)$group
+  for (j in seq_len(ncol(z))) out[el, j] <- stats::ave(z[, j], g)
+  out
 }
 
 # The centroid of every row and its k - 1 nearest neighbours within its stratum (the

@@ -25,9 +25,10 @@
 #' singling out ([attack_singling_out()]), one-to-one assignment within strata
 #' ([attack_assignment()]), probabilistic record linkage with EM weights
 #' ([attack_fellegi_sunter()]), the intruder who knows the algorithm
-#' ([attack_recipe()], for releases of [anonymise()] and [anonymise_adaptive()]) and, with
-#' `sensitive`, attribute inference ([attack_inference()]), each with its default settings. The report lists them worst
-#' first: by the advantage over the control, then by the rate.
+#' ([attack_recipe()], for releases of [anonymise()], [anonymise_adaptive()] and
+#' [anonymise_keyed()]) and, with `sensitive`, attribute inference ([attack_inference()]),
+#' each with its default settings. The report lists them worst first: by the advantage over
+#' the control, then by the rate.
 #'
 #' @section What it measures and what it does not:
 #' The battery measures what the named attacks achieve for the named intruder. Attacks
@@ -416,6 +417,8 @@ key_z <- function(s, side) {
   xo <- numeric_matrix(s$original, s$key_num)
   x <- if (side == "original") xo else numeric_matrix(s$masked, s$key_num)
   st <- col_stats(xo)
+  g <- partition_state$scale # a partitioned run: the scale of all the original records
+  if (!is.null(g)) st <- list(mean = g$mean[s$key_num], sd = g$sd[s$key_num])
   sd <- ifelse(is.finite(st$sd) & st$sd > 0, st$sd, 1)
   sweep(sweep(x, 2L, st$mean), 2L, sd, "/")
 }

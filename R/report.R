@@ -478,11 +478,12 @@ report_risk <- function(a, bat, k) {
 
 report_frontier <- function(tuned) {
   t <- tuned$tried
-  cols <- intersect(c("method", "settings", "linkage", "top_m", "risk1", "risk2", "loss", "meets", "fails"), names(t))
+  cols <- intersect(c("method", "settings", "worst", "top_m", "loss", "meets", "fails", "verified", "verify_worst",
+                      "verify_top_m", "verify_fails"), names(t))
   show <- as.data.frame(t[cols], stringsAsFactors = FALSE)
   show <- cbind(candidate = seq_len(nrow(show)), show)
   c(h(2L, "Risk-utility frontier", "frontier"),
-    html_figure(function() plot(tuned), "Candidates of tune_release(): top-m linkage against the utility loss; the dashed line joins the candidates not beaten on both, the dotted line is the limit, the star the chosen release."),
+    html_figure(function() plot(tuned), "Candidates of tune_release(): the worst one-record attack of the search against the utility loss; the dashed line joins the candidates not beaten on both, the dotted line is the limit, a cross marks a candidate that failed the verification on the whole battery, the star the chosen release."),
     html_table(show, caption = "Candidates tried"),
     if (!is.null(tuned$chosen)) para("Chosen: ", tuned$chosen$method, " (", tuned$chosen$settings, ")."))
 }

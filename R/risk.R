@@ -48,6 +48,19 @@
 #' is not thereby safe. The weighted risks follow sdcMicro's definitions:
 #' `wrisk1 = n_risk1 * sum(rmd[rows_risk1]) / n` and likewise for `wrisk2`.
 #'
+#' @section Data beyond memory:
+#' risk_rmd() is not run stratum by stratum ([risk_partitioned()] does not offer it): its
+#' neighbour counts look at all masked records, not those of one stratum, and its robust
+#' (MCD) covariance is a search over all original records. Over chunks of rows, the column
+#' means and SDs merge exactly, the interval test is per record, and the neighbour counts
+#' add up over chunks of masked records (a record is safe once the sum reaches
+#' `neighbours`), so all of it is exact except the covariance, which would be the MCD of a
+#' random sample. `bench/scale-rmd.R` in the sources measures that approximation: with a
+#' sample of 10,000 records (5 samples), risk1 and risk2 stayed within 0.0012 and 0.0006 of
+#' the full MCD's on the 32,561 Adult records (99.9% or more of the records classified
+#' alike), and within 0.0033 and 0.0002 on 1e6 simulated records (risk1 0.1494 to 0.1536
+#' against 0.1527; 99.5% or more classified alike), in a fifth of the time.
+#'
 #' @section Reproducing the paper:
 #' The paper reports risk1 = 0.0426 (38 records) and risk2 = 0.009 (8 records) for
 #' `anonymise(titanic_paper(), k = 3, vars = c("Age", "Fare"), strata = c("Pclass",
@@ -508,6 +521,13 @@ linkage_setup <- function(original, masked, vars, strata) {
   tiny <- pow2_normalise(x)
   x <- tiny$x
   st <- col_stats(x)
+  # a partitioned run (risk_partitioned()) measures a group of strata on the scale of all
+  # the original records
+  g <- partition_state$scale
+  if (!is.null(g)) {
+    tiny$e <- g$e[vars]
+    st <- list(mean = g$mean[vars], sd = g$sd[vars])
+  }
   keep <- !is.na(st$sd) & st$sd > 0
   z <- function(m) {
     # no variable carries information: every record of a stratum is equally near

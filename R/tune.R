@@ -1,24 +1,48 @@
-#' The least damaging release within risk limits
+#' The least damaging release within risk limits, searched on some attacks and verified on all
 #'
 #' A custodian's question is rarely "what does k = 3 do" but "what is the least damaging
 #' release whose risk is below my limits". `tune_release()` searches a space of maskings
-#' of `data`, measures every candidate with the package's own risk and utility functions
-#' (the same calls a user would make), and returns the candidate that meets every limit
-#' with the least loss, with a report of what it tried, the risk-utility frontier it found
-#' and why it stopped.
+#' of `data`, measures every candidate with the attacks of the risk battery named in
+#' `attacks` (and the older measures whose limits are set), and then verifies the candidate of least
+#' loss on the whole battery ([risk_battery()], attacks it did not search with included).
+#' It returns the candidate of least loss that meets the limits on both, with a report of
+#' what it tried, the risk-utility frontier it found, the verification battery and why it
+#' stopped.
+#'
+#' @section Search and verification:
+#' A search that minimises exactly what it measures finds releases that beat that measure
+#' and not others (Goodhart's law): a release tuned on nearest-neighbour linkage alone can
+#' be re-identified by one-to-one assignment or by an intruder who knows the algorithm.
+#' The search therefore measures each candidate with the attacks named in `attacks`
+#' (cheap ones by default: linkage in both directions), and the candidates that meet the
+#' limits there are verified, in order of loss, on the attacks named in `verify` (by
+#' default every attack of [battery_attacks()] that applies, with the intruder `intruder`).
+#' The first that meets the limits on the verification battery too is returned. A candidate
+#' that passes the search but fails verification is reported as such (`verified = FALSE`
+#' and the attack that broke it) and the next is verified. When no candidate passes
+#' both, nothing is returned (`release = NULL`) and `stop` says which attack stopped the
+#' closest candidates.
+#'
+#' The limits are stated on the battery: `worst`, the largest one-record success rate of
+#' any attack (the `rate` of [risk_battery()]: the expected share of records whose claim
+#' is right), and `top_m`, the largest top-`m` rate (the own record among the intruder's
+#' `m` best; linkage released -> original and original -> released, and the
+#' algorithm-aware intruder of [attack_recipe()]). The rates are not corrected by the
+#' control (the advantage); they are the share of records at risk.
 #'
 #' @section The search:
-#' Four families of candidates (`methods`), all in the release form `format`, every one
-#' with centroids of at least `k` points:
+#' Six families of candidates (`methods`), all in the release form `format`, every one
+#' with groups or centroids of at least `k` records:
 #' 1. `"anonymise"`: one `k` for every record, [anonymise()] with `k` = 3, 5, 10, 20 (those
 #'    not below `k`; `k` itself when it is above 3). When `keps_epsilon` is given,
 #'    [anonymise_keps()] at those budgets too (with `k` = 3, or `k` if larger), measured on
 #'    the rows aligned by the key of [anonymise_keps_with_key()]; being shuffled, they are
 #'    measured but never returned.
 #' 2. `"stratum"`: one `k` per stratum, from the ladder 3, 5, 10, 20, 40, 80, 160 (from
-#'    `k`, capped by each stratum's size). The records each stratum has linked, top-`m` linked and flagged
-#'    by risk1/risk2 at every `k` of the ladder are measured on whole releases; then, while
-#'    the summed counts predict a missed limit, the stratum with the most records behind the
+#'    `k`, capped by each stratum's size). The records each stratum has re-identified by
+#'    each search attack (one-record and top-`m` claims, and the older measures whose limits
+#'    are set) at every `k` of the ladder are measured on whole releases; then, while the
+#'    summed counts predict a missed limit, the stratum with the most records behind the
 #'    limit missed furthest moves one step up. The release ([anonymise_adaptive()] with a
 #'    table `k` and `m = 0`) is measured; where it still misses, its own counts replace the
 #'    prediction (at most `max_tries` candidates).
@@ -32,129 +56,174 @@
 #'    than a quarter of the excess over the limits). Once the limits are met, two more
 #'    stages at the rates 0.1 and 0.05 extend the frontier. Beside the path, the
 #'    masking that grows only the nearest-linked records (k from 3, or `k`, to 33, `m = 1`).
-#' 4. `"stir"`: the four candidates of least loss from the families above, each with its
+#' 4. `"mdav"`: shared centroids, as sdcMicro's MDAV microaggregation: within each stratum,
+#'    groups of `k` records (the last group of each stratum up to 2`k` - 1) formed around
+#'    the records farthest from the centre, on the z-scale of the originals; every record
+#'    of a group releases the group's mean. `k` = 3, 5, 10, 15, 20, 30 (from `k`; capped by
+#'    the stratum's size). The grouping is deterministic and recomputable by an intruder who
+#'    holds all originals, but recomputing it reveals only the group. Its cost grows as
+#'    the square of the stratum size over `k` (strata of more than 50,000 records: the family is left out).
+#' 5. `"keyed"`: shared centroids with the custodian's secret `key` ([anonymise_keyed()]):
+#'    groups of mean size 5, 10, 14, 20 and 30 (of at least `k`, and 2, records) formed by a
+#'    keyed k-means within strata, every record releasing its group's mean. An intruder who
+#'    knows the algorithm and its settings but not the key cannot recompute the groups.
+#'    Left out when `key` is `NULL`.
+#' 6. `"stir"`: the four candidates of least loss from the centroid families above, each with its
 #'    masked values shuffled inside Mondrian classes of at least 3 nearby released records
 #'    within the strata ([stir()] after [equivalence_classes()] on the release). Asked
 #'    for alone, it stirs the candidates of `"anonymise"`, which are then reported too.
 #'
-#' Every candidate is measured on its release: [risk_linkage()] with `m = 1` (overall and
-#' per stratum) and with `m`, [risk_rmd()] with `deterministic = TRUE` and its default
-#' settings (risk1, risk2), and the `objective`, with the kernels of those functions (the
-#' numbers are theirs) computed from parts built once: the kd-trees of the originals (one
-#' per stratum, also searched by the adaptive kernel) and their robust covariance. The
-#' strata are released unchanged, so the `k_strata` limit (k-anonymity of the released
-#' strata) is checked once, on the data. A measure that cannot be computed on a
-#' candidate (risk1 when a masked column became constant) counts as a missed limit. The search stops when each family has met the limits or
-#' used its tries; the reasons are reported.
+#' Every candidate is measured on its release: the `attacks` by [risk_battery()] (without
+#' the control, whose rates the limits do not use), and the objective; [risk_linkage()]
+#' (`m = 1` and `m`, overall and per stratum) and [risk_rmd()] (`deterministic = TRUE`,
+#' risk1 and risk2) are reported beside them, computed by the kernels of those functions
+#' from parts built once. The strata are released unchanged, so the `k_strata` limit
+#' (k-anonymity of the released strata) is checked once, on the data. A measure with a
+#' limit that cannot be computed on a candidate (risk1 when a masked column became
+#' constant) counts as a missed limit. The search stops when each family has met the
+#' limits or used its tries; the reasons are reported.
 #'
 #' Same inputs, same release: the maskings are deterministic except stirring, the risk
 #' measures use no random numbers (`deterministic = TRUE`), and stirring, the (k, epsilon)
-#' candidates and the replay attack draw from R's random number generator under `seed`.
+#' candidates and the attacks' random parts draw from R's random number generator under `seed`.
 #' The chosen release carries the metadata of the verb that made it (its settings and
-#' aggregate counts), so [risk_replay()] and a user can replay it.
+#' aggregate counts), so a user can make it again.
 #'
 #' @section What the limits cover and what they do not:
-#' The limits bound the success of an intruder who knows the original values of `vars`
-#' and `strata` of everyone and links by distance (nearest and top-`m`), and sdcMicro's
-#' interval heuristics risk1/risk2, on the returned release. They do not cover an intruder
-#' who knows the algorithm and its settings: the replay attack ([risk_replay()]) is
-#' reported beside the chosen release (p = 1, 0.5, 0.1) and is not limited, and a
-#' deterministic release is replayed exactly by an intruder who holds all originals. They
-#' do not cover other background knowledge, attribute disclosure within strata, rare
-#' categorical combinations beyond the `k_strata` limit, or membership disclosure. Meeting the
-#' limits is not a proof of safety, and the report never says so.
+#' The limits bound the success of the attacks of the verification battery, for the
+#' intruder `intruder` (by default one who holds the original values of `vars` and `strata`
+#' of everyone and knows the algorithm and its settings), on the returned release: linkage
+#' by distance in both directions, singling out, one-to-one assignment, probabilistic
+#' record linkage, the algorithm-aware intruder and (with `sensitive`) attribute inference.
+#' They do not cover attacks not in the battery, other background knowledge, attribute
+#' disclosure beyond the inference attack, rare categorical combinations beyond the
+#' `k_strata` limit, membership disclosure, or linking with other releases. A release tuned
+#' to the search attacks can still fail others (that is why it is verified), and one that
+#' meets every limit of the battery may fail an attack the battery does not hold: meeting
+#' the limits is not a proof of safety, and the report never says so.
 #'
 #' @inheritParams anonymise_adaptive
-#' @param k The smallest number of points in a centroid of any candidate, a whole number
-#'   of at least 2 (as in [anonymise()]): the adaptive path starts from it, the fixed and
-#'   per-stratum `k` are not below it. (Before this release `k` was the smallest stratum
-#'   size, now `k_strata`.)
+#' @param k The smallest number of points in a centroid or group of any candidate, a whole number
+#'   of at least 2 (as in [anonymise()]): the adaptive path starts from it, the fixed,
+#'   per-stratum and MDAV `k` are not below it.
+#' @param worst Limit of the worst one-record attack: the largest success rate (`rate` of
+#'   [risk_battery()]) over the attacks, in (0, 1]. Default 0.1.
+#' @param top_m Limit of the top-`m` rates (`rate_m`) of the attacks that report one
+#'   (linkage in both directions, the algorithm-aware intruder), in (0, 1]. Default 0.3.
+#'   (Before this release: the limit of the top-`m` linkage rate released -> original only.)
+#' @param m The list length of the top-m claims, a whole number >= 1.
+#' @param attacks The attacks of the search: names from [battery_attacks()]. Default the
+#'   linkage in both directions.
+#' @param verify The attacks the chosen release is verified on: names from
+#'   [battery_attacks()], or `NULL` (the default) for every attack of the battery that
+#'   applies (`"inference"` only with `sensitive`).
+#' @param intruder The intruder of the attacks, made by [intruder()]; default
+#'   `intruder(vars, strata)` (all originals of `vars` and `strata` known, the algorithm and
+#'   its settings known).
+#' @param sensitive Column whose value the inference attack guesses, or `NULL` (that attack
+#'   left out).
 #' @param k_strata The smallest stratum size allowed in the release (k-anonymity of the
 #'   released `strata`), a whole number >= `k`. Default: the larger of 3 and `k`.
-#' @param linkage Limit of the nearest-neighbour linkage rate ([risk_linkage()], `m = 1`),
-#'   in (0, 1].
-#' @param linkage_stratum Limit of the nearest-neighbour linkage rate in every stratum,
-#'   in (0, 1] (1: no limit).
-#' @param top_m Limit of the top-`m` linkage rate, in (0, 1].
-#' @param top_m_stratum Limit of the top-`m` linkage rate in every stratum, in (0, 1] (1: no
-#'   limit).
-#' @param m The list length of the top-m linkage, a whole number >= 1.
+#' @param linkage Limit of the nearest-neighbour linkage rate released -> original
+#'   ([risk_linkage()], `m = 1`), in (0, 1]; default 1, no limit (before this release 0.01).
+#' @param linkage_stratum Limit of that rate in every stratum, in (0, 1] (1: no limit).
+#' @param top_m_stratum Limit of the top-`m` linkage rate released -> original in every
+#'   stratum, in (0, 1] (1: no limit).
 #' @param risk1,risk2 Limits of [risk_rmd()]'s risk1 (in (0, 1]) and risk2 (from 0 to 1: 0
-#'   asks for no risk2 record).
+#'   asks for no risk2 record); default 1, no limit (before this release 0.005 and 0).
 #' @param objective The loss to minimise: `"delta"` (the largest [utility_delta()] over
 #'   `vars`), `"U"` ([utility_pmse()]'s U) or `"model"` (the largest standardised
 #'   coefficient difference of [utility_model()] for `formula`).
 #' @param formula,family The model of `objective = "model"`.
 #' @param methods The families of candidates to search (see the section The search):
-#'   some of `"anonymise"`, `"stratum"`, `"adaptive"` and `"stir"`.
+#'   some of `"anonymise"`, `"stratum"`, `"adaptive"`, `"mdav"`, `"keyed"` and `"stir"`.
 #' @param format The release form of every candidate, as in [anonymise()]: `"natural"`
 #'   (values inside the range of k-record aggregates, whole-number variables rounded) or
-#'   `"none"` (the values as computed). Rounding makes masked values of whole-number
-#'   variables equal their originals more often, which the risk1 interval counts: on 1e5
-#'   resampled Titanic records with k = 160, 85% of masked ages equal the original and
-#'   risk1 is 0.27 in the natural form, 0.10 without it. Without it, values can leave the
-#'   range of the originals (negative fares).
+#'   `"none"` (the values as computed).
 #' @param keps_epsilon `NULL`, or budgets of [anonymise_keps()] to try as single methods.
 #' @param max_tries Candidates per family beyond its first that the search may make to
 #'   meet a missed limit, a whole number >= 1.
+#' @param key The custodian's secret key of the `"keyed"` candidates ([anonymise_keyed()]: a
+#'   string of at least 16 characters or a raw vector of at least 16 bytes), or `NULL` (no
+#'   keyed candidates). It is passed to [anonymise_keyed()] only: never printed, and not
+#'   stored in the result or the releases' metadata.
 #' @param seed Seed for R's random number generator (stirring, the (k, epsilon) candidates
-#'   and the replay attack); the caller's random stream is left as it was.
-#' @return An object of class `detanon_tuned`: a list with `release` (the chosen release,
-#'   a masked copy of `data`, or `NULL` when no candidate met every limit), `chosen` (its
-#'   row of `tried`), `tried` (a data frame, one row per candidate in the order tried, the
-#'   row number being the candidate number that stirred candidates refer to: method, settings,
-#'   the measured risks, `reid` (the mean expected re-identification probability), `loss`,
-#'   `meets`, `fails` (the limits it missed) and `seconds` (the time to make and measure
-#'   it)), `frontier`
-#'   (the candidates not beaten on both top-m linkage and loss), `replay` (the
-#'   [risk_replay()] of the chosen release), `limits`, `objective` and `stop` (why the
-#'   search stopped). `print()` and `plot()` methods show the report and the frontier
-#'   (see [plot.detanon_tuned()]).
+#'   and the attacks); the caller's random stream is left as it was.
+#' @return An object of class `detanon_tuned`: a list with
+#'   * `release`: the chosen release, a masked copy of `data`, or `NULL` when no candidate
+#'     met every limit on the search and the verification;
+#'   * `chosen`: its row of `tried`;
+#'   * `tried`: a data frame, one row per candidate in the order tried (the row number
+#'     being the candidate number that stirred candidates refer to): `method`, `settings`,
+#'     the search measures `worst` (largest rate over `attacks`), `worst_attack`, `top_m`
+#'     (largest top-`m` rate over `attacks`), the older measures `linkage`,
+#'     `linkage_stratum`, `top_m_stratum` (released -> original), `risk1`, `risk2`, `reid`
+#'     (the mean expected re-identification probability of nearest linkage), `loss`, `meets`
+#'     (every search limit met), `fails` (the limits it missed), `verified` (`TRUE` or
+#'     `FALSE` for the candidates verified, `NA` for the others), `verify_worst`,
+#'     `verify_worst_attack`, `verify_top_m`, `verify_fails` and `seconds` (the time to make
+#'     and measure it);
+#'   * `frontier`: the candidates not beaten on both the search's `worst` and the loss;
+#'   * `battery`: the [risk_battery()] of the chosen release (when none passed, of the
+#'     verified candidate of least excess; `NULL` when none was verified);
+#'   * `attacks`, `verify`: the attacks of the search and of the verification;
+#'   * `limits`, `objective`, `stop` (why the search stopped) and `seconds` (the time of the
+#'     whole search).
+#'
+#'   `print()` and `plot()` methods show the report and the frontier (see
+#'   [plot.detanon_tuned()]).
 #' @family reports
-#' @seealso [anonymise_adaptive()], [risk_linkage()], [risk_replay()], [assess()].
+#' @seealso [risk_battery()], [anonymise_adaptive()], [risk_linkage()], [assess()].
 #' @examples
 #' \donttest{
 #' d <- titanic_paper()[-1] # without the identifier PassengerId
 #' tuned <- tune_release(d, vars = c("Age", "Fare"),
 #'                       strata = c("Pclass", "Sex", "Family"), k = 2,
-#'                       linkage = 0.01, top_m = 0.15, m = 3, risk1 = 0.005, risk2 = 0)
+#'                       worst = 0.1, top_m = 0.3, m = 3)
 #' tuned
 #' plot(tuned)
 #' }
 #' @section sdcMicro: `data` may be an `sdcMicroObj`; `release` is then one too ([sdc_extract()]).
 #' @export
-tune_release <- function(data, vars = NULL, strata = NULL, k = 2, linkage = 0.01, linkage_stratum = 1,
-                         top_m = 0.15, top_m_stratum = 1, m = 3, risk1 = 0.005, risk2 = 0,
-                         k_strata = NULL, objective = c("delta", "U", "model"), formula = NULL,
+tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, top_m = 0.3, m = 3,
+                         attacks = c("linkage_released", "linkage_original"), verify = NULL,
+                         intruder = NULL, sensitive = NULL, k_strata = NULL,
+                         linkage = 1, linkage_stratum = 1, top_m_stratum = 1, risk1 = 1, risk2 = 1,
+                         objective = c("delta", "U", "model"), formula = NULL,
                          family = stats::gaussian(),
-                         methods = c("anonymise", "stratum", "adaptive", "stir"),
-                         format = c("natural", "none"), keps_epsilon = NULL, max_tries = 4,
+                         methods = c("anonymise", "stratum", "adaptive", "mdav", "keyed", "stir"),
+                         format = c("natural", "none"), keps_epsilon = NULL, max_tries = 4, key = NULL,
                          nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
   if (is_sdc(data)) return(sdc_verb(tune_release, data, match.call(), parent.frame())) # R/sdcmicro.R
+  started <- proc.time()[[3L]]
   objective <- match_choice(objective, "objective")
   format <- match_choice(format, "format")
   all_methods <- eval(formals(sys.function())$methods)
+  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
   ctx <- tune_setup(data, vars, strata, k, k_strata, m, objective, formula, family, methods, all_methods,
                     format, keps_epsilon, max_tries, nthreads,
-                    limits = list(linkage = check_limit(linkage, "linkage"),
+                    limits = list(worst = check_limit(worst, "worst"), top_m = check_limit(top_m, "top_m"),
+                                  linkage = check_limit(linkage, "linkage"),
                                   linkage_stratum = check_limit(linkage_stratum, "linkage_stratum"),
-                                  top_m = check_limit(top_m, "top_m"),
                                   top_m_stratum = check_limit(top_m_stratum, "top_m_stratum"),
                                   risk1 = check_limit(risk1, "risk1"),
-                                  risk2 = check_limit(risk2, "risk2", zero = TRUE)))
-  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
-  # the families in order; each returns its candidates (a report row, the release, the
-  # intruder's replay) and why it stopped
+                                  risk2 = check_limit(risk2, "risk2", zero = TRUE)),
+                    attacks = attacks, verify = verify, intruder = intruder, sensitive = sensitive, seed = seed,
+                    secret = if (!is.null(key)) check_key(key))
+  # the families in order; each returns its candidates (a report row and the release) and
+  # why it stopped
   found <- with_seed(seed, {
     fixed <- tune_fixed_k(ctx)
     runs <- list(fixed, tune_keps(ctx),
                  if ("stratum" %in% ctx$methods) tune_per_stratum(ctx, fixed$evals),
-                 if ("adaptive" %in% ctx$methods) tune_adaptive(ctx))
+                 if ("adaptive" %in% ctx$methods) tune_adaptive(ctx),
+                 if ("mdav" %in% ctx$methods) tune_mdav(ctx),
+                 if ("keyed" %in% ctx$methods) tune_keyed(ctx, key))
     cands <- unlist(lapply(runs, `[[`, "cands"), recursive = FALSE)
     stirred <- if ("stir" %in% ctx$methods) tune_stir(ctx, cands)
     list(cands = c(cands, stirred$cands), stop = unlist(lapply(c(runs, list(stirred)), `[[`, "stop")))
   })
-  tune_result(ctx, found$cands, found$stop, seed)
+  tune_result(ctx, found$cands, found$stop, seed, started)
 }
 
 # ---- the search's parts -----------------------------------------------------------------
@@ -163,7 +232,9 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, linkage = 0.01
 # their kd-trees (one rank index, queried by the adaptive kernel and by every
 # measurement) and their robust covariance (risk1/risk2), and the evaluator.
 tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, family, methods,
-                       all_methods, format, keps_epsilon, max_tries, nthreads, limits) {
+                       all_methods, format, keps_epsilon, max_tries, nthreads, limits,
+                       attacks, verify, intruder, sensitive, seed, secret) {
+  force(secret) # the key checked before the search (by check_key(), which never shows it), not kept
   # the checked values replace the arguments
   list2env(check_masking_args(data, vars, strata, k, nthreads = nthreads), environment())
   m <- check_whole(m, "m", min = 1)
@@ -188,6 +259,29 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
   }
   max_tries <- check_whole(max_tries, "max_tries", min = 1)
   df <- as.data.frame(data, stringsAsFactors = FALSE)
+  if (!is.null(sensitive) && (!is.character(sensitive) || length(sensitive) != 1L || is.na(sensitive) ||
+                              !sensitive %in% names(df))) {
+    stop_arg("`sensitive` must be NULL or the name of a column of `data`, not ", show_value(sensitive), ".")
+  }
+  reg <- names(battery_attacks())
+  usable <- if (is.null(sensitive)) setdiff(reg, "inference") else reg
+  check_names <- function(x, arg) {
+    if (!is.character(x) || !length(x) || anyNA(x) || !all(x %in% reg)) {
+      stop_arg("`", arg, "` must name attacks of the battery (battery_attacks()): ",
+               paste0("\"", reg, "\"", collapse = ", "), "; not ", show_value(x), ".")
+    }
+    if (!all(x %in% usable)) {
+      stop_arg("`", arg, "` names the attack \"inference\", which needs a `sensitive` column.")
+    }
+    unique(x)
+  }
+  attacks <- check_names(attacks, "attacks")
+  verify <- if (is.null(verify)) usable else check_names(verify, "verify")
+  if (is.null(intruder)) {
+    intruder <- intruder(vars = vars, strata = strata)
+  } else if (!inherits(intruder, "detanon_intruder")) {
+    stop_arg("`intruder` must be NULL or made by intruder(), not ", class_label(intruder), ".")
+  }
   n <- nrow(df)
   if (n < length(vars) + 2L) {
     stop_arg("`data` needs more records than variables to measure risk1 and risk2: ",
@@ -199,25 +293,27 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
   list(data = data, df = df, vars = vars, strata = strata, k = k, k_strata = k_strata, m = m,
        limits = limits, objective = objective, methods = methods, format = format,
        keps_epsilon = keps_epsilon, max_tries = max_tries, nthreads = nthreads, p = p,
-       sizes = p$sizes, n = n, floor_m = floor_m,
+       sizes = p$sizes, n = n, floor_m = floor_m, attacks = attacks, verify = verify, intruder = intruder,
+       sensitive = sensitive, seed = seed,
        # the risk1 test of the adaptive kernel, when a risk1 or risk2 limit is set
        w1 = if (limits$risk1 < 1 || limits$risk2 < 1) rmd_defaults()$w1,
-       ev = tune_evaluator(df, vars, strata, p, m, objective, formula, family, nthreads))
+       ev = tune_evaluator(df, vars, strata, p, m, objective, formula, family, nthreads,
+                           attacks, intruder, sensitive, seed, limits))
 }
 
-# One candidate: its row of the report (measured by ctx$ev), its release (NULL: measured,
-# not returned) and the intruder's replay of it (NULL: read from its metadata). `since`:
-# when its making began (its `seconds` cover the making and the measuring).
-tune_candidate <- function(ctx, e, method, settings, release, since, mask = NULL) {
+# One candidate: its row of the report (measured by ctx$ev) and its release (NULL:
+# measured, not returned). `since`: when its making began (its `seconds` cover the making
+# and the measuring).
+tune_candidate <- function(ctx, e, method, settings, release, since) {
   row <- tune_row(e, ctx$limits, method, settings)
   row$seconds <- proc.time()[[3L]] - since
-  list(row = row, release = release, mask = mask)
+  list(row = row, release = release)
 }
 
 tune_quiet <- function(expr) suppressMessages(suppressWarnings(expr))
 
 # A release of anonymise_adaptive() from the shared parts, with the settings that make it
-# again (so that risk_replay() and the user can replay it from its metadata).
+# again (so that the algorithm-aware intruder and the user can read them from its metadata).
 tune_adaptive_release <- function(ctx, k_start, k0, k_max, m, rate, w1, fit = NULL) {
   if (is.null(fit)) fit <- adaptive_fit(ctx$p, k0, k_max, m, rate, w1, ctx$nthreads)
   tune_quiet(adaptive_release(ctx$data, ctx$df, ctx$p, fit, ctx$format, min(k0),
@@ -308,8 +404,7 @@ tune_per_stratum <- function(ctx, evals) {
     }
     memo[[key]]
   }
-  lim_n <- c(linkage = limits$linkage, top_m = limits$top_m, risk1 = limits$risk1,
-             risk2 = limits$risk2) * ctx$n
+  lim_n <- attr(counts(1L), "limits") # the counts allowed over all strata
   choice_r <- rep(1L, length(sizes))
   top_r <- vapply(sizes, function(sz) which(ladder >= sz)[1L], integer(1))
   top_r[is.na(top_r)] <- length(ladder)
@@ -320,15 +415,15 @@ tune_per_stratum <- function(ctx, evals) {
       cnt <- vapply(seq_along(sizes), function(i) {
         if (!is.null(measured) && measured$r[i] == choice_r[i]) return(measured$c[i, ])
         counts(choice_r[i])[i, ]
-      }, numeric(5))
-      over <- c(rowSums(cnt[c("linkage", "top_m", "risk1", "risk2"), , drop = FALSE]) / pmax(lim_n, 0.5),
+      }, numeric(ncol(counts(1L))))
+      over <- c(rowSums(cnt[names(lim_n), , drop = FALSE]) / pmax(lim_n, 0.5),
                 linkage_stratum = max(cnt["linkage", ] / sizes) / limits$linkage_stratum,
-                top_m_stratum = max(cnt["top_m", ] / sizes) / limits$top_m_stratum)
+                top_m_stratum = max(cnt["top_m_released", ] / sizes) / limits$top_m_stratum)
       can <- choice_r < top_r
       if (all(over <= 1) || !any(can)) break
       worst <- names(which.max(over))
       row <- switch(worst, linkage_stratum = cnt["linkage", ] / sizes,
-                    top_m_stratum = cnt["top_m", ] / sizes, cnt[worst, ])
+                    top_m_stratum = cnt["top_m_released", ] / sizes, cnt[worst, ])
       row[!can] <- -Inf
       i <- which.max(row)
       choice_r[i] <- choice_r[i] + 1L
@@ -414,7 +509,7 @@ tune_adaptive <- function(ctx) {
     last_excess <- excess
     if (s$cand$n_capped > 0 && k_max < max(sizes)) {
       k_max <- min(2L * k_max, max(sizes))
-    } else if (!grepl("top_m", row$fails, fixed = TRUE)) {
+    } else if (!grepl("top_m|worst|linkage", row$fails)) {
       out$stop <- sprintf("adaptive k: %s missed and no setting left to raise", row$fails)
       break
     }
@@ -439,7 +534,115 @@ tune_adaptive <- function(ctx) {
   out
 }
 
-# 4. Stirring: the values of the four candidates of least loss (fixed k, k per stratum,
+# 4. Shared centroids: MDAV microaggregation within each stratum at k = 3, 5, 10, 15, 20,
+# 30 (from k; capped by the stratum's size), every record releasing its group's mean.
+tune_mdav <- function(ctx) {
+  out <- list(cands = list(), stop = character())
+  if (max(ctx$sizes) > 50000L) {
+    out$stop <- "mdav: left out (a stratum of more than 50,000 records)"
+    return(out)
+  }
+  p <- ctx$p
+  z <- p$z
+  for (kk in tune_ladder(ctx$k, c(5L, 10L, 15L, 20L, 30L))) {
+    if (kk > max(ctx$sizes)) break
+    since <- proc.time()[[3L]]
+    g <- mdav_strata(z, p$id, kk)
+    rel <- mdav_release(ctx, g, kk)
+    out$cands[[length(out$cands) + 1L]] <-
+      tune_candidate(ctx, ctx$ev(rel), "mdav", sprintf("MDAV groups of k = %d within strata", kk), rel, since)
+  }
+  out
+}
+
+# The release of groups `g` (one id per record): every record's masked values are the
+# means of its group's originals, in the release form.
+mdav_release <- function(ctx, g, kk) {
+  df <- ctx$df
+  x0 <- ctx$p$x0
+  size <- tabulate(g)
+  means <- rowsum(x0, g, reorder = TRUE) / size
+  for (j in seq_along(ctx$vars)) {
+    v <- ctx$vars[j]
+    df[[v]] <- format_masked(means[g, j], x0[, j], kk, ctx$format, is.integer(df[[v]]))
+  }
+  as_release(as_release_frame(df, ctx$data), "tune_release",
+             settings = list(method = "mdav", k = kk, vars = ctx$vars, strata = ctx$strata, format = ctx$format),
+             counts = list(n = nrow(df), n_strata = length(ctx$sizes), n_groups = length(size),
+                           min_group = min(size), max_group = max(size)))
+}
+
+# MDAV groups within strata: group ids 1..G over all records.
+mdav_strata <- function(z, id, k) {
+  g <- integer(nrow(z))
+  next_id <- 0L
+  for (s in seq_len(max(id))) {
+    rows <- which(id == s)
+    gs <- mdav_groups(z[rows, , drop = FALSE], min(k, length(rows)))
+    g[rows] <- gs + next_id
+    next_id <- next_id + max(gs)
+  }
+  g
+}
+
+# MDAV (maximum distance to average vector; Domingo-Ferrer and Mateo-Sanz 2002, as in
+# sdcMicro): while at least 3k records remain, the record r farthest from their centre
+# and its k - 1 nearest form a group, then the record farthest from r and its k - 1
+# nearest; with 2k..3k - 1 left, one more group around the farthest record; the rest (k
+# to 2k - 1 records) form the last group. Euclidean distance on the rows of `z`; ties
+# go to the first row. Returns group ids 1..G. O(n^2 / k).
+mdav_groups <- function(z, k) {
+  n <- nrow(z)
+  g <- integer(n)
+  if (n < 2L * k) return(rep(1L, n))
+  zt <- t(z)
+  rem <- seq_len(n)
+  gid <- 0L
+  d2 <- function(point) colSums((zt[, rem, drop = FALSE] - point)^2)
+  take <- function(r) {
+    near <- rem[order(d2(zt[, r]))[seq_len(k)]]
+    gid <<- gid + 1L
+    g[near] <<- gid
+    rem <<- rem[g[rem] == 0L]
+  }
+  while (length(rem) >= 3L * k) {
+    r <- rem[which.max(d2(rowMeans(zt[, rem, drop = FALSE])))]
+    take(r)
+    s <- rem[which.max(d2(zt[, r]))]
+    take(s)
+  }
+  if (length(rem) >= 2L * k) take(rem[which.max(d2(rowMeans(zt[, rem, drop = FALSE])))])
+  if (length(rem)) {
+    gid <- gid + 1L
+    g[rem] <- gid
+  }
+  g
+}
+
+# 4b. Shared centroids with a secret key: anonymise_keyed() at the mean group sizes 5, 10,
+# 14, 20 and 30 (groups of at least max(2, k) records). Left out without a key. The key
+# is passed to the verb and kept nowhere else (the releases' metadata do not hold it).
+tune_keyed <- function(ctx, key) {
+  out <- list(cands = list(), stop = character())
+  if (is.null(key)) {
+    out$stop <- "keyed: left out (no `key`)"
+    return(out)
+  }
+  kk <- max(2L, ctx$k)
+  for (size in c(5L, 10L, 14L, 20L, 30L)) {
+    if (size < kk || size > max(ctx$sizes)) next
+    since <- proc.time()[[3L]]
+    rel <- tune_quiet(anonymise_keyed(ctx$data, vars = ctx$vars, strata = ctx$strata, k = kk, key = key,
+                                      size = size, format = ctx$format, check_identifiers = FALSE,
+                                      nthreads = ctx$nthreads))
+    out$cands[[length(out$cands) + 1L]] <-
+      tune_candidate(ctx, ctx$ev(rel), "keyed", sprintf("keyed groups of mean size %d, k = %d", size, kk), rel,
+                     since)
+  }
+  out
+}
+
+# 5. Stirring: the values of the four candidates of least loss (fixed k, k per stratum,
 # adaptive k) shuffled inside Mondrian classes of at least 3 nearby released records
 # within the strata.
 tune_stir <- function(ctx, cands) {
@@ -457,43 +660,89 @@ tune_stir <- function(ctx, cands) {
     st <- tune_quiet(stir(rel, vars = ctx$vars, strata = ctx$strata, classes = cl, k = 3L, method = "shuffle"))
     out$cands[[length(out$cands) + 1L]] <-
       tune_candidate(ctx, ctx$ev(st), "stir",
-                     sprintf("candidate %d (%s), shuffled in classes of >= 3", b, rows[[b]]$method), st, since,
-                     mask = tune_stir_mask(release_info(rel), ctx$vars, ctx$strata))
+                     sprintf("candidate %d (%s), shuffled in classes of >= 3", b, rows[[b]]$method), st, since)
   }
   out
 }
 
-# The report: the candidates, the one of least loss among those meeting every limit, the
-# frontier, why the search stopped, and the replay attack on the chosen release.
-tune_result <- function(ctx, cands, stop_reason, seed) {
+# The report: the candidates; those meeting every limit of the search verified on the
+# verification battery in order of loss until one passes (the chosen release); the
+# frontier; why the search stopped.
+tune_result <- function(ctx, cands, stop_reason, seed, started) {
   tried <- do.call(rbind, lapply(cands, `[[`, "row"))
   rownames(tried) <- NULL
   releases <- lapply(cands, `[[`, "release")
   limits <- ctx$limits
   ok <- which(tried$meets & !vapply(releases, is.null, NA))
-  best <- if (length(ok)) ok[which.min(tried$loss[ok])] else NA_integer_
-  front <- pareto(tried$top_m, tried$loss)
+  best <- NA_integer_
+  battery <- NULL
+  closest <- NULL # the verified candidate of least excess, when none passes
+  for (i in ok[order(tried$loss[ok])]) {
+    b <- tune_quiet(risk_battery(ctx$df, releases[[i]], intruder = ctx$intruder, attacks = ctx$verify, m = ctx$m,
+                                 sensitive = ctx$sensitive, seed = seed, nthreads = ctx$nthreads))
+    v <- tune_verdict(b, limits)
+    tried$verified[i] <- v$pass
+    tried$verify_worst[i] <- v$worst
+    tried$verify_worst_attack[i] <- v$worst_attack
+    tried$verify_top_m[i] <- v$top_m
+    tried$verify_fails[i] <- v$fails
+    if (v$pass) {
+      best <- i
+      battery <- b
+      break
+    }
+    ex <- tune_excess(tried[i, ], limits, prefix = "verify_")
+    if (is.null(closest) || ex < closest$excess) closest <- list(i = i, excess = ex, battery = b)
+  }
+  front <- pareto(tried$worst, tried$loss)
   chosen <- if (!is.na(best)) tried[best, , drop = FALSE] else NULL
   release <- if (!is.na(best)) releases[[best]] else NULL
+  n_failed <- sum(tried$verified %in% FALSE)
+  failed_by <- if (n_failed) {
+    att <- table(tried$verify_worst_attack[tried$verified %in% FALSE])
+    paste0(" (worst attack: ", paste(sprintf("%s %d", names(att), as.integer(att)), collapse = ", "), ")")
+  } else ""
   stop <- if (!is.na(best)) {
-    sprintf("%d candidates tried; %d met every limit; the least loss (%s = %.4g) is %s (%s). %s",
-            nrow(tried), length(ok), ctx$objective, tried$loss[best], tried$method[best],
+    sprintf(paste0("%d candidates tried; %d met every limit of the search; %d of them failed the verification%s; ",
+                   "the least loss that passes both (%s = %.4g) is %s (%s). %s"),
+            nrow(tried), length(ok), n_failed, failed_by, ctx$objective, tried$loss[best], tried$method[best],
             tried$settings[best], paste(stop_reason, collapse = "; "))
+  } else if (length(ok)) {
+    battery <- closest$battery
+    sprintf(paste0("%d candidates tried; %d met every limit of the search, and every one failed the ",
+                   "verification%s; none is returned. Closest on the verification: %s (%s), which misses %s. %s"),
+            nrow(tried), length(ok), failed_by, tried$method[closest$i], tried$settings[closest$i],
+            tried$verify_fails[closest$i], paste(stop_reason, collapse = "; "))
   } else {
-    closest <- which.min(vapply(seq_len(nrow(tried)), function(i) tune_excess(tried[i, ], limits), 0))
-    sprintf("%d candidates tried; none met every limit. Closest (least excess over the limits): %s (%s), which misses %s. %s",
-            nrow(tried), tried$method[closest], tried$settings[closest],
-            tried$fails[closest], paste(stop_reason, collapse = "; "))
-  }
-  replay <- if (!is.null(release)) {
-    risk_replay(ctx$df, release, vars = ctx$vars, strata = ctx$strata, mask = cands[[best]]$mask,
-                nthreads = ctx$nthreads, seed = seed)
+    cl <- which.min(vapply(seq_len(nrow(tried)), function(i) tune_excess(tried[i, ], limits), 0))
+    sprintf("%d candidates tried; none met every limit of the search. Closest (least excess over the limits): %s (%s), which misses %s. %s",
+            nrow(tried), tried$method[cl], tried$settings[cl],
+            tried$fails[cl], paste(stop_reason, collapse = "; "))
   }
   structure(list(release = release, chosen = chosen, tried = tried,
-                 frontier = tried[front, , drop = FALSE], replay = replay,
+                 frontier = tried[front, , drop = FALSE], battery = battery,
+                 attacks = ctx$attacks, verify = ctx$verify,
                  limits = c(limits, m = ctx$m, k = ctx$k, k_strata = ctx$k_strata),
-                 objective = ctx$objective, stop = trimws(stop)),
+                 objective = ctx$objective, stop = trimws(stop),
+                 seconds = proc.time()[[3L]] - started),
             class = "detanon_tuned")
+}
+
+# The verification of a candidate on its battery: the worst one-record rate and the worst
+# top-m rate over the attacks, against the limits `worst` and `top_m`.
+tune_verdict <- function(b, limits) {
+  tab <- as.data.frame(b)
+  w <- if (any(!is.na(tab$rate))) which.max(tab$rate) else NA_integer_
+  worst <- if (is.na(w)) NA_real_ else tab$rate[w]
+  top <- if (any(!is.na(tab$rate_m))) max(tab$rate_m, na.rm = TRUE) else NA_real_
+  fails <- character()
+  if (!is.na(worst) && worst > limits$worst) fails <- c(fails, sprintf("worst (%s %.4f)", tab$name[w], worst))
+  if (!is.na(top) && top > limits$top_m) {
+    wm <- which.max(ifelse(is.na(tab$rate_m), -Inf, tab$rate_m))
+    fails <- c(fails, sprintf("top_m (%s %.4f)", tab$name[wm], top))
+  }
+  list(pass = !length(fails), worst = worst, worst_attack = if (is.na(w)) NA_character_ else tab$name[w],
+       top_m = top, fails = paste(fails, collapse = ", "))
 }
 
 # Limits no release of these strata can meet; returns the share of records in strata of
@@ -518,12 +767,14 @@ check_tune_limits <- function(limits, k_strata, m, sizes, n) {
   floor_m
 }
 
-# The measurements of a candidate: those of the public functions a user would call
-# (risk_linkage() with m = 1 and with m, risk_rmd(deterministic = TRUE) at its default
-# settings, the objective), computed by their own kernels (linkage_rates(), rmd_result())
-# from the shared parts in `p` and a single rank query per candidate, for the whole data
-# and per stratum: the same code, so the same numbers.
-tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, nthreads) {
+# The measurements of a candidate: the search attacks of the battery (risk_battery()
+# without control, per record: the counts per stratum of the k-per-stratum search), and
+# those of the public functions a user would call (risk_linkage() with m = 1 and with m,
+# risk_rmd(deterministic = TRUE) at its default settings, the objective), computed by their
+# own kernels (linkage_rates(), rmd_result()) from the shared parts in `p` and a single
+# rank query per candidate: the same code, so the same numbers.
+tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, nthreads, attacks, intruder,
+                           sensitive, seed, limits) {
   s <- linkage_setup(df, df, vars, strata)
   index <- if (identical(s$zo, p$z)) p$index else rank_index(s$zo, s)
   rmd_set <- rmd_defaults()
@@ -557,49 +808,88 @@ tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, n
       delta = max(utility_delta(orig, release, vars = vars)$delta),
       U = utility_pmse(orig, release)$U,
       model = max(utility_model(orig, release, formula, family = family)$std_diff, na.rm = TRUE))
-    per <- function(v) as.vector(rowsum(v, ss$id, reorder = TRUE)) / ss$sizes
+    # the search attacks, on the release as returned (its rows aligned with `orig`)
+    bat <- tune_quiet(risk_battery(orig, release, intruder = intruder, attacks = attacks, m = m,
+                                   sensitive = sensitive, control = FALSE, seed = seed, nthreads = nthreads))
+    per <- function(v) as.vector(rowsum(v, ss$id, reorder = TRUE))
     flag1 <- flag2 <- numeric(n)
     flag1[r$rows_risk1] <- 1
     flag2[r$rows_risk2] <- 1
-    # a stratum's risk1/risk2 counts are unknown when the release's are
-    if (is.na(r$risk1)) flag1[] <- NA_real_
-    if (is.na(r$risk2)) flag2[] <- NA_real_
-    list(linkage = l1$rate, linkage_stratum = max(l1$by_rate), top_m = lm$rate,
+    # a stratum's risk1/risk2 counts are unknown when the release's are (every record counts)
+    if (is.na(r$risk1)) flag1[] <- 1
+    if (is.na(r$risk2)) flag2[] <- 1
+    counts <- cbind(linkage = l1$by_rate * ss$sizes, top_m_released = lm$by_rate * ss$sizes,
+                    risk1 = per(flag1), risk2 = per(flag2))
+    lim_n <- c(linkage = limits$linkage, risk1 = limits$risk1, risk2 = limits$risk2) * n
+    lim_n <- lim_n[c(limits$linkage, limits$risk1, limits$risk2) < 1]
+    rate <- rate_m <- stats::setNames(rep(NA_real_, length(attacks)), attacks)
+    for (a in attacks) {
+      at <- bat$attacks[[a]]
+      rate[a] <- at$rate
+      rate_m[a] <- at$rate_m
+      zero_na <- function(v) ifelse(is.na(v), 0, v)
+      if (!is.na(at$rate)) {
+        counts <- cbind(counts, per(zero_na(at$success)))
+        colnames(counts)[ncol(counts)] <- paste0("rate:", a)
+        lim_n[paste0("rate:", a)] <- limits$worst * at$n_attacked
+      }
+      if (!is.na(at$rate_m)) {
+        counts <- cbind(counts, per(zero_na(at$success_m)))
+        colnames(counts)[ncol(counts)] <- paste0("top_m:", a)
+        lim_n[paste0("top_m:", a)] <- limits$top_m * at$n_attacked
+      }
+    }
+    w <- if (any(!is.na(rate))) which.max(rate) else NA_integer_
+    list(worst = if (is.na(w)) NA_real_ else unname(rate[w]),
+         worst_attack = if (is.na(w)) NA_character_ else names(rate)[w],
+         top_m = if (any(!is.na(rate_m))) max(rate_m, na.rm = TRUE) else NA_real_,
+         rates = rate, rates_m = rate_m,
+         linkage = l1$rate, linkage_stratum = max(l1$by_rate), top_m_released = lm$rate,
          top_m_stratum = max(lm$by_rate), risk1 = r$risk1, risk2 = r$risk2, reid = l1$reid_mean,
-         loss = loss,
-         by = data.frame(size = ss$sizes, linkage = l1$by_rate, top_m = lm$by_rate, risk1 = per(flag1),
-                         risk2 = per(flag2)))
+         loss = loss, counts = counts, count_limits = lim_n, sizes = ss$sizes)
   }
 }
 
 # How far a candidate misses its limits: the sum of its measures' relative excess over
 # them (a limit of 0, as risk2 = 0 allows, counts the excess per record of 1/1000; a
-# measure that could not be computed counts as 1, the largest share).
-tune_excess <- function(row, limits) {
-  lim <- unlist(limits[c("linkage", "linkage_stratum", "top_m", "top_m_stratum", "risk1", "risk2")])
-  got <- unlist(row[names(lim)])
-  got[is.na(got)] <- 1
+# measure with a limit that could not be computed counts as 1, the largest share).
+tune_excess <- function(row, limits, prefix = "") {
+  lim <- tune_limit_vector(limits)
+  nm <- names(lim)
+  if (nzchar(prefix)) nm[nm %in% c("worst", "top_m")] <- paste0(prefix, nm[nm %in% c("worst", "top_m")])
+  got <- unlist(row[nm])
+  names(got) <- names(lim)
+  got[is.na(got) & lim < 1] <- 1
+  got[is.na(got)] <- 0
   sum(pmax(0, got - lim) / pmax(lim, 1e-3))
 }
 
-# Per stratum (rows): the expected numbers of records linked (nearest), linked among the
-# top m, and flagged by risk1 and risk2 (unknown counts: every record of the stratum).
+tune_limit_vector <- function(limits) {
+  unlist(limits[c("worst", "top_m", "linkage", "linkage_stratum", "top_m_stratum", "risk1", "risk2")])
+}
+
+# Per stratum (rows): the expected numbers of records re-identified by each search attack
+# (one-record and top-m), linked by nearest linkage, and flagged by risk1 and risk2, and
+# the stratum sizes; attribute "limits": the counts allowed over all strata.
 tune_counts <- function(e) {
-  b <- e$by
-  flagged <- function(v) ifelse(is.na(v), 1, v) * b$size
-  cbind(linkage = b$linkage * b$size, top_m = b$top_m * b$size, risk1 = flagged(b$risk1),
-        risk2 = flagged(b$risk2), size = b$size)
+  structure(cbind(e$counts, size = e$sizes), limits = e$count_limits)
 }
 
 # One row of the report from an evaluation.
 tune_row <- function(e, limits, method, settings) {
-  got <- c(linkage = e$linkage, linkage_stratum = e$linkage_stratum, top_m = e$top_m,
-           top_m_stratum = e$top_m_stratum,
-           risk1 = e$risk1, risk2 = e$risk2)
-  lim <- unlist(limits[names(got)])
-  fails <- names(got)[is.na(got) | got > lim]
-  data.frame(method = method, settings = settings, t(got), reid = e$reid, loss = e$loss,
-             meets = !length(fails), fails = paste(fails, collapse = ", "), stringsAsFactors = FALSE)
+  got <- c(worst = e$worst, top_m = e$top_m, linkage = e$linkage, linkage_stratum = e$linkage_stratum,
+           top_m_stratum = e$top_m_stratum, risk1 = e$risk1, risk2 = e$risk2)
+  lim <- tune_limit_vector(limits)[names(got)]
+  # an attack measure the search attacks do not give is not a failure (the verification
+  # measures it); an older measure with a limit that cannot be computed is
+  fails <- names(got)[(is.na(got) & lim < 1 & !names(got) %in% c("worst", "top_m")) | (!is.na(got) & got > lim)]
+  data.frame(method = method, settings = settings, worst = e$worst, worst_attack = e$worst_attack,
+             top_m = e$top_m, linkage = e$linkage, linkage_stratum = e$linkage_stratum,
+             top_m_released = e$top_m_released, top_m_stratum = e$top_m_stratum, risk1 = e$risk1,
+             risk2 = e$risk2, reid = e$reid, loss = e$loss,
+             meets = !length(fails), fails = paste(fails, collapse = ", "),
+             verified = NA, verify_worst = NA_real_, verify_worst_attack = NA_character_,
+             verify_top_m = NA_real_, verify_fails = "", stringsAsFactors = FALSE)
 }
 
 tune_k_label <- function(choice) {
@@ -613,20 +903,6 @@ tune_stage_label <- function(stage, k, m, w1) {
   sprintf("k from %d, m = %d%s, stages rate/k_max: %s", k, m, if (!is.null(w1)) paste0(", w1 = ", format(w1)) else "",
           paste(sprintf("%s/%d", format(signif(stage$rate, 6), drop0trailing = TRUE, trim = TRUE), stage$k_max),
                 collapse = " > "))
-}
-
-# The intruder's replay of a stirred candidate (see risk_replay()): the base masking
-# replayed from its metadata, then shuffled in classes of its own (the intruder does not
-# know the seed).
-tune_stir_mask <- function(base_info, vars, strata) {
-  base_mask <- replay_mask(base_info)
-  function(d) {
-    rel <- base_mask(d)
-    cl <- suppressMessages(equivalence_classes(rel, strata = strata, quasi = vars, k = 3L,
-                                               small_strata = "suppress"))$class
-    if (anyNA(cl)) cl[is.na(cl)] <- max(c(0L, cl), na.rm = TRUE) + 1L
-    suppressMessages(stir(rel, vars = vars, classes = cl, k = 2L, small_strata = "merge"))
-  }
 }
 
 check_limit <- function(x, arg, zero = FALSE) {
@@ -656,62 +932,75 @@ print.detanon_tuned <- function(x, ...) {
     cat(strwrap(paste0(...), width = 78, indent = indent, exdent = exdent), sep = "\n")
   }
   k_strata <- if (is.null(l$k_strata)) l$k else l$k_strata
-  wrap(sprintf("tune_release(): %s tried; loss: %s (lower is better)", plural(nrow(x$tried), "candidate"),
-               x$objective))
-  wrap(sprintf(paste0("Limits: linkage <= %s (per stratum <= %s), top-%d <= %s (per stratum <= %s), ",
-                      "risk1 <= %s, risk2 <= %s, strata of >= %d records"),
-               format(l$linkage), format(l$linkage_stratum), l$m, format(l$top_m), format(l$top_m_stratum),
-               format(l$risk1), format(l$risk2), k_strata), exdent = 8)
+  wrap(sprintf("tune_release(): %s tried in %.1f s; loss: %s (lower is better)",
+               plural(nrow(x$tried), "candidate"), if (is.null(x$seconds)) NA_real_ else x$seconds, x$objective))
+  older <- c(linkage = l$linkage, linkage_stratum = l$linkage_stratum, top_m_stratum = l$top_m_stratum,
+             risk1 = l$risk1, risk2 = l$risk2)
+  older <- older[older < 1]
+  wrap(sprintf("Limits: worst one-record attack <= %s, top-%d (every attack that has one) <= %s%s, strata of >= %d records",
+               format(l$worst), l$m, format(l$top_m),
+               if (length(older)) paste0(", ", paste(sprintf("%s <= %s", names(older), format(older)), collapse = ", ")) else "",
+               k_strata), exdent = 8)
+  wrap("Search attacks: ", paste(x$attacks, collapse = ", "), exdent = 8)
+  wrap("Verification attacks: ", paste(x$verify, collapse = ", "), exdent = 8)
   t <- x$tried
-  num <- function(v, d) formatC(v, format = "f", digits = d)
-  tab <- data.frame(`#` = seq_len(nrow(t)), method = t$method, linkage = num(t$linkage, 4),
-                    top_m = num(t$top_m, 4), risk1 = num(t$risk1, 4), risk2 = num(t$risk2, 4),
-                    loss = formatC(t$loss, format = "g", digits = 4),
-                    meets = ifelse(t$meets, "yes", "no"), check.names = FALSE, stringsAsFactors = FALSE)
+  num <- function(v, d) ifelse(is.na(v), "-", formatC(v, format = "f", digits = d))
+  ver <- ifelse(is.na(t$verified), "-", ifelse(t$verified, "passes", "FAILS"))
+  tab <- data.frame(`#` = seq_len(nrow(t)), method = t$method, worst = num(t$worst, 4),
+                    top_m = num(t$top_m, 4), loss = formatC(t$loss, format = "g", digits = 4),
+                    search = ifelse(t$meets, "meets", "misses"), verified = ver,
+                    v_worst = num(t$verify_worst, 4), v_top_m = num(t$verify_top_m, 4),
+                    check.names = FALSE, stringsAsFactors = FALSE)
   names(tab)[names(tab) == "top_m"] <- sprintf("top-%d", l$m)
+  names(tab)[names(tab) == "v_top_m"] <- sprintf("v_top-%d", l$m)
   cat("\n")
+  wrap("Search (worst and top-m over the search attacks) and verification (over the verification attacks):")
   print(tab, row.names = FALSE, right = TRUE)
   cat("\nSettings (and the limits each candidate misses):\n")
   for (i in seq_len(nrow(t))) {
-    lines <- strwrap(paste0(t$settings[i], if (nzchar(t$fails[i])) paste0("; misses ", t$fails[i])), width = 72)
+    why <- c(if (nzchar(t$fails[i])) paste0("misses ", t$fails[i], " in the search"),
+             if (isFALSE(t$verified[i])) paste0("passes the search, fails the verification: ", t$verify_fails[i]))
+    lines <- strwrap(paste(c(t$settings[i], why), collapse = "; "), width = 72)
     cat(paste0(c(sprintf("%4d  ", i), rep(strrep(" ", 6L), length(lines) - 1L)), lines), sep = "\n")
   }
+  cat("\n")
   if (!is.null(x$chosen)) {
     ch <- x$chosen
-    cat("\n")
-    wrap(sprintf("Chosen: %s (%s)", ch$method, ch$settings), exdent = 8)
-    wrap(sprintf(paste0("measured on the release: linkage %.4f (largest stratum %.4f), top-%d %.4f ",
-                        "(largest stratum %.4f), risk1 %.4f, risk2 %.4f, %s %.4g"),
-                 ch$linkage, ch$linkage_stratum, l$m, ch$top_m, ch$top_m_stratum, ch$risk1, ch$risk2,
-                 x$objective, ch$loss), indent = 2, exdent = 4)
-    b <- x$replay$by_p
-    wrap("replay attack (not limited): ",
-         paste(sprintf("p = %s: %.4f", vapply(b$p, format, ""), b$rate), collapse = ", "), indent = 2, exdent = 4)
+    wrap(sprintf("Chosen: candidate %d, %s (%s)", match(TRUE, t$verified), ch$method, ch$settings), exdent = 8)
+    wrap(sprintf("search: worst %.4f (%s), top-%d %.4f; verification: worst %.4f (%s), top-%d %.4f; %s %.4g",
+                 ch$worst, ch$worst_attack, l$m, ch$top_m, ch$verify_worst, ch$verify_worst_attack, l$m,
+                 ch$verify_top_m, x$objective, ch$loss), indent = 2, exdent = 4)
   } else {
-    cat("\nNo candidate met every limit; nothing is returned as a release.\n")
+    cat("No candidate met every limit on the search and the verification; nothing is returned as a release.\n")
+  }
+  if (!is.null(x$battery)) {
+    cat(if (!is.null(x$chosen)) "Verification battery of the chosen release:\n" else
+      "Verification battery of the closest candidate verified:\n")
+    print_battery_table(x$battery, indent = "  ")
   }
   wrap("Stopped: ", x$stop)
-  wrap("The limits cover linking by distance and the risk1/risk2 heuristics for an intruder who ",
-       "knows the originals, not one who knows the algorithm (see the replay line), other ",
-       "background knowledge or attribute disclosure. Meeting them does not prove the release safe.",
-       exdent = 0)
+  wrap("The limits cover the attacks of the verification battery for its intruder, not other attacks, ",
+       "other background knowledge, attribute disclosure beyond the inference attack, or linking with ",
+       "other releases. Meeting them does not prove the release safe.", exdent = 0)
   invisible(x)
 }
 
 #' Plot the risk-utility frontier of a release search
 #'
-#' One point per candidate of [tune_release()]: its top-`m` linkage rate (x axis, the
-#' share of records whose own original is among the `m` nearest, see [risk_linkage()])
-#' against its loss (y axis, the `objective`, on a log scale). How to read it:
+#' One point per candidate of [tune_release()]: its worst one-record attack over the
+#' search attacks (x axis, the largest success rate, see [risk_battery()]) against its
+#' loss (y axis, the `objective`, on a log scale). How to read it:
 #' * the colour gives the family of the candidate (fixed `k`, `k` per stratum, adaptive
-#'   `k`, stirred, (k, epsilon));
-#' * a filled point meets every limit, an open point misses at least one (not only the
-#'   top-m limit: a point left of the dotted line may miss the linkage or risk1 limits);
-#' * the dotted vertical line is the top-m limit;
+#'   `k`, MDAV, stirred, (k, epsilon));
+#' * a filled point meets every limit of the search, an open point misses at least one
+#'   (not only the `worst` limit: a point left of the dotted line may miss the top-m limit);
+#' * a cross over a point marks a candidate that met the search limits but failed the
+#'   verification on the whole battery;
+#' * the dotted vertical line is the `worst` limit;
 #' * the dashed line joins the frontier: the candidates that no other candidate beats on
 #'   both axes (lower risk *and* lower loss). A point above it is dominated;
-#' * the star marks the chosen release: the candidate of least loss among the filled
-#'   points.
+#' * the star marks the chosen release: the candidate of least loss that met the limits on
+#'   the search and on the verification.
 #'
 #' @param x A `detanon_tuned` object from [tune_release()].
 #' @param ... Further arguments to [graphics::plot()] (e.g. `ylim`).
@@ -720,23 +1009,26 @@ print.detanon_tuned <- function(x, ...) {
 #' @export
 plot.detanon_tuned <- function(x, ...) {
   t <- x$tried
-  fam <- c(anonymise = "grey30", stratum = "darkorange", adaptive = "firebrick", stir = "steelblue",
-           keps = "darkgreen")
+  fam <- c(anonymise = "grey30", stratum = "darkorange", adaptive = "firebrick", mdav = "purple",
+           keyed = "deeppink", stir = "steelblue", keps = "darkgreen")
   col <- fam[t$method]
   pch <- ifelse(t$meets, 19, 1)
-  graphics::plot(t$top_m, t$loss, col = col, pch = pch, log = "y",
-                 xlab = sprintf("top-%d linkage rate", x$limits$m), ylab = paste0("loss (", x$objective, ")"),
+  graphics::plot(t$worst, t$loss, col = col, pch = pch, log = "y",
+                 xlab = "worst one-record attack (search)", ylab = paste0("loss (", x$objective, ")"),
                  main = "Risk-utility frontier", ...)
   f <- x$frontier
-  graphics::lines(f$top_m, f$loss, col = "firebrick", lty = 2)
-  graphics::abline(v = x$limits$top_m, lty = 3)
-  if (!is.null(x$chosen)) graphics::points(x$chosen$top_m, x$chosen$loss, pch = 8, cex = 2)
+  graphics::lines(f$worst, f$loss, col = "firebrick", lty = 2)
+  graphics::abline(v = x$limits$worst, lty = 3)
+  bad <- t$verified %in% FALSE
+  if (any(bad)) graphics::points(t$worst[bad], t$loss[bad], pch = 4, cex = 1.6)
+  if (!is.null(x$chosen)) graphics::points(x$chosen$worst, x$chosen$loss, pch = 8, cex = 2)
   shown <- names(fam) %in% t$method
-  graphics::legend("topright", bty = "n", pch = c(rep(19, sum(shown)), 1, 8, NA, NA),
-                   lty = c(rep(NA, sum(shown) + 2L), 2, 3),
-                   col = c(fam[shown], "grey30", "black", "firebrick", "black"),
+  graphics::legend("topright", bty = "n", pch = c(rep(19, sum(shown)), 1, 4, 8, NA, NA),
+                   lty = c(rep(NA, sum(shown) + 3L), 2, 3),
+                   col = c(fam[shown], "grey30", "black", "black", "firebrick", "black"),
                    legend = c(c(anonymise = "anonymise(k)", stratum = "k per stratum", adaptive = "adaptive k",
-                                stir = "stirred", keps = "(k, epsilon)")[shown], "misses a limit", "chosen",
-                              "frontier", "top-m limit"))
+                                mdav = "MDAV", keyed = "keyed", stir = "stirred",
+                                keps = "(k, epsilon)")[shown], "misses a limit",
+                              "fails verification", "chosen", "frontier", "worst limit"))
   invisible(x)
 }

@@ -146,6 +146,89 @@ SEXP ffi_col_stats(SEXP x, SEXP nthreads)
     return out;
 }
 
+/* The release form (format_masked()): statistics of a column x (double, finite, not
+ * empty): c(min, max, whole, lo, hi), see mask_form_stats(); kk = 0 skips lo and hi. */
+SEXP ffi_form_stats(SEXP x, SEXP kk_)
+{
+    if (TYPEOF(x) != REALSXP || XLENGTH(x) < 1) Rf_error("internal error: bad input to ffi_form_stats");
+    const ptrdiff_t n = XLENGTH(x), kk = (ptrdiff_t) Rf_asReal(kk_);
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, 5));
+    double *buf = (double *) R_alloc(kk > 64 ? (size_t) n : 64, sizeof(double));
+    mask_form_stats(REAL_RO(x), n, kk, buf, REAL(out));
+    UNPROTECT(1);
+    return out;
+}
+
+/* squeeze_range() of a masked column v (double, finite; a new vector), then, when round0
+ * is TRUE, rounded to whole numbers inside [lo, hi] (mask_release_form()). */
+SEXP ffi_squeeze(SEXP v, SEXP lo, SEXP hi, SEXP round0)
+{
+    if (TYPEOF(v) != REALSXP) Rf_error("internal error: bad input to ffi_squeeze");
+    const ptrdiff_t n = XLENGTH(v);
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
+    mask_release_form(REAL_RO(v), REAL(out), n, Rf_asReal(lo), Rf_asReal(hi), Rf_asLogical(round0) == 1);
+    UNPROTECT(1);
+    return out;
+}
+
+/* The scan of the release form (mask_form_scan) as 5 doubles: min, max, in_min, in_max,
+ * any_in (0/1), so that a column in pieces is scanned piece by piece (partitioned
+ * anonymise()). */
+static void scan_from_sexp(SEXP s, mask_form_scan *out)
+{
+    if (TYPEOF(s) != REALSXP || XLENGTH(s) != 5) Rf_error("internal error: bad scan of the release form");
+    const double *p = REAL_RO(s);
+    out->min = p[0]; out->max = p[1]; out->in_min = p[2]; out->in_max = p[3]; out->any_in = p[4] != 0.0;
+}
+
+/* The scan of the masked values v (double, finite) inside [lo, hi], merged with `scan`
+ * (NULL: none) by mask_form_scan_merge(). */
+SEXP ffi_form_scan(SEXP v, SEXP lo_, SEXP hi_, SEXP scan)
+{
+    if (TYPEOF(v) != REALSXP) Rf_error("internal error: bad input to ffi_form_scan");
+    mask_form_scan s;
+    mask_form_scan_init(&s);
+    mask_form_scan_add(&s, REAL_RO(v), XLENGTH(v), Rf_asReal(lo_), Rf_asReal(hi_));
+    if (!Rf_isNull(scan)) {
+        mask_form_scan prev;
+        scan_from_sexp(scan, &prev);
+        mask_form_scan_merge(&s, &prev);
+    }
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, 5));
+    double *o = REAL(out);
+    o[0] = s.min; o[1] = s.max; o[2] = s.in_min; o[3] = s.in_max; o[4] = s.any_in ? 1.0 : 0.0;
+    UNPROTECT(1);
+    return out;
+}
+
+/* squeeze_range() of one piece v of a column whose merged scan is `scan` (then rounded to
+ * whole numbers when round0): mask_form_apply(), into a new vector. */
+SEXP ffi_form_apply(SEXP v, SEXP lo, SEXP hi, SEXP scan, SEXP round0)
+{
+    if (TYPEOF(v) != REALSXP) Rf_error("internal error: bad input to ffi_form_apply");
+    mask_form_scan s;
+    scan_from_sexp(scan, &s);
+    const ptrdiff_t n = XLENGTH(v);
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
+    mask_form_apply(REAL_RO(v), REAL(out), n, Rf_asReal(lo), Rf_asReal(hi), &s, Rf_asLogical(round0) == 1);
+    UNPROTECT(1);
+    return out;
+}
+
+/* The largest magnitude of each column of a double matrix, missing values left out (Inf
+ * for a column without any other value, as max(abs(range(x, na.rm = TRUE))) gives): the
+ * powers of two of pow2_factors() without a copy of each column. */
+SEXP ffi_col_maxabs(SEXP x)
+{
+    if (TYPEOF(x) != REALSXP) Rf_error("internal error: bad input to ffi_col_maxabs");
+    const ptrdiff_t n = Rf_isMatrix(x) ? Rf_nrows(x) : XLENGTH(x);
+    const int p = Rf_isMatrix(x) ? Rf_ncols(x) : 1;
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, p));
+    for (int j = 0; j < p; j++) REAL(out)[j] = mask_max_abs(REAL_RO(x) + (size_t) j * n, n);
+    UNPROTECT(1);
+    return out;
+}
+
 /* ---- partitioned anonymise(): the pieces of ffi_anonymise() on chunks of rows ---------- */
 
 /* Steps 3-4 of anonymise() on the rows of whole strata: x the n x d masked columns, id the

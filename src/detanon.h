@@ -9,6 +9,7 @@
 #define R_NO_REMAP
 #include <R.h>
 #include <Rinternals.h>
+#include <stdint.h>
 #include "kdtree.h"
 #include "host.h"
 
@@ -16,6 +17,12 @@
 SEXP ffi_anonymise(SEXP x, SEXP id, SEXP k, SEXP nthreads, SEXP progress);
 SEXP ffi_rescale(SEXP centroids, SEXP mean, SEXP sd, SEXP centroid_sd, SEXP nthreads);
 SEXP ffi_col_stats(SEXP x, SEXP nthreads);
+SEXP ffi_form_stats(SEXP x, SEXP kk);
+SEXP ffi_squeeze(SEXP v, SEXP lo, SEXP hi, SEXP round0);
+SEXP ffi_form_scan(SEXP v, SEXP lo, SEXP hi, SEXP scan);
+SEXP ffi_form_apply(SEXP v, SEXP lo, SEXP hi, SEXP scan, SEXP round0);
+SEXP ffi_col_maxabs(SEXP x);
+SEXP ffi_checksum(SEXP v);
 SEXP ffi_mask_strata(SEXP x, SEXP id, SEXP k, SEXP mean, SEXP sd, SEXP nthreads);
 SEXP ffi_acc_add(SEXP acc, SEXP x, SEXP centre);
 SEXP ffi_acc_merge(SEXP a, SEXP b, SEXP values, SEXP times);
@@ -75,6 +82,11 @@ SEXP ffi_nearest_in_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_ord
 SEXP ffi_knn_centroids(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
 SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, int want_index);
 
+/* keyed_glue.c: the keyed k-means of one stratum (anonymise_keyed()) */
+SEXP ffi_keyed_kmeans(SEXP z, SEXP c, SEXP kmin, SEXP restarts, SEXP maxit, SEXP secret);
+/* the 128-bit working key of a raw secret (keyed.c's keyed_derive()) */
+void keyed_secret_key(SEXP secret, uint64_t *k0, uint64_t *k1);
+
 /* testing_glue.c: TEST-ONLY entry points, called from tests/testthat only; compiled unless
  * DETANON_NO_TESTING is defined (CONTRIBUTING section 2) */
 #ifndef DETANON_NO_TESTING
@@ -82,6 +94,8 @@ SEXP ffi_knn_index(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
 SEXP ffi_kd_tree(SEXP z, SEXP leaf_size);
 SEXP ffi_rlaplace(SEXP n, SEXP b);
 SEXP ffi_threads(SEXP nthreads, SEXP work);
+SEXP ffi_siphash(SEXP msg, SEXP key);
+SEXP ffi_keyed_uniforms(SEXP z, SEXP salt, SEXP secret, SEXP steps);
 #endif
 
 /* glue.c: shared helpers */

@@ -1,3 +1,4 @@
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -134,6 +135,27 @@ void col_mean_sd(const double *x, ptrdiff_t n, double *mean, double *sd)
     xs_init(&a);
     for (ptrdiff_t i = 0; i < n; i++) { double e = x[i] - m; xs_add(&a, e * e); }
     *sd = sqrt(xs_round(&a) / (double) (n - 1));
+}
+
+double checksum_weighted(const double *x, const int *xi, ptrdiff_t n, int int_na)
+{
+    long double s = 0.0;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        double v;
+        if (x) {
+            v = x[i];
+            if (isnan(v) || isinf(v)) return NAN;
+        } else {
+            if (xi[i] == int_na) return NAN;
+            v = (double) xi[i];
+        }
+        const double a = (double) (i + 1) * 0.6180339887498949;
+        const double w = (a - floor(a)) + 0.5;
+        s += (double) (v * w);
+    }
+    if (s > DBL_MAX) return INFINITY;
+    if (s < -DBL_MAX) return -INFINITY;
+    return (double) s;
 }
 
 /* ---- the accumulator as plain doubles, for partitioned runs ---------------------------

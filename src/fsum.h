@@ -12,6 +12,13 @@ double fsum(const double *x, ptrdiff_t n, ptrdiff_t stride);
 /* Mean and sample SD (n - 1 denominator) of n values, both order-independent. */
 void col_mean_sd(const double *x, ptrdiff_t n, double *mean, double *sd);
 
+/* The release fingerprint's checksum of a column (column_checksum() in R/utils.R, for a
+ * column without missing or infinite values): sum(v * w) with the position weights
+ * w[i] = frac(i * 0.618...) + 0.5 (i = 1..n), made and summed exactly as R's vector
+ * arithmetic and sum() do (each product rounded to double, accumulated in long double, in
+ * order). v is x (doubles) or, when x is NULL, xi (integers, int_na their missing value).
+ * Returns NAN when a value is missing or infinite (then R computes it). */
+double checksum_weighted(const double *x, const int *xi, ptrdiff_t n, int int_na);
 /* The exact accumulator of col_mean_sd() as FSUM_ACC_LEN plain doubles, so that sums over
  * chunks of rows can be merged without changing a bit (partitioned anonymise()). */
 #define FSUM_ACC_LEN 70

@@ -10,6 +10,12 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_anonymise",      (DL_FUNC) &ffi_anonymise,      5},
     {"ffi_rescale",        (DL_FUNC) &ffi_rescale,        5},
     {"ffi_col_stats",      (DL_FUNC) &ffi_col_stats,      2},
+    {"ffi_form_stats",     (DL_FUNC) &ffi_form_stats,     2},
+    {"ffi_squeeze",        (DL_FUNC) &ffi_squeeze,        4},
+    {"ffi_form_scan",      (DL_FUNC) &ffi_form_scan,      4},
+    {"ffi_form_apply",     (DL_FUNC) &ffi_form_apply,     5},
+    {"ffi_col_maxabs",     (DL_FUNC) &ffi_col_maxabs,     1},
+    {"ffi_checksum",       (DL_FUNC) &ffi_checksum,       1},
     {"ffi_mask_strata",    (DL_FUNC) &ffi_mask_strata,    6},
     {"ffi_acc_add",        (DL_FUNC) &ffi_acc_add,        3},
     {"ffi_acc_merge",      (DL_FUNC) &ffi_acc_merge,      4},
@@ -46,6 +52,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_nearest_in_cells", (DL_FUNC) &ffi_nearest_in_cells, 7},
     /* knn_glue.c: candidate centroids on given points (attack_recipe) */
     {"ffi_knn_centroids",  (DL_FUNC) &ffi_knn_centroids,  5},
+    /* keyed_glue.c: the keyed k-means of anonymise_keyed() */
+    {"ffi_keyed_kmeans",   (DL_FUNC) &ffi_keyed_kmeans,   6},
 #ifndef DETANON_NO_TESTING
     /* testing_glue.c: TEST-ONLY entry points (tests/testthat), not on any user path; left
      * out of a build with -DDETANON_NO_TESTING (CONTRIBUTING section 2) */
@@ -53,6 +61,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_kd_tree",        (DL_FUNC) &ffi_kd_tree,        2},
     {"ffi_rlaplace",       (DL_FUNC) &ffi_rlaplace,       2},
     {"ffi_threads",        (DL_FUNC) &ffi_threads,        2},
+    {"ffi_siphash",        (DL_FUNC) &ffi_siphash,        2},
+    {"ffi_keyed_uniforms", (DL_FUNC) &ffi_keyed_uniforms, 4},
 #endif
     {NULL, NULL, 0}
 };

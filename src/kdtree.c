@@ -353,11 +353,21 @@ KD_INLINE void knn(const kd_tree *t, const double *q, int own_leaf, kd_heap *h, 
     while (sp > 0) {
         kd_item it = st[--sp];
         if (it.node == own_leaf || !may_improve(t, h, it.node, it.bd)) continue;
-        const kd_node *nd = t->nodes + it.node;
-        if (nd->left < 0) { scan_leaf(t, nd, q, h, d); continue; }
-        double bl = kd_gap_d2(t->box + (size_t) nd->left * 2 * d, q, d),
-               br = kd_gap_d2(t->box + (size_t) nd->right * 2 * d, q, d);
-        push_children(st, &sp, nd, bl, br);
+        /* down the nearer child at once (the order of a push and a pop), the farther one
+         * pushed for later */
+        for (const kd_node *nd = t->nodes + it.node;;) {
+            if (nd->left < 0) { scan_leaf(t, nd, q, h, d); break; }
+            double bl = kd_gap_d2(t->box + (size_t) nd->left * 2 * d, q, d),
+                   br = kd_gap_d2(t->box + (size_t) nd->right * 2 * d, q, d);
+            const int left_first = bl <= br;
+            const int near = left_first ? nd->left : nd->right;
+            const double bn = left_first ? bl : br;
+            st[sp].node = left_first ? nd->right : nd->left;
+            st[sp].bd = left_first ? br : bl;
+            sp++;
+            if (near == own_leaf || !may_improve(t, h, near, bn)) break;
+            nd = t->nodes + near;
+        }
     }
 }
 

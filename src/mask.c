@@ -1,4 +1,7 @@
 /* Kernels of anonymise() around the search: see mask.h. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 #include "mask.h"
 #include "fsum.h"
 #include "threads.h"
@@ -43,6 +46,184 @@ void mask_col_stats(const double *x, ptrdiff_t n, int d, int nt, double *mean, d
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
     for (int j = 0; j < d; j++) col_mean_sd(n > 0 ? x + (size_t) j * n : NULL, n, mean + j, sd + j);
+}
+
+/* ---- the release form (format_masked()) ---------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+static inline double median3(double a, double b, double c)
+{
+    if (a > b) { double t = a; a = b; b = t; }
+    return c < a ? a : c > b ? b : c;
+}
+
+/* Rearrange a[0..n) (no NaN) so that a[m] holds the value of rank m, smaller or equal
+ * values before it and greater or equal after: Wirth's selection with a median-of-three
+ * pivot (its scans stop at keys equal to the pivot, so runs of ties stay linear), and a
+ * sort of what is left after too many rounds (an adversarial order cannot make it
+ * quadratic). */
+static void select_rank(double *a, ptrdiff_t n, ptrdiff_t m)
+{
+    ptrdiff_t l = 0, r = n - 1;
+    int rounds = 0;
+    while (r > l) {
+        if (++rounds > 200) {
+            qsort(a + l, (size_t) (r - l + 1), sizeof(double), cmp_double);
+            return;
+        }
+        const double x = median3(a[l], a[l + (r - l) / 2], a[r]);
+        ptrdiff_t i = l, j = r;
+        do {
+            while (a[i] < x) i++;
+            while (x < a[j]) j--;
+            if (i <= j) { double t = a[i]; a[i] = a[j]; a[j] = t; i++; j--; }
+        } while (i <= j);
+        if (j < m) l = i;
+        if (m < i) r = j;
+    }
+}
+
+/* Is v a whole number? (Values of 2^52 and beyond all are; below, the conversion to a
+ * 64-bit integer truncates, and is cheaper than floor() where that is a library call.) */
+static inline int is_whole(double v)
+{
+    return fabs(v) >= 4503599627370496.0 || v == (double) (long long) v;
+}
+
+/* The kk smallest (sign = 1) or largest (sign = -1) values of x[0..n), kk <= n, into
+ * out[0..kk) in one pass: a sorted array that a value enters only when it beats the worst
+ * kept one (rare after the first values), for small kk. */
+static void extreme_values(const double *x, ptrdiff_t n, ptrdiff_t kk, double sign, double *out)
+{
+    ptrdiff_t c = 0;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        const double v = sign * x[i];
+        if (c == kk && !(v < out[kk - 1])) continue;
+        ptrdiff_t j = c < kk ? c++ : kk - 1;
+        while (j > 0 && v < out[j - 1]) { out[j] = out[j - 1]; j--; }
+        out[j] = v;
+    }
+    for (ptrdiff_t j = 0; j < kk; j++) out[j] *= sign;
+}
+
+#define FORM_FEW 64
+
+void mask_form_stats(const double *x, ptrdiff_t n, ptrdiff_t kk, double *buf, double *out)
+{
+    double lo = x[0], hi = x[0];
+    int whole = 1;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        const double v = x[i];
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+        whole &= is_whole(v);
+    }
+    out[0] = lo; out[1] = hi; out[2] = whole;
+    out[3] = out[4] = NAN;
+    if (!(kk > 0 && kk <= n && lo < hi)) return;
+    double sd;
+    if (kk <= FORM_FEW) {
+        /* (the negation by sign = -1 is exact, so these are the same values) */
+        extreme_values(x, n, kk, 1.0, buf);
+        col_mean_sd(buf, kk, out + 3, &sd);
+        extreme_values(x, n, kk, -1.0, buf);
+        col_mean_sd(buf, kk, out + 4, &sd);
+    } else {
+        memcpy(buf, x, (size_t) n * sizeof(double));
+        select_rank(buf, n, kk - 1);
+        col_mean_sd(buf, kk, out + 3, &sd);
+        select_rank(buf, n, n - kk);
+        col_mean_sd(buf + (n - kk), kk, out + 4, &sd);
+    }
+}
+
+/* a * b rounded on its own: kept from being fused with a following addition into one
+ * rounding (an FMA), which R's arithmetic, one operation at a time, never does. */
+static inline double mul1(double a, double b)
+{
+    volatile double p = a * b;
+    return p;
+}
+
+void mask_form_scan_init(mask_form_scan *s)
+{
+    s->min = s->in_min = HUGE_VAL;
+    s->max = s->in_max = -HUGE_VAL;
+    s->any_in = 0;
+}
+
+void mask_form_scan_add(mask_form_scan *s, const double *v, ptrdiff_t n, double lo, double hi)
+{
+    for (ptrdiff_t i = 0; i < n; i++) {
+        const double x = v[i];
+        if (x < s->min) s->min = x;
+        if (x > s->max) s->max = x;
+        if (x >= lo && x <= hi) {
+            s->any_in = 1;
+            if (x < s->in_min) s->in_min = x;
+            if (x > s->in_max) s->in_max = x;
+        }
+    }
+}
+
+void mask_form_scan_merge(mask_form_scan *into, const mask_form_scan *from)
+{
+    if (from->min < into->min) into->min = from->min;
+    if (from->max > into->max) into->max = from->max;
+    if (from->in_min < into->in_min) into->in_min = from->in_min;
+    if (from->in_max > into->in_max) into->in_max = from->in_max;
+    into->any_in |= from->any_in;
+}
+
+void mask_form_apply(const double *v, double *out, ptrdiff_t n, double lo, double hi,
+                     const mask_form_scan *s, int round0)
+{
+    const double m = s->min, M = s->max;
+    const int squeeze = m < lo || M > hi;
+    /* below lo: lo + (v - m) * (((t - lo) / 2) / (lo - m)), t the smallest value inside
+     * (else hi); above hi: hi - (M - v) * (((hi - t) / 2) / (M - hi)), t the largest value
+     * inside (else lo); then pmin(pmax(v, lo), hi) */
+    const double c_lo = m < lo ? (((s->any_in ? s->in_min : hi) - lo) / 2) / (lo - m) : 0.0;
+    const double c_hi = M > hi ? ((hi - (s->any_in ? s->in_max : lo)) / 2) / (M - hi) : 0.0;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        double x = v[i];
+        if (squeeze) {
+            if (x < lo) x = lo + mul1(x - m, c_lo);
+            else if (x > hi) x = hi - mul1(M - x, c_hi);
+            if (lo > x) x = lo;
+            if (hi < x) x = hi;
+        }
+        if (round0) {
+            /* pmin(pmax(round(v), lo), hi): R's round(x, 0) is rint() (half to even) */
+            x = nearbyint(x);
+            if (lo > x) x = lo;
+            if (hi < x) x = hi;
+        }
+        out[i] = x;
+    }
+}
+
+void mask_release_form(const double *v, double *out, ptrdiff_t n, double lo, double hi, int round0)
+{
+    mask_form_scan s;
+    mask_form_scan_init(&s);
+    mask_form_scan_add(&s, v, n, lo, hi);
+    mask_form_apply(v, out, n, lo, hi, &s, round0);
+}
+
+double mask_max_abs(const double *x, ptrdiff_t n)
+{
+    double m = -1.0;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        const double a = fabs(x[i]);
+        if (a > m) m = a; /* false for NaN */
+    }
+    return m < 0.0 ? HUGE_VAL : m;
 }
 
 /* The ordered key of a double: unsigned 64-bit integers in the order of the values (-0

@@ -26,6 +26,36 @@ void mask_step5(double *const *cent, int d, ptrdiff_t n, const double *mean, con
  * order-free, spread over nt threads. */
 void mask_col_stats(const double *x, ptrdiff_t n, int d, int nt, double *mean, double *sd);
 
+/* The release form of a masked column (format_masked() in R/anonymise.R), the parts that
+ * pass over whole columns. mask_form_stats: of x[0..n) (finite, n >= 1), out[0..2] = min,
+ * max and 1 if every value is whole (0 otherwise); when 0 < kk <= n and min < max, out[3]
+ * and out[4] = the exact means (fsum.h) of the kk smallest and of the kk largest values
+ * (else NAN). buf: kk doubles of scratch, n when kk > 64. */
+void mask_form_stats(const double *x, ptrdiff_t n, ptrdiff_t kk, double *buf, double *out);
+
+/* squeeze_range() of R/anonymise.R: the masked values v[0..n) (finite) mapped into
+ * [lo, hi] keeping their order, only those beyond a bound moved (into half the gap between
+ * the bound and the nearest value inside, or onto the bound when none is inside on that
+ * side), into out[0..n) (may be v); then, when `round0`, every value rounded to a whole
+ * number (half to even, as R's round()) kept inside [lo, hi]. The same operations, in the
+ * same order and rounding, as the R code (products never fused into one rounding).
+ * mask_release_form() is one scan and one map; a column in chunks can instead merge the
+ * scans of its chunks (mask_form_scan_add() on each chunk, or _merge() of scans made
+ * apart), then map each chunk with mask_form_apply(). */
+typedef struct {
+    double min, max;       /* of all values */
+    double in_min, in_max; /* of the values inside [lo, hi] */
+    int any_in;            /* is any value inside [lo, hi]? */
+} mask_form_scan;
+void mask_form_scan_init(mask_form_scan *s);
+void mask_form_scan_add(mask_form_scan *s, const double *v, ptrdiff_t n, double lo, double hi);
+void mask_form_scan_merge(mask_form_scan *into, const mask_form_scan *from);
+void mask_form_apply(const double *v, double *out, ptrdiff_t n, double lo, double hi,
+                     const mask_form_scan *s, int round0);
+void mask_release_form(const double *v, double *out, ptrdiff_t n, double lo, double hi, int round0);
+
+/* The largest |x[i]| of x[0..n), NaN left out; HUGE_VAL when nothing is left. */
+double mask_max_abs(const double *x, ptrdiff_t n);
 /* An exact order statistic over chunks, by four passes of 16 bits on the ordered bit
  * pattern of the values (partitioned anonymise()): pass p (0..3) adds to counts[65536]
  * the number of values whose key's top 16 p bits equal `prefix`, by their next 16 bits.

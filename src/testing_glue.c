@@ -8,6 +8,7 @@
  * DETANON_NO_TESTING is defined (e.g. `CPPFLAGS += -DDETANON_NO_TESTING` in ~/.R/Makevars);
  * the tests that need them skip in such a build. */
 #include "detanon.h"
+#include "keyed.h"
 
 #ifndef DETANON_NO_TESTING
 
@@ -68,6 +69,45 @@ SEXP ffi_rlaplace(SEXP n_, SEXP b_)
 SEXP ffi_threads(SEXP nthreads, SEXP work)
 {
     return Rf_ScalarInteger(threads_for(detanon_threads(nthreads), Rf_asReal(work)));
+}
+
+/* SipHash-2-4 of the raw `msg` under the 16 raw bytes `key`: 8 raw bytes, little-endian. */
+SEXP ffi_siphash(SEXP msg, SEXP key)
+{
+    if (TYPEOF(msg) != RAWSXP || TYPEOF(key) != RAWSXP || XLENGTH(key) != 16)
+        Rf_error("internal error: bad input to ffi_siphash");
+    const Rbyte *k = RAW_RO(key);
+    uint64_t k0 = 0, k1 = 0;
+    for (int i = 7; i >= 0; i--) { k0 = (k0 << 8) | k[i]; k1 = (k1 << 8) | k[8 + i]; }
+    uint64_t h = keyed_siphash(XLENGTH(msg) ? RAW_RO(msg) : NULL, (size_t) XLENGTH(msg), k0, k1);
+    SEXP out = PROTECT(Rf_allocVector(RAWSXP, 8));
+    for (int i = 0; i < 8; i++) { RAW(out)[i] = (Rbyte) (h & 0xff); h >>= 8; }
+    UNPROTECT(1);
+    return out;
+}
+
+/* The keyed uniforms of the rows of z (salt = the restart), and the step uniforms used
+ * by the seeding: an n x (steps + 1) matrix, column 1 the point's uniform, column s + 2 the
+ * uniform of seeding step s. */
+SEXP ffi_keyed_uniforms(SEXP z, SEXP salt, SEXP secret, SEXP steps_)
+{
+    const ptrdiff_t n = Rf_nrows(z);
+    const int d = Rf_ncols(z), steps = Rf_asInteger(steps_);
+    if (TYPEOF(z) != REALSXP || d < 1 || d > 64 || steps < 0) Rf_error("internal error: bad input to ffi_keyed_uniforms");
+    uint64_t k0, k1;
+    keyed_secret_key(secret, &k0, &k1);
+    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, n, steps + 1));
+    keyed_uniforms(REAL_RO(z), n, d, (uint64_t) Rf_asInteger(salt), k0, k1, REAL(out));
+    for (int s = 0; s < steps; s++) {
+        for (ptrdiff_t i = 0; i < n; i++) {
+            /* recover the hash from the row: recompute it */
+            double row[64];
+            for (int j = 0; j < d; j++) row[j] = REAL_RO(z)[(ptrdiff_t) j * n + i];
+            REAL(out)[(ptrdiff_t) (s + 1) * n + i] = keyed_row_step(row, d, (uint64_t) Rf_asInteger(salt), k0, k1, s);
+        }
+    }
+    UNPROTECT(1);
+    return out;
 }
 
 #else

@@ -9,7 +9,7 @@
 # valgrind: LeakSanitizer would report R's own allocations.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-files='anonymise|adaptive|risk|keps|mondrian|fuzz|invariants|strata|stir|ola|tune|battery|attack|intruder'
+files='anonymise|adaptive|risk|keps|mondrian|fuzz|invariants|strata|stir|ola|tune|battery|attack|intruder|keyed'
 work=$(mktemp -d)
 trap 'rm -rf "$work"; rm -f src/*.o src/*.so' EXIT
 

@@ -72,4 +72,21 @@ rc <- attack_recipe(d, m, intruder = intruder(vars = vars, strata = c("g", "h"),
                     k_max = 4, seed = 1)
 fs <- attack_fellegi_sunter(d, m, intruder = intruder(vars = vars, strata = "g"), max_pairs = 100,
                             candidates = 5, seed = 1)
+# anonymise_keyed(): the keyed k-means (with a block split), its recipe intruder, and the
+# test-only SipHash and uniforms
+km <- anonymise_keyed(d, vars = vars, strata = "g", k = 3, key = "valgrind-smoke-key-0001", size = 6,
+                      check_identifiers = FALSE)
+rk <- attack_recipe(d, km, intruder = intruder(vars = vars, strata = "g", p = 0.5), seed = 1)
+if (exists("C_ffi_siphash", envir = asNamespace("detanon"))) { # test-only entry points
+  sh <- .Call(detanon:::C_ffi_siphash, as.raw(0:20), as.raw(0:15))
+  ku <- .Call(detanon:::C_ffi_keyed_uniforms, matrix(c(1, 2, 3, 1, 2, 3), 3), 1L, charToRaw("0123456789abcdef"), 3L)
+}
+# partitioned anonymise(): mergeable accumulators, radix select (median imputation), the
+# per-stratum search, the release form's scans merged over pieces (ffi_form_scan/_apply)
+dp <- d
+dp$x2[1:5] <- NA
+dp$x3 <- dp$x3^6 * 1e3 # a skewed tail: the release form squeezes it (merged scans)
+pp <- suppressMessages(anonymise_partitioned(unname(split(dp, rep(1:3, length.out = n))), vars = vars,
+                                             strata = c("g", "h"), k = 4, na = "median", future = FALSE,
+                                             check_identifiers = FALSE))
 cat("valgrind-smoke: done\n")

@@ -69,3 +69,24 @@ foreign_attributes <- function(x) {
   setdiff(names(attributes(x)), c("names", "row.names", "class", "detanon", "groups",
                                   ".internal.selfref", "sorted", "index"))
 }
+
+# Where a secret key (a string) shows in `obj`: "value" (a reachable character value or
+# raw vector holding it), "print" (printed output, also of its release metadata) or
+# "serialised" (the saved object, as text or bytes); character() when nowhere.
+key_leaks <- function(obj, secret) {
+  raw_key <- charToRaw(secret)
+  hex <- function(r) paste(as.character(r), collapse = "")
+  vals <- reachable_values(obj)
+  out <- character()
+  in_val <- vapply(vals, function(v) {
+    (is.character(v) || is.factor(v)) && any(grepl(secret, as.character(v), fixed = TRUE)) ||
+      is.raw(v) && grepl(hex(raw_key), hex(v), fixed = TRUE)
+  }, TRUE)
+  if (any(in_val)) out <- c(out, "value")
+  printed <- c(utils::capture.output(print(obj)), utils::capture.output(print(attr(obj, "detanon"))),
+               utils::capture.output(utils::str(attributes(obj))))
+  if (any(grepl(secret, printed, fixed = TRUE))) out <- c(out, "print")
+  if (grepl(secret, rawToChar(serialize(obj, NULL, ascii = TRUE)), fixed = TRUE) ||
+      grepl(hex(raw_key), hex(serialize(obj, NULL)), fixed = TRUE)) out <- c(out, "serialised")
+  out
+}

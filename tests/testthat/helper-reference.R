@@ -60,3 +60,58 @@ merge_with_moves <- function(expr) {
   })
   list(data = data, moves = moves)
 }
+
+# The release form of anonymise() as it was written in R (format_masked(), squeeze_range()
+# before their passes over whole columns moved to C: src/mask.c; the squeeze as changed on
+# branch tune, only the values beyond the bounds moved): the reference for the C version.
+ref_format_masked <- function(m, x, k, format, as_integer) {
+  if (format == "none" || !length(m)) return(m)
+  n <- length(x)
+  kk <- min(k, n)
+  rng <- range(x)
+  if (rng[1L] == rng[2L]) {
+    # a constant column is released unchanged (bit for bit: the mean of k copies of 3.3
+    # can be one unit in the last place off, and rounding to decimals can move it too)
+    m <- rep(rng[1L], length(m))
+    if (as_integer && m[1L] == round(m[1L])) m <- as.integer(m)
+    return(m)
+  }
+  # the k smallest and k largest values by a partial sort (O(n), not a full sort); their
+  # exact means do not depend on their order
+  xs <- sort(x, partial = unique(c(kk, n + 1L - kk)))
+  lo <- detanon:::exact_mean(xs[seq_len(kk)])
+  hi <- detanon:::exact_mean(xs[n + 1L - seq_len(kk)])
+  d <- if (all(x == round(x))) 0L else if (format == "precision") detanon:::decimals(x) else NA_integer_
+  if (!is.na(d)) {
+    p <- 10^d
+    lo_d <- ceiling(lo * p) / p
+    hi_d <- floor(hi * p) / p
+    if (lo_d > hi_d) lo_d <- hi_d <- round((lo + hi) / 2, d)
+    lo <- lo_d
+    hi <- hi_d
+  }
+  m <- ref_squeeze_range(m, lo, hi)
+  if (!is.na(d)) m <- pmin(pmax(round(m, d), lo), hi)
+  if (as_integer && identical(d, 0L)) m <- as.integer(m)
+  m
+}
+
+ref_squeeze_range <- function(v, lo, hi) {
+  m <- min(v)
+  M <- max(v)
+  if (m >= lo && M <= hi) return(v) # nothing to squeeze
+  inside <- v >= lo & v <= hi
+  if (m < lo) {
+    b <- v < lo
+    t <- if (any(inside)) min(v[inside]) else hi
+    # (values map into [lo, lo + (t - lo) / 2]: strictly below t, so the order is kept)
+    v[b] <- lo + (v[b] - m) * (((t - lo) / 2) / (lo - m))
+  }
+  if (M > hi) {
+    b <- v > hi
+    t <- if (any(inside)) max(v[inside]) else lo
+    v[b] <- hi - (M - v[b]) * (((hi - t) / 2) / (M - hi))
+  }
+  pmin(pmax(v, lo), hi)
+}
+

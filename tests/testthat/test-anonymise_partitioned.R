@@ -187,3 +187,11 @@ test_that("future = TRUE without future.apply is a clear error", {
   expect_error(anonymise_partitioned(titanic_chunks(1), vars = "Fare", future = TRUE),
                class = "detanon_error_argument")
 })
+
+test_that("a worker carries only its own task, not the others' records", {
+  st <- suppressMessages(anonymise_stats(titanic_chunks(10), vars = c("Age", "Fare"), strata = "Sex", k = 3,
+                                         na = "median"))
+  w <- detanon:::stratum_worker(NULL, st, 1L, function(...) NULL)
+  expect_setequal(ls(environment(w), all.names = TRUE), c("source", "st", "nthreads", "p"))
+  expect_identical(environmentName(parent.env(environment(w))), "detanon")
+})

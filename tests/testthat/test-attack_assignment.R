@@ -148,7 +148,7 @@ test_that("attack_assignment() on Titanic: beats nearest linkage, control near c
   l <- attack_linkage(d, masked, seed = 1)
   expect_gt(a$rate, l$rate)
   expect_lt(a$control_rate, 0.05)
-  expect_identical(a$details$gap, 0)
+  expect_lt(a$details$gap, 1e-9) # proven optimal (up to rounding: 7e-15 on the natural form)
   # the sparse path on the same data gives the same rate (the optimum is proven)
   b <- attack_assignment(d, masked, limit = 10, candidates = 2, rounds = 100, control = FALSE, seed = 1)
   expect_gt(b$details$n_sparse, 0)

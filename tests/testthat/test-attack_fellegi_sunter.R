@@ -98,3 +98,13 @@ test_that("group_max() equals tapply(max), with ties, -Inf and empty groups", {
   }
   expect_identical(detanon:::group_max(numeric(), integer(), 3L), rep(-Inf, 3))
 })
+
+test_that("many fields do not allocate a table of every possible comparison pattern", {
+  # 13 fields: prod(n_lev) patterns would be gigabytes; only the patterns present are kept
+  set.seed(3)
+  d <- as.data.frame(matrix(round(rnorm(150 * 13) * 100), 150, 13))
+  rel <- d + round(rnorm(150 * 13) * 20)
+  a <- attack_fellegi_sunter(d, rel, intruder = intruder(vars = names(d)), control = FALSE, seed = 1)
+  expect_true(is.finite(a$rate))
+  expect_gte(a$rate, 0)
+})

@@ -515,7 +515,7 @@ bad("anonymise_adaptive: rate 2", bi_d, ad(rate = 2), "`rate` must be a share fr
 bad("anonymise_adaptive: rates increasing", bi_d, ad(rate = c(0.1, 0.3)), "`rate` must be a share from 0 to 1, or decreasing shares")
 bad("anonymise_adaptive: m = -1", bi_d, ad(m = -1), "`m` must be")
 bad("anonymise_adaptive: format", bi_d, ad(format = "round"), "`format` must be one of")
-bad("tune_release: methods", bi_d, function(d) tune_release(d, vars = "x", strata = "g", methods = "mdav"), "`methods` must be some of")
+bad("tune_release: methods", bi_d, function(d) tune_release(d, vars = "x", strata = "g", methods = "swap"), "`methods` must be some of")
 bad("anonymise_adaptive: NA", bi_na, ad(vars = "x"), "`vars` have missing values \\(`x`: 20\\)")
 bad("anonymise_adaptive: k > stratum size", bi_d, ad(k = 11), "fewer than k = 11 records")
 tr <- function(...) function(x) tune_release(x, vars = c("x", "y"), strata = "g", ...)
@@ -524,6 +524,12 @@ bad("tune_release: limit above 1", bi_d, tr(risk1 = 1.5), "the limit `risk1` mus
 bad("tune_release: k above the strata", bi_d, tr(k = 11), "the limit `k_strata` = 11 cannot be met")
 bad("tune_release: top_m impossible", bi_d, tr(m = 10, top_m = 0.5), "the limit `top_m` = 0.5 cannot be met with `m` = 10")
 bad("tune_release: objective", bi_d, tr(objective = "mse"), "`objective` must be")
+bad("tune_release: worst 0", bi_d, tr(worst = 0), "the limit `worst` must be a single share in \\(0, 1\\]")
+bad("tune_release: attacks", bi_d, tr(attacks = "nearest"), "`attacks` must name attacks of the battery")
+bad("tune_release: verify NA", bi_d, tr(verify = NA_character_), "`verify` must name attacks of the battery")
+bad("tune_release: inference without sensitive", bi_d, tr(attacks = "inference"), "needs a `sensitive` column")
+bad("tune_release: sensitive", bi_d, tr(sensitive = 1), "`sensitive` must be NULL or the name of a column")
+bad("tune_release: intruder", bi_d, tr(intruder = "all"), "`intruder` must be NULL or made by intruder\\(\\)")
 
 # ---- release_report(), write_release(), detanon_app() ------------------------------------
 rr <- function(...) function(p) release_report(p$o, p$m, tempfile(fileext = ".html"), ...)
@@ -604,6 +610,37 @@ bad("attack_recipe: k_max 1", bi_pair(), function(p) attack_recipe(p$o, p$m, k_m
 bad("attack_recipe: k above every stratum", bi_pair(), function(p) attack_recipe(p$o, p$m, k = 50, control = FALSE), NA,
     function(r) expect_identical(r$rate, 0))
 
+# ---- anonymise_keyed() ----------------------------------------------------------------
+bi_key <- "bad-input-test-key-0001"
+ak <- function(...) function(x) anonymise_keyed(x, ..., check_identifiers = FALSE)
+bad("anonymise_keyed: matrix", as.matrix(bi_d), ak(key = bi_key), "`data` must be a data frame")
+bad("anonymise_keyed: zero rows", bi_d[0, ], ak(key = bi_key), "`data` has no records")
+bad("anonymise_keyed: no key", bi_d, ak(), "`key` must be the custodian's secret.*nothing was given")
+bad("anonymise_keyed: short key", bi_d, ak(key = "abc"), "`key` must be.*at least 16 characters.*its value is not shown")
+bad("anonymise_keyed: NA key", bi_d, ak(key = NA_character_), "`key` must be the custodian's secret")
+bad("anonymise_keyed: two keys", bi_d, ak(key = c(bi_key, bi_key)), "`key` must be.*a character of length 2")
+bad("anonymise_keyed: numeric key", bi_d, ak(key = 1234567890123456789), "`key` must be the custodian's secret")
+bad("anonymise_keyed: short raw key", bi_d, ak(key = as.raw(1:8)), "`key` must be.*raw vector of at least 16 bytes")
+bad("anonymise_keyed: k = 1", bi_d, ak(key = bi_key, k = 1), "`k` must be a single whole number >= 2, not 1")
+bad("anonymise_keyed: size < k", bi_d, ak(key = bi_key, k = 3, size = 2), "`size` must be a single finite number >= 3, not 2")
+bad("anonymise_keyed: size NA", bi_d, ak(key = bi_key, size = NA), "`size` must be a single finite number")
+bad("anonymise_keyed: keys missing", bi_d, ak(key = bi_key, vars = "x", strata = "g", keys = "nope"),
+    "`keys` names columns that are not in the data")
+bad("anonymise_keyed: keys in vars", bi_d, ak(key = bi_key, vars = c("x", "y"), strata = "g", keys = "y"),
+    "`keys` repeats columns of `vars` or `strata`")
+bad("anonymise_keyed: k > stratum size", bi_d, ak(key = bi_key, k = 11, size = 11, vars = c("x", "y"), strata = "g"),
+    "fewer than k = 11 records")
+bad("anonymise_keyed: NA in vars", bi_na, ak(key = bi_key, vars = "x"), "`vars` have missing values")
+bad("anonymise_keyed: format", bi_d, ak(key = bi_key, format = "round"), "`format` must be NULL or one of")
+bad("anonymise_keyed: 65 variables", as.data.frame(matrix(stats::rnorm(650), 10)), ak(key = bi_key, strata = character()),
+    "At most 64 varying `vars` can be masked together \\(65 given\\)")
+bad("anonymise_keyed: constant column", bi_const, ak(key = bi_key, vars = c("x", "y"), strata = "g"), NA,
+    function(r) expect_identical(r$x, bi_const$x))
+bad("anonymise_keyed: one group per stratum", bi_d, ak(key = bi_key, vars = c("x", "y"), strata = "g", k = 10, size = 10),
+    NA, function(r) expect_identical(as.vector(tapply(r$x, r$g, function(v) length(unique(v)))), c(1L, 1L)))
+bad("anonymise_keyed: size above n", bi_d, ak(key = bi_key, vars = c("x", "y"), strata = "g", size = 1e6), NA,
+    function(r) expect_identical(release_info(r)$counts$n_groups, 2L))
+
 # ---- partitioned anonymise() (R/anonymise_stats.R, _stratum, _rescale, _release, _partitioned)
 bi_st <- anonymise_stats(list(bi_d[1:7, ], bi_d[8:20, ]), vars = c("x", "y"), strata = "g", k = 3)
 bi_pc <- lapply(split(bi_d, bi_d$g), anonymise_stratum, stats = bi_st)
@@ -653,6 +690,16 @@ bad("anonymise_partitioned: a failing source", list(bi_d),
     "Masking the strata g=.* failed: connection lost")
 bad("strata_groups: group_size", bi_st, function(x) strata_groups(x, group_size = -1), "`group_size` must be")
 bad("strata_groups: not stats", bi_d, function(x) strata_groups(x), "`stats` must be the statistics")
+
+bad("risk_partitioned: measure", bi_pair(), function(p) risk_partitioned(p$o, p$m, "rmd", future = FALSE),
+    "`measure` must be one of")
+bad("risk_partitioned: rows differ", bi_pair(), function(p) risk_partitioned(p$o, p$m[-1, ], future = FALSE),
+    "`original` and `masked` must have the same rows")
+bad("risk_partitioned: m = 0", bi_pair(), function(p) risk_partitioned(p$o, p$m, m = 0, future = FALSE),
+    "`m` must be a single whole number >= 1")
+bad("risk_partitioned: control", bi_pair(), function(p) risk_partitioned(p$o, p$m, "attack_assignment", control = TRUE,
+                                                                         future = FALSE),
+    "`control = TRUE` is not supported partitioned")
 
 # ---- release_info() --------------------------------------------------------------------
 bad("release_info: not a release", bi_d, function(x) release_info(x), NA, function(r) expect_null(r))

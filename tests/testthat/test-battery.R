@@ -249,10 +249,12 @@ test_that("Titanic plain k = 3: linkage in both directions equals an independent
   expect_equal(b$attacks$linkage_original$rate_m, mean(orig3))
   expect_equal(b$attacks$linkage_released$rate, risk_linkage(d, masked)$rate)
   # pinned from the transcription above (so that a change of anonymise() shows here too)
-  expect_equal(mean(rel), 0.313131, tolerance = 1e-5)
-  expect_equal(mean(orig), 0.379162, tolerance = 1e-5)
-  expect_equal(mean(rel3), 0.690236, tolerance = 1e-5)
-  expect_equal(mean(orig3), 0.749345, tolerance = 1e-5)
+  # (the natural form moves only the values beyond the k-record bounds: the same rates as
+  # the unformatted release but for orig3: 0.729143 against about 0.7295)
+  expect_equal(mean(rel), 0.301908, tolerance = 1e-5)
+  expect_equal(mean(orig), 0.367003, tolerance = 1e-5)
+  expect_equal(mean(rel3), 0.674523, tolerance = 1e-5)
+  expect_equal(mean(orig3), 0.729143, tolerance = 1e-5)
 })
 
 # ---- pinned: the tuned Titanic release of vignette("tuning") ----------------------------
@@ -261,8 +263,11 @@ test_that("Titanic plain k = 3: linkage in both directions equals an independent
 # second).
 tuned_titanic <- function() {
   d <- titanic_paper()[-1]
+  # (the search and its limits before the battery's limits: nearest and top-3 linkage
+  # released -> original, risk1 and risk2, with the centroid families only)
   tuned <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), k = 2,
-                        linkage = 0.01, top_m = 0.15, m = 3,
+                        worst = 1, linkage = 0.01, top_m = 0.15, m = 3, attacks = "linkage_released",
+                        verify = "linkage_released", methods = c("anonymise", "stratum", "adaptive", "stir"),
                         risk1 = 0.005, risk2 = 0, keps_epsilon = c(16, 64), seed = 1)
   list(d = d, rel = tuned$release)
 }
@@ -345,13 +350,11 @@ tt_recipe <- function(d, rel, v) {
   n <- nrow(d)
   nn <- ref_knn_index(zo, id, max(ks)) # NA beyond the size of the stratum
   size <- as.vector(table(id)[id])
-  squeeze <- function(v, lo, hi) {
-    m <- min(v)
-    if (m >= lo && max(v) <= hi) return(v)
-    med <- stats::median(v)
-    if (m < lo) { t <- min(med, lo + 4 * (lo - m)); if (t > lo) { b <- v < t; v[b] <- t - (t - v[b]) * (t - lo) / (t - m) } }
-    M <- max(v)
-    if (M > hi) { t <- max(med, hi - 4 * (M - hi)); if (t < hi) { b <- v > t; v[b] <- t + (v[b] - t) * (hi - t) / (M - t) } }
+  squeeze <- function(v, lo, hi) { # only the values beyond a bound, into half the gap to the next value
+    m <- min(v); M <- max(v)
+    inside <- v >= lo & v <= hi
+    if (m < lo) { t <- if (any(inside)) min(v[inside]) else hi; b <- v < lo; v[b] <- lo + (v[b] - m) / (lo - m) * (t - lo) / 2 }
+    if (M > hi) { t <- if (any(inside)) max(v[inside]) else lo; b <- v > hi; v[b] <- hi - (M - v[b]) / (M - hi) * (hi - t) / 2 }
     pmin(pmax(v, lo), hi)
   }
   best <- rep(Inf, n); cand <- matrix(NA_real_, n, 2)
@@ -389,10 +392,10 @@ test_that("the tuned Titanic release: the battery's figures equal independent tr
   t <- tuned_titanic()
   d <- t$d; rel <- t$rel
   want <- list(
-    none = c(assignment = 0.348045, rel = 0.005612, rel3 = 0.136925, orig = 0.138047, orig3 = 0.372802,
-             recipe = 0.363449),
-    Survived = c(assignment = 0.438288, rel = 0.066218, rel3 = 0.343434, orig = 0.208193, orig3 = 0.497381,
-                 recipe = 0.429293))
+    none = c(assignment = 0.339187, rel = 0.002245, rel3 = 0.116723, orig = 0.136177, orig3 = 0.365320,
+             recipe = 0.513749),
+    Survived = c(assignment = 0.418168, rel = 0.060606, rel3 = 0.323232, orig = 0.199027, orig3 = 0.486532,
+                 recipe = 0.578470))
   for (key in names(want)) {
     keys <- if (key == "none") NULL else key
     b <- risk_battery(d, rel, intruder = intruder(keys = keys),
@@ -407,7 +410,10 @@ test_that("the tuned Titanic release: the battery's figures equal independent tr
     expect_equal(v$zo[, 1:2], z_hand(d), tolerance = 1e-14, ignore_attr = TRUE)
     expect_equal(v$zm[, 1:2], z_hand(rel), tolerance = 1e-14, ignore_attr = TRUE)
     ref <- c(assignment = mean(tt_assignment(v)), tt_linkage(v), recipe = mean(tt_recipe(d, rel, v)))
-    expect_equal(got, ref[names(got)], tolerance = 1e-12)
+    expect_equal(got[names(got) != "assignment"], ref[setdiff(names(got), "assignment")], tolerance = 1e-12)
+    # (several one-to-one assignments can be optimal when costs tie; the package's and
+    # clue's may differ in which records they get right, by a record or two)
+    expect_equal(got[["assignment"]], ref[["assignment"]], tolerance = 3e-3)
     # pinned from the transcriptions above (a change of tune_release() or anonymise_adaptive() shows here)
     expect_equal(ref[names(want[[key]])], want[[key]], tolerance = 1e-5)
   }

@@ -494,3 +494,48 @@ test_that("the fuzz budget can be raised from the environment", {
   Sys.setenv(DETANON_FUZZ_SECONDS = "nonsense")
   expect_identical(fz_budget(), 4)
 })
+
+test_that("partitioned kernels: ffi_mask_strata, ffi_acc_*, ffi_radix_* on random shapes", {
+  fz_run("partitioned", function(seed) {
+    p <- character()
+    n <- sample(c(0L, 1L, 2L, 5L, 40L), 1L)
+    d <- sample(1:3, 1L)
+    x <- fz_matrix(n, d)
+    # the accumulators: any split of the rows gives col_stats()'s means and SDs
+    acc <- .Call(detanon:::C_ffi_acc_add, NULL, matrix(0, 0L, d), NULL)
+    cut <- if (n) sort(sample(0:n, 1L)) else 0L
+    for (part in list(seq_len(cut), setdiff(seq_len(n), seq_len(cut)))) {
+      acc <- .Call(detanon:::C_ffi_acc_merge, acc, .Call(detanon:::C_ffi_acc_add, NULL, x[part, , drop = FALSE], NULL),
+                   NULL, NULL)
+    }
+    if (n >= 2L) {
+      ref <- .Call(detanon:::C_ffi_col_stats, x, 1L)
+      m <- .Call(detanon:::C_ffi_acc_round, acc, integer(d)) / n
+      a2 <- .Call(detanon:::C_ffi_acc_add, NULL, x, m)
+      s <- sqrt(.Call(detanon:::C_ffi_acc_round, a2, integer(d)) / (n - 1))
+      if (!identical(m, ref[1L, ]) || !identical(s, ref[2L, ])) p <- c(p, "accumulator")
+      # the radix select: every order statistic of column 1
+      r <- sample(n, 1L)
+      got <- detanon:::radix_select(function(visit) visit(list(x[, 1L])), list(r))[[1L]]
+      if (!isTRUE(got == sort(x[, 1L])[r])) p <- c(p, "radix select")
+    }
+    # the search of anonymise() on given statistics: the centroids of ffi_knn_centroids()
+    # on z-scores made the same way
+    if (n >= 2L) {
+      sizes <- fz_strata(n, min_size = 2L, zeros = FALSE)
+      if (!is.null(sizes)) {
+        g <- fz_groups(sizes)
+        k <- sample(seq_len(min(sizes[sizes > 0])), 1L)
+        mu <- colMeans(x)
+        sd <- pmax(apply(x, 2L, stats::sd), 1e-300)
+        if (all(is.finite(sd)) && all(is.finite(mu))) {
+          cen <- .Call(detanon:::C_ffi_mask_strata, x, as.integer(g$id), k, mu, sd, 1L)
+          z <- sweep(sweep(x, 2L, mu), 2L, sd, "/")
+          ref <- .Call(detanon:::C_ffi_knn_centroids, z, as.integer(g$order), as.integer(g$offsets), k, 1L)
+          if (!identical(cen, ref)) p <- c(p, "mask_strata")
+        }
+      }
+    }
+    p
+  })
+})

@@ -62,6 +62,10 @@ privacy_verbs <- list(
                                 secret = masked, needs = "tibble"),
   anonymise_data.table   = list(run = function(d) an(na = "complete", small_strata = "suppress")(data.table::as.data.table(d)),
                                 secret = masked, needs = "data.table"),
+  anonymise_partitioned  = list(run = function(d) suppressMessages(anonymise_partitioned(
+                                  unname(split(d, rep(1:3, length.out = nrow(d)))), vars = masked, strata = c("g", "h"),
+                                  k = 3, na = "median", small_strata = "suppress", check_identifiers = FALSE,
+                                  future = FALSE)), secret = masked),
   anonymise_keps         = list(run = function(d) anonymise_keps(d, epsilon = 5, k = 4, vars = c("y", "p"), quasi = "x",
                                                                  strata = "g", na = "complete", small_strata = "suppress"),
                                 secret = c("y", "p", "x")),
@@ -93,6 +97,16 @@ privacy_verbs <- list(
   blend_outliers_noise   = list(run = function(d) blend_outliers(complete_rows(d), vars = c("x", "y"), strata = "g",
                                                                  k = 3, method = "noise", seed = 1),
                                 secret = character()),
+  anonymise_keyed        = list(run = function(d) anonymise_keyed(droplevels(no_rare(complete_rows(d))), vars = masked,
+                                                                  strata = c("g", "h"), k = 3, size = 5,
+                                                                  key = "privacy-suite-key-00000001",
+                                                                  check_identifiers = FALSE),
+                                secret = masked),
+  anonymise_keyed_none   = list(run = function(d) anonymise_keyed(d, vars = masked, strata = c("g", "h"), k = 3,
+                                                                  key = "privacy-suite-key-00000002", na = "median",
+                                                                  small_strata = "suppress", format = "none",
+                                                                  check_identifiers = FALSE),
+                                secret = masked),
   anonymise_adaptive     = list(run = function(d) anonymise_adaptive(droplevels(no_rare(complete_rows(d))),
                                                                      vars = masked, strata = c("g", "h"), k = 3,
                                                                      m = 2, rate = 0.2, w1 = 0.01,
@@ -106,7 +120,7 @@ privacy_verbs <- list(
                                                      check_identifiers = FALSE)
                                 }, secret = masked),
   tune_release           = list(run = function(d) tune_release(droplevels(no_rare(complete_rows(d))), vars = masked,
-                                                               strata = c("g", "h"), linkage = 0.5, top_m = 0.9,
+                                                               strata = c("g", "h"), worst = 1, linkage = 0.5, top_m = 0.9,
                                                                m = 2, risk1 = 1, risk2 = 1, k = 2, seed = 1)$release,
                                 secret = masked),
   remove_identifiers     = list(run = function(d) remove_identifiers(d, cols = c("x", "y", "p")), secret = masked),
@@ -236,6 +250,23 @@ for (name in names(privacy_verbs)) {
     }
   })
 }
+
+test_that("anonymise_keyed(): the key is in no reachable value, attribute or printed form", {
+  d <- droplevels(no_rare(complete_rows(priv_data())))
+  secret <- "privacy-suite-secret-key-98765"
+  m <- suppressMessages(anonymise_keyed(d, vars = masked, strata = c("g", "h"), k = 3, size = 5, key = secret,
+                                        check_identifiers = FALSE))
+  expect_identical(key_leaks(m, secret), character())
+  expect_identical(key_leaks(assess(d, m), secret), character())
+  # the detector can fail: a release that carries the key is caught
+  bad <- m
+  attr(bad, "detanon")$settings$key <- secret
+  expect_setequal(key_leaks(bad, secret), c("value", "print", "serialised"))
+  bad <- m
+  attr(bad, "detanon")$settings$key <- charToRaw(secret)
+  expect_true("value" %in% key_leaks(bad, secret))
+  expect_true(release_info(m)$settings$keyed)
+})
 
 test_that("the attribute check catches a caller's attribute", {
   d <- with_caller_attributes(complete_rows(no_rare(priv_data())))

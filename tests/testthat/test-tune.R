@@ -1,233 +1,198 @@
-# tune_release(): limits met on the release it returns, measured by the public functions.
+# tune_release(): searched on some attacks, verified on the whole battery; the limits met
+# on the release it returns, measured by the public functions.
+
+v_t <- c("Age", "Fare")
+st_t <- c("Pclass", "Sex", "Family")
 
 titanic_tuned <- local({
   cache <- NULL
   function() {
     if (is.null(cache)) {
       d <- titanic_paper()[-1]
-      cache <<- list(d = d, t = tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
-                                            linkage = 0.01, top_m = 0.15, m = 3, risk1 = 0.005,
-                                            risk2 = 0, keps_epsilon = c(16, 64)))
+      cache <<- list(d = d, t = tune_release(d, vars = v_t, strata = st_t, keps_epsilon = c(16, 64)))
     }
     cache
   }
 })
 
-test_that("the Titanic limits are met, measured on the returned release", {
+# The worst one-record rate and the worst top-m rate of a battery, by hand from its table.
+battery_worst <- function(b) {
+  tab <- as.data.frame(b)
+  c(worst = max(tab$rate, na.rm = TRUE), top_m = max(tab$rate_m, na.rm = TRUE))
+}
+
+test_that("with its defaults the Titanic release meets the limits on the whole battery", {
   x <- titanic_tuned(); d <- x$d; tu <- x$t
   rel <- tu$release
   expect_false(is.null(rel))
-  l1 <- risk_linkage(d, rel, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
-  l3 <- risk_linkage(d, rel, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), m = 3)
-  r <- risk_rmd(d, rel, vars = c("Age", "Fare"), deterministic = TRUE)
-  delta <- utility_delta(d, rel, vars = c("Age", "Fare"))$delta
-  u <- utility_pmse(d, rel)$U
-  expect_lte(l3$rate, 0.15)
-  expect_lte(l1$rate, 0.01)
-  expect_lte(r$risk1, 0.005)
-  expect_identical(r$risk2, 0)
-  expect_true(all(delta <= 0.1))
-  expect_lt(u, 0.001)
-  # the report holds exactly these measurements
-  expect_equal(tu$chosen$linkage, l1$rate)
-  expect_equal(tu$chosen$top_m, l3$rate)
-  expect_equal(tu$chosen$risk1, r$risk1)
-  expect_equal(tu$chosen$loss, max(delta))
-  # the replay attack is reported beside it, for p = 1, 0.5, 0.1
-  expect_identical(tu$replay$by_p$p, c(1, 0.5, 0.1))
-  out <- paste(utils::capture.output(print(tu)), collapse = "\n")
-  expect_match(out, "replay attack \\(not limited\\)")
-  expect_false(grepl("\\bsafe\\b", gsub("does not prove the release safe", "", out)))
+  expect_identical(tu$attacks, c("linkage_released", "linkage_original"))
+  expect_setequal(tu$verify, c("linkage_released", "linkage_original", "singling_out", "assignment",
+                               "fellegi_sunter", "recipe"))
+  # the verification, recomputed by the public function: every attack, the limits 0.1 and 0.3
+  b <- risk_battery(d, rel, vars = v_t, strata = st_t, seed = 1)
+  w <- battery_worst(b)
+  expect_lte(w[["worst"]], 0.1)
+  expect_lte(w[["top_m"]], 0.3)
+  expect_equal(as.data.frame(tu$battery), as.data.frame(b))
+  expect_equal(tu$chosen$verify_worst, w[["worst"]])
+  expect_equal(tu$chosen$verify_top_m, w[["top_m"]])
+  expect_true(tu$chosen$verified)
+  # the search measures are those of the search attacks
+  bs <- as.data.frame(risk_battery(d, rel, vars = v_t, strata = st_t, attacks = tu$attacks, control = FALSE,
+                                   seed = 1))
+  expect_equal(tu$chosen$worst, max(bs$rate))
+  expect_equal(tu$chosen$top_m, max(bs$rate_m))
+  expect_equal(tu$chosen$loss, max(utility_delta(d, rel, vars = v_t)$delta))
+  # the chosen release is the least loss among the candidates verified and passed: every
+  # candidate of less loss that met the search was verified and failed
+  t <- tu$tried
+  cheaper <- t$meets & t$loss < tu$chosen$loss & t$method != "keps"
+  expect_true(all(t$verified[cheaper] %in% FALSE))
   # only masked values and unchanged columns are released
-  expect_identical(rel[setdiff(names(d), c("Age", "Fare"))], d[setdiff(names(d), c("Age", "Fare"))])
-  # the numbers of the note and the vignette
-  expect_equal(c(tu$chosen$linkage, tu$chosen$top_m, tu$chosen$loss), c(0.00561, 0.1369, 0.08346),
-               tolerance = 2e-3)
-  expect_equal(unname(delta), c(0.0331, 0.0835), tolerance = 5e-3)
-  # the release carries the metadata of the verb that made it: a user replays it alike
-  info <- release_info(rel)
-  expect_identical(info$verb, "anonymise_adaptive")
-  again <- risk_replay(d, rel, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), seed = 1)
-  expect_identical(again$by_p, tu$replay$by_p)
-  expect_identical(as.data.frame(anonymise_adaptive(d, vars = info$settings$vars, strata = info$settings$strata,
-                                                    k = info$settings$k, k_max = info$settings$k_max,
-                                                    m = info$settings$m, rate = info$settings$rate,
-                                                    w1 = info$settings$w1, check_identifiers = FALSE)),
-                   as.data.frame(rel))
+  expect_identical(rel[setdiff(names(d), v_t)], d[setdiff(names(d), v_t)])
+  out <- gsub("\\s+", " ", paste(utils::capture.output(print(tu)), collapse = " "))
+  expect_match(out, "Search attacks: linkage_released, linkage_original")
+  expect_match(out, "Verification battery of the chosen release")
+  expect_false(grepl("\\bsafe\\b", gsub("does not prove the release safe", "", out)))
+  expect_gt(tu$seconds, 0)
 })
 
-test_that("the search covers k per stratum, adaptive k, stirring and fixed k, and reports each", {
-  tu <- titanic_tuned()$t
-  t <- tu$tried
-  expect_true(all(c("anonymise", "stratum", "adaptive", "stir", "keps") %in% t$method))
-  expect_true(all(t$seconds >= 0))
-  # every candidate's row holds its own measurements: the failures are the limits exceeded
-  lim <- unlist(tu$limits[c("linkage", "linkage_stratum", "top_m", "top_m_stratum", "risk1", "risk2")])
-  for (i in seq_len(nrow(t))) {
-    over <- names(lim)[unlist(t[i, names(lim)]) > lim]
-    expect_identical(t$fails[i], paste(over, collapse = ", "))
-  }
-  # the adaptive path: each stage at least as strong as the one before
-  path <- t[t$method == "adaptive" & !grepl("nearest only", t$settings), ]
-  expect_true(all(diff(path$top_m) <= 1e-12))
-  expect_match(tu$stop, "candidates tried; [0-9]+ met every limit")
-  # methods = a subset searches only those families
+test_that("a candidate that passes the search but fails the verification is reported, and the next is verified", {
   d <- titanic_paper()[-1]
-  only <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
-                       methods = c("anonymise", "stratum"), top_m = 0.5, linkage = 0.2, risk1 = 1, risk2 = 1)
-  expect_setequal(unique(only$tried$method), c("anonymise", "stratum"))
-  raw <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), methods = "anonymise",
-                      format = "none", top_m = 0.6, linkage = 0.3, risk1 = 1, risk2 = 1)
-  expect_identical(release_info(raw$release)$settings$format, "none")
-  expect_identical(release_info(only$release)$settings$format, "natural")
-  expect_error(tune_release(d, vars = c("Age", "Fare"), format = "round"), "`format` must be one of")
-  expect_lte(only$chosen$top_m, 0.5)
-  # a k-per-stratum candidate (assembled from per-stratum centroids) is the release of
-  # anonymise_adaptive() with its table of k
-  st <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), methods = "stratum",
-                     top_m = 0.45, linkage = 0.2, risk1 = 1, risk2 = 1)
-  expect_identical(st$chosen$method, "stratum")
-  info <- release_info(st$release)
-  expect_gt(length(unique(info$settings$k$k)), 1L)
-  again <- anonymise_adaptive(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
-                              k = info$settings$k, k_max = info$settings$k_max, m = 0, check_identifiers = FALSE)
-  expect_identical(as.data.frame(again)[c("Age", "Fare")], as.data.frame(st$release)[c("Age", "Fare")])
-  # and replayed from its metadata: exactly at p = 1 (records sharing released values share
-  # the link), with the table cut to the known records' strata below
-  rp <- st$replay$by_p
-  expect_equal(rp$rate[1], mean(risk_linkage(st$release, st$release, vars = c("Age", "Fare"),
-                                             strata = c("Pclass", "Sex", "Family"))$linked))
-  expect_true(all(rp$rate[-1] < rp$rate[1]))
-})
-
-# Single methods to compare with, measured by the package's functions: MDAV
-# microaggregation per stratum (sdcMicro) and k = 3 centroids then rank swapping per stratum.
-issue_singles <- function(d, v, st) {
-  s <- as.integer(interaction(d[st], drop = TRUE))
-  out <- list()
-  for (k in c(5, 10, 20)) {
-    r <- sdcMicro::microaggregation(cbind(d[v], s = s), variables = v, aggr = k, method = "mdav",
-                                    strata_variables = "s")
-    mx <- d
-    mx[v] <- r$mx[v]
-    out[[paste("MDAV k =", k)]] <- mx
-  }
-  set.seed(1)
-  rs <- as.data.frame(anonymise(d, k = 3, vars = v, strata = st, format = "none"))
-  attr(rs, "detanon") <- NULL
-  for (g in unique(s)) {
-    i <- which(s == g)
-    rs[i, v] <- suppressWarnings(sdcMicro::rankSwap(rs[i, v], variables = v, P = 15))
-  }
-  out[["k = 3, rank swap P = 15"]] <- rs
-  out
-}
-
-test_that("on the frontier the tuned releases lie below every single method and the nearest-only masking", {
-  skip_if_not_installed("sdcMicro")
-  x <- titanic_tuned(); d <- x$d; tu <- x$t
-  v <- c("Age", "Fare"); st <- c("Pclass", "Sex", "Family")
+  # limits that centroid releases meet on linkage alone, but not against one-to-one
+  # assignment or the algorithm-aware intruder (about 0.57 on every kNN-centroid release)
+  tu <- tune_release(d, vars = v_t, strata = st_t, worst = 0.3, top_m = 0.7,
+                     methods = c("anonymise", "adaptive", "mdav"))
   t <- tu$tried
-  tuned <- t[t$method %in% c("adaptive", "stratum", "stir") & !grepl("nearest only", t$settings), ]
-  others <- t[t$method %in% c("anonymise", "keps") | grepl("nearest only", t$settings),
-              c("settings", "top_m", "loss")]
-  for (nm in names(sing <- issue_singles(d, v, st))) {
-    others <- rbind(others, data.frame(settings = nm, top_m = risk_linkage(d, sing[[nm]], vars = v, strata = st,
-                                                                        m = 3)$rate,
-                                       loss = max(utility_delta(d, sing[[nm]], vars = v)$delta)))
+  failed <- which(t$verified %in% FALSE)
+  expect_gt(length(failed), 0L)
+  expect_true(all(t$meets[failed]))
+  expect_match(t$verify_fails[failed[1]], "worst \\((assignment|recipe) ")
+  # each failure is what the battery measures on that candidate
+  for (i in failed[1:2]) {
+    rel <- if (t$method[i] == "anonymise") {
+      anonymise(d, vars = v_t, strata = st_t, k = as.integer(sub("k = ", "", t$settings[i])),
+                check_identifiers = FALSE)
+    }
+    if (is.null(rel)) next
+    w <- battery_worst(risk_battery(d, rel, vars = v_t, strata = st_t, seed = 1))
+    expect_equal(t$verify_worst[i], w[["worst"]])
+    expect_gt(w[["worst"]], 0.3)
   }
-  expect_gte(nrow(others), 11L) # anonymise k = 3, 5, 10, 20; keps 16, 64; nearest only; MDAV x 3; rank swap
-  for (i in seq_len(nrow(others))) {
-    below <- tuned$top_m <= others$top_m[i] & tuned$loss <= others$loss[i]
-    # every single method is beaten on both axes, or keeps less loss than every tuned
-    # release (only at top-3 rates far above the limit: k = 3, epsilon = 64)
-    expect_true(any(below) || (others$loss[i] < min(tuned$loss) && others$top_m[i] > 0.4),
-                info = others$settings[i])
-  }
-  # the frontier is not beaten by any candidate on both axes
-  f <- tu$frontier
-  for (i in seq_len(nrow(f))) {
-    expect_false(any(t$top_m < f$top_m[i] & t$loss < f$loss[i]))
-  }
-  pdf(NULL); on.exit(grDevices::dev.off())
-  expect_invisible(plot(tu))
+  # the release returned passes: verified in order of loss, the first that passes
+  expect_false(is.null(tu$release))
+  w <- battery_worst(risk_battery(d, tu$release, vars = v_t, strata = st_t, seed = 1))
+  expect_lte(w[["worst"]], 0.3)
+  expect_lte(w[["top_m"]], 0.7)
+  ver <- which(!is.na(t$verified))
+  expect_identical(ver, which(t$meets & t$loss <= tu$chosen$loss & t$method != "keps"))
+  expect_identical(which(t$verified %in% TRUE), ver[which.max(t$loss[ver])])
+  expect_match(tu$stop, "of them failed the verification \\(worst attack: ")
+  out <- gsub("\\s+", " ", paste(utils::capture.output(print(tu)), collapse = " "))
+  expect_match(out, "passes the search, fails the verification: worst \\(")
+  # no candidate passes the verification: nothing returned, and why
+  none <- tune_release(d, vars = v_t, strata = st_t, worst = 0.3, top_m = 0.7, methods = "anonymise")
+  expect_null(none$release)
+  expect_null(none$chosen)
+  expect_match(none$stop, "every one failed the verification")
+  expect_s3_class(none$battery, "detanon_battery")
+  expect_output(print(none), "nothing is returned as a release")
 })
 
-test_that("limits hold on random data, and the choice is no worse than any method that meets them", {
-  for (seed in 1:6) {
+test_that("the search attacks and the verification attacks are the user's", {
+  d <- titanic_paper()[-1]
+  # searched with the algorithm-aware intruder too, no kNN-centroid candidate meets the search
+  tu <- tune_release(d, vars = v_t, strata = st_t, attacks = c("linkage_released", "recipe", "assignment"),
+                     methods = c("anonymise", "mdav"))
+  t <- tu$tried
+  expect_true(all(!t$meets[t$method == "anonymise"]))
+  expect_true(all(t$worst_attack[t$method == "anonymise"] %in% c("recipe", "assignment")))
+  expect_identical(tu$chosen$method, "mdav")
+  # verified on fewer attacks
+  few <- tune_release(d, vars = v_t, strata = st_t, worst = 0.3, top_m = 0.7, methods = "anonymise",
+                      verify = c("linkage_released", "linkage_original"))
+  expect_false(is.null(few$release))
+  expect_identical(few$verify, c("linkage_released", "linkage_original"))
+  expect_setequal(names(few$battery$attacks), few$verify)
+  # bad names and the inference attack without a sensitive column are refused
+  expect_error(tune_release(d, vars = v_t, strata = st_t, attacks = "nearest"),
+               "`attacks` must name attacks of the battery", class = "detanon_error_argument")
+  expect_error(tune_release(d, vars = v_t, strata = st_t, verify = character()),
+               "`verify` must name attacks of the battery", class = "detanon_error_argument")
+  expect_error(tune_release(d, vars = v_t, strata = st_t, attacks = "inference"),
+               "needs a `sensitive` column", class = "detanon_error_argument")
+  expect_error(tune_release(d, vars = v_t, strata = st_t, sensitive = "nope"),
+               "`sensitive` must be NULL or the name of a column", class = "detanon_error_argument")
+  expect_error(tune_release(d, vars = v_t, strata = st_t, intruder = list()),
+               "`intruder` must be NULL or made by intruder", class = "detanon_error_argument")
+  expect_error(tune_release(d, vars = v_t, strata = st_t, worst = 0), "the limit `worst` must be a single share")
+})
+
+test_that("the older limits still bind when given", {
+  d <- titanic_paper()[-1]
+  tu <- tune_release(d, vars = v_t, strata = st_t, worst = 0.3, top_m = 0.7, linkage = 0.02, risk1 = 0.01,
+                     risk2 = 0.001, methods = c("anonymise", "stratum", "adaptive", "mdav"))
+  rel <- tu$release
+  expect_false(is.null(rel))
+  expect_lte(risk_linkage(d, rel, vars = v_t, strata = st_t)$rate, 0.02)
+  r <- risk_rmd(d, rel, vars = v_t, deterministic = TRUE)
+  expect_lte(r$risk1, 0.01)
+  expect_lte(r$risk2, 0.001)
+  expect_true(any(grepl("linkage|risk1", tu$tried$fails)))
+})
+
+test_that("MDAV groups: k to 2k - 1 records within a stratum, released as their means", {
+  set.seed(4)
+  for (n in c(5, 9, 17, 40, 101)) for (k in c(2, 3, 5)) {
+    if (n < k) next
+    z <- matrix(stats::rnorm(n * 2), n, 2)
+    if (n == 40) z[1:20, ] <- 0 # ties
+    g <- detanon:::mdav_groups(z, k)
+    sz <- tabulate(g)
+    expect_true(all(sz >= k), info = paste(n, k))
+    expect_true(all(sz <= max(k, 2 * k - 1)), info = paste(n, k))
+    expect_identical(sort(unique(g)), seq_len(max(g)))
+  }
+  # well-separated clusters of k points are found exactly
+  z <- do.call(rbind, lapply(1:6, function(i) cbind(stats::rnorm(3, i * 100, 0.1), stats::rnorm(3, 0, 0.1))))
+  g <- detanon:::mdav_groups(z, 3)
+  expect_identical(as.vector(table(paste(g, rep(1:6, each = 3)))), rep(3L, 6))
+  # the release: every record its group's means, the other columns unchanged, k within strata
+  x <- titanic_tuned(); tu <- x$t; d <- x$d
+  if (identical(tu$chosen$method, "mdav")) {
+    rel <- as.data.frame(tu$release)
+    key <- do.call(paste, c(d[st_t], rel[v_t]))
+    expect_gte(min(table(key)), 10L)
+    expect_true(all(abs(tapply(d$Fare, key, mean) - tapply(rel$Fare, key, mean)) < 1e-6))
+  }
+})
+test_that("limits hold on random data, verified by the battery; same inputs, same release", {
+  for (seed in 1:4) {
     set.seed(seed)
-    n <- c(120, 300, 500, 200, 800, 250)[seed]
+    n <- c(120, 300, 500, 250)[seed]
     d <- data.frame(a = stats::rlnorm(n), b = round(stats::rnorm(n, 50, 10)),
                     g = sample(c("u", "v", "w")[seq_len(1 + seed %% 3)], n, TRUE))
-    if (seed == 5) d$a <- round(d$a, 1) # many ties
-    lim <- list(linkage = c(0.05, 0.05, 0.02, 0.1, 0.03, 0.05)[seed],
-                top_m = c(0.3, 0.4, 0.5, 0.35, 0.3, 0.25)[seed],
-                risk1 = c(0.05, 0.05, 0.02, 1, 0.05, 0.1)[seed],
-                risk2 = c(0.02, 0.02, 0, 1, 0.01, 0.02)[seed])
-    m <- c(2, 2, 3, 1, 2, 3)[seed]
-    lim$top_m_stratum <- c(1, 0.5, 1, 1, 0.45, 0.4)[seed]
-    tu <- tune_release(d, vars = c("a", "b"), strata = "g", linkage = lim$linkage, top_m = lim$top_m,
-                       top_m_stratum = lim$top_m_stratum, m = m, risk1 = lim$risk1, risk2 = lim$risk2,
+    if (seed == 3) d$a <- round(d$a, 1) # many ties
+    lim <- list(worst = c(0.1, 0.15, 0.2, 0.1)[seed], top_m = c(0.3, 0.4, 0.5, 0.35)[seed])
+    m <- c(2, 2, 3, 1)[seed]
+    tu <- tune_release(d, vars = c("a", "b"), strata = "g", worst = lim$worst, top_m = lim$top_m, m = m,
                        seed = seed)
     if (is.null(tu$release)) {
-      expect_match(tu$stop, "none met every limit")
+      expect_match(tu$stop, "none met every limit|every one failed the verification")
       next
     }
-    rel <- tu$release
-    expect_lte(risk_linkage(d, rel, vars = c("a", "b"), strata = "g")$rate, lim$linkage)
-    lm <- risk_linkage(d, rel, vars = c("a", "b"), strata = "g", m = m)
-    expect_lte(lm$rate, lim$top_m)
-    expect_lte(max(lm$by_stratum$rate), lim$top_m_stratum)
-    r <- risk_rmd(d, rel, vars = c("a", "b"), deterministic = TRUE)
-    expect_lte(r$risk1, lim$risk1)
-    expect_lte(r$risk2, lim$risk2)
-    ok <- tu$tried[tu$tried$meets & tu$tried$method != "keps", ]
-    expect_equal(tu$chosen$loss, min(ok$loss))
-    expect_equal(tu$chosen$loss, max(utility_delta(d, rel)$delta))
-    meets <- function(x) {
-      risk_linkage(d, x)$rate <= lim$linkage && risk_linkage(d, x, m = m)$rate <= lim$top_m &&
-        max(risk_linkage(d, x, m = m)$by_stratum$rate) <= lim$top_m_stratum &&
-        risk_rmd(d, x, deterministic = TRUE)$risk1 <= lim$risk1 &&
-        risk_rmd(d, x, deterministic = TRUE)$risk2 <= lim$risk2
-    }
-    # no worse than the methods of its space, made here by the public verbs
-    for (k in c(3, 5, 10, 20)) {
-      x <- anonymise(d, k = k, vars = c("a", "b"), strata = "g", check_identifiers = FALSE)
-      if (meets(x)) expect_lte(tu$chosen$loss, max(utility_delta(d, x)$delta))
-    }
-    for (rate in c(0.5, 0.3)) {
-      x <- anonymise_adaptive(d, vars = c("a", "b"), strata = "g", k = 2, k_max = 33, m = m, rate = rate,
-                              w1 = if (lim$risk1 < 1) 0.01, check_identifiers = FALSE)
-      if (meets(x)) expect_lte(tu$chosen$loss, max(utility_delta(d, x)$delta))
-    }
-    # same inputs, same release
-    again <- tune_release(d, vars = c("a", "b"), strata = "g", linkage = lim$linkage, top_m = lim$top_m,
-                          top_m_stratum = lim$top_m_stratum, m = m, risk1 = lim$risk1, risk2 = lim$risk2,
+    w <- battery_worst(risk_battery(d, tu$release, vars = c("a", "b"), strata = "g", m = m, seed = seed))
+    expect_lte(w[["worst"]], lim$worst)
+    expect_lte(w[["top_m"]], lim$top_m)
+    # the least loss among the candidates that passed both
+    ok <- tu$tried[tu$tried$verified %in% TRUE, ]
+    expect_identical(nrow(ok), 1L)
+    expect_equal(tu$chosen$loss, max(utility_delta(d, tu$release, vars = c("a", "b"))$delta))
+    again <- tune_release(d, vars = c("a", "b"), strata = "g", worst = lim$worst, top_m = lim$top_m, m = m,
                           seed = seed)
-    expect_identical(again$release, rel)
+    expect_identical(again$release, tu$release)
     expect_identical(again$tried$loss, tu$tried$loss)
   }
-})
-
-test_that("a search that cannot meet its limits says how close it got and why it stopped", {
-  set.seed(3)
-  n <- 3000
-  d <- data.frame(a = round(stats::rnorm(n, 40, 10)), b = round(stats::rlnorm(n, 3, 0.5), 1),
-                  g = sample(c("u", "v"), n, TRUE))
-  tu <- tune_release(d, vars = c("a", "b"), strata = "g", linkage = 0.01, top_m = 0.1, m = 3,
-                     risk1 = 0.001, risk2 = 0, methods = c("anonymise", "adaptive"))
-  expect_null(tu$release)
-  expect_null(tu$replay)
-  expect_match(tu$stop, "none met every limit. Closest \\(least excess over the limits\\)")
-  # the adaptive path stops once a stage takes off less than a quarter of the excess
-  expect_match(tu$stop, "the last stage took off less than a quarter of the excess")
-  path <- tu$tried[tu$tried$method == "adaptive" & !grepl("nearest only", tu$tried$settings), ]
-  ex <- vapply(seq_len(nrow(path)), function(i) detanon:::tune_excess(path[i, ], tu$limits), 0)
-  expect_gt(ex[length(ex)], 0.75 * ex[length(ex) - 1L])
-  # the closest candidate is the one of least excess
-  all_ex <- vapply(seq_len(nrow(tu$tried)), function(i) detanon:::tune_excess(tu$tried[i, ], tu$limits), 0)
-  expect_match(tu$stop, tu$tried$settings[which.min(all_ex)], fixed = TRUE)
-  expect_output(print(tu), "No candidate met every limit; nothing is returned as a release.")
 })
 
 test_that("bad or impossible limits are refused, naming the limit", {
@@ -249,7 +214,7 @@ test_that("bad or impossible limits are refused, naming the limit", {
   small3 <- data.frame(a = stats::rnorm(40), b = stats::rnorm(40), g = rep(c("x", "y"), c(37, 3)))
   expect_error(tune_release(small3, vars = c("a", "b"), strata = "g", m = 3, top_m = 0.5, top_m_stratum = 0.9),
                "the limit `top_m_stratum` = 0.9 cannot be met with `m` = 3: .*the smallest stratum has 3 records")
-  expect_error(tune_release(d, vars = v, strata = st, methods = "mdav"), "`methods` must be some of")
+  expect_error(tune_release(d, vars = v, strata = st, methods = "swap"), "`methods` must be some of")
   expect_error(tune_release(d, vars = v, strata = st, methods = character()), "`methods` must be some of")
   # nothing is changed by a refused call
   d0 <- d
@@ -273,28 +238,39 @@ test_that("the search's measurements are those of the public functions", {
   v <- c("Age", "Fare"); st <- c("Pclass", "Sex", "Family")
   df <- as.data.frame(d)
   p <- detanon:::adaptive_setup(df, v, st, rmd = TRUE, nthreads = 1L)
-  ev <- detanon:::tune_evaluator(df, v, st, p, 3L, "delta", NULL, gaussian(), 1L)
+  lim <- list(worst = 0.1, top_m = 0.3, linkage = 0.5, risk1 = 0.5, risk2 = 0.5)
+  att <- c("linkage_released", "linkage_original", "assignment")
+  ev <- detanon:::tune_evaluator(df, v, st, p, 3L, "delta", NULL, gaussian(), 1L, att, intruder(v, st), NULL,
+                                 1L, lim)
   rels <- list(anonymise(d, vars = v, strata = st, k = 3, check_identifiers = FALSE),
                anonymise(d, vars = v, strata = st, k = 7, format = "none", check_identifiers = FALSE),
                anonymise_adaptive(d, vars = v, strata = st, k = 2, m = 3, rate = 0.3, w1 = 0.01,
                                   check_identifiers = FALSE))
   rels[[4]] <- stir(rels[[1]], vars = v, strata = st, seed = 2)
+  g <- interaction(d[st], drop = TRUE)
   for (rel in rels) {
     e <- ev(rel)
     l1 <- risk_linkage(d, rel, vars = v, strata = st)
     l3 <- risk_linkage(d, rel, vars = v, strata = st, m = 3)
     r <- risk_rmd(d, rel, vars = v, deterministic = TRUE)
+    b <- risk_battery(d, rel, vars = v, strata = st, attacks = att, control = FALSE, seed = 1)
+    tab <- as.data.frame(b)
+    expect_identical(e$worst, max(tab$rate))
+    expect_identical(e$worst_attack, tab$name[which.max(tab$rate)])
+    expect_identical(e$top_m, max(tab$rate_m, na.rm = TRUE))
     expect_identical(e$linkage, l1$rate)
-    expect_identical(e$top_m, l3$rate)
+    expect_identical(e$top_m_released, l3$rate)
     expect_identical(e$linkage_stratum, max(l1$by_stratum$rate))
     expect_identical(e$top_m_stratum, max(l3$by_stratum$rate))
-    expect_identical(e$by$top_m, l3$by_stratum$rate)
     expect_identical(e$reid, l1$reid)
     expect_identical(e$risk1, r$risk1)
     expect_identical(e$risk2, r$risk2)
-    expect_equal(e$by$risk1 * e$by$size, # (a share times the size: equal up to rounding)
-                     as.vector(table(factor(interaction(d[st], drop = TRUE)[r$rows_risk1],
-                                            levels = levels(interaction(d[st], drop = TRUE))))) + 0)
+    # the per-stratum counts add up to the rates
+    for (a in att) {
+      expect_equal(sum(e$counts[, paste0("rate:", a)]) / nrow(d), b$attacks[[a]]$rate)
+      expect_equal(unname(e$count_limits[paste0("rate:", a)]), 0.1 * nrow(d))
+    }
+    expect_equal(e$counts[, "risk1"], as.vector(table(factor(g[r$rows_risk1], levels = levels(g)))) + 0)
     expect_identical(e$loss, max(utility_delta(d, rel, vars = v)$delta))
   }
 })
@@ -303,25 +279,21 @@ test_that("small or odd data: a release or a classed error, never a raw one", {
   for (n in c(8, 15)) for (s in 1:5) {
     set.seed(s)
     d <- data.frame(a = stats::rnorm(n), b = stats::rnorm(n), g = rep("x", n))
-    tu <- tune_release(d, vars = c("a", "b"), strata = "g")
+    tu <- tune_release(d, vars = c("a", "b"), strata = "g", risk1 = 0.5)
     expect_s3_class(tu, "detanon_tuned")
     if (!is.null(tu$release)) {
-      expect_lte(risk_linkage(d, tu$release, vars = c("a", "b"), strata = "g")$rate, 0.01)
-      expect_identical(tu$replay$by_p$p, c(1, 0.5, 0.1))
+      w <- battery_worst(risk_battery(d, tu$release, vars = c("a", "b"), strata = "g", seed = 1))
+      expect_lte(w[["worst"]], 0.1)
     } else {
-      expect_match(tu$stop, "none met every limit")
+      expect_match(tu$stop, "none met every limit|every one failed the verification")
     }
     # a candidate whose risk1 cannot be measured counts as missing its limit
     na <- is.na(tu$tried$risk1)
     expect_true(all(!tu$tried$meets[na]))
   }
-  # the replay of an adaptive release with w1 on an intruder's share too small for it
+  # 3 records, 2 variables: too few for risk1 and risk2
   set.seed(1)
   d <- data.frame(a = stats::rnorm(15), b = stats::rnorm(15))
-  rel <- anonymise_adaptive(d, vars = c("a", "b"), strata = character(), k = 2, m = 1, w1 = 0.01)
-  rp <- risk_replay(d, rel, seed = 1)
-  expect_identical(rp$by_p$n_known, c(15L, 8L, 2L))
-  # 7 records, 2 variables: too few for risk1 and risk2
   expect_error(tune_release(d[1:3, ], vars = c("a", "b"), strata = character()),
                class = "detanon_error_data")
 })
@@ -329,7 +301,7 @@ test_that("small or odd data: a release or a classed error, never a raw one", {
 test_that("methods = \"stir\" alone stirs the fixed-k candidates", {
   d <- titanic_paper()[-1]
   tu <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), methods = "stir",
-                     linkage = 0.3, top_m = 0.6, risk1 = 1, risk2 = 1)
+                     worst = 0.5, top_m = 0.9, attacks = "linkage_released")
   expect_setequal(unique(tu$tried$method), c("anonymise", "stir"))
   expect_true(any(grepl("candidate 1 (anonymise)", tu$tried$settings, fixed = TRUE)))
 })
@@ -337,14 +309,16 @@ test_that("methods = \"stir\" alone stirs the fixed-k candidates", {
 test_that("k is the smallest centroid size of every candidate; k_strata the smallest stratum", {
   d <- titanic_paper()[-1]
   v <- c("Age", "Fare"); st <- c("Pclass", "Sex", "Family")
-  tu <- tune_release(d, vars = v, strata = st, k = 4, methods = c("anonymise", "adaptive"),
-                     linkage = 0.3, top_m = 0.6, risk1 = 1, risk2 = 1)
+  tu <- tune_release(d, vars = v, strata = st, k = 4, methods = c("anonymise", "adaptive", "mdav"),
+                     worst = 0.3, top_m = 0.6)
   t <- tu$tried
   expect_identical(t$settings[t$method == "anonymise"], paste0("k = ", c(4, 5, 10, 20)))
   expect_true(all(grepl("^k from 4|^k = 4\\.\\.", t$settings[t$method == "adaptive"])))
+  expect_identical(t$settings[t$method == "mdav"][1], "MDAV groups of k = 4 within strata")
   expect_identical(tu$limits$k_strata, 4L)
   info <- release_info(tu$release)
   expect_gte(min(if (is.data.frame(info$settings$k)) info$settings$k$k else info$settings$k), 4)
+  if (identical(info$settings$method, "mdav")) expect_gte(min(info$counts$min_group), 4)
   expect_error(tune_release(d, vars = v, strata = st, k = 4, k_strata = 3), "`k_strata` \\(3\\) must be at least `k` \\(4\\)")
 })
 
@@ -356,4 +330,64 @@ test_that("the printed report fits 80 columns and numbers every candidate once",
   n <- nrow(tu$tried)
   for (i in seq_len(n)) expect_true(any(grepl(sprintf("^ *%d  ", i), out)), info = i)
   expect_match(paste(out, collapse = "\n"), "Settings \\(and the limits each candidate misses\\)")
+})
+
+test_that("a k-per-stratum candidate is the release of anonymise_adaptive() with its table of k", {
+  d <- titanic_paper()[-1]
+  st <- tune_release(d, vars = v_t, strata = st_t, methods = "stratum", worst = 0.2, top_m = 0.5,
+                     verify = c("linkage_released", "linkage_original"))
+  expect_identical(st$chosen$method, "stratum")
+  info <- release_info(st$release)
+  expect_gt(length(unique(info$settings$k$k)), 1L)
+  again <- anonymise_adaptive(d, vars = v_t, strata = st_t, k = info$settings$k, k_max = info$settings$k_max,
+                              m = 0, check_identifiers = FALSE)
+  expect_identical(as.data.frame(again)[v_t], as.data.frame(st$release)[v_t])
+  # the per-stratum counts predicted the limits: the candidate meets them
+  expect_lte(st$chosen$worst, 0.2)
+})
+
+test_that("a search that cannot meet its limits says how close it got and why it stopped", {
+  set.seed(3)
+  n <- 3000
+  d <- data.frame(a = round(stats::rnorm(n, 40, 10)), b = round(stats::rlnorm(n, 3, 0.5), 1),
+                  g = sample(c("u", "v"), n, TRUE))
+  tu <- tune_release(d, vars = c("a", "b"), strata = "g", worst = 0.01, top_m = 0.05, m = 3,
+                     methods = c("anonymise", "adaptive"))
+  expect_null(tu$release)
+  expect_null(tu$battery)
+  expect_match(tu$stop, "none met every limit of the search. Closest \\(least excess over the limits\\)")
+  expect_match(tu$stop, "adaptive k: worst, top_m (still missed after 4 tries|missed, and the last stage took off)")
+  all_ex <- vapply(seq_len(nrow(tu$tried)), function(i) detanon:::tune_excess(tu$tried[i, ], tu$limits), 0)
+  expect_match(tu$stop, tu$tried$settings[which.min(all_ex)], fixed = TRUE)
+  expect_output(print(tu), "nothing is returned as a release")
+  pdf(NULL); on.exit(grDevices::dev.off())
+  expect_invisible(plot(tu))
+})
+
+test_that("keyed candidates with the custodian's key: chosen when least loss, the key never shown or stored", {
+  d <- titanic_paper()[-1]
+  key <- "tune-test-secret-7f3a9c"
+  tu <- tune_release(d, vars = v_t, strata = st_t, key = key, methods = c("mdav", "keyed"))
+  t <- tu$tried
+  expect_true(any(t$method == "keyed"))
+  expect_identical(tu$chosen$method, "keyed")
+  size <- as.integer(sub("keyed groups of mean size ([0-9]+),.*", "\\1", tu$chosen$settings))
+  again <- anonymise_keyed(d, vars = v_t, strata = st_t, k = 2, key = key, size = size, check_identifiers = FALSE)
+  expect_identical(as.data.frame(again), as.data.frame(tu$release))
+  w <- battery_worst(risk_battery(d, tu$release, vars = v_t, strata = st_t, seed = 1))
+  expect_lte(w[["worst"]], 0.1)
+  expect_lte(w[["top_m"]], 0.3)
+  # a lower loss than every MDAV candidate that passes
+  expect_lt(tu$chosen$loss, min(t$loss[t$method == "mdav" & t$meets]))
+  # the key appears nowhere: printed report, structure, release metadata
+  shown <- c(utils::capture.output(print(tu)), utils::capture.output(utils::str(unclass(tu))),
+             utils::capture.output(print(release_info(tu$release))), deparse(tu))
+  expect_false(any(grepl(key, shown, fixed = TRUE)))
+  expect_false(any(grepl(paste(as.character(charToRaw(key)), collapse = " "), shown, fixed = TRUE)))
+  # without a key the family is left out, and says so
+  no <- tune_release(d, vars = v_t, strata = st_t, methods = c("mdav", "keyed"))
+  expect_false(any(no$tried$method == "keyed"))
+  expect_match(no$stop, "keyed: left out (no `key`)", fixed = TRUE)
+  expect_error(tune_release(d, vars = v_t, strata = st_t, key = "short"), "`key` must be the custodian's secret",
+               class = "detanon_error_argument")
 })

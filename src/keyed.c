@@ -1,0 +1,252 @@
+/* Kernels of anonymise_keyed(): SipHash-2-4, keyed uniforms, and the keyed k-means of one
+ * stratum (keyed.h). Pure C: no R API. Deterministic: the same points, settings and key
+ * give the same groups bit for bit, whatever their order (the caller passes the points of
+ * a stratum in a canonical order: sorted by their coordinates). */
+#include <math.h>
+#include <string.h>
+#include "keyed.h"
+
+#define ROTL(x, b) (uint64_t) (((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND                                                                  \
+    do {                                                                          \
+        v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32);                 \
+        v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2;                                    \
+        v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0;                                    \
+        v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32);                 \
+    } while (0)
+
+static uint64_t load_le64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+static void store_le64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) { p[i] = (unsigned char) (v & 0xff); v >>= 8; }
+}
+
+uint64_t keyed_siphash(const unsigned char *in, size_t len, uint64_t k0, uint64_t k1)
+{
+    uint64_t v0 = UINT64_C(0x736f6d6570736575) ^ k0;
+    uint64_t v1 = UINT64_C(0x646f72616e646f6d) ^ k1;
+    uint64_t v2 = UINT64_C(0x6c7967656e657261) ^ k0;
+    uint64_t v3 = UINT64_C(0x7465646279746573) ^ k1;
+    const size_t full = len - len % 8;
+    for (size_t i = 0; i < full; i += 8) {
+        const uint64_t m = load_le64(in + i);
+        v3 ^= m;
+        SIPROUND; SIPROUND;
+        v0 ^= m;
+    }
+    uint64_t b = ((uint64_t) len) << 56;
+    for (size_t i = full; i < len; i++) b |= ((uint64_t) in[i]) << (8 * (i - full));
+    v3 ^= b;
+    SIPROUND; SIPROUND;
+    v0 ^= b;
+    v2 ^= 0xff;
+    SIPROUND; SIPROUND; SIPROUND; SIPROUND;
+    return v0 ^ v1 ^ v2 ^ v3;
+}
+
+void keyed_derive(const unsigned char *secret, size_t len, uint64_t *k0, uint64_t *k1)
+{
+    /* two public domain-separation keys ("detanon keyed k0/k1") */
+    *k0 = keyed_siphash(secret, len, UINT64_C(0x6e61746564), UINT64_C(0x306b2064657965));
+    *k1 = keyed_siphash(secret, len, UINT64_C(0x6e61746564), UINT64_C(0x316b2064657965));
+}
+
+/* (h >> 11 + 1/2) / 2^53: a double in (0, 1), never 0 or 1 */
+static double to_unit(uint64_t h)
+{
+    return ((double) (h >> 11) + 0.5) * 0x1p-53;
+}
+
+/* splitmix64's finaliser */
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30; x *= UINT64_C(0xbf58476d1ce4e5b9);
+    x ^= x >> 27; x *= UINT64_C(0x94d049bb133111eb);
+    x ^= x >> 31;
+    return x;
+}
+
+double keyed_step_uniform(uint64_t h, int step)
+{
+    return to_unit(mix64(h + (uint64_t) (step + 1) * UINT64_C(0x9e3779b97f4a7c15)));
+}
+
+static void point_hashes(const double *z, ptrdiff_t n, int d, uint64_t salt, uint64_t k0, uint64_t k1,
+                         unsigned char *buf, uint64_t *h)
+{
+    store_le64(buf, salt);
+    for (ptrdiff_t i = 0; i < n; i++) {
+        for (int j = 0; j < d; j++) {
+            double v = z[(ptrdiff_t) j * n + i];
+            if (v == 0) v = 0; /* -0 as +0 */
+            uint64_t bits;
+            memcpy(&bits, &v, sizeof bits);
+            store_le64(buf + 8 * (j + 1), bits);
+        }
+        h[i] = keyed_siphash(buf, 8 * ((size_t) d + 1), k0, k1);
+    }
+}
+
+static uint64_t row_hash(const double *row, int d, uint64_t salt, uint64_t k0, uint64_t k1)
+{
+    unsigned char buf[8 * 65];
+    uint64_t h;
+    point_hashes(row, 1, d, salt, k0, k1, buf, &h);
+    return h;
+}
+
+void keyed_uniforms(const double *z, ptrdiff_t n, int d, uint64_t salt, uint64_t k0, uint64_t k1,
+                    double *u)
+{
+    double row[64];
+    for (ptrdiff_t i = 0; i < n; i++) {
+        for (int j = 0; j < d; j++) row[j] = z[(ptrdiff_t) j * n + i];
+        u[i] = to_unit(row_hash(row, d, salt, k0, k1));
+    }
+}
+
+double keyed_row_step(const double *row, int d, uint64_t salt, uint64_t k0, uint64_t k1, int step)
+{
+    return keyed_step_uniform(row_hash(row, d, salt, k0, k1), step);
+}
+
+static double sq_dist(const double *z, ptrdiff_t n, int d, ptrdiff_t i, const double *cen, int g)
+{
+    double s = 0;
+    for (int j = 0; j < d; j++) {
+        const double t = z[(ptrdiff_t) j * n + i] - cen[(ptrdiff_t) g * d + j];
+        s += t * t;
+    }
+    return s;
+}
+
+/* centres of the groups (d values per group, in point order sums) and sizes */
+static void centres(const double *z, ptrdiff_t n, int d, int c, const int *group, double *cen, ptrdiff_t *size)
+{
+    for (int g = 0; g < c; g++) size[g] = 0;
+    for (ptrdiff_t t = 0; t < (ptrdiff_t) c * d; t++) cen[t] = 0;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        const int g = group[i];
+        size[g]++;
+        for (int j = 0; j < d; j++) cen[(ptrdiff_t) g * d + j] += z[(ptrdiff_t) j * n + i];
+    }
+    for (int g = 0; g < c; g++)
+        if (size[g] > 0) for (int j = 0; j < d; j++) cen[(ptrdiff_t) g * d + j] /= (double) size[g];
+}
+
+/* one keyed run; returns the SSE (group[] filled, 0..c-1, possibly with empty groups) */
+static double one_run(const double *z, ptrdiff_t n, int d, int c, int kmin, int maxit, const uint64_t *h,
+                      int *group, double *cen, ptrdiff_t *size, double *d2, const kernel_host *host)
+{
+    /* k-means++ seeds by the exponential race: the first uniform over the points, then
+     * with weight D2 (points at a chosen centre have weight 0) */
+    for (ptrdiff_t i = 0; i < n; i++) d2[i] = INFINITY;
+    for (int s = 0; s < c; s++) {
+        ptrdiff_t best = -1;
+        double bk = INFINITY;
+        for (ptrdiff_t i = 0; i < n; i++) {
+            if (!(d2[i] > 0)) continue;
+            const double e = -log(keyed_step_uniform(h[i], s));
+            const double key = s == 0 ? e : e / d2[i];
+            if (key < bk) { bk = key; best = i; }
+        }
+        if (best < 0) return -1; /* fewer distinct points than c */
+        for (int j = 0; j < d; j++) cen[(ptrdiff_t) s * d + j] = z[(ptrdiff_t) j * n + best];
+        for (ptrdiff_t i = 0; i < n; i++) {
+            const double t = sq_dist(z, n, d, i, cen, s);
+            if (t < d2[i]) d2[i] = t;
+        }
+    }
+    /* Lloyd: the nearest centre (ties: the lowest group), then the means */
+    for (ptrdiff_t i = 0; i < n; i++) group[i] = -1;
+    for (int it = 0; it < maxit; it++) {
+        int changed = 0;
+        for (ptrdiff_t i = 0; i < n; i++) {
+            int bg = 0;
+            double bd = INFINITY;
+            for (int g = 0; g < c; g++) {
+                if (it > 0 && size[g] == 0) continue;
+                const double t = sq_dist(z, n, d, i, cen, g);
+                if (t < bd) { bd = t; bg = g; }
+            }
+            if (group[i] != bg) { group[i] = bg; changed = 1; }
+        }
+        if (!changed) break;
+        centres(z, n, d, c, group, cen, size);
+        host_pause(host, 0);
+    }
+    centres(z, n, d, c, group, cen, size);
+    /* merge groups smaller than kmin, the smallest first (ties: the lowest), into the group
+     * with the nearest centre (ties: the lowest) */
+    for (;;) {
+        int small = -1, n_groups = 0;
+        for (int g = 0; g < c; g++) {
+            if (size[g] == 0) continue;
+            n_groups++;
+            if (size[g] < kmin && (small < 0 || size[g] < size[small])) small = g;
+        }
+        if (small < 0 || n_groups < 2) break;
+        int to = -1;
+        double bd = INFINITY;
+        for (int g = 0; g < c; g++) {
+            if (g == small || size[g] == 0) continue;
+            double t = 0;
+            for (int j = 0; j < d; j++) {
+                const double u = cen[(ptrdiff_t) g * d + j] - cen[(ptrdiff_t) small * d + j];
+                t += u * u;
+            }
+            if (t < bd) { bd = t; to = g; }
+        }
+        for (ptrdiff_t i = 0; i < n; i++) if (group[i] == small) group[i] = to;
+        centres(z, n, d, c, group, cen, size);
+    }
+    double sse = 0;
+    for (ptrdiff_t i = 0; i < n; i++) sse += sq_dist(z, n, d, i, cen, group[i]);
+    return sse;
+}
+
+double keyed_kmeans(const double *z, ptrdiff_t n, int d, int c, int kmin, int restarts, int maxit,
+                    uint64_t k0, uint64_t k1, int *group, const kernel_host *host)
+{
+    if (n < 1 || c < 1 || d < 1 || d > 64) return -1;
+    if (c == 1) {
+        double *cen = (double *) host->alloc((size_t) d, sizeof(double));
+        ptrdiff_t size1;
+        for (ptrdiff_t i = 0; i < n; i++) group[i] = 0;
+        centres(z, n, d, 1, group, cen, &size1);
+        double sse = 0;
+        for (ptrdiff_t i = 0; i < n; i++) sse += sq_dist(z, n, d, i, cen, 0);
+        return sse;
+    }
+    uint64_t *h = (uint64_t *) host->alloc((size_t) n, sizeof(uint64_t));
+    int *g = (int *) host->alloc((size_t) n, sizeof(int));
+    double *cen = (double *) host->alloc((size_t) c * (size_t) d, sizeof(double));
+    ptrdiff_t *size = (ptrdiff_t *) host->alloc((size_t) c, sizeof(ptrdiff_t));
+    double *d2 = (double *) host->alloc((size_t) n, sizeof(double));
+    unsigned char *buf = (unsigned char *) host->alloc(8 * ((size_t) d + 1), 1);
+    double best = -1;
+    for (int r = 0; r < restarts; r++) {
+        point_hashes(z, n, d, (uint64_t) r, k0, k1, buf, h);
+        const double sse = one_run(z, n, d, c, kmin, maxit, h, g, cen, size, d2, host);
+        if (sse < 0) return -1;
+        if (best < 0 || sse < best) {
+            best = sse;
+            memcpy(group, g, (size_t) n * sizeof(int));
+        }
+    }
+    /* number the groups by first appearance */
+    int *map = (int *) host->alloc((size_t) c, sizeof(int));
+    for (int t = 0; t < c; t++) map[t] = -1;
+    int next = 0;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        if (map[group[i]] < 0) map[group[i]] = next++;
+        group[i] = map[group[i]];
+    }
+    return best;
+}

@@ -1,0 +1,35 @@
+/* Glue for anonymise_keyed(): the keyed k-means of one stratum (kernel: keyed.c). The
+ * secret arrives as a raw vector and is never stored or returned. (The test-only entry
+ * points of the keyed hash and uniforms are in testing_glue.c.) */
+#include "detanon.h"
+#include "keyed.h"
+
+void keyed_secret_key(SEXP secret, uint64_t *k0, uint64_t *k1)
+{
+    if (TYPEOF(secret) != RAWSXP || XLENGTH(secret) < 1) Rf_error("internal error: bad key in ffi_keyed_*");
+    keyed_derive(RAW_RO(secret), (size_t) XLENGTH(secret), k0, k1);
+}
+
+/* z: the n x d points of one stratum (canonical order), c groups, kmin, restarts, maxit,
+ * secret (raw). Returns list(group = 1-based groups, sse), sse -1 when the points have
+ * fewer than c distinct values. */
+SEXP ffi_keyed_kmeans(SEXP z, SEXP c_, SEXP kmin_, SEXP restarts_, SEXP maxit_, SEXP secret)
+{
+    const ptrdiff_t n = Rf_nrows(z);
+    const int d = Rf_ncols(z), c = Rf_asInteger(c_), kmin = Rf_asInteger(kmin_);
+    const int restarts = Rf_asInteger(restarts_), maxit = Rf_asInteger(maxit_);
+    if (TYPEOF(z) != REALSXP || n < 1 || d < 1 || d > 64 || c < 1 || c > n || kmin < 1 ||
+        restarts < 1 || maxit < 1)
+        Rf_error("internal error: bad input to ffi_keyed_kmeans");
+    uint64_t k0, k1;
+    keyed_secret_key(secret, &k0, &k1);
+    const char *names[] = { "group", "sse" };
+    SEXP out = PROTECT(detanon_named_list(2, names));
+    SEXP group = SET_VECTOR_ELT(out, 0, Rf_allocVector(INTSXP, n));
+    const kernel_host host = detanon_host(R_NilValue);
+    const double sse = keyed_kmeans(REAL_RO(z), n, d, c, kmin, restarts, maxit, k0, k1, INTEGER(group), &host);
+    if (sse >= 0) for (ptrdiff_t i = 0; i < n; i++) INTEGER(group)[i] += 1;
+    SET_VECTOR_ELT(out, 1, Rf_ScalarReal(sse));
+    UNPROTECT(1);
+    return out;
+}

@@ -1,0 +1,77 @@
+# risk_partitioned(): measures run on groups of whole strata, merged, equal the in-memory ones.
+
+rp_fixture <- function(format) {
+  d <- titanic_paper()[-1]
+  list(d = d, m = anonymise(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), k = 3, format = format,
+                            check_identifiers = FALSE))
+}
+
+test_that("linkage measured stratum by stratum is identical() to risk_linkage()", {
+  for (format in c("none", "natural")) {
+    f <- rp_fixture(format)
+    for (m in c(1, 3)) {
+      for (size in c(1, 200, 1e6)) {
+        r <- risk_partitioned(f$d, f$m, "linkage", vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), m = m,
+                              group_size = size, future = FALSE)
+        expect_identical(r, risk_linkage(f$d, f$m, vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), m = m))
+      }
+    }
+  }
+})
+
+test_that("the battery's linkage, assignment and recipe attacks merge to the in-memory ones", {
+  f <- rp_fixture("none")
+  it <- intruder(vars = c("Age", "Fare"), strata = c("Pclass", "Sex"))
+  runs <- list(
+    attack_linkage_released = function(...) attack_linkage(..., direction = "released"),
+    attack_linkage_original = function(...) attack_linkage(..., direction = "original"),
+    attack_assignment = attack_assignment,
+    attack_recipe = attack_recipe)
+  for (ms in names(runs)) {
+    ref <- runs[[ms]](f$d, f$m, intruder = it, control = FALSE)
+    ref$details <- NULL
+    r <- risk_partitioned(f$d, f$m, ms, intruder = it, group_size = 150, future = FALSE)
+    expect_identical(r, ref, label = ms)
+  }
+})
+
+test_that("tiny-valued columns and numeric keys use the scale of all the records", {
+  set.seed(21)
+  d <- data.frame(g = sample(c("a", "b", "c"), 120, TRUE), x = stats::runif(120) * 1e-200,
+                  y = round(stats::rnorm(120), 1), key = stats::rnorm(120))
+  m <- anonymise(d, vars = c("x", "y"), strata = "g", k = 3, format = "none", check_identifiers = FALSE)
+  expect_identical(risk_partitioned(d, m, "linkage", vars = c("x", "y"), strata = "g", group_size = 1, future = FALSE),
+                   risk_linkage(d, m, vars = c("x", "y"), strata = "g"))
+  it <- intruder(vars = c("x", "y"), strata = "g", keys = "key")
+  ref <- attack_linkage(d, m, intruder = it, control = FALSE)
+  ref$details <- NULL
+  expect_identical(risk_partitioned(d, m, "attack_linkage_released", intruder = it, group_size = 1, future = FALSE), ref)
+})
+
+test_that("the plan does not change the result", {
+  skip_if_not_installed("future.apply")
+  f <- rp_fixture("none")
+  ref <- risk_linkage(f$d, f$m, vars = c("Age", "Fare"), strata = c("Pclass", "Sex"))
+  old <- future::plan(future::sequential)
+  on.exit(future::plan(old), add = TRUE)
+  expect_identical(risk_partitioned(f$d, f$m, "linkage", vars = c("Age", "Fare"), strata = c("Pclass", "Sex"),
+                                    group_size = 200, future = TRUE), ref)
+  ok <- tryCatch({
+    future::plan(future::multisession, workers = 2)
+    TRUE
+  }, error = function(e) FALSE)
+  skip_if_not(ok, "multisession workers could not start")
+  expect_identical(risk_partitioned(f$d, f$m, "linkage", vars = c("Age", "Fare"), strata = c("Pclass", "Sex"),
+                                    group_size = 200, future = TRUE), ref)
+})
+
+test_that("what cannot be partitioned exactly is a classed error", {
+  f <- rp_fixture("natural")
+  it <- intruder(vars = c("Age", "Fare"), strata = c("Pclass", "Sex"))
+  expect_error(risk_partitioned(f$d, f$m, "attack_recipe", intruder = it, future = FALSE),
+               class = "detanon_error_argument")
+  expect_error(risk_partitioned(f$d, f$m, "attack_linkage_released", intruder = intruder(vars = "Age", p = 0.5),
+                                future = FALSE), class = "detanon_error_argument")
+  expect_error(risk_partitioned(f$d, f$m, "attack_assignment", intruder = it, control = TRUE, future = FALSE),
+               class = "detanon_error_argument")
+})
