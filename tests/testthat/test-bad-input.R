@@ -713,6 +713,57 @@ bad("sdc_attach: a data frame", bi_d, function(x) sdc_attach(x, risk_linkage(bi_
 bad("sdc_results: NULL", NULL, function(x) sdc_results(x), "`obj` must be an sdcMicroObj.*not NULL")
 bad("sdc_report: a list", list(a = 1), function(x) sdc_report(x, report = FALSE), "`obj` must be an sdcMicroObj")
 
+# ---- anonymise_db() (R/database.R): errors change nothing in the database ----------------
+bad("anonymise_db: not a connection", bi_d,
+    function(d) anonymise_db(d, "t", vars = "x", strata = "g", output = "o"), "anonymise_db\\(\\): `con` ")
+if (requireNamespace("DBI", quietly = TRUE) && requireNamespace("RSQLite", quietly = TRUE)) {
+  bi_con <- DBI::dbConnect(RSQLite::SQLite(), ":memory:")
+  DBI::dbWriteTable(bi_con, "bi", bi_mod(bi_d, s = letters[1:20]))
+  DBI::dbWriteTable(bi_con, "taken", data.frame(a = 1:2))
+  bi_closed <- DBI::dbConnect(RSQLite::SQLite(), ":memory:")
+  DBI::dbDisconnect(bi_closed)
+  bi_db_state <- function(con) {
+    tabs <- sort(DBI::dbListTables(con))
+    list(tabs, lapply(tabs, function(t) DBI::dbReadTable(con, t)),
+         DBI::dbGetQuery(con, "SELECT name FROM sqlite_master WHERE type = 'index'"))
+  }
+  # anonymise_db() on bi_con, checking that an error leaves the database as it was
+  bi_db <- function(...) {
+    function(con) {
+      before <- bi_db_state(con)
+      on.exit(if (!identical(bi_db_state(con), before)) stop("the database changed"))
+      anonymise_db(con, ..., check_identifiers = FALSE)
+    }
+  }
+  bad("anonymise_db: closed connection", bi_closed,
+      function(con) anonymise_db(con, "bi", vars = "x", strata = "g", output = "o"),
+      "`con` is not a valid connection")
+  bad("anonymise_db: no such table", bi_con, bi_db("nope", vars = "x", strata = "g", output = "o"),
+      "`table` \"nope\" cannot be read")
+  bad("anonymise_db: two table names", bi_con, bi_db(c("bi", "taken"), vars = "x", strata = "g", output = "o"),
+      "`table` must be one table name")
+  bad("anonymise_db: output missing", bi_con, bi_db("bi", vars = "x", strata = "g"), "`output` must be given")
+  bad("anonymise_db: output is the input", bi_con, bi_db("bi", vars = "x", strata = "g", output = "bi"),
+      "`output` must differ from `table`")
+  bad("anonymise_db: output exists", bi_con, bi_db("bi", vars = "x", strata = "g", output = "taken"),
+      "`output` table \"taken\" exists.*overwrite = TRUE")
+  bad("anonymise_db: vars missing", bi_con, bi_db("bi", strata = "g", output = "o"), "`vars` must be given")
+  bad("anonymise_db: unknown column", bi_con, bi_db("bi", vars = c("x", "zz"), strata = "g", output = "o"),
+      "`vars` names columns that are not in the data: `zz`")
+  bad("anonymise_db: text column in vars", bi_con, bi_db("bi", vars = c("x", "s"), strata = "g", output = "o"),
+      "`vars` must be numeric columns; `s`")
+  bad("anonymise_db: k = 1", bi_con, bi_db("bi", vars = "x", strata = "g", k = 1, output = "o"),
+      "`k` must be a single whole number >= 2")
+  bad("anonymise_db: chunk = 0", bi_con, bi_db("bi", vars = "x", strata = "g", output = "o", chunk = 0),
+      "`chunk` must be a single whole number >= 1")
+  bad("anonymise_db: read", bi_con, bi_db("bi", vars = "x", strata = "g", output = "o", read = "all"),
+      "`read` must be one of \"order\", \"index\"")
+  bad("anonymise_db: strata smaller than k", bi_con, bi_db("bi", vars = "x", strata = "s", output = "o", read = "index"),
+      "fewer than k = 3|smaller than k = 3")
+  bad("anonymise_db: na = median_stratum", bi_con,
+      bi_db("bi", vars = "x", strata = "g", output = "o", na = "median_stratum"), "`na` must be one of")
+}
+
 # ---- the runner -----------------------------------------------------------------------
 test_that("the bad-input suite covers every exported function with enough cases", {
   expect_gte(length(bi_cases), 40L)
@@ -760,3 +811,5 @@ for (cs in bi_cases) {
     })
   })
 }
+
+if (exists("bi_con")) DBI::dbDisconnect(bi_con)
