@@ -125,20 +125,11 @@ anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
     stop_arg("`engine = \"rann\"` needs the package RANN: install.packages(\"RANN\"), ",
              "or use the default engine = \"kdtree\".")
   }
-  df <- as.data.frame(data, stringsAsFactors = FALSE)
-  id <- stratum_ids(df, strata)
-  step <- handle_missing(numeric_matrix(df, vars), id, na, strata)
-  step <- handle_small_strata(step, df, id, k, strata, small_strata)
-  df <- step$df
-  id <- step$id
+  step <- mask_input(data, vars, strata, k, na, small_strata)
   x <- step$x
-  masked <- mask_matrix(x, id, k, engine, nthreads)
-  sizes <- tabulate(id)
-  sizes <- sizes[sizes > 0L]
-  if (check_identifiers) warn_identifiers(df, vars, strata)
-  for (j in seq_along(vars)) {
-    df[[vars[j]]] <- format_masked(masked$columns[[j]], x[, j], k, format, is.integer(data[[vars[j]]]))
-  }
+  masked <- mask_matrix(x, step$id, k, engine, nthreads)
+  sizes <- nonempty_sizes(step$id)
+  df <- mask_output(step$df, data, vars, strata, masked$columns, x, k, format, check_identifiers)
   # the metadata hold settings, counts and the step-5 scaling factors: no means or SDs of
   # the originals (for a stratum of two records they give both values back)
   as_release(as_release_frame(df, data), "anonymise",
@@ -148,6 +139,34 @@ anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
                            n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,
                            n_imputed = step$n_imputed, n_moved = step$n_moved),
              stats = list(scale = masked$scale))
+}
+
+# The front of the masking verbs that release one value per record (anonymise(),
+# anonymise_keyed()): `data` as a data frame, its stratum ids, missing values by `na` and
+# small strata by `small_strata`. Returns the step of handle_small_strata(): the rows left
+# (`df`), their matrix of `vars` (`x`), stratum ids (`id`) and the counts.
+mask_input <- function(data, vars, strata, k, na, small_strata) {
+  df <- as.data.frame(data, stringsAsFactors = FALSE)
+  id <- stratum_ids(df, strata)
+  step <- handle_missing(numeric_matrix(df, vars), id, na, strata)
+  handle_small_strata(step, df, id, k, strata, small_strata)
+}
+
+# The back of those verbs: the identifier warning, then each masked column of `columns` in
+# its release form (from the records' values `x` before masking) in place of its `vars`
+# column of `df`; integer columns of `data` stay integer where they can.
+mask_output <- function(df, data, vars, strata, columns, x, k, format, check_identifiers) {
+  if (check_identifiers) warn_identifiers(df, vars, strata)
+  for (j in seq_along(vars)) {
+    df[[vars[j]]] <- format_masked(columns[[j]], x[, j], k, format, is.integer(data[[vars[j]]]))
+  }
+  df
+}
+
+# The sizes of the non-empty strata of the stratum ids `id`.
+nonempty_sizes <- function(id) {
+  sizes <- tabulate(id)
+  sizes[sizes > 0L]
 }
 
 # anonymise(), step 1: missing values in `vars` by the `na` policy ("fail" was checked by

@@ -128,20 +128,11 @@ anonymise_keyed <- function(data, vars = NULL, strata = NULL, k = 3, key, size =
   keys <- check_columns(keys, data, "keys", character())
   both <- intersect(keys, c(vars, strata))
   if (length(both)) stop_arg("`keys` repeats columns of `vars` or `strata`: ", quote_names(both), ".", kind = "column")
-  df <- as.data.frame(data, stringsAsFactors = FALSE)
-  id <- stratum_ids(df, strata)
-  step <- handle_missing(numeric_matrix(df, vars), id, na, strata)
-  step <- handle_small_strata(step, df, id, k, strata, small_strata)
-  df <- step$df
-  id <- step$id
+  step <- mask_input(data, vars, strata, k, na, small_strata)
   x <- step$x
-  res <- keyed_mask(x, keyed_cells(df, id, keys, strata, k), k, size, secret)
-  sizes <- tabulate(id)
-  sizes <- sizes[sizes > 0L]
-  if (check_identifiers) warn_identifiers(df, vars, strata)
-  for (j in seq_along(vars)) {
-    df[[vars[j]]] <- format_masked(res$columns[[j]], x[, j], k, format, is.integer(data[[vars[j]]]))
-  }
+  res <- keyed_mask(x, keyed_cells(step$df, step$id, keys, strata, k), k, size, secret)
+  sizes <- nonempty_sizes(step$id)
+  df <- mask_output(step$df, data, vars, strata, res$columns, x, k, format, check_identifiers)
   as_release(as_release_frame(df, data), "anonymise_keyed",
              settings = list(k = k, size = size, vars = vars, strata = strata, keys = keys, na = na,
                              small_strata = small_strata, format = format, keyed = TRUE),
