@@ -33,7 +33,11 @@ stratum_keys <- function(data, strata) {
     v <- as.character(v)
     ifelse(is.na(v), "\001", paste0("=", v))
   }
-  do.call(paste, c(lapply(data[strata], key), sep = "\r"))
+  # made once per stratum, not per row: rows of one stratum id hold equal values
+  if (!nrow(data)) return(character())
+  id <- stratum_ids(data, strata)
+  first <- match(seq_len(max(id)), id)
+  do.call(paste, c(lapply(data[strata], function(v) key(v[first])), sep = "\r"))[id]
 }
 
 column_codes <- function(x) {

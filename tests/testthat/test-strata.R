@@ -34,3 +34,20 @@ test_that("strata_table validates its arguments", {
     strata_table(list(a = 1))
   })
 })
+
+test_that("stratum_keys() made once per stratum equals the key made row by row", {
+  ref <- function(data, strata) {
+    key <- function(v) { v <- as.character(v); ifelse(is.na(v), "\001", paste0("=", v)) }
+    do.call(paste, c(lapply(data[strata], key), sep = "\r"))
+  }
+  set.seed(7)
+  for (it in 1:100) {
+    n <- sample(c(1:5, 60), 1)
+    d <- data.frame(a = sample(c("x", "NA", NA), n, TRUE),
+                    b = factor(sample(c("u", NA, "v"), n, TRUE), levels = c("v", "u", "w")),
+                    c = sample(c(TRUE, NA), n, TRUE), e = sample(c(0.1 + 0.2, 0.3, NA, -0), n, TRUE))
+    st <- sample(names(d), sample(1:4, 1))
+    expect_identical(detanon:::stratum_keys(d, st), ref(d, st))
+  }
+  expect_identical(detanon:::stratum_keys(data.frame(a = character()), "a"), character())
+})
