@@ -63,7 +63,9 @@ merge_with_moves <- function(expr) {
 
 # The release form of anonymise() as it was written in R (format_masked(), squeeze_range()
 # before their passes over whole columns moved to C: src/mask.c; the squeeze as changed on
-# branch tune, only the values beyond the bounds moved): the reference for the C version.
+# branch tune, only the values beyond the bounds moved; on branch natural, no bound on a tie
+# pile and whole numbers rounded only with an SD of 500 or more): the reference for the C
+# version.
 ref_format_masked <- function(m, x, k, format, as_integer) {
   if (format == "none" || !length(m)) return(m)
   n <- length(x)
@@ -81,7 +83,11 @@ ref_format_masked <- function(m, x, k, format, as_integer) {
   xs <- sort(x, partial = unique(c(kk, n + 1L - kk)))
   lo <- detanon:::exact_mean(xs[seq_len(kk)])
   hi <- detanon:::exact_mean(xs[n + 1L - seq_len(kk)])
-  d <- if (all(x == round(x))) 0L else if (format == "precision") detanon:::decimals(x) else NA_integer_
+  # whole numbers: always rounded by "precision", by "natural" only with an SD of 500 or more
+  whole <- all(x == round(x))
+  d <- if (format == "precision") {
+    if (whole) 0L else detanon:::decimals(x)
+  } else if (whole && stats::sd(x) >= 500) 0L else NA_integer_
   if (!is.na(d)) {
     p <- 10^d
     lo_d <- ceiling(lo * p) / p
@@ -90,6 +96,9 @@ ref_format_masked <- function(m, x, k, format, as_integer) {
     lo <- lo_d
     hi <- hi_d
   }
+  # a bound that k or more records share (a tie pile) is no bound
+  if (sum(x == rng[1L]) >= kk) lo <- -Inf
+  if (sum(x == rng[2L]) >= kk) hi <- Inf
   m <- ref_squeeze_range(m, lo, hi)
   if (!is.na(d)) m <- pmin(pmax(round(m, d), lo), hi)
   if (as_integer && identical(d, 0L)) m <- as.integer(m)

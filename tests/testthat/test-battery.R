@@ -328,7 +328,7 @@ tt_assignment <- function(v) {
 # The algorithm-aware intruder (p = 1, settings known) on a release of anonymise_adaptive():
 # for every k from the smallest recorded k to the largest k_max, every record's centroid with
 # its k - 1 nearest originals of its stratum (ref_knn_index()), times the recorded step-5
-# scale, squeezed into the range bounds of format "natural" (the means of the k smallest and
+# scale, squeezed into the range bounds of format "natural" (none on a tie pile; the means of the k smallest and
 # k largest originals; Age and Fare are not whole numbers, so no rounding); per record the
 # smallest k whose candidate is a released record of its cell (within 1e-6), else the k
 # with the nearest; right when its nearest released record is its own (ties shared).
@@ -367,7 +367,10 @@ tt_recipe <- function(d, rel, v) {
       x <- zo[ok, j] * sdv[j] + mu[j]
       xs <- sort(x)
       kk <- min(k, length(x))
-      v <- squeeze(pred[, j] * sdv[j] + mu[j], mean(xs[seq_len(kk)]), mean(rev(xs)[seq_len(kk)]))
+      # (a bound that kk or more records share, a tie pile such as the zero fares, is no bound)
+      lo <- if (xs[kk] == xs[1]) -Inf else mean(xs[seq_len(kk)])
+      hi <- if (rev(xs)[kk] == xs[length(xs)]) Inf else mean(rev(xs)[seq_len(kk)])
+      v <- squeeze(pred[, j] * sdv[j] + mu[j], lo, hi)
       pred[, j] <- (v - mu[j]) / sdv[j]
     }
     for (r in seq_along(ok)) {
