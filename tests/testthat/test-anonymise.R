@@ -376,11 +376,12 @@ test_that("format = \"natural\" keeps values in range, rounds only widely spread
 
 test_that("the bounds are k-record means, not one record's value, and the tails are squeezed", {
   set.seed(21)
-  d <- data.frame(x = c(stats::rexp(300) * 10 + 0.123456, 250.654321), y = stats::rnorm(301))
+  d <- data.frame(x = c(stats::rnorm(300) * 10 + 50.123456, 250.654321), y = stats::rnorm(301))
   raw <- anonymise(d, k = 4, vars = c("x", "y"), strata = character(), format = "none")
   nat <- anonymise(d, k = 4, vars = c("x", "y"), strata = character())
   o <- sort(d$x)
   expect_lt(min(raw$x), o[1])
+  expect_lte(sum(raw$x < mean(o[1:4])), 301 / 10) # a few beyond the bound, not a crowd
   expect_equal(min(nat$x), mean(o[1:4]))
   expect_equal(max(nat$x), mean(rev(o)[1:4]))
   expect_false(min(nat$x) %in% d$x)
@@ -396,11 +397,17 @@ test_that("the bounds are k-record means, not one record's value, and the tails 
   expect_true(all(diff(s) > 0))
   expect_identical(s[v >= 0 & v <= 100], v[v >= 0 & v <= 100])
   expect_identical(s[c(1, length(v))], c(0, 100))
-  v2 <- c(-2, -1, 0.5, 3, 104, 102)
-  expect_equal(detanon:::squeeze_range(v2, 0, 100), c(0, 0.125, 0.5, 3, 100, 100 - 2 * (97 / 2) / 4))
-  # no value inside the range on one side: the other bound is the limit
-  expect_equal(detanon:::squeeze_range(c(-3, -2, -1, 5), 0, 10), c(0, 0.8 + 1 / 30, 5 / 3, 5))
-  expect_identical(detanon:::squeeze_range(c(-3, 20), 0, 10), c(0, 10))
+  v2 <- c(-2, -1, 0.5, 3, seq(4, 99, length.out = 16), 104, 102) # 2 of 22 below, 2 above
+  expect_equal(detanon:::squeeze_range(v2, 0, 100),
+               c(0, 0.125, 0.5, 3, seq(4, 99, length.out = 16), 100, 100 - 2 * (1 / 2) / 4))
+  # a crowd beyond a bound (more than 1 in 10 of the values) stays where it is
+  v3 <- c(-3, -2, 0.5, seq(1, 9, length.out = 16), 12) # 2 of 20 below: not a crowd; 1 above
+  expect_equal(detanon:::squeeze_range(v3, 0, 10), c(0, 1 / 12, 0.5, seq(1, 9, length.out = 16), 10))
+  v4 <- c(-3, -2, -1, 0.5, seq(1, 9, length.out = 16), 12) # 3 of 21 below: a crowd; 1 above
+  expect_identical(detanon:::squeeze_range(v4, 0, 10)[1:20], v4[1:20])
+  expect_equal(detanon:::squeeze_range(v4, 0, 10)[21], 10)
+  # no value inside the range: the other bound is the limit (the crowd below stays)
+  expect_identical(detanon:::squeeze_range(c(-9:-1, 20), 0, 10), c(-9:-1, 10))
 })
 
 test_that("the Titanic release has no negative age, fares below the zero pile stay; precision keeps the decimals", {
@@ -548,7 +555,8 @@ test_that("the release form of a column in pieces (scans merged, each piece mapp
     got <- numeric(n)
     for (p in pieces) got[p] <- detanon:::squeeze_range(m[p], lo, hi, round0 = round0, scan = scan)
     want <- ref_squeeze_range(m, lo, hi)
-    if (round0) want <- pmin(pmax(round(want), lo), hi)
+    b <- ref_form_bounds(m, lo, hi)
+    if (round0) want <- pmin(pmax(round(want), b[1L]), b[2L])
     expect_identical(got, want)
     expect_identical(got, detanon:::squeeze_range(m, lo, hi, round0 = round0))
   }

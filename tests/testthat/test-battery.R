@@ -353,9 +353,12 @@ tt_recipe <- function(d, rel, v) {
   squeeze <- function(v, lo, hi) { # only the values beyond a bound, into half the gap to the next value
     m <- min(v); M <- max(v)
     inside <- v >= lo & v <= hi
-    if (m < lo) { t <- if (any(inside)) min(v[inside]) else hi; b <- v < lo; v[b] <- lo + (v[b] - m) / (lo - m) * (t - lo) / 2 }
-    if (M > hi) { t <- if (any(inside)) max(v[inside]) else lo; b <- v > hi; v[b] <- hi - (M - v[b]) / (M - hi) * (hi - t) / 2 }
-    pmin(pmax(v, lo), hi)
+    # (a crowd beyond a bound, more than 1 in 10 of the values, stays where it is)
+    elo <- if (sum(v < lo) > length(v) / 10) -Inf else lo
+    ehi <- if (sum(v > hi) > length(v) / 10) Inf else hi
+    if (m < elo) { t <- if (any(inside)) min(v[inside]) else hi; b <- v < lo; v[b] <- lo + (v[b] - m) / (lo - m) * (t - lo) / 2 }
+    if (M > ehi) { t <- if (any(inside)) max(v[inside]) else lo; b <- v > hi; v[b] <- hi - (M - v[b]) / (M - hi) * (hi - t) / 2 }
+    pmin(pmax(v, elo), ehi)
   }
   best <- rep(Inf, n); cand <- matrix(NA_real_, n, 2)
   for (k in ks) {
@@ -395,10 +398,11 @@ test_that("the tuned Titanic release: the battery's figures equal independent tr
   t <- tuned_titanic()
   d <- t$d; rel <- t$rel
   want <- list(
+    # (recipe: 0.513749 and 0.578470 when the natural form squeezed crowds beyond a bound)
     none = c(assignment = 0.339187, rel = 0.002245, rel3 = 0.116723, orig = 0.136177, orig3 = 0.365320,
-             recipe = 0.513749),
+             recipe = 0.545922),
     Survived = c(assignment = 0.418168, rel = 0.060606, rel3 = 0.323232, orig = 0.199027, orig3 = 0.486532,
-                 recipe = 0.578470))
+                 recipe = 0.614385))
   for (key in names(want)) {
     keys <- if (key == "none") NULL else key
     b <- risk_battery(d, rel, intruder = intruder(keys = keys),
