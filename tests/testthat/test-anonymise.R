@@ -598,8 +598,8 @@ test_that("the natural form raises no attack of the battery over the unformatted
   }
   # simulated counts (Poisson 1 and 3, 1 to 6) and a whole-number variable of SD 10, in 3
   # strata: the natural form rounded them all and raised risk1 from 0.003 to 0.28 and
-  # singling out from 0.08 to 0.34 at k = 3; now none is rounded (SD below 500) and no bound
-  # lies on a tie pile but that of w
+  # singling out from 0.08 to 0.34 at k = 3; now none is rounded (SD below 500), the bounds
+  # of p1, p3 and r lie on tie piles (no bound) and the few values of w beyond its bounds move
   set.seed(1)
   n <- 1000
   dc <- data.frame(g = sample(c("a", "b", "c"), n, TRUE), p1 = rpois(n, 1), p3 = rpois(n, 3), r = sample(1:6, n, TRUE),
