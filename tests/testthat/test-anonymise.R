@@ -584,7 +584,9 @@ test_that("the natural form raises no attack of the battery over the unformatted
     # Fellegi-Sunter included: at k = 10 it was 0.043 natural against 0.015 unformatted when
     # the fares below the bound 0 (a pile of 15 zero fares) were moved onto it; 0.0149 now.
     # NOT met: top-3 linkage (released -> original) at k = 10, 0.4433 natural against
-    # 0.4388 unformatted (+0.0045, 4 records), from the squeeze of the top fares
+    # 0.4388 unformatted (+0.0045, 4 records), from the 25 records whose values move (the
+    # Titanic's tied values make this rate jumpy: multiplying the unformatted values by
+    # 1 + U(-1e-6, 1e-6) gave 0.4366 to 0.4422 in four draws)
     if (k == 10) {
       expect_lte(r$nat[["linkage_original@m"]], r$none[["linkage_original@m"]] + 0.005)
       att <- setdiff(att, "linkage_original@m")
@@ -593,7 +595,8 @@ test_that("the natural form raises no attack of the battery over the unformatted
     expect_lte(r$nat[["fellegi_sunter"]], r$none[["fellegi_sunter"]] + tol)
     # risk1 standardises the release by its own mean and SD, so a form that moves any value
     # shifts every record's interval test: at k = 4, 0.034 natural against 0.025 unformatted
-    # (15 records gained and 9 lost, of unchanged values)
+    # (9 records gained and 1 lost, none of them moved: the SD of the released ages goes
+    # from 13.020 to 12.998)
     expect_lte(r$nat[["risk1"]], r$none[["risk1"]] + 0.012)
   }
   # simulated counts (Poisson 1 and 3, 1 to 6) and a whole-number variable of SD 10, in 3
