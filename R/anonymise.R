@@ -258,7 +258,14 @@ handle_small_strata <- function(step, df, id, k, strata, small_strata) {
   if (!all(keep)) {
     df <- df[keep, , drop = FALSE]
     x <- x[keep, , drop = FALSE]
-    id <- id[keep] # strata left empty stay as gaps in the ids: the C code skips them
+    # strata left empty would stay as gaps in the ids, which the C code skips, but it takes
+    # ids above the number of rows for an error (5 records, 4 strata, 3 of them suppressed
+    # left ids up to 3 on 2 rows): renumber the strata left 1..S, in their order
+    id <- id[keep]
+    map <- integer(max(id))
+    left <- which(tabulate(id, length(map)) > 0L)
+    map[left] <- seq_along(left)
+    id <- map[id]
   }
   step$df <- df
   step$x <- x

@@ -184,6 +184,20 @@ test_that("the released object carries no original value of the masked variables
   expect_null(attributes(out$x1))
 })
 
+test_that("suppression that leaves fewer records than strata masks the rest (no internal error)", {
+  # 5 records in 4 strata of s1 x s2, 3 strata of one record suppressed: the 2 records left
+  # are in stratum 3 of 4 (an id above the number of rows left was an internal error)
+  d <- data.frame(a = c(43, 50, 60, 43, 47), w = c(1, 721, 3, 48, 2508), s1 = c("b", "a", "b", "c", "d"),
+                  s2 = c(NA, "x", NA, NA, "x"))
+  # (k = 2 records in the only stratum left: its centroids are equal, released as the mean)
+  expect_warning(expect_message(out <- anonymise(d, vars = c("a", "w"), strata = c("s1", "s2"), k = 2,
+                                                 small_strata = "suppress", check_identifiers = FALSE),
+                                "suppressed 3 records in 3 strata"), "released as the original mean")
+  expect_identical(nrow(out), 2L)
+  expect_equal(out$a, rep(mean(c(43, 60)), 2))
+  expect_identical(release_info(out)$counts$n_suppressed, 3L)
+})
+
 test_that("edge cases give documented results", {
   # integer columns come back as doubles when unformatted or of small spread (SD below 500:
   # not rounded, see round_whole()), as integers when rounded and with "precision"
