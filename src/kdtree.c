@@ -30,11 +30,15 @@ void kd_init(kd_tree *t, ptrdiff_t n, int d, int leaf_size, double *pts, ptrdiff
     t->pts = pts; t->row = row; t->leaf_of = leaf_of; t->nodes = nodes; t->box = box;
     t->n_nodes = 0; t->depth = 0;
     t->interrupted = NULL; t->aborted = 0; t->since_poll = 0;
+    t->soa = NULL; t->soa_ld = 0; t->cbox = NULL;
 }
 
 void kd_reuse(kd_tree *t, ptrdiff_t n)
 {
+    double *soa = t->soa, *cbox = t->cbox;
+    ptrdiff_t soa_ld = t->soa_ld;
     kd_init(t, n, t->d, t->leaf_size, t->pts, t->row, t->leaf_of, t->nodes, t->box);
+    t->soa = soa; t->soa_ld = soa_ld; t->cbox = cbox;
 }
 
 /* Account for `work` points of building work; ask about an interrupt every 2^20. */
@@ -136,10 +140,30 @@ static int build_node(kd_tree *t, ptrdiff_t begin, ptrdiff_t end, int depth)
     return id;
 }
 
+/* The search copies of a built tree (kdtree.h). */
+static void fill_fast(kd_tree *t)
+{
+    const int d = t->d;
+    const ptrdiff_t ld = t->soa_ld;
+    for (int j = 0; j < d; j++) {
+        double *c = t->soa + j * ld;
+        for (ptrdiff_t i = 0; i < t->n; i++) c[i] = t->pts[i * d + j];
+        for (ptrdiff_t i = t->n; i < ld; i++) c[i] = 0.0;
+    }
+    for (int v = 0; v < t->n_nodes; v++) {
+        const kd_node *nd = t->nodes + v;
+        if (nd->left < 0) continue;
+        double *cb = t->cbox + (size_t) v * 4 * d;
+        const double *bl = t->box + (size_t) nd->left * 2 * d, *br = t->box + (size_t) nd->right * 2 * d;
+        for (int j = 0; j < 2 * d; j++) { cb[2 * j] = bl[j]; cb[2 * j + 1] = br[j]; }
+    }
+}
+
 static void build_tree(kd_tree *t)
 {
     t->n_nodes = 0; t->depth = 0;
     if (t->n > 0) build_node(t, 0, t->n, 0);
+    if (t->soa) fill_fast(t);
 }
 
 void kd_build(kd_tree *t, const double *x, ptrdiff_t ldx, const ptrdiff_t *rows)
@@ -288,9 +312,39 @@ static void lex_down(const kd_tree *t, ptrdiff_t *pos, ptrdiff_t i, ptrdiff_t m)
     }
 }
 
+/* Up to 8 points: each point's place is the number of points before it, counted on the
+ * first coordinates without a branch (the later ones only when the first ones tie). Points
+ * equal in every coordinate keep their given order, as insertion sort keeps it. */
+#define LEX_RANK_MAX 8
+static void sort_lex_rank(const kd_tree *t, ptrdiff_t *pos, int k)
+{
+    const int d = t->d;
+    ptrdiff_t src[LEX_RANK_MAX];
+    double key[LEX_RANK_MAX];
+    /* the first coordinates from the column copy when there is one: the search has just
+     * read them there, the point-major copy may be out of the cache */
+    const double *x0 = t->soa ? t->soa : t->pts;
+    const ptrdiff_t step = t->soa ? 1 : d;
+    for (int i = 0; i < k; i++) { src[i] = pos[i]; key[i] = x0[src[i] * step]; }
+    for (int i = 0; i < k; i++) {
+        const double *pi = t->pts + src[i] * d;
+        int r = 0;
+        for (int j = 0; j < k; j++) {
+            r += key[j] < key[i];
+            if (key[j] == key[i] && j != i) {
+                const double *pj = t->pts + src[j] * d;
+                /* before i: lexicographically smaller, or equal and given earlier */
+                r += j < i ? !kd_lex_less(pi, pj, d) : kd_lex_less(pj, pi, d);
+            }
+        }
+        pos[r] = src[i];
+    }
+}
+
 void kd_sort_lex(const kd_tree *t, ptrdiff_t *pos, ptrdiff_t k)
 {
     const int d = t->d;
+    if (k <= LEX_RANK_MAX) { sort_lex_rank(t, pos, (int) k); return; }
     if (k <= KD_HEAP_MIN) {
         for (ptrdiff_t i = 1; i < k; i++) {
             ptrdiff_t x = pos[i];
@@ -371,6 +425,95 @@ KD_INLINE void knn(const kd_tree *t, const double *q, int own_leaf, kd_heap *h, 
     }
 }
 
+#ifdef __SSE2__
+/* Unroll the loops over the d coordinates (d a constant in each copy of the search). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define KD_UNROLL _Pragma("GCC unroll 8")
+#else
+#define KD_UNROLL
+#endif
+/* The same search on the copies of kd_new_fast(): two points' distances per SSE2
+ * operation in the leaves, and both children's box distances at once in the inner nodes.
+ * Each lane computes what kd_point_d2() and kd_gap_d2() compute, operation for operation
+ * (a subtraction, a product, a sum in dimension order; max for the gaps), so every distance
+ * and bound has the same bits, and the search visits the same nodes in the same order. */
+KD_INLINE void scan_leaf_fast(const kd_tree *t, const kd_node *nd, const __m128d *qv, kd_heap *h,
+                              const int d)
+{
+    double d2[SCAN_BLOCK + 1];
+    const ptrdiff_t ld = t->soa_ld;
+    for (ptrdiff_t b = nd->begin; b < nd->end; b += SCAN_BLOCK) {
+        int m = nd->end - b < SCAN_BLOCK ? (int) (nd->end - b) : SCAN_BLOCK;
+        const double *p = t->soa + b;
+        /* an odd m reads one point past the block: the next point or the padding */
+        for (int i = 0; i < m; i += 2) {
+            __m128d s = _mm_setzero_pd();
+            KD_UNROLL
+            for (int j = 0; j < d; j++) {
+                __m128d e = _mm_sub_pd(qv[j], _mm_loadu_pd(p + j * ld + i));
+                s = _mm_add_pd(s, _mm_mul_pd(e, e));
+            }
+            _mm_storeu_pd(d2 + i, s);
+        }
+        const int w = worst_at(h);
+        double worst = h->count < h->k ? HUGE_VAL : h->d2[w];
+        for (int i = 0; i < m; i++) {
+            if (d2[i] > worst) continue;
+            offer(t, h, b + i, d2[i]);
+            if (h->count == h->k) worst = h->d2[w];
+        }
+    }
+}
+
+KD_INLINE void knn_fast(const kd_tree *t, const double *q, int own_leaf, kd_heap *h, const int d)
+{
+    kd_item *st = h->stack;
+    int sp = 0;
+    __m128d qv[KD_FAST_MAX_D];
+    const __m128d zero = _mm_setzero_pd();
+    for (int j = 0; j < d; j++) qv[j] = _mm_set1_pd(q[j]);
+    h->count = 0;
+    h->arrived = 0;
+    if (own_leaf >= 0) scan_leaf_fast(t, t->nodes + own_leaf, qv, h, d);
+    /* bound: the worst kept distance (infinite until k are kept). A far child beyond it
+     * cannot improve now nor later (the bound only shrinks): it is not pushed, without a
+     * branch; ties are decided when popped */
+    double bound = h->count < h->k ? HUGE_VAL : h->d2[worst_at(h)];
+    st[sp].node = 0; st[sp].bd = kd_gap_d2(t->box, q, d); sp++;
+    while (sp > 0) {
+        kd_item it = st[--sp];
+        if (it.node == own_leaf || !may_improve(t, h, it.node, it.bd)) continue;
+        for (int v = it.node;;) {
+            const kd_node *nd = t->nodes + v;
+            if (nd->left < 0) {
+                scan_leaf_fast(t, nd, qv, h, d);
+                bound = h->count < h->k ? HUGE_VAL : h->d2[worst_at(h)];
+                break;
+            }
+            const double *cb = t->cbox + (size_t) v * 4 * d;
+            __m128d s = _mm_setzero_pd();
+            KD_UNROLL
+            for (int j = 0; j < d; j++) {
+                __m128d e = _mm_max_pd(_mm_max_pd(_mm_sub_pd(_mm_load_pd(cb + 2 * j), qv[j]),
+                                                  _mm_sub_pd(qv[j], _mm_load_pd(cb + 2 * (d + j)))),
+                                       zero);
+                s = _mm_add_pd(s, _mm_mul_pd(e, e));
+            }
+            double bl = _mm_cvtsd_f64(s), br = _mm_cvtsd_f64(_mm_unpackhi_pd(s, s));
+            const int left_first = bl <= br;
+            const int near = left_first ? nd->left : nd->right;
+            const double bn = left_first ? bl : br;
+            const double bf = left_first ? br : bl;
+            st[sp].node = left_first ? nd->right : nd->left;
+            st[sp].bd = bf;
+            sp += bf <= bound;
+            if (near == own_leaf || !may_improve(t, h, near, bn)) break;
+            v = near;
+        }
+    }
+}
+#endif
+
 /* A copy of the search per small dimension, so that the loops over coordinates unroll:
  * 17% fewer instructions and 15% less time at d = 4 (measured). */
 static void knn_any_d(const kd_tree *t, const double *q, int own_leaf, kd_heap *h)
@@ -389,6 +532,23 @@ static void knn_any_d(const kd_tree *t, const double *q, int own_leaf, kd_heap *
 
 void kd_knn_self(const kd_tree *t, ptrdiff_t self, kd_heap *h)
 {
+#ifdef __SSE2__
+    if (t->cbox && t->d <= KD_FAST_MAX_D) {
+        const double *q = t->pts + self * t->d;
+        const int own = (int) t->leaf_of[self];
+        switch (t->d) {
+        case 1: knn_fast(t, q, own, h, 1); break;
+        case 2: knn_fast(t, q, own, h, 2); break;
+        case 3: knn_fast(t, q, own, h, 3); break;
+        case 4: knn_fast(t, q, own, h, 4); break;
+        case 5: knn_fast(t, q, own, h, 5); break;
+        case 6: knn_fast(t, q, own, h, 6); break;
+        default: knn_fast(t, q, own, h, t->d);
+        }
+        if (h->heap && !h->any_order) heap_finish(t, h);
+        return;
+    }
+#endif
     knn_any_d(t, t->pts + self * t->d, (int) t->leaf_of[self], h);
 }
 
@@ -436,6 +596,15 @@ kd_tree kd_new(ptrdiff_t n, int d, int leaf_size, void *(*alloc)(size_t, size_t)
             (ptrdiff_t *) alloc(n, sizeof(ptrdiff_t)),
             (kd_node *) alloc(nn, sizeof(kd_node)),
             cache_aligned(nn * 2 * d, alloc));
+    return t;
+}
+
+kd_tree kd_new_fast(ptrdiff_t n, int d, int leaf_size, void *(*alloc)(size_t, size_t))
+{
+    kd_tree t = kd_new(n, d, leaf_size, alloc);
+    t.soa_ld = n + 2;
+    t.soa = (double *) alloc((size_t) t.soa_ld * d, sizeof(double));
+    t.cbox = cache_aligned(kd_max_nodes(n, leaf_size) * 4 * d, alloc);
     return t;
 }
 

@@ -93,7 +93,7 @@ static ptrdiff_t search_small_strata(const knn_job *job, ptrdiff_t max_small, kd
 {
     ptrdiff_t done = 0;
     kd_tree *trees = (kd_tree *) job->host->alloc(job->nt, sizeof(kd_tree));
-    for (int t = 0; t < job->nt; t++) trees[t] = kd_new(max_small, job->d, LEAF_SIZE, job->host->alloc);
+    for (int t = 0; t < job->nt; t++) trees[t] = kd_new_fast(max_small, job->d, LEAF_SIZE, job->host->alloc);
     const ptrdiff_t *off = job->off;
     ptrdiff_t s = 0;
     while (s < job->n_strata) {
@@ -140,7 +140,7 @@ static void search_large_strata(const knn_job *job, kd_heap *heaps, double **wor
     for (ptrdiff_t s = 0, i = 0; s < job->n_strata; s++) {
         if (!is_large(off[s + 1] - off[s], job->k)) continue;
         large[i] = s;
-        trees[i] = kd_new(off[s + 1] - off[s], job->d, LEAF_SIZE, job->host->alloc);
+        trees[i] = kd_new_fast(off[s + 1] - off[s], job->d, LEAF_SIZE, job->host->alloc);
         i++;
     }
     if (n_large == 1) {
