@@ -432,6 +432,18 @@ KD_INLINE void knn(const kd_tree *t, const double *q, int own_leaf, kd_heap *h, 
 #else
 #define KD_UNROLL
 #endif
+/* Index of the lowest set bit of x != 0. */
+static inline int lowest_bit(uint32_t x)
+{
+#if defined(__GNUC__)
+    return __builtin_ctz(x);
+#else
+    int i = 0;
+    while (!(x & 1)) { x >>= 1; i++; }
+    return i;
+#endif
+}
+
 /* The same search on the copies of kd_new_fast(): two points' distances per SSE2
  * operation in the leaves, and both children's box distances at once in the inner nodes.
  * Each lane computes what kd_point_d2() and kd_gap_d2() compute, operation for operation
@@ -445,7 +457,13 @@ KD_INLINE void scan_leaf_fast(const kd_tree *t, const kd_node *nd, const __m128d
     for (ptrdiff_t b = nd->begin; b < nd->end; b += SCAN_BLOCK) {
         int m = nd->end - b < SCAN_BLOCK ? (int) (nd->end - b) : SCAN_BLOCK;
         const double *p = t->soa + b;
-        /* an odd m reads one point past the block: the next point or the padding */
+        const int w = worst_at(h);
+        double worst = h->count < h->k ? HUGE_VAL : h->d2[w];
+        const __m128d wv = _mm_set1_pd(worst);
+        /* a bit per point not beyond the worst: the candidates, found without a branch per
+         * point. An odd m reads one point past the block (the next point or the padding),
+         * whose bit is dropped. */
+        uint32_t cand = 0;
         for (int i = 0; i < m; i += 2) {
             __m128d s = _mm_setzero_pd();
             KD_UNROLL
@@ -454,10 +472,12 @@ KD_INLINE void scan_leaf_fast(const kd_tree *t, const kd_node *nd, const __m128d
                 s = _mm_add_pd(s, _mm_mul_pd(e, e));
             }
             _mm_storeu_pd(d2 + i, s);
+            cand |= (uint32_t) _mm_movemask_pd(_mm_cmple_pd(s, wv)) << i;
         }
-        const int w = worst_at(h);
-        double worst = h->count < h->k ? HUGE_VAL : h->d2[w];
-        for (int i = 0; i < m; i++) {
+        if (m < 32) cand &= ((uint32_t) 1 << m) - 1;
+        while (cand) {
+            const int i = lowest_bit(cand);
+            cand &= cand - 1;
             if (d2[i] > worst) continue;
             offer(t, h, b + i, d2[i]);
             if (h->count == h->k) worst = h->d2[w];

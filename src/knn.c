@@ -4,7 +4,9 @@
 #include "kdtree.h"
 #include "threads.h"
 
-#define LEAF_SIZE 16
+/* Leaves of 16 to 32 points: with two distances per operation in the leaves (kd_new_fast),
+ * fewer and larger leaves than 8 to 16 searched 3% faster at k = 2 to 30 (measured). */
+#define LEAF_SIZE 32
 /* Strata smaller than this are searched one per thread (a tree each); larger ones one at
  * a time with the queries spread over threads. So are strata with much work per query
  * (ns * k >= HEAVY_STRATUM), so that their queries too come in chunks between interrupt
