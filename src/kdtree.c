@@ -67,6 +67,7 @@ static inline void swap_points(kd_tree *t, ptrdiff_t a, ptrdiff_t b)
  * for a median instead of quickselect's 2.75 n (measured: the build got a third faster).
  * Its Hoare-style scans stop at keys equal to the pivot and swap them evenly, so runs of
  * equal values (imputed medians, a rounded variable) stay linear. */
+#define PART_BLOCK 64
 static void select_nth(kd_tree *t, ptrdiff_t left, ptrdiff_t right, ptrdiff_t m, int dim)
 {
     const int d = t->d;
@@ -81,19 +82,43 @@ static void select_nth(kd_tree *t, ptrdiff_t left, ptrdiff_t right, ptrdiff_t m,
         }
         poll(t, right - left + 1);
         if (t->aborted) return;
-        double pivot = KEY(m);
-        ptrdiff_t i = left, j = right;
-        /* after the first swap below, KEY(left) <= pivot <= KEY(right): both scans stop */
+        const double pivot = KEY(m);
         swap_points(t, left, m);
-        if (KEY(right) > pivot) swap_points(t, right, left);
-        while (i < j) {
+        /* Invariant: keys in (left, i) are <= pivot, keys in (j, right] >= pivot. Blocks
+         * of PART_BLOCK keys from both ends first (Edelkamp and Weiss's BlockQuicksort):
+         * the offsets of the keys on the wrong side are collected without a branch per key
+         * (a scan's stops are coin tosses to a predictor: they were most of the build's
+         * time), then swapped in pairs. Keys equal to the pivot count as wrong on both
+         * sides, so runs of ties are split evenly, as Hoare's scans split them. */
+        ptrdiff_t i = left + 1, j = right;
+        unsigned char off_l[PART_BLOCK], off_r[PART_BLOCK];
+        int num_l = 0, num_r = 0, start_l = 0, start_r = 0;
+        while (j - i + 1 > 2 * PART_BLOCK) {
+            if (num_l == 0) {
+                start_l = 0;
+                for (int c = 0; c < PART_BLOCK; c++) { off_l[num_l] = (unsigned char) c; num_l += !(KEY(i + c) < pivot); }
+            }
+            if (num_r == 0) {
+                start_r = 0;
+                for (int c = 0; c < PART_BLOCK; c++) { off_r[num_r] = (unsigned char) c; num_r += !(KEY(j - c) > pivot); }
+            }
+            const int num = num_l < num_r ? num_l : num_r;
+            for (int c = 0; c < num; c++) swap_points(t, i + off_l[start_l + c], j - off_r[start_r + c]);
+            num_l -= num; num_r -= num; start_l += num; start_r += num;
+            if (num_l == 0) i += PART_BLOCK;
+            if (num_r == 0) j -= PART_BLOCK;
+        }
+        /* the rest, at most 3 blocks (a block half done is simply scanned again) */
+        for (;;) {
+            while (i <= j && KEY(i) < pivot) i++;
+            while (i <= j && KEY(j) > pivot) j--;
+            if (i >= j) break;
             swap_points(t, i, j);
             i++; j--;
-            while (KEY(i) < pivot) i++;
-            while (KEY(j) > pivot) j--;
         }
-        if (KEY(left) == pivot) swap_points(t, left, j);
-        else { j++; swap_points(t, j, right); }
+        /* keys in (left, i) are <= pivot and from i on >= pivot: the pivot goes to i - 1 */
+        j = i - 1;
+        swap_points(t, left, j);
         /* now position j holds the pivot, in its sorted place */
         if (j <= m) left = j + 1;
         if (m <= j) right = j - 1;
