@@ -136,11 +136,39 @@ static int build_node(kd_tree *t, ptrdiff_t begin, ptrdiff_t end, int depth)
     if (depth > t->depth) t->depth = depth;
 
     for (int j = 0; j < d; j++) lo[j] = hi[j] = t->pts[begin * d + j];
-    for (ptrdiff_t i = begin + 1; i < end; i++) {
-        const double *p = t->pts + i * d;
-        for (int j = 0; j < d; j++) {
-            lo[j] = kd_min(lo[j], p[j]);
-            hi[j] = kd_max(hi[j], p[j]);
+    int j0 = 0;
+#ifdef __SSE2__
+    /* two coordinates per operation, in registers (the same minima and maxima); d = 4 (the
+     * usual case) in one pass */
+    if (d == 4) {
+        __m128d l0 = _mm_loadu_pd(lo), l1 = _mm_loadu_pd(lo + 2), u0 = l0, u1 = l1;
+        for (ptrdiff_t i = begin + 1; i < end; i++) {
+            const __m128d p0 = _mm_loadu_pd(t->pts + i * 4), p1 = _mm_loadu_pd(t->pts + i * 4 + 2);
+            l0 = _mm_min_pd(l0, p0); l1 = _mm_min_pd(l1, p1);
+            u0 = _mm_max_pd(u0, p0); u1 = _mm_max_pd(u1, p1);
+        }
+        _mm_storeu_pd(lo, l0); _mm_storeu_pd(lo + 2, l1);
+        _mm_storeu_pd(hi, u0); _mm_storeu_pd(hi + 2, u1);
+        j0 = 4;
+    }
+    for (; j0 + 2 <= d && j0 < 4; j0 += 2) { /* a pass per pair: at most two of them */
+        __m128d l = _mm_loadu_pd(lo + j0), u = l;
+        for (ptrdiff_t i = begin + 1; i < end; i++) {
+            const __m128d p = _mm_loadu_pd(t->pts + i * d + j0);
+            l = _mm_min_pd(l, p);
+            u = _mm_max_pd(u, p);
+        }
+        _mm_storeu_pd(lo + j0, l);
+        _mm_storeu_pd(hi + j0, u);
+    }
+#endif
+    if (j0 < d) {
+        for (ptrdiff_t i = begin + 1; i < end; i++) {
+            const double *p = t->pts + i * d;
+            for (int j = j0; j < d; j++) {
+                lo[j] = kd_min(lo[j], p[j]);
+                hi[j] = kd_max(hi[j], p[j]);
+            }
         }
     }
     poll(t, end - begin);
