@@ -501,7 +501,7 @@ static inline int lowest_bit(uint32_t x)
  * operation in the leaves, and both children's box distances at once in the inner nodes.
  * Each lane computes what kd_point_d2() and kd_gap_d2() compute, operation for operation
  * (a subtraction, a product, a sum in dimension order; max for the gaps), so every distance
- * and bound has the same bits, and the search visits the same nodes in the same order. */
+ * and bound has the same bits, and the search opens the same nodes in the same order. */
 KD_INLINE void scan_leaf_fast(const kd_tree *t, const kd_node *nd, const __m128d *qv, kd_heap *h,
                               const int d)
 {

@@ -32,8 +32,8 @@ typedef struct {
     int n_nodes;
     int depth;         /* depth of the deepest leaf (root = 0) */
     /* Optional search copies (kd_new_fast(); NULL otherwise), filled by the build: the
-     * coordinates again column by column in tree order (soa[j * soa_ld + pos], one padding
-     * value after the last point), and per inner node the boxes of its two children
+     * coordinates again column by column in tree order (soa[j * soa_ld + pos], soa_ld = n + 2:
+     * zeros after the last point, which a paired read can reach), and per inner node the boxes of its two children
      * interleaved (cbox + node * 4 * d: lo of left and right per dimension, then hi), so that
      * SSE2 computes two point distances, or both children's box distances, at once. */
     double *soa;
@@ -193,9 +193,11 @@ void kd_heap_init(kd_heap *h, int k, ptrdiff_t *pos, double *d2, ptrdiff_t *seq,
 kd_tree kd_new(ptrdiff_t n, int d, int leaf_size, void *(*alloc)(size_t, size_t));
 kd_heap kd_heap_new(int k, void *(*alloc)(size_t, size_t));
 
-/* The same tree with the search copies (soa, cbox) too: n * d + 2 * n_nodes * d more
- * doubles, for the self queries of kd_knn_self() with d <= KD_FAST_MAX_D. The answers are
- * the same, bit for bit: the same distances summed in the same order, the same pruning. */
+/* The same tree with the search copies (soa, cbox) too: (n + 2) * d + 4 * d doubles per
+ * node more (about 1.5 times the points' own size at leaves of 16 to 32 points), for the self
+ * queries of kd_knn_self() (SSE2, d <= KD_FAST_MAX_D; otherwise the plain search) and the
+ * centroids. The answers are the same, bit for bit: the same distances summed in the same
+ * order, the same pruning. */
 #define KD_FAST_MAX_D 8
 kd_tree kd_new_fast(ptrdiff_t n, int d, int leaf_size, void *(*alloc)(size_t, size_t));
 
