@@ -94,8 +94,11 @@ static inline void xs_add(xsum *a, double v)
     if (e > 0) { mag |= (uint64_t) 1 << 52; e -= 1; }
     int c = e >> 5, sh = e & 31;
     int64_t lo = (int64_t) ((mag << sh) & 0xffffffffu), hi = (int64_t) (mag >> (32 - sh));
-    if (u >> 63) { a->d[c] -= lo; a->d[c + 1] -= hi; }
-    else { a->d[c] += lo; a->d[c + 1] += hi; }
+    /* negated for a negative v without a branch (the signs of centred data come at
+     * random): neg is 0 or -1, and (x ^ neg) - neg is x or -x */
+    const int64_t neg = -(int64_t) (u >> 63);
+    a->d[c] += (lo ^ neg) - neg;
+    a->d[c + 1] += (hi ^ neg) - neg;
     if (++a->pending == XS_SPARE) xs_carry(a);
 }
 

@@ -30,11 +30,15 @@ void kd_init(kd_tree *t, ptrdiff_t n, int d, int leaf_size, double *pts, ptrdiff
     t->pts = pts; t->row = row; t->leaf_of = leaf_of; t->nodes = nodes; t->box = box;
     t->n_nodes = 0; t->depth = 0;
     t->interrupted = NULL; t->aborted = 0; t->since_poll = 0;
+    t->soa = NULL; t->soa_ld = 0; t->cbox = NULL;
 }
 
 void kd_reuse(kd_tree *t, ptrdiff_t n)
 {
+    double *soa = t->soa, *cbox = t->cbox;
+    ptrdiff_t soa_ld = t->soa_ld;
     kd_init(t, n, t->d, t->leaf_size, t->pts, t->row, t->leaf_of, t->nodes, t->box);
+    t->soa = soa; t->soa_ld = soa_ld; t->cbox = cbox;
 }
 
 /* Account for `work` points of building work; ask about an interrupt every 2^20. */
@@ -63,6 +67,7 @@ static inline void swap_points(kd_tree *t, ptrdiff_t a, ptrdiff_t b)
  * for a median instead of quickselect's 2.75 n (measured: the build got a third faster).
  * Its Hoare-style scans stop at keys equal to the pivot and swap them evenly, so runs of
  * equal values (imputed medians, a rounded variable) stay linear. */
+#define PART_BLOCK 64
 static void select_nth(kd_tree *t, ptrdiff_t left, ptrdiff_t right, ptrdiff_t m, int dim)
 {
     const int d = t->d;
@@ -77,19 +82,43 @@ static void select_nth(kd_tree *t, ptrdiff_t left, ptrdiff_t right, ptrdiff_t m,
         }
         poll(t, right - left + 1);
         if (t->aborted) return;
-        double pivot = KEY(m);
-        ptrdiff_t i = left, j = right;
-        /* after the first swap below, KEY(left) <= pivot <= KEY(right): both scans stop */
+        const double pivot = KEY(m);
         swap_points(t, left, m);
-        if (KEY(right) > pivot) swap_points(t, right, left);
-        while (i < j) {
+        /* Invariant: keys in (left, i) are <= pivot, keys in (j, right] >= pivot. Blocks
+         * of PART_BLOCK keys from both ends first (Edelkamp and Weiss's BlockQuicksort):
+         * the offsets of the keys on the wrong side are collected without a branch per key
+         * (a scan's stops are coin tosses to a predictor: they were most of the build's
+         * time), then swapped in pairs. Keys equal to the pivot count as wrong on both
+         * sides, so runs of ties are split evenly, as Hoare's scans split them. */
+        ptrdiff_t i = left + 1, j = right;
+        unsigned char off_l[PART_BLOCK], off_r[PART_BLOCK];
+        int num_l = 0, num_r = 0, start_l = 0, start_r = 0;
+        while (j - i + 1 > 2 * PART_BLOCK) {
+            if (num_l == 0) {
+                start_l = 0;
+                for (int c = 0; c < PART_BLOCK; c++) { off_l[num_l] = (unsigned char) c; num_l += !(KEY(i + c) < pivot); }
+            }
+            if (num_r == 0) {
+                start_r = 0;
+                for (int c = 0; c < PART_BLOCK; c++) { off_r[num_r] = (unsigned char) c; num_r += !(KEY(j - c) > pivot); }
+            }
+            const int num = num_l < num_r ? num_l : num_r;
+            for (int c = 0; c < num; c++) swap_points(t, i + off_l[start_l + c], j - off_r[start_r + c]);
+            num_l -= num; num_r -= num; start_l += num; start_r += num;
+            if (num_l == 0) i += PART_BLOCK;
+            if (num_r == 0) j -= PART_BLOCK;
+        }
+        /* the rest, at most 3 blocks (a block half done is simply scanned again) */
+        for (;;) {
+            while (i <= j && KEY(i) < pivot) i++;
+            while (i <= j && KEY(j) > pivot) j--;
+            if (i >= j) break;
             swap_points(t, i, j);
             i++; j--;
-            while (KEY(i) < pivot) i++;
-            while (KEY(j) > pivot) j--;
         }
-        if (KEY(left) == pivot) swap_points(t, left, j);
-        else { j++; swap_points(t, j, right); }
+        /* keys in (left, i) are <= pivot and from i on >= pivot: the pivot goes to i - 1 */
+        j = i - 1;
+        swap_points(t, left, j);
         /* now position j holds the pivot, in its sorted place */
         if (j <= m) left = j + 1;
         if (m <= j) right = j - 1;
@@ -107,11 +136,39 @@ static int build_node(kd_tree *t, ptrdiff_t begin, ptrdiff_t end, int depth)
     if (depth > t->depth) t->depth = depth;
 
     for (int j = 0; j < d; j++) lo[j] = hi[j] = t->pts[begin * d + j];
-    for (ptrdiff_t i = begin + 1; i < end; i++) {
-        const double *p = t->pts + i * d;
-        for (int j = 0; j < d; j++) {
-            lo[j] = kd_min(lo[j], p[j]);
-            hi[j] = kd_max(hi[j], p[j]);
+    int j0 = 0;
+#ifdef __SSE2__
+    /* two coordinates per operation, in registers (the same minima and maxima); d = 4 (the
+     * usual case) in one pass */
+    if (d == 4) {
+        __m128d l0 = _mm_loadu_pd(lo), l1 = _mm_loadu_pd(lo + 2), u0 = l0, u1 = l1;
+        for (ptrdiff_t i = begin + 1; i < end; i++) {
+            const __m128d p0 = _mm_loadu_pd(t->pts + i * 4), p1 = _mm_loadu_pd(t->pts + i * 4 + 2);
+            l0 = _mm_min_pd(l0, p0); l1 = _mm_min_pd(l1, p1);
+            u0 = _mm_max_pd(u0, p0); u1 = _mm_max_pd(u1, p1);
+        }
+        _mm_storeu_pd(lo, l0); _mm_storeu_pd(lo + 2, l1);
+        _mm_storeu_pd(hi, u0); _mm_storeu_pd(hi + 2, u1);
+        j0 = 4;
+    }
+    for (; j0 + 2 <= d && j0 < 4; j0 += 2) { /* a pass per pair: at most two of them */
+        __m128d l = _mm_loadu_pd(lo + j0), u = l;
+        for (ptrdiff_t i = begin + 1; i < end; i++) {
+            const __m128d p = _mm_loadu_pd(t->pts + i * d + j0);
+            l = _mm_min_pd(l, p);
+            u = _mm_max_pd(u, p);
+        }
+        _mm_storeu_pd(lo + j0, l);
+        _mm_storeu_pd(hi + j0, u);
+    }
+#endif
+    if (j0 < d) {
+        for (ptrdiff_t i = begin + 1; i < end; i++) {
+            const double *p = t->pts + i * d;
+            for (int j = j0; j < d; j++) {
+                lo[j] = kd_min(lo[j], p[j]);
+                hi[j] = kd_max(hi[j], p[j]);
+            }
         }
     }
     poll(t, end - begin);
@@ -136,10 +193,30 @@ static int build_node(kd_tree *t, ptrdiff_t begin, ptrdiff_t end, int depth)
     return id;
 }
 
+/* The search copies of a built tree (kdtree.h). */
+static void fill_fast(kd_tree *t)
+{
+    const int d = t->d;
+    const ptrdiff_t ld = t->soa_ld;
+    for (int j = 0; j < d; j++) {
+        double *c = t->soa + j * ld;
+        for (ptrdiff_t i = 0; i < t->n; i++) c[i] = t->pts[i * d + j];
+        for (ptrdiff_t i = t->n; i < ld; i++) c[i] = 0.0;
+    }
+    for (int v = 0; v < t->n_nodes; v++) {
+        const kd_node *nd = t->nodes + v;
+        if (nd->left < 0) continue;
+        double *cb = t->cbox + (size_t) v * 4 * d;
+        const double *bl = t->box + (size_t) nd->left * 2 * d, *br = t->box + (size_t) nd->right * 2 * d;
+        for (int j = 0; j < 2 * d; j++) { cb[2 * j] = bl[j]; cb[2 * j + 1] = br[j]; }
+    }
+}
+
 static void build_tree(kd_tree *t)
 {
     t->n_nodes = 0; t->depth = 0;
     if (t->n > 0) build_node(t, 0, t->n, 0);
+    if (t->soa) fill_fast(t);
 }
 
 void kd_build(kd_tree *t, const double *x, ptrdiff_t ldx, const ptrdiff_t *rows)
@@ -288,9 +365,39 @@ static void lex_down(const kd_tree *t, ptrdiff_t *pos, ptrdiff_t i, ptrdiff_t m)
     }
 }
 
+/* Up to 8 points: each point's place is the number of points before it, counted on the
+ * first coordinates without a branch (the later ones only when the first ones tie). Points
+ * equal in every coordinate keep their given order, as insertion sort keeps it. */
+#define LEX_RANK_MAX 8
+static void sort_lex_rank(const kd_tree *t, ptrdiff_t *pos, int k)
+{
+    const int d = t->d;
+    ptrdiff_t src[LEX_RANK_MAX];
+    double key[LEX_RANK_MAX];
+    /* the first coordinates from the column copy when there is one: the search has just
+     * read them there, the point-major copy may be out of the cache */
+    const double *x0 = t->soa ? t->soa : t->pts;
+    const ptrdiff_t step = t->soa ? 1 : d;
+    for (int i = 0; i < k; i++) { src[i] = pos[i]; key[i] = x0[src[i] * step]; }
+    for (int i = 0; i < k; i++) {
+        const double *pi = t->pts + src[i] * d;
+        int r = 0;
+        for (int j = 0; j < k; j++) {
+            r += key[j] < key[i];
+            if (key[j] == key[i] && j != i) {
+                const double *pj = t->pts + src[j] * d;
+                /* before i: lexicographically smaller, or equal and given earlier */
+                r += j < i ? !kd_lex_less(pi, pj, d) : kd_lex_less(pj, pi, d);
+            }
+        }
+        pos[r] = src[i];
+    }
+}
+
 void kd_sort_lex(const kd_tree *t, ptrdiff_t *pos, ptrdiff_t k)
 {
     const int d = t->d;
+    if (k <= LEX_RANK_MAX) { sort_lex_rank(t, pos, (int) k); return; }
     if (k <= KD_HEAP_MIN) {
         for (ptrdiff_t i = 1; i < k; i++) {
             ptrdiff_t x = pos[i];
@@ -371,6 +478,115 @@ KD_INLINE void knn(const kd_tree *t, const double *q, int own_leaf, kd_heap *h, 
     }
 }
 
+#ifdef __SSE2__
+/* Unroll the loops over the d coordinates (d a constant in each copy of the search). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define KD_UNROLL _Pragma("GCC unroll 8")
+#else
+#define KD_UNROLL
+#endif
+/* Index of the lowest set bit of x != 0. */
+static inline int lowest_bit(uint32_t x)
+{
+#if defined(__GNUC__)
+    return __builtin_ctz(x);
+#else
+    int i = 0;
+    while (!(x & 1)) { x >>= 1; i++; }
+    return i;
+#endif
+}
+
+/* The same search on the copies of kd_new_fast(): two points' distances per SSE2
+ * operation in the leaves, and both children's box distances at once in the inner nodes.
+ * Each lane computes what kd_point_d2() and kd_gap_d2() compute, operation for operation
+ * (a subtraction, a product, a sum in dimension order; max for the gaps), so every distance
+ * and bound has the same bits, and the search opens the same nodes in the same order. */
+KD_INLINE void scan_leaf_fast(const kd_tree *t, const kd_node *nd, const __m128d *qv, kd_heap *h,
+                              const int d)
+{
+    double d2[SCAN_BLOCK + 1];
+    const ptrdiff_t ld = t->soa_ld;
+    for (ptrdiff_t b = nd->begin; b < nd->end; b += SCAN_BLOCK) {
+        int m = nd->end - b < SCAN_BLOCK ? (int) (nd->end - b) : SCAN_BLOCK;
+        const double *p = t->soa + b;
+        const int w = worst_at(h);
+        double worst = h->count < h->k ? HUGE_VAL : h->d2[w];
+        const __m128d wv = _mm_set1_pd(worst);
+        /* a bit per point not beyond the worst: the candidates, found without a branch per
+         * point. An odd m reads one point past the block (the next point or the padding),
+         * whose bit is dropped. */
+        uint32_t cand = 0;
+        for (int i = 0; i < m; i += 2) {
+            __m128d s = _mm_setzero_pd();
+            KD_UNROLL
+            for (int j = 0; j < d; j++) {
+                __m128d e = _mm_sub_pd(qv[j], _mm_loadu_pd(p + j * ld + i));
+                s = _mm_add_pd(s, _mm_mul_pd(e, e));
+            }
+            _mm_storeu_pd(d2 + i, s);
+            cand |= (uint32_t) _mm_movemask_pd(_mm_cmple_pd(s, wv)) << i;
+        }
+        if (m < 32) cand &= ((uint32_t) 1 << m) - 1;
+        while (cand) {
+            const int i = lowest_bit(cand);
+            cand &= cand - 1;
+            if (d2[i] > worst) continue;
+            offer(t, h, b + i, d2[i]);
+            if (h->count == h->k) worst = h->d2[w];
+        }
+    }
+}
+
+KD_INLINE void knn_fast(const kd_tree *t, const double *q, int own_leaf, kd_heap *h, const int d)
+{
+    kd_item *st = h->stack;
+    int sp = 0;
+    __m128d qv[KD_FAST_MAX_D];
+    const __m128d zero = _mm_setzero_pd();
+    for (int j = 0; j < d; j++) qv[j] = _mm_set1_pd(q[j]);
+    h->count = 0;
+    h->arrived = 0;
+    if (own_leaf >= 0) scan_leaf_fast(t, t->nodes + own_leaf, qv, h, d);
+    /* bound: the worst kept distance (infinite until k are kept). A far child beyond it
+     * cannot improve now nor later (the bound only shrinks): it is not pushed, without a
+     * branch; ties are decided when popped */
+    double bound = h->count < h->k ? HUGE_VAL : h->d2[worst_at(h)];
+    st[sp].node = 0; st[sp].bd = kd_gap_d2(t->box, q, d); sp++;
+    while (sp > 0) {
+        kd_item it = st[--sp];
+        if (it.node == own_leaf || !may_improve(t, h, it.node, it.bd)) continue;
+        for (int v = it.node;;) {
+            const kd_node *nd = t->nodes + v;
+            if (nd->left < 0) {
+                scan_leaf_fast(t, nd, qv, h, d);
+                bound = h->count < h->k ? HUGE_VAL : h->d2[worst_at(h)];
+                break;
+            }
+            const double *cb = t->cbox + (size_t) v * 4 * d;
+            __m128d s = _mm_setzero_pd();
+            KD_UNROLL
+            for (int j = 0; j < d; j++) {
+                __m128d e = _mm_max_pd(_mm_max_pd(_mm_sub_pd(_mm_load_pd(cb + 2 * j), qv[j]),
+                                                  _mm_sub_pd(qv[j], _mm_load_pd(cb + 2 * (d + j)))),
+                                       zero);
+                s = _mm_add_pd(s, _mm_mul_pd(e, e));
+            }
+            double bl = _mm_cvtsd_f64(s), br = _mm_cvtsd_f64(_mm_unpackhi_pd(s, s));
+            const int left_first = bl <= br;
+            const int near = left_first ? nd->left : nd->right;
+            const double bn = left_first ? bl : br;
+            const double bf = left_first ? br : bl;
+            st[sp].node = left_first ? nd->right : nd->left;
+            st[sp].bd = bf;
+            sp += bf <= bound;
+            if (near == own_leaf || !may_improve(t, h, near, bn)) break;
+            v = near;
+        }
+    }
+}
+#endif
+
 /* A copy of the search per small dimension, so that the loops over coordinates unroll:
  * 17% fewer instructions and 15% less time at d = 4 (measured). */
 static void knn_any_d(const kd_tree *t, const double *q, int own_leaf, kd_heap *h)
@@ -389,6 +605,23 @@ static void knn_any_d(const kd_tree *t, const double *q, int own_leaf, kd_heap *
 
 void kd_knn_self(const kd_tree *t, ptrdiff_t self, kd_heap *h)
 {
+#ifdef __SSE2__
+    if (t->cbox && t->d <= KD_FAST_MAX_D) {
+        const double *q = t->pts + self * t->d;
+        const int own = (int) t->leaf_of[self];
+        switch (t->d) {
+        case 1: knn_fast(t, q, own, h, 1); break;
+        case 2: knn_fast(t, q, own, h, 2); break;
+        case 3: knn_fast(t, q, own, h, 3); break;
+        case 4: knn_fast(t, q, own, h, 4); break;
+        case 5: knn_fast(t, q, own, h, 5); break;
+        case 6: knn_fast(t, q, own, h, 6); break;
+        default: knn_fast(t, q, own, h, t->d);
+        }
+        if (h->heap && !h->any_order) heap_finish(t, h);
+        return;
+    }
+#endif
     knn_any_d(t, t->pts + self * t->d, (int) t->leaf_of[self], h);
 }
 
@@ -436,6 +669,15 @@ kd_tree kd_new(ptrdiff_t n, int d, int leaf_size, void *(*alloc)(size_t, size_t)
             (ptrdiff_t *) alloc(n, sizeof(ptrdiff_t)),
             (kd_node *) alloc(nn, sizeof(kd_node)),
             cache_aligned(nn * 2 * d, alloc));
+    return t;
+}
+
+kd_tree kd_new_fast(ptrdiff_t n, int d, int leaf_size, void *(*alloc)(size_t, size_t))
+{
+    kd_tree t = kd_new(n, d, leaf_size, alloc);
+    t.soa_ld = n + 2;
+    t.soa = (double *) alloc((size_t) t.soa_ld * d, sizeof(double));
+    t.cbox = cache_aligned(kd_max_nodes(n, leaf_size) * 4 * d, alloc);
     return t;
 }
 

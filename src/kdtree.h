@@ -31,6 +31,14 @@ typedef struct {
     double *box;       /* per node: lo[d] then hi[d] */
     int n_nodes;
     int depth;         /* depth of the deepest leaf (root = 0) */
+    /* Optional search copies (kd_new_fast(); NULL otherwise), filled by the build: the
+     * coordinates again column by column in tree order (soa[j * soa_ld + pos], soa_ld = n + 2:
+     * zeros after the last point, which a paired read can reach), and per inner node the boxes of its two children
+     * interleaved (cbox + node * 4 * d: lo of left and right per dimension, then hi), so that
+     * SSE2 computes two point distances, or both children's box distances, at once. */
+    double *soa;
+    ptrdiff_t soa_ld;
+    double *cbox;
     /* Polled about every 2^20 points of building work when not NULL (main thread only):
      * a true answer stops the build, leaving aborted = 1 and a valid tree whose remaining
      * nodes are leaves (correct answers, slow searches: callers should stop). */
@@ -185,6 +193,14 @@ void kd_heap_init(kd_heap *h, int k, ptrdiff_t *pos, double *d2, ptrdiff_t *seq,
 kd_tree kd_new(ptrdiff_t n, int d, int leaf_size, void *(*alloc)(size_t, size_t));
 kd_heap kd_heap_new(int k, void *(*alloc)(size_t, size_t));
 
+/* The same tree with the search copies (soa, cbox) too: (n + 2) * d + 4 * d doubles per
+ * node more (about 1.5 times the points' own size at leaves of 16 to 32 points), for the self
+ * queries of kd_knn_self() (SSE2, d <= KD_FAST_MAX_D; otherwise the plain search) and the
+ * centroids. The answers are the same, bit for bit: the same distances summed in the same
+ * order, the same pruning. */
+#define KD_FAST_MAX_D 8
+kd_tree kd_new_fast(ptrdiff_t n, int d, int leaf_size, void *(*alloc)(size_t, size_t));
+
 /* Sort pos[0..n) by the lexicographic order of the points' coordinates: O(n log n). */
 void kd_sort_lex(const kd_tree *t, ptrdiff_t *pos, ptrdiff_t n);
 
@@ -198,9 +214,13 @@ static inline void kd_centroid_lex(const kd_tree *t, ptrdiff_t *pos, int k, doub
 {
     const int d = t->d;
     kd_sort_lex(t, pos, k);
+    /* the same values from the column copy when there is one (kd_new_fast(): the search has
+     * just read them there) */
+    const double *x = t->soa ? t->soa : t->pts;
+    const ptrdiff_t step = t->soa ? 1 : d, ld = t->soa ? t->soa_ld : 1;
     for (int j = 0; j < d; j++) {
         double s = 0.0;
-        for (int m = 0; m < k; m++) s += t->pts[pos[m] * d + j];
+        for (int m = 0; m < k; m++) s += x[pos[m] * step + j * ld];
         out[j] = s / k;
     }
 }

@@ -340,6 +340,36 @@ test_that("large k in heavy strata (chunked queries, stratum-order sums) is exac
   }
 })
 
+test_that("the search on column copies (two distances per SSE2 operation) is exact in awkward cases", {
+  # kd_new_fast(): leaves of 16 to 32 points read two at a time (an odd leaf reads one point
+  # past its end), both children's boxes at once; d > 8 takes the plain search on the same
+  # tree, with centroids summed from the column copy
+  set.seed(41)
+  cases <- list(
+    one_point = matrix(0.5, 1, 3),
+    two_points = matrix(c(1, 1, 2, 2), 2, 2),
+    all_identical = matrix(2, 70, 4), # zero spreads: no split moves a point
+    two_values = matrix(sample(c(-1, 1), 90 * 2, replace = TRUE), 90, 2),
+    half_duplicates = rbind(matrix(3, 40, 3), matrix(stats::rnorm(41 * 3), 41, 3)),
+    huge_tiny = cbind(stats::rnorm(80) * 1e300, stats::rnorm(80) * 1e-300, stats::rnorm(80)),
+    odd_d8 = matrix(stats::rnorm(67 * 8), 67, 8),
+    d9 = matrix(stats::rnorm(60 * 9), 60, 9),
+    d12_ties = matrix(round(stats::rnorm(50 * 12)), 50, 12)
+  )
+  for (nm in names(cases)) {
+    z <- cases[[nm]]
+    n <- nrow(z)
+    id <- rep(1L, n)
+    for (k in unique(pmin(c(1L, 2L, 5L, 9L, 33L), n))) {
+      want <- ref_knn_index(z, id, k)
+      idx <- knn_index(z, id, k)
+      expect_identical(z[idx, , drop = FALSE], z[want, , drop = FALSE], info = paste(nm, k))
+      cen <- test_call("knn_centroids", z, seq_len(n), c(0, n), k, 1L)
+      expect_identical(cen, ref_lex_centroids(z, want), info = paste(nm, k))
+    }
+  }
+})
+
 test_that("the thread policy: the request, capped by OpenMP's limits, one thread for small jobs", {
   threads <- function(n, work = 1e6) test_call("threads", as.integer(n), work)
   expect_identical(threads(1L), 1L)
