@@ -79,6 +79,16 @@ bench_sets <- list(
                       "categorical variable); the final weight AFNLWGT is released as it is (the",
                       "predictor of shuffle())"))
   },
+  casc13 = function() {
+    e <- new.env(); utils::data("CASCrefmicrodata", package = "sdcMicro", envir = e)
+    d <- e$CASCrefmicrodata
+    d[] <- lapply(d, as.numeric)
+    list(data = d, vars = names(d), strata = NULL,
+         formula = FEDTAX ~ AGI + EMCONTRB + INTVAL + AFNLWGT, family = "gaussian",
+         predictors = NULL,
+         note = paste("CASCrefmicrodata (1080): all 13 variables masked together, no strata, as in the",
+                      "CASC literature; no shuffle() (it needs a released predictor)"))
+  },
   eia = function() {
     e <- new.env(); utils::data("EIA", package = "sdcMicro", envir = e)
     d <- e$EIA
@@ -125,16 +135,18 @@ bench_sets <- list(
     d <- data.frame(age = as.numeric(d$age), fnlwgt = as.numeric(d$fnlwgt),
                     hours = as.numeric(d[["hours-per-week"]]), sex = d$sex,
                     income = factor(d$income))
-    # a random 5000 records (seed 1). An early run on all 32561 did not finish the battery on one
-    # MDAV release in 8 minutes on the shared machine; with the current code that battery takes
-    # 10-14 s, but the whole grid (tune_release() and the keyed sizes) on all records has not been run
-    set.seed(1)
-    d <- d[sort(sample.int(nrow(d), 5000L)), ]
-    rownames(d) <- NULL
+    # all 32561 records (BENCH_ADULT_N: a random subsample of that size, seed 1, for a quicker run)
+    n_sub <- as.integer(Sys.getenv("BENCH_ADULT_N", "0"))
+    if (n_sub > 0L && n_sub < nrow(d)) {
+      set.seed(1)
+      d <- d[sort(sample.int(nrow(d), n_sub)), ]
+      rownames(d) <- NULL
+    }
     list(data = d, vars = c("age", "fnlwgt", "hours"), strata = "sex",
          formula = income ~ age + hours + sex + fnlwgt, family = "binomial",
          predictors = "sex",
-         note = "UCI Adult training set, a random 5000 of 32561 records (seed 1): age, fnlwgt, hours-per-week within sex")
+         note = paste0("UCI Adult training set, ", if (nrow(d) < 32561L) paste0("a random ", nrow(d), " of ") else "all ",
+                       "32561 records: age, fnlwgt, hours-per-week within sex"))
   }
 )
 
@@ -176,13 +188,13 @@ sdc_releases <- function(s) {
       set.seed(1)
       put(d, vars, sdcMicro::addNoise(d[vars], variables = vars, method = "correlated2")$xm)
     },
-    shuffle = function() {
+    shuffle = if (!is.null(s$predictors)) function() {
       set.seed(1)
       form <- stats::as.formula(paste(paste0("`", vars, "`", collapse = " + "), "~",
                                       paste0("`", s$predictors, "`", collapse = " + ")))
       put(d, vars, sdcMicro::shuffle(d, form = form, method = "ds")$shuffled)
     })
-  lapply(f, timed)
+  lapply(Filter(Negate(is.null), f), timed)
 }
 
 timed <- function(f) {
