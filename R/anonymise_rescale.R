@@ -6,7 +6,7 @@
 #' squared deviations from the exact mean), and, for the release forms `"natural"` and
 #' `"precision"`, the extremes of each released column and, only when a tail must be
 #' squeezed into its k-record bounds, the smallest and largest released values inside the
-#' bounds (one more pass over the pieces). The result is what [anonymise_release()] needs to put any
+#' bounds and the number beyond each (one more pass over the pieces). The result is what [anonymise_release()] needs to put any
 #' piece in its release form, bit for bit as [anonymise()] does.
 #'
 #' @param pieces The masked pieces: a list of [anonymise_stratum()] results, or a
@@ -16,7 +16,8 @@
 #' @return A `detanon_anonymise_step5` object: `centroid_sd`, `scale` (the scaling
 #'   factors of step 5 by column, as in the release metadata of [anonymise()]) and the
 #'   scans of the release form (`scan`: per column, the extremes of the released values
-#'   and of those inside the k-record bounds).
+#'   and of those inside the k-record bounds, and the counts of all values and of those
+#'   beyond each bound).
 #' @family partitioned anonymisation
 #' @examples
 #' d <- titanic_paper()[c("Age", "Fare", "Sex", "Pclass")]
@@ -69,11 +70,12 @@ anonymise_rescale <- function(pieces, stats) {
   }
   out <- list(centroid_sd = c_sd, scale = scale, scan = vector("list", length(st$vars)))
   if (st$format != "none" && d) {
-    # the scan of each released column (mask_form_scan: its extremes and the extreme values
-    # inside the bounds), as format_masked() makes it on the whole column. Step 5 is
-    # monotone, so the extremes are the step-5 values of the centroids' extremes (the same
-    # arithmetic on them): when none lies beyond a bound nothing is squeezed, and the scan
-    # of the two extremes is all mask_form_apply() reads.
+    # the scan of each released column (mask_form_scan: its extremes, the extreme values
+    # inside the bounds, the counts beyond them), as format_masked() makes it on the whole
+    # column. Step 5 is monotone, so the extremes are the step-5 values of the centroids'
+    # extremes (the same arithmetic on them): when none lies beyond a bound nothing is
+    # squeezed, and the scan of the two extremes is all mask_form_apply() reads (its
+    # counts beyond the bounds are 0, as on the whole column).
     need <- integer()
     for (jj in seq_len(d)) {
       j <- cols[jj]

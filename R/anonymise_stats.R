@@ -216,11 +216,15 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3,
     st$bounds <- lapply(seq_len(p), function(j) {
       lo <- exact_mean(lows[[j]])
       hi <- exact_mean(highs[[j]])
-      d <- if (whole[j]) 0L else if (format == "precision") {
+      # (as format_masked(): whole numbers rounded by "natural" only when round_whole())
+      d <- if (format == "precision") {
         ok <- which(dec_ok[, j])
-        if (length(ok)) ok[1L] - 1L else NA_integer_
-      } else NA_integer_
-      release_bounds(lo, hi, d)
+        if (whole[j]) 0L else if (length(ok)) ok[1L] - 1L else NA_integer_
+      } else if (whole[j] && round_whole(st$sd[[j]])) 0L else NA_integer_
+      # a bound on a tie pile: the k smallest (largest) values all equal
+      pile <- c(length(lows[[j]]) > 0L && all(lows[[j]] == lows[[j]][1L]),
+                length(highs[[j]]) > 0L && all(highs[[j]] == highs[[j]][1L]))
+      release_bounds(lo, hi, d, pile)
     })
   }
   structure(st, class = "detanon_anonymise_stats")

@@ -51,8 +51,9 @@
 #'   Anyone holding the key and the originals recomputes the release exactly, so keep the
 #'   key as secret as the originals (and never reuse it for another release of the same
 #'   people).
-#' * Group means of whole-number data are rounded by the default `format`; a group of
-#'   records with equal values releases that value (as any centroid would).
+#' * Group means of whole-number data of SD 500 or more are rounded by the default `format`
+#'   (narrower ones keep their decimals, see [anonymise()]); a group of records with equal
+#'   values releases that value (as any centroid would).
 #'
 #' @section Reproducibility:
 #' The random choices are keyed hashes (SipHash-2-4) of the key and of each record's

@@ -138,8 +138,9 @@
 #' @param methods The families of candidates to search (see the section The search):
 #'   some of `"anonymise"`, `"stratum"`, `"adaptive"`, `"mdav"`, `"keyed"` and `"stir"`.
 #' @param format The release form of every candidate, as in [anonymise()]: `"natural"`
-#'   (values inside the range of k-record aggregates, whole-number variables rounded) or
-#'   `"none"` (the values as computed).
+#'   (the few values beyond k-record bounds of the range moved inside, whole-number
+#'   variables of SD 500 or more rounded; see [anonymise()]) or `"none"` (the values as
+#'   computed).
 #' @param keps_epsilon `NULL`, or budgets of [anonymise_keps()] to try as single methods.
 #' @param max_tries Candidates per family beyond its first that the search may make to
 #'   meet a missed limit, a whole number >= 1.

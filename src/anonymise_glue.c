@@ -171,14 +171,16 @@ SEXP ffi_squeeze(SEXP v, SEXP lo, SEXP hi, SEXP round0)
     return out;
 }
 
-/* The scan of the release form (mask_form_scan) as 5 doubles: min, max, in_min, in_max,
- * any_in (0/1), so that a column in pieces is scanned piece by piece (partitioned
- * anonymise()). */
+/* The scan of the release form (mask_form_scan) as 8 doubles: min, max, in_min, in_max,
+ * any_in (0/1), n, n_lo, n_hi, so that a column in pieces is scanned piece by piece
+ * (partitioned anonymise()). */
+#define SCAN_LEN 8
 static void scan_from_sexp(SEXP s, mask_form_scan *out)
 {
-    if (TYPEOF(s) != REALSXP || XLENGTH(s) != 5) Rf_error("internal error: bad scan of the release form");
+    if (TYPEOF(s) != REALSXP || XLENGTH(s) != SCAN_LEN) Rf_error("internal error: bad scan of the release form");
     const double *p = REAL_RO(s);
     out->min = p[0]; out->max = p[1]; out->in_min = p[2]; out->in_max = p[3]; out->any_in = p[4] != 0.0;
+    out->n = p[5]; out->n_lo = p[6]; out->n_hi = p[7];
 }
 
 /* The scan of the masked values v (double, finite) inside [lo, hi], merged with `scan`
@@ -194,9 +196,10 @@ SEXP ffi_form_scan(SEXP v, SEXP lo_, SEXP hi_, SEXP scan)
         scan_from_sexp(scan, &prev);
         mask_form_scan_merge(&s, &prev);
     }
-    SEXP out = PROTECT(Rf_allocVector(REALSXP, 5));
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, SCAN_LEN));
     double *o = REAL(out);
     o[0] = s.min; o[1] = s.max; o[2] = s.in_min; o[3] = s.in_max; o[4] = s.any_in ? 1.0 : 0.0;
+    o[5] = s.n; o[6] = s.n_lo; o[7] = s.n_hi;
     UNPROTECT(1);
     return out;
 }

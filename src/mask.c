@@ -155,20 +155,27 @@ void mask_form_scan_init(mask_form_scan *s)
     s->min = s->in_min = HUGE_VAL;
     s->max = s->in_max = -HUGE_VAL;
     s->any_in = 0;
+    s->n = s->n_lo = s->n_hi = 0.0;
 }
 
 void mask_form_scan_add(mask_form_scan *s, const double *v, ptrdiff_t n, double lo, double hi)
 {
+    double n_lo = 0.0, n_hi = 0.0;
     for (ptrdiff_t i = 0; i < n; i++) {
         const double x = v[i];
         if (x < s->min) s->min = x;
         if (x > s->max) s->max = x;
-        if (x >= lo && x <= hi) {
+        if (x < lo) n_lo += 1.0;
+        else if (x > hi) n_hi += 1.0;
+        else {
             s->any_in = 1;
             if (x < s->in_min) s->in_min = x;
             if (x > s->in_max) s->in_max = x;
         }
     }
+    s->n += (double) n;
+    s->n_lo += n_lo;
+    s->n_hi += n_hi;
 }
 
 void mask_form_scan_merge(mask_form_scan *into, const mask_form_scan *from)
@@ -178,31 +185,38 @@ void mask_form_scan_merge(mask_form_scan *into, const mask_form_scan *from)
     if (from->in_min < into->in_min) into->in_min = from->in_min;
     if (from->in_max > into->in_max) into->in_max = from->in_max;
     into->any_in |= from->any_in;
+    into->n += from->n;
+    into->n_lo += from->n_lo;
+    into->n_hi += from->n_hi;
 }
 
 void mask_form_apply(const double *v, double *out, ptrdiff_t n, double lo, double hi,
                      const mask_form_scan *s, int round0)
 {
     const double m = s->min, M = s->max;
-    const int squeeze = m < lo || M > hi;
+    /* a crowd beyond a bound (more than n / MASK_FORM_CROWD values) stays where it is: that
+     * bound is then no limit (elo = -Inf, ehi = Inf) */
+    const double elo = m < lo && s->n_lo * MASK_FORM_CROWD > s->n ? -HUGE_VAL : lo;
+    const double ehi = M > hi && s->n_hi * MASK_FORM_CROWD > s->n ? HUGE_VAL : hi;
+    const int squeeze = m < elo || M > ehi;
     /* below lo: lo + (v - m) * (((t - lo) / 2) / (lo - m)), t the smallest value inside
      * (else hi); above hi: hi - (M - v) * (((hi - t) / 2) / (M - hi)), t the largest value
-     * inside (else lo); then pmin(pmax(v, lo), hi) */
-    const double c_lo = m < lo ? (((s->any_in ? s->in_min : hi) - lo) / 2) / (lo - m) : 0.0;
-    const double c_hi = M > hi ? ((hi - (s->any_in ? s->in_max : lo)) / 2) / (M - hi) : 0.0;
+     * inside (else lo); then pmin(pmax(v, elo), ehi) */
+    const double c_lo = m < elo ? (((s->any_in ? s->in_min : hi) - lo) / 2) / (lo - m) : 0.0;
+    const double c_hi = M > ehi ? ((hi - (s->any_in ? s->in_max : lo)) / 2) / (M - hi) : 0.0;
     for (ptrdiff_t i = 0; i < n; i++) {
         double x = v[i];
         if (squeeze) {
-            if (x < lo) x = lo + mul1(x - m, c_lo);
-            else if (x > hi) x = hi - mul1(M - x, c_hi);
-            if (lo > x) x = lo;
-            if (hi < x) x = hi;
+            if (x < elo) x = lo + mul1(x - m, c_lo);
+            else if (x > ehi) x = hi - mul1(M - x, c_hi);
+            if (elo > x) x = elo;
+            if (ehi < x) x = ehi;
         }
         if (round0) {
-            /* pmin(pmax(round(v), lo), hi): R's round(x, 0) is rint() (half to even) */
+            /* pmin(pmax(round(v), elo), ehi): R's round(x, 0) is rint() (half to even) */
             x = nearbyint(x);
-            if (lo > x) x = lo;
-            if (hi < x) x = hi;
+            if (elo > x) x = elo;
+            if (ehi < x) x = ehi;
         }
         out[i] = x;
     }

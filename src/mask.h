@@ -36,16 +36,21 @@ void mask_form_stats(const double *x, ptrdiff_t n, ptrdiff_t kk, double *buf, do
 /* squeeze_range() of R/anonymise.R: the masked values v[0..n) (finite) mapped into
  * [lo, hi] keeping their order, only those beyond a bound moved (into half the gap between
  * the bound and the nearest value inside, or onto the bound when none is inside on that
- * side), into out[0..n) (may be v); then, when `round0`, every value rounded to a whole
- * number (half to even, as R's round()) kept inside [lo, hi]. The same operations, in the
- * same order and rounding, as the R code (products never fused into one rounding).
+ * side), into out[0..n) (may be v); except that the values beyond a bound are left where
+ * they are when they are a crowd, more than 1 / MASK_FORM_CROWD of all n values (lo or hi
+ * is then no limit on that side); then, when `round0`, every value rounded to a whole
+ * number (half to even, as R's round()) kept inside the bounds that apply. The same
+ * operations, in the same order and rounding, as the R code (products never fused into
+ * one rounding).
  * mask_release_form() is one scan and one map; a column in chunks can instead merge the
  * scans of its chunks (mask_form_scan_add() on each chunk, or _merge() of scans made
  * apart), then map each chunk with mask_form_apply(). */
+#define MASK_FORM_CROWD 10.0
 typedef struct {
     double min, max;       /* of all values */
     double in_min, in_max; /* of the values inside [lo, hi] */
     int any_in;            /* is any value inside [lo, hi]? */
+    double n, n_lo, n_hi;  /* counts: all values, those below lo, those above hi */
 } mask_form_scan;
 void mask_form_scan_init(mask_form_scan *s);
 void mask_form_scan_add(mask_form_scan *s, const double *v, ptrdiff_t n, double lo, double hi);

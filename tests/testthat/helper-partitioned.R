@@ -1,5 +1,6 @@
 # Data for the partitioned anonymise() tests: ties, constant columns, tiny values, integer
-# columns, skewed tails (squeezed by the release form), strata of 1 to 3 records, NA strata.
+# columns, skewed tails (squeezed by the release form, or left as a crowd), tie piles, strata
+# of 1 to 3 records, NA strata.
 part_data <- function(seed) {
   set.seed(seed)
   n <- sample(c(5, 20, 60, 300), 1)
@@ -14,6 +15,11 @@ part_data <- function(seed) {
     s2 = sample(c("x", "y", NA), n, TRUE),
     stringsAsFactors = FALSE)
   if (stats::runif(1) < 0.5) d$s1 <- factor(d$s1)
+  # a zero-inflated count (a tie pile at the minimum: no bound there) and whole numbers of
+  # wide spread (SD 500 or more: rounded by the natural form); w's skewed tail is often a
+  # crowd beyond its bound (left where it is)
+  d$z <- stats::rpois(n, 0.4)
+  d$big <- round(stats::rnorm(n, 5000, 3000))
   d
 }
 

@@ -63,7 +63,9 @@ merge_with_moves <- function(expr) {
 
 # The release form of anonymise() as it was written in R (format_masked(), squeeze_range()
 # before their passes over whole columns moved to C: src/mask.c; the squeeze as changed on
-# branch tune, only the values beyond the bounds moved): the reference for the C version.
+# branch tune, only the values beyond the bounds moved; on branch natural, no bound on a tie
+# pile, a crowd beyond a bound left where it is, and whole numbers rounded only with an SD
+# of 500 or more): the reference for the C version.
 ref_format_masked <- function(m, x, k, format, as_integer) {
   if (format == "none" || !length(m)) return(m)
   n <- length(x)
@@ -81,7 +83,11 @@ ref_format_masked <- function(m, x, k, format, as_integer) {
   xs <- sort(x, partial = unique(c(kk, n + 1L - kk)))
   lo <- detanon:::exact_mean(xs[seq_len(kk)])
   hi <- detanon:::exact_mean(xs[n + 1L - seq_len(kk)])
-  d <- if (all(x == round(x))) 0L else if (format == "precision") detanon:::decimals(x) else NA_integer_
+  # whole numbers: always rounded by "precision", by "natural" only with an SD of 500 or more
+  whole <- all(x == round(x))
+  d <- if (format == "precision") {
+    if (whole) 0L else detanon:::decimals(x)
+  } else if (whole && stats::sd(x) >= 500) 0L else NA_integer_
   if (!is.na(d)) {
     p <- 10^d
     lo_d <- ceiling(lo * p) / p
@@ -90,8 +96,12 @@ ref_format_masked <- function(m, x, k, format, as_integer) {
     lo <- lo_d
     hi <- hi_d
   }
+  # a bound that k or more records share (a tie pile) is no bound
+  if (sum(x == rng[1L]) >= kk) lo <- -Inf
+  if (sum(x == rng[2L]) >= kk) hi <- Inf
+  b <- ref_form_bounds(m, lo, hi)
   m <- ref_squeeze_range(m, lo, hi)
-  if (!is.na(d)) m <- pmin(pmax(round(m, d), lo), hi)
+  if (!is.na(d)) m <- pmin(pmax(round(m, d), b[1L]), b[2L])
   if (as_integer && identical(d, 0L)) m <- as.integer(m)
   m
 }
@@ -99,19 +109,26 @@ ref_format_masked <- function(m, x, k, format, as_integer) {
 ref_squeeze_range <- function(v, lo, hi) {
   m <- min(v)
   M <- max(v)
-  if (m >= lo && M <= hi) return(v) # nothing to squeeze
+  b <- ref_form_bounds(v, lo, hi)
+  if (m >= b[1L] && M <= b[2L]) return(v) # nothing to squeeze
   inside <- v >= lo & v <= hi
-  if (m < lo) {
-    b <- v < lo
+  if (m < b[1L]) {
+    below <- v < lo
     t <- if (any(inside)) min(v[inside]) else hi
     # (values map into [lo, lo + (t - lo) / 2]: strictly below t, so the order is kept)
-    v[b] <- lo + (v[b] - m) * (((t - lo) / 2) / (lo - m))
+    v[below] <- lo + (v[below] - m) * (((t - lo) / 2) / (lo - m))
   }
-  if (M > hi) {
-    b <- v > hi
+  if (M > b[2L]) {
+    above <- v > hi
     t <- if (any(inside)) max(v[inside]) else lo
-    v[b] <- hi - (M - v[b]) * (((hi - t) / 2) / (M - hi))
+    v[above] <- hi - (M - v[above]) * (((hi - t) / 2) / (M - hi))
   }
-  pmin(pmax(v, lo), hi)
+  pmin(pmax(v, b[1L]), b[2L])
+}
+
+# The bounds that apply to the masked values v: lo and hi, except that a crowd beyond a
+# bound (more than 1 in 10 of the values) is left where it is (-Inf, Inf).
+ref_form_bounds <- function(v, lo, hi) {
+  c(if (10 * sum(v < lo) > length(v)) -Inf else lo, if (10 * sum(v > hi) > length(v)) Inf else hi)
 }
 

@@ -229,7 +229,8 @@ test_that("the release form (format) commutes with row order and threads; tiny c
     expect_identical(run(d, 2L), a)
     ap <- run(d[perm, ], 1L)
     expect_identical(plain(ap[order(ap$rid), ]), plain(a[order(a$rid), ]), info = format)
-    expect_type(a$count, "integer")
+    # (counts of small spread keep their decimals in the natural form, see round_whole())
+    expect_type(a$count, if (format == "precision") "integer" else "double")
     # a tiny column is masked exactly as its rescaled copy (powers of two are exact)
     b <- anonymise(transform(d, p = p * 2^830), k = 5, vars = c("x", "y", "count", "p"), strata = "g",
                    format = format, check_identifiers = FALSE)
