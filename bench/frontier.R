@@ -9,6 +9,7 @@
 #   BENCH_KEYED_SIZES=2,3 Rscript bench/frontier.R --add titanic  # more keyed sizes only
 #   Rscript bench/frontier.R --fresh ...          # measure again the releases that do not change
 #                                                 # with detanon's search (reused by default)
+#   BENCH_REUSE_KEYED=1 Rscript bench/frontier.R  # reuse the keyed rows too (anonymise_keyed() unchanged)
 # Results: bench/results/frontier-<set>.rds (one per data set) and bench/results/frontier.csv
 # (all sets so far); the vignette reads a copy shipped as inst/extdata/frontier.csv.
 #
@@ -79,6 +80,16 @@ bench_sets <- list(
                       "categorical variable); the final weight AFNLWGT is released as it is (the",
                       "predictor of shuffle())"))
   },
+  casc13 = function() {
+    e <- new.env(); utils::data("CASCrefmicrodata", package = "sdcMicro", envir = e)
+    d <- e$CASCrefmicrodata
+    d[] <- lapply(d, as.numeric)
+    list(data = d, vars = names(d), strata = NULL,
+         formula = FEDTAX ~ AGI + EMCONTRB + INTVAL + AFNLWGT, family = "gaussian",
+         predictors = NULL,
+         note = paste("CASCrefmicrodata (1080): all 13 variables masked together, no strata, as in the",
+                      "CASC literature; no shuffle() (it needs a released predictor)"))
+  },
   eia = function() {
     e <- new.env(); utils::data("EIA", package = "sdcMicro", envir = e)
     d <- e$EIA
@@ -125,16 +136,18 @@ bench_sets <- list(
     d <- data.frame(age = as.numeric(d$age), fnlwgt = as.numeric(d$fnlwgt),
                     hours = as.numeric(d[["hours-per-week"]]), sex = d$sex,
                     income = factor(d$income))
-    # a random 5000 records (seed 1). An early run on all 32561 did not finish the battery on one
-    # MDAV release in 8 minutes on the shared machine; with the current code that battery takes
-    # 10-14 s, but the whole grid (tune_release() and the keyed sizes) on all records has not been run
-    set.seed(1)
-    d <- d[sort(sample.int(nrow(d), 5000L)), ]
-    rownames(d) <- NULL
+    # all 32561 records (BENCH_ADULT_N: a random subsample of that size, seed 1, for a quicker run)
+    n_sub <- as.integer(Sys.getenv("BENCH_ADULT_N", "0"))
+    if (n_sub > 0L && n_sub < nrow(d)) {
+      set.seed(1)
+      d <- d[sort(sample.int(nrow(d), n_sub)), ]
+      rownames(d) <- NULL
+    }
     list(data = d, vars = c("age", "fnlwgt", "hours"), strata = "sex",
          formula = income ~ age + hours + sex + fnlwgt, family = "binomial",
          predictors = "sex",
-         note = "UCI Adult training set, a random 5000 of 32561 records (seed 1): age, fnlwgt, hours-per-week within sex")
+         note = paste0("UCI Adult training set, ", if (nrow(d) < 32561L) paste0("a random ", nrow(d), " of ") else "all ",
+                       "32561 records: age, fnlwgt, hours-per-week within sex"))
   }
 )
 
@@ -176,13 +189,13 @@ sdc_releases <- function(s) {
       set.seed(1)
       put(d, vars, sdcMicro::addNoise(d[vars], variables = vars, method = "correlated2")$xm)
     },
-    shuffle = function() {
+    shuffle = if (!is.null(s$predictors)) function() {
       set.seed(1)
       form <- stats::as.formula(paste(paste0("`", vars, "`", collapse = " + "), "~",
                                       paste0("`", s$predictors, "`", collapse = " + ")))
       put(d, vars, sdcMicro::shuffle(d, form = form, method = "ds")$shuffled)
     })
-  lapply(f, timed)
+  lapply(Filter(Negate(is.null), f), timed)
 }
 
 timed <- function(f) {
@@ -315,14 +328,17 @@ run_set <- function(name, reuse = TRUE) {
   all <- c(stats::setNames(sdc, names(sdc)), det)
   src <- c(rep("sdcMicro", length(sdc)), rep("detanon", length(det)))
   done <- if (!is.null(old)) split(old, seq_len(nrow(old))) else list()
-  done <- done[vapply(done, function(r) r$release %in% stable_releases && !is.na(r$worst), NA)]
+  # BENCH_REUSE_KEYED=1: the keyed releases too (when anonymise_keyed() has not changed)
+  stable <- c(stable_releases, if (nzchar(Sys.getenv("BENCH_REUSE_KEYED")) && !is.null(old))
+    grep("^keyed_", old$release, value = TRUE))
+  done <- done[vapply(done, function(r) r$release %in% stable && !is.na(r$worst), NA)]
   rows <- lapply(seq_along(all), function(i) {
     r <- all[[i]]
     base <- data.frame(set = name, source = src[i], release = names(all)[i],
                        settings = if (is.null(r$settings)) names(all)[i] else r$settings,
                        seconds = r$seconds, error = r$error, stringsAsFactors = FALSE)
     if (is.null(r$release)) return(base)
-    if (!is.null(old) && names(all)[i] %in% stable_releases) {
+    if (!is.null(old) && names(all)[i] %in% stable) {
       o <- old[old$release == names(all)[i] & !is.na(old$worst), , drop = FALSE]
       if (nrow(o) == 1L) return(o[setdiff(names(o), c("tune_seconds", "tune_stop", "n", "note"))])
     }
@@ -411,28 +427,38 @@ print_table <- function(res) {
   }
 }
 
-# The README table: per data set, each sdcMicro release and the detanon releases that matter
-# (the one of least largest delta that beats it on both, tune_release()'s choice), markdown.
+# The README table (markdown): one row per data set, one column per sdcMicro release; each cell
+# gives its worst attack / largest delta, then "->" and the detanon release of least largest
+# delta that has both lower (sN: anonymise_keyed(size = N)), or "not beaten".
 readme_table <- function(res) {
   dom <- frontier_dominance(res, "delta_max")
-  keep <- res$source == "sdcMicro" | res$release == "tune_chosen" |
-    paste(res$set, res$release) %in% paste(dom$set, dom$detanon)
-  x <- res[keep & !is.na(res$worst), ]
-  x <- x[order(match(x$set, names(bench_sets)), x$source != "sdcMicro", x$worst), ]
-  beats <- vapply(seq_len(nrow(x)), function(i) {
-    if (x$source[i] == "sdcMicro") {
-      d <- dom$detanon[dom$set == x$set[i] & dom$sdc == x$release[i]]
-      if (is.na(d)) "not beaten" else paste("beaten by", d)
-    } else ""
-  }, "")
-  cat("| data set | method | worst attack | top-3 | largest delta | two-way pMSE | CART pMSE | seconds | |\n")
-  cat("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
-  for (i in seq_len(nrow(x))) {
-    cat(sprintf("| %s | %s | %.3f | %.3f | %.3f | %.2g | %.3f | %.1f | %s |\n", x$set[i],
-                if (x$release[i] == "tune_chosen") paste0("tune_release() (", x$settings[i], ")") else x$release[i],
-                x$worst[i], x$top3[i], x$delta_max[i], x$pmse2[i], x$cart[i], x$seconds[i], beats[i]))
+  num <- function(v) sub("^(-?)0\\.", "\\1.", trimws(formatC(signif(v, 3), format = "fg", digits = 3)))
+  short <- function(r) {
+    if (grepl("^keyed_s", r)) return(paste0("s", as.integer(sub("keyed_s", "", r))))
+    if (grepl("^anon_k", r)) return(paste0("`anonymise()` k", sub("anon_k", "", r)))
+    if (grepl("^adaptive_k", r)) return(paste0("`anonymise_adaptive()` k", sub("adaptive_k", "", r)))
+    if (grepl("^tune_", r)) return("`tune_release()`")
+    r
   }
-  invisible(x)
+  cols <- c(mdav_k3 = "MDAV k=3", mdav_k5 = "MDAV k=5", mdav_k10 = "MDAV k=10", rankswap = "rank swap",
+            noise = "corr. noise", shuffle = "shuffle")
+  cat("| data set |", paste(cols, collapse = " | "), "|\n")
+  cat("|---|", paste(rep("---", length(cols)), collapse = "|"), "|\n", sep = "")
+  for (set in intersect(names(bench_sets), res$set)) {
+    r <- res[res$set == set & !is.na(res$worst), ]
+    cells <- vapply(names(cols), function(rel) {
+      sr <- r[r$source == "sdcMicro" & r$release == rel, ]
+      if (!nrow(sr)) return("-")
+      own <- paste0(num(sr$worst), "/", num(sr$delta_max))
+      dm <- dom[dom$set == set & dom$sdc == rel, ]
+      if (!nrow(dm) || is.na(dm$detanon)) return(paste(own, "**not beaten**"))
+      paste0(own, " -> ", short(dm$detanon), " ", num(dm$det_risk), "/", num(dm$det_loss))
+    }, "")
+    cat(sprintf("| %s (%d) | %s |\n", set, r$n[1], paste(cells, collapse = " | ")))
+  }
+  cat(sprintf("\n%d of %d sdcMicro releases beaten on both counts by largest delta, %d by two-way pMSE.\n",
+              sum(dom$dominated), nrow(dom), sum(frontier_dominance(res, "pmse2")$dominated)))
+  invisible(dom)
 }
 
 if (sys.nframe() == 0L) {
