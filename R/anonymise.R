@@ -306,7 +306,7 @@ format_masked <- function(m, x, k, format, as_integer) {
   d <- if (format == "precision") {
     if (whole) 0L else decimals(x)
   } else if (whole && round_whole(col_stats(matrix(as.double(x)))$sd[[1L]])) 0L else NA_integer_
-  pile <- c(sum(x == st[1L]) >= kk, sum(x == st[2L]) >= kk)
+  pile <- c(st[6L] >= kk, st[7L] >= kk) # counts of the min and the max (C, one pass)
   release_values(m, release_bounds(st[4L], st[5L], d, pile), as_integer)
 }
 

@@ -147,12 +147,13 @@ SEXP ffi_col_stats(SEXP x, SEXP nthreads)
 }
 
 /* The release form (format_masked()): statistics of a column x (double, finite, not
- * empty): c(min, max, whole, lo, hi), see mask_form_stats(); kk = 0 skips lo and hi. */
+ * empty): c(min, max, whole, lo, hi, n_min, n_max), see mask_form_stats(); kk = 0 skips lo
+ * and hi. */
 SEXP ffi_form_stats(SEXP x, SEXP kk_)
 {
     if (TYPEOF(x) != REALSXP || XLENGTH(x) < 1) Rf_error("internal error: bad input to ffi_form_stats");
     const ptrdiff_t n = XLENGTH(x), kk = (ptrdiff_t) Rf_asReal(kk_);
-    SEXP out = PROTECT(Rf_allocVector(REALSXP, 5));
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, 7));
     double *buf = (double *) R_alloc(kk > 64 ? (size_t) n : 64, sizeof(double));
     mask_form_stats(REAL_RO(x), n, kk, buf, REAL(out));
     UNPROTECT(1);

@@ -661,3 +661,18 @@ test_that("the natural form raises no attack of the battery over the unformatted
   r <- pair(td, c("expend", "income", "savings"), c("urbrur", "sex"), 3)
   expect_true(all(r$nat <= r$none[names(r$nat)] + 0.001))
 })
+
+test_that("the C column statistics of the release form count the values at the min and the max as R does", {
+  set.seed(23)
+  cols <- list(
+    rnorm(200), c(1, 1, 1, 2, 3, 3), round(rnorm(500)), c(5, 5, 5), 7, c(-1e300, 1e300, 0),
+    c(rep(0, 40), runif(60)), c(1 + 1e-15, 1, 1 + 1e-15, 2), sample(c(-2, 0, 2), 99, replace = TRUE)
+  )
+  for (x in cols) for (kk in c(0, 1, 3, min(length(x), 70))) {
+    st <- .Call(detanon:::C_ffi_form_stats, as.double(x), as.double(kk))
+    expect_length(st, 7L)
+    expect_identical(st[1:2], range(x))
+    expect_identical(st[6L], as.double(sum(x == min(x))))
+    expect_identical(st[7L], as.double(sum(x == max(x))))
+  }
+})

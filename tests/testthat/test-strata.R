@@ -51,3 +51,28 @@ test_that("stratum_keys() made once per stratum equals the key made row by row",
   }
   expect_identical(detanon:::stratum_keys(data.frame(a = character()), "a"), character())
 })
+
+test_that("stratum_ids() numbers the occurring combinations 1..S in table() order (slow reference)", {
+  ref_ids <- function(data, strata) {
+    if (!nrow(data)) return(integer())
+    codes <- lapply(data[strata], function(x) {
+      if (is.factor(x)) ifelse(is.na(x), nlevels(x) + 1L, as.integer(x))
+      else match(x, sort(unique(x), na.last = TRUE))
+    })
+    key <- do.call(paste, c(codes, sep = "\r"))
+    u <- unique(as.data.frame(codes))
+    u <- u[do.call(order, rev(as.list(u))), , drop = FALSE]
+    match(key, do.call(paste, c(as.list(u), sep = "\r")))
+  }
+  set.seed(7)
+  for (n in c(0, 1, 2, 3, 50, 400)) {
+    d <- data.frame(
+      f = factor(sample(c("x", "y", NA), n, TRUE), levels = c("w", "x", "y", "z")), # unused levels
+      c = sample(c("b", "a", NA), n, TRUE), l = sample(c(TRUE, FALSE), n, TRUE),
+      w = sample(c(3, 10, 1e6), n, TRUE), stringsAsFactors = FALSE
+    )
+    d$big <- factor(sample(1:2, n, TRUE), levels = 1:1000)
+    for (s in list("f", "c", "w", "big", c("f", "c"), c("big", "w", "l"), c("c", "f", "l", "w")))
+      expect_identical(detanon:::stratum_ids(d, s), ref_ids(d, s), info = paste(n, paste(s, collapse = ",")))
+  }
+})
