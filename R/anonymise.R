@@ -305,7 +305,7 @@ format_masked <- function(m, x, k, format, as_integer) {
   whole <- st[3L] == 1
   d <- if (format == "precision") {
     if (whole) 0L else decimals(x)
-  } else if (whole && round_whole(col_stats(matrix(as.double(x)))$sd[[1L]])) 0L else NA_integer_
+  } else if (whole && wide_whole(x, st[2L] - st[1L])) 0L else NA_integer_
   pile <- c(st[6L] >= kk, st[7L] >= kk) # counts of the min and the max (C, one pass)
   release_values(m, release_bounds(st[4L], st[5L], d, pile), as_integer)
 }
@@ -318,6 +318,13 @@ format_masked <- function(m, x, k, format, as_integer) {
 # (Poisson, SD 1 to 2) at k = 10 it raised risk1 from 0.04 (unformatted) to 0.12 and
 # Fellegi-Sunter linkage from 0.19 to 0.57; on a variable of SD 59 risk1 still rose by 0.017.
 round_whole <- function(sd) isTRUE(sd >= 500)
+
+# round_whole() of the SD of `x`, whose range is `range`, without a pass over `x` when the
+# range alone decides: an SD never exceeds range / 2 * sqrt(n / (n - 1)) <= range / sqrt(2),
+# so below a range of 700 (SD at most 495) it is FALSE (ages, counts, hours).
+wide_whole <- function(x, range) {
+  range >= 700 && round_whole(col_stats(matrix(as.double(x)))$sd[[1L]])
+}
 
 # A constant column is released unchanged (bit for bit: the mean of k copies of 3.3 can be
 # one unit in the last place off, and rounding to decimals can move it too).
