@@ -30,15 +30,16 @@ void kd_init(kd_tree *t, ptrdiff_t n, int d, int leaf_size, double *pts, ptrdiff
     t->pts = pts; t->row = row; t->leaf_of = leaf_of; t->nodes = nodes; t->box = box;
     t->n_nodes = 0; t->depth = 0;
     t->interrupted = NULL; t->aborted = 0; t->since_poll = 0;
-    t->soa = NULL; t->soa_ld = 0; t->cbox = NULL;
+    t->soa = NULL; t->soa_ld = 0; t->cbox = NULL; t->build = 0;
 }
 
 void kd_reuse(kd_tree *t, ptrdiff_t n)
 {
     double *soa = t->soa, *cbox = t->cbox;
     ptrdiff_t soa_ld = t->soa_ld;
+    unsigned long build = t->build;
     kd_init(t, n, t->d, t->leaf_size, t->pts, t->row, t->leaf_of, t->nodes, t->box);
-    t->soa = soa; t->soa_ld = soa_ld; t->cbox = cbox;
+    t->soa = soa; t->soa_ld = soa_ld; t->cbox = cbox; t->build = build;
 }
 
 /* Account for `work` points of building work; ask about an interrupt every 2^20. */
@@ -214,7 +215,7 @@ static void fill_fast(kd_tree *t)
 
 static void build_tree(kd_tree *t)
 {
-    t->n_nodes = 0; t->depth = 0;
+    t->n_nodes = 0; t->depth = 0; t->build++;
     if (t->n > 0) build_node(t, 0, t->n, 0);
     if (t->soa) fill_fast(t);
 }
@@ -256,6 +257,8 @@ void kd_heap_init(kd_heap *h, int k, ptrdiff_t *pos, double *d2, ptrdiff_t *seq,
 {
     h->k = k; h->count = 0; h->heap = k > KD_HEAP_MIN && seq != NULL; h->any_order = 0;
     h->pos = pos; h->d2 = d2; h->seq = seq; h->arrived = 0; h->stack = stack;
+    h->path_node = NULL; h->path_box = NULL; h->path_n = 0; h->path_leaf = -1;
+    h->path_tree = NULL; h->path_build = 0;
 }
 
 /* Index of the worst of k kept candidates: the end of the sorted array, or the heap's root. */
@@ -538,6 +541,101 @@ KD_INLINE void scan_leaf_fast(const kd_tree *t, const kd_node *nd, const __m128d
     }
 }
 
+/* The query's own leaf, scanned first into the empty list: all its distances, then their
+ * k-th smallest without a branch (each distance passes through a sorted list of k minima,
+ * two lanes at once, then the lanes' lists are merged), and only the points up to it go in.
+ * Offered in arrival order, about k (1 + H(m) - H(k)) points would enter (13.6 of 30 at
+ * k = 5), each a mispredicted insertion; here exactly k, each put straight at its rank when
+ * no distances tie. The list ends as the plain scan leaves it, bit for bit (measured: 7%
+ * less time at 1e6 x 4, k = 5). */
+#define OWN_KTH_MAX 8
+KD_INLINE void scan_own_leaf(const kd_tree *t, const kd_node *nd, const __m128d *qv, kd_heap *h,
+                             const int d)
+{
+    const int m = (int) (nd->end - nd->begin), k = h->k;
+    if (h->heap || k > OWN_KTH_MAX || m > SCAN_BLOCK || m < k) {
+        scan_leaf_fast(t, nd, qv, h, d);
+        return;
+    }
+    double d2[SCAN_BLOCK + 2];
+    const ptrdiff_t ld = t->soa_ld;
+    const double *p = t->soa + nd->begin;
+    const __m128d inf = _mm_set1_pd(HUGE_VAL);
+    __m128d a[OWN_KTH_MAX];
+    for (int j = 0; j < k; j++) a[j] = inf;
+    for (int i = 0; i < m; i += 2) {
+        __m128d s = _mm_setzero_pd();
+        KD_UNROLL
+        for (int j = 0; j < d; j++) {
+            __m128d e = _mm_sub_pd(qv[j], _mm_loadu_pd(p + j * ld + i));
+            s = _mm_add_pd(s, _mm_mul_pd(e, e));
+        }
+        _mm_storeu_pd(d2 + i, s);
+    }
+    if (m & 1) d2[m] = HUGE_VAL; /* the point past the leaf stays out of the lists */
+    for (int i = 0; i < m; i += 2) {
+        __m128d x = _mm_loadu_pd(d2 + i);
+        for (int j = 0; j < k; j++) {
+            __m128d lo = _mm_min_pd(a[j], x);
+            x = _mm_max_pd(a[j], x);
+            a[j] = lo;
+        }
+    }
+    /* k-th smallest of the two sorted lanes A and B: min over i of max(A[i-1], B[k-1-i]) */
+    double A[OWN_KTH_MAX + 1], B[OWN_KTH_MAX + 1];
+    for (int j = 0; j < k; j++) { A[j + 1] = _mm_cvtsd_f64(a[j]); B[j + 1] = _mm_cvtsd_f64(_mm_unpackhi_pd(a[j], a[j])); }
+    A[0] = B[0] = -HUGE_VAL;
+    double kth = HUGE_VAL;
+    for (int i = 0; i <= k; i++) kth = kd_min(kth, kd_max(A[i], B[k - i]));
+    /* the points up to it: exactly k unless distances tie there; then without ties among
+     * them, each one's place is the number of smaller distances */
+    const __m128d kv = _mm_set1_pd(kth);
+    uint32_t in = 0;
+    for (int i = 0; i < m; i += 2)
+        in |= (uint32_t) _mm_movemask_pd(_mm_cmple_pd(_mm_loadu_pd(d2 + i), kv)) << i;
+    if (m < 32) in &= ((uint32_t) 1 << m) - 1;
+    int idx[SCAN_BLOCK], c = 0;
+    for (uint32_t x = in; x; x &= x - 1) idx[c++] = lowest_bit(x);
+    if (c == k) {
+        int tie = 0;
+        for (int i = 0; i < k; i++) {
+            const double di = d2[idx[i]];
+            int r = 0;
+            for (int j = 0; j < k; j++) { r += d2[idx[j]] < di; tie |= (j != i) & (d2[idx[j]] == di); }
+            h->d2[r] = di; h->pos[r] = nd->begin + idx[i];
+        }
+        if (!tie) { h->count = k; return; }
+    }
+    for (int i = 0; i < c; i++) offer(t, h, nd->begin + idx[i], d2[idx[i]]);
+}
+
+/* The path from the root to leaf `leaf`, for h: the child off the path at each level, root
+ * first, and their boxes in pairs (laid out as cbox holds an inner node's children). */
+static void fill_path(const kd_tree *t, int leaf, kd_heap *h, const int d)
+{
+    const ptrdiff_t at = t->nodes[leaf].begin;
+    int np = 0;
+    for (int v = 0; v != leaf;) {
+        const kd_node *nd = t->nodes + v;
+        const int go_left = at < t->nodes[nd->left].end;
+        h->path_node[np++] = go_left ? nd->right : nd->left;
+        v = go_left ? nd->left : nd->right;
+    }
+    for (int c = 0; c < np; c++) {
+        const double *bx = t->box + (size_t) h->path_node[c] * 2 * d;
+        double *cb = h->path_box + (size_t) (c / 2) * 4 * d + (c & 1);
+        for (int j = 0; j < 2 * d; j++) cb[2 * j] = bx[j];
+    }
+    if (np & 1) {
+        double *cb = h->path_box + (size_t) (np / 2) * 4 * d + 1;
+        for (int j = 0; j < 2 * d; j++) cb[2 * j] = 0.0;
+    }
+    h->path_n = np;
+    h->path_leaf = leaf;
+    h->path_tree = t;
+    h->path_build = t->build;
+}
+
 KD_INLINE void knn_fast(const kd_tree *t, const double *q, int own_leaf, kd_heap *h, const int d)
 {
     kd_item *st = h->stack;
@@ -547,12 +645,39 @@ KD_INLINE void knn_fast(const kd_tree *t, const double *q, int own_leaf, kd_heap
     for (int j = 0; j < d; j++) qv[j] = _mm_set1_pd(q[j]);
     h->count = 0;
     h->arrived = 0;
-    if (own_leaf >= 0) scan_leaf_fast(t, t->nodes + own_leaf, qv, h, d);
+    if (own_leaf >= 0) scan_own_leaf(t, t->nodes + own_leaf, qv, h, d);
     /* bound: the worst kept distance (infinite until k are kept). A far child beyond it
      * cannot improve now nor later (the bound only shrinks): it is not pushed, without a
      * branch; ties are decided when popped */
     double bound = h->count < h->k ? HUGE_VAL : h->d2[worst_at(h)];
-    st[sp].node = 0; st[sp].bd = kd_gap_d2(t->box, q, d); sp++;
+    if (own_leaf >= 0 && h->path_node) {
+        /* the descent to the own leaf without walking it: the children off its path (the
+         * same for every query of the leaf, kept from the previous query in tree order),
+         * their box distances two at once from one block, pushed root first as the descent
+         * pushes them. It saves a node's branches per level (measured: 4% less time). */
+        if (h->path_leaf != own_leaf || h->path_tree != t || h->path_build != t->build)
+            fill_path(t, own_leaf, h, d);
+        const int np = h->path_n;
+        double bd[KD_STACK_MAX];
+        for (int c = 0; c < np; c += 2) {
+            const double *cb = h->path_box + (size_t) (c / 2) * 4 * d;
+            __m128d s = _mm_setzero_pd();
+            KD_UNROLL
+            for (int j = 0; j < d; j++) {
+                __m128d e = _mm_max_pd(_mm_max_pd(_mm_sub_pd(_mm_load_pd(cb + 2 * j), qv[j]),
+                                                  _mm_sub_pd(qv[j], _mm_load_pd(cb + 2 * (d + j)))),
+                                       zero);
+                s = _mm_add_pd(s, _mm_mul_pd(e, e));
+            }
+            _mm_storeu_pd(bd + c, s);
+        }
+        for (int c = 0; c < np; c++) {
+            st[sp].node = h->path_node[c]; st[sp].bd = bd[c];
+            sp += bd[c] <= bound;
+        }
+    } else {
+        st[sp].node = 0; st[sp].bd = kd_gap_d2(t->box, q, d); sp++;
+    }
     while (sp > 0) {
         kd_item it = st[--sp];
         if (it.node == own_leaf || !may_improve(t, h, it.node, it.bd)) continue;
@@ -688,5 +813,7 @@ kd_heap kd_heap_new(int k, void *(*alloc)(size_t, size_t))
                  (double *) alloc(k, sizeof(double)),
                  k > KD_HEAP_MIN ? (ptrdiff_t *) alloc(k, sizeof(ptrdiff_t)) : NULL,
                  (kd_item *) alloc(KD_STACK_MAX, sizeof(kd_item)));
+    h.path_node = (int *) alloc(KD_STACK_MAX, sizeof(int));
+    h.path_box = cache_aligned((size_t) (KD_STACK_MAX / 2 + 1) * 4 * KD_FAST_MAX_D, alloc);
     return h;
 }

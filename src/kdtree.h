@@ -45,6 +45,7 @@ typedef struct {
     int (*interrupted)(void);
     int aborted;
     ptrdiff_t since_poll;
+    unsigned long build; /* number of builds of this tree (kd_reuse() keeps counting) */
 } kd_tree;
 
 /* One entry of a search stack: a node and its squared distance bound. */
@@ -180,6 +181,13 @@ typedef struct {
     ptrdiff_t *seq;  /* heap mode: arrival number of each candidate */
     ptrdiff_t arrived;
     kd_item *stack;  /* capacity KD_STACK_MAX */
+    /* kd_heap_new() only (NULL otherwise): the path to the last query's own leaf in a fast
+     * tree, which the next query of the same leaf reuses (kd_knn_self()) */
+    int *path_node;        /* the far child at each level, root first */
+    double *path_box;      /* their boxes in pairs, laid out as cbox */
+    int path_n, path_leaf;
+    const kd_tree *path_tree;
+    unsigned long path_build;
 } kd_heap;
 
 /* Point a heap for k neighbours at caller-owned buffers: pos and seq k each (seq may be

@@ -69,6 +69,24 @@ test_that("many small strata run in parallel with identical results", {
   expect_identical(a, b)
 })
 
+test_that("strata searched in turn by one tree get their own neighbours (no path kept across strata)", {
+  # strata below 4096 records share one tree per thread, rebuilt for each. A stratum of 64
+  # records ends in leaf 2 (two leaves of 32), one of 70 starts there (leaves of 17 and 18
+  # two levels down): the path to leaf 2 remembered from the first would be wrong in the
+  # second. Each stratum has its own place and scale, so a box of the previous one is far
+  # off; rounded coordinates give ties at the k-th distance of the own leaf.
+  set.seed(43)
+  id <- rep(seq_len(40), rep(c(64, 70, 150, 33, 200), 8))
+  z <- matrix(round(stats::rnorm(length(id) * 3), 1), length(id), 3) * (1 + id %% 7) + id %% 5
+  for (k in c(1L, 2L, 5L, 8L, 9L)) {
+    want <- ref_knn_index(z, id, k)
+    for (nt in 1:2) {
+      idx <- knn_index(z, id, k, nthreads = nt)
+      expect_identical(z[idx, , drop = FALSE], z[want, , drop = FALSE], info = paste(k, nt))
+    }
+  }
+})
+
 test_that("permuting the rows permutes the output and changes nothing else", {
   x <- random_data(2000, d = 3, n_strata = 5, seed = 5)
   x$x2 <- round(x$x2) # heavy ties
