@@ -680,7 +680,9 @@ KD_INLINE void knn_fast(const kd_tree *t, const double *q, int own_leaf, kd_heap
     }
     while (sp > 0) {
         kd_item it = st[--sp];
-        if (it.node == own_leaf || !may_improve(t, h, it.node, it.bd)) continue;
+        /* may_improve(), with the common answer (a box nearer than the bound) first */
+        if (it.node == own_leaf || !(it.bd < bound || (it.bd == bound && may_improve(t, h, it.node, it.bd))))
+            continue;
         for (int v = it.node;;) {
             const kd_node *nd = t->nodes + v;
             if (nd->left < 0) {
@@ -705,7 +707,7 @@ KD_INLINE void knn_fast(const kd_tree *t, const double *q, int own_leaf, kd_heap
             st[sp].node = left_first ? nd->right : nd->left;
             st[sp].bd = bf;
             sp += bf <= bound;
-            if (near == own_leaf || !may_improve(t, h, near, bn)) break;
+            if (near == own_leaf || !(bn < bound || (bn == bound && may_improve(t, h, near, bn)))) break;
             v = near;
         }
     }
