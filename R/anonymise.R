@@ -226,7 +226,7 @@ handle_missing <- function(x, id, na, strata) {
 handle_small_strata <- function(step, df, id, k, strata, small_strata) {
   keep <- step$keep
   x <- step$x
-  sizes <- tabulate(id[keep], max(c(0L, id)))
+  sizes <- tabulate(if (all(keep)) id else id[keep], max(0L, id))
   small <- which(sizes > 0L & sizes < k)
   step$n_suppressed <- 0L
   step$n_moved <- 0L

@@ -142,17 +142,22 @@ identifier_flags <- function(x, name) {
         reasons <- c(reasons, "consecutive whole numbers (a record number)")
       }
     } else if (is.character(obs)) {
-      s <- trimws(obs)
+      # each distinct value is judged once and counts as often as it occurs (a factor's
+      # few levels: 4 pattern checks instead of 10,000)
+      u <- unique(obs)
+      w <- tabulate(match(obs, u), length(u))
+      share <- function(v) sum(as.double(w) * v) / length(obs)
+      s <- trimws(u)
       kind <- character()
-      if (mean(grepl("^[^@ ]+@[^@ ]+\\.[^@ ]+$", s)) >= 0.8) kind <- "email addresses"
-      else if (mean(is_nhs_number(s)) >= 0.8) kind <- "NHS numbers"
-      else if (mean(grepl("^[A-CEGHJ-PR-TW-Z]{2} ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-D]$", toupper(s))) >= 0.8) {
+      if (share(grepl("^[^@ ]+@[^@ ]+\\.[^@ ]+$", s)) >= 0.8) kind <- "email addresses"
+      else if (share(is_nhs_number(s)) >= 0.8) kind <- "NHS numbers"
+      else if (share(grepl("^[A-CEGHJ-PR-TW-Z]{2} ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-D]$", toupper(s))) >= 0.8) {
         kind <- "National Insurance numbers"
-      } else if (mean(grepl("^\\+?[0-9][0-9 ()-]{8,}[0-9]$", s) & nchar(gsub("[^0-9]", "", s)) >= 10 &
-                      !grepl("^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}", s)) >= 0.8) {
+      } else if (share(grepl("^\\+?[0-9][0-9 ()-]{8,}[0-9]$", s) & nchar(gsub("[^0-9]", "", s)) >= 10 &
+                       !grepl("^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}", s)) >= 0.8) {
         kind <- "telephone numbers"
       }
-      else if (out$unique && mean(grepl("^[A-Za-z]{0,4}[-_/ ]?[0-9]{3,}[A-Za-z]{0,2}$", s)) >= 0.8) {
+      else if (out$unique && share(grepl("^[A-Za-z]{0,4}[-_/ ]?[0-9]{3,}[A-Za-z]{0,2}$", s)) >= 0.8) {
         kind <- "codes of letters and digits"
       }
       if (length(kind)) {
@@ -161,14 +166,14 @@ identifier_flags <- function(x, name) {
       }
       n_words <- lengths(strsplit(s, "[[:space:]]+"))
       # a closed set of long answers (a questionnaire item) is not free text
-      open_ended <- length(unique(s)) > min(50, 0.2 * length(s))
-      if (open_ended && (mean(n_words) >= 4 || mean(nchar(s)) >= 40)) {
+      open_ended <- length(unique(s)) > min(50, 0.2 * length(obs))
+      if (open_ended && (share(n_words) >= 4 || share(nchar(s)) >= 40)) {
         out$free_text <- TRUE
         reasons <- c(reasons, "free text")
       }
       person <- grepl("\\b(Mr|Mrs|Ms|Miss|Master|Dr|Rev|Sir|Lady)\\.? ", s) |
         grepl("^[A-Z][a-z'-]+, [A-Z]", s)
-      if (mean(person) >= 0.5) {
+      if (share(person) >= 0.5) {
         out$name_like <- TRUE
         reasons <- c(reasons, "values look like personal names")
       }

@@ -153,7 +153,10 @@ double checksum_weighted(const double *x, const int *xi, ptrdiff_t n, int int_na
             v = (double) xi[i];
         }
         const double a = (double) (i + 1) * 0.6180339887498949;
-        const double w = (a - floor(a)) + 0.5;
+        /* floor(a) of a >= 0: truncation below 2^52, a itself beyond (already whole);
+         * cheaper than floor() where that is a library call */
+        const double fl = a >= 4503599627370496.0 ? a : (double) (long long) a;
+        const double w = (a - fl) + 0.5;
         s += (double) (v * w);
     }
     if (s > DBL_MAX) return INFINITY;
