@@ -154,7 +154,7 @@ SEXP ffi_form_stats(SEXP x, SEXP kk_)
     if (TYPEOF(x) != REALSXP || XLENGTH(x) < 1) Rf_error("internal error: bad input to ffi_form_stats");
     const ptrdiff_t n = XLENGTH(x), kk = (ptrdiff_t) Rf_asReal(kk_);
     SEXP out = PROTECT(Rf_allocVector(REALSXP, 7));
-    double *buf = (double *) R_alloc(kk > 64 ? (size_t) n : 64, sizeof(double));
+    double *buf = (double *) R_alloc(kk > 64 ? (size_t) n : 128, sizeof(double));
     mask_form_stats(REAL_RO(x), n, kk, buf, REAL(out));
     UNPROTECT(1);
     return out;

@@ -95,49 +95,46 @@ static inline int is_whole(double v)
     return fabs(v) >= 4503599627370496.0 || v == (double) (long long) v;
 }
 
-/* The kk smallest (sign = 1) or largest (sign = -1) values of x[0..n), kk <= n, into
- * out[0..kk) in one pass: a sorted array that a value enters only when it beats the worst
- * kept one (rare after the first values), for small kk. */
-static void extreme_values(const double *x, ptrdiff_t n, ptrdiff_t kk, double sign, double *out)
+/* Keep the kk smallest values seen in a[0..*c), sorted: v enters only when it beats the
+ * worst kept one (rare after the first values). */
+static inline void keep_smallest(double *a, ptrdiff_t *c, ptrdiff_t kk, double v)
 {
-    ptrdiff_t c = 0;
-    for (ptrdiff_t i = 0; i < n; i++) {
-        const double v = sign * x[i];
-        if (c == kk && !(v < out[kk - 1])) continue;
-        ptrdiff_t j = c < kk ? c++ : kk - 1;
-        while (j > 0 && v < out[j - 1]) { out[j] = out[j - 1]; j--; }
-        out[j] = v;
-    }
-    for (ptrdiff_t j = 0; j < kk; j++) out[j] *= sign;
+    if (*c == kk && !(v < a[kk - 1])) return;
+    ptrdiff_t j = *c < kk ? (*c)++ : kk - 1;
+    while (j > 0 && v < a[j - 1]) { a[j] = a[j - 1]; j--; }
+    a[j] = v;
 }
 
 #define FORM_FEW 64
 
 void mask_form_stats(const double *x, ptrdiff_t n, ptrdiff_t kk, double *buf, double *out)
 {
-    double lo = x[0], hi = x[0];
+    /* one pass: the range, the whole-number flag, the counts at the min and the max, and
+     * for small kk the kk smallest and (negated: exact) the kk largest values */
+    const int few = kk > 0 && kk <= n && kk <= FORM_FEW;
+    double *small = buf, *large = buf + (few ? kk : 0);
+    ptrdiff_t n_small = 0, n_large = 0;
+    double lo = x[0], hi = x[0], n_lo = 0.0, n_hi = 0.0;
     int whole = 1;
     for (ptrdiff_t i = 0; i < n; i++) {
         const double v = x[i];
-        lo = v < lo ? v : lo;
-        hi = v > hi ? v : hi;
         whole &= is_whole(v);
+        if (v <= lo) { if (v < lo) { lo = v; n_lo = 0.0; } n_lo += 1.0; }
+        if (v >= hi) { if (v > hi) { hi = v; n_hi = 0.0; } n_hi += 1.0; }
+        if (few) {
+            keep_smallest(small, &n_small, kk, v);
+            keep_smallest(large, &n_large, kk, -v);
+        }
     }
     out[0] = lo; out[1] = hi; out[2] = whole;
-    /* how many values equal the minimum and the maximum (format_masked()'s piles): one more
-     * pass, a fraction of the cost of two comparisons over the column in R */
-    double n_lo = 0.0, n_hi = 0.0;
-    for (ptrdiff_t i = 0; i < n; i++) { n_lo += x[i] == lo; n_hi += x[i] == hi; }
     out[5] = n_lo; out[6] = n_hi;
     out[3] = out[4] = NAN;
     if (!(kk > 0 && kk <= n && lo < hi)) return;
     double sd;
-    if (kk <= FORM_FEW) {
-        /* (the negation by sign = -1 is exact, so these are the same values) */
-        extreme_values(x, n, kk, 1.0, buf);
-        col_mean_sd(buf, kk, out + 3, &sd);
-        extreme_values(x, n, kk, -1.0, buf);
-        col_mean_sd(buf, kk, out + 4, &sd);
+    if (few) {
+        for (ptrdiff_t j = 0; j < kk; j++) large[j] = -large[j];
+        col_mean_sd(small, kk, out + 3, &sd);
+        col_mean_sd(large, kk, out + 4, &sd);
     } else {
         memcpy(buf, x, (size_t) n * sizeof(double));
         select_rank(buf, n, kk - 1);

@@ -31,7 +31,7 @@ void mask_col_stats(const double *x, ptrdiff_t n, int d, int nt, double *mean, d
  * max and 1 if every value is whole (0 otherwise); when 0 < kk <= n and min < max, out[3]
  * and out[4] = the exact means (fsum.h) of the kk smallest and of the kk largest values
  * (else NAN); out[5] and out[6] = the numbers of values equal to the min and to the max.
- * buf: kk doubles of scratch, n when kk > 64. */
+ * buf: 2 kk doubles of scratch, n when kk > 64. */
 void mask_form_stats(const double *x, ptrdiff_t n, ptrdiff_t kk, double *buf, double *out);
 
 /* squeeze_range() of R/anonymise.R: the masked values v[0..n) (finite) mapped into
