@@ -500,6 +500,34 @@ static inline int lowest_bit(uint32_t x)
 #endif
 }
 
+/* The squared distances from q (qv: each coordinate in both lanes) to the points at column
+ * positions i and i + 1 of the column copy p (column stride ld), in dimension order. */
+KD_INLINE __m128d pair_d2(const double *p, ptrdiff_t ld, const __m128d *qv, const int d)
+{
+    __m128d s = _mm_setzero_pd();
+    KD_UNROLL
+    for (int j = 0; j < d; j++) {
+        __m128d e = _mm_sub_pd(qv[j], _mm_loadu_pd(p + j * ld));
+        s = _mm_add_pd(s, _mm_mul_pd(e, e));
+    }
+    return s;
+}
+
+/* The squared gaps from q to two boxes laid out as cbox (lo of both per dimension, then hi). */
+KD_INLINE __m128d pair_gap_d2(const double *cb, const __m128d *qv, const int d)
+{
+    const __m128d zero = _mm_setzero_pd();
+    __m128d s = _mm_setzero_pd();
+    KD_UNROLL
+    for (int j = 0; j < d; j++) {
+        __m128d e = _mm_max_pd(_mm_max_pd(_mm_sub_pd(_mm_load_pd(cb + 2 * j), qv[j]),
+                                          _mm_sub_pd(qv[j], _mm_load_pd(cb + 2 * (d + j)))),
+                               zero);
+        s = _mm_add_pd(s, _mm_mul_pd(e, e));
+    }
+    return s;
+}
+
 /* The same search on the copies of kd_new_fast(): two points' distances per SSE2
  * operation in the leaves, and both children's box distances at once in the inner nodes.
  * Each lane computes what kd_point_d2() and kd_gap_d2() compute, operation for operation
@@ -521,12 +549,7 @@ KD_INLINE void scan_leaf_fast(const kd_tree *t, const kd_node *nd, const __m128d
          * whose bit is dropped. */
         uint32_t cand = 0;
         for (int i = 0; i < m; i += 2) {
-            __m128d s = _mm_setzero_pd();
-            KD_UNROLL
-            for (int j = 0; j < d; j++) {
-                __m128d e = _mm_sub_pd(qv[j], _mm_loadu_pd(p + j * ld + i));
-                s = _mm_add_pd(s, _mm_mul_pd(e, e));
-            }
+            const __m128d s = pair_d2(p + i, ld, qv, d);
             _mm_storeu_pd(d2 + i, s);
             cand |= (uint32_t) _mm_movemask_pd(_mm_cmple_pd(s, wv)) << i;
         }
@@ -563,15 +586,7 @@ KD_INLINE void scan_own_leaf(const kd_tree *t, const kd_node *nd, const __m128d 
     const __m128d inf = _mm_set1_pd(HUGE_VAL);
     __m128d a[OWN_KTH_MAX];
     for (int j = 0; j < k; j++) a[j] = inf;
-    for (int i = 0; i < m; i += 2) {
-        __m128d s = _mm_setzero_pd();
-        KD_UNROLL
-        for (int j = 0; j < d; j++) {
-            __m128d e = _mm_sub_pd(qv[j], _mm_loadu_pd(p + j * ld + i));
-            s = _mm_add_pd(s, _mm_mul_pd(e, e));
-        }
-        _mm_storeu_pd(d2 + i, s);
-    }
+    for (int i = 0; i < m; i += 2) _mm_storeu_pd(d2 + i, pair_d2(p + i, ld, qv, d));
     if (m & 1) d2[m] = HUGE_VAL; /* the point past the leaf stays out of the lists */
     for (int i = 0; i < m; i += 2) {
         __m128d x = _mm_loadu_pd(d2 + i);
@@ -641,7 +656,6 @@ KD_INLINE void knn_fast(const kd_tree *t, const double *q, int own_leaf, kd_heap
     kd_item *st = h->stack;
     int sp = 0;
     __m128d qv[KD_FAST_MAX_D];
-    const __m128d zero = _mm_setzero_pd();
     for (int j = 0; j < d; j++) qv[j] = _mm_set1_pd(q[j]);
     h->count = 0;
     h->arrived = 0;
@@ -660,16 +674,7 @@ KD_INLINE void knn_fast(const kd_tree *t, const double *q, int own_leaf, kd_heap
         const int np = h->path_n;
         double bd[KD_STACK_MAX];
         for (int c = 0; c < np; c += 2) {
-            const double *cb = h->path_box + (size_t) (c / 2) * 4 * d;
-            __m128d s = _mm_setzero_pd();
-            KD_UNROLL
-            for (int j = 0; j < d; j++) {
-                __m128d e = _mm_max_pd(_mm_max_pd(_mm_sub_pd(_mm_load_pd(cb + 2 * j), qv[j]),
-                                                  _mm_sub_pd(qv[j], _mm_load_pd(cb + 2 * (d + j)))),
-                                       zero);
-                s = _mm_add_pd(s, _mm_mul_pd(e, e));
-            }
-            _mm_storeu_pd(bd + c, s);
+            _mm_storeu_pd(bd + c, pair_gap_d2(h->path_box + (size_t) (c / 2) * 4 * d, qv, d));
         }
         for (int c = 0; c < np; c++) {
             st[sp].node = h->path_node[c]; st[sp].bd = bd[c];
@@ -690,15 +695,7 @@ KD_INLINE void knn_fast(const kd_tree *t, const double *q, int own_leaf, kd_heap
                 bound = h->count < h->k ? HUGE_VAL : h->d2[worst_at(h)];
                 break;
             }
-            const double *cb = t->cbox + (size_t) v * 4 * d;
-            __m128d s = _mm_setzero_pd();
-            KD_UNROLL
-            for (int j = 0; j < d; j++) {
-                __m128d e = _mm_max_pd(_mm_max_pd(_mm_sub_pd(_mm_load_pd(cb + 2 * j), qv[j]),
-                                                  _mm_sub_pd(qv[j], _mm_load_pd(cb + 2 * (d + j)))),
-                                       zero);
-                s = _mm_add_pd(s, _mm_mul_pd(e, e));
-            }
+            const __m128d s = pair_gap_d2(t->cbox + (size_t) v * 4 * d, qv, d);
             double bl = _mm_cvtsd_f64(s), br = _mm_cvtsd_f64(_mm_unpackhi_pd(s, s));
             const int left_first = bl <= br;
             const int near = left_first ? nd->left : nd->right;
