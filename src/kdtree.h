@@ -183,7 +183,7 @@ typedef struct {
     kd_item *stack;  /* capacity KD_STACK_MAX */
     /* kd_heap_new() only (NULL otherwise): the path to the last query's own leaf in a fast
      * tree, which the next query of the same leaf reuses (kd_knn_self()) */
-    int *path_node;        /* the far child at each level, root first */
+    int *path_node;        /* the child off the path at each level, root first */
     double *path_box;      /* their boxes in pairs, laid out as cbox */
     int path_n, path_leaf;
     const kd_tree *path_tree;
