@@ -63,6 +63,9 @@
 #'    the stratum's size). The grouping is deterministic and recomputable by an intruder who
 #'    holds all originals, but recomputing it reveals only the group. Its cost grows as
 #'    the square of the stratum size over `k` (strata of more than 50,000 records: the family is left out).
+#'    With `noise = TRUE` every group mean gets the keyed noise of [anonymise_keyed()]
+#'    (see its section Releasing the same people again), drawn from `key` when given, else
+#'    from R's random stream under `seed`.
 #' 5. `"keyed"`: shared centroids with the custodian's secret `key` ([anonymise_keyed()]):
 #'    groups of mean size 5, 10, 14, 20 and 30 (of at least `k`, and 2, records) formed by a
 #'    keyed k-means within strata, every record releasing its group's mean. An intruder who
@@ -148,8 +151,13 @@
 #'   string of at least 16 characters or a raw vector of at least 16 bytes), or `NULL` (no
 #'   keyed candidates). It is passed to [anonymise_keyed()] only: never printed, and not
 #'   stored in the result or the releases' metadata.
-#' @param seed Seed for R's random number generator (stirring, the (k, epsilon) candidates
-#'   and the attacks); the caller's random stream is left as it was.
+#' @param noise If `TRUE` (the default), the shared-centroid candidates (`"mdav"`,
+#'   `"keyed"`) release noisy group means, so that a second release of the same people
+#'   with one person more or fewer does not give that person's values away (see
+#'   [anonymise_keyed()]); `FALSE`: exact group means.
+#' @param seed Seed for R's random number generator (stirring, the (k, epsilon) candidates,
+#'   the attacks, and the noise of the MDAV candidates when `key` is `NULL`: keep it as
+#'   secret as a key then); the caller's random stream is left as it was.
 #' @return An object of class `detanon_tuned`: a list with
 #'   * `release`: the chosen release, a masked copy of `data`, or `NULL` when no candidate
 #'     met every limit on the search and the verification;
@@ -194,7 +202,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                          family = stats::gaussian(),
                          methods = c("anonymise", "stratum", "adaptive", "mdav", "keyed", "stir"),
                          format = c("natural", "none"), keps_epsilon = NULL, max_tries = 4, key = NULL,
-                         nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
+                         noise = TRUE, nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
   if (is_sdc(data)) return(sdc_verb(tune_release, data, match.call(), parent.frame())) # R/sdcmicro.R
   started <- proc.time()[[3L]]
   objective <- match_choice(objective, "objective")
@@ -211,6 +219,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                                   risk2 = check_limit(risk2, "risk2", zero = TRUE)),
                     attacks = attacks, verify = verify, intruder = intruder, sensitive = sensitive, seed = seed,
                     secret = if (!is.null(key)) check_key(key))
+  ctx$noise <- check_flag(noise, "noise")
   # the families in order; each returns its candidates (a report row and the release) and
   # why it stopped
   found <- with_seed(seed, {
@@ -218,7 +227,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
     runs <- list(fixed, tune_keps(ctx),
                  if ("stratum" %in% ctx$methods) tune_per_stratum(ctx, fixed$evals),
                  if ("adaptive" %in% ctx$methods) tune_adaptive(ctx),
-                 if ("mdav" %in% ctx$methods) tune_mdav(ctx),
+                 if ("mdav" %in% ctx$methods) tune_mdav(ctx, key),
                  if ("keyed" %in% ctx$methods) tune_keyed(ctx, key))
     cands <- unlist(lapply(runs, `[[`, "cands"), recursive = FALSE)
     stirred <- if ("stir" %in% ctx$methods) tune_stir(ctx, cands)
@@ -265,11 +274,17 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
     stop_arg("`sensitive` must be NULL or the name of a column of `data`, not ", show_value(sensitive), ".")
   }
   reg <- names(battery_attacks())
-  usable <- if (is.null(sensitive)) setdiff(reg, "inference") else reg
+  # the attacks on two releases need a previous release, which a search does not have
+  pair <- names(Filter(function(a) !is.null(a$needs_previous), battery_attacks()))
+  usable <- setdiff(if (is.null(sensitive)) setdiff(reg, "inference") else reg, pair)
   check_names <- function(x, arg) {
     if (!is.character(x) || !length(x) || anyNA(x) || !all(x %in% reg)) {
       stop_arg("`", arg, "` must name attacks of the battery (battery_attacks()): ",
                paste0("\"", reg, "\"", collapse = ", "), "; not ", show_value(x), ".")
+    }
+    if (any(x %in% pair)) {
+      stop_arg("`", arg, "` names ", quote_names(intersect(x, pair)), ", which compare two releases ",
+               "of the same people: run them with risk_battery(previous = ) on the release returned.")
     }
     if (!all(x %in% usable)) {
       stop_arg("`", arg, "` names the attack \"inference\", which needs a `sensitive` column.")
@@ -537,12 +552,15 @@ tune_adaptive <- function(ctx) {
 
 # 4. Shared centroids: MDAV microaggregation within each stratum at k = 3, 5, 10, 15, 20,
 # 30 (from k; capped by the stratum's size), every record releasing its group's mean.
-tune_mdav <- function(ctx) {
+tune_mdav <- function(ctx, key = NULL) {
   out <- list(cands = list(), stop = character())
   if (max(ctx$sizes) > 50000L) {
     out$stop <- "mdav: left out (a stratum of more than 50,000 records)"
     return(out)
   }
+  # the secret of the keyed noise of the group means (centroid_noise()): the key, else drawn
+  # under `seed`
+  ctx$noise_secret <- if (ctx$noise) { if (!is.null(key)) check_key(key) else noise_secret_from_rng() }
   p <- ctx$p
   z <- p$z
   for (kk in tune_ladder(ctx$k, c(5L, 10L, 15L, 20L, 30L))) {
@@ -563,12 +581,14 @@ mdav_release <- function(ctx, g, kk) {
   x0 <- ctx$p$x0
   size <- tabulate(g)
   means <- rowsum(x0, g, reorder = TRUE) / size
+  if (!is.null(ctx$noise_secret)) means <- centroid_noise(x0, g, means, ctx$noise_secret)
   for (j in seq_along(ctx$vars)) {
     v <- ctx$vars[j]
     df[[v]] <- format_masked(means[g, j], x0[, j], kk, ctx$format, is.integer(df[[v]]))
   }
   as_release(as_release_frame(df, ctx$data), "tune_release",
-             settings = list(method = "mdav", k = kk, vars = ctx$vars, strata = ctx$strata, format = ctx$format),
+             settings = list(method = "mdav", k = kk, vars = ctx$vars, strata = ctx$strata,
+                             noise = !is.null(ctx$noise_secret), format = ctx$format),
              counts = list(n = nrow(df), n_strata = length(ctx$sizes), n_groups = length(size),
                            min_group = min(size), max_group = max(size)))
 }
@@ -634,7 +654,7 @@ tune_keyed <- function(ctx, key) {
     if (size < kk || size > max(ctx$sizes)) next
     since <- proc.time()[[3L]]
     rel <- tune_quiet(anonymise_keyed(ctx$data, vars = ctx$vars, strata = ctx$strata, k = kk, key = key,
-                                      size = size, format = ctx$format, check_identifiers = FALSE,
+                                      size = size, noise = ctx$noise, format = ctx$format, check_identifiers = FALSE,
                                       nthreads = ctx$nthreads))
     out$cands[[length(out$cands) + 1L]] <-
       tune_candidate(ctx, ctx$ev(rel), "keyed", sprintf("keyed groups of mean size %d, k = %d", size, kk), rel,
