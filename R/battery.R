@@ -26,8 +26,9 @@
 #' ([attack_assignment()]), probabilistic record linkage with EM weights
 #' ([attack_fellegi_sunter()]), the intruder who knows the algorithm
 #' ([attack_recipe()], for releases of [anonymise()], [anonymise_adaptive()] and
-#' [anonymise_keyed()]) and, with `sensitive`, attribute inference ([attack_inference()]),
-#' each with its default settings. The report lists them worst first: by the advantage over
+#' [anonymise_keyed()]), with `sensitive`, attribute inference ([attack_inference()]), and,
+#' with a `previous` release of the same people, composition ([attack_composition()]) and
+#' differencing ([attack_differencing()]), each with its default settings. The report lists them worst first: by the advantage over
 #' the control, then by the rate.
 #'
 #' @section What it measures and what it does not:
@@ -45,6 +46,10 @@
 #' @param m The intruder's list length for the top-m attacks, a whole number >= 1.
 #' @param sensitive Column whose value the inference attack guesses; `NULL` leaves that
 #'   attack out.
+#' @param previous,previous_original Another release of the same people (made before or
+#'   after `masked`) and its originals (rows aligned): with `previous`, the battery also
+#'   runs the composition attack ([attack_composition()]), and with both, the differencing
+#'   attack ([attack_differencing()]). `NULL` (the default) leaves them out.
 #' @param control If `TRUE` (the default), every attack also runs on the control release.
 #' @param seed Seed for R's random number generator (the intruder's share of originals,
 #'   the control permutation); `NULL` uses the current stream.
@@ -69,7 +74,8 @@
 #' @export
 risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder = NULL,
                          attacks = NULL, m = 3, sensitive = NULL, control = TRUE, seed = NULL,
-                         nthreads = getOption("detanon.nthreads", 1L)) {
+                         nthreads = getOption("detanon.nthreads", 1L), previous = NULL,
+                         previous_original = NULL) {
   if (is.null(intruder)) {
     intruder <- intruder(vars = vars, strata = strata)
   } else if (!is.null(vars) || !is.null(strata)) {
@@ -84,9 +90,11 @@ risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder 
              "; not ", show_value(attacks), ".")
   }
   if (is.null(sensitive)) attacks <- setdiff(attacks, names(reg)[vapply(reg, `[[`, TRUE, "needs_sensitive")])
+  attacks <- battery_previous(attacks, reg, previous, previous_original, original, masked)
   v <- attack_view(original, masked, intruder, control, seed)
   res <- lapply(attacks, function(a) {
     spec <- reg[[a]]
+    if (!is.null(spec$needs_previous)) spec$args[c("previous", "previous_original")] <- list(previous, previous_original)
     run_attack(spec, v$s, v$ctrl, m = m, sensitive = sensitive, nthreads = nthreads, seed = seed)
   })
   names(res) <- attacks
@@ -98,7 +106,8 @@ risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder 
 #'
 #' A named list describing the attacks [risk_battery()] can run: each entry has the
 #' attack's `label`, `fun` (its exported function), whether it needs a `sensitive`
-#' column, and optionally `control = "leave_out"` for an attack whose control is the same
+#' column, optionally `needs_previous` (`"release"` or `"both"`: the attack needs another
+#' release, or another release and its originals, see [risk_battery()]), and optionally `control = "leave_out"` for an attack whose control is the same
 #' attack with each record's own released record left out (the inference attack) instead
 #' of the derangement of the release within strata.
 #' @return A named list.
@@ -120,8 +129,20 @@ battery_attacks <- function() {
                      core = inference_core, needs_sensitive = TRUE, control = "leave_out"),
     assignment = assignment_spec(),
     fellegi_sunter = fellegi_sunter_spec(),
-    recipe = recipe_spec()
+    recipe = recipe_spec(),
+    differencing = differencing_spec(),
+    composition = composition_spec()
   )
+}
+
+# The attacks that compare two releases (`needs_previous`: "release", or "both" for the
+# release and its originals) run only when `previous` (and `previous_original`) are given.
+battery_previous <- function(attacks, reg, previous, previous_original, original, masked) {
+  need <- vapply(reg[attacks], function(a) if (is.null(a$needs_previous)) "" else a$needs_previous, "")
+  if (is.null(previous)) return(attacks[need == ""])
+  check_previous(previous, previous_original, original, masked, need_original = FALSE)
+  if (is.null(previous_original)) attacks <- attacks[need != "both"]
+  attacks
 }
 
 # Run one attack (its core on the intruder's view, and on the control view) and summarise.
