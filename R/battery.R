@@ -27,7 +27,8 @@
 #' ([attack_fellegi_sunter()]), the intruder who knows the algorithm
 #' ([attack_recipe()], for releases of [anonymise()], [anonymise_adaptive()] and
 #' [anonymise_keyed()]), with `sensitive`, attribute inference ([attack_inference()]), and,
-#' with a `previous` release of the same people, composition ([attack_composition()]) and
+#' the tails ([attack_tails()]: linkage of the most outlying records, extreme values
+#' recovered), with a `previous` release of the same people, composition ([attack_composition()]) and
 #' differencing ([attack_differencing()]), each with its default settings. The report lists them worst first: by the advantage over
 #' the control, then by the rate.
 #'
@@ -107,7 +108,8 @@ risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder 
 #' A named list describing the attacks [risk_battery()] can run: each entry has the
 #' attack's `label`, `fun` (its exported function), whether it needs a `sensitive`
 #' column, optionally `needs_previous` (`"release"` or `"both"`: the attack needs another
-#' release, or another release and its originals, see [risk_battery()]), and optionally `control = "leave_out"` for an attack whose control is the same
+#' release, or another release and its originals, see [risk_battery()]), `tail = TRUE` for
+#' the attacks on the tails (bounded by the `tail` limit of [tune_release()]), and optionally `control = "leave_out"` for an attack whose control is the same
 #' attack with each record's own released record left out (the inference attack) instead
 #' of the derangement of the release within strata.
 #' @return A named list.
@@ -130,6 +132,8 @@ battery_attacks <- function() {
     assignment = assignment_spec(),
     fellegi_sunter = fellegi_sunter_spec(),
     recipe = recipe_spec(),
+    tail_outliers = tail_outliers_spec(),
+    tail_extremes = tail_extremes_spec(),
     differencing = differencing_spec(),
     composition = composition_spec()
   )

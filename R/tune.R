@@ -23,7 +23,8 @@
 #' both, nothing is returned (`release = NULL`) and `stop` says which attack stopped the
 #' closest candidates.
 #'
-#' The limits are stated on the battery: `worst`, the largest one-record success rate of
+#' The limits are stated on the battery: `tail`, the largest rate of the attacks on the
+#' tails ([attack_tails()], verified only, and not counted in `worst` or `top_m`); `worst`, the largest one-record success rate of
 #' any attack (the `rate` of [risk_battery()]: the expected share of records whose claim
 #' is right), and `top_m`, the largest top-`m` rate (the own record among the intruder's
 #' `m` best; linkage released -> original and original -> released, and the
@@ -67,7 +68,7 @@
 #'    (see its section Releasing the same people again), drawn from `key` when given, else
 #'    from R's random stream under `seed`.
 #' 5. `"keyed"`: shared centroids with the custodian's secret `key` ([anonymise_keyed()]):
-#'    groups of mean size 5, 10, 14, 20 and 30 (of at least `k`, and 2, records) formed by a
+#'    groups of mean size 5, 10, 14, 20 and 30 (of at least `k`, 2 and `1 / tail` records) formed by a
 #'    keyed k-means within strata, every record releasing its group's mean. An intruder who
 #'    knows the algorithm and its settings but not the key cannot recompute the groups.
 #'    Left out when `key` is `NULL`.
@@ -132,6 +133,10 @@
 #' @param linkage_stratum Limit of that rate in every stratum, in (0, 1] (1: no limit).
 #' @param top_m_stratum Limit of the top-`m` linkage rate released -> original in every
 #'   stratum, in (0, 1] (1: no limit).
+#' @param tail Limit of the attacks on the tails ([attack_tails()]: the linkage of the most
+#'   outlying records and the share of extreme values recovered within 5%), verified on the
+#'   chosen release like `worst`, in (0, 1] (1: no limit). Default 0.2. The keyed candidates
+#'   form groups of at least `1 / tail` records.
 #' @param risk1,risk2 Limits of [risk_rmd()]'s risk1 (in (0, 1]) and risk2 (from 0 to 1: 0
 #'   asks for no risk2 record); default 1, no limit (before this release 0.005 and 0).
 #' @param objective The loss to minimise: `"delta"` (the largest [utility_delta()] over
@@ -198,7 +203,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                          attacks = c("linkage_released", "linkage_original"), verify = NULL,
                          intruder = NULL, sensitive = NULL, k_strata = NULL,
                          linkage = 1, linkage_stratum = 1, top_m_stratum = 1, risk1 = 1, risk2 = 1,
-                         objective = c("delta", "U", "model"), formula = NULL,
+                         tail = 0.2, objective = c("delta", "U", "model"), formula = NULL,
                          family = stats::gaussian(),
                          methods = c("anonymise", "stratum", "adaptive", "mdav", "keyed", "stir"),
                          format = c("natural", "none"), keps_epsilon = NULL, max_tries = 4, key = NULL,
@@ -216,7 +221,8 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                                   linkage_stratum = check_limit(linkage_stratum, "linkage_stratum"),
                                   top_m_stratum = check_limit(top_m_stratum, "top_m_stratum"),
                                   risk1 = check_limit(risk1, "risk1"),
-                                  risk2 = check_limit(risk2, "risk2", zero = TRUE)),
+                                  risk2 = check_limit(risk2, "risk2", zero = TRUE),
+                                  tail = check_limit(tail, "tail")),
                     attacks = attacks, verify = verify, intruder = intruder, sensitive = sensitive, seed = seed,
                     secret = if (!is.null(key)) check_key(key))
   ctx$noise <- check_flag(noise, "noise")
@@ -649,7 +655,9 @@ tune_keyed <- function(ctx, key) {
     out$stop <- "keyed: left out (no `key`)"
     return(out)
   }
-  kk <- max(2L, ctx$k)
+  # groups of at least k, and of at least 1 / tail records: the k-means gives the sparse
+  # tails small groups, whose records the tail attacks re-identify at about 1 / group size
+  kk <- max(2L, ctx$k, as.integer(ceiling(1 / ctx$limits$tail - 1e-9)))
   for (size in c(5L, 10L, 14L, 20L, 30L)) {
     if (size < kk || size > max(ctx$sizes)) next
     since <- proc.time()[[3L]]
@@ -706,6 +714,7 @@ tune_result <- function(ctx, cands, stop_reason, seed, started) {
     tried$verify_worst[i] <- v$worst
     tried$verify_worst_attack[i] <- v$worst_attack
     tried$verify_top_m[i] <- v$top_m
+    tried$verify_tail[i] <- v$tail
     tried$verify_fails[i] <- v$fails
     if (v$pass) {
       best <- i
@@ -753,6 +762,11 @@ tune_result <- function(ctx, cands, stop_reason, seed, started) {
 # top-m rate over the attacks, against the limits `worst` and `top_m`.
 tune_verdict <- function(b, limits) {
   tab <- as.data.frame(b)
+  # the attacks on the tails have a limit of their own (`tail`)
+  tails <- tab[tab$name %in% tail_attacks(), , drop = FALSE]
+  tab <- tab[!tab$name %in% tail_attacks(), , drop = FALSE]
+  tl <- if (nrow(tails) && any(!is.na(tails$rate))) which.max(tails$rate) else NA_integer_
+  tail_rate <- if (is.na(tl)) NA_real_ else tails$rate[tl]
   w <- if (any(!is.na(tab$rate))) which.max(tab$rate) else NA_integer_
   worst <- if (is.na(w)) NA_real_ else tab$rate[w]
   top <- if (any(!is.na(tab$rate_m))) max(tab$rate_m, na.rm = TRUE) else NA_real_
@@ -762,7 +776,11 @@ tune_verdict <- function(b, limits) {
     wm <- which.max(ifelse(is.na(tab$rate_m), -Inf, tab$rate_m))
     fails <- c(fails, sprintf("top_m (%s %.4f)", tab$name[wm], top))
   }
+  if (!is.na(tail_rate) && !is.null(limits$tail) && tail_rate > limits$tail) {
+    fails <- c(fails, sprintf("tail (%s %.4f)", tails$name[tl], tail_rate))
+  }
   list(pass = !length(fails), worst = worst, worst_attack = if (is.na(w)) NA_character_ else tab$name[w],
+       tail = tail_rate,
        top_m = top, fails = paste(fails, collapse = ", "))
 }
 
@@ -882,8 +900,16 @@ tune_excess <- function(row, limits, prefix = "") {
   names(got) <- names(lim)
   got[is.na(got) & lim < 1] <- 1
   got[is.na(got)] <- 0
-  sum(pmax(0, got - lim) / pmax(lim, 1e-3))
+  ex <- sum(pmax(0, got - lim) / pmax(lim, 1e-3))
+  # the verification's tail limit (the tail attacks are verified, not searched)
+  if (nzchar(prefix) && !is.null(limits$tail) && !is.null(row$verify_tail) && !is.na(row$verify_tail)) {
+    ex <- ex + max(0, row$verify_tail - limits$tail) / limits$tail
+  }
+  ex
 }
+
+# The attacks of the battery on the tails (bounded by the `tail` limit, not by `worst`).
+tail_attacks <- function() names(Filter(function(a) isTRUE(a$tail), battery_attacks()))
 
 tune_limit_vector <- function(limits) {
   unlist(limits[c("worst", "top_m", "linkage", "linkage_stratum", "top_m_stratum", "risk1", "risk2")])
@@ -910,7 +936,7 @@ tune_row <- function(e, limits, method, settings) {
              risk2 = e$risk2, reid = e$reid, loss = e$loss,
              meets = !length(fails), fails = paste(fails, collapse = ", "),
              verified = NA, verify_worst = NA_real_, verify_worst_attack = NA_character_,
-             verify_top_m = NA_real_, verify_fails = "", stringsAsFactors = FALSE)
+             verify_top_m = NA_real_, verify_tail = NA_real_, verify_fails = "", stringsAsFactors = FALSE)
 }
 
 tune_k_label <- function(choice) {
@@ -958,8 +984,9 @@ print.detanon_tuned <- function(x, ...) {
   older <- c(linkage = l$linkage, linkage_stratum = l$linkage_stratum, top_m_stratum = l$top_m_stratum,
              risk1 = l$risk1, risk2 = l$risk2)
   older <- older[older < 1]
-  wrap(sprintf("Limits: worst one-record attack <= %s, top-%d (every attack that has one) <= %s%s, strata of >= %d records",
+  wrap(sprintf("Limits: worst one-record attack <= %s, top-%d (every attack that has one) <= %s%s%s, strata of >= %d records",
                format(l$worst), l$m, format(l$top_m),
+               if (!is.null(l$tail) && l$tail < 1) paste0(", the tails <= ", format(l$tail)) else "",
                if (length(older)) paste0(", ", paste(sprintf("%s <= %s", names(older), format(older)), collapse = ", ")) else "",
                k_strata), exdent = 8)
   wrap("Search attacks: ", paste(x$attacks, collapse = ", "), exdent = 8)
