@@ -74,9 +74,8 @@
 #' @family attacks
 #' @export
 risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder = NULL,
-                         attacks = NULL, m = 3, sensitive = NULL, control = TRUE, seed = NULL,
-                         nthreads = getOption("detanon.nthreads", 1L), previous = NULL,
-                         previous_original = NULL) {
+                         attacks = NULL, m = 3, sensitive = NULL, previous = NULL, previous_original = NULL,
+                         control = TRUE, seed = NULL, nthreads = getOption("detanon.nthreads", 1L)) {
   if (is.null(intruder)) {
     intruder <- intruder(vars = vars, strata = strata)
   } else if (!is.null(vars) || !is.null(strata)) {

@@ -98,10 +98,14 @@
 #' intruder `intruder` (by default one who holds the original values of `vars` and `strata`
 #' of everyone and knows the algorithm and its settings), on the returned release: linkage
 #' by distance in both directions, singling out, one-to-one assignment, probabilistic
-#' record linkage, the algorithm-aware intruder and (with `sensitive`) attribute inference.
-#' They do not cover attacks not in the battery, other background knowledge, attribute
-#' disclosure beyond the inference attack, rare categorical combinations beyond the
-#' `k_strata` limit, membership disclosure, or linking with other releases. A release tuned
+#' record linkage, the algorithm-aware intruder, the tails (`tail`) and (with `sensitive`)
+#' attribute inference. They do not cover attacks not in the battery, other background
+#' knowledge, attribute disclosure beyond the inference attack, rare categorical
+#' combinations beyond the `k_strata` limit, membership disclosure, or linking with other
+#' releases: run [risk_battery()] with `previous` on the release and an earlier release of
+#' the same people for composition and differencing (against which the noise of the
+#' shared-centroid candidates, `noise = TRUE`, is the defence), and publish the rows in a
+#' random order. A release tuned
 #' to the search attacks can still fail others (that is why it is verified), and one that
 #' meets every limit of the battery may fail an attack the battery does not hold: meeting
 #' the limits is not a proof of safety, and the report never says so.
@@ -175,7 +179,8 @@
 #'     (the mean expected re-identification probability of nearest linkage), `loss`, `meets`
 #'     (every search limit met), `fails` (the limits it missed), `verified` (`TRUE` or
 #'     `FALSE` for the candidates verified, `NA` for the others), `verify_worst`,
-#'     `verify_worst_attack`, `verify_top_m`, `verify_fails` and `seconds` (the time to make
+#'     `verify_worst_attack`, `verify_top_m`, `verify_tail` (the largest rate of the attacks on
+#'     the tails), `verify_fails` and `seconds` (the time to make
 #'     and measure it);
 #'   * `frontier`: the candidates not beaten on both the search's `worst` and the loss;
 #'   * `battery`: the [risk_battery()] of the chosen release (when none passed, of the
