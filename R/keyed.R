@@ -60,8 +60,8 @@
 #' Exact group means keep every stratum's column sums: released again after one person is
 #' added or withdrawn, the difference of the two releases' sums would be that person's
 #' values, exactly, with no background knowledge ([attack_differencing()]). With
-#' `noise = TRUE` every group mean gets Laplace noise of scale
-#' `(unit + range + offset) / size` per variable: `unit` the variable's SD rounded down to a
+#' `noise = TRUE` every group mean gets uniform noise on `[-2 b, 2 b]` per variable,
+#' `b = (unit + range + offset) / size`: `unit` the variable's SD rounded down to a
 #' power of two, `range` the spread of the group's values, `offset` the distance of the
 #' group's mean from the variable's median (rounded to a multiple of `unit`), `size` the
 #' group's size. The noise is drawn from the key and the group's membership (a keyed hash
@@ -70,7 +70,8 @@
 #' or lost a member gets fresh noise, so the difference of the sums is off by about the
 #' person's own distance from the centre plus one SD. The records of a group still share
 #' one released point; the stratum sums are no longer exact (the cost in
-#' [utility_delta()] is that of noise of about one SD over the group size). `noise = FALSE`
+#' [utility_delta()] is that of noise of about one SD over the group size, more in the
+#' tails: on Titanic, MDAV groups of 10, Age 0.13 -> 0.20 and Fare 0.25 -> 0.35-0.40). `noise = FALSE`
 #' gives the exact group means (the published method; unsafe to release twice).
 #'
 #' @section Reproducibility:
@@ -104,7 +105,7 @@
 #'   holding them does not split a group; within a stratum, values held by fewer than `k`
 #'   records are pooled with the stratum's largest cell. `NULL` (default): none. These
 #'   columns are released unchanged.
-#' @param noise If `TRUE` (the default), every group mean gets keyed Laplace noise (see
+#' @param noise If `TRUE` (the default), every group mean gets keyed noise (see
 #'   the section Releasing the same people again), so that two releases of the same people
 #'   with one person more or fewer do not give that person's values away; `FALSE`: exact
 #'   group means.
