@@ -129,3 +129,36 @@ test_that("bad input is refused with a classed error naming the argument", {
   expect_error(tune_release(d, vars = diff_vars, strata = diff_strata, verify = "differencing"),
                class = "detanon_error_argument")
 })
+
+test_that("sdcMicro's MDAV on testdata: 8 of 8 withdrawn people recovered (the issue's figure)", {
+  skip_on_cran()
+  skip_if_not_installed("sdcMicro")
+  e <- new.env()
+  utils::data("testdata", package = "sdcMicro", envir = e)
+  d <- e$testdata[c("urbrur", "sex", "expend", "income", "savings")]
+  d$urbrur <- factor(d$urbrur)
+  d$sex <- factor(d$sex)
+  v <- c("expend", "income", "savings")
+  mdav <- function(x) {
+    out <- x
+    cell <- interaction(x[c("urbrur", "sex")], drop = TRUE)
+    for (lv in levels(cell)) {
+      r <- which(cell == lv)
+      res <- suppressWarnings(sdcMicro::microaggregation(as.data.frame(x[r, v]), variables = v, aggr = 10,
+                                                         method = "mdav"))
+      out[r, v] <- res$mx[, v]
+    }
+    out
+  }
+  a <- mdav(d)
+  set.seed(36)
+  big <- unique(vapply(v, function(col) which.max(d[[col]]), 1L))
+  targets <- c(big, sample(setdiff(seq_len(nrow(d)), big), 8L - length(big)))
+  got <- vapply(targets, function(t) {
+    b <- mdav(d[-t, ])
+    att <- attack_differencing(d, a, previous = b, previous_original = d[-t, ], control = FALSE,
+                               intruder = intruder(vars = v, strata = c("urbrur", "sex")))
+    max(att$success, na.rm = TRUE)
+  }, 0)
+  expect_equal(sum(got), 8)
+})
