@@ -38,8 +38,14 @@ keyed <- function(s, d, noise, key = bench_key, size = 10) {
 mdav <- function(s, d, noise) {
   x <- as.matrix(d[s$vars])
   id <- if (length(s$strata)) as.integer(interaction(d[s$strata], drop = TRUE)) else rep(1L, nrow(d))
-  g <- if (exists("mdav_strata", asNamespace("detanon"))) detanon:::mdav_strata(scale(x), id, 10L)
-       else stop("MDAV groups: see anonymise_mdav()")
+  g <- if (exists("anonymise_mdav", asNamespace("detanon"))) {
+    # the groups of anonymise_mdav() (exact means): the records sharing a released point
+    rel <- q(detanon::anonymise_mdav(d, vars = s$vars, strata = s$strata, k = 10, format = "none",
+                                     check_identifiers = FALSE))
+    as.integer(factor(do.call(paste, c(list(id), unname(as.list(rel[s$vars]))))))
+  } else {
+    detanon:::mdav_strata(scale(x), id, 10L)
+  }
   m <- rowsum(x, g, reorder = TRUE) / tabulate(g)
   if (noise) m <- detanon:::centroid_noise(x, g, m, charToRaw(bench_key))
   out <- d
