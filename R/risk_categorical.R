@@ -13,22 +13,21 @@
 # keys are all missing counts every record (fk = n), and with more than one key it is not
 # counted in fk of the records whose keys are complete (freqCalc() matches complete keys
 # only against the present values of a key with some missing).
-# Returns list(fk, Fk, key) with `key` the id of the record's exact key combination
-# (missing values a value of their own), 1..U.
+# Returns list(fk, Fk, key): `key` the id (1..U) of every record's exact key combination
+# (missing values a value of their own), `fk` and `Fk` per key id (the record's are
+# fk[key], Fk[key]: every record of one combination has the same counts).
 key_frequencies <- function(data, strata, w = NULL) {
   n <- nrow(data)
   if (is.null(w)) w <- rep(1, n)
   if (!n) return(list(fk = numeric(), Fk = numeric(), key = integer()))
-  codes <- lapply(data[strata], key_codes)
-  names(codes) <- strata
-  key <- group_ids(codes)
+  key <- stratum_ids(data, strata) # missing values a value of their own
   n_keys <- max(key)
   cnt <- tabulate(key, n_keys)
   wsum <- group_sums(w, key, n_keys)
-  has_na <- any(vapply(codes, anyNA, logical(1)))
-  if (!has_na) {
-    return(list(fk = as.numeric(cnt)[key], Fk = wsum[key], key = key))
+  if (!any(vapply(data[strata], anyNA, logical(1)))) {
+    return(list(fk = as.numeric(cnt), Fk = wsum, key = key))
   }
+  codes <- lapply(data[strata], key_codes)
   first <- match(seq_len(n_keys), key)
   kc <- lapply(codes, function(v) v[first]) # the distinct keys, NA = wildcard
   m <- length(strata)
@@ -65,7 +64,7 @@ key_frequencies <- function(data, strata, w = NULL) {
   all_na <- !rowSums(present)
   fk[all_na] <- n
   Fk[all_na] <- sum(w)
-  list(fk = fk[key], Fk = Fk[key], key = key)
+  list(fk = fk, Fk = Fk, key = key)
 }
 
 # stratum_ids() of a list of equal-length columns.
@@ -80,13 +79,9 @@ key_codes <- function(x) {
   match(x, sort(unique(x[!is.na(x)]), method = "radix"))
 }
 
-# Sums of `x` by group id 1..n_groups (0 for an empty group).
+# Sums of `x` by group id 1..n_groups (0 for an empty group), in row order (src/freq.c).
 group_sums <- function(x, g, n_groups) {
-  out <- numeric(n_groups)
-  if (!length(x)) return(out)
-  s <- rowsum(as.numeric(x), g, reorder = TRUE)
-  out[as.integer(rownames(s))] <- s[, 1L]
-  out
+  .Call(C_ffi_group_sums, as.double(x), as.integer(g), as.integer(n_groups))
 }
 
 # ---- argument checks shared by the measures ---------------------------------------------
@@ -191,7 +186,8 @@ risk_frequencies <- function(data, strata = NULL, weights = NULL) {
   w <- check_weights(data, weights, strata)
   df <- as.data.frame(data)
   f <- key_frequencies(df, strata, w)
-  structure(list(fk = f$fk, Fk = f$Fk, n = nrow(df), n_unique = sum(f$fk == 1), n_two = sum(f$fk == 2),
+  fk <- f$fk[f$key]
+  structure(list(fk = fk, Fk = f$Fk[f$key], n = nrow(df), n_unique = sum(fk == 1), n_two = sum(fk == 2),
                  strata = strata, weights = weights),
             class = "detanon_risk_frequencies")
 }
@@ -226,7 +222,7 @@ individual_risk <- function(fk, Fk, weighted) {
 
 # 1 - prod(1 - r) over the members of every household, given to each member.
 household_risk <- function(r, h) {
-  g <- match(h, unique(h))
+  g <- column_codes(h)
   n_g <- max(c(0L, g))
   if (all(r <= 1)) {
     s <- group_sums(log1p(-r), g, n_g)
@@ -311,8 +307,8 @@ risk_individual <- function(data, strata = NULL, weights = NULL, household = NUL
   df <- as.data.frame(data)
   n <- nrow(df)
   f <- key_frequencies(df, strata, w)
-  r <- individual_risk(f$fk, f$Fk, !is.null(w))
-  out <- list(fk = f$fk, Fk = f$Fk, risk = r, n = n, expected = sum(r),
+  r <- individual_risk(f$fk, f$Fk, !is.null(w))[f$key] # computed once per key combination
+  out <- list(fk = f$fk[f$key], Fk = f$Fk[f$key], risk = r, n = n, expected = sum(r),
               global_risk = if (n) sum(r) / n else 0,
               n_above = sum(r > threshold), share_above = if (n) sum(r > threshold) / n else 0,
               max_risk = if (n) max(r) else 0,
