@@ -543,3 +543,159 @@ print.detanon_risk_tcloseness <- function(x, ...) {
   cat(sprintf("  largest class distance t: %.4f\n", x$t_max))
   invisible(x)
 }
+
+# ---- population uniqueness ----------------------------------------------------------------
+
+#' Population uniques estimated from a sample (Zayatz, Pitman)
+#'
+#' When `data` is a sample of a population of `population` people, the number of people
+#' who are unique in the population on the `strata` (and so re-identifiable by anyone
+#' who knows their keys) is estimated from the sizes of the sample's key classes, with
+#' two of the models ARX offers: Zayatz (1991), as ARX computes it (the share of sample
+#' uniques that are population uniques from hypergeometric probabilities on the sample's
+#' class-size histogram, scaled by the sampling fraction), and Pitman's sampling formula
+#' (Hoshino, 2001): the maximum-likelihood `theta` and `alpha` of the Pitman model of
+#' the class sizes, and `exp(lgamma(theta + 1) - lgamma(theta + alpha)) *
+#' population^alpha` uniques. Classes are exact key combinations (a missing value is a
+#' value of its own). With no sample unique both estimates are 0; an estimate that does
+#' not exist (Pitman's likelihood without a maximum, or outside 0 .. population) is `NA`.
+#'
+#' @section What it protects against, and what not: the estimates say how many people an
+#'   intruder with a population register could re-identify through the `strata`; they are
+#'   model-based estimates for a random sample, not bounds, and say nothing about other
+#'   columns or attribute disclosure. The SNB model and Dankar's rule of ARX are not
+#'   implemented.
+#' @inheritParams risk_frequencies
+#' @param population The size of the population the sample was drawn from (a number at
+#'   least the number of records); default: the sum of `weights`.
+#' @return A `detanon_risk_population` list: `n`, `population`, `sampling_fraction`,
+#'   `n_classes`, `n_sample_uniques`, and per model the estimated number of population
+#'   uniques (`zayatz`, `pitman`) and their share of the population (`zayatz_share`,
+#'   `pitman_share`); `pitman_theta`, `pitman_alpha`.
+#' @references Zayatz, L. (1991). Estimation of the percent of unique population elements
+#'   on a microdata file using the sample. *Statistical Research Division Report* RR91/08,
+#'   US Bureau of the Census. Hoshino, N. (2001). Applying Pitman's sampling formula to
+#'   microdata disclosure risk assessment. *Journal of Official Statistics* 17(4), 499-520.
+#' @examples
+#' set.seed(1)
+#' d <- data.frame(a = sample(1:30, 500, TRUE), b = sample(1:5, 500, TRUE))
+#' risk_population_uniques(d, c("a", "b"), population = 50000)
+#' @family measures
+#' @export
+risk_population_uniques <- function(data, strata = NULL, weights = NULL, population = NULL) {
+  check_data_frame(data, "data")
+  strata <- check_key_strata(data, strata)
+  w <- check_weights(data, weights, strata)
+  n <- nrow(data)
+  if (is.null(population)) {
+    if (is.null(w)) stop_arg("give `population` (the population size) or `weights` (whose sum estimates it).")
+    population <- sum(w)
+  }
+  population <- check_number(population, "population", lower = max(1, n))
+  if (!n) stop_arg("`data` has no records.", kind = "data")
+  sizes <- tabulate(stratum_ids(as.data.frame(data), strata))
+  hist <- tabulate(sizes)
+  k <- which(hist > 0)
+  hist <- list(size = k, count = hist[k])
+  f <- n / population
+  c1 <- sum(sizes == 1)
+  z <- if (c1) zayatz_uniques(hist, population, n) else 0
+  p <- if (c1) pitman_fit(hist, n) else list(theta = NA_real_, alpha = NA_real_)
+  pu <- if (c1) pitman_uniques(p$theta, p$alpha, population) else 0
+  structure(list(n = n, population = population, sampling_fraction = f, n_classes = length(sizes),
+                 n_sample_uniques = c1, zayatz = z, zayatz_share = z / population,
+                 pitman = pu, pitman_share = pu / population,
+                 pitman_theta = p$theta, pitman_alpha = p$alpha, strata = strata, weights = weights),
+            class = "detanon_risk_population")
+}
+
+# Zayatz's estimate as ARX's ModelZayatz: the sample's class-size histogram taken for the
+# population's; P(a class of size s yields one sampled record) hypergeometric.
+zayatz_uniques <- function(hist, population, n) {
+  u <- sum(hist$count)
+  N <- floor(population)
+  p1 <- stats::dhyper(1, hist$size, N - hist$size, n)
+  c1 <- sum(hist$count[hist$size == 1])
+  cond <- (c1 / u * stats::dhyper(1, 1, N - 1, n)) / sum(hist$count / u * p1)
+  c1 * cond / (n / population)
+}
+
+# The likelihood equations of Pitman's model in theta and alpha (Hoshino, 2001), in the
+# closed forms of ARX's ModelPitman, and their Jacobian.
+pitman_equations <- function(par, hist, n) {
+  t <- par[1L]
+  a <- par[2L]
+  u <- sum(hist$count)
+  big <- hist$size > 1
+  s <- hist$size[big]
+  m <- hist$count[big]
+  o1 <- (digamma(t / a + u) - digamma(t / a + 1)) / a        # sum_{i<u} 1 / (t + i a)
+  o2 <- digamma(n + t) - digamma(t + 1)                      # sum_{i<n} 1 / (t + i)
+  o3 <- ((u - 1) - t * o1) / a                               # sum_{i<u} i / (t + i a)
+  o4 <- sum(m * (digamma(s - a) - digamma(1 - a)))           # sum over classes, j < size: 1 / (j - a)
+  d1 <- (trigamma(t / a + 1) - trigamma(t / a + u)) / a^2    # sum 1 / (t + i a)^2
+  d2 <- trigamma(t + 1) - trigamma(n + t)                    # sum 1 / (t + i)^2
+  d5 <- (o1 - t * d1) / a                                    # sum i / (t + i a)^2
+  d3 <- (o3 - t * d5) / a                                    # sum i^2 / (t + i a)^2
+  d4 <- sum(m * (trigamma(1 - a) - trigamma(s - a)))         # sum 1 / (j - a)^2
+  list(value = c(o1 - o2, o3 - o4), scale = c(abs(o1) + abs(o2), abs(o3) + abs(o4)),
+       jacobian = matrix(c(d2 - d1, -d5, -d5, -d3 - d4), 2L))
+}
+
+# Newton's method from ARX's initial guess, halving steps that leave the parameter space
+# (alpha in (0, 1), theta > -alpha) or do not reduce the equations' residual.
+pitman_fit <- function(hist, n) {
+  u <- sum(hist$count)
+  c1 <- sum(hist$count[hist$size == 1])
+  c2 <- sum(hist$count[hist$size == 2])
+  if (!c2) c2 <- 1
+  cc <- c1 * (c1 - 1) / c2
+  t <- (n * u * cc - c1 * (n - 1) * (2 * u + cc)) / (2 * c1 * u + c1 * cc - n * cc)
+  a <- (t * (c1 - n) + (n - 1) * c1) / (n * u)
+  par <- c(t, a)
+  ok <- function(p) all(is.finite(p)) && p[2L] > 0 && p[2L] < 1 && p[1L] > -p[2L]
+  if (!ok(par)) par <- c(1, 0.5)
+  eq <- pitman_equations(par, hist, n)
+  for (it in seq_len(200L)) {
+    step <- tryCatch(solve(eq$jacobian, eq$value), error = function(e) NULL)
+    if (is.null(step) || !all(is.finite(step))) break
+    h <- 1
+    repeat {
+      cand <- par - h * step
+      if (ok(cand)) {
+        eq_c <- pitman_equations(cand, hist, n)
+        if (all(is.finite(eq_c$value)) && sum(eq_c$value^2) < sum(eq$value^2)) break
+      }
+      h <- h / 2
+      if (h < 1e-12) break
+    }
+    if (h < 1e-12) break
+    par <- cand
+    eq <- eq_c
+    if (max(abs(h * step) / pmax(1, abs(par))) < 1e-12) break
+  }
+  # a root in the interior only: when the likelihood grows towards alpha = 0 (few
+  # categories, as with a finite number of key combinations) there is no estimate
+  if (!all(is.finite(eq$value)) || any(abs(eq$value) > 1e-8 * pmax(1, eq$scale)) || par[2L] < 1e-6) {
+    return(list(theta = NA_real_, alpha = NA_real_))
+  }
+  list(theta = par[1L], alpha = par[2L])
+}
+
+pitman_uniques <- function(t, a, population) {
+  if (is.na(t) || is.na(a) || a == 0) return(NA_real_)
+  v <- exp(lgamma(t + 1) - lgamma(t + a) + a * log(population))
+  if (is.finite(v) && v >= 0 && v <= population) v else NA_real_
+}
+
+#' @export
+print.detanon_risk_population <- function(x, ...) {
+  cat(strwrap(sprintf("Population uniques on %s: a sample of %s from %s (fraction %.4f)",
+                      paste(x$strata, collapse = ", "), plural(x$n, "record"),
+                      format(x$population, big.mark = ","), x$sampling_fraction),
+              width = 78, exdent = 2), sep = "\n")
+  cat(sprintf("  sample uniques: %d of %d classes\n", x$n_sample_uniques, x$n_classes))
+  cat(sprintf("  Zayatz: %.1f population uniques (%.6f%%)\n", x$zayatz, 100 * x$zayatz_share))
+  cat(sprintf("  Pitman: %.1f population uniques (%.6f%%)\n", x$pitman, 100 * x$pitman_share))
+  invisible(x)
+}

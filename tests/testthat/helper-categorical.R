@@ -122,3 +122,32 @@ ref_tcloseness <- function(keys, s, distance) {
   }
   t
 }
+
+# Zayatz's estimate class by class: P(one of a class's s members is sampled) written out
+# with binomial coefficients, the sample's classes taken for the population's.
+ref_zayatz <- function(sizes, population, n) {
+  N <- floor(population)
+  p1 <- function(s) exp(lchoose(s, 1) + lchoose(N - s, n - 1) - lchoose(N, n))
+  u <- length(sizes)
+  c1 <- sum(sizes == 1)
+  denom <- 0
+  for (s in sizes) denom <- denom + p1(s) / u
+  c1 * (c1 / u * p1(1) / denom) / (n / population)
+}
+
+# Pitman's log-likelihood in theta and alpha, term by term, maximised by optim().
+ref_pitman <- function(sizes) {
+  n <- sum(sizes)
+  u <- length(sizes)
+  ll <- function(p) {
+    t <- p[1]
+    a <- p[2]
+    if (a <= 0 || a >= 1 || t <= -a) return(1e300)
+    v <- sum(log(t + seq_len(u - 1) * a)) - sum(log(t + seq_len(n - 1)))
+    for (s in sizes[sizes > 1]) v <- v + sum(log(seq_len(s - 1) - a))
+    -v
+  }
+  o <- stats::optim(c(10, 0.5), ll, control = list(reltol = 1e-15, maxit = 20000))
+  o <- stats::optim(o$par, ll, method = "BFGS", control = list(reltol = 1e-15, maxit = 1000))
+  o$par
+}

@@ -305,3 +305,39 @@ test_that("print methods fit 80 columns", {
   expect_true(all(nchar(out) <= 80))
   expect_snapshot(print(risk_individual(d, keys, weights = "w", household = "h")))
 })
+
+# ---- population uniqueness ----------------------------------------------------------------
+
+test_that("risk_population_uniques(): Zayatz and Pitman equal the slow references", {
+  for (seed in 1:3) {
+    set.seed(seed)
+    x <- sample(1e5, c(3000, 800, 5000)[seed], TRUE, prob = 1 / (1:1e5)^c(1.1, 1.3, 1.05)[seed])
+    d <- data.frame(key = x, w = 40)
+    sizes <- as.vector(table(x))
+    r <- risk_population_uniques(d, "key", weights = "w")
+    expect_equal(r$population, 40 * nrow(d))
+    expect_identical(r$n_sample_uniques, sum(sizes == 1))
+    expect_equal(r$zayatz, ref_zayatz(sizes, r$population, nrow(d)), tolerance = 1e-10)
+    p <- ref_pitman(sizes)
+    expect_equal(c(r$pitman_theta, r$pitman_alpha), p, tolerance = 1e-5)
+    expect_equal(r$pitman, exp(lgamma(p[1] + 1) - lgamma(p[1] + p[2])) * r$population^p[2], tolerance = 1e-4)
+    # another population size: Zayatz moves, Pitman's parameters do not
+    r2 <- risk_population_uniques(d, "key", population = 1e6)
+    expect_equal(r2$zayatz, ref_zayatz(sizes, 1e6, nrow(d)), tolerance = 1e-10)
+    expect_equal(r2$pitman_theta, r$pitman_theta, tolerance = 1e-8)
+  }
+  # no sample uniques: no population uniques; a finite number of categories: no Pitman maximum
+  d <- data.frame(a = rep(1:3, each = 4))
+  r <- risk_population_uniques(d, "a", population = 100)
+  expect_identical(c(r$zayatz, r$pitman), c(0, 0))
+  set.seed(4)
+  d <- data.frame(a = sample(1:6, 400, TRUE), b = sample(1:3, 400, TRUE))
+  d$a[1:5] <- 100 + 1:5
+  r <- risk_population_uniques(d, c("a", "b"), population = 4e4)
+  expect_equal(r$zayatz, ref_zayatz(as.vector(table(paste(d$a, d$b))), 4e4, 400), tolerance = 1e-10)
+  expect_identical(r$pitman, NA_real_)
+  expect_snapshot(error = TRUE, {
+    risk_population_uniques(d, c("a", "b"))
+    risk_population_uniques(d, c("a", "b"), population = 10)
+  })
+})
