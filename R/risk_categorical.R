@@ -20,7 +20,7 @@ key_frequencies <- function(data, strata, w = NULL) {
   n <- nrow(data)
   if (is.null(w)) w <- rep(1, n)
   if (!n) return(list(fk = numeric(), Fk = numeric(), key = integer()))
-  key <- stratum_ids(data, strata) # missing values a value of their own
+  key <- key_ids(data, strata) # missing values a value of their own
   n_keys <- max(key)
   cnt <- tabulate(key, n_keys)
   wsum <- group_sums(w, key, n_keys)
@@ -65,6 +65,63 @@ key_frequencies <- function(data, strata, w = NULL) {
   fk[all_na] <- n
   Fk[all_na] <- sum(w)
   list(fk = fk, Fk = Fk, key = key)
+}
+
+# Ids 1..S of the combinations of the columns `strata` (a missing value is a value of its
+# own): the partition of stratum_ids(), numbered in another order, without hashing when
+# the codes are small whole numbers (a table of them is then at most a few times n).
+key_ids <- function(data, strata) {
+  n <- nrow(data)
+  if (!n) return(integer())
+  id <- rep.int(1L, n)
+  n_id <- 1
+  for (v in strata) {
+    code <- codes_of(data[[v]])
+    n_code <- max(code)
+    if (n_id * n_code <= max(4 * n, 1e6)) {
+      id <- compact_codes((code - 1L) * as.integer(n_id) + id, as.integer(n_id * n_code))
+    } else {
+      combined <- (code - 1) * n_id + id
+      id <- match(combined, unique(combined))
+    }
+    n_id <- max(id)
+  }
+  id
+}
+
+# Codes 1..L of a factor, logical or whole-number column whose range is small (NA the last
+# code), or NULL when the column is not of that kind.
+small_codes <- function(x, n) {
+  if (is.factor(x)) {
+    r <- as.integer(x)
+    top <- nlevels(x) + 1L
+  } else if (is.logical(x)) {
+    r <- as.integer(x) + 1L
+    top <- 3L
+  } else if (is.integer(x) || (is.double(x) && all(x == round(x), na.rm = TRUE))) {
+    lo <- suppressWarnings(min(x, na.rm = TRUE))
+    hi <- suppressWarnings(max(x, na.rm = TRUE))
+    if (!is.finite(lo) || hi - lo + 2 > max(4 * n, 1e6)) return(NULL)
+    r <- as.integer(x - lo) + 1L
+    top <- as.integer(hi - lo) + 2L
+  } else {
+    return(NULL)
+  }
+  r[is.na(r)] <- top
+  compact_codes(r, top)
+}
+
+# Codes 1..L of a column, equal values sharing a code (NA one code of its own).
+codes_of <- function(x) {
+  code <- small_codes(x, length(x))
+  if (is.null(code)) column_codes(x) else code
+}
+
+# Renumbers positive codes <= top to 1..L keeping their order.
+compact_codes <- function(r, top) {
+  present <- tabulate(r, top) > 0L
+  if (all(present)) return(r)
+  cumsum(present)[r]
 }
 
 # stratum_ids() of a list of equal-length columns.
@@ -222,7 +279,7 @@ individual_risk <- function(fk, Fk, weighted) {
 
 # 1 - prod(1 - r) over the members of every household, given to each member.
 household_risk <- function(r, h) {
-  g <- column_codes(h)
+  g <- codes_of(h)
   n_g <- max(c(0L, g))
   if (all(r <= 1)) {
     s <- group_sums(log1p(-r), g, n_g)
@@ -416,15 +473,24 @@ class_counts <- function(df, strata, sensitive) {
   n <- nrow(df)
   if (!n) return(list(id = integer(), size = integer(), class = integer(), value = integer(),
                       count = integer(), n_values = 0L))
-  id <- stratum_ids(df, strata)
+  id <- key_ids(df, strata)
   s <- df[[sensitive]]
   if (is.factor(s)) s <- droplevels(s)
-  sv <- column_codes(s)
+  sv <- codes_of(s)
+  n_cls <- max(id)
+  n_val <- max(sv)
+  if (as.numeric(n_cls) * n_val <= max(4 * n, 1e6)) {
+    # a table of every (class, value) cell is small enough: count them directly
+    tab <- tabulate((sv - 1L) * n_cls + id, n_cls * n_val)
+    cell <- which(tab > 0L) - 1L
+    return(list(id = id, size = tabulate(id, n_cls), class = cell %% n_cls + 1L,
+                value = cell %/% n_cls + 1L, count = tab[cell + 1L], n_values = n_val))
+  }
   pair <- group_ids(list(id, sv))
   n_pairs <- max(pair)
   fp <- match(seq_len(n_pairs), pair)
-  list(id = id, size = tabulate(id), class = id[fp], value = sv[fp],
-       count = tabulate(pair, n_pairs), n_values = max(sv))
+  list(id = id, size = tabulate(id, n_cls), class = id[fp], value = sv[fp],
+       count = tabulate(pair, n_pairs), n_values = n_val)
 }
 
 #' @export
@@ -593,7 +659,7 @@ risk_population_uniques <- function(data, strata = NULL, weights = NULL, populat
   }
   population <- check_number(population, "population", lower = max(1, n))
   if (!n) stop_arg("`data` has no records.", kind = "data")
-  sizes <- tabulate(stratum_ids(as.data.frame(data), strata))
+  sizes <- tabulate(key_ids(as.data.frame(data), strata))
   hist <- tabulate(sizes)
   k <- which(hist > 0)
   hist <- list(size = k, count = hist[k])

@@ -244,6 +244,26 @@ test_that("l-diversity and t-closeness equal the references, with missing keys a
   expect_equal(c(l$l_distinct, l$l_entropy, l$l_recursive), c(1, 1, 1))
 })
 
+test_that("key_ids() gives the partition of stratum_ids() for every kind of key column", {
+  set.seed(5)
+  n <- 500
+  d <- data.frame(
+    int = sample(c(1:5, NA), n, TRUE), big = sample(c(1e9, -3e9, 7, NA), n, TRUE),
+    dbl = sample(c(0.5, 1.25, NA, -2), n, TRUE), chr = sample(c("a", "b", NA), n, TRUE),
+    lgl = sample(c(TRUE, FALSE, NA), n, TRUE),
+    fac = factor(sample(c("x", "y", NA), n, TRUE), levels = c("z", "y", "x")),
+    wide = sample(1e6, n, TRUE), stringsAsFactors = FALSE
+  )
+  same_partition <- function(a, b) {
+    expect_identical(length(unique(a)), length(unique(b)))
+    expect_identical(length(unique(paste(a, b))), length(unique(a)))
+  }
+  for (cols in list("int", "big", "dbl", "chr", "lgl", "fac", names(d), c("wide", "int", "chr"))) {
+    same_partition(detanon:::key_ids(d, cols), detanon:::stratum_ids(d, cols))
+  }
+  expect_identical(detanon:::key_ids(d[0, ], "int"), integer())
+})
+
 test_that("the C sums per group equal rowsum()", {
   set.seed(3)
   g <- sample(50, 1e4, TRUE)
