@@ -361,3 +361,18 @@ test_that("risk_population_uniques(): Zayatz and Pitman equal the slow reference
     risk_population_uniques(d, c("a", "b"), population = 10)
   })
 })
+
+test_that("tibbles and data.tables give the numbers of a data.frame", {
+  d <- random_keys(80, p_na = 0.1, seed = 12)
+  keys <- c("k1", "k2", "k3")
+  r <- risk_individual(d, keys, weights = "w", household = "h")
+  l <- risk_ldiversity(d, keys, sensitive = "s")
+  t <- risk_tcloseness(d, keys, sensitive = "num")
+  for (pkg in c("tibble", "data.table")) {
+    skip_if_not_installed(pkg)
+    x <- if (pkg == "tibble") tibble::as_tibble(d) else data.table::as.data.table(d)
+    expect_identical(risk_individual(x, keys, weights = "w", household = "h")$risk, r$risk)
+    expect_identical(risk_ldiversity(x, keys, sensitive = "s")$entropy, l$entropy)
+    expect_identical(risk_tcloseness(x, keys, sensitive = "num")$t, t$t)
+  }
+})
