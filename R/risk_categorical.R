@@ -194,7 +194,7 @@ check_household <- function(data, household, strata, weights) {
   h
 }
 
-check_sensitive <- function(data, sensitive, strata) {
+check_sensitive_column <- function(data, sensitive, strata) {
   if (!is.character(sensitive) || length(sensitive) != 1L || is.na(sensitive)) {
     stop_arg("`sensitive` must be the name of one column, not ", show_value(sensitive), ".")
   }
@@ -436,7 +436,7 @@ risk_ldiversity <- function(data, strata = NULL, sensitive, c = 2) {
   check_data_frame(data, "data")
   strata <- check_key_strata(data, strata)
   if (missing(sensitive)) stop_arg("`sensitive` is missing: name the sensitive column.")
-  sensitive <- check_sensitive(data, sensitive, strata)
+  sensitive <- check_sensitive_column(data, sensitive, strata)
   c <- check_number(c, "c", lower = 0, lower_open = TRUE)
   df <- as.data.frame(data)
   n <- nrow(df)
@@ -540,7 +540,7 @@ risk_tcloseness <- function(data, strata = NULL, sensitive, distance = NULL) {
   check_data_frame(data, "data")
   strata <- check_key_strata(data, strata)
   if (missing(sensitive)) stop_arg("`sensitive` is missing: name the sensitive column.")
-  sensitive <- check_sensitive(data, sensitive, strata)
+  sensitive <- check_sensitive_column(data, sensitive, strata)
   s <- data[[sensitive]]
   if (is.null(distance)) {
     distance <- if (is.ordered(s) || (is.numeric(s) && !is.factor(s))) "ordered" else "equal"
