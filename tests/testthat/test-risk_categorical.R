@@ -270,6 +270,14 @@ test_that("the C sums per group equal rowsum()", {
   x <- rexp(1e4)
   expect_equal(detanon:::group_sums(x, g, 60), c(as.vector(rowsum(x, g)), rep(0, 10)), tolerance = 1e-13)
   expect_identical(detanon:::group_sums(numeric(), integer(), 2), c(0, 0))
+  # input that breaks the R layer's contract is refused, not written out of bounds
+  expect_error(.Call(detanon:::C_ffi_group_sums, c(1, 2), c(1L, 3L), 2L), "out of range")
+  expect_error(.Call(detanon:::C_ffi_group_sums, c(1, 2), c(0L, 1L), 2L), "out of range")
+  expect_error(.Call(detanon:::C_ffi_group_sums, c(1, 2), c(NA, 1L), 2L), "out of range")
+  expect_error(.Call(detanon:::C_ffi_group_sums, c(1, 2), 1L, 2L), "differ in length")
+  # sums in row order, as R adds them
+  x <- c(1e16, 1, -1e16, 1)
+  expect_identical(detanon:::group_sums(x, rep(1L, 4), 1), ((1e16 + 1) + -1e16) + 1)
 })
 
 # ---- bad input --------------------------------------------------------------------------
