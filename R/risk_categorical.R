@@ -93,6 +93,7 @@ key_ids <- function(data, strata) {
 # code), or NULL when the column is not of that kind.
 small_codes <- function(x, n) {
   if (is.factor(x)) {
+    if (nlevels(x) + 1 > max(4 * n, 1e6)) return(NULL)
     r <- as.integer(x)
     top <- nlevels(x) + 1L
   } else if (is.logical(x)) {
