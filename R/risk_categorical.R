@@ -144,6 +144,23 @@ group_sums <- function(x, g, n_groups) {
 
 # ---- argument checks shared by the measures ---------------------------------------------
 
+# An sdcMicroObj as the arguments of a categorical measure: its manipulated key variables
+# (with the missing values of local suppression), and from its original data the
+# sampling weights and household ids, unless the call names other columns of these.
+sdc_key_args <- function(obj, strata, weights, household, given) {
+  check_sdc(obj, "data")
+  p <- sdc_parts(obj)
+  if (!length(p$keys)) {
+    stop_arg("the sdcMicroObj in `data` has no key variables (keyVars) to measure.", kind = "column")
+  }
+  extra <- unique(c(p$weight, p$hh))
+  data <- sdc_frame(p, as.list(p$orig[setdiff(extra, p$keys)]))
+  list(data = data,
+       strata = if (is.null(strata)) p$keys else strata,
+       weights = if ("weights" %in% given) weights else if (length(p$weight)) p$weight else NULL,
+       household = if ("household" %in% given) household else if (length(p$hh)) p$hh else NULL)
+}
+
 check_key_strata <- function(data, strata) {
   strata <- check_columns(strata, data, "strata", default_strata(data))
   if (!length(strata)) stop_arg("`strata` is empty: name at least one key (quasi-identifier) column.")
@@ -224,9 +241,11 @@ check_sensitive_column <- function(data, sensitive, strata) {
 #'   through the `strata` only (an intruder who knows a person's key values and looks for
 #'   them in the release). They say nothing about other columns, attribute disclosure
 #'   (see [risk_ldiversity()], [risk_tcloseness()]) or continuous variables.
-#' @param data A data frame.
+#' @param data A data frame, or (for `risk_frequencies()` and `risk_individual()`) an
+#'   `sdcMicroObj`, whose manipulated key variables are measured (missing values left by
+#'   local suppression are wildcards) with its sampling weights and household ids.
 #' @param strata The key variables (categorical quasi-identifiers). Default: the factor,
-#'   character and logical columns.
+#'   character and logical columns (for an `sdcMicroObj`: its key variables).
 #' @param weights Name of the column of sampling weights (each >= 1), or `NULL` when
 #'   `data` is the whole population (then `Fk = fk`).
 #' @return A `detanon_risk_frequencies` list: `fk` and `Fk` (per record), `n`,
@@ -239,6 +258,10 @@ check_sensitive_column <- function(data, sensitive, strata) {
 #' @family measures
 #' @export
 risk_frequencies <- function(data, strata = NULL, weights = NULL) {
+  if (is_sdc(data)) {
+    a <- sdc_key_args(data, strata, weights, NULL, names(match.call()))
+    return(risk_frequencies(a$data, a$strata, weights = a$weights))
+  }
   check_data_frame(data, "data")
   strata <- check_key_strata(data, strata)
   w <- check_weights(data, weights, strata)
@@ -354,6 +377,11 @@ global_threshold <- function(r, max_global_risk) {
 #' @export
 risk_individual <- function(data, strata = NULL, weights = NULL, household = NULL, threshold = 0.1,
                             max_global_risk = 0.01) {
+  if (is_sdc(data)) {
+    a <- sdc_key_args(data, strata, weights, household, names(match.call()))
+    return(risk_individual(a$data, a$strata, weights = a$weights, household = a$household,
+                           threshold = threshold, max_global_risk = max_global_risk))
+  }
   check_data_frame(data, "data")
   strata <- check_key_strata(data, strata)
   w <- check_weights(data, weights, strata)

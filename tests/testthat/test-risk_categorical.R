@@ -384,3 +384,31 @@ test_that("tibbles and data.tables give the numbers of a data.frame", {
     expect_identical(risk_tcloseness(x, keys, sensitive = "num")$t, t$t)
   }
 })
+
+test_that("an sdcMicroObj: the risk sdcMicro holds, before and after local suppression", {
+  skip_if_not_installed("sdcMicro")
+  d <- sdc_data("testdata")
+  keys <- c("urbrur", "roof", "walls", "water", "electcon", "relat", "sex")
+  obj <- sdcMicro::createSdcObj(d, keyVars = keys, numVars = c("expend", "income"),
+                                w = "sampling_weight", hhId = "ori_hid")
+  check <- function(obj) {
+    r <- risk_individual(obj)
+    ind <- obj@risk$individual
+    expect_equal(r$risk, unname(ind[, "risk"]), tolerance = 1e-8)
+    expect_equal(r$fk, unname(ind[, "fk"]), tolerance = 1e-8)
+    expect_equal(r$Fk, unname(ind[, "Fk"]), tolerance = 1e-8)
+    expect_equal(r$household_risk, unname(ind[, "hier_risk"]), tolerance = 1e-8)
+    expect_equal(r$expected, obj@risk$global$risk_ER, tolerance = 1e-8)
+    expect_equal(r$household_expected, obj@risk$global$hier_risk_ER, tolerance = 1e-8)
+    expect_equal(risk_frequencies(obj)$fk, r$fk)
+    r
+  }
+  before <- check(obj)
+  obj <- sdcMicro::localSuppression(obj, k = 3)
+  after <- check(obj)
+  expect_true(anyNA(sdcMicro::get.sdcMicroObj(obj, "manipKeyVars")))
+  expect_lt(after$expected, before$expected)
+  # explicit arguments win over the object's
+  expect_null(risk_individual(obj, weights = NULL, household = NULL)$household_risk)
+  expect_equal(risk_individual(obj, weights = NULL)$risk, 1 / after$fk)
+})
