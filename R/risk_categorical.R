@@ -673,8 +673,8 @@ print.detanon_risk_tcloseness <- function(x, ...) {
 #'   microdata disclosure risk assessment. *Journal of Official Statistics* 17(4), 499-520.
 #' @examples
 #' set.seed(1)
-#' d <- data.frame(a = sample(1:30, 500, TRUE), b = sample(1:5, 500, TRUE))
-#' risk_population_uniques(d, c("a", "b"), population = 50000)
+#' d <- data.frame(key = sample(5000, 800, TRUE, prob = 1 / (1:5000)^1.1))
+#' risk_population_uniques(d, "key", population = 80000)
 #' @family measures
 #' @export
 risk_population_uniques <- function(data, strata = NULL, weights = NULL, population = NULL) {
