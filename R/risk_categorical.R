@@ -363,7 +363,11 @@ global_threshold <- function(r, max_global_risk) {
 #' @return A `detanon_risk_individual` list: per record `fk`, `Fk`, `risk` and (with
 #'   `household`) `household_risk`; in total `n`, `expected` (sum of the risks: expected
 #'   re-identifications), `global_risk` (their mean), `n_above` and `share_above`
-#'   (records with risk above `threshold`), `max_risk`, `global_threshold` and, with
+#'   (records with risk above `threshold`), `n_outlying` (records whose risk exceeds both
+#'   0.1 and the median plus 3 MADs: what sdcMicro prints as "obs. with higher risk than
+#'   the main part"), `max_risk`, `global_threshold` (sdcMicro's threshold for
+#'   `max_global_risk`: the risk above which records must be protected to bring the
+#'   expected re-identifications below `max_global_risk * n`, or `NA`) and, with
 #'   `household`, `household_expected`, `household_global_risk`; and the settings.
 #' @references Franconi, L. and Polettini, S. (2004). Individual risk estimation in
 #'   mu-Argus: a review. *Privacy in Statistical Databases*, LNCS 3050, 262-272.
@@ -397,6 +401,7 @@ risk_individual <- function(data, strata = NULL, weights = NULL, household = NUL
   out <- list(fk = f$fk[f$key], Fk = f$Fk[f$key], risk = r, n = n, expected = sum(r),
               global_risk = if (n) sum(r) / n else 0,
               n_above = sum(r > threshold), share_above = if (n) sum(r > threshold) / n else 0,
+              n_outlying = if (n) sum(r > stats::median(r) + 3 * stats::mad(r) & r > 0.1) else 0L,
               max_risk = if (n) max(r) else 0,
               global_threshold = global_threshold(r, max_global_risk),
               strata = strata, weights = weights, household = household, threshold = threshold,

@@ -24,6 +24,8 @@ test_that("testdata: the issue's numbers (0.54 %, 24.8 re-identifications) on ur
   expect_equal(r$Fk, unname(s$Res[, "Fk"]), tolerance = 1e-8)
   expect_equal(r$household_risk, unname(s$Res[, "hier_risk"]), tolerance = 1e-8)
   expect_equal(r$expected, s$global_risk_ER, tolerance = 1e-8)
+  x <- s$Res[, 1] # the count print.measure_risk() reports
+  expect_identical(r$n_outlying, sum(x > median(x) + 3 * mad(x) & x > 0.1))
   expect_equal(r$global_risk, s$global_risk, tolerance = 1e-8)
   expect_equal(r$household_expected, s$hier_risk_ER, tolerance = 1e-8)
   expect_equal(r$household_global_risk, s$hier_risk, tolerance = 1e-8)
@@ -153,6 +155,7 @@ test_that("fk, Fk, risks and household risks equal the references on random data
     expect_equal(r$household_risk, ref_household(rr, d$h), tolerance = 1e-12)
     expect_equal(r$expected, sum(rr), tolerance = 1e-12)
     expect_identical(r$n_above, sum(rr > 0.1))
+    expect_identical(r$n_outlying, sum(rr > median(rr) + 3 * mad(rr) & rr > 0.1))
     expect_identical(r$global_threshold, ref_threshold(rr, 0.05))
     r1 <- risk_individual(d, "k1")
     expect_equal(r1$fk, ref_freq(d["k1"])$fk)
