@@ -20,6 +20,10 @@ key_frequencies <- function(data, strata, w = NULL) {
   n <- nrow(data)
   if (is.null(w)) w <- rep(1, n)
   if (!n) return(list(fk = numeric(), Fk = numeric(), key = integer()))
+  for (v in strata) {
+    x <- data[[v]]
+    if (is.double(x) && any(is.nan(x))) data[[v]] <- replace(x, is.nan(x), NA) # one wildcard
+  }
   key <- key_ids(data, strata) # missing values a value of their own
   n_keys <- max(key)
   cnt <- tabulate(key, n_keys)

@@ -185,6 +185,11 @@ test_that("adversarial keys: one record, all unique, all equal, all missing", {
   expect_equal(f$fk, ref$fk)
   expect_equal(f$Fk, ref$Fk)
   expect_equal(f$fk, c(3, 3, 1)) # all-missing keys count everyone; not counted for complete keys
+  nan <- data.frame(a = c(0.5, NA, NaN, 0.5, 1.5), b = c("x", "x", "x", NA, "y"), w = 1:5)
+  ref <- ref_freq(nan[c("a", "b")], nan$w)
+  f <- risk_frequencies(nan, c("a", "b"), weights = "w")
+  expect_equal(f$fk, ref$fk) # NaN is missing too: a wildcard like NA
+  expect_equal(f$Fk, ref$Fk)
   nokeys <- data.frame(a = c(NA, NA), w = c(2, 3))
   expect_equal(risk_frequencies(nokeys, "a", weights = "w")$Fk, c(5, 5))
   empty <- data.frame(a = integer(), w = numeric())
