@@ -59,8 +59,8 @@
 #' @param roles,plan Optional roles of the columns and the NHS plan for [nhs_check()]
 #'   (run on the release; roles of columns not in the release are ignored).
 #' @param formula,family Optional model for [utility_model()] (the coefficient figure).
-#' @param intruder,sensitive Passed to [risk_battery()]; default intruder:
-#'   `intruder(vars, strata)`.
+#' @param intruder,sensitive Passed to [risk_battery()]; default intruder: that of the
+#'   search for a [tune_release()] result, else `intruder(vars, strata)`.
 #' @param title Title of the report.
 #' @param release_file Optional path of the file that will be published. Its bytes are
 #'   hashed. Without it, the hash is that of the release written by [write_release()]
@@ -146,6 +146,7 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
   a <- assess(original, masked, vars = vars, strata = strata, formula = formula, family = family,
               pmse_vars = pmse_vars, deterministic = TRUE, nthreads = nthreads, seed = seed)
   a$pmse_left <- pmse_left
+  if (is.null(intruder) && !is.null(tuned)) intruder <- tuned$battery$intruder # the search's intruder
   bat <- risk_battery(original, masked,
                       intruder = if (is.null(intruder)) intruder(vars, if (length(strata)) strata) else intruder,
                       m = limits$m, sensitive = sensitive, seed = seed, nthreads = nthreads)

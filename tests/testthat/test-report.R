@@ -237,6 +237,21 @@ test_that("the propensity axis has distinct ticks, and the caption and the help 
   expect_false(grepl("boxes span the 5% to 95%", help, fixed = TRUE))
 })
 
+test_that("a tune_release() result is reported for the intruder of its search", {
+  d <- titanic_paper()[-1]
+  vars <- c("Age", "Fare")
+  strata <- c("Pclass", "Sex", "Family")
+  who <- intruder(vars, strata, keys = "Survived")
+  tu <- tune_release(d, vars = vars, strata = strata, intruder = who, methods = "mdav")
+  txt <- report_text(release_report(d, tu, tempfile(fileext = ".html")))
+  expect_has(txt, paste("an intruder who", html_escape_test(paste(format(who), collapse = " and "))))
+  bat <- as.data.frame(risk_battery(d, tu$release, intruder = who, seed = 1))
+  expect_has(txt, sprintf("is right for %s%% of the records", format(signif(100 * max(bat$rate), 3))))
+  # an intruder given to the report replaces it
+  txt2 <- report_text(release_report(d, tu, tempfile(fileext = ".html"), intruder = intruder(vars, strata)))
+  expect_false(grepl("also Survived", txt2, fixed = TRUE))
+})
+
 test_that("columns with missing values are left out of the propensity model, and the report says so", {
   d <- leak_data()
   d$z <- round(stats::rnorm(nrow(d)), 2)
