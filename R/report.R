@@ -335,7 +335,7 @@ report_css <- function() {
     ".verdict.ok{border-color:#060;color:#222}.verdict.warn{border-color:#a40000;font-weight:normal;color:#222}",
     ".verdict.ok b{color:#060}.verdict.warn b{color:#a40000}",
     "tr.miss td{color:#a40000;font-weight:bold}tr.chosen td{background:#fff3c4;font-weight:bold}",
-    "table.candidates td:nth-child(n+4):nth-child(-n+6){white-space:nowrap}",
+    "table.candidates td:nth-child(n+4):nth-child(-n+6),table.checks td:nth-child(2){white-space:nowrap}",
     "code,.hash{font-family:monospace;word-break:break-all}",
     "figure{margin:1em 0}img{max-width:100%}figcaption{font-size:.85em;color:#444}",
     "dl.meta dt{font-weight:bold;float:left;clear:left;width:12rem}dl.meta dd{margin-left:13rem}")
@@ -466,7 +466,8 @@ report_verdict <- function(a, bat, limits, tuned, info, masked, strata, k, roles
                 "release that meets the limits."))
   checks$met <- ifelse(checks$met, "yes", "NO")
   c(sprintf("<p class=\"verdict %s\"><b>%s</b>%s</p>", if (ok) "ok" else "warn", html_escape(head), html_escape(text)),
-    html_table(checks, caption = "The checks behind the verdict", row_class = ifelse(checks$met == "yes", "", "miss")))
+    html_table(checks, caption = "The checks behind the verdict", class = "checks",
+               row_class = ifelse(checks$met == "yes", "", "miss")))
 }
 
 report_settings <- function(info, tuned) {
