@@ -130,6 +130,7 @@ app_column_attributes <- c("class", "levels", "tzone", "label", "format.stata", 
 # (logical, integer, double, character) of the classes above, with unique non-empty
 # names; attributes other than those above (and every frame attribute but the names)
 # are dropped, so nothing that came from the file is called or dispatched on later.
+# Strings are marked as UTF-8 (app_utf8_code).
 app_plain_frame <- function(d, name) {
   if (!is.data.frame(d) || !is.list(d)) {
     stop_arg("\"", name, "\" holds ", if (is.null(d)) "NULL" else paste0("an object of class ", class(d)[1L]),
@@ -166,6 +167,11 @@ app_plain_frame <- function(d, name) {
     }
     keep <- attributes(x)[intersect(names(attributes(x)), app_column_attributes)]
     keep <- keep[vapply(keep, function(a) is.atomic(a) && is.null(attributes(a)), logical(1))]
+    # strings marked as UTF-8 (read.csv() leaves them in the native encoding, which the
+    # package's radix sorts refuse when they are not ASCII)
+    if (is.character(keep$levels)) keep$levels <- enc2utf8(keep$levels)
+    attributes(x) <- NULL
+    if (is.character(x)) x <- enc2utf8(x)
     attributes(x) <- if (length(keep)) keep
     cols[[j]] <- x
   }
@@ -353,6 +359,10 @@ app_formula <- function(text, columns, identifiers = character()) {
 
 # ---- the script ---------------------------------------------------------------------------
 
+# What the script does after reading a CSV file that is not ASCII, as the app does in
+# app_plain_frame(): strings marked as UTF-8, in any locale.
+app_utf8_code <- "data[] <- lapply(data, function(x) if (is.character(x)) enc2utf8(x) else x)"
+
 # An expression as lines of R code (continuation lines indented).
 app_deparse <- function(x) paste(deparse(x, width.cutoff = 80L), collapse = "\n  ")
 
@@ -377,6 +387,7 @@ app_script <- function(source, identifiers, verb, args, formula = NULL, family =
     if (file) paste0("# Run it in the folder that holds the file ", deparse1(source$name), "."),
     "library(detanon)",
     paste("data <-", read),
+    if (identical(source$kind, "csv") && !is.null(source$encoding)) app_utf8_code,
     if (length(identifiers)) paste0("data <- remove_identifiers(data, cols = ", deparse1(identifiers), ")"),
     paste("release <-", app_deparse(call)),
     paste0("write_release(release, \"release.csv\")", if (!is.null(hash)) paste0("  # SHA-256 ", hash)),
