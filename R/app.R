@@ -503,7 +503,10 @@ app_server <- function(data = NULL) {
                            paste0(" (the file is not UTF-8: read as ", app_encoding_label[[source$encoding]], ")")
                          else ""))
     }
-    if (!is.null(data)) set_data(data, list(kind = "object", name = "the data given to detanon_app()"))
+    if (!is.null(data)) {
+      guard("The data given to detanon_app() were not loaded",
+            set_data(data, list(kind = "object", name = "the data given to detanon_app()")))
+    }
 
     shiny::observeEvent(input$file, guard("The file was not loaded", {
       kept <- if (!is.null(rv$data)) " The data loaded before are kept." else ""

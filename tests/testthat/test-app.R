@@ -627,6 +627,24 @@ test_that("the release download is the CSV of write_release() (so its formula-in
   })
 })
 
+test_that("an error the app did not foresee becomes a message, and the session goes on", {
+  skip_if_not_installed("shiny")
+  # a column whose unique() fails (an S3 class of a package the app does not know)
+  registerS3method("unique", "detanon_test_boom", function(x, ...) stop("unique() failed"), envir = baseenv())
+  d <- titanic_paper()
+  d$Odd <- structure(seq_len(nrow(d)), class = "detanon_test_boom")
+  shiny::testServer(app_server(d), {
+    expect_true(rv$error)
+    expect_identical(rv$status, "The data given to detanon_app() were not loaded: unique() failed")
+    expect_null(rv$data)
+    session$setInputs(example = 1)
+    expect_false(rv$error)
+    set_and_run(session, app_good_inputs(), 1)
+    expect_false(rv$error)
+    expect_identical(nrow(rv$run$release), 891L)
+  })
+})
+
 # ---- in a real browser -----------------------------------------------------------------
 
 test_that("in headless Chromium: load a file, anonymise, download the release and the report", {
