@@ -366,6 +366,18 @@ app_utf8_code <- "data[] <- lapply(data, function(x) if (is.character(x)) enc2ut
 # An expression as lines of R code (continuation lines indented).
 app_deparse <- function(x) paste(deparse(x, width.cutoff = 80L), collapse = "\n  ")
 
+# deparse() escapes control characters but keeps the Unicode controls of text direction,
+# with which a file name can make the script read differently from what it does: in the
+# lines that hold the file name, where they can only stand inside a string, they become
+# \u escapes (the same string).
+app_escape_bidi <- function(x) {
+  bidi <- paste0("[", intToUtf8(c(0x200e, 0x200f, 0x202a)), "-", intToUtf8(c(0x202e, 0x2066)), "-",
+                 intToUtf8(0x2069), "]")
+  m <- gregexpr(bidi, x, perl = TRUE)
+  regmatches(x, m) <- lapply(regmatches(x, m), function(ch) sprintf("\\u%04x", vapply(ch, utf8ToInt, 1L)))
+  x
+}
+
 # The R script that reproduces a release made in the app. The file name enters it only as
 # a deparsed string constant (inside the read call, and in the comment), so no name,
 # whatever characters it holds, adds code to the script.
@@ -375,7 +387,7 @@ app_script <- function(source, identifiers, verb, args, formula = NULL, family =
   read <- switch(source$kind,
     example = "titanic_paper()",
     object = "data  # the data frame given to detanon_app()",
-    app_deparse(app_read_call(source$name, source$kind, source$encoding)))
+    app_escape_bidi(app_deparse(app_read_call(source$name, source$kind, source$encoding))))
   call <- as.call(c(list(as.name(verb), quote(data)), args))
   report <- as.call(c(list(quote(release_report), quote(data), quote(release), "report.html"),
                       list(vars = args$vars, strata = args$strata),
@@ -384,7 +396,7 @@ app_script <- function(source, identifiers, verb, args, formula = NULL, family =
                       if (!is.null(formula) && family != "gaussian") list(family = call(family))))
   c(sprintf("# Reproduces the release made in detanon_app() on %s with detanon %s.",
             format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC"), utils::packageVersion("detanon")),
-    if (file) paste0("# Run it in the folder that holds the file ", deparse1(source$name), "."),
+    if (file) paste0("# Run it in the folder that holds the file ", app_escape_bidi(deparse1(source$name)), "."),
     "library(detanon)",
     paste("data <-", read),
     if (identical(source$kind, "csv") && !is.null(source$encoding)) app_utf8_code,

@@ -371,8 +371,10 @@ test_that("uploaded file names never become code in the script", {
   dir <- withr::local_tempdir()
   withr::local_dir(dir)
   # the reported input (a name with newlines), then quotes, backslashes and a carriage return
+  # and the Unicode controls of text direction, which could make the script read otherwise
   names <- c("titanic\nfile.create('pwned')\n#.csv", "a\"); file.create(\"pwned\"); x <- (\".csv",
-             "b\\\\\"\rfile.create('pwned') #.csv", "c'\n`file.create`('pwned')\n'.csv")
+             "b\\\\\"\rfile.create('pwned') #.csv", "c'\n`file.create`('pwned')\n'.csv",
+             "d\u202e\"); file.create('pwned') #\u2066.csv")
   for (nm in names) {
     up <- app_upload(titanic_csv(), nm, row.names = FALSE)
     shiny::testServer(app_server(), {
@@ -384,6 +386,7 @@ test_that("uploaded file names never become code in the script", {
       code <- readLines(output$dl_code)
       expect_identical(script_calls(code), c("library", "data <- utils::read.csv", "data <- remove_identifiers",
                                              "release <- anonymise", "write_release", "release_report"), label = nm)
+      expect_false(any(grepl("[\u202a-\u202e\u2066-\u2069]", code)), label = nm)
       # run in a folder that holds a file of that name, the script reads it and reproduces the release
       file.copy(up$datapath, file.path(dir, nm))
       env <- new.env(parent = globalenv())
