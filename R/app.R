@@ -128,7 +128,7 @@ app_column_attributes <- c("class", "levels", "tzone", "label", "format.stata", 
 
 # `d` as a plain data.frame, or a message naming the file: columns are atomic vectors
 # (logical, integer, double, character) of the classes above, with unique non-empty
-# names; attributes other than those above (and every frame attribute but the names)
+# names free of control characters (which the script would show); attributes other than those above (and every frame attribute but the names)
 # are dropped, so nothing that came from the file is called or dispatched on later.
 # Strings are marked as UTF-8 (app_utf8_code).
 app_plain_frame <- function(d, name) {
@@ -143,6 +143,11 @@ app_plain_frame <- function(d, name) {
   if (!is.character(nm) || length(nm) != length(cols) || anyNA(nm) || any(!nzchar(nm))) {
     stop_arg("\"", name, "\" has columns without a name; give every column a name and load it again.",
              kind = "column")
+  }
+  odd <- grepl("[[:cntrl:]]", nm) | grepl(app_bidi_pattern(), nm, perl = TRUE)
+  if (any(odd)) {
+    stop_arg("\"", name, "\" has column names with control characters (", quote_names(encodeString(nm[odd])),
+             "); rename them and load it again.", kind = "column")
   }
   if (anyDuplicated(nm)) {
     stop_arg("\"", name, "\" has duplicated column names (", quote_names(unique(nm[duplicated(nm)])),
@@ -366,14 +371,17 @@ app_utf8_code <- "data[] <- lapply(data, function(x) if (is.character(x)) enc2ut
 # An expression as lines of R code (continuation lines indented).
 app_deparse <- function(x) paste(deparse(x, width.cutoff = 80L), collapse = "\n  ")
 
+# The Unicode controls of text direction (a regular expression; the R code stays ASCII).
+app_bidi_pattern <- function() {
+  paste0("[", intToUtf8(c(0x200e, 0x200f, 0x202a)), "-", intToUtf8(c(0x202e, 0x2066)), "-", intToUtf8(0x2069), "]")
+}
+
 # deparse() escapes control characters but keeps the Unicode controls of text direction,
 # with which a file name can make the script read differently from what it does: in the
 # lines that hold the file name, where they can only stand inside a string, they become
 # \u escapes (the same string).
 app_escape_bidi <- function(x) {
-  bidi <- paste0("[", intToUtf8(c(0x200e, 0x200f, 0x202a)), "-", intToUtf8(c(0x202e, 0x2066)), "-",
-                 intToUtf8(0x2069), "]")
-  m <- gregexpr(bidi, x, perl = TRUE)
+  m <- gregexpr(app_bidi_pattern(), x, perl = TRUE)
   regmatches(x, m) <- lapply(regmatches(x, m), function(ch) sprintf("\\u%04x", vapply(ch, utf8ToInt, 1L)))
   x
 }

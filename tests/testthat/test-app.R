@@ -511,6 +511,11 @@ test_that("app_plain_frame() keeps plain columns and refuses code, lists and dup
   empty <- d[c("Age", "Fare")]
   names(empty) <- c("a", "")
   expect_error(app_plain_frame(empty, "e.rds"), "columns without a name", class = "detanon_error_column")
+  for (bad_name in c("a\nb", "a\u202eb", "\r")) {
+    odd <- d[c("Age", "Fare")]
+    names(odd)[2] <- bad_name
+    expect_error(app_plain_frame(odd, "o.rds"), "column names with control characters", class = "detanon_error_column")
+  }
   fun <- d[1:2, c("Age", "Fare")]
   fun$f <- list(function() 1, function() 2)
   expect_error(app_plain_frame(fun, "f.rds"), "column `f` is list", class = "detanon_error_column")
