@@ -636,7 +636,8 @@ app_server <- function(data = NULL) {
         shiny::incProgress(0.2, detail = "risk battery")
         b <- risk_battery(work, release, vars = s$vars, strata = if (length(s$strata)) s$strata, seed = 1)
         dir.create(dir)
-        csv <- write_release(release, file.path(dir, "release.csv"))
+        csv <- withCallingHandlers(write_release(release, file.path(dir, "release.csv")),
+                                   warning = keep_note, message = keep_note)
         shiny::incProgress(0.2, detail = "done")
         list(work = work, release = release, assess = a, battery = b, verb = s$verb, args = s$args, k = s$k,
              formula = s$formula, family = s$family, identifiers = s$identifiers, dir = dir, csv = csv,
