@@ -41,3 +41,16 @@ ref_dis <- function(score, n_pairs, m, f = 0.01) {
   a <- sum(score[score > 0]^-q)
   ifelse(score > 0, 1 / (1 + t / (score^q * a)), 0)
 }
+
+# Slow reference for the counts of suppress_local(): for each record, the records whose
+# keys equal its own wherever both are present (a missing value matches anything).
+ref_wildcard_counts <- function(x) {
+  x <- as.data.frame(x)
+  v <- lapply(x, as.character)
+  n <- nrow(x)
+  vapply(seq_len(n), function(i) {
+    ok <- rep(TRUE, n)
+    for (z in v) ok <- ok & (is.na(z) | is.na(z[i]) | z == z[i])
+    sum(ok)
+  }, numeric(1))
+}
