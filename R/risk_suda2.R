@@ -98,23 +98,32 @@ risk_suda2 <- function(data, strata = NULL, dis_fraction = 0.01, missing = NULL)
   n_levels <- vapply(coded, function(x) length(x$levels), integer(1))
   r <- .Call(C_ffi_suda2, codes, n_levels, dis_fraction)
   score <- r$score
-  contribution <- r$contrib / ifelse(score > 0, score, 1)
-  colnames(contribution) <- strata
   raw <- r$contrib
+  denom <- score
+  denom[denom == 0] <- 1
+  contribution <- raw / denom
+  colnames(contribution) <- strata
   total <- sum(score)
   attr_contrib <- data.frame(
     variable = strata,
     contribution = if (total > 0) 100 * colSums(raw) / total else rep(0, length(strata)),
     stringsAsFactors = FALSE
   )
+  # per value of each key: only records with an MSU contribute
+  scored <- which(score > 0)
   level_rows <- lapply(seq_along(strata), function(j) {
     code <- codes[, j]
     levs <- coded[[j]]$levels
-    sums <- vapply(split(raw[, j], factor(code, levels = seq_along(levs))), sum, numeric(1))
-    present <- tabulate(code[!is.na(code)], length(levs)) > 0L
+    present <- tabulate(code, length(levs)) > 0L
+    sums <- numeric(length(levs))
+    hit <- scored[!is.na(code[scored])]
+    if (length(hit)) {
+      rs <- rowsum(raw[hit, j], code[hit], reorder = FALSE)
+      sums[as.integer(rownames(rs))] <- rs[, 1L]
+    }
     tot <- sum(raw[, j])
     data.frame(variable = rep(strata[j], sum(present)), attribute = as.character(levs[present]),
-               contribution = if (tot > 0) 100 * unname(sums[present]) / tot else rep(0, sum(present)),
+               contribution = if (tot > 0) 100 * sums[present] / tot else rep(0, sum(present)),
                stringsAsFactors = FALSE)
   })
   level_contrib <- do.call(rbind, level_rows)
