@@ -3,7 +3,9 @@
 #' Sets single key values (cells) to `NA` until every record is k-anonymous on the key
 #' variables `strata`, counting as sdcMicro's `localSuppression()` and `freqCalc()` count:
 #' a missing value matches any value, so a record's count is the number of records whose
-#' keys equal its own wherever both are present.
+#' keys equal its own wherever both are present (except that, with two or more keys, a
+#' record without missing keys does not count the records whose keys are all missing, as
+#' in sdcMicro).
 #'
 #' The search is greedy. It takes the record with the smallest count (the first such in row
 #' order), and suppresses the one of its keys that lowers the total shortfall
@@ -11,7 +13,8 @@
 #' key only, and each of them gains the record. Ties go to the key suppressed first by the
 #' priority: the key with the most categories first (sdcMicro's default), or the order of
 #' `importance`. With `importance`, the priority is strict instead: the least important key
-#' whose suppression lowers the shortfall is suppressed. Counts are updated exactly after
+#' whose suppression lowers the shortfall is suppressed (if none does, the one that raises
+#' it least). Counts are updated exactly after
 #' every cell, so that no cell is suppressed for a record that an earlier suppression has
 #' already made safe; sdcMicro suppresses one cell in every record that was unsafe at the
 #' start of a pass, and so suppresses far more. On sdcMicro's `testdata` with the keys
@@ -20,8 +23,9 @@
 #' `water`, 46 of `age`); with `k = 5`, 1288 against 94 (see the tests).
 #'
 #' With `combs`, the data are made k-anonymous on every subset of the keys of each size in
-#' `combs`, one subset after the other (as sdcMicro does); a suppression only raises the
-#' counts of other subsets, so each subset stays k-anonymous.
+#' `combs`, one subset after the other (as sdcMicro does), in passes until a pass changes
+#' nothing: a suppression raises the counts of the other subsets, except where it leaves a
+#' record with all the keys of a subset missing.
 #'
 #' Suppression to an individual-risk threshold is not offered yet.
 #'
@@ -98,10 +102,18 @@ suppress_local <- function(data, strata = NULL, k = 3, importance = NULL, combs 
     sets <- if (is.null(combs)) list(seq_len(m)) else unlist(lapply(combs, function(s) {
       utils::combn(m, s, simplify = FALSE)
     }), recursive = FALSE)
-    for (keys in sets) {
-      sub <- suppress_greedy(codes[, keys, drop = FALSE], k, match(prio[prio %in% keys], keys),
-                             strict = !is.null(importance))
-      codes[, keys] <- sub
+    # a pass over the subsets, until one changes nothing: a suppression raises the counts
+    # of the other subsets, except where it empties a record of all the keys of a subset
+    # (which the records without missing keys there no longer count)
+    repeat {
+      changed <- FALSE
+      for (keys in sets) {
+        sub <- suppress_greedy(codes[, keys, drop = FALSE], k, match(prio[prio %in% keys], keys),
+                               strict = !is.null(importance))
+        if (!identical(sub, codes[, keys, drop = FALSE])) changed <- TRUE
+        codes[, keys] <- sub
+      }
+      if (!changed || length(sets) == 1L) break
     }
   }
   added <- is.na(codes) & !before
@@ -126,12 +138,17 @@ suppress_local <- function(data, strata = NULL, k = 3, importance = NULL, combs 
 
 # The greedy search of suppress_local() on one set of keys. codes: n x m integer codes with
 # NA; prio: the key indices, the one suppressed first first; strict: take the first key in
-# `prio` that lowers the shortfall (else: the one that lowers it most). Returns the codes
+# `prio` that lowers the shortfall (else, and always without `strict`: the one that lowers it
+# most, the first in `prio` on ties). Returns the codes
 # with the suppressed cells set to NA.
 suppress_greedy <- function(codes, k, prio, strict) {
   n <- nrow(codes)
   m <- ncol(codes)
   fk <- wildcard_counts(codes)
+  n_na <- as.integer(rowSums(is.na(codes)))
+  # with two or more keys, a record without missing keys does not count the records whose
+  # keys are all missing (as sdcMicro's freqCalc() counts)
+  rule <- m >= 2L
   eq <- matrix(TRUE, n, m)
   repeat {
     short <- fk < k
@@ -142,15 +159,22 @@ suppress_greedy <- function(codes, k, prio, strict) {
     for (v in seq_len(m)) {
       eq[, v] <- if (is.na(xi[v])) TRUE else is.na(codes[, v]) | codes[, v] == xi[v]
     }
+    mis <- m - as.integer(rowSums(eq))
     # records that differ from record i in exactly one key (missing values match)
-    one <- which(rowSums(eq) == m - 1L)
+    one <- which(mis == 1L)
+    complete <- n_na == 0L
+    all_na <- if (rule && complete[i]) sum(n_na == m) else 0L
+    emptied <- rule && n_na[i] == m - 1L
+    lost <- if (emptied) setdiff(which(complete & mis == 0L), i) else integer()
     best <- NA_integer_
-    best_gain <- -1
+    best_gain <- -Inf
     best_new <- integer()
     for (v in prio) {
       if (is.na(xi[v])) next
       new <- one[!eq[one, v]]
-      gain <- min(length(new), k - fk[i]) + sum(short[new])
+      if (emptied) new <- new[!complete[new]]
+      own <- if (emptied) n - fk[i] else length(new) + all_na
+      gain <- min(own, k - fk[i]) + sum(short[new]) - sum(fk[lost] <= k)
       if (strict && gain > 0) {
         best <- v
         best_new <- new
@@ -162,17 +186,19 @@ suppress_greedy <- function(codes, k, prio, strict) {
         best_new <- new
       }
     }
-    if (strict && is.na(best)) best <- prio[!is.na(xi[prio])][1L]
     codes[i, best] <- NA_integer_
-    fk[i] <- fk[i] + length(best_new)
+    n_na[i] <- n_na[i] + 1L
+    fk[i] <- if (emptied) n else fk[i] + length(best_new) + all_na
     fk[best_new] <- fk[best_new] + 1L
+    fk[lost] <- fk[lost] - 1L
   }
   codes
 }
 
-# Each record's count of records whose keys equal its own wherever both are present
-# (sdcMicro's freqCalc() with alpha = 1), by the patterns of missing keys: for each pair of
-# patterns, records are matched on the keys present in both.
+# Each record's count of records whose keys equal its own wherever both are present, as
+# sdcMicro's freqCalc() with alpha = 1 counts (with two or more keys, a record without
+# missing keys does not count the records whose keys are all missing), by the patterns of
+# missing keys: for each pair of patterns, records are matched on the keys present in both.
 wildcard_counts <- function(codes) {
   n <- nrow(codes)
   m <- ncol(codes)
@@ -180,9 +206,11 @@ wildcard_counts <- function(codes) {
   pats <- sort(unique(pat))
   fk <- integer(n)
   rows <- lapply(pats, function(p) which(pat == p))
+  full <- 2^m - 1
   for (a in seq_along(pats)) {
     ia <- rows[[a]]
     for (b in seq_along(pats)) {
+      if (m >= 2L && pats[a] == 0 && pats[b] == full) next
       ib <- rows[[b]]
       keep <- which(bitwAnd(bitwOr(pats[a], pats[b]), 2L^(seq_len(m) - 1L)) == 0L)
       if (!length(keep)) {

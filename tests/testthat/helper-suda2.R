@@ -42,15 +42,19 @@ ref_dis <- function(score, n_pairs, m, f = 0.01) {
   ifelse(score > 0, 1 / (1 + t / (score^q * a)), 0)
 }
 
-# Slow reference for the counts of suppress_local(): for each record, the records whose
-# keys equal its own wherever both are present (a missing value matches anything).
+# Slow reference for the counts of suppress_local(), as sdcMicro's freqCalc(alpha = 1)
+# counts: for each record, the records whose keys equal its own wherever both are present
+# (a missing value matches anything), except that with two or more keys a record without
+# missing keys does not count the records whose keys are all missing.
 ref_wildcard_counts <- function(x) {
   x <- as.data.frame(x)
   v <- lapply(x, as.character)
   n <- nrow(x)
+  n_na <- Reduce(`+`, lapply(v, is.na))
   vapply(seq_len(n), function(i) {
     ok <- rep(TRUE, n)
     for (z in v) ok <- ok & (is.na(z) | is.na(z[i]) | z == z[i])
+    if (length(v) >= 2 && n_na[i] == 0) ok <- ok & n_na < length(v)
     sum(ok)
   }, numeric(1))
 }

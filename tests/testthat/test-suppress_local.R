@@ -34,6 +34,19 @@ test_that("the counts with missing values as wildcards equal the brute-force ref
   }
 })
 
+test_that("the reference counts are sdcMicro's freqCalc() counts", {
+  skip_if_not_installed("sdcMicro")
+  set.seed(3)
+  for (it in 1:30) {
+    n <- sample(2:60, 1)
+    m <- sample(1:4, 1)
+    x <- as.data.frame(lapply(seq_len(m), function(j) sample(1:3, n, TRUE)))
+    names(x) <- paste0("v", seq_len(m))
+    x[matrix(runif(n * m) < 0.25, n)] <- NA
+    expect_identical(as.numeric(sdcMicro::freqCalc(x, keyVars = names(x), alpha = 1)$fk), ref_wildcard_counts(x))
+  }
+})
+
 test_that("the result is k-anonymous on random and adversarial data", {
   set.seed(9)
   for (it in 1:40) {
@@ -47,6 +60,17 @@ test_that("the result is k-anonymous on random and adversarial data", {
     out <- quiet_suppress(x, paste0("k", seq_len(m)), k = k)
     expect_k_anonymous(out, x, paste0("k", seq_len(m)), k)
   }
+  # records emptied of all their keys (which records without missing keys do not count)
+  set.seed(4)
+  emptied <- 0
+  for (it in 1:30) {
+    x <- data.frame(a = sample(1:6, 8, TRUE), b = sample(1:6, 8, TRUE))
+    x$a[1] <- NA
+    out <- quiet_suppress(x, c("a", "b"), k = sample(3:6, 1))
+    expect_k_anonymous(out, x, c("a", "b"), release_info(out)$settings$k)
+    emptied <- emptied + sum(is.na(out$a) & is.na(out$b))
+  }
+  expect_gt(emptied, 0)
   # all unique, k = n: every record must match every other
   x <- data.frame(a = 1:4, b = letters[1:4])
   out <- quiet_suppress(x, c("a", "b"), k = 4)
@@ -71,7 +95,7 @@ test_that("the result is k-anonymous on random and adversarial data", {
 
 test_that("`combs` makes every subset of the given sizes k-anonymous", {
   set.seed(12)
-  for (it in 1:10) {
+  for (it in 1:20) {
     n <- sample(10:60, 1)
     x <- as.data.frame(lapply(1:4, function(j) sample(1:4, n, TRUE)))
     names(x) <- c("a", "b", "c", "d")
