@@ -174,3 +174,19 @@ test_that("bad input is refused with classed errors naming the argument", {
     suppress_local(x, "zz")
   })
 })
+
+test_that("tibbles and data.tables come back in their class, the input unchanged", {
+  x <- data.frame(a = c(1, 1, 2, 2, 3), b = c("u", "u", "v", "v", "v"), y = 1:5)
+  for (cls in c("tibble", "data.table")) {
+    skip_if_not_installed(cls)
+    d <- if (cls == "tibble") tibble::as_tibble(x) else data.table::as.data.table(x)
+    copy <- if (cls == "tibble") d else data.table::copy(d)
+    out <- quiet_suppress(d, c("a", "b"), k = 2)
+    expect_s3_class(out, class(d)[1])
+    expect_identical(d, copy)
+    expect_k_anonymous(out, x, c("a", "b"), 2)
+    p <- suppressMessages(anonymise_pram(d, vars = "b", strata = "a", seed = 1))
+    expect_s3_class(p, class(d)[1])
+    expect_identical(d, copy)
+  }
+})
