@@ -149,29 +149,47 @@ suppress_greedy <- function(codes, k, prio, strict) {
   # with two or more keys, a record without missing keys does not count the records whose
   # keys are all missing (as sdcMicro's freqCalc() counts)
   rule <- m >= 2L
-  eq <- matrix(TRUE, n, m)
+  # the rows of each code of each key (as at the start) and the rows missing each key: a
+  # record within one key of record i matches it (or misses) in one of any two keys that
+  # record i has, so only those rows are compared
+  by_code <- lapply(seq_len(m), function(v) {
+    split(seq_len(n), factor(codes[, v], levels = seq_len(max(c(0L, codes[, v]), na.rm = TRUE))))
+  })
+  na_rows <- lapply(seq_len(m), function(v) which(is.na(codes[, v])))
   repeat {
     short <- fk < k
     if (!any(short)) break
     unsafe <- which(short)
     i <- unsafe[which.min(fk[unsafe])]
     xi <- codes[i, ]
-    for (v in seq_len(m)) {
-      eq[, v] <- if (is.na(xi[v])) TRUE else is.na(codes[, v]) | codes[, v] == xi[v]
+    present <- which(!is.na(xi))
+    rows <- if (length(present) >= 2L) {
+      cand <- lapply(present, function(v) c(by_code[[v]][[xi[v]]], na_rows[[v]]))
+      two <- order(lengths(cand))[1:2]
+      sort(unique(c(cand[[two[1L]]], cand[[two[2L]]])))
+    } else {
+      seq_len(n)
+    }
+    eq <- matrix(TRUE, length(rows), m)
+    for (v in present) {
+      cv <- codes[rows, v]
+      eq[, v] <- is.na(cv) | cv == xi[v]
     }
     mis <- m - as.integer(rowSums(eq))
     # records that differ from record i in exactly one key (missing values match)
-    one <- which(mis == 1L)
+    sel <- mis == 1L
+    one <- rows[sel]
+    eq_one <- eq[sel, , drop = FALSE]
     complete <- n_na == 0L
     all_na <- if (rule && complete[i]) sum(n_na == m) else 0L
     emptied <- rule && n_na[i] == m - 1L
-    lost <- if (emptied) setdiff(which(complete & mis == 0L), i) else integer()
+    lost <- if (emptied) setdiff(rows[complete[rows] & mis == 0L], i) else integer()
     best <- NA_integer_
     best_gain <- -Inf
     best_new <- integer()
     for (v in prio) {
       if (is.na(xi[v])) next
-      new <- one[!eq[one, v]]
+      new <- one[!eq_one[, v]]
       if (emptied) new <- new[!complete[new]]
       own <- if (emptied) n - fk[i] else length(new) + all_na
       gain <- min(own, k - fk[i]) + sum(short[new]) - sum(fk[lost] <= k)
@@ -187,6 +205,7 @@ suppress_greedy <- function(codes, k, prio, strict) {
       }
     }
     codes[i, best] <- NA_integer_
+    na_rows[[best]] <- c(na_rows[[best]], i)
     n_na[i] <- n_na[i] + 1L
     fk[i] <- if (emptied) n else fk[i] + length(best_new) + all_na
     fk[best_new] <- fk[best_new] + 1L
