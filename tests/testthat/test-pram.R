@@ -73,7 +73,7 @@ test_that("the transitions used are invariant in every stratum, and pd = 1 chang
   expect_identical(same, d2)
 })
 
-test_that("released marginals match the original ones on large n (invariant) and the expected ones otherwise", {
+test_that("released marginals on large n: the original ones (invariant), else the expected ones", {
   set.seed(3)
   n <- 1e5
   p <- c(0.5, 0.3, 0.15, 0.05)
