@@ -10,7 +10,8 @@
 #     (3.9x); scores identical, DIS-SUDA within 2.1e-9;
 #     local suppression k = 3, 4 keys: detanon 0.76 s, 61 cells; sdcMicro 4.61 s, 680 cells;
 #     5 keys: detanon 1.68 s, 260 cells; sdcMicro 36.3 s, 2591 cells.
-#   n = 1e6: suda2 4 keys detanon 5.0 s, sdcMicro 21.4 s (4.3x, under heavy load).
+#   n = 1e6 (load average 8 on 2 cores): suda2 4 keys detanon 3.4 s, sdcMicro 12.4 s (3.7x);
+#     7 keys 6.7 s vs 23.4 s (3.5x); scores identical, DIS-SUDA identical to print precision.
 suppressMessages({
   library(detanon)
   library(sdcMicro)
