@@ -68,6 +68,10 @@ SEXP ffi_stir_nearest(SEXP xo, SEXP xc, SEXP nominal, SEXP knots);
 SEXP ffi_stir_clusters(SEXP x, SEXP nominal, SEXP eps, SEXP order);
 SEXP ffi_stir_shuffle(SEXP cl, SEXP n_clusters, SEXP n_vars);
 
+/* suda2_glue.c: minimal sample uniques and SUDA/DIS-SUDA scores, risk_suda2() (kernel:
+ * suda2.c) */
+SEXP ffi_suda2(SEXP codes, SEXP n_levels, SEXP fraction);
+
 /* ola_glue.c: optimal lattice anonymisation, one lattice node (kernel: ola.c) */
 SEXP ffi_ola_node(SEXP lat, SEXP level, SEXP k, SEXP want_slot);
 
