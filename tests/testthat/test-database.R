@@ -27,6 +27,32 @@ db_result <- function(con, table, key) {
                              DBI::dbQuoteIdentifier(con, key)))
 }
 
+# Replaces the internal function `name` of detanon by `value` until the calling test ends
+# (failures are injected from the tests, through the functions the package really calls).
+local_detanon_binding <- function(name, value, env = parent.frame()) {
+  ns <- asNamespace("detanon")
+  old <- get(name, envir = ns)
+  set <- function(v) {
+    unlockBinding(name, ns)
+    assign(name, v, envir = ns)
+    lockBinding(name, ns)
+  }
+  set(value)
+  withr::defer(set(old), envir = env)
+  old
+}
+
+# db_append() failing (with a backend's plain error) on its `at`-th call
+local_append_failure <- function(at, env = parent.frame()) {
+  calls <- 0L
+  orig <- NULL
+  orig <- local_detanon_binding("db_append", function(con, name, d) {
+    calls <<- calls + 1L
+    if (calls >= at) stop("disk full (injected by the test)")
+    orig(con, name, d)
+  }, env = env)
+}
+
 identical_level <- function(v, level) if (is.na(level)) is.na(v) else !is.na(v) & v == level
 
 db_state <- function(con) {
@@ -133,24 +159,42 @@ test_that("anonymise_db() leaves no output table and nothing else when it fails"
   DBI::dbWriteTable(con, "masked", data.frame(old = 1:3))
   before <- db_state(con)
   for (read in c("order", "index")) {
-    withr::local_options(detanon.db_fault = "release")
-    expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "new_masked",
-                              read = read, check_identifiers = FALSE), "injected failure")
-    expect_identical(db_state(con), before)
-    # with overwrite = TRUE, the old output table survives a failure unchanged
-    expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "masked",
-                              read = read, overwrite = TRUE, check_identifiers = FALSE), "injected failure")
-    expect_identical(db_state(con), before)
-    withr::local_options(detanon.db_fault = "worker")
-    expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "new_masked",
-                              read = read, check_identifiers = FALSE), "injected worker failure")
-    expect_identical(db_state(con), before)
+    # the database refuses the last rows of the release: a classed error, nothing written
+    local({
+      local_append_failure(at = 2L)
+      expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "new_masked",
+                                read = read, group_size = 200, check_identifiers = FALSE),
+                   "disk full", class = "detanon_error_database")
+      expect_identical(db_state(con), before)
+      # with overwrite = TRUE, the old output table survives a failure unchanged
+      expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "masked",
+                                read = read, group_size = 200, overwrite = TRUE, check_identifiers = FALSE),
+                   "disk full", class = "detanon_error_database")
+      expect_identical(db_state(con), before)
+    })
+    # a group that is not whole strata (rows lost on the way): the masking refuses it
+    local({
+      orig <- NULL
+      orig <- local_detanon_binding("db_group_reader", function(...) {
+        read_group <- orig(...)
+        function() {
+          g <- read_group()
+          if (is.null(g)) g else g[-1L, , drop = FALSE]
+        }
+      })
+      expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "new_masked",
+                                read = read, check_identifiers = FALSE),
+                   "must hold whole strata", class = "detanon_error_data")
+      expect_identical(db_state(con), before)
+    })
   }
   # a stratum smaller than k: the classed error of anonymise(), nothing written
-  withr::local_options(detanon.db_fault = "")
   expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = c("grp", "cls", "note"), k = 30,
                             output = "new_masked", check_identifiers = FALSE), class = "detanon_error")
   expect_identical(db_state(con), before)
+  # no test-only code in the package: failures are injected from here
+  fns <- Filter(is.function, mget(ls(asNamespace("detanon"), all.names = TRUE), envir = asNamespace("detanon")))
+  expect_false(any(vapply(fns, function(f) any(grepl("db_fault|injected", deparse(f))), logical(1))))
 })
 
 test_that("anonymise_db() gives the same table under a multisession future plan, and a failed worker writes nothing", {
@@ -163,7 +207,15 @@ test_that("anonymise_db() gives the same table under a multisession future plan,
   on.exit(future::plan(old), add = TRUE)
   db_check_identical(con, "order", group_size = 100)
   before <- db_state(con)
-  withr::local_options(detanon.db_fault = "worker")
+  # the worker is handed a group that lacks a record of its stratum: it fails there
+  orig <- NULL
+  orig <- local_detanon_binding("db_group_reader", function(...) {
+    read_group <- orig(...)
+    function() {
+      g <- read_group()
+      if (is.null(g)) g else g[-1L, , drop = FALSE]
+    }
+  })
   expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "new_masked",
                             group_size = 50, check_identifiers = FALSE),
                class = "detanon_error_worker")
@@ -182,9 +234,9 @@ test_that("anonymise_db() on PostgreSQL is anonymise() on the table in memory (p
   idx <- DBI::dbGetQuery(con, "SELECT indexname FROM pg_indexes WHERE tablename = 'people'")
   expect_identical(nrow(idx), 0L)
   before <- db_state(con)
-  withr::local_options(detanon.db_fault = "release")
+  local_append_failure(at = 1L)
   expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "new_masked",
-                            read = "index", check_identifiers = FALSE), "injected failure")
+                            read = "index", check_identifiers = FALSE), class = "detanon_error_database")
   expect_identical(db_state(con), before)
 })
 
@@ -196,7 +248,8 @@ test_that("the sorted stream cuts groups of whole strata of at most group_size r
   DBI::dbWriteTable(con, "t", d[sample(nrow(d)), ])
   for (chunk in c(7, 64, 1000)) {
     made <- new.env()
-    read <- detanon:::db_group_reader(con, "t", c("s", "v"), "s", NULL, "order", chunk, 100, made)
+    src <- detanon:::db_relation(con, "t", "table")
+    read <- detanon:::db_group_reader(con, src, c("s", "v"), "s", NULL, "order", chunk, 100, made)
     groups <- list()
     while (!is.null(g <- read())) groups[[length(groups) + 1L]] <- g
     all <- do.call(rbind, groups)
