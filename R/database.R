@@ -257,6 +257,17 @@ check_db_connection <- function(con) {
     stop_arg("`con` must be a DBI connection (DBI::dbConnect()), not ", class_label(con), ".")
   }
   if (!db_is_valid(con)) stop_arg("`con` is not a valid connection (closed?); reconnect first.")
+  if (db_is_pg(con)) {
+    # in a transaction aborted by an error, PostgreSQL runs no statement until a rollback
+    # (RPostgreSQL's dbGetQuery() warns and returns NULL where others raise an error)
+    ok <- tryCatch(DBI::dbGetQuery(con, "SELECT 1"), error = function(e) e, warning = function(w) w)
+    if (!is.data.frame(ok)) {
+      why <- if (inherits(ok, "condition")) trimws(conditionMessage(ok)) else "no result"
+      stop_arg("`con` cannot run statements (", why, "): if its transaction was ",
+               "aborted by an earlier error, roll it back (DBI::dbRollback()) first; if it is closed, reconnect.",
+               kind = "database")
+    }
+  }
   invisible(con)
 }
 
@@ -442,11 +453,6 @@ db_begin <- function(con) {
     # a SAVEPOINT outside a transaction block is an error in PostgreSQL: the probe
     if (!inherits(tryCatch(DBI::dbExecute(con, sp), error = function(e) e), "error")) {
       return(list(kind = "savepoint", name = name))
-    }
-    # (and in a transaction already aborted by an error, so is every statement)
-    if (inherits(tryCatch(DBI::dbGetQuery(con, "SELECT 1"), error = function(e) e), "error")) {
-      stop_arg("`con` is in a transaction aborted by an earlier error; roll it back (DBI::dbRollback()) ",
-               "first.", kind = "database")
     }
     db_tx_statement(con, "BEGIN ISOLATION LEVEL REPEATABLE READ")
     return(list(kind = "begin"))
