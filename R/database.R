@@ -3,7 +3,8 @@
 #' `anonymise_db()` masks a table that lives in a database (through DBI: SQLite, PostgreSQL or
 #' any DBI backend) without reading it into memory, and writes the masked table back to the
 #' same database. The result is the one [anonymise()] gives on the same table read into
-#' memory, bit for bit: the same masked values for the same records.
+#' memory, bit for bit: the same masked values for the same records. It leaves the caller's
+#' random stream ([set.seed()]) as it was.
 #'
 #' It runs the passes of the partitioned path ([anonymise_stats()], [anonymise_stratum()],
 #' [anonymise_rescale()], [anonymise_release()]):
@@ -14,13 +15,39 @@
 #'    `group_size` records) and masks each group; the pieces are kept in files in a private
 #'    temporary directory (they hold original values: they are removed when the call ends,
 #'    also on error, but a killed R process leaves them, as it leaves all its temporary
-#'    files, and a killed process leaves its temporary table `detanon_tmp_*` in the
-#'    database);
+#'    files). The exact sums of the values masked must be those of the statistics pass
+#'    (else a classed error: the table changed between the passes);
 #' 3. step 5 rescales over all pieces (exact sums of the centroids);
 #' 4. the release pass writes each piece's masked rows to a new table with a temporary name,
-#'    which is renamed to `output` only when every row is written. A failure (an error, an
-#'    interrupt, a failed worker) drops the temporary table: `output` is never left half
-#'    written, and nothing else in the database changes.
+#'    which is renamed to `output` only when every row is written.
+#'
+#' @section Transactions:
+#' Everything the call does in the database (the temporary table, an index for
+#' `read = "index"`, dropping an existing `output`, the rename) happens in one transaction:
+#' its own, or, when the connection is already in a transaction (e.g. inside
+#' [DBI::dbWithTransaction()]), a `SAVEPOINT` inside it. It commits its own transaction;
+#' it never commits the caller's, whose rollback also undoes the release. A failure (an
+#' error, an interrupt, a failed worker, a lost connection) rolls back to where the call
+#' started: `output` is never left half written, no `detanon_tmp_*` table or index is left,
+#' and nothing else in the database changes (the database rolls back the work of a
+#' connection that dies). On PostgreSQL its own transaction is `REPEATABLE READ`, so all
+#' passes read one snapshot of the table even while other sessions write to it; inside the
+#' caller's transaction they read what its isolation level shows, and a table changed
+#' between the passes is an error (class `detanon_error_data`). On SQLite the
+#' transaction keeps other connections from writing until the call ends. Other DBI
+#' backends get [DBI::dbBegin()], and an error inside an open transaction. Errors from the
+#' database are raised with class `detanon_error_database`.
+#'
+#' @section Table names:
+#' `table` and `output` are resolved as the database resolves them, never compared as
+#' strings: on SQLite names differ only when they differ beyond (ASCII) case, so
+#' `output = "PEOPLE"` is the table `people`; on PostgreSQL (names are quoted, so case
+#' counts) `table` is found on the search path and `output` is made in
+#' `current_schema()`, and a name longer than PostgreSQL's 63-byte limit is refused
+#' (PostgreSQL would cut it, possibly to another table's name). `output` naming the input
+#' table is an error, also with `overwrite = TRUE`; so is an `output` that is a view (only
+#' tables are replaced). `table` may be a view (it is then read without an index). On other
+#' backends, names that differ only in case are refused as possibly the same table.
 #'
 #' @section Reading strata:
 #' `read = "order"` (the default) streams the table once, sorted by the `strata` columns
@@ -39,32 +66,40 @@
 #'
 #' @section Types and row order:
 #' The output table has the input's columns in the same order. Its column types are those
-#' [DBI::dbDataType()] gives for the R types the input columns are read as; integer `vars`
-#' stay integer when [anonymise()] would return them as integers. Rows are written group by
-#' group (sorted by stratum with `read = "order"`), not in the input's order: keep a key
-#' column (not in `vars`) to join the release to other tables, or to compare it with
-#' [anonymise()] on the table read into memory (sorted by the key).
+#' [DBI::dbDataType()] gives for the R types the input columns are read as (the types of
+#' [DBI::dbGetQuery()] on the whole table); integer `vars` stay integer when [anonymise()]
+#' would return them as integers. SQLite keeps a type per value: a column holding whole
+#' numbers and fractions is read as double throughout, and a column holding numbers and
+#' text (which DBI reads as numbers or as text depending on the rows read together) is
+#' refused with a classed error. Rows are written group by group (sorted by stratum with
+#' `read = "order"`), not in the input's order: keep a key column (not in `vars`) to join
+#' the release to other tables, or to compare it with [anonymise()] on the table read into
+#' memory (sorted by the key).
 #'
 #' @section Progress:
 #' The masking pass reports the records masked through progressr: wrap the call in
 #' `progressr::with_progress()` to see it.
 #'
 #' @section PostgreSQL:
-#' RPostgreSQL writes doubles with 15 significant digits; `anonymise_db()` sends them as text
-#' with 17 digits instead, which PostgreSQL reads back exactly.
+#' RPostgreSQL writes doubles with 15 significant digits and timestamps to the second;
+#' `anonymise_db()` sends doubles as text with 17 digits and timestamps to the microsecond
+#' instead, which PostgreSQL reads back exactly. With `read = "index"`, each stratum's
+#' values are cast to their columns' types (dates, timestamps, `numeric(p, s)`); a
+#' `numeric` column with more digits than a double holds is compared as the double R
+#' reads.
 #'
 #' @param con A DBI connection ([DBI::dbConnect()]).
 #' @param table The name of the table to mask (one string).
 #' @param vars,strata,k As in [anonymise()]; `vars` and `strata` must be given.
 #' @param output The name of the table to create with the masked records (one string, not
-#'   `table`).
+#'   `table` under the database's rules for names; see the section on table names).
 #' @param format As in [anonymise()]: `"natural"`, `"precision"` or `"none"`.
 #' @param read How strata are read: `"order"` (one sorted stream) or `"index"` (one query per
 #'   stratum through an index on the `strata` columns). See the section above.
 #' @param chunk Rows fetched at a time (statistics pass, and the sorted stream).
 #' @param group_size Small strata are masked together in groups of about this many records.
-#' @param overwrite Replace `output` if it exists? `FALSE` (the default) is an error when it
-#'   exists.
+#' @param overwrite Replace `output` if it exists (a table, never the input nor a view)?
+#'   `FALSE` (the default) is an error when it exists.
 #' @param na,small_strata As in [anonymise()], with the choices the partitioned path supports
 #'   (see [anonymise_stats()]).
 #' @param check_identifiers Warn when a column released unmasked looks like a direct
