@@ -830,7 +830,13 @@ db_workers <- function() {
 # no enclosing frame (a closure made inside db_mask_batch() would ship the whole batch to
 # every worker).
 db_stratum_worker <- function(d, st, nthreads) {
-  anonymise_stratum(d, stats = st, nthreads = nthreads)
+  # a group whose records or values are not those the statistics counted: the table changed
+  tryCatch(anonymise_stratum(d, stats = st, nthreads = nthreads), detanon_error_data = function(e) {
+    stop_arg("`table` changed while it was read: the strata read for masking are not those of the statistics ",
+             "pass (", sub("^[A-Za-z_.]+\\(\\): ", "", conditionMessage(e)), "). Stop the writers to the table (or ",
+             "run outside a transaction, which reads one snapshot) and call anonymise_db() again. Nothing was ",
+             "written.", kind = "data")
+  })
 }
 
 db_mask_batch <- function(batch, st, nthreads) {
