@@ -309,24 +309,15 @@ key_counts <- function(keys, values, checks) {
   out
 }
 
-# A check number per record of its `vars` values (rows of x; NA allowed): the bit patterns
-# of the values reduced modulo a prime below 2^20 and mixed column by column through a
-# square (so that a record is checked as a whole: values moved between records change it),
-# each below 2^20, so that a sum over a stratum is exact for up to 2^33 records and does
-# not depend on the order of the records or of the chunks. A stratum whose sum differs
-# holds other values.
+# A check number per record of its `vars` values (rows of x; NA allowed), in C
+# (mask_record_checks(), mask.h): the bit patterns of the values modulo a prime below 2^20,
+# mixed column by column through a square (so that a record is checked as a whole: values
+# moved between records change it), each below 2^20, so that a sum over a stratum is exact
+# for up to 2^33 records and does not depend on the order of the records or of the chunks.
+# A stratum whose sum differs holds other values.
 record_checks <- function(x) {
-  p <- 1048573
-  if (!nrow(x) || !ncol(x)) return(numeric(nrow(x)))
-  v <- as.vector(x)
-  v[!is.na(v) & v == 0] <- 0 # -0 is 0
-  b <- as.double(readBin(writeBin(v, raw(), endian = "little"), "integer", n = 2L * length(v),
-                         endian = "little"))
-  b[is.na(b)] <- -2147483648 # the bit pattern that readBin() gives as NA_integer_
-  h <- matrix(((b[c(TRUE, FALSE)] %% p) * 1024 + b[c(FALSE, TRUE)] %% p) %% p, nrow(x))
-  r <- numeric(nrow(x))
-  for (j in seq_len(ncol(x))) r <- ((r + h[, j])^2 + j) %% p
-  r
+  storage.mode(x) <- "double"
+  .Call(C_ffi_record_checks, x)
 }
 
 # `sums` (aligned with the strata table) plus the check numbers of the records a chunk holds

@@ -216,3 +216,21 @@ test_that("anonymise_partitioned() refuses a strata_source whose values changed"
   expect_error(do.call(anonymise_partitioned, c(list(chunks, strata_source = shifted), args)),
                "other values than the statistics", class = "detanon_error_worker")
 })
+
+test_that("the record check numbers (C) are the slow reference's, on random and adversarial values", {
+  set.seed(31)
+  special <- c(0, -0, NA, NaN, Inf, -Inf, 5e-324, -5e-324, .Machine$double.xmax, 1, -1, 0.1, 2^53, 1e-300)
+  for (rep in 1:20) {
+    n <- sample(0:40, 1)
+    p <- sample(1:4, 1)
+    x <- matrix(sample(c(stats::rnorm(50), special), n * p, TRUE), n, p)
+    got <- detanon:::record_checks(x)
+    expect_identical(got, record_checks_ref(x))
+    expect_true(all(got >= 0 & got < 2^20 & got == round(got)))
+  }
+  # -0 is 0; a value moved to another record or column changes the check
+  expect_identical(detanon:::record_checks(matrix(c(-0, 1), 1)), detanon:::record_checks(matrix(c(0, 1), 1)))
+  x <- matrix(c(1, 2, 3, 4), 2)
+  expect_false(identical(sum(detanon:::record_checks(x)), sum(detanon:::record_checks(x[, 2:1]))))
+  expect_false(identical(sum(detanon:::record_checks(x)), sum(detanon:::record_checks(cbind(x[, 1], x[2:1, 2])))))
+})
