@@ -832,10 +832,11 @@ db_workers <- function() {
 db_stratum_worker <- function(d, st, nthreads) {
   # a group whose records or values are not those the statistics counted: the table changed
   tryCatch(anonymise_stratum(d, stats = st, nthreads = nthreads), detanon_error_data = function(e) {
-    stop_arg("`table` changed while it was read: the strata read for masking are not those of the statistics ",
-             "pass (", sub("^[A-Za-z_.]+\\(\\): ", "", conditionMessage(e)), "). Stop the writers to the table (or ",
-             "run outside a transaction, which reads one snapshot) and call anonymise_db() again. Nothing was ",
-             "written.", kind = "data")
+    stop_arg("the strata read for masking are not those the statistics pass counted (",
+             sub("^[A-Za-z_.]+\\(\\): ", "", conditionMessage(e)), "): `table` changed while it was read (stop ",
+             "the writers, or run outside a transaction, which reads one snapshot), or, with read = \"index\", the ",
+             "database matched a `strata` value otherwise than R does (try read = \"order\"). Nothing was written.",
+             kind = "data")
   })
 }
 

@@ -234,3 +234,18 @@ test_that("the record check numbers (C) are the slow reference's, on random and 
   expect_false(identical(sum(detanon:::record_checks(x)), sum(detanon:::record_checks(x[, 2:1]))))
   expect_false(identical(sum(detanon:::record_checks(x)), sum(detanon:::record_checks(cbind(x[, 1], x[2:1, 2])))))
 })
+
+test_that("the errors of the value checks are pinned", {
+  d <- data.frame(g = rep(c("a", "b"), each = 5), x = c(1:10) / 4, y = c(10:1) / 8)
+  st <- anonymise_stats(list(d), vars = c("x", "y"), strata = "g", k = 3)
+  other <- d
+  other$y[c(1, 6)] <- other$y[c(6, 1)]
+  expect_snapshot(error = TRUE, anonymise_stratum(other[other$g == "a", ], stats = st))
+  reads <- 0L
+  source <- function(i) {
+    if (i == 1L) reads <<- reads + 1L
+    if (i > 1L) return(NULL)
+    if (reads > 2L) other else d
+  }
+  expect_snapshot(error = TRUE, anonymise_stats(source, vars = c("x", "y"), strata = "g", k = 3))
+})

@@ -585,3 +585,15 @@ test_that("anonymise_db() on PostgreSQL: dates, timestamps and numeric(p, s) as 
   expect_true(any(abs(seen %% 1 - 0.123456) < 5e-7, na.rm = TRUE))
   expect_true(any(abs(seen %% 1 - 0.123457) < 5e-7, na.rm = TRUE))
 })
+
+test_that("the errors of anonymise_db() for hostile input are pinned", {
+  con <- local_sqlite_connection()
+  DBI::dbWriteTable(con, "people", db_data(60, seed = 19))
+  DBI::dbExecute(con, "CREATE VIEW adults AS SELECT * FROM people")
+  expect_snapshot(error = TRUE, {
+    anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "PEOPLE", overwrite = TRUE)
+    anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "adults", overwrite = TRUE)
+  })
+  DBI::dbExecute(con, "UPDATE people SET cls = 'x' WHERE id = 5")
+  expect_snapshot(error = TRUE, anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m"))
+})
