@@ -426,27 +426,35 @@ db_prototype <- function(con, src) {
 db_column_types <- function(con, src, proto) {
   target <- lapply(proto, function(x) x)
   if (db_is_sqlite(con) && length(proto)) {
-    cols <- names(proto)
-    for (part in split(seq_along(cols), ceiling(seq_along(cols) / 200))) {
+    # a column of TEXT affinity stores numbers as text: only the others can mix
+    info <- DBI::dbGetQuery(con, paste0("PRAGMA ", db_quote(con, src$schema), ".table_info(",
+                                        db_quote(con, src$stored), ")"))
+    decl <- toupper(info$type[match(names(proto), info$name)])
+    decl[is.na(decl)] <- ""
+    text <- !grepl("INT", decl, fixed = TRUE) & grepl("CHAR|CLOB|TEXT", decl)
+    cols <- names(proto)[!text]
+    for (part in split(seq_along(cols), ceiling(seq_along(cols) / 400))) {
+      # the smallest and largest storage class of the non-NULL values (in the order blob <
+      # integer < null < real < text, NULL left out): one class, or integer and real, or mixed
       q <- db_quote(con, cols[part])
-      sel <- paste0("max(typeof(", q, ") = '", rep(c("integer", "real", "text", "blob"), each = length(q)), "')")
-      sel <- sel[order(rep(seq_along(q), 4L))]
-      has <- matrix(unlist(DBI::dbGetQuery(con, paste("SELECT", paste(sel, collapse = ", "), "FROM", src$sql))),
-                    ncol = 4L, byrow = TRUE, dimnames = list(cols[part], c("integer", "real", "text", "blob")))
-      has[is.na(has)] <- 0L
+      sel <- paste0(rep(c("min", "max"), length(q)), "(nullif(typeof(", rep(q, each = 2L), "), 'null'))")
+      has <- matrix(unlist(DBI::dbGetQuery(con, paste("SELECT", paste(sel, collapse = ", "), "FROM", src$sql)),
+                           use.names = FALSE),
+                    ncol = 2L, byrow = TRUE, dimnames = list(cols[part], c("min", "max")))
       for (v in cols[part]) {
-        h <- has[v, ] > 0
-        num <- h[["integer"]] || h[["real"]]
-        if ((num && (h[["text"]] || h[["blob"]])) || (h[["text"]] && h[["blob"]])) {
-          kinds <- c(integer = "whole numbers", real = "fractions", text = "text", blob = "blobs")[h]
-          stop_arg("`table` \"", src$name, "\" column `", v, "` holds ", paste(kinds, collapse = " and "),
+        lo <- has[v, "min"]
+        hi <- has[v, "max"]
+        if (is.na(lo)) next # NULL only
+        if (lo != hi && !(lo == "integer" && hi == "real")) {
+          kinds <- c(integer = "numbers", real = "numbers", text = "text", blob = "blobs")[c(lo, hi)]
+          stop_arg("`table` \"", src$name, "\" column `", v, "` holds ", paste(unique(kinds), collapse = " and "),
                    " (SQLite keeps a type per value); DBI reads such a column as numbers or as text depending on ",
                    "the rows read together. Store it as one type first (e.g. `UPDATE ... SET ", v,
                    " = CAST(", v, " AS TEXT)`).", kind = "column")
         }
-        if (h[["integer"]] && h[["real"]]) {
+        if (lo == "integer" && hi == "real") {
           target[[v]] <- double()
-        } else if (is.logical(proto[[v]]) && any(h)) {
+        } else if (is.logical(proto[[v]])) {
           # NULL in the row read for the prototype: the type of a value
           one <- DBI::dbGetQuery(con, paste("SELECT", db_quote(con, v), "FROM", src$sql, "WHERE",
                                             db_quote(con, v), "IS NOT NULL LIMIT 1"))

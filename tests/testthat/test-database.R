@@ -377,7 +377,7 @@ test_that("anonymise_db() types SQLite columns by the whole table, and refuses n
   before <- suppressWarnings(db_state(con))
   expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m",
                             check_identifiers = FALSE),
-               "column `cls` holds whole numbers and text", class = "detanon_error_column")
+               "column `cls` holds numbers and text", class = "detanon_error_column")
   expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "cls", output = "m", read = "index",
                             check_identifiers = FALSE), class = "detanon_error_column")
   expect_identical(suppressWarnings(db_state(con)), before)
