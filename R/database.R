@@ -176,13 +176,15 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, format = c("na
   made$close <- list()
   spill <- tempfile("detanon-db-")
   dir.create(spill, mode = "0700")
-  tx <- db_begin(con)
+  tx <- NULL
   done <- FALSE
+  # (run before the random stream is restored)
   on.exit({
     unlink(spill, recursive = TRUE)
     for (close in made$close) try(close(), silent = TRUE)
-    if (!done) db_rollback(con, tx)
-  }, add = TRUE)
+    if (!done && !is.null(tx)) db_rollback(con, tx)
+  }, add = TRUE, after = FALSE)
+  tx <- db_begin(con)
   meta <- db_run(con, {
     clock <- db_clock()
     # the column types of the whole table (SQLite stores a type per value)
