@@ -188,6 +188,20 @@ test_that("anonymise_db() leaves no output table and nothing else when it fails"
       expect_identical(db_state(con), before)
     })
   }
+  # an interrupt (Ctrl-C) while the release is written: rolled back as well
+  local({
+    skip_if_not_installed("rlang")
+    orig <- NULL
+    orig <- local_detanon_binding("db_append", function(con, name, d) {
+      orig(con, name, d)
+      rlang::interrupt()
+    })
+    got <- tryCatch(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "masked",
+                                 overwrite = TRUE, check_identifiers = FALSE),
+                    interrupt = function(e) "interrupted")
+    expect_identical(got, "interrupted")
+    expect_identical(db_state(con), before)
+  })
   # a stratum smaller than k: the classed error of anonymise(), nothing written
   expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = c("grp", "cls", "note"), k = 30,
                             output = "new_masked", check_identifiers = FALSE), class = "detanon_error")
