@@ -29,6 +29,7 @@ SEXP ffi_acc_merge(SEXP a, SEXP b, SEXP values, SEXP times);
 SEXP ffi_acc_round(SEXP acc, SEXP e);
 SEXP ffi_radix_hist(SEXP x, SEXP pass, SEXP prefix, SEXP counts);
 SEXP ffi_radix_value(SEXP prefix, SEXP low);
+SEXP ffi_record_checks(SEXP x);
 
 /* adaptive_glue.c: adaptive k per record, anonymise_adaptive() (kernel: adaptive.c) */
 SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap, SEXP m, SEXP target, SEXP xs, SEXP wr,

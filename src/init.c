@@ -22,6 +22,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_acc_round",      (DL_FUNC) &ffi_acc_round,      2},
     {"ffi_radix_hist",     (DL_FUNC) &ffi_radix_hist,     4},
     {"ffi_radix_value",    (DL_FUNC) &ffi_radix_value,    2},
+    {"ffi_record_checks",  (DL_FUNC) &ffi_record_checks,  1},
     /* adaptive_glue.c: adaptive k per record (anonymise_adaptive) */
     {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     8},
     /* risk_glue.c: risk_rmd */
