@@ -569,6 +569,8 @@ bad("release_report: no folder", bi_pair(), function(p) release_report(p$o, p$m,
 bad("release_report: rows differ", bi_pair(m = bi_plain(bi_m[-1, ])), rr(vars = c("x", "y")),
     "`original` has 20 rows but `masked` has 19")
 bad("release_report: k = 0", bi_pair(), rr(k = 0), "`k` must be a single whole number >= 1, not 0")
+bad("release_report: worst = 0", bi_pair(), rr(worst = 0), "the limit `worst` must be a single share in \\(0, 1\\]")
+bad("release_report: top_m text", bi_pair(), rr(top_m = "0.3"), "the limit `top_m` must be a single share in \\(0, 1\\]")
 bad("release_report: formula text", bi_pair(), rr(formula = "x ~ y"), "`formula` must be NULL or a model formula")
 bad("release_report: release_file", bi_pair(), rr(release_file = "no-such-release.csv"),
     "`release_file` must be the path of an existing file")
@@ -695,6 +697,9 @@ bad("anonymise_stratum: not stats", bi_d, function(x) anonymise_stratum(x, stats
     "`stats` must be the statistics made by anonymise_stats\\(\\)")
 bad("anonymise_stratum: unknown stratum", bi_mod(bi_d, g = "z"), function(x) anonymise_stratum(x, stats = bi_st),
     "holds a stratum that the statistics in `stats` do not know")
+bad("anonymise_stratum: statistics of other data (same counts)", bi_mod(bi_d, x = rev(bi_d$x)),
+    function(x) anonymise_stratum(x, stats = bi_st),
+    "`data` holds other values than the statistics in `stats` were made of, in strata `g=a`, `g=b`")
 bad("anonymise_rescale: a missing piece", bi_pc[1], function(x) anonymise_rescale(x, stats = bi_st),
     "`pieces` must hold every stratum kept by `stats` exactly once")
 bad("anonymise_rescale: a repeated piece", bi_pc[c(1, 1, 2)], function(x) anonymise_rescale(x, stats = bi_st),
@@ -749,6 +754,7 @@ if (requireNamespace("DBI", quietly = TRUE) && requireNamespace("RSQLite", quiet
   bi_con <- DBI::dbConnect(RSQLite::SQLite(), ":memory:")
   DBI::dbWriteTable(bi_con, "bi", bi_mod(bi_d, s = letters[1:20]))
   DBI::dbWriteTable(bi_con, "taken", data.frame(a = 1:2))
+  DBI::dbExecute(bi_con, "CREATE VIEW bi_view AS SELECT * FROM bi")
   bi_closed <- DBI::dbConnect(RSQLite::SQLite(), ":memory:")
   DBI::dbDisconnect(bi_closed)
   bi_db_state <- function(con) {
@@ -774,6 +780,11 @@ if (requireNamespace("DBI", quietly = TRUE) && requireNamespace("RSQLite", quiet
   bad("anonymise_db: output missing", bi_con, bi_db("bi", vars = "x", strata = "g"), "`output` must be given")
   bad("anonymise_db: output is the input", bi_con, bi_db("bi", vars = "x", strata = "g", output = "bi"),
       "`output` must differ from `table`")
+  bad("anonymise_db: output is the input in another case", bi_con,
+      bi_db("bi", vars = "x", strata = "g", output = "BI", overwrite = TRUE),
+      "`output` must differ from `table` \\(\"bi\"\\): SQLite compares table names regardless of case")
+  bad("anonymise_db: output is a view", bi_con, bi_db("bi", vars = "x", strata = "g", output = "bi_view", overwrite = TRUE),
+      "`output` \"bi_view\" is a view in the database, not a table")
   bad("anonymise_db: output exists", bi_con, bi_db("bi", vars = "x", strata = "g", output = "taken"),
       "`output` table \"taken\" exists.*overwrite = TRUE")
   bad("anonymise_db: vars missing", bi_con, bi_db("bi", strata = "g", output = "o"), "`vars` must be given")
