@@ -313,7 +313,9 @@ household_risk <- function(r, h) {
     s <- group_sums(log1p(-r), g, n_g)
     return((1 - exp(s))[g])
   }
-  (1 - vapply(split(1 - r, g), prod, numeric(1)))[g]
+  # a risk above 1 (cancellation in the fk = 2 formula when Fk is within rounding of fk,
+  # as in sdcMicro): the product itself
+  unname(1 - vapply(split(1 - r, g), prod, numeric(1)))[g]
 }
 
 # sdcMicro's global threshold (measure_threshold(), the mu-Argus rule): the largest

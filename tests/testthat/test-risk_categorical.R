@@ -108,6 +108,19 @@ test_that("missing key values are wildcards exactly as in freqCalc()", {
   }
 })
 
+test_that("weights within rounding of 1 give sdcMicro's numbers, cancellation included", {
+  skip_if_not_installed("sdcMicro")
+  d <- data.frame(k = c(1, 1, 2, 3, 3, 3), w = c(1 + 1e-13, 1, 1 + 1e-14, 1, 1, 1 + 1e-15),
+                  h = c(1, 1, 1, 2, 2, 2))
+  r <- risk_individual(d, "k", weights = "w", household = "h")
+  s <- sdcMicro::measure_risk(d, keyVars = "k", w = "w", hid = "h")
+  expect_equal(r$risk, unname(s$Res[, 1]), tolerance = 1e-8)
+  expect_gt(max(r$risk), 1) # the fk = 2 formula cancels: sdcMicro's value, not a probability
+  expect_equal(r$household_risk, unname(s$Res[, 4]), tolerance = 1e-8)
+  expect_equal(r$household_risk, ref_household(r$risk, d$h), tolerance = 1e-12)
+  expect_null(names(r$household_risk))
+})
+
 test_that("risk_ldiversity() equals ldiversity() on testdata and free1", {
   skip_if_not_installed("sdcMicro")
   compare <- function(d, keys, s, c = 2) {
