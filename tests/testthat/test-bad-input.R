@@ -199,6 +199,35 @@ bad("risk_rmd: character numbers in masked", bi_pair(m = bi_mod(bi_m, x = as.cha
     function(p) risk_rmd(p$o, p$m, vars = c("x", "y")), "`vars` must name numeric columns; in `masked` `x`")
 bad("risk_rmd: overflowing SD (covMcd warned, then a misleading error)", bi_pair(o = bi_mod(bi_d, x = bi_d$x * 1e307)),
     function(p) risk_rmd(p$o, p$m), "`vars` column `x` of `original` has values too large to standardise")
+# ---- categorical risk measures (R/risk_categorical.R) ------------------------------------
+bi_w <- bi_mod(bi_d, w = rep(c(10, 20), 10), h = rep(1:5, each = 4))
+bad("risk_frequencies: matrix", as.matrix(bi_d), function(x) risk_frequencies(x, "g"), "`data` must be a data frame")
+bad("risk_frequencies: zero rows", bi_d[0, ], function(x) risk_frequencies(x, "g"), NA,
+    check = function(r) expect_identical(r$fk, numeric()))
+bad("risk_frequencies: list key", bi_list, function(x) risk_frequencies(x, "x"), "`strata` columns must be atomic")
+bad("risk_individual: zero weight", bi_mod(bi_w, w = replace(bi_w$w, 4, 0)),
+    function(x) risk_individual(x, "g", weights = "w"), "`weights` column `w` must hold finite sampling weights >= 1")
+bad("risk_individual: NaN weight", bi_mod(bi_w, w = replace(bi_w$w, 4, NaN)),
+    function(x) risk_individual(x, "g", weights = "w"), "`weights` column `w` must hold finite sampling weights >= 1")
+bad("risk_individual: text weights", bi_w, function(x) risk_individual(x, "x", weights = "g"),
+    "`weights` column `g` must be numeric")
+bad("risk_individual: household NA", bi_mod(bi_w, h = replace(bi_w$h, 1, NA)),
+    function(x) risk_individual(x, "g", household = "h"), "`household` column `h` has 1 missing id")
+bad("risk_individual: NA keys", bi_mod(bi_w, g = replace(bi_w$g, 1:3, NA)),
+    function(x) risk_individual(x, "g", weights = "w"), NA,
+    check = function(r) expect_equal(r$fk[1:3], rep(20, 3)))
+bad("risk_ldiversity: sensitive missing", bi_d, function(x) risk_ldiversity(x, "g"), "`sensitive` is missing")
+bad("risk_ldiversity: sensitive a key", bi_d, function(x) risk_ldiversity(x, "g", sensitive = "g"),
+    "`sensitive` \\(g\\) must not be one of `strata`")
+bad("risk_tcloseness: NA in ordered", bi_na, function(x) risk_tcloseness(x, "g", sensitive = "x"),
+    "has 20 missing values.*distance = \"equal\"")
+bad("risk_tcloseness: distance", bi_d, function(x) risk_tcloseness(x, "g", sensitive = "x", distance = "emd"),
+    "`distance` must be one of")
+bad("risk_population_uniques: no population", bi_d, function(x) risk_population_uniques(x, "g"),
+    "give `population`")
+bad("risk_population_uniques: population below n", bi_d, function(x) risk_population_uniques(x, "g", population = 5),
+    "`population` must be a single finite number >= 20")
+
 bad("risk_linkage: overflowing SD", bi_pair(m = bi_mod(bi_m, y = bi_m$y * 1e200)),
     function(p) risk_linkage(p$o, p$m), "`vars` column `y` of `masked` has values too large to standardise")
 bad("risk_rmd: w1 negative", bi_pair(), function(p) risk_rmd(p$o, p$m, w1 = -1), "`w1` must be a single finite number > 0")
