@@ -199,6 +199,35 @@ bad("risk_rmd: character numbers in masked", bi_pair(m = bi_mod(bi_m, x = as.cha
     function(p) risk_rmd(p$o, p$m, vars = c("x", "y")), "`vars` must name numeric columns; in `masked` `x`")
 bad("risk_rmd: overflowing SD (covMcd warned, then a misleading error)", bi_pair(o = bi_mod(bi_d, x = bi_d$x * 1e307)),
     function(p) risk_rmd(p$o, p$m), "`vars` column `x` of `original` has values too large to standardise")
+# ---- categorical risk measures (R/risk_categorical.R) ------------------------------------
+bi_w <- bi_mod(bi_d, w = rep(c(10, 20), 10), h = rep(1:5, each = 4))
+bad("risk_frequencies: matrix", as.matrix(bi_d), function(x) risk_frequencies(x, "g"), "`data` must be a data frame")
+bad("risk_frequencies: zero rows", bi_d[0, ], function(x) risk_frequencies(x, "g"), NA,
+    check = function(r) expect_identical(r$fk, numeric()))
+bad("risk_frequencies: list key", bi_list, function(x) risk_frequencies(x, "x"), "`strata` columns must be atomic")
+bad("risk_individual: zero weight", bi_mod(bi_w, w = replace(bi_w$w, 4, 0)),
+    function(x) risk_individual(x, "g", weights = "w"), "`weights` column `w` must hold finite sampling weights >= 1")
+bad("risk_individual: NaN weight", bi_mod(bi_w, w = replace(bi_w$w, 4, NaN)),
+    function(x) risk_individual(x, "g", weights = "w"), "`weights` column `w` must hold finite sampling weights >= 1")
+bad("risk_individual: text weights", bi_w, function(x) risk_individual(x, "x", weights = "g"),
+    "`weights` column `g` must be numeric")
+bad("risk_individual: household NA", bi_mod(bi_w, h = replace(bi_w$h, 1, NA)),
+    function(x) risk_individual(x, "g", household = "h"), "`household` column `h` has 1 missing id")
+bad("risk_individual: NA keys", bi_mod(bi_w, g = replace(bi_w$g, 1:3, NA)),
+    function(x) risk_individual(x, "g", weights = "w"), NA,
+    check = function(r) expect_equal(r$fk[1:3], rep(20, 3)))
+bad("risk_ldiversity: sensitive missing", bi_d, function(x) risk_ldiversity(x, "g"), "`sensitive` is missing")
+bad("risk_ldiversity: sensitive a key", bi_d, function(x) risk_ldiversity(x, "g", sensitive = "g"),
+    "`sensitive` \\(g\\) must not be one of `strata`")
+bad("risk_tcloseness: NA in ordered", bi_na, function(x) risk_tcloseness(x, "g", sensitive = "x"),
+    "has 20 missing values.*distance = \"equal\"")
+bad("risk_tcloseness: distance", bi_d, function(x) risk_tcloseness(x, "g", sensitive = "x", distance = "emd"),
+    "`distance` must be one of")
+bad("risk_population_uniques: no population", bi_d, function(x) risk_population_uniques(x, "g"),
+    "give `population`")
+bad("risk_population_uniques: population below n", bi_d, function(x) risk_population_uniques(x, "g", population = 5),
+    "`population` must be a single finite number >= 20")
+
 bad("risk_linkage: overflowing SD", bi_pair(m = bi_mod(bi_m, y = bi_m$y * 1e200)),
     function(p) risk_linkage(p$o, p$m), "`vars` column `y` of `masked` has values too large to standardise")
 bad("risk_rmd: w1 negative", bi_pair(), function(p) risk_rmd(p$o, p$m, w1 = -1), "`w1` must be a single finite number > 0")
@@ -543,6 +572,8 @@ bad("release_report: no folder", bi_pair(), function(p) release_report(p$o, p$m,
 bad("release_report: rows differ", bi_pair(m = bi_plain(bi_m[-1, ])), rr(vars = c("x", "y")),
     "`original` has 20 rows but `masked` has 19")
 bad("release_report: k = 0", bi_pair(), rr(k = 0), "`k` must be a single whole number >= 1, not 0")
+bad("release_report: worst = 0", bi_pair(), rr(worst = 0), "the limit `worst` must be a single share in \\(0, 1\\]")
+bad("release_report: top_m text", bi_pair(), rr(top_m = "0.3"), "the limit `top_m` must be a single share in \\(0, 1\\]")
 bad("release_report: formula text", bi_pair(), rr(formula = "x ~ y"), "`formula` must be NULL or a model formula")
 bad("release_report: release_file", bi_pair(), rr(release_file = "no-such-release.csv"),
     "`release_file` must be the path of an existing file")
@@ -685,6 +716,9 @@ bad("anonymise_stratum: not stats", bi_d, function(x) anonymise_stratum(x, stats
     "`stats` must be the statistics made by anonymise_stats\\(\\)")
 bad("anonymise_stratum: unknown stratum", bi_mod(bi_d, g = "z"), function(x) anonymise_stratum(x, stats = bi_st),
     "holds a stratum that the statistics in `stats` do not know")
+bad("anonymise_stratum: statistics of other data (same counts)", bi_mod(bi_d, x = rev(bi_d$x)),
+    function(x) anonymise_stratum(x, stats = bi_st),
+    "`data` holds other values than the statistics in `stats` were made of, in strata `g=a`, `g=b`")
 bad("anonymise_rescale: a missing piece", bi_pc[1], function(x) anonymise_rescale(x, stats = bi_st),
     "`pieces` must hold every stratum kept by `stats` exactly once")
 bad("anonymise_rescale: a repeated piece", bi_pc[c(1, 1, 2)], function(x) anonymise_rescale(x, stats = bi_st),
@@ -739,6 +773,7 @@ if (requireNamespace("DBI", quietly = TRUE) && requireNamespace("RSQLite", quiet
   bi_con <- DBI::dbConnect(RSQLite::SQLite(), ":memory:")
   DBI::dbWriteTable(bi_con, "bi", bi_mod(bi_d, s = letters[1:20]))
   DBI::dbWriteTable(bi_con, "taken", data.frame(a = 1:2))
+  DBI::dbExecute(bi_con, "CREATE VIEW bi_view AS SELECT * FROM bi")
   bi_closed <- DBI::dbConnect(RSQLite::SQLite(), ":memory:")
   DBI::dbDisconnect(bi_closed)
   bi_db_state <- function(con) {
@@ -764,6 +799,11 @@ if (requireNamespace("DBI", quietly = TRUE) && requireNamespace("RSQLite", quiet
   bad("anonymise_db: output missing", bi_con, bi_db("bi", vars = "x", strata = "g"), "`output` must be given")
   bad("anonymise_db: output is the input", bi_con, bi_db("bi", vars = "x", strata = "g", output = "bi"),
       "`output` must differ from `table`")
+  bad("anonymise_db: output is the input in another case", bi_con,
+      bi_db("bi", vars = "x", strata = "g", output = "BI", overwrite = TRUE),
+      "`output` must differ from `table` \\(\"bi\"\\): SQLite compares table names regardless of case")
+  bad("anonymise_db: output is a view", bi_con, bi_db("bi", vars = "x", strata = "g", output = "bi_view", overwrite = TRUE),
+      "`output` \"bi_view\" is a view in the database, not a table")
   bad("anonymise_db: output exists", bi_con, bi_db("bi", vars = "x", strata = "g", output = "taken"),
       "`output` table \"taken\" exists.*overwrite = TRUE")
   bad("anonymise_db: vars missing", bi_con, bi_db("bi", strata = "g", output = "o"), "`vars` must be given")
