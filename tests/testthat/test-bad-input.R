@@ -201,6 +201,19 @@ bad("risk_rmd: overflowing SD (covMcd warned, then a misleading error)", bi_pair
     function(p) risk_rmd(p$o, p$m), "`vars` column `x` of `original` has values too large to standardise")
 # ---- categorical risk measures (R/risk_categorical.R) ------------------------------------
 bi_w <- bi_mod(bi_d, w = rep(c(10, 20), 10), h = rep(1:5, each = 4))
+bad("risk_suda2: matrix", as.matrix(bi_d), function(x) risk_suda2(x, "g"), "`data` must be a data frame")
+bad("risk_suda2: unknown key", bi_d, function(x) risk_suda2(x, "zz"), "`strata` names columns that are not in the data: `zz`")
+bad("risk_suda2: dis_fraction = 2", bi_d, function(x) risk_suda2(x, "g", dis_fraction = 2),
+    "`dis_fraction` must be a single finite number > 0 and <= 1, not 2")
+bad("suppress_local: NULL", NULL, function(x) suppress_local(x, "g"), "`data` must be a data frame.*not NULL")
+bad("suppress_local: unknown key", bi_d, function(x) suppress_local(x, "zz"),
+    "`strata` names columns that are not in the data: `zz`")
+bad("suppress_local: importance of the wrong length", bi_d, function(x) suppress_local(x, c("g", "y"), importance = c(1, 1, 2)),
+    "`importance` must be NULL or 2 whole numbers")
+bad("anonymise_pram: pd = 1.5", bi_d, function(x) anonymise_pram(x, "g", pd = 1.5), "`pd` must be one number between 0 and 1")
+bad("anonymise_pram: unknown column", bi_d, function(x) anonymise_pram(x, "zz"),
+    "`vars` names columns that are not in the data: `zz`")
+bad("anonymise_pram: seed as text", bi_d, function(x) anonymise_pram(x, "g", seed = "a"), "`seed` must be a single whole number")
 bad("risk_frequencies: matrix", as.matrix(bi_d), function(x) risk_frequencies(x, "g"), "`data` must be a data frame")
 bad("risk_frequencies: zero rows", bi_d[0, ], function(x) risk_frequencies(x, "g"), NA,
     check = function(r) expect_identical(r$fk, numeric()))
@@ -858,7 +871,7 @@ for (cs in bi_cases) {
           # are classed and name the exported function that was called
           expect_null(conditionCall(res))
           expect_s3_class(res, "detanon_error")
-          expect_match(conditionMessage(res), "^[a-z_.]+\\(\\): ")
+          expect_match(conditionMessage(res), "^[a-z0-9_.]+\\(\\): ")
         }
       }
       if (!is.null(cs$warning)) {
