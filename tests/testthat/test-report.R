@@ -146,7 +146,7 @@ test_that("the hash is that of the file write_release() writes, or of the publis
 test_that("a tune_release() result is reported with its frontier", {
   d <- titanic_paper()[-1]
   tu <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), worst = 1, linkage = 0.5,
-                     top_m = 1, risk1 = 0.1, risk2 = 0.1, methods = "anonymise", max_tries = 2)
+                     top_m = 1, tail = 1, risk1 = 0.1, risk2 = 0.1, methods = "anonymise", max_tries = 2)
   f <- release_report(d, tu, tempfile(fileext = ".html"))
   txt <- report_text(f)
   expect_has(txt, "id=\"frontier\"")

@@ -216,7 +216,7 @@ test_that("round trip on CASCrefmicrodata", {
 test_that("tune_release() on an sdcMicroObj returns its report with the object as the release", {
   skip_if_not_installed("sdcMicro")
   sdc <- sdc_testdata()
-  args <- list(strata = c("urbrur", "sex"), methods = "anonymise", worst = 1, top_m = 1)
+  args <- list(strata = c("urbrur", "sex"), methods = "anonymise", worst = 1, top_m = 1, tail = 1)
   tuned <- suppressMessages(do.call(tune_release, c(list(sdc), args)))
   ref <- suppressMessages(do.call(tune_release, c(list(sdc_extract(sdc), vars = sdc_nums), args)))
   expect_s3_class(tuned, "detanon_tuned")
