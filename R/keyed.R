@@ -148,7 +148,8 @@ anonymise_keyed <- function(data, vars = NULL, strata = NULL, k = 3, key, size =
 # stratum's largest cell (the first in sort order among equals). Returns cell ids.
 keyed_cells <- function(df, id, keys, strata, k) {
   if (!length(keys)) return(id)
-  cell <- stratum_ids(cbind(data.frame(.stratum = id), df[keys]), c(".stratum", keys))
+  # by position, not by name: a user's column may carry any name
+  cell <- combination_ids(c(list(id), lapply(keys, function(v) df[[v]])))
   size <- tabulate(cell)
   # the largest cell of each stratum
   o <- order(id, -size[cell], cell, method = "radix")
