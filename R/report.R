@@ -53,10 +53,14 @@
 #' @param intruder,sensitive Passed to [risk_battery()]; default intruder:
 #'   `intruder(vars, strata)`.
 #' @param title Title of the report.
-#' @param release_file Optional path of the file that will be published. Its bytes are
-#'   hashed. Without it, the hash is that of the release written by [write_release()]
-#'   (CSV, UTF-8, `\n` line ends, no row names), so that `sha256sum` of a file written by
-#'   `write_release()` gives the same hash.
+#' @param release_file Optional path of the file that will be published (e.g. written by
+#'   [write_release()]). Its bytes are hashed.
+#' @param release_seed Without `release_file`: the `seed` that [write_release()] is (or
+#'   will be) given, so that the hash is that of the file `write_release(masked, file, seed =
+#'   release_seed)` writes (its rows in a random order drawn from that seed; see its section
+#'   "Row order"). The seed is not shown in the report. With neither, the hash is that of
+#'   the release written in a fresh random row order, which matches no file; the report
+#'   says so.
 #' @param nthreads Threads for the measures.
 #' @param seed Seed for the measures that draw random numbers (the battery's control,
 #'   replay).
@@ -74,7 +78,7 @@
 release_report <- function(original, masked, file, vars = NULL, strata = NULL, k = NULL,
                            roles = NULL, plan = c("weak", "strong"), formula = NULL,
                            family = stats::gaussian(), intruder = NULL, sensitive = NULL,
-                           title = "Release report", release_file = NULL,
+                           title = "Release report", release_file = NULL, release_seed = NULL,
                            nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
   tuned <- NULL
   if (inherits(masked, "detanon_tuned")) {
@@ -87,19 +91,15 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
   }
   check_data_frame(original, "original")
   check_data_frame(masked, "masked")
-  if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
-    stop_arg("`file` must be the path of the HTML file to write, not ", show_value(file), ".")
-  }
-  if (!dir.exists(dirname(file))) {
-    stop_arg("`file`: the folder ", dirname(file), " does not exist.")
-  }
+  check_output_file(file, "HTML")
   if (!is.character(title) || length(title) != 1L || is.na(title)) {
     stop_arg("`title` must be a single string, not ", show_value(title), ".")
   }
   if (!is.null(release_file) && (!is.character(release_file) || length(release_file) != 1L ||
-                                 !file.exists(release_file))) {
+                                 is.na(release_file) || !file.exists(release_file) || dir.exists(release_file))) {
     stop_arg("`release_file` must be the path of an existing file, not ", show_value(release_file), ".")
   }
+  release_seed <- check_release_seed(release_seed, "release_seed")
   plan <- match_choice(plan, "plan")
   info <- current_release(masked, "masked")
   vars <- check_pair(original, masked, vars, strata = strata)
@@ -138,7 +138,8 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
   bat <- risk_battery(original, masked,
                       intruder = if (is.null(intruder)) intruder(vars, if (length(strata)) strata) else intruder,
                       sensitive = sensitive, seed = seed, nthreads = nthreads)
-  hash <- release_hash(masked, release_file)
+  hash <- release_hash(masked, release_file, seed = release_seed)
+  hash$fresh <- is.null(release_file) && is.null(release_seed)
 
   body <- c(
     report_header(title, masked, hash, info, release_file),
@@ -164,56 +165,199 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
 #' Write a release as the CSV the report hashes
 #'
 #' Writes `x` as CSV (UTF-8, `"\n"` line ends, no row names, missing values as empty
-#' fields, numbers with up to 15 significant digits), the form whose SHA-256 hash
-#' [release_report()] prints when it is not given the published file. `sha256sum` of the
-#' file (or `openssl::sha256(file(path))`) then gives the hash in the report. The release
-#' metadata (an attribute) are not written.
+#' fields, numbers with up to 15 significant digits, `integer64` columns exactly as their
+#' decimal digits), the form whose SHA-256 hash [release_report()] prints when it is
+#' given the same `seed` (as `release_seed`) or the file itself (as `release_file`).
+#' `sha256sum` of the file (or `openssl::sha256(file(path))`) then gives the hash in the
+#' report. The release metadata (an attribute) are not written.
+#'
+#' @section Row order:
+#' In memory, a release keeps its rows aligned with the original data (the risk and
+#' utility measures need the pairing). The file that leaves the custodian's hands must not:
+#' if the published rows stood in the order of the original (sorted by an identifier, by
+#' date of admission, by ward), anyone who knows that order could pair released rows with
+#' people. `write_release()` therefore writes the rows in a random order, drawn from
+#' `seed` when it is given (the same file for the same seed: keep the seed as secret as
+#' the original data, since with it and the original order the permutation can be undone)
+#' or from a fresh seed taken from the operating system's entropy otherwise; never from
+#' the order of `x`. The caller's random stream is left as it was either way. No row names
+#' are written, and a column that could restore the order (a permutation of 1..n, such as
+#' a row number, or a column whose values are all distinct and sorted in the order of the
+#' rows) is written with a warning of class `detanon_warning_identifier`: drop it first.
+#'
+#' @section Spreadsheets:
+#' A text cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return is read as
+#' a formula by spreadsheet programs (CSV or formula injection). By default such cells are
+#' written with a leading single quote (`'`), as OWASP recommends, so that a spreadsheet
+#' shows them as text. Only text cells (character and factor columns, and the column
+#' names) are escaped: numbers are written as numbers (unquoted), a negative number
+#' included. `escape_formulas = FALSE` writes
+#' every text cell as it is, e.g. for a file read only by statistical software.
 #' @param x A data frame (a release).
 #' @param file Path of the CSV file.
+#' @param seed A whole number: the rows are written in the random order `set.seed(seed)`
+#'   draws, for this call only. `NULL` (the default): a fresh random order, from a seed
+#'   taken from the operating system's entropy (not from R's random stream).
+#' @param escape_formulas Prefix text cells that a spreadsheet would read as a formula
+#'   with `'` (see the section "Spreadsheets")?
 #' @return `file`, invisibly.
 #' @family reports
 #' @examples
 #' masked <- anonymise(titanic_paper()[-1], k = 3, vars = c("Age", "Fare"),
 #'                     strata = c("Pclass", "Sex", "Family"))
 #' f <- write_release(masked, tempfile(fileext = ".csv"))
+#' # the same file again, and the report that hashes it
+#' f <- write_release(masked, tempfile(fileext = ".csv"), seed = 20240611)
 #' @export
-write_release <- function(x, file) {
+write_release <- function(x, file, seed = NULL, escape_formulas = TRUE) {
   check_data_frame(x, "x")
-  if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
-    stop_arg("`file` must be the path of the CSV file to write, not ", show_value(file), ".")
-  }
+  check_output_file(file, "CSV")
+  seed <- check_release_seed(seed, "seed")
+  check_flag(escape_formulas, "escape_formulas")
+  bytes <- release_csv_bytes(x, seed = seed, escape_formulas = escape_formulas)
+  warn_order_columns(x)
   con <- file(file, open = "wb")
   on.exit(close(con))
-  writeBin(release_csv_bytes(x), con)
+  writeBin(bytes, con)
   invisible(file)
 }
 
-# The bytes write_release() writes.
-release_csv_bytes <- function(x) {
+# `file` must be one path of a file that can be written: not a folder, in a folder that exists.
+check_output_file <- function(file, what, arg = "file") {
+  if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
+    stop_arg("`", arg, "` must be the path of the ", what, " file to write, not ", show_value(file), ".")
+  }
+  if (dir.exists(file)) {
+    stop_arg("`", arg, "` is a folder (", file, "); give the path of the ", what, " file to write in it.")
+  }
+  if (!dir.exists(dirname(file))) {
+    stop_arg("`", arg, "`: the folder ", dirname(file), " does not exist.")
+  }
+  invisible(file)
+}
+
+check_release_seed <- function(seed, arg) {
+  if (is.null(seed)) return(NULL)
+  if (!is.numeric(seed) || length(seed) != 1L || is.na(seed) || !is.finite(seed) || seed != round(seed) ||
+      abs(seed) > .Machine$integer.max) {
+    stop_arg("`", arg, "` must be NULL or a single whole number, not ", show_value(seed), ".")
+  }
+  as.integer(seed)
+}
+
+# A seed from the operating system's entropy (never from R's random stream, which it
+# leaves untouched): /dev/urandom, else openssl, else the clock and the process id.
+fresh_seed <- function() {
+  b <- NULL
+  if (file.exists("/dev/urandom")) {
+    b <- tryCatch({
+      con <- file("/dev/urandom", open = "rb", raw = TRUE)
+      on.exit(close(con))
+      readBin(con, "raw", 4L)
+    }, error = function(e) NULL)
+  }
+  if (length(b) != 4L && requireNamespace("openssl", quietly = TRUE)) b <- openssl::rand_bytes(4L)
+  if (length(b) != 4L) {
+    t <- as.numeric(Sys.time())
+    return(as.integer((floor((t - floor(t)) * 1e6) * 7919 + Sys.getpid() * 104729 + floor(t)) %% .Machine$integer.max))
+  }
+  v <- sum(as.double(as.integer(b)) * 256^(0:3)) %% .Machine$integer.max
+  as.integer(v)
+}
+
+# The order in which the rows of a release of n rows are written: drawn from `seed`, or
+# from a fresh seed; the caller's random stream is restored.
+release_order <- function(n, seed = NULL) {
+  if (n < 2L) return(seq_len(n))
+  if (is.null(seed)) seed <- fresh_seed()
+  with_seed(seed, sample.int(n))
+}
+
+# Columns that could restore the order of the rows: a permutation of 1..n (or 0..n-1),
+# or distinct values sorted in the order of the rows.
+order_columns <- function(x) {
+  n <- nrow(x)
+  if (n < 3L) return(character())
+  names(x)[vapply(x, function(v) {
+    if (is.factor(v) || !is.atomic(v) || anyNA(v)) return(FALSE)
+    if (inherits(v, "integer64")) v <- as.character(v)
+    if (is.numeric(v) && !is.object(v) && all(v == round(v))) {
+      s <- sort(v, method = "radix")
+      if (identical(as.double(s), as.double(seq_len(n))) || identical(as.double(s), as.double(seq_len(n) - 1L))) {
+        return(TRUE)
+      }
+    }
+    if (!(is.numeric(v) || is.character(v) || inherits(v, c("Date", "POSIXct")))) return(FALSE)
+    if (anyDuplicated(v)) return(FALSE)
+    o <- order(v, method = "radix")
+    identical(o, seq_len(n)) || identical(o, rev(seq_len(n)))
+  }, logical(1))]
+}
+
+warn_order_columns <- function(x) {
+  bad <- order_columns(x)
+  if (length(bad)) {
+    warn_detanon(plural(length(bad), "column", count = FALSE), " ", quote_names(bad), " ",
+                 plural(length(bad), "holds", "hold", count = FALSE), " distinct values that are a ",
+                 "permutation of 1..n or sorted in the order of the rows: with ",
+                 if (length(bad) == 1L) "it" else "them", " the published rows can be put back in the ",
+                 "order of the original data. Drop ", if (length(bad) == 1L) "it" else "them",
+                 " before publishing.", kind = "identifier")
+  }
+}
+
+# The bytes write_release() writes: the rows in release_order(), text cells escaped
+# against formula injection unless `escape_formulas = FALSE`.
+release_csv_bytes <- function(x, seed = NULL, escape_formulas = TRUE) {
   df <- as.data.frame(plain_release(x), stringsAsFactors = FALSE)
+  listed <- names(df)[!vapply(df, function(v) is.atomic(v) && is.null(dim(v)), logical(1))]
+  if (length(listed)) {
+    stop_arg("`x` has ", plural(length(listed), "column", count = FALSE), " ", quote_names(listed),
+             " that ", plural(length(listed), "is", "are", count = FALSE), " not a vector (a list or ",
+             "matrix column); a CSV cell holds one value: flatten or drop ", 
+             if (length(listed) == 1L) "it" else "them", " first.", kind = "column")
+  }
+  df <- df[release_order(nrow(df), seed), , drop = FALSE]
   rownames(df) <- NULL
+  bad <- "^[-=+@\t\r]"
+  # numbers (and integer64 digits) are written unquoted: a spreadsheet reads them as numbers
+  number <- vapply(df, function(y) is.numeric(y) || inherits(y, "integer64") || is_labelled(y), logical(1))
   for (v in names(df)) {
     y <- df[[v]]
     if (is_labelled(y)) y <- as.vector(unclass(y))
-    if (is.double(y)) {
+    if (inherits(y, "integer64")) {
+      if (!requireNamespace("bit64", quietly = TRUE)) {
+        stop_arg("`x` column `", v, "` is integer64: install the package bit64 to write it exactly, or ",
+                 "convert it with as.character().", kind = "column")
+      }
+      y <- as.character(y)
+    } else if (is.double(y)) {
       y <- ifelse(is.na(y), NA_character_, formatC(y, digits = 15, format = "g", flag = ""))
       y <- trimws(y)
+    } else if (escape_formulas && (is.character(y) || is.factor(y))) {
+      y <- as.character(y)
+      hit <- !is.na(y) & grepl(bad, y, perl = TRUE)
+      y[hit] <- paste0("'", y[hit])
     }
     attributes(y) <- attributes(y)[intersect(names(attributes(y)), c("levels", "class"))]
     df[[v]] <- y
   }
+  if (escape_formulas) {
+    hit <- grepl(bad, names(df), perl = TRUE)
+    names(df)[hit] <- paste0("'", names(df)[hit])
+  }
   tc <- textConnection(NULL, open = "w")
-  utils::write.csv(df, tc, row.names = FALSE, na = "", fileEncoding = "")
+  utils::write.csv(df, tc, row.names = FALSE, na = "", fileEncoding = "", quote = which(!number))
   out <- textConnectionValue(tc)
   close(tc)
   charToRaw(enc2utf8(paste0(paste(out, collapse = "\n"), "\n")))
 }
 
-# SHA-256 of the published file, else of write_release()'s bytes. openssl when installed,
-# else MD5 (tools), said so in the report.
-release_hash <- function(masked, release_file = NULL) {
+# SHA-256 of the published file, else of write_release()'s bytes for `seed`. openssl when
+# installed, else MD5 (tools), said so in the report.
+release_hash <- function(masked, release_file = NULL, seed = NULL) {
   bytes <- if (!is.null(release_file)) readBin(release_file, "raw", file.size(release_file))
-           else release_csv_bytes(masked)
+           else release_csv_bytes(masked, seed = seed)
   if (requireNamespace("openssl", quietly = TRUE)) {
     list(algo = "SHA-256", value = unclass(as.character(openssl::sha256(bytes))))
   } else {
@@ -314,7 +458,11 @@ report_css <- function() {
 
 report_header <- function(title, masked, hash, info, release_file) {
   hashed <- if (!is.null(release_file)) paste0("the bytes of ", basename(release_file))
-            else "the release written by write_release() (CSV, UTF-8)"
+            else if (isTRUE(hash$fresh)) paste0("the release written as write_release() writes it (CSV, UTF-8) in a ",
+                                                "fresh random row order: it matches no published file; give ",
+                                                "release_report() the file (release_file) or write_release()'s ",
+                                                "seed (release_seed)")
+            else "the release written by write_release() with the custodian's seed (CSV, UTF-8, rows in random order)"
   c(h(1L, title),
     "<dl class=\"meta\">",
     sprintf("<dt>Created</dt><dd>%s</dd>", html_escape(format(Sys.time(), "%Y-%m-%d %H:%M:%S UTC", tz = "UTC"))),

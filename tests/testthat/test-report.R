@@ -123,14 +123,22 @@ test_that("the Titanic report shows no distinctive original Age or Fare value", 
 test_that("the hash is that of the file write_release() writes, or of the published file", {
   skip_if_not_installed("openssl")
   x <- report_fixture()
-  csv <- write_release(x$masked, tempfile(fileext = ".csv"))
+  csv <- write_release(x$masked, tempfile(fileext = ".csv"), seed = 5)
   sha <- sha256_file(csv)
-  expect_identical(attr(x$file, "sha256"), sha)
-  expect_has(paste(readLines(x$file), collapse = "\n"), sha)
+  f1 <- release_report(x$d, x$masked, tempfile(fileext = ".html"), strata = "A", release_seed = 5)
+  expect_identical(attr(f1, "sha256"), sha)
+  expect_has(paste(readLines(f1), collapse = "\n"), sha)
+  # the seed is not shown
+  expect_false(grepl("release_seed = 5", report_text(f1), fixed = TRUE))
+  # without a file or a seed, the hash matches no file, and the report says so
+  expect_false(identical(attr(x$file, "sha256"), sha))
+  expect_has(x$txt, "fresh random row order: it matches no published file")
   # the CSV is the release: same values, no row names, no metadata
   back <- utils::read.csv(csv, stringsAsFactors = FALSE)
   expect_identical(names(back), names(x$masked))
-  for (v in names(back)) expect_equal(back[[v]], x$masked[[v]], tolerance = 1e-14)
+  o <- do.call(order, unname(as.list(x$masked)))
+  ob <- do.call(order, unname(as.list(back)))
+  for (v in names(back)) expect_equal(back[[v]][ob], x$masked[[v]][o], tolerance = 1e-14)
   expect_false(any(grepl("detanon|fingerprint", readLines(csv))))
   # a published file of another form is hashed byte for byte
   rds <- tempfile(fileext = ".rds")
@@ -140,19 +148,118 @@ test_that("the hash is that of the file write_release() writes, or of the publis
   expect_has(report_text(f2), basename(rds))
   # another release gives another hash
   m2 <- anonymise(x$d, vars = c("x1", "x2"), strata = "A", k = 5, check_identifiers = FALSE)
-  expect_false(identical(release_hash(m2)$value, sha))
+  expect_false(identical(release_hash(m2, seed = 5)$value, sha))
+})
+
+test_that("write_release() writes the rows in a random order, never the input's (issue 36, item 1)", {
+  x <- report_fixture()
+  m <- x$masked
+  n <- nrow(m)
+  # a column of distinct values in no order, to find each written row
+  set.seed(4)
+  m$u <- sample.int(1e6, n) / 8
+  pos <- function(f) match(utils::read.csv(f)$u, m$u)
+  set.seed(123)
+  before <- .Random.seed
+  f1 <- write_release(m, tempfile(fileext = ".csv"), seed = 7)
+  f2 <- write_release(m, tempfile(fileext = ".csv"), seed = 7)
+  f3 <- write_release(m, tempfile(fileext = ".csv"))
+  f4 <- write_release(m, tempfile(fileext = ".csv"))
+  # the caller's random stream is untouched, with a seed and without
+  expect_identical(.Random.seed, before)
+  p1 <- pos(f1)
+  expect_setequal(p1, seq_len(n))
+  # the same seed, the same file; fresh orders differ from it and from each other
+  expect_identical(readBin(f1, "raw", 1e6), readBin(f2, "raw", 1e6))
+  expect_false(identical(pos(f3), p1))
+  expect_false(identical(pos(f3), pos(f4)))
+  # the order is not the input's, nor close to it (few rows stay in place; a random
+  # permutation keeps about one)
+  for (p in list(p1, pos(f3))) {
+    expect_lt(sum(p == seq_len(n)), 10)
+    expect_lt(abs(stats::cor(p, seq_len(n))), 0.3)
+  }
+  # a permuted input is written in another order for the same seed: the order comes from
+  # the seed, and only the custodian, who holds both, can undo it
+  f5 <- write_release(m[rev(seq_len(n)), ], tempfile(fileext = ".csv"), seed = 7)
+  expect_false(identical(readBin(f5, "raw", 1e6), readBin(f1, "raw", 1e6)))
+  # no .Random.seed is created when there was none
+  rm(".Random.seed", envir = globalenv())
+  write_release(m, tempfile(fileext = ".csv"))
+  write_release(m, tempfile(fileext = ".csv"), seed = 1)
+  expect_false(exists(".Random.seed", envir = globalenv(), inherits = FALSE))
+})
+
+test_that("write_release() warns of columns that restore the row order", {
+  x <- report_fixture()
+  m <- x$masked
+  n <- nrow(m)
+  f <- tempfile(fileext = ".csv")
+  expect_no_warning(write_release(m, f, seed = 1))
+  # the reported case, a row number, and variants: a shuffled id 1..n, an id from 0, and a
+  # timestamp sorted in the order of the rows
+  set.seed(2)
+  for (col in list(seq_len(n), sample.int(n), seq_len(n) - 1L,
+                   as.POSIXct("2024-01-01", tz = "UTC") + cumsum(stats::runif(n)))) {
+    m2 <- m
+    m2$rowid <- col
+    expect_warning(write_release(m2, f, seed = 1), class = "detanon_warning_identifier")
+  }
+  # distinct values in no order are not flagged
+  m2 <- m
+  m2$z <- stats::rnorm(n)
+  expect_no_warning(write_release(m2, f, seed = 1))
+})
+
+test_that("write_release() escapes formulas in text cells, not in numbers (issue 34, item 6)", {
+  d <- data.frame(t = c("=HYPERLINK(\"http://x\")", "+1+1", "-2+3", "@SUM(A1)", "\tx", "\ry", "a=b", NA),
+                  f = factor(c("=1", "b", "c", "d", "e", "f", "g", "h")),
+                  num = c(-1, -2.5, 3, 4, 5, 6, 7, NA), int = c(-1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L),
+                  stringsAsFactors = FALSE)
+  d[["=name"]] <- "v"
+  f <- tempfile(fileext = ".csv")
+  expect_warning(write_release(d, f, seed = 1), class = "detanon_warning_identifier") # `int` is sorted
+  b <- utils::read.csv(f, stringsAsFactors = FALSE, check.names = FALSE, na.strings = "")
+  o <- order(b$int)
+  # (read.csv() reads a carriage return as a line end: that cell is checked in the bytes)
+  expect_identical(b$t[o][-6L], c("'=HYPERLINK(\"http://x\")", "'+1+1", "'-2+3", "'@SUM(A1)", "'\tx", "a=b", NA))
+  expect_true(grepl("\"'\ry\"", rawToChar(readBin(f, "raw", 1e4)), fixed = TRUE))
+  expect_identical(b$f[o], c("'=1", "b", "c", "d", "e", "f", "g", "h"))
+  expect_identical(b$num[o], d$num)
+  expect_identical(b$int[o], d$int)
+  expect_identical(names(b)[5L], "'=name")
+  # numbers are written unquoted, negative ones included
+  txt <- readLines(f)
+  expect_true(any(grepl(",-2.5,2,\"v\"$", txt)))
+  # the opt-out writes every text cell as it is
+  expect_warning(write_release(d, f, seed = 1, escape_formulas = FALSE), class = "detanon_warning_identifier")
+  b <- utils::read.csv(f, stringsAsFactors = FALSE, check.names = FALSE, na.strings = "")
+  o <- order(b$int)
+  expect_identical(b$t[o][-6L], d$t[-6L])
+  expect_true(grepl("\"\ry\"", rawToChar(readBin(f, "raw", 1e4)), fixed = TRUE))
+  expect_identical(b$f[o], as.character(d$f))
+  expect_identical(names(b), names(d))
+})
+
+test_that("write_release() writes integer64 exactly (issue 34, item 6)", {
+  skip_if_not_installed("bit64")
+  d <- data.frame(a = bit64::as.integer64(c("9007199254740993", "-9007199254740993", NA, "1")), b = c(2, 1, 4, 3.5))
+  f <- tempfile(fileext = ".csv")
+  write_release(d, f, seed = 1)
+  txt <- readLines(f)
+  expect_setequal(txt[-1L], c("9007199254740993,2", "-9007199254740993,1", ",4", "1,3.5"))
 })
 
 test_that("a tune_release() result is reported with its frontier", {
   d <- titanic_paper()[-1]
   tu <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), worst = 1, linkage = 0.5,
                      top_m = 1, risk1 = 0.1, risk2 = 0.1, methods = "anonymise", max_tries = 2)
-  f <- release_report(d, tu, tempfile(fileext = ".html"))
+  f <- release_report(d, tu, tempfile(fileext = ".html"), release_seed = 3)
   txt <- report_text(f)
   expect_has(txt, "id=\"frontier\"")
   expect_has(txt, "chosen by tune_release()")
   expect_has(txt, paste0("Chosen: ", tu$chosen$method, " (", tu$chosen$settings, ")"))
-  expect_identical(attr(f, "sha256"), release_hash(tu$release)$value)
+  expect_identical(attr(f, "sha256"), release_hash(tu$release, seed = 3)$value)
   expect_identical(c(report_leaks(txt, d$Age, 4L), report_leaks(txt, d$Fare, 4L)), character())
 })
 
@@ -232,6 +339,19 @@ test_that("bad arguments give classed errors naming release_report()", {
     release_report(d, masked, tempfile(), release_file = "no-such-file.csv")
     release_report(d, structure(list(release = NULL), class = "detanon_tuned"), tempfile())
     write_release(masked, NA)
+    write_release(masked, ".")
+    write_release(masked, "/no-such-detanon-folder/r.csv")
+    write_release(masked, tempfile(), seed = 1.5)
+    write_release(masked, tempfile(), escape_formulas = NA)
+    release_report(d, masked, ".")
+    release_report(d, masked, tempfile(), release_file = ".")
+    release_report(d, masked, tempfile(), release_seed = "a")
   })
+  # a list column cannot be written; nothing is written
+  ml <- masked
+  ml$l <- as.list(seq_len(nrow(ml)))
+  f <- tempfile(fileext = ".csv")
+  expect_snapshot(error = TRUE, write_release(ml, f))
+  expect_false(file.exists(f))
   expect_error(release_report(d, masked, tempfile(), k = 0), class = "detanon_error_argument")
 })
