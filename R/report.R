@@ -16,7 +16,13 @@
 #' * no stratum (combination of strata values) with fewer than `k` records: the strata
 #'   table lists the strata of at least `k` records and counts the others together; the
 #'   worst stratum of an attack is named only when it holds at least `k` records;
-#'   coefficients of factor levels held by fewer than `k` original records are left out;
+#'   model coefficients resting on fewer than `k` original records are left out: every
+#'   coefficient whose column of the model matrix is not zero for at least `k` records (a
+#'   factor level, a combination of levels in an interaction, also with a numeric term),
+#'   and for every cell of a term's categorical variables with fewer than `k` records
+#'   whose coefficients all rest on more (e.g. the baseline levels, whose value is the
+#'   intercept), one of the coefficients that sum to its value; the report says how many
+#'   were left out;
 #' * of the release metadata, the settings and counts, and only the names of its
 #'   statistics.
 #'
@@ -149,7 +155,7 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
     if (length(roles)) report_nhs(masked, roles, plan),
     report_risk(a, bat, k),
     if (!is.null(tuned)) report_frontier(tuned),
-    report_utility(a, original, masked, vars, k),
+    report_utility(a, original, masked, vars, k, formula),
     report_policy(k)
   )
   html <- c("<!DOCTYPE html>", "<html lang=\"en\"><head><meta charset=\"utf-8\">",
@@ -636,7 +642,7 @@ report_frontier <- function(tuned) {
     if (!is.null(tuned$chosen)) para("Chosen: ", tuned$chosen$method, " (", tuned$chosen$settings, ")."))
 }
 
-report_utility <- function(a, original, masked, vars, k) {
+report_utility <- function(a, original, masked, vars, k, formula = NULL) {
   p <- a$pmse
   ut <- data.frame(measure = c("U (pMSE)", "S_pMSE", paste("delta", names(a$delta))),
                    value = c(p$U, p$S_pMSE, unname(a$delta)),
@@ -653,7 +659,7 @@ report_utility <- function(a, original, masked, vars, k) {
   model <- NULL
   if (!is.null(a$model)) {
     mod <- a$model
-    hidden <- rare_terms(mod$term, original, k)
+    hidden <- rare_terms(mod$term, original, k) | small_support_terms(mod$term, formula, original, k)
     keep <- !hidden
     sub <- mod[keep, , drop = FALSE]
     tab <- data.frame(term = sub$term, original = sub$estimate_or, se_original = sub$se_or,
@@ -661,8 +667,10 @@ report_utility <- function(a, original, masked, vars, k) {
                       ci_overlap = sub$ci_overlap, stringsAsFactors = FALSE)
     model <- c(h(3L, "Model"),
                html_table(tab, caption = sprintf("Coefficients on the original and the release (%s family)", attr(mod, "family"))),
-               if (any(hidden)) para(plural(sum(hidden), "coefficient"), " of factor levels held by fewer than ", k,
-                                     " original records ", if (sum(hidden) == 1L) "is" else "are", " not shown.", class = "note"),
+               if (any(hidden)) para(plural(sum(hidden), "coefficient"), " resting on fewer than ", k,
+                                     " original records (a factor level, a combination of levels in an ",
+                                     "interaction or a cell of the model that a coefficient would give away) ",
+                                     if (sum(hidden) == 1L) "is" else "are", " not shown.", class = "note"),
                if (nrow(sub)) html_figure(function() plot_model(list(model = sub)),
                                           "Each coefficient with its confidence interval, original (black) and release (red), in original standard errors from the original estimate (the paper's Figure 4)."))
   }
@@ -684,7 +692,7 @@ report_policy <- function(k) {
     sprintf("<li>%s</li>", html_escape(c(
       "No value of a masked variable of the original data, and no per-record value of the release, appears in the text.",
       sprintf("No stratum of fewer than k = %d records is listed or named; such strata are only counted together.", k),
-      sprintf("Coefficients of factor levels held by fewer than %d original records are left out.", k),
+      sprintf("Model coefficients resting on fewer than %d original records are left out: factor levels, combinations of levels in interactions (also with numeric terms), and the coefficient that would give the value of a cell of fewer than %d records.", k, k),
       sprintf("Figures: original values appear only in bins of at least %d records, laid out from the released values; the plotted range covers only those bins and the released values, so extremes of the original are not drawn. Risky records are counted, not drawn. Propensity-score boxes end at the 5%% and 95%% quantiles.", k),
       "Of the release metadata, the settings and counts are shown, and only the names of its statistics."))),
     "</ul>",
@@ -710,6 +718,56 @@ rare_terms <- function(term, original, k) {
     hide <- hide | vapply(parts, function(p) any(p %in% pat), logical(1))
   }
   hide
+}
+
+# Coefficients of a model whose support in `original` is below k (TRUE: not shown). The
+# support of a coefficient is the number of records (of those the model uses) whose column
+# of the model matrix is not zero: a factor level, a combination of levels of an
+# interaction, a level times a numeric term. Beyond that, every term's combinations of its
+# categorical variables (the cells of the term) are counted; for a cell of 0 < n < k
+# records whose coefficients all have support >= k (a cell of the baseline levels, whose
+# value is the intercept, or a level coded by other contrasts), the most specific
+# coefficient its records use (the smallest support, from the term itself, else from the
+# terms it contains, down to the intercept) is hidden too, so that no sum of the shown
+# coefficients gives the cell's value. `term`: the coefficient names of utility_model().
+small_support_terms <- function(term, formula, original, k) {
+  hide <- logical(length(term))
+  if (is.null(formula)) return(hide)
+  mf <- tryCatch(stats::model.frame(formula, data = as.data.frame(original)), error = function(e) NULL)
+  if (is.null(mf)) return(hide)
+  tt <- attr(mf, "terms")
+  X <- tryCatch(stats::model.matrix(tt, mf), error = function(e) NULL)
+  if (is.null(X)) return(hide)
+  nz <- X != 0
+  support <- colSums(nz)
+  small <- support < k
+  assign <- attr(X, "assign")
+  fac <- attr(tt, "factors")
+  if (length(fac)) {
+    categorical <- vapply(rownames(fac), function(v) {
+      x <- mf[[v]]
+      is.factor(x) || is.character(x) || is.logical(x)
+    }, logical(1))
+    for (t in seq_len(ncol(fac))) {
+      vars_t <- rownames(fac)[fac[, t] > 0]
+      cat_t <- vars_t[categorical[vars_t]]
+      if (!length(cat_t)) next
+      cell <- combination_ids(lapply(cat_t, function(v) mf[[v]]))
+      n_cell <- tabulate(cell)
+      # the columns of this term and of the terms it contains (and the intercept)
+      inner <- which(vapply(seq_len(ncol(fac)), function(u) all(rownames(fac)[fac[, u] > 0] %in% vars_t), logical(1)))
+      for (c in which(n_cell > 0 & n_cell < k)) {
+        rows <- cell == c
+        used <- colSums(nz[rows, , drop = FALSE]) > 0
+        if (any(small & used)) next
+        own <- which(used & assign == t)
+        cand <- if (length(own)) own else which(used & assign %in% c(0L, inner))
+        if (!length(cand)) next
+        small[cand[which.min(support[cand])]] <- TRUE
+      }
+    }
+  }
+  hide | (term %in% colnames(X)[small])
 }
 
 # Bins laid out from the released values (pretty breaks), extended with the same width to

@@ -97,7 +97,7 @@ test_that("no stratum below k is listed or named, and rare factor levels are lef
                fixed = TRUE)
   # the model keeps the coefficients of common levels
   expect_has(txt, "<td>BQ</td>")
-  expect_has(txt, "coefficient of factor levels held by fewer than 3 original records is not shown")
+  expect_has(txt, "1 coefficient resting on fewer than 3 original records")
 })
 
 test_that("rare_terms() hides the coefficients of rare levels, also in interactions", {
@@ -354,4 +354,81 @@ test_that("bad arguments give classed errors naming release_report()", {
   expect_snapshot(error = TRUE, write_release(ml, f))
   expect_false(file.exists(f))
   expect_error(release_report(d, masked, tempfile(), k = 0), class = "detanon_error_argument")
+})
+
+# For every cell (combination of the categorical variables of a term) of fewer than k
+# records, the coefficients that sum to its fitted value on the original, and whether one
+# of them is missing from `shown`.
+cells_hidden <- function(formula, d, k, shown) {
+  mf <- stats::model.frame(formula, d)
+  X <- stats::model.matrix(attr(mf, "terms"), mf)
+  fac <- attr(attr(mf, "terms"), "factors")
+  out <- logical()
+  for (t in seq_len(ncol(fac))) {
+    v <- rownames(fac)[fac[, t] > 0]
+    v <- v[vapply(v, function(x) is.character(mf[[x]]) || is.factor(mf[[x]]), logical(1))]
+    if (!length(v)) next
+    cell <- do.call(paste, c(lapply(v, function(x) mf[[x]]), sep = "\r"))
+    n <- table(cell)
+    for (c in names(n)[n < k]) {
+      used <- colnames(X)[colSums(X[cell == c, , drop = FALSE] != 0) > 0]
+      out[paste(t, c)] <- !all(used %in% shown)
+    }
+  }
+  out
+}
+
+test_that("the report shows no model cell or interaction below k (issue 34, item 3)", {
+  d <- leak_data()
+  masked <- report_fixture()$masked
+  # the reported model: one (here two) records in the cell A = a3, B = Q
+  f <- release_report(d, masked, tempfile(fileext = ".html"), strata = "A", formula = x1 ~ A * B,
+                      release_seed = 1)
+  txt <- report_text(f)
+  rows <- regmatches(txt, gregexpr("<tr><td>[^<]*</td>", txt))[[1]]
+  shown <- sub("<tr><td>([^<]*)</td>", "\\1", rows)
+  expect_false("Aa3:BQ" %in% shown)
+  expect_true(all(c("(Intercept)", "Aa3", "BQ") %in% shown)) # their support is large
+  hid <- cells_hidden(x1 ~ A * B, d, 3, shown)
+  expect_true(length(hid) > 0L && all(hid))
+  expect_has(txt, "resting on fewer than 3 original records")
+})
+
+test_that("small_support_terms() covers baseline cells, other contrasts and numeric interactions", {
+  set.seed(3)
+  mk <- function(sizes) {
+    cells <- expand.grid(A = c("a1", "a2"), B = c("P", "Q"), stringsAsFactors = FALSE)
+    d <- cells[rep(seq_len(4), sizes), ]
+    d$x <- stats::rnorm(nrow(d), 100)
+    d$z <- stats::rnorm(nrow(d))
+    d
+  }
+  check <- function(formula, d, k = 3) {
+    mf <- stats::model.frame(formula, d)
+    term <- colnames(stats::model.matrix(attr(mf, "terms"), mf))
+    hide <- small_support_terms(term, formula, d, k)
+    hid <- cells_hidden(formula, d, k, term[!hide])
+    expect_true(length(hid) > 0L && all(hid), label = deparse(formula))
+    hide
+  }
+  # a baseline cell (a1, P) of two records: its value is the intercept
+  d <- mk(c(2, 30, 30, 30))
+  h <- check(x ~ A * B, d)
+  expect_identical(sum(h), 1L)
+  # a small cell of other levels: only its interaction goes
+  d2 <- mk(c(30, 30, 30, 1))
+  h2 <- check(x ~ A * B, d2)
+  expect_identical(sum(h2), 1L)
+  # a factor times a numeric term
+  check(x ~ A:B:z, d2)
+  check(x ~ A * B * z, d2)
+  # sum contrasts: no column is zero on the small cell
+  d3 <- d2
+  d3$A <- factor(d3$A)
+  d3$B <- factor(d3$B)
+  contrasts(d3$A) <- stats::contr.sum(2)
+  contrasts(d3$B) <- stats::contr.sum(2)
+  check(x ~ A * B, d3)
+  # nothing small, nothing hidden
+  expect_false(any(small_support_terms(c("(Intercept)", "Aa2", "BQ", "Aa2:BQ"), x ~ A * B, mk(c(5, 5, 5, 5)), 3)))
 })
