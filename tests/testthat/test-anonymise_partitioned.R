@@ -226,3 +226,19 @@ test_that("strata are keyed by their exact values, not their printed form (issue
   expect_identical(nrow(run(list(s = factor(rep(c("x\ry", "x"), each = 4)), s2 = rep(c("z", "y\rz"), each = 4)), 5)), 2L)
   expect_identical(nrow(run(list(s = rep(c(0, -0), each = 4)), 3)), 1L)
 })
+
+test_that("chunks with other columns are a classed error naming the chunk (issue 34, item 9)", {
+  d <- titanic_paper()[1:120, c("Age", "Fare", "Pclass", "Sex", "Survived")]
+  a <- d[1:60, c("Age", "Fare", "Pclass", "Sex")]
+  b <- d[61:120, ]
+  expect_snapshot(error = TRUE, {
+    anonymise_partitioned(list(a, b), vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), k = 3, future = FALSE)
+    anonymise_partitioned(list(b, a), vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), k = 3, future = FALSE)
+  })
+  # the same columns in another order are bound by name, as rbind() does
+  b2 <- b[c("Survived", "Sex", "Pclass", "Fare", "Age")]
+  out <- anonymise_partitioned(list(d[1:60, ], b2), vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), k = 3,
+                               future = FALSE, check_identifiers = FALSE)
+  expect_identical(out, anonymise(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), k = 3,
+                                  check_identifiers = FALSE))
+})

@@ -351,3 +351,23 @@ test_that("a key column named like an internal column is not ignored (issue 34, 
                         format = "none", check_identifiers = FALSE)
   expect_identical(m3$x, ref$x)
 })
+
+test_that("a key is counted in characters, not bytes (issue 34, item 9)", {
+  d <- kd()
+  run <- function(key) anonymise_keyed(d, vars = c("x", "y"), strata = "g", k = 3, key = key,
+                                       check_identifiers = FALSE)
+  # the reported key: 8 two-byte characters (16 bytes) are 8 characters
+  expect_error(run(strrep("\u00e9", 8)), class = "detanon_error_argument")
+  # variants: 15 ASCII characters, 5 three-byte characters (15 bytes) and 4 four-byte ones
+  expect_error(run(strrep("k", 15)), class = "detanon_error_argument")
+  expect_error(run(strrep("\u20ac", 5)), class = "detanon_error_argument")
+  expect_error(run(strrep("\U0001F600", 4)), class = "detanon_error_argument")
+  # 16 characters pass, whatever their bytes; the message never shows the key
+  expect_s3_class(run(strrep("\u00e9", 16)), "data.frame")
+  expect_s3_class(run(strrep("k", 16)), "data.frame")
+  err <- tryCatch(run(strrep("\u00e9", 8)), error = identity)
+  expect_false(grepl("\u00e9", conditionMessage(err), fixed = TRUE))
+  # a raw key is counted in bytes
+  expect_error(run(as.raw(1:15)), class = "detanon_error_argument")
+  expect_s3_class(run(as.raw(1:16)), "data.frame")
+})

@@ -94,3 +94,34 @@ test_that("strata that print alike are measured apart, as in memory (issue 34, i
     }
   }
 })
+
+test_that("no records: the in-memory result (issue 34, item 9)", {
+  f <- rp_fixture("none")
+  d0 <- f$d[0, ]
+  m0 <- f$m[0, ]
+  expect_identical(risk_partitioned(d0, m0, "linkage", vars = c("Age", "Fare"), strata = c("Pclass", "Sex"),
+                                    future = FALSE),
+                   risk_linkage(d0, m0, vars = c("Age", "Fare"), strata = c("Pclass", "Sex")))
+  # variant: no strata, and an attack
+  expect_identical(risk_partitioned(d0, m0, "linkage", vars = c("Age", "Fare"), strata = character(), future = FALSE),
+                   risk_linkage(d0, m0, vars = c("Age", "Fare"), strata = character()))
+  it <- intruder(vars = c("Age", "Fare"), strata = c("Pclass", "Sex"))
+  ref <- attack_assignment(d0, m0, intruder = it, control = FALSE)
+  ref$details <- NULL
+  expect_identical(risk_partitioned(d0, m0, "attack_assignment", intruder = it, future = FALSE), ref)
+})
+
+test_that("arguments the measure does not take are refused (issue 34, item 9)", {
+  f <- rp_fixture("none")
+  it <- intruder(vars = c("Age", "Fare"), strata = c("Pclass", "Sex"))
+  expect_snapshot(error = TRUE, {
+    risk_partitioned(f$d, f$m, "linkage", vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), future = FALSE,
+                     bogus = 1)
+    risk_partitioned(f$d, f$m, "linkage", vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), future = FALSE,
+                     intruder = it)
+    risk_partitioned(f$d, f$m, "attack_assignment", intruder = it, future = FALSE, limt = 10)
+  })
+  # the measure's own arguments pass
+  expect_s3_class(risk_partitioned(f$d, f$m, "attack_assignment", intruder = it, future = FALSE, limit = 100),
+                  "detanon_attack")
+})
