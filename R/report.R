@@ -77,8 +77,11 @@
 #' d <- titanic_paper()[-1] # without the identifier PassengerId
 #' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
 #'                     strata = c("Pclass", "Sex", "Family"))
+#' # the file to publish (rows in a random order), then the report that hashes it
+#' csv <- write_release(masked, tempfile(fileext = ".csv"))
 #' f <- release_report(d, masked, tempfile(fileext = ".html"),
-#'                     formula = Survived ~ Pclass + Sex + Age + Fare, family = binomial())
+#'                     formula = Survived ~ Pclass + Sex + Age + Fare, family = binomial(),
+#'                     release_file = csv)
 #' f
 #' @export
 release_report <- function(original, masked, file, vars = NULL, strata = NULL, k = NULL,
@@ -212,7 +215,7 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
 #' masked <- anonymise(titanic_paper()[-1], k = 3, vars = c("Age", "Fare"),
 #'                     strata = c("Pclass", "Sex", "Family"))
 #' f <- write_release(masked, tempfile(fileext = ".csv"))
-#' # the same file again, and the report that hashes it
+#' # a reproducible order: the same seed writes the same file (keep the seed private)
 #' f <- write_release(masked, tempfile(fileext = ".csv"), seed = 20240611)
 #' @export
 write_release <- function(x, file, seed = NULL, escape_formulas = TRUE) {
