@@ -540,6 +540,8 @@ bad("release_report: no folder", bi_pair(), function(p) release_report(p$o, p$m,
 bad("release_report: rows differ", bi_pair(m = bi_plain(bi_m[-1, ])), rr(vars = c("x", "y")),
     "`original` has 20 rows but `masked` has 19")
 bad("release_report: k = 0", bi_pair(), rr(k = 0), "`k` must be a single whole number >= 1, not 0")
+bad("release_report: worst = 0", bi_pair(), rr(worst = 0), "the limit `worst` must be a single share in \\(0, 1\\]")
+bad("release_report: top_m text", bi_pair(), rr(top_m = "0.3"), "the limit `top_m` must be a single share in \\(0, 1\\]")
 bad("release_report: formula text", bi_pair(), rr(formula = "x ~ y"), "`formula` must be NULL or a model formula")
 bad("release_report: release_file", bi_pair(), rr(release_file = "no-such-release.csv"),
     "`release_file` must be the path of an existing file")

@@ -259,8 +259,104 @@ test_that("a tune_release() result is reported with its frontier", {
   expect_has(txt, "id=\"frontier\"")
   expect_has(txt, "chosen by tune_release()")
   expect_has(txt, paste0("Chosen: ", tu$chosen$method, " (", tu$chosen$settings, ")"))
+  # the verdict uses the search's limits; limits not set (1) are not shown as numbers
+  expect_has(txt, "the limits of the tune_release() search that chose it")
+  expect_has(txt, "<td>nearest-neighbour linkage</td><td>&lt;= 0.500</td>")
+  expect_false(grepl("<td>linkage_stratum</td>|<td>top_m_stratum</td>|&lt;= 1</td>|<td>k</td><td>2</td>", txt))
+  # the chosen candidate is the one highlighted row of the candidates table
+  rows <- regmatches(txt, gregexpr("<tr class=\"chosen\">.*?</tr>", txt))[[1]]
+  expect_length(rows, 1L)
+  expect_match(rows, paste0("<td>", match(TRUE, tu$tried$verified), "</td><td>", tu$chosen$method, "</td><td>",
+                            html_escape_test(tu$chosen$settings), "</td>"), fixed = TRUE)
+  # the strata are checked at the release's k, not the search's smallest k
+  k_rel <- as.integer(release_info(tu$release)$settings$k)
+  expect_has(txt, sprintf("with k = %d: 891 records", max(k_rel, 3L)))
   expect_identical(attr(f, "sha256"), release_hash(tu$release, seed = 3)$value)
   expect_identical(c(report_leaks(txt, d$Age, 4L), report_leaks(txt, d$Fare, 4L)), character())
+})
+
+test_that("the report opens with a verdict on the limits, the intruder and what to publish", {
+  d <- titanic_paper()[-1]
+  masked <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
+  bat <- as.data.frame(risk_battery(d, masked, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
+                                    seed = 1))
+  # plain k = 3: the worst attack is far above tune_release()'s default limit of 10%
+  txt <- report_text(release_report(d, masked, tempfile(fileext = ".html")))
+  verdict <- regexpr("<p class=\"verdict", txt, fixed = TRUE)
+  expect_gt(verdict, 0)
+  expect_lt(verdict, regexpr("<table", txt, fixed = TRUE)) # before any table
+  expect_lt(verdict, regexpr("<h2", txt, fixed = TRUE)) # and before any section
+  expect_has(txt, "<p class=\"verdict warn\"><b>Verdict: the release does NOT meet the limits on worst one-record attack")
+  w <- which.max(bat$rate)
+  expect_has(txt, sprintf("is right for %s%% of the records (limit 10%%)", format(signif(100 * bat$rate[w], 3))))
+  expect_has(txt, "the default limits of tune_release()")
+  expect_has(txt, "an intruder who holds all of the originals: Age, Fare by distance")
+  expect_has(txt, "Do not publish it as it is")
+  expect_has(txt, "<tr class=\"miss\"><td>worst one-record attack</td><td>&lt;= 10%</td>")
+  expect_has(txt, "made by anonymise() with k = 3")
+  # limits it meets: the verdict says so, and what to publish
+  txt2 <- report_text(release_report(d, masked, tempfile(fileext = ".html"), worst = 0.9, top_m = 1))
+  expect_has(txt2, "<p class=\"verdict ok\"><b>Verdict: the release meets every limit it was checked against")
+  expect_has(txt2, "the limits given to release_report()")
+  expect_has(txt2, "It may be published as the file write_release() writes (its rows in a random order)")
+  expect_has(txt2, "differencing with another release of the same people")
+  expect_false(grepl("class=\"miss\"", txt2, fixed = TRUE))
+  # a limit met by the attacks but a stratum below k: the verdict names the strata check
+  x <- report_fixture()
+  expect_has(x$txt, "Verdict: the release does NOT meet")
+  expect_match(x$txt, "NOT meet the limits on [^<]*records per stratum of A x B")
+  # bad limits: a classed error naming the argument, and no file written
+  f <- tempfile(fileext = ".html")
+  expect_snapshot(error = TRUE, {
+    release_report(d, masked, f, worst = 0)
+    release_report(d, masked, f, top_m = "0.3")
+  })
+  expect_false(file.exists(f))
+})
+
+test_that("numbers in the report have significant digits, never a run of zeros", {
+  expect_identical(fmt_num(c(9.191e-34, 0.1, 32.2, 0.000691, 123456, 2e7, 0, NA, -1.5e-9)),
+                   c("9.19e-34", "0.100", "32.2", "0.000691", "123000", "2.00e+07", "0", "", "-1.50e-09"))
+  expect_identical(fmt_cell(c(1.23456e-30, 0.5)), c("1.23e-30", "0.500"))
+  # the Titanic at k = 3: U is about 1e-30 and printed as such
+  d <- titanic_paper()[-1]
+  masked <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
+  txt <- report_text(release_report(d, masked, tempfile(fileext = ".html")))
+  expect_false(grepl("0\\.0{6,}", txt))
+  expect_match(txt, "<td>U \\(pMSE\\)</td><td>[0-9.]+(e-[0-9]+)?</td>")
+})
+
+test_that("the propensity axis has distinct ticks, and the caption and the help agree on the boxes", {
+  pdf(NULL)
+  on.exit(dev.off())
+  for (s in list(rep(0.5, 40), 0.5 + c(-1, 1) * 1e-17, c(stats::runif(20, 0.3, 0.45), stats::runif(20, 0.55, 0.7)))) {
+    plot_report_pmse(list(scores = rep_len(s, 40), c = 0.5, U = 1e-33))
+    ticks <- graphics::axTicks(2)
+    expect_gte(length(ticks), 3L)
+    expect_identical(anyDuplicated(format(ticks)), 0L)
+  }
+  x <- report_fixture()
+  expect_has(x$txt, "boxes from the 25% to the 75% quantile, whiskers to the 5% and 95% quantiles")
+  rd <- tools::Rd_db("detanon")[["release_report.Rd"]]
+  help <- gsub("\\s+", " ", paste(utils::capture.output(tools::Rd2txt(rd)), collapse = " "))
+  expect_match(help, "the boxes span the 25% to 75% quantiles and the whiskers end at the 5% and 95% quantiles",
+               fixed = TRUE)
+  expect_false(grepl("boxes span the 5% to 95%", help, fixed = TRUE))
+})
+
+test_that("a tune_release() result is reported for the intruder of its search", {
+  d <- titanic_paper()[-1]
+  vars <- c("Age", "Fare")
+  strata <- c("Pclass", "Sex", "Family")
+  who <- intruder(vars, strata, keys = "Survived")
+  tu <- tune_release(d, vars = vars, strata = strata, intruder = who, methods = "mdav")
+  txt <- report_text(release_report(d, tu, tempfile(fileext = ".html")))
+  expect_has(txt, paste("an intruder who", html_escape_test(paste(format(who), collapse = " and "))))
+  bat <- as.data.frame(risk_battery(d, tu$release, intruder = who, seed = 1))
+  expect_has(txt, sprintf("is right for %s%% of the records", format(signif(100 * max(bat$rate), 3))))
+  # an intruder given to the report replaces it
+  txt2 <- report_text(release_report(d, tu, tempfile(fileext = ".html"), intruder = intruder(vars, strata)))
+  expect_false(grepl("also Survived", txt2, fixed = TRUE))
 })
 
 test_that("columns with missing values are left out of the propensity model, and the report says so", {
