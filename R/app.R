@@ -11,8 +11,11 @@
 #'
 #' The app runs on the custodian's machine and shows the original data's strata,
 #' including the small ones, as the console functions do: it is a tool for the safe
-#' setting. What leaves it is the release, the report (aggregates only, see
-#' [release_report()]) and the script (settings and file names only, no data).
+#' setting. What leaves it is the release (its rows in a random order, see
+#' [write_release()]) and the report (aggregates only, see [release_report()]). The
+#' script (settings, file names and the seed of the published file's row order, no data)
+#' is the custodian's record: keep it with the original data, since its seed and the
+#' original order together would undo the random order of the published rows.
 #'
 #' Stata and SPSS files are read with haven; labelled columns become factors. A file
 #' that cannot be read, or settings a method rejects, give a message and leave the
@@ -103,7 +106,7 @@ app_family <- function(name) {
 
 # The R script that reproduces a release made in the app.
 app_script <- function(source, identifiers, verb, args, formula = NULL, family = "gaussian", k = NULL,
-                       hash = NULL) {
+                       hash = NULL, order_seed = NULL) {
   read <- switch(source$kind,
     example = "titanic_paper()",
     object = "data  # the data frame given to detanon_app()",
@@ -113,7 +116,8 @@ app_script <- function(source, identifiers, verb, args, formula = NULL, family =
                       list(vars = args$vars, strata = args$strata),
                       if (!is.null(k)) list(k = k),
                       if (!is.null(formula)) list(formula = formula),
-                      if (!is.null(formula) && family != "gaussian") list(family = str2lang(paste0(family, "()")))))
+                      if (!is.null(formula) && family != "gaussian") list(family = str2lang(paste0(family, "()"))),
+                      list(release_file = "release.csv")))
   c(sprintf("# Reproduces the release made in detanon_app() on %s with detanon %s.",
             format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC"), utils::packageVersion("detanon")),
     if (source$kind %in% names(app_formats))
@@ -122,7 +126,10 @@ app_script <- function(source, identifiers, verb, args, formula = NULL, family =
     paste("data <-", read),
     if (length(identifiers)) paste0("data <- remove_identifiers(data, cols = ", deparse1(identifiers), ")"),
     paste("release <-", paste(deparse(call, width.cutoff = 80L), collapse = "\n  ")),
-    paste0("write_release(release, \"release.csv\")", if (!is.null(hash)) paste0("  # SHA-256 ", hash)),
+    # the row order of the published file is drawn from the run's seed (kept by the custodian)
+    if (!is.null(order_seed)) "# The seed orders the published rows: keep this script as private as the data.",
+    paste0("write_release(release, \"release.csv\"", if (!is.null(order_seed)) paste0(", seed = ", order_seed), ")",
+           if (!is.null(hash)) paste0("  # SHA-256 ", hash)),
     paste(deparse(report, width.cutoff = 80L), collapse = "\n  "))
 }
 
@@ -332,8 +339,11 @@ app_server <- function(data = NULL) {
         shiny::incProgress(0.2, detail = "risk battery")
         b <- risk_battery(work, release, vars = r$vars, strata = if (length(r$strata)) r$strata, seed = 1)
         shiny::incProgress(0.2, detail = "done")
+        # the published file's rows are in a random order drawn from a fresh seed of this run
+        order_seed <- fresh_seed()
         list(work = work, release = release, assess = a, battery = b, verb = verb, args = args, k = k,
-             formula = formula, family = family, identifiers = r$identifiers, hash = release_hash(release)$value,
+             formula = formula, family = family, identifiers = r$identifiers, order_seed = order_seed,
+             hash = release_hash(release, seed = order_seed)$value,
              source = rv$source, notes = unique(notes))
       }), error = function(e) e)
       if (inherits(res, "error")) {
@@ -390,7 +400,7 @@ app_server <- function(data = NULL) {
       run <- rv$run
       shiny::req(run)
       app_script(run$source, run$identifiers, run$verb, run$args, formula = run$formula, family = run$family,
-                 k = run$k, hash = run$hash)
+                 k = run$k, hash = run$hash, order_seed = run$order_seed)
     })
     output$code <- shiny::renderText({
       if (is.null(rv$run)) return("# No release yet.")
@@ -400,7 +410,7 @@ app_server <- function(data = NULL) {
       filename = function() "release.csv",
       content = function(file) {
         shiny::req(rv$run)
-        write_release(rv$run$release, file)
+        write_release(rv$run$release, file, seed = rv$run$order_seed)
       })
     output$dl_report <- shiny::downloadHandler(
       filename = function() "report.html",
@@ -409,7 +419,8 @@ app_server <- function(data = NULL) {
         shiny::req(run)
         shiny::withProgress(message = "Writing the report", value = 0.2, {
           release_report(run$work, run$release, file, vars = run$args$vars, strata = run$args$strata,
-                         k = run$k, formula = run$formula, family = app_family(run$family), seed = 1)
+                         k = run$k, formula = run$formula, family = app_family(run$family), seed = 1,
+                         release_seed = run$order_seed)
         })
       })
     output$dl_code <- shiny::downloadHandler(
