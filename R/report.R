@@ -344,7 +344,8 @@ release_csv_bytes <- function(x, seed = NULL, escape_formulas = TRUE) {
   rownames(df) <- NULL
   bad <- "^[-=+@\t\r]"
   # numbers (and integer64 digits) are written unquoted: a spreadsheet reads them as numbers
-  number <- vapply(df, function(y) is.numeric(y) || inherits(y, "integer64") || is_labelled(y), logical(1))
+  number <- vapply(df, function(y) is.numeric(unclass(y)) && (!is.object(y) || is_labelled(y) ||
+                                                              inherits(y, "integer64")), logical(1))
   for (v in names(df)) {
     y <- df[[v]]
     if (is_labelled(y)) y <- as.vector(unclass(y))
