@@ -532,9 +532,9 @@ test_that("small_support_terms() covers baseline cells, other contrasts and nume
 test_that("write_release() quotes and escapes labelled text, and writes labelled numbers as numbers", {
   skip_if_not_installed("haven")
   d <- data.frame(a = haven::labelled(c("x,1", "=y", "z"), c(X = "x,1")),
-                  b = haven::labelled(c(-1, 2, 3.5), c(one = 2)), c = c(3, 1, 2))
+                  b = haven::labelled(c(2, -1, 3.5), c(one = 2)), c = c(3, 1, 5))
   f <- tempfile(fileext = ".csv")
   write_release(d, f, seed = 1)
   txt <- readLines(f)
-  expect_setequal(txt[-1L], c("\"x,1\",-1,3", "\"'=y\",2,1", "\"z\",3.5,2"))
+  expect_setequal(txt[-1L], c("\"x,1\",2,3", "\"'=y\",-1,1", "\"z\",3.5,5"))
 })
