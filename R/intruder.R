@@ -90,6 +90,8 @@ intruder_view <- function(original, masked, intruder, seed = NULL) {
     stop_arg("`intruder` must be made by intruder(), not ", show_value(intruder), ".")
   }
   s <- linkage_setup(original, masked, intruder$vars, intruder$strata)
+  # the attacks' table by stratum adds these columns beside the strata
+  check_no_clash(s$strata, c("n", "n_attacked", "rate"), "strata")
   keys <- intruder$keys
   if (identical(keys, "all")) keys <- setdiff(intersect(names(original), names(masked)), c(s$vars, s$strata))
   keys <- check_columns(keys, original, "keys")

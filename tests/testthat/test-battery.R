@@ -487,3 +487,16 @@ test_that("a constant variable does not break the battery (issue 34, item 9)", {
     expect_true(all(is.finite(tb$rate)))
   }
 })
+
+test_that("a stratum named like a column of the table by stratum is refused, not overwritten (issue 34, item 8)", {
+  d <- titanic_paper()[-1][1:300, ]
+  d$n_attacked <- d$Sex
+  m <- anonymise(d, vars = c("Age", "Fare"), strata = c("Pclass", "n_attacked"), k = 3, check_identifiers = FALSE)
+  expect_snapshot(error = TRUE, risk_battery(d, m, intruder = intruder(vars = c("Age", "Fare"),
+                                                                        strata = c("Pclass", "n_attacked"))))
+  # variant: another attack, the other reserved name
+  names(d)[names(d) == "n_attacked"] <- "rate"
+  names(m)[names(m) == "n_attacked"] <- "rate"
+  expect_error(attack_assignment(d, m, intruder = intruder(vars = c("Age", "Fare"), strata = c("Pclass", "rate"))),
+               class = "detanon_error_column")
+})
