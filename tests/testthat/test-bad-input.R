@@ -684,6 +684,9 @@ bad("anonymise_stratum: not stats", bi_d, function(x) anonymise_stratum(x, stats
     "`stats` must be the statistics made by anonymise_stats\\(\\)")
 bad("anonymise_stratum: unknown stratum", bi_mod(bi_d, g = "z"), function(x) anonymise_stratum(x, stats = bi_st),
     "holds a stratum that the statistics in `stats` do not know")
+bad("anonymise_stratum: statistics of other data (same counts)", bi_mod(bi_d, x = rev(bi_d$x)),
+    function(x) anonymise_stratum(x, stats = bi_st),
+    "`data` holds other values than the statistics in `stats` were made of, in strata `g=a`, `g=b`")
 bad("anonymise_rescale: a missing piece", bi_pc[1], function(x) anonymise_rescale(x, stats = bi_st),
     "`pieces` must hold every stratum kept by `stats` exactly once")
 bad("anonymise_rescale: a repeated piece", bi_pc[c(1, 1, 2)], function(x) anonymise_rescale(x, stats = bi_st),
@@ -738,6 +741,7 @@ if (requireNamespace("DBI", quietly = TRUE) && requireNamespace("RSQLite", quiet
   bi_con <- DBI::dbConnect(RSQLite::SQLite(), ":memory:")
   DBI::dbWriteTable(bi_con, "bi", bi_mod(bi_d, s = letters[1:20]))
   DBI::dbWriteTable(bi_con, "taken", data.frame(a = 1:2))
+  DBI::dbExecute(bi_con, "CREATE VIEW bi_view AS SELECT * FROM bi")
   bi_closed <- DBI::dbConnect(RSQLite::SQLite(), ":memory:")
   DBI::dbDisconnect(bi_closed)
   bi_db_state <- function(con) {
@@ -763,6 +767,11 @@ if (requireNamespace("DBI", quietly = TRUE) && requireNamespace("RSQLite", quiet
   bad("anonymise_db: output missing", bi_con, bi_db("bi", vars = "x", strata = "g"), "`output` must be given")
   bad("anonymise_db: output is the input", bi_con, bi_db("bi", vars = "x", strata = "g", output = "bi"),
       "`output` must differ from `table`")
+  bad("anonymise_db: output is the input in another case", bi_con,
+      bi_db("bi", vars = "x", strata = "g", output = "BI", overwrite = TRUE),
+      "`output` must differ from `table` \\(\"bi\"\\): SQLite compares table names regardless of case")
+  bad("anonymise_db: output is a view", bi_con, bi_db("bi", vars = "x", strata = "g", output = "bi_view", overwrite = TRUE),
+      "`output` \"bi_view\" is a view in the database, not a table")
   bad("anonymise_db: output exists", bi_con, bi_db("bi", vars = "x", strata = "g", output = "taken"),
       "`output` table \"taken\" exists.*overwrite = TRUE")
   bad("anonymise_db: vars missing", bi_con, bi_db("bi", strata = "g", output = "o"), "`vars` must be given")
