@@ -199,6 +199,48 @@ bad("risk_rmd: character numbers in masked", bi_pair(m = bi_mod(bi_m, x = as.cha
     function(p) risk_rmd(p$o, p$m, vars = c("x", "y")), "`vars` must name numeric columns; in `masked` `x`")
 bad("risk_rmd: overflowing SD (covMcd warned, then a misleading error)", bi_pair(o = bi_mod(bi_d, x = bi_d$x * 1e307)),
     function(p) risk_rmd(p$o, p$m), "`vars` column `x` of `original` has values too large to standardise")
+# ---- categorical risk measures (R/risk_categorical.R) ------------------------------------
+bi_w <- bi_mod(bi_d, w = rep(c(10, 20), 10), h = rep(1:5, each = 4))
+bad("risk_suda2: matrix", as.matrix(bi_d), function(x) risk_suda2(x, "g"), "`data` must be a data frame")
+bad("risk_suda2: unknown key", bi_d, function(x) risk_suda2(x, "zz"), "`strata` names columns that are not in the data: `zz`")
+bad("risk_suda2: dis_fraction = 2", bi_d, function(x) risk_suda2(x, "g", dis_fraction = 2),
+    "`dis_fraction` must be a single finite number > 0 and <= 1, not 2")
+bad("suppress_local: NULL", NULL, function(x) suppress_local(x, "g"), "`data` must be a data frame.*not NULL")
+bad("suppress_local: unknown key", bi_d, function(x) suppress_local(x, "zz"),
+    "`strata` names columns that are not in the data: `zz`")
+bad("suppress_local: importance of the wrong length", bi_d, function(x) suppress_local(x, c("g", "y"), importance = c(1, 1, 2)),
+    "`importance` must be NULL or 2 whole numbers")
+bad("anonymise_pram: pd = 1.5", bi_d, function(x) anonymise_pram(x, "g", pd = 1.5), "`pd` must be one number between 0 and 1")
+bad("anonymise_pram: unknown column", bi_d, function(x) anonymise_pram(x, "zz"),
+    "`vars` names columns that are not in the data: `zz`")
+bad("anonymise_pram: seed as text", bi_d, function(x) anonymise_pram(x, "g", seed = "a"), "`seed` must be a single whole number")
+bad("risk_frequencies: matrix", as.matrix(bi_d), function(x) risk_frequencies(x, "g"), "`data` must be a data frame")
+bad("risk_frequencies: zero rows", bi_d[0, ], function(x) risk_frequencies(x, "g"), NA,
+    check = function(r) expect_identical(r$fk, numeric()))
+bad("risk_frequencies: list key", bi_list, function(x) risk_frequencies(x, "x"), "`strata` columns must be atomic")
+bad("risk_individual: zero weight", bi_mod(bi_w, w = replace(bi_w$w, 4, 0)),
+    function(x) risk_individual(x, "g", weights = "w"), "`weights` column `w` must hold finite sampling weights >= 1")
+bad("risk_individual: NaN weight", bi_mod(bi_w, w = replace(bi_w$w, 4, NaN)),
+    function(x) risk_individual(x, "g", weights = "w"), "`weights` column `w` must hold finite sampling weights >= 1")
+bad("risk_individual: text weights", bi_w, function(x) risk_individual(x, "x", weights = "g"),
+    "`weights` column `g` must be numeric")
+bad("risk_individual: household NA", bi_mod(bi_w, h = replace(bi_w$h, 1, NA)),
+    function(x) risk_individual(x, "g", household = "h"), "`household` column `h` has 1 missing id")
+bad("risk_individual: NA keys", bi_mod(bi_w, g = replace(bi_w$g, 1:3, NA)),
+    function(x) risk_individual(x, "g", weights = "w"), NA,
+    check = function(r) expect_equal(r$fk[1:3], rep(20, 3)))
+bad("risk_ldiversity: sensitive missing", bi_d, function(x) risk_ldiversity(x, "g"), "`sensitive` is missing")
+bad("risk_ldiversity: sensitive a key", bi_d, function(x) risk_ldiversity(x, "g", sensitive = "g"),
+    "`sensitive` \\(g\\) must not be one of `strata`")
+bad("risk_tcloseness: NA in ordered", bi_na, function(x) risk_tcloseness(x, "g", sensitive = "x"),
+    "has 20 missing values.*distance = \"equal\"")
+bad("risk_tcloseness: distance", bi_d, function(x) risk_tcloseness(x, "g", sensitive = "x", distance = "emd"),
+    "`distance` must be one of")
+bad("risk_population_uniques: no population", bi_d, function(x) risk_population_uniques(x, "g"),
+    "give `population`")
+bad("risk_population_uniques: population below n", bi_d, function(x) risk_population_uniques(x, "g", population = 5),
+    "`population` must be a single finite number >= 20")
+
 bad("risk_linkage: overflowing SD", bi_pair(m = bi_mod(bi_m, y = bi_m$y * 1e200)),
     function(p) risk_linkage(p$o, p$m), "`vars` column `y` of `masked` has values too large to standardise")
 bad("risk_rmd: w1 negative", bi_pair(), function(p) risk_rmd(p$o, p$m, w1 = -1), "`w1` must be a single finite number > 0")
@@ -826,7 +868,7 @@ for (cs in bi_cases) {
           # are classed and name the exported function that was called
           expect_null(conditionCall(res))
           expect_s3_class(res, "detanon_error")
-          expect_match(conditionMessage(res), "^[a-z_.]+\\(\\): ")
+          expect_match(conditionMessage(res), "^[a-z0-9_.]+\\(\\): ")
         }
       }
       if (!is.null(cs$warning)) {
