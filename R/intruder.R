@@ -90,6 +90,8 @@ intruder_view <- function(original, masked, intruder, seed = NULL) {
     stop_arg("`intruder` must be made by intruder(), not ", show_value(intruder), ".")
   }
   s <- linkage_setup(original, masked, intruder$vars, intruder$strata)
+  # the attacks' table by stratum adds these columns beside the strata
+  check_no_clash(s$strata, c("n", "n_attacked", "rate"), "strata")
   keys <- intruder$keys
   if (identical(keys, "all")) keys <- setdiff(intersect(names(original), names(masked)), c(s$vars, s$strata))
   keys <- check_columns(keys, original, "keys")
@@ -107,13 +109,15 @@ intruder_view <- function(original, masked, intruder, seed = NULL) {
   s$key_cat <- setdiff(keys, num)
   s$intruder <- intruder
   # cells: the strata and the categorical keys, as the intruder matches them exactly, by
-  # their values as text (a factor and a character column, or factors with other levels,
-  # match by value; a missing value is a value of its own). A categorical key changed by the
+  # their values as exact text (exact_values(): a factor and a character column, or factors
+  # with other levels, match by value; numbers by value, not by their rounded print, so
+  # that cells never join strata that stratum_ids() keeps apart; a missing value is a value
+  # of its own). A categorical key changed by the
   # masking (recoded, generalised, swapped) puts a record in another cell than its original:
   # the attacks then search the cell the released (or the original) value names.
   cat_cols <- c(s$strata, s$key_cat)
   as_text <- function(d) {
-    out <- lapply(as.list(d)[cat_cols], as.character)
+    out <- lapply(as.list(d)[cat_cols], exact_values)
     as.data.frame(out, stringsAsFactors = FALSE, col.names = cat_cols, optional = TRUE)
   }
   both_df <- if (length(cat_cols)) rbind(as_text(original), as_text(masked))

@@ -254,6 +254,11 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
   }
   # stirring works on the candidates of the other families: alone, it stirs those of fixed k
   if (identical(unique(methods), "stir")) methods <- c("anonymise", "stir")
+  # keyed candidates need the key: without it and without another family, nothing to search
+  if (is.null(secret) && all(methods %in% c("keyed", "stir"))) {
+    stop_arg("`methods = ", deparse1(unique(methods)), "` needs the custodian's `key` (the secret of ",
+             "anonymise_keyed()); give `key`, or add other methods.")
+  }
   if (!is.null(keps_epsilon) && (!is.numeric(keps_epsilon) || anyNA(keps_epsilon) ||
                                  any(keps_epsilon <= 0) || any(!is.finite(keps_epsilon)))) {
     stop_arg("`keps_epsilon` must be NULL or positive budgets, not ", show_value(keps_epsilon), ".")

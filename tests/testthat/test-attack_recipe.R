@@ -131,3 +131,26 @@ test_that("ratio_mode() equals the mode from table() on the text of the ratios",
   }
   expect_identical(detanon:::ratio_mode(rep(2, 9), 10), NA_real_)
 })
+
+test_that("a constant variable carries nothing: the attack is that without it (issue 34, item 9)", {
+  d <- titanic_paper()[-1][1:300, ]
+  for (format in c("none", "natural")) {
+    m <- anonymise(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), k = 3, format = format,
+                   check_identifiers = FALSE)
+    ref <- attack_recipe(d, m, intruder = intruder(vars = c("Age", "Fare"), strata = c("Pclass", "Sex")),
+                         control = FALSE)
+    # the reported case (a constant masked variable) and a variant (a constant column of
+    # another value, first among the variables)
+    for (cv in c(5, -1e6)) {
+      dc <- d
+      dc$Const <- cv
+      mc <- m
+      mc$Const <- cv
+      for (vars in list(c("Age", "Fare", "Const"), c("Const", "Age", "Fare"))) {
+        r <- attack_recipe(dc, mc, intruder = intruder(vars = vars, strata = c("Pclass", "Sex")), control = FALSE)
+        expect_identical(r$success, ref$success)
+        expect_identical(r$confidence, ref$confidence)
+      }
+    }
+  }
+})

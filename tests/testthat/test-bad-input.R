@@ -589,6 +589,22 @@ bad("release_report: release_file", bi_pair(), rr(release_file = "no-such-releas
     "`release_file` must be the path of an existing file")
 bad("write_release: matrix", as.matrix(bi_d), function(x) write_release(x, tempfile()), "`x` must be a data frame")
 bad("write_release: file", bi_m, function(x) write_release(x, c("a.csv", "b.csv")), "`file` must be the path of the CSV file")
+bad("write_release: a folder", bi_m, function(x) write_release(x, tempdir()), "`file` is a folder")
+bad("write_release: no folder", bi_m, function(x) write_release(x, "/no-such-folder-detanon/r.csv"),
+    "`file`: the folder /no-such-folder-detanon does not exist")
+bad("write_release: list column", bi_list, function(x) write_release(x, tempfile()),
+    "`x` has column `x` that is not a vector")
+bad("write_release: seed", bi_m, function(x) write_release(x, tempfile(), seed = NA), "`seed` must be NULL or a single whole number")
+bad("release_report: a folder", bi_pair(), function(p) release_report(p$o, p$m, tempdir()), "`file` is a folder")
+bad("release_report: release_file a folder", bi_pair(), rr(release_file = tempdir()),
+    "`release_file` must be the path of an existing file")
+bad("utility_model: list column of masked", bi_pair(m = bi_list), function(p) utility_model(p$o, p$m, y ~ x + g),
+    "`formula` uses column `x` of `masked` that is a list")
+bad("utility_model: list columns of original", bi_pair(o = bi_mod(bi_list, g = I(as.list(bi_d$g)))),
+    function(p) utility_model(p$o, p$m, y ~ x + g), "`formula` uses columns `x`, `g` of `original` that are lists")
+bad("anonymise_stratum: list strata column", bi_mod(bi_d, g = I(as.list(bi_d$g))),
+    function(x) anonymise_stratum(x, anonymise_stats(bi_d, vars = c("x", "y"), strata = "g", k = 3)),
+    "`strata` columns must be atomic vectors")
 bad("detanon_app: data not a frame", 1:3, function(x) detanon_app(data = x, run = FALSE), "`data` must be a data frame")
 bad("detanon_app: run NA", bi_d, function(x) detanon_app(data = x, run = NA), "`run` must be TRUE or FALSE")
 # ---- the risk battery -------------------------------------------------------------------

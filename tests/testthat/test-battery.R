@@ -467,3 +467,36 @@ test_that("beside sdcMicro on Titanic: a keyed release beats MDAV and rank swapp
     expect_lt(k[["delta"]], s[["delta"]])
   }
 })
+
+test_that("a constant variable does not break the battery (issue 34, item 9)", {
+  d <- titanic_paper()[-1][1:300, ]
+  m <- anonymise(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), k = 3, check_identifiers = FALSE)
+  ref <- risk_battery(d, m, intruder = intruder(vars = c("Age", "Fare"), strata = c("Pclass", "Sex")), seed = 1)
+  for (cv in c(5, 0)) {
+    d$Const <- cv
+    m$Const <- cv
+    b <- risk_battery(d, m, intruder = intruder(vars = c("Age", "Fare", "Const"), strata = c("Pclass", "Sex")),
+                      seed = 1)
+    expect_s3_class(b, "detanon_battery")
+    # the distance-based attacks are those without it; singling out draws its predicates
+    # over every column, the constant one included
+    tb <- as.data.frame(b)
+    tr <- as.data.frame(ref)
+    so <- grepl("singling", tb$attack)
+    expect_identical(tb$rate[!so], tr$rate[!so])
+    expect_true(all(is.finite(tb$rate)))
+  }
+})
+
+test_that("a stratum named like a column of the table by stratum is refused, not overwritten (issue 34, item 8)", {
+  d <- titanic_paper()[-1][1:300, ]
+  d$n_attacked <- d$Sex
+  m <- anonymise(d, vars = c("Age", "Fare"), strata = c("Pclass", "n_attacked"), k = 3, check_identifiers = FALSE)
+  expect_snapshot(error = TRUE, risk_battery(d, m, intruder = intruder(vars = c("Age", "Fare"),
+                                                                        strata = c("Pclass", "n_attacked"))))
+  # variant: another attack, the other reserved name
+  names(d)[names(d) == "n_attacked"] <- "rate"
+  names(m)[names(m) == "n_attacked"] <- "rate"
+  expect_error(attack_assignment(d, m, intruder = intruder(vars = c("Age", "Fare"), strata = c("Pclass", "rate"))),
+               class = "detanon_error_column")
+})

@@ -391,3 +391,11 @@ test_that("keyed candidates with the custodian's key: chosen when least loss, th
   expect_error(tune_release(d, vars = v_t, strata = st_t, key = "short"), "`key` must be the custodian's secret",
                class = "detanon_error_argument")
 })
+
+test_that("keyed candidates without a key, and nothing else to search, are refused (issue 34, item 9)", {
+  d <- titanic_paper()[-1][1:200, ]
+  expect_snapshot(error = TRUE, {
+    tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), methods = "keyed")
+    tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), methods = c("keyed", "stir"))
+  })
+})
