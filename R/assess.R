@@ -119,7 +119,7 @@ assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
   # last, so that its draws change no other measure
   battery <- check_flag(battery, "battery")
   bat <- if (battery) {
-    if (is.null(intruder)) intruder <- intruder(vars = vars, strata = strata)
+    if (is.null(intruder)) intruder <- intruder_published(vars = vars, strata = strata)
     risk_battery(original, masked, intruder = intruder,
                  m = m, sensitive = sensitive, seed = seed, nthreads = nthreads)
   }

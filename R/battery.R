@@ -334,7 +334,8 @@ as.data.frame.detanon_battery <- function(x, row.names = NULL, optional = FALSE,
 # The battery's table as printed (by print() and assess()), worst attack first.
 print_battery_table <- function(x, indent = "") {
   tab <- as.data.frame(x)
-  show <- data.frame(attack = tab$name, rate = tab$rate, control = tab$control_rate,
+  show <- data.frame(attack = tab$name, rate = tab$rate, lower = tab$lower, upper = tab$upper,
+                     control = tab$control_rate,
                      advantage = tab$advantage, top_m = tab$rate_m, worst = tab$worst_stratum,
                      prec10 = tab$precision_top10, baseline = tab$baseline)
   if (all(is.na(show$baseline))) show$baseline <- NULL

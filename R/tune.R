@@ -211,6 +211,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                                   risk2 = check_limit(risk2, "risk2", zero = TRUE)),
                     attacks = attacks, verify = verify, intruder = intruder, sensitive = sensitive, seed = seed,
                     secret = if (!is.null(key)) check_key(key))
+  if (!is.null(ctx$unique_on)) return(tune_none(ctx, started))
   # the families in order; each returns its candidates (a report row and the release) and
   # why it stopped
   found <- with_seed(seed, {
@@ -279,11 +280,33 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
   attacks <- check_names(attacks, "attacks")
   verify <- if (is.null(verify)) usable else check_names(verify, "verify")
   if (is.null(intruder)) {
-    intruder <- intruder(vars = vars, strata = strata)
+    intruder <- intruder_published(vars = vars, strata = strata, sensitive = sensitive)
   } else if (!inherits(intruder, "detanon_intruder")) {
     stop_arg("`intruder` must be NULL or made by intruder(), not ", class_label(intruder), ".")
   }
   n <- nrow(df)
+  # the intruder of intruder_published() holds every published column exactly: the search
+  # forms its groups within them (as within the strata), or returns no release when they
+  # leave records in cells too small for the limits
+  keys <- if (is_published_intruder(intruder)) {
+    published_keys(df, df, vars, strata, c(sensitive, intruder$sensitive))
+  } else character()
+  if (length(keys)) {
+    # the limits on the strata alone are the caller's to fix (an error, as before)
+    check_tune_limits(limits, k_strata, m, tabulate(stratum_ids(df, strata)), n)
+    cells <- stratum_ids(df, c(strata, keys))
+    why <- tryCatch({
+      check_tune_limits(limits, k_strata, m, tabulate(cells), n)
+      NULL
+    }, detanon_error = function(e) conditionMessage(e))
+    if (!is.null(why)) {
+      return(list(df = df, vars = vars, strata = strata, keys = keys, k = k, k_strata = k_strata, m = m,
+                  limits = limits, objective = objective, attacks = attacks, verify = verify,
+                  intruder = intruder, sensitive = sensitive, why = why,
+                  unique_on = published_uniques(df, strata, keys)))
+    }
+    strata <- c(strata, keys)
+  }
   if (n < length(vars) + 2L) {
     stop_arg("`data` needs more records than variables to measure risk1 and risk2: ",
              plural(n, "record"), " for ", plural(length(vars), "variable"), ".", kind = "data")
@@ -291,7 +314,7 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
   check_not_constant(numeric_matrix(df, vars), "data")
   p <- adaptive_setup(df, vars, strata, rmd = TRUE, nthreads = nthreads)
   floor_m <- check_tune_limits(limits, k_strata, m, p$sizes, n)
-  list(data = data, df = df, vars = vars, strata = strata, k = k, k_strata = k_strata, m = m,
+  list(data = data, df = df, vars = vars, strata = strata, keys = keys, k = k, k_strata = k_strata, m = m,
        limits = limits, objective = objective, methods = methods, format = format,
        keps_epsilon = keps_epsilon, max_tries = max_tries, nthreads = nthreads, p = p,
        sizes = p$sizes, n = n, floor_m = floor_m, attacks = attacks, verify = verify, intruder = intruder,
@@ -300,6 +323,62 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
        w1 = if (limits$risk1 < 1 || limits$risk2 < 1) rmd_defaults()$w1,
        ev = tune_evaluator(df, vars, strata, p, m, objective, formula, family, nthreads,
                            attacks, intruder, sensitive, seed, limits))
+}
+
+# The published columns that make records unique, in the order a greedy search adds them
+# to the strata (the column that makes the most records unique first, until the share
+# unique on every published column is reached): a data frame of `column` and `unique`, the
+# share of records alone in their cell on the strata and the columns up to it.
+published_uniques <- function(df, strata, keys) {
+  share <- function(cols) {
+    id <- stratum_ids(df, cols)
+    mean(tabulate(id)[id] == 1L)
+  }
+  full <- share(c(strata, keys))
+  chosen <- character()
+  got <- numeric()
+  left <- keys
+  now <- share(strata)
+  while (length(left) && now < full) {
+    sh <- vapply(left, function(v) share(c(strata, chosen, v)), numeric(1))
+    j <- which.max(sh)
+    if (sh[j] <= now) break
+    chosen <- c(chosen, left[j])
+    got <- c(got, sh[[j]])
+    now <- sh[[j]]
+    left <- left[-j]
+  }
+  data.frame(column = chosen, unique = got, stringsAsFactors = FALSE)
+}
+
+# The result of a search that cannot start: the intruder's published columns leave records
+# in cells too small for the limits. No release; the columns that make records unique named.
+tune_none <- function(ctx, started) {
+  u <- ctx$unique_on
+  cells <- stratum_ids(ctx$df, c(ctx$strata, ctx$keys))
+  n_uniq <- sum(tabulate(cells)[cells] == 1L)
+  named <- if (nrow(u)) {
+    paste0(" The columns that make records unique, as an intruder adds them: ",
+           paste(sprintf("%s (%.1f%% of the records unique)", u$column, 100 * u$unique), collapse = ", "), ".")
+  } else ""
+  stop <- paste0(
+    "No release: the default intruder holds every published column that is not masked or sensitive (",
+    paste(ctx$keys, collapse = ", "), "), and on them and the strata ", plural(n_uniq, "record"),
+    sprintf(" (%.1f%%)", 100 * n_uniq / nrow(ctx$df)), " are unique, so no masking of `vars` within those ",
+    "cells can meet the limits (", sub("^[^:]*: ", "", sub("\\.$", "", ctx$why)), ").", named,
+    " Mask those columns (add them to `vars`), generalise or leave them out of the release, declare ",
+    "them `sensitive`, or pass a narrower `intruder` (intruder()) if no intruder can hold them.")
+  tried <- tune_row(list(worst = NA_real_, worst_attack = NA_character_, top_m = NA_real_, linkage = NA_real_,
+                         linkage_stratum = NA_real_, top_m_released = NA_real_, top_m_stratum = NA_real_,
+                         risk1 = NA_real_, risk2 = NA_real_, reid = NA_real_, loss = NA_real_),
+                    ctx$limits, "none", "none")[0L, , drop = FALSE]
+  tried$seconds <- numeric()
+  structure(list(release = NULL, chosen = NULL, tried = tried, frontier = tried, battery = NULL,
+                 attacks = ctx$attacks, verify = ctx$verify,
+                 limits = c(ctx$limits, m = ctx$m, k = ctx$k, k_strata = ctx$k_strata),
+                 objective = ctx$objective, stop = stop, unique_on = u, keys = ctx$keys,
+                 intruder = ctx$intruder, seconds = proc.time()[[3L]] - started),
+            class = "detanon_tuned")
 }
 
 # One candidate: its row of the report (measured by ctx$ev) and its release (NULL:
@@ -724,7 +803,7 @@ tune_result <- function(ctx, cands, stop_reason, seed, started) {
                  frontier = tried[front, , drop = FALSE], battery = battery,
                  attacks = ctx$attacks, verify = ctx$verify,
                  limits = c(limits, m = ctx$m, k = ctx$k, k_strata = ctx$k_strata),
-                 objective = ctx$objective, stop = trimws(stop),
+                 objective = ctx$objective, stop = trimws(stop), keys = ctx$keys, intruder = ctx$intruder,
                  seconds = proc.time()[[3L]] - started),
             class = "detanon_tuned")
 }
@@ -744,6 +823,21 @@ tune_verdict <- function(b, limits) {
   }
   list(pass = !length(fails), worst = worst, worst_attack = if (is.na(w)) NA_character_ else tab$name[w],
        top_m = top, fails = paste(fails, collapse = ", "))
+}
+
+# The attacks of a battery whose 95% interval straddles a limit (the rate's interval holds
+# `worst`, or the top-m rate's holds `top_m`): text for the verdicts, "" when none does.
+battery_straddles <- function(b, worst, top_m) {
+  if (is.null(b)) return("")
+  tab <- as.data.frame(b)
+  on <- function(p, lo, hi, lim) !is.na(p) & !is.na(lo) & lo <= lim & hi > lim
+  w <- on(tab$rate, tab$lower, tab$upper, worst)
+  t <- on(tab$rate_m, tab$lower_m, tab$upper_m, top_m)
+  out <- c(sprintf("%s %.4f [%.4f, %.4f] (limit %s)", tab$name[w], tab$rate[w], tab$lower[w], tab$upper[w],
+                   format(worst)),
+           sprintf("%s top-m %.4f [%.4f, %.4f] (limit %s)", tab$name[t], tab$rate_m[t], tab$lower_m[t],
+                   tab$upper_m[t], format(top_m)))
+  paste(out, collapse = "; ")
 }
 
 # Limits no release of these strata can meet; returns the share of records in strata of
@@ -933,6 +1027,11 @@ print.detanon_tuned <- function(x, ...) {
     cat(strwrap(paste0(...), width = 78, indent = indent, exdent = exdent), sep = "\n")
   }
   k_strata <- if (is.null(l$k_strata)) l$k else l$k_strata
+  if (!nrow(x$tried)) {
+    wrap("tune_release(): no candidate tried; nothing is returned as a release.")
+    wrap("Stopped: ", x$stop)
+    return(invisible(x))
+  }
   wrap(sprintf("tune_release(): %s tried in %.1f s; loss: %s (lower is better)",
                plural(nrow(x$tried), "candidate"), if (is.null(x$seconds)) NA_real_ else x$seconds, x$objective))
   older <- c(linkage = l$linkage, linkage_stratum = l$linkage_stratum, top_m_stratum = l$top_m_stratum,
@@ -978,6 +1077,16 @@ print.detanon_tuned <- function(x, ...) {
     cat(if (!is.null(x$chosen)) "Verification battery of the chosen release:\n" else
       "Verification battery of the closest candidate verified:\n")
     print_battery_table(x$battery, indent = "  ")
+    str <- battery_straddles(x$battery, l$worst, l$top_m)
+    if (nzchar(str)) {
+      wrap("Uncertain: the 95% interval of ", str, " straddles its limit; on this number of records ",
+           "the verdict could go either way.", exdent = 2)
+    }
+  }
+  if (!is.null(x$intruder) && is_published_intruder(x$intruder)) {
+    wrap("Intruder: holds the masked variables, the strata and every published column not masked or ",
+         "sensitive, exactly: ", if (length(x$keys)) paste(x$keys, collapse = ", ") else "none beyond the strata",
+         ".", exdent = 2)
   }
   wrap("Stopped: ", x$stop)
   wrap("The limits cover the attacks of the verification battery for its intruder, not other attacks, ",
