@@ -104,7 +104,8 @@ format.detanon_intruder <- function(x, ...) {
           else if (is_published_intruder(x)) {
             paste0("every published column not masked",
                    if (length(x$sensitive)) paste0(" and not sensitive (", cols(x$sensitive, ""), ")") else "",
-                   if (!is.null(x$held)) paste0(", exactly: ", cols(x$held, "")) else ", exactly")
+                   if (is.null(x$held)) ", exactly" else if (length(x$held)) paste0(", exactly: ", cols(x$held, ""))
+                   else " (none beyond these)")
           } else cols(x$keys, "")
   c(sprintf("holds %s of the originals: %s by distance; %s exactly%s",
             if (x$p == 1) "all" else sprintf("%g%%", 100 * x$p),

@@ -194,11 +194,13 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                          family = stats::gaussian(),
                          methods = c("anonymise", "stratum", "adaptive", "mdav", "keyed", "stir"),
                          format = c("natural", "none"), keps_epsilon = NULL, max_tries = 4, key = NULL,
+                         small_strata = c("fail", "suppress"),
                          nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
   if (is_sdc(data)) return(sdc_verb(tune_release, data, match.call(), parent.frame())) # R/sdcmicro.R
   started <- proc.time()[[3L]]
   objective <- match_choice(objective, "objective")
   format <- match_choice(format, "format")
+  small_strata <- match_choice(small_strata, "small_strata")
   all_methods <- eval(formals(sys.function())$methods)
   if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
   ctx <- tune_setup(data, vars, strata, k, k_strata, m, objective, formula, family, methods, all_methods,
@@ -210,7 +212,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                                   risk1 = check_limit(risk1, "risk1"),
                                   risk2 = check_limit(risk2, "risk2", zero = TRUE)),
                     attacks = attacks, verify = verify, intruder = intruder, sensitive = sensitive, seed = seed,
-                    secret = if (!is.null(key)) check_key(key))
+                    secret = if (!is.null(key)) check_key(key), small_strata = small_strata)
   if (!is.null(ctx$unique_on)) return(tune_none(ctx, started))
   # the families in order; each returns its candidates (a report row and the release) and
   # why it stopped
@@ -235,7 +237,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
 # measurement) and their robust covariance (risk1/risk2), and the evaluator.
 tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, family, methods,
                        all_methods, format, keps_epsilon, max_tries, nthreads, limits,
-                       attacks, verify, intruder, sensitive, seed, secret) {
+                       attacks, verify, intruder, sensitive, seed, secret, small_strata = "fail") {
   force(secret) # the key checked before the search (by check_key(), which never shows it), not kept
   # the checked values replace the arguments
   list2env(check_masking_args(data, vars, strata, k, nthreads = nthreads), environment())
@@ -285,6 +287,7 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
     stop_arg("`intruder` must be NULL or made by intruder(), not ", class_label(intruder), ".")
   }
   n <- nrow(df)
+  n_suppressed <- 0L
   # the intruder of intruder_published() holds every published column exactly: the search
   # forms its groups within them (as within the strata), or returns no release when they
   # leave records in cells too small for the limits
@@ -299,6 +302,26 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
       check_tune_limits(limits, k_strata, m, tabulate(cells), n)
       NULL
     }, detanon_error = function(e) conditionMessage(e))
+    if (!is.null(why) && small_strata == "suppress") {
+      # the records of cells too small for the limits left out of the release
+      keep <- tabulate(cells)[cells] >= k_strata
+      n_suppressed <- sum(!keep)
+      if (any(keep)) {
+        df <- df[keep, , drop = FALSE]
+        data <- data[keep, , drop = FALSE]
+        rownames(df) <- NULL
+        if (identical(class(data), "data.frame")) rownames(data) <- NULL
+        inform_detanon(plural(n_suppressed, "record"), " in cells of fewer than ", k_strata, " records on ",
+                       "the strata and the published columns (", paste(keys, collapse = ", "), ") left ",
+                       "out of the release.", kind = "suppress")
+        n <- nrow(df)
+        cells <- stratum_ids(df, c(strata, keys))
+        why <- tryCatch({
+          check_tune_limits(limits, k_strata, m, tabulate(cells), n)
+          NULL
+        }, detanon_error = function(e) conditionMessage(e))
+      }
+    }
     if (!is.null(why)) {
       return(list(df = df, vars = vars, strata = strata, keys = keys, k = k, k_strata = k_strata, m = m,
                   limits = limits, objective = objective, attacks = attacks, verify = verify,
@@ -314,7 +337,8 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
   check_not_constant(numeric_matrix(df, vars), "data")
   p <- adaptive_setup(df, vars, strata, rmd = TRUE, nthreads = nthreads)
   floor_m <- check_tune_limits(limits, k_strata, m, p$sizes, n)
-  list(data = data, df = df, vars = vars, strata = strata, keys = keys, k = k, k_strata = k_strata, m = m,
+  list(data = data, df = df, vars = vars, strata = strata, keys = keys, n_suppressed = n_suppressed,
+       k = k, k_strata = k_strata, m = m,
        limits = limits, objective = objective, methods = methods, format = format,
        keps_epsilon = keps_epsilon, max_tries = max_tries, nthreads = nthreads, p = p,
        sizes = p$sizes, n = n, floor_m = floor_m, attacks = attacks, verify = verify, intruder = intruder,
@@ -356,18 +380,24 @@ published_uniques <- function(df, strata, keys) {
 tune_none <- function(ctx, started) {
   u <- ctx$unique_on
   cells <- stratum_ids(ctx$df, c(ctx$strata, ctx$keys))
-  n_uniq <- sum(tabulate(cells)[cells] == 1L)
+  size <- tabulate(cells)[cells]
+  n_uniq <- sum(size == 1L)
+  n_small <- sum(size < ctx$k_strata)
+  n <- nrow(ctx$df)
   named <- if (nrow(u)) {
     paste0(" The columns that make records unique, as an intruder adds them: ",
            paste(sprintf("%s (%.1f%% of the records unique)", u$column, 100 * u$unique), collapse = ", "), ".")
   } else ""
   stop <- paste0(
     "No release: the default intruder holds every published column that is not masked or sensitive (",
-    paste(ctx$keys, collapse = ", "), "), and on them and the strata ", plural(n_uniq, "record"),
-    sprintf(" (%.1f%%)", 100 * n_uniq / nrow(ctx$df)), " are unique, so no masking of `vars` within those ",
-    "cells can meet the limits (", sub("^[^:]*: ", "", sub("\\.$", "", ctx$why)), ").", named,
-    " Mask those columns (add them to `vars`), generalise or leave them out of the release, declare ",
-    "them `sensitive`, or pass a narrower `intruder` (intruder()) if no intruder can hold them.")
+    paste(ctx$keys, collapse = ", "), "); on them and the strata, ", plural(n_small, "record"),
+    sprintf(" (%.1f%%)", 100 * n_small / n), " are in cells of fewer than ", ctx$k_strata, " records (unique: ",
+    plural(n_uniq, "record"), sprintf(", %.1f%%)", 100 * n_uniq / n), ", so no masking of `vars` ",
+    "within those cells can meet the limits",
+    if (n_small) "." else paste0(" (", sub("\\.$", "", sub("^[^:]*\\(\\): ", "", ctx$why)), ")."), named,
+    " Mask those columns (add them to `vars`), generalise them or leave them out of the release, declare ",
+    "them `sensitive`, leave the records of the small cells out (`small_strata = \"suppress\"`), or pass ",
+    "a narrower `intruder` (intruder()) if no intruder can hold them.")
   tried <- tune_row(list(worst = NA_real_, worst_attack = NA_character_, top_m = NA_real_, linkage = NA_real_,
                          linkage_stratum = NA_real_, top_m_released = NA_real_, top_m_stratum = NA_real_,
                          risk1 = NA_real_, risk2 = NA_real_, reid = NA_real_, loss = NA_real_),
@@ -376,7 +406,7 @@ tune_none <- function(ctx, started) {
   structure(list(release = NULL, chosen = NULL, tried = tried, frontier = tried, battery = NULL,
                  attacks = ctx$attacks, verify = ctx$verify,
                  limits = c(ctx$limits, m = ctx$m, k = ctx$k, k_strata = ctx$k_strata),
-                 objective = ctx$objective, stop = stop, unique_on = u, keys = ctx$keys,
+                 objective = ctx$objective, stop = stop, unique_on = u, keys = ctx$keys, n_suppressed = 0L,
                  intruder = ctx$intruder, seconds = proc.time()[[3L]] - started),
             class = "detanon_tuned")
 }
@@ -804,6 +834,7 @@ tune_result <- function(ctx, cands, stop_reason, seed, started) {
                  attacks = ctx$attacks, verify = ctx$verify,
                  limits = c(limits, m = ctx$m, k = ctx$k, k_strata = ctx$k_strata),
                  objective = ctx$objective, stop = trimws(stop), keys = ctx$keys, intruder = ctx$intruder,
+                 n_suppressed = ctx$n_suppressed,
                  seconds = proc.time()[[3L]] - started),
             class = "detanon_tuned")
 }
@@ -1086,7 +1117,9 @@ print.detanon_tuned <- function(x, ...) {
   if (!is.null(x$intruder) && is_published_intruder(x$intruder)) {
     wrap("Intruder: holds the masked variables, the strata and every published column not masked or ",
          "sensitive, exactly: ", if (length(x$keys)) paste(x$keys, collapse = ", ") else "none beyond the strata",
-         ".", exdent = 2)
+         "; the search formed its groups within them",
+         if (isTRUE(x$n_suppressed > 0)) sprintf(" and left out %s of cells of fewer than %d records",
+                                                 plural(x$n_suppressed, "record"), k_strata), ".", exdent = 2)
   }
   wrap("Stopped: ", x$stop)
   wrap("The limits cover the attacks of the verification battery for its intruder, not other attacks, ",

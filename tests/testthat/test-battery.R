@@ -339,7 +339,8 @@ tuned_titanic <- function() {
   tuned <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), k = 2,
                         worst = 1, linkage = 0.01, top_m = 0.15, m = 3, attacks = "linkage_released",
                         verify = "linkage_released", methods = c("anonymise", "stratum", "adaptive", "stir"),
-                        risk1 = 0.005, risk2 = 0, keps_epsilon = c(16, 64), seed = 1)
+                        risk1 = 0.005, risk2 = 0, keps_epsilon = c(16, 64), seed = 1,
+                        intruder = intruder()) # the narrower intruder (the default of the search before)
   list(d = d, rel = tuned$release)
 }
 

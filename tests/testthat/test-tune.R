@@ -9,7 +9,7 @@ titanic_tuned <- local({
   function() {
     if (is.null(cache)) {
       d <- titanic_paper()[-1]
-      cache <<- list(d = d, t = tune_release(d, vars = v_t, strata = st_t, keps_epsilon = c(16, 64)))
+      cache <<- list(d = d, t = tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, keps_epsilon = c(16, 64)))
     }
     cache
   }
@@ -61,7 +61,7 @@ test_that("a candidate that passes the search but fails the verification is repo
   d <- titanic_paper()[-1]
   # limits that centroid releases meet on linkage alone, but not against one-to-one
   # assignment or the algorithm-aware intruder (about 0.57 on every kNN-centroid release)
-  tu <- tune_release(d, vars = v_t, strata = st_t, worst = 0.3, top_m = 0.7,
+  tu <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, worst = 0.3, top_m = 0.7,
                      methods = c("anonymise", "adaptive", "mdav"))
   t <- tu$tried
   failed <- which(t$verified %in% FALSE)
@@ -91,7 +91,7 @@ test_that("a candidate that passes the search but fails the verification is repo
   out <- gsub("\\s+", " ", paste(utils::capture.output(print(tu)), collapse = " "))
   expect_match(out, "passes the search, fails the verification: worst \\(")
   # no candidate passes the verification: nothing returned, and why
-  none <- tune_release(d, vars = v_t, strata = st_t, worst = 0.3, top_m = 0.7, methods = "anonymise")
+  none <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, worst = 0.3, top_m = 0.7, methods = "anonymise")
   expect_null(none$release)
   expect_null(none$chosen)
   expect_match(none$stop, "every one failed the verification")
@@ -102,35 +102,35 @@ test_that("a candidate that passes the search but fails the verification is repo
 test_that("the search attacks and the verification attacks are the user's", {
   d <- titanic_paper()[-1]
   # searched with the algorithm-aware intruder too, no kNN-centroid candidate meets the search
-  tu <- tune_release(d, vars = v_t, strata = st_t, attacks = c("linkage_released", "recipe", "assignment"),
+  tu <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, attacks = c("linkage_released", "recipe", "assignment"),
                      methods = c("anonymise", "mdav"))
   t <- tu$tried
   expect_true(all(!t$meets[t$method == "anonymise"]))
   expect_true(all(t$worst_attack[t$method == "anonymise"] %in% c("recipe", "assignment")))
   expect_identical(tu$chosen$method, "mdav")
   # verified on fewer attacks
-  few <- tune_release(d, vars = v_t, strata = st_t, worst = 0.3, top_m = 0.7, methods = "anonymise",
+  few <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, worst = 0.3, top_m = 0.7, methods = "anonymise",
                       verify = c("linkage_released", "linkage_original"))
   expect_false(is.null(few$release))
   expect_identical(few$verify, c("linkage_released", "linkage_original"))
   expect_setequal(names(few$battery$attacks), few$verify)
   # bad names and the inference attack without a sensitive column are refused
-  expect_error(tune_release(d, vars = v_t, strata = st_t, attacks = "nearest"),
+  expect_error(tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, attacks = "nearest"),
                "`attacks` must name attacks of the battery", class = "detanon_error_argument")
-  expect_error(tune_release(d, vars = v_t, strata = st_t, verify = character()),
+  expect_error(tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, verify = character()),
                "`verify` must name attacks of the battery", class = "detanon_error_argument")
-  expect_error(tune_release(d, vars = v_t, strata = st_t, attacks = "inference"),
+  expect_error(tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, attacks = "inference"),
                "needs a `sensitive` column", class = "detanon_error_argument")
-  expect_error(tune_release(d, vars = v_t, strata = st_t, sensitive = "nope"),
+  expect_error(tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, sensitive = "nope"),
                "`sensitive` must be NULL or the name of a column", class = "detanon_error_argument")
   expect_error(tune_release(d, vars = v_t, strata = st_t, intruder = list()),
                "`intruder` must be NULL or made by intruder", class = "detanon_error_argument")
-  expect_error(tune_release(d, vars = v_t, strata = st_t, worst = 0), "the limit `worst` must be a single share")
+  expect_error(tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, worst = 0), "the limit `worst` must be a single share")
 })
 
 test_that("the older limits still bind when given", {
   d <- titanic_paper()[-1]
-  tu <- tune_release(d, vars = v_t, strata = st_t, worst = 0.3, top_m = 0.7, linkage = 0.02, risk1 = 0.01,
+  tu <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, worst = 0.3, top_m = 0.7, linkage = 0.02, risk1 = 0.01,
                      risk2 = 0.001, methods = c("anonymise", "stratum", "adaptive", "mdav"))
   rel <- tu$release
   expect_false(is.null(rel))
@@ -175,7 +175,7 @@ test_that("limits hold on random data, verified by the battery; same inputs, sam
     if (seed == 3) d$a <- round(d$a, 1) # many ties
     lim <- list(worst = c(0.1, 0.15, 0.2, 0.1)[seed], top_m = c(0.3, 0.4, 0.5, 0.35)[seed])
     m <- c(2, 2, 3, 1)[seed]
-    tu <- tune_release(d, vars = c("a", "b"), strata = "g", worst = lim$worst, top_m = lim$top_m, m = m,
+    tu <- tune_release(d, intruder = intruder(), vars = c("a", "b"), strata = "g", worst = lim$worst, top_m = lim$top_m, m = m,
                        seed = seed)
     if (is.null(tu$release)) {
       expect_match(tu$stop, "none met every limit|every one failed the verification")
@@ -188,7 +188,7 @@ test_that("limits hold on random data, verified by the battery; same inputs, sam
     ok <- tu$tried[tu$tried$verified %in% TRUE, ]
     expect_identical(nrow(ok), 1L)
     expect_equal(tu$chosen$loss, max(utility_delta(d, tu$release, vars = c("a", "b"))$delta))
-    again <- tune_release(d, vars = c("a", "b"), strata = "g", worst = lim$worst, top_m = lim$top_m, m = m,
+    again <- tune_release(d, intruder = intruder(), vars = c("a", "b"), strata = "g", worst = lim$worst, top_m = lim$top_m, m = m,
                           seed = seed)
     expect_identical(again$release, tu$release)
     expect_identical(again$tried$loss, tu$tried$loss)
@@ -199,26 +199,26 @@ test_that("bad or impossible limits are refused, naming the limit", {
   d <- titanic_paper()[-1]
   v <- c("Age", "Fare"); st <- c("Pclass", "Sex", "Family")
   for (bad in list(0, 1.5, -0.1, NA, "0.1", c(0.1, 0.2))) {
-    expect_error(tune_release(d, vars = v, strata = st, linkage = bad),
+    expect_error(tune_release(d, intruder = intruder(), vars = v, strata = st, linkage = bad),
                  "the limit `linkage` must be a single share in \\(0, 1\\]", class = "detanon_error_argument")
-    expect_error(tune_release(d, vars = v, strata = st, top_m = bad), "the limit `top_m`")
+    expect_error(tune_release(d, intruder = intruder(), vars = v, strata = st, top_m = bad), "the limit `top_m`")
   }
-  expect_error(tune_release(d, vars = v, strata = st, risk2 = -1), "the limit `risk2` must be a single share in \\[0, 1\\]")
-  expect_error(tune_release(d, vars = v, strata = st, k = 40),
+  expect_error(tune_release(d, intruder = intruder(), vars = v, strata = st, risk2 = -1), "the limit `risk2` must be a single share in \\[0, 1\\]")
+  expect_error(tune_release(d, intruder = intruder(), vars = v, strata = st, k = 40),
                "the limit `k_strata` = 40 cannot be met: .* the smallest has 32 records")
   small <- data.frame(a = stats::rnorm(20), b = stats::rnorm(20), g = rep(c("x", "y"), c(17, 3)))
-  expect_error(tune_release(small, vars = c("a", "b"), strata = "g", m = 3, top_m = 0.1),
+  expect_error(tune_release(small, intruder = intruder(), vars = c("a", "b"), strata = "g", m = 3, top_m = 0.1),
                "the limit `top_m` = 0.1 cannot be met with `m` = 3")
-  expect_error(tune_release(d, vars = v, strata = st, objective = "model"), "needs a model `formula`")
-  expect_error(tune_release(d, vars = v, strata = st, top_m_stratum = 0), "the limit `top_m_stratum` must be")
+  expect_error(tune_release(d, intruder = intruder(), vars = v, strata = st, objective = "model"), "needs a model `formula`")
+  expect_error(tune_release(d, intruder = intruder(), vars = v, strata = st, top_m_stratum = 0), "the limit `top_m_stratum` must be")
   small3 <- data.frame(a = stats::rnorm(40), b = stats::rnorm(40), g = rep(c("x", "y"), c(37, 3)))
-  expect_error(tune_release(small3, vars = c("a", "b"), strata = "g", m = 3, top_m = 0.5, top_m_stratum = 0.9),
+  expect_error(tune_release(small3, intruder = intruder(), vars = c("a", "b"), strata = "g", m = 3, top_m = 0.5, top_m_stratum = 0.9),
                "the limit `top_m_stratum` = 0.9 cannot be met with `m` = 3: .*the smallest stratum has 3 records")
-  expect_error(tune_release(d, vars = v, strata = st, methods = "swap"), "`methods` must be some of")
-  expect_error(tune_release(d, vars = v, strata = st, methods = character()), "`methods` must be some of")
+  expect_error(tune_release(d, intruder = intruder(), vars = v, strata = st, methods = "swap"), "`methods` must be some of")
+  expect_error(tune_release(d, intruder = intruder(), vars = v, strata = st, methods = character()), "`methods` must be some of")
   # nothing is changed by a refused call
   d0 <- d
-  try(tune_release(d, vars = v, strata = st, top_m = 2), silent = TRUE)
+  try(tune_release(d, intruder = intruder(), vars = v, strata = st, top_m = 2), silent = TRUE)
   expect_identical(d, d0)
 })
 
@@ -279,7 +279,7 @@ test_that("small or odd data: a release or a classed error, never a raw one", {
   for (n in c(8, 15)) for (s in 1:5) {
     set.seed(s)
     d <- data.frame(a = stats::rnorm(n), b = stats::rnorm(n), g = rep("x", n))
-    tu <- tune_release(d, vars = c("a", "b"), strata = "g", risk1 = 0.5)
+    tu <- tune_release(d, intruder = intruder(), vars = c("a", "b"), strata = "g", risk1 = 0.5)
     expect_s3_class(tu, "detanon_tuned")
     if (!is.null(tu$release)) {
       w <- battery_worst(risk_battery(d, tu$release, vars = c("a", "b"), strata = "g", seed = 1))
@@ -294,13 +294,13 @@ test_that("small or odd data: a release or a classed error, never a raw one", {
   # 3 records, 2 variables: too few for risk1 and risk2
   set.seed(1)
   d <- data.frame(a = stats::rnorm(15), b = stats::rnorm(15))
-  expect_error(tune_release(d[1:3, ], vars = c("a", "b"), strata = character()),
+  expect_error(tune_release(d[1:3, ], intruder = intruder(), vars = c("a", "b"), strata = character()),
                class = "detanon_error_data")
 })
 
 test_that("methods = \"stir\" alone stirs the fixed-k candidates", {
   d <- titanic_paper()[-1]
-  tu <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), methods = "stir",
+  tu <- tune_release(d, intruder = intruder(), vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), methods = "stir",
                      worst = 0.5, top_m = 0.9, attacks = "linkage_released")
   expect_setequal(unique(tu$tried$method), c("anonymise", "stir"))
   expect_true(any(grepl("candidate 1 (anonymise)", tu$tried$settings, fixed = TRUE)))
@@ -309,7 +309,7 @@ test_that("methods = \"stir\" alone stirs the fixed-k candidates", {
 test_that("k is the smallest centroid size of every candidate; k_strata the smallest stratum", {
   d <- titanic_paper()[-1]
   v <- c("Age", "Fare"); st <- c("Pclass", "Sex", "Family")
-  tu <- tune_release(d, vars = v, strata = st, k = 4, methods = c("anonymise", "adaptive", "mdav"),
+  tu <- tune_release(d, intruder = intruder(), vars = v, strata = st, k = 4, methods = c("anonymise", "adaptive", "mdav"),
                      worst = 0.3, top_m = 0.6)
   t <- tu$tried
   expect_identical(t$settings[t$method == "anonymise"], paste0("k = ", c(4, 5, 10, 20)))
@@ -319,7 +319,7 @@ test_that("k is the smallest centroid size of every candidate; k_strata the smal
   info <- release_info(tu$release)
   expect_gte(min(if (is.data.frame(info$settings$k)) info$settings$k$k else info$settings$k), 4)
   if (identical(info$settings$method, "mdav")) expect_gte(min(info$counts$min_group), 4)
-  expect_error(tune_release(d, vars = v, strata = st, k = 4, k_strata = 3), "`k_strata` \\(3\\) must be at least `k` \\(4\\)")
+  expect_error(tune_release(d, intruder = intruder(), vars = v, strata = st, k = 4, k_strata = 3), "`k_strata` \\(3\\) must be at least `k` \\(4\\)")
 })
 
 test_that("the printed report fits 80 columns and numbers every candidate once", {
@@ -334,7 +334,7 @@ test_that("the printed report fits 80 columns and numbers every candidate once",
 
 test_that("a k-per-stratum candidate is the release of anonymise_adaptive() with its table of k", {
   d <- titanic_paper()[-1]
-  st <- tune_release(d, vars = v_t, strata = st_t, methods = "stratum", worst = 0.2, top_m = 0.5,
+  st <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, methods = "stratum", worst = 0.2, top_m = 0.5,
                      verify = c("linkage_released", "linkage_original"))
   expect_identical(st$chosen$method, "stratum")
   info <- release_info(st$release)
@@ -351,7 +351,7 @@ test_that("a search that cannot meet its limits says how close it got and why it
   n <- 3000
   d <- data.frame(a = round(stats::rnorm(n, 40, 10)), b = round(stats::rlnorm(n, 3, 0.5), 1),
                   g = sample(c("u", "v"), n, TRUE))
-  tu <- tune_release(d, vars = c("a", "b"), strata = "g", worst = 0.01, top_m = 0.05, m = 3,
+  tu <- tune_release(d, intruder = intruder(), vars = c("a", "b"), strata = "g", worst = 0.01, top_m = 0.05, m = 3,
                      methods = c("anonymise", "adaptive"))
   expect_null(tu$release)
   expect_null(tu$battery)
@@ -367,7 +367,7 @@ test_that("a search that cannot meet its limits says how close it got and why it
 test_that("keyed candidates with the custodian's key: chosen when least loss, the key never shown or stored", {
   d <- titanic_paper()[-1]
   key <- "tune-test-secret-7f3a9c"
-  tu <- tune_release(d, vars = v_t, strata = st_t, key = key, methods = c("mdav", "keyed"))
+  tu <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, key = key, methods = c("mdav", "keyed"))
   t <- tu$tried
   expect_true(any(t$method == "keyed"))
   expect_identical(tu$chosen$method, "keyed")
@@ -385,9 +385,9 @@ test_that("keyed candidates with the custodian's key: chosen when least loss, th
   expect_false(any(grepl(key, shown, fixed = TRUE)))
   expect_false(any(grepl(paste(as.character(charToRaw(key)), collapse = " "), shown, fixed = TRUE)))
   # without a key the family is left out, and says so
-  no <- tune_release(d, vars = v_t, strata = st_t, methods = c("mdav", "keyed"))
+  no <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, methods = c("mdav", "keyed"))
   expect_false(any(no$tried$method == "keyed"))
   expect_match(no$stop, "keyed: left out (no `key`)", fixed = TRUE)
-  expect_error(tune_release(d, vars = v_t, strata = st_t, key = "short"), "`key` must be the custodian's secret",
+  expect_error(tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, key = "short"), "`key` must be the custodian's secret",
                class = "detanon_error_argument")
 })
