@@ -94,6 +94,10 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
                kind = "data")
     }
     masked <- tuned$release
+    # the records the search left out (small_strata = "suppress") are not in the release
+    if (!is.null(tuned$kept) && is.data.frame(original) && nrow(original) == length(tuned$kept)) {
+      original <- original[tuned$kept, , drop = FALSE]
+    }
   }
   check_data_frame(original, "original")
   check_data_frame(masked, "masked")
@@ -462,8 +466,9 @@ report_verdict <- function(a, bat, limits, tuned, info, masked, strata, k, roles
     if (ok) paste0("It may be published as the file whose hash is given below (write_release() writes it). ",
                    "Meeting the limits is not a proof of safety: attacks not in the battery, other background ",
                    "knowledge, the order of the records in the published file, differencing with another ",
-                   "release of the same people, and published columns left unchanged and used as keys are ",
-                   "not covered.")
+                   "release of the same people",
+                   if (is_published_intruder(bat$intruder)) " are not covered."
+                   else ", and published columns left unchanged and used as keys are not covered.")
     else paste0("Do not publish it as it is: tune_release(), given a secret key, searches for the least damaging ",
                 "release that meets the limits."))
   checks$met <- ifelse(checks$met, "yes", "NO")

@@ -91,8 +91,9 @@
 #'
 #' @section What the limits cover and what they do not:
 #' The limits bound the success of the attacks of the verification battery, for the
-#' intruder `intruder` (by default one who holds the original values of `vars` and `strata`
-#' of everyone and knows the algorithm and its settings), on the returned release: linkage
+#' intruder `intruder` (by default [intruder_published()]: one who holds the original values
+#' of `vars` and `strata` of everyone, every other published column that is not
+#' `sensitive` exactly, and knows the algorithm and its settings), on the returned release: linkage
 #' by distance in both directions, singling out, one-to-one assignment, probabilistic
 #' record linkage, the algorithm-aware intruder and (with `sensitive`) attribute inference.
 #' They do not cover attacks not in the battery, other background knowledge, attribute
@@ -117,9 +118,18 @@
 #' @param verify The attacks the chosen release is verified on: names from
 #'   [battery_attacks()], or `NULL` (the default) for every attack of the battery that
 #'   applies (`"inference"` only with `sensitive`).
-#' @param intruder The intruder of the attacks, made by [intruder()]; default
-#'   `intruder(vars, strata)` (all originals of `vars` and `strata` known, the algorithm and
-#'   its settings known).
+#' @param intruder The intruder of the attacks, made by [intruder_published()] or
+#'   [intruder()]; default `intruder_published(vars, strata, sensitive = sensitive)`: all
+#'   originals of `vars` and `strata` known, every other column of `data` (each one is
+#'   published) held exactly unless it is `sensitive`, the algorithm and its settings known.
+#'   The search then forms every candidate's groups within the strata *and* those published
+#'   columns (they are added to the strata of every masking), so that a group shares them.
+#'   When they leave records in cells of fewer than `k_strata` records (or make the `top_m`
+#'   limit unreachable), no candidate can meet the limits: with `small_strata = "fail"`
+#'   nothing is returned, and `stop` and `unique_on` name the columns that make records
+#'   unique, in the order an intruder adding them one at a time gains most, with the share
+#'   of records unique on them. Pass [intruder()] for a narrower intruder (the default
+#'   before this release), who holds only `vars` and `strata`.
 #' @param sensitive Column whose value the inference attack guesses, or `NULL` (that attack
 #'   left out).
 #' @param k_strata The smallest stratum size allowed in the release (k-anonymity of the
@@ -148,6 +158,11 @@
 #'   string of at least 16 characters or a raw vector of at least 16 bytes), or `NULL` (no
 #'   keyed candidates). It is passed to [anonymise_keyed()] only: never printed, and not
 #'   stored in the result or the releases' metadata.
+#' @param small_strata What to do with records in cells (combinations of the strata and the
+#'   published columns the default intruder holds) of fewer than `k_strata` records:
+#'   `"fail"` (the default: no release, the columns named) or `"suppress"` (leave them out
+#'   of the release, with a classed message; the release then has fewer rows than `data`,
+#'   and `n_suppressed` counts them).
 #' @param seed Seed for R's random number generator (stirring, the (k, epsilon) candidates
 #'   and the attacks); the caller's random stream is left as it was.
 #' @return An object of class `detanon_tuned`: a list with
@@ -169,7 +184,15 @@
 #'     verified candidate of least excess; `NULL` when none was verified);
 #'   * `attacks`, `verify`: the attacks of the search and of the verification;
 #'   * `limits`, `objective`, `stop` (why the search stopped) and `seconds` (the time of the
-#'     whole search).
+#'     whole search);
+#'   * `intruder`, `keys` (the published columns it holds, within which the groups were
+#'     formed), `n_suppressed` (records left out by `small_strata = "suppress"`; `kept`: the
+#'     rows of `data` the release holds, for the custodian, `NULL` when none was left out) and, when
+#'     the search could not start, `unique_on` (`column`, `unique`: the published columns
+#'     that make records unique, and the share of records unique once each is added).
+#'
+#'   The verification battery gives every rate with its 95% Wilson interval; `print()`
+#'   says when the interval of the worst attack (or top-`m` rate) straddles its limit.
 #'
 #'   `print()` and `plot()` methods show the report and the frontier (see
 #'   [plot.detanon_tuned()]).
@@ -288,6 +311,7 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
   }
   n <- nrow(df)
   n_suppressed <- 0L
+  kept <- NULL
   # the intruder of intruder_published() holds every published column exactly: the search
   # forms its groups within them (as within the strata), or returns no release when they
   # leave records in cells too small for the limits
@@ -306,6 +330,7 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
       # the records of cells too small for the limits left out of the release
       keep <- tabulate(cells)[cells] >= k_strata
       n_suppressed <- sum(!keep)
+      kept <- keep
       if (any(keep)) {
         df <- df[keep, , drop = FALSE]
         data <- data[keep, , drop = FALSE]
@@ -338,7 +363,7 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
   p <- adaptive_setup(df, vars, strata, rmd = TRUE, nthreads = nthreads)
   floor_m <- check_tune_limits(limits, k_strata, m, p$sizes, n)
   list(data = data, df = df, vars = vars, strata = strata, keys = keys, n_suppressed = n_suppressed,
-       k = k, k_strata = k_strata, m = m,
+       kept = kept, k = k, k_strata = k_strata, m = m,
        limits = limits, objective = objective, methods = methods, format = format,
        keps_epsilon = keps_epsilon, max_tries = max_tries, nthreads = nthreads, p = p,
        sizes = p$sizes, n = n, floor_m = floor_m, attacks = attacks, verify = verify, intruder = intruder,
@@ -834,7 +859,7 @@ tune_result <- function(ctx, cands, stop_reason, seed, started) {
                  attacks = ctx$attacks, verify = ctx$verify,
                  limits = c(limits, m = ctx$m, k = ctx$k, k_strata = ctx$k_strata),
                  objective = ctx$objective, stop = trimws(stop), keys = ctx$keys, intruder = ctx$intruder,
-                 n_suppressed = ctx$n_suppressed,
+                 n_suppressed = ctx$n_suppressed, kept = ctx$kept,
                  seconds = proc.time()[[3L]] - started),
             class = "detanon_tuned")
 }

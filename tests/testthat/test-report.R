@@ -145,8 +145,14 @@ test_that("the hash is that of the file write_release() writes, or of the publis
 
 test_that("a tune_release() result is reported with its frontier", {
   d <- titanic_paper()[-1]
-  tu <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), worst = 1, linkage = 0.5,
-                     top_m = 1, risk1 = 0.1, risk2 = 0.1, methods = "anonymise", max_tries = 2)
+  # (Survived, published, splits 3 records into cells of fewer than 3: they are left out,
+  # and the report leaves them out of the original too)
+  expect_message(
+    tu <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), worst = 1, linkage = 0.5,
+                       top_m = 1, risk1 = 0.1, risk2 = 0.1, methods = "anonymise", max_tries = 2,
+                       small_strata = "suppress"),
+    class = "detanon_message_suppress")
+  expect_identical(sum(!tu$kept), 3L)
   f <- release_report(d, tu, tempfile(fileext = ".html"))
   txt <- report_text(f)
   expect_has(txt, "id=\"frontier\"")
@@ -330,4 +336,27 @@ test_that("bad arguments give classed errors naming release_report()", {
     write_release(masked, NA)
   })
   expect_error(release_report(d, masked, tempfile(), k = 0), class = "detanon_error_argument")
+})
+
+test_that("the verdict names the published columns the intruder holds and an interval that straddles a limit", {
+  d <- titanic_paper()[-1]
+  tu <- suppressMessages(tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
+                                      methods = "mdav", small_strata = "suppress", seed = 1))
+  b <- tu$battery
+  tab <- as.data.frame(b)
+  w <- which.max(tab$rate)
+  # the worst attack's 95% interval holds the limit of 0.1 (0.089 [0.072, 0.110])
+  expect_lt(tab$lower[w], 0.1)
+  expect_gt(tab$upper[w], 0.1)
+  f <- release_report(d, tu, tempfile(fileext = ".html"))
+  txt <- report_text(f)
+  expect_has(txt, "every published column not masked, exactly: Survived")
+  expect_has(txt, "Uncertain: the 95% interval of linkage_released")
+  expect_has(txt, "straddles its limit")
+  expect_output(print(tu), "Uncertain: the 95% interval of linkage_released")
+  # a release whose intervals stay clear of the limits says nothing of the kind
+  m <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
+  txt <- report_text(release_report(d, m, tempfile(fileext = ".html")))
+  expect_false(grepl("Uncertain", txt, fixed = TRUE))
+  expect_has(txt, "every published column not masked, exactly: Survived")
 })

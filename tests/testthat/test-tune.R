@@ -391,3 +391,69 @@ test_that("keyed candidates with the custodian's key: chosen when least loss, th
   expect_error(tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, key = "short"), "`key` must be the custodian's secret",
                class = "detanon_error_argument")
 })
+
+# ---- issue 36: the default intruder holds every published column ------------------------
+
+test_that("issue 36, Titanic: the narrower intruder's release re-identifies more with Survived; the default names it or suppresses", {
+  d <- titanic_paper()[-1]
+  # the old default (the narrower intruder): MDAV groups of 10, worst 0.094 on its own terms
+  old <- tune_release(d, vars = v_t, strata = st_t, methods = "mdav", intruder = intruder(), seed = 1)
+  expect_match(old$chosen$settings, "k = 10")
+  expect_equal(old$chosen$verify_worst, 0.0945, tolerance = 1e-3)
+  # with Survived (released unchanged) held, the same release fails both limits
+  tab <- as.data.frame(risk_battery(d, old$release, seed = 1))
+  expect_gt(max(tab$rate), 0.15)
+  expect_gt(max(tab$rate_m, na.rm = TRUE), 0.3)
+  # the default: Survived splits three records into cells of fewer than 3: no release, named
+  new <- tune_release(d, vars = v_t, strata = st_t, methods = "mdav", seed = 1)
+  expect_null(new$release)
+  expect_identical(new$keys, "Survived")
+  expect_identical(new$unique_on$column, "Survived")
+  expect_equal(new$unique_on$unique, 1 / nrow(d))
+  expect_match(new$stop, "3 records \\(0.3%\\) are in cells of fewer than 3 records", fixed = FALSE)
+  expect_output(print(new), "no candidate tried")
+  # or the records of the small cells left out, and the groups formed within Survived
+  expect_message(sup <- tune_release(d, vars = v_t, strata = st_t, methods = "mdav", seed = 1,
+                                     small_strata = "suppress"),
+                 class = "detanon_message_suppress")
+  rel <- sup$release
+  expect_equal(nrow(rel), nrow(d) - 3L)
+  expect_identical(sup$n_suppressed, 3L)
+  expect_identical(release_info(rel)$settings$strata, c(st_t, "Survived"))
+  # every MDAV group shares Survived, and the release passes with Survived held
+  cells <- paste(d$Pclass, d$Sex, d$Family, d$Survived)
+  kept <- d[table(cells)[cells] >= 3, ]
+  grp <- paste(rel$Age, rel$Fare, rel$Pclass, rel$Sex, rel$Family)
+  expect_true(all(tapply(rel$Survived, grp, function(v) length(unique(v))) == 1))
+  b <- as.data.frame(risk_battery(kept, rel, intruder = intruder_published(vars = v_t, strata = st_t), seed = 1))
+  expect_lte(max(b$rate), 0.1)
+  expect_lte(max(b$rate_m, na.rm = TRUE), 0.3)
+  expect_output(print(sup), "every published column not masked or\\s+sensitive, exactly: Survived")
+  # declared sensitive, Survived is no key: the search is the narrower one's
+  sens <- tune_release(d, vars = v_t, strata = st_t, methods = "mdav", sensitive = "Survived",
+                       verify = c("linkage_released", "linkage_original"), seed = 1)
+  expect_identical(sens$keys, character())
+  expect_equal(sens$chosen$verify_worst, old$chosen$verify_worst)
+  expect_error(tune_release(d, vars = v_t, strata = st_t, small_strata = "merge"), class = "detanon_error_argument")
+})
+
+test_that("issue 36, sdcMicro's testdata as a custodian publishes it: 0.096 reported, 0.99 with the published columns", {
+  skip_if_not_installed("sdcMicro")
+  data("testdata", package = "sdcMicro", envir = environment())
+  cols <- c("urbrur", "roof", "walls", "water", "electcon", "relat", "sex", "age", "hhcivil",
+            "expend", "income", "savings")
+  td <- testdata[cols]
+  v <- c("expend", "income", "savings")
+  old <- tune_release(td, vars = v, methods = "mdav", intruder = intruder(), seed = 1)
+  expect_equal(old$chosen$verify_worst, 0.0963, tolerance = 1e-3)
+  tab <- as.data.frame(risk_battery(td, old$release, attacks = c("linkage_released", "linkage_original"), seed = 1))
+  expect_gt(max(tab$rate), 0.99)
+  new <- tune_release(td, vars = v, methods = "mdav", seed = 1)
+  expect_null(new$release)
+  expect_setequal(new$keys, setdiff(cols, v))
+  # the share unique on every published column, by hand
+  key <- do.call(paste, td[setdiff(cols, v)])
+  expect_equal(max(new$unique_on$unique), mean(table(key)[key] == 1))
+  expect_true("age" %in% new$unique_on$column)
+  expect_match(new$stop, "age")
+})
