@@ -29,7 +29,7 @@ test_that("with its defaults the Titanic release meets the limits on the whole b
   expect_setequal(tu$verify, c("linkage_released", "linkage_original", "singling_out", "assignment",
                                "fellegi_sunter", "recipe"))
   # the verification, recomputed by the public function: every attack, the limits 0.1 and 0.3
-  b <- risk_battery(d, rel, vars = v_t, strata = st_t, seed = 1)
+  b <- risk_battery(d, rel, intruder = intruder(v_t, st_t), seed = 1)
   w <- battery_worst(b)
   expect_lte(w[["worst"]], 0.1)
   expect_lte(w[["top_m"]], 0.3)
@@ -38,7 +38,7 @@ test_that("with its defaults the Titanic release meets the limits on the whole b
   expect_equal(tu$chosen$verify_top_m, w[["top_m"]])
   expect_true(tu$chosen$verified)
   # the search measures are those of the search attacks
-  bs <- as.data.frame(risk_battery(d, rel, vars = v_t, strata = st_t, attacks = tu$attacks, control = FALSE,
+  bs <- as.data.frame(risk_battery(d, rel, intruder = intruder(v_t, st_t), attacks = tu$attacks, control = FALSE,
                                    seed = 1))
   expect_equal(tu$chosen$worst, max(bs$rate))
   expect_equal(tu$chosen$top_m, max(bs$rate_m))
@@ -75,13 +75,13 @@ test_that("a candidate that passes the search but fails the verification is repo
                 check_identifiers = FALSE)
     }
     if (is.null(rel)) next
-    w <- battery_worst(risk_battery(d, rel, vars = v_t, strata = st_t, seed = 1))
+    w <- battery_worst(risk_battery(d, rel, intruder = intruder(v_t, st_t), seed = 1))
     expect_equal(t$verify_worst[i], w[["worst"]])
     expect_gt(w[["worst"]], 0.3)
   }
   # the release returned passes: verified in order of loss, the first that passes
   expect_false(is.null(tu$release))
-  w <- battery_worst(risk_battery(d, tu$release, vars = v_t, strata = st_t, seed = 1))
+  w <- battery_worst(risk_battery(d, tu$release, intruder = intruder(v_t, st_t), seed = 1))
   expect_lte(w[["worst"]], 0.3)
   expect_lte(w[["top_m"]], 0.7)
   ver <- which(!is.na(t$verified))
@@ -181,7 +181,7 @@ test_that("limits hold on random data, verified by the battery; same inputs, sam
       expect_match(tu$stop, "none met every limit|every one failed the verification")
       next
     }
-    w <- battery_worst(risk_battery(d, tu$release, vars = c("a", "b"), strata = "g", m = m, seed = seed))
+    w <- battery_worst(risk_battery(d, tu$release, intruder = intruder(c("a", "b"), "g"), m = m, seed = seed))
     expect_lte(w[["worst"]], lim$worst)
     expect_lte(w[["top_m"]], lim$top_m)
     # the least loss among the candidates that passed both
@@ -253,7 +253,7 @@ test_that("the search's measurements are those of the public functions", {
     l1 <- risk_linkage(d, rel, vars = v, strata = st)
     l3 <- risk_linkage(d, rel, vars = v, strata = st, m = 3)
     r <- risk_rmd(d, rel, vars = v, deterministic = TRUE)
-    b <- risk_battery(d, rel, vars = v, strata = st, attacks = att, control = FALSE, seed = 1)
+    b <- risk_battery(d, rel, intruder = intruder(v, st), attacks = att, control = FALSE, seed = 1)
     tab <- as.data.frame(b)
     expect_identical(e$worst, max(tab$rate))
     expect_identical(e$worst_attack, tab$name[which.max(tab$rate)])
@@ -282,7 +282,7 @@ test_that("small or odd data: a release or a classed error, never a raw one", {
     tu <- tune_release(d, intruder = intruder(), vars = c("a", "b"), strata = "g", risk1 = 0.5)
     expect_s3_class(tu, "detanon_tuned")
     if (!is.null(tu$release)) {
-      w <- battery_worst(risk_battery(d, tu$release, vars = c("a", "b"), strata = "g", seed = 1))
+      w <- battery_worst(risk_battery(d, tu$release, intruder = intruder(c("a", "b"), "g"), seed = 1))
       expect_lte(w[["worst"]], 0.1)
     } else {
       expect_match(tu$stop, "none met every limit|every one failed the verification")
@@ -374,7 +374,7 @@ test_that("keyed candidates with the custodian's key: chosen when least loss, th
   size <- as.integer(sub("keyed groups of mean size ([0-9]+),.*", "\\1", tu$chosen$settings))
   again <- anonymise_keyed(d, vars = v_t, strata = st_t, k = 2, key = key, size = size, check_identifiers = FALSE)
   expect_identical(as.data.frame(again), as.data.frame(tu$release))
-  w <- battery_worst(risk_battery(d, tu$release, vars = v_t, strata = st_t, seed = 1))
+  w <- battery_worst(risk_battery(d, tu$release, intruder = intruder(v_t, st_t), seed = 1))
   expect_lte(w[["worst"]], 0.1)
   expect_lte(w[["top_m"]], 0.3)
   # a lower loss than every MDAV candidate that passes
