@@ -204,6 +204,12 @@
 #' tuned <- tune_release(d, vars = c("Age", "Fare"),
 #'                       strata = c("Pclass", "Sex", "Family"), k = 2,
 #'                       worst = 0.1, top_m = 0.3, m = 3)
+#' # Survived, published unchanged, is a key of the default intruder: three
+#' # passengers are alone or in pairs on it and the strata: no release
+#' tuned$stop
+#' tuned <- tune_release(d, vars = c("Age", "Fare"),
+#'                       strata = c("Pclass", "Sex", "Family"), k = 2,
+#'                       small_strata = "suppress")
 #' tuned
 #' plot(tuned)
 #' }
@@ -1177,6 +1183,9 @@ print.detanon_tuned <- function(x, ...) {
 #' @export
 plot.detanon_tuned <- function(x, ...) {
   t <- x$tried
+  if (!nrow(t)) {
+    stop_arg("`x` holds no candidate to plot: the search could not start (see its `stop`).", kind = "data")
+  }
   fam <- c(anonymise = "grey30", stratum = "darkorange", adaptive = "firebrick", mdav = "purple",
            keyed = "deeppink", stir = "steelblue", keps = "darkgreen")
   col <- fam[t$method]
