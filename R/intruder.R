@@ -92,7 +92,8 @@ is_published_intruder <- function(x) identical(x$keys, "published")
 # common to `original` and `masked` that is not in `vars` or `strata` and not sensitive
 # (of the intruder, or the `sensitive` column of the attack), in the order of `masked`.
 published_keys <- function(original, masked, vars, strata, sensitive = NULL) {
-  setdiff(intersect(names(masked), names(original)), c(vars, strata, sensitive))
+  # (the row column tune_release() adds to an sdcMicroObj's data is not published)
+  setdiff(intersect(names(masked), names(original)), c(vars, strata, sensitive, sdc_row_col))
 }
 
 #' @export

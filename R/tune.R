@@ -225,7 +225,13 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                          format = c("natural", "none"), keps_epsilon = NULL, max_tries = 4, key = NULL,
                          small_strata = c("fail", "suppress"),
                          nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
-  if (is_sdc(data)) return(sdc_verb(tune_release, data, match.call(), parent.frame())) # R/sdcmicro.R
+  if (is_sdc(data)) {
+    if (match_choice(small_strata, "small_strata") == "suppress") {
+      stop_arg("`small_strata = \"suppress\"` cannot be used with an sdcMicroObj, whose release keeps ",
+               "every record; suppress the records in sdcMicro, or pass the data frame.")
+    }
+    return(sdc_verb(tune_release, data, match.call(), parent.frame())) # R/sdcmicro.R
+  }
   started <- proc.time()[[3L]]
   objective <- match_choice(objective, "objective")
   format <- match_choice(format, "format")
