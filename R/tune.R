@@ -894,13 +894,15 @@ tune_verdict <- function(b, limits) {
 }
 
 # The attacks of a battery whose 95% interval straddles a limit (the rate's interval holds
-# `worst`, or the top-m rate's holds `top_m`): text for the verdicts, "" when none does.
+# `worst`, or the top-m rate's holds `top_m`) when no other attack's interval lies wholly
+# above it: text for the verdicts, "" when none does.
 battery_straddles <- function(b, worst, top_m) {
   if (is.null(b)) return("")
   tab <- as.data.frame(b)
   on <- function(p, lo, hi, lim) !is.na(p) & !is.na(lo) & lo <= lim & hi > lim
-  w <- on(tab$rate, tab$lower, tab$upper, worst)
-  t <- on(tab$rate_m, tab$lower_m, tab$upper_m, top_m)
+  # only where the verdict could change: not when another attack misses the limit for sure
+  w <- on(tab$rate, tab$lower, tab$upper, worst) & !any(tab$lower > worst, na.rm = TRUE)
+  t <- on(tab$rate_m, tab$lower_m, tab$upper_m, top_m) & !any(tab$lower_m > top_m, na.rm = TRUE)
   out <- c(sprintf("%s %.4f [%.4f, %.4f] (limit %s)", tab$name[w], tab$rate[w], tab$lower[w], tab$upper[w],
                    format(worst)),
            sprintf("%s top-m %.4f [%.4f, %.4f] (limit %s)", tab$name[t], tab$rate_m[t], tab$lower_m[t],

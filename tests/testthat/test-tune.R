@@ -457,3 +457,20 @@ test_that("issue 36, sdcMicro's testdata as a custodian publishes it: 0.096 repo
   expect_true("age" %in% new$unique_on$column)
   expect_match(new$stop, "age")
 })
+
+test_that("battery_straddles() names the attacks whose interval holds a limit the verdict could go either way on", {
+  # (a table as as.data.frame() of a battery gives it)
+  fake <- function(rate, lower, upper, rate_m = NA, lower_m = NA, upper_m = NA) {
+    data.frame(name = paste0("a", seq_along(rate)), rate = rate, lower = lower, upper = upper,
+               rate_m = rate_m, lower_m = lower_m, upper_m = upper_m)
+  }
+  st <- detanon:::battery_straddles
+  # 0.09 [0.07, 0.11] straddles 0.1; 0.05 [0.03, 0.07] does not
+  expect_match(st(fake(c(0.09, 0.05), c(0.07, 0.03), c(0.11, 0.07)), 0.1, 0.3), "^a1 0.0900 \\[0.0700, 0.1100\\]")
+  expect_false(grepl("a2", st(fake(c(0.09, 0.05), c(0.07, 0.03), c(0.11, 0.07)), 0.1, 0.3)))
+  # another attack wholly above the limit: the verdict is certain
+  expect_identical(st(fake(c(0.09, 0.3), c(0.07, 0.25), c(0.11, 0.35)), 0.1, 0.3), "")
+  # a top-m interval holding its limit
+  expect_match(st(fake(0.05, 0.03, 0.07, 0.29, 0.25, 0.33), 0.1, 0.3), "a1 top-m 0.2900")
+  expect_identical(st(NULL, 0.1, 0.3), "")
+})
