@@ -273,8 +273,8 @@ top_share_precision <- function(success, confidence, share) {
 print.detanon_attack <- function(x, ...) {
   cat(sprintf("Attack: %s, %s\n", x$attack, plural(x$n, "record")))
   cat(intruder_lines(x$intruder, "  ", "intruder who"), sep = "\n")
-  cat(sprintf("  right about one record: %.4f [95%%: %.4f, %.4f] (control %.4f, advantage %.4f)\n",
-              x$rate, x$lower, x$upper, x$control_rate, x$advantage))
+  cat(sprintf("  right about one record: %.4f (95%% interval %.4f to %.4f)\n", x$rate, x$lower, x$upper))
+  cat(sprintf("  control %.4f, advantage %.4f\n", x$control_rate, x$advantage))
   if (identical(x$control_kind, "holdout")) {
     cat(sprintf("  control: %s held out of a release remade without them\n", plural(x$control_n, "record")))
   } else if (identical(x$control_kind, "leave_out")) {
@@ -334,10 +334,12 @@ as.data.frame.detanon_battery <- function(x, row.names = NULL, optional = FALSE,
 # The battery's table as printed (by print() and assess()), worst attack first.
 print_battery_table <- function(x, indent = "") {
   tab <- as.data.frame(x)
-  show <- data.frame(attack = tab$name, rate = tab$rate, lower = tab$lower, upper = tab$upper,
-                     control = tab$control_rate,
-                     advantage = tab$advantage, top_m = tab$rate_m, worst = tab$worst_stratum,
-                     prec10 = tab$precision_top10, baseline = tab$baseline)
+  # the 95% Wilson interval of the rate, as one column (".065-.110"); adv: the advantage
+  ci <- ifelse(is.na(tab$lower), "-", sub("^0", "", sprintf("%.3f-%s", tab$lower,
+                                                           sub("^0", "", sprintf("%.3f", tab$upper)))))
+  show <- data.frame(attack = tab$name, rate = tab$rate, `95% CI` = ci, control = tab$control_rate,
+                     adv = tab$advantage, top_m = tab$rate_m, worst = tab$worst_stratum,
+                     prec10 = tab$precision_top10, baseline = tab$baseline, check.names = FALSE)
   if (all(is.na(show$baseline))) show$baseline <- NULL
   if (all(is.na(show$top_m))) show$top_m <- NULL
   old <- options(width = 100L)

@@ -428,7 +428,7 @@ test_that("issue 36, Titanic: the narrower intruder's release re-identifies more
   b <- as.data.frame(risk_battery(kept, rel, intruder = intruder_published(vars = v_t, strata = st_t), seed = 1))
   expect_lte(max(b$rate), 0.1)
   expect_lte(max(b$rate_m, na.rm = TRUE), 0.3)
-  expect_output(print(sup), "every published column not masked or\\s+sensitive, exactly: Survived")
+  expect_output(print(sup), "every published column\\s+not masked or\\s+sensitive,\\s+exactly:\\s+Survived")
   # declared sensitive, Survived is no key: the search is the narrower one's
   sens <- tune_release(d, vars = v_t, strata = st_t, methods = "mdav", sensitive = "Survived",
                        verify = c("linkage_released", "linkage_original"), seed = 1)
