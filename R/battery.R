@@ -107,8 +107,9 @@ risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder 
 #' A named list describing the attacks [risk_battery()] can run: each entry has the
 #' attack's `label`, `fun` (its exported function), whether it needs a `sensitive`
 #' column, and optionally `control = "holdout"` for an attack whose control is the same
-#' attack on records held out of a release remade without them (the inference attack)
-#' instead of the derangement of the release within strata.
+#' attack on records held out of a release remade without them (the inference attack), or
+#' `control = "leave_out"` for one whose control leaves each record's own released record
+#' out, instead of the derangement of the release within strata.
 #' @return A named list.
 #' @family attacks
 #' @export
@@ -138,6 +139,9 @@ run_attack <- function(spec, s, ctrl, m, sensitive, nthreads, seed) {
   res <- do.call(spec$core, c(list(s), args))
   cres <- if (!is.null(ctrl)) {
     if (identical(spec$control, "holdout")) do.call(spec$core, c(list(s), args, list(holdout = TRUE)))
+    else if (identical(spec$control, "leave_out")) {
+      utils::modifyList(do.call(spec$core, c(list(s), args, list(leave_out = TRUE))), list(control_kind = "leave_out"))
+    }
     else control_fixed_points(do.call(spec$core, c(list(ctrl), args)), ctrl$perm)
   }
   new_attack(spec$label, res, s, cres, m = m)
@@ -148,7 +152,8 @@ run_attack <- function(spec, s, ctrl, m, sensitive, nthreads, seed) {
 # `args` (checked by the verb).
 attack_verb <- function(spec, args, original, masked, intruder, m, control, seed, nthreads, sensitive = NULL) {
   list2env(check_attack_args(control, seed, nthreads, m), environment())
-  v <- attack_view(original, masked, intruder, control, seed, leave_out = identical(spec$control, "holdout"),
+  v <- attack_view(original, masked, intruder, control, seed,
+                   leave_out = isTRUE(spec$control %in% c("holdout", "leave_out")),
                    sensitive = sensitive)
   spec$args[names(args)] <- args
   run_attack(spec, v$s, v$ctrl, m = m, sensitive = sensitive, nthreads = nthreads, seed = seed)
