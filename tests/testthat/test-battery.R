@@ -539,3 +539,19 @@ test_that("beside sdcMicro on Titanic: a keyed release beats MDAV and rank swapp
     expect_lt(k[["delta"]], s[["delta"]])
   }
 })
+
+test_that("an attack of the registry may still ask for the leave-one-out control", {
+  d <- titanic_paper()[-1]
+  v <- c("Age", "Fare"); st <- c("Pclass", "Sex", "Family")
+  masked <- anonymise(d, k = 3, vars = v, strata = st)
+  spec <- battery_attacks()$inference
+  spec$control <- "leave_out"
+  got <- detanon:::attack_verb(spec, list(), d, masked, intruder(v, st), m = 3, control = TRUE, seed = 1,
+                               nthreads = 1L, sensitive = "Survived")
+  plain <- masked
+  attr(plain, "detanon") <- NULL # a release that cannot be made again: the fallback is the same control
+  want <- attack_inference(d, plain, sensitive = "Survived", intruder = intruder(v, st), seed = 1)
+  expect_identical(got$control_kind, "leave_out")
+  expect_equal(got$control_rate, want$control_rate)
+  expect_identical(want$control_kind, "leave_out")
+})
