@@ -66,7 +66,8 @@
 #'   (run on the release; roles of columns not in the release are ignored).
 #' @param formula,family Optional model for [utility_model()] (the coefficient figure).
 #' @param intruder,sensitive Passed to [risk_battery()]; default intruder: that of the
-#'   search for a [tune_release()] result, else `intruder(vars, strata)`.
+#'   search for a [tune_release()] result, else `intruder_published(vars, strata)` (every
+#'   published column not masked or `sensitive` held exactly).
 #' @param title Title of the report.
 #' @param release_file Optional path of the file that will be published (e.g. written by
 #'   [write_release()]). Its bytes are hashed.
@@ -106,6 +107,10 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
                kind = "data")
     }
     masked <- tuned$release
+    # the records the search left out (small_strata = "suppress") are not in the release
+    if (!is.null(tuned$kept) && is.data.frame(original) && nrow(original) == length(tuned$kept)) {
+      original <- original[tuned$kept, , drop = FALSE]
+    }
   }
   check_data_frame(original, "original")
   check_data_frame(masked, "masked")
@@ -157,7 +162,7 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
   a$pmse_left <- pmse_left
   if (is.null(intruder) && !is.null(tuned)) intruder <- tuned$battery$intruder # the search's intruder
   bat <- risk_battery(original, masked,
-                      intruder = if (is.null(intruder)) intruder(vars, if (length(strata)) strata) else intruder,
+                      intruder = if (is.null(intruder)) intruder_published(vars, if (length(strata)) strata) else intruder,
                       m = limits$m, sensitive = sensitive, seed = seed, nthreads = nthreads)
   hash <- release_hash(masked, release_file, seed = release_seed)
   hash$fresh <- is.null(release_file) && is.null(release_seed)
@@ -614,19 +619,29 @@ report_verdict <- function(a, bat, limits, tuned, info, masked, strata, k, roles
     if (!is.na(tm)) sprintf("; the own record is among the %d best guesses of %s for %s (limit %s)", limits$m,
                             tab$attack[tm], pct(tab$rate_m[tm]), pct(limits$top_m)) else "",
     ". The attacks assume an intruder who ", who, ". ",
+    report_straddles(bat, limits),
     "The release was made by ", release_made_by(info, tuned), ". ",
     if (ok) paste0("It may be published as the file write_release() writes (its rows in a random order), whose ",
                    "hash is given below when the report was given that file or its seed. ",
                    "Meeting the limits is not a proof of safety: attacks not in the battery, other background ",
                    "knowledge, the order of the records in a file not written by write_release(), differencing with another ",
-                   "release of the same people, and published columns left unchanged and used as keys are ",
-                   "not covered.")
+                   "release of the same people",
+                   if (is_published_intruder(bat$intruder)) " are not covered."
+                   else ", and published columns left unchanged and used as keys are not covered.")
     else paste0("Do not publish it as it is: tune_release(), given a secret key, searches for the least damaging ",
                 "release that meets the limits."))
   checks$met <- ifelse(checks$met, "yes", "NO")
   c(sprintf("<p class=\"verdict %s\"><b>%s</b>%s</p>", if (ok) "ok" else "warn", html_escape(head), html_escape(text)),
     html_table(checks, caption = "The checks behind the verdict", class = "checks",
                row_class = ifelse(checks$met == "yes", "", "miss")))
+}
+
+# The verdict's sentence on the limits whose 95% interval is straddled ("" when none is).
+report_straddles <- function(bat, limits) {
+  str <- battery_straddles(bat, limits$worst, limits$top_m)
+  if (!nzchar(str)) return("")
+  paste0("Uncertain: the 95% interval of ", str, " straddles its limit, so on this number of records the ",
+         "verdict could go either way. ")
 }
 
 report_settings <- function(info, tuned) {

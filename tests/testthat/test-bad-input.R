@@ -570,6 +570,7 @@ bad("tune_release: worst 0", bi_d, tr(worst = 0), "the limit `worst` must be a s
 bad("tune_release: attacks", bi_d, tr(attacks = "nearest"), "`attacks` must name attacks of the battery")
 bad("tune_release: verify NA", bi_d, tr(verify = NA_character_), "`verify` must name attacks of the battery")
 bad("tune_release: inference without sensitive", bi_d, tr(attacks = "inference"), "needs a `sensitive` column")
+bad("tune_release: small_strata", bi_d, tr(small_strata = "merge"), "`small_strata` must be one of")
 bad("tune_release: sensitive", bi_d, tr(sensitive = 1), "`sensitive` must be NULL or the name of a column")
 bad("tune_release: intruder", bi_d, tr(intruder = "all"), "`intruder` must be NULL or made by intruder\\(\\)")
 
@@ -612,6 +613,9 @@ bi_it <- function(...) intruder(vars = c("x", "y"), strata = "g", ...)
 bad("intruder: p = 0", bi_d, function(d) intruder(p = 0), "`p` must be")
 bad("intruder: keys not names", bi_d, function(d) intruder(keys = 1), "`keys` must be NULL or a character vector")
 bad("intruder: knows", bi_d, function(d) intruder(knows = "everything"), "`knows` must be one of")
+bad("intruder_published: sensitive not names", bi_d, function(d) intruder_published(sensitive = 1),
+    "`sensitive` must be NULL or a character vector")
+bad("intruder_published: p", bi_d, function(d) intruder_published(p = 2), "`p` must be")
 bad("risk_battery: unknown attack", bi_pair(), function(p) risk_battery(p$o, p$m, intruder = bi_it(), attacks = "mdav"),
     "`attacks` must name attacks of the battery")
 bad("risk_battery: intruder and vars", bi_pair(), function(p) risk_battery(p$o, p$m, vars = "x", intruder = bi_it()),
@@ -637,6 +641,9 @@ bad("attack_singling_out: bins = 0", bi_pair(), function(p) attack_singling_out(
 bad("attack_singling_out: constant column", bi_pair(bi_const, bi_mod(bi_m, x = 1)),
     function(p) attack_singling_out(p$o, p$m, intruder = intruder(vars = "y", strata = "g", keys = "x")), NA,
     function(r) expect_true(r$rate >= 0 && r$rate <= 1))
+bad("attack_inference: holdout", bi_pair(), function(p) attack_inference(p$o, p$m, sensitive = "s", holdout = 0,
+                                                                         intruder = bi_it()),
+    "`holdout` must be a single finite number > 0 and <= 0.9")
 bad("attack_inference: sensitive missing", bi_pair(), function(p) attack_inference(p$o, p$m, sensitive = "zz", intruder = bi_it()),
     "`sensitive`.*`zz`")
 bad("attack_inference: sensitive is a key", bi_pair(), function(p) attack_inference(p$o, p$m, sensitive = "x", intruder = bi_it()),

@@ -252,8 +252,14 @@ test_that("write_release() writes integer64 exactly (issue 34, item 6)", {
 
 test_that("a tune_release() result is reported with its frontier", {
   d <- titanic_paper()[-1]
-  tu <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), worst = 1, linkage = 0.5,
-                     top_m = 1, risk1 = 0.1, risk2 = 0.1, methods = "anonymise", max_tries = 2)
+  # (Survived, published, splits 3 records into cells of fewer than 3: they are left out,
+  # and the report leaves them out of the original too)
+  expect_message(
+    tu <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), worst = 1, linkage = 0.5,
+                       top_m = 1, risk1 = 0.1, risk2 = 0.1, methods = "anonymise", max_tries = 2,
+                       small_strata = "suppress"),
+    class = "detanon_message_suppress")
+  expect_identical(sum(!tu$kept), 3L)
   f <- release_report(d, tu, tempfile(fileext = ".html"), release_seed = 3)
   txt <- report_text(f)
   expect_has(txt, "id=\"frontier\"")
@@ -270,7 +276,7 @@ test_that("a tune_release() result is reported with its frontier", {
                             html_escape_test(tu$chosen$settings), "</td>"), fixed = TRUE)
   # the strata are checked at the release's k, not the search's smallest k
   k_rel <- as.integer(release_info(tu$release)$settings$k)
-  expect_has(txt, sprintf("with k = %d: 891 records", max(k_rel, 3L)))
+  expect_has(txt, sprintf("with k = %d: %d records", max(k_rel, 3L), nrow(tu$release)))
   expect_identical(attr(f, "sha256"), release_hash(tu$release, seed = 3)$value)
   expect_identical(c(report_leaks(txt, d$Age, 4L), report_leaks(txt, d$Fare, 4L)), character())
 })
@@ -537,4 +543,29 @@ test_that("write_release() quotes and escapes labelled text, and writes labelled
   write_release(d, f, seed = 1)
   txt <- readLines(f)
   expect_setequal(txt[-1L], c("\"x,1\",2,3", "\"'=y\",-1,1", "\"z\",3.5,5"))
+})
+
+test_that("the verdict names the published columns the intruder holds and an interval that straddles a limit", {
+  d <- titanic_paper()[-1]
+  tu <- suppressMessages(tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
+                                      methods = "mdav", small_strata = "suppress", seed = 1))
+  b <- tu$battery
+  tab <- as.data.frame(b)
+  w <- which.max(tab$rate)
+  # the worst attack's 95% interval holds the limit of 0.1 (0.089 [0.072, 0.110])
+  expect_lt(tab$lower[w], 0.1)
+  expect_gt(tab$upper[w], 0.1)
+  f <- release_report(d, tu, tempfile(fileext = ".html"))
+  txt <- report_text(f)
+  expect_has(txt, "every published column not masked, exactly: Survived")
+  expect_has(txt, "Uncertain: the 95% interval of linkage_released")
+  expect_has(txt, "straddles its limit")
+  expect_output(print(tu), "Uncertain: the 95% interval of linkage_released")
+  # a release whose worst attack misses the limit for sure says nothing of the kind, though
+  # singling out (0.085 [0.069, 0.105]) straddles it
+  m <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
+  expect_identical(detanon:::battery_straddles(risk_battery(d, m, seed = 1), 0.1, 0.3), "")
+  txt <- report_text(release_report(d, m, tempfile(fileext = ".html")))
+  expect_false(grepl("Uncertain", txt, fixed = TRUE))
+  expect_has(txt, "every published column not masked, exactly: Survived")
 })
