@@ -5,7 +5,8 @@
 #' differences the two releases: in every stratum (cell of the strata and categorical
 #' keys the intruder holds, released unchanged in both) whose record count differs by
 #' exactly one, the difference of the two releases' column sums of `vars` is its claim for
-#' the values of the one person who came or went. A release of exact shared centroids
+#' the values of the one person who came or went; where a stratum changed by more, a finer
+#' cell (the strata and the categorical keys) that changed by one gives the claim. A release of exact shared centroids
 #' ([anonymise_keyed()] or MDAV with `noise = FALSE`, sdcMicro's microaggregation) keeps
 #' every stratum's sums, so the claim is exact; the keyed noise of the group means
 #' (`noise = TRUE`, the default) puts the noise of every group that changed into it.
@@ -141,43 +142,51 @@ differencing_core <- function(s, previous, previous_original, tolerance = 0.05, 
   common <- intersect(names(original), names(previous_original))
   added <- multiset_extra(original, previous_original, common)
   removed <- multiset_extra(previous_original, original, common)
-  # the intruder's cells in both releases, and the count and sum differences
-  cell <- joint_cells(s$masked, previous, cols)
-  cm <- cell[seq_len(n)]
-  cp <- cell[n + seq_len(nrow(previous))]
-  n_cells <- max(c(0L, cell))
+  # the intruder's cells in both releases, and the count and sum differences: the strata
+  # (whose sums a shared-centroid release keeps) and, finer, the strata with the categorical
+  # keys (which separate two people who came or went in one stratum)
   xm <- numeric_matrix(s$masked, vars)
   xp <- numeric_matrix(previous, vars)
-  sum_by <- function(x, g) {
-    out <- matrix(0, n_cells, ncol(x))
-    if (nrow(x)) out[sort(unique(g)), ] <- rowsum(x, g, reorder = TRUE)
-    out
+  diffs <- function(cols) {
+    cell <- joint_cells(s$masked, previous, cols)
+    cm <- cell[seq_len(n)]
+    cp <- cell[n + seq_len(nrow(previous))]
+    n_cells <- max(c(0L, cell))
+    sum_by <- function(x, g) {
+      out <- matrix(0, n_cells, ncol(x))
+      if (nrow(x)) out[sort(unique(g)), ] <- rowsum(x, g, reorder = TRUE)
+      out
+    }
+    list(cm = cm, cp = cp, dcount = tabulate(cm, n_cells) - tabulate(cp, n_cells),
+         dsum = sum_by(xm, cm) - sum_by(xp, cp), mean = sum_by(xm, cm) / pmax(1L, tabulate(cm, n_cells)))
   }
-  dcount <- tabulate(cm, n_cells) - tabulate(cp, n_cells)
-  dsum <- sum_by(xm, cm) - sum_by(xp, cp)
-  within <- function(claim, x) all(abs(claim - x) <= tolerance * abs(x))
-  # the control: the mean of the person's cell in `masked` alone
-  cmean <- sum_by(xm, cm) / pmax(1L, tabulate(cm, n_cells))
+  coarse <- diffs(s$strata)
+  fine <- if (length(s$key_cat)) diffs(cols) else coarse
+  # the claim about a person of cell (cm of `coarse`, cm of `fine`): NULL when neither differs by one
+  claim_of <- function(a, b, sign = 1) {
+    if (coarse$dcount[a] == sign) return(sign * coarse$dsum[a, ])
+    if (fine$dcount[b] == sign) return(sign * fine$dsum[b, ])
+    NULL
+  }
+  within <- function(claim, x) !is.null(claim) && all(abs(claim - x) <= tolerance * abs(x))
   xo <- numeric_matrix(original, vars)
   for (i in which(added & s$known)) {
-    c_i <- cm[i]
-    one <- dcount[c_i] == 1L
-    claim <- if (leave_out) cmean[c_i, ] else dsum[c_i, ]
-    success[i] <- as.numeric((leave_out || one) && within(claim, xo[i, ]))
-    confidence[i] <- as.numeric(leave_out || one)
+    # the control: the mean of the person's cell in `masked` alone
+    claim <- if (leave_out) coarse$mean[coarse$cm[i], ] else claim_of(coarse$cm[i], fine$cm[i])
+    success[i] <- as.numeric(within(claim, xo[i, ]))
+    confidence[i] <- as.numeric(!is.null(claim))
   }
-  # the people who left: the difference the other way round, in the cells of `previous`
+  # the people who left: the difference the other way round, in their cells of `previous`
+  # (previous_original's rows are aligned with it)
   gone <- which(removed)
   xg <- numeric_matrix(previous_original, vars)
-  # the cells of previous_original's rows as the intruder sees them in `previous`
-  pcell <- cp
-  rec_gone <- vapply(gone, function(r) {
-    c_r <- pcell[r]
-    dcount[c_r] == -1L && within(-dsum[c_r, ], xg[r, ])
-  }, logical(1))
-  changed <- which(dcount != 0L)
-  claims <- data.frame(cell = changed, count_difference = dcount[changed])
-  for (j in seq_along(vars)) claims[[vars[j]]] <- ifelse(abs(dcount[changed]) == 1L, dsum[changed, j] * dcount[changed], NA_real_)
+  rec_gone <- vapply(gone, function(r) within(claim_of(coarse$cp[r], fine$cp[r], -1L), xg[r, ]), logical(1))
+  changed <- which(coarse$dcount != 0L)
+  claims <- data.frame(stratum = changed, count_difference = coarse$dcount[changed])
+  for (j in seq_along(vars)) {
+    claims[[vars[j]]] <- ifelse(abs(coarse$dcount[changed]) == 1L, coarse$dsum[changed, j] * coarse$dcount[changed],
+                                NA_real_)
+  }
   list(success = success, confidence = confidence, tolerance = tolerance,
        n_targets = sum(added), n_removed = length(gone), removed_recovered = sum(rec_gone),
        claims = if (leave_out) NULL else claims,

@@ -10,7 +10,7 @@
 #'   z-scale of the originals (Euclidean distance to the stratum's mean). The rate is the
 #'   share of them re-identified (top-`m`: own record among the `m` nearest).
 #' * `part = "extremes"`: the extreme values, the `n_extreme` (default 10) largest and
-#'   smallest of every masked variable: a value is recovered when the person's own released
+#'   smallest of every masked variable that is not constant: a value is recovered when the person's own released
 #'   value is within `tolerance` of it (relative: `|released - x| <= tolerance * |x|`), as
 #'   an intruder who knows that someone is the oldest, or the richest, and finds the
 #'   released record (by the linkage above) reads it. The success of a record is the share
@@ -96,6 +96,8 @@ tail_extremes_core <- function(s, n_extreme = 10, tolerance = 0.05, ...) {
   hits <- counts <- numeric(n)
   k <- min(n, n_extreme)
   for (j in seq_along(s$vars)) {
+    # a constant variable has no extreme values
+    if (is_constant(xo[, j])) next
     ext <- unique(c(order(-xo[, j], seq_len(n))[seq_len(k)], order(xo[, j], seq_len(n))[seq_len(k)]))
     ext <- ext[s$known[ext]]
     counts[ext] <- counts[ext] + 1

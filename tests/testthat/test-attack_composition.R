@@ -42,10 +42,11 @@ test_that("two keyed releases joined row by row: the transcription's candidate s
   d <- titanic_paper()[-1]
   a <- keyed20(d, "the-first-key-of-the-custodian")
   b <- keyed20(d, "the-second-key-of-the-custodian")
-  att <- attack_composition(d, a, previous = b, seed = 1)
+  it <- intruder(vars = comp_vars, strata = comp_strata)
+  att <- attack_composition(d, a, previous = b, intruder = it, seed = 1)
   expect_true(att$details$aligned)
   expect_equal(att$success, ref_composition(d, a, b, comp_vars, comp_strata, TRUE))
-  alone <- attack_linkage(d, a, direction = "original", seed = 1)
+  alone <- attack_linkage(d, a, intruder = it, direction = "original", seed = 1)
   expect_gt(att$rate, alone$rate)
 })
 
@@ -55,10 +56,11 @@ test_that("the other release shuffled: no join, the rate of the nearest-point li
   b <- keyed20(d, "the-second-key-of-the-custodian")
   set.seed(5)
   bs <- b[sample(nrow(b)), ]
-  att <- attack_composition(d, a, previous = bs, seed = 1)
+  it <- intruder(vars = comp_vars, strata = comp_strata)
+  att <- attack_composition(d, a, previous = bs, intruder = it, seed = 1)
   expect_false(att$details$aligned)
   expect_equal(att$success, ref_composition(d, a, bs, comp_vars, comp_strata, FALSE))
-  expect_equal(att$rate, attack_linkage(d, a, direction = "original", seed = 1)$rate)
+  expect_equal(att$rate, attack_linkage(d, a, intruder = it, direction = "original", seed = 1)$rate)
 })
 
 test_that("a variant: MDAV-like and kNN releases of random data, an intruder with a key column", {

@@ -5,6 +5,10 @@ diff_vars <- c("Age", "Fare")
 diff_strata <- c("Pclass", "Sex", "Family")
 diff_key <- "a-secret-of-the-custodian-0f3c9"
 
+# the narrower intruder of the transcription: the strata only (the default one also holds
+# the published columns, whose finer cells only add claims)
+diff_it <- intruder(vars = diff_vars, strata = diff_strata)
+
 keyed_release <- function(x, noise, key = diff_key, size = 10) {
   suppressMessages(anonymise_keyed(x, vars = diff_vars, strata = diff_strata, key = key, size = size,
                                    noise = noise))
@@ -42,7 +46,7 @@ test_that("exact shared centroids: every person added in a stratum of its own is
   gone <- c(259L, 631L, 1L, 2L) # the 512.33 fare, the 80-year-old, two more
   a <- keyed_release(d, FALSE)
   b <- keyed_release(d[-gone, ], FALSE)
-  att <- attack_differencing(d, a, previous = b, previous_original = d[-gone, ], control = FALSE)
+  att <- attack_differencing(d, a, previous = b, previous_original = d[-gone, ], intruder = diff_it, control = FALSE)
   ref <- ref_differencing(d, a, b, d[-gone, ], diff_vars, diff_strata)
   expect_equal(att$success, ref)
   expect_equal(which(!is.na(att$success)), sort(gone))
@@ -52,7 +56,8 @@ test_that("exact shared centroids: every person added in a stratum of its own is
   expect_equal(att$success[one], rep(1, length(one)))
   expect_equal(att$details$n_targets, 4L)
   # the other way round: the people who left are reported in details
-  rev <- attack_differencing(d[-gone, ], b, previous = a, previous_original = d, control = FALSE)
+  rev <- attack_differencing(d[-gone, ], b, previous = a, previous_original = d, intruder = diff_it,
+                             control = FALSE)
   expect_true(all(is.na(rev$success)))
   expect_equal(rev$details$n_removed, 4L)
   expect_equal(rev$details$removed_recovered, length(one))
@@ -64,7 +69,7 @@ test_that("two people of one stratum: the difference is their sum, not recovered
   pair <- which(st == st[1L])[1:2]
   a <- keyed_release(d, FALSE)
   b <- keyed_release(d[-pair, ], FALSE)
-  att <- attack_differencing(d, a, previous = b, previous_original = d[-pair, ], control = FALSE)
+  att <- attack_differencing(d, a, previous = b, previous_original = d[-pair, ], intruder = diff_it, control = FALSE)
   expect_equal(att$success[pair], c(0, 0))
   expect_equal(att$success, ref_differencing(d, a, b, d[-pair, ], diff_vars, diff_strata))
   expect_equal(att$details$claims$count_difference, 2L)
@@ -75,7 +80,7 @@ test_that("the keyed noise (the default) defeats the difference; the attack agre
   gone <- c(259L, 631L, 100L)
   a <- keyed_release(d, TRUE)
   b <- keyed_release(d[-gone, ], TRUE)
-  att <- attack_differencing(d, a, previous = b, previous_original = d[-gone, ], seed = 1)
+  att <- attack_differencing(d, a, previous = b, previous_original = d[-gone, ], intruder = diff_it, seed = 1)
   expect_equal(att$success, ref_differencing(d, a, b, d[-gone, ], diff_vars, diff_strata))
   expect_equal(att$rate, 0)
   # the control: the stratum's mean in the release alone
@@ -95,7 +100,7 @@ test_that("a variant: random data, strata of two columns, a tolerance of 1%", {
     a <- rel(d, noise)
     b <- rel(d[-gone, ], noise)
     att <- attack_differencing(d, a, previous = b, previous_original = d[-gone, ], tolerance = 0.01,
-                               control = FALSE)
+                               intruder = intruder(vars = c("v1", "v2"), strata = c("g1", "g2")), control = FALSE)
     expect_equal(att$success, ref_differencing(d, a, b, d[-gone, ], c("v1", "v2"), c("g1", "g2"), tol = 0.01))
     if (!noise) expect_gt(sum(att$success, na.rm = TRUE), 0) else expect_equal(sum(att$success, na.rm = TRUE), 0)
   }
@@ -105,14 +110,14 @@ test_that("the battery runs it with `previous` and `previous_original`, and leav
   d <- titanic_paper()[-1]
   a <- keyed_release(d, FALSE)
   b <- keyed_release(d[-259, ], FALSE)
-  bat <- risk_battery(d, a, vars = diff_vars, strata = diff_strata, previous = b, previous_original = d[-259, ],
+  bat <- risk_battery(d, a, intruder = diff_it, previous = b, previous_original = d[-259, ],
                       attacks = c("differencing", "composition", "linkage_original"), seed = 1)
   expect_setequal(names(bat$attacks), c("differencing", "composition", "linkage_original"))
   expect_equal(bat$attacks$differencing$rate, 1)
-  bat2 <- risk_battery(d, a, vars = diff_vars, strata = diff_strata, previous = b,
+  bat2 <- risk_battery(d, a, intruder = diff_it, previous = b,
                        attacks = c("differencing", "composition"), seed = 1)
   expect_equal(names(bat2$attacks), "composition")
-  bat3 <- risk_battery(d, a, vars = diff_vars, strata = diff_strata, attacks = c("differencing", "linkage_original"),
+  bat3 <- risk_battery(d, a, intruder = diff_it, attacks = c("differencing", "linkage_original"),
                        seed = 1)
   expect_equal(names(bat3$attacks), "linkage_original")
 })

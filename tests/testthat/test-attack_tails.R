@@ -44,6 +44,9 @@ ref_extremes <- function(d, masked, vars, n_ext, tol) {
   ifelse(cnt > 0, hit / pmax(cnt, 1), NA)
 }
 
+# the narrower intruder of the transcriptions and of the issue's figures (strata only)
+tail_it <- intruder(vars = tail_vars, strata = tail_strata)
+
 keyed_titanic <- function(k, size, noise) {
   d <- titanic_paper()[-1]
   suppressMessages(anonymise_keyed(d, vars = tail_vars, strata = tail_strata, k = k, key = tail_key, size = size,
@@ -53,14 +56,14 @@ keyed_titanic <- function(k, size, noise) {
 test_that("the outlying records and their re-identification agree with the transcription", {
   d <- titanic_paper()[-1]
   a <- keyed_titanic(2, 10, FALSE)
-  att <- attack_tails(d, a, part = "outliers", control = FALSE)
+  att <- attack_tails(d, a, intruder = tail_it, part = "outliers", control = FALSE)
   rows <- ref_outlying(d, tail_vars, tail_strata, 10L)
   expect_equal(att$details$tail_rows, rows)
   expect_equal(which(!is.na(att$success)), rows)
   expect_equal(att$success[rows], ref_nearest_own(d, a, tail_vars, tail_strata, rows))
   # a variant: 25 outlying records of a kNN release
   b <- suppressMessages(anonymise(d, vars = tail_vars, strata = tail_strata, k = 3))
-  att <- attack_tails(d, b, part = "outliers", n_tail = 25, control = FALSE)
+  att <- attack_tails(d, b, intruder = tail_it, part = "outliers", n_tail = 25, control = FALSE)
   rows <- ref_outlying(d, tail_vars, tail_strata, 25L)
   expect_equal(att$success[rows], ref_nearest_own(d, b, tail_vars, tail_strata, rows))
 })
@@ -68,7 +71,7 @@ test_that("the outlying records and their re-identification agree with the trans
 test_that("the extreme values recovered agree with the transcription", {
   d <- titanic_paper()[-1]
   a <- keyed_titanic(2, 10, FALSE)
-  att <- attack_tails(d, a, part = "extremes", control = FALSE)
+  att <- attack_tails(d, a, intruder = tail_it, part = "extremes", control = FALSE)
   expect_equal(att$success, ref_extremes(d, a, tail_vars, 10L, 0.05))
   set.seed(4)
   n <- 200
@@ -84,11 +87,11 @@ test_that("the issue's figures: keyed groups of 2 in the tails give the largest 
   expect_equal(release_info(a)$counts$min_group, 2L)
   top <- order(-d$Fare)[1:10]
   old <- order(-d$Age)[1:10]
-  lo <- attack_linkage(d, a, direction = "original", control = FALSE)
+  lo <- attack_linkage(d, a, intruder = tail_it, direction = "original", control = FALSE)
   expect_gte(mean(lo$success[top]), 0.25)
   expect_lte(lo$rate, 0.1)
   expect_gte(sum(abs(a$Age[old] - d$Age[old]) <= 0.05 * d$Age[old]), 3L)
-  expect_gt(attack_tails(d, a, part = "outliers", control = FALSE)$rate, 0.3)
+  expect_gt(attack_tails(d, a, intruder = tail_it, part = "outliers", control = FALSE)$rate, 0.3)
 })
 
 test_that("the tail limit: groups of at least 1 / tail records keep the tails below it", {
@@ -97,17 +100,17 @@ test_that("the tail limit: groups of at least 1 / tail records keep the tails be
   expect_gte(release_info(a)$counts$min_group, 5L)
   top <- order(-d$Fare)[1:10]
   old <- order(-d$Age)[1:10]
-  lo <- attack_linkage(d, a, direction = "original", control = FALSE)
+  lo <- attack_linkage(d, a, intruder = tail_it, direction = "original", control = FALSE)
   expect_lte(mean(lo$success[top]), 0.2)
   expect_lte(sum(abs(a$Age[old] - d$Age[old]) <= 0.05 * d$Age[old]), 2L)
-  expect_lte(attack_tails(d, a, part = "outliers", control = FALSE)$rate, 0.2)
-  expect_lte(attack_tails(d, a, part = "extremes", control = FALSE)$rate, 0.2)
+  expect_lte(attack_tails(d, a, intruder = tail_it, part = "outliers", control = FALSE)$rate, 0.2)
+  expect_lte(attack_tails(d, a, intruder = tail_it, part = "extremes", control = FALSE)$rate, 0.2)
 })
 
 test_that("the battery runs both parts by default, and the verdict of tune_release() bounds them by `tail`", {
   d <- titanic_paper()[-1]
   a <- keyed_titanic(2, 10, FALSE)
-  bat <- risk_battery(d, a, vars = tail_vars, strata = tail_strata, seed = 1)
+  bat <- risk_battery(d, a, intruder = tail_it, seed = 1)
   expect_true(all(c("tail_outliers", "tail_extremes") %in% names(bat$attacks)))
   v <- detanon:::tune_verdict(bat, list(worst = 0.5, top_m = 0.9, tail = 0.2))
   expect_false(v$pass)

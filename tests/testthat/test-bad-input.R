@@ -573,6 +573,7 @@ bad("tune_release: verify differencing", bi_d, tr(verify = "differencing"), "whi
 bad("tune_release: attacks", bi_d, tr(attacks = "nearest"), "`attacks` must name attacks of the battery")
 bad("tune_release: verify NA", bi_d, tr(verify = NA_character_), "`verify` must name attacks of the battery")
 bad("tune_release: inference without sensitive", bi_d, tr(attacks = "inference"), "needs a `sensitive` column")
+bad("tune_release: small_strata", bi_d, tr(small_strata = "merge"), "`small_strata` must be one of")
 bad("tune_release: sensitive", bi_d, tr(sensitive = 1), "`sensitive` must be NULL or the name of a column")
 bad("tune_release: intruder", bi_d, tr(intruder = "all"), "`intruder` must be NULL or made by intruder\\(\\)")
 
@@ -592,6 +593,22 @@ bad("release_report: release_file", bi_pair(), rr(release_file = "no-such-releas
     "`release_file` must be the path of an existing file")
 bad("write_release: matrix", as.matrix(bi_d), function(x) write_release(x, tempfile()), "`x` must be a data frame")
 bad("write_release: file", bi_m, function(x) write_release(x, c("a.csv", "b.csv")), "`file` must be the path of the CSV file")
+bad("write_release: a folder", bi_m, function(x) write_release(x, tempdir()), "`file` is a folder")
+bad("write_release: no folder", bi_m, function(x) write_release(x, "/no-such-folder-detanon/r.csv"),
+    "`file`: the folder /no-such-folder-detanon does not exist")
+bad("write_release: list column", bi_list, function(x) write_release(x, tempfile()),
+    "`x` has column `x` that is not a vector")
+bad("write_release: seed", bi_m, function(x) write_release(x, tempfile(), seed = NA), "`seed` must be NULL or a single whole number")
+bad("release_report: a folder", bi_pair(), function(p) release_report(p$o, p$m, tempdir()), "`file` is a folder")
+bad("release_report: release_file a folder", bi_pair(), rr(release_file = tempdir()),
+    "`release_file` must be the path of an existing file")
+bad("utility_model: list column of masked", bi_pair(m = bi_list), function(p) utility_model(p$o, p$m, y ~ x + g),
+    "`formula` uses column `x` of `masked` that is a list")
+bad("utility_model: list columns of original", bi_pair(o = bi_mod(bi_list, g = I(as.list(bi_d$g)))),
+    function(p) utility_model(p$o, p$m, y ~ x + g), "`formula` uses columns `x`, `g` of `original` that are lists")
+bad("anonymise_stratum: list strata column", bi_mod(bi_d, g = I(as.list(bi_d$g))),
+    function(x) anonymise_stratum(x, anonymise_stats(bi_d, vars = c("x", "y"), strata = "g", k = 3)),
+    "`strata` columns must be atomic vectors")
 bad("detanon_app: data not a frame", 1:3, function(x) detanon_app(data = x, run = FALSE), "`data` must be a data frame")
 bad("detanon_app: run NA", bi_d, function(x) detanon_app(data = x, run = NA), "`run` must be TRUE or FALSE")
 # ---- the risk battery -------------------------------------------------------------------
@@ -599,6 +616,9 @@ bi_it <- function(...) intruder(vars = c("x", "y"), strata = "g", ...)
 bad("intruder: p = 0", bi_d, function(d) intruder(p = 0), "`p` must be")
 bad("intruder: keys not names", bi_d, function(d) intruder(keys = 1), "`keys` must be NULL or a character vector")
 bad("intruder: knows", bi_d, function(d) intruder(knows = "everything"), "`knows` must be one of")
+bad("intruder_published: sensitive not names", bi_d, function(d) intruder_published(sensitive = 1),
+    "`sensitive` must be NULL or a character vector")
+bad("intruder_published: p", bi_d, function(d) intruder_published(p = 2), "`p` must be")
 bad("risk_battery: unknown attack", bi_pair(), function(p) risk_battery(p$o, p$m, intruder = bi_it(), attacks = "mdav"),
     "`attacks` must name attacks of the battery")
 bad("risk_battery: intruder and vars", bi_pair(), function(p) risk_battery(p$o, p$m, vars = "x", intruder = bi_it()),
@@ -638,6 +658,9 @@ bad("attack_tails: part", bi_pair(), function(p) attack_tails(p$o, p$m, intruder
     "`part` must be one of")
 bad("attack_tails: n_extreme = 0", bi_pair(), function(p) attack_tails(p$o, p$m, intruder = bi_it(), part = "extremes", n_extreme = 0),
     "`n_extreme` must be a single whole number >= 1")
+bad("attack_inference: holdout", bi_pair(), function(p) attack_inference(p$o, p$m, sensitive = "s", holdout = 0,
+                                                                         intruder = bi_it()),
+    "`holdout` must be a single finite number > 0 and <= 0.9")
 bad("attack_inference: sensitive missing", bi_pair(), function(p) attack_inference(p$o, p$m, sensitive = "zz", intruder = bi_it()),
     "`sensitive`.*`zz`")
 bad("attack_inference: sensitive is a key", bi_pair(), function(p) attack_inference(p$o, p$m, sensitive = "x", intruder = bi_it()),
