@@ -167,3 +167,30 @@ test_that("sdcMicro's MDAV on testdata: 8 of 8 withdrawn people recovered (the i
   }, 0)
   expect_equal(sum(got), 8)
 })
+
+test_that("two people of one stratum told apart by a published column: the finer cells give both away", {
+  d <- titanic_paper()[-1]
+  d$Survived <- factor(d$Survived)
+  st <- interaction(d[diff_strata], drop = TRUE)
+  r <- which(st == st[1L])
+  pair <- c(r[d$Survived[r] == "0"][1L], r[d$Survived[r] == "1"][1L])
+  # groups formed within Survived: the sums of every stratum x Survived cell are kept
+  rel <- function(x) suppressMessages(anonymise_keyed(x, vars = diff_vars, strata = diff_strata, keys = "Survived",
+                                                      key = diff_key, size = 10, noise = FALSE))
+  a <- rel(d)
+  b <- rel(d[-pair, ])
+  # the strata alone differ by two: no claim
+  narrow <- attack_differencing(d, a, previous = b, previous_original = d[-pair, ], intruder = diff_it,
+                                control = FALSE)
+  # (the two attacked records are the pair, or a copy with the same values)
+  expect_equal(sum(!is.na(narrow$success)), 2L)
+  expect_equal(sum(narrow$success, na.rm = TRUE), 0)
+  # with Survived (the published intruder holds it), each cell differs by one
+  wide <- attack_differencing(d, a, previous = b, previous_original = d[-pair, ], control = FALSE,
+                              intruder = intruder(vars = diff_vars, strata = diff_strata, keys = "Survived"))
+  expect_equal(sum(!is.na(wide$success)), 2L)
+  expect_equal(sum(wide$success, na.rm = TRUE), 2)
+  # the default intruder (every published column) does at least as well
+  dflt <- attack_differencing(d, a, previous = b, previous_original = d[-pair, ], control = FALSE)
+  expect_gte(sum(dflt$success, na.rm = TRUE), sum(narrow$success, na.rm = TRUE))
+})
