@@ -54,6 +54,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_knn_centroids",  (DL_FUNC) &ffi_knn_centroids,  5},
     /* keyed_glue.c: the keyed k-means of anonymise_keyed() */
     {"ffi_keyed_kmeans",   (DL_FUNC) &ffi_keyed_kmeans,   6},
+    /* mdav_glue.c: anonymise_mdav() */
+    {"ffi_mdav",           (DL_FUNC) &ffi_mdav,           8},
 #ifndef DETANON_NO_TESTING
     /* testing_glue.c: TEST-ONLY entry points (tests/testthat), not on any user path; left
      * out of a build with -DDETANON_NO_TESTING (CONTRIBUTING section 2) */
