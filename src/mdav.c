@@ -9,8 +9,11 @@
  * - The k nearest live records of a point: a depth-first search pruned by the box distance
  *   (a lower bound of every distance in the box, kdtree.h), nearest child first, with a
  *   max-heap of k under the total order (squared distance, then coordinates).
- * - The farthest live record from a point: the same search turned round, pruned by the
- *   distance to a box's farthest corner (an upper bound), farthest child first.
+ * - The live record farthest from the centroid: the records in decreasing distance from a
+ *   reference point (a past centroid, renewed when the scans grow long), scanned until the
+ *   triangle inequality rules the rest out. The live record farthest from r (a record on
+ *   the rim): the kd-tree search turned round, pruned by the distance to a box's farthest
+ *   corner (an upper bound), farthest child first; boxes shrink to their live records.
  * - The centroid of the live records: their coordinates are summed exactly (the fixed-point
  *   accumulator of fsum.c, a group's values subtracted when it is formed) and rounded once,
  *   so it does not depend on the order in which records were grouped or stored.
@@ -241,6 +244,44 @@ static ptrdiff_t farthest_live(mdav_ws *w, const double *q, ptrdiff_t *scanned)
     return bi;
 }
 
+/* The same by the kd-tree, for s, the record farthest from r (on the rim of the records
+ * left, where the bound of the scan above is loose: on skewed data it scanned thousands of
+ * records per query): a depth-first search, farthest child first, pruned by the distance
+ * to a box's farthest corner (an upper bound of every distance in the box, kdtree.h). Its
+ * tree position. */
+static ptrdiff_t farthest_tree(mdav_ws *w, const double *q)
+{
+    const kd_tree *t = &w->t;
+    const int d = w->d;
+    double best = -1.0;
+    ptrdiff_t bp = -1;
+    int top = 0;
+    kd_item *st = w->stack;
+    st[top].node = 0; st[top].bd = kd_box_far_d2(t, 0, q); top++;
+    while (top) {
+        kd_item it = st[--top];
+        if (it.bd < best) continue;
+        const kd_node *nd = t->nodes + it.node;
+        if (nd->left < 0) {
+            for (ptrdiff_t pos = nd->begin; pos < nd->end; pos++) {
+                if (!w->alive[pos]) continue;
+                double d2 = kd_point_d2(q, pt(w, pos), d);
+                if (d2 > best || (d2 == best && kd_lex_less(pt(w, pos), pt(w, bp), d))) {
+                    best = d2; bp = pos;
+                }
+            }
+            continue;
+        }
+        int a = nd->left, b = nd->right;
+        double fa = w->live[a] ? kd_box_far_d2(t, a, q) : -1.0, fb = w->live[b] ? kd_box_far_d2(t, b, q) : -1.0;
+        /* the farther child on top of the stack */
+        if (fa < fb) { int tn = a; a = b; b = tn; double tb = fa; fa = fb; fb = tb; }
+        if (fb >= 0.0 && fb >= best) { st[top].node = b; st[top].bd = fb; top++; }
+        if (fa >= 0.0 && fa >= best) { st[top].node = a; st[top].bd = fa; top++; }
+    }
+    return bp;
+}
+
 /* Shrink the box of leaf v to its live records, and its ancestors' boxes to the union of
  * their live children's, up to the first that does not change: MDAV groups the outer
  * records first, and boxes that kept their old extent would weaken every bound. */
@@ -408,7 +449,7 @@ static ptrdiff_t mdav_stratum(mdav_ws *w, const mdav_job *job, ptrdiff_t s, cons
         if (scanned > 64 && scanned > w->nlive / 64) reference(w, w->cen);
         take(w, w->q, k, gid++, job->group, rows);
         if (w->nlive == 0) break;
-        memcpy(w->q, w->zr + farthest_live(w, w->q, &scanned) * d, (size_t) d * sizeof(double));
+        memcpy(w->q, pt(w, farthest_tree(w, w->q)), (size_t) d * sizeof(double));
         take(w, w->q, k, gid++, job->group, rows);
         if (host && ns - w->nlive >= next_pause) {
             host_pause(host, done + ns - w->nlive);
