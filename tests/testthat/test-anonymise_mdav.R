@@ -198,11 +198,19 @@ test_that("tune_release() returns the same MDAV release for any row order", {
   d <- titanic_paper()[-1]
   vars <- c("Age", "Fare")
   strata <- c("Pclass", "Sex", "Family")
-  tuned <- tune_release(d, vars = vars, strata = strata, k = 2, methods = "mdav")
+  tuned <- tune_release(d, vars = vars, strata = strata, k = 2)
   expect_identical(tuned$chosen$method, "mdav")
-  set.seed(20)
-  p <- sample(nrow(d))
-  tp <- tune_release(d[p, ], vars = vars, strata = strata, k = 2, methods = "mdav")
-  expect_identical(tp$chosen$settings, tuned$chosen$settings)
-  expect_identical(as.list(tp$release[vars]), lapply(as.list(tuned$release[vars]), function(v) v[p]))
+  expect_identical(release_info(tuned$release)$verb, "anonymise_mdav")
+  for (s in 20:21) {
+    set.seed(s)
+    p <- sample(nrow(d))
+    tp <- tune_release(d[p, ], vars = vars, strata = strata, k = 2)
+    expect_identical(tp$chosen$settings, tuned$chosen$settings)
+    expect_identical(as.list(tp$release[vars]), lapply(as.list(tuned$release[vars]), function(v) v[p]))
+  }
+  # the MDAV family alone, at another k
+  t4 <- tune_release(d, vars = vars, strata = strata, k = 4, methods = "mdav")
+  p <- rev(seq_len(nrow(d)))
+  t4p <- tune_release(d[p, ], vars = vars, strata = strata, k = 4, methods = "mdav")
+  expect_identical(as.list(t4p$release[vars]), lapply(as.list(t4$release[vars]), function(v) v[p]))
 })
