@@ -27,7 +27,7 @@
 #include "fsum.h"
 #include "threads.h"
 
-#define MDAV_LEAF 8
+#define MDAV_LEAF 16
 /* records between pauses of a stratum run alone, and records per parallel batch */
 #define MDAV_PAUSE_EVERY ((ptrdiff_t) 1 << 14)
 #define MDAV_BATCH ((ptrdiff_t) 1 << 17)

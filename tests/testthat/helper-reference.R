@@ -194,10 +194,11 @@ ref_mdav <- function(z, k) {
   g
 }
 
-# The same partition (group ids may differ)?
+# The same partition (group ids may differ)? Each pair (a, b) that occurs is one group of
+# both.
 same_partition <- function(a, b) {
-  t <- table(a, b)
-  length(a) == length(b) && all(rowSums(t > 0) == 1L) && all(colSums(t > 0) == 1L)
+  length(a) == length(b) && length(unique(a)) == length(unique(b)) &&
+    length(unique(paste(a, b))) == length(unique(a))
 }
 
 # The MDAV kernel on given z-scores (no standardisation: mean 0, SD 1) within strata `id`.
