@@ -14,9 +14,23 @@
 #' setting. What leaves it is the release, the report (aggregates only, see
 #' [release_report()]) and the script (settings and file names only, no data).
 #'
-#' Stata and SPSS files are read with haven; labelled columns become factors. A file
+#' Stata and SPSS files are read with haven; labelled columns become factors. A CSV
+#' file is read as UTF-8 (with or without a byte order mark); a file that is not valid
+#' UTF-8 (a common Excel export) is read as Windows-1252, else latin1, and the app says
+#' so. RDS files are read only on R >= 4.4.0, since older versions of R run code hidden
+#' in a crafted file when it is read (CVE-2024-27322); the file must hold a plain data
+#' frame (columns of numbers, strings, logicals, factors or dates, unique names). A file
 #' that cannot be read, or settings a method rejects, give a message and leave the
 #' session as it was.
+#'
+#' The server checks every setting it receives, as a client can send any value: the
+#' method is one of the three verbs, `k` a single whole number from 1 to the number of
+#' records, the columns are columns of the data, and the other settings are among the
+#' choices shown. The model box takes a formula over the columns of the data (without
+#' the identifiers), numbers, the operators `+ - * / : ^ ( )`, `.` and the functions
+#' `I()`, `log()`, `log1p()`, `log2()`, `log10()`, `exp()`, `sqrt()`, `abs()`, `poly()`,
+#' `factor()` and `scale()`; anything else is refused before it is evaluated. Uploaded
+#' file names reach the script only as quoted strings.
 #'
 #' @param data Optional data frame to start with (instead of loading a file).
 #' @param run If `TRUE` (the default in interactive sessions), run the app; otherwise
@@ -48,37 +62,145 @@ detanon_app <- function(data = NULL, run = interactive(), host = "127.0.0.1", po
 
 app_formats <- c(csv = "CSV", rds = "RDS", dta = "Stata", sav = "SPSS")
 
-# The R code that reads a file of `name` (the same code the script holds).
-app_read_code <- function(name) {
-  ext <- tolower(tools::file_ext(name))
-  path <- deparse(name)
+# readRDS() before R 4.4.0 evaluates a promise serialised in the file (CVE-2024-27322):
+# the app reads RDS files only on versions that refuse to unserialise promises.
+app_rds_ok <- function(version = getRversion()) version >= "4.4.0"
+
+# The call that reads the file at `path` (a string constant, never parsed from text): the
+# app evaluates it on the uploaded copy, the script holds it deparsed with the file's name.
+app_read_call <- function(path, ext, encoding = NULL) {
   switch(ext,
-    csv = sprintf("utils::read.csv(%s)", path),
-    rds = sprintf("readRDS(%s)", path),
-    dta = sprintf("as.data.frame(haven::as_factor(haven::read_dta(%s), only_labelled = TRUE))", path),
-    sav = sprintf("as.data.frame(haven::as_factor(haven::read_sav(%s), only_labelled = TRUE))", path),
-    stop_arg("cannot read \"", name, "\": the file must end in ",
-             paste0(".", names(app_formats), collapse = ", "), ".", kind = "data"))
+    csv = if (is.null(encoding)) bquote(utils::read.csv(.(path)))
+          else bquote(utils::read.csv(.(path), fileEncoding = .(encoding))),
+    rds = bquote(readRDS(.(path))),
+    dta = bquote(as.data.frame(haven::as_factor(haven::read_dta(.(path)), only_labelled = TRUE))),
+    sav = bquote(as.data.frame(haven::as_factor(haven::read_sav(.(path)), only_labelled = TRUE))))
 }
 
-# Read an uploaded file (at `path`, uploaded as `name`) with the code of app_read_code().
+# The encoding to read a CSV file with: NULL (ASCII), "UTF-8-BOM" (valid UTF-8, with or
+# without a byte order mark), else "CP1252" (Windows' Western European code page, a
+# superset of latin1's printable characters) when every byte is defined in it, else
+# "latin1" (every byte is a character).
+app_csv_encoding <- function(path, name) {
+  bytes <- readBin(path, "raw", file.size(path))
+  if (any(bytes == as.raw(0L))) {
+    stop_arg("\"", name, "\" holds NUL bytes, so it is not a CSV text file (a UTF-16 \"Unicode text\" ",
+             "export?); save it as CSV.", kind = "data")
+  }
+  if (!length(bytes) || all(bytes < as.raw(128L))) return(NULL)
+  text <- rawToChar(bytes)
+  if (validUTF8(text)) return("UTF-8-BOM")
+  if (!is.na(iconv(text, "CP1252", "UTF-8"))) "CP1252" else "latin1"
+}
+
+app_encoding_label <- c(CP1252 = "Windows-1252 (Western European)", latin1 = "latin1 (ISO-8859-1)")
+
+# Read an uploaded file (at `path`, uploaded as `name`) with the call of app_read_call().
+# Returns the data with attribute "encoding" (the CSV file encoding used, or NULL).
 app_read_file <- function(path, name) {
-  code <- app_read_code(name)
   ext <- tolower(tools::file_ext(name))
+  if (!ext %in% names(app_formats)) {
+    stop_arg("cannot read \"", name, "\": the file must end in ",
+             paste0(".", names(app_formats), collapse = ", "), ".", kind = "data")
+  }
+  if (ext == "rds" && !app_rds_ok()) {
+    stop_arg("\"", name, "\" was not read: R ", getRversion(), " runs code hidden in a crafted RDS file ",
+             "when it reads it (CVE-2024-27322, fixed in R 4.4.0). Save the data as CSV (write.csv()) ",
+             "and load that, or run the app on R >= 4.4.0.", kind = "data")
+  }
   if (ext %in% c("dta", "sav") && !requireNamespace("haven", quietly = TRUE)) {
     stop_arg("reading ", app_formats[[ext]], " files needs the haven package.", kind = "data")
   }
-  expr <- str2lang(sub(deparse(name), deparse(path), code, fixed = TRUE))
-  d <- tryCatch(eval(expr, baseenv()), error = function(e) {
-    stop_arg("could not read \"", name, "\" as a ", app_formats[[ext]], " file: ", conditionMessage(e), kind = "data")
-  }, warning = function(w) {
-    stop_arg("could not read \"", name, "\" as a ", app_formats[[ext]], " file: ", conditionMessage(w), kind = "data")
-  })
-  if (!is.data.frame(d)) {
-    stop_arg("\"", name, "\" holds ", class(d)[1L], ", not a data frame.", kind = "data")
+  encoding <- if (ext == "csv") app_csv_encoding(path, name)
+  could_not <- function(cnd) {
+    stop_arg("could not read \"", name, "\" as a ", app_formats[[ext]], " file: ", conditionMessage(cnd), kind = "data")
   }
-  if (!nrow(d) || !ncol(d)) stop_arg("\"", name, "\" has no records or no columns.", kind = "data")
+  # the call holds only string constants and functions of base, utils and haven
+  d <- tryCatch(eval(app_read_call(path, ext, encoding), baseenv()), error = could_not, warning = could_not)
+  d <- app_plain_frame(d, name)
+  attr(d, "encoding") <- encoding
   d
+}
+
+# Column classes a file may hold (with the base type of the column).
+app_column_classes <- list(NULL, "factor", c("ordered", "factor"), "Date", c("POSIXct", "POSIXt"))
+app_column_attributes <- c("class", "levels", "tzone", "label", "format.stata", "format.spss", "display_width")
+
+# `d` as a plain data.frame, or a message naming the file: columns are atomic vectors
+# (logical, integer, double, character) of the classes above, with unique non-empty
+# names free of control characters (which the script would show); attributes other than those above (and every frame attribute but the names)
+# are dropped, so nothing that came from the file is called or dispatched on later.
+# Strings are marked as UTF-8 (app_utf8_code).
+app_plain_frame <- function(d, name) {
+  if (!is.data.frame(d) || !is.list(d)) {
+    stop_arg("\"", name, "\" holds ", if (is.null(d)) "NULL" else paste0("an object of class ", class(d)[1L]),
+             ", not a data frame.", kind = "data")
+  }
+  nm <- names(d)
+  cols <- unclass(d)
+  attributes(cols) <- NULL
+  if (!length(cols) || !length(cols[[1L]])) stop_arg("\"", name, "\" has no records or no columns.", kind = "data")
+  if (!is.character(nm) || length(nm) != length(cols) || anyNA(nm) || any(!nzchar(nm))) {
+    stop_arg("\"", name, "\" has columns without a name; give every column a name and load it again.",
+             kind = "column")
+  }
+  odd <- grepl("[[:cntrl:]]", nm) | grepl(app_bidi_pattern(), nm, perl = TRUE)
+  if (any(odd)) {
+    stop_arg("\"", name, "\" has column names with control characters (", quote_names(encodeString(nm[odd])),
+             "); rename them and load it again.", kind = "column")
+  }
+  if (anyDuplicated(nm)) {
+    stop_arg("\"", name, "\" has duplicated column names (", quote_names(unique(nm[duplicated(nm)])),
+             "); give every column a unique name and load it again.", kind = "column")
+  }
+  n <- length(cols[[1L]])
+  for (j in seq_along(cols)) {
+    x <- cols[[j]]
+    cls <- attr(x, "class", exact = TRUE)
+    ok <- is.atomic(x) && typeof(x) %in% c("logical", "integer", "double", "character") &&
+      is.null(dim(x)) && length(x) == n && any(vapply(app_column_classes, identical, logical(1), cls))
+    if (ok && !is.null(cls) && "factor" %in% cls) {
+      lev <- attr(x, "levels", exact = TRUE)
+      codes <- as.vector(unclass(x))
+      ok <- is.integer(codes) && is.character(lev) && !anyNA(lev) && !anyDuplicated(lev) &&
+        all(is.na(codes) | (codes >= 1L & codes <= length(lev)))
+    }
+    if (!ok) {
+      stop_arg("\"", name, "\": column `", nm[j], "` is ", if (is.null(cls)) typeof(x) else paste(cls, collapse = "/"),
+               if (!is.null(dim(x))) " with dimensions" else "",
+               ", not a column of numbers, strings, logicals, factors or dates.", kind = "column")
+    }
+    keep <- attributes(x)[intersect(names(attributes(x)), app_column_attributes)]
+    keep <- keep[vapply(keep, function(a) is.atomic(a) && is.null(attributes(a)), logical(1))]
+    # strings marked as UTF-8 (read.csv() leaves them in the native encoding, which the
+    # package's radix sorts refuse when they are not ASCII)
+    if (is.character(keep$levels)) keep$levels <- enc2utf8(keep$levels)
+    attributes(x) <- NULL
+    if (is.character(x)) x <- enc2utf8(x)
+    attributes(x) <- if (length(keep)) keep
+    cols[[j]] <- x
+  }
+  structure(cols, names = nm, row.names = .set_row_names(n), class = "data.frame")
+}
+
+# The uploaded file of input$file: one file shiny stored in this R session's temporary
+# folder (a client can send any value for an input, including another path).
+app_upload <- function(f) {
+  if (!is.list(f) || !all(c("name", "datapath") %in% names(f))) {
+    stop_arg("the upload was not understood; choose the file again.", kind = "data")
+  }
+  name <- f[["name"]]
+  path <- f[["datapath"]]
+  if (!is.character(name) || !is.character(path) || length(name) != 1L || length(path) != 1L ||
+      is.na(name) || is.na(path)) {
+    stop_arg("load one file at a time.", kind = "data")
+  }
+  full <- normalizePath(path, mustWork = FALSE)
+  if (!file.exists(full) || dir.exists(full) ||
+      !identical(dirname(dirname(full)), normalizePath(tempdir(), mustWork = FALSE))) {
+    stop_arg("the upload of \"", name, "\" is not a file this app received; choose the file again.", kind = "data")
+  }
+  list(name = name, path = full)
 }
 
 # Columns that look continuous enough to mask (numeric, more than 10 distinct values).
@@ -99,36 +221,204 @@ app_family <- function(name) {
   switch(name, binomial = stats::binomial(), poisson = stats::poisson(), stats::gaussian())
 }
 
+# ---- settings ---------------------------------------------------------------------------
+
+# The choices of the inputs (the UI shows them, the server accepts nothing else).
+app_choices <- list(
+  method = c("anonymise(): centroid of the k nearest neighbours" = "anonymise",
+             "anonymise_adaptive(): k grows where records stay close to their originals" = "anonymise_adaptive",
+             "stir(): shuffle values within clusters of k" = "stir"),
+  small_strata = c("fail", "merge"),
+  na = c("fail", "median", "mean", "median_stratum", "mean_stratum"),
+  stir_method = c("shuffle", "flatten"),
+  family = c("gaussian", "binomial", "poisson"))
+
+# The verbs the app runs, by name: the function itself, never a name looked up.
+app_verb <- function(name) {
+  switch(name, anonymise = anonymise, anonymise_adaptive = anonymise_adaptive, stir = stir)
+}
+
+# A setting that must be one of its choices.
+app_choice <- function(x, arg) {
+  choices <- unname(app_choices[[arg]])
+  if (!is.character(x) || length(x) != 1L || is.na(x) || !x %in% choices) {
+    stop_arg("`", arg, "` must be one of ", paste0("\"", choices, "\"", collapse = ", "), ", not ",
+             show_value(x), ".")
+  }
+  x
+}
+
+# Column choices: NULL (none chosen) or names of columns of `d`.
+app_cols <- function(x, d, arg) {
+  if (is.null(x)) return(character())
+  check_columns(x, d, arg)
+}
+
+# Every setting of a run, checked against the data `d`: `input` is a list of the input
+# values. Returns the roles, the verb, its arguments, k, the formula and the family, or
+# raises a classed error naming the setting.
+app_settings <- function(input, d) {
+  ids <- app_cols(input$identifiers, d, "identifiers")
+  vars <- setdiff(app_cols(input$vars, d, "vars"), ids)
+  strata <- setdiff(app_cols(input$strata, d, "strata"), ids)
+  if (!length(vars)) stop_arg("Choose at least one continuous variable to mask.", kind = "column")
+  verb <- app_choice(input$method, "method")
+  k <- check_whole(input$k, "k", min = 1, max = nrow(d))
+  args <- c(list(vars = vars, strata = if (length(strata)) strata, k = k), switch(verb,
+    anonymise = list(na = app_choice(input$na, "na"), small_strata = app_choice(input$small_strata, "small_strata")),
+    anonymise_adaptive = list(k_max = check_whole(input$k_max, "k_max", min = k, max = nrow(d))),
+    stir = list(method = app_choice(input$stir_method, "stir_method"),
+                seed = check_whole(input$seed, "seed", min = -.Machine$integer.max, max = .Machine$integer.max))))
+  args <- args[!vapply(args, is.null, logical(1))]
+  formula <- app_formula(input$formula, setdiff(names(d), ids), ids)
+  family <- if (is.null(formula)) "gaussian" else app_choice(input$family, "family")
+  list(identifiers = ids, vars = vars, strata = strata, verb = verb, args = args, k = k,
+       formula = formula, family = family)
+}
+
+# ---- the model formula --------------------------------------------------------------------
+
+# What a model formula may hold besides columns and numbers: operators of the formula
+# (outside functions) and of arithmetic (inside them), and functions with the names of
+# the arguments they may be given (whose values must be numbers or TRUE/FALSE).
+app_formula_operators <- c("+", "-", "*", "/", ":", "^", "(")
+app_arith_operators <- c("+", "-", "*", "/", "^", "(")
+app_formula_functions <- list(I = character(), log = "base", log1p = character(), log2 = character(),
+                              log10 = character(), exp = character(), sqrt = character(), abs = character(),
+                              poly = c("degree", "raw"), factor = character(), scale = c("center", "scale"))
+
+app_formula_allowed <- function() {
+  paste0("A model may use the columns of the data, numbers, the operators + - * / : ^ ( ) and ., and the ",
+         "functions ", paste0(names(app_formula_functions), "()", collapse = ", "), ".")
+}
+
+# The model of the text box as a formula, or NULL for an empty box. The text is parsed
+# (never evaluated) and its call tree walked: only the columns `columns`, numbers and the
+# operators and functions above are accepted; anything else is refused with a message.
+# Only the vetted formula is built, in an environment whose parent is base (poly() from
+# stats added), so its functions are base's whatever the caller's search path holds.
+app_formula <- function(text, columns, identifiers = character()) {
+  if (is.null(text)) return(NULL)
+  if (!is.character(text) || length(text) != 1L || is.na(text)) {
+    stop_arg("`formula` must be a single string, not ", show_value(text), ".")
+  }
+  if (!nzchar(trimws(text))) return(NULL)
+  if (nchar(text, type = "bytes") > 2000L) {
+    stop_arg("the model has ", nchar(text), " characters; a model of at most 2000 is accepted.")
+  }
+  expr <- tryCatch(str2lang(text), error = function(e) NULL)
+  if (!is.call(expr) || !identical(expr[[1L]], as.name("~")) || length(expr) != 3L) {
+    stop_arg("the model \"", text, "\" is not a formula such as y ~ x1 + x2.")
+  }
+  refuse <- function(what) {
+    stop_arg("the model \"", text, "\" is refused: ", what, ". ", app_formula_allowed())
+  }
+  walk <- function(x, inside, depth) {
+    if (depth > 100L) refuse("it is nested too deeply")
+    if (is.symbol(x)) {
+      nm <- as.character(x)
+      if (nm %in% columns || (nm == "." && !inside)) return(invisible())
+      if (nm %in% identifiers) refuse(paste0("`", nm, "` is a direct identifier, dropped before the release"))
+      refuse(paste0("`", nm, "` is not a column of the data"))
+    }
+    if (is.numeric(x) && length(x) == 1L && is.finite(x)) return(invisible())
+    if (!is.call(x)) refuse(paste0(deparse1(x), " is neither a column nor a number"))
+    head <- x[[1L]]
+    fn <- if (is.symbol(head)) as.character(head) else ""
+    args <- as.list(x)[-1L]
+    arg_names <- if (is.null(names(args))) rep("", length(args)) else names(args)
+    if (fn %in% if (inside) app_arith_operators else app_formula_operators) {
+      if (any(nzchar(arg_names)) || length(args) < 1L || length(args) > 2L ||
+          (length(args) == 1L && !fn %in% c("+", "-", "("))) {
+        refuse(paste0("`", deparse1(x), "` is not a term of a formula"))
+      }
+      for (a in args) walk(a, inside, depth + 1L)
+    } else if (fn %in% names(app_formula_functions)) {
+      if (!length(args)) refuse(paste0("`", fn, "()` needs a column"))
+      for (i in seq_along(args)) {
+        if (!nzchar(arg_names[i])) {
+          walk(args[[i]], TRUE, depth + 1L)
+        } else if (arg_names[i] %in% app_formula_functions[[fn]]) {
+          v <- args[[i]]
+          if (!((is.numeric(v) || is.logical(v)) && length(v) == 1L && !is.na(v) && is.finite(v))) {
+            refuse(paste0("`", arg_names[i], "` of ", fn, "() must be a number or TRUE/FALSE"))
+          }
+        } else {
+          refuse(paste0(fn, "() takes no argument `", arg_names[i], "` here"))
+        }
+      }
+    } else {
+      refuse(if (nzchar(fn)) paste0("`", fn, "()` is not an allowed function")
+             else paste0("`", deparse1(head), "` is not an allowed function"))
+    }
+    invisible()
+  }
+  walk(expr[[2L]], FALSE, 1L)
+  if (identical(expr[[2L]], as.name("."))) refuse("`.` cannot be the response")
+  walk(expr[[3L]], FALSE, 1L)
+  env <- new.env(parent = baseenv())
+  env$poly <- stats::poly
+  # evaluates only `~` (base's primitive, which quotes its operands): the formula object
+  eval(expr, env)
+}
+
 # ---- the script ---------------------------------------------------------------------------
 
-# The R script that reproduces a release made in the app.
+# What the script does after reading a CSV file that is not ASCII, as the app does in
+# app_plain_frame(): strings marked as UTF-8, in any locale.
+app_utf8_code <- "data[] <- lapply(data, function(x) if (is.character(x)) enc2utf8(x) else x)"
+
+# An expression as lines of R code (continuation lines indented).
+app_deparse <- function(x) paste(deparse(x, width.cutoff = 80L), collapse = "\n  ")
+
+# The Unicode controls of text direction (a regular expression; the R code stays ASCII).
+app_bidi_pattern <- function() {
+  paste0("[", intToUtf8(c(0x200e, 0x200f, 0x202a)), "-", intToUtf8(c(0x202e, 0x2066)), "-", intToUtf8(0x2069), "]")
+}
+
+# deparse() escapes control characters but keeps the Unicode controls of text direction,
+# with which a file name can make the script read differently from what it does: in the
+# lines that hold the file name, where they can only stand inside a string, they become
+# \u escapes (the same string).
+app_escape_bidi <- function(x) {
+  m <- gregexpr(app_bidi_pattern(), x, perl = TRUE)
+  regmatches(x, m) <- lapply(regmatches(x, m), function(ch) sprintf("\\u%04x", vapply(ch, utf8ToInt, 1L)))
+  x
+}
+
+# The R script that reproduces a release made in the app. The file name enters it only as
+# a deparsed string constant (inside the read call, and in the comment), so no name,
+# whatever characters it holds, adds code to the script.
 app_script <- function(source, identifiers, verb, args, formula = NULL, family = "gaussian", k = NULL,
                        hash = NULL) {
+  file <- source$kind %in% names(app_formats)
   read <- switch(source$kind,
     example = "titanic_paper()",
     object = "data  # the data frame given to detanon_app()",
-    app_read_code(source$name))
+    app_escape_bidi(app_deparse(app_read_call(source$name, source$kind, source$encoding))))
   call <- as.call(c(list(as.name(verb), quote(data)), args))
   report <- as.call(c(list(quote(release_report), quote(data), quote(release), "report.html"),
-                      list(vars = args$vars, strata = args$strata),
+                      list(vars = args$vars, strata = args$strata, release_file = "release.csv"),
                       if (!is.null(k)) list(k = k),
                       if (!is.null(formula)) list(formula = formula),
-                      if (!is.null(formula) && family != "gaussian") list(family = str2lang(paste0(family, "()")))))
+                      if (!is.null(formula) && family != "gaussian") list(family = call(family))))
   c(sprintf("# Reproduces the release made in detanon_app() on %s with detanon %s.",
             format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC"), utils::packageVersion("detanon")),
-    if (source$kind %in% names(app_formats))
-      sprintf("# Run it in the folder that holds %s.", source$name),
+    if (file) paste0("# Run it in the folder that holds the file ", app_escape_bidi(deparse1(source$name)), "."),
     "library(detanon)",
     paste("data <-", read),
+    if (identical(source$kind, "csv") && !is.null(source$encoding)) app_utf8_code,
     if (length(identifiers)) paste0("data <- remove_identifiers(data, cols = ", deparse1(identifiers), ")"),
-    paste("release <-", paste(deparse(call, width.cutoff = 80L), collapse = "\n  ")),
-    paste0("write_release(release, \"release.csv\")", if (!is.null(hash)) paste0("  # SHA-256 ", hash)),
-    paste(deparse(report, width.cutoff = 80L), collapse = "\n  "))
+    paste("release <-", app_deparse(call)),
+    if (!is.null(hash)) paste0("# The app's download had SHA-256 ", hash, "; this file gets another random row order."),
+    "write_release(release, \"release.csv\")",
+    app_deparse(report))
 }
 
 # ---- UI -------------------------------------------------------------------------------
 
 app_ui <- function() {
+  formats <- app_formats[names(app_formats) != "rds" | app_rds_ok()]
   shiny::fluidPage(
     title = "detanon: release workflow",
     shiny::tags$head(shiny::tags$style(shiny::HTML(
@@ -138,8 +428,8 @@ app_ui <- function() {
     shiny::titlePanel("detanon: prepare, check and document a release"),
     shiny::sidebarLayout(
       shiny::sidebarPanel(width = 3,
-        shiny::fileInput("file", "1. Data file (CSV, RDS, Stata .dta, SPSS .sav)",
-                         accept = c(".csv", ".rds", ".dta", ".sav")),
+        shiny::fileInput("file", paste0("1. Data file (", paste0(formats, " .", names(formats), collapse = ", "), ")"),
+                         accept = paste0(".", names(formats))),
         shiny::actionButton("example", "or use the Titanic example"),
         shiny::hr(),
         shiny::uiOutput("data_summary"),
@@ -161,22 +451,18 @@ app_ui <- function() {
             shiny::tableOutput("columns")),
           shiny::tabPanel("Method", value = "method",
             shiny::h4("3. Choose the method"),
-            shiny::radioButtons("method", NULL,
-              choices = c("anonymise(): centroid of the k nearest neighbours" = "anonymise",
-                          "anonymise_adaptive(): k grows where records stay close to their originals" = "anonymise_adaptive",
-                          "stir(): shuffle values within clusters of k" = "stir")),
+            shiny::radioButtons("method", NULL, choices = app_choices$method),
             shiny::numericInput("k", "k", value = 3, min = 1, step = 1),
             shiny::conditionalPanel("input.method == 'anonymise'",
-              shiny::selectInput("small_strata", "Strata smaller than k", c("fail", "merge")),
-              shiny::selectInput("na", "Missing values in the variables",
-                                 c("fail", "median", "mean", "median_stratum", "mean_stratum"))),
+              shiny::selectInput("small_strata", "Strata smaller than k", app_choices$small_strata),
+              shiny::selectInput("na", "Missing values in the variables", app_choices$na)),
             shiny::conditionalPanel("input.method == 'anonymise_adaptive'",
               shiny::numericInput("k_max", "largest k", value = 33, min = 2, step = 1)),
             shiny::conditionalPanel("input.method == 'stir'",
-              shiny::selectInput("stir_method", "stir method", c("shuffle", "flatten")),
+              shiny::selectInput("stir_method", "stir method", app_choices$stir_method),
               shiny::numericInput("seed", "seed", value = 1, step = 1)),
             shiny::textInput("formula", "Model to compare, optional (e.g. Survived ~ Pclass + Sex + Age)", ""),
-            shiny::selectInput("family", "Model family", c("gaussian", "binomial", "poisson")),
+            shiny::selectInput("family", "Model family", app_choices$family),
             shiny::actionButton("run", "Anonymise", class = "btn-primary")),
           shiny::tabPanel("Risk and utility", value = "risk",
             shiny::h4("4. Risk and utility of the release"),
@@ -205,45 +491,73 @@ app_server <- function(data = NULL) {
   function(input, output, session) {
     rv <- shiny::reactiveValues(data = NULL, source = NULL, run = NULL, status = NULL, error = FALSE)
     set_status <- function(msg, error = FALSE) {
+      msg <- paste(msg, collapse = " ")
       rv$status <- msg
       rv$error <- error
       if (error) shiny::showNotification(msg, type = "error", duration = 10)
     }
+    # An observer's body: an error it did not foresee becomes a message, so the session
+    # never ends on one (shiny ends a session whose observer fails).
+    guard <- function(what, expr) {
+      tryCatch(expr, error = function(e) {
+        if (inherits(e, "shiny.silent.error")) return(invisible())
+        set_status(paste0(what, ": ", conditionMessage(e)), error = TRUE)
+      })
+    }
+    # The release CSV of a run, written once by write_release(): the download serves these
+    # bytes, and the hash and the report are theirs.
+    drop_run_files <- function() if (!is.null(shiny::isolate(rv$run))) unlink(shiny::isolate(rv$run)$dir, recursive = TRUE)
+    session$onSessionEnded(drop_run_files)
     set_data <- function(d, source) {
-      rv$data <- d
-      rv$source <- source
-      rv$run <- NULL
       ids <- detect_identifiers(d)$column
       vars <- app_default_vars(d, ids)
       strata <- setdiff(default_strata(d), ids)
+      drop_run_files()
+      rv$data <- d
+      rv$source <- source
+      rv$run <- NULL
       shiny::updateSelectizeInput(session, "identifiers", choices = names(d), selected = ids)
       shiny::updateSelectizeInput(session, "vars", choices = names(d), selected = vars)
       shiny::updateSelectizeInput(session, "strata", choices = names(d), selected = strata)
-      set_status(sprintf("Loaded %s: %s, %s.", source$name, plural(nrow(d), "record"), plural(ncol(d), "column")))
+      set_status(sprintf("Loaded %s: %s, %s%s.", source$name, plural(nrow(d), "record"), plural(ncol(d), "column"),
+                         if (!is.null(source$encoding) && source$encoding %in% names(app_encoding_label))
+                           paste0(" (the file is not UTF-8: read as ", app_encoding_label[[source$encoding]], ")")
+                         else ""))
     }
-    if (!is.null(data)) set_data(data, list(kind = "object", name = "the data given to detanon_app()"))
+    if (!is.null(data)) {
+      guard("The data given to detanon_app() were not loaded",
+            set_data(data, list(kind = "object", name = "the data given to detanon_app()")))
+    }
 
-    shiny::observeEvent(input$file, {
-      f <- input$file
-      d <- tryCatch(app_read_file(f$datapath, f$name), error = function(e) e)
-      if (inherits(d, "error")) {
-        set_status(paste(conditionMessage(d), if (!is.null(rv$data)) "The data loaded before are kept."), error = TRUE)
-      } else {
-        set_data(d, list(kind = tolower(tools::file_ext(f$name)), name = f$name))
-      }
-    })
-    shiny::observeEvent(input$example, set_data(titanic_paper(), list(kind = "example", name = "titanic_paper()")))
+    shiny::observeEvent(input$file, guard("The file was not loaded", {
+      kept <- if (!is.null(rv$data)) " The data loaded before are kept." else ""
+      d <- tryCatch({
+        f <- app_upload(input$file)
+        d <- app_read_file(f$path, f$name)
+        list(data = d, source = list(kind = tolower(tools::file_ext(f$name)), name = f$name,
+                                     encoding = attr(d, "encoding")))
+      }, error = function(e) e)
+      if (inherits(d, "error")) return(set_status(paste0(conditionMessage(d), kept), error = TRUE))
+      attr(d$data, "encoding") <- NULL
+      loaded <- tryCatch(set_data(d$data, d$source), error = function(e) e)
+      if (inherits(loaded, "error")) set_status(paste0("\"", d$source$name, "\" was not loaded: ",
+                                                       conditionMessage(loaded), kept), error = TRUE)
+    }))
+    shiny::observeEvent(input$example, guard("The example was not loaded",
+      set_data(titanic_paper(), list(kind = "example", name = "titanic_paper()"))))
 
+    # roles and k as shown before a run (outputs only; the run checks them with app_settings())
     roles <- shiny::reactive({
       d <- rv$data
       shiny::req(d)
-      ids <- intersect(input$identifiers, names(d))
-      list(identifiers = ids, vars = setdiff(intersect(input$vars, names(d)), ids),
-           strata = setdiff(intersect(input$strata, names(d)), ids))
+      pick <- function(x) if (is.character(x)) intersect(x, names(d)) else character()
+      ids <- pick(input$identifiers)
+      list(identifiers = ids, vars = setdiff(pick(input$vars), ids), strata = setdiff(pick(input$strata), ids))
     })
     k_value <- shiny::reactive({
       k <- input$k
-      if (is.null(k) || !is.numeric(k) || length(k) != 1L || is.na(k) || k < 1 || k != round(k)) NA_integer_
+      if (is.null(k) || !is.numeric(k) || length(k) != 1L || !is.finite(k) || k < 1 || k != round(k) ||
+          k > .Machine$integer.max) NA_integer_
       else as.integer(k)
     })
 
@@ -291,61 +605,57 @@ app_server <- function(data = NULL) {
     }, caption = "Smallest 30 strata")
 
     # ---- run ----
-    shiny::observeEvent(input$run, {
+    shiny::observeEvent(input$run, guard("The release was not made", {
       d <- rv$data
       if (is.null(d)) return(set_status("Load a data file first.", error = TRUE))
-      r <- roles()
-      k <- k_value()
-      if (!length(r$vars)) return(set_status("Choose at least one continuous variable to mask.", error = TRUE))
-      if (is.na(k)) return(set_status(paste0("k must be a whole number >= 1, not ", format(input$k), "."), error = TRUE))
-      formula <- NULL
-      if (!is.null(input$formula) && nzchar(trimws(input$formula))) {
-        formula <- tryCatch(stats::as.formula(input$formula), error = function(e) NULL)
-        if (is.null(formula) || length(formula) != 3L) {
-          return(set_status(paste0("The model \"", input$formula, "\" is not a formula such as y ~ x1 + x2."),
-                            error = TRUE))
-        }
+      s <- tryCatch(app_settings(list(identifiers = input$identifiers, vars = input$vars, strata = input$strata,
+                                      method = input$method, k = input$k, na = input$na,
+                                      small_strata = input$small_strata, k_max = input$k_max,
+                                      stir_method = input$stir_method, seed = input$seed,
+                                      formula = input$formula, family = input$family), d),
+                    error = function(e) e)
+      if (inherits(s, "error")) {
+        return(set_status(paste0("The release was not made: ", conditionMessage(s)), error = TRUE))
       }
-      family <- if (!is.null(formula) && isTRUE(input$family %in% c("binomial", "poisson"))) input$family else "gaussian"
-      verb <- input$method
-      args <- list(vars = r$vars, strata = if (length(r$strata)) r$strata)
-      args <- c(args, switch(verb,
-        anonymise = list(k = k, na = input$na, small_strata = input$small_strata),
-        anonymise_adaptive = list(k = k, k_max = as.integer(input$k_max)),
-        stir = list(k = k, method = input$stir_method, seed = as.integer(input$seed))))
-      args <- args[!vapply(args, is.null, logical(1))]
       notes <- character()
       keep_note <- function(cnd) {
         notes <<- c(notes, conditionMessage(cnd))
         invokeRestart(if (inherits(cnd, "warning")) "muffleWarning" else "muffleMessage")
       }
+      dir <- tempfile("run")
       res <- tryCatch(shiny::withProgress(message = "Making the release", value = 0, {
         shiny::incProgress(0.1, detail = "removing identifiers")
-        work <- if (length(r$identifiers)) remove_identifiers(d, cols = r$identifiers) else d
-        shiny::incProgress(0.2, detail = paste0(verb, "()"))
-        release <- withCallingHandlers(do.call(verb, c(list(work), args)), warning = keep_note, message = keep_note)
+        work <- if (length(s$identifiers)) remove_identifiers(d, cols = s$identifiers) else d
+        shiny::incProgress(0.2, detail = paste0(s$verb, "()"))
+        release <- withCallingHandlers(do.call(app_verb(s$verb), c(list(work), s$args)),
+                                       warning = keep_note, message = keep_note)
         shiny::incProgress(0.3, detail = "measuring risk and utility")
         a <- withCallingHandlers(
-          assess(work, release, vars = r$vars, strata = r$strata, formula = formula, family = app_family(family),
-                 deterministic = TRUE, seed = 1),
+          assess(work, release, vars = s$vars, strata = s$strata, formula = s$formula,
+                 family = app_family(s$family), deterministic = TRUE, seed = 1),
           warning = keep_note, message = keep_note)
         shiny::incProgress(0.2, detail = "risk battery")
-        b <- risk_battery(work, release, vars = r$vars, strata = if (length(r$strata)) r$strata, seed = 1)
+        b <- risk_battery(work, release, vars = s$vars, strata = if (length(s$strata)) s$strata, seed = 1)
+        dir.create(dir)
+        csv <- withCallingHandlers(write_release(release, file.path(dir, "release.csv")),
+                                   warning = keep_note, message = keep_note)
         shiny::incProgress(0.2, detail = "done")
-        list(work = work, release = release, assess = a, battery = b, verb = verb, args = args, k = k,
-             formula = formula, family = family, identifiers = r$identifiers, hash = release_hash(release)$value,
-             source = rv$source, notes = unique(notes))
+        list(work = work, release = release, assess = a, battery = b, verb = s$verb, args = s$args, k = s$k,
+             formula = s$formula, family = s$family, identifiers = s$identifiers, dir = dir, csv = csv,
+             hash = release_hash(release, csv)$value, source = rv$source, notes = unique(notes))
       }), error = function(e) e)
       if (inherits(res, "error")) {
+        unlink(dir, recursive = TRUE)
         return(set_status(paste0("The release was not made: ", conditionMessage(res),
                                  " Change the settings and press Anonymise again."), error = TRUE))
       }
+      drop_run_files()
       rv$run <- res
-      shiny::updateSelectInput(session, "plot_var", choices = r$vars, selected = r$vars[1L])
-      set_status(sprintf("Release made by %s() (k = %d)%s.", verb, k,
+      shiny::updateSelectInput(session, "plot_var", choices = s$vars, selected = s$vars[1L])
+      set_status(sprintf("Release made by %s() (k = %d)%s.", s$verb, s$k,
                          if (length(res$notes)) paste0("; ", plural(length(res$notes), "note"), " on the Risk tab") else ""))
       shiny::updateTabsetPanel(session, "tabs", selected = "risk")
-    })
+    }))
 
     output$run_summary <- shiny::renderUI({
       run <- rv$run
@@ -381,8 +691,8 @@ app_server <- function(data = NULL) {
     }, digits = 4)
     output$margins <- shiny::renderPlot({
       run <- rv$run
-      shiny::req(run, input$plot_var %in% run$args$vars)
       v <- input$plot_var
+      shiny::req(run, is.character(v), length(v) == 1L, v %in% run$args$vars)
       plot_report_margins(run$work[[v]], run$release[[v]], v, run$k)
     })
 
@@ -399,8 +709,9 @@ app_server <- function(data = NULL) {
     output$dl_release <- shiny::downloadHandler(
       filename = function() "release.csv",
       content = function(file) {
-        shiny::req(rv$run)
-        write_release(rv$run$release, file)
+        run <- rv$run
+        shiny::req(run)
+        if (!file.copy(run$csv, file, overwrite = TRUE)) stop_arg("the release file could not be copied.", kind = "data")
       })
     output$dl_report <- shiny::downloadHandler(
       filename = function() "report.html",
@@ -409,7 +720,8 @@ app_server <- function(data = NULL) {
         shiny::req(run)
         shiny::withProgress(message = "Writing the report", value = 0.2, {
           release_report(run$work, run$release, file, vars = run$args$vars, strata = run$args$strata,
-                         k = run$k, formula = run$formula, family = app_family(run$family), seed = 1)
+                         k = run$k, formula = run$formula, family = app_family(run$family), seed = 1,
+                         release_file = run$csv)
         })
       })
     output$dl_code <- shiny::downloadHandler(

@@ -218,7 +218,9 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
   success[miss] <- success_m[miss] <- confidence[miss] <- 0
   list(success = success, success_m = success_m, confidence = confidence,
        k = ks, k_used = k_used,
-       scale = if (length(scales) >= main && !is.null(scales[[main]])) stats::setNames(scales[[main]], s$vars) else NULL,
+       # per variable of the z-scale (constant variables, which carry nothing, are not in it)
+       scale = if (length(scales) >= main && length(scales[[main]]) == length(s$z_vars))
+                 stats::setNames(scales[[main]], s$z_vars) else NULL,
        tol = tol, share_certain = if (length(rows)) sum(certain) / length(rows) else NA_real_,
        precision_certain = if (any(certain)) mean(success[look][certain]) else NA_real_,
        not_covered = paste("stages other than the kNN centroids (stirring, blending, noise),",
@@ -326,15 +328,17 @@ recipe_scale <- function(cen) {
 # is the mode of the ratios (to 7 significant digits) when it stands out. NA for a
 # column where neither applies (rounded values, no clear mode): 1 / SD per k is used.
 recipe_common_scale <- function(s, cens, look, zt) {
+  # the columns of the z-scale: the variables that are not constant
   nv <- ncol(s$zm)
-  if (nv != length(s$vars)) return(NULL)
-  z0 <- s$z(matrix(0, 1L, nv))
-  z1 <- s$z(matrix(1, 1L, nv))
+  if (nv != length(s$z_vars)) return(NULL)
+  z0 <- s$z(matrix(0, 1L, length(s$vars)))
+  z1 <- s$z(matrix(1, 1L, length(s$vars)))
   sdv <- 1 / as.vector(z1 - z0)
   if (s$intruder$knows == "settings") {
     info <- view_release_info(s)
     sc <- if (!is.null(info)) info$stats$scale
-    if (is.numeric(sc) && all(s$vars %in% names(sc)) && all(is.finite(sc[s$vars]))) return(as.vector(sc[s$vars]) / sdv)
+    zv <- s$z_vars
+    if (is.numeric(sc) && all(zv %in% names(sc)) && all(is.finite(sc[zv]))) return(as.vector(sc[zv]) / sdv)
   }
   if (length(cens) < 2L || !length(look)) return(NULL)
   ratios <- replicate(nv, numeric(), simplify = FALSE)
@@ -375,7 +379,8 @@ ratio_mode <- function(r, n_look) {
 # `pred` of every record, with `zmix` (the intruder's originals and stand-ins) for the
 # bounds; on the x-scale given by the view's z-map (z = (x - mean) / sd).
 recipe_format <- function(pred, zmix, s, k, format) {
-  if (format == "none" || ncol(pred) != length(s$vars)) return(pred)
+  # (the columns are the variables of the z-scale: constant ones are not among them)
+  if (format == "none" || ncol(pred) != length(s$z_vars)) return(pred)
   z0 <- s$z(matrix(0, 1L, length(s$vars)))
   z1 <- s$z(matrix(1, 1L, length(s$vars)))
   sdv <- 1 / as.vector(z1 - z0)

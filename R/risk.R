@@ -546,6 +546,8 @@ linkage_setup <- function(original, masked, vars, strata) {
         else data.frame(row.names = seq_len(n_strata))
   rownames(by) <- NULL
   list(vars = vars, strata = strata, n = n, zo = z(numeric_matrix(original, vars)),
+       # the variables that are columns of the z-scale (a constant one carries no information)
+       z_vars = vars[keep],
        zm = z(numeric_matrix(masked, vars)),
        z = z, id = id, sizes = sizes, by = by,
        order = as.integer(order(id, method = "radix")), offsets = as.integer(c(0L, cumsum(sizes))))

@@ -29,6 +29,7 @@ SEXP ffi_acc_merge(SEXP a, SEXP b, SEXP values, SEXP times);
 SEXP ffi_acc_round(SEXP acc, SEXP e);
 SEXP ffi_radix_hist(SEXP x, SEXP pass, SEXP prefix, SEXP counts);
 SEXP ffi_radix_value(SEXP prefix, SEXP low);
+SEXP ffi_record_checks(SEXP x);
 
 /* adaptive_glue.c: adaptive k per record, anonymise_adaptive() (kernel: adaptive.c) */
 SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap, SEXP m, SEXP target, SEXP xs, SEXP wr,
@@ -68,6 +69,10 @@ SEXP ffi_stir_nearest(SEXP xo, SEXP xc, SEXP nominal, SEXP knots);
 SEXP ffi_stir_clusters(SEXP x, SEXP nominal, SEXP eps, SEXP order);
 SEXP ffi_stir_shuffle(SEXP cl, SEXP n_clusters, SEXP n_vars);
 
+/* suda2_glue.c: minimal sample uniques and SUDA/DIS-SUDA scores, risk_suda2() (kernel:
+ * suda2.c) */
+SEXP ffi_suda2(SEXP codes, SEXP n_levels, SEXP fraction);
+
 /* ola_glue.c: optimal lattice anonymisation, one lattice node (kernel: ola.c) */
 SEXP ffi_ola_node(SEXP lat, SEXP level, SEXP k, SEXP want_slot);
 
@@ -84,7 +89,8 @@ SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, int want_
 
 /* keyed_glue.c: the keyed k-means of one stratum (anonymise_keyed()) */
 SEXP ffi_keyed_kmeans(SEXP z, SEXP c, SEXP kmin, SEXP restarts, SEXP maxit, SEXP secret);
-
+/* freq_glue.c: sums per key combination (risk_frequencies(), risk_individual(), ...) */
+SEXP ffi_group_sums(SEXP x, SEXP g, SEXP n_groups);
 /* the 128-bit working key of a raw secret (keyed.c's keyed_derive()) */
 void keyed_secret_key(SEXP secret, uint64_t *k0, uint64_t *k1);
 

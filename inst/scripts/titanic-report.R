@@ -1,20 +1,34 @@
-# The paper's Titanic example: prepare the data, check the strata, anonymise, assess.
-# Run with: Rscript inst/scripts/titanic-report.R (or `make demo`).
+# The recommended path on the bundled Titanic data (the README's worked example): declare the
+# roles of the columns, let tune_release() find the least damaging release within the default
+# limits, read the verdict, then write the file to publish and the report for the committee.
+# Run with: Rscript inst/scripts/titanic-report.R [OUTDIR] (or `make demo`); the release and
+# the report are written to OUTDIR (default: a temporary folder).
 library(detanon)
-d <- titanic_paper()
-strata <- c("Pclass", "Sex", "Family")
-cat("Strata (the paper's Table 2):\n")
+args <- commandArgs(trailingOnly = TRUE)
+outdir <- if (length(args)) args[[1L]] else file.path(tempdir(), "titanic-release")
+dir.create(outdir, showWarnings = FALSE, recursive = TRUE)
+
+d <- titanic_paper()[-1] # 891 passengers, without the passenger number (a direct identifier)
+vars <- c("Age", "Fare") # masked
+strata <- c("Pclass", "Sex", "Family") # released unchanged; records are masked within them
+cat("The strata, with the number of passengers and the share who survived:\n")
 print(strata_table(d, strata, k = 3, sensitive = "Survived"))
-# PassengerId stays as the paper's pseudonym; a real release would replace a record
-# number like it (see remove_identifiers()), which is what the identifier check warns about.
-masked <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = strata, format = "none", check_identifiers = FALSE)
+
+# The intruder may hold every released column: the originals of the masked variables, the
+# strata and Survived, and knows the algorithm and its settings (not the key).
+who <- intruder(vars, strata, keys = "Survived")
+# A custodian keeps the key secret (a file outside the release, an environment variable).
+key <- Sys.getenv("DETANON_KEY", "a long secret phrase kept by the custodian")
+tuned <- tune_release(d, vars = vars, strata = strata, intruder = who, key = key)
 cat("\n")
-print(release_info(masked))
-cat("\nFirst records, original and masked:\n")
-print(head(cbind(d[c("PassengerId", "Age", "Fare")],
-                 masked_Age = round(masked$Age, 2), masked_Fare = round(masked$Fare, 2))))
-cat("\n")
-report <- assess(d, masked, vars = c("Age", "Fare"),
-                 formula = Survived ~ Pclass + Sex + Age + Fare + Family,
-                 family = binomial(), deterministic = TRUE)
-print(report)
+print(tuned)
+if (is.null(tuned$release)) stop("no candidate met the limits; nothing to publish")
+
+# the file to publish: its rows in a random order (write_release() never keeps the input's)
+csv <- write_release(tuned$release, file.path(outdir, "titanic-release.csv"))
+report <- release_report(d, tuned, file.path(outdir, "titanic-report.html"),
+                         formula = Survived ~ Pclass + Sex + Age + Fare + Family, family = binomial(),
+                         release_file = csv)
+cat("\nThe file to publish:  ", csv, "\n", sep = "")
+cat("The report (verdict first): ", report, "\n", sep = "")
+cat("SHA-256 of the release: ", attr(report, "sha256"), "\n", sep = "")

@@ -209,3 +209,22 @@ mdav_kernel <- function(z, id, k, nthreads = 1L) {
   detanon:::mdav_groups(z, seq_len(ncol(z)), rep(0, ncol(z)), rep(1, ncol(z)), id,
                         rep(as.integer(k), max(id)), nthreads)
 }
+
+# The check number of each record (row of x) of the partitioned passes (mask_record_checks()):
+# each value's 64-bit pattern (-0 as 0) modulo 1048573, from its two 32-bit halves in exact
+# double arithmetic, mixed column by column, r = ((r + h)^2 + j) mod 1048573.
+record_checks_ref <- function(x) {
+  p <- 1048573
+  r <- numeric(nrow(x))
+  for (j in seq_len(ncol(x))) {
+    for (i in seq_len(nrow(x))) {
+      v <- x[i, j]
+      if (!is.na(v) && v == 0) v <- 0
+      w <- readBin(writeBin(v, raw(), endian = "little"), "integer", n = 2L, endian = "little")
+      half <- ifelse(is.na(w), 2^31, ifelse(w < 0, w + 2^32, w)) # unsigned (NA_integer_ is 2^31)
+      h <- ((half[2] %% p) * (2^32 %% p) + half[1] %% p) %% p
+      r[i] <- ((r[i] + h)^2 + j) %% p
+    }
+  }
+  r
+}

@@ -9,6 +9,16 @@ app_upload <- function(d, name, write = utils::write.csv, ...) {
   data.frame(name = name, size = file.size(path), type = "", datapath = path, stringsAsFactors = FALSE)
 }
 
+# The lines of a file, sorted; the rows of a data frame in a canonical order (for releases
+# that write_release() may write in any row order).
+sorted_lines <- function(f) sort(strsplit(rawToChar(readBin(f, "raw", file.size(f))), "\n", fixed = TRUE)[[1]])
+sort_rows <- function(x) {
+  x <- as.data.frame(x)
+  x <- x[do.call(order, lapply(unname(as.list(x)), function(v) if (is.double(v)) signif(v, 12) else v)), , drop = FALSE]
+  rownames(x) <- NULL
+  x
+}
+
 titanic_csv <- function() {
   d <- titanic_paper()
   d$Pclass <- as.integer(as.character(d$Pclass))
@@ -22,7 +32,7 @@ test_that("loading a file fills the roles from the identifier screen and the col
   shiny::testServer(app_server(), {
     session$setInputs(file = app_upload(titanic_csv(), "titanic.csv", row.names = FALSE))
     expect_identical(dim(rv$data), c(891L, 7L))
-    expect_identical(rv$source, list(kind = "csv", name = "titanic.csv"))
+    expect_identical(rv$source, list(kind = "csv", name = "titanic.csv", encoding = NULL))
     expect_false(rv$error)
     expect_match(rv$status, "Loaded titanic.csv: 891 records, 7 columns", fixed = TRUE)
     # the identifier screen and the strata check are shown
@@ -63,7 +73,7 @@ test_that("anonymise -> release, risk, report and a script that reproduces the r
     expect_identical(sha256_file(csv), run$hash)
     back <- utils::read.csv(csv)
     expect_identical(names(back), setdiff(names(d), "PassengerId"))
-    expect_equal(back$Age, run$release$Age, tolerance = 1e-14)
+    expect_equal(sort_rows(back), sort_rows(plain_release(run$release)), tolerance = 1e-14)
     html <- output$dl_report
     txt <- report_text(html)
     expect_has(paste(readLines(html), collapse = "\n"), run$hash)
@@ -80,8 +90,8 @@ test_that("anonymise -> release, risk, report and a script that reproduces the r
     eval(parse(text = code), env)
     expect_identical(plain_release(env$release), plain_release(run$release))
     expect_true(file.exists("release.csv") && file.exists("report.html"))
-    expect_identical(sha256_file("release.csv"),
-                     run$hash)
+    # the same rows as the app's release file (in whatever row order write_release() writes)
+    expect_identical(sorted_lines("release.csv"), sorted_lines(run$csv))
     # changed settings are flagged until the next run
     expect_false(grepl("run_stale", output$run_summary$html, fixed = TRUE))
     session$setInputs(k = 6)
@@ -91,8 +101,10 @@ test_that("anonymise -> release, risk, report and a script that reproduces the r
 
 test_that("anonymise_adaptive() and stir() runs are reproduced by their scripts", {
   skip_if_not_installed("shiny")
-  d <- titanic_paper()[-1]
-  up <- app_upload(d, "titanic.rds", write = function(x, path) saveRDS(x, path))
+  # an RDS file where R reads them safely (>= 4.4.0), else a CSV file
+  up <- if (app_rds_ok()) app_upload(titanic_paper()[-1], "titanic.rds", write = function(x, path) saveRDS(x, path))
+        else app_upload(titanic_csv()[-1], "titanic.csv", row.names = FALSE)
+  d <- if (app_rds_ok()) titanic_paper()[-1] else utils::read.csv(up$datapath)
   for (method in c("anonymise_adaptive", "stir")) {
     shiny::testServer(app_server(), {
       session$setInputs(file = up)
@@ -126,9 +138,14 @@ test_that("bad files and bad settings give messages and keep the session usable"
     expect_null(rv$data)
     session$setInputs(file = app_upload("x", "broken.rds", write = function(x, path) writeLines(x, path)))
     expect_true(rv$error)
-    expect_match(rv$status, "could not read \"broken.rds\" as a RDS file", fixed = TRUE)
+    expect_match(rv$status, if (app_rds_ok()) "could not read \"broken.rds\" as a RDS file" else "CVE-2024-27322",
+                 fixed = TRUE)
     session$setInputs(file = app_upload(list(1, 2), "list.rds", write = function(x, path) saveRDS(x, path)))
-    expect_match(rv$status, "holds list, not a data frame", fixed = TRUE)
+    expect_match(rv$status, if (app_rds_ok()) "holds an object of class list, not a data frame" else "CVE-2024-27322",
+                 fixed = TRUE)
+    session$setInputs(file = app_upload("x", "broken.csv", write = function(x, path) writeBin(as.raw(c(97, 0, 98)), path)))
+    expect_match(rv$status, "holds NUL bytes", fixed = TRUE)
+    expect_null(rv$data)
     # pressing Anonymise without data
     session$setInputs(run = 1)
     expect_match(rv$status, "Load a data file first", fixed = TRUE)
@@ -143,7 +160,7 @@ test_that("bad files and bad settings give messages and keep the session usable"
                       method = "anonymise", na = "fail", small_strata = "fail", k_max = 33, stir_method = "shuffle",
                       seed = 1, formula = "", k = 2.5)
     session$setInputs(run = 2)
-    expect_match(rv$status, "k must be a whole number >= 1, not 2.5", fixed = TRUE)
+    expect_match(rv$status, "`k` must be a single whole number between 1 and 891, not 2.5", fixed = TRUE)
     session$setInputs(k = 40, run = 3)
     expect_true(rv$error)
     expect_match(rv$status, "The release was not made: anonymise(): ", fixed = TRUE)
@@ -171,7 +188,8 @@ test_that("Stata and SPSS files are read with haven, labelled columns as factors
     got <- app_read_file(up$datapath, up$name)
     expect_identical(levels(got$Sex), c("female", "male"))
     expect_equal(got$Age, d$Age, ignore_attr = TRUE)
-    expect_identical(eval(str2lang(app_read_code(up$datapath))), got)
+    # the app reads what the script's call reads
+    expect_identical(app_plain_frame(eval(app_read_call(up$datapath, ext)), up$name), got)
   }
 })
 
@@ -182,6 +200,465 @@ test_that("detanon_app() returns the app object, and checks its arguments", {
   expect_snapshot(error = TRUE, {
     detanon_app(data = 1, run = FALSE)
     detanon_app(run = NA)
+  })
+})
+
+# ---- hostile input (issue 34) --------------------------------------------------------------
+
+# The settings of a valid anonymise() run on the Titanic example.
+# `...` replaces some of them (NULL included).
+app_good_inputs <- function(...) {
+  x <- list(identifiers = "PassengerId", vars = c("Age", "Fare"), strata = c("Pclass", "Sex"),
+            k = 3, method = "anonymise", na = "fail", small_strata = "fail", k_max = 9,
+            stir_method = "shuffle", seed = 1, formula = "", family = "gaussian")
+  y <- list(...)
+  x[names(y)] <- y
+  x
+}
+
+# Set the inputs of a list (NULL values included), then press Anonymise (`run`).
+set_and_run <- function(session, inputs, run) do.call(session$setInputs, c(inputs, list(run = run)))
+
+# The top-level expressions of a script, as the names of what they call or assign.
+script_calls <- function(code) {
+  vapply(as.list(parse(text = code, keep.source = FALSE)), function(e) {
+    if (identical(e[[1L]], as.name("<-"))) paste(deparse1(e[[2L]]), "<-", deparse1(e[[3L]][[1L]]))
+    else deparse1(e[[1L]])
+  }, "")
+}
+
+test_that("the model box runs no code: the formula is vetted before anything evaluates it", {
+  skip_if_not_installed("shiny")
+  dir <- withr::local_tempdir()
+  marker <- file.path(dir, "x")
+  shiny::testServer(app_server(), {
+    session$setInputs(example = 1)
+    # the reported input, then variants that call other functions, directly or hidden
+    bad <- c(sprintf("Survived ~ Age + I(file.create(%s))", deparse(marker)),
+             sprintf("Survived ~ Age + system(\"touch %s\")", marker),
+             sprintf("Survived ~ log(Age, base = file.create(%s))", deparse(marker)),
+             sprintf("Survived ~ I(eval(parse(text = \"file.create(%s)\")))", gsub("\"", "'", deparse(marker))),
+             sprintf("Survived ~ `file.create`(%s)", deparse(marker)),
+             sprintf("Survived ~ (function(x) file.create(%s))(Age)", deparse(marker)),
+             sprintf("Survived ~ base::file.create(%s)", deparse(marker)),
+             sprintf("file.create(%s) ~ Age", deparse(marker)),
+             sprintf("Survived ~ Age; file.create(%s)", deparse(marker)))
+    for (i in seq_along(bad)) {
+      set_and_run(session, app_good_inputs(formula = bad[i]), i)
+      expect_true(rv$error, label = bad[i])
+      expect_match(rv$status, "The release was not made: the model", fixed = TRUE, label = bad[i])
+      expect_null(rv$run, label = bad[i])
+    }
+    expect_false(file.exists(marker))
+    # names that are not columns, a dropped identifier, strings
+    session$setInputs(formula = "Survived ~ Age + Weight", run = 20)
+    expect_match(rv$status, "`Weight` is not a column of the data", fixed = TRUE)
+    session$setInputs(formula = "Survived ~ Age + PassengerId", run = 21)
+    expect_match(rv$status, "`PassengerId` is a direct identifier", fixed = TRUE)
+    session$setInputs(formula = "Survived ~ Age + I(\"a\")", run = 22)
+    expect_match(rv$status, "\"a\" is neither a column nor a number", fixed = TRUE)
+    # allowed models are fitted, and the script holds them as they were vetted
+    session$setInputs(formula = "Survived ~ poly(Age, 2) + log(Fare + 1) + factor(Pclass) + Sex:I(Age^2)",
+                      family = "binomial", run = 23)
+    expect_false(rv$error)
+    f <- rv$run$formula
+    expect_identical(deparse1(f), "Survived ~ poly(Age, 2) + log(Fare + 1) + factor(Pclass) + Sex:I(Age^2)")
+    expect_identical(parent.env(environment(f)), baseenv())
+    expect_true(any(grepl("formula = Survived ~ poly(Age, 2)", strsplit(output$code, "\n")[[1]], fixed = TRUE)))
+    session$setInputs(formula = "Survived ~ .", run = 24)
+    expect_false(rv$error)
+    expect_true("Fare" %in% rv$run$assess$model$term)
+  })
+})
+
+test_that("app_formula() accepts the whitelist and refuses the rest with a message", {
+  cols <- c("y", "x", "z", "log")
+  ok <- c("y ~ x", "y ~ x + z - 1", "y ~ x * z", "y ~ (x + z)^2", "y ~ x:z + I(x / z)", "log(y) ~ sqrt(abs(x))",
+          "y ~ poly(x, degree = 2, raw = TRUE)", "y ~ log(x, base = 2) + exp(-z) + log1p(x) + log2(x) + log10(x)",
+          "y ~ scale(x, center = TRUE, scale = FALSE) + factor(z)", "y ~ .", "y ~ x %in% z" )
+  ok <- ok[-length(ok)]  # %in% is not in the whitelist (see below)
+  for (t in ok) {
+    f <- app_formula(t, cols)
+    expect_s3_class(f, "formula")
+    expect_identical(deparse1(f[[3L]]), deparse1(str2lang(t)[[3L]]), label = t)
+  }
+  # a column called like an allowed function is a column; the function stays base's
+  expect_s3_class(app_formula("y ~ log(log)", cols), "formula")
+  mf <- stats::model.frame(app_formula("y ~ log(log)", cols), data.frame(y = 1:3, log = c(1, 10, 100)))
+  expect_equal(mf[[2L]], log(c(1, 10, 100)))
+  expect_null(app_formula("", cols))
+  expect_null(app_formula("   ", cols))
+  expect_null(app_formula(NULL, cols))
+  bad <- c("y ~ x %in% z", "y ~ get('x')", "y ~ x[1]", "y ~ x$a", "y ~ sin(x)", "y ~ I(x > 1)", "y ~ log(x, base = x)",
+           "y ~ poly(x, coefs = 1)", "y ~ log()", "y ~ x + Inf", "y ~ I(.)", ". ~ x", "y ~ TRUE", "y ~ NULL",
+           "y ~ ~x", "y ~ x ~ z", "~ x", "y", "y ~ x +", paste0("y ~ ", strrep("(", 200), "x", strrep(")", 200)))
+  for (t in bad) expect_error(app_formula(t, cols), class = "detanon_error_argument", label = t)
+  expect_error(app_formula(strrep("x + ", 600), cols), "at most 2000", class = "detanon_error_argument")
+  expect_snapshot(error = TRUE, {
+    app_formula("Survived ~ Age + I(file.create('x'))", c("Survived", "Age"))
+    app_formula("Survived ~ Age + Name", c("Survived", "Age"), identifiers = "Name")
+    app_formula("Survived ~", c("Survived", "Age"))
+    app_formula(c("y ~ x", "y ~ z"), c("y", "x"))
+  })
+})
+
+test_that("the method is one of the three verbs: a client sending another name gets a message, not the data", {
+  skip_if_not_installed("shiny")
+  shiny::testServer(app_server(), {
+    session$setInputs(example = 1)
+    # the reported input: "print" would return the data unmasked as the release
+    methods <- list("print", "identity", "remove_identifiers", "system", c("anonymise", "stir"), NA_character_, 1)
+    for (i in seq_along(methods)) {
+      m <- methods[[i]]
+      set_and_run(session, app_good_inputs(method = m), i)
+      expect_true(rv$error, label = deparse1(m))
+      expect_match(rv$status, "`method` must be one of \"anonymise\", \"anonymise_adaptive\", \"stir\"", fixed = TRUE)
+      expect_null(rv$run)
+      expect_error(output$dl_release)
+    }
+    # the session goes on
+    session$setInputs(method = "anonymise", run = 1e7)
+    expect_false(rv$error)
+    expect_identical(rv$run$verb, "anonymise")
+  })
+})
+
+test_that("every setting is checked on the server; bad values give a message and keep the session", {
+  skip_if_not_installed("shiny")
+  shiny::testServer(app_server(), {
+    session$setInputs(example = 1)
+    bad <- list(
+      # the reported input, then other k that are not one whole number in 1..n
+      list(list(k = c(3, 4)), "`k` must be a single whole number between 1 and 891, not a double vector of length 2"),
+      list(list(k = 0), "`k` must be a single whole number between 1 and 891, not 0"),
+      list(list(k = 892), "not 892"),
+      list(list(k = Inf), "not Inf"),
+      list(list(k = "3"), "not \"3\""),
+      list(list(k = NULL), "not NULL"),
+      list(list(k = list(3)), "not an object of class list"),
+      list(list(vars = c("Age", "Height")), "`vars` names columns that are not in the data: `Height`"),
+      list(list(strata = list("Sex")), "`strata` must be a character vector of column names"),
+      list(list(identifiers = c("PassengerId", "PassengerId")), "`identifiers` names a column more than once"),
+      list(list(na = "complete"), "`na` must be one of \"fail\""),
+      list(list(small_strata = "suppress"), "`small_strata` must be one of \"fail\", \"merge\""),
+      list(list(method = "anonymise_adaptive", k_max = 2), "`k_max` must be a single whole number between 3 and 891"),
+      list(list(method = "anonymise_adaptive", k_max = c(9, 10)), "`k_max` must be a single whole number"),
+      list(list(method = "stir", stir_method = "system"), "`stir_method` must be one of \"shuffle\", \"flatten\""),
+      list(list(method = "stir", seed = 1.5), "`seed` must be a single whole number"),
+      list(list(formula = "Survived ~ Age", family = "quasi"), "`family` must be one of \"gaussian\""),
+      list(list(formula = c("Survived ~ Age", "Survived ~ Fare")), "`formula` must be a single string"))
+    for (i in seq_along(bad)) {
+      set_and_run(session, do.call(app_good_inputs, bad[[i]][[1]]), i)
+      expect_true(rv$error, label = bad[[i]][[2]])
+      expect_match(rv$status, "The release was not made: `", fixed = TRUE, label = bad[[i]][[2]])
+      expect_match(rv$status, bad[[i]][[2]], fixed = TRUE, label = bad[[i]][[2]])
+      expect_null(rv$run)
+    }
+    # outputs shown before a run survive the same values
+    session$setInputs(k = c(3, 4), strata = list("Sex"), vars = 1:2)
+    expect_match(output$kanon, "No strata chosen", fixed = TRUE)
+    session$setInputs(strata = "Sex")
+    expect_match(output$kanon, "k must be a whole number >= 1.", fixed = TRUE)
+    # a valid run afterwards
+    set_and_run(session, app_good_inputs(), 100)
+    expect_false(rv$error)
+    expect_identical(release_info(rv$run$release)$settings$k, 3L)
+    # a bad plot variable after the run: no plot, no error for the session
+    session$setInputs(plot_var = c("Age", "Fare"))
+    expect_error(output$margins, class = "shiny.silent.error")
+  })
+  d <- titanic_paper()
+  expect_snapshot(error = TRUE, {
+    app_settings(app_good_inputs(k = c(3, 4)), d)
+    app_settings(app_good_inputs(method = "print"), d)
+    app_settings(app_good_inputs(vars = character()), d)
+    app_settings(app_good_inputs(method = "anonymise_adaptive", k_max = 1e9), d)
+  })
+})
+
+test_that("uploaded file names never become code in the script", {
+  skip_if_not_installed("shiny")
+  dir <- withr::local_tempdir()
+  withr::local_dir(dir)
+  # the reported input (a name with newlines), then quotes, backslashes and a carriage return
+  # and the Unicode controls of text direction, which could make the script read otherwise
+  names <- c("titanic\nfile.create('pwned')\n#.csv", "a\"); file.create(\"pwned\"); x <- (\".csv",
+             "b\\\\\"\rfile.create('pwned') #.csv", "c'\n`file.create`('pwned')\n'.csv",
+             "d\u202e\"); file.create('pwned') #\u2066.csv")
+  for (nm in names) {
+    up <- app_upload(titanic_csv(), nm, row.names = FALSE)
+    shiny::testServer(app_server(), {
+      session$setInputs(file = up)
+      expect_false(rv$error, label = nm)
+      expect_identical(rv$source$name, nm)
+      set_and_run(session, app_good_inputs(), 1)
+      expect_false(rv$error, label = nm)
+      code <- readLines(output$dl_code)
+      expect_identical(script_calls(code), c("library", "data <- utils::read.csv", "data <- remove_identifiers",
+                                             "release <- anonymise", "write_release", "release_report"), label = nm)
+      expect_false(any(grepl("[\u202a-\u202e\u2066-\u2069]", code)), label = nm)
+      # run in a folder that holds a file of that name, the script reads it and reproduces the release
+      file.copy(up$datapath, file.path(dir, nm))
+      env <- new.env(parent = globalenv())
+      eval(parse(text = code), env)
+      expect_identical(plain_release(env$release), plain_release(rv$run$release))
+      expect_false(file.exists("pwned"), label = nm)
+      unlink(file.path(dir, nm))
+    })
+  }
+})
+
+test_that("an upload is a file the app received: another path sent by a client is refused", {
+  skip_if_not_installed("shiny")
+  # a file beside R's temporary folder (not in a folder of it, as shiny's uploads are)
+  outside <- tempfile("outside", tmpdir = dirname(tempdir()), fileext = ".csv")
+  utils::write.csv(titanic_csv(), outside, row.names = FALSE)
+  on.exit(unlink(outside), add = TRUE)
+  direct <- tempfile("direct", fileext = ".csv")
+  file.copy(outside, direct)
+  on.exit(unlink(direct), add = TRUE)
+  good <- app_upload(titanic_csv(), "titanic.csv", row.names = FALSE)
+  shiny::testServer(app_server(), {
+    for (f in list(data.frame(name = "titanic.csv", size = 1, type = "", datapath = outside),
+                   data.frame(name = "titanic.csv", size = 1, type = "", datapath = file.path(tempdir(), "..", basename(outside))),
+                   data.frame(name = "titanic.csv", size = 1, type = "", datapath = direct),
+                   data.frame(name = "titanic.csv", size = 1, type = "", datapath = dirname(good$datapath)))) {
+      session$setInputs(file = f)
+      expect_true(rv$error)
+      expect_match(rv$status, "is not a file this app received", fixed = TRUE)
+      expect_null(rv$data)
+    }
+    session$setInputs(file = rbind(good, good))
+    expect_match(rv$status, "load one file at a time", fixed = TRUE)
+    session$setInputs(file = list(name = 1, datapath = good$datapath))
+    expect_match(rv$status, "load one file at a time", fixed = TRUE)
+    session$setInputs(file = "titanic.csv")
+    expect_match(rv$status, "the upload was not understood", fixed = TRUE)
+    expect_null(rv$data)
+    session$setInputs(file = good)
+    expect_false(rv$error)
+    expect_identical(nrow(rv$data), 891L)
+  })
+})
+
+# An RDS file whose top object is an unforced promise of `expr`: readRDS() before R 4.4.0
+# returns the promise, and the first use of the result runs `expr` (CVE-2024-27322).
+promise_rds <- function(expr, path) {
+  int <- function(x) writeBin(as.integer(x), raw(), size = 4L, endian = "big")
+  code <- serialize(expr, NULL, xdr = TRUE, version = 2L)
+  # the header of format 2 (14 bytes), then PROMSXP (5) with a tag (bit 10): its
+  # environment (R_GlobalEnv, 253), its value (unbound, 252), its code
+  bytes <- c(code[1:14], int(5L + 1024L), int(253L), int(252L), code[-(1:14)])
+  con <- gzfile(path, "wb")
+  on.exit(close(con))
+  writeBin(bytes, con)
+  path
+}
+
+test_that("an RDS file runs no code: refused before R 4.4.0, and must hold a plain data frame", {
+  skip_if_not_installed("shiny")
+  dir <- withr::local_tempdir()
+  marker <- file.path(dir, "pwned")
+  up <- app_upload(bquote(file.create(.(marker))), "data.rds", write = promise_rds)
+  # the file is a real exploit where R has the flaw: reading it in another R process runs it
+  if (!app_rds_ok() && requireNamespace("processx", quietly = TRUE)) {
+    processx::run(file.path(R.home("bin"), "Rscript"), c("-e", sprintf("x <- readRDS(%s); is.null(x)", deparse(up$datapath))),
+                  error_on_status = FALSE)
+    expect_true(file.exists(marker))
+    unlink(marker)
+  }
+  plain <- app_upload(titanic_paper(), "titanic.rds", write = function(x, path) saveRDS(x, path))
+  shiny::testServer(app_server(), {
+    session$setInputs(file = up)
+    expect_true(rv$error)
+    expect_match(rv$status, if (app_rds_ok()) "could not read \"data.rds\"" else
+                   "\"data.rds\" was not read: R", fixed = TRUE)
+    expect_false(file.exists(marker))
+    expect_null(rv$data)
+    # a plain data frame in an RDS file: read on R >= 4.4.0 only
+    session$setInputs(file = plain)
+    if (app_rds_ok()) {
+      expect_false(rv$error)
+      expect_identical(nrow(rv$data), 891L)
+    } else {
+      expect_match(rv$status, "CVE-2024-27322, fixed in R 4.4.0", fixed = TRUE)
+      expect_null(rv$data)
+    }
+  })
+  # the UI offers RDS files only where they are read
+  html <- as.character(app_ui())
+  expect_identical(grepl(".rds", html, fixed = TRUE), app_rds_ok())
+  expect_true(app_rds_ok(package_version("4.4.0")))
+  expect_false(app_rds_ok(package_version("4.3.3")))
+})
+
+test_that("app_plain_frame() keeps plain columns and refuses code, lists and duplicated names", {
+  d <- titanic_paper()
+  # a tibble, a data.table, attributes that hold code or environments: a plain data.frame
+  x <- d
+  attr(x, "hook") <- function() stop("called")
+  attr(x$Age, "env") <- new.env()
+  attr(x$Fare, "label") <- "fare paid"
+  x$When <- as.Date("2020-01-01") + seq_len(nrow(x))
+  got <- app_plain_frame(x, "x.rds")
+  expect_identical(class(got), "data.frame")
+  expect_null(attr(got, "hook"))
+  expect_null(attributes(got$Age))
+  expect_identical(attr(got$Fare, "label"), "fare paid")
+  expect_identical(got$When, x$When)
+  expect_identical(got$Sex, d$Sex)
+  if (requireNamespace("tibble", quietly = TRUE)) {
+    expect_identical(app_plain_frame(tibble::as_tibble(d), "t.rds"), app_plain_frame(d, "d.rds"))
+  }
+  # refused: the reported input (duplicated names), then empty names, a list column of
+  # functions, a matrix column, a factor with codes outside its levels, not a data frame
+  dup <- d[c("Age", "Fare")]
+  names(dup) <- c("a", "a")
+  expect_error(app_plain_frame(dup, "dup.rds"), "duplicated column names (`a`)", fixed = TRUE, class = "detanon_error_column")
+  dup3 <- d[c("Age", "Fare", "Sex")]
+  names(dup3) <- c("b", "a", "b")
+  expect_error(app_plain_frame(dup3, "dup3.rds"), "(`b`)", fixed = TRUE, class = "detanon_error_column")
+  empty <- d[c("Age", "Fare")]
+  names(empty) <- c("a", "")
+  expect_error(app_plain_frame(empty, "e.rds"), "columns without a name", class = "detanon_error_column")
+  for (bad_name in c("a\nb", "a\u202eb", "\r")) {
+    odd <- d[c("Age", "Fare")]
+    names(odd)[2] <- bad_name
+    expect_error(app_plain_frame(odd, "o.rds"), "column names with control characters", class = "detanon_error_column")
+  }
+  fun <- d[1:2, c("Age", "Fare")]
+  fun$f <- list(function() 1, function() 2)
+  expect_error(app_plain_frame(fun, "f.rds"), "column `f` is list", class = "detanon_error_column")
+  mat <- d[1:2, c("Age", "Fare")]
+  mat$m <- matrix(1:4, 2)
+  expect_error(app_plain_frame(mat, "m.rds"), "column `m` is integer with dimensions", class = "detanon_error_column")
+  fac <- d[1:2, c("Age", "Sex")]
+  fac$Sex <- structure(c(1L, 5L), levels = c("female", "male"), class = "factor")
+  expect_error(app_plain_frame(fac, "fac.rds"), "column `Sex` is factor", class = "detanon_error_column")
+  expect_error(app_plain_frame(list(a = 1), "l.rds"), "holds an object of class list, not a data frame",
+               class = "detanon_error_data")
+  expect_error(app_plain_frame(d[0, ], "z.rds"), "has no records or no columns", class = "detanon_error_data")
+  expect_snapshot(error = TRUE, {
+    app_plain_frame(dup, "dup.rds")
+    app_plain_frame(fun, "f.rds")
+  })
+})
+
+test_that("a CSV file that is not UTF-8 (an Excel export) is read as Windows-1252 or latin1, and the app says so", {
+  skip_if_not_installed("shiny")
+  dir <- withr::local_tempdir()
+  withr::local_dir(dir)
+  d <- titanic_csv()[-1]
+  d$Sex <- ifelse(d$Sex == "male", "m\u00e4nnlich", "weiblich")
+  d$Port <- rep_len(c("K\u00f8benhavn", "Cherbourg-Octeville", "Queenstown \u20ac"), nrow(d))
+  lines <- function(d) c(paste(names(d), collapse = ","), do.call(paste, c(unname(as.list(d)), sep = ",")))
+  write_bytes <- function(enc) {
+    function(x, path) writeBin(iconv(paste0(paste(lines(x), collapse = "\r\n"), "\r\n"), "UTF-8", enc, toRaw = TRUE)[[1]], path)
+  }
+  # the reported input: a Windows-1252 file (latin1 letters and the euro sign)
+  up <- app_upload(d, "export.csv", write = write_bytes("CP1252"))
+  expect_false(validUTF8(rawToChar(readBin(up$datapath, "raw", 1e6))))
+  shiny::testServer(app_server(), {
+    session$setInputs(file = up)
+    expect_false(rv$error)
+    expect_match(rv$status, "Loaded export.csv: 891 records, 7 columns (the file is not UTF-8: read as Windows-1252",
+                 fixed = TRUE)
+    expect_identical(rv$data$Sex, d$Sex)
+    expect_identical(rv$data$Port, d$Port)
+    expect_identical(rv$source$encoding, "CP1252")
+    set_and_run(session, app_good_inputs(identifiers = character(), strata = c("Pclass", "Sex")), 1)
+    expect_false(rv$error, label = rv$status)
+    code <- readLines(output$dl_code)
+    expect_true(any(grepl("utils::read.csv(\"export.csv\", fileEncoding = \"CP1252\")", code, fixed = TRUE)))
+    expect_true(app_utf8_code %in% code)
+    expect_identical(Encoding(unique(rv$data$Sex)), c("UTF-8", "unknown"))
+    file.copy(up$datapath, "export.csv")
+    env <- new.env(parent = globalenv())
+    eval(parse(text = code), env)
+    expect_identical(plain_release(env$release), plain_release(rv$run$release))
+  })
+  # variants: bytes Windows-1252 leaves undefined (latin1), UTF-8 with and without a byte
+  # order mark (no note), ASCII
+  d2 <- d[c("Age", "Fare", "Sex")]
+  d2$Sex[1:3] <- "\u0081\u00e9"
+  bom <- function(x, path) writeBin(c(as.raw(c(0xef, 0xbb, 0xbf)), charToRaw(paste0(paste(lines(x), collapse = "\n"), "\n"))), path)
+  for (case in list(list(app_upload(d2, "l1.csv", write = write_bytes("latin1")), "latin1", "latin1 (ISO-8859-1)"),
+                    list(app_upload(d2, "u8.csv", write = write_bytes("UTF-8")), "UTF-8-BOM", NULL),
+                    list(app_upload(d2, "bom.csv", write = bom), "UTF-8-BOM", NULL),
+                    list(app_upload(d2[1:2], "ascii.csv", write = write_bytes("UTF-8")), NULL, NULL))) {
+    shiny::testServer(app_server(), {
+      session$setInputs(file = case[[1]])
+      expect_false(rv$error)
+      expect_identical(rv$source$encoding, case[[2]], label = case[[1]]$name)
+      expect_identical(names(rv$data), names(d2)[seq_along(rv$data)])
+      if (ncol(rv$data) == 3L) expect_identical(rv$data$Sex, d2$Sex)
+      if (is.null(case[[3]])) expect_false(grepl("not UTF-8", rv$status, fixed = TRUE))
+      else expect_match(rv$status, paste0("read as ", case[[3]]), fixed = TRUE)
+    })
+  }
+})
+
+test_that("duplicated column names are refused with a message and the session goes on", {
+  skip_if_not_installed("shiny")
+  dup <- setNames(titanic_paper()[c("Age", "Fare", "Sex")], c("a", "a", "Sex"))
+  up <- app_upload(dup, "dup.rds", write = function(x, path) saveRDS(x, path))
+  shiny::testServer(app_server(), {
+    session$setInputs(example = 1)
+    session$setInputs(file = up)
+    expect_true(rv$error)
+    expect_match(rv$status, if (app_rds_ok()) "\"dup.rds\" has duplicated column names (`a`)" else "CVE-2024-27322",
+                 fixed = TRUE)
+    expect_match(rv$status, "The data loaded before are kept.", fixed = TRUE)
+    expect_identical(nrow(rv$data), 891L)
+    set_and_run(session, app_good_inputs(), 1)
+    expect_false(rv$error)
+  })
+  # a CSV file with a repeated header gets unique names from read.csv()
+  csv <- app_upload(dup, "dup.csv", row.names = FALSE)
+  got <- app_read_file(csv$datapath, csv$name)
+  expect_identical(names(got), c("a", "a.1", "Sex"))
+})
+
+test_that("the release download is the CSV of write_release() (so its formula-injection escaping), tied to the hash and report", {
+  skip_if_not_installed("shiny")
+  skip_if_not_installed("openssl")
+  # cells starting with = + - @, a tab or a carriage return, in a stratum and an untouched column
+  d <- titanic_csv()[-1]
+  d$Sex <- ifelse(d$Sex == "male", "=HYPERLINK(\"http://x\",\"m\")", "+1-2")
+  d$Note <- rep_len(c("@SUM(A1)", "-3", "\tcmd", "\rx", "plain"), nrow(d))
+  up <- app_upload(d, "inject.csv", row.names = FALSE)
+  shiny::testServer(app_server(), {
+    session$setInputs(file = up)
+    set_and_run(session, app_good_inputs(identifiers = character(), strata = c("Pclass", "Sex")), 1)
+    expect_false(rv$error)
+    run <- rv$run
+    csv <- output$dl_release
+    expect_identical(readBin(csv, "raw", 1e7), readBin(run$csv, "raw", 1e7))
+    # what write_release() writes for the same release, whatever its row order
+    again <- write_release(run$release, tempfile(fileext = ".csv"))
+    expect_identical(sorted_lines(csv), sorted_lines(again))
+    expect_identical(sha256_file(csv), run$hash)
+    html <- paste(readLines(output$dl_report), collapse = "\n")
+    expect_has(html, run$hash)
+    expect_has(html, "the bytes of release.csv")
+  })
+})
+
+test_that("an error the app did not foresee becomes a message, and the session goes on", {
+  skip_if_not_installed("shiny")
+  # a column whose unique() fails (an S3 class of a package the app does not know)
+  registerS3method("unique", "detanon_test_boom", function(x, ...) stop("unique() failed"), envir = baseenv())
+  d <- titanic_paper()
+  d$Odd <- structure(seq_len(nrow(d)), class = "detanon_test_boom")
+  shiny::testServer(app_server(d), {
+    expect_true(rv$error)
+    expect_identical(rv$status, "The data given to detanon_app() were not loaded: unique() failed")
+    expect_null(rv$data)
+    session$setInputs(example = 1)
+    expect_false(rv$error)
+    set_and_run(session, app_good_inputs(), 1)
+    expect_false(rv$error)
+    expect_identical(nrow(rv$run$release), 891L)
   })
 })
 
@@ -246,7 +723,7 @@ test_that("in headless Chromium: load a file, anonymise, download the release an
   d <- utils::read.csv(csv)
   expected <- anonymise(remove_identifiers(d, cols = "PassengerId"), vars = c("Age", "Fare"),
                         strata = c("Pclass", "Sex", "Family"), k = 3)
-  expect_equal(got, as.data.frame(plain_release(expected)), tolerance = 1e-14)
+  expect_equal(sort_rows(got), sort_rows(plain_release(expected)), tolerance = 1e-14)
   rep <- file.path(downloads, "report.html")
   expect_has(paste(readLines(rep), collapse = "\n"), hash)
   txt <- report_text(rep)
@@ -259,13 +736,16 @@ test_that("in headless Chromium: load a file, anonymise, download the release an
   for (f in c("app-roles.png", "app-risk.png", "app-download.png", "report.png", "report-top.png")) {
     expect_gt(file.size(file.path(shots, f)), 10000)
   }
-  # a bad file in the browser: a message, and the session goes on
-  bad <- tempfile(fileext = ".rds")
-  writeLines("not an rds", bad)
+  # a hostile file in the browser (an RDS file whose promise creates a file when read):
+  # a message, no code run, and the session goes on
+  marker <- tempfile("pwned")
+  bad <- promise_rds(bquote(file.create(.(marker))), tempfile(fileext = ".rds"))
   br$navigate(app$url)
   expect_true(br$wait_for("window.Shiny && Shiny.shinyapp && Shiny.shinyapp.isConnected() && document.querySelector('#file') !== null"))
   br$set_file("#file", bad)
-  expect_true(br$wait_for("(document.querySelector('#status_text') || {}).innerText !== undefined && document.querySelector('#status_text').innerText.includes('could not read')"))
+  expect_true(br$wait_for(sprintf("(document.querySelector('#status_text') || {}).innerText !== undefined && document.querySelector('#status_text').innerText.includes('%s')",
+                                  if (app_rds_ok()) "could not read" else "CVE-2024-27322")))
+  expect_false(file.exists(marker))
   br$screenshot(file.path(shots, "app-bad-file.png"))
   br$set_file("#file", csv)
   expect_true(br$wait_for("(document.querySelector('#data_loaded') || {}).innerText === 'titanic.csv: 891 records, 7 columns'"))

@@ -1,0 +1,64 @@
+# PNG screenshots of the first screen of the README (rendered to HTML with pandoc) and of the
+# first screen of a release report (the README's worked example: the Titanic release chosen
+# by tune_release() with a key), for a look before a release of the package.
+#
+#   Rscript tools/screenshots.R OUTDIR [WIDTH HEIGHT]
+#
+# Run from the package sources with detanon installed (R_LIBS may point at a private
+# library). Needs rmarkdown (and pandoc), processx, jsonlite and Chromium: the browser is
+# driven by tests/testthat/helper-browser.R over a pipe. Writes OUTDIR/readme-top.png,
+# OUTDIR/report-top.png, OUTDIR/report-full.png and the HTML files they show.
+args <- commandArgs(trailingOnly = TRUE)
+if (length(args) < 1L) stop("usage: Rscript tools/screenshots.R OUTDIR [WIDTH HEIGHT]", call. = FALSE)
+out <- args[[1L]]
+width <- if (length(args) >= 2L) as.integer(args[[2L]]) else 1280L
+height <- if (length(args) >= 3L) as.integer(args[[3L]]) else 900L
+if (!file.exists("DESCRIPTION") || !file.exists("tests/testthat/helper-browser.R")) {
+  stop("run tools/screenshots.R from the package sources", call. = FALSE)
+}
+for (p in c("rmarkdown", "processx", "jsonlite")) {
+  if (!requireNamespace(p, quietly = TRUE)) stop("tools/screenshots.R needs the package ", p, call. = FALSE)
+}
+if (!rmarkdown::pandoc_available()) stop("tools/screenshots.R needs pandoc", call. = FALSE)
+dir.create(out, showWarnings = FALSE, recursive = TRUE)
+out <- normalizePath(out)
+
+helpers <- new.env()
+sys.source("tests/testthat/helper-browser.R", envir = helpers)
+chrome <- helpers$chromium_path()
+if (is.null(chrome)) stop("no Chromium found (set DETANON_CHROMIUM to its path)", call. = FALSE)
+
+# The README as GitHub shows it, near enough: pandoc's HTML with a narrow column. The
+# images are embedded, so the file can be opened from anywhere.
+readme <- file.path(out, "readme.html")
+css <- file.path(tempdir(), "readme.css")
+writeLines(c("body{font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;max-width:880px;",
+             "margin:auto;padding:1em 2em;line-height:1.5;color:#1f2328}",
+             "pre{background:#f6f8fa;padding:.8em;overflow-x:auto;font-size:.85em}",
+             "code{font-family:monospace}table{border-collapse:collapse}",
+             "th,td{border:1px solid #d0d7de;padding:.2em .6em}img{max-width:100%}"), css)
+rmarkdown::pandoc_convert(normalizePath("README.md"), to = "html5", from = "gfm", output = readme,
+                          options = c("--standalone", "--self-contained", "--metadata", "pagetitle=detanon",
+                                      "--css", css, paste0("--resource-path=", getwd())))
+
+# The report of the README's worked example.
+suppressPackageStartupMessages(library(detanon))
+d <- titanic_paper()[-1]
+vars <- c("Age", "Fare")
+strata <- c("Pclass", "Sex", "Family")
+tuned <- tune_release(d, vars = vars, strata = strata, intruder = intruder(vars, strata, keys = "Survived"),
+                      key = "a long secret phrase kept by the custodian", nthreads = 1)
+report <- release_report(d, tuned, file.path(out, "report.html"),
+                         formula = Survived ~ Pclass + Sex + Age + Fare + Family, family = binomial(),
+                         nthreads = 1)
+
+br <- helpers$cdp_browser(chrome, width = width, height = height)
+on.exit(br$close(), add = TRUE)
+shots <- character()
+for (f in c("readme", "report")) {
+  stopifnot(br$navigate(paste0("file://", file.path(out, paste0(f, ".html")))))
+  br$wait_for("Array.from(document.images).every(i => i.complete)")
+  shots <- c(shots, br$screenshot(file.path(out, paste0(f, "-top.png")), full = FALSE))
+}
+shots <- c(shots, br$screenshot(file.path(out, "report-full.png"), full = TRUE))
+cat(shots, sep = "\n")
