@@ -321,7 +321,7 @@ test_that("the report opens with a verdict on the limits, the intruder and what 
 })
 
 test_that("numbers in the report have significant digits, never a run of zeros", {
-  expect_identical(fmt_num(c(9.191e-34, 0.1, 32.2, 0.000691, 123456, 2e7, 0, NA, -1.5e-9)),
+  expect_identical(fmt_signif(c(9.191e-34, 0.1, 32.2, 0.000691, 123456, 2e7, 0, NA, -1.5e-9)),
                    c("9.19e-34", "0.100", "32.2", "0.000691", "123000", "2.00e+07", "0", "", "-1.50e-09"))
   expect_identical(fmt_cell(c(1.23456e-30, 0.5)), c("1.23e-30", "0.500"))
   # the Titanic at k = 3: U is about 1e-30 and printed as such
