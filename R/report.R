@@ -133,7 +133,8 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
     check_strata_columns(masked, strata)
   }
   if (is.null(k)) {
-    k0 <- suppressWarnings(as.numeric(info$settings$k))
+    k0 <- info$settings$k # (a table of k per stratum: its column k)
+    k0 <- suppressWarnings(as.numeric(if (is.data.frame(k0)) k0$k else k0))
     k <- if (length(k0) && all(is.finite(k0))) as.integer(min(k0)) else 3L
     if (!is.null(tuned) && !is.null(tuned$limits$k_strata)) k <- max(k, as.integer(tuned$limits$k_strata))
   }
