@@ -133,7 +133,8 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
     check_strata_columns(masked, strata)
   }
   if (is.null(k)) {
-    k0 <- suppressWarnings(as.numeric(info$settings$k))
+    k0 <- info$settings$k # (a table of k per stratum: its column k)
+    k0 <- suppressWarnings(as.numeric(if (is.data.frame(k0)) k0$k else k0))
     k <- if (length(k0) && all(is.finite(k0))) as.integer(min(k0)) else 3L
     if (!is.null(tuned) && !is.null(tuned$limits$k_strata)) k <- max(k, as.integer(tuned$limits$k_strata))
   }
@@ -432,13 +433,13 @@ html_table <- function(df, caption = NULL, class = NULL, row_class = NULL) {
 fmt_cell <- function(x) {
   if (is.factor(x)) x <- as.character(x)
   if (is.logical(x)) return(ifelse(is.na(x), "", ifelse(x, "yes", "no")))
-  if (is.double(x)) return(fmt_num(x))
+  if (is.double(x)) return(fmt_signif(x))
   ifelse(is.na(x), "NA", as.character(x))
 }
 
 # Numbers with `digits` significant digits: fixed notation from 0.0001 to 1e6, else
 # scientific ("9.19e-34", never a run of zeros).
-fmt_num <- function(x, digits = 3L) {
+fmt_signif <- function(x, digits = 3L) {
   fixed <- is.finite(x) & (x == 0 | (abs(x) >= 1e-4 & abs(x) < 1e6))
   out <- character(length(x))
   out[fixed] <- sub("\\.$", "", formatC(signif(x[fixed], digits), digits = digits, format = "fg", flag = "#"))
@@ -673,7 +674,7 @@ report_settings <- function(info, tuned) {
              top_m_stratum = sprintf("top-%d linkage, worst stratum", l$m), risk1 = "risk1", risk2 = "risk2")
     set <- set[names(set) %in% names(l)]
     set <- set[vapply(names(set), function(nm) l[[nm]] < 1, logical(1))] # 1: no limit
-    lim <- data.frame(limit = unname(set), value = paste("<=", vapply(names(set), function(nm) fmt_num(l[[nm]]), "")),
+    lim <- data.frame(limit = unname(set), value = paste("<=", vapply(names(set), function(nm) fmt_signif(l[[nm]]), "")),
                       stringsAsFactors = FALSE)
     if (!is.null(l$k_strata)) {
       lim <- rbind(lim, data.frame(limit = "records per stratum", value = paste(">=", l$k_strata)))
@@ -1017,6 +1018,6 @@ plot_report_pmse <- function(p) {
   # when every score equals it to the last digit
   ylim <- range(c(st, p$c - 0.05, p$c + 0.05), finite = TRUE)
   graphics::bxp(list(stats = st, n = c(n, n), names = names(g)), ylab = "propensity score", ylim = ylim,
-                main = sprintf("Propensity scores (U = %s)", fmt_num(p$U)), boxfill = "grey90")
+                main = sprintf("Propensity scores (U = %s)", fmt_signif(p$U)), boxfill = "grey90")
   graphics::abline(h = p$c, lty = 3)
 }

@@ -60,10 +60,10 @@
 #' 4. `"mdav"`: shared centroids, as sdcMicro's MDAV microaggregation: within each stratum,
 #'    groups of `k` records (the last group of each stratum up to 2`k` - 1) formed around
 #'    the records farthest from the centre, on the z-scale of the originals; every record
-#'    of a group releases the group's mean. `k` = 3, 5, 10, 15, 20, 30 (from `k`; capped by
-#'    the stratum's size). The grouping is deterministic and recomputable by an intruder who
-#'    holds all originals, but recomputing it reveals only the group. Its cost grows as
-#'    the square of the stratum size over `k` (strata of more than 50,000 records: the family is left out).
+#'    of a group releases the group's mean ([anonymise_mdav()]). `k` = 3, 5, 10, 15, 20, 30
+#'    (from `k`; capped by the stratum's size). The grouping is deterministic and
+#'    recomputable by an intruder who holds all originals ([attack_recipe()] does), but
+#'    recomputing it reveals only the group.
 #'    With `noise = TRUE` every group mean gets the keyed noise of [anonymise_keyed()]
 #'    (see its section Releasing the same people again), drawn from `key` when given, else
 #'    from R's random stream under `seed`.
@@ -714,93 +714,24 @@ tune_adaptive <- function(ctx) {
 }
 
 # 4. Shared centroids: MDAV microaggregation within each stratum at k = 3, 5, 10, 15, 20,
-# 30 (from k; capped by the stratum's size), every record releasing its group's mean.
+# 30 (from k; capped by each stratum's size: a table k), every record releasing its
+# group's mean: anonymise_mdav(), whose metadata let the algorithm-aware intruder replay it.
 tune_mdav <- function(ctx, key = NULL) {
   out <- list(cands = list(), stop = character())
-  if (max(ctx$sizes) > 50000L) {
-    out$stop <- "mdav: left out (a stratum of more than 50,000 records)"
-    return(out)
-  }
-  # the secret of the keyed noise of the group means (centroid_noise()): the key, else drawn
-  # under `seed`
-  ctx$noise_secret <- if (ctx$noise) { if (!is.null(key)) check_key(key) else noise_secret_from_rng() }
   p <- ctx$p
-  z <- p$z
   for (kk in tune_ladder(ctx$k, c(5L, 10L, 15L, 20L, 30L))) {
     if (kk > max(ctx$sizes)) break
     since <- proc.time()[[3L]]
-    g <- mdav_strata(z, p$id, kk)
-    rel <- mdav_release(ctx, g, kk)
+    k_rows <- pmin(kk, ctx$sizes)[p$id]
+    k_arg <- if (all(k_rows == kk)) kk else k_table_of(ctx$df, ctx$strata, p, k_rows)
+    # the keyed noise of the group means (centroid_noise()): from the key, else drawn under `seed`
+    rel <- tune_quiet(anonymise_mdav(ctx$data, vars = ctx$vars, strata = ctx$strata, k = k_arg,
+                                     noise = ctx$noise, key = key, format = ctx$format, check_identifiers = FALSE,
+                                     nthreads = ctx$nthreads))
     out$cands[[length(out$cands) + 1L]] <-
       tune_candidate(ctx, ctx$ev(rel), "mdav", sprintf("MDAV groups of k = %d within strata", kk), rel, since)
   }
   out
-}
-
-# The release of groups `g` (one id per record): every record's masked values are the
-# means of its group's originals, in the release form.
-mdav_release <- function(ctx, g, kk) {
-  df <- ctx$df
-  x0 <- ctx$p$x0
-  size <- tabulate(g)
-  means <- rowsum(x0, g, reorder = TRUE) / size
-  if (!is.null(ctx$noise_secret)) means <- centroid_noise(x0, g, means, ctx$noise_secret)
-  for (j in seq_along(ctx$vars)) {
-    v <- ctx$vars[j]
-    df[[v]] <- format_masked(means[g, j], x0[, j], kk, ctx$format, is.integer(df[[v]]))
-  }
-  as_release(as_release_frame(df, ctx$data), "tune_release",
-             settings = list(method = "mdav", k = kk, vars = ctx$vars, strata = ctx$strata,
-                             noise = !is.null(ctx$noise_secret), format = ctx$format),
-             counts = list(n = nrow(df), n_strata = length(ctx$sizes), n_groups = length(size),
-                           min_group = min(size), max_group = max(size)))
-}
-
-# MDAV groups within strata: group ids 1..G over all records.
-mdav_strata <- function(z, id, k) {
-  g <- integer(nrow(z))
-  next_id <- 0L
-  for (s in seq_len(max(id))) {
-    rows <- which(id == s)
-    gs <- mdav_groups(z[rows, , drop = FALSE], min(k, length(rows)))
-    g[rows] <- gs + next_id
-    next_id <- next_id + max(gs)
-  }
-  g
-}
-
-# MDAV (maximum distance to average vector; Domingo-Ferrer and Mateo-Sanz 2002, as in
-# sdcMicro): while at least 3k records remain, the record r farthest from their centre
-# and its k - 1 nearest form a group, then the record farthest from r and its k - 1
-# nearest; with 2k..3k - 1 left, one more group around the farthest record; the rest (k
-# to 2k - 1 records) form the last group. Euclidean distance on the rows of `z`; ties
-# go to the first row. Returns group ids 1..G. O(n^2 / k).
-mdav_groups <- function(z, k) {
-  n <- nrow(z)
-  g <- integer(n)
-  if (n < 2L * k) return(rep(1L, n))
-  zt <- t(z)
-  rem <- seq_len(n)
-  gid <- 0L
-  d2 <- function(point) colSums((zt[, rem, drop = FALSE] - point)^2)
-  take <- function(r) {
-    near <- rem[order(d2(zt[, r]))[seq_len(k)]]
-    gid <<- gid + 1L
-    g[near] <<- gid
-    rem <<- rem[g[rem] == 0L]
-  }
-  while (length(rem) >= 3L * k) {
-    r <- rem[which.max(d2(rowMeans(zt[, rem, drop = FALSE])))]
-    take(r)
-    s <- rem[which.max(d2(zt[, r]))]
-    take(s)
-  }
-  if (length(rem) >= 2L * k) take(rem[which.max(d2(rowMeans(zt[, rem, drop = FALSE])))])
-  if (length(rem)) {
-    gid <- gid + 1L
-    g[rem] <- gid
-  }
-  g
 }
 
 # 4b. Shared centroids with a secret key: anonymise_keyed() at the mean group sizes 5, 10,

@@ -96,6 +96,9 @@ SEXP ffi_group_sums(SEXP x, SEXP g, SEXP n_groups);
 /* the 128-bit working key of a raw secret (keyed.c's keyed_derive()) */
 void keyed_secret_key(SEXP secret, uint64_t *k0, uint64_t *k1);
 
+/* mdav_glue.c: MDAV microaggregation, anonymise_mdav() (kernel: mdav.c) */
+SEXP ffi_mdav(SEXP x, SEXP cols, SEXP mean, SEXP sd, SEXP id, SEXP k, SEXP nthreads, SEXP progress);
+
 /* testing_glue.c: TEST-ONLY entry points, called from tests/testthat only; compiled unless
  * DETANON_NO_TESTING is defined (CONTRIBUTING section 2) */
 #ifndef DETANON_NO_TESTING

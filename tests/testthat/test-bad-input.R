@@ -694,6 +694,28 @@ bad("attack_recipe: k_max 1", bi_pair(), function(p) attack_recipe(p$o, p$m, k_m
 bad("attack_recipe: k above every stratum", bi_pair(), function(p) attack_recipe(p$o, p$m, k = 50, control = FALSE), NA,
     function(r) expect_identical(r$rate, 0))
 
+# ---- anonymise_mdav() -----------------------------------------------------------------
+am <- function(...) function(x) anonymise_mdav(x, ..., check_identifiers = FALSE)
+bad("anonymise_mdav: matrix", as.matrix(bi_d), am(), "`data` must be a data frame")
+bad("anonymise_mdav: zero rows", bi_d[0, ], am(), "`data` has no records")
+bad("anonymise_mdav: k = 1", bi_d, am(k = 1), "`k` must be a single whole number >= 2, not 1")
+bad("anonymise_mdav: k as character", bi_d, am(k = "3"), "`k` must be a single whole number.*\"3\"")
+bad("anonymise_mdav: k table without k", bi_d, am(k = data.frame(g = c("a", "b"))),
+    "`k` as a table needs the `strata` columns and a column `k`")
+bad("anonymise_mdav: k table k too large", bi_d, am(vars = c("x", "y"), strata = "g",
+                                                   k = data.frame(g = c("a", "b"), k = c(3L, 11L))),
+    "fewer records than its `k`")
+bad("anonymise_mdav: k > stratum size", bi_d, am(k = 11), "fewer than k = 11 records")
+bad("anonymise_mdav: NA in vars", bi_na, am(vars = "x"), "`vars` have missing values")
+bad("anonymise_mdav: format", bi_d, am(format = "round"), "`format` must be NULL or one of")
+bad("anonymise_mdav: nthreads 0", bi_d, am(nthreads = 0), "`nthreads` must be a single whole number >= 1")
+bad("anonymise_mdav: constant column", bi_const, am(vars = c("x", "y"), strata = "g"), NA,
+    function(r) expect_identical(r$x, bi_const$x))
+bad("anonymise_mdav: one group per stratum", bi_d, am(vars = c("x", "y"), strata = "g", k = 6, format = "none"),
+    NA, function(r) expect_identical(as.vector(tapply(r$x, r$g, function(v) length(unique(v)))), c(1L, 1L)))
+bad("anonymise_mdav: one record", bi_d[1, ], am(vars = c("x", "y"), strata = character(), k = 2),
+    "fewer than k = 2")
+
 # ---- anonymise_keyed() ----------------------------------------------------------------
 bi_key <- "bad-input-test-key-0001"
 ak <- function(...) function(x) anonymise_keyed(x, ..., check_identifiers = FALSE)
@@ -717,6 +739,9 @@ bad("anonymise_keyed: k > stratum size", bi_d, ak(key = bi_key, k = 11, size = 1
 bad("anonymise_keyed: NA in vars", bi_na, ak(key = bi_key, vars = "x"), "`vars` have missing values")
 bad("anonymise_keyed: format", bi_d, ak(key = bi_key, format = "round"), "`format` must be NULL or one of")
 bad("anonymise_keyed: noise NA", bi_d, ak(key = bi_key, noise = NA), "`noise` must be")
+bad("anonymise_mdav: noise NA", bi_d, function(x) anonymise_mdav(x, noise = NA, check_identifiers = FALSE), "`noise` must be")
+bad("anonymise_mdav: short key", bi_d, function(x) anonymise_mdav(x, noise = TRUE, key = "short", check_identifiers = FALSE),
+    "`key` must be the custodian's secret")
 bad("anonymise_keyed: noise as text", bi_d, ak(key = bi_key, noise = "yes"), "`noise` must be")
 bad("anonymise_keyed: 65 variables", as.data.frame(matrix(stats::rnorm(650), 10)), ak(key = bi_key, strata = character()),
     "At most 64 varying `vars` can be masked together \\(65 given\\)")

@@ -198,3 +198,32 @@ test_that("noise on shared centroids: the worst case (only the target's group ch
   t <- c(top[1], old[1], 100L)
   for (i in t) expect_equal(unname(exact_sums(x, g) - exact_sums(x[-i, ], g[-i])), unname(x[i, ]))
 })
+
+test_that("anonymise_mdav(noise = TRUE): the groups of noise = FALSE, noisy points, the difference defeated", {
+  d <- titanic_paper()[-1]
+  key <- "a-secret-of-the-custodian-0f3c9"
+  rel <- function(x, noise) suppressMessages(anonymise_mdav(x, vars = titanic_vars, strata = titanic_strata, k = 10,
+                                                            noise = noise, key = key, format = "none"))
+  a0 <- rel(d, FALSE)
+  a1 <- rel(d, TRUE)
+  expect_true(release_info(a1)$settings$noise)
+  expect_false(release_info(a0)$settings$noise)
+  # the same groups (records sharing a released point), every point moved
+  g0 <- as.integer(factor(do.call(paste, c(d[titanic_strata], a0[titanic_vars]))))
+  g1 <- as.integer(factor(do.call(paste, c(d[titanic_strata], a1[titanic_vars]))))
+  expect_identical(match(g0, g0), match(g1, g1))
+  expect_true(all(a1$Age != a0$Age))
+  # the same key: the same release; reproducible without a key under set.seed()
+  expect_identical(rel(d, TRUE), a1)
+  set.seed(5)
+  r1 <- suppressMessages(anonymise_mdav(d, vars = titanic_vars, strata = titanic_strata, k = 10, noise = TRUE))
+  set.seed(5)
+  expect_identical(suppressMessages(anonymise_mdav(d, vars = titanic_vars, strata = titanic_strata, k = 10,
+                                                   noise = TRUE)), r1)
+  # one person withdrawn: exact without the noise, far off with it
+  for (t in c(which.max(d$Fare), which.max(d$Age), 100L)) {
+    x <- unlist(d[t, titanic_vars])
+    expect_equal(unname(difference_of_sums(a0, rel(d[-t, ], FALSE), titanic_vars)), unname(x), tolerance = 1e-9)
+    expect_false(recovered(difference_of_sums(a1, rel(d[-t, ], TRUE), titanic_vars), x))
+  }
+})
