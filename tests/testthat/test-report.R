@@ -547,8 +547,11 @@ test_that("write_release() quotes and escapes labelled text, and writes labelled
 
 test_that("the verdict names the published columns the intruder holds and an interval that straddles a limit", {
   d <- titanic_paper()[-1]
+  # (exact MDAV group means, whose groups the algorithm-aware intruder recomputes; the noise
+  # of the default moves the points off its candidates)
   tu <- suppressMessages(tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
-                                      methods = "mdav", small_strata = "suppress", seed = 1))
+                                      methods = "mdav", small_strata = "suppress", noise = FALSE, tail = 1,
+                                      seed = 1))
   b <- tu$battery
   tab <- as.data.frame(b)
   w <- which.max(tab$rate)
