@@ -743,9 +743,10 @@ tune_keyed <- function(ctx, key) {
     out$stop <- "keyed: left out (no `key`)"
     return(out)
   }
-  # groups of at least k, and of at least 1 / tail records: the k-means gives the sparse
-  # tails small groups, whose records the tail attacks re-identify at about 1 / group size
-  kk <- max(2L, ctx$k, as.integer(ceiling(1 / ctx$limits$tail - 1e-9)))
+  # groups of at least k, and of at least 1 / tail records (capped by the smallest stratum,
+  # which no group can outgrow): the k-means gives the sparse tails small groups, whose
+  # records the tail attacks re-identify at about 1 / group size
+  kk <- max(2L, ctx$k, min(as.integer(ceiling(1 / ctx$limits$tail - 1e-9)), min(ctx$sizes)))
   for (size in c(5L, 10L, 14L, 20L, 30L)) {
     if (size < kk || size > max(ctx$sizes)) next
     since <- proc.time()[[3L]]

@@ -516,3 +516,17 @@ test_that("battery_straddles() names the attacks whose interval holds a limit th
   expect_match(st(fake(0.05, 0.03, 0.07, 0.29, 0.25, 0.33), 0.1, 0.3), "a1 top-m 0.2900")
   expect_identical(st(NULL, 0.1, 0.3), "")
 })
+
+test_that("keyed candidates within cells of the published columns: groups of 1 / tail records, capped by the smallest cell", {
+  # (Survived, published, makes cells of 3 and 4 records: groups of 5 cannot be formed there)
+  d <- titanic_paper()[-1]
+  tu <- suppressMessages(tune_release(d, vars = v_t, strata = st_t, key = "tune-test-secret-7f3a9c",
+                                      methods = "keyed", small_strata = "suppress", seed = 1))
+  expect_true(all(grepl("k = 3$", tu$tried$settings)))
+  expect_false(is.null(tu$release))
+  expect_lte(tu$chosen$verify_tail, 0.2)
+  # with larger cells, groups of at least 1 / tail = 5
+  tn <- tune_release(d, vars = v_t, strata = st_t, key = "tune-test-secret-7f3a9c", methods = "keyed",
+                     intruder = intruder(), seed = 1)
+  expect_true(all(grepl("k = 5$", tn$tried$settings)))
+})
