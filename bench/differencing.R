@@ -70,7 +70,8 @@ for (nm in which_sets) {
       pm <- utility_pmse(d, a)
       rec <- vapply(targets, function(t) {
         b <- make(d[-t, ], noise)
-        att <- attack_differencing(d, a, previous = b, previous_original = d[-t, ], control = FALSE)
+        att <- attack_differencing(d, a, previous = b, previous_original = d[-t, ], control = FALSE,
+                                   intruder = intruder(vars = s$vars, strata = s$strata))
         max(att$success, na.rm = TRUE) # the one person who left (or a copy of the same values)
       }, 0)
       rows[[length(rows) + 1L]] <- data.frame(data = nm, method = method, noise = noise, delta = delta,
@@ -82,8 +83,11 @@ for (nm in which_sets) {
   a <- keyed(s, d, TRUE, key = "the-first-key-of-the-custodian", size = 20)
   b <- keyed(s, d, TRUE, key = "the-second-key-of-the-custodian", size = 20)
   set.seed(1)
-  al <- attack_composition(d, a, previous = b, seed = 1)$rate
-  sh <- attack_composition(d, a, previous = b[sample(nrow(b)), ], seed = 1)$rate
+  # the narrower intruder (vars and strata): the published columns as keys (CASC's weight
+  # AFNLWGT, unique per record) would re-identify everyone whatever the join
+  it <- intruder(vars = s$vars, strata = s$strata)
+  al <- attack_composition(d, a, previous = b, intruder = it, seed = 1)$rate
+  sh <- attack_composition(d, a, previous = b[sample(nrow(b)), ], intruder = it, seed = 1)$rate
   cat(sprintf("composition, keyed size 20, two keys: %.3f joined row by row, %.3f with the other shuffled\n", al, sh))
 }
 cat("\n")
