@@ -131,7 +131,7 @@ anonymise_keyed <- function(data, vars = NULL, strata = NULL, k = 3, key, size =
   if (length(both)) stop_arg("`keys` repeats columns of `vars` or `strata`: ", quote_names(both), ".", kind = "column")
   step <- mask_input(data, vars, strata, k, na, small_strata)
   x <- step$x
-  res <- keyed_mask(x, keyed_cells(step$df, step$id, keys, strata, k), k, size, secret)
+  res <- keyed_mask(x, keyed_cells(step$df, step$id, keys, strata, k), k, size, secret, nthreads)
   sizes <- nonempty_sizes(step$id)
   df <- mask_output(step$df, data, vars, strata, res$columns, x, k, format, check_identifiers)
   as_release(as_release_frame(df, data), "anonymise_keyed",
@@ -176,7 +176,7 @@ KEYED_MAXIT <- 100L
 
 # Steps 1 and 3-5 on a complete matrix x with stratum ids: the masked columns (group
 # means on the x-scale; constant columns copied), the number of groups and the smallest.
-keyed_mask <- function(x, id, k, size, secret) {
+keyed_mask <- function(x, id, k, size, secret, nthreads = 1L) {
   tiny <- pow2_normalise(x)
   x <- tiny$x
   st <- .Call(C_ffi_col_stats, x, 1L)
@@ -188,7 +188,7 @@ keyed_mask <- function(x, id, k, size, secret) {
              "mask them in sets of at most 64, or reduce them first.", kind = "column")
   }
   z <- sweep(sweep(x[, cols, drop = FALSE], 2L, st[1L, cols]), 2L, st[2L, cols], "/")
-  g <- keyed_groups(z, id, k, size, secret)
+  g <- keyed_groups(z, id, k, size, secret, nthreads)
   # exact group means, summed in a canonical order (group, then the values)
   o <- do.call(order, c(list(g$group), unname(as.data.frame(x[, cols, drop = FALSE])), method = "radix"))
   xo <- x[o, cols, drop = FALSE]
@@ -210,17 +210,19 @@ keyed_mask <- function(x, id, k, size, secret) {
 # largest drops of SSE (each stratum's drops made non-increasing, so that this is the
 # greedy allocation); then each stratum is partitioned once with its count. Returns
 # list(group = 1..G per row, per_stratum = groups per stratum).
-keyed_groups <- function(z, id, k, size, secret) {
+keyed_groups <- function(z, id, k, size, secret, nthreads = 1L) {
   n <- nrow(z)
   strata <- sort(unique(id))
-  fit <- function(zs, cc) .Call(C_ffi_keyed_kmeans, zs, cc, k, KEYED_RESTARTS, KEYED_MAXIT, secret)
+  fit <- function(zs, cc) {
+    .Call(C_ffi_keyed_kmeans, zs, cc, k, KEYED_RESTARTS, KEYED_MAXIT, secret, nthreads)
+  }
   # canonical order within each stratum: by the values, so that the result does not depend
   # on the row order; strata above KEYED_BLOCK records split into blocks (keyed_blocks())
   blocks <- unlist(lapply(strata, function(s) {
     r <- which(id == s)
     o <- do.call(order, c(unname(as.data.frame(z[r, , drop = FALSE])), method = "radix"))
     r <- r[o]
-    lapply(keyed_blocks(z[r, , drop = FALSE], k, secret), function(b) r[b])
+    lapply(keyed_blocks(z[r, , drop = FALSE], k, secret, nthreads), function(b) r[b])
   }), recursive = FALSE)
   parts <- lapply(blocks, function(r) {
     zs <- z[r, , drop = FALSE]
@@ -266,7 +268,7 @@ keyed_groups <- function(z, id, k, size, secret) {
 # records, so that the cost grows with n, not n^2. A list of row positions in zs, each in
 # canonical order.
 KEYED_BLOCK <- 1000L
-keyed_blocks <- function(zs, k, secret) {
+keyed_blocks <- function(zs, k, secret, nthreads = 1L) {
   todo <- list(seq_len(nrow(zs)))
   done <- list()
   while (length(todo)) {
@@ -276,7 +278,8 @@ keyed_blocks <- function(zs, k, secret) {
       done[[length(done) + 1L]] <- b
       next
     }
-    fit <- .Call(C_ffi_keyed_kmeans, zs[b, , drop = FALSE], 2L, k, KEYED_RESTARTS, KEYED_MAXIT, secret)
+    fit <- .Call(C_ffi_keyed_kmeans, zs[b, , drop = FALSE], 2L, k, KEYED_RESTARTS, KEYED_MAXIT, secret,
+                 nthreads)
     if (fit$sse < 0 || max(fit$group) < 2L) {
       done[[length(done) + 1L]] <- b
       next

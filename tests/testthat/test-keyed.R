@@ -114,7 +114,7 @@ test_that("the keyed k-means equals its R transcription on random and adversaria
     storage.mode(z) <- "double"
     for (cc in unique(pmin(c(1L, 2L, 3L, 5L, nrow(z)), nrow(z)))) {
       for (kmin in c(1L, 2L, 4L)) {
-        got <- .Call(ns$C_ffi_keyed_kmeans, z, cc, kmin, 3L, 50L, secret)
+        got <- .Call(ns$C_ffi_keyed_kmeans, z, cc, kmin, 3L, 50L, secret, 1L)
         want <- ref_kmeans(z, cc, kmin, 3L, 50L, secret)
         info <- sprintf("%s, c = %d, kmin = %d", nm, cc, kmin)
         expect_identical(got$sse, want$sse, info = info)
@@ -133,7 +133,7 @@ test_that("the keyed k-means equals its R transcription on random and adversaria
 
 test_that("the keyed k-means reports too few distinct points for c groups", {
   z <- matrix(c(1, 1, 1, 2, 2, 2), 6, 1)
-  expect_identical(.Call(ns$C_ffi_keyed_kmeans, z, 3L, 1L, 2L, 10L, charToRaw("0123456789abcdef"))$sse, -1)
+  expect_identical(.Call(ns$C_ffi_keyed_kmeans, z, 3L, 1L, 2L, 10L, charToRaw("0123456789abcdef"), 1L)$sse, -1)
 })
 
 kd <- function() {
