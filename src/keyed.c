@@ -157,6 +157,8 @@ typedef struct {
     double *d2;        /* seeding: squared distance to the nearest chosen centre */
     double *ub, *lb;   /* Lloyd: bounds on the distance to the own centre and to any other */
     double *shift;     /* how far each centre moved in the last update */
+    double *cc;        /* c x c distances between the centres (NULL when c is large) */
+    double *half;      /* half the distance from each centre to the nearest other */
     unsigned char *buf;
     int *keep;         /* the groups of this thread's best restart */
     double keep_sse;   /* its SSE (-1: none yet) */
@@ -169,6 +171,9 @@ typedef struct {
  * only when the plain scan of every centre would certainly put it there too. */
 #define RELTOL 1e-9
 #define ABSTOL 1e-9
+
+/* the centres' distances are kept for at most this many groups (8 MB) */
+#define KEYED_CC_MAX 1024
 
 static int bound_holds(double ub, double lb, double abstol)
 {
@@ -223,22 +228,40 @@ static double one_run(const double *z, ptrdiff_t n, int d, int c, int kmin, int 
     for (ptrdiff_t i = 0; i < n; i++) group[i] = -1;
     for (int it = 0; it < maxit; it++) {
         int changed = 0;
+        const int near = it > 0 && bounds && w->cc;
         for (ptrdiff_t i = 0; i < n; i++) {
+            const int a = group[i];
             if (it > 0 && bounds) {
-                if (bound_holds(ub[i], lb[i], abstol)) continue;
-                ub[i] = sqrt(sq_dist(z, n, d, i, cen, group[i]));
-                if (bound_holds(ub[i], lb[i], abstol)) continue;
+                const double lo = near && w->half[a] > lb[i] ? w->half[a] : lb[i];
+                if (bound_holds(ub[i], lo, abstol)) continue;
+                ub[i] = sqrt(sq_dist(z, n, d, i, cen, a));
+                if (bound_holds(ub[i], lo, abstol)) continue;
             }
+            /* with the centres' distances: a centre g at least 2 ub from the own centre is
+             * farther than it (|x - g| >= |a - g| - |x - a| > ub), so not scanned */
+            const double *cca = near ? w->cc + (ptrdiff_t) a * c : NULL;
+            const double ubi = near ? ub[i] * (1 + RELTOL) : 0;
+            const double reach = 2 * ubi + 2 * abstol;
+            double lbskip = INFINITY;
             int bg = 0;
             double bd = INFINITY, second = INFINITY;
             for (int g = 0; g < c; g++) {
                 if (it > 0 && size[g] == 0) continue;
+                if (cca && g != a) {
+                    const double cg = cca[g] * (1 - RELTOL);
+                    if (cg > reach) {
+                        const double b = cg - ubi - 2 * abstol;
+                        if (b < lbskip) lbskip = b;
+                        continue;
+                    }
+                }
                 const double t = sq_dist(z, n, d, i, cen, g);
                 if (t < bd) { second = bd; bd = t; bg = g; }
                 else if (t < second) second = t;
             }
             ub[i] = sqrt(bd);
             lb[i] = sqrt(second);
+            if (lbskip < lb[i]) lb[i] = lbskip;
             if (group[i] != bg) { group[i] = bg; changed = 1; }
         }
         if (!changed) break;
@@ -265,6 +288,28 @@ static double one_run(const double *z, ptrdiff_t n, int d, int c, int kmin, int 
                 ub[i] += w->shift[group[i]];
                 lb[i] -= group[i] == g1 ? m2 : m1;
             }
+        }
+        if (bounds && w->cc) {
+            /* the distances between the live centres, and half the nearest for each */
+            for (int a = 0; a < c; a++) w->half[a] = INFINITY;
+            for (int a = 0; a < c; a++) {
+                if (size[a] == 0) continue;
+                w->cc[(ptrdiff_t) a * c + a] = 0;
+                for (int g = a + 1; g < c; g++) {
+                    if (size[g] == 0) continue;
+                    double t = 0;
+                    for (int j = 0; j < d; j++) {
+                        const double v = cen[(ptrdiff_t) a * d + j] - cen[(ptrdiff_t) g * d + j];
+                        t += v * v;
+                    }
+                    t = sqrt(t);
+                    w->cc[(ptrdiff_t) a * c + g] = t;
+                    w->cc[(ptrdiff_t) g * c + a] = t;
+                    if (t < w->half[a]) w->half[a] = t;
+                    if (t < w->half[g]) w->half[g] = t;
+                }
+            }
+            for (int a = 0; a < c; a++) w->half[a] = 0.5 * w->half[a] * (1 - RELTOL) - abstol;
         }
         if (host) host_pause(host, 0);
     }
@@ -359,6 +404,8 @@ double keyed_kmeans(const double *z, ptrdiff_t n, int d, int c, int kmin, int re
         w[t].ub = (double *) host->alloc((size_t) n, sizeof(double));
         w[t].lb = (double *) host->alloc((size_t) n, sizeof(double));
         w[t].shift = (double *) host->alloc((size_t) c, sizeof(double));
+        w[t].cc = c <= KEYED_CC_MAX ? (double *) host->alloc((size_t) c * (size_t) c, sizeof(double)) : NULL;
+        w[t].half = (double *) host->alloc((size_t) c, sizeof(double));
         w[t].buf = (unsigned char *) host->alloc(8 * ((size_t) d + 1), 1);
         w[t].keep_sse = -1;
         w[t].keep_r = -1;
