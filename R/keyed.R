@@ -66,12 +66,16 @@
 #' or printed output.
 #'
 #' @section Cost:
-#' The k-means is exact and plain (every point against every centre), on one thread. With
-#' strata split into blocks of at most 1000 records the cost grows linearly with the number
-#' of records, but it is far slower than [anonymise()]: about 2 s for 3,000 records, 7 s
-#' for 10,000 and 18 s for 30,000 (two strata, two variables, `size = 10`, one core of a
-#' shared 2-core machine), so some minutes at 1e6 records. The metadata count `n_groups`
-#' may be below `round(n / size)`: groups smaller than `k` are merged.
+#' The k-means is exact: the same groups as the plain algorithm (every point against every
+#' centre), found with shortcuts that never change a choice (bounds on distances in the
+#' Lloyd iterations, no logarithm for a point that cannot be the next seed), and its 10
+#' starts run on up to `nthreads` threads. With strata split into blocks of at most 1000
+#' records the cost grows linearly with the number of records, but it stays far slower
+#' than [anonymise()]: every start draws every seed among all points of its block. About
+#' 1.8 s of CPU for 10,000 records and 18 s for 100,000 (four strata, three variables,
+#' `k = 3`, `size = 10`, one thread; `bench/keyed.R`), so minutes at 1e6 records. The
+#' metadata count `n_groups` may be below `round(n / size)`: groups smaller than `k` are
+#' merged.
 #'
 #' @inheritParams anonymise
 #' @param k The smallest group: every released point is shared by at least `k` records
@@ -88,8 +92,9 @@
 #'   columns are released unchanged.
 #' @param format The release form of the masked values, as in [anonymise()]: `"natural"`
 #'   (default), `"precision"` or `"none"`.
-#' @param nthreads Accepted for the interface of the masking verbs; the k-means runs on
-#'   one thread and the result does not depend on it.
+#' @param nthreads Number of OpenMP threads for the starts of the k-means (capped by the
+#'   machine). The default is the option `detanon.nthreads`, else 1. The release does not
+#'   depend on it.
 #' @return An object of the same class as `data` with the masked columns replaced, as
 #'   [anonymise()] returns. Its release metadata ([release_info()]) hold the settings
 #'   (`k`, `size`, `vars`, `strata`, `keys`, `na`, `small_strata`, `format`, `keyed = TRUE`) and
