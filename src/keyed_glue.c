@@ -11,8 +11,8 @@ void keyed_secret_key(SEXP secret, uint64_t *k0, uint64_t *k1)
 }
 
 /* z: the n x d points of one stratum (canonical order), c groups, kmin, restarts, maxit,
- * secret (raw), nthreads. Returns list(group = 1-based groups, sse), sse -1 when the points
- * have fewer than c distinct values. */
+ * secret (raw), nthreads. Returns list(group = 1-based groups, sse), sse -1 (and groups NA)
+ * when the points have fewer than c distinct values. */
 SEXP ffi_keyed_kmeans(SEXP z, SEXP c_, SEXP kmin_, SEXP restarts_, SEXP maxit_, SEXP secret, SEXP nthreads)
 {
     return keyed_kmeans_run(z, c_, kmin_, restarts_, maxit_, secret, detanon_threads(nthreads), 0);
@@ -35,12 +35,15 @@ SEXP keyed_kmeans_run(SEXP z, SEXP c_, SEXP kmin_, SEXP restarts_, SEXP maxit_, 
     SEXP group = SET_VECTOR_ELT(out, 0, Rf_allocVector(INTSXP, n));
     const kernel_host host = detanon_host(R_NilValue);
     double sse;
-#ifndef DETANON_NO_TESTING
+#ifdef DETANON_NO_TESTING
+    (void) ref;
+#else
     if (ref) sse = keyed_kmeans_ref(REAL_RO(z), n, d, c, kmin, restarts, maxit, k0, k1, INTEGER(group), &host);
     else
 #endif
         sse = keyed_kmeans(REAL_RO(z), n, d, c, kmin, restarts, maxit, k0, k1, nt, INTEGER(group), &host);
-    if (sse >= 0) for (ptrdiff_t i = 0; i < n; i++) INTEGER(group)[i] += 1;
+    /* 1-based groups; none (NA) when the points have fewer than c distinct values */
+    for (ptrdiff_t i = 0; i < n; i++) INTEGER(group)[i] = sse >= 0 ? INTEGER(group)[i] + 1 : NA_INTEGER;
     SET_VECTOR_ELT(out, 1, Rf_ScalarReal(sse));
     UNPROTECT(1);
     return out;
