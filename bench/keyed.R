@@ -20,8 +20,9 @@ make_data <- function(n, seed = 1) {
 }
 key <- "bench-key-not-a-secret-0001"
 best_time <- function(expr, reps) {
-  f <- function() eval.parent(substitute(expr), 3)
-  t <- lapply(seq_len(reps), function(i) system.time(expr))
+  e <- substitute(expr)
+  env <- parent.frame()
+  t <- lapply(seq_len(reps), function(i) system.time(eval(e, env)))
   t <- t[[which.min(vapply(t, `[[`, 0, "elapsed"))]]
   c(elapsed = t[["elapsed"]], user = t[["user.self"]])
 }
