@@ -34,7 +34,8 @@ for (n in sizes) {
                               check_identifiers = FALSE), reps)
     tk <- best_time(anonymise_keyed(d, vars = c("x1", "x2", "x3"), strata = "g", k = 3, key = key,
                                     size = 10, nthreads = nt, check_identifiers = FALSE), reps)
-    cat(sprintf("n = %.0e, nthreads = %d: anonymise %.2f s (%.2f), keyed %.2f s (%.2f), ratio %.1f  [load %s]\n",
+    cat(sprintf(paste0("n = %.0e, nthreads = %d: anonymise %.2f s (%.2f), keyed %.2f s (%.2f), ",
+                       "ratio %.1f  [load %s]\n"),
                 n, nt, ta[1], ta[2], tk[1], tk[2], tk[1] / ta[1], load()))
   }
 }

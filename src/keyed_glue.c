@@ -38,7 +38,8 @@ SEXP keyed_kmeans_run(SEXP z, SEXP c_, SEXP kmin_, SEXP restarts_, SEXP maxit_, 
 #ifdef DETANON_NO_TESTING
     (void) ref;
 #else
-    if (ref) sse = keyed_kmeans_ref(REAL_RO(z), n, d, c, kmin, restarts, maxit, k0, k1, INTEGER(group), &host);
+    if (ref)
+        sse = keyed_kmeans_ref(REAL_RO(z), n, d, c, kmin, restarts, maxit, k0, k1, INTEGER(group), &host);
     else
 #endif
         sse = keyed_kmeans(REAL_RO(z), n, d, c, kmin, restarts, maxit, k0, k1, nt, INTEGER(group), &host);

@@ -146,7 +146,8 @@ keyed_large_cases <- function() {
     lattice = lattice,
     # points on a circle and its centre: many equal distances to the centres
     circle = rbind(cbind(cos(2 * pi * (1:360) / 360), sin(2 * pi * (1:360) / 360)), c(0, 0), c(0, 0)),
-    clusters = rbind(matrix(stats::rnorm(600, sd = 1e-6), 300, 2), matrix(stats::rnorm(600, 5, 1e-6), 300, 2)),
+    clusters = rbind(matrix(stats::rnorm(600, sd = 1e-6), 300, 2),
+                     matrix(stats::rnorm(600, 5, 1e-6), 300, 2)),
     wide = matrix(stats::rnorm(3000), 300, 10),
     tiny_scale = matrix(stats::rnorm(1000) * 1e-200, 500, 2),
     one_column = matrix(round(stats::rexp(700), 2), 700, 1)
@@ -211,7 +212,8 @@ test_that("anonymise_keyed() gives the same release for every thread count and r
   d <- data.frame(g = sample(c("a", "b"), n, replace = TRUE), x = round(stats::rnorm(n), 1),
                   y = stats::rexp(n), z = sample(1:30, n, replace = TRUE))
   run <- function(data, nt) {
-    anonymise_keyed(data, vars = c("x", "y", "z"), strata = "g", k = 3, key = "a key for the threads test", size = 7,
+    anonymise_keyed(data, vars = c("x", "y", "z"), strata = "g", k = 3, key = "a key for the threads test",
+                    size = 7,
                     format = "none", check_identifiers = FALSE, nthreads = nt)
   }
   one <- run(d, 1L)
