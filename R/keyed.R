@@ -72,10 +72,10 @@
 #' starts run on up to `nthreads` threads. With strata split into blocks of at most 1000
 #' records the cost grows linearly with the number of records, but it stays far slower
 #' than [anonymise()]: every start draws every seed among all points of its block. About
-#' 1.8 s of CPU for 10,000 records and 18 s for 100,000 (four strata, three variables,
-#' `k = 3`, `size = 10`, one thread; `bench/keyed.R`), so minutes at 1e6 records. The
-#' metadata count `n_groups` may be below `round(n / size)`: groups smaller than `k` are
-#' merged.
+#' 1.6 s of CPU for 10,000 records, 18 s for 100,000 and 190 s for 1e6 (four strata, three
+#' variables, `k = 3`, `size = 10`, one thread; `bench/keyed.R`), some 200 times
+#' [anonymise()]. The metadata count `n_groups` may be below `round(n / size)`: groups
+#' smaller than `k` are merged.
 #'
 #' @inheritParams anonymise
 #' @param k The smallest group: every released point is shared by at least `k` records
