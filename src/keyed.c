@@ -186,10 +186,14 @@ static int bound_holds(double ub, double lb, double abstol)
  * - seeding: a point whose key e / D2 is certainly above the best so far (from the bound
  *   e = -log(u) >= 1 - u) is not given a log();
  * - Lloyd: Hamerly's bounds (an upper bound on the distance to the own centre, a lower
- *   bound on the distance to every other), moved by the centres' shifts; a point whose
- *   bounds separate (with the margins above) keeps its group without a scan, any other is
- *   scanned against every centre in the plain order with the plain comparisons.
- * diam: an upper bound on the distance between any two points (0: no bounds used). */
+ *   bound on the distance to every other), moved by the centres' shifts, and the
+ *   distances between the centres (a point nearer its centre than half the distance to
+ *   the nearest other centre stays; Elkan's lemma: a centre at least twice the point's
+ *   distance away from the point's centre is farther). A point whose bounds separate
+ *   (with the margins above) keeps its group without a scan; any other is compared with
+ *   every centre not certainly farther, in the plain order with the plain comparisons.
+ * diam: an upper bound on the distance between any two points; no bounds are used when
+ * it is 0, below 1e-100 (squared distances could underflow) or above 1e100. */
 static double one_run(const double *z, ptrdiff_t n, int d, int c, int kmin, int maxit, double diam,
                       run_scratch *w, const kernel_host *host)
 {
