@@ -307,7 +307,7 @@ sdc_inform_households <- function(p, nums, masked, removed) {
   }
   h <- hh[big]
   shared <- function(x) {
-    o <- order(h, x, method = "radix")
+    o <- order(h, radix_key(x), method = "radix")
     hs <- h[o]
     xs <- x[o]
     first <- xs[!duplicated(hs)]
