@@ -42,10 +42,13 @@
 #' A custodian should still read the report before it leaves the safe setting: the
 #' column names, the strata levels of the large strata and the settings are shown.
 #'
-#' @param original The original data frame, rows aligned with `masked`.
+#' @param original The original data frame, rows aligned with `masked`; or an
+#'   `sdcMicroObj`, or what [tune_release()] returns for one, alone (it holds both sides:
+#'   see [sdc_extract()]).
 #' @param masked The release (a data frame returned by a masking verb), or a
 #'   `detanon_tuned` result of [tune_release()], whose chosen release is reported with
-#'   the frontier of the search.
+#'   the frontier of the search. Left out when `original` is an `sdcMicroObj` or its
+#'   [tune_release()] result.
 #' @param file Path of the HTML file to write.
 #' @param vars,strata The masked variables and the strata. Default: those recorded in
 #'   the release.
@@ -85,6 +88,7 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
                            family = stats::gaussian(), intruder = NULL, sensitive = NULL,
                            title = "Release report", release_file = NULL,
                            nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
+  if (is_sdc(original) || is_sdc_tuned(original)) return(sdc_release_report(match.call(), parent.frame()))
   tuned <- NULL
   if (inherits(masked, "detanon_tuned")) {
     tuned <- masked
@@ -499,7 +503,8 @@ report_settings <- function(info, tuned) {
              top_m_stratum = sprintf("top-%d linkage, worst stratum", l$m), risk1 = "risk1", risk2 = "risk2")
     set <- set[names(set) %in% names(l)]
     set <- set[vapply(names(set), function(nm) l[[nm]] < 1, logical(1))] # 1: no limit
-    lim <- data.frame(limit = unname(set), value = paste("<=", vapply(names(set), function(nm) fmt_num(l[[nm]]), "")),
+    # (every limit can be 1, i.e. none set: no rows)
+    lim <- data.frame(limit = unname(set), value = sprintf("<= %s", vapply(names(set), function(nm) fmt_num(l[[nm]]), "")),
                       stringsAsFactors = FALSE)
     if (!is.null(l$k_strata)) {
       lim <- rbind(lim, data.frame(limit = "records per stratum", value = paste(">=", l$k_strata)))
