@@ -28,8 +28,8 @@
 #' @param chunks The data, chunk by chunk: a list of data frames, or a function of `i`
 #'   returning the `i`-th chunk (a data frame) for `i = 1, 2, ...` and `NULL` after the
 #'   last. It is read several times, so the function must return the same chunks each
-#'   time (e.g. reading a database table by blocks of rows). Every chunk has the same
-#'   columns.
+#'   time (e.g. reading a database table by blocks of rows): other records on a later
+#'   reading are an error (class `detanon_error_data`). Every chunk has the same columns.
 #' @inheritParams anonymise
 #' @param vars,strata As in [anonymise()]; the defaults are read from the first chunk with
 #'   records.
@@ -42,7 +42,9 @@
 #' @return A `detanon_anonymise_stats` object: a list with the settings (`vars`,
 #'   `strata`, `k`, `format`, `na`, `small_strata`), `n` (records kept), `strata_table`
 #'   (a data frame of the strata values, their text `key`, `n` records after the `na`
-#'   policy and `keep`, `FALSE` for a suppressed stratum) and the internal statistics. It
+#'   policy and `keep`, `FALSE` for a suppressed stratum), `check` (a check sum of each
+#'   stratum's `vars` values, by which [anonymise_stratum()] knows its records are those
+#'   counted) and the internal statistics. It
 #'   holds the means and SDs of the original columns and the extreme values of each: keep
 #'   it with the original data, never with a release.
 #' @family partitioned anonymisation
@@ -106,7 +108,8 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3,
     }
     keys <- stratum_keys(chunk, strata)
     kept <- if (na == "complete") !inc else rep(TRUE, nrow(x))
-    counts[[length(counts) + 1L]] <<- key_counts(keys[kept], chunk[kept, strata, drop = FALSE])
+    counts[[length(counts) + 1L]] <<- key_counts(keys[kept], chunk[kept, strata, drop = FALSE],
+                                                 record_checks(x[kept, , drop = FALSE]))
     n_incomplete <<- n_incomplete + sum(inc)
     n_na <<- n_na + colSums(miss)
     xk <- x[kept, , drop = FALSE]
@@ -118,6 +121,10 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3,
     acc <<- acc_add(acc, xk, na_rm = na != "complete")
   })
   st$strata_table <- merge_key_counts(counts, strata)
+  # the check sum of each stratum's values (record_checks()), by which the later passes and
+  # anonymise_stratum() know the values are those the statistics were made of
+  st$check <- st$strata_table$check
+  st$strata_table$check <- NULL
   if (na == "complete") n_na[] <- 0
   n_obs <- sum(st$strata_table$n) - n_na
 
@@ -190,8 +197,11 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3,
   lows <- highs <- vector("list", p)
   whole <- rep(TRUE, p)
   dec_ok <- matrix(TRUE, 11L, p)
+  seen <- numeric(nrow(st$strata_table))
   for_each_chunk(read, function(chunk, i) {
-    x <- kept_matrix(chunk, st, i)$x
+    kept <- kept_matrix(chunk, st, i, checks = TRUE)
+    seen <<- add_checks(seen, kept, st)
+    x <- kept$x
     if (!nrow(x)) return(invisible())
     if (format != "none") {
       for (j in seq_len(p)) {
@@ -208,6 +218,11 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3,
     }
     acc2 <<- acc_add(acc2, scale_tiny(x, st$e), centre = unname(st$mean))
   })
+  if (!identical(seen, st$check)) {
+    stop_arg("`chunks` gave other records when read again (",
+             plural(sum(seen != st$check), "stratum differs", "strata differ"), "): a function must return the same ",
+             "chunks each time it is read, and the data must not change while the statistics are made.", kind = "data")
+  }
   st$sd <- stats::setNames(sqrt(acc_round(acc2) / (st$n - 1)), vars)
   if (st$n < 2) st$sd[] <- NaN
   st$constant <- rng[1L, ] == rng[2L, ]
@@ -276,29 +291,54 @@ chunk_matrix <- function(chunk, st, i, arg = NULL) {
   if (length(missing_cols)) {
     stop_arg(what, " lacks the columns ", quote_names(missing_cols), ".", kind = "column")
   }
+  check_strata_columns(chunk, st$strata)
   check_vars(chunk, st$vars, st$strata)
   numeric_matrix(chunk, st$vars)
 }
 
 # Records per stratum key in one chunk, with the strata values of each key.
-key_counts <- function(keys, values) {
+key_counts <- function(keys, values, checks) {
   if (!length(keys)) return(NULL)
   first <- !duplicated(keys)
-  n <- tabulate(match(keys, keys[first]), sum(first))
+  id <- match(keys, keys[first])
+  n <- tabulate(id, sum(first))
   out <- values[first, , drop = FALSE]
   rownames(out) <- NULL
   out$key <- keys[first]
   out$n <- as.double(n)
+  out$check <- as.vector(rowsum(checks, id, reorder = TRUE))
   out
+}
+
+# A check number per record of its `vars` values (rows of x; NA allowed), in C
+# (mask_record_checks(), mask.h): the bit patterns of the values modulo a prime below 2^20,
+# mixed column by column through a square (so that a record is checked as a whole: values
+# moved between records change it), each below 2^20, so that a sum over a stratum is exact
+# for up to 2^33 records and does not depend on the order of the records or of the chunks.
+# A stratum whose sum differs holds other values.
+record_checks <- function(x) {
+  storage.mode(x) <- "double"
+  .Call(C_ffi_record_checks, x)
+}
+
+# `sums` (aligned with the strata table) plus the check numbers of the records a chunk holds
+# (kept by the na policy), by stratum.
+add_checks <- function(sums, kept, st) {
+  if (!length(kept$na_keys)) return(sums)
+  s <- rowsum(kept$checks, match(kept$na_keys, st$strata_table$key))
+  i <- as.integer(rownames(s))
+  sums[i] <- sums[i] + s[, 1L]
+  sums
 }
 
 merge_key_counts <- function(counts, strata) {
   counts <- counts[!vapply(counts, is.null, logical(1))]
-  if (!length(counts)) return(data.frame(key = character(), n = numeric(), label = character()))
+  if (!length(counts)) return(data.frame(key = character(), n = numeric(), check = numeric(), label = character()))
   all <- do.call(rbind, counts)
   first <- !duplicated(all$key)
   tab <- all[first, , drop = FALSE]
   tab$n <- as.vector(rowsum(all$n, match(all$key, tab$key), reorder = TRUE))
+  tab$check <- as.vector(rowsum(all$check, match(all$key, tab$key), reorder = TRUE))
   tab <- tab[order(radix_key(tab$key), method = "radix"), , drop = FALSE]
   rownames(tab) <- NULL
   tab$label <- if (length(strata)) {
@@ -309,11 +349,12 @@ merge_key_counts <- function(counts, strata) {
 
 # The kept rows of a chunk (the na policy, then the suppressed strata) as the imputed
 # matrix, with their positions in the chunk and their stratum keys.
-kept_matrix <- function(chunk, st, i, arg = NULL) {
+kept_matrix <- function(chunk, st, i, arg = NULL, checks = FALSE) {
   what <- if (is.null(arg)) paste0("chunk ", i, " of `chunks`") else paste0("`", arg, "`")
   x <- chunk_matrix(chunk, st, i, arg)
   keys <- stratum_keys(chunk, st$strata)
   keep <- rep(TRUE, nrow(x))
+  chk <- if (checks) record_checks(x)
   if (anyNA(x)) {
     miss <- is.na(x)
     if (st$na == "complete") {
@@ -331,9 +372,10 @@ kept_matrix <- function(chunk, st, i, arg = NULL) {
              "were they made from the same data?", kind = "data")
   }
   na_keys <- keys[keep]
+  chk <- chk[keep]
   keep <- keep & st$strata_table$keep[pos]
   keep[is.na(keep)] <- FALSE
-  list(x = x[keep, , drop = FALSE], rows = which(keep), keys = keys[keep], na_keys = na_keys)
+  list(x = x[keep, , drop = FALSE], rows = which(keep), keys = keys[keep], na_keys = na_keys, checks = chk)
 }
 
 # Exact accumulator states (C: fsum.h) of the columns of x, added to `acc`.

@@ -8,7 +8,9 @@
 #'
 #' @param data A data frame holding **all** records of each stratum it touches (in any
 #'   order, with the columns of the chunks given to [anonymise_stats()]). A stratum given
-#'   in part is an error, since its centroids would differ.
+#'   in part is an error, since its centroids would differ; so is a stratum whose `vars`
+#'   values are not those the statistics were made of (statistics of other data, or data
+#'   changed since), known by a check sum of each stratum's records kept in `stats`.
 #' @param stats The statistics from [anonymise_stats()].
 #' @inheritParams anonymise
 #' @return A `detanon_anonymise_piece` object (a list, to be passed to
@@ -28,7 +30,7 @@ anonymise_stratum <- function(data, stats, nthreads = getOption("detanon.nthread
   check_stats(stats)
   nthreads <- check_nthreads(nthreads)
   st <- stats
-  kept <- kept_matrix(data, st, 1L, arg = "data")
+  kept <- kept_matrix(data, st, 1L, arg = "data", checks = !is.null(st$check))
   # whole strata only: the records of each stratum (after the na policy) must all be here
   have <- table(kept$na_keys)
   want <- st$strata_table$n[match(names(have), st$strata_table$key)]
@@ -37,6 +39,18 @@ anonymise_stratum <- function(data, stats, nthreads = getOption("detanon.nthread
     stop_arg("`data` must hold whole strata: ", quote_names(bad), " ",
              plural(length(bad), "has", "have", count = FALSE), " ", plural(sum(have != want), "stratum", "strata", count = FALSE),
              " with a number of records other than the statistics count.", kind = "data")
+  }
+  # ... with the values the statistics were made of (statistics of other data, or data
+  # changed since)
+  if (!is.null(st$check)) {
+    pos <- match(names(have), st$strata_table$key)
+    got <- add_checks(numeric(nrow(st$strata_table)), kept, st)[pos]
+    bad <- st$strata_table$label[pos][got != st$check[pos]]
+    if (length(bad)) {
+      stop_arg("`data` holds other values than the statistics in `stats` were made of, in ",
+               plural(length(bad), "stratum", "strata", count = FALSE), " ", quote_names(bad),
+               ": were they made from these data, and have the data changed since?", kind = "data")
+    }
   }
   x <- kept$x
   cols <- st$cols

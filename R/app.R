@@ -545,13 +545,15 @@ app_script <- function(source, identifiers, verb, args, formula = NULL, family =
     app_escape_bidi(app_deparse(app_read_call(source$name, source$kind, source$encoding))))
   tune <- verb == "tune_release"
   # the key is never written: the script reads it from the environment variable DETANON_KEY
-  call <- as.call(c(list(as.name(verb), quote(data)), args, if (tune && keyed) list(key = quote(Sys.getenv("DETANON_KEY")))))
-  report <- as.call(c(list(quote(release_report), quote(data), if (tune) quote(tuned) else quote(release), "report.html"),
-                      list(vars = args$vars, strata = args$strata),
+  call <- as.call(c(list(as.name(verb), quote(data)), args,
+                    if (tune && keyed) list(key = quote(Sys.getenv("DETANON_KEY")))))
+  report <- as.call(c(list(quote(release_report), quote(data), if (tune) quote(tuned) else quote(release),
+                           "report.html"),
+                      list(vars = args$vars, strata = args$strata, release_file = "release.csv"),
                       if (!is.null(k)) list(k = k),
-                      if (!tune && !is.null(limits)) limits[c("worst", "top_m")],
                       if (!is.null(formula)) list(formula = formula),
                       if (!is.null(formula) && family != "gaussian") list(family = call(family)),
+                      if (!tune && !is.null(limits)) limits[c("worst", "top_m")],
                       if (override) list(title = app_override_title)))
   made <- if (tune) c(paste("tuned <-", app_deparse(call)), "release <- tuned$release")
           else paste("release <-", app_deparse(call))
@@ -565,7 +567,8 @@ app_script <- function(source, identifiers, verb, args, formula = NULL, family =
     if (tune && keyed) c("# the secret key of keyed groups: set the environment variable DETANON_KEY to the key",
                          "# the app generated (keep it with the original data; never publish it)"),
     made,
-    paste0("write_release(release, \"release.csv\")", if (!is.null(hash)) paste0("  # SHA-256 ", hash)),
+    if (!is.null(hash)) paste0("# The app's download had SHA-256 ", hash, "; this file gets another random row order."),
+    "write_release(release, \"release.csv\")",
     app_deparse(report))
 }
 
@@ -824,9 +827,11 @@ app_server <- function(data = NULL) {
         if (s$verb == "tune_release") {
           tuned <- made
           if (is.null(tuned$release)) {
+            # (the search's own explanation, e.g. published columns that make records unique)
             stop_arg("no candidate of the search met every limit (worst <= ", format(s$worst), ", top_m <= ",
-                     format(s$top_m), "). Tick more families, give a key for keyed groups, or loosen the limits.",
-                     kind = "data")
+                     format(s$top_m), "). ", paste(tuned$stop, collapse = " "), " In the app: tick more ",
+                     "families, give a key for keyed groups, drop columns that should not be published (as ",
+                     "direct identifiers), or loosen the limits.", kind = "data")
           }
           release <- tuned$release
         } else {

@@ -3,7 +3,8 @@
 #' `anonymise_db()` masks a table that lives in a database (through DBI: SQLite, PostgreSQL or
 #' any DBI backend) without reading it into memory, and writes the masked table back to the
 #' same database. The result is the one [anonymise()] gives on the same table read into
-#' memory, bit for bit: the same masked values for the same records.
+#' memory, bit for bit: the same masked values for the same records. It leaves the caller's
+#' random stream ([set.seed()]) as it was.
 #'
 #' It runs the passes of the partitioned path ([anonymise_stats()], [anonymise_stratum()],
 #' [anonymise_rescale()], [anonymise_release()]):
@@ -14,13 +15,39 @@
 #'    `group_size` records) and masks each group; the pieces are kept in files in a private
 #'    temporary directory (they hold original values: they are removed when the call ends,
 #'    also on error, but a killed R process leaves them, as it leaves all its temporary
-#'    files, and a killed process leaves its temporary table `detanon_tmp_*` in the
-#'    database);
+#'    files). The exact sums of the values masked must be those of the statistics pass
+#'    (else a classed error: the table changed between the passes);
 #' 3. step 5 rescales over all pieces (exact sums of the centroids);
 #' 4. the release pass writes each piece's masked rows to a new table with a temporary name,
-#'    which is renamed to `output` only when every row is written. A failure (an error, an
-#'    interrupt, a failed worker) drops the temporary table: `output` is never left half
-#'    written, and nothing else in the database changes.
+#'    which is renamed to `output` only when every row is written.
+#'
+#' @section Transactions:
+#' Everything the call does in the database (the temporary table, an index for
+#' `read = "index"`, dropping an existing `output`, the rename) happens in one transaction:
+#' its own, or, when the connection is already in a transaction (e.g. inside
+#' [DBI::dbWithTransaction()]), a `SAVEPOINT` inside it. It commits its own transaction;
+#' it never commits the caller's, whose rollback also undoes the release. A failure (an
+#' error, an interrupt, a failed worker, a lost connection) rolls back to where the call
+#' started: `output` is never left half written, no `detanon_tmp_*` table or index is left,
+#' and nothing else in the database changes (the database rolls back the work of a
+#' connection that dies). On PostgreSQL its own transaction is `REPEATABLE READ`, so all
+#' passes read one snapshot of the table even while other sessions write to it; inside the
+#' caller's transaction they read what its isolation level shows, and a table changed
+#' between the passes is an error (class `detanon_error_data`). On SQLite the
+#' transaction keeps other connections from writing until the call ends. Other DBI
+#' backends get [DBI::dbBegin()], and an error inside an open transaction. Errors from the
+#' database are raised with class `detanon_error_database`.
+#'
+#' @section Table names:
+#' `table` and `output` are resolved as the database resolves them, never compared as
+#' strings: on SQLite names differ only when they differ beyond (ASCII) case, so
+#' `output = "PEOPLE"` is the table `people`; on PostgreSQL (names are quoted, so case
+#' counts) `table` is found on the search path and `output` is made in
+#' `current_schema()`, and a name longer than PostgreSQL's 63-byte limit is refused
+#' (PostgreSQL would cut it, possibly to another table's name). `output` naming the input
+#' table is an error, also with `overwrite = TRUE`; so is an `output` that is a view (only
+#' tables are replaced). `table` may be a view (it is then read without an index). On other
+#' backends, names that differ only in case are refused as possibly the same table.
 #'
 #' @section Reading strata:
 #' `read = "order"` (the default) streams the table once, sorted by the `strata` columns
@@ -39,32 +66,40 @@
 #'
 #' @section Types and row order:
 #' The output table has the input's columns in the same order. Its column types are those
-#' [DBI::dbDataType()] gives for the R types the input columns are read as; integer `vars`
-#' stay integer when [anonymise()] would return them as integers. Rows are written group by
-#' group (sorted by stratum with `read = "order"`), not in the input's order: keep a key
-#' column (not in `vars`) to join the release to other tables, or to compare it with
-#' [anonymise()] on the table read into memory (sorted by the key).
+#' [DBI::dbDataType()] gives for the R types the input columns are read as (the types of
+#' [DBI::dbGetQuery()] on the whole table); integer `vars` stay integer when [anonymise()]
+#' would return them as integers. SQLite keeps a type per value: a column holding whole
+#' numbers and fractions is read as double throughout, and a column holding numbers and
+#' text (which DBI reads as numbers or as text depending on the rows read together) is
+#' refused with a classed error. Rows are written group by group (sorted by stratum with
+#' `read = "order"`), not in the input's order: keep a key column (not in `vars`) to join
+#' the release to other tables, or to compare it with [anonymise()] on the table read into
+#' memory (sorted by the key).
 #'
 #' @section Progress:
 #' The masking pass reports the records masked through progressr: wrap the call in
 #' `progressr::with_progress()` to see it.
 #'
 #' @section PostgreSQL:
-#' RPostgreSQL writes doubles with 15 significant digits; `anonymise_db()` sends them as text
-#' with 17 digits instead, which PostgreSQL reads back exactly.
+#' RPostgreSQL writes doubles with 15 significant digits and timestamps to the second;
+#' `anonymise_db()` sends doubles as text with 17 digits and timestamps to the microsecond
+#' instead, which PostgreSQL reads back exactly. With `read = "index"`, each stratum's
+#' values are cast to their columns' types (dates, timestamps, `numeric(p, s)`); a
+#' `numeric` column with more digits than a double holds is compared as the double R
+#' reads.
 #'
 #' @param con A DBI connection ([DBI::dbConnect()]).
 #' @param table The name of the table to mask (one string).
 #' @param vars,strata,k As in [anonymise()]; `vars` and `strata` must be given.
 #' @param output The name of the table to create with the masked records (one string, not
-#'   `table`).
+#'   `table` under the database's rules for names; see the section on table names).
 #' @param format As in [anonymise()]: `"natural"`, `"precision"` or `"none"`.
 #' @param read How strata are read: `"order"` (one sorted stream) or `"index"` (one query per
 #'   stratum through an index on the `strata` columns). See the section above.
 #' @param chunk Rows fetched at a time (statistics pass, and the sorted stream).
 #' @param group_size Small strata are masked together in groups of about this many records.
-#' @param overwrite Replace `output` if it exists? `FALSE` (the default) is an error when it
-#'   exists.
+#' @param overwrite Replace `output` if it exists (a table, never the input nor a view)?
+#'   `FALSE` (the default) is an error when it exists.
 #' @param na,small_strata As in [anonymise()], with the choices the partitioned path supports
 #'   (see [anonymise_stats()]).
 #' @param check_identifiers Warn when a column released unmasked looks like a direct
@@ -91,13 +126,13 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, format = c("na
                          read = c("order", "index"), chunk = 1e5, group_size = 1e6, overwrite = FALSE,
                          na = c("fail", "complete", "mean", "median"), small_strata = c("fail", "suppress"),
                          check_identifiers = TRUE, nthreads = getOption("detanon.nthreads", 1L)) {
+  # the caller's random stream is left as it was (DBI backends draw names of savepoints)
+  rng <- db_rng_state()
+  on.exit(db_rng_restore(rng), add = TRUE)
   check_db_connection(con)
   table <- check_table_name(table, "table")
   if (missing(output)) stop_arg("`output` must be given: the name of the table to write the release to.")
   output <- check_table_name(output, "output")
-  if (identical(output, table)) {
-    stop_arg("`output` must differ from `table` (\"", table, "\"): the input is never overwritten.")
-  }
   if (missing(vars)) stop_arg("`vars` must be given: the columns of `table` to mask.")
   if (missing(strata)) stop_arg("`strata` must be given: the columns of `table` to stratify by (or character()).")
   format <- match_choice(format, "format")
@@ -109,93 +144,133 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, format = c("na
   small_strata <- match_choice(small_strata, "small_strata")
   check_flag(check_identifiers, "check_identifiers")
   nthreads <- check_nthreads(nthreads)
-  proto <- db_prototype(con, table)
+  # both names resolved as the database resolves them (SQLite: case-insensitive; PostgreSQL:
+  # the schema on the search path), so that `output` can never be the input
+  src <- db_relation(con, table, "table")
+  if (is.null(src)) {
+    stop_arg("`table` \"", table, "\" cannot be read: there is no such table in the database.", kind = "data")
+  }
+  dst <- db_relation(con, output, "output", create = TRUE)
+  if (db_same_relation(con, src, dst)) {
+    stop_arg("`output` must differ from `table` (\"", table, "\"): ", db_same_reason(con, table, output),
+             "; the input is never overwritten.")
+  }
+  proto <- db_prototype(con, src)
   strata <- check_columns(strata, proto, "strata")
   vars <- check_columns(vars, proto, "vars")
   check_vars(proto, vars, strata)
   k <- check_whole(k, "k", min = 2)
-  if (db_table_exists(con, output) && !overwrite) {
+  if (dst$exists && !identical(dst$kind, "table")) {
+    stop_arg("`output` \"", output, "\" is a ", dst$kind, " in the database, not a table; anonymise_db() writes ",
+             "and replaces only tables: choose another name.")
+  }
+  if (dst$exists && !overwrite) {
     stop_arg("`output` table \"", output, "\" exists; choose another name or set `overwrite = TRUE`.")
   }
 
-  # everything this call creates is removed when it ends, however it ends, except the
-  # output table once renamed
+  # Everything this call does to the database happens in one transaction (a savepoint inside
+  # the caller's open transaction, which is neither committed nor rolled back): the passes
+  # read one snapshot, and an error, an interrupt or a lost connection leaves nothing behind
+  # (the database rolls the transaction back).
   made <- new.env(parent = emptyenv())
-  made$tables <- character()
-  made$index <- NULL
   made$close <- list()
   spill <- tempfile("detanon-db-")
   dir.create(spill, mode = "0700")
+  tx <- NULL
+  done <- FALSE
+  # (run before the random stream is restored)
   on.exit({
     unlink(spill, recursive = TRUE)
-    db_cleanup(con, made)
-  }, add = TRUE)
+    for (close in made$close) try(close(), silent = TRUE)
+    if (!done && !is.null(tx)) db_rollback(con, tx)
+  }, add = TRUE, after = FALSE)
+  tx <- db_begin(con)
+  meta <- db_run(con, {
+    clock <- db_clock()
+    # the column types of the whole table (SQLite stores a type per value)
+    cast <- db_column_types(con, src, proto)
+    proto <- cast(proto)
+    # 1. statistics over chunks of the vars and strata columns
+    cols <- c(strata, vars)
+    st <- anonymise_stats(db_chunk_source(con, db_select(con, src, cols), chunk, made, cast),
+                          vars = vars, strata = strata, k = k, na = na, small_strata = small_strata,
+                          format = format)
+    clock("statistics pass")
 
-  clock <- db_clock()
-  # 1. statistics over chunks of the vars and strata columns
-  cols <- c(strata, vars)
-  src <- db_chunk_source(con, db_select(con, table, cols), chunk, made)
-  st <- anonymise_stats(src, vars = vars, strata = strata, k = k, na = na, small_strata = small_strata,
-                        format = format)
-  clock("statistics pass")
-
-  # 2. masking: groups of whole strata, `workers` groups at a time, pieces spilled to files
-  groups <- db_group_reader(con, table, names(proto), strata, st, read, chunk, group_size, made)
-  workers <- db_workers()
-  # progress through progressr (shown inside progressr::with_progress()): records masked
-  prog <- if (requireNamespace("progressr", quietly = TRUE)) progressr::progressor(steps = st$n) else function(...) NULL
-  files <- character()
-  first <- TRUE
-  fault <- getOption("detanon.db_fault", "")
-  repeat {
-    batch <- list()
-    while (length(batch) < workers && !is.null(g <- groups())) batch[[length(batch) + 1L]] <- g
-    if (!length(batch)) break
-    if (first && check_identifiers) warn_identifiers(batch[[1L]], vars, strata)
-    first <- FALSE
-    pieces <- db_mask_batch(batch, st, nthreads, fail = identical(fault, "worker"))
-    prog(amount = sum(vapply(batch, nrow, integer(1))))
-    rm(batch)
-    for (p in pieces) {
-      # the whole piece for the release pass, and without its records for step 5 (which
-      # reads only the centroids, up to five times)
-      f <- file.path(spill, sprintf("piece-%08d.rds", length(files) + 1L))
-      saveRDS(p, f, compress = FALSE)
-      p$data <- p$x <- p$rows <- NULL
-      saveRDS(p, sub("piece-", "centroids-", f, fixed = TRUE), compress = FALSE)
-      files <- c(files, f)
+    # 2. masking: groups of whole strata, `workers` groups at a time, pieces spilled to files
+    groups <- db_group_reader(con, src, names(proto), strata, st, read, chunk, group_size, made, cast)
+    workers <- db_workers()
+    # progress through progressr (shown inside progressr::with_progress()): records masked
+    prog <- if (requireNamespace("progressr", quietly = TRUE)) progressr::progressor(steps = st$n) else function(...) NULL
+    files <- character()
+    first <- TRUE
+    # the values masked, summed exactly, must be those the statistics were made of
+    seen <- db_seen(st)
+    repeat {
+      batch <- list()
+      while (length(batch) < workers && !is.null(g <- groups())) batch[[length(batch) + 1L]] <- g
+      if (!length(batch)) break
+      if (first && check_identifiers) warn_identifiers(batch[[1L]], vars, strata)
+      first <- FALSE
+      pieces <- db_mask_batch(batch, st, nthreads)
+      prog(amount = sum(vapply(batch, nrow, integer(1))))
+      rm(batch)
+      for (p in pieces) {
+        seen$add(p$x)
+        # the whole piece for the release pass, and without its records for step 5 (which
+        # reads only the centroids, up to five times)
+        f <- file.path(spill, sprintf("piece-%08d.rds", length(files) + 1L))
+        saveRDS(p, f, compress = FALSE)
+        p$data <- p$x <- p$rows <- NULL
+        saveRDS(p, sub("piece-", "centroids-", f, fixed = TRUE), compress = FALSE)
+        files <- c(files, f)
+      }
+      rm(pieces)
     }
-    rm(pieces)
-  }
-  if (!length(files)) stop_arg("`table` \"", table, "\" has no records to mask.", kind = "data")
-  clock(paste0("masking pass (", length(files), " groups)"))
-
-  # 3. step 5 over all pieces
-  read_piece <- function(i) if (i <= length(files)) readRDS(files[i]) else NULL
-  read_centroids <- function(i) if (i <= length(files)) readRDS(sub("piece-", "centroids-", files[i], fixed = TRUE))
-  s5 <- anonymise_rescale(read_centroids, stats = st)
-  clock("step 5")
-
-  # 4. release into a table with a temporary name, renamed at the end
-  tmp <- db_temp_name(con, "detanon_tmp_")
-  for (i in seq_along(files)) {
-    out <- anonymise_release(read_piece(i), stats = st, step5 = s5)
-    out <- out[names(proto)]
-    if (i == 1L) {
-      made$tables <- c(made$tables, tmp)
-      DBI::dbCreateTable(con, tmp, db_fields(con, out))
+    if (!length(files)) stop_arg("`table` \"", table, "\" has no records to mask.", kind = "data")
+    if (!seen$same()) {
+      stop_arg("`table` \"", table, "\" changed while it was read: the `vars` values of the masking pass are not ",
+               "those of the statistics pass. Stop the writers to the table (or run outside a transaction, ",
+               "which reads one snapshot) and call anonymise_db() again. Nothing was written.", kind = "data")
     }
-    if (identical(fault, "release") && i == length(files)) stop("injected failure (detanon.db_fault)")
-    db_append(con, tmp, out)
-    rm(out)
-  }
-  db_rename(con, tmp, output, overwrite)
-  made$tables <- setdiff(made$tables, tmp)
-  clock("release pass (written and renamed)")
-  meta <- release_meta(st, s5)
-  meta$verb <- "anonymise_db"
-  meta$output <- output
+    clock(paste0("masking pass (", length(files), " groups)"))
+
+    # 3. step 5 over all pieces
+    read_piece <- function(i) if (i <= length(files)) readRDS(files[i]) else NULL
+    read_centroids <- function(i) if (i <= length(files)) readRDS(sub("piece-", "centroids-", files[i], fixed = TRUE))
+    s5 <- anonymise_rescale(read_centroids, stats = st)
+    clock("step 5")
+
+    # 4. release into a table with a temporary name, renamed at the end
+    tmp <- db_temp_name("detanon_tmp_")
+    for (i in seq_along(files)) {
+      out <- anonymise_release(read_piece(i), stats = st, step5 = s5)
+      out <- out[names(proto)]
+      if (i == 1L) DBI::dbCreateTable(con, tmp, db_fields(con, out))
+      db_append(con, tmp, out)
+      rm(out)
+    }
+    if (!is.null(made$index)) db_drop_index(con, src, made$index)
+    db_replace(con, tmp, dst, overwrite)
+    clock("release pass (written and renamed)")
+    meta <- release_meta(st, s5)
+    meta$verb <- "anonymise_db"
+    meta$output <- output
+    meta
+  })
+  db_commit(con, tx)
+  done <- TRUE
   invisible(meta)
+}
+
+db_rng_state <- function() get0(".Random.seed", envir = globalenv(), inherits = FALSE)
+
+db_rng_restore <- function(old) {
+  if (!is.null(old)) {
+    assign(".Random.seed", old, envir = globalenv())
+  } else if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) {
+    rm(".Random.seed", envir = globalenv())
+  }
 }
 
 # With the option `detanon.db_trace = TRUE` (benchmarks), a line per pass with its time.
@@ -219,6 +294,17 @@ check_db_connection <- function(con) {
     stop_arg("`con` must be a DBI connection (DBI::dbConnect()), not ", class_label(con), ".")
   }
   if (!db_is_valid(con)) stop_arg("`con` is not a valid connection (closed?); reconnect first.")
+  if (db_is_pg(con)) {
+    # in a transaction aborted by an error, PostgreSQL runs no statement until a rollback
+    # (RPostgreSQL's dbGetQuery() warns and returns NULL where others raise an error)
+    ok <- tryCatch(DBI::dbGetQuery(con, "SELECT 1"), error = function(e) e, warning = function(w) w)
+    if (!is.data.frame(ok)) {
+      why <- if (inherits(ok, "condition")) trimws(conditionMessage(ok)) else "no result"
+      stop_arg("`con` cannot run statements (", why, "): if its transaction was ",
+               "aborted by an earlier error, roll it back (DBI::dbRollback()) first; if it is closed, reconnect.",
+               kind = "database")
+    }
+  }
   invisible(con)
 }
 
@@ -235,38 +321,253 @@ check_table_name <- function(x, arg) {
   x
 }
 
-# A data frame with the table's columns and no rows, typed as DBI reads them (one row is
-# read: some backends type an empty result by its declared types only).
-db_prototype <- function(con, table) {
-  if (!db_table_exists(con, table)) {
-    stop_arg("`table` \"", table, "\" cannot be read: there is no such table in the database.", kind = "data")
+db_is_sqlite <- function(con) inherits(con, "SQLiteConnection")
+db_is_pg <- function(con) inherits(con, c("PostgreSQLConnection", "PqConnection"))
+
+db_quote <- function(con, x) as.character(DBI::dbQuoteIdentifier(con, x))
+
+# ---- which table a name is -----------------------------------------------------------------
+#
+# A name is resolved as the database resolves it, never compared as a string: SQLite compares
+# names regardless of (ASCII) case and looks in `temp`, then `main`, then the attached
+# databases; PostgreSQL (names quoted) finds `table` on the search path and creates `output`
+# in current_schema(), and would cut a name longer than max_identifier_length (63) bytes, which
+# is refused. The result: `name` (as given), `exists`, `kind` ("table", "view", ...), `schema`,
+# `stored` (the name as the database stores it), `oid` (PostgreSQL) and `sql`, the qualified
+# name for statements. `create = TRUE` (the output): where an unqualified CREATE TABLE puts
+# it. Other DBI backends: dbExistsTable(), and `sql` the quoted name.
+db_relation <- function(con, name, arg, create = FALSE) {
+  if (db_is_sqlite(con)) {
+    schemas <- if (create) "main" else unique(c("temp", "main", DBI::dbGetQuery(con, "PRAGMA database_list")$name))
+    for (s in schemas) {
+      master <- if (s == "temp") "sqlite_temp_master" else paste0(db_quote(con, s), ".sqlite_master")
+      d <- DBI::dbGetQuery(con, paste("SELECT name, type FROM", master,
+                                      "WHERE type IN ('table', 'view') AND name = ? COLLATE NOCASE"),
+                           params = list(name))
+      if (nrow(d)) {
+        return(list(name = name, exists = TRUE, kind = d$type[1L], schema = s, stored = d$name[1L],
+                    sql = paste0(db_quote(con, s), ".", db_quote(con, d$name[1L]))))
+      }
+    }
+    if (!create) return(NULL)
+    return(list(name = name, exists = FALSE, kind = NULL, schema = "main", stored = name,
+                sql = paste0(db_quote(con, "main"), ".", db_quote(con, name))))
   }
-  sql <- paste("SELECT * FROM", DBI::dbQuoteIdentifier(con, table), "LIMIT 1")
-  d <- tryCatch(DBI::dbGetQuery(con, sql), error = function(e) e)
-  if (inherits(d, "error") || !is.data.frame(d)) {
-    stop_arg("`table` \"", table, "\" cannot be read", if (inherits(d, "error")) paste0(": ", conditionMessage(d)),
-             ".", kind = "data")
+  if (db_is_pg(con)) {
+    limit <- as.integer(DBI::dbGetQuery(con, "SHOW max_identifier_length")[[1L]])
+    if (nchar(name, type = "bytes") > limit) {
+      stop_arg("`", arg, "` \"", name, "\" is longer than PostgreSQL's limit of ", limit, " bytes for a name, ",
+               "which would cut it (and could make it name another table); choose a shorter name.")
+    }
+    cols <- paste("SELECT c.oid::text AS oid, n.nspname AS schema, c.relname AS stored, c.relkind::text AS kind",
+                  "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE")
+    d <- if (create) {
+      schema <- DBI::dbGetQuery(con, "SELECT current_schema() AS s")$s
+      if (!length(schema) || is.na(schema)) {
+        stop_arg("`output` cannot be created: PostgreSQL's search_path names no schema to create it in; ",
+                 "set search_path first.", kind = "database")
+      }
+      db_query_params(con, paste(cols, "n.nspname = $1 AND c.relname = $2"), list(schema, name))
+    } else {
+      db_query_params(con, paste(cols, "c.oid = to_regclass(quote_ident($1))"), list(name))
+    }
+    if (!nrow(d)) {
+      if (!create) return(NULL)
+      return(list(name = name, exists = FALSE, kind = NULL, schema = schema, stored = name, oid = NA_character_,
+                  sql = paste0(db_quote(con, schema), ".", db_quote(con, name))))
+    }
+    kinds <- c(r = "table", p = "table", v = "view", m = "materialized view", f = "foreign table")
+    kind <- if (d$kind[1L] %in% names(kinds)) kinds[[d$kind[1L]]] else "relation other than a table"
+    return(list(name = name, exists = TRUE, kind = kind, schema = d$schema[1L], stored = d$stored[1L],
+                oid = d$oid[1L], sql = paste0(db_quote(con, d$schema[1L]), ".", db_quote(con, d$stored[1L]))))
   }
-  d[0L, , drop = FALSE]
+  exists <- db_table_exists(con, name)
+  if (!exists && !create) return(NULL)
+  list(name = name, exists = exists, kind = if (exists) "table", schema = NULL, stored = name,
+       sql = db_quote(con, name))
+}
+
+# Do the two resolved names denote one table? Other backends: names equal regardless of
+# case are taken as the same (refused rather than risked).
+db_same_relation <- function(con, src, dst) {
+  if (db_is_pg(con)) return(isTRUE(dst$exists) && identical(src$oid, dst$oid))
+  if (db_is_sqlite(con)) {
+    return(isTRUE(dst$exists) && identical(src$schema, dst$schema) && identical(src$stored, dst$stored))
+  }
+  identical(tolower(src$name), tolower(dst$name))
+}
+
+db_same_reason <- function(con, table, output) {
+  if (identical(table, output)) return("they are the same name")
+  if (db_is_sqlite(con)) return("SQLite compares table names regardless of case, so both name one table")
+  if (db_is_pg(con)) return("PostgreSQL resolves both to one table")
+  "names that differ only in case may name one table in this database"
 }
 
 db_table_exists <- function(con, name) {
   isTRUE(tryCatch(DBI::dbExistsTable(con, name), error = function(e) FALSE))
 }
 
+# A data frame with the table's columns and no rows, typed as DBI reads them (one row is
+# read: some backends type an empty result by its declared types only).
+db_prototype <- function(con, src) {
+  d <- tryCatch(DBI::dbGetQuery(con, paste("SELECT * FROM", src$sql, "LIMIT 1")), error = function(e) e)
+  if (inherits(d, "error") || !is.data.frame(d)) {
+    stop_arg("`table` \"", src$name, "\" cannot be read", if (inherits(d, "error")) paste0(": ", conditionMessage(d)),
+             ".", kind = "data")
+  }
+  d[0L, , drop = FALSE]
+}
+
+# The type each column is read as over the whole table, and a function that gives every
+# chunk read those types (a chunk whose values of a column are all NULL, or are all whole
+# numbers in a column that also holds fractions, would otherwise come back with another
+# type than the table read at once). SQLite keeps a storage class per value: a column holding
+# both numbers and text (or blobs) reads as numbers or as text depending on which rows are
+# read together, and is refused.
+db_column_types <- function(con, src, proto) {
+  target <- lapply(proto, function(x) x)
+  if (db_is_sqlite(con) && length(proto)) {
+    # a column of TEXT affinity stores numbers as text: only the others can mix
+    info <- DBI::dbGetQuery(con, paste0("PRAGMA ", db_quote(con, src$schema), ".table_info(",
+                                        db_quote(con, src$stored), ")"))
+    decl <- toupper(info$type[match(names(proto), info$name)])
+    decl[is.na(decl)] <- ""
+    text <- !grepl("INT", decl, fixed = TRUE) & grepl("CHAR|CLOB|TEXT", decl)
+    cols <- names(proto)[!text]
+    for (part in split(seq_along(cols), ceiling(seq_along(cols) / 400))) {
+      # the smallest and largest storage class of the non-NULL values (in the order blob <
+      # integer < null < real < text, NULL left out): one class, or integer and real, or mixed
+      q <- db_quote(con, cols[part])
+      sel <- paste0(rep(c("min", "max"), length(q)), "(nullif(typeof(", rep(q, each = 2L), "), 'null'))")
+      has <- matrix(unlist(DBI::dbGetQuery(con, paste("SELECT", paste(sel, collapse = ", "), "FROM", src$sql)),
+                           use.names = FALSE),
+                    ncol = 2L, byrow = TRUE, dimnames = list(cols[part], c("min", "max")))
+      for (v in cols[part]) {
+        lo <- has[v, "min"]
+        hi <- has[v, "max"]
+        if (is.na(lo)) next # NULL only
+        if (lo != hi && !(lo == "integer" && hi == "real")) {
+          kinds <- c(integer = "numbers", real = "numbers", text = "text", blob = "blobs")[c(lo, hi)]
+          stop_arg("`table` \"", src$name, "\" column `", v, "` holds ", paste(unique(kinds), collapse = " and "),
+                   " (SQLite keeps a type per value); DBI reads such a column as numbers or as text depending on ",
+                   "the rows read together. Store it as one type first (e.g. `UPDATE ... SET ", v,
+                   " = CAST(", v, " AS TEXT)`).", kind = "column")
+        }
+        if (lo == "integer" && hi == "real") {
+          target[[v]] <- double()
+        } else if (is.logical(proto[[v]])) {
+          # NULL in the row read for the prototype: the type of a value
+          one <- DBI::dbGetQuery(con, paste("SELECT", db_quote(con, v), "FROM", src$sql, "WHERE",
+                                            db_quote(con, v), "IS NOT NULL LIMIT 1"))
+          target[[v]] <- one[[1L]][0L]
+        }
+      }
+    }
+  }
+  function(d) {
+    for (v in intersect(names(d), names(target))) {
+      x <- d[[v]]
+      want <- target[[v]]
+      if (identical(class(x), class(want)) && typeof(x) == typeof(want)) next
+      if (is.double(want) && !is.object(want) && is.integer(x) && !is.object(x)) {
+        d[[v]] <- as.double(x)
+      } else if (all(is.na(x))) {
+        d[[v]] <- want[rep(NA_integer_, length(x))]
+      }
+    }
+    d
+  }
+}
+
+# ---- transactions --------------------------------------------------------------------------
+#
+# The call's transaction: inside the caller's open transaction a SAVEPOINT (released at the
+# end, or rolled back to: the caller's own work is neither committed nor undone), else its
+# own transaction (PostgreSQL: REPEATABLE READ, so that every pass reads one snapshot).
+# SQLite: a SAVEPOINT outside a transaction is one. Other backends: DBI's dbBegin(), and an
+# error inside an open transaction (they cannot nest).
+db_begin <- function(con) {
+  name <- db_temp_name("detanon_sp_")
+  sp <- paste("SAVEPOINT", db_quote(con, name))
+  if (db_is_sqlite(con)) {
+    db_tx_statement(con, sp)
+    return(list(kind = "savepoint", name = name))
+  }
+  if (db_is_pg(con)) {
+    # a SAVEPOINT outside a transaction block is an error in PostgreSQL: the probe
+    if (!inherits(tryCatch(DBI::dbExecute(con, sp), error = function(e) e), "error")) {
+      return(list(kind = "savepoint", name = name))
+    }
+    db_tx_statement(con, "BEGIN ISOLATION LEVEL REPEATABLE READ")
+    return(list(kind = "begin"))
+  }
+  ok <- tryCatch({
+    DBI::dbBegin(con)
+    TRUE
+  }, error = function(e) e)
+  if (inherits(ok, "error")) {
+    stop_arg("`con` could not start a transaction (", conditionMessage(ok), "). On this backend anonymise_db() ",
+             "cannot run inside an open transaction: commit or roll it back first.", kind = "database")
+  }
+  list(kind = "dbi")
+}
+
+db_tx_statement <- function(con, sql) {
+  tryCatch(DBI::dbExecute(con, sql), error = function(e) {
+    stop_arg("the database refused `", sql, "`: ", trimws(conditionMessage(e)), kind = "database")
+  })
+  invisible()
+}
+
+db_commit <- function(con, tx) {
+  switch(tx$kind,
+         savepoint = db_tx_statement(con, paste("RELEASE SAVEPOINT", db_quote(con, tx$name))),
+         begin = db_tx_statement(con, "COMMIT"),
+         dbi = tryCatch(DBI::dbCommit(con), error = function(e) {
+           stop_arg("the database refused to commit: ", trimws(conditionMessage(e)), kind = "database")
+         }))
+  invisible()
+}
+
+# Undo everything the call did; errors (a lost connection: the database rolls back itself)
+# are ignored.
+db_rollback <- function(con, tx) {
+  if (!db_is_valid(con)) return(invisible())
+  run <- function(sql) try(DBI::dbExecute(con, sql), silent = TRUE)
+  switch(tx$kind,
+         savepoint = {
+           run(paste("ROLLBACK TO SAVEPOINT", db_quote(con, tx$name)))
+           run(paste("RELEASE SAVEPOINT", db_quote(con, tx$name)))
+         },
+         begin = run("ROLLBACK"),
+         dbi = try(DBI::dbRollback(con), silent = TRUE))
+  invisible()
+}
+
+# Evaluates the body of anonymise_db(): an error that is not one of detanon's (a statement
+# the database refused) becomes a classed error; the caller's on.exit() rolls back.
+db_run <- function(con, expr) {
+  tryCatch(expr, error = function(e) {
+    if (inherits(e, "detanon_error")) stop(e)
+    stop_arg("the database gave an error: ", trimws(conditionMessage(e)),
+             " (nothing was written: the changes were rolled back).", kind = "database")
+  })
+}
+
 # ---- reading -----------------------------------------------------------------------------
 
-db_select <- function(con, table, cols, order = NULL) {
-  q <- function(x) paste(DBI::dbQuoteIdentifier(con, x), collapse = ", ")
-  paste0("SELECT ", q(cols), " FROM ", DBI::dbQuoteIdentifier(con, table),
-         if (length(order)) paste0(" ORDER BY ", q(order)))
+db_select <- function(con, src, cols, order = NULL) {
+  q <- function(x) paste(db_quote(con, x), collapse = ", ")
+  paste0("SELECT ", q(cols), " FROM ", src$sql, if (length(order)) paste0(" ORDER BY ", q(order)))
 }
 
 # A re-readable chunk source over a query: f(1) (re)starts it, f(i) returns the next `chunk`
-# rows, NULL at the end.
-db_chunk_source <- function(con, sql, chunk, made = NULL) {
+# rows, NULL at the end; `cast` gives them the column types of the whole table.
+db_chunk_source <- function(con, sql, chunk, made = NULL, cast = identity) {
+  force(sql)
   res <- NULL
-  # an open result is cleared by db_cleanup() when the call ends early
+  # an open result is cleared when the call ends early
   if (!is.null(made)) made$close <- c(made$close, function() if (!is.null(res)) DBI::dbClearResult(res))
   function(i) {
     if (i == 1L) {
@@ -281,7 +582,7 @@ db_chunk_source <- function(con, sql, chunk, made = NULL) {
       res <<- NULL
       return(NULL)
     }
-    d
+    cast(d)
   }
 }
 
@@ -307,9 +608,9 @@ stratum_starts <- function(d, strata) {
 # A function returning the next group of whole strata (a data frame of all columns), NULL
 # at the end. Suppressed strata (small_strata = "suppress") are passed along: the stratum
 # pass drops them.
-db_group_reader <- function(con, table, columns, strata, st, read, chunk, group_size, made) {
+db_group_reader <- function(con, src, columns, strata, st, read, chunk, group_size, made, cast = identity) {
   if (!length(strata) || read == "order") {
-    src <- db_chunk_source(con, db_select(con, table, columns, order = strata), chunk, made)
+    stream <- db_chunk_source(con, db_select(con, src, columns, order = strata), chunk, made, cast)
     buf <- list()    # chunks read and not yet returned (bound once per group: no repeated copying)
     held <- 0        # rows in buf
     bpos <- integer() # stratum boundaries in buf: after row p a new stratum starts
@@ -336,7 +637,7 @@ db_group_reader <- function(con, table, columns, strata, st, read, chunk, group_
         }
         if (done) return(if (held) cut_at(held) else NULL)
         i <<- i + 1L
-        d <- src(i)
+        d <- stream(i)
         if (is.null(d)) {
           done <<- TRUE
           next
@@ -352,18 +653,19 @@ db_group_reader <- function(con, table, columns, strata, st, read, chunk, group_
       }
     })
   }
-  made$index <- db_ensure_index(con, table, strata)
+  made$index <- db_ensure_index(con, src, strata)
+  types <- db_sql_types(con, src, strata)
   tab <- st$strata_table
   tab <- tab[tab$keep, , drop = FALSE]
   # strata in groups of about group_size records (a large stratum alone)
   grp <- db_size_groups(tab$n, group_size)
-  sql <- db_select(con, table, columns)
+  sql <- db_select(con, src, columns)
   g <- 0L
   function() {
     g <<- g + 1L
     rows <- which(grp == g)
     if (!length(rows)) return(NULL)
-    parts <- lapply(rows, function(r) db_read_stratum(con, sql, strata, tab[r, strata, drop = FALSE]))
+    parts <- lapply(rows, function(r) cast(db_read_stratum(con, sql, strata, tab[r, strata, drop = FALSE], types)))
     out <- do.call(rbind, parts)
     rownames(out) <- NULL
     out
@@ -387,35 +689,86 @@ db_size_groups <- function(n, size) {
   g
 }
 
+# The SQL types of columns (PostgreSQL: format_type(), e.g. "numeric(5,2)"); NULL elsewhere.
+db_sql_types <- function(con, src, cols) {
+  if (!db_is_pg(con)) return(NULL)
+  d <- db_query_params(con, paste("SELECT attname AS col, format_type(atttypid, atttypmod) AS type",
+                                  "FROM pg_attribute WHERE attrelid = $1::oid AND attnum > 0 AND NOT attisdropped"),
+                       list(src$oid))
+  stats::setNames(d$type[match(cols, d$col)], cols)
+}
+
 # All rows of one stratum (`values`: a one-row data frame of its strata values) by a
-# parameterised WHERE.
-db_read_stratum <- function(con, sql, strata, values) {
+# parameterised WHERE. PostgreSQL: each value is sent as text and cast to the column's type
+# (dates, timestamps to the microsecond, numeric(p, s)); a numeric column of more digits than
+# a double holds is compared as the double R read.
+db_read_stratum <- function(con, sql, strata, values, types = NULL) {
   conds <- character(length(strata))
   params <- list()
   for (j in seq_along(strata)) {
     v <- values[[strata[j]]]
-    col <- DBI::dbQuoteIdentifier(con, strata[j])
+    col <- db_quote(con, strata[j])
     if (is.na(v)) {
       conds[j] <- paste(col, "IS NULL")
+      next
+    }
+    params[[length(params) + 1L]] <- if (is.factor(v)) as.character(v) else v
+    ph <- db_placeholder(con, length(params))
+    type <- if (is.null(types)) NA else types[[strata[j]]]
+    conds[j] <- if (is.na(type)) {
+      paste(col, "=", ph)
+    } else if (db_pg_inexact_numeric(type)) {
+      paste0("CAST(", col, " AS double precision) = CAST(", ph, " AS double precision)")
     } else {
-      params[[length(params) + 1L]] <- if (is.factor(v)) as.character(v) else v
-      conds[j] <- paste(col, "=", db_placeholder(con, length(params)))
+      paste0(col, " = CAST(", ph, " AS ", type, ")")
+    }
+    if (!is.na(type) && inherits(v, "POSIXct")) {
+      params[[length(params)]] <- db_time_text(v, utc = grepl("with time zone", type, fixed = TRUE))
     }
   }
   sql <- paste(sql, "WHERE", paste(conds, collapse = " AND "))
   db_query_params(con, sql, params)
 }
 
+# numeric without a precision, or with more digits than a double holds exactly
+db_pg_inexact_numeric <- function(type) {
+  if (!grepl("^numeric", type)) return(FALSE)
+  p <- suppressWarnings(as.integer(sub("^numeric\\((\\d+).*$", "\\1", type)))
+  is.na(p) || p > 15L
+}
+
+# Text of POSIXct values to the microsecond (rounded, not cut as format() does): in UTC with
+# its offset (`utc = TRUE`), or in the values' own time zone (a timestamp without time zone,
+# which RPostgreSQL reads as local time).
+db_time_text <- function(x, utc) {
+  s <- unclass(x)
+  attributes(s) <- NULL
+  whole <- floor(s)
+  us <- round((s - whole) * 1e6)
+  carry <- !is.na(us) & us >= 1e6
+  whole[carry] <- whole[carry] + 1
+  us[carry] <- 0
+  tz <- if (utc) "UTC" else if (is.null(attr(x, "tzone"))) "" else attr(x, "tzone")[1L]
+  out <- paste0(format(.POSIXct(whole, tz = tz), "%Y-%m-%d %H:%M:%S"), sprintf(".%06.0f", us), if (utc) "+00")
+  out[is.na(s)] <- NA_character_
+  out
+}
+
 db_placeholder <- function(con, i) {
-  if (inherits(con, c("PostgreSQLConnection", "PqConnection"))) paste0("$", i) else "?"
+  if (db_is_pg(con)) paste0("$", i) else "?"
 }
 
 db_query_params <- function(con, sql, params) {
   if (!length(params)) return(DBI::dbGetQuery(con, sql))
   if (inherits(con, "PostgreSQLConnection")) {
-    # RPostgreSQL sends parameters as text: doubles with 17 digits (exact), logicals as words
+    # RPostgreSQL sends parameters as text: doubles with 17 digits (exact), dates as ISO
+    # dates, logicals as words
     txt <- vapply(params, function(v) {
-      if (is.double(v)) sprintf("%.17g", v) else if (is.logical(v)) if (v) "true" else "false" else as.character(v)
+      if (inherits(v, "Date")) format(v, "%Y-%m-%d")
+      else if (inherits(v, "POSIXct")) db_time_text(v, utc = TRUE)
+      else if (is.double(v)) sprintf("%.17g", v)
+      else if (is.logical(v)) if (v) "true" else "false"
+      else as.character(v)
     }, character(1))
     res <- DBI::dbSendQuery(con, sql, txt)
     on.exit(DBI::dbClearResult(res))
@@ -424,34 +777,47 @@ db_query_params <- function(con, sql, params) {
   DBI::dbGetQuery(con, sql, params = unname(params))
 }
 
-# An index on the strata columns (created unless one starting with them exists); returns
-# its name when this call created it (to drop at the end), else NULL.
-db_ensure_index <- function(con, table, strata) {
-  if (db_has_index(con, table, strata)) return(NULL)
-  name <- db_temp_name(con, "detanon_idx_")
-  DBI::dbExecute(con, paste0("CREATE INDEX ", DBI::dbQuoteIdentifier(con, name), " ON ",
-                             DBI::dbQuoteIdentifier(con, table), " (",
-                             paste(DBI::dbQuoteIdentifier(con, strata), collapse = ", "), ")"))
+# An index on the strata columns of a table (created unless one starting with them exists;
+# none on a view); returns its name when this call created it (dropped before the call
+# commits, and with everything else when it rolls back), else NULL.
+db_ensure_index <- function(con, src, strata) {
+  if (!identical(src$kind, "table") || db_has_index(con, src, strata)) return(NULL)
+  name <- db_temp_name("detanon_idx_")
+  cols <- paste(db_quote(con, strata), collapse = ", ")
+  DBI::dbExecute(con, if (db_is_sqlite(con)) {
+    paste0("CREATE INDEX ", db_quote(con, src$schema), ".", db_quote(con, name), " ON ",
+           db_quote(con, src$stored), " (", cols, ")")
+  } else {
+    paste0("CREATE INDEX ", db_quote(con, name), " ON ", src$sql, " (", cols, ")")
+  })
   name
 }
 
-# Does an index on `table` have the strata columns as its leading columns (in any order)?
+db_drop_index <- function(con, src, name) {
+  q <- if (is.null(src$schema)) db_quote(con, name) else paste0(db_quote(con, src$schema), ".", db_quote(con, name))
+  DBI::dbExecute(con, paste("DROP INDEX", q))
+  invisible()
+}
+
+# Does an index on the table have the strata columns as its leading columns (in any order)?
 # Known for SQLite and PostgreSQL; FALSE (an index is made) for other backends.
-db_has_index <- function(con, table, strata) {
+db_has_index <- function(con, src, strata) {
   leading <- tryCatch({
-    if (inherits(con, "SQLiteConnection")) {
-      idx <- DBI::dbGetQuery(con, paste0("PRAGMA index_list(", DBI::dbQuoteIdentifier(con, table), ")"))$name
+    if (db_is_sqlite(con)) {
+      pragma <- function(what, x) {
+        DBI::dbGetQuery(con, paste0("PRAGMA ", db_quote(con, src$schema), ".", what, "(", db_quote(con, x), ")"))
+      }
+      idx <- pragma("index_list", src$stored)$name
       lapply(idx, function(i) {
-        info <- DBI::dbGetQuery(con, paste0("PRAGMA index_info(", DBI::dbQuoteIdentifier(con, i), ")"))
+        info <- pragma("index_info", i)
         info$name[order(info$seqno)]
       })
-    } else if (inherits(con, c("PostgreSQLConnection", "PqConnection"))) {
+    } else if (db_is_pg(con)) {
       sql <- paste("SELECT i.indexrelid AS id, a.attname AS col, k.ord AS ord FROM pg_index i",
                    "CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)",
                    "JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum",
-                   "WHERE i.indrelid = ", DBI::dbQuoteString(con, as.character(DBI::dbQuoteIdentifier(con, table))),
-                   "::regclass")
-      d <- DBI::dbGetQuery(con, sql)
+                   "WHERE i.indrelid = $1::oid")
+      d <- db_query_params(con, sql, list(src$oid))
       lapply(split(d, d$id), function(x) x$col[order(x$ord)])
     } else {
       list()
@@ -473,15 +839,21 @@ db_workers <- function() {
 # The function a worker runs on one group: defined here, in the namespace, so that it carries
 # no enclosing frame (a closure made inside db_mask_batch() would ship the whole batch to
 # every worker).
-db_stratum_worker <- function(d, st, nthreads, fail) {
-  if (fail) stop("injected worker failure (detanon.db_fault)")
-  anonymise_stratum(d, stats = st, nthreads = nthreads)
+db_stratum_worker <- function(d, st, nthreads) {
+  # a group whose records or values are not those the statistics counted: the table changed
+  tryCatch(anonymise_stratum(d, stats = st, nthreads = nthreads), detanon_error_data = function(e) {
+    stop_arg("the strata read for masking are not those the statistics pass counted (",
+             sub("^[A-Za-z_.]+\\(\\): ", "", conditionMessage(e)), "): `table` changed while it was read (stop ",
+             "the writers, or run outside a transaction, which reads one snapshot), or, with read = \"index\", the ",
+             "database matched a `strata` value otherwise than R does (try read = \"order\"). Nothing was written.",
+             kind = "data")
+  })
 }
 
-db_mask_batch <- function(batch, st, nthreads, fail = FALSE) {
+db_mask_batch <- function(batch, st, nthreads) {
   worker <- db_stratum_worker
   if (length(batch) > 1L && db_workers() > 1L) {
-    res <- tryCatch(future.apply::future_lapply(batch, worker, st = st, nthreads = nthreads, fail = fail,
+    res <- tryCatch(future.apply::future_lapply(batch, worker, st = st, nthreads = nthreads,
                                                 future.packages = "detanon", future.seed = NULL),
                     error = function(e) {
                       stop_arg("a worker failed while masking a group of strata: ", conditionMessage(e),
@@ -489,16 +861,32 @@ db_mask_batch <- function(batch, st, nthreads, fail = FALSE) {
                     })
     return(res)
   }
-  lapply(batch, worker, st = st, nthreads = nthreads, fail = fail)
+  lapply(batch, worker, st = st, nthreads = nthreads)
+}
+
+# The exact sums of the `vars` values masked (and of their squared deviations from the
+# statistics' means): equal to the statistics' means and SDs when the masking pass read
+# the values the statistics pass read.
+db_seen <- function(st) {
+  acc <- acc2 <- NULL
+  centre <- unname(st$mean)
+  list(add = function(x) {
+    if (!nrow(x)) return(invisible())
+    acc <<- acc_add(acc, x)
+    acc2 <<- acc_add(acc2, scale_tiny(x, st$e), centre = centre)
+  }, same = function() {
+    if (is.null(acc)) return(st$n == 0)
+    identical(acc_round(acc, st$e) / st$n, centre) &&
+      identical(sqrt(acc_round(acc2) / (st$n - 1)), unname(st$sd))
+  })
 }
 
 # ---- writing -----------------------------------------------------------------------------
 
-db_temp_name <- function(con, prefix) {
-  repeat {
-    name <- paste0(prefix, paste(sample(c(letters, 0:9), 12L, TRUE), collapse = ""))
-    if (!db_table_exists(con, name)) return(name)
-  }
+# A name for a table, index or savepoint of this call, drawn without R's random numbers (the
+# caller's random stream is left as it was): tempfile() makes it unique.
+db_temp_name <- function(prefix) {
+  paste0(prefix, sub("^file", "", basename(tempfile())))
 }
 
 # Column types for the output: dbDataType() of each released column.
@@ -506,12 +894,15 @@ db_fields <- function(con, out) {
   vapply(out, function(x) DBI::dbDataType(con, x), character(1))
 }
 
-# Append rows exactly: RPostgreSQL writes doubles with 15 digits, so they go as 17-digit text.
+# Append rows exactly: RPostgreSQL writes doubles with 15 digits and timestamps to the
+# second, so they go as text (17 digits; microseconds with the offset).
 db_append <- function(con, name, d) {
   if (inherits(con, "PostgreSQLConnection")) {
     for (v in names(d)) {
       x <- d[[v]]
-      if (is.double(x) && !inherits(x, c("Date", "POSIXct"))) {
+      if (inherits(x, "POSIXct")) {
+        d[[v]] <- db_time_text(x, utc = TRUE)
+      } else if (is.double(x) && !inherits(x, "Date")) {
         s <- sprintf("%.17g", x)
         s[is.na(x)] <- NA_character_
         d[[v]] <- s
@@ -520,40 +911,20 @@ db_append <- function(con, name, d) {
       }
     }
     ok <- DBI::dbWriteTable(con, name, d, append = TRUE, row.names = FALSE)
-    if (!isTRUE(ok)) stop("writing to the temporary table failed")
+    if (!isTRUE(ok)) stop_arg("writing the release to the database failed.", kind = "database")
     return(invisible())
   }
   DBI::dbAppendTable(con, name, d)
   invisible()
 }
 
-db_rename <- function(con, from, to, overwrite) {
-  sql <- paste("ALTER TABLE", DBI::dbQuoteIdentifier(con, from), "RENAME TO", DBI::dbQuoteIdentifier(con, to))
-  if (overwrite && db_table_exists(con, to)) {
-    DBI::dbWithTransaction(con, {
-      DBI::dbExecute(con, paste("DROP TABLE", DBI::dbQuoteIdentifier(con, to)))
-      DBI::dbExecute(con, sql)
-    })
-  } else {
-    DBI::dbExecute(con, sql)
+# The written table takes the output's name (an existing output table dropped first:
+# `overwrite` was checked), inside the call's transaction.
+db_replace <- function(con, tmp, dst, overwrite) {
+  if (dst$exists) {
+    if (!overwrite) stop_arg("`output` table \"", dst$name, "\" exists; choose another name or set `overwrite = TRUE`.")
+    DBI::dbExecute(con, paste("DROP TABLE", dst$sql))
   }
-  invisible()
-}
-
-# Drop what this call created (temporary tables, an index); errors here (a lost connection)
-# are reported as a warning, not raised over the original error.
-db_cleanup <- function(con, made) {
-  if (!db_is_valid(con)) return(invisible())
-  for (close in made$close) try(close(), silent = TRUE)
-  for (t in made$tables) {
-    tryCatch(DBI::dbExecute(con, paste("DROP TABLE IF EXISTS", DBI::dbQuoteIdentifier(con, t))),
-             error = function(e) warn_detanon("could not drop the temporary table \"", t, "\": ",
-                                              conditionMessage(e), kind = "database"))
-  }
-  if (!is.null(made$index)) {
-    tryCatch(DBI::dbExecute(con, paste("DROP INDEX IF EXISTS", DBI::dbQuoteIdentifier(con, made$index))),
-             error = function(e) warn_detanon("could not drop the index \"", made$index, "\": ",
-                                              conditionMessage(e), kind = "database"))
-  }
+  DBI::dbExecute(con, paste("ALTER TABLE", db_quote(con, tmp), "RENAME TO", db_quote(con, dst$name)))
   invisible()
 }

@@ -356,3 +356,17 @@ SEXP ffi_radix_value(SEXP prefix_, SEXP low_)
         Rf_error("internal error: bad input to ffi_radix_value");
     return Rf_ScalarReal(mask_radix_value(((uint64_t) prefix << 16) | (uint64_t) low));
 }
+
+/* The check number of each record (row) of a double matrix (mask.h). */
+SEXP ffi_record_checks(SEXP x)
+{
+    SEXP dim = Rf_getAttrib(x, R_DimSymbol);
+    if (TYPEOF(x) != REALSXP || TYPEOF(dim) != INTSXP || XLENGTH(dim) != 2)
+        Rf_error("internal error: bad input to ffi_record_checks");
+    const R_xlen_t n = INTEGER_RO(dim)[0];
+    const int p = INTEGER_RO(dim)[1];
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
+    if (n > 0) mask_record_checks(REAL_RO(x), n, p, REAL(out));
+    UNPROTECT(1);
+    return out;
+}

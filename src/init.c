@@ -22,6 +22,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_acc_round",      (DL_FUNC) &ffi_acc_round,      2},
     {"ffi_radix_hist",     (DL_FUNC) &ffi_radix_hist,     4},
     {"ffi_radix_value",    (DL_FUNC) &ffi_radix_value,    2},
+    {"ffi_record_checks",  (DL_FUNC) &ffi_record_checks,  1},
     /* adaptive_glue.c: adaptive k per record (anonymise_adaptive) */
     {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     8},
     /* risk_glue.c: risk_rmd */
@@ -54,6 +55,10 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_knn_centroids",  (DL_FUNC) &ffi_knn_centroids,  5},
     /* keyed_glue.c: the keyed k-means of anonymise_keyed() */
     {"ffi_keyed_kmeans",   (DL_FUNC) &ffi_keyed_kmeans,   6},
+    /* mdav_glue.c: anonymise_mdav() */
+    {"ffi_mdav",           (DL_FUNC) &ffi_mdav,           8},
+    /* freq_glue.c: sums per key combination (categorical risk measures) */
+    {"ffi_group_sums",     (DL_FUNC) &ffi_group_sums,     3},
     /* suda2_glue.c: minimal sample uniques and SUDA scores (risk_suda2) */
     {"ffi_suda2",          (DL_FUNC) &ffi_suda2,          3},
 #ifndef DETANON_NO_TESTING

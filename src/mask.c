@@ -267,3 +267,20 @@ double mask_radix_value(uint64_t key)
     memcpy(&v, &u, sizeof v);
     return v;
 }
+
+void mask_record_checks(const double *x, ptrdiff_t n, int p, double *out)
+{
+    const uint64_t prime = 1048573u;
+    for (ptrdiff_t i = 0; i < n; i++) out[i] = 0.0;
+    for (int j = 0; j < p; j++) {
+        const double *col = x + (ptrdiff_t) j * n;
+        for (ptrdiff_t i = 0; i < n; i++) {
+            double v = col[i];
+            uint64_t u;
+            if (v == 0) v = 0.0; /* -0 as 0 */
+            memcpy(&u, &v, sizeof u);
+            const uint64_t s = (uint64_t) out[i] + u % prime; /* out[i] < 2^20: exact */
+            out[i] = (double) ((s * s + (uint64_t) (j + 1)) % prime);
+        }
+    }
+}

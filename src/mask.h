@@ -68,5 +68,10 @@ double mask_max_abs(const double *x, ptrdiff_t n);
  * mask_radix_value() turns a whole 64-bit key back into its value. */
 void mask_radix_hist(const double *x, ptrdiff_t n, int pass, uint64_t prefix, double *counts);
 double mask_radix_value(uint64_t key);
+/* Check numbers of records (partitioned anonymise(): a check sum per stratum): for each row
+ * i of the n x p column-major x, each value's 64-bit pattern (-0 as 0) modulo 1048573,
+ * mixed column by column, r = ((r + h)^2 + j) mod 1048573 for j = 1..p, into out[i]
+ * (< 2^20, so sums over up to 2^33 records are exact doubles in any order). */
+void mask_record_checks(const double *x, ptrdiff_t n, int p, double *out);
 
 #endif

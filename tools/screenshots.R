@@ -65,7 +65,8 @@ for (f in c("readme", "report")) {
 }
 shots <- c(shots, br$screenshot(file.path(out, "report-full.png"), full = TRUE))
 
-# The app's verdict screen: the Titanic example, roles set, the search with a generated key.
+# The app's verdict screen: the Titanic example, roles set (Survived not published), the
+# search with a generated key.
 if (requireNamespace("shiny", quietly = TRUE)) {
   app <- helpers$start_app_process()
   on.exit(app$kill(), add = TRUE)
@@ -76,7 +77,7 @@ if (requireNamespace("shiny", quietly = TRUE)) {
   ok("(document.querySelector('#data_loaded') || {}).innerText !== undefined")
   br$eval(paste0("$('#vars')[0].selectize.setValue(['Age', 'Fare']); ",
                  "$('#strata')[0].selectize.setValue(['Pclass', 'Sex', 'Family']); ",
-                 "$('#identifiers')[0].selectize.setValue(['PassengerId']); true"))
+                 "$('#identifiers')[0].selectize.setValue(['PassengerId', 'Survived']); true"))
   br$eval("document.querySelector('a[data-value=\"method\"]').click(); true")
   br$eval("document.querySelector('#gen_key').click(); true")
   ok("document.querySelector('#key').value.length === 32")

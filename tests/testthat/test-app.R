@@ -706,7 +706,17 @@ test_that("the search with a key: verdict per limit, download, a script without 
                       tune_methods = c("anonymise", "mdav", "keyed"), key = "", formula = "", family = "gaussian")
     # (testServer does not run updateTextInput(): the key a user would have from the button)
     key <- app_new_key()
+    expect_match(key, "^[A-Za-z0-9]{32}$")
+    expect_false(identical(key, app_new_key()))
+    # Survived published: the default intruder holds it, and 3 records are in cells below k;
+    # the search says so, with what to do
     session$setInputs(key = key, run = 1)
+    expect_true(rv$error)
+    expect_match(rv$status, "no candidate of the search met every limit", fixed = TRUE)
+    expect_match(rv$status, "Survived", fixed = TRUE)
+    expect_null(rv$run)
+    # Survived not published: the search finds a release
+    session$setInputs(identifiers = c("PassengerId", "Survived"), run = 2)
     expect_false(rv$error)
     expect_false(rv$warn)
     run <- rv$run
@@ -715,7 +725,7 @@ test_that("the search with a key: verdict per limit, download, a script without 
     expect_match(output$verdict$html, "Verdict: the release meets every limit it was checked against", fixed = TRUE)
     expect_match(output$verdict$html, "worst one-record attack", fixed = TRUE)
     # the release is the one tune_release() chooses with that key
-    work <- remove_identifiers(d, cols = "PassengerId")
+    work <- remove_identifiers(d, cols = c("PassengerId", "Survived"))
     ref <- suppressMessages(tune_release(work, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), k = 3,
                                          worst = 0.1, top_m = 0.3, methods = c("anonymise", "mdav", "keyed"),
                                          key = key, seed = 1))
@@ -740,12 +750,12 @@ test_that("the search with a key: verdict per limit, download, a script without 
     suppressMessages(eval(parse(text = code), env))
     expect_identical(plain_release(env$release), plain_release(run$release))
     # a variant: without keyed groups no key is needed, and none is mentioned
-    session$setInputs(key = "", tune_methods = c("anonymise", "mdav"), run = 2)
+    session$setInputs(key = "", tune_methods = c("anonymise", "mdav"), run = 3)
     expect_false(rv$error)
     expect_false(rv$run$keyed)
     expect_false(any(grepl("DETANON_KEY", script(), fixed = TRUE)))
     # limits no candidate meets: a message, no release
-    session$setInputs(worst = 0.001, top_m = 0.001, run = 3)
+    session$setInputs(worst = 0.001, top_m = 0.001, run = 4)
     expect_true(rv$error)
     expect_match(rv$status, "no candidate of the search met every limit", fixed = TRUE)
   })
@@ -846,7 +856,9 @@ test_that("in headless Chromium: load Titanic, set roles, search with a key, see
   expect_true(br$wait_for("document.querySelector('#key').value.length === 32"))
   key <- br$eval("document.querySelector('#key').value")
   expect_match(br$eval("document.querySelector('#key_note').innerText"), "never publish it", fixed = TRUE)
-  br$eval("document.querySelector('#formula').value = 'Survived ~ Sex + Age'; $('#formula').trigger('change'); true")
+  # Survived is not published (the default intruder would hold it, and it makes 3 records unique)
+  br$eval("$('#identifiers')[0].selectize.setValue(['PassengerId', 'Survived']); true")
+  br$eval("document.querySelector('#formula').value = 'Fare ~ Sex + Age'; $('#formula').trigger('change'); true")
   br$eval("document.querySelector('#run').click(); true")
   expect_true(br$wait_for("(document.querySelector('#verdict_box') || {}).innerText !== undefined && document.querySelector('#verdict_box').innerText.includes('Verdict: the release meets every limit')", timeout = 120))
   expect_true(br$wait_for("document.querySelector('#run_done') !== null && document.querySelector('#run_done').innerText.includes('Release made by tune_release()')"))
@@ -875,7 +887,7 @@ test_that("in headless Chromium: load Titanic, set roles, search with a key, see
   expect_identical(sha256_file(rel), hash)
   got <- utils::read.csv(rel)
   d <- utils::read.csv(csv)
-  expected <- suppressMessages(tune_release(remove_identifiers(d, cols = "PassengerId"), vars = c("Age", "Fare"),
+  expected <- suppressMessages(tune_release(remove_identifiers(d, cols = c("PassengerId", "Survived")), vars = c("Age", "Fare"),
                                             strata = c("Pclass", "Sex", "Family"), k = 3, key = key, seed = 1))$release
   expect_equal(sort_rows(got), sort_rows(plain_release(expected)), tolerance = 1e-14)
   rep <- file.path(downloads, "report.html")

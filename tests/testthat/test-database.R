@@ -27,6 +27,32 @@ db_result <- function(con, table, key) {
                              DBI::dbQuoteIdentifier(con, key)))
 }
 
+# Replaces the internal function `name` of detanon by `value` until the calling test ends
+# (failures are injected from the tests, through the functions the package really calls).
+local_detanon_binding <- function(name, value, env = parent.frame()) {
+  ns <- asNamespace("detanon")
+  old <- get(name, envir = ns)
+  set <- function(v) {
+    unlockBinding(name, ns)
+    assign(name, v, envir = ns)
+    lockBinding(name, ns)
+  }
+  set(value)
+  withr::defer(set(old), envir = env)
+  old
+}
+
+# db_append() failing (with a backend's plain error) on its `at`-th call
+local_append_failure <- function(at, env = parent.frame()) {
+  calls <- 0L
+  orig <- NULL
+  orig <- local_detanon_binding("db_append", function(con, name, d) {
+    calls <<- calls + 1L
+    if (calls >= at) stop("disk full (injected by the test)")
+    orig(con, name, d)
+  }, env = env)
+}
+
 identical_level <- function(v, level) if (is.na(level)) is.na(v) else !is.na(v) & v == level
 
 db_state <- function(con) {
@@ -133,24 +159,56 @@ test_that("anonymise_db() leaves no output table and nothing else when it fails"
   DBI::dbWriteTable(con, "masked", data.frame(old = 1:3))
   before <- db_state(con)
   for (read in c("order", "index")) {
-    withr::local_options(detanon.db_fault = "release")
-    expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "new_masked",
-                              read = read, check_identifiers = FALSE), "injected failure")
-    expect_identical(db_state(con), before)
-    # with overwrite = TRUE, the old output table survives a failure unchanged
-    expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "masked",
-                              read = read, overwrite = TRUE, check_identifiers = FALSE), "injected failure")
-    expect_identical(db_state(con), before)
-    withr::local_options(detanon.db_fault = "worker")
-    expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "new_masked",
-                              read = read, check_identifiers = FALSE), "injected worker failure")
-    expect_identical(db_state(con), before)
+    # the database refuses the last rows of the release: a classed error, nothing written
+    local({
+      local_append_failure(at = 2L)
+      expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "new_masked",
+                                read = read, group_size = 200, check_identifiers = FALSE),
+                   "disk full", class = "detanon_error_database")
+      expect_identical(db_state(con), before)
+      # with overwrite = TRUE, the old output table survives a failure unchanged
+      expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "masked",
+                                read = read, group_size = 200, overwrite = TRUE, check_identifiers = FALSE),
+                   "disk full", class = "detanon_error_database")
+      expect_identical(db_state(con), before)
+    })
+    # a group that is not whole strata (rows lost on the way): the masking refuses it
+    local({
+      orig <- NULL
+      orig <- local_detanon_binding("db_group_reader", function(...) {
+        read_group <- orig(...)
+        function() {
+          g <- read_group()
+          if (is.null(g)) g else g[-1L, , drop = FALSE]
+        }
+      })
+      expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "new_masked",
+                                read = read, check_identifiers = FALSE),
+                   "must hold whole strata", class = "detanon_error_data")
+      expect_identical(db_state(con), before)
+    })
   }
+  # an interrupt (Ctrl-C) while the release is written: rolled back as well
+  local({
+    orig <- NULL
+    orig <- local_detanon_binding("db_append", function(con, name, d) {
+      orig(con, name, d)
+      # (as Ctrl-C signals it: a condition of class "interrupt", caught by the tryCatch() below)
+      signalCondition(structure(list(message = "", call = NULL), class = c("interrupt", "condition")))
+    })
+    got <- tryCatch(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "masked",
+                                 overwrite = TRUE, check_identifiers = FALSE),
+                    interrupt = function(e) "interrupted")
+    expect_identical(got, "interrupted")
+    expect_identical(db_state(con), before)
+  })
   # a stratum smaller than k: the classed error of anonymise(), nothing written
-  withr::local_options(detanon.db_fault = "")
   expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = c("grp", "cls", "note"), k = 30,
                             output = "new_masked", check_identifiers = FALSE), class = "detanon_error")
   expect_identical(db_state(con), before)
+  # no test-only code in the package: failures are injected from here
+  fns <- Filter(is.function, mget(ls(asNamespace("detanon"), all.names = TRUE), envir = asNamespace("detanon")))
+  expect_false(any(vapply(fns, function(f) any(grepl("db_fault|injected", deparse(f))), logical(1))))
 })
 
 test_that("anonymise_db() gives the same table under a multisession future plan, and a failed worker writes nothing", {
@@ -163,7 +221,15 @@ test_that("anonymise_db() gives the same table under a multisession future plan,
   on.exit(future::plan(old), add = TRUE)
   db_check_identical(con, "order", group_size = 100)
   before <- db_state(con)
-  withr::local_options(detanon.db_fault = "worker")
+  # the worker is handed a group that lacks a record of its stratum: it fails there
+  orig <- NULL
+  orig <- local_detanon_binding("db_group_reader", function(...) {
+    read_group <- orig(...)
+    function() {
+      g <- read_group()
+      if (is.null(g)) g else g[-1L, , drop = FALSE]
+    }
+  })
   expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "new_masked",
                             group_size = 50, check_identifiers = FALSE),
                class = "detanon_error_worker")
@@ -182,9 +248,9 @@ test_that("anonymise_db() on PostgreSQL is anonymise() on the table in memory (p
   idx <- DBI::dbGetQuery(con, "SELECT indexname FROM pg_indexes WHERE tablename = 'people'")
   expect_identical(nrow(idx), 0L)
   before <- db_state(con)
-  withr::local_options(detanon.db_fault = "release")
+  local_append_failure(at = 1L)
   expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "new_masked",
-                            read = "index", check_identifiers = FALSE), "injected failure")
+                            read = "index", check_identifiers = FALSE), class = "detanon_error_database")
   expect_identical(db_state(con), before)
 })
 
@@ -196,7 +262,8 @@ test_that("the sorted stream cuts groups of whole strata of at most group_size r
   DBI::dbWriteTable(con, "t", d[sample(nrow(d)), ])
   for (chunk in c(7, 64, 1000)) {
     made <- new.env()
-    read <- detanon:::db_group_reader(con, "t", c("s", "v"), "s", NULL, "order", chunk, 100, made)
+    src <- detanon:::db_relation(con, "t", "table")
+    read <- detanon:::db_group_reader(con, src, c("s", "v"), "s", NULL, "order", chunk, 100, made)
     groups <- list()
     while (!is.null(g <- read())) groups[[length(groups) + 1L]] <- g
     all <- do.call(rbind, groups)
@@ -208,4 +275,339 @@ test_that("the sorted stream cuts groups of whole strata of at most group_size r
       for (s in unique(g$s)) expect_identical(sum(identical_level(g$s, s)), sum(identical_level(d$s, s)))
     }
   }
+})
+
+# ---- issue 34: hostile input --------------------------------------------------------------
+
+test_that("anonymise_db() never overwrites the input: names resolved as SQLite resolves them", {
+  con <- local_sqlite_connection()
+  DBI::dbWriteTable(con, "people", db_data(200, seed = 7))
+  DBI::dbWriteTable(con, "my Table", db_data(200, seed = 8))
+  before <- db_state(con)
+  # the reported input: SQLite compares names regardless of case
+  expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "PEOPLE", overwrite = TRUE,
+                            check_identifiers = FALSE),
+               "`output` must differ from `table`.*regardless of case", class = "detanon_error_argument")
+  expect_error(anonymise_db(con, "My TABLE", vars = c("x", "y"), strata = "grp", output = "my table",
+                            overwrite = TRUE, check_identifiers = FALSE), class = "detanon_error_argument")
+  expect_identical(db_state(con), before)
+  # the input named in another case is read (and an output named in another case of an
+  # existing table is that table)
+  DBI::dbWriteTable(con, "masked", data.frame(old = 1:3))
+  expect_error(anonymise_db(con, "PEOPLE", vars = c("x", "y"), strata = "grp", output = "MASKED",
+                            check_identifiers = FALSE), "exists.*overwrite = TRUE")
+  anonymise_db(con, "PEOPLE", vars = c("x", "y"), strata = "grp", output = "MASKED", overwrite = TRUE,
+               check_identifiers = FALSE)
+  expect_identical(db_result(con, "masked", "id"),
+                   db_expected(con, "people", "id", vars = c("x", "y"), strata = "grp", k = 3))
+  # SQLite folds ASCII letters only: "tablé" and "TABLÉ" are two tables
+  DBI::dbWriteTable(con, "tabl\u00e9", db_data(200, seed = 9))
+  anonymise_db(con, "tabl\u00e9", vars = c("x", "y"), strata = "grp", output = "TABL\u00c9",
+               check_identifiers = FALSE)
+  expect_identical(db_result(con, "tabl\u00e9", "id"), db_data(200, seed = 9)[order(db_data(200, seed = 9)$id), ],
+                   ignore_attr = TRUE)
+  expect_identical(nrow(db_result(con, "TABL\u00c9", "id")), 200L)
+})
+
+test_that("anonymise_db() refuses an output that is a view, and changes nothing", {
+  con <- local_sqlite_connection()
+  DBI::dbWriteTable(con, "people", db_data(200, seed = 7))
+  DBI::dbExecute(con, "CREATE VIEW adults AS SELECT * FROM people WHERE z >= 18")
+  before <- db_state(con)
+  for (overwrite in c(FALSE, TRUE)) {
+    expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "adults",
+                              overwrite = overwrite, check_identifiers = FALSE),
+                 "`output` \"adults\" is a view in the database, not a table", class = "detanon_error_argument")
+    expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "ADULTS",
+                              overwrite = overwrite, check_identifiers = FALSE), "is a view")
+  }
+  expect_identical(db_state(con), before)
+  views <- DBI::dbGetQuery(con, "SELECT name FROM sqlite_master WHERE type = 'view'")$name
+  expect_identical(views, "adults")
+  # a view is a valid input (read without an index)
+  for (read in c("order", "index")) {
+    anonymise_db(con, "adults", vars = c("x", "y"), strata = "grp", output = "m", read = read, overwrite = TRUE,
+                 check_identifiers = FALSE)
+    expect_identical(db_result(con, "m", "id"), db_expected(con, "adults", "id", vars = c("x", "y"), strata = "grp"))
+  }
+})
+
+test_that("anonymise_db() inside the caller's transaction (SQLite) neither commits nor breaks it", {
+  con <- local_sqlite_connection()
+  DBI::dbWriteTable(con, "people", db_data(300, seed = 11))
+  before <- db_state(con)
+  # the reported input: an open transaction and overwrite = TRUE (was an unclassed error)
+  DBI::dbWriteTable(con, "m", data.frame(old = 1:2))
+  before <- db_state(con)
+  DBI::dbBegin(con)
+  DBI::dbExecute(con, "INSERT INTO people (id, grp, cls, x, y, z, note) VALUES (10001, 'a', 1, 0.5, 1, 40, 'q')")
+  anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m", overwrite = TRUE,
+               check_identifiers = FALSE)
+  # inside the transaction the release holds the pending row ...
+  expect_identical(nrow(DBI::dbGetQuery(con, "SELECT * FROM m")), 301L)
+  DBI::dbRollback(con)
+  # ... and the caller's rollback undoes it all
+  expect_identical(db_state(con), before)
+  # a failure inside the caller's transaction undoes this call's work only
+  DBI::dbBegin(con)
+  DBI::dbExecute(con, "INSERT INTO people (id, grp, cls, x, y, z, note) VALUES (10002, 'b', 2, 0.5, 1, 40, 'q')")
+  local({
+    local_append_failure(at = 1L)
+    expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m2",
+                              check_identifiers = FALSE), class = "detanon_error_database")
+  })
+  expect_false(DBI::dbExistsTable(con, "m2"))
+  DBI::dbCommit(con)
+  expect_identical(nrow(DBI::dbGetQuery(con, "SELECT * FROM people WHERE id = 10002")), 1L)
+  # the variant: DBI::dbWithTransaction()
+  DBI::dbWithTransaction(con, {
+    anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m3", check_identifiers = FALSE)
+  })
+  expect_identical(db_result(con, "m3", "id"), db_expected(con, "people", "id", vars = c("x", "y"), strata = "grp"))
+})
+
+test_that("anonymise_db() leaves the caller's random stream as it was", {
+  con <- local_sqlite_connection()
+  DBI::dbWriteTable(con, "people", db_data(200, seed = 3))
+  set.seed(42)
+  seed <- .Random.seed
+  for (read in c("order", "index")) {
+    anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m", read = read, overwrite = TRUE,
+                 check_identifiers = FALSE)
+  }
+  expect_identical(.Random.seed, seed)
+  # also when it fails
+  expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "note", k = 50, output = "m2",
+                            check_identifiers = FALSE), class = "detanon_error_small_strata")
+  expect_identical(.Random.seed, seed)
+})
+
+test_that("anonymise_db() types SQLite columns by the whole table, and refuses numbers mixed with text", {
+  con <- local_sqlite_connection()
+  # the reported input: a column of whole numbers and text (SQLite keeps a type per value)
+  d <- db_data(200, seed = 5)
+  DBI::dbWriteTable(con, "people", d)
+  DBI::dbExecute(con, "UPDATE people SET cls = 'x' WHERE id = 150")
+  before <- suppressWarnings(db_state(con))
+  expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m",
+                            check_identifiers = FALSE),
+               "column `cls` holds numbers and text", class = "detanon_error_column")
+  expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "cls", output = "m", read = "index",
+                            check_identifiers = FALSE), class = "detanon_error_column")
+  expect_identical(suppressWarnings(db_state(con)), before)
+  # the variant: whole numbers and fractions in a column; the rows read first hold whole
+  # numbers only, so chunk by chunk they read as integers: released as anonymise() gives
+  DBI::dbExecute(con, "UPDATE people SET cls = 1 WHERE id = 150")
+  DBI::dbExecute(con, "CREATE TABLE mixed AS SELECT * FROM people ORDER BY id")
+  DBI::dbExecute(con, "UPDATE mixed SET z = z + 0.5 WHERE id > 150")
+  DBI::dbExecute(con, "UPDATE mixed SET cls = NULL WHERE id < 20")
+  for (read in c("order", "index")) {
+    anonymise_db(con, "mixed", vars = c("x", "y"), strata = "grp", output = "m", read = read, chunk = 10,
+                 overwrite = TRUE, check_identifiers = FALSE)
+    got <- db_result(con, "m", "id")
+    expect_identical(got, db_expected(con, "mixed", "id", vars = c("x", "y"), strata = "grp"))
+    expect_type(got$z, "double")
+    # z masked too: a double column in anonymise() as in the release
+    anonymise_db(con, "mixed", vars = c("x", "z"), strata = "grp", output = "m", read = read, chunk = 10,
+                 overwrite = TRUE, check_identifiers = FALSE)
+    expect_identical(db_result(con, "m", "id"), db_expected(con, "mixed", "id", vars = c("x", "z"), strata = "grp"))
+  }
+})
+
+test_that("anonymise_db() refuses values that changed between its passes", {
+  con <- local_sqlite_connection()
+  DBI::dbWriteTable(con, "people", db_data(300, seed = 12))
+  DBI::dbWriteTable(con, "m", data.frame(old = 1:2))
+  for (change in c("UPDATE people SET x = x + 1 WHERE id = 7",
+                   "UPDATE people SET y = -y WHERE id IN (3, 4, 5)")) {
+    before <- db_state(con)
+    local({
+      orig <- NULL
+      # the change, through the call's own connection, right after the statistics pass
+      orig <- local_detanon_binding("anonymise_stats", function(...) {
+        st <- orig(...)
+        DBI::dbExecute(con, change)
+        st
+      })
+      expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m", overwrite = TRUE,
+                                check_identifiers = FALSE),
+                   "changed while it was read", class = "detanon_error_data")
+    })
+    # the change was this call's, rolled back with it
+    expect_identical(db_state(con), before)
+  }
+})
+
+test_that("anonymise_db() on PostgreSQL: names cut at 63 bytes and views never take the input's place", {
+  skip_on_cran()
+  con <- local_pg_connection()
+  long <- strrep("p", 63L)
+  DBI::dbWriteTable(con, long, db_data(200, seed = 13), row.names = FALSE)
+  DBI::dbWriteTable(con, "people", db_data(200, seed = 14), row.names = FALSE)
+  DBI::dbExecute(con, "CREATE VIEW adults AS SELECT * FROM people WHERE z >= 18")
+  before <- db_state(con)
+  # the reported input: PostgreSQL would cut the output's name to the input's
+  expect_error(anonymise_db(con, long, vars = c("x", "y"), strata = "grp", output = paste0(long, "_masked"),
+                            overwrite = TRUE, check_identifiers = FALSE),
+               "`output` \"p+_masked\" is longer than PostgreSQL's limit of 63 bytes", class = "detanon_error_argument")
+  # the variant: a table name over the limit (it would read another table)
+  expect_error(anonymise_db(con, paste0(long, "q"), vars = c("x", "y"), strata = "grp", output = "m",
+                            check_identifiers = FALSE), "`table` .* is longer than", class = "detanon_error_argument")
+  # 63 bytes of two-byte letters
+  expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = strrep("\u00e9", 32L),
+                            check_identifiers = FALSE), "`output` .* longer than", class = "detanon_error_argument")
+  # an output that is a view
+  for (overwrite in c(FALSE, TRUE)) {
+    expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "adults",
+                              overwrite = overwrite, check_identifiers = FALSE),
+                 "is a view in the database", class = "detanon_error_argument")
+  }
+  expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "people", overwrite = TRUE,
+                            check_identifiers = FALSE), "must differ from `table`")
+  expect_identical(db_state(con), before)
+  # quoted names are case-sensitive in PostgreSQL: "PEOPLE" is another table
+  anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "PEOPLE", check_identifiers = FALSE)
+  expect_identical(db_result(con, "PEOPLE", "id"), db_expected(con, "people", "id", vars = c("x", "y"), strata = "grp"))
+  expect_identical(db_result(con, "people", "id"), before$rows[[which(before$tables == "people")]])
+  # a name of exactly 63 bytes is fine
+  anonymise_db(con, long, vars = c("x", "y"), strata = "grp", output = paste0(substr(long, 1, 60), "_m"),
+               check_identifiers = FALSE)
+  expect_identical(db_result(con, paste0(substr(long, 1, 60), "_m"), "id"),
+                   db_expected(con, long, "id", vars = c("x", "y"), strata = "grp"))
+})
+
+test_that("anonymise_db() on PostgreSQL never commits the caller's transaction", {
+  skip_on_cran()
+  con <- local_pg_connection()
+  DBI::dbWriteTable(con, "people", db_data(300, seed = 15), row.names = FALSE)
+  DBI::dbWriteTable(con, "m", data.frame(old = 1:2), row.names = FALSE)
+  before <- db_state(con)
+  ins <- "INSERT INTO people (id, grp, cls, x, y, z, note) VALUES (10001, 'a', 1, 0.5, 1, 40, 'q')"
+  # the reported input: a pending INSERT, then overwrite = TRUE, then the caller rolls back
+  DBI::dbBegin(con)
+  DBI::dbExecute(con, ins)
+  anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m", overwrite = TRUE,
+               check_identifiers = FALSE)
+  expect_identical(nrow(DBI::dbGetQuery(con, "SELECT * FROM m")), 301L)
+  DBI::dbRollback(con)
+  expect_identical(db_state(con), before)
+  # a failure inside the caller's transaction: the transaction goes on, the caller commits
+  DBI::dbBegin(con)
+  DBI::dbExecute(con, ins)
+  local({
+    local_append_failure(at = 1L)
+    expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m2",
+                              check_identifiers = FALSE), class = "detanon_error_database")
+  })
+  DBI::dbExecute(con, "INSERT INTO people (id, grp, cls, x, y, z, note) VALUES (10002, 'b', 1, 0.5, 1, 40, 'q')")
+  DBI::dbCommit(con)
+  expect_identical(DBI::dbGetQuery(con, "SELECT id FROM people WHERE id > 10000 ORDER BY id")$id, c(10001L, 10002L))
+  expect_false("m2" %in% DBI::dbListTables(con))
+  # a transaction already aborted by an error: refused, and left for the caller to roll back
+  DBI::dbBegin(con)
+  try(suppressWarnings(DBI::dbExecute(con, "SELECT * FROM no_such_table")), silent = TRUE)
+  expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m3",
+                            check_identifiers = FALSE), "aborted by an earlier error", class = "detanon_error_database")
+  DBI::dbRollback(con)
+  # the variant: DBI::dbWithTransaction()
+  DBI::dbWithTransaction(con, {
+    anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m3", check_identifiers = FALSE)
+  })
+  expect_identical(db_result(con, "m3", "id"), db_expected(con, "people", "id", vars = c("x", "y"), strata = "grp"))
+})
+
+test_that("anonymise_db() on PostgreSQL reads one snapshot, and a lost connection leaves no temporary table", {
+  skip_on_cran()
+  con <- local_pg_connection()
+  pg <- local_postgres()
+  dbname <- DBI::dbGetQuery(con, "SELECT current_database() AS d")$d
+  other <- DBI::dbConnect(RPostgreSQL::PostgreSQL(), host = "127.0.0.1", port = pg$port, user = "postgres",
+                          dbname = dbname)
+  withr::defer(DBI::dbDisconnect(other))
+  DBI::dbWriteTable(con, "people", db_data(300, seed = 16), row.names = FALSE)
+  expected <- db_expected(con, "people", "id", vars = c("x", "y"), strata = "grp")
+  # another session changes a value between the passes: the call reads its snapshot
+  local({
+    orig <- NULL
+    orig <- local_detanon_binding("anonymise_stats", function(...) {
+      st <- orig(...)
+      DBI::dbExecute(other, "UPDATE people SET x = x + 1 WHERE id = 7")
+      st
+    })
+    anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m", check_identifiers = FALSE)
+  })
+  expect_identical(db_result(con, "m", "id"), expected)
+  # the connection dies while the release is written (the reported case), or while strata
+  # are read: nothing is left in the database
+  for (where in c("db_append", "db_read_stratum")) {
+    victim <- DBI::dbConnect(RPostgreSQL::PostgreSQL(), host = "127.0.0.1", port = pg$port, user = "postgres",
+                             dbname = dbname)
+    pid <- DBI::dbGetQuery(victim, "SELECT pg_backend_pid() AS p")$p
+    local({
+      orig <- NULL
+      calls <- 0L
+      orig <- local_detanon_binding(where, function(...) {
+        calls <<- calls + 1L
+        if (calls == 2L) DBI::dbGetQuery(other, paste("SELECT pg_terminate_backend(", pid, ")"))
+        orig(...)
+      })
+      expect_error(suppressWarnings(anonymise_db(victim, "people", vars = c("x", "y"), strata = "grp",
+                                                 output = "m_killed", read = "index", group_size = 50,
+                                                 check_identifiers = FALSE)),
+                   class = "detanon_error")
+    })
+    try(DBI::dbDisconnect(victim), silent = TRUE)
+    # (the killed session is gone before the test's database is dropped)
+    for (i in 1:50) {
+      if (!nrow(DBI::dbGetQuery(other, paste("SELECT 1 FROM pg_stat_activity WHERE pid =", pid)))) break
+      Sys.sleep(0.1)
+    }
+    tabs <- DBI::dbListTables(other)
+    expect_false(any(grepl("^detanon_|m_killed", tabs)))
+    expect_identical(nrow(DBI::dbGetQuery(other, "SELECT indexname FROM pg_indexes WHERE tablename = 'people'")), 0L)
+  }
+})
+
+test_that("anonymise_db() on PostgreSQL: dates, timestamps and numeric(p, s) as strata and released columns", {
+  skip_on_cran()
+  con <- local_pg_connection()
+  d <- db_data(300, seed = 17)
+  DBI::dbWriteTable(con, "people", d, row.names = FALSE)
+  DBI::dbExecute(con, paste("ALTER TABLE people ADD COLUMN day date, ADD COLUMN seen timestamp,",
+                            "ADD COLUMN seen_tz timestamptz, ADD COLUMN price numeric(6, 2), ADD COLUMN big numeric"))
+  DBI::dbExecute(con, paste("UPDATE people SET day = DATE '2024-01-01' + (id % 3),",
+                            "seen = TIMESTAMP '2024-05-06 07:08:09.123456' + (id % 2) * INTERVAL '1.000001 second',",
+                            "seen_tz = TIMESTAMPTZ '2024-05-06 07:08:09.999999+02' + id * INTERVAL '1 microsecond',",
+                            "price = 1.10 + (id % 2) * 0.01,",
+                            "big = 0.1000000000000000000001 + (id % 2)"))
+  DBI::dbExecute(con, "UPDATE people SET day = NULL, seen = NULL, price = NULL WHERE id % 10 = 0")
+  for (read in c("order", "index")) {
+    # the reported inputs: Date and POSIXct strata read by index; numeric(p, s) strata
+    for (strata in list("day", "seen", "price", c("day", "price"), "big")) {
+      anonymise_db(con, "people", vars = c("x", "y"), strata = strata, output = "m", read = read, overwrite = TRUE,
+                   check_identifiers = FALSE)
+      got <- db_result(con, "m", "id")
+      want <- db_expected(con, "people", "id", vars = c("x", "y"), strata = strata)
+      # timestamps released to the microsecond (the output column is timestamptz)
+      expect_identical(unclass(got$seen), unclass(want$seen), ignore_attr = TRUE)
+      expect_identical(unclass(got$seen_tz), unclass(want$seen_tz), ignore_attr = TRUE)
+      got$seen <- want$seen <- got$seen_tz <- want$seen_tz <- NULL
+      expect_identical(got, want)
+    }
+  }
+  seen <- unclass(db_result(con, "m", "id")$seen)
+  expect_true(any(abs(seen %% 1 - 0.123456) < 5e-7, na.rm = TRUE))
+  expect_true(any(abs(seen %% 1 - 0.123457) < 5e-7, na.rm = TRUE))
+})
+
+test_that("the errors of anonymise_db() for hostile input are pinned", {
+  con <- local_sqlite_connection()
+  DBI::dbWriteTable(con, "people", db_data(60, seed = 19))
+  DBI::dbExecute(con, "CREATE VIEW adults AS SELECT * FROM people")
+  expect_snapshot(error = TRUE, {
+    anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "PEOPLE", overwrite = TRUE)
+    anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "adults", overwrite = TRUE)
+  })
+  DBI::dbExecute(con, "UPDATE people SET cls = 'x' WHERE id = 5")
+  expect_snapshot(error = TRUE, anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m"))
 })
