@@ -322,7 +322,7 @@ order_columns <- function(x) {
     }
     if (!(is.numeric(v) || is.character(v) || inherits(v, c("Date", "POSIXct")))) return(FALSE)
     if (anyDuplicated(v)) return(FALSE)
-    o <- order(v, method = "radix")
+    o <- order(radix_key(v), method = "radix")
     identical(o, seq_len(n)) || identical(o, rev(seq_len(n)))
   }, logical(1))]
 }

@@ -108,6 +108,8 @@ test_that("strata with unmarked non-ASCII strings work in every verb that sorts 
       kanon = kanon_check(d, strata = "g", k = 3)$min_size,
       table = strata_table(d, strata = "g")$n,
       classes = equivalence_classes(d, quasi = c("a", "b"), strata = "g", k = 3)$class,
+      # (a variant beyond the reported verbs: the sample frequencies of a key)
+      freq = risk_frequencies(d[c(1:12, 25:30), ], "g")$fk,
       g = d$g
     )
   }
@@ -119,7 +121,7 @@ test_that("strata with unmarked non-ASCII strings work in every verb that sorts 
       # the stratum values are released as given, not re-encoded
       expect_identical(got[[v]]$g, got$g, info = v)
     }
-    for (v in c("kanon", "table", "classes")) expect_identical(got[[v]], ref[[v]], info = v)
+    for (v in c("kanon", "table", "classes", "freq")) expect_identical(got[[v]], ref[[v]], info = v)
   }
   # the key leaves ASCII (and marked) strings as they are; distinct unmarked values stay distinct
   ascii <- c("b", "a", NA)
