@@ -110,8 +110,9 @@
 #' @param small_strata What to do when a stratum has fewer than `k` records: `"fail"`
 #'   (an error listing them), `"suppress"` (drop their records, with a message saying
 #'   how many) or `"merge"` (move each of their records into the nearest stratum of at
-#'   least `k` records and give it that stratum's `strata` values, with a message listing
-#'   every move; see [merge_small_strata()] for the distance).
+#'   least `k` records and give it that stratum's `strata` values, with a one-line message
+#'   counting the moved records and the changed values of each `strata` variable, whose
+#'   field `moves` lists every move; see [merge_small_strata()] for the distance).
 #' @param check_identifiers Warn when a column released unmasked (not in `vars`) looks
 #'   like a direct identifier (see [detect_identifiers()])? Set to `FALSE` to silence.
 #' @param nthreads Number of OpenMP threads (capped by the machine). The default is the

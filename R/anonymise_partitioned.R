@@ -146,7 +146,7 @@ strata_groups <- function(stats, group_size = 1e6) {
   group_size <- check_whole(group_size, "group_size", min = 1)
   tab <- stats$strata_table
   idx <- which(tab$keep)
-  idx <- idx[order(-tab$n[idx], tab$key[idx], method = "radix")]
+  idx <- idx[order(-tab$n[idx], radix_key(tab$key[idx]), method = "radix")]
   groups <- list()
   cur <- integer()
   size <- 0

@@ -339,7 +339,7 @@ merge_key_counts <- function(counts, strata) {
   tab <- all[first, , drop = FALSE]
   tab$n <- as.vector(rowsum(all$n, match(all$key, tab$key), reorder = TRUE))
   tab$check <- as.vector(rowsum(all$check, match(all$key, tab$key), reorder = TRUE))
-  tab <- tab[order(tab$key, method = "radix"), , drop = FALSE]
+  tab <- tab[order(radix_key(tab$key), method = "radix"), , drop = FALSE]
   rownames(tab) <- NULL
   tab$label <- if (length(strata)) {
     do.call(paste, c(lapply(strata, function(v) paste0(v, "=", as.character(tab[[v]]))), sep = ", "))

@@ -3,11 +3,25 @@
 #' Opens a shiny app in which a custodian, without writing R, loads a data file (CSV,
 #' RDS, Stata `.dta` or SPSS `.sav`), assigns roles (the continuous variables to mask,
 #' the strata, the direct identifiers to drop), sees the strata with their k-anonymity
-#' and the identifier screen, chooses the method ([anonymise()], [anonymise_adaptive()]
-#' or [stir()]) and its settings, sees the risk ([assess()], [risk_battery()]) and
-#' utility of the release, and downloads the release (the CSV of [write_release()]),
-#' the report ([release_report()]) and the R script that reproduces the release from
-#' the file.
+#' and the identifier screen, sets the limits of the risk (`worst` and `top_m` of
+#' [tune_release()], by default 0.1 and 0.3) and the method, sees the verdict of
+#' [release_report()] (each limit, met or not, in plain words), the attacks on the release
+#' and its utility, and downloads the release (the CSV of [write_release()]), the report
+#' ([release_report()]) and the R script that reproduces the release from the file.
+#'
+#' The recommended method is the search [tune_release()], over the families ticked (kNN
+#' centroids, k per stratum, adaptive k, MDAV groups, keyed groups, shuffling). Keyed groups
+#' need a secret key: "Generate a key" fills the key box with 32 random characters
+#' (from `openssl::rand_bytes()` when openssl is installed). Keep the key with the original
+#' data and never publish it; the app writes it nowhere (the script reads it from the
+#' environment variable `DETANON_KEY`, the report does not hold it). The plain methods
+#' [anonymise()], [anonymise_adaptive()] and [stir()] stay available, labelled as not safe
+#' on their own: their verdict is checked against the same limits. The release is offered
+#' for download only when it meets every limit, or when the custodian ticks the override
+#' box, which the report then records in its title.
+#'
+#' The strata box lists its candidates first: categorical columns, and numeric columns
+#' with at most 20 distinct whole values (integer-coded categories such as `Pclass`).
 #'
 #' The app runs on the custodian's machine and shows the original data's strata,
 #' including the small ones, as the console functions do: it is a tool for the safe
@@ -24,7 +38,8 @@
 #' session as it was.
 #'
 #' The server checks every setting it receives, as a client can send any value: the
-#' method is one of the three verbs, `k` a single whole number from 1 to the number of
+#' method is one of the four choices, the limits shares in (0, 1], the key 16 to 1000
+#' characters, `k` a single whole number from 1 to the number of
 #' records, the columns are columns of the data, and the other settings are among the
 #' choices shown. The model box takes a formula over the columns of the data (without
 #' the identifiers), numbers, the operators `+ - * / : ^ ( )`, `.` and the functions
@@ -33,8 +48,9 @@
 #' file names reach the script only as quoted strings.
 #'
 #' @param data Optional data frame to start with (instead of loading a file).
-#' @param run If `TRUE` (the default in interactive sessions), run the app; otherwise
-#'   return the app object (for [shiny::runApp()] or tests).
+#' @param run If `TRUE` (the default), run the app, also from `Rscript` (e.g.
+#'   `Rscript -e 'detanon::detanon_app(port = 8765)'`); `FALSE` returns the app object
+#'   (for [shiny::runApp()] or tests).
 #' @param host,port Where the app listens; by default only this machine (`127.0.0.1`).
 #' @param launch.browser Passed to [shiny::runApp()].
 #' @return With `run = FALSE`, a `shiny.appobj`; otherwise what [shiny::runApp()]
@@ -46,7 +62,7 @@
 #'   detanon_app()
 #' }
 #' @export
-detanon_app <- function(data = NULL, run = interactive(), host = "127.0.0.1", port = NULL,
+detanon_app <- function(data = NULL, run = TRUE, host = "127.0.0.1", port = NULL,
                         launch.browser = interactive()) {
   if (!requireNamespace("shiny", quietly = TRUE)) {
     stop_arg("the app needs the shiny package: install.packages(\"shiny\").", kind = "data")
@@ -217,6 +233,29 @@ app_measures <- function(a, kind) {
   t
 }
 
+# The attacks of the battery in plain words: what the intruder does, and the share of
+# records it re-identifies (the internal names are in the details pane).
+app_attack_labels <- c(
+  linkage_released = "Links each record to the nearest released record",
+  linkage_original = "Links released records to the nearest original record",
+  assignment = "Matches all records one to one at the least total distance",
+  recipe = "Knows the masking method and replays it",
+  fellegi_sunter = "Probabilistic record linkage (Fellegi-Sunter)",
+  singling_out = "Singles out a record by a unique combination",
+  inference = "Infers a sensitive value")
+
+app_risk_plain <- function(bat) {
+  t <- as.data.frame(bat)
+  lab <- unname(app_attack_labels[t$name])
+  lab[is.na(lab)] <- t$attack[is.na(lab)]
+  share <- function(x) vapply(x, function(v) if (is.na(v)) "not measured" else pct(v), "") # each to 3 digits
+  data.frame(check.names = FALSE,
+             "Attack" = lab,
+             "Records re-identified" = share(t$rate),
+             "By chance" = share(t$control_rate),
+             "Own record among the attack's best guesses" = share(t$rate_m))
+}
+
 app_family <- function(name) {
   switch(name, binomial = stats::binomial(), poisson = stats::poisson(), stats::gaussian())
 }
@@ -225,17 +264,102 @@ app_family <- function(name) {
 
 # The choices of the inputs (the UI shows them, the server accepts nothing else).
 app_choices <- list(
-  method = c("anonymise(): centroid of the k nearest neighbours" = "anonymise",
-             "anonymise_adaptive(): k grows where records stay close to their originals" = "anonymise_adaptive",
-             "stir(): shuffle values within clusters of k" = "stir"),
-  small_strata = c("fail", "merge"),
+  method = c("tune_release(): search every method for the least damaging release that meets the limits (recommended)" =
+               "tune_release",
+             "anonymise(): centroid of the k nearest neighbours (not safe on its own: see the verdict)" = "anonymise",
+             "anonymise_adaptive(): k grows where records stay close to their originals (not safe on its own)" =
+               "anonymise_adaptive",
+             "stir(): shuffle values within clusters of k (not safe on its own)" = "stir"),
+  tune_methods = c("kNN centroids, one k (anonymise)" = "anonymise", "k per stratum" = "stratum",
+                   "adaptive k" = "adaptive", "MDAV groups" = "mdav",
+                   "keyed groups (needs the secret key)" = "keyed", "shuffling in clusters (stir)" = "stir"),
+  # (only "fail": the measures compare every record in its original stratum, which
+  # "suppress" and "merge" change; assess() refuses both)
+  small_strata = "fail",
   na = c("fail", "median", "mean", "median_stratum", "mean_stratum"),
   stir_method = c("shuffle", "flatten"),
   family = c("gaussian", "binomial", "poisson"))
 
 # The verbs the app runs, by name: the function itself, never a name looked up.
 app_verb <- function(name) {
-  switch(name, anonymise = anonymise, anonymise_adaptive = anonymise_adaptive, stir = stir)
+  switch(name, tune_release = tune_release, anonymise = anonymise, anonymise_adaptive = anonymise_adaptive,
+         stir = stir)
+}
+
+# Candidate strata: categorical columns, and numeric columns of few distinct whole values
+# (integer-coded categories such as Pclass or a 0/1 flag), offered first in the strata box.
+app_max_levels <- 20L
+app_candidate_strata <- function(d, exclude = character()) {
+  few_whole <- function(x) {
+    if (!is.numeric(x) || is.object(x)) return(FALSE)
+    u <- unique(x[!is.na(x)])
+    length(u) >= 2L && length(u) <= app_max_levels && all(is.finite(u)) && all(u == round(u))
+  }
+  cand <- names(d)[vapply(d, function(x) is.factor(x) || is.character(x) || is.logical(x) || few_whole(x),
+                          logical(1))]
+  setdiff(cand, exclude)
+}
+
+# The choices of the strata box: candidates first, then the other columns.
+app_strata_choices <- function(d, exclude = character()) {
+  cand <- app_candidate_strata(d, exclude)
+  list("Candidate strata (categories, or few whole values)" = as.list(cand),
+       "Other columns" = as.list(setdiff(names(d), cand)))
+}
+
+# A new secret key for keyed groups: 32 characters drawn from 62 by the operating system's
+# random generator (openssl), or else by R's generator freshly seeded; never stored by the app.
+app_new_key <- function() {
+  chars <- c(letters, LETTERS, 0:9)
+  if (requireNamespace("openssl", quietly = TRUE)) {
+    idx <- integer()
+    while (length(idx) < 32L) {
+      b <- as.integer(openssl::rand_bytes(64L))
+      idx <- c(idx, b[b < 248L] %% 62L + 1L) # 248 = 4 * 62: no modulo bias
+    }
+    idx <- idx[seq_len(32L)]
+  } else {
+    had <- exists(".Random.seed", envir = globalenv(), inherits = FALSE)
+    if (had) old <- get(".Random.seed", envir = globalenv())
+    on.exit(if (had) assign(".Random.seed", old, envir = globalenv()) else rm(".Random.seed", envir = globalenv()))
+    set.seed(NULL)
+    idx <- sample.int(62L, 32L, replace = TRUE)
+  }
+  paste(chars[idx], collapse = "")
+}
+
+# The key box: NULL when empty; else a string of at least 16 characters.
+app_key <- function(x, methods) {
+  if (is.null(x) || (is.character(x) && length(x) == 1L && !is.na(x) && !nzchar(trimws(x)))) x <- NULL
+  if (is.null(x)) {
+    if ("keyed" %in% methods) {
+      stop_arg("`key`: keyed groups need the secret key: press \"Generate a key\" (keep it, never publish it), ",
+               "or untick keyed groups.")
+    }
+    return(NULL)
+  }
+  if (!is.character(x) || length(x) != 1L || is.na(x) || nchar(x) < 16L || nchar(x) > 1000L) {
+    stop_arg("`key` must be a string of 16 to 1000 characters; press \"Generate a key\" for one.")
+  }
+  x
+}
+
+# A limit of the search: a single share in (0, 1].
+app_limit <- function(x, arg) {
+  if (!is.numeric(x) || length(x) != 1L || is.na(x) || x <= 0 || x > 1) {
+    stop_arg("`", arg, "` must be a single share in (0, 1] (1: no limit), not ", show_value(x), ".")
+  }
+  as.numeric(x)
+}
+
+# The families ticked for the search: one or more of the choices.
+app_tune_methods <- function(x) {
+  choices <- unname(app_choices$tune_methods)
+  if (!is.character(x) || !length(x) || anyNA(x) || !all(x %in% choices)) {
+    stop_arg("`methods` must be one or more of ", paste0("\"", choices, "\"", collapse = ", "), ", not ",
+             show_value(x), ".")
+  }
+  choices[choices %in% x]
 }
 
 # A setting that must be one of its choices.
@@ -264,7 +388,17 @@ app_settings <- function(input, d) {
   if (!length(vars)) stop_arg("Choose at least one continuous variable to mask.", kind = "column")
   verb <- app_choice(input$method, "method")
   k <- check_whole(input$k, "k", min = 1, max = nrow(d))
+  # (limits not sent: tune_release()'s defaults)
+  worst <- app_limit(if (is.null(input$worst)) 0.1 else input$worst, "worst")
+  top_m <- app_limit(if (is.null(input$top_m)) 0.3 else input$top_m, "top_m")
+  key <- NULL
+  if (verb == "tune_release") {
+    methods <- app_tune_methods(input$tune_methods)
+    key <- app_key(input$key, methods)
+    if (is.null(key)) methods <- setdiff(methods, "keyed")
+  }
   args <- c(list(vars = vars, strata = if (length(strata)) strata, k = k), switch(verb,
+    tune_release = list(worst = worst, top_m = top_m, methods = methods, seed = 1L),
     anonymise = list(na = app_choice(input$na, "na"), small_strata = app_choice(input$small_strata, "small_strata")),
     anonymise_adaptive = list(k_max = check_whole(input$k_max, "k_max", min = k, max = nrow(d))),
     stir = list(method = app_choice(input$stir_method, "stir_method"),
@@ -272,8 +406,21 @@ app_settings <- function(input, d) {
   args <- args[!vapply(args, is.null, logical(1))]
   formula <- app_formula(input$formula, setdiff(names(d), ids), ids)
   family <- if (is.null(formula)) "gaussian" else app_choice(input$family, "family")
+  # the key is kept apart from the arguments, which the script and the report show
   list(identifiers = ids, vars = vars, strata = strata, verb = verb, args = args, k = k,
-       formula = formula, family = family)
+       formula = formula, family = family, worst = worst, top_m = top_m, key = key)
+}
+
+# The message of an error of a run, with advice the app can follow: a verb's list of
+# small strata ends with the console's choices (`small_strata = "suppress"` or "merge",
+# which the app does not offer: its measures compare every record in its original
+# stratum), replaced by what can be done in the app.
+app_error_advice <- function(e) {
+  msg <- conditionMessage(e)
+  if (!inherits(e, "detanon_error_small_strata")) return(msg)
+  sub("\nLower `k`, generalise the strata variables, or use [^\n]*$",
+      paste0("\nLower k, or choose fewer strata on the Roles tab (or coarser ones: recode the file, e.g. ",
+             "with generalise_strata() in R)."), msg)
 }
 
 # ---- the model formula --------------------------------------------------------------------
@@ -390,18 +537,26 @@ app_escape_bidi <- function(x) {
 # a deparsed string constant (inside the read call, and in the comment), so no name,
 # whatever characters it holds, adds code to the script.
 app_script <- function(source, identifiers, verb, args, formula = NULL, family = "gaussian", k = NULL,
-                       hash = NULL) {
+                       hash = NULL, keyed = FALSE, override = FALSE, limits = NULL) {
   file <- source$kind %in% names(app_formats)
   read <- switch(source$kind,
     example = "titanic_paper()",
     object = "data  # the data frame given to detanon_app()",
     app_escape_bidi(app_deparse(app_read_call(source$name, source$kind, source$encoding))))
-  call <- as.call(c(list(as.name(verb), quote(data)), args))
-  report <- as.call(c(list(quote(release_report), quote(data), quote(release), "report.html"),
+  tune <- verb == "tune_release"
+  # the key is never written: the script reads it from the environment variable DETANON_KEY
+  call <- as.call(c(list(as.name(verb), quote(data)), args,
+                    if (tune && keyed) list(key = quote(Sys.getenv("DETANON_KEY")))))
+  report <- as.call(c(list(quote(release_report), quote(data), if (tune) quote(tuned) else quote(release),
+                           "report.html"),
                       list(vars = args$vars, strata = args$strata, release_file = "release.csv"),
                       if (!is.null(k)) list(k = k),
                       if (!is.null(formula)) list(formula = formula),
-                      if (!is.null(formula) && family != "gaussian") list(family = call(family))))
+                      if (!is.null(formula) && family != "gaussian") list(family = call(family)),
+                      if (!tune && !is.null(limits)) limits[c("worst", "top_m")],
+                      if (override) list(title = app_override_title)))
+  made <- if (tune) c(paste("tuned <-", app_deparse(call)), "release <- tuned$release")
+          else paste("release <-", app_deparse(call))
   c(sprintf("# Reproduces the release made in detanon_app() on %s with detanon %s.",
             format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC"), utils::packageVersion("detanon")),
     if (file) paste0("# Run it in the folder that holds the file ", app_escape_bidi(deparse1(source$name)), "."),
@@ -409,11 +564,16 @@ app_script <- function(source, identifiers, verb, args, formula = NULL, family =
     paste("data <-", read),
     if (identical(source$kind, "csv") && !is.null(source$encoding)) app_utf8_code,
     if (length(identifiers)) paste0("data <- remove_identifiers(data, cols = ", deparse1(identifiers), ")"),
-    paste("release <-", app_deparse(call)),
+    if (tune && keyed) c("# the secret key of keyed groups: set the environment variable DETANON_KEY to the key",
+                         "# the app generated (keep it with the original data; never publish it)"),
+    made,
     if (!is.null(hash)) paste0("# The app's download had SHA-256 ", hash, "; this file gets another random row order."),
     "write_release(release, \"release.csv\")",
     app_deparse(report))
 }
+
+# The title of the report of a release downloaded although it does not meet the limits.
+app_override_title <- "Release report: downloaded although it does NOT meet the limits (override in detanon_app())"
 
 # ---- UI -------------------------------------------------------------------------------
 
@@ -424,7 +584,11 @@ app_ui <- function() {
     shiny::tags$head(shiny::tags$style(shiny::HTML(
       ".app-status{margin:.5em 0;padding:.4em .6em;border-radius:4px}",
       ".app-error{background:#fde8e8;color:#8a0000}.app-ok{background:#e8f6e8;color:#064}",
-      ".app-note{color:#555;font-size:.9em}"))),
+      ".app-warn{background:#fde8e8;color:#8a0000;font-weight:bold}",
+      ".app-note{color:#555;font-size:.9em}",
+      ".verdict{padding:.5em .7em;border-radius:4px}.verdict.ok{background:#e8f6e8}.verdict.warn{background:#fde8e8}",
+      "table.checks tr.miss td{color:#8a0000;font-weight:bold}table.checks td,table.checks th{padding:2px 8px}",
+      "#key{font-family:monospace}"))),
     shiny::titlePanel("detanon: prepare, check and document a release"),
     shiny::sidebarLayout(
       shiny::sidebarPanel(width = 3,
@@ -450,11 +614,26 @@ app_ui <- function() {
             shiny::h4("Columns"),
             shiny::tableOutput("columns")),
           shiny::tabPanel("Method", value = "method",
-            shiny::h4("3. Choose the method"),
+            shiny::h4("3. Limits and method"),
+            shiny::p(class = "app-note", "The limits bound the share of records the attacks of the risk battery ",
+                     "re-identify; the verdict checks the release against them."),
+            shiny::numericInput("worst", "Worst one-record attack: at most (share)", value = 0.1, min = 0.001,
+                                max = 1, step = 0.01),
+            shiny::numericInput("top_m", "Own record among an attack's 3 best guesses: at most (share)", value = 0.3,
+                                min = 0.001, max = 1, step = 0.01),
             shiny::radioButtons("method", NULL, choices = app_choices$method),
-            shiny::numericInput("k", "k", value = 3, min = 1, step = 1),
+            shiny::numericInput("k", "k (smallest group)", value = 3, min = 1, step = 1),
+            shiny::conditionalPanel("input.method == 'tune_release'",
+              shiny::checkboxGroupInput("tune_methods", "Families the search tries", app_choices$tune_methods,
+                                        selected = unname(app_choices$tune_methods)),
+              shiny::textInput("key", "Secret key of keyed groups (16 characters or more)", ""),
+              shiny::actionButton("gen_key", "Generate a key"),
+              shiny::p(class = "app-note", id = "key_note",
+                       "Keep the key with the original data and never publish it: with it the release can be ",
+                       "reproduced, and without it nobody can redo the grouping. The app writes it nowhere: not ",
+                       "in the script (which reads it from the environment variable DETANON_KEY), not in the report.")),
             shiny::conditionalPanel("input.method == 'anonymise'",
-              shiny::selectInput("small_strata", "Strata smaller than k", app_choices$small_strata),
+              shiny::selectInput("small_strata", "Strata smaller than k", c("stop with a message" = "fail")),
               shiny::selectInput("na", "Missing values in the variables", app_choices$na)),
             shiny::conditionalPanel("input.method == 'anonymise_adaptive'",
               shiny::numericInput("k_max", "largest k", value = 33, min = 2, step = 1)),
@@ -463,13 +642,17 @@ app_ui <- function() {
               shiny::numericInput("seed", "seed", value = 1, step = 1)),
             shiny::textInput("formula", "Model to compare, optional (e.g. Survived ~ Pclass + Sex + Age)", ""),
             shiny::selectInput("family", "Model family", app_choices$family),
-            shiny::actionButton("run", "Anonymise", class = "btn-primary")),
+            shiny::actionButton("run", "Make the release", class = "btn-primary")),
           shiny::tabPanel("Risk and utility", value = "risk",
             shiny::h4("4. Risk and utility of the release"),
             shiny::uiOutput("run_summary"),
-            shiny::tableOutput("risk_table"),
-            shiny::h4("Risk battery"),
-            shiny::tableOutput("battery_table"),
+            shiny::uiOutput("verdict"),
+            shiny::h4("Attacks on the release"),
+            shiny::tableOutput("risk_plain"),
+            shiny::tags$details(id = "risk_details",
+              shiny::tags$summary("Details: every risk measure under its name in the package"),
+              shiny::tableOutput("risk_table"),
+              shiny::tableOutput("battery_table")),
             shiny::h4("Utility"),
             shiny::tableOutput("utility_table"),
             shiny::selectInput("plot_var", "Variable", choices = NULL),
@@ -477,7 +660,9 @@ app_ui <- function() {
             shiny::p(class = "app-note", "Original bins and cells of fewer than k records are not drawn.")),
           shiny::tabPanel("Download", value = "download",
             shiny::h4("5. Download"),
-            shiny::downloadButton("dl_release", "Release (CSV)"),
+            shiny::uiOutput("dl_release_ui"),
+            shiny::checkboxInput("override", paste(
+              "Download a release that does not meet the limits anyway (the report records it in its title)")),
             shiny::downloadButton("dl_report", "Report (HTML)"),
             shiny::downloadButton("dl_code", "R script"),
             shiny::h4("R script that reproduces the release"),
@@ -489,11 +674,13 @@ app_ui <- function() {
 app_server <- function(data = NULL) {
   force(data)
   function(input, output, session) {
-    rv <- shiny::reactiveValues(data = NULL, source = NULL, run = NULL, status = NULL, error = FALSE)
-    set_status <- function(msg, error = FALSE) {
+    rv <- shiny::reactiveValues(data = NULL, source = NULL, run = NULL, status = NULL, error = FALSE, warn = FALSE)
+    # error: nothing was done; warn: done, but the result must not be published as it is
+    set_status <- function(msg, error = FALSE, warn = FALSE) {
       msg <- paste(msg, collapse = " ")
       rv$status <- msg
       rv$error <- error
+      rv$warn <- warn
       if (error) shiny::showNotification(msg, type = "error", duration = 10)
     }
     # An observer's body: an error it did not foresee becomes a message, so the session
@@ -518,7 +705,7 @@ app_server <- function(data = NULL) {
       rv$run <- NULL
       shiny::updateSelectizeInput(session, "identifiers", choices = names(d), selected = ids)
       shiny::updateSelectizeInput(session, "vars", choices = names(d), selected = vars)
-      shiny::updateSelectizeInput(session, "strata", choices = names(d), selected = strata)
+      shiny::updateSelectizeInput(session, "strata", choices = app_strata_choices(d, ids), selected = strata)
       set_status(sprintf("Loaded %s: %s, %s%s.", source$name, plural(nrow(d), "record"), plural(ncol(d), "column"),
                          if (!is.null(source$encoding) && source$encoding %in% names(app_encoding_label))
                            paste0(" (the file is not UTF-8: read as ", app_encoding_label[[source$encoding]], ")")
@@ -543,6 +730,10 @@ app_server <- function(data = NULL) {
       if (inherits(loaded, "error")) set_status(paste0("\"", d$source$name, "\" was not loaded: ",
                                                        conditionMessage(loaded), kept), error = TRUE)
     }))
+    shiny::observeEvent(input$gen_key, guard("No key was generated", {
+      shiny::updateTextInput(session, "key", value = app_new_key())
+      set_status("A new secret key is in the key box: copy it and keep it with the original data; never publish it.")
+    }))
     shiny::observeEvent(input$example, guard("The example was not loaded",
       set_data(titanic_paper(), list(kind = "example", name = "titanic_paper()"))))
 
@@ -563,7 +754,8 @@ app_server <- function(data = NULL) {
 
     output$status <- shiny::renderUI({
       shiny::req(rv$status)
-      shiny::div(class = paste("app-status", if (rv$error) "app-error" else "app-ok"), id = "status_text", rv$status)
+      shiny::div(class = paste("app-status", if (rv$error) "app-error" else if (rv$warn) "app-warn" else "app-ok"),
+                 id = "status_text", rv$status)
     })
     output$data_summary <- shiny::renderUI({
       d <- rv$data
@@ -610,6 +802,8 @@ app_server <- function(data = NULL) {
       if (is.null(d)) return(set_status("Load a data file first.", error = TRUE))
       s <- tryCatch(app_settings(list(identifiers = input$identifiers, vars = input$vars, strata = input$strata,
                                       method = input$method, k = input$k, na = input$na,
+                                      worst = input$worst, top_m = input$top_m, tune_methods = input$tune_methods,
+                                      key = input$key,
                                       small_strata = input$small_strata, k_max = input$k_max,
                                       stir_method = input$stir_method, seed = input$seed,
                                       formula = input$formula, family = input$family), d),
@@ -627,39 +821,69 @@ app_server <- function(data = NULL) {
         shiny::incProgress(0.1, detail = "removing identifiers")
         work <- if (length(s$identifiers)) remove_identifiers(d, cols = s$identifiers) else d
         shiny::incProgress(0.2, detail = paste0(s$verb, "()"))
-        release <- withCallingHandlers(do.call(app_verb(s$verb), c(list(work), s$args)),
-                                       warning = keep_note, message = keep_note)
+        made <- withCallingHandlers(do.call(app_verb(s$verb), c(list(work), s$args, if (!is.null(s$key)) list(key = s$key))),
+                                    warning = keep_note, message = keep_note)
+        tuned <- NULL
+        if (s$verb == "tune_release") {
+          tuned <- made
+          if (is.null(tuned$release)) {
+            # (the search's own explanation, e.g. published columns that make records unique)
+            stop_arg("no candidate of the search met every limit (worst <= ", format(s$worst), ", top_m <= ",
+                     format(s$top_m), "). ", paste(tuned$stop, collapse = " "), " In the app: tick more ",
+                     "families, give a key for keyed groups, drop columns that should not be published (as ",
+                     "direct identifiers), or loosen the limits.", kind = "data")
+          }
+          release <- tuned$release
+        } else {
+          release <- made
+        }
+        limits <- report_limits(tuned, if (is.null(tuned)) s$worst, if (is.null(tuned)) s$top_m)
         shiny::incProgress(0.3, detail = "measuring risk and utility")
         a <- withCallingHandlers(
           assess(work, release, vars = s$vars, strata = s$strata, formula = s$formula,
                  family = app_family(s$family), deterministic = TRUE, seed = 1),
           warning = keep_note, message = keep_note)
         shiny::incProgress(0.2, detail = "risk battery")
-        b <- risk_battery(work, release, vars = s$vars, strata = if (length(s$strata)) s$strata, seed = 1)
+        b <- risk_battery(work, release, intruder = if (!is.null(tuned)) tuned$battery$intruder
+                                                    else intruder(s$vars, if (length(s$strata)) s$strata),
+                          m = limits$m, seed = 1)
+        # the verdict of release_report(), per limit in plain words
+        verdict <- report_verdict(a, b, limits, tuned, release_info(release), release, s$strata, s$k, NULL, "weak")
         dir.create(dir)
         csv <- withCallingHandlers(write_release(release, file.path(dir, "release.csv")),
                                    warning = keep_note, message = keep_note)
         shiny::incProgress(0.2, detail = "done")
-        list(work = work, release = release, assess = a, battery = b, verb = s$verb, args = s$args, k = s$k,
+        list(work = work, release = release, tuned = tuned, limits = limits, verdict = verdict,
+             passes = grepl("class=\"verdict ok\"", verdict[1L], fixed = TRUE), keyed = !is.null(s$key),
+             assess = a, battery = b, verb = s$verb, args = s$args, k = s$k,
              formula = s$formula, family = s$family, identifiers = s$identifiers, dir = dir, csv = csv,
              hash = release_hash(release, csv)$value, source = rv$source, notes = unique(notes))
       }), error = function(e) e)
       if (inherits(res, "error")) {
         unlink(dir, recursive = TRUE)
-        return(set_status(paste0("The release was not made: ", conditionMessage(res),
-                                 " Change the settings and press Anonymise again."), error = TRUE))
+        return(set_status(paste0("The release was not made: ", app_error_advice(res),
+                                 " Change the settings and press Make the release again."), error = TRUE))
       }
       drop_run_files()
       rv$run <- res
       shiny::updateSelectInput(session, "plot_var", choices = s$vars, selected = s$vars[1L])
-      set_status(sprintf("Release made by %s() (k = %d)%s.", s$verb, s$k,
-                         if (length(res$notes)) paste0("; ", plural(length(res$notes), "note"), " on the Risk tab") else ""))
+      notes <- if (length(res$notes)) paste0(" ", plural(length(res$notes), "note"), " on the Risk tab.") else ""
+      if (res$passes) {
+        set_status(paste0("Release made by ", release_made_by(release_info(res$release), res$tuned),
+                          ": it meets every limit it was checked against.", notes))
+      } else {
+        set_status(paste0("Release made by ", release_made_by(release_info(res$release), res$tuned),
+                          ": it does NOT meet the limits; do not publish it as it is (see the verdict).", notes),
+                   warn = TRUE)
+      }
       shiny::updateTabsetPanel(session, "tabs", selected = "risk")
     }))
 
     output$run_summary <- shiny::renderUI({
       run <- rv$run
-      if (is.null(run)) return(shiny::p(class = "app-note", "No release yet: set the roles and method, then press Anonymise."))
+      if (is.null(run)) {
+        return(shiny::p(class = "app-note", "No release yet: set the roles and method, then press Make the release."))
+      }
       now <- list(verb = input$method, k = k_value(), roles = roles())
       stale <- !identical(now$verb, run$verb) || !identical(now$k, run$k) ||
         !identical(now$roles$vars, run$args$vars) || !identical(now$roles$identifiers, run$identifiers) ||
@@ -668,8 +892,18 @@ app_server <- function(data = NULL) {
         shiny::p(id = "run_done", sprintf("Release made by %s(): %s; SHA-256 of the CSV %s", run$verb,
                                           plural(nrow(run$release), "record"), run$hash)),
         if (stale) shiny::p(id = "run_stale", class = "app-status app-error",
-                            "The roles or settings changed since this release: press Anonymise to update it."),
+                            "The roles or settings changed since this release: press Make the release to update it."),
         if (length(run$notes)) shiny::tags$ul(lapply(run$notes, shiny::tags$li)))
+    })
+    output$verdict <- shiny::renderUI({
+      run <- rv$run
+      shiny::req(run)
+      shiny::div(id = "verdict_box", shiny::HTML(paste(run$verdict, collapse = "\n")))
+    })
+    output$risk_plain <- shiny::renderTable({
+      run <- rv$run
+      shiny::req(run)
+      app_risk_plain(run$battery)
     })
     output$risk_table <- shiny::renderTable({
       run <- rv$run
@@ -700,17 +934,37 @@ app_server <- function(data = NULL) {
       run <- rv$run
       shiny::req(run)
       app_script(run$source, run$identifiers, run$verb, run$args, formula = run$formula, family = run$family,
-                 k = run$k, hash = run$hash)
+                 k = run$k, hash = run$hash, keyed = run$keyed, override = !run$passes && isTRUE(input$override),
+                 limits = if (is.null(run$tuned)) run$limits[c("worst", "top_m")])
     })
     output$code <- shiny::renderText({
       if (is.null(rv$run)) return("# No release yet.")
       paste(script(), collapse = "\n")
+    })
+    may_download <- shiny::reactive({
+      run <- rv$run
+      !is.null(run) && (run$passes || isTRUE(input$override))
+    })
+    output$dl_release_ui <- shiny::renderUI({
+      run <- rv$run
+      if (is.null(run)) return(shiny::p(class = "app-note", "No release yet."))
+      if (!may_download()) {
+        return(shiny::p(id = "dl_blocked", class = "app-status app-error",
+                        "The release does not meet the limits, so it is not offered for download. Make a release ",
+                        "that does (tune_release() with a key searches for one), or tick the box below to download ",
+                        "it anyway: the report then says so in its title."))
+      }
+      shiny::tagList(
+        if (!run$passes) shiny::p(id = "dl_override", class = "app-status app-error",
+                                  "Override: this release does NOT meet the limits."),
+        shiny::downloadButton("dl_release", "Release (CSV)"))
     })
     output$dl_release <- shiny::downloadHandler(
       filename = function() "release.csv",
       content = function(file) {
         run <- rv$run
         shiny::req(run)
+        if (!may_download()) stop_arg("the release does not meet the limits; it is not downloaded.", kind = "data")
         if (!file.copy(run$csv, file, overwrite = TRUE)) stop_arg("the release file could not be copied.", kind = "data")
       })
     output$dl_report <- shiny::downloadHandler(
@@ -719,9 +973,13 @@ app_server <- function(data = NULL) {
         run <- rv$run
         shiny::req(run)
         shiny::withProgress(message = "Writing the report", value = 0.2, {
-          release_report(run$work, run$release, file, vars = run$args$vars, strata = run$args$strata,
-                         k = run$k, formula = run$formula, family = app_family(run$family), seed = 1,
-                         release_file = run$csv)
+          release_report(run$work, if (is.null(run$tuned)) run$release else run$tuned, file,
+                         vars = run$args$vars, strata = run$args$strata, k = run$k,
+                         worst = if (is.null(run$tuned)) run$limits$worst,
+                         top_m = if (is.null(run$tuned)) run$limits$top_m,
+                         formula = run$formula, family = app_family(run$family), seed = 1,
+                         release_file = run$csv,
+                         title = if (!run$passes && isTRUE(input$override)) app_override_title else "Release report")
         })
       })
     output$dl_code <- shiny::downloadHandler(

@@ -162,7 +162,7 @@ stir_encode <- function(data, vars, arg = "vars") {
     }
     x[, j] <- switch(kind[j],
                      ordered = , factor = as.double(as.integer(v)),
-                     character = as.double(match(v, sort(unique(v), method = "radix"))),
+                     character = as.double(match(v, sort_unique_radix(v))),
                      as.double(v))
     if (any(is.infinite(x[, j]))) {
       stop_arg("`", arg, "` column `", vars[j], "` has infinite values; replace or drop them first.",

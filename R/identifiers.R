@@ -147,7 +147,8 @@ identifier_flags <- function(x, name) {
       u <- unique(obs)
       w <- tabulate(match(obs, u), length(u))
       share <- function(v) sum(as.double(w) * v) / length(obs)
-      s <- trimws(u)
+      # (unmarked non-ASCII bytes made valid first: toupper() and nchar() refuse them)
+      s <- trimws(radix_key(u))
       kind <- character()
       if (share(grepl("^[^@ ]+@[^@ ]+\\.[^@ ]+$", s)) >= 0.8) kind <- "email addresses"
       else if (share(is_nhs_number(s)) >= 0.8) kind <- "NHS numbers"

@@ -85,12 +85,16 @@
 #' or printed output.
 #'
 #' @section Cost:
-#' The k-means is exact and plain (every point against every centre), on one thread. With
-#' strata split into blocks of at most 1000 records the cost grows linearly with the number
-#' of records, but it is far slower than [anonymise()]: about 2 s for 3,000 records, 7 s
-#' for 10,000 and 18 s for 30,000 (two strata, two variables, `size = 10`, one core of a
-#' shared 2-core machine), so some minutes at 1e6 records. The metadata count `n_groups`
-#' may be below `round(n / size)`: groups smaller than `k` are merged.
+#' The k-means is exact: the same groups as the plain algorithm (every point against every
+#' centre), found with shortcuts that never change a choice (bounds on distances in the
+#' Lloyd iterations, no logarithm for a point that cannot be the next seed), and its 10
+#' starts run on up to `nthreads` threads. With strata split into blocks of at most 1000
+#' records the cost grows linearly with the number of records, but it stays far slower
+#' than [anonymise()]: every start draws every seed among all points of its block. About
+#' 1.6 s of CPU for 10,000 records, 18 s for 100,000 and 190 s for 1e6 (four strata, three
+#' variables, `k = 3`, `size = 10`, one thread; `bench/keyed.R`), some 200 times
+#' [anonymise()]. The metadata count `n_groups` may be below `round(n / size)`: groups
+#' smaller than `k` are merged.
 #'
 #' @inheritParams anonymise
 #' @param k The smallest group: every released point is shared by at least `k` records
@@ -114,8 +118,9 @@
 #'   group means.
 #' @param format The release form of the masked values, as in [anonymise()]: `"natural"`
 #'   (default), `"precision"` or `"none"`.
-#' @param nthreads Accepted for the interface of the masking verbs; the k-means runs on
-#'   one thread and the result does not depend on it.
+#' @param nthreads Number of OpenMP threads for the starts of the k-means (capped by the
+#'   machine). The default is the option `detanon.nthreads`, else 1. The release does not
+#'   depend on it.
 #' @return An object of the same class as `data` with the masked columns replaced, as
 #'   [anonymise()] returns. Its release metadata ([release_info()]) hold the settings
 #'   (`k`, `size`, `vars`, `strata`, `keys`, `noise`, `na`, `small_strata`, `format`, `keyed = TRUE`) and
@@ -158,7 +163,7 @@ anonymise_keyed <- function(data, vars = NULL, strata = NULL, k = 3, key, size =
   if (length(both)) stop_arg("`keys` repeats columns of `vars` or `strata`: ", quote_names(both), ".", kind = "column")
   step <- mask_input(data, vars, strata, k, na, small_strata)
   x <- step$x
-  res <- keyed_mask(x, keyed_cells(step$df, step$id, keys, strata, k), k, size, secret, noise)
+  res <- keyed_mask(x, keyed_cells(step$df, step$id, keys, strata, k), k, size, secret, nthreads, noise)
   sizes <- nonempty_sizes(step$id)
   df <- mask_output(step$df, data, vars, strata, res$columns, x, k, format, check_identifiers)
   as_release(as_release_frame(df, data), "anonymise_keyed",
@@ -208,7 +213,7 @@ KEYED_MAXIT <- 100L
 # Steps 1 and 3-6 on a complete matrix x with stratum ids: the masked columns (group
 # means on the x-scale, with the keyed noise of centroid_noise() when `noise`; constant
 # columns copied), the number of groups and the smallest.
-keyed_mask <- function(x, id, k, size, secret, noise = FALSE) {
+keyed_mask <- function(x, id, k, size, secret, nthreads = 1L, noise = FALSE) {
   x_in <- x
   tiny <- pow2_normalise(x)
   x <- tiny$x
@@ -221,7 +226,7 @@ keyed_mask <- function(x, id, k, size, secret, noise = FALSE) {
              "mask them in sets of at most 64, or reduce them first.", kind = "column")
   }
   z <- sweep(sweep(x[, cols, drop = FALSE], 2L, st[1L, cols]), 2L, st[2L, cols], "/")
-  g <- keyed_groups(z, id, k, size, secret)
+  g <- keyed_groups(z, id, k, size, secret, nthreads)
   # exact group means, summed in a canonical order (group, then the values)
   o <- do.call(order, c(list(g$group), unname(as.data.frame(x[, cols, drop = FALSE])), method = "radix"))
   xo <- x[o, cols, drop = FALSE]
@@ -245,17 +250,19 @@ keyed_mask <- function(x, id, k, size, secret, noise = FALSE) {
 # largest drops of SSE (each stratum's drops made non-increasing, so that this is the
 # greedy allocation); then each stratum is partitioned once with its count. Returns
 # list(group = 1..G per row, per_stratum = groups per stratum).
-keyed_groups <- function(z, id, k, size, secret) {
+keyed_groups <- function(z, id, k, size, secret, nthreads = 1L) {
   n <- nrow(z)
   strata <- sort(unique(id))
-  fit <- function(zs, cc) .Call(C_ffi_keyed_kmeans, zs, cc, k, KEYED_RESTARTS, KEYED_MAXIT, secret)
+  fit <- function(zs, cc) {
+    .Call(C_ffi_keyed_kmeans, zs, cc, k, KEYED_RESTARTS, KEYED_MAXIT, secret, nthreads)
+  }
   # canonical order within each stratum: by the values, so that the result does not depend
   # on the row order; strata above KEYED_BLOCK records split into blocks (keyed_blocks())
   blocks <- unlist(lapply(strata, function(s) {
     r <- which(id == s)
     o <- do.call(order, c(unname(as.data.frame(z[r, , drop = FALSE])), method = "radix"))
     r <- r[o]
-    lapply(keyed_blocks(z[r, , drop = FALSE], k, secret), function(b) r[b])
+    lapply(keyed_blocks(z[r, , drop = FALSE], k, secret, nthreads), function(b) r[b])
   }), recursive = FALSE)
   parts <- lapply(blocks, function(r) {
     zs <- z[r, , drop = FALSE]
@@ -301,7 +308,7 @@ keyed_groups <- function(z, id, k, size, secret) {
 # records, so that the cost grows with n, not n^2. A list of row positions in zs, each in
 # canonical order.
 KEYED_BLOCK <- 1000L
-keyed_blocks <- function(zs, k, secret) {
+keyed_blocks <- function(zs, k, secret, nthreads = 1L) {
   todo <- list(seq_len(nrow(zs)))
   done <- list()
   while (length(todo)) {
@@ -311,7 +318,8 @@ keyed_blocks <- function(zs, k, secret) {
       done[[length(done) + 1L]] <- b
       next
     }
-    fit <- .Call(C_ffi_keyed_kmeans, zs[b, , drop = FALSE], 2L, k, KEYED_RESTARTS, KEYED_MAXIT, secret)
+    fit <- .Call(C_ffi_keyed_kmeans, zs[b, , drop = FALSE], 2L, k, KEYED_RESTARTS, KEYED_MAXIT, secret,
+                 nthreads)
     if (fit$sse < 0 || max(fit$group) < 2L) {
       done[[length(done) + 1L]] <- b
       next

@@ -19,8 +19,9 @@
 #' does not depend on the row order. Without `vars` only the mismatches count.
 #'
 #' Moving changes the moved records' categorical values: analyses by stratum see them in
-#' the stratum they were moved to. The change is reported (every move, in a message of
-#' class `detanon_message_merge`), never silent; silence it with
+#' the stratum they were moved to. The change is reported, never silent: one summary line
+#' (a message of class `detanon_message_merge`) counts the moved records, the strata they
+#' came from and the changed values of each `strata` variable; silence it with
 #' `suppressMessages(..., classes = "detanon_message_merge")`. Moving protects the rare combinations by removing them
 #' from the release; it does not add protection to the strata that receive the records.
 #'
@@ -35,10 +36,11 @@
 #'   records dropped (so the release does not show which rare combinations existed), and
 #'   release metadata ([release_info()]):
 #'   settings `k`, `vars`, `strata`; counts `n`, `n_strata`, `min_size` and `n_moved`
-#'   (records moved to another stratum). A message lists every move: the original and the new stratum, the
-#'   number of records and the distance. The message shows the rare combinations: it is a
-#'   report for the custodian, not for release. The message object (class
-#'   `detanon_message_merge`) also carries the table of moves in its field `moves`: one
+#'   (records moved to another stratum). A one-line message counts the moved records and
+#'   the changed values of each `strata` variable (its field `changed`, a named integer
+#'   vector). The message object (class `detanon_message_merge`) carries the table of
+#'   moves in its field `moves`, which shows the rare combinations: a report for the
+#'   custodian, not for release. One
 #'   row per pair of original and new stratum, with the original values (`from_<var>`),
 #'   the new values (`to_<var>`), `n` (records moved) and the smallest and largest
 #'   distance (`d_min`, `d_max`); catch it with [withCallingHandlers()] (see the example).
@@ -153,15 +155,21 @@ merge_small <- function(df, x, id, keep, k, strata) {
   list(data = df, id = stratum_ids(df, strata), moves = moves, n_moved = length(movers))
 }
 
+# One summary line, however many strata moved: how many records, from how many strata, and
+# how many values of each `strata` variable were changed. The moves themselves (they show
+# the rare combinations) are the field `moves` of the message, and `changed` the counts per
+# variable.
 merge_message <- function(moves, strata, k) {
   if (!nrow(moves)) return(invisible())
-  desc <- function(prefix) {
-    apply(moves[paste0(prefix, strata)], 1L, function(r) paste0(strata, "=", r, collapse = ", "))
-  }
-  lines <- sprintf("  %s -> %s: %s (distance %s)", desc("from_"), desc("to_"), plural(moves$n, "record"),
-                   ifelse(moves$d_min == moves$d_max, format(round(moves$d_min, 3)),
-                          paste0(format(round(moves$d_min, 3)), " to ", format(round(moves$d_max, 3)))))
-  inform_detanon("moved ", plural(sum(moves$n), "record"), " of strata smaller than k = ", k,
-                 " into the nearest larger stratum:\n", paste(lines, collapse = "\n"), kind = "merge",
-                 fields = list(moves = moves))
+  same <- function(a, b) (is.na(a) & is.na(b)) | (!is.na(a) & !is.na(b) & as.character(a) == as.character(b))
+  changed <- vapply(strata, function(v) {
+    as.integer(sum(moves$n[!same(moves[[paste0("from_", v)]], moves[[paste0("to_", v)]])]))
+  }, integer(1))
+  n_from <- nrow(unique(moves[paste0("from_", strata)]))
+  shown <- changed[changed > 0L]
+  inform_detanon("moved ", plural(sum(moves$n), "record"), " of ", plural(n_from, "stratum", "strata"),
+                 " smaller than k = ", k, " into the nearest larger stratum, changing ",
+                 paste0("`", names(shown), "` of ", plural(shown, "record"), collapse = ", "),
+                 "; the moves are the field `moves` of this message (class detanon_message_merge).",
+                 kind = "merge", fields = list(moves = moves, changed = changed))
 }

@@ -204,7 +204,7 @@ ola_classes <- function(df, k, quasi, strata, hierarchies, max_suppression, loss
   names(labels) <- cols
   ord <- do.call(order, c(lapply(key_cols, function(v) {
     x <- if (v %in% strata) df[[v]][first] else labels[[v]][first]
-    if (v %in% quasi) match(x, unique(hs[[v]]$table[[lv[match(v, cols)] + 1L]])) else x
+    if (v %in% quasi) match(x, unique(hs[[v]]$table[[lv[match(v, cols)] + 1L]])) else radix_key(x)
   }), list(method = "radix")))
   cls_of_slot <- integer(length(sizes))
   cls_of_slot[slot[first[ord]]] <- seq_along(ord)

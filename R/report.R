@@ -48,10 +48,13 @@
 #' A custodian should still read the report before it leaves the safe setting: the
 #' column names, the strata levels of the large strata and the settings are shown.
 #'
-#' @param original The original data frame, rows aligned with `masked`.
+#' @param original The original data frame, rows aligned with `masked`; or an
+#'   `sdcMicroObj`, or what [tune_release()] returns for one, alone (it holds both sides:
+#'   see [sdc_extract()]).
 #' @param masked The release (a data frame returned by a masking verb), or a
 #'   `detanon_tuned` result of [tune_release()], whose chosen release is reported with
-#'   the frontier of the search.
+#'   the frontier of the search. Left out when `original` is an `sdcMicroObj` or its
+#'   [tune_release()] result.
 #' @param file Path of the HTML file to write.
 #' @param vars,strata The masked variables and the strata. Default: those recorded in
 #'   the release.
@@ -99,6 +102,7 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
                            family = stats::gaussian(), intruder = NULL, sensitive = NULL,
                            title = "Release report", release_file = NULL, release_seed = NULL,
                            nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
+  if (is_sdc(original) || is_sdc_tuned(original)) return(sdc_release_report(match.call(), parent.frame()))
   tuned <- NULL
   if (inherits(masked, "detanon_tuned")) {
     tuned <- masked
@@ -318,7 +322,7 @@ order_columns <- function(x) {
     }
     if (!(is.numeric(v) || is.character(v) || inherits(v, c("Date", "POSIXct")))) return(FALSE)
     if (anyDuplicated(v)) return(FALSE)
-    o <- order(v, method = "radix")
+    o <- order(radix_key(v), method = "radix")
     identical(o, seq_len(n)) || identical(o, rev(seq_len(n)))
   }, logical(1))]
 }
@@ -674,7 +678,8 @@ report_settings <- function(info, tuned) {
              top_m_stratum = sprintf("top-%d linkage, worst stratum", l$m), risk1 = "risk1", risk2 = "risk2")
     set <- set[names(set) %in% names(l)]
     set <- set[vapply(names(set), function(nm) l[[nm]] < 1, logical(1))] # 1: no limit
-    lim <- data.frame(limit = unname(set), value = paste("<=", vapply(names(set), function(nm) fmt_signif(l[[nm]]), "")),
+    # (every limit can be 1, i.e. none set: no rows)
+    lim <- data.frame(limit = unname(set), value = sprintf("<= %s", vapply(names(set), function(nm) fmt_signif(l[[nm]]), "")),
                       stringsAsFactors = FALSE)
     if (!is.null(l$k_strata)) {
       lim <- rbind(lim, data.frame(limit = "records per stratum", value = paste(">=", l$k_strata)))

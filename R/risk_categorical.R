@@ -138,7 +138,7 @@ group_ids <- function(cols) {
 # Integer codes of one key column with NA kept: equal values share a code.
 key_codes <- function(x) {
   if (is.factor(x)) return(as.integer(x))
-  match(x, sort(unique(x[!is.na(x)]), method = "radix"))
+  match(x, sort_unique_radix(x[!is.na(x)]))
 }
 
 # Sums of `x` by group id 1..n_groups (0 for an empty group), in row order (src/freq.c).

@@ -158,7 +158,7 @@ suda_codes <- function(x, missing = NULL) {
   }
   miss <- is.na(x)
   if (length(missing)) miss <- miss | x %in% missing
-  levs <- sort(unique(x[!miss]), method = "radix")
+  levs <- sort_unique_radix(x[!miss])
   code <- match(x, levs)
   code[miss] <- NA_integer_
   list(code = code, levels = levs)

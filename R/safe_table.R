@@ -151,7 +151,7 @@ safe_table <- function(data, strata, k = 6, method = c("suppress", "round", "bar
 # (factor() would match a Date's text to its day count and put every record in NA).
 table_factor <- function(x, name) {
   if (is.factor(x)) return(x)
-  if (!is.object(x)) return(factor(x, levels = sort(unique(x[!is.na(x)]), method = "radix")))
+  if (!is.object(x)) return(factor(x, levels = sort_unique_radix(x[!is.na(x)])))
   if (inherits(x, "integer64") && !requireNamespace("bit64", quietly = TRUE)) {
     stop_arg("`strata` column `", name, "` is integer64: install the package bit64 to tabulate it, ",
              "or convert it with as.character().", kind = "column")

@@ -28,7 +28,14 @@
 #' * Locally suppressed key values are `NA` and are passed to the verb as missing values
 #'   of `strata`, which it treats by its own policy: [anonymise()], [anonymise_adaptive()]
 #'   and [anonymise_keps()] make `NA` a level of its own, [stir()] and [blend_outliers()]
-#'   stop. Missing numerical values follow the verb's `na` argument.
+#'   stop. sdcMicro's k-anonymity counts such an `NA` as a wildcard (it matches every
+#'   value), so a stratum can be smaller here than sdcMicro reports: a message of class
+#'   `detanon_message_na` counts the suppressed values of each key variable used as
+#'   `strata` (its field `n_na`). Missing numerical values follow the verb's `na` argument.
+#' * By default every key variable is a stratum; with many key variables most
+#'   combinations are rare, and an error about strata smaller than `k` then says to name
+#'   fewer in `strata` (e.g. `strata = c("urbrur", "sex")` for sdcMicro's `testdata`) or
+#'   to recode them first.
 #' * The masked values land in the slot `manipNumVars`. When the verb changed key values
 #'   (`small_strata = "merge"` of [anonymise()], the blending of [stir()] and
 #'   [blend_outliers()]) they land in `manipKeyVars`, and sdcMicro's key-variable risk is
@@ -111,6 +118,25 @@ check_sdc <- function(obj, arg) {
 
 sdc_get <- function(obj, type) sdcMicro::get.sdcMicroObj(obj, type = type)
 
+# A tune_release() result whose release is an sdcMicroObj (what tune_release(sdc) returns)?
+is_sdc_tuned <- function(x) inherits(x, "detanon_tuned") && is_sdc(x$release)
+
+# The sdcMicroObj of `obj`: itself, or the release of a tune_release(sdc) result.
+sdc_object <- function(obj, arg) {
+  if (inherits(obj, "detanon_tuned")) {
+    if (is.null(obj$release)) {
+      stop_arg("`", arg, "` is a tune_release() result with no release (no candidate met every limit), ",
+               "so there is no sdcMicroObj to use; loosen the limits or try other `methods`.", kind = "data")
+    }
+    if (!is_sdc(obj$release)) {
+      stop_arg("`", arg, "` is a tune_release() result of a data frame, not of an sdcMicroObj; ",
+               "pass an sdcMicroObj (or tune_release(sdc)'s result).")
+    }
+    return(obj$release)
+  }
+  check_sdc(obj, arg)
+}
+
 # What an sdcMicroObj holds, by name: the original data, the key and numerical variables
 # (names, and their manipulated values), weights, household ids and strata variables.
 sdc_parts <- function(obj) {
@@ -157,10 +183,12 @@ sdc_verb <- function(fun, obj, call, env) {
   if (!is.null(quasi)) quasi <- sdc_names(quasi, p$nums, "quasi", "numerical variables (numVars)")
   args["vars"] <- list(if (is.null(args[["vars"]])) setdiff(p$nums, quasi)
                        else sdc_names(args[["vars"]], p$nums, "vars", "numerical variables (numVars)"))
+  all_keys <- FALSE
   if (!is.null(args[["strata"]])) {
     args["strata"] <- list(sdc_names(args[["strata"]], p$keys, "strata", "key variables (keyVars)"))
   } else if (is.null(args[["classes"]])) {
     args["strata"] <- list(p$keys)
+    all_keys <- length(p$keys) > 1L
   }
   # the identifier check, on the columns the verb sees (without the row column)
   df <- sdc_frame(p, p$manip_nums)
@@ -176,7 +204,19 @@ sdc_verb <- function(fun, obj, call, env) {
   df[[sdc_row_col]] <- seq_len(p$n)
   sdc_warn_row_names(p)
   sdc_inform_ignored(p, "verb")
-  res <- do.call(fun, c(list(data = df), args))
+  sdc_inform_suppressed(df, args[["strata"]])
+  res <- withCallingHandlers(do.call(fun, c(list(data = df), args)), detanon_error = function(e) {
+    # every key variable stratifies by default: with many, most combinations are rare. An
+    # error about small strata (anonymise()'s, or the `k_strata` of tune_release()) says so
+    if (!all_keys || !(inherits(e, "detanon_error_small_strata") || grepl("`k_strata`", conditionMessage(e)))) {
+      return()
+    }
+    stop_arg(sub("^[^:]*\\(\\): ", "", sub("\n$", "", conditionMessage(e))), "\nWith an sdcMicroObj every key ",
+             "variable is a stratum unless `strata` names fewer: ", length(p$keys), " key variables (",
+             quote_names(p$keys, max = 12L), ") make strata of fewer than k records. Name the few that ",
+             "matter in `strata` (e.g. `strata = ", deparse(utils::head(p$keys, 2L)), "`), or recode them ",
+             "first (sdcMicro::globalRecode(), sdcMicro::kAnon()).", kind = sub("^detanon_error_", "", class(e)[1L]))
+  })
   masked <- c(args[["vars"]], quasi)
   if (is.data.frame(res)) return(sdc_insert(obj, p, res, masked))
   if (is.list(res) && is.data.frame(res$release)) { # tune_release(): the chosen release
@@ -234,6 +274,22 @@ sdc_inform_ignored <- function(p, what) {
     inform_detanon("the household ids `", p$hh, "` are not used: records are linked one by one.",
                    kind = "ignored")
   }
+}
+
+# sdcMicro's local suppression leaves NA in key variables, which its k-anonymity counts
+# as a wildcard (matching every value); detanon's strata count NA as a value of its own, so
+# a stratum can be smaller here than sdcMicro says. Said once, with the counts.
+sdc_inform_suppressed <- function(df, strata) {
+  if (!length(strata)) return(invisible())
+  na <- vapply(df[strata], function(v) sum(is.na(v)), integer(1))
+  if (!any(na > 0L)) return(invisible())
+  na <- na[na > 0L]
+  inform_detanon("the key variables hold ", plural(sum(na), "suppressed value"), " (NA: ",
+                 paste0("`", names(na), "` ", na, collapse = ", "), "). sdcMicro's k-anonymity counts NA ",
+                 "as a wildcard that matches every value; here NA is a category of its own, so strata with ",
+                 "NA can be smaller than sdcMicro reports. Leave those variables out of `strata`, or ",
+                 "recode instead of suppressing (sdcMicro::globalRecode()).", kind = "na",
+                 fields = list(n_na = na))
 }
 
 # Write the release `res` (a data frame with the row column) of a verb that masked the
@@ -295,6 +351,31 @@ sdc_release_record <- function(info) {
   list(verb = info$verb, settings = info$settings, counts = info$counts, stats = info$stats)
 }
 
+# release_report() called (`call`, from the frame `env`) with an sdcMicroObj or a
+# tune_release(sdc) result as `original`: the object's original and manipulated values as
+# the pair of data frames, the release metadata the last verb kept in the object, and the
+# search (limits, frontier, verdict) when it is a tune_release() result.
+sdc_release_report <- function(call, env) {
+  args <- sdc_args(call, env, skip = character())
+  src <- args[["original"]]
+  if (!is.null(args[["masked"]])) {
+    stop_arg("`original` is ", if (is_sdc(src)) "an sdcMicroObj" else "a tune_release() result of one",
+             ", which holds both the original and the masked values: leave `masked` out.")
+  }
+  obj <- sdc_object(src, "original")
+  original <- sdc_extract(obj, "original")
+  masked <- sdc_extract(obj, "manipulated")
+  rec <- sdc_get(obj, "additionalResults")$detanon$release
+  if (!is.null(rec)) masked <- as_release(masked, rec$verb, rec$settings, rec$counts, rec$stats)
+  if (inherits(src, "detanon_tuned")) {
+    src$release <- masked
+    masked <- src
+  }
+  args$original <- original
+  args$masked <- masked
+  do.call(release_report, args)
+}
+
 # Households whose members all shared a value of a masked variable before and no longer do
 # (sorted by household and value, a household shares a value when its first and last agree).
 sdc_inform_households <- function(p, nums, masked, removed) {
@@ -307,7 +388,7 @@ sdc_inform_households <- function(p, nums, masked, removed) {
   }
   h <- hh[big]
   shared <- function(x) {
-    o <- order(h, x, method = "radix")
+    o <- order(h, radix_key(x), method = "radix")
     hs <- h[o]
     xs <- x[o]
     first <- xs[!duplicated(hs)]
@@ -379,7 +460,8 @@ sdc_measure <- function(fun, obj, call, env) {
 #' Masking the object again with a detanon verb drops the attached results, since they
 #' describe the previous state (`sdcMicro::undolast()` brings them back).
 #'
-#' @param obj An `sdcMicroObj`.
+#' @param obj An `sdcMicroObj`, or what [tune_release()] returns for one (its `release`
+#'   is the object used).
 #' @param ... Measure results to attach, named (`risk = assess(obj)`) or not (then named
 #'   by their class, e.g. `assess` for a `detanon_assess`). A name already attached is
 #'   replaced. `sdc_report()`: further arguments of `sdcMicro::report()` (e.g. `title`,
@@ -388,7 +470,8 @@ sdc_measure <- function(fun, obj, call, env) {
 #'   `<filename>.html`, and `<filename>-detanon.csv` and `<filename>-detanon.html` beside it.
 #' @param report Run `sdcMicro::report()` too (it needs rmarkdown and pandoc, or knitr and
 #'   markdown)? `FALSE` writes the detanon files only.
-#' @return `sdc_attach()`: `obj` with the results stored. `sdc_results()`: a data frame
+#' @return `sdc_attach()`: `obj` with the results stored (for a [tune_release()] result:
+#'   the result, with the results stored in its `release`). `sdc_results()`: a data frame
 #'   with a column `result` (the name of each result, `"release"` for the metadata of the
 #'   last verb) and the columns of the results (missing ones `NA`); for the release, the
 #'   columns `part` (`"verb"`, `"settings"`, `"counts"`, `"stats"`), `measure`, `value`
@@ -405,6 +488,11 @@ sdc_measure <- function(fun, obj, call, env) {
 #' basename(files)
 #' @export
 sdc_attach <- function(obj, ...) {
+  if (inherits(obj, "detanon_tuned")) {
+    sdc <- sdc_object(obj, "obj")
+    obj$release <- sdc_attach(sdc, ...)
+    return(obj)
+  }
   check_sdc(obj, "obj")
   res <- list(...)
   if (!length(res)) stop_arg("give at least one measure result in `...` to attach.")
@@ -452,7 +540,7 @@ sdc_result_table <- function(x, name) {
 #' @rdname sdc_attach
 #' @export
 sdc_results <- function(obj) {
-  check_sdc(obj, "obj")
+  obj <- sdc_object(obj, "obj")
   add <- sdc_get(obj, "additionalResults")$detanon
   parts <- list()
   rel <- add$release
@@ -463,7 +551,7 @@ sdc_results <- function(obj) {
       one <- vapply(l, function(v) is.numeric(v) && length(v) == 1L, logical(1))
       txt <- vapply(l, function(v) {
         if (is.null(v) || !length(v)) ""
-        else if (is.numeric(v)) paste0(if (!is.null(names(v))) paste0(names(v), " = "), format(v, digits = 6),
+        else if (is.numeric(v)) paste0(if (!is.null(names(v))) paste0(names(v), " = "), sdc_number(v),
                                        collapse = ", ")
         else if (is.data.frame(v)) "(table)" else paste(as.character(unlist(v)), collapse = ", ")
       }, character(1))
@@ -494,7 +582,7 @@ sdc_results <- function(obj) {
 #' @rdname sdc_attach
 #' @export
 sdc_report <- function(obj, outdir = tempdir(), filename = "SDC-Report", report = TRUE, ...) {
-  check_sdc(obj, "obj")
+  obj <- sdc_object(obj, "obj")
   if (!is.character(outdir) || length(outdir) != 1L || is.na(outdir) || !dir.exists(outdir)) {
     stop_arg("`outdir` must be an existing directory, not ", show_value(outdir), ".")
   }
@@ -515,6 +603,18 @@ sdc_report <- function(obj, outdir = tempdir(), filename = "SDC-Report", report 
   invisible(c(files, csv, html))
 }
 
+# Numbers one by one, as people write them: counts as whole numbers (46, not 4.600e+01),
+# other values to 4 significant digits, without an exponent unless they are tiny or huge.
+sdc_number <- function(v) {
+  vapply(v, function(x) {
+    if (is.na(x)) return("NA")
+    if (!is.finite(x)) return(format(x))
+    if (x == round(x) && abs(x) < 1e15) return(format(x, scientific = FALSE, big.mark = ""))
+    if (abs(x) >= 1e-4 && abs(x) < 1e15) return(format(signif(x, 4), scientific = FALSE, drop0trailing = TRUE))
+    format(x, digits = 4)
+  }, character(1), USE.NAMES = FALSE)
+}
+
 sdc_results_html <- function(res, filename) {
   esc <- function(x) {
     x <- ifelse(is.na(x), "", as.character(x))
@@ -522,7 +622,7 @@ sdc_results_html <- function(res, filename) {
     x <- gsub("<", "&lt;", x, fixed = TRUE)
     gsub(">", "&gt;", x, fixed = TRUE)
   }
-  fmt <- function(v) if (is.numeric(v)) ifelse(is.na(v), "", format(v, digits = 4)) else esc(v)
+  fmt <- function(v) if (is.numeric(v)) ifelse(is.na(v), "", sdc_number(v)) else esc(v)
   body <- character()
   for (nm in unique(res$result)) {
     t <- res[res$result == nm, -1L, drop = FALSE]

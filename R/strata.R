@@ -92,8 +92,30 @@ column_codes <- function(x) {
     code[is.na(code)] <- nlevels(x) + 1L
     return(code)
   }
-  u <- sort(unique(x), na.last = TRUE, method = "radix")
-  match(x, u)
+  match(x, sort_unique_radix(x, na.last = TRUE))
+}
+
+# R's radix sort refuses non-ASCII strings that are not marked UTF-8 or latin1 ("Character
+# encoding must be UTF-8, Latin-1 or bytes"): read.csv() leaves them unmarked in a UTF-8
+# locale, and so does iconv() output read under another locale. radix_key() gives the sort
+# a copy translated to UTF-8 (invalid bytes become <xx> escapes); the values themselves are
+# never replaced, so only the order is taken from the copy. ASCII input is returned as it is,
+# which keeps every result bit-identical for ASCII data. Every radix sort or order of values
+# that can be character goes through it.
+radix_key <- function(x) {
+  if (!is.character(x) || !length(x)) return(x)
+  native <- x[Encoding(x) == "unknown"]
+  if (!any(grepl("[^\\x01-\\x7f]", native, useBytes = TRUE, perl = TRUE))) return(x)
+  enc2utf8(x)
+}
+
+# radix_key() for each of a list of sort keys (as passed to do.call(order, ...))
+radix_keys <- function(cols) lapply(cols, radix_key)
+
+# sort(unique(x), method = "radix") for values of any encoding; returns the original values
+sort_unique_radix <- function(x, na.last = TRUE) {
+  u <- unique(x)
+  u[order(radix_key(u), na.last = na.last, method = "radix")]
 }
 
 check_strata_columns <- function(data, strata, arg = "strata") {

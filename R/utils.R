@@ -305,7 +305,8 @@ restore_class <- function(out, like) {
   if (inherits(like, "data.table") && requireNamespace("data.table", quietly = TRUE)) {
     key <- data.table::key(like)
     key <- if (all(key %in% names(out))) key else NULL
-    sorted <- length(key) && !is.unsorted(do.call(order, c(unname(as.list(out[key])), method = "radix")))
+    sorted <- length(key) &&
+      !is.unsorted(do.call(order, c(radix_keys(unname(as.list(out[key]))), method = "radix")))
     out <- data.table::as.data.table(out)
     if (sorted) data.table::setkeyv(out, key)
     return(out)

@@ -88,7 +88,8 @@ SEXP ffi_knn_centroids(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
 SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, int want_index);
 
 /* keyed_glue.c: the keyed k-means of one stratum (anonymise_keyed()) */
-SEXP ffi_keyed_kmeans(SEXP z, SEXP c, SEXP kmin, SEXP restarts, SEXP maxit, SEXP secret);
+SEXP ffi_keyed_kmeans(SEXP z, SEXP c, SEXP kmin, SEXP restarts, SEXP maxit, SEXP secret, SEXP nthreads);
+SEXP keyed_kmeans_run(SEXP z, SEXP c, SEXP kmin, SEXP restarts, SEXP maxit, SEXP secret, int nt, int ref);
 /* the keyed uniforms of groups of rows (the noise of shared centroids, R/centroid_noise.R) */
 SEXP ffi_keyed_group_uniforms(SEXP x, SEXP off, SEXP nout, SEXP secret);
 /* freq_glue.c: sums per key combination (risk_frequencies(), risk_individual(), ...) */
@@ -108,6 +109,7 @@ SEXP ffi_rlaplace(SEXP n, SEXP b);
 SEXP ffi_threads(SEXP nthreads, SEXP work);
 SEXP ffi_siphash(SEXP msg, SEXP key);
 SEXP ffi_keyed_uniforms(SEXP z, SEXP salt, SEXP secret, SEXP steps);
+SEXP ffi_keyed_kmeans_ref(SEXP z, SEXP c, SEXP kmin, SEXP restarts, SEXP maxit, SEXP secret);
 #endif
 
 /* glue.c: shared helpers */

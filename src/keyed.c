@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "keyed.h"
+#include "threads.h"
 
 #define ROTL(x, b) (uint64_t) (((x) << (b)) | ((x) >> (64 - (b))))
 #define SIPROUND                                                                  \
@@ -93,6 +94,12 @@ static void point_hashes(const double *z, ptrdiff_t n, int d, uint64_t salt, uin
     }
 }
 
+void keyed_hashes(const double *z, ptrdiff_t n, int d, uint64_t salt, uint64_t k0, uint64_t k1,
+                  unsigned char *buf, uint64_t *h)
+{
+    point_hashes(z, n, d, salt, k0, k1, buf, h);
+}
+
 static uint64_t row_hash(const double *row, int d, uint64_t salt, uint64_t k0, uint64_t k1)
 {
     unsigned char buf[8 * 65];
@@ -163,10 +170,62 @@ static void centres(const double *z, ptrdiff_t n, int d, int c, const int *group
         if (size[g] > 0) for (int j = 0; j < d; j++) cen[(ptrdiff_t) g * d + j] /= (double) size[g];
 }
 
-/* one keyed run; returns the SSE (group[] filled, 0..c-1, possibly with empty groups) */
-static double one_run(const double *z, ptrdiff_t n, int d, int c, int kmin, int maxit, const uint64_t *h,
-                      int *group, double *cen, ptrdiff_t *size, double *d2, const kernel_host *host)
+/* The scratch memory of one run (one per thread). */
+typedef struct {
+    uint64_t *h;       /* the points' keyed hashes of the restart */
+    int *group;        /* the run's groups */
+    double *cen;       /* c x d centres */
+    double *old;       /* c x d centres before the last update */
+    ptrdiff_t *size;   /* group sizes */
+    double *d2;        /* seeding: squared distance to the nearest chosen centre */
+    double *ub, *lb;   /* Lloyd: bounds on the distance to the own centre and to any other */
+    double *shift;     /* how far each centre moved in the last update */
+    double *cc;        /* c x c distances between the centres (NULL when c is large) */
+    double *half;      /* half the distance from each centre to the nearest other */
+    unsigned char *buf;
+    int *keep;         /* the groups of this thread's best restart */
+    double keep_sse;   /* its SSE (-1: none yet) */
+    int keep_r;        /* its restart */
+    int failed;        /* a run found fewer distinct points than c */
+} run_scratch;
+
+/* Bounds are used only with margins far above their rounding errors (relative RELTOL,
+ * absolute ABSTOL times the diameter of the points), so that a point is left in its group
+ * only when the plain scan of every centre would certainly put it there too. */
+#define RELTOL 1e-9
+#define ABSTOL 1e-9
+
+/* the centres' distances are kept for at most this many groups (8 MB) */
+#define KEYED_CC_MAX 1024
+
+static int bound_holds(double ub, double lb, double abstol)
 {
+    return ub * (1 + RELTOL) + abstol < lb;
+}
+
+/* one keyed run; returns the SSE (group[] filled, 0..c-1, possibly with empty groups).
+ * The same seeds, iterations, groups and SSE as the plain algorithm (every point against
+ * every centre: keyed_kmeans_ref() in keyed_ref.c), computed with two exact shortcuts:
+ * - seeding: a point whose key e / D2 is certainly above the best so far (from the bound
+ *   e = -log(u) >= 1 - u) is not given a log();
+ * - Lloyd: Hamerly's bounds (an upper bound on the distance to the own centre, a lower
+ *   bound on the distance to every other), moved by the centres' shifts, and the
+ *   distances between the centres (a point nearer its centre than half the distance to
+ *   the nearest other centre stays; Elkan's lemma: a centre at least twice the point's
+ *   distance away from the point's centre is farther). A point whose bounds separate
+ *   (with the margins above) keeps its group without a scan; any other is compared with
+ *   every centre not certainly farther, in the plain order with the plain comparisons.
+ * diam: an upper bound on the distance between any two points; no bounds are used when
+ * it is 0, below 1e-100 (squared distances could underflow) or above 1e100. */
+static double one_run(const double *z, ptrdiff_t n, int d, int c, int kmin, int maxit, double diam,
+                      run_scratch *w, const kernel_host *host)
+{
+    const uint64_t *h = w->h;
+    int *group = w->group;
+    double *cen = w->cen, *d2 = w->d2, *ub = w->ub, *lb = w->lb;
+    ptrdiff_t *size = w->size;
+    const double abstol = ABSTOL * diam;
+    const int bounds = diam > 1e-100 && diam < 1e100;
     /* k-means++ seeds by the exponential race: the first uniform over the points, then
      * with weight D2 (points at a chosen centre have weight 0) */
     for (ptrdiff_t i = 0; i < n; i++) d2[i] = INFINITY;
@@ -175,7 +234,13 @@ static double one_run(const double *z, ptrdiff_t n, int d, int c, int kmin, int 
         double bk = INFINITY;
         for (ptrdiff_t i = 0; i < n; i++) {
             if (!(d2[i] > 0)) continue;
-            const double e = -log(keyed_step_uniform(h[i], s));
+            const double u = keyed_step_uniform(h[i], s);
+            if (best >= 0) {
+                /* -log(u) >= 1 - u: a point whose key is certainly above bk cannot win */
+                const double lo = s == 0 ? 1 - u : (1 - u) / d2[i];
+                if (lo > bk * (1 + RELTOL)) continue;
+            }
+            const double e = -log(u);
             const double key = s == 0 ? e : e / d2[i];
             if (key < bk) { bk = key; best = i; }
         }
@@ -190,19 +255,90 @@ static double one_run(const double *z, ptrdiff_t n, int d, int c, int kmin, int 
     for (ptrdiff_t i = 0; i < n; i++) group[i] = -1;
     for (int it = 0; it < maxit; it++) {
         int changed = 0;
+        const int near = it > 0 && bounds && w->cc;
         for (ptrdiff_t i = 0; i < n; i++) {
+            const int a = group[i];
+            if (it > 0 && bounds) {
+                const double lo = near && w->half[a] > lb[i] ? w->half[a] : lb[i];
+                if (bound_holds(ub[i], lo, abstol)) continue;
+                ub[i] = sqrt(sq_dist(z, n, d, i, cen, a));
+                if (bound_holds(ub[i], lo, abstol)) continue;
+            }
+            /* with the centres' distances: a centre g at least 2 ub from the own centre is
+             * farther than it (|x - g| >= |a - g| - |x - a| > ub), so not scanned */
+            const double *cca = near ? w->cc + (ptrdiff_t) a * c : NULL;
+            const double ubi = near ? ub[i] * (1 + RELTOL) : 0;
+            const double reach = 2 * ubi + 2 * abstol;
+            double lbskip = INFINITY;
             int bg = 0;
-            double bd = INFINITY;
+            double bd = INFINITY, second = INFINITY;
             for (int g = 0; g < c; g++) {
                 if (it > 0 && size[g] == 0) continue;
+                if (cca && g != a) {
+                    const double cg = cca[g] * (1 - RELTOL);
+                    if (cg > reach) {
+                        const double b = cg - ubi - 2 * abstol;
+                        if (b < lbskip) lbskip = b;
+                        continue;
+                    }
+                }
                 const double t = sq_dist(z, n, d, i, cen, g);
-                if (t < bd) { bd = t; bg = g; }
+                if (t < bd) { second = bd; bd = t; bg = g; }
+                else if (t < second) second = t;
             }
+            ub[i] = sqrt(bd);
+            lb[i] = sqrt(second);
+            if (lbskip < lb[i]) lb[i] = lbskip;
             if (group[i] != bg) { group[i] = bg; changed = 1; }
         }
         if (!changed) break;
+        memcpy(w->old, cen, (size_t) c * (size_t) d * sizeof(double));
         centres(z, n, d, c, group, cen, size);
-        host_pause(host, 0);
+        if (bounds) {
+            /* the shifts of the live centres, the largest two */
+            double m1 = 0, m2 = 0;
+            int g1 = -1;
+            for (int g = 0; g < c; g++) {
+                double t = 0;
+                if (size[g] > 0) {
+                    for (int j = 0; j < d; j++) {
+                        const double v = cen[(ptrdiff_t) g * d + j] - w->old[(ptrdiff_t) g * d + j];
+                        t += v * v;
+                    }
+                    t = sqrt(t) * (1 + RELTOL);
+                }
+                w->shift[g] = t;
+                if (t > m1) { m2 = m1; m1 = t; g1 = g; }
+                else if (t > m2) m2 = t;
+            }
+            for (ptrdiff_t i = 0; i < n; i++) {
+                ub[i] += w->shift[group[i]];
+                lb[i] -= group[i] == g1 ? m2 : m1;
+            }
+        }
+        if (bounds && w->cc) {
+            /* the distances between the live centres, and half the nearest for each */
+            for (int a = 0; a < c; a++) w->half[a] = INFINITY;
+            for (int a = 0; a < c; a++) {
+                if (size[a] == 0) continue;
+                w->cc[(ptrdiff_t) a * c + a] = 0;
+                for (int g = a + 1; g < c; g++) {
+                    if (size[g] == 0) continue;
+                    double t = 0;
+                    for (int j = 0; j < d; j++) {
+                        const double v = cen[(ptrdiff_t) a * d + j] - cen[(ptrdiff_t) g * d + j];
+                        t += v * v;
+                    }
+                    t = sqrt(t);
+                    w->cc[(ptrdiff_t) a * c + g] = t;
+                    w->cc[(ptrdiff_t) g * c + a] = t;
+                    if (t < w->half[a]) w->half[a] = t;
+                    if (t < w->half[g]) w->half[g] = t;
+                }
+            }
+            for (int a = 0; a < c; a++) w->half[a] = 0.5 * w->half[a] * (1 - RELTOL) - abstol;
+        }
+        if (host) host_pause(host, 0);
     }
     centres(z, n, d, c, group, cen, size);
     /* merge groups smaller than kmin, the smallest first (ties: the lowest), into the group
@@ -234,8 +370,41 @@ static double one_run(const double *z, ptrdiff_t n, int d, int c, int kmin, int 
     return sse;
 }
 
+/* sqrt(sum of the squared ranges of the columns), a little enlarged: an upper bound on the
+ * distance between any two points, or means of points */
+static double diameter(const double *z, ptrdiff_t n, int d)
+{
+    double s = 0;
+    for (int j = 0; j < d; j++) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (ptrdiff_t i = 0; i < n; i++) {
+            const double v = z[(ptrdiff_t) j * n + i];
+            if (v < lo) lo = v;
+            if (v > hi) hi = v;
+        }
+        s += (hi - lo) * (hi - lo);
+    }
+    return sqrt(s) * 1.01;
+}
+
+/* restart r in the scratch w; keeps the run when it is the best of w's so far: the lowest
+ * SSE, ties to the lowest restart (so that the best over all threads' keeps is the first
+ * lowest SSE of the restarts in order, whichever thread ran which) */
+static void restart(const double *z, ptrdiff_t n, int d, int c, int kmin, int maxit, double diam,
+                    uint64_t k0, uint64_t k1, int r, run_scratch *w, const kernel_host *host)
+{
+    point_hashes(z, n, d, (uint64_t) r, k0, k1, w->buf, w->h);
+    const double sse = one_run(z, n, d, c, kmin, maxit, diam, w, host);
+    if (sse < 0) { w->failed = 1; return; }
+    if (w->keep_sse < 0 || sse < w->keep_sse || (sse == w->keep_sse && r < w->keep_r)) {
+        w->keep_sse = sse;
+        w->keep_r = r;
+        memcpy(w->keep, w->group, (size_t) n * sizeof(int));
+    }
+}
+
 double keyed_kmeans(const double *z, ptrdiff_t n, int d, int c, int kmin, int restarts, int maxit,
-                    uint64_t k0, uint64_t k1, int *group, const kernel_host *host)
+                    uint64_t k0, uint64_t k1, int nthreads, int *group, const kernel_host *host)
 {
     if (n < 1 || c < 1 || d < 1 || d > 64) return -1;
     if (c == 1) {
@@ -247,22 +416,54 @@ double keyed_kmeans(const double *z, ptrdiff_t n, int d, int c, int kmin, int re
         for (ptrdiff_t i = 0; i < n; i++) sse += sq_dist(z, n, d, i, cen, 0);
         return sse;
     }
-    uint64_t *h = (uint64_t *) host->alloc((size_t) n, sizeof(uint64_t));
-    int *g = (int *) host->alloc((size_t) n, sizeof(int));
-    double *cen = (double *) host->alloc((size_t) c * (size_t) d, sizeof(double));
-    ptrdiff_t *size = (ptrdiff_t *) host->alloc((size_t) c, sizeof(ptrdiff_t));
-    double *d2 = (double *) host->alloc((size_t) n, sizeof(double));
-    unsigned char *buf = (unsigned char *) host->alloc(8 * ((size_t) d + 1), 1);
-    double best = -1;
-    for (int r = 0; r < restarts; r++) {
-        point_hashes(z, n, d, (uint64_t) r, k0, k1, buf, h);
-        const double sse = one_run(z, n, d, c, kmin, maxit, h, g, cen, size, d2, host);
-        if (sse < 0) return -1;
-        if (best < 0 || sse < best) {
-            best = sse;
-            memcpy(group, g, (size_t) n * sizeof(int));
-        }
+    int nt = threads_for(nthreads, (double) n * (double) c * (double) restarts);
+    if (nt > restarts) nt = restarts;
+    if (nt < 1) nt = 1;
+    run_scratch *w = (run_scratch *) host->alloc((size_t) nt, sizeof(run_scratch));
+    for (int t = 0; t < nt; t++) {
+        w[t].h = (uint64_t *) host->alloc((size_t) n, sizeof(uint64_t));
+        w[t].group = (int *) host->alloc((size_t) n, sizeof(int));
+        w[t].keep = (int *) host->alloc((size_t) n, sizeof(int));
+        w[t].cen = (double *) host->alloc((size_t) c * (size_t) d, sizeof(double));
+        w[t].old = (double *) host->alloc((size_t) c * (size_t) d, sizeof(double));
+        w[t].size = (ptrdiff_t *) host->alloc((size_t) c, sizeof(ptrdiff_t));
+        w[t].d2 = (double *) host->alloc((size_t) n, sizeof(double));
+        w[t].ub = (double *) host->alloc((size_t) n, sizeof(double));
+        w[t].lb = (double *) host->alloc((size_t) n, sizeof(double));
+        w[t].shift = (double *) host->alloc((size_t) c, sizeof(double));
+        w[t].cc = c <= KEYED_CC_MAX ? (double *) host->alloc((size_t) c * (size_t) c, sizeof(double)) : NULL;
+        w[t].half = (double *) host->alloc((size_t) c, sizeof(double));
+        w[t].buf = (unsigned char *) host->alloc(8 * ((size_t) d + 1), 1);
+        w[t].keep_sse = -1;
+        w[t].keep_r = -1;
+        w[t].failed = 0;
     }
+    const double diam = diameter(z, n, d);
+    if (nt == 1) {
+        for (int r = 0; r < restarts; r++) {
+            restart(z, n, d, c, kmin, maxit, diam, k0, k1, r, w, host);
+            if (w->failed) return -1;
+        }
+    } else {
+        /* the restarts in parallel, each thread in its own scratch; no R API, no pause */
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+        for (int r = 0; r < restarts; r++)
+            restart(z, n, d, c, kmin, maxit, diam, k0, k1, r, w + THREAD_ID, NULL);
+        host_pause(host, 0);
+    }
+    /* the best over the threads: the lowest SSE, ties to the lowest restart */
+    int bt = -1;
+    for (int t = 0; t < nt; t++) {
+        if (w[t].failed) return -1;
+        if (w[t].keep_sse < 0) continue;
+        if (bt < 0 || w[t].keep_sse < w[bt].keep_sse ||
+            (w[t].keep_sse == w[bt].keep_sse && w[t].keep_r < w[bt].keep_r)) bt = t;
+    }
+    if (bt < 0) return -1;
+    const double best = w[bt].keep_sse;
+    memcpy(group, w[bt].keep, (size_t) n * sizeof(int));
     /* number the groups by first appearance */
     int *map = (int *) host->alloc((size_t) c, sizeof(int));
     for (int t = 0; t < c; t++) map[t] = -1;

@@ -21,6 +21,11 @@ void keyed_derive(const unsigned char *secret, size_t len, uint64_t *k0, uint64_
 void keyed_uniforms(const double *z, ptrdiff_t n, int d, uint64_t salt, uint64_t k0, uint64_t k1,
                     double *u);
 
+/* The keyed hash of every row of z (n x d, column-major) with the salt (the value behind
+ * keyed_uniforms()); buf: scratch of 8 * (d + 1) bytes. */
+void keyed_hashes(const double *z, ptrdiff_t n, int d, uint64_t salt, uint64_t k0, uint64_t k1,
+                  unsigned char *buf, uint64_t *h);
+
 /* The step-th keyed uniform (0, 1) of a point from its hash value h; of a row of d values. */
 double keyed_step_uniform(uint64_t h, int step);
 double keyed_row_step(const double *row, int d, uint64_t salt, uint64_t k0, uint64_t k1, int step);
@@ -42,8 +47,16 @@ void keyed_group_uniforms(const double *x, ptrdiff_t n, int d, const int *off, i
  * interchangeable). Groups smaller than kmin are merged, smallest first, into the group
  * with the nearest centre. Writes the group (0-based, numbered by first appearance) of
  * every point to `group`; returns the within-group sum of squares, or -1 when the points
- * have fewer than c distinct values. */
+ * have fewer than c distinct values. The restarts run on up to `nthreads` threads (the
+ * thread policy of threads.h); the result is the same bit for bit for every thread count.
+ * Exact shortcuts (keyed.c) make it fast; keyed_kmeans_ref() is the plain algorithm. */
 double keyed_kmeans(const double *z, ptrdiff_t n, int d, int c, int kmin, int restarts, int maxit,
-                    uint64_t k0, uint64_t k1, int *group, const kernel_host *host);
+                    uint64_t k0, uint64_t k1, int nthreads, int *group, const kernel_host *host);
+
+/* TEST-ONLY (keyed_ref.c, compiled unless DETANON_NO_TESTING is defined): keyed_kmeans()
+ * as it was before its rebuild for speed, every point against every centre on one thread,
+ * kept as the reference it must equal bit for bit. */
+double keyed_kmeans_ref(const double *z, ptrdiff_t n, int d, int c, int kmin, int restarts, int maxit,
+                        uint64_t k0, uint64_t k1, int *group, const kernel_host *host);
 
 #endif

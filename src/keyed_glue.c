@@ -11,9 +11,16 @@ void keyed_secret_key(SEXP secret, uint64_t *k0, uint64_t *k1)
 }
 
 /* z: the n x d points of one stratum (canonical order), c groups, kmin, restarts, maxit,
- * secret (raw). Returns list(group = 1-based groups, sse), sse -1 when the points have
- * fewer than c distinct values. */
-SEXP ffi_keyed_kmeans(SEXP z, SEXP c_, SEXP kmin_, SEXP restarts_, SEXP maxit_, SEXP secret)
+ * secret (raw), nthreads. Returns list(group = 1-based groups, sse), sse -1 (and groups NA)
+ * when the points have fewer than c distinct values. */
+SEXP ffi_keyed_kmeans(SEXP z, SEXP c_, SEXP kmin_, SEXP restarts_, SEXP maxit_, SEXP secret, SEXP nthreads)
+{
+    return keyed_kmeans_run(z, c_, kmin_, restarts_, maxit_, secret, detanon_threads(nthreads), 0);
+}
+
+/* The unpacking and result of ffi_keyed_kmeans(); `ref` (the tests' ffi_keyed_kmeans_ref)
+ * runs keyed_kmeans_ref(), the plain kernel kept as the reference. */
+SEXP keyed_kmeans_run(SEXP z, SEXP c_, SEXP kmin_, SEXP restarts_, SEXP maxit_, SEXP secret, int nt, int ref)
 {
     const ptrdiff_t n = Rf_nrows(z);
     const int d = Rf_ncols(z), c = Rf_asInteger(c_), kmin = Rf_asInteger(kmin_);
@@ -27,8 +34,17 @@ SEXP ffi_keyed_kmeans(SEXP z, SEXP c_, SEXP kmin_, SEXP restarts_, SEXP maxit_, 
     SEXP out = PROTECT(detanon_named_list(2, names));
     SEXP group = SET_VECTOR_ELT(out, 0, Rf_allocVector(INTSXP, n));
     const kernel_host host = detanon_host(R_NilValue);
-    const double sse = keyed_kmeans(REAL_RO(z), n, d, c, kmin, restarts, maxit, k0, k1, INTEGER(group), &host);
-    if (sse >= 0) for (ptrdiff_t i = 0; i < n; i++) INTEGER(group)[i] += 1;
+    double sse;
+#ifdef DETANON_NO_TESTING
+    (void) ref;
+#else
+    if (ref)
+        sse = keyed_kmeans_ref(REAL_RO(z), n, d, c, kmin, restarts, maxit, k0, k1, INTEGER(group), &host);
+    else
+#endif
+        sse = keyed_kmeans(REAL_RO(z), n, d, c, kmin, restarts, maxit, k0, k1, nt, INTEGER(group), &host);
+    /* 1-based groups; none (NA) when the points have fewer than c distinct values */
+    for (ptrdiff_t i = 0; i < n; i++) INTEGER(group)[i] = sse >= 0 ? INTEGER(group)[i] + 1 : NA_INTEGER;
     SET_VECTOR_ELT(out, 1, Rf_ScalarReal(sse));
     UNPROTECT(1);
     return out;

@@ -1,13 +1,16 @@
-# PNG screenshots of the first screen of the README (rendered to HTML with pandoc) and of the
+# PNG screenshots of the first screen of the README (rendered to HTML with pandoc), of the
 # first screen of a release report (the README's worked example: the Titanic release chosen
-# by tune_release() with a key), for a look before a release of the package.
+# by tune_release() with a key), and of the app's verdict screen (detanon_app() on the
+# Titanic example: roles set, search with a generated key), for a look before a release of
+# the package.
 #
 #   Rscript tools/screenshots.R OUTDIR [WIDTH HEIGHT]
 #
 # Run from the package sources with detanon installed (R_LIBS may point at a private
 # library). Needs rmarkdown (and pandoc), processx, jsonlite and Chromium: the browser is
-# driven by tests/testthat/helper-browser.R over a pipe. Writes OUTDIR/readme-top.png,
-# OUTDIR/report-top.png, OUTDIR/report-full.png and the HTML files they show.
+# driven by tests/testthat/helper-browser.R over a pipe (shiny too, for the app). Writes
+# OUTDIR/readme-top.png, OUTDIR/report-top.png, OUTDIR/report-full.png, OUTDIR/app-verdict.png
+# and the HTML files they show.
 args <- commandArgs(trailingOnly = TRUE)
 if (length(args) < 1L) stop("usage: Rscript tools/screenshots.R OUTDIR [WIDTH HEIGHT]", call. = FALSE)
 out <- args[[1L]]
@@ -61,4 +64,28 @@ for (f in c("readme", "report")) {
   shots <- c(shots, br$screenshot(file.path(out, paste0(f, "-top.png")), full = FALSE))
 }
 shots <- c(shots, br$screenshot(file.path(out, "report-full.png"), full = TRUE))
+
+# The app's verdict screen: the Titanic example, roles set (Survived not published), the
+# search with a generated key.
+if (requireNamespace("shiny", quietly = TRUE)) {
+  app <- helpers$start_app_process()
+  on.exit(app$kill(), add = TRUE)
+  stopifnot(br$navigate(app$url))
+  ok <- function(js, timeout = 60) if (!isTRUE(br$wait_for(js, timeout = timeout))) stop("the app did not show: ", js)
+  ok("window.Shiny && Shiny.shinyapp && Shiny.shinyapp.isConnected() && document.querySelector('#example') !== null")
+  br$eval("document.querySelector('#example').click(); true")
+  ok("(document.querySelector('#data_loaded') || {}).innerText !== undefined")
+  br$eval(paste0("$('#vars')[0].selectize.setValue(['Age', 'Fare']); ",
+                 "$('#strata')[0].selectize.setValue(['Pclass', 'Sex', 'Family']); ",
+                 "$('#identifiers')[0].selectize.setValue(['PassengerId', 'Survived']); true"))
+  br$eval("document.querySelector('a[data-value=\"method\"]').click(); true")
+  br$eval("document.querySelector('#gen_key').click(); true")
+  ok("document.querySelector('#key').value.length === 32")
+  br$eval("document.querySelector('#run').click(); true")
+  ok("(document.querySelector('#verdict_box') || {}).innerText !== undefined && document.querySelector('#verdict_box').innerText.includes('Verdict')", 180)
+  ok("document.querySelector('#margins img') !== null && document.querySelector('#margins img').naturalWidth > 0")
+  shots <- c(shots, br$screenshot(file.path(out, "app-verdict.png"), full = FALSE))
+} else {
+  message("shiny is not installed: no screenshot of the app")
+}
 cat(shots, sep = "\n")

@@ -14,12 +14,13 @@ strata <- c("Pclass", "Sex", "Family") # released unchanged; records are masked 
 cat("The strata, with the number of passengers and the share who survived:\n")
 print(strata_table(d, strata, k = 3, sensitive = "Survived"))
 
-# The intruder may hold every released column: the originals of the masked variables, the
-# strata and Survived, and knows the algorithm and its settings (not the key).
-who <- intruder(vars, strata, keys = "Survived")
+# The intruder holds every published column: the originals of the masked variables, the
+# strata and Survived (released unchanged), and knows the algorithm and its settings, not the key.
 # A custodian keeps the key secret (a file outside the release, an environment variable).
 key <- Sys.getenv("DETANON_KEY", "a long secret phrase kept by the custodian")
-tuned <- tune_release(d, vars = vars, strata = strata, intruder = who, key = key)
+# Survived leaves a few passengers alone in their cell: they are left out of the release
+# (small_strata = "suppress"; the default, "fail", returns no release and names the column).
+tuned <- tune_release(d, vars = vars, strata = strata, key = key, small_strata = "suppress")
 cat("\n")
 print(tuned)
 if (is.null(tuned$release)) stop("no candidate met the limits; nothing to publish")

@@ -54,8 +54,13 @@ test_that("anonymise -> release, risk, report and a script that reproduces the r
                       family = "binomial",
                       k_max = 33, stir_method = "shuffle", seed = 1)
     session$setInputs(run = 1)
+    # plain anonymise() at k = 5 does not meet the default limits: said in red, never as done
     expect_false(rv$error)
+    expect_true(rv$warn)
+    expect_match(rv$status, "Release made by anonymise() with k = 5: it does NOT meet the limits", fixed = TRUE)
     run <- rv$run
+    expect_false(run$passes)
+    expect_match(output$verdict$html, "Verdict: the release does NOT meet", fixed = TRUE)
     # the release is what anonymise() makes from the file without the identifier
     d <- utils::read.csv(up$datapath)
     expected <- anonymise(remove_identifiers(d, cols = "PassengerId"), vars = c("Age", "Fare"),
@@ -68,6 +73,14 @@ test_that("anonymise -> release, risk, report and a script that reproduces the r
     expect_equal(as.data.frame(run$assess), as.data.frame(a))
     expect_match(output$risk_table, "linkage_rate", fixed = TRUE)
     expect_match(output$battery_table, "does_not_cover", fixed = TRUE)
+    # the plain table names the attacks in words, not by their internal names
+    expect_match(output$risk_plain, "Links each record to the nearest released record", fixed = TRUE)
+    expect_false(grepl("precision_top10|linkage_released|wrisk", output$risk_plain))
+    # a release that misses the limits is not downloaded, unless the override is ticked
+    expect_match(output$dl_release_ui$html, "dl_blocked", fixed = TRUE)
+    expect_error(output$dl_release)
+    session$setInputs(override = TRUE)
+    expect_match(output$dl_release_ui$html, "dl_override", fixed = TRUE)
     # downloads: the release CSV, whose hash the report prints
     csv <- output$dl_release
     expect_identical(sha256_file(csv), run$hash)
@@ -77,6 +90,7 @@ test_that("anonymise -> release, risk, report and a script that reproduces the r
     html <- output$dl_report
     txt <- report_text(html)
     expect_has(paste(readLines(html), collapse = "\n"), run$hash)
+    expect_has(paste(readLines(html), collapse = "\n"), "downloaded although it does NOT meet the limits")
     expect_identical(c(report_leaks(txt, d$Age, 4L), report_leaks(txt, d$Fare, 4L)), character())
     # the script reproduces the release from the file
     code <- readLines(output$dl_code)
@@ -112,7 +126,7 @@ test_that("anonymise_adaptive() and stir() runs are reproduced by their scripts"
                         method = method, na = "fail", small_strata = "fail", k_max = 9, stir_method = "flatten",
                         seed = 7, formula = "")
       session$setInputs(run = 1)
-      expect_false(rv$error, label = method)
+      expect_match(rv$status, paste0("Release made by ", method, "()"), fixed = TRUE, label = method)
       run <- rv$run
       expect_identical(run$verb, method)
       expected <- if (method == "stir") stir(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), k = 3,
@@ -210,7 +224,8 @@ test_that("detanon_app() returns the app object, and checks its arguments", {
 app_good_inputs <- function(...) {
   x <- list(identifiers = "PassengerId", vars = c("Age", "Fare"), strata = c("Pclass", "Sex"),
             k = 3, method = "anonymise", na = "fail", small_strata = "fail", k_max = 9,
-            stir_method = "shuffle", seed = 1, formula = "", family = "gaussian")
+            stir_method = "shuffle", seed = 1, formula = "", family = "gaussian", worst = 0.1, top_m = 0.3,
+            tune_methods = c("anonymise", "stratum", "adaptive", "mdav", "keyed", "stir"), key = "")
   y <- list(...)
   x[names(y)] <- y
   x
@@ -302,7 +317,7 @@ test_that("app_formula() accepts the whitelist and refuses the rest with a messa
   })
 })
 
-test_that("the method is one of the three verbs: a client sending another name gets a message, not the data", {
+test_that("the method is one of the four choices: a client sending another name gets a message, not the data", {
   skip_if_not_installed("shiny")
   shiny::testServer(app_server(), {
     session$setInputs(example = 1)
@@ -312,7 +327,8 @@ test_that("the method is one of the three verbs: a client sending another name g
       m <- methods[[i]]
       set_and_run(session, app_good_inputs(method = m), i)
       expect_true(rv$error, label = deparse1(m))
-      expect_match(rv$status, "`method` must be one of \"anonymise\", \"anonymise_adaptive\", \"stir\"", fixed = TRUE)
+      expect_match(rv$status, "`method` must be one of \"tune_release\", \"anonymise\", \"anonymise_adaptive\", \"stir\"",
+                   fixed = TRUE)
       expect_null(rv$run)
       expect_error(output$dl_release)
     }
@@ -340,7 +356,16 @@ test_that("every setting is checked on the server; bad values give a message and
       list(list(strata = list("Sex")), "`strata` must be a character vector of column names"),
       list(list(identifiers = c("PassengerId", "PassengerId")), "`identifiers` names a column more than once"),
       list(list(na = "complete"), "`na` must be one of \"fail\""),
-      list(list(small_strata = "suppress"), "`small_strata` must be one of \"fail\", \"merge\""),
+      list(list(small_strata = "suppress"), "`small_strata` must be one of \"fail\", not \"suppress\""),
+      list(list(small_strata = "merge"), "`small_strata` must be one of \"fail\", not \"merge\""),
+      list(list(worst = 0), "`worst` must be a single share in (0, 1]"),
+      list(list(top_m = "0.3"), "`top_m` must be a single share in (0, 1]"),
+      list(list(worst = c(0.1, 0.2)), "`worst` must be a single share"),
+      list(list(method = "tune_release", tune_methods = c("mdav", "system")), "`methods` must be one or more of"),
+      list(list(method = "tune_release", tune_methods = character()), "`methods` must be one or more of"),
+      list(list(method = "tune_release", tune_methods = "keyed", key = ""), "`key`: keyed groups need the secret key"),
+      list(list(method = "tune_release", tune_methods = "keyed", key = "short"), "`key` must be a string of 16"),
+      list(list(method = "tune_release", tune_methods = "keyed", key = list("a")), "`key` must be a string of 16"),
       list(list(method = "anonymise_adaptive", k_max = 2), "`k_max` must be a single whole number between 3 and 891"),
       list(list(method = "anonymise_adaptive", k_max = c(9, 10)), "`k_max` must be a single whole number"),
       list(list(method = "stir", stir_method = "system"), "`stir_method` must be one of \"shuffle\", \"flatten\""),
@@ -632,6 +657,7 @@ test_that("the release download is the CSV of write_release() (so its formula-in
     set_and_run(session, app_good_inputs(identifiers = character(), strata = c("Pclass", "Sex")), 1)
     expect_false(rv$error)
     run <- rv$run
+    session$setInputs(override = TRUE) # plain anonymise() misses the limits
     csv <- output$dl_release
     expect_identical(readBin(csv, "raw", 1e7), readBin(run$csv, "raw", 1e7))
     # what write_release() writes for the same release, whatever its row order
@@ -664,7 +690,129 @@ test_that("an error the app did not foresee becomes a message, and the session g
 
 # ---- in a real browser -----------------------------------------------------------------
 
-test_that("in headless Chromium: load a file, anonymise, download the release and the report", {
+test_that("the search with a key: verdict per limit, download, a script without the key", {
+  skip_if_not_installed("shiny")
+  skip_if_not_installed("openssl")
+  up <- app_upload(titanic_csv(), "titanic.csv", row.names = FALSE)
+  d <- utils::read.csv(up$datapath)
+  shiny::testServer(app_server(), {
+    session$setInputs(file = up)
+    # integer-coded categories (Pclass, Family, Survived) are offered as candidate strata
+    expect_identical(app_candidate_strata(rv$data, "PassengerId"), c("Survived", "Pclass", "Sex", "Family"))
+    session$setInputs(gen_key = 1)
+    expect_match(rv$status, "never publish it", fixed = TRUE)
+    session$setInputs(identifiers = "PassengerId", vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
+                      k = 3, method = "tune_release", worst = 0.1, top_m = 0.3,
+                      tune_methods = c("anonymise", "mdav", "keyed"), key = "", formula = "", family = "gaussian")
+    # (testServer does not run updateTextInput(): the key a user would have from the button)
+    key <- app_new_key()
+    expect_match(key, "^[A-Za-z0-9]{32}$")
+    expect_false(identical(key, app_new_key()))
+    # Survived published: the default intruder holds it, and 3 records are in cells below k;
+    # the search says so, with what to do
+    session$setInputs(key = key, run = 1)
+    expect_true(rv$error)
+    expect_match(rv$status, "no candidate of the search met every limit", fixed = TRUE)
+    expect_match(rv$status, "Survived", fixed = TRUE)
+    expect_null(rv$run)
+    # Survived not published: the search finds a release
+    session$setInputs(identifiers = c("PassengerId", "Survived"), run = 2)
+    expect_false(rv$error)
+    expect_false(rv$warn)
+    run <- rv$run
+    expect_true(run$passes)
+    expect_match(rv$status, "chosen by tune_release(): it meets every limit", fixed = TRUE)
+    expect_match(output$verdict$html, "Verdict: the release meets every limit it was checked against", fixed = TRUE)
+    expect_match(output$verdict$html, "worst one-record attack", fixed = TRUE)
+    # the release is the one tune_release() chooses with that key
+    work <- remove_identifiers(d, cols = c("PassengerId", "Survived"))
+    ref <- suppressMessages(tune_release(work, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), k = 3,
+                                         worst = 0.1, top_m = 0.3, methods = c("anonymise", "mdav", "keyed"),
+                                         key = key, seed = 1))
+    expect_identical(plain_release(run$release), plain_release(ref$release))
+    expect_identical(run$tuned$chosen$settings, ref$chosen$settings)
+    # offered for download without an override
+    expect_false(grepl("dl_blocked", output$dl_release_ui$html, fixed = TRUE))
+    csv <- output$dl_release
+    expect_identical(sha256_file(csv), run$hash)
+    html <- paste(readLines(output$dl_report), collapse = "\n")
+    expect_has(html, run$hash)
+    # the key is in no output: not the script, not the report, not the run's arguments
+    code <- readLines(output$dl_code)
+    expect_false(any(grepl(key, c(code, html, deparse(run$args)), fixed = TRUE)))
+    expect_true(any(grepl("key = Sys.getenv(\"DETANON_KEY\")", code, fixed = TRUE)))
+    expect_true(any(grepl("never publish it", code, fixed = TRUE)))
+    # the script reproduces the release given the key in the environment
+    old <- setwd(dirname(up$datapath))
+    on.exit(setwd(old), add = TRUE)
+    withr::local_envvar(DETANON_KEY = key)
+    env <- new.env(parent = globalenv())
+    suppressMessages(eval(parse(text = code), env))
+    expect_identical(plain_release(env$release), plain_release(run$release))
+    # a variant: without keyed groups no key is needed, and none is mentioned
+    session$setInputs(key = "", tune_methods = c("anonymise", "mdav"), run = 3)
+    expect_false(rv$error)
+    expect_false(rv$run$keyed)
+    expect_false(any(grepl("DETANON_KEY", script(), fixed = TRUE)))
+    # limits no candidate meets: a message, no release
+    session$setInputs(worst = 0.001, top_m = 0.001, run = 4)
+    expect_true(rv$error)
+    expect_match(rv$status, "no candidate of the search met every limit", fixed = TRUE)
+  })
+})
+
+test_that("k = 40 with small strata: the error recommends only policies the dropdown offers", {
+  skip_if_not_installed("shiny")
+  shiny::testServer(app_server(), {
+    session$setInputs(example = 1)
+    set_and_run(session, app_good_inputs(k = 40, strata = c("Pclass", "Sex", "Family")), 1)
+    expect_true(rv$error)
+    # (the console's advice was `small_strata = "suppress"`, which the dropdown does not offer)
+    expect_match(rv$status, "strata have fewer than k = 40 records", fixed = TRUE)
+    expect_false(grepl("suppress", rv$status, fixed = TRUE))
+    expect_false(grepl("merge", rv$status, fixed = TRUE))
+    expect_match(rv$status, "Lower k, or choose fewer strata on the Roles tab", fixed = TRUE)
+    # and what it recommends works: fewer strata
+    set_and_run(session, app_good_inputs(k = 40, strata = c("Pclass", "Sex")), 2)
+    expect_false(rv$error)
+    expect_identical(rv$run$args$strata, c("Pclass", "Sex"))
+    # another k, other strata: the same advice
+    set_and_run(session, app_good_inputs(k = 200, strata = c("Pclass", "Sex")), 3)
+    expect_true(rv$error)
+    expect_false(grepl("suppress|merge", rv$status))
+    expect_match(rv$status, "Lower k, or choose fewer strata", fixed = TRUE)
+  })
+})
+
+test_that("detanon_app(port = ) from Rscript runs and listens on that port of 127.0.0.1", {
+  skip_on_cran()
+  skip_if_not_installed("shiny")
+  skip_if_not_installed("processx")
+  port <- free_port()
+  log <- tempfile("app", fileext = ".log")
+  # the call as a user types it: no `run`, no `host`
+  p <- processx::process$new(file.path(R.home("bin"), "Rscript"),
+                             c("-e", sprintf("detanon::detanon_app(port = %d)", port)), stdout = log, stderr = "2>&1",
+                             env = c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep), R_TESTS = ""),
+                             cleanup = TRUE)
+  on.exit(p$kill(), add = TRUE)
+  url <- sprintf("http://127.0.0.1:%d/", port)
+  page <- NULL
+  deadline <- Sys.time() + 60
+  while (is.null(page) && Sys.time() < deadline && p$is_alive()) {
+    page <- tryCatch(local({
+      con <- url(url)
+      on.exit(close(con))
+      suppressWarnings(readLines(con))
+    }), error = function(e) NULL)
+    if (is.null(page)) Sys.sleep(0.3)
+  }
+  expect_true(p$is_alive(), label = paste(readLines(log), collapse = "\n"))
+  expect_true(any(grepl("detanon: prepare, check and document a release", page, fixed = TRUE)))
+  expect_match(paste(readLines(log), collapse = "\n"), sprintf("Listening on http://127.0.0.1:%d", port), fixed = TRUE)
+})
+
+test_that("in headless Chromium: load Titanic, set roles, search with a key, see the verdict, download", {
   skip_on_cran()
   skip_if_not_installed("shiny")
   skip_if_not_installed("processx")
@@ -698,19 +846,37 @@ test_that("in headless Chromium: load a file, anonymise, download the release an
   # roles through the selectize widgets, the method, then Anonymise
   br$eval("$('#vars')[0].selectize.setValue(['Age', 'Fare']); $('#strata')[0].selectize.setValue(['Pclass', 'Sex', 'Family']); $('#identifiers')[0].selectize.setValue(['PassengerId']); true")
   expect_true(br$wait_for("document.querySelector('#kanon').innerText.includes('3-anonymous')"))
+  # integer-coded Pclass and Family are offered as candidate strata
+  expect_match(br$eval("Object.values($('#strata')[0].selectize.options).filter(o => o.optgroup && o.optgroup.startsWith('Candidate')).map(o => o.value).join(',')"),
+               "Pclass.*Family")
   br$eval("document.querySelector('a[data-value=\"method\"]').click(); true")
-  br$eval("document.querySelector('#formula').value = 'Survived ~ Sex + Age'; $('#formula').trigger('change'); true")
+  # the search is the default method; the key comes from the button
+  expect_identical(br$eval("document.querySelector('input[name=\"method\"]:checked').value"), "tune_release")
+  br$eval("document.querySelector('#gen_key').click(); true")
+  expect_true(br$wait_for("document.querySelector('#key').value.length === 32"))
+  key <- br$eval("document.querySelector('#key').value")
+  expect_match(br$eval("document.querySelector('#key_note').innerText"), "never publish it", fixed = TRUE)
+  # Survived is not published (the default intruder would hold it, and it makes 3 records unique)
+  br$eval("$('#identifiers')[0].selectize.setValue(['PassengerId', 'Survived']); true")
+  br$eval("document.querySelector('#formula').value = 'Fare ~ Sex + Age'; $('#formula').trigger('change'); true")
   br$eval("document.querySelector('#run').click(); true")
-  expect_true(br$wait_for("(document.querySelector('#run_done') || {}).innerText !== undefined && document.querySelector('#run_done').innerText.includes('Release made by anonymise()')", timeout = 60))
-  expect_true(br$wait_for("document.querySelector('#battery_table table') !== null"))
+  expect_true(br$wait_for("(document.querySelector('#verdict_box') || {}).innerText !== undefined && document.querySelector('#verdict_box').innerText.includes('Verdict: the release meets every limit')", timeout = 120))
+  expect_true(br$wait_for("document.querySelector('#run_done') !== null && document.querySelector('#run_done').innerText.includes('Release made by tune_release()')"))
   expect_true(br$wait_for("document.querySelector('#margins img') !== null && document.querySelector('#margins img').naturalWidth > 0"))
-  expect_match(br$eval("document.querySelector('#risk_table').innerText"), "linkage_rate", fixed = TRUE)
+  expect_match(br$eval("document.querySelector('#status_text').className"), "app-ok", fixed = TRUE)
+  # plain words in the risk table; the internal names only in the details pane
+  plain_risk <- br$eval("document.querySelector('#risk_plain').innerText")
+  expect_match(plain_risk, "Links each record to the nearest released record", fixed = TRUE)
+  expect_false(grepl("linkage_released|precision_top10", plain_risk))
+  expect_match(br$eval("document.querySelector('#risk_details').textContent"), "linkage_rate", fixed = TRUE)
   hash <- sub(".*SHA-256 of the CSV ([0-9a-f]{64}).*", "\\1", br$eval("document.querySelector('#run_done').innerText"))
-  br$screenshot(file.path(shots, "app-risk.png"))
+  br$screenshot(file.path(shots, "app-verdict.png"))
 
   # download: the release and the report, through the download links
   br$eval("document.querySelector('a[data-value=\"download\"]').click(); true")
-  expect_true(br$wait_for("document.querySelector('#code').innerText.includes('anonymise(data')"))
+  expect_true(br$wait_for("document.querySelector('#code').innerText.includes('tune_release(data')"))
+  expect_false(grepl(key, br$eval("document.querySelector('#code').innerText"), fixed = TRUE))
+  expect_true(br$wait_for("(document.querySelector('#dl_release') || {}).href !== undefined && document.querySelector('#dl_release').getAttribute('href').includes('dl_release')"))
   expect_true(br$wait_for("(document.querySelector('#dl_report').getAttribute('href') || '').includes('dl_report')"))
   br$screenshot(file.path(shots, "app-download.png"))
   br$eval("document.querySelector('#dl_release').click(); true")
@@ -721,8 +887,8 @@ test_that("in headless Chromium: load a file, anonymise, download the release an
   expect_identical(sha256_file(rel), hash)
   got <- utils::read.csv(rel)
   d <- utils::read.csv(csv)
-  expected <- anonymise(remove_identifiers(d, cols = "PassengerId"), vars = c("Age", "Fare"),
-                        strata = c("Pclass", "Sex", "Family"), k = 3)
+  expected <- suppressMessages(tune_release(remove_identifiers(d, cols = c("PassengerId", "Survived")), vars = c("Age", "Fare"),
+                                            strata = c("Pclass", "Sex", "Family"), k = 3, key = key, seed = 1))$release
   expect_equal(sort_rows(got), sort_rows(plain_release(expected)), tolerance = 1e-14)
   rep <- file.path(downloads, "report.html")
   expect_has(paste(readLines(rep), collapse = "\n"), hash)
@@ -733,7 +899,8 @@ test_that("in headless Chromium: load a file, anonymise, download the release an
   expect_true(br$wait_for("document.images.length >= 4 && Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)"))
   br$screenshot(file.path(shots, "report.png"))
   br$screenshot(file.path(shots, "report-top.png"), full = FALSE)
-  for (f in c("app-roles.png", "app-risk.png", "app-download.png", "report.png", "report-top.png")) {
+  expect_false(grepl(key, paste(readLines(rep), collapse = "\n"), fixed = TRUE))
+  for (f in c("app-roles.png", "app-verdict.png", "app-download.png", "report.png", "report-top.png")) {
     expect_gt(file.size(file.path(shots, f)), 10000)
   }
   # a hostile file in the browser (an RDS file whose promise creates a file when read):

@@ -114,7 +114,7 @@ test_that("the keyed k-means equals its R transcription on random and adversaria
     storage.mode(z) <- "double"
     for (cc in unique(pmin(c(1L, 2L, 3L, 5L, nrow(z)), nrow(z)))) {
       for (kmin in c(1L, 2L, 4L)) {
-        got <- .Call(ns$C_ffi_keyed_kmeans, z, cc, kmin, 3L, 50L, secret)
+        got <- .Call(ns$C_ffi_keyed_kmeans, z, cc, kmin, 3L, 50L, secret, 1L)
         want <- ref_kmeans(z, cc, kmin, 3L, 50L, secret)
         info <- sprintf("%s, c = %d, kmin = %d", nm, cc, kmin)
         expect_identical(got$sse, want$sse, info = info)
@@ -131,9 +131,102 @@ test_that("the keyed k-means equals its R transcription on random and adversaria
   }
 })
 
+# Points for the comparison with the kernel before its rebuild (ffi_keyed_kmeans_ref): the
+# sizes of the blocks anonymise_keyed() fits (up to 1000 points, up to hundreds of groups),
+# random, tie-heavy and adversarial.
+keyed_large_cases <- function() {
+  set.seed(39)
+  lattice <- as.matrix(expand.grid(1:9, 1:9, 1:9)) + 0
+  list(
+    random = matrix(stats::rnorm(2400), 800, 3),
+    skewed = cbind(stats::rexp(700), stats::rgamma(700, 0.5), stats::rnorm(700)),
+    rounded = matrix(round(stats::rnorm(1800), 1), 900, 2),
+    coarse_ties = matrix(round(stats::rnorm(1500)), 500, 3),
+    duplicates = matrix(stats::rnorm(240), 80, 3)[sample(80, 600, replace = TRUE), ],
+    lattice = lattice,
+    # points on a circle and its centre: many equal distances to the centres
+    circle = rbind(cbind(cos(2 * pi * (1:360) / 360), sin(2 * pi * (1:360) / 360)), c(0, 0), c(0, 0)),
+    clusters = rbind(matrix(stats::rnorm(600, sd = 1e-6), 300, 2),
+                     matrix(stats::rnorm(600, 5, 1e-6), 300, 2)),
+    wide = matrix(stats::rnorm(3000), 300, 10),
+    tiny_scale = matrix(stats::rnorm(1000) * 1e-200, 500, 2),
+    one_column = matrix(round(stats::rexp(700), 2), 700, 1)
+  )
+}
+
+test_that("the keyed k-means equals the kernel before its rebuild, bit for bit, on any thread count", {
+  secret <- charToRaw("another key of 16+ bytes")
+  cases <- keyed_large_cases()
+  for (nm in names(cases)) {
+    z <- cases[[nm]]
+    storage.mode(z) <- "double"
+    n <- nrow(z)
+    for (cc in unique(pmin(c(2L, 9L, 40L, 130L, 300L), n))) {
+      for (kmin in c(1L, 3L)) {
+        want <- test_call("keyed_kmeans_ref", z, cc, kmin, 10L, 100L, secret)
+        info <- sprintf("%s, c = %d, kmin = %d", nm, cc, kmin)
+        for (nt in 1:2) {
+          got <- .Call(ns$C_ffi_keyed_kmeans, z, cc, kmin, 10L, 100L, secret, nt)
+          expect_identical(got$sse, want$sse, info = paste(info, "nthreads", nt))
+          if (want$sse >= 0) {
+            expect_identical(got$group, want$group, info = paste(info, "nthreads", nt))
+          } else {
+            expect_identical(got$group, rep(NA_integer_, n), info = paste(info, "nthreads", nt))
+          }
+        }
+      }
+    }
+  }
+})
+
+test_that("the keyed k-means with few iterations and restarts equals the kernel before its rebuild", {
+  # stopped by maxit before convergence: the groups of an unfinished Lloyd run
+  secret <- charToRaw("third key, sixteen+ bytes")
+  z <- keyed_large_cases()$skewed
+  for (maxit in c(1L, 2L, 5L)) {
+    for (restarts in c(1L, 4L)) {
+      want <- test_call("keyed_kmeans_ref", z, 60L, 2L, restarts, maxit, secret)
+      got <- .Call(ns$C_ffi_keyed_kmeans, z, 60L, 2L, restarts, maxit, secret, 2L)
+      expect_identical(got, want, info = sprintf("maxit %d, restarts %d", maxit, restarts))
+    }
+  }
+})
+
+test_that("anonymise_keyed() gives the saved releases of the kernel before its rebuild", {
+  # fixtures/keyed-releases.rds: made by detanon at commit 852db9f (helper-keyed.R)
+  want <- readRDS(test_path("fixtures", "keyed-releases.rds"))
+  calls <- keyed_fixture_calls()
+  expect_named(want, names(calls))
+  for (nm in names(calls)) {
+    for (nt in 1:2) {
+      got <- as.data.frame(calls[[nm]](nt))
+      attr(got, "detanon") <- NULL
+      expect_identical(got, want[[nm]], info = paste(nm, "nthreads", nt))
+    }
+  }
+})
+
+test_that("anonymise_keyed() gives the same release for every thread count and row order", {
+  set.seed(5)
+  n <- 2500
+  d <- data.frame(g = sample(c("a", "b"), n, replace = TRUE), x = round(stats::rnorm(n), 1),
+                  y = stats::rexp(n), z = sample(1:30, n, replace = TRUE))
+  run <- function(data, nt) {
+    anonymise_keyed(data, vars = c("x", "y", "z"), strata = "g", k = 3, key = "a key for the threads test",
+                    size = 7,
+                    format = "none", check_identifiers = FALSE, nthreads = nt)
+  }
+  one <- run(d, 1L)
+  expect_identical(run(d, 2L), one)
+  p <- sample(n)
+  perm <- run(d[p, ], 2L)
+  expect_identical(unname(as.matrix(perm[c("x", "y", "z")])), unname(as.matrix(one[p, c("x", "y", "z")])))
+})
+
 test_that("the keyed k-means reports too few distinct points for c groups", {
   z <- matrix(c(1, 1, 1, 2, 2, 2), 6, 1)
-  expect_identical(.Call(ns$C_ffi_keyed_kmeans, z, 3L, 1L, 2L, 10L, charToRaw("0123456789abcdef"))$sse, -1)
+  fit <- .Call(ns$C_ffi_keyed_kmeans, z, 3L, 1L, 2L, 10L, charToRaw("0123456789abcdef"), 1L)
+  expect_identical(fit, list(group = rep(NA_integer_, 6), sse = -1))
 })
 
 kd <- function() {

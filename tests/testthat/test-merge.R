@@ -84,7 +84,7 @@ test_that("anonymise(small_strata = \"merge\") counts and reports every move", {
   expect_message(
     m <- anonymise(d, k = 50, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
                    small_strata = "merge", check_identifiers = FALSE),
-    "moved 193 records of strata smaller than k = 50")
+    "moved 193 records of 5 strata smaller than k = 50")
   info <- release_info(m)
   expect_equal(info$counts$n_moved, 193L)
   expect_equal(info$counts$n_suppressed, 0L)
@@ -148,4 +148,31 @@ test_that("missing strata values are a category: moved from and into like any ot
   d2 <- data.frame(g = c("a", NA, NA, NA), v = c(1, 2, 3, 4))
   res2 <- merge_with_moves(merge_small_strata(d2, k = 3, vars = "v", strata = "g"))
   expect_true(is.na(res2$data$g[1]))
+})
+
+test_that("the merge is reported in one line that counts the changed values of each strata variable", {
+  # (anonymise(small_strata = "merge") printed one line per move: about 280 for sdcMicro's
+  # testdata, see test-sdcmicro.R)
+  d <- titanic_paper()
+  strata <- c("Pclass", "Sex", "Family")
+  for (k in c(50, 120)) {
+    msgs <- list()
+    m <- withCallingHandlers(anonymise(d, k = k, vars = c("Age", "Fare"), strata = strata,
+                                       small_strata = "merge", check_identifiers = FALSE),
+                             detanon_message_merge = function(c) {
+                               msgs[[length(msgs) + 1L]] <<- c
+                               invokeRestart("muffleMessage")
+                             })
+    expect_length(msgs, 1L)
+    txt <- conditionMessage(msgs[[1L]])
+    expect_false(grepl("\n.", txt)) # a single line
+    changed <- vapply(strata, function(v) sum(as.character(m[[v]]) != as.character(d[[v]])), integer(1))
+    expect_identical(msgs[[1L]]$changed, changed, info = k)
+    moved <- sum(Reduce(`|`, lapply(strata, function(v) as.character(m[[v]]) != as.character(d[[v]]))))
+    expect_identical(release_info(m)$counts$n_moved, moved)
+    expect_identical(sum(msgs[[1L]]$moves$n), moved)
+    n_from <- nrow(unique(msgs[[1L]]$moves[paste0("from_", strata)]))
+    expect_match(txt, sprintf("moved %d records of %d strata smaller than k = %d", moved, n_from, k), fixed = TRUE)
+    for (v in strata[changed > 0L]) expect_match(txt, sprintf("`%s` of %d record", v, changed[[v]]), fixed = TRUE)
+  }
 })

@@ -185,7 +185,7 @@ test_that("locally suppressed keys go to the verb as missing strata values", {
   # suppressed values stay suppressed
   expect_identical(out@manipKeyVars, sup@manipKeyVars)
   # stir() refuses missing strata values, by its own policy
-  expect_error(stir(sup, k = 3, seed = 1), class = "detanon_error_data")
+  expect_error(suppressMessages(stir(sup, k = 3, seed = 1)), class = "detanon_error_data")
 })
 
 test_that("round trip on CASCrefmicrodata", {
@@ -339,5 +339,122 @@ test_that("factor keys changed by a merge keep their type and levels; a fake obj
   expect_gt(sum(as.character(out@manipKeyVars$c) != as.character(d$c)), 0L)
   expect_identical(plain(out@manipNumVars), plain(ref[c("x", "y")]))
   expect_error(anonymise(structure(list(), class = "sdcMicroObj")), "must be a data frame",
+               class = "detanon_error_argument")
+})
+
+test_that("sdcMicro's documented testdata object: every key variable as a stratum fails saying what to do", {
+  skip_if_not_installed("sdcMicro")
+  e <- new.env()
+  utils::data("testdata", package = "sdcMicro", envir = e)
+  keys7 <- c("urbrur", "roof", "walls", "water", "electcon", "relat", "sex")
+  sdc <- sdcMicro::createSdcObj(e$testdata, keyVars = keys7, numVars = sdc_nums, w = "sampling_weight",
+                                hhId = "ori_hid")
+  # the seven keys make 219 strata below k = 3 in anonymise(), strata of 1 in tune_release()
+  err <- tryCatch(suppressMessages(anonymise(sdc, k = 3)), error = identity)
+  expect_s3_class(err, "detanon_error_small_strata")
+  expect_match(conditionMessage(err), "^anonymise\\(\\): 219 strata have fewer than k = 3 records")
+  expect_match(conditionMessage(err), "every key variable is a stratum unless `strata` names fewer: 7 key")
+  expect_match(conditionMessage(err), "strata = c(\"urbrur\", \"roof\")", fixed = TRUE)
+  err <- tryCatch(suppressMessages(tune_release(sdc)), error = identity)
+  expect_s3_class(err, "detanon_error_argument")
+  expect_match(conditionMessage(err), "^tune_release\\(\\): the limit `k_strata` = 3 cannot be met")
+  expect_match(conditionMessage(err), "Name the few that matter in `strata`")
+  # what the message advises works: fewer key variables as strata
+  out <- suppressMessages(anonymise(sdc, k = 3, strata = c("urbrur", "sex")))
+  expect_s4_class(out, "sdcMicroObj")
+  # and so does k = 2 with all of them? no: a stratum of 1 record stays; the hint is given
+  # only when the strata were not named
+  err <- tryCatch(suppressMessages(anonymise(sdc, k = 3, strata = keys7)), error = identity)
+  expect_s3_class(err, "detanon_error_small_strata")
+  expect_no_match(conditionMessage(err), "unless `strata` names fewer")
+})
+
+test_that("small_strata = \"merge\" on the testdata object: one summary line, and the key changes counted", {
+  skip_if_not_installed("sdcMicro")
+  e <- new.env()
+  utils::data("testdata", package = "sdcMicro", envir = e)
+  keys7 <- c("urbrur", "roof", "walls", "water", "electcon", "relat", "sex")
+  sdc <- sdcMicro::createSdcObj(e$testdata, keyVars = keys7, numVars = sdc_nums)
+  msgs <- list()
+  out <- withCallingHandlers(anonymise(sdc, k = 3, small_strata = "merge"), detanon_message_merge = function(m) {
+    msgs[[length(msgs) + 1L]] <<- m
+    invokeRestart("muffleMessage")
+  })
+  expect_length(msgs, 1L)
+  m <- msgs[[1L]]
+  txt <- conditionMessage(m)
+  expect_identical(lengths(regmatches(txt, gregexpr("\n", txt))), 1L) # one line
+  changed <- vapply(keys7, function(v) sum(as.character(out@manipKeyVars[[v]]) != as.character(sdc@manipKeyVars[[v]])),
+                    integer(1))
+  expect_identical(m$changed, changed)
+  moved <- sum(Reduce(`|`, lapply(keys7, function(v) {
+    as.character(out@manipKeyVars[[v]]) != as.character(sdc@manipKeyVars[[v]])
+  })))
+  expect_identical(moved, 281L)
+  expect_match(txt, "moved 281 records of 219 strata smaller than k = 3", fixed = TRUE)
+  shown <- changed[changed > 0L]
+  expect_match(txt, paste0("`", names(shown), "` of ", shown, " record", collapse = ".*"))
+  expect_identical(sum(m$moves$n), 281L)
+})
+
+test_that("suppressed (NA) keys are said to be categories of their own, unlike sdcMicro's wildcard", {
+  skip_if_not_installed("sdcMicro")
+  sdc <- sdc_testdata()
+  sup <- suppressWarnings(sdcMicro::kAnon(sdc, k = 3))
+  n_na <- colSums(is.na(sup@manipKeyVars))
+  expect_gt(sum(n_na), 0L)
+  msg <- NULL
+  out <- withCallingHandlers(anonymise(sup, k = 3, small_strata = "suppress"), detanon_message_na = function(m) {
+    msg <<- m
+    invokeRestart("muffleMessage")
+  }, detanon_message = function(m) invokeRestart("muffleMessage"))
+  expect_false(is.null(msg))
+  expect_equal(msg$n_na, n_na[n_na > 0L])
+  expect_match(conditionMessage(msg), paste0("hold ", sum(n_na), " suppressed values"))
+  expect_match(conditionMessage(msg), "wildcard")
+  # a variant: the same in tune_release(), on the strata it is given
+  msg <- NULL
+  tuned <- withCallingHandlers(tune_release(sup, strata = "roof", methods = "anonymise", worst = 1, top_m = 1),
+                               detanon_message_na = function(m) {
+                                 msg <<- m
+                                 invokeRestart("muffleMessage")
+                               }, detanon_message = function(m) invokeRestart("muffleMessage"))
+  if (n_na[["roof"]] > 0L) expect_equal(msg$n_na, c(roof = n_na[["roof"]])) else expect_null(msg)
+  # no message without NA keys
+  expect_no_message(anonymise(sdc, k = 3, strata = c("urbrur", "sex")), class = "detanon_message_na")
+})
+
+test_that("sdc_attach(), sdc_results(), sdc_report() and release_report() take what tune_release(sdc) returns", {
+  skip_if_not_installed("sdcMicro")
+  sdc <- sdc_testdata()
+  # (the narrower intruder, as above: roof is published unchanged)
+  tuned <- suppressMessages(tune_release(sdc, strata = c("urbrur", "sex"), methods = "anonymise",
+                                         worst = 1, top_m = 1, intruder = intruder()))
+  l <- risk_linkage(tuned$release)
+  t2 <- sdc_attach(tuned, linkage = l)
+  expect_s3_class(t2, "detanon_tuned")
+  expect_identical(t2$tried, tuned$tried)
+  expect_identical(sdc_results(t2), sdc_results(sdc_attach(tuned$release, linkage = l)))
+  dir <- tempfile()
+  dir.create(dir)
+  files <- sdc_report(t2, outdir = dir, filename = "rel", report = FALSE)
+  html <- readLines(files[2L])
+  # counts as whole numbers, never 4.600e+01
+  expect_false(any(grepl("e\\+", html)))
+  expect_true(any(grepl(paste0("<td>n</td><td>", l$n, "</td>"), html, fixed = TRUE)))
+  expect_identical(detanon:::sdc_number(c(46, 4496, 0.123456, 1e-7, NA)),
+                   c("46", "4496", "0.1235", "1e-07", "NA"))
+  f <- tempfile(fileext = ".html")
+  suppressMessages(release_report(t2, file = f))
+  page <- paste(readLines(f), collapse = "\n")
+  expect_match(page, "tune_release")
+  f2 <- tempfile(fileext = ".html")
+  suppressMessages(release_report(tuned$release, file = f2))
+  expect_true(file.exists(f2))
+  # no release: a clear error naming the argument
+  none <- tuned
+  none$release <- NULL
+  expect_error(sdc_attach(none, linkage = l), "no candidate met every limit", class = "detanon_error_data")
+  expect_error(release_report(tuned, masked = tuned$release, file = f), "leave `masked` out",
                class = "detanon_error_argument")
 })
