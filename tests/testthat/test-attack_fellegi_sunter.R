@@ -148,3 +148,42 @@ test_that("level_freq() equals the weighted sums level by level, bit for bit", {
     expect_identical(detanon:::level_freq(lev, n_lev, wt), ref)
   }
 })
+
+test_that("the control reuses the attack's pairs (and fit): equal to finding them again", {
+  ns <- asNamespace("detanon")
+  key <- "a custodian's key, 16+ bytes"
+  for (kind in c("normal", "ties", "dup")) for (n in c(40L, 700L)) {
+    x <- shared_case(n, kind, n)
+    x$c <- sample(c("u", "v"), n, TRUE) # a categorical key, released unchanged
+    rel <- list(plain = anonymise(x, vars = c("a", "b"), strata = character(), k = 3),
+                keyed = anonymise_keyed(x, vars = c("a", "b"), strata = character(), k = 3, size = 6, key = key),
+                noise = transform(x, a = a + stats::rnorm(n, sd = 0.1), b = b + stats::rnorm(n, sd = 0.1)))
+    for (r in names(rel)) for (max_pairs in c(2e7, 500)) for (p in c(1, 0.5)) {
+      info <- paste(kind, n, r, max_pairs, p)
+      spec <- ns$fellegi_sunter_spec()
+      spec$args$max_pairs <- max_pairs # 500: the candidate pairs of the nearest records
+      it <- intruder(vars = c("a", "b"), strata = "g", keys = "c", p = p)
+      v <- ns$attack_view(x, rel[[r]], it, TRUE, 1)
+      got <- count_calls("fs_em", count_calls("fs_pairs", ns$run_attack(spec, v$s, v$ctrl, 3, NULL, 1L, 1)))
+      full <- got$value$value$details$full
+      # the control's pairs are the view's (unless the view's candidates tie with a record
+      # left out, as on shared centroids); with every pair of the strata, its fit too
+      shared <- !is.null(v$s$shared$fellegi_sunter)
+      if (full || r == "noise") expect_true(shared, info = info)
+      expect_identical(got$value$calls, if (shared) 1L else 2L, info = info)
+      expect_identical(got$calls, if (full) 1L else 2L, info = info)
+      got <- got$value
+      want <- count_calls("fs_em", count_calls("fs_pairs", ref_run_unshared(spec, v)))
+      expect_identical(c(want$calls, want$value$calls), c(2L, 2L), info = info)
+      want <- want$value
+      f <- c("rate", "control_rate", "success", "confidence", "details", "by_stratum")
+      expect_identical(got$value[f], want$value[f], info = info)
+      # the control's own records, one by one
+      args <- c(list(m = 3, nthreads = 1L, seed = 1), spec$args)
+      c_new <- do.call(ns$fellegi_sunter_core, c(list(v$ctrl), args))
+      c0 <- v$ctrl
+      c0$shared <- NULL
+      expect_identical(c_new, do.call(ns$fellegi_sunter_core, c(list(c0), args)), info = info)
+    }
+  }
+})
