@@ -109,13 +109,15 @@ assignment_core <- function(s, m, nthreads, limit = 2000, candidates = 5, rounds
 # `s$perm`), so its one-to-one assignment is the attack's with the released rows relabelled
 # (the same problem: the same cost, bound and regrets). The attack's solution is kept in
 # `s$shared` (view_shared()) and the control's derived from it when the control's released
-# records are the attack's permuted by `s$perm`; otherwise solved.
+# records are the attack's permuted by `s$perm` (and then dropped: run_attack() runs the
+# view, then its control, so it is held between the two only); otherwise solved.
 assignment_solve <- function(s, zo, zm, rows, limit, candidates, rounds, nthreads) {
   memo <- s$shared
   inputs <- list(zo = zo, rows = rows, cell_o = s$cell_o, settings = c(limit, candidates, rounds))
   prev <- if (is.environment(memo)) memo$assignment
   if (!is.null(s$perm) && !is.null(prev) && identical(prev$inputs, inputs) &&
       identical(prev$zm[s$perm, , drop = FALSE], zm) && identical(prev$cell_m[s$perm], s$cell_m)) {
+    rm("assignment", envir = memo) # used once: not held for the other attacks
     inv <- integer(length(s$perm))
     inv[s$perm] <- seq_along(s$perm)
     res <- prev$res

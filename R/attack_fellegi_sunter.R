@@ -203,13 +203,15 @@ fs_pairs <- function(full, rows, id, num_o, num_m, candidates) {
 # pairs are the view's with the released row j relabelled (the control's row holding the
 # view's record j) and the same comparison pattern codes, and with every pair of the
 # strata (`full`) the same fit. list(pairs, code, fit) or NULL when there is nothing to
-# reuse.
+# reuse. The view's pairs are dropped once the control has them (run_attack() runs the
+# view, then its control), so they are held between the two only.
 fs_shared_pairs <- function(s, inputs, num_m, cat_m) {
   prev <- if (!is.null(s$perm) && is.environment(s$shared)) s$shared$fellegi_sunter
   if (is.null(prev) || !identical(prev$inputs, inputs)) return(NULL)
   perm <- s$perm
   if (!identical(prev$num_m[perm, , drop = FALSE], num_m)) return(NULL)
   for (f in seq_along(cat_m)) if (!identical(prev$cat_m[[f]][perm], cat_m[[f]])) return(NULL)
+  rm("fellegi_sunter", envir = s$shared) # used once: not held for the other attacks
   inv <- integer(length(perm))
   inv[perm] <- seq_along(perm)
   list(pairs = list(i = prev$pairs$i, j = inv[prev$pairs$j], unique = TRUE), code = prev$code, fit = prev$fit)

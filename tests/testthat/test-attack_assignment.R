@@ -183,7 +183,12 @@ test_that("the control is the attack's assignment relabelled: equal to solving i
       expect_identical(got[f], want[f], info = info)
       # the control's own records: the relabelled solution against the solved one
       args <- c(list(m = 3, nthreads = 1L), spec$args)
-      c_new <- do.call(ns$assignment_core, c(list(v$ctrl), args))
+      v <- ns$attack_view(x, rel[[r]], it, TRUE, 1)
+      do.call(ns$assignment_core, c(list(v$s), args))
+      c_new <- count_calls("assign_cells", do.call(ns$assignment_core, c(list(v$ctrl), args)))
+      expect_identical(c_new$calls, 0L, info = info)
+      c_new <- c_new$value
+      expect_null(v$s$shared$assignment) # held between the view and its control only
       c0 <- v$ctrl
       c0$shared <- NULL
       c_old <- do.call(ns$assignment_core, c(list(c0), args))
