@@ -85,12 +85,6 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
   fields <- c(zn, s$key_num, s$key_cat)
   n_lev <- c(rep(length(bands) + 1L, ncol(num_o)), rep(2L, length(s$key_cat)))
   rows <- which(s$known)
-  # the control (the same released records within the same strata, rows permuted by
-  # s$perm) has the view's candidate pairs relabelled, with the same comparison patterns
-  # (fs_shared_pairs())
-  shared_in <- list(num_o = num_o, cat_o = cat_o, rows = rows, id = s$id, n_lev = n_lev, bands = bands,
-                    max_pairs = max_pairs, candidates = candidates, seed = seed)
-  shared <- fs_shared_pairs(s, shared_in, num_m, cat_m)
   sizes_m <- tabulate(s$id, length(s$sizes))
   n_pairs_full <- sum(as.double(tabulate(s$id[rows], length(s$sizes))) * sizes_m)
   full <- n_pairs_full <= max_pairs
@@ -122,13 +116,15 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
     }
     code
   }
-  if (!is.null(shared)) {
-    pairs <- shared$pairs
-    code <- shared$code
+  if (full) {
+    pairs <- block_pairs(rows, s$id)
   } else {
-    pairs <- fs_pairs(full, rows, s$id, num_o, num_m, candidates)
-    code <- codes_of(pairs$i, pairs$j)
+    nb <- nearest_in_cells(num_m, num_o[rows, , drop = FALSE], s$id, s$id[rows], k = candidates)$index
+    pairs <- list(i = rep(rows, ncol(nb)), j = as.vector(nb))
+    keep <- !is.na(pairs$j)
+    pairs <- list(i = pairs$i[keep], j = pairs$j[keep])
   }
+  code <- codes_of(pairs$i, pairs$j)
   u_fixed <- NULL
   if (!full) {
     # u from random pairs of the same strata (non-matches, nearly all)
@@ -137,15 +133,7 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
   }
   # every person is in the release once: in full blocks, one pair in n_pairs / n_known is a
   # match (the share is known, not fitted: left free, EM tends to a class of near pairs)
-  # (with every pair of the strata, the fit depends on the patterns alone: the control's is
-  # the view's; with candidate pairs, u comes from random pairs of the view's own labels)
-  fit <- if (!is.null(shared$fit) && full) shared$fit else {
-    fs_em(code, n_lev, u_fixed = u_fixed, p_fixed = if (full && length(code)) length(rows) / length(code))
-  }
-  if (is.environment(s$shared) && is.null(s$perm) && isTRUE(pairs$unique)) {
-    s$shared$fellegi_sunter <- list(inputs = shared_in, num_m = num_m, cat_m = cat_m, pairs = pairs,
-                                    code = code, fit = if (full) fit)
-  }
+  fit <- fs_em(code, n_lev, u_fixed = u_fixed, p_fixed = if (full && length(code)) length(rows) / length(code))
   # the weight and posterior of each comparison pattern present, then of each pair by its
   # pattern (the same sums in the same order as pair by pair)
   # (indexed by the patterns present: a table of every possible pattern has prod(n_lev)
@@ -174,47 +162,6 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
        p_match = fit$p, iterations = fit$iterations, n_pairs = length(code), full = full,
        not_covered = paste("dependence between fields, an intruder who knows the algorithm,",
                            "one-to-one constraints, attribute inference."))
-}
-
-# The pairs (i: original, j: released) compared: every pair of the same stratum (`full`),
-# else the `candidates` nearest released records of every original of `rows`. `unique`:
-# whether the pairs are determined by the points alone, not by the order of the released
-# rows (no released record at the distance of an original's last candidate is left out),
-# so that a permutation of the released rows gives the same pairs relabelled.
-fs_pairs <- function(full, rows, id, num_o, num_m, candidates) {
-  if (full) return(c(block_pairs(rows, id), unique = TRUE))
-  q <- num_o[rows, , drop = FALSE]
-  nn <- nearest_in_cells(num_m, q, id, id[rows], k = candidates + 1L)
-  last <- nn$d2[, candidates]
-  unique <- !any(is.finite(last) & last == nn$d2[, candidates + 1L])
-  # with ties at the last candidate, the candidates the search chooses among them (as it
-  # always has), which depend on the order of the rows
-  nb <- if (unique) nn$index[, seq_len(candidates), drop = FALSE] else {
-    nearest_in_cells(num_m, q, id, id[rows], k = candidates)$index
-  }
-  pairs <- list(i = rep(rows, ncol(nb)), j = as.vector(nb))
-  keep <- !is.na(pairs$j)
-  list(i = pairs$i[keep], j = pairs$j[keep], unique = unique)
-}
-
-# The candidate pairs of a control view `s` (released rows permuted by s$perm) from the
-# view's, kept in s$shared by fellegi_sunter_core(): when the control's released records
-# are the view's permuted (num_m, cat_m) and every other input is the same (`inputs`), its
-# pairs are the view's with the released row j relabelled (the control's row holding the
-# view's record j) and the same comparison pattern codes, and with every pair of the
-# strata (`full`) the same fit. list(pairs, code, fit) or NULL when there is nothing to
-# reuse. The view's pairs are dropped once the control has them (run_attack() runs the
-# view, then its control), so they are held between the two only.
-fs_shared_pairs <- function(s, inputs, num_m, cat_m) {
-  prev <- if (!is.null(s$perm) && is.environment(s$shared)) s$shared$fellegi_sunter
-  if (is.null(prev) || !identical(prev$inputs, inputs)) return(NULL)
-  perm <- s$perm
-  if (!identical(prev$num_m[perm, , drop = FALSE], num_m)) return(NULL)
-  for (f in seq_along(cat_m)) if (!identical(prev$cat_m[[f]][perm], cat_m[[f]])) return(NULL)
-  rm("fellegi_sunter", envir = s$shared) # used once: not held for the other attacks
-  inv <- integer(length(perm))
-  inv[perm] <- seq_along(perm)
-  list(pairs = list(i = prev$pairs$i, j = inv[prev$pairs$j], unique = TRUE), code = prev$code, fit = prev$fit)
 }
 
 # The largest of `x` in each group `g` (whole numbers 1..n): -Inf for groups without a value.
