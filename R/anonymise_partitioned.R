@@ -64,6 +64,7 @@ anonymise_partitioned <- function(chunks, vars = NULL, strata = NULL, k = 3,
              "elsewhere, give `strata_source`.")
   }
   future <- use_future(future)
+  if (is.null(strata_source)) check_chunk_columns(chunks)
   st <- anonymise_stats(chunks, vars, strata = strata, k = k, format = format, na = na,
                         small_strata = small_strata)
   groups <- strata_groups(st, group_size)
@@ -101,6 +102,28 @@ anonymise_partitioned <- function(chunks, vars = NULL, strata = NULL, k = 3,
   if (check_identifiers) warn_identifiers(out, st$vars, st$strata)
   as_release(as_release_frame(out, template), "anonymise", settings = meta$settings, counts = meta$counts,
              stats = meta$stats)
+}
+
+# The chunks held in memory are bound into the release: every chunk must have the columns
+# of the first (in any order), as do.call(rbind, chunks) needs.
+check_chunk_columns <- function(chunks) {
+  if (is.data.frame(chunks)) return(invisible(chunks))
+  frames <- which(vapply(chunks, is.data.frame, logical(1)))
+  if (length(frames) < 2L) return(invisible(chunks))
+  first <- names(chunks[[frames[1L]]])
+  for (i in frames[-1L]) {
+    nm <- names(chunks[[i]])
+    extra <- setdiff(nm, first)
+    lack <- setdiff(first, nm)
+    if (length(extra) || length(lack) || length(nm) != length(first)) {
+      stop_arg("chunk ", i, " of `chunks` has other columns than chunk ", frames[1L],
+               if (length(extra)) paste0("; it has ", quote_names(extra), " in addition") else "",
+               if (length(lack)) paste0("; it lacks ", quote_names(lack)) else "",
+               if (!length(extra) && !length(lack)) "; it repeats a column" else "",
+               ". Every chunk must have the same columns (the release binds them).", kind = "column")
+    }
+  }
+  invisible(chunks)
 }
 
 #' Groups of strata balanced by size

@@ -291,6 +291,7 @@ chunk_matrix <- function(chunk, st, i, arg = NULL) {
   if (length(missing_cols)) {
     stop_arg(what, " lacks the columns ", quote_names(missing_cols), ".", kind = "column")
   }
+  check_strata_columns(chunk, st$strata)
   check_vars(chunk, st$vars, st$strata)
   numeric_matrix(chunk, st$vars)
 }

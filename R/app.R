@@ -398,7 +398,7 @@ app_script <- function(source, identifiers, verb, args, formula = NULL, family =
     app_escape_bidi(app_deparse(app_read_call(source$name, source$kind, source$encoding))))
   call <- as.call(c(list(as.name(verb), quote(data)), args))
   report <- as.call(c(list(quote(release_report), quote(data), quote(release), "report.html"),
-                      list(vars = args$vars, strata = args$strata),
+                      list(vars = args$vars, strata = args$strata, release_file = "release.csv"),
                       if (!is.null(k)) list(k = k),
                       if (!is.null(formula)) list(formula = formula),
                       if (!is.null(formula) && family != "gaussian") list(family = call(family))))
@@ -410,7 +410,8 @@ app_script <- function(source, identifiers, verb, args, formula = NULL, family =
     if (identical(source$kind, "csv") && !is.null(source$encoding)) app_utf8_code,
     if (length(identifiers)) paste0("data <- remove_identifiers(data, cols = ", deparse1(identifiers), ")"),
     paste("release <-", app_deparse(call)),
-    paste0("write_release(release, \"release.csv\")", if (!is.null(hash)) paste0("  # SHA-256 ", hash)),
+    if (!is.null(hash)) paste0("# The app's download had SHA-256 ", hash, "; this file gets another random row order."),
+    "write_release(release, \"release.csv\")",
     app_deparse(report))
 }
 

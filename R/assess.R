@@ -54,8 +54,9 @@
 #'   [anonymise_adaptive()]).
 #' @param battery If `TRUE` (the default), run the risk battery ([risk_battery()]) with
 #'   the list length `top_m`; `FALSE` leaves it out.
-#' @param intruder The battery's intruder, made by [intruder()]; default the intruder of
-#'   the linkage measures (`intruder(vars, strata)`).
+#' @param intruder The battery's intruder, made by [intruder_published()] or [intruder()];
+#'   default `intruder_published(vars, strata)`: the linkage measures' columns and every
+#'   other published column that is not `sensitive`, held exactly.
 #' @param sensitive A column for the battery's attribute-inference attack
 #'   ([attack_inference()]), or `NULL` to leave that attack out.
 #' @param ... Further arguments to [risk_rmd()] (`deterministic`, or arguments of
@@ -119,7 +120,7 @@ assess <- function(original, masked, vars = NULL, strata = NULL, formula = NULL,
   # last, so that its draws change no other measure
   battery <- check_flag(battery, "battery")
   bat <- if (battery) {
-    if (is.null(intruder)) intruder <- intruder(vars = vars, strata = strata)
+    if (is.null(intruder)) intruder <- intruder_published(vars = vars, strata = strata)
     risk_battery(original, masked, intruder = intruder,
                  m = m, sensitive = sensitive, seed = seed, nthreads = nthreads)
   }

@@ -20,10 +20,19 @@
 #'
 #' Two references come with it. The *baseline* (`baseline`) is the same guess from the
 #' released column's marginal distribution (a released record drawn at random, whatever
-#' the keys): what the release says about everyone. The *control* (`control_rate`) is
-#' the same attack with the person's own released record left out of the neighbours: what
-#' the release says about people like the person, without the person's record. The
-#' advantage over the control is what the person's own record gives away.
+#' the keys): what the release says about everyone. The *control* (`control_rate`) is a
+#' holdout, as anonymeter's: a share `holdout` of the original records, drawn under
+#' `seed`, is held out; the release is made again from the other records with the
+#' masking and settings its metadata record ([anonymise()], [anonymise_adaptive()], the
+#' MDAV candidates of [tune_release()]), and the same attack is run on the held-out people
+#' against that release, which does not hold them: what a release of this kind says
+#' about people who are not in it. The advantage over the control is what being in the
+#' release gives away. Leaving only the person's own record out of the neighbours (the
+#' control before this release) understates it when the person's group shares one
+#' released value: the other members of the group still carry the person's value. A
+#' release that cannot be made again (no metadata, or a secret key, as
+#' [anonymise_keyed()]) falls back to that leave-one-out control, and the result says so
+#' (`control_kind`).
 #'
 #' @section Its intruder:
 #' Holds the original keys (masked variables, strata and `keys`) of the share `p` of the
@@ -47,6 +56,7 @@
 #' @param tolerance For a numeric `sensitive` column: a guess is right within `tolerance`
 #'   standard deviations of the original column (a number >= 0; exact equality when the
 #'   column is constant).
+#' @param holdout The share of the records held out for the control, a number in (0, 0.9].
 #' @return An object of class `detanon_attack` (see [risk_battery()] for its fields) with
 #'   `baseline`, and `details$tcap`, `details$n_tcap` for a categorical column.
 #' @references Templ M (2017). *Statistical Disclosure Control for Microdata: Methods and
@@ -64,12 +74,14 @@
 #' @export
 attack_inference <- function(original, masked, sensitive, intruder = NULL, m = 3,
                              type = c("auto", "categorical", "numeric"), tolerance = 0.1,
-                             control = TRUE, seed = NULL,
+                             holdout = 0.2, control = TRUE, seed = NULL,
                              nthreads = getOption("detanon.nthreads", 1L)) {
   tolerance <- check_number(tolerance, "tolerance", lower = 0)
+  holdout <- check_number(holdout, "holdout", lower = 0, upper = 0.9, lower_open = TRUE)
   type <- match_choice(type, "type")
   # `sensitive` is checked by inference_core(), on the intruder's view
-  attack_verb(battery_attacks()$inference, list(tolerance = tolerance, type = type), original, masked,
+  attack_verb(battery_attacks()$inference, list(tolerance = tolerance, type = type, holdout_share = holdout),
+              original, masked,
               intruder, m, control, seed, nthreads, sensitive = sensitive)
 }
 
@@ -136,8 +148,16 @@ inference_baseline <- function(y, rows) {
   out
 }
 
-inference_core <- function(s, sensitive, m, nthreads, tolerance = 0.1, type = "auto", leave_out = FALSE, ...) {
+inference_core <- function(s, sensitive, m, nthreads, tolerance = 0.1, type = "auto", leave_out = FALSE,
+                           holdout = FALSE, holdout_share = 0.2, seed = NULL, ...) {
   check_sensitive(sensitive, s)
+  if (holdout) {
+    ctrl <- inference_holdout(s, sensitive, m, nthreads, tolerance, type, holdout_share, seed)
+    if (!is.null(ctrl)) return(ctrl)
+    out <- inference_core(s, sensitive, m, nthreads, tolerance, type, leave_out = TRUE)
+    out$control_kind <- "leave_out"
+    return(out)
+  }
   n <- s$n
   y <- inference_values(s, sensitive, tolerance, type)
   zo <- cbind(s$zo, key_z(s, "original"))
@@ -171,4 +191,85 @@ inference_core <- function(s, sensitive, m, nthreads, tolerance = 0.1, type = "a
        not_covered = paste("inference by models fitted on the release, several sensitive columns",
                            "at once, an intruder who knows the algorithm, population-level",
                            "inference."))
+}
+
+# The holdout control of the inference attack: a share `share` of the records (drawn under
+# `seed` + 2) is held out, the release is made again from the others (holdout_mask()), and
+# the attack runs on the held-out people against that release. Per record: `success` and
+# `confidence` for the held-out people attacked, NA for the others; NULL when the release
+# cannot be made again (the caller falls back to leaving the own record out).
+inference_holdout <- function(s, sensitive, m, nthreads, tolerance, type, share, seed) {
+  n <- s$n
+  mask <- holdout_mask(s$masked)
+  n_out <- round(share * n)
+  if (is.null(mask) || n_out < 1L || n - n_out < 2L) return(NULL)
+  out <- with_seed(if (!is.null(seed)) seed + 2L, sample.int(n, n_out))
+  held <- logical(n)
+  held[out] <- TRUE
+  train <- s$original[!held, , drop = FALSE]
+  rel <- tryCatch(suppressMessages(suppressWarnings(mask(train))), error = function(e) NULL)
+  if (is.null(rel) || nrow(rel) != nrow(train)) return(NULL)
+  rel <- as.data.frame(rel, stringsAsFactors = FALSE)
+  y <- inference_values(s, sensitive, tolerance, type)
+  # the released values of the remade release, coded as the view codes them
+  ym <- if (y$cat) {
+    match(as.character(rel[[sensitive]]), unique(c(as.character(s$original[[sensitive]]),
+                                                   as.character(s$masked[[sensitive]]),
+                                                   as.character(rel[[sensitive]]))))
+  } else as.double(rel[[sensitive]])
+  n_levels <- if (y$cat) max(c(y$n_levels, ym), na.rm = TRUE) else 0L
+  targets <- which(held & s$known & !is.na(y$o))
+  cells <- cells_of_pair(s, s$original[targets, , drop = FALSE], rel)
+  zq <- view_z(s, s$original[targets, , drop = FALSE])
+  zt <- view_z(s, rel)
+  success <- confidence <- rep(NA_real_, n)
+  if (length(targets)) {
+    tc <- sort(unique(cells$b))
+    index <- rank_index(zt, cell_setup(cells$b))
+    tree_of <- match(cells$a, tc)
+    tree_of[is.na(tree_of)] <- 0L
+    nb <- .Call(C_ffi_battery_neighbours, index, zq, as.integer(tree_of), as.integer(m), FALSE,
+                if (y$cat) as.integer(ym) else ym, if (y$cat) as.integer(y$o[targets]) else y$o[targets],
+                as.double(y$tol), as.integer(n_levels), nthreads)
+    has <- !is.na(nb[, 1L]) & nb[, 1L] > 0
+    sc <- cf <- numeric(length(targets))
+    sc[has] <- nb[has, 2L] / nb[has, 1L]
+    cf[has] <- if (y$cat) nb[has, 3L] / nb[has, 1L] else range_confidence(nb[has, 3L], y$tol)
+    success[targets] <- sc
+    confidence[targets] <- cf
+  }
+  list(success = success, confidence = confidence, holdout = TRUE, control_kind = "holdout")
+}
+
+# The masking of a release as its metadata record it, as a function of a data frame (for
+# the holdout), or NULL when it cannot be made again: no current metadata, or a masking
+# that needs what the metadata do not hold (a secret key).
+holdout_mask <- function(masked) {
+  info <- tryCatch(suppressWarnings(release_info(masked)), error = function(e) NULL)
+  if (is.null(info)) return(NULL)
+  if (replay_known(info)) return(replay_mask(info))
+  set <- info$settings
+  if (identical(info$verb, "tune_release") && identical(set$method, "mdav")) {
+    return(function(d) mdav_remake(d, set$vars, set$strata, set$k, set$format))
+  }
+  NULL
+}
+
+# The MDAV release of tune_release() (mdav_release()) made from `d`: groups of `k` within
+# strata on the z-scale of `d`, every record releasing its group's means.
+mdav_remake <- function(d, vars, strata, k, format) {
+  df <- as.data.frame(d, stringsAsFactors = FALSE)
+  x0 <- numeric_matrix(df, vars)
+  st <- col_stats(x0)
+  sd <- ifelse(is.finite(st$sd) & st$sd > 0, st$sd, 1)
+  z <- sweep(sweep(x0, 2L, st$mean), 2L, sd, "/")
+  id <- stratum_ids(df, strata)
+  g <- mdav_strata(z, id, k)
+  size <- tabulate(g)
+  means <- rowsum(x0, g, reorder = TRUE) / size
+  for (j in seq_along(vars)) {
+    df[[vars[j]]] <- format_masked(means[g, j], x0[, j], k, if (is.null(format)) "none" else format,
+                                   is.integer(df[[vars[j]]]))
+  }
+  df
 }

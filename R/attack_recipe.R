@@ -24,6 +24,12 @@
 #' z-scale and `tol = 1e-6`: a claim within `tol` is *certain* (the candidate is a released
 #' record), and the result reports the share of certain claims and their precision.
 #'
+#' For a release of [anonymise_mdav()] the intruder runs MDAV itself on its originals and
+#' stand-ins, with the recorded `k` (settings known; else every `k` from 2 to `k_max`): the
+#' candidate of a record is the mean of its group, looked up as above. Holding every
+#' original, it recomputes the groups exactly, which reveals the group (shared by `k` or
+#' more released records), not the record.
+#'
 #' For a release of [anonymise_keyed()] the intruder runs that verb itself on its originals
 #' and stand-ins, with the recorded `k` and `size` (settings known; else the verb's
 #' defaults) and a key of its own, since it does not hold the custodian's: the candidate of
@@ -140,18 +146,27 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
   # a release of anonymise_keyed(): the intruder runs it without the key (a wrong one)
   keyed <- recipe_keyed(s)
   if (!is.null(keyed)) ks <- keyed$k
+  # a release of anonymise_mdav(): the intruder runs MDAV on its originals and stand-ins
+  mdav <- if (is.null(keyed)) recipe_mdav(s, k_max)
+  if (!is.null(mdav)) ks <- mdav$k
   d1 <- matrix(Inf, length(look), length(ks))
+  centroid_k <- is.null(keyed) && is.null(mdav)
   # the candidates depend on the intruder's originals and stand-ins only: with every
   # original known, the attack and its control (the same release, rows permuted) share them
-  cens <- if (is.null(keyed)) {
+  cens <- if (centroid_k) {
     view_shared(s, "recipe_centroids", list(zmix, s$id, ks),
                 function() lapply(ks, function(k) strata_centroids(zmix, s$id, k, nthreads)))
   }
   # one step-5 factor for every k (a release with k per record has one): the recorded one
   # when the settings are known, else recovered from the release
-  common <- if (is.null(keyed)) recipe_common_scale(s, cens, look, zt)
+  common <- if (centroid_k) recipe_common_scale(s, cens, look, zt)
   for (a in seq_along(ks)) {
-    if (!is.null(keyed)) {
+    if (!is.null(mdav)) {
+      scales[[a]] <- rep(1, ncol(zmix))
+      raw <- view_shared(s, paste0("recipe_mdav_", a), list(zmix, mdav),
+                         function() mdav_predict(zmix, mdav, a, nthreads))
+      pred <- recipe_format(raw, zmix, s, ks[a], format)
+    } else if (!is.null(keyed)) {
       scales[[a]] <- rep(1, ncol(zmix))
       id <- keyed_cells(as.data.frame(s$original), s$id, keyed$keys, character(), keyed$k)
       raw <- view_shared(s, "recipe_keyed", list(zmix, id, keyed), function() keyed_predict(zmix, id, keyed))
@@ -211,7 +226,9 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
   success[miss] <- success_m[miss] <- confidence[miss] <- 0
   list(success = success, success_m = success_m, confidence = confidence,
        k = ks, k_used = k_used,
-       scale = if (length(scales) >= main && !is.null(scales[[main]])) stats::setNames(scales[[main]], s$vars) else NULL,
+       # per variable of the z-scale (constant variables, which carry nothing, are not in it)
+       scale = if (length(scales) >= main && length(scales[[main]]) == length(s$z_vars))
+                 stats::setNames(scales[[main]], s$z_vars) else NULL,
        tol = tol, share_certain = if (length(rows)) sum(certain) / length(rows) else NA_real_,
        precision_certain = if (any(certain)) mean(success[look][certain]) else NA_real_,
        not_covered = paste("stages other than the kNN centroids (stirring, blending, noise),",
@@ -231,6 +248,45 @@ recipe_keyed <- function(s) {
   keys <- if (known) intersect(set$keys, names(s$original)) else character()
   list(k = if (known) as.integer(set$k) else 3L, size = if (known) set$size else 10, keys = keys,
        key = charToRaw("an intruder's guess: not the custodian's key"))
+}
+
+# For a release of anonymise_mdav() (the intruder knows the algorithm): the strata of the
+# release (their ids on the view's records), and the k the intruder tries: the recorded k
+# (one per stratum when a table) when it knows the settings, else every k from 2 to
+# `k_max`. list(id, sizes, ks = a list of k per stratum, k = the smallest of each). NULL
+# for other releases.
+recipe_mdav <- function(s, k_max) {
+  info <- view_release_info(s)
+  if (is.null(info) || !identical(info$verb, "anonymise_mdav")) return(NULL)
+  set <- info$settings
+  df <- as.data.frame(s$original)
+  strata <- set$strata
+  if (!length(strata) || !all(strata %in% names(df))) strata <- NULL
+  id <- if (is.null(strata)) s$id else stratum_ids(df, strata)
+  sizes <- tabulate(id, max(c(0L, id)))
+  ks <- if (s$intruder$knows == "settings" && is.numeric(set$k)) {
+    list(rep(as.integer(set$k), length(sizes)))
+  } else if (s$intruder$knows == "settings" && is.data.frame(set$k) && !is.null(strata)) {
+    first <- df[match(seq_along(sizes), id), strata, drop = FALSE]
+    kk <- set$k$k[match(stratum_keys(first, strata), stratum_keys(set$k, strata))]
+    kk[is.na(kk)] <- min(set$k$k)
+    list(as.integer(kk))
+  } else {
+    lapply(seq.int(2L, k_max), function(k) rep(k, length(sizes)))
+  }
+  list(id = id, sizes = sizes, ks = ks, k = vapply(ks, min, 1L))
+}
+
+# The intruder's prediction of every record's released point for anonymise_mdav(): MDAV
+# recomputed on `zmix` (its originals and the stand-ins, already on the z-scale) with the
+# a-th k of `mdav` (capped by each stratum's size), and the group means (z-scale).
+mdav_predict <- function(zmix, mdav, a, nthreads) {
+  z <- zmix
+  storage.mode(z) <- "double"
+  kk <- pmax(1L, pmin(mdav$ks[[a]], mdav$sizes))
+  nc <- ncol(z)
+  res <- mdav_groups(z, seq_len(nc), rep(0, nc), rep(1, nc), mdav$id, kk, nthreads)
+  res$means[res$group, , drop = FALSE]
 }
 
 # The intruder's prediction of every record's released point for anonymise_keyed(): the
@@ -280,15 +336,17 @@ recipe_scale <- function(cen) {
 # is the mode of the ratios (to 7 significant digits) when it stands out. NA for a
 # column where neither applies (rounded values, no clear mode): 1 / SD per k is used.
 recipe_common_scale <- function(s, cens, look, zt) {
+  # the columns of the z-scale: the variables that are not constant
   nv <- ncol(s$zm)
-  if (nv != length(s$vars)) return(NULL)
-  z0 <- s$z(matrix(0, 1L, nv))
-  z1 <- s$z(matrix(1, 1L, nv))
+  if (nv != length(s$z_vars)) return(NULL)
+  z0 <- s$z(matrix(0, 1L, length(s$vars)))
+  z1 <- s$z(matrix(1, 1L, length(s$vars)))
   sdv <- 1 / as.vector(z1 - z0)
   if (s$intruder$knows == "settings") {
     info <- view_release_info(s)
     sc <- if (!is.null(info)) info$stats$scale
-    if (is.numeric(sc) && all(s$vars %in% names(sc)) && all(is.finite(sc[s$vars]))) return(as.vector(sc[s$vars]) / sdv)
+    zv <- s$z_vars
+    if (is.numeric(sc) && all(zv %in% names(sc)) && all(is.finite(sc[zv]))) return(as.vector(sc[zv]) / sdv)
   }
   if (length(cens) < 2L || !length(look)) return(NULL)
   ratios <- replicate(nv, numeric(), simplify = FALSE)
@@ -329,7 +387,8 @@ ratio_mode <- function(r, n_look) {
 # `pred` of every record, with `zmix` (the intruder's originals and stand-ins) for the
 # bounds; on the x-scale given by the view's z-map (z = (x - mean) / sd).
 recipe_format <- function(pred, zmix, s, k, format) {
-  if (format == "none" || ncol(pred) != length(s$vars)) return(pred)
+  # (the columns are the variables of the z-scale: constant ones are not among them)
+  if (format == "none" || ncol(pred) != length(s$z_vars)) return(pred)
   z0 <- s$z(matrix(0, 1L, length(s$vars)))
   z1 <- s$z(matrix(1, 1L, length(s$vars)))
   sdv <- 1 / as.vector(z1 - z0)

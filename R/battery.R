@@ -10,8 +10,8 @@
 #'   what the attack achieves on people who are *not* in the release but resemble those who
 #'   are (chance, and what the release says about the population). A record alone in its
 #'   stratum has no one to stand in for it and counts as a miss of the control. The
-#'   inference attack's control is the attack with the person's own released record left
-#'   out (see [attack_inference()]);
+#'   inference attack's control is a holdout, as anonymeter's: the attack on records held
+#'   out of a release remade without them (see [attack_inference()]);
 #' * `advantage`: `(rate - control_rate) / (1 - control_rate)`, as anonymeter reports it:
 #'   what the attack learns about the people in the release;
 #' * `worst_stratum`: the highest rate of a stratum (with its size and the number of its
@@ -19,7 +19,11 @@
 #' * `precision_top10`: the rate among the 10% of records the intruder is most confident
 #'   about, i.e. how reliable the intruder's best claims are (ties in confidence at the cut
 #'   are taken in proportion);
-#' * `baseline`: for the inference attack, the same guess from the released column alone.
+#' * `baseline`: for the inference attack, the same guess from the released column alone;
+#' * `lower`, `upper`: the 95% Wilson interval of `rate` over the `n_attacked` records
+#'   (`lower_m`, `upper_m` for `rate_m`; `control_lower`, `control_upper` for
+#'   `control_rate`, over the control's `control_n` records). A rate is a share of a
+#'   sample of people: a limit inside its interval is not met or missed with confidence.
 #'
 #' The attacks ([battery_attacks()]): linkage in both directions ([attack_linkage()]),
 #' singling out ([attack_singling_out()]), one-to-one assignment within strata
@@ -38,13 +42,16 @@
 #'
 #' @param original,masked Data frames with the same rows in the same order: the original
 #'   data and its release.
-#' @param vars,strata Shorthand for `intruder(vars = , strata = )` when `intruder` is `NULL`.
-#' @param intruder The intruder, made by [intruder()]; default `intruder(vars, strata)`.
+#' @param vars,strata Shorthand for `intruder_published(vars = , strata = )` when
+#'   `intruder` is `NULL`.
+#' @param intruder The intruder, made by [intruder_published()] or [intruder()]; default
+#'   `intruder_published(vars, strata)`: every published column that is not masked and not
+#'   `sensitive` is an exact key. Pass [intruder()] for a narrower intruder.
 #' @param attacks Names of the attacks to run (see [battery_attacks()]); default all that
 #'   apply.
 #' @param m The intruder's list length for the top-m attacks, a whole number >= 1.
 #' @param sensitive Column whose value the inference attack guesses; `NULL` leaves that
-#'   attack out.
+#'   attack out. It is never a key of the default intruder.
 #' @param control If `TRUE` (the default), every attack also runs on the control release.
 #' @param seed Seed for R's random number generator (the intruder's share of originals,
 #'   the control permutation); `NULL` uses the current stream.
@@ -53,7 +60,8 @@
 #'   `detanon_attack` objects), `intruder` and `n`; `as.data.frame()` gives one row per
 #'   attack, worst first: `name`, `attack`, `rate`, `control_rate`, `advantage`, `m`,
 #'   `rate_m`, `control_rate_m` (top-m attacks), `worst_stratum`, `worst_stratum_n`,
-#'   `worst_stratum_attacked`, `precision_top10`, `n_attacked` and `baseline`. A
+#'   `worst_stratum_attacked`, `precision_top10`, `n_attacked`, `baseline`, `lower`,
+#'   `upper`, `lower_m`, `upper_m`, `control_lower`, `control_upper` and `control_n`. A
 #'   `detanon_attack` also holds, per record in row order, `success`, `success_m` and
 #'   `confidence` (`NA` for records not attacked), and `by_stratum`.
 #' @references Giomi M, Boenisch F, Wehmeyer C, Tasnadi B (2023). A unified framework for
@@ -71,7 +79,7 @@ risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder 
                          attacks = NULL, m = 3, sensitive = NULL, control = TRUE, seed = NULL,
                          nthreads = getOption("detanon.nthreads", 1L)) {
   if (is.null(intruder)) {
-    intruder <- intruder(vars = vars, strata = strata)
+    intruder <- intruder_published(vars = vars, strata = strata)
   } else if (!is.null(vars) || !is.null(strata)) {
     stop_arg("Give the columns either in `intruder` or as `vars`/`strata`, not both.")
   }
@@ -84,13 +92,13 @@ risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder 
              "; not ", show_value(attacks), ".")
   }
   if (is.null(sensitive)) attacks <- setdiff(attacks, names(reg)[vapply(reg, `[[`, TRUE, "needs_sensitive")])
-  v <- attack_view(original, masked, intruder, control, seed)
+  v <- attack_view(original, masked, intruder, control, seed, sensitive = sensitive)
   res <- lapply(attacks, function(a) {
     spec <- reg[[a]]
     run_attack(spec, v$s, v$ctrl, m = m, sensitive = sensitive, nthreads = nthreads, seed = seed)
   })
   names(res) <- attacks
-  structure(list(attacks = res, intruder = intruder, n = v$s$n, vars = v$s$vars, strata = v$s$strata),
+  structure(list(attacks = res, intruder = v$s$intruder, n = v$s$n, vars = v$s$vars, strata = v$s$strata),
             class = "detanon_battery")
 }
 
@@ -98,9 +106,10 @@ risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder 
 #'
 #' A named list describing the attacks [risk_battery()] can run: each entry has the
 #' attack's `label`, `fun` (its exported function), whether it needs a `sensitive`
-#' column, and optionally `control = "leave_out"` for an attack whose control is the same
-#' attack with each record's own released record left out (the inference attack) instead
-#' of the derangement of the release within strata.
+#' column, and optionally `control = "holdout"` for an attack whose control is the same
+#' attack on records held out of a release remade without them (the inference attack), or
+#' `control = "leave_out"` for one whose control leaves each record's own released record
+#' out, instead of the derangement of the release within strata.
 #' @return A named list.
 #' @family attacks
 #' @export
@@ -117,7 +126,7 @@ battery_attacks <- function() {
                         core = singling_out_core, needs_sensitive = FALSE),
     inference = list(label = "attribute inference from the nearest released records",
                      fun = "attack_inference", args = list(),
-                     core = inference_core, needs_sensitive = TRUE, control = "leave_out"),
+                     core = inference_core, needs_sensitive = TRUE, control = "holdout"),
     assignment = assignment_spec(),
     fellegi_sunter = fellegi_sunter_spec(),
     recipe = recipe_spec()
@@ -129,7 +138,10 @@ run_attack <- function(spec, s, ctrl, m, sensitive, nthreads, seed) {
   args <- c(list(m = m, sensitive = sensitive, nthreads = nthreads, seed = seed), spec$args)
   res <- do.call(spec$core, c(list(s), args))
   cres <- if (!is.null(ctrl)) {
-    if (identical(spec$control, "leave_out")) do.call(spec$core, c(list(s), args, list(leave_out = TRUE)))
+    if (identical(spec$control, "holdout")) do.call(spec$core, c(list(s), args, list(holdout = TRUE)))
+    else if (identical(spec$control, "leave_out")) {
+      utils::modifyList(do.call(spec$core, c(list(s), args, list(leave_out = TRUE))), list(control_kind = "leave_out"))
+    }
     else control_fixed_points(do.call(spec$core, c(list(ctrl), args)), ctrl$perm)
   }
   new_attack(spec$label, res, s, cres, m = m)
@@ -140,7 +152,9 @@ run_attack <- function(spec, s, ctrl, m, sensitive, nthreads, seed) {
 # `args` (checked by the verb).
 attack_verb <- function(spec, args, original, masked, intruder, m, control, seed, nthreads, sensitive = NULL) {
   list2env(check_attack_args(control, seed, nthreads, m), environment())
-  v <- attack_view(original, masked, intruder, control, seed, leave_out = identical(spec$control, "leave_out"))
+  v <- attack_view(original, masked, intruder, control, seed,
+                   leave_out = isTRUE(spec$control %in% c("holdout", "leave_out")),
+                   sensitive = sensitive)
   spec$args[names(args)] <- args
   run_attack(spec, v$s, v$ctrl, m = m, sensitive = sensitive, nthreads = nthreads, seed = seed)
 }
@@ -155,9 +169,10 @@ check_attack_args <- function(control, seed, nthreads, m) {
 
 # The intruder's view of the pair and the control release (`control = FALSE`: none): the
 # view with a random permutation of the released records, or (`leave_out = TRUE`, for an
-# attack that leaves each record out of its own control) the view itself.
-attack_view <- function(original, masked, intruder, control, seed, leave_out = FALSE) {
-  s <- intruder_view(original, masked, intruder, seed = seed)
+# attack that makes its own control, the holdout) the view itself. `sensitive`: the
+# attack's sensitive column, never a key of the published intruder.
+attack_view <- function(original, masked, intruder, control, seed, leave_out = FALSE, sensitive = NULL) {
+  s <- intruder_view(original, masked, intruder, seed = seed, sensitive = sensitive)
   # work the attack cores share between the view and its control (view_shared())
   s$shared <- new.env(parent = emptyenv())
   ctrl <- if (control && leave_out) s else if (control) battery_permute(s, seed = if (!is.null(seed)) seed + 1L)
@@ -202,7 +217,12 @@ new_attack <- function(label, res, s, cres = NULL, m = NA_integer_) {
   attacked <- !is.na(res$success)
   rate <- function(x) if (is.null(x) || !any(attacked)) NA_real_ else mean(x[attacked])
   r <- rate(res$success)
-  cr <- if (!is.null(cres)) rate(cres$success) else NA_real_
+  # a holdout control (cres$holdout) attacks other records than the attack: its own
+  control_on <- if (is.null(cres)) logical(n) else if (isTRUE(cres$holdout)) !is.na(cres$success) else attacked
+  cr <- if (!is.null(cres) && any(control_on)) mean(cres$success[control_on]) else NA_real_
+  ci <- wilson_interval(r, sum(attacked))
+  ci_m <- wilson_interval(rate(res$success_m), sum(attacked))
+  ci_c <- wilson_interval(cr, sum(control_on))
   by <- s$by
   by$n <- s$sizes
   by$n_attacked <- tabulate(s$id[attacked], length(s$sizes))
@@ -216,7 +236,11 @@ new_attack <- function(label, res, s, cres = NULL, m = NA_integer_) {
     rate_m = rate(res$success_m),
     m = if (is.null(res$success_m)) NA_integer_ else as.integer(m),
     control_rate = cr,
-    control_rate_m = if (!is.null(cres)) rate(cres$success_m) else NA_real_,
+    control_rate_m = if (!is.null(cres) && !isTRUE(cres$holdout)) rate(cres$success_m) else NA_real_,
+    lower = ci[[1L]], upper = ci[[2L]], lower_m = ci_m[[1L]], upper_m = ci_m[[2L]],
+    control_lower = ci_c[[1L]], control_upper = ci_c[[2L]], control_n = sum(control_on),
+    control_kind = if (is.null(cres)) NA_character_ else if (!is.null(cres$control_kind)) cres$control_kind
+                   else "derangement",
     advantage = advantage(r, cr),
     worst_stratum = worst,
     precision_top10 = top_share_precision(res$success[attacked], res$confidence[attacked], 0.1),
@@ -228,6 +252,18 @@ new_attack <- function(label, res, s, cres = NULL, m = NA_integer_) {
     baseline = if (is.null(res$baseline)) NA_real_ else res$baseline,
     details = res[setdiff(names(res), c("success", "success_m", "confidence", "covers", "not_covered", "baseline"))]
   ), class = "detanon_attack")
+}
+
+# The 95% Wilson score interval of a share `p` observed on `n` records (Wilson 1927): the
+# interval anonymeter reports with its rates. An expected share (a mean of per-record
+# probabilities) is treated as a share of `n` trials. NA when p is NA or n is 0.
+wilson_interval <- function(p, n, level = 0.95) {
+  if (is.na(p) || !n) return(c(NA_real_, NA_real_))
+  z <- stats::qnorm(1 - (1 - level) / 2)
+  z2 <- z * z
+  centre <- (p + z2 / (2 * n)) / (1 + z2 / n)
+  half <- z / (1 + z2 / n) * sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+  c(max(0, centre - half), min(1, centre + half))
 }
 
 # anonymeter's risk: the attack's success beyond the control's, as a share of what the
@@ -258,8 +294,15 @@ top_share_precision <- function(success, confidence, share) {
 print.detanon_attack <- function(x, ...) {
   cat(sprintf("Attack: %s, %s\n", x$attack, plural(x$n, "record")))
   cat(intruder_lines(x$intruder, "  ", "intruder who"), sep = "\n")
-  cat(sprintf("  right about one record: %.4f (control %.4f, advantage %.4f)\n",
-              x$rate, x$control_rate, x$advantage))
+  cat(sprintf("  right about one record: %.4f (95%% interval %.4f to %.4f)\n", x$rate, x$lower, x$upper))
+  cat(sprintf("  control %.4f, advantage %.4f\n", x$control_rate, x$advantage))
+  if (identical(x$control_kind, "holdout")) {
+    cat(sprintf("  control: %s held out of a release remade without them\n", plural(x$control_n, "record")))
+  } else if (identical(x$control_kind, "leave_out")) {
+    cat(strwrap(paste("control: the own released record left out (the release cannot be remade",
+                      "without a holdout: its masking is not recorded, or needs a secret key)"),
+                indent = 2, exdent = 4), sep = "\n")
+  }
   if (!is.na(x$baseline)) cat(sprintf("  marginal baseline: %.4f\n", x$baseline))
   if (!is.null(x$details$isolates)) {
     cat(sprintf("  predicates that hold for exactly one original record (anonymeter's figure): %.4f\n",
@@ -292,6 +335,8 @@ as.data.frame.detanon_attack <- function(x, row.names = NULL, optional = FALSE, 
              worst_stratum_attacked = if (nrow(w)) w$n_attacked else NA_integer_,
              precision_top10 = x$precision_top10, n_attacked = x$n_attacked,
              baseline = x$baseline,
+             lower = x$lower, upper = x$upper, lower_m = x$lower_m, upper_m = x$upper_m,
+             control_lower = x$control_lower, control_upper = x$control_upper, control_n = x$control_n,
              stringsAsFactors = FALSE)
 }
 
@@ -310,9 +355,12 @@ as.data.frame.detanon_battery <- function(x, row.names = NULL, optional = FALSE,
 # The battery's table as printed (by print() and assess()), worst attack first.
 print_battery_table <- function(x, indent = "") {
   tab <- as.data.frame(x)
-  show <- data.frame(attack = tab$name, rate = tab$rate, control = tab$control_rate,
-                     advantage = tab$advantage, top_m = tab$rate_m, worst = tab$worst_stratum,
-                     prec10 = tab$precision_top10, baseline = tab$baseline)
+  # the 95% Wilson interval of the rate, as one column (".065-.110"); adv: the advantage
+  ci <- ifelse(is.na(tab$lower), "-", sub("^0", "", sprintf("%.3f-%s", tab$lower,
+                                                           sub("^0", "", sprintf("%.3f", tab$upper)))))
+  show <- data.frame(attack = tab$name, rate = tab$rate, `95% CI` = ci, control = tab$control_rate,
+                     adv = tab$advantage, top_m = tab$rate_m, worst = tab$worst_stratum,
+                     prec10 = tab$precision_top10, baseline = tab$baseline, check.names = FALSE)
   if (all(is.na(show$baseline))) show$baseline <- NULL
   if (all(is.na(show$top_m))) show$top_m <- NULL
   old <- options(width = 100L)

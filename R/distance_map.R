@@ -180,8 +180,8 @@ stir_cluster_ids <- function(data, strata, classes) {
     stop_arg("give the clusters: `strata` (categorical columns), `classes` (a class per record, ",
              "e.g. from stir_clusters() or equivalence_classes()), or both.")
   }
-  parts <- data[strata]
-  parts <- as.data.frame(parts, stringsAsFactors = FALSE)
+  # the columns by position, not by name: a user's column may carry any name
+  parts <- lapply(strata, function(v) data[[v]])
   if (!is.null(classes)) {
     if (inherits(classes, "detanon_classes")) classes <- classes$class
     if (!is.atomic(classes) || !is.null(dim(classes)) || length(classes) != n) {
@@ -192,10 +192,9 @@ stir_cluster_ids <- function(data, strata, classes) {
       stop_arg("`classes` has ", plural(sum(is.na(classes)), "missing class", "missing classes"),
                " (suppressed records?); drop those records from `data` and `classes` first.")
     }
-    parts[[".classes"]] <- classes
-    if (!length(strata)) parts <- parts[".classes"]
+    parts <- c(parts, list(classes))
   }
-  stratum_ids(parts, names(parts))
+  combination_ids(parts)
 }
 
 # Centroids (equation 3) of clusters 1..C: the row holding each centroid value (C x d) and

@@ -5,6 +5,15 @@
 #' original values of some columns for some of the people in the data (the *keys*), sees the
 #' whole release, and may know how the release was made.
 #'
+#' The default of the battery, of the attacks and of [tune_release()] is
+#' `intruder_published()`: an intruder who holds, beside the masked variables and the
+#' strata, **every published column** of the release that is not masked and not declared
+#' sensitive, each as an exact key. A column released unchanged (an outcome such as
+#' Titanic's `Survived`, an age, a household code) is a column an intruder can hold: a
+#' custodian who publishes it publishes a key. `intruder()` with its own defaults is **a
+#' narrower intruder**, who holds only `vars`, `strata` and the `keys` named: a model for
+#' an intruder known to hold less, never the default of a check.
+#'
 #' * `vars`: continuous columns the intruder matches by distance (on the z-scale of the
 #'   original data). Default: the masked variables recorded in the release.
 #' * `strata`: categorical columns the intruder matches exactly. Default: the strata
@@ -14,7 +23,14 @@
 #'   exactly, numeric ones by distance beside `vars`: a 0/1 outcome stored as numbers (as
 #'   Titanic's `Survived`) joins the distance on its z-scale, which separates its two values
 #'   by about two standard deviations; convert it to a factor for an exact match.
-#'   `keys = "all"` takes every other column common to the original and the release.
+#'   `keys = "all"` takes every other column common to the original and the release (numeric
+#'   ones by distance); `keys = "published"` (the intruder of `intruder_published()`) every
+#'   other column common to both that is not `sensitive`, every one matched exactly by its
+#'   value (numbers too: a published column is held as published).
+#' * `sensitive` (`intruder_published()`): the custodian's sensitive columns, which the
+#'   intruder is assumed not to hold (the columns an attack guesses). The `sensitive`
+#'   column of [risk_battery()], [attack_inference()] and [tune_release()] is always one of
+#'   them.
 #' * `p`: the share of the original records the intruder holds (1: everyone in the data,
 #'   the *maximum-knowledge intruder* of Domingo-Ferrer and Muralidhar). Attacks that need the
 #'   other records use the release as a stand-in for them.
@@ -25,7 +41,8 @@
 #'   key, never part of the release or its metadata, may be assumed unknown.
 #'
 #' @param vars,strata Column names, or `NULL` for the release's own (see above).
-#' @param keys Further columns held by the intruder, `"all"`, or `NULL` for none.
+#' @param keys Further columns held by the intruder, `"all"`, `"published"`, or `NULL` for
+#'   none.
 #' @param p Share of the original records the intruder holds, a number in (0, 1].
 #' @param knows What the intruder knows of the masking: `"data"`, `"recipe"` or `"settings"`.
 #' @return An object of class `detanon_intruder`.
@@ -34,7 +51,9 @@
 #'   *Information Sciences* 337, 11-24.
 #' @seealso [risk_battery()].
 #' @examples
-#' intruder()
+#' intruder_published()
+#' intruder_published(sensitive = "Survived")
+#' # a narrower intruder, who holds only the masked variables, the strata and Survived
 #' intruder(keys = "Survived", p = 0.1, knows = "recipe")
 #' @family attacks
 #' @export
@@ -52,12 +71,43 @@ intruder <- function(vars = NULL, strata = NULL, keys = NULL, p = 1,
             class = "detanon_intruder")
 }
 
+#' @rdname intruder
+#' @param sensitive Columns the intruder does not hold (the custodian's sensitive columns),
+#'   left out of the published columns; `NULL` for none.
+#' @export
+intruder_published <- function(vars = NULL, strata = NULL, sensitive = NULL, p = 1,
+                                knows = c("settings", "recipe", "data")) {
+  if (!is.null(sensitive) && (!is.character(sensitive) || anyNA(sensitive) || any(!nzchar(sensitive)))) {
+    stop_arg("`sensitive` must be NULL or a character vector of column names, not ", show_value(sensitive), ".")
+  }
+  out <- intruder(vars = vars, strata = strata, keys = "published", p = p, knows = knows)
+  out$sensitive <- unique(sensitive)
+  out
+}
+
+# Whether an intruder holds every published column (intruder_published()).
+is_published_intruder <- function(x) identical(x$keys, "published")
+
+# The published columns of a pair an intruder of intruder_published() holds: every column
+# common to `original` and `masked` that is not in `vars` or `strata` and not sensitive
+# (of the intruder, or the `sensitive` column of the attack), in the order of `masked`.
+published_keys <- function(original, masked, vars, strata, sensitive = NULL) {
+  # (the row column tune_release() adds to an sdcMicroObj's data is not published)
+  setdiff(intersect(names(masked), names(original)), c(vars, strata, sensitive, sdc_row_col))
+}
+
 #' @export
 format.detanon_intruder <- function(x, ...) {
   cols <- function(v, none) if (is.null(v)) none else if (!length(v)) "none" else paste(v, collapse = ", ")
   know <- c(data = "not the masking", recipe = "the algorithm but not its settings",
             settings = "the algorithm and its settings")[[x$knows]]
-  keys <- if (identical(x$keys, "all")) "every other released column" else cols(x$keys, "")
+  keys <- if (identical(x$keys, "all")) "every other released column"
+          else if (is_published_intruder(x)) {
+            paste0("every published column not masked",
+                   if (length(x$sensitive)) paste0(" and not sensitive (", cols(x$sensitive, ""), ")") else "",
+                   if (is.null(x$held)) ", exactly" else if (length(x$held)) paste0(", exactly: ", cols(x$held, ""))
+                   else " (none beyond these)")
+          } else cols(x$keys, "")
   c(sprintf("holds %s of the originals: %s by distance; %s exactly%s",
             if (x$p == 1) "all" else sprintf("%g%%", 100 * x$p),
             cols(x$vars, "the masked variables"), cols(x$strata, "the strata"),
@@ -84,19 +134,29 @@ intruder_lines <- function(x, indent = "", lead = "Intruder who") {
 # the data frames themselves (for attacks that read other columns). Attacks receive this
 # object; the battery's control is the same object with the released rows permuted within
 # strata (battery_permute()).
-intruder_view <- function(original, masked, intruder, seed = NULL) {
-  if (is.null(intruder)) intruder <- intruder()
+intruder_view <- function(original, masked, intruder, seed = NULL, sensitive = NULL) {
+  if (is.null(intruder)) intruder <- intruder_published()
   if (!inherits(intruder, "detanon_intruder")) {
     stop_arg("`intruder` must be made by intruder(), not ", show_value(intruder), ".")
   }
   s <- linkage_setup(original, masked, intruder$vars, intruder$strata)
+  # the attacks' table by stratum adds these columns beside the strata
+  check_no_clash(s$strata, c("n", "n_attacked", "rate"), "strata")
   keys <- intruder$keys
   if (identical(keys, "all")) keys <- setdiff(intersect(names(original), names(masked)), c(s$vars, s$strata))
+  published <- is_published_intruder(intruder)
+  if (published) {
+    # every published column, held exactly (as the intruder reads it in the file)
+    keys <- published_keys(original, masked, s$vars, s$strata,
+                           c(intruder$sensitive, if (is.character(sensitive)) sensitive))
+    intruder$held <- keys
+  }
   keys <- check_columns(keys, original, "keys")
   check_columns(keys, masked, "keys")
   both <- intersect(keys, c(s$vars, s$strata))
   if (length(both)) stop_arg("`keys` repeats columns of `vars` or `strata`: ", quote_names(both), ".", kind = "column")
-  num <- keys[vapply(keys, function(v) is_continuous(original[[v]]) && is_continuous(masked[[v]]), logical(1))]
+  num <- if (published) character() else
+    keys[vapply(keys, function(v) is_continuous(original[[v]]) && is_continuous(masked[[v]]), logical(1))]
   for (v in num) {
     if (anyNA(original[[v]]) || anyNA(masked[[v]]) || !all(is.finite(original[[v]])) || !all(is.finite(masked[[v]]))) {
       stop_arg("Numeric key `", v, "` has missing or infinite values in `original` or `masked`; the ",
@@ -107,18 +167,18 @@ intruder_view <- function(original, masked, intruder, seed = NULL) {
   s$key_cat <- setdiff(keys, num)
   s$intruder <- intruder
   # cells: the strata and the categorical keys, as the intruder matches them exactly, by
-  # their values as text (a factor and a character column, or factors with other levels,
-  # match by value; a missing value is a value of its own). A categorical key changed by the
+  # their values as exact text (exact_values(): a factor and a character column, or factors
+  # with other levels, match by value; numbers by value, not by their rounded print, so
+  # that cells never join strata that stratum_ids() keeps apart; a missing value is a value
+  # of its own). A categorical key changed by the
   # masking (recoded, generalised, swapped) puts a record in another cell than its original:
   # the attacks then search the cell the released (or the original) value names.
   cat_cols <- c(s$strata, s$key_cat)
-  as_text <- function(d) {
-    out <- lapply(as.list(d)[cat_cols], as.character)
-    as.data.frame(out, stringsAsFactors = FALSE, col.names = cat_cols, optional = TRUE)
-  }
+  as_text <- function(d) cell_text(d, cat_cols)
   both_df <- if (length(cat_cols)) rbind(as_text(original), as_text(masked))
              else data.frame(row.names = seq_len(2L * s$n))
   cell <- stratum_ids(both_df, cat_cols)
+  s$cat_cols <- cat_cols
   s$cell_o <- cell[seq_len(s$n)]
   s$cell_m <- cell[s$n + seq_len(s$n)]
   s$original <- original
@@ -131,6 +191,36 @@ intruder_view <- function(original, masked, intruder, seed = NULL) {
     })
   }
   s
+}
+
+# The columns `cols` of `d` as text, as the intruder matches them exactly (see
+# intruder_view()).
+cell_text <- function(d, cols) {
+  out <- lapply(as.list(d)[cols], exact_values)
+  as.data.frame(out, stringsAsFactors = FALSE, col.names = cols, optional = TRUE)
+}
+
+# The cells (ids over both) of two data frames `a` and `b` on the intruder's exact columns.
+cells_of_pair <- function(s, a, b) {
+  cols <- s$cat_cols
+  both <- if (length(cols)) rbind(cell_text(a, cols), cell_text(b, cols))
+          else data.frame(row.names = seq_len(nrow(a) + nrow(b)))
+  cell <- stratum_ids(both, cols)
+  list(a = cell[seq_len(nrow(a))], b = cell[nrow(a) + seq_len(nrow(b))])
+}
+
+# The intruder's distance columns of any data frame `d` with the columns of the pair: the
+# variables and the numeric keys on the z-scale of the original data.
+view_z <- function(s, d) {
+  zk <- if (length(s$key_num)) {
+    xo <- numeric_matrix(s$original, s$key_num)
+    st <- col_stats(xo)
+    g <- partition_state$scale # a partitioned run: the scale of all the original records
+    if (!is.null(g)) st <- list(mean = g$mean[s$key_num], sd = g$sd[s$key_num])
+    sd <- ifelse(is.finite(st$sd) & st$sd > 0, st$sd, 1)
+    sweep(sweep(numeric_matrix(d, s$key_num), 2L, st$mean), 2L, sd, "/")
+  }
+  cbind(s$z(numeric_matrix(d, s$vars)), zk)
 }
 
 # The control of an attack: the same release with its rows permuted within strata so that

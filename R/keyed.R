@@ -76,9 +76,12 @@
 #' @inheritParams anonymise
 #' @param k The smallest group: every released point is shared by at least `k` records
 #'   (whole number >= 2).
-#' @param key The custodian's secret: a string of at least 16 characters or a raw vector
-#'   of at least 16 bytes (e.g. from a password manager or `openssl::rand_bytes(16)`),
-#'   kept with the originals and never published. Never printed or stored by detanon.
+#' @param key The custodian's secret: a string of at least 16 characters (counted as
+#'   characters, not bytes: 8 two-byte characters such as `"\u00e9"` are 8, and are
+#'   refused) or a raw vector of at least 16 bytes (e.g. from a password manager or
+#'   `openssl::rand_bytes(16)`), kept with the originals and never published. Its strength
+#'   is its unpredictability: a random key of 16 characters or bytes, not a word. Never
+#'   printed or stored by detanon.
 #' @param size The mean number of records per released point (a number >= `k`): the
 #'   budget is `round(n / size)` groups.
 #' @param keys Released categorical columns an intruder may hold as keys (e.g. an outcome
@@ -148,7 +151,8 @@ anonymise_keyed <- function(data, vars = NULL, strata = NULL, k = 3, key, size =
 # stratum's largest cell (the first in sort order among equals). Returns cell ids.
 keyed_cells <- function(df, id, keys, strata, k) {
   if (!length(keys)) return(id)
-  cell <- stratum_ids(cbind(data.frame(.stratum = id), df[keys]), c(".stratum", keys))
+  # by position, not by name: a user's column may carry any name
+  cell <- combination_ids(c(list(id), lapply(keys, function(v) df[[v]])))
   size <- tabulate(cell)
   # the largest cell of each stratum
   o <- order(id, -size[cell], cell, method = "radix")
@@ -162,7 +166,10 @@ keyed_cells <- function(df, id, keys, strata, k) {
 # The key as raw bytes (never echoed in a message).
 check_key <- function(key) {
   what <- if (is.null(key)) "nothing" else sprintf("a %s of length %d", class(key)[1L], length(key))
-  if (is.character(key) && length(key) == 1L && !is.na(key) && nchar(key, type = "bytes") >= 16L) {
+  # characters, not bytes: a string of 8 two-byte characters is 8 characters (a
+  # passphrase's strength grows with the characters chosen, not with their encoding)
+  if (is.character(key) && length(key) == 1L && !is.na(key) &&
+      isTRUE(nchar(enc2utf8(key), type = "chars", allowNA = TRUE) >= 16L)) {
     return(charToRaw(enc2utf8(key)))
   }
   if (is.raw(key) && length(key) >= 16L) return(key)

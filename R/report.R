@@ -19,7 +19,13 @@
 #' * no stratum (combination of strata values) with fewer than `k` records: the strata
 #'   table lists the strata of at least `k` records and counts the others together; the
 #'   worst stratum of an attack is named only when it holds at least `k` records;
-#'   coefficients of factor levels held by fewer than `k` original records are left out;
+#'   model coefficients resting on fewer than `k` original records are left out: every
+#'   coefficient whose column of the model matrix is not zero for at least `k` records (a
+#'   factor level, a combination of levels in an interaction, also with a numeric term),
+#'   and for every cell of a term's categorical variables with fewer than `k` records
+#'   whose coefficients all rest on more (e.g. the baseline levels, whose value is the
+#'   intercept), one of the coefficients that sum to its value; the report says how many
+#'   were left out;
 #' * of the release metadata, the settings and counts, and only the names of its
 #'   statistics.
 #'
@@ -60,12 +66,17 @@
 #'   (run on the release; roles of columns not in the release are ignored).
 #' @param formula,family Optional model for [utility_model()] (the coefficient figure).
 #' @param intruder,sensitive Passed to [risk_battery()]; default intruder: that of the
-#'   search for a [tune_release()] result, else `intruder(vars, strata)`.
+#'   search for a [tune_release()] result, else `intruder_published(vars, strata)` (every
+#'   published column not masked or `sensitive` held exactly).
 #' @param title Title of the report.
-#' @param release_file Optional path of the file that will be published. Its bytes are
-#'   hashed. Without it, the hash is that of the release written by [write_release()]
-#'   (CSV, UTF-8, `\n` line ends, no row names), so that `sha256sum` of a file written by
-#'   `write_release()` gives the same hash.
+#' @param release_file Optional path of the file that will be published (e.g. written by
+#'   [write_release()]). Its bytes are hashed.
+#' @param release_seed Without `release_file`: the `seed` that [write_release()] is (or
+#'   will be) given, so that the hash is that of the file `write_release(masked, file, seed =
+#'   release_seed)` writes (its rows in a random order drawn from that seed; see its section
+#'   "Row order"). The seed is not shown in the report. With neither, the hash is that of
+#'   the release written in a fresh random row order, which matches no file; the report
+#'   says so.
 #' @param nthreads Threads for the measures.
 #' @param seed Seed for the measures that draw random numbers (the battery's control,
 #'   replay).
@@ -76,14 +87,17 @@
 #' d <- titanic_paper()[-1] # without the identifier PassengerId
 #' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
 #'                     strata = c("Pclass", "Sex", "Family"))
+#' # the file to publish (rows in a random order), then the report that hashes it
+#' csv <- write_release(masked, tempfile(fileext = ".csv"))
 #' f <- release_report(d, masked, tempfile(fileext = ".html"),
-#'                     formula = Survived ~ Pclass + Sex + Age + Fare, family = binomial())
+#'                     formula = Survived ~ Pclass + Sex + Age + Fare, family = binomial(),
+#'                     release_file = csv)
 #' f
 #' @export
 release_report <- function(original, masked, file, vars = NULL, strata = NULL, k = NULL,
                            worst = NULL, top_m = NULL, roles = NULL, plan = c("weak", "strong"), formula = NULL,
                            family = stats::gaussian(), intruder = NULL, sensitive = NULL,
-                           title = "Release report", release_file = NULL,
+                           title = "Release report", release_file = NULL, release_seed = NULL,
                            nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
   tuned <- NULL
   if (inherits(masked, "detanon_tuned")) {
@@ -93,22 +107,22 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
                kind = "data")
     }
     masked <- tuned$release
+    # the records the search left out (small_strata = "suppress") are not in the release
+    if (!is.null(tuned$kept) && is.data.frame(original) && nrow(original) == length(tuned$kept)) {
+      original <- original[tuned$kept, , drop = FALSE]
+    }
   }
   check_data_frame(original, "original")
   check_data_frame(masked, "masked")
-  if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
-    stop_arg("`file` must be the path of the HTML file to write, not ", show_value(file), ".")
-  }
-  if (!dir.exists(dirname(file))) {
-    stop_arg("`file`: the folder ", dirname(file), " does not exist.")
-  }
+  check_output_file(file, "HTML")
   if (!is.character(title) || length(title) != 1L || is.na(title)) {
     stop_arg("`title` must be a single string, not ", show_value(title), ".")
   }
   if (!is.null(release_file) && (!is.character(release_file) || length(release_file) != 1L ||
-                                 !file.exists(release_file))) {
+                                 is.na(release_file) || !file.exists(release_file) || dir.exists(release_file))) {
     stop_arg("`release_file` must be the path of an existing file, not ", show_value(release_file), ".")
   }
+  release_seed <- check_release_seed(release_seed, "release_seed")
   plan <- match_choice(plan, "plan")
   info <- current_release(masked, "masked")
   vars <- check_pair(original, masked, vars, strata = strata)
@@ -119,7 +133,8 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
     check_strata_columns(masked, strata)
   }
   if (is.null(k)) {
-    k0 <- suppressWarnings(as.numeric(info$settings$k))
+    k0 <- info$settings$k # (a table of k per stratum: its column k)
+    k0 <- suppressWarnings(as.numeric(if (is.data.frame(k0)) k0$k else k0))
     k <- if (length(k0) && all(is.finite(k0))) as.integer(min(k0)) else 3L
     if (!is.null(tuned) && !is.null(tuned$limits$k_strata)) k <- max(k, as.integer(tuned$limits$k_strata))
   }
@@ -148,9 +163,10 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
   a$pmse_left <- pmse_left
   if (is.null(intruder) && !is.null(tuned)) intruder <- tuned$battery$intruder # the search's intruder
   bat <- risk_battery(original, masked,
-                      intruder = if (is.null(intruder)) intruder(vars, if (length(strata)) strata) else intruder,
+                      intruder = if (is.null(intruder)) intruder_published(vars, if (length(strata)) strata) else intruder,
                       m = limits$m, sensitive = sensitive, seed = seed, nthreads = nthreads)
-  hash <- release_hash(masked, release_file)
+  hash <- release_hash(masked, release_file, seed = release_seed)
+  hash$fresh <- is.null(release_file) && is.null(release_seed)
 
   body <- c(
     h(1L, title),
@@ -161,7 +177,7 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
     report_identifiers(original, masked),
     if (length(roles)) report_nhs(masked, roles, plan),
     if (!is.null(tuned)) report_frontier(tuned),
-    report_utility(a, original, masked, vars, k),
+    report_utility(a, original, masked, vars, k, formula),
     report_settings(info, tuned),
     report_policy(k)
   )
@@ -178,56 +194,200 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
 #' Write a release as the CSV the report hashes
 #'
 #' Writes `x` as CSV (UTF-8, `"\n"` line ends, no row names, missing values as empty
-#' fields, numbers with up to 15 significant digits), the form whose SHA-256 hash
-#' [release_report()] prints when it is not given the published file. `sha256sum` of the
-#' file (or `openssl::sha256(file(path))`) then gives the hash in the report. The release
-#' metadata (an attribute) are not written.
+#' fields, numbers with up to 15 significant digits, `integer64` columns exactly as their
+#' decimal digits), the form whose SHA-256 hash [release_report()] prints when it is
+#' given the same `seed` (as `release_seed`) or the file itself (as `release_file`).
+#' `sha256sum` of the file (or `openssl::sha256(file(path))`) then gives the hash in the
+#' report. The release metadata (an attribute) are not written.
+#'
+#' @section Row order:
+#' In memory, a release keeps its rows aligned with the original data (the risk and
+#' utility measures need the pairing). The file that leaves the custodian's hands must not:
+#' if the published rows stood in the order of the original (sorted by an identifier, by
+#' date of admission, by ward), anyone who knows that order could pair released rows with
+#' people. `write_release()` therefore writes the rows in a random order, drawn from
+#' `seed` when it is given (the same file for the same seed: keep the seed as secret as
+#' the original data, since with it and the original order the permutation can be undone)
+#' or from a fresh seed taken from the operating system's entropy otherwise; never from
+#' the order of `x`. The caller's random stream is left as it was either way. No row names
+#' are written, and a column that could restore the order (a permutation of 1..n, such as
+#' a row number, or a column whose values are all distinct and sorted in the order of the
+#' rows) is written with a warning of class `detanon_warning_identifier`: drop it first.
+#'
+#' @section Spreadsheets:
+#' A text cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return is read as
+#' a formula by spreadsheet programs (CSV or formula injection). By default such cells are
+#' written with a leading single quote (`'`), as OWASP recommends, so that a spreadsheet
+#' shows them as text. Only text cells (character and factor columns, and the column
+#' names) are escaped: numbers are written as numbers (unquoted), a negative number
+#' included. `escape_formulas = FALSE` writes
+#' every text cell as it is, e.g. for a file read only by statistical software.
 #' @param x A data frame (a release).
 #' @param file Path of the CSV file.
+#' @param seed A whole number: the rows are written in the random order `set.seed(seed)`
+#'   draws, for this call only. `NULL` (the default): a fresh random order, from a seed
+#'   taken from the operating system's entropy (not from R's random stream).
+#' @param escape_formulas Prefix text cells that a spreadsheet would read as a formula
+#'   with `'` (see the section "Spreadsheets")?
 #' @return `file`, invisibly.
 #' @family reports
 #' @examples
 #' masked <- anonymise(titanic_paper()[-1], k = 3, vars = c("Age", "Fare"),
 #'                     strata = c("Pclass", "Sex", "Family"))
 #' f <- write_release(masked, tempfile(fileext = ".csv"))
+#' # a reproducible order: the same seed writes the same file (keep the seed private)
+#' f <- write_release(masked, tempfile(fileext = ".csv"), seed = 20240611)
 #' @export
-write_release <- function(x, file) {
+write_release <- function(x, file, seed = NULL, escape_formulas = TRUE) {
   check_data_frame(x, "x")
-  if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
-    stop_arg("`file` must be the path of the CSV file to write, not ", show_value(file), ".")
-  }
+  check_output_file(file, "CSV")
+  seed <- check_release_seed(seed, "seed")
+  check_flag(escape_formulas, "escape_formulas")
+  bytes <- release_csv_bytes(x, seed = seed, escape_formulas = escape_formulas)
+  warn_order_columns(x)
   con <- file(file, open = "wb")
   on.exit(close(con))
-  writeBin(release_csv_bytes(x), con)
+  writeBin(bytes, con)
   invisible(file)
 }
 
-# The bytes write_release() writes.
-release_csv_bytes <- function(x) {
+# `file` must be one path of a file that can be written: not a folder, in a folder that exists.
+check_output_file <- function(file, what, arg = "file") {
+  if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
+    stop_arg("`", arg, "` must be the path of the ", what, " file to write, not ", show_value(file), ".")
+  }
+  if (dir.exists(file)) {
+    stop_arg("`", arg, "` is a folder (", file, "); give the path of the ", what, " file to write in it.")
+  }
+  if (!dir.exists(dirname(file))) {
+    stop_arg("`", arg, "`: the folder ", dirname(file), " does not exist.")
+  }
+  invisible(file)
+}
+
+check_release_seed <- function(seed, arg) {
+  if (is.null(seed)) return(NULL)
+  if (!is.numeric(seed) || length(seed) != 1L || is.na(seed) || !is.finite(seed) || seed != round(seed) ||
+      abs(seed) > .Machine$integer.max) {
+    stop_arg("`", arg, "` must be NULL or a single whole number, not ", show_value(seed), ".")
+  }
+  as.integer(seed)
+}
+
+# A seed from the operating system's entropy (never from R's random stream, which it
+# leaves untouched): /dev/urandom, else openssl, else the clock and the process id.
+fresh_seed <- function() {
+  b <- NULL
+  if (file.exists("/dev/urandom")) {
+    b <- tryCatch({
+      con <- file("/dev/urandom", open = "rb", raw = TRUE)
+      on.exit(close(con))
+      readBin(con, "raw", 4L)
+    }, error = function(e) NULL)
+  }
+  if (length(b) != 4L && requireNamespace("openssl", quietly = TRUE)) b <- openssl::rand_bytes(4L)
+  if (length(b) != 4L) {
+    t <- as.numeric(Sys.time())
+    return(as.integer((floor((t - floor(t)) * 1e6) * 7919 + Sys.getpid() * 104729 + floor(t)) %% .Machine$integer.max))
+  }
+  v <- sum(as.double(as.integer(b)) * 256^(0:3)) %% .Machine$integer.max
+  as.integer(v)
+}
+
+# The order in which the rows of a release of n rows are written: drawn from `seed`, or
+# from a fresh seed; the caller's random stream is restored.
+release_order <- function(n, seed = NULL) {
+  if (n < 2L) return(seq_len(n))
+  if (is.null(seed)) seed <- fresh_seed()
+  with_seed(seed, sample.int(n))
+}
+
+# Columns that could restore the order of the rows: a permutation of 1..n (or 0..n-1),
+# or distinct values sorted in the order of the rows.
+order_columns <- function(x) {
+  n <- nrow(x)
+  if (n < 3L) return(character())
+  names(x)[vapply(x, function(v) {
+    if (is.factor(v) || !is.atomic(v) || anyNA(v)) return(FALSE)
+    if (inherits(v, "integer64")) v <- as.character(v)
+    if (is.numeric(v) && !is.object(v) && all(v == round(v))) {
+      s <- sort(v, method = "radix")
+      if (identical(as.double(s), as.double(seq_len(n))) || identical(as.double(s), as.double(seq_len(n) - 1L))) {
+        return(TRUE)
+      }
+    }
+    if (!(is.numeric(v) || is.character(v) || inherits(v, c("Date", "POSIXct")))) return(FALSE)
+    if (anyDuplicated(v)) return(FALSE)
+    o <- order(v, method = "radix")
+    identical(o, seq_len(n)) || identical(o, rev(seq_len(n)))
+  }, logical(1))]
+}
+
+warn_order_columns <- function(x) {
+  bad <- order_columns(x)
+  if (length(bad)) {
+    warn_detanon(plural(length(bad), "column", count = FALSE), " ", quote_names(bad), " ",
+                 plural(length(bad), "holds", "hold", count = FALSE), " distinct values that are a ",
+                 "permutation of 1..n or sorted in the order of the rows: with ",
+                 if (length(bad) == 1L) "it" else "them", " the published rows can be put back in the ",
+                 "order of the original data. Drop ", if (length(bad) == 1L) "it" else "them",
+                 " before publishing.", kind = "identifier")
+  }
+}
+
+# The bytes write_release() writes: the rows in release_order(), text cells escaped
+# against formula injection unless `escape_formulas = FALSE`.
+release_csv_bytes <- function(x, seed = NULL, escape_formulas = TRUE) {
   df <- as.data.frame(plain_release(x), stringsAsFactors = FALSE)
+  listed <- names(df)[!vapply(df, function(v) is.atomic(v) && is.null(dim(v)), logical(1))]
+  if (length(listed)) {
+    stop_arg("`x` has ", plural(length(listed), "column", count = FALSE), " ", quote_names(listed),
+             " that ", plural(length(listed), "is", "are", count = FALSE), " not a vector (a list or ",
+             "matrix column); a CSV cell holds one value: flatten or drop ", 
+             if (length(listed) == 1L) "it" else "them", " first.", kind = "column")
+  }
+  df <- df[release_order(nrow(df), seed), , drop = FALSE]
   rownames(df) <- NULL
+  bad <- "^[-=+@\t\r]"
+  # numbers (and integer64 digits) are written unquoted: a spreadsheet reads them as numbers
+  number <- vapply(df, function(y) is.numeric(unclass(y)) && (!is.object(y) || is_labelled(y) ||
+                                                              inherits(y, "integer64")), logical(1))
   for (v in names(df)) {
     y <- df[[v]]
     if (is_labelled(y)) y <- as.vector(unclass(y))
-    if (is.double(y)) {
+    if (inherits(y, "integer64")) {
+      if (!requireNamespace("bit64", quietly = TRUE)) {
+        stop_arg("`x` column `", v, "` is integer64: install the package bit64 to write it exactly, or ",
+                 "convert it with as.character().", kind = "column")
+      }
+      y <- as.character(y)
+    } else if (is.double(y)) {
       y <- ifelse(is.na(y), NA_character_, formatC(y, digits = 15, format = "g", flag = ""))
       y <- trimws(y)
+    } else if (escape_formulas && (is.character(y) || is.factor(y))) {
+      y <- as.character(y)
+      hit <- !is.na(y) & grepl(bad, y, perl = TRUE)
+      y[hit] <- paste0("'", y[hit])
     }
     attributes(y) <- attributes(y)[intersect(names(attributes(y)), c("levels", "class"))]
     df[[v]] <- y
   }
+  if (escape_formulas) {
+    hit <- grepl(bad, names(df), perl = TRUE)
+    names(df)[hit] <- paste0("'", names(df)[hit])
+  }
   tc <- textConnection(NULL, open = "w")
-  utils::write.csv(df, tc, row.names = FALSE, na = "", fileEncoding = "")
+  utils::write.csv(df, tc, row.names = FALSE, na = "", fileEncoding = "", quote = which(!number))
   out <- textConnectionValue(tc)
   close(tc)
   charToRaw(enc2utf8(paste0(paste(out, collapse = "\n"), "\n")))
 }
 
-# SHA-256 of the published file, else of write_release()'s bytes. openssl when installed,
-# else MD5 (tools), said so in the report.
-release_hash <- function(masked, release_file = NULL) {
+# SHA-256 of the published file, else of write_release()'s bytes for `seed`. openssl when
+# installed, else MD5 (tools), said so in the report.
+release_hash <- function(masked, release_file = NULL, seed = NULL) {
   bytes <- if (!is.null(release_file)) readBin(release_file, "raw", file.size(release_file))
-           else release_csv_bytes(masked)
+           else release_csv_bytes(masked, seed = seed)
   if (requireNamespace("openssl", quietly = TRUE)) {
     list(algo = "SHA-256", value = unclass(as.character(openssl::sha256(bytes))))
   } else {
@@ -273,13 +433,13 @@ html_table <- function(df, caption = NULL, class = NULL, row_class = NULL) {
 fmt_cell <- function(x) {
   if (is.factor(x)) x <- as.character(x)
   if (is.logical(x)) return(ifelse(is.na(x), "", ifelse(x, "yes", "no")))
-  if (is.double(x)) return(fmt_num(x))
+  if (is.double(x)) return(fmt_signif(x))
   ifelse(is.na(x), "NA", as.character(x))
 }
 
 # Numbers with `digits` significant digits: fixed notation from 0.0001 to 1e6, else
 # scientific ("9.19e-34", never a run of zeros).
-fmt_num <- function(x, digits = 3L) {
+fmt_signif <- function(x, digits = 3L) {
   fixed <- is.finite(x) & (x == 0 | (abs(x) >= 1e-4 & abs(x) < 1e6))
   out <- character(length(x))
   out[fixed] <- sub("\\.$", "", formatC(signif(x[fixed], digits), digits = digits, format = "fg", flag = "#"))
@@ -345,7 +505,11 @@ report_css <- function() {
 
 report_header <- function(masked, hash, info, release_file) {
   hashed <- if (!is.null(release_file)) paste0("the bytes of ", basename(release_file))
-            else "the release written by write_release() (CSV, UTF-8)"
+            else if (isTRUE(hash$fresh)) paste0("the release written as write_release() writes it (CSV, UTF-8) in a ",
+                                                "fresh random row order: it matches no published file; give ",
+                                                "release_report() the file (release_file) or write_release()'s ",
+                                                "seed (release_seed)")
+            else "the release written by write_release() with the custodian's seed (CSV, UTF-8, rows in random order)"
   c("<dl class=\"meta\">",
     sprintf("<dt>Created</dt><dd>%s</dd>", html_escape(format(Sys.time(), "%Y-%m-%d %H:%M:%S UTC", tz = "UTC"))),
     sprintf("<dt>Software</dt><dd>detanon %s, %s</dd>", html_escape(as.character(utils::packageVersion("detanon"))),
@@ -456,18 +620,29 @@ report_verdict <- function(a, bat, limits, tuned, info, masked, strata, k, roles
     if (!is.na(tm)) sprintf("; the own record is among the %d best guesses of %s for %s (limit %s)", limits$m,
                             tab$attack[tm], pct(tab$rate_m[tm]), pct(limits$top_m)) else "",
     ". The attacks assume an intruder who ", who, ". ",
+    report_straddles(bat, limits),
     "The release was made by ", release_made_by(info, tuned), ". ",
-    if (ok) paste0("It may be published as the file whose hash is given below (write_release() writes it). ",
+    if (ok) paste0("It may be published as the file write_release() writes (its rows in a random order), whose ",
+                   "hash is given below when the report was given that file or its seed. ",
                    "Meeting the limits is not a proof of safety: attacks not in the battery, other background ",
-                   "knowledge, the order of the records in the published file, differencing with another ",
-                   "release of the same people, and published columns left unchanged and used as keys are ",
-                   "not covered.")
+                   "knowledge, the order of the records in a file not written by write_release(), differencing with another ",
+                   "release of the same people",
+                   if (is_published_intruder(bat$intruder)) " are not covered."
+                   else ", and published columns left unchanged and used as keys are not covered.")
     else paste0("Do not publish it as it is: tune_release(), given a secret key, searches for the least damaging ",
                 "release that meets the limits."))
   checks$met <- ifelse(checks$met, "yes", "NO")
   c(sprintf("<p class=\"verdict %s\"><b>%s</b>%s</p>", if (ok) "ok" else "warn", html_escape(head), html_escape(text)),
     html_table(checks, caption = "The checks behind the verdict", class = "checks",
                row_class = ifelse(checks$met == "yes", "", "miss")))
+}
+
+# The verdict's sentence on the limits whose 95% interval is straddled ("" when none is).
+report_straddles <- function(bat, limits) {
+  str <- battery_straddles(bat, limits$worst, limits$top_m)
+  if (!nzchar(str)) return("")
+  paste0("Uncertain: the 95% interval of ", str, " straddles its limit, so on this number of records the ",
+         "verdict could go either way. ")
 }
 
 report_settings <- function(info, tuned) {
@@ -499,7 +674,7 @@ report_settings <- function(info, tuned) {
              top_m_stratum = sprintf("top-%d linkage, worst stratum", l$m), risk1 = "risk1", risk2 = "risk2")
     set <- set[names(set) %in% names(l)]
     set <- set[vapply(names(set), function(nm) l[[nm]] < 1, logical(1))] # 1: no limit
-    lim <- data.frame(limit = unname(set), value = paste("<=", vapply(names(set), function(nm) fmt_num(l[[nm]]), "")),
+    lim <- data.frame(limit = unname(set), value = paste("<=", vapply(names(set), function(nm) fmt_signif(l[[nm]]), "")),
                       stringsAsFactors = FALSE)
     if (!is.null(l$k_strata)) {
       lim <- rbind(lim, data.frame(limit = "records per stratum", value = paste(">=", l$k_strata)))
@@ -642,7 +817,7 @@ report_frontier <- function(tuned) {
     if (!is.null(tuned$chosen)) para("Chosen: ", tuned$chosen$method, " (", tuned$chosen$settings, ")."))
 }
 
-report_utility <- function(a, original, masked, vars, k) {
+report_utility <- function(a, original, masked, vars, k, formula = NULL) {
   p <- a$pmse
   ut <- data.frame(measure = c("U (pMSE)", "S_pMSE", paste("delta", names(a$delta))),
                    value = c(p$U, p$S_pMSE, unname(a$delta)),
@@ -659,7 +834,7 @@ report_utility <- function(a, original, masked, vars, k) {
   model <- NULL
   if (!is.null(a$model)) {
     mod <- a$model
-    hidden <- rare_terms(mod$term, original, k)
+    hidden <- rare_terms(mod$term, original, k) | small_support_terms(mod$term, formula, original, k)
     keep <- !hidden
     sub <- mod[keep, , drop = FALSE]
     tab <- data.frame(term = sub$term, original = sub$estimate_or, se_original = sub$se_or,
@@ -667,8 +842,10 @@ report_utility <- function(a, original, masked, vars, k) {
                       ci_overlap = sub$ci_overlap, stringsAsFactors = FALSE)
     model <- c(h(3L, "Model"),
                html_table(tab, caption = sprintf("Coefficients on the original and the release (%s family)", attr(mod, "family"))),
-               if (any(hidden)) para(plural(sum(hidden), "coefficient"), " of factor levels held by fewer than ", k,
-                                     " original records ", if (sum(hidden) == 1L) "is" else "are", " not shown.", class = "note"),
+               if (any(hidden)) para(plural(sum(hidden), "coefficient"), " resting on fewer than ", k,
+                                     " original records (a factor level, a combination of levels in an ",
+                                     "interaction or a cell of the model that a coefficient would give away) ",
+                                     if (sum(hidden) == 1L) "is" else "are", " not shown.", class = "note"),
                if (nrow(sub)) html_figure(function() plot_model(list(model = sub)),
                                           "Each coefficient with its confidence interval, original (black) and release (red), in original standard errors from the original estimate (the paper's Figure 4)."))
   }
@@ -690,7 +867,7 @@ report_policy <- function(k) {
     sprintf("<li>%s</li>", html_escape(c(
       "No value of a masked variable of the original data, and no per-record value of the release, appears in the text.",
       sprintf("No stratum of fewer than k = %d records is listed or named; such strata are only counted together.", k),
-      sprintf("Coefficients of factor levels held by fewer than %d original records are left out.", k),
+      sprintf("Model coefficients resting on fewer than %d original records are left out: factor levels, combinations of levels in interactions (also with numeric terms), and the coefficient that would give the value of a cell of fewer than %d records.", k, k),
       sprintf("Figures: original values appear only in bins of at least %d records, laid out from the released values; the plotted range covers only those bins and the released values, so extremes of the original are not drawn. Risky records are counted, not drawn. Propensity-score whiskers end at the 5%% and 95%% quantiles.", k),
       "Of the release metadata, the settings and counts are shown, and only the names of its statistics."))),
     "</ul>",
@@ -716,6 +893,56 @@ rare_terms <- function(term, original, k) {
     hide <- hide | vapply(parts, function(p) any(p %in% pat), logical(1))
   }
   hide
+}
+
+# Coefficients of a model whose support in `original` is below k (TRUE: not shown). The
+# support of a coefficient is the number of records (of those the model uses) whose column
+# of the model matrix is not zero: a factor level, a combination of levels of an
+# interaction, a level times a numeric term. Beyond that, every term's combinations of its
+# categorical variables (the cells of the term) are counted; for a cell of 0 < n < k
+# records whose coefficients all have support >= k (a cell of the baseline levels, whose
+# value is the intercept, or a level coded by other contrasts), the most specific
+# coefficient its records use (the smallest support, from the term itself, else from the
+# terms it contains, down to the intercept) is hidden too, so that no sum of the shown
+# coefficients gives the cell's value. `term`: the coefficient names of utility_model().
+small_support_terms <- function(term, formula, original, k) {
+  hide <- logical(length(term))
+  if (is.null(formula)) return(hide)
+  mf <- tryCatch(stats::model.frame(formula, data = as.data.frame(original)), error = function(e) NULL)
+  if (is.null(mf)) return(hide)
+  tt <- attr(mf, "terms")
+  X <- tryCatch(stats::model.matrix(tt, mf), error = function(e) NULL)
+  if (is.null(X)) return(hide)
+  nz <- X != 0
+  support <- colSums(nz)
+  small <- support < k
+  assign <- attr(X, "assign")
+  fac <- attr(tt, "factors")
+  if (length(fac)) {
+    categorical <- vapply(rownames(fac), function(v) {
+      x <- mf[[v]]
+      is.factor(x) || is.character(x) || is.logical(x)
+    }, logical(1))
+    for (t in seq_len(ncol(fac))) {
+      vars_t <- rownames(fac)[fac[, t] > 0]
+      cat_t <- vars_t[categorical[vars_t]]
+      if (!length(cat_t)) next
+      cell <- combination_ids(lapply(cat_t, function(v) mf[[v]]))
+      n_cell <- tabulate(cell)
+      # the columns of this term and of the terms it contains (and the intercept)
+      inner <- which(vapply(seq_len(ncol(fac)), function(u) all(rownames(fac)[fac[, u] > 0] %in% vars_t), logical(1)))
+      for (c in which(n_cell > 0 & n_cell < k)) {
+        rows <- cell == c
+        used <- colSums(nz[rows, , drop = FALSE]) > 0
+        if (any(small & used)) next
+        own <- which(used & assign == t)
+        cand <- if (length(own)) own else which(used & assign %in% c(0L, inner))
+        if (!length(cand)) next
+        small[cand[which.min(support[cand])]] <- TRUE
+      }
+    }
+  }
+  hide | (term %in% colnames(X)[small])
 }
 
 # Bins laid out from the released values (pretty breaks), extended with the same width to
@@ -791,6 +1018,6 @@ plot_report_pmse <- function(p) {
   # when every score equals it to the last digit
   ylim <- range(c(st, p$c - 0.05, p$c + 0.05), finite = TRUE)
   graphics::bxp(list(stats = st, n = c(n, n), names = names(g)), ylab = "propensity score", ylim = ylim,
-                main = sprintf("Propensity scores (U = %s)", fmt_num(p$U)), boxfill = "grey90")
+                main = sprintf("Propensity scores (U = %s)", fmt_signif(p$U)), boxfill = "grey90")
   graphics::abline(h = p$c, lty = 3)
 }

@@ -413,7 +413,9 @@ print.detanon_linkage <- function(x, ...) {
 #' is too small for them, so that every known record is replayed); for a release of
 #' [anonymise_adaptive()] it calls that function with the recorded settings (without the
 #' interval test `w1` when the intruder knows fewer records than variables + 2, too few
-#' for its robust covariance). For other
+#' for its robust covariance); for a release of [anonymise_mdav()] it calls that function
+#' with the recorded `k` (a table of `k` per stratum cut to the known records of each
+#' stratum), `vars`, `strata` and `format`. For other
 #' releases pass `mask`, e.g. for (k, epsilon) anonymisation, whose release is shuffled:
 #' `function(d) { r <- anonymise_keps_with_key(d, ..., epsilon = 8); r$data[order(r$origin_row), ] }`
 #' (with `original` aligned to the release the same way).
@@ -544,6 +546,8 @@ linkage_setup <- function(original, masked, vars, strata) {
         else data.frame(row.names = seq_len(n_strata))
   rownames(by) <- NULL
   list(vars = vars, strata = strata, n = n, zo = z(numeric_matrix(original, vars)),
+       # the variables that are columns of the z-scale (a constant one carries no information)
+       z_vars = vars[keep],
        zm = z(numeric_matrix(masked, vars)),
        z = z, id = id, sizes = sizes, by = by,
        order = as.integer(order(id, method = "radix")), offsets = as.integer(c(0L, cumsum(sizes))))
@@ -573,7 +577,7 @@ top_m_share <- function(ranks, m) {
 
 # Does the release record how it was made (so that it can be replayed)?
 replay_known <- function(info) {
-  inherits(info, "detanon_release") && info$verb %in% c("anonymise", "anonymise_adaptive")
+  inherits(info, "detanon_release") && info$verb %in% c("anonymise", "anonymise_adaptive", "anonymise_mdav")
 }
 
 # The replay of a release as recorded in its metadata, or an error saying to pass `mask`.
@@ -582,7 +586,7 @@ replay_known <- function(info) {
 replay_mask <- function(info) {
   if (!replay_known(info)) {
     stop_arg("`masked` does not record how it was masked (it is not a current release of ",
-             "anonymise() or anonymise_adaptive()); pass the intruder's replay as `mask`, a ",
+             "anonymise(), anonymise_adaptive() or anonymise_mdav()); pass the intruder's replay as `mask`, a ",
              "function of a data frame that returns its masked version.")
   }
   set <- info$settings
@@ -594,7 +598,19 @@ replay_mask <- function(info) {
     # nvars + 2 records cannot give: the intruder replays without it there
     w1 <- if (nrow(d) >= length(set$vars) + 2L) set$w1
     run <- function(strata, w1) {
-      if (info$verb == "anonymise_adaptive") {
+      if (info$verb == "anonymise_mdav") {
+        # a table of k per stratum, cut to the known records of each stratum
+        kk <- k
+        if (!is.null(k_tab) && length(strata)) {
+          have <- table(stratum_keys(d, strata))
+          kk <- k_tab
+          kk$k <- pmax(2L, pmin(kk$k, as.vector(have[stratum_keys(kk, strata)]), na.rm = TRUE))
+          kk <- kk[stratum_keys(kk, strata) %in% names(have), , drop = FALSE]
+        }
+        anonymise_mdav(d, vars = set$vars, strata = strata, k = kk,
+                       small_strata = if (is.data.frame(kk)) "fail" else "merge",
+                       format = set$format, check_identifiers = FALSE)
+      } else if (info$verb == "anonymise_adaptive") {
         # a table of k per stratum, cut to the known records of each stratum
         kk <- k
         if (!is.null(k_tab) && length(strata)) {

@@ -30,7 +30,8 @@
 #' @param strata The strata: groups of whole strata are measured apart. For the attacks,
 #'   they are the intruder's strata (`intruder$strata`, which must then be given).
 #' @param m The intruder's list length, passed to the measure; `NULL`: the measure's default.
-#' @param ... Further arguments of the measure (e.g. `intruder`, `k`).
+#' @param ... Further arguments of the measure, by name (e.g. `intruder`, `k`); an argument
+#'   the measure does not take is refused (`measure = "linkage"` takes none).
 #' @param group_size Strata are measured in groups of about this many records.
 #' @param future Dispatch with `future.apply`? `NULL`: when it is installed.
 #' @return The measure's result, as the measure returns it on all the records (for the
@@ -60,8 +61,9 @@ risk_partitioned <- function(original, masked,
   nthreads <- check_nthreads(nthreads)
   future <- use_future(future)
   args <- list(...)
-  if (!is.null(m)) args$m <- check_whole(m, "m", min = 1)
   linkage <- measure == "linkage"
+  check_measure_args(args, measure)
+  if (!is.null(m)) args$m <- check_whole(m, "m", min = 1)
   if (!linkage) {
     it <- args$intruder
     if (is.null(it)) it <- intruder(vars = vars, strata = strata)
@@ -106,6 +108,8 @@ risk_partitioned <- function(original, masked,
     tot <- tot + sizes[g]
   }
   if (length(cur)) groups[[length(groups) + 1L]] <- cur
+  # no records: one empty group, measured as in memory
+  if (!length(groups)) groups <- list(integer())
   rows <- lapply(groups, function(g) which(s$id %in% g))
   plain <- function(d) {
     d <- as.data.frame(d, stringsAsFactors = FALSE)
@@ -146,9 +150,9 @@ risk_partitioned <- function(original, masked,
     by$n <- s$sizes
     stratum_of <- unlist(lapply(seq_along(parts), function(i) groups[[i]][order(groups[[i]])]))
     pby <- do.call(rbind, lapply(parts, `[[`, "by_stratum"))
-    by$rate <- NA_real_
-    by$blind_rate <- NA_real_
-    by$reid <- NA_real_
+    by$rate <- rep(NA_real_, nrow(by))
+    by$blind_rate <- rep(NA_real_, nrow(by))
+    by$reid <- rep(NA_real_, nrow(by))
     by[stratum_of, c("rate", "blind_rate", "reid")] <- pby[c("rate", "blind_rate", "reid")]
     return(structure(list(
       rate = if (n) sum(share) / n else NA_real_, n_linked = sum(share),
@@ -164,6 +168,32 @@ risk_partitioned <- function(original, masked,
   out <- new_attack(first$attack, res, s, NULL, m = if (is.na(first$m)) NA_integer_ else first$m)
   out$details <- NULL
   out
+}
+
+# The arguments of `...` must be arguments of the measure, by name: the linkage measure
+# takes none beyond `m`; an attack takes those of its function but the data, `direction`
+# and `nthreads`, which risk_partitioned() sets.
+check_measure_args <- function(args, measure) {
+  if (!length(args)) return(invisible(args))
+  nm <- names(args)
+  if (is.null(nm) || any(!nzchar(nm))) {
+    stop_arg("the arguments in `...` must be named (they are passed to the measure by name).")
+  }
+  allowed <- switch(measure,
+    linkage = character(),
+    attack_linkage_released = , attack_linkage_original = names(formals(attack_linkage)),
+    attack_assignment = names(formals(attack_assignment)),
+    attack_recipe = names(formals(attack_recipe)))
+  allowed <- setdiff(allowed, c("original", "masked", "direction", "nthreads", "..."))
+  bad <- setdiff(nm, allowed)
+  if (length(bad)) {
+    stop_arg(plural(length(bad), "argument", count = FALSE), " ", quote_names(bad), " in `...` ",
+             plural(length(bad), "is", "are", count = FALSE), " not ", if (measure == "linkage")
+             "taken by `measure = \"linkage\"`, which takes only `vars`, `strata` and `m`" else
+             paste0("an argument of the measure `", measure, "`"),
+             ".")
+  }
+  invisible(args)
 }
 
 # Exact column means and SDs of the original records (with the power-of-two factors of

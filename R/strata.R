@@ -26,20 +26,64 @@ stratum_ids <- function(data, strata) {
 }
 
 # One text key per row for its strata values, to match strata between a table (such as a
-# table of k per stratum) and the data; "" for every row when there are no strata.
+# table of k per stratum) and the data, or between chunks of the data; "" for every row when
+# there are no strata. Keys follow the values exactly (exact_values()), as stratum_ids() does,
+# never their printed form: two strata share a key only when stratum_ids() would put their
+# rows together.
 stratum_keys <- function(data, strata) {
   if (!length(strata)) return(rep("", nrow(data)))
   # a missing value and the string "NA" must not share a key: every present value is
-  # prefixed, a missing one is a bare marker
+  # prefixed with "=" and its length in bytes (so no value, whatever it holds, can be read
+  # as the end of one value and the start of the next), a missing one is a bare marker
   key <- function(v) {
-    v <- as.character(v)
-    ifelse(is.na(v), "\001", paste0("=", v))
+    v <- exact_values(v)
+    ifelse(is.na(v), "\001", paste0("=", nchar(v, type = "bytes"), ":", v))
   }
   # made once per stratum, not per row: rows of one stratum id hold equal values
   if (!nrow(data)) return(character())
   id <- stratum_ids(data, strata)
   first <- match(seq_len(max(id)), id)
   do.call(paste, c(lapply(data[strata], function(v) key(v[first])), sep = "\r"))[id]
+}
+
+# The values of a column as text that keeps them apart exactly: two values get the same
+# text only when they are equal (a factor by its labels, so a factor and a character column
+# of the same values agree; numbers by value, whole numbers the same whether integer or
+# double, 0 and -0 alike). Numbers whose shortest printed form does not read back as the
+# same double (0.1 + 0.2, 1e17 + 16, times less than a second apart) are written by their
+# exact bits (sprintf("%a")); integer64 by its decimal digits. NA stays NA (NaN is "NaN").
+exact_values <- function(v) {
+  if (inherits(v, "integer64")) {
+    # without bit64 (whose methods read it), the 64 bits as a double's bit pattern
+    if (requireNamespace("bit64", quietly = TRUE)) return(as.character(v))
+    return(sprintf("%a", as.vector(unclass(v))))
+  }
+  if (is.factor(v)) return(enc2utf8(as.character(v)))
+  if (is.character(v)) return(enc2utf8(v))
+  if (is.double(v)) {
+    x <- as.vector(unclass(v))
+    x[!is.na(x) & x == 0] <- 0
+    out <- as.character(x)
+    back <- suppressWarnings(as.double(out))
+    lossy <- !is.na(x) & (is.na(back) | back != x)
+    out[lossy] <- sprintf("%a", x[lossy])
+    return(out)
+  }
+  if (is.complex(v)) {
+    out <- paste0(exact_values(Re(v)), "+", exact_values(Im(v)), "i")
+    out[is.na(v)] <- NA_character_
+    return(out)
+  }
+  as.character(as.vector(unclass(v)))
+}
+
+# Ids of the combinations of the values of a list of columns (positional, so that no
+# internal name can stand for or hide a user's column); see stratum_ids().
+combination_ids <- function(cols) {
+  cols <- unname(cols)
+  stratum_ids(structure(cols, names = paste0("v", seq_along(cols)), class = "data.frame",
+                        row.names = .set_row_names(length(cols[[1L]]))),
+              paste0("v", seq_along(cols)))
 }
 
 column_codes <- function(x) {

@@ -59,10 +59,10 @@
 #' 4. `"mdav"`: shared centroids, as sdcMicro's MDAV microaggregation: within each stratum,
 #'    groups of `k` records (the last group of each stratum up to 2`k` - 1) formed around
 #'    the records farthest from the centre, on the z-scale of the originals; every record
-#'    of a group releases the group's mean. `k` = 3, 5, 10, 15, 20, 30 (from `k`; capped by
-#'    the stratum's size). The grouping is deterministic and recomputable by an intruder who
-#'    holds all originals, but recomputing it reveals only the group. Its cost grows as
-#'    the square of the stratum size over `k` (strata of more than 50,000 records: the family is left out).
+#'    of a group releases the group's mean ([anonymise_mdav()]). `k` = 3, 5, 10, 15, 20, 30
+#'    (from `k`; capped by the stratum's size). The grouping is deterministic and
+#'    recomputable by an intruder who holds all originals ([attack_recipe()] does), but
+#'    recomputing it reveals only the group.
 #' 5. `"keyed"`: shared centroids with the custodian's secret `key` ([anonymise_keyed()]):
 #'    groups of mean size 5, 10, 14, 20 and 30 (of at least `k`, and 2, records) formed by a
 #'    keyed k-means within strata, every record releasing its group's mean. An intruder who
@@ -91,8 +91,9 @@
 #'
 #' @section What the limits cover and what they do not:
 #' The limits bound the success of the attacks of the verification battery, for the
-#' intruder `intruder` (by default one who holds the original values of `vars` and `strata`
-#' of everyone and knows the algorithm and its settings), on the returned release: linkage
+#' intruder `intruder` (by default [intruder_published()]: one who holds the original values
+#' of `vars` and `strata` of everyone, every other published column that is not
+#' `sensitive` exactly, and knows the algorithm and its settings), on the returned release: linkage
 #' by distance in both directions, singling out, one-to-one assignment, probabilistic
 #' record linkage, the algorithm-aware intruder and (with `sensitive`) attribute inference.
 #' They do not cover attacks not in the battery, other background knowledge, attribute
@@ -117,9 +118,18 @@
 #' @param verify The attacks the chosen release is verified on: names from
 #'   [battery_attacks()], or `NULL` (the default) for every attack of the battery that
 #'   applies (`"inference"` only with `sensitive`).
-#' @param intruder The intruder of the attacks, made by [intruder()]; default
-#'   `intruder(vars, strata)` (all originals of `vars` and `strata` known, the algorithm and
-#'   its settings known).
+#' @param intruder The intruder of the attacks, made by [intruder_published()] or
+#'   [intruder()]; default `intruder_published(vars, strata, sensitive = sensitive)`: all
+#'   originals of `vars` and `strata` known, every other column of `data` (each one is
+#'   published) held exactly unless it is `sensitive`, the algorithm and its settings known.
+#'   The search then forms every candidate's groups within the strata *and* those published
+#'   columns (they are added to the strata of every masking), so that a group shares them.
+#'   When they leave records in cells of fewer than `k_strata` records (or make the `top_m`
+#'   limit unreachable), no candidate can meet the limits: with `small_strata = "fail"`
+#'   nothing is returned, and `stop` and `unique_on` name the columns that make records
+#'   unique, in the order an intruder adding them one at a time gains most, with the share
+#'   of records unique on them. Pass [intruder()] for a narrower intruder (the default
+#'   before this release), who holds only `vars` and `strata`.
 #' @param sensitive Column whose value the inference attack guesses, or `NULL` (that attack
 #'   left out).
 #' @param k_strata The smallest stratum size allowed in the release (k-anonymity of the
@@ -148,6 +158,11 @@
 #'   string of at least 16 characters or a raw vector of at least 16 bytes), or `NULL` (no
 #'   keyed candidates). It is passed to [anonymise_keyed()] only: never printed, and not
 #'   stored in the result or the releases' metadata.
+#' @param small_strata What to do with records in cells (combinations of the strata and the
+#'   published columns the default intruder holds) of fewer than `k_strata` records:
+#'   `"fail"` (the default: no release, the columns named) or `"suppress"` (leave them out
+#'   of the release, with a classed message; the release then has fewer rows than `data`,
+#'   and `n_suppressed` counts them).
 #' @param seed Seed for R's random number generator (stirring, the (k, epsilon) candidates
 #'   and the attacks); the caller's random stream is left as it was.
 #' @return An object of class `detanon_tuned`: a list with
@@ -169,7 +184,15 @@
 #'     verified candidate of least excess; `NULL` when none was verified);
 #'   * `attacks`, `verify`: the attacks of the search and of the verification;
 #'   * `limits`, `objective`, `stop` (why the search stopped) and `seconds` (the time of the
-#'     whole search).
+#'     whole search);
+#'   * `intruder`, `keys` (the published columns it holds, within which the groups were
+#'     formed), `n_suppressed` (records left out by `small_strata = "suppress"`; `kept`: the
+#'     rows of `data` the release holds, for the custodian, `NULL` when none was left out) and, when
+#'     the search could not start, `unique_on` (`column`, `unique`: the published columns
+#'     that make records unique, and the share of records unique once each is added).
+#'
+#'   The verification battery gives every rate with its 95% Wilson interval; `print()`
+#'   says when the interval of the worst attack (or top-`m` rate) straddles its limit.
 #'
 #'   `print()` and `plot()` methods show the report and the frontier (see
 #'   [plot.detanon_tuned()]).
@@ -181,6 +204,12 @@
 #' tuned <- tune_release(d, vars = c("Age", "Fare"),
 #'                       strata = c("Pclass", "Sex", "Family"), k = 2,
 #'                       worst = 0.1, top_m = 0.3, m = 3)
+#' # Survived, published unchanged, is a key of the default intruder: three
+#' # passengers are alone or in pairs on it and the strata: no release
+#' tuned$stop
+#' tuned <- tune_release(d, vars = c("Age", "Fare"),
+#'                       strata = c("Pclass", "Sex", "Family"), k = 2,
+#'                       small_strata = "suppress")
 #' tuned
 #' plot(tuned)
 #' }
@@ -194,11 +223,19 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                          family = stats::gaussian(),
                          methods = c("anonymise", "stratum", "adaptive", "mdav", "keyed", "stir"),
                          format = c("natural", "none"), keps_epsilon = NULL, max_tries = 4, key = NULL,
+                         small_strata = c("fail", "suppress"),
                          nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
-  if (is_sdc(data)) return(sdc_verb(tune_release, data, match.call(), parent.frame())) # R/sdcmicro.R
+  if (is_sdc(data)) {
+    if (match_choice(small_strata, "small_strata") == "suppress") {
+      stop_arg("`small_strata = \"suppress\"` cannot be used with an sdcMicroObj, whose release keeps ",
+               "every record; suppress the records in sdcMicro, or pass the data frame.")
+    }
+    return(sdc_verb(tune_release, data, match.call(), parent.frame())) # R/sdcmicro.R
+  }
   started <- proc.time()[[3L]]
   objective <- match_choice(objective, "objective")
   format <- match_choice(format, "format")
+  small_strata <- match_choice(small_strata, "small_strata")
   all_methods <- eval(formals(sys.function())$methods)
   if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
   ctx <- tune_setup(data, vars, strata, k, k_strata, m, objective, formula, family, methods, all_methods,
@@ -210,7 +247,8 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                                   risk1 = check_limit(risk1, "risk1"),
                                   risk2 = check_limit(risk2, "risk2", zero = TRUE)),
                     attacks = attacks, verify = verify, intruder = intruder, sensitive = sensitive, seed = seed,
-                    secret = if (!is.null(key)) check_key(key))
+                    secret = if (!is.null(key)) check_key(key), small_strata = small_strata)
+  if (!is.null(ctx$unique_on)) return(tune_none(ctx, started))
   # the families in order; each returns its candidates (a report row and the release) and
   # why it stopped
   found <- with_seed(seed, {
@@ -234,7 +272,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
 # measurement) and their robust covariance (risk1/risk2), and the evaluator.
 tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, family, methods,
                        all_methods, format, keps_epsilon, max_tries, nthreads, limits,
-                       attacks, verify, intruder, sensitive, seed, secret) {
+                       attacks, verify, intruder, sensitive, seed, secret, small_strata = "fail") {
   force(secret) # the key checked before the search (by check_key(), which never shows it), not kept
   # the checked values replace the arguments
   list2env(check_masking_args(data, vars, strata, k, nthreads = nthreads), environment())
@@ -254,6 +292,11 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
   }
   # stirring works on the candidates of the other families: alone, it stirs those of fixed k
   if (identical(unique(methods), "stir")) methods <- c("anonymise", "stir")
+  # keyed candidates need the key: without it and without another family, nothing to search
+  if (is.null(secret) && all(methods %in% c("keyed", "stir"))) {
+    stop_arg("`methods = ", deparse1(unique(methods)), "` needs the custodian's `key` (the secret of ",
+             "anonymise_keyed()); give `key`, or add other methods.")
+  }
   if (!is.null(keps_epsilon) && (!is.numeric(keps_epsilon) || anyNA(keps_epsilon) ||
                                  any(keps_epsilon <= 0) || any(!is.finite(keps_epsilon)))) {
     stop_arg("`keps_epsilon` must be NULL or positive budgets, not ", show_value(keps_epsilon), ".")
@@ -279,11 +322,56 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
   attacks <- check_names(attacks, "attacks")
   verify <- if (is.null(verify)) usable else check_names(verify, "verify")
   if (is.null(intruder)) {
-    intruder <- intruder(vars = vars, strata = strata)
+    intruder <- intruder_published(vars = vars, strata = strata, sensitive = sensitive)
   } else if (!inherits(intruder, "detanon_intruder")) {
     stop_arg("`intruder` must be NULL or made by intruder(), not ", class_label(intruder), ".")
   }
   n <- nrow(df)
+  n_suppressed <- 0L
+  kept <- NULL
+  # the intruder of intruder_published() holds every published column exactly: the search
+  # forms its groups within them (as within the strata), or returns no release when they
+  # leave records in cells too small for the limits
+  keys <- if (is_published_intruder(intruder)) {
+    published_keys(df, df, vars, strata, c(sensitive, intruder$sensitive))
+  } else character()
+  if (length(keys)) {
+    # the limits on the strata alone are the caller's to fix (an error, as before)
+    check_tune_limits(limits, k_strata, m, tabulate(stratum_ids(df, strata)), n)
+    cells <- stratum_ids(df, c(strata, keys))
+    why <- tryCatch({
+      check_tune_limits(limits, k_strata, m, tabulate(cells), n)
+      NULL
+    }, detanon_error = function(e) conditionMessage(e))
+    if (!is.null(why) && small_strata == "suppress") {
+      # the records of cells too small for the limits left out of the release
+      keep <- tabulate(cells)[cells] >= k_strata
+      n_suppressed <- sum(!keep)
+      kept <- keep
+      if (any(keep)) {
+        df <- df[keep, , drop = FALSE]
+        data <- data[keep, , drop = FALSE]
+        rownames(df) <- NULL
+        if (identical(class(data), "data.frame")) rownames(data) <- NULL
+        inform_detanon(plural(n_suppressed, "record"), " in cells of fewer than ", k_strata, " records on ",
+                       "the strata and the published columns (", paste(keys, collapse = ", "), ") left ",
+                       "out of the release.", kind = "suppress")
+        n <- nrow(df)
+        cells <- stratum_ids(df, c(strata, keys))
+        why <- tryCatch({
+          check_tune_limits(limits, k_strata, m, tabulate(cells), n)
+          NULL
+        }, detanon_error = function(e) conditionMessage(e))
+      }
+    }
+    if (!is.null(why)) {
+      return(list(df = df, vars = vars, strata = strata, keys = keys, k = k, k_strata = k_strata, m = m,
+                  limits = limits, objective = objective, attacks = attacks, verify = verify,
+                  intruder = intruder, sensitive = sensitive, why = why,
+                  unique_on = published_uniques(df, strata, keys)))
+    }
+    strata <- c(strata, keys)
+  }
   if (n < length(vars) + 2L) {
     stop_arg("`data` needs more records than variables to measure risk1 and risk2: ",
              plural(n, "record"), " for ", plural(length(vars), "variable"), ".", kind = "data")
@@ -291,7 +379,8 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
   check_not_constant(numeric_matrix(df, vars), "data")
   p <- adaptive_setup(df, vars, strata, rmd = TRUE, nthreads = nthreads)
   floor_m <- check_tune_limits(limits, k_strata, m, p$sizes, n)
-  list(data = data, df = df, vars = vars, strata = strata, k = k, k_strata = k_strata, m = m,
+  list(data = data, df = df, vars = vars, strata = strata, keys = keys, n_suppressed = n_suppressed,
+       kept = kept, k = k, k_strata = k_strata, m = m,
        limits = limits, objective = objective, methods = methods, format = format,
        keps_epsilon = keps_epsilon, max_tries = max_tries, nthreads = nthreads, p = p,
        sizes = p$sizes, n = n, floor_m = floor_m, attacks = attacks, verify = verify, intruder = intruder,
@@ -300,6 +389,68 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
        w1 = if (limits$risk1 < 1 || limits$risk2 < 1) rmd_defaults()$w1,
        ev = tune_evaluator(df, vars, strata, p, m, objective, formula, family, nthreads,
                            attacks, intruder, sensitive, seed, limits))
+}
+
+# The published columns that make records unique, in the order a greedy search adds them
+# to the strata (the column that makes the most records unique first, until the share
+# unique on every published column is reached): a data frame of `column` and `unique`, the
+# share of records alone in their cell on the strata and the columns up to it.
+published_uniques <- function(df, strata, keys) {
+  share <- function(cols) {
+    id <- stratum_ids(df, cols)
+    mean(tabulate(id)[id] == 1L)
+  }
+  full <- share(c(strata, keys))
+  chosen <- character()
+  got <- numeric()
+  left <- keys
+  now <- share(strata)
+  while (length(left) && now < full) {
+    sh <- vapply(left, function(v) share(c(strata, chosen, v)), numeric(1))
+    j <- which.max(sh)
+    if (sh[j] <= now) break
+    chosen <- c(chosen, left[j])
+    got <- c(got, sh[[j]])
+    now <- sh[[j]]
+    left <- left[-j]
+  }
+  data.frame(column = chosen, unique = got, stringsAsFactors = FALSE)
+}
+
+# The result of a search that cannot start: the intruder's published columns leave records
+# in cells too small for the limits. No release; the columns that make records unique named.
+tune_none <- function(ctx, started) {
+  u <- ctx$unique_on
+  cells <- stratum_ids(ctx$df, c(ctx$strata, ctx$keys))
+  size <- tabulate(cells)[cells]
+  n_uniq <- sum(size == 1L)
+  n_small <- sum(size < ctx$k_strata)
+  n <- nrow(ctx$df)
+  named <- if (nrow(u)) {
+    paste0(" The columns that make records unique, as an intruder adds them: ",
+           paste(sprintf("%s (%.1f%% of the records unique)", u$column, 100 * u$unique), collapse = ", "), ".")
+  } else ""
+  stop <- paste0(
+    "No release: the default intruder holds every published column that is not masked or sensitive (",
+    paste(ctx$keys, collapse = ", "), "); on them and the strata, ", plural(n_small, "record"),
+    sprintf(" (%.1f%%)", 100 * n_small / n), " are in cells of fewer than ", ctx$k_strata, " records (unique: ",
+    plural(n_uniq, "record"), sprintf(", %.1f%%)", 100 * n_uniq / n), ", so no masking of `vars` ",
+    "within those cells can meet the limits",
+    if (n_small) "." else paste0(" (", sub("\\.$", "", sub("^[^:]*\\(\\): ", "", ctx$why)), ")."), named,
+    " Mask those columns (add them to `vars`), generalise them or leave them out of the release, declare ",
+    "them `sensitive`, leave the records of the small cells out (`small_strata = \"suppress\"`), or pass ",
+    "a narrower `intruder` (intruder()) if no intruder can hold them.")
+  tried <- tune_row(list(worst = NA_real_, worst_attack = NA_character_, top_m = NA_real_, linkage = NA_real_,
+                         linkage_stratum = NA_real_, top_m_released = NA_real_, top_m_stratum = NA_real_,
+                         risk1 = NA_real_, risk2 = NA_real_, reid = NA_real_, loss = NA_real_),
+                    ctx$limits, "none", "none")[0L, , drop = FALSE]
+  tried$seconds <- numeric()
+  structure(list(release = NULL, chosen = NULL, tried = tried, frontier = tried, battery = NULL,
+                 attacks = ctx$attacks, verify = ctx$verify,
+                 limits = c(ctx$limits, m = ctx$m, k = ctx$k, k_strata = ctx$k_strata),
+                 objective = ctx$objective, stop = stop, unique_on = u, keys = ctx$keys, n_suppressed = 0L,
+                 intruder = ctx$intruder, seconds = proc.time()[[3L]] - started),
+            class = "detanon_tuned")
 }
 
 # One candidate: its row of the report (measured by ctx$ev) and its release (NULL:
@@ -536,88 +687,22 @@ tune_adaptive <- function(ctx) {
 }
 
 # 4. Shared centroids: MDAV microaggregation within each stratum at k = 3, 5, 10, 15, 20,
-# 30 (from k; capped by the stratum's size), every record releasing its group's mean.
+# 30 (from k; capped by each stratum's size: a table k), every record releasing its
+# group's mean: anonymise_mdav(), whose metadata let the algorithm-aware intruder replay it.
 tune_mdav <- function(ctx) {
   out <- list(cands = list(), stop = character())
-  if (max(ctx$sizes) > 50000L) {
-    out$stop <- "mdav: left out (a stratum of more than 50,000 records)"
-    return(out)
-  }
   p <- ctx$p
-  z <- p$z
   for (kk in tune_ladder(ctx$k, c(5L, 10L, 15L, 20L, 30L))) {
     if (kk > max(ctx$sizes)) break
     since <- proc.time()[[3L]]
-    g <- mdav_strata(z, p$id, kk)
-    rel <- mdav_release(ctx, g, kk)
+    k_rows <- pmin(kk, ctx$sizes)[p$id]
+    k_arg <- if (all(k_rows == kk)) kk else k_table_of(ctx$df, ctx$strata, p, k_rows)
+    rel <- tune_quiet(anonymise_mdav(ctx$data, vars = ctx$vars, strata = ctx$strata, k = k_arg,
+                                     format = ctx$format, check_identifiers = FALSE, nthreads = ctx$nthreads))
     out$cands[[length(out$cands) + 1L]] <-
       tune_candidate(ctx, ctx$ev(rel), "mdav", sprintf("MDAV groups of k = %d within strata", kk), rel, since)
   }
   out
-}
-
-# The release of groups `g` (one id per record): every record's masked values are the
-# means of its group's originals, in the release form.
-mdav_release <- function(ctx, g, kk) {
-  df <- ctx$df
-  x0 <- ctx$p$x0
-  size <- tabulate(g)
-  means <- rowsum(x0, g, reorder = TRUE) / size
-  for (j in seq_along(ctx$vars)) {
-    v <- ctx$vars[j]
-    df[[v]] <- format_masked(means[g, j], x0[, j], kk, ctx$format, is.integer(df[[v]]))
-  }
-  as_release(as_release_frame(df, ctx$data), "tune_release",
-             settings = list(method = "mdav", k = kk, vars = ctx$vars, strata = ctx$strata, format = ctx$format),
-             counts = list(n = nrow(df), n_strata = length(ctx$sizes), n_groups = length(size),
-                           min_group = min(size), max_group = max(size)))
-}
-
-# MDAV groups within strata: group ids 1..G over all records.
-mdav_strata <- function(z, id, k) {
-  g <- integer(nrow(z))
-  next_id <- 0L
-  for (s in seq_len(max(id))) {
-    rows <- which(id == s)
-    gs <- mdav_groups(z[rows, , drop = FALSE], min(k, length(rows)))
-    g[rows] <- gs + next_id
-    next_id <- next_id + max(gs)
-  }
-  g
-}
-
-# MDAV (maximum distance to average vector; Domingo-Ferrer and Mateo-Sanz 2002, as in
-# sdcMicro): while at least 3k records remain, the record r farthest from their centre
-# and its k - 1 nearest form a group, then the record farthest from r and its k - 1
-# nearest; with 2k..3k - 1 left, one more group around the farthest record; the rest (k
-# to 2k - 1 records) form the last group. Euclidean distance on the rows of `z`; ties
-# go to the first row. Returns group ids 1..G. O(n^2 / k).
-mdav_groups <- function(z, k) {
-  n <- nrow(z)
-  g <- integer(n)
-  if (n < 2L * k) return(rep(1L, n))
-  zt <- t(z)
-  rem <- seq_len(n)
-  gid <- 0L
-  d2 <- function(point) colSums((zt[, rem, drop = FALSE] - point)^2)
-  take <- function(r) {
-    near <- rem[order(d2(zt[, r]))[seq_len(k)]]
-    gid <<- gid + 1L
-    g[near] <<- gid
-    rem <<- rem[g[rem] == 0L]
-  }
-  while (length(rem) >= 3L * k) {
-    r <- rem[which.max(d2(rowMeans(zt[, rem, drop = FALSE])))]
-    take(r)
-    s <- rem[which.max(d2(zt[, r]))]
-    take(s)
-  }
-  if (length(rem) >= 2L * k) take(rem[which.max(d2(rowMeans(zt[, rem, drop = FALSE])))])
-  if (length(rem)) {
-    gid <- gid + 1L
-    g[rem] <- gid
-  }
-  g
 }
 
 # 4b. Shared centroids with a secret key: anonymise_keyed() at the mean group sizes 5, 10,
@@ -724,7 +809,8 @@ tune_result <- function(ctx, cands, stop_reason, seed, started) {
                  frontier = tried[front, , drop = FALSE], battery = battery,
                  attacks = ctx$attacks, verify = ctx$verify,
                  limits = c(limits, m = ctx$m, k = ctx$k, k_strata = ctx$k_strata),
-                 objective = ctx$objective, stop = trimws(stop),
+                 objective = ctx$objective, stop = trimws(stop), keys = ctx$keys, intruder = ctx$intruder,
+                 n_suppressed = ctx$n_suppressed, kept = ctx$kept,
                  seconds = proc.time()[[3L]] - started),
             class = "detanon_tuned")
 }
@@ -744,6 +830,23 @@ tune_verdict <- function(b, limits) {
   }
   list(pass = !length(fails), worst = worst, worst_attack = if (is.na(w)) NA_character_ else tab$name[w],
        top_m = top, fails = paste(fails, collapse = ", "))
+}
+
+# The attacks of a battery whose 95% interval straddles a limit (the rate's interval holds
+# `worst`, or the top-m rate's holds `top_m`) when no other attack's interval lies wholly
+# above it: text for the verdicts, "" when none does.
+battery_straddles <- function(b, worst, top_m) {
+  if (is.null(b)) return("")
+  tab <- as.data.frame(b)
+  on <- function(p, lo, hi, lim) !is.na(p) & !is.na(lo) & lo <= lim & hi > lim
+  # only where the verdict could change: not when another attack misses the limit for sure
+  w <- on(tab$rate, tab$lower, tab$upper, worst) & !any(tab$lower > worst, na.rm = TRUE)
+  t <- on(tab$rate_m, tab$lower_m, tab$upper_m, top_m) & !any(tab$lower_m > top_m, na.rm = TRUE)
+  out <- c(sprintf("%s %.4f [%.4f, %.4f] (limit %s)", tab$name[w], tab$rate[w], tab$lower[w], tab$upper[w],
+                   format(worst)),
+           sprintf("%s top-m %.4f [%.4f, %.4f] (limit %s)", tab$name[t], tab$rate_m[t], tab$lower_m[t],
+                   tab$upper_m[t], format(top_m)))
+  paste(out, collapse = "; ")
 }
 
 # Limits no release of these strata can meet; returns the share of records in strata of
@@ -933,6 +1036,11 @@ print.detanon_tuned <- function(x, ...) {
     cat(strwrap(paste0(...), width = 78, indent = indent, exdent = exdent), sep = "\n")
   }
   k_strata <- if (is.null(l$k_strata)) l$k else l$k_strata
+  if (!nrow(x$tried)) {
+    wrap("tune_release(): no candidate tried; nothing is returned as a release.")
+    wrap("Stopped: ", x$stop)
+    return(invisible(x))
+  }
   wrap(sprintf("tune_release(): %s tried in %.1f s; loss: %s (lower is better)",
                plural(nrow(x$tried), "candidate"), if (is.null(x$seconds)) NA_real_ else x$seconds, x$objective))
   older <- c(linkage = l$linkage, linkage_stratum = l$linkage_stratum, top_m_stratum = l$top_m_stratum,
@@ -978,6 +1086,18 @@ print.detanon_tuned <- function(x, ...) {
     cat(if (!is.null(x$chosen)) "Verification battery of the chosen release:\n" else
       "Verification battery of the closest candidate verified:\n")
     print_battery_table(x$battery, indent = "  ")
+    str <- battery_straddles(x$battery, l$worst, l$top_m)
+    if (nzchar(str)) {
+      wrap("Uncertain: the 95% interval of ", str, " straddles its limit; on this number of records ",
+           "the verdict could go either way.", exdent = 2)
+    }
+  }
+  if (!is.null(x$intruder) && is_published_intruder(x$intruder)) {
+    wrap("Intruder: holds the masked variables, the strata and every published column not masked or ",
+         "sensitive, exactly: ", if (length(x$keys)) paste(x$keys, collapse = ", ") else "none beyond the strata",
+         "; the search formed its groups within them",
+         if (isTRUE(x$n_suppressed > 0)) sprintf(" and left out %s of cells of fewer than %d records",
+                                                 plural(x$n_suppressed, "record"), k_strata), ".", exdent = 2)
   }
   wrap("Stopped: ", x$stop)
   wrap("The limits cover the attacks of the verification battery for its intruder, not other attacks, ",
@@ -1010,6 +1130,9 @@ print.detanon_tuned <- function(x, ...) {
 #' @export
 plot.detanon_tuned <- function(x, ...) {
   t <- x$tried
+  if (!nrow(t)) {
+    stop_arg("`x` holds no candidate to plot: the search could not start (see its `stop`).", kind = "data")
+  }
   fam <- c(anonymise = "grey30", stratum = "darkorange", adaptive = "firebrick", mdav = "purple",
            keyed = "deeppink", stir = "steelblue", keps = "darkgreen")
   col <- fam[t$method]

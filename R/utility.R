@@ -314,6 +314,16 @@ utility_model <- function(original, masked, formula, family = stats::gaussian(),
   used <- intersect(used, names(original))
   for (nm in c("original", "masked")) {
     data <- if (nm == "original") original else masked
+    listed <- used[vapply(used, function(v) is.list(data[[v]]), logical(1))]
+    if (length(listed)) {
+      stop_arg("`formula` uses ", plural(length(listed), "column", count = FALSE), " ", quote_names(listed),
+               " of `", nm, "` that ", plural(length(listed), "is a list", "are lists", count = FALSE),
+               "; a model needs vectors (numbers, factors, strings): flatten or leave ",
+               if (length(listed) == 1L) "it" else "them", " out.", kind = "column")
+    }
+  }
+  for (nm in c("original", "masked")) {
+    data <- if (nm == "original") original else masked
     n_ok <- sum(stats::complete.cases(as.data.frame(data)[used]))
     if (n_ok < 2L) {
       stop_arg("`", nm, "` has ", plural(n_ok, "complete record"),

@@ -5,8 +5,8 @@
 # with the package to measure installed (R_LIBS). bench/results/natural-form.csv holds the
 # result of this script on the commit before the change (1c4b431, natural_before) and after
 # it (natural_after), with the deltas d_* = natural - none; the rows of anonymise_keyed()
-# (k = 2, size = 20) and of MDAV groups of 5 within strata (tune_release()'s "mdav" family,
-# its group means in the release form) have method "keyed2x20" and "mdav5".
+# (k = 2, size = 20) and of MDAV groups of 5 within strata (anonymise_mdav(), as
+# tune_release()'s "mdav" family makes it) have method "keyed2x20" and "mdav5".
 suppressPackageStartupMessages(library(detanon))
 sdc <- function(name) { e <- new.env(); utils::data(list = name, package = "sdcMicro", envir = e); e[[name]] }
 sets <- list(
@@ -53,11 +53,16 @@ for (nm in names(sets)) {
     rel <- suppressMessages(anonymise_keyed(s$d, vars = s$v, strata = s$st, k = 2, key = "bench-frontier-key", size = 20,
                                             format = f, check_identifiers = FALSE))
     add(nm, "keyed2x20", 2, f, measure(s$d, rel, s$v, s$st))
-    x0 <- as.matrix(s$d[s$v])
-    g <- detanon:::mdav_strata(scale(x0), detanon:::stratum_ids(s$d, s$st), 5L)
-    means <- rowsum(x0, g, reorder = TRUE) / tabulate(g)
-    rel <- s$d
-    for (j in seq_along(s$v)) rel[[s$v[j]]] <- detanon:::format_masked(means[g, j], x0[, j], 5, f, is.integer(s$d[[s$v[j]]]))
+    # k = 5, capped by each stratum's size (a table of k), as tune_release() makes it
+    id <- detanon:::stratum_ids(s$d, s$st)
+    k5 <- pmin(5L, tabulate(id))
+    kk <- if (all(k5 == 5L)) 5L else {
+      tab <- s$d[match(seq_along(k5), id), s$st, drop = FALSE]
+      tab$k <- k5
+      tab
+    }
+    rel <- suppressMessages(anonymise_mdav(s$d, vars = s$v, strata = s$st, k = kk, format = f,
+                                           check_identifiers = FALSE))
     add(nm, "mdav5", 5, f, measure(s$d, rel, s$v, s$st))
   }
   message(nm)

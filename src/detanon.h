@@ -89,8 +89,13 @@ SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, int want_
 
 /* keyed_glue.c: the keyed k-means of one stratum (anonymise_keyed()) */
 SEXP ffi_keyed_kmeans(SEXP z, SEXP c, SEXP kmin, SEXP restarts, SEXP maxit, SEXP secret);
+/* freq_glue.c: sums per key combination (risk_frequencies(), risk_individual(), ...) */
+SEXP ffi_group_sums(SEXP x, SEXP g, SEXP n_groups);
 /* the 128-bit working key of a raw secret (keyed.c's keyed_derive()) */
 void keyed_secret_key(SEXP secret, uint64_t *k0, uint64_t *k1);
+
+/* mdav_glue.c: MDAV microaggregation, anonymise_mdav() (kernel: mdav.c) */
+SEXP ffi_mdav(SEXP x, SEXP cols, SEXP mean, SEXP sd, SEXP id, SEXP k, SEXP nthreads, SEXP progress);
 
 /* testing_glue.c: TEST-ONLY entry points, called from tests/testthat only; compiled unless
  * DETANON_NO_TESTING is defined (CONTRIBUTING section 2) */

@@ -55,6 +55,10 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_knn_centroids",  (DL_FUNC) &ffi_knn_centroids,  5},
     /* keyed_glue.c: the keyed k-means of anonymise_keyed() */
     {"ffi_keyed_kmeans",   (DL_FUNC) &ffi_keyed_kmeans,   6},
+    /* mdav_glue.c: anonymise_mdav() */
+    {"ffi_mdav",           (DL_FUNC) &ffi_mdav,           8},
+    /* freq_glue.c: sums per key combination (categorical risk measures) */
+    {"ffi_group_sums",     (DL_FUNC) &ffi_group_sums,     3},
     /* suda2_glue.c: minimal sample uniques and SUDA scores (risk_suda2) */
     {"ffi_suda2",          (DL_FUNC) &ffi_suda2,          3},
 #ifndef DETANON_NO_TESTING

@@ -81,6 +81,15 @@ if (exists("C_ffi_siphash", envir = asNamespace("detanon"))) { # test-only entry
   sh <- .Call(detanon:::C_ffi_siphash, as.raw(0:20), as.raw(0:15))
   ku <- .Call(detanon:::C_ffi_keyed_uniforms, matrix(c(1, 2, 3, 1, 2, 3), 3), 1L, charToRaw("0123456789abcdef"), 3L)
 }
+# anonymise_mdav(): the MDAV kernel (one stratum alone, strata in parallel, copies, a table
+# of k) and its replay by the algorithm-aware intruder
+for (nt in 1:2) mdc <- anonymise_mdav(rbind(d, d[1:40, ]), vars = vars, strata = c("g", "h"), k = 3,
+                                      nthreads = nt, check_identifiers = FALSE)
+md <- anonymise_mdav(d, vars = vars, strata = c("g", "h"), k = 3, check_identifiers = FALSE)
+md1 <- anonymise_mdav(big, k = 4, strata = character(), check_identifiers = FALSE)
+mdt <- anonymise_mdav(d, vars = vars, strata = "g", k = data.frame(g = c("a", "b"), k = c(3L, 5L)),
+                      check_identifiers = FALSE)
+rm <- attack_recipe(d, md, intruder = intruder(vars = vars, strata = c("g", "h"), p = 0.5), seed = 1)
 # partitioned anonymise(): mergeable accumulators, radix select (median imputation), the
 # per-stratum search, the release form's scans merged over pieces (ffi_form_scan/_apply)
 dp <- d

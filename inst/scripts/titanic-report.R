@@ -24,9 +24,11 @@ cat("\n")
 print(tuned)
 if (is.null(tuned$release)) stop("no candidate met the limits; nothing to publish")
 
+# the file to publish: its rows in a random order (write_release() never keeps the input's)
 csv <- write_release(tuned$release, file.path(outdir, "titanic-release.csv"))
 report <- release_report(d, tuned, file.path(outdir, "titanic-report.html"),
-                         formula = Survived ~ Pclass + Sex + Age + Fare + Family, family = binomial())
+                         formula = Survived ~ Pclass + Sex + Age + Fare + Family, family = binomial(),
+                         release_file = csv)
 cat("\nThe file to publish:  ", csv, "\n", sep = "")
 cat("The report (verdict first): ", report, "\n", sep = "")
 cat("SHA-256 of the release: ", attr(report, "sha256"), "\n", sep = "")

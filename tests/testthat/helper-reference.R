@@ -133,6 +133,83 @@ ref_form_bounds <- function(v, lo, hi) {
 }
 
 
+# MDAV (anonymise_mdav(), src/mdav.c) by brute force, as the algorithm reads: the groups of
+# the rows of z (one stratum, z-scale), k, with the canonical tie rule: nearest by squared
+# distance (summed left to right) then coordinates; farthest by largest squared distance
+# then the lexicographically smallest coordinates; the copies of a group's k-th nearest
+# record join it; fewer than k records left join the last group; exact centroids. Group
+# ids 1..G in the order formed. O(n^2 / k).
+ref_mdav <- function(z, k) {
+  z <- as.matrix(z)
+  storage.mode(z) <- "double"
+  n <- nrow(z)
+  g <- integer(n)
+  if (n < 2L * k || !ncol(z)) return(rep(1L, n))
+  rem <- seq_len(n)
+  gid <- 0L
+  d2 <- function(q, idx) {
+    s <- 0
+    for (j in seq_len(ncol(z))) s <- s + (q[j] - z[idx, j])^2
+    s
+  }
+  by_values <- function(idx, first = NULL) {
+    do.call(order, c(if (!is.null(first)) list(first), unname(as.data.frame(z[idx, , drop = FALSE])),
+                     list(method = "radix")))
+  }
+  farthest <- function(q) {
+    dd <- d2(q, rem)
+    cand <- rem[dd == max(dd)]
+    cand[by_values(cand)[1L]]
+  }
+  centroid <- function() apply(z[rem, , drop = FALSE], 2L, detanon:::exact_mean)
+  take <- function(q) {
+    gid <<- gid + 1L
+    if (length(rem) < 2L * k) {
+      g[rem] <<- gid
+      rem <<- integer()
+      return(invisible())
+    }
+    grp <- rem[by_values(rem, d2(q, rem))[seq_len(k)]]
+    last <- z[grp[k], ]
+    copies <- rem[apply(z[rem, , drop = FALSE], 1L, function(p) all(p == last))]
+    grp <- union(grp, copies)
+    g[grp] <<- gid
+    rem <<- setdiff(rem, grp)
+    if (length(rem) && length(rem) < k) {
+      g[rem] <<- gid
+      rem <<- integer()
+    }
+  }
+  while (length(rem) >= 3L * k) {
+    q <- z[farthest(centroid()), ]
+    take(q)
+    if (!length(rem)) break
+    take(z[farthest(q), ])
+  }
+  if (length(rem) >= 2L * k) take(z[farthest(centroid()), ])
+  if (length(rem)) {
+    gid <- gid + 1L
+    g[rem] <- gid
+  }
+  g
+}
+
+# The same partition (group ids may differ)? Each pair (a, b) that occurs is one group of
+# both.
+same_partition <- function(a, b) {
+  length(a) == length(b) && length(unique(a)) == length(unique(b)) &&
+    length(unique(paste(a, b))) == length(unique(a))
+}
+
+# The MDAV kernel on given z-scores (no standardisation: mean 0, SD 1) within strata `id`.
+mdav_kernel <- function(z, id, k, nthreads = 1L) {
+  z <- as.matrix(z)
+  storage.mode(z) <- "double"
+  id <- as.integer(id)
+  detanon:::mdav_groups(z, seq_len(ncol(z)), rep(0, ncol(z)), rep(1, ncol(z)), id,
+                        rep(as.integer(k), max(id)), nthreads)
+}
+
 # The check number of each record (row of x) of the partitioned passes (mask_record_checks()):
 # each value's 64-bit pattern (-0 as 0) modulo 1048573, from its two 32-bit halves in exact
 # double arithmetic, mixed column by column, r = ((r + h)^2 + j) mod 1048573.

@@ -195,3 +195,50 @@ test_that("a worker carries only its own task, not the others' records", {
   expect_setequal(ls(environment(w), all.names = TRUE), c("source", "st", "nthreads", "p"))
   expect_identical(environmentName(parent.env(environment(w))), "detanon")
 })
+
+test_that("strata are keyed by their exact values, not their printed form (issue 34, item 4)", {
+  set.seed(34)
+  run <- function(strata_cols, chunk_at) {
+    n <- length(strata_cols[[1L]])
+    d <- data.frame(x = stats::rnorm(n), y = stats::rnorm(n))
+    for (v in names(strata_cols)) d[[v]] <- strata_cols[[v]]
+    chunks <- list(d[seq_len(chunk_at), ], d[-seq_len(chunk_at), ])
+    ref <- anonymise(d, vars = c("x", "y"), strata = names(strata_cols), k = 3, check_identifiers = FALSE)
+    out <- anonymise_partitioned(chunks, vars = c("x", "y"), strata = names(strata_cols), k = 3,
+                                 check_identifiers = FALSE, future = FALSE)
+    expect_identical(out, ref)
+    st <- anonymise_stats(chunks, vars = c("x", "y"), strata = names(strata_cols), k = 3)
+    # as many strata as anonymise() finds
+    expect_identical(release_info(out)$counts$n_strata, nrow(st$strata_table))
+    st$strata_table
+  }
+  t0 <- as.POSIXct("2024-01-01 10:00:00", tz = "UTC")
+  # the reported inputs: each pair prints alike (or pastes alike) but is two strata
+  expect_identical(nrow(run(list(s = rep(t0 + c(0, 0.4), each = 4)), 3)), 2L)
+  expect_identical(nrow(run(list(s = rep(c(0.1 + 0.2, 0.3), each = 4)), 5)), 2L)
+  expect_identical(nrow(run(list(s = rep(c(1e17, 1e17 + 16), each = 4)), 2)), 2L)
+  expect_identical(nrow(run(list(s = rep(c("a\r=b", "a"), each = 4), s2 = rep(c("c", "b\r=c"), each = 4)), 3)), 2L)
+  # variants: sub-millisecond times, NA and NaN apart, the string "NA" apart from NA, a
+  # separator inside a factor label; 0 and -0 are one stratum, as in anonymise()
+  expect_identical(nrow(run(list(s = rep(t0 + c(0, 1e-4, 2e-4), each = 3)), 4)), 3L)
+  expect_identical(nrow(run(list(s = rep(c(NA, NaN, 1), each = 3)), 4)), 3L)
+  expect_identical(nrow(run(list(s = rep(c(NA, "NA", "\001"), each = 3)), 4)), 3L)
+  expect_identical(nrow(run(list(s = factor(rep(c("x\ry", "x"), each = 4)), s2 = rep(c("z", "y\rz"), each = 4)), 5)), 2L)
+  expect_identical(nrow(run(list(s = rep(c(0, -0), each = 4)), 3)), 1L)
+})
+
+test_that("chunks with other columns are a classed error naming the chunk (issue 34, item 9)", {
+  d <- titanic_paper()[1:120, c("Age", "Fare", "Pclass", "Sex", "Survived")]
+  a <- d[1:60, c("Age", "Fare", "Pclass", "Sex")]
+  b <- d[61:120, ]
+  expect_snapshot(error = TRUE, {
+    anonymise_partitioned(list(a, b), vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), k = 3, future = FALSE)
+    anonymise_partitioned(list(b, a), vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), k = 3, future = FALSE)
+  })
+  # the same columns in another order are bound by name, as rbind() does
+  b2 <- b[c("Survived", "Sex", "Pclass", "Fare", "Age")]
+  out <- anonymise_partitioned(list(d[1:60, ], b2), vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), k = 3,
+                               future = FALSE, check_identifiers = FALSE)
+  expect_identical(out, anonymise(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), k = 3,
+                                  check_identifiers = FALSE))
+})

@@ -156,7 +156,7 @@ test_that("assess() runs the risk battery last, leaving every other measure unch
   a1 <- assess(d, m, deterministic = TRUE, seed = 3, sensitive = "Survived",
                intruder = intruder(keys = NULL))
   for (f in c("rmd", "linkage", "linkage_top", "replay", "pmse", "delta")) expect_identical(a1[[f]], a0[[f]])
-  b <- risk_battery(d, m, sensitive = "Survived", seed = 3)
+  b <- risk_battery(d, m, intruder = intruder(keys = NULL), sensitive = "Survived", seed = 3)
   expect_equal(as.data.frame(a1$battery), as.data.frame(b))
   expect_output(print(a1), "Risk battery, worst attack")
   expect_output(print(a1), "linkage_original")

@@ -16,7 +16,7 @@ share_of_identical <- function(m, vars, strata) {
 test_that("settings known, p = 1: every candidate is its released record; success shared by identical records", {
   for (format in c("natural", "none")) {
     t <- titanic_k3(format)
-    a <- attack_recipe(t$d, t$m, seed = 1)
+    a <- attack_recipe(t$d, t$m, intruder = intruder(), seed = 1) # the narrower intruder
     expect_identical(a$details$k, 3L)
     expect_equal(a$details$share_certain, 1)
     want <- share_of_identical(t$m, c("Age", "Fare"), c("Pclass", "Sex", "Family"))
@@ -32,7 +32,7 @@ test_that("recipe known: the k recorded in the release is found among 2..k_max",
   # k = 3 for most (a smaller k can hit an identical released record exactly, and the
   # values moved beyond a bound of the natural form lie close together: 777 of 891)
   expect_gt(as.vector(a$details$k_used[["3"]]), 0.85 * nrow(t$d))
-  s <- attack_recipe(t$d, t$m, control = FALSE)
+  s <- attack_recipe(t$d, t$m, intruder = intruder(), control = FALSE)
   expect_equal(a$success, s$success)
   g <- attack_recipe(t$d, t$m, intruder = intruder(knows = "recipe"), k_max = 6, k_choice = "global",
                      control = FALSE)
@@ -157,4 +157,37 @@ test_that("ratio_mode() equals the mode from table() on the text of the ratios",
     expect_identical(detanon:::ratio_mode(r, n_look), ref(r, n_look))
   }
   expect_identical(detanon:::ratio_mode(rep(2, 9), 10), NA_real_)
+})
+
+test_that("a constant variable carries nothing: the attack is that without it (issue 34, item 9)", {
+  d <- titanic_paper()[-1][1:300, ]
+  for (format in c("none", "natural")) {
+    m <- anonymise(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), k = 3, format = format,
+                   check_identifiers = FALSE)
+    ref <- attack_recipe(d, m, intruder = intruder(vars = c("Age", "Fare"), strata = c("Pclass", "Sex")),
+                         control = FALSE)
+    # the reported case (a constant masked variable) and a variant (a constant column of
+    # another value, first among the variables)
+    for (cv in c(5, -1e6)) {
+      dc <- d
+      dc$Const <- cv
+      mc <- m
+      mc$Const <- cv
+      for (vars in list(c("Age", "Fare", "Const"), c("Const", "Age", "Fare"))) {
+        r <- attack_recipe(dc, mc, intruder = intruder(vars = vars, strata = c("Pclass", "Sex")), control = FALSE)
+        expect_identical(r$success, ref$success)
+        expect_identical(r$confidence, ref$confidence)
+      }
+    }
+  }
+})
+
+test_that("settings known, the default intruder: identical released records are told apart by Survived", {
+  t <- titanic_k3()
+  a <- attack_recipe(t$d, t$m, seed = 1)
+  expect_identical(a$intruder$held, "Survived")
+  # one over the released records identical on the masked values, the strata and Survived
+  want <- share_of_identical(t$m, c("Age", "Fare"), c("Pclass", "Sex", "Family", "Survived"))
+  expect_equal(a$success, want)
+  expect_gt(a$rate, attack_recipe(t$d, t$m, intruder = intruder(), seed = 1)$rate)
 })

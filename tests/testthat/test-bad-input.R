@@ -199,6 +199,48 @@ bad("risk_rmd: character numbers in masked", bi_pair(m = bi_mod(bi_m, x = as.cha
     function(p) risk_rmd(p$o, p$m, vars = c("x", "y")), "`vars` must name numeric columns; in `masked` `x`")
 bad("risk_rmd: overflowing SD (covMcd warned, then a misleading error)", bi_pair(o = bi_mod(bi_d, x = bi_d$x * 1e307)),
     function(p) risk_rmd(p$o, p$m), "`vars` column `x` of `original` has values too large to standardise")
+# ---- categorical risk measures (R/risk_categorical.R) ------------------------------------
+bi_w <- bi_mod(bi_d, w = rep(c(10, 20), 10), h = rep(1:5, each = 4))
+bad("risk_suda2: matrix", as.matrix(bi_d), function(x) risk_suda2(x, "g"), "`data` must be a data frame")
+bad("risk_suda2: unknown key", bi_d, function(x) risk_suda2(x, "zz"), "`strata` names columns that are not in the data: `zz`")
+bad("risk_suda2: dis_fraction = 2", bi_d, function(x) risk_suda2(x, "g", dis_fraction = 2),
+    "`dis_fraction` must be a single finite number > 0 and <= 1, not 2")
+bad("suppress_local: NULL", NULL, function(x) suppress_local(x, "g"), "`data` must be a data frame.*not NULL")
+bad("suppress_local: unknown key", bi_d, function(x) suppress_local(x, "zz"),
+    "`strata` names columns that are not in the data: `zz`")
+bad("suppress_local: importance of the wrong length", bi_d, function(x) suppress_local(x, c("g", "y"), importance = c(1, 1, 2)),
+    "`importance` must be NULL or 2 whole numbers")
+bad("anonymise_pram: pd = 1.5", bi_d, function(x) anonymise_pram(x, "g", pd = 1.5), "`pd` must be one number between 0 and 1")
+bad("anonymise_pram: unknown column", bi_d, function(x) anonymise_pram(x, "zz"),
+    "`vars` names columns that are not in the data: `zz`")
+bad("anonymise_pram: seed as text", bi_d, function(x) anonymise_pram(x, "g", seed = "a"), "`seed` must be a single whole number")
+bad("risk_frequencies: matrix", as.matrix(bi_d), function(x) risk_frequencies(x, "g"), "`data` must be a data frame")
+bad("risk_frequencies: zero rows", bi_d[0, ], function(x) risk_frequencies(x, "g"), NA,
+    check = function(r) expect_identical(r$fk, numeric()))
+bad("risk_frequencies: list key", bi_list, function(x) risk_frequencies(x, "x"), "`strata` columns must be atomic")
+bad("risk_individual: zero weight", bi_mod(bi_w, w = replace(bi_w$w, 4, 0)),
+    function(x) risk_individual(x, "g", weights = "w"), "`weights` column `w` must hold finite sampling weights >= 1")
+bad("risk_individual: NaN weight", bi_mod(bi_w, w = replace(bi_w$w, 4, NaN)),
+    function(x) risk_individual(x, "g", weights = "w"), "`weights` column `w` must hold finite sampling weights >= 1")
+bad("risk_individual: text weights", bi_w, function(x) risk_individual(x, "x", weights = "g"),
+    "`weights` column `g` must be numeric")
+bad("risk_individual: household NA", bi_mod(bi_w, h = replace(bi_w$h, 1, NA)),
+    function(x) risk_individual(x, "g", household = "h"), "`household` column `h` has 1 missing id")
+bad("risk_individual: NA keys", bi_mod(bi_w, g = replace(bi_w$g, 1:3, NA)),
+    function(x) risk_individual(x, "g", weights = "w"), NA,
+    check = function(r) expect_equal(r$fk[1:3], rep(20, 3)))
+bad("risk_ldiversity: sensitive missing", bi_d, function(x) risk_ldiversity(x, "g"), "`sensitive` is missing")
+bad("risk_ldiversity: sensitive a key", bi_d, function(x) risk_ldiversity(x, "g", sensitive = "g"),
+    "`sensitive` \\(g\\) must not be one of `strata`")
+bad("risk_tcloseness: NA in ordered", bi_na, function(x) risk_tcloseness(x, "g", sensitive = "x"),
+    "has 20 missing values.*distance = \"equal\"")
+bad("risk_tcloseness: distance", bi_d, function(x) risk_tcloseness(x, "g", sensitive = "x", distance = "emd"),
+    "`distance` must be one of")
+bad("risk_population_uniques: no population", bi_d, function(x) risk_population_uniques(x, "g"),
+    "give `population`")
+bad("risk_population_uniques: population below n", bi_d, function(x) risk_population_uniques(x, "g", population = 5),
+    "`population` must be a single finite number >= 20")
+
 bad("risk_linkage: overflowing SD", bi_pair(m = bi_mod(bi_m, y = bi_m$y * 1e200)),
     function(p) risk_linkage(p$o, p$m), "`vars` column `y` of `masked` has values too large to standardise")
 bad("risk_rmd: w1 negative", bi_pair(), function(p) risk_rmd(p$o, p$m, w1 = -1), "`w1` must be a single finite number > 0")
@@ -528,6 +570,7 @@ bad("tune_release: worst 0", bi_d, tr(worst = 0), "the limit `worst` must be a s
 bad("tune_release: attacks", bi_d, tr(attacks = "nearest"), "`attacks` must name attacks of the battery")
 bad("tune_release: verify NA", bi_d, tr(verify = NA_character_), "`verify` must name attacks of the battery")
 bad("tune_release: inference without sensitive", bi_d, tr(attacks = "inference"), "needs a `sensitive` column")
+bad("tune_release: small_strata", bi_d, tr(small_strata = "merge"), "`small_strata` must be one of")
 bad("tune_release: sensitive", bi_d, tr(sensitive = 1), "`sensitive` must be NULL or the name of a column")
 bad("tune_release: intruder", bi_d, tr(intruder = "all"), "`intruder` must be NULL or made by intruder\\(\\)")
 
@@ -547,6 +590,22 @@ bad("release_report: release_file", bi_pair(), rr(release_file = "no-such-releas
     "`release_file` must be the path of an existing file")
 bad("write_release: matrix", as.matrix(bi_d), function(x) write_release(x, tempfile()), "`x` must be a data frame")
 bad("write_release: file", bi_m, function(x) write_release(x, c("a.csv", "b.csv")), "`file` must be the path of the CSV file")
+bad("write_release: a folder", bi_m, function(x) write_release(x, tempdir()), "`file` is a folder")
+bad("write_release: no folder", bi_m, function(x) write_release(x, "/no-such-folder-detanon/r.csv"),
+    "`file`: the folder /no-such-folder-detanon does not exist")
+bad("write_release: list column", bi_list, function(x) write_release(x, tempfile()),
+    "`x` has column `x` that is not a vector")
+bad("write_release: seed", bi_m, function(x) write_release(x, tempfile(), seed = NA), "`seed` must be NULL or a single whole number")
+bad("release_report: a folder", bi_pair(), function(p) release_report(p$o, p$m, tempdir()), "`file` is a folder")
+bad("release_report: release_file a folder", bi_pair(), rr(release_file = tempdir()),
+    "`release_file` must be the path of an existing file")
+bad("utility_model: list column of masked", bi_pair(m = bi_list), function(p) utility_model(p$o, p$m, y ~ x + g),
+    "`formula` uses column `x` of `masked` that is a list")
+bad("utility_model: list columns of original", bi_pair(o = bi_mod(bi_list, g = I(as.list(bi_d$g)))),
+    function(p) utility_model(p$o, p$m, y ~ x + g), "`formula` uses columns `x`, `g` of `original` that are lists")
+bad("anonymise_stratum: list strata column", bi_mod(bi_d, g = I(as.list(bi_d$g))),
+    function(x) anonymise_stratum(x, anonymise_stats(bi_d, vars = c("x", "y"), strata = "g", k = 3)),
+    "`strata` columns must be atomic vectors")
 bad("detanon_app: data not a frame", 1:3, function(x) detanon_app(data = x, run = FALSE), "`data` must be a data frame")
 bad("detanon_app: run NA", bi_d, function(x) detanon_app(data = x, run = NA), "`run` must be TRUE or FALSE")
 # ---- the risk battery -------------------------------------------------------------------
@@ -554,6 +613,9 @@ bi_it <- function(...) intruder(vars = c("x", "y"), strata = "g", ...)
 bad("intruder: p = 0", bi_d, function(d) intruder(p = 0), "`p` must be")
 bad("intruder: keys not names", bi_d, function(d) intruder(keys = 1), "`keys` must be NULL or a character vector")
 bad("intruder: knows", bi_d, function(d) intruder(knows = "everything"), "`knows` must be one of")
+bad("intruder_published: sensitive not names", bi_d, function(d) intruder_published(sensitive = 1),
+    "`sensitive` must be NULL or a character vector")
+bad("intruder_published: p", bi_d, function(d) intruder_published(p = 2), "`p` must be")
 bad("risk_battery: unknown attack", bi_pair(), function(p) risk_battery(p$o, p$m, intruder = bi_it(), attacks = "mdav"),
     "`attacks` must name attacks of the battery")
 bad("risk_battery: intruder and vars", bi_pair(), function(p) risk_battery(p$o, p$m, vars = "x", intruder = bi_it()),
@@ -579,6 +641,9 @@ bad("attack_singling_out: bins = 0", bi_pair(), function(p) attack_singling_out(
 bad("attack_singling_out: constant column", bi_pair(bi_const, bi_mod(bi_m, x = 1)),
     function(p) attack_singling_out(p$o, p$m, intruder = intruder(vars = "y", strata = "g", keys = "x")), NA,
     function(r) expect_true(r$rate >= 0 && r$rate <= 1))
+bad("attack_inference: holdout", bi_pair(), function(p) attack_inference(p$o, p$m, sensitive = "s", holdout = 0,
+                                                                         intruder = bi_it()),
+    "`holdout` must be a single finite number > 0 and <= 0.9")
 bad("attack_inference: sensitive missing", bi_pair(), function(p) attack_inference(p$o, p$m, sensitive = "zz", intruder = bi_it()),
     "`sensitive`.*`zz`")
 bad("attack_inference: sensitive is a key", bi_pair(), function(p) attack_inference(p$o, p$m, sensitive = "x", intruder = bi_it()),
@@ -611,6 +676,28 @@ bad("attack_recipe: k = 1", bi_pair(), function(p) attack_recipe(p$o, p$m, k = 1
 bad("attack_recipe: k_max 1", bi_pair(), function(p) attack_recipe(p$o, p$m, k_max = 1), "`k_max` must be a single whole number >= 2")
 bad("attack_recipe: k above every stratum", bi_pair(), function(p) attack_recipe(p$o, p$m, k = 50, control = FALSE), NA,
     function(r) expect_identical(r$rate, 0))
+
+# ---- anonymise_mdav() -----------------------------------------------------------------
+am <- function(...) function(x) anonymise_mdav(x, ..., check_identifiers = FALSE)
+bad("anonymise_mdav: matrix", as.matrix(bi_d), am(), "`data` must be a data frame")
+bad("anonymise_mdav: zero rows", bi_d[0, ], am(), "`data` has no records")
+bad("anonymise_mdav: k = 1", bi_d, am(k = 1), "`k` must be a single whole number >= 2, not 1")
+bad("anonymise_mdav: k as character", bi_d, am(k = "3"), "`k` must be a single whole number.*\"3\"")
+bad("anonymise_mdav: k table without k", bi_d, am(k = data.frame(g = c("a", "b"))),
+    "`k` as a table needs the `strata` columns and a column `k`")
+bad("anonymise_mdav: k table k too large", bi_d, am(vars = c("x", "y"), strata = "g",
+                                                   k = data.frame(g = c("a", "b"), k = c(3L, 11L))),
+    "fewer records than its `k`")
+bad("anonymise_mdav: k > stratum size", bi_d, am(k = 11), "fewer than k = 11 records")
+bad("anonymise_mdav: NA in vars", bi_na, am(vars = "x"), "`vars` have missing values")
+bad("anonymise_mdav: format", bi_d, am(format = "round"), "`format` must be NULL or one of")
+bad("anonymise_mdav: nthreads 0", bi_d, am(nthreads = 0), "`nthreads` must be a single whole number >= 1")
+bad("anonymise_mdav: constant column", bi_const, am(vars = c("x", "y"), strata = "g"), NA,
+    function(r) expect_identical(r$x, bi_const$x))
+bad("anonymise_mdav: one group per stratum", bi_d, am(vars = c("x", "y"), strata = "g", k = 6, format = "none"),
+    NA, function(r) expect_identical(as.vector(tapply(r$x, r$g, function(v) length(unique(v)))), c(1L, 1L)))
+bad("anonymise_mdav: one record", bi_d[1, ], am(vars = c("x", "y"), strata = character(), k = 2),
+    "fewer than k = 2")
 
 # ---- anonymise_keyed() ----------------------------------------------------------------
 bi_key <- "bad-input-test-key-0001"
@@ -810,7 +897,7 @@ for (cs in bi_cases) {
           # are classed and name the exported function that was called
           expect_null(conditionCall(res))
           expect_s3_class(res, "detanon_error")
-          expect_match(conditionMessage(res), "^[a-z_.]+\\(\\): ")
+          expect_match(conditionMessage(res), "^[a-z0-9_.]+\\(\\): ")
         }
       }
       if (!is.null(cs$warning)) {

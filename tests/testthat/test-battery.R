@@ -242,7 +242,9 @@ test_that("Titanic plain k = 3: linkage in both directions equals an independent
     orig[i] <- ref_share(sum(do < own_o), sum(do <= own_o), 1)
     orig3[i] <- ref_share(sum(do < own_o), sum(do <= own_o), 3)
   }
-  b <- risk_battery(d, masked, attacks = c("linkage_released", "linkage_original"), seed = 1)
+  # the narrower intruder, who holds only the masked variables and the strata
+  b <- risk_battery(d, masked, intruder = intruder(), attacks = c("linkage_released", "linkage_original"),
+                    seed = 1)
   expect_equal(b$attacks$linkage_released$rate, mean(rel))
   expect_equal(b$attacks$linkage_released$rate_m, mean(rel3))
   expect_equal(b$attacks$linkage_original$rate, mean(orig))
@@ -257,6 +259,75 @@ test_that("Titanic plain k = 3: linkage in both directions equals an independent
   expect_equal(mean(orig3), 0.729143, tolerance = 1e-5)
 })
 
+test_that("the default intruder holds every published column exactly: an independent transcription", {
+  d <- titanic_paper()[-1]
+  masked <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
+  z <- function(x) cbind((x$Age - mean(d$Age)) / stats::sd(d$Age), (x$Fare - mean(d$Fare)) / stats::sd(d$Fare))
+  zo <- z(d); zm <- z(masked)
+  # Survived, published unchanged and not masked, is an exact key: the cells are the strata
+  # x Survived (a slow, plain transcription of the published intruder's key matching)
+  transcribe <- function(g) {
+    rel <- orig <- numeric(nrow(d))
+    for (i in seq_len(nrow(d))) {
+      cand <- which(g == g[i])
+      dr <- (zo[cand, 1] - zm[i, 1])^2 + (zo[cand, 2] - zm[i, 2])^2
+      do <- (zm[cand, 1] - zo[i, 1])^2 + (zm[cand, 2] - zo[i, 2])^2
+      own_r <- dr[cand == i]; own_o <- do[cand == i]
+      rel[i] <- ref_share(sum(dr < own_r), sum(dr <= own_r), 1)
+      orig[i] <- ref_share(sum(do < own_o), sum(do <= own_o), 1)
+    }
+    c(released = mean(rel), original = mean(orig))
+  }
+  want <- transcribe(paste(d$Pclass, d$Sex, d$Family, d$Survived))
+  b <- risk_battery(d, masked, attacks = c("linkage_released", "linkage_original"), seed = 1)
+  expect_equal(b$attacks$linkage_released$rate, want[["released"]])
+  expect_equal(b$attacks$linkage_original$rate, want[["original"]])
+  expect_identical(b$intruder$held, "Survived")
+  expect_output(print(b), "every published column not masked, exactly: Survived")
+  # the same from the attack verb, and with intruder_published() given explicitly
+  expect_equal(attack_linkage(d, masked, seed = 1)$rate, want[["released"]])
+  expect_equal(risk_battery(d, masked, intruder = intruder_published(), attacks = "linkage_released",
+                            seed = 1)$attacks$linkage_released$rate, want[["released"]])
+  # a variant: a published column the masking did not touch, numeric and continuous, is
+  # matched exactly too (every record alone in its cell: the rate is 1)
+  d2 <- d
+  d2$Ticket <- seq_len(nrow(d)) + 0.5
+  m2 <- anonymise(d2, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
+  b2 <- risk_battery(d2, m2, attacks = "linkage_original", seed = 1)
+  expect_equal(b2$attacks$linkage_original$rate, 1)
+  # declared sensitive, a column is not a key: Survived left out gives the narrower rates
+  b3 <- risk_battery(d, masked, intruder = intruder_published(sensitive = "Survived"),
+                     attacks = "linkage_released", seed = 1)
+  expect_equal(b3$attacks$linkage_released$rate, risk_linkage(d, masked)$rate)
+  b4 <- risk_battery(d, masked, sensitive = "Survived", attacks = c("linkage_released", "inference"), seed = 1)
+  expect_equal(b4$attacks$linkage_released$rate, risk_linkage(d, masked)$rate)
+  expect_identical(b4$intruder$held, character())
+})
+
+test_that("every rate of the battery carries its 95% Wilson interval", {
+  # an independent transcription of Wilson's score interval
+  wilson <- function(p, n) {
+    z <- qnorm(0.975)
+    c((2 * n * p + z^2 - z * sqrt(z^2 + 4 * n * p * (1 - p))) / (2 * (n + z^2)),
+      (2 * n * p + z^2 + z * sqrt(z^2 + 4 * n * p * (1 - p))) / (2 * (n + z^2)))
+  }
+  expect_equal(detanon:::wilson_interval(0.3, 100), wilson(0.3, 100))
+  expect_equal(detanon:::wilson_interval(0.094, 891), wilson(0.094, 891))
+  expect_equal(detanon:::wilson_interval(0, 20), c(0, wilson(0, 20)[2]))
+  expect_equal(detanon:::wilson_interval(NA_real_, 20), c(NA_real_, NA_real_))
+  d <- titanic_paper()[-1]
+  masked <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
+  tab <- as.data.frame(risk_battery(d, masked, seed = 1, sensitive = "Survived"))
+  for (i in seq_len(nrow(tab))) {
+    expect_equal(c(tab$lower[i], tab$upper[i]), wilson(tab$rate[i], tab$n_attacked[i]))
+    if (!is.na(tab$rate_m[i])) expect_equal(c(tab$lower_m[i], tab$upper_m[i]), wilson(tab$rate_m[i], tab$n_attacked[i]))
+    expect_equal(c(tab$control_lower[i], tab$control_upper[i]), wilson(tab$control_rate[i], tab$control_n[i]))
+  }
+  expect_true(all(tab$lower <= tab$rate & tab$rate <= tab$upper))
+  # the inference control is a holdout of a fifth of the records
+  expect_identical(tab$control_n[tab$name == "inference"], as.integer(round(0.2 * nrow(d))))
+})
+
 # ---- pinned: the tuned Titanic release of vignette("tuning") ----------------------------
 
 # The release of vignette("tuning") (tune_release() with the vignette's arguments, under a
@@ -268,7 +339,8 @@ tuned_titanic <- function() {
   tuned <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), k = 2,
                         worst = 1, linkage = 0.01, top_m = 0.15, m = 3, attacks = "linkage_released",
                         verify = "linkage_released", methods = c("anonymise", "stratum", "adaptive", "stir"),
-                        risk1 = 0.005, risk2 = 0, keps_epsilon = c(16, 64), seed = 1)
+                        risk1 = 0.005, risk2 = 0, keps_epsilon = c(16, 64), seed = 1,
+                        intruder = intruder()) # the narrower intruder (the default of the search before)
   list(d = d, rel = tuned$release)
 }
 
@@ -466,4 +538,53 @@ test_that("beside sdcMicro on Titanic: a keyed release beats MDAV and rank swapp
     expect_lt(k[["worst"]], s[["worst"]])
     expect_lt(k[["delta"]], s[["delta"]])
   }
+})
+
+test_that("a constant variable does not break the battery (issue 34, item 9)", {
+  d <- titanic_paper()[-1][1:300, ]
+  m <- anonymise(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), k = 3, check_identifiers = FALSE)
+  ref <- risk_battery(d, m, intruder = intruder(vars = c("Age", "Fare"), strata = c("Pclass", "Sex")), seed = 1)
+  for (cv in c(5, 0)) {
+    d$Const <- cv
+    m$Const <- cv
+    b <- risk_battery(d, m, intruder = intruder(vars = c("Age", "Fare", "Const"), strata = c("Pclass", "Sex")),
+                      seed = 1)
+    expect_s3_class(b, "detanon_battery")
+    # the distance-based attacks are those without it; singling out draws its predicates
+    # over every column, the constant one included
+    tb <- as.data.frame(b)
+    tr <- as.data.frame(ref)
+    so <- grepl("singling", tb$attack)
+    expect_identical(tb$rate[!so], tr$rate[!so])
+    expect_true(all(is.finite(tb$rate)))
+  }
+})
+
+test_that("a stratum named like a column of the table by stratum is refused, not overwritten (issue 34, item 8)", {
+  d <- titanic_paper()[-1][1:300, ]
+  d$n_attacked <- d$Sex
+  m <- anonymise(d, vars = c("Age", "Fare"), strata = c("Pclass", "n_attacked"), k = 3, check_identifiers = FALSE)
+  expect_snapshot(error = TRUE, risk_battery(d, m, intruder = intruder(vars = c("Age", "Fare"),
+                                                                        strata = c("Pclass", "n_attacked"))))
+  # variant: another attack, the other reserved name
+  names(d)[names(d) == "n_attacked"] <- "rate"
+  names(m)[names(m) == "n_attacked"] <- "rate"
+  expect_error(attack_assignment(d, m, intruder = intruder(vars = c("Age", "Fare"), strata = c("Pclass", "rate"))),
+               class = "detanon_error_column")
+})
+
+test_that("an attack of the registry may still ask for the leave-one-out control", {
+  d <- titanic_paper()[-1]
+  v <- c("Age", "Fare"); st <- c("Pclass", "Sex", "Family")
+  masked <- anonymise(d, k = 3, vars = v, strata = st)
+  spec <- battery_attacks()$inference
+  spec$control <- "leave_out"
+  got <- detanon:::attack_verb(spec, list(), d, masked, intruder(v, st), m = 3, control = TRUE, seed = 1,
+                               nthreads = 1L, sensitive = "Survived")
+  plain <- masked
+  attr(plain, "detanon") <- NULL # a release that cannot be made again: the fallback is the same control
+  want <- attack_inference(d, plain, sensitive = "Survived", intruder = intruder(v, st), seed = 1)
+  expect_identical(got$control_kind, "leave_out")
+  expect_equal(got$control_rate, want$control_rate)
+  expect_identical(want$control_kind, "leave_out")
 })

@@ -43,3 +43,47 @@ test_that("the view: keys = 'all', numeric and categorical keys, cells by value"
   expect_error(detanon:::intruder_view(o, m, intruder(vars = c("a", "b"), strata = "g", keys = "zz")),
                class = "detanon_error_column")
 })
+
+test_that("intruder_published(): every published column not masked or sensitive, matched exactly", {
+  bd <- battery_data(60, seed = 1)
+  o <- bd$o; m <- bd$m
+  it <- intruder_published(vars = c("a", "b"), strata = "g")
+  expect_s3_class(it, "detanon_intruder")
+  expect_identical(it$keys, "published")
+  expect_output(print(it), "every published column not masked, exactly")
+  s <- detanon:::intruder_view(o, m, it)
+  # every other column, numeric ones (c, y) too, held exactly: none joins the distance
+  expect_setequal(s$key_cat, c("c", "s", "y"))
+  expect_identical(s$key_num, character())
+  expect_identical(s$intruder$held, c("c", "s", "y"))
+  # a slow, plain transcription of the key matching: cells by pasting the values as text
+  # (numbers with 17 significant digits: exact, so 0.1 + 0.2 and 0.3 are two values)
+  key <- function(d) paste(d$g, d$c, d$s, sprintf("%.17g", d$y), sep = "\r")
+  ko <- key(o); km <- key(m)
+  lev <- unique(c(ko, km))
+  both_s <- c(s$cell_o, s$cell_m)
+  both_r <- c(match(ko, lev), match(km, lev))
+  expect_equal(as.integer(factor(both_s, unique(both_s))), as.integer(factor(both_r, unique(both_r))))
+  # a numeric column the release changed is a key it changed: the cells differ
+  m2 <- m
+  m2$y <- m2$y + 0.01
+  s2 <- detanon:::intruder_view(o, m2, it)
+  expect_true(all(s2$cell_o != s2$cell_m))
+  # sensitive columns, of the intruder or of the attack, are not keys
+  s3 <- detanon:::intruder_view(o, m, intruder_published(vars = c("a", "b"), strata = "g", sensitive = "y"),
+                                sensitive = "s")
+  expect_identical(s3$key_cat, "c")
+  expect_output(print(s3$intruder), "not sensitive \\(y\\), exactly: c")
+  # a column only in the release is not one the intruder can hold
+  m3 <- m
+  m3$extra <- 1
+  expect_identical(detanon:::intruder_view(o, m3, it)$key_cat, c("c", "s", "y"))
+  # the default of the view is the published intruder
+  expect_identical(detanon:::intruder_view(o, m, NULL)$intruder$keys, "published")
+  # a missing value is a value of its own, as for categorical keys
+  expect_true(anyNA(o$s))
+  expect_error(intruder_published(sensitive = 1), class = "detanon_error_argument")
+  expect_error(intruder_published(sensitive = ""), class = "detanon_error_argument")
+  expect_error(intruder_published(p = 2), class = "detanon_error_argument")
+  expect_snapshot(error = TRUE, intruder_published(sensitive = NA_character_))
+})

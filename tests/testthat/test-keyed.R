@@ -230,8 +230,10 @@ test_that("the recipe intruder runs anonymise_keyed() without the key", {
   d <- kd()
   m <- anonymise_keyed(d, vars = c("x", "y"), strata = "g", k = 3, key = kkey, size = 8, format = "none",
                        check_identifiers = FALSE)
-  r <- attack_recipe(d, m, seed = 1)
-  a <- attack_assignment(d, m, seed = 1)
+  # (the narrower intruder: h and out, published unchanged, are keys of the default one,
+  # and the groups, formed within g only, do not share them)
+  r <- attack_recipe(d, m, intruder = intruder(), seed = 1)
+  a <- attack_assignment(d, m, intruder = intruder(), seed = 1)
   expect_true(all(is.finite(r$success)))
   # the group is all it can find: about one record per group, as one-to-one assignment
   expect_lte(r$rate, release_info(m)$counts$n_groups / nrow(d) + 0.05)
@@ -326,4 +328,48 @@ test_that("Titanic: a keyed release dominates sdcMicro's MDAV k = 10 on worst at
   expect_equal(worst(md, NULL), 0.0894, tolerance = 1e-3) # as pinned in the battery note
   expect_true(all(utility_delta(d, kd14)$delta < utility_delta(d, md)$delta))
   expect_equal(unname(utility_delta(d, kd14)$delta), c(0.0770, 0.1109), tolerance = 5e-3)
+})
+
+test_that("a key column named like an internal column is not ignored (issue 34, item 8)", {
+  d <- kd()
+  ref <- anonymise_keyed(d, vars = c("x", "y"), strata = "g", k = 2, key = kkey, size = 4, keys = "out",
+                         format = "none", check_identifiers = FALSE)
+  # the reported name, and variants: any name gives the release of keys = "out"
+  for (nm in c(".stratum", "v1", "v2", ".classes")) {
+    d2 <- d
+    names(d2)[names(d2) == "out"] <- nm
+    m <- anonymise_keyed(d2, vars = c("x", "y"), strata = "g", k = 2, key = kkey, size = 4, keys = nm,
+                         format = "none", check_identifiers = FALSE)
+    expect_identical(m$x, ref$x, label = nm)
+    expect_identical(m$y, ref$y, label = nm)
+    # no released point of stratum "a" (every key value has >= k records there) mixes key values
+    pt <- paste(m$g, m$x, m$y)[m$g == "a"]
+    expect_true(all(tapply(m[[nm]][m$g == "a"], pt, function(v) length(unique(v))) == 1L), label = nm)
+  }
+  # and a stratum column of that name is a stratum
+  d3 <- d
+  names(d3)[names(d3) == "g"] <- ".stratum"
+  m3 <- anonymise_keyed(d3, vars = c("x", "y"), strata = ".stratum", k = 2, key = kkey, size = 4, keys = "out",
+                        format = "none", check_identifiers = FALSE)
+  expect_identical(m3$x, ref$x)
+})
+
+test_that("a key is counted in characters, not bytes (issue 34, item 9)", {
+  d <- kd()
+  run <- function(key) anonymise_keyed(d, vars = c("x", "y"), strata = "g", k = 3, key = key,
+                                       check_identifiers = FALSE)
+  # the reported key: 8 two-byte characters (16 bytes) are 8 characters
+  expect_error(run(strrep("\u00e9", 8)), class = "detanon_error_argument")
+  # variants: 15 ASCII characters, 5 three-byte characters (15 bytes) and 4 four-byte ones
+  expect_error(run(strrep("k", 15)), class = "detanon_error_argument")
+  expect_error(run(strrep("\u20ac", 5)), class = "detanon_error_argument")
+  expect_error(run(strrep("\U0001F600", 4)), class = "detanon_error_argument")
+  # 16 characters pass, whatever their bytes; the message never shows the key
+  expect_s3_class(run(strrep("\u00e9", 16)), "data.frame")
+  expect_s3_class(run(strrep("k", 16)), "data.frame")
+  err <- tryCatch(run(strrep("\u00e9", 8)), error = identity)
+  expect_false(grepl("\u00e9", conditionMessage(err), fixed = TRUE))
+  # a raw key is counted in bytes
+  expect_error(run(as.raw(1:15)), class = "detanon_error_argument")
+  expect_s3_class(run(as.raw(1:16)), "data.frame")
 })

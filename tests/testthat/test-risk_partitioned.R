@@ -75,3 +75,53 @@ test_that("what cannot be partitioned exactly is a classed error", {
   expect_error(risk_partitioned(f$d, f$m, "attack_assignment", intruder = it, control = TRUE, future = FALSE),
                class = "detanon_error_argument")
 })
+
+test_that("strata that print alike are measured apart, as in memory (issue 34, item 4)", {
+  set.seed(35)
+  t0 <- as.POSIXct("2024-01-01 10:00:00", tz = "UTC")
+  for (s in list(rep(c(0.1 + 0.2, 0.3), each = 20), rep(t0 + c(0, 0.4, 0.8), length.out = 40))) {
+    d <- data.frame(x = stats::rnorm(40), y = stats::rnorm(40), s = s)
+    m <- anonymise(d, vars = c("x", "y"), strata = "s", k = 3, format = "none", check_identifiers = FALSE)
+    expect_identical(risk_partitioned(d, m, "linkage", vars = c("x", "y"), strata = "s", group_size = 1,
+                                      future = FALSE),
+                     risk_linkage(d, m, vars = c("x", "y"), strata = "s"))
+    it <- intruder(vars = c("x", "y"), strata = "s")
+    for (ms in c("attack_linkage_released", "attack_assignment")) {
+      ref <- if (ms == "attack_assignment") attack_assignment(d, m, intruder = it, control = FALSE)
+             else attack_linkage(d, m, intruder = it, control = FALSE)
+      ref$details <- NULL
+      expect_identical(risk_partitioned(d, m, ms, intruder = it, group_size = 1, future = FALSE), ref, label = ms)
+    }
+  }
+})
+
+test_that("no records: the in-memory result (issue 34, item 9)", {
+  f <- rp_fixture("none")
+  d0 <- f$d[0, ]
+  m0 <- f$m[0, ]
+  expect_identical(risk_partitioned(d0, m0, "linkage", vars = c("Age", "Fare"), strata = c("Pclass", "Sex"),
+                                    future = FALSE),
+                   risk_linkage(d0, m0, vars = c("Age", "Fare"), strata = c("Pclass", "Sex")))
+  # variant: no strata, and an attack
+  expect_identical(risk_partitioned(d0, m0, "linkage", vars = c("Age", "Fare"), strata = character(), future = FALSE),
+                   risk_linkage(d0, m0, vars = c("Age", "Fare"), strata = character()))
+  it <- intruder(vars = c("Age", "Fare"), strata = c("Pclass", "Sex"))
+  ref <- attack_assignment(d0, m0, intruder = it, control = FALSE)
+  ref$details <- NULL
+  expect_identical(risk_partitioned(d0, m0, "attack_assignment", intruder = it, future = FALSE), ref)
+})
+
+test_that("arguments the measure does not take are refused (issue 34, item 9)", {
+  f <- rp_fixture("none")
+  it <- intruder(vars = c("Age", "Fare"), strata = c("Pclass", "Sex"))
+  expect_snapshot(error = TRUE, {
+    risk_partitioned(f$d, f$m, "linkage", vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), future = FALSE,
+                     bogus = 1)
+    risk_partitioned(f$d, f$m, "linkage", vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), future = FALSE,
+                     intruder = it)
+    risk_partitioned(f$d, f$m, "attack_assignment", intruder = it, future = FALSE, limt = 10)
+  })
+  # the measure's own arguments pass
+  expect_s3_class(risk_partitioned(f$d, f$m, "attack_assignment", intruder = it, future = FALSE, limit = 100),
+                  "detanon_attack")
+})

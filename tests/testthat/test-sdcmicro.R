@@ -216,13 +216,20 @@ test_that("round trip on CASCrefmicrodata", {
 test_that("tune_release() on an sdcMicroObj returns its report with the object as the release", {
   skip_if_not_installed("sdcMicro")
   sdc <- sdc_testdata()
-  args <- list(strata = c("urbrur", "sex"), methods = "anonymise", worst = 1, top_m = 1)
+  # (the narrower intruder: roof, a key variable published unchanged, is no key of it)
+  args <- list(strata = c("urbrur", "sex"), methods = "anonymise", worst = 1, top_m = 1, intruder = intruder())
   tuned <- suppressMessages(do.call(tune_release, c(list(sdc), args)))
   ref <- suppressMessages(do.call(tune_release, c(list(sdc_extract(sdc), vars = sdc_nums), args)))
   expect_s3_class(tuned, "detanon_tuned")
   expect_s4_class(tuned$release, "sdcMicroObj")
   expect_identical(plain(tuned$release@manipNumVars), plain(ref$release[sdc_nums]))
   expect_identical(tuned$tried$loss, ref$tried$loss)
+  # the default intruder holds roof too (published unchanged), not the row column the
+  # object's data carry into the search
+  pub <- suppressMessages(tune_release(sdc, strata = c("urbrur", "sex"), methods = "anonymise", worst = 1,
+                                       top_m = 1))
+  expect_identical(pub$keys, "roof")
+  expect_error(tune_release(sdc, small_strata = "suppress"), class = "detanon_error_argument")
 })
 
 test_that("the measures take the object alone and compare original with manipulated values", {

@@ -446,3 +446,16 @@ test_that("Ctrl-C is answered within a second by the long stirring loops", {
   expect_interruptible("d <- data.frame(x = rnorm(1e5), y = rnorm(1e5))",
                        "distance_map(d, vars = c('x', 'y'), n_sample = 5e4)")
 })
+
+test_that("a strata column named like an internal column is a stratum, beside `classes` (issue 34, item 8)", {
+  set.seed(8)
+  d <- data.frame(num = stats::rnorm(60), grp = rep(c("a", "b"), 30))
+  cl <- rep(1:3, each = 20)
+  ref <- stir(d, vars = "num", strata = "grp", classes = cl, seed = 3)
+  for (nm in c(".classes", "v1", "v2")) {
+    d2 <- d
+    names(d2)[2L] <- nm
+    s <- stir(d2, vars = "num", strata = nm, classes = cl, seed = 3)
+    expect_identical(s$num, ref$num, label = nm)
+  }
+})

@@ -37,7 +37,10 @@ test_that("strata_table validates its arguments", {
 
 test_that("stratum_keys() made once per stratum equals the key made row by row", {
   ref <- function(data, strata) {
-    key <- function(v) { v <- as.character(v); ifelse(is.na(v), "\001", paste0("=", v)) }
+    key <- function(v) {
+      v <- detanon:::exact_values(v)
+      ifelse(is.na(v), "\001", paste0("=", nchar(v, type = "bytes"), ":", v))
+    }
     do.call(paste, c(lapply(data[strata], key), sep = "\r"))
   }
   set.seed(7)
@@ -47,7 +50,10 @@ test_that("stratum_keys() made once per stratum equals the key made row by row",
                     b = factor(sample(c("u", NA, "v"), n, TRUE), levels = c("v", "u", "w")),
                     c = sample(c(TRUE, NA), n, TRUE), e = sample(c(0.1 + 0.2, 0.3, NA, -0), n, TRUE))
     st <- sample(names(d), sample(1:4, 1))
-    expect_identical(detanon:::stratum_keys(d, st), ref(d, st))
+    keys <- detanon:::stratum_keys(d, st)
+    expect_identical(keys, ref(d, st))
+    # the keys group the rows exactly as stratum_ids() does
+    expect_identical(match(keys, unique(keys)), match(detanon:::stratum_ids(d, st), unique(detanon:::stratum_ids(d, st))))
   }
   expect_identical(detanon:::stratum_keys(data.frame(a = character()), "a"), character())
 })
@@ -75,4 +81,19 @@ test_that("stratum_ids() numbers the occurring combinations 1..S in table() orde
     for (s in list("f", "c", "w", "big", c("f", "c"), c("big", "w", "l"), c("c", "f", "l", "w")))
       expect_identical(detanon:::stratum_ids(d, s), ref_ids(d, s), info = paste(n, paste(s, collapse = ",")))
   }
+})
+
+test_that("exact_values() keeps distinct values apart and equal values together", {
+  ev <- detanon:::exact_values
+  expect_false(ev(0.1 + 0.2) == ev(0.3))
+  expect_identical(ev(c(1L, NA)), ev(c(1, NA)))
+  expect_identical(ev(0.3), "0.3")
+  expect_identical(ev(-0), ev(0))
+  expect_identical(ev(factor("a b")), ev("a b"))
+  expect_identical(ev(c(NA, NaN)), c(NA, "NaN"))
+  x <- as.POSIXct("2024-01-01", tz = "UTC") + c(0, 1e-6)
+  expect_false(anyDuplicated(ev(x)) > 0L)
+  skip_if_not_installed("bit64")
+  expect_identical(ev(bit64::as.integer64(c("9007199254740993", "9007199254740992"))),
+                   c("9007199254740993", "9007199254740992"))
 })

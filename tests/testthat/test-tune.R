@@ -9,7 +9,7 @@ titanic_tuned <- local({
   function() {
     if (is.null(cache)) {
       d <- titanic_paper()[-1]
-      cache <<- list(d = d, t = tune_release(d, vars = v_t, strata = st_t, keps_epsilon = c(16, 64)))
+      cache <<- list(d = d, t = tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, keps_epsilon = c(16, 64)))
     }
     cache
   }
@@ -29,7 +29,7 @@ test_that("with its defaults the Titanic release meets the limits on the whole b
   expect_setequal(tu$verify, c("linkage_released", "linkage_original", "singling_out", "assignment",
                                "fellegi_sunter", "recipe"))
   # the verification, recomputed by the public function: every attack, the limits 0.1 and 0.3
-  b <- risk_battery(d, rel, vars = v_t, strata = st_t, seed = 1)
+  b <- risk_battery(d, rel, intruder = intruder(v_t, st_t), seed = 1)
   w <- battery_worst(b)
   expect_lte(w[["worst"]], 0.1)
   expect_lte(w[["top_m"]], 0.3)
@@ -38,7 +38,7 @@ test_that("with its defaults the Titanic release meets the limits on the whole b
   expect_equal(tu$chosen$verify_top_m, w[["top_m"]])
   expect_true(tu$chosen$verified)
   # the search measures are those of the search attacks
-  bs <- as.data.frame(risk_battery(d, rel, vars = v_t, strata = st_t, attacks = tu$attacks, control = FALSE,
+  bs <- as.data.frame(risk_battery(d, rel, intruder = intruder(v_t, st_t), attacks = tu$attacks, control = FALSE,
                                    seed = 1))
   expect_equal(tu$chosen$worst, max(bs$rate))
   expect_equal(tu$chosen$top_m, max(bs$rate_m))
@@ -61,7 +61,7 @@ test_that("a candidate that passes the search but fails the verification is repo
   d <- titanic_paper()[-1]
   # limits that centroid releases meet on linkage alone, but not against one-to-one
   # assignment or the algorithm-aware intruder (about 0.57 on every kNN-centroid release)
-  tu <- tune_release(d, vars = v_t, strata = st_t, worst = 0.3, top_m = 0.7,
+  tu <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, worst = 0.3, top_m = 0.7,
                      methods = c("anonymise", "adaptive", "mdav"))
   t <- tu$tried
   failed <- which(t$verified %in% FALSE)
@@ -75,13 +75,13 @@ test_that("a candidate that passes the search but fails the verification is repo
                 check_identifiers = FALSE)
     }
     if (is.null(rel)) next
-    w <- battery_worst(risk_battery(d, rel, vars = v_t, strata = st_t, seed = 1))
+    w <- battery_worst(risk_battery(d, rel, intruder = intruder(v_t, st_t), seed = 1))
     expect_equal(t$verify_worst[i], w[["worst"]])
     expect_gt(w[["worst"]], 0.3)
   }
   # the release returned passes: verified in order of loss, the first that passes
   expect_false(is.null(tu$release))
-  w <- battery_worst(risk_battery(d, tu$release, vars = v_t, strata = st_t, seed = 1))
+  w <- battery_worst(risk_battery(d, tu$release, intruder = intruder(v_t, st_t), seed = 1))
   expect_lte(w[["worst"]], 0.3)
   expect_lte(w[["top_m"]], 0.7)
   ver <- which(!is.na(t$verified))
@@ -91,7 +91,7 @@ test_that("a candidate that passes the search but fails the verification is repo
   out <- gsub("\\s+", " ", paste(utils::capture.output(print(tu)), collapse = " "))
   expect_match(out, "passes the search, fails the verification: worst \\(")
   # no candidate passes the verification: nothing returned, and why
-  none <- tune_release(d, vars = v_t, strata = st_t, worst = 0.3, top_m = 0.7, methods = "anonymise")
+  none <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, worst = 0.3, top_m = 0.7, methods = "anonymise")
   expect_null(none$release)
   expect_null(none$chosen)
   expect_match(none$stop, "every one failed the verification")
@@ -102,35 +102,35 @@ test_that("a candidate that passes the search but fails the verification is repo
 test_that("the search attacks and the verification attacks are the user's", {
   d <- titanic_paper()[-1]
   # searched with the algorithm-aware intruder too, no kNN-centroid candidate meets the search
-  tu <- tune_release(d, vars = v_t, strata = st_t, attacks = c("linkage_released", "recipe", "assignment"),
+  tu <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, attacks = c("linkage_released", "recipe", "assignment"),
                      methods = c("anonymise", "mdav"))
   t <- tu$tried
   expect_true(all(!t$meets[t$method == "anonymise"]))
   expect_true(all(t$worst_attack[t$method == "anonymise"] %in% c("recipe", "assignment")))
   expect_identical(tu$chosen$method, "mdav")
   # verified on fewer attacks
-  few <- tune_release(d, vars = v_t, strata = st_t, worst = 0.3, top_m = 0.7, methods = "anonymise",
+  few <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, worst = 0.3, top_m = 0.7, methods = "anonymise",
                       verify = c("linkage_released", "linkage_original"))
   expect_false(is.null(few$release))
   expect_identical(few$verify, c("linkage_released", "linkage_original"))
   expect_setequal(names(few$battery$attacks), few$verify)
   # bad names and the inference attack without a sensitive column are refused
-  expect_error(tune_release(d, vars = v_t, strata = st_t, attacks = "nearest"),
+  expect_error(tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, attacks = "nearest"),
                "`attacks` must name attacks of the battery", class = "detanon_error_argument")
-  expect_error(tune_release(d, vars = v_t, strata = st_t, verify = character()),
+  expect_error(tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, verify = character()),
                "`verify` must name attacks of the battery", class = "detanon_error_argument")
-  expect_error(tune_release(d, vars = v_t, strata = st_t, attacks = "inference"),
+  expect_error(tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, attacks = "inference"),
                "needs a `sensitive` column", class = "detanon_error_argument")
-  expect_error(tune_release(d, vars = v_t, strata = st_t, sensitive = "nope"),
+  expect_error(tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, sensitive = "nope"),
                "`sensitive` must be NULL or the name of a column", class = "detanon_error_argument")
   expect_error(tune_release(d, vars = v_t, strata = st_t, intruder = list()),
                "`intruder` must be NULL or made by intruder", class = "detanon_error_argument")
-  expect_error(tune_release(d, vars = v_t, strata = st_t, worst = 0), "the limit `worst` must be a single share")
+  expect_error(tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, worst = 0), "the limit `worst` must be a single share")
 })
 
 test_that("the older limits still bind when given", {
   d <- titanic_paper()[-1]
-  tu <- tune_release(d, vars = v_t, strata = st_t, worst = 0.3, top_m = 0.7, linkage = 0.02, risk1 = 0.01,
+  tu <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, worst = 0.3, top_m = 0.7, linkage = 0.02, risk1 = 0.01,
                      risk2 = 0.001, methods = c("anonymise", "stratum", "adaptive", "mdav"))
   rel <- tu$release
   expect_false(is.null(rel))
@@ -147,15 +147,16 @@ test_that("MDAV groups: k to 2k - 1 records within a stratum, released as their 
     if (n < k) next
     z <- matrix(stats::rnorm(n * 2), n, 2)
     if (n == 40) z[1:20, ] <- 0 # ties
-    g <- detanon:::mdav_groups(z, k)
+    g <- mdav_kernel(z, rep(1L, n), k)$group
     sz <- tabulate(g)
     expect_true(all(sz >= k), info = paste(n, k))
-    expect_true(all(sz <= max(k, 2 * k - 1)), info = paste(n, k))
+    # records equal in every variable share a group (which may then hold more than 2k - 1)
+    if (n == 40) expect_length(unique(g[1:20]), 1L) else expect_true(all(sz <= max(k, 2 * k - 1)), info = paste(n, k))
     expect_identical(sort(unique(g)), seq_len(max(g)))
   }
   # well-separated clusters of k points are found exactly
   z <- do.call(rbind, lapply(1:6, function(i) cbind(stats::rnorm(3, i * 100, 0.1), stats::rnorm(3, 0, 0.1))))
-  g <- detanon:::mdav_groups(z, 3)
+  g <- mdav_kernel(z, rep(1L, nrow(z)), 3)$group
   expect_identical(as.vector(table(paste(g, rep(1:6, each = 3)))), rep(3L, 6))
   # the release: every record its group's means, the other columns unchanged, k within strata
   x <- titanic_tuned(); tu <- x$t; d <- x$d
@@ -175,20 +176,20 @@ test_that("limits hold on random data, verified by the battery; same inputs, sam
     if (seed == 3) d$a <- round(d$a, 1) # many ties
     lim <- list(worst = c(0.1, 0.15, 0.2, 0.1)[seed], top_m = c(0.3, 0.4, 0.5, 0.35)[seed])
     m <- c(2, 2, 3, 1)[seed]
-    tu <- tune_release(d, vars = c("a", "b"), strata = "g", worst = lim$worst, top_m = lim$top_m, m = m,
+    tu <- tune_release(d, intruder = intruder(), vars = c("a", "b"), strata = "g", worst = lim$worst, top_m = lim$top_m, m = m,
                        seed = seed)
     if (is.null(tu$release)) {
       expect_match(tu$stop, "none met every limit|every one failed the verification")
       next
     }
-    w <- battery_worst(risk_battery(d, tu$release, vars = c("a", "b"), strata = "g", m = m, seed = seed))
+    w <- battery_worst(risk_battery(d, tu$release, intruder = intruder(c("a", "b"), "g"), m = m, seed = seed))
     expect_lte(w[["worst"]], lim$worst)
     expect_lte(w[["top_m"]], lim$top_m)
     # the least loss among the candidates that passed both
     ok <- tu$tried[tu$tried$verified %in% TRUE, ]
     expect_identical(nrow(ok), 1L)
     expect_equal(tu$chosen$loss, max(utility_delta(d, tu$release, vars = c("a", "b"))$delta))
-    again <- tune_release(d, vars = c("a", "b"), strata = "g", worst = lim$worst, top_m = lim$top_m, m = m,
+    again <- tune_release(d, intruder = intruder(), vars = c("a", "b"), strata = "g", worst = lim$worst, top_m = lim$top_m, m = m,
                           seed = seed)
     expect_identical(again$release, tu$release)
     expect_identical(again$tried$loss, tu$tried$loss)
@@ -199,26 +200,26 @@ test_that("bad or impossible limits are refused, naming the limit", {
   d <- titanic_paper()[-1]
   v <- c("Age", "Fare"); st <- c("Pclass", "Sex", "Family")
   for (bad in list(0, 1.5, -0.1, NA, "0.1", c(0.1, 0.2))) {
-    expect_error(tune_release(d, vars = v, strata = st, linkage = bad),
+    expect_error(tune_release(d, intruder = intruder(), vars = v, strata = st, linkage = bad),
                  "the limit `linkage` must be a single share in \\(0, 1\\]", class = "detanon_error_argument")
-    expect_error(tune_release(d, vars = v, strata = st, top_m = bad), "the limit `top_m`")
+    expect_error(tune_release(d, intruder = intruder(), vars = v, strata = st, top_m = bad), "the limit `top_m`")
   }
-  expect_error(tune_release(d, vars = v, strata = st, risk2 = -1), "the limit `risk2` must be a single share in \\[0, 1\\]")
-  expect_error(tune_release(d, vars = v, strata = st, k = 40),
+  expect_error(tune_release(d, intruder = intruder(), vars = v, strata = st, risk2 = -1), "the limit `risk2` must be a single share in \\[0, 1\\]")
+  expect_error(tune_release(d, intruder = intruder(), vars = v, strata = st, k = 40),
                "the limit `k_strata` = 40 cannot be met: .* the smallest has 32 records")
   small <- data.frame(a = stats::rnorm(20), b = stats::rnorm(20), g = rep(c("x", "y"), c(17, 3)))
-  expect_error(tune_release(small, vars = c("a", "b"), strata = "g", m = 3, top_m = 0.1),
+  expect_error(tune_release(small, intruder = intruder(), vars = c("a", "b"), strata = "g", m = 3, top_m = 0.1),
                "the limit `top_m` = 0.1 cannot be met with `m` = 3")
-  expect_error(tune_release(d, vars = v, strata = st, objective = "model"), "needs a model `formula`")
-  expect_error(tune_release(d, vars = v, strata = st, top_m_stratum = 0), "the limit `top_m_stratum` must be")
+  expect_error(tune_release(d, intruder = intruder(), vars = v, strata = st, objective = "model"), "needs a model `formula`")
+  expect_error(tune_release(d, intruder = intruder(), vars = v, strata = st, top_m_stratum = 0), "the limit `top_m_stratum` must be")
   small3 <- data.frame(a = stats::rnorm(40), b = stats::rnorm(40), g = rep(c("x", "y"), c(37, 3)))
-  expect_error(tune_release(small3, vars = c("a", "b"), strata = "g", m = 3, top_m = 0.5, top_m_stratum = 0.9),
+  expect_error(tune_release(small3, intruder = intruder(), vars = c("a", "b"), strata = "g", m = 3, top_m = 0.5, top_m_stratum = 0.9),
                "the limit `top_m_stratum` = 0.9 cannot be met with `m` = 3: .*the smallest stratum has 3 records")
-  expect_error(tune_release(d, vars = v, strata = st, methods = "swap"), "`methods` must be some of")
-  expect_error(tune_release(d, vars = v, strata = st, methods = character()), "`methods` must be some of")
+  expect_error(tune_release(d, intruder = intruder(), vars = v, strata = st, methods = "swap"), "`methods` must be some of")
+  expect_error(tune_release(d, intruder = intruder(), vars = v, strata = st, methods = character()), "`methods` must be some of")
   # nothing is changed by a refused call
   d0 <- d
-  try(tune_release(d, vars = v, strata = st, top_m = 2), silent = TRUE)
+  try(tune_release(d, intruder = intruder(), vars = v, strata = st, top_m = 2), silent = TRUE)
   expect_identical(d, d0)
 })
 
@@ -253,7 +254,7 @@ test_that("the search's measurements are those of the public functions", {
     l1 <- risk_linkage(d, rel, vars = v, strata = st)
     l3 <- risk_linkage(d, rel, vars = v, strata = st, m = 3)
     r <- risk_rmd(d, rel, vars = v, deterministic = TRUE)
-    b <- risk_battery(d, rel, vars = v, strata = st, attacks = att, control = FALSE, seed = 1)
+    b <- risk_battery(d, rel, intruder = intruder(v, st), attacks = att, control = FALSE, seed = 1)
     tab <- as.data.frame(b)
     expect_identical(e$worst, max(tab$rate))
     expect_identical(e$worst_attack, tab$name[which.max(tab$rate)])
@@ -279,10 +280,10 @@ test_that("small or odd data: a release or a classed error, never a raw one", {
   for (n in c(8, 15)) for (s in 1:5) {
     set.seed(s)
     d <- data.frame(a = stats::rnorm(n), b = stats::rnorm(n), g = rep("x", n))
-    tu <- tune_release(d, vars = c("a", "b"), strata = "g", risk1 = 0.5)
+    tu <- tune_release(d, intruder = intruder(), vars = c("a", "b"), strata = "g", risk1 = 0.5)
     expect_s3_class(tu, "detanon_tuned")
     if (!is.null(tu$release)) {
-      w <- battery_worst(risk_battery(d, tu$release, vars = c("a", "b"), strata = "g", seed = 1))
+      w <- battery_worst(risk_battery(d, tu$release, intruder = intruder(c("a", "b"), "g"), seed = 1))
       expect_lte(w[["worst"]], 0.1)
     } else {
       expect_match(tu$stop, "none met every limit|every one failed the verification")
@@ -294,13 +295,13 @@ test_that("small or odd data: a release or a classed error, never a raw one", {
   # 3 records, 2 variables: too few for risk1 and risk2
   set.seed(1)
   d <- data.frame(a = stats::rnorm(15), b = stats::rnorm(15))
-  expect_error(tune_release(d[1:3, ], vars = c("a", "b"), strata = character()),
+  expect_error(tune_release(d[1:3, ], intruder = intruder(), vars = c("a", "b"), strata = character()),
                class = "detanon_error_data")
 })
 
 test_that("methods = \"stir\" alone stirs the fixed-k candidates", {
   d <- titanic_paper()[-1]
-  tu <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), methods = "stir",
+  tu <- tune_release(d, intruder = intruder(), vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), methods = "stir",
                      worst = 0.5, top_m = 0.9, attacks = "linkage_released")
   expect_setequal(unique(tu$tried$method), c("anonymise", "stir"))
   expect_true(any(grepl("candidate 1 (anonymise)", tu$tried$settings, fixed = TRUE)))
@@ -309,7 +310,7 @@ test_that("methods = \"stir\" alone stirs the fixed-k candidates", {
 test_that("k is the smallest centroid size of every candidate; k_strata the smallest stratum", {
   d <- titanic_paper()[-1]
   v <- c("Age", "Fare"); st <- c("Pclass", "Sex", "Family")
-  tu <- tune_release(d, vars = v, strata = st, k = 4, methods = c("anonymise", "adaptive", "mdav"),
+  tu <- tune_release(d, intruder = intruder(), vars = v, strata = st, k = 4, methods = c("anonymise", "adaptive", "mdav"),
                      worst = 0.3, top_m = 0.6)
   t <- tu$tried
   expect_identical(t$settings[t$method == "anonymise"], paste0("k = ", c(4, 5, 10, 20)))
@@ -318,8 +319,8 @@ test_that("k is the smallest centroid size of every candidate; k_strata the smal
   expect_identical(tu$limits$k_strata, 4L)
   info <- release_info(tu$release)
   expect_gte(min(if (is.data.frame(info$settings$k)) info$settings$k$k else info$settings$k), 4)
-  if (identical(info$settings$method, "mdav")) expect_gte(min(info$counts$min_group), 4)
-  expect_error(tune_release(d, vars = v, strata = st, k = 4, k_strata = 3), "`k_strata` \\(3\\) must be at least `k` \\(4\\)")
+  if (identical(info$verb, "anonymise_mdav")) expect_gte(min(info$counts$min_group), 4)
+  expect_error(tune_release(d, intruder = intruder(), vars = v, strata = st, k = 4, k_strata = 3), "`k_strata` \\(3\\) must be at least `k` \\(4\\)")
 })
 
 test_that("the printed report fits 80 columns and numbers every candidate once", {
@@ -334,7 +335,7 @@ test_that("the printed report fits 80 columns and numbers every candidate once",
 
 test_that("a k-per-stratum candidate is the release of anonymise_adaptive() with its table of k", {
   d <- titanic_paper()[-1]
-  st <- tune_release(d, vars = v_t, strata = st_t, methods = "stratum", worst = 0.2, top_m = 0.5,
+  st <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, methods = "stratum", worst = 0.2, top_m = 0.5,
                      verify = c("linkage_released", "linkage_original"))
   expect_identical(st$chosen$method, "stratum")
   info <- release_info(st$release)
@@ -351,7 +352,7 @@ test_that("a search that cannot meet its limits says how close it got and why it
   n <- 3000
   d <- data.frame(a = round(stats::rnorm(n, 40, 10)), b = round(stats::rlnorm(n, 3, 0.5), 1),
                   g = sample(c("u", "v"), n, TRUE))
-  tu <- tune_release(d, vars = c("a", "b"), strata = "g", worst = 0.01, top_m = 0.05, m = 3,
+  tu <- tune_release(d, intruder = intruder(), vars = c("a", "b"), strata = "g", worst = 0.01, top_m = 0.05, m = 3,
                      methods = c("anonymise", "adaptive"))
   expect_null(tu$release)
   expect_null(tu$battery)
@@ -367,14 +368,14 @@ test_that("a search that cannot meet its limits says how close it got and why it
 test_that("keyed candidates with the custodian's key: chosen when least loss, the key never shown or stored", {
   d <- titanic_paper()[-1]
   key <- "tune-test-secret-7f3a9c"
-  tu <- tune_release(d, vars = v_t, strata = st_t, key = key, methods = c("mdav", "keyed"))
+  tu <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, key = key, methods = c("mdav", "keyed"))
   t <- tu$tried
   expect_true(any(t$method == "keyed"))
   expect_identical(tu$chosen$method, "keyed")
   size <- as.integer(sub("keyed groups of mean size ([0-9]+),.*", "\\1", tu$chosen$settings))
   again <- anonymise_keyed(d, vars = v_t, strata = st_t, k = 2, key = key, size = size, check_identifiers = FALSE)
   expect_identical(as.data.frame(again), as.data.frame(tu$release))
-  w <- battery_worst(risk_battery(d, tu$release, vars = v_t, strata = st_t, seed = 1))
+  w <- battery_worst(risk_battery(d, tu$release, intruder = intruder(v_t, st_t), seed = 1))
   expect_lte(w[["worst"]], 0.1)
   expect_lte(w[["top_m"]], 0.3)
   # a lower loss than every MDAV candidate that passes
@@ -385,9 +386,106 @@ test_that("keyed candidates with the custodian's key: chosen when least loss, th
   expect_false(any(grepl(key, shown, fixed = TRUE)))
   expect_false(any(grepl(paste(as.character(charToRaw(key)), collapse = " "), shown, fixed = TRUE)))
   # without a key the family is left out, and says so
-  no <- tune_release(d, vars = v_t, strata = st_t, methods = c("mdav", "keyed"))
+  no <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, methods = c("mdav", "keyed"))
   expect_false(any(no$tried$method == "keyed"))
   expect_match(no$stop, "keyed: left out (no `key`)", fixed = TRUE)
-  expect_error(tune_release(d, vars = v_t, strata = st_t, key = "short"), "`key` must be the custodian's secret",
+  expect_error(tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, key = "short"), "`key` must be the custodian's secret",
                class = "detanon_error_argument")
+})
+
+test_that("keyed candidates without a key, and nothing else to search, are refused (issue 34, item 9)", {
+  d <- titanic_paper()[-1][1:200, ]
+  expect_snapshot(error = TRUE, {
+    tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), methods = "keyed")
+    tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), methods = c("keyed", "stir"))
+  })
+})
+
+# ---- issue 36: the default intruder holds every published column ------------------------
+
+test_that("issue 36, Titanic: the narrower intruder's release re-identifies more with Survived; the default names it or suppresses", {
+  d <- titanic_paper()[-1]
+  # the old default (the narrower intruder): MDAV groups of 10, worst 0.094 on its own terms
+  old <- tune_release(d, vars = v_t, strata = st_t, methods = "mdav", intruder = intruder(), seed = 1)
+  expect_match(old$chosen$settings, "k = 10")
+  # (the algorithm-aware intruder recomputes the MDAV groups of anonymise_mdav(): one record
+  # per group, 81 of 891; 0.0945, nearest linkage, before it could)
+  expect_equal(old$chosen$verify_worst, 81 / 891, tolerance = 1e-6)
+  expect_identical(old$chosen$verify_worst_attack, "recipe")
+  # with Survived (released unchanged) held, the same release fails both limits
+  tab <- as.data.frame(risk_battery(d, old$release, seed = 1))
+  expect_gt(max(tab$rate), 0.15)
+  expect_gt(max(tab$rate_m, na.rm = TRUE), 0.3)
+  # the default: Survived splits three records into cells of fewer than 3: no release, named
+  new <- tune_release(d, vars = v_t, strata = st_t, methods = "mdav", seed = 1)
+  expect_null(new$release)
+  expect_identical(new$keys, "Survived")
+  expect_identical(new$unique_on$column, "Survived")
+  expect_equal(new$unique_on$unique, 1 / nrow(d))
+  expect_match(new$stop, "3 records \\(0.3%\\) are in cells of fewer than 3 records", fixed = FALSE)
+  expect_output(print(new), "no candidate tried")
+  # or the records of the small cells left out, and the groups formed within Survived
+  expect_message(sup <- tune_release(d, vars = v_t, strata = st_t, methods = "mdav", seed = 1,
+                                     small_strata = "suppress"),
+                 class = "detanon_message_suppress")
+  rel <- sup$release
+  expect_equal(nrow(rel), nrow(d) - 3L)
+  expect_identical(sup$n_suppressed, 3L)
+  expect_identical(release_info(rel)$settings$strata, c(st_t, "Survived"))
+  # every MDAV group shares Survived, and the release passes with Survived held
+  cells <- paste(d$Pclass, d$Sex, d$Family, d$Survived)
+  kept <- d[table(cells)[cells] >= 3, ]
+  grp <- paste(rel$Age, rel$Fare, rel$Pclass, rel$Sex, rel$Family)
+  expect_true(all(tapply(rel$Survived, grp, function(v) length(unique(v))) == 1))
+  b <- as.data.frame(risk_battery(kept, rel, intruder = intruder_published(vars = v_t, strata = st_t), seed = 1))
+  expect_lte(max(b$rate), 0.1)
+  expect_lte(max(b$rate_m, na.rm = TRUE), 0.3)
+  expect_output(print(sup), "every published column\\s+not masked or\\s+sensitive,\\s+exactly:\\s+Survived")
+  # declared sensitive, Survived is no key: the search is the narrower one's
+  sens <- tune_release(d, vars = v_t, strata = st_t, methods = "mdav", sensitive = "Survived",
+                       verify = c("linkage_released", "linkage_original"), seed = 1)
+  expect_identical(sens$keys, character())
+  expect_identical(sens$chosen$settings, old$chosen$settings)
+  expect_identical(sens$release[v_t], old$release[v_t])
+  expect_error(tune_release(d, vars = v_t, strata = st_t, small_strata = "merge"), class = "detanon_error_argument")
+})
+
+test_that("issue 36, sdcMicro's testdata as a custodian publishes it: 0.100 reported, 0.99 with the published columns", {
+  skip_if_not_installed("sdcMicro")
+  data("testdata", package = "sdcMicro", envir = environment())
+  cols <- c("urbrur", "roof", "walls", "water", "electcon", "relat", "sex", "age", "hhcivil",
+            "expend", "income", "savings")
+  td <- testdata[cols]
+  v <- c("expend", "income", "savings")
+  old <- tune_release(td, vars = v, methods = "mdav", intruder = intruder(), seed = 1)
+  # (the algorithm-aware intruder recomputes the MDAV groups: one record per group of 10,
+  # 458 of 4,580; 0.0963 before it could)
+  expect_equal(old$chosen$verify_worst, 0.1, tolerance = 1e-9)
+  tab <- as.data.frame(risk_battery(td, old$release, attacks = c("linkage_released", "linkage_original"), seed = 1))
+  expect_gt(max(tab$rate), 0.99)
+  new <- tune_release(td, vars = v, methods = "mdav", seed = 1)
+  expect_null(new$release)
+  expect_setequal(new$keys, setdiff(cols, v))
+  # the share unique on every published column, by hand
+  key <- do.call(paste, td[setdiff(cols, v)])
+  expect_equal(max(new$unique_on$unique), mean(table(key)[key] == 1))
+  expect_true("age" %in% new$unique_on$column)
+  expect_match(new$stop, "age")
+})
+
+test_that("battery_straddles() names the attacks whose interval holds a limit the verdict could go either way on", {
+  # (a table as as.data.frame() of a battery gives it)
+  fake <- function(rate, lower, upper, rate_m = NA, lower_m = NA, upper_m = NA) {
+    data.frame(name = paste0("a", seq_along(rate)), rate = rate, lower = lower, upper = upper,
+               rate_m = rate_m, lower_m = lower_m, upper_m = upper_m)
+  }
+  st <- detanon:::battery_straddles
+  # 0.09 [0.07, 0.11] straddles 0.1; 0.05 [0.03, 0.07] does not
+  expect_match(st(fake(c(0.09, 0.05), c(0.07, 0.03), c(0.11, 0.07)), 0.1, 0.3), "^a1 0.0900 \\[0.0700, 0.1100\\]")
+  expect_false(grepl("a2", st(fake(c(0.09, 0.05), c(0.07, 0.03), c(0.11, 0.07)), 0.1, 0.3)))
+  # another attack wholly above the limit: the verdict is certain
+  expect_identical(st(fake(c(0.09, 0.3), c(0.07, 0.25), c(0.11, 0.35)), 0.1, 0.3), "")
+  # a top-m interval holding its limit
+  expect_match(st(fake(0.05, 0.03, 0.07, 0.29, 0.25, 0.33), 0.1, 0.3), "a1 top-m 0.2900")
+  expect_identical(st(NULL, 0.1, 0.3), "")
 })
