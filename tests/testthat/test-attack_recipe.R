@@ -111,12 +111,13 @@ test_that("the candidates are computed once for the attack and its control, with
   for (kind in c("normal", "ties", "dup")) for (n in c(40L, 400L)) {
     x <- shared_case(n, kind, n)
     rel <- list(plain = anonymise(x, vars = c("a", "b"), strata = character(), k = 3),
-                keyed = anonymise_keyed(x, vars = c("a", "b"), strata = character(), k = 3, size = 6, key = key))
+                keyed = anonymise_keyed(x, vars = c("a", "b"), strata = character(), k = 3, size = 6, key = key),
+                mdav = anonymise_mdav(x, vars = c("a", "b"), strata = character(), k = 3))
     for (r in names(rel)) for (p in c(1, 0.5)) for (knows in c("settings", "recipe")) {
       info <- paste(kind, n, r, p, knows)
       it <- intruder(vars = c("a", "b"), strata = "g", p = p, knows = knows)
       v <- ns$attack_view(x, rel[[r]], it, TRUE, 1)
-      work <- if (r == "keyed") "keyed_groups" else "strata_centroids"
+      work <- c(plain = "strata_centroids", keyed = "keyed_groups", mdav = "mdav_predict")[[r]]
       got <- count_calls(work, ns$run_attack(spec, v$s, v$ctrl, 3, NULL, 1L, 1))
       want <- count_calls(work, ref_run_unshared(spec, v))
       # the keyed partition is rerun once per view; the centroids once per k tried
