@@ -151,18 +151,26 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
   if (!is.null(mdav)) ks <- mdav$k
   d1 <- matrix(Inf, length(look), length(ks))
   centroid_k <- is.null(keyed) && is.null(mdav)
-  cens <- if (centroid_k) lapply(ks, function(k) strata_centroids(zmix, s$id, k, nthreads))
+  # the candidates depend on the intruder's originals and stand-ins only: with every
+  # original known, the attack and its control (the same release, rows permuted) share them
+  cens <- if (centroid_k) {
+    view_shared(s, "recipe_centroids", list(zmix, s$id, ks),
+                function() lapply(ks, function(k) strata_centroids(zmix, s$id, k, nthreads)))
+  }
   # one step-5 factor for every k (a release with k per record has one): the recorded one
   # when the settings are known, else recovered from the release
   common <- if (centroid_k) recipe_common_scale(s, cens, look, zt)
   for (a in seq_along(ks)) {
     if (!is.null(mdav)) {
       scales[[a]] <- rep(1, ncol(zmix))
-      pred <- recipe_format(mdav_predict(zmix, mdav, a, nthreads), zmix, s, ks[a], format)
+      raw <- view_shared(s, paste0("recipe_mdav_", a), list(zmix, mdav),
+                         function() mdav_predict(zmix, mdav, a, nthreads))
+      pred <- recipe_format(raw, zmix, s, ks[a], format)
     } else if (!is.null(keyed)) {
       scales[[a]] <- rep(1, ncol(zmix))
       id <- keyed_cells(as.data.frame(s$original), s$id, keyed$keys, character(), keyed$k)
-      pred <- recipe_format(keyed_predict(zmix, id, keyed), zmix, s, ks[a], format)
+      raw <- view_shared(s, "recipe_keyed", list(zmix, id, keyed), function() keyed_predict(zmix, id, keyed))
+      pred <- recipe_format(raw, zmix, s, ks[a], format)
     } else {
       cen <- cens[[a]]
       el <- which(!is.na(cen[, 1L]))

@@ -96,9 +96,15 @@ singling_out_core <- function(s, bins = NULL, ...) {
   n <- s$n
   x <- singling_out_columns(s)
   if (is.null(bins)) bins <- default_bins(n, ncol(x$m))
+  shared_in <- list(o = x$o, cell_o = s$cell_o, bins = bins)
+  ctrl <- singling_out_shared(s, shared_in, x$m)
+  if (!is.null(ctrl)) return(ctrl)
+  keep <- is.environment(s$shared) && is.null(s$perm)
+  ido_at <- list()
   success <- confidence <- numeric(n)
   chosen <- rep(NA_integer_, n)
   isolates <- logical(n)
+  idm_chosen <- if (keep) integer(n)
   sorted <- lapply(seq_len(ncol(x$m)), function(j) sort(x$m[, j]))
   if (n) {
     for (b in sort(bins)) {
@@ -117,22 +123,57 @@ singling_out_core <- function(s, bins = NULL, ...) {
       id <- match(id, unique(id))
       idm <- id[seq_len(n)]
       ido <- id[n + seq_len(n)]
+      if (keep) ido_at[[as.character(b)]] <- ido
       k <- max(id)
       n_rel <- tabulate(idm, k)[idm]
       n_orig <- tabulate(ido, k)[idm]
       # the coarsest unique resolution; the finest when none is
       take <- is.na(chosen) & (n_rel == 1L | b == max(bins))
       chosen[take] <- b
+      if (keep) idm_chosen[take] <- idm[take]
       confidence[take] <- 1 / n_rel[take]
       isolates[take] <- n_orig[take] == 1L
       success[take] <- as.double(n_orig[take] == 1L & ido[take] == idm[take])
       if (!anyNA(chosen)) break
     }
   }
-  list(success = success, confidence = confidence,
-       isolates = if (n) mean(isolates) else NA_real_,
-       bins_used = chosen,
-       not_covered = paste("predicates of other shapes or on other columns, predicates chosen with",
-                           "knowledge of the originals, linking the singled-out person to an",
-                           "identity, attribute inference."))
+  out <- list(success = success, confidence = confidence,
+              isolates = if (n) mean(isolates) else NA_real_,
+              bins_used = chosen,
+              not_covered = paste("predicates of other shapes or on other columns, predicates chosen with",
+                                  "knowledge of the originals, linking the singled-out person to an",
+                                  "identity, attribute inference."))
+  if (keep && n) {
+    s$shared$singling_out <- list(inputs = shared_in, m = x$m, cell_m = s$cell_m, out = out,
+                                  isolated = isolates, ido_at = ido_at, idm_chosen = idm_chosen)
+  }
+  out
+}
+
+# The result on a control view `s` (released rows permuted by s$perm) from the view's, kept
+# in s$shared by singling_out_core(): when the control's released values and cells are the
+# view's permuted (`m`) and the originals and bins the same (`inputs`), the bins and cells
+# of every released record, hence its resolution, confidence and whether it isolates one
+# original, are those of the view's record s$perm[p] that the control puts at row p; the
+# claim succeeds when that original is p's own, i.e. when p's original falls in the cell of
+# the view's record s$perm[p] at that record's resolution. NULL when there is nothing to
+# reuse; the view's result is dropped once used (run_attack() runs the view, then its
+# control).
+singling_out_shared <- function(s, inputs, m) {
+  prev <- if (!is.null(s$perm) && is.environment(s$shared)) s$shared$singling_out
+  if (is.null(prev) || !identical(prev$inputs, inputs)) return(NULL)
+  perm <- s$perm
+  if (!identical(prev$m[perm, , drop = FALSE], m) || !identical(prev$cell_m[perm], s$cell_m)) return(NULL)
+  rm("singling_out", envir = s$shared)
+  out <- prev$out
+  b <- out$bins_used[perm]
+  same <- logical(length(perm))
+  for (r in names(prev$ido_at)) {
+    at <- which(b == as.integer(r))
+    same[at] <- prev$ido_at[[r]][at] == prev$idm_chosen[perm[at]]
+  }
+  out$success <- as.double(prev$isolated[perm] & same)
+  out$confidence <- out$confidence[perm]
+  out$bins_used <- b
+  out
 }

@@ -199,8 +199,24 @@ check_attack_args <- function(control, seed, nthreads, m) {
 # attack's sensitive column, never a key of the published intruder.
 attack_view <- function(original, masked, intruder, control, seed, leave_out = FALSE, sensitive = NULL) {
   s <- intruder_view(original, masked, intruder, seed = seed, sensitive = sensitive)
+  # work the attack cores share between the view and its control (view_shared())
+  s$shared <- new.env(parent = emptyenv())
   ctrl <- if (control && leave_out) s else if (control) battery_permute(s, seed = if (!is.null(seed)) seed + 1L)
   list(s = s, ctrl = ctrl)
+}
+
+# A value an attack core computes from `inputs` alone, computed once per view: the view and
+# its control (battery_permute() copies the environment `s$shared`, not its contents) and
+# the attacks run on them reuse it when their `inputs` are identical; `compute()` otherwise
+# (a view without `shared`, or other inputs, replace it). `what` names the value.
+view_shared <- function(s, what, inputs, compute) {
+  memo <- s$shared
+  if (!is.environment(memo)) return(compute())
+  prev <- memo[[what]]
+  if (!is.null(prev) && identical(prev$inputs, inputs)) return(prev$value)
+  value <- compute()
+  memo[[what]] <- list(inputs = inputs, value = value)
+  value
 }
 
 # A record of a stratum of one keeps its own released record in the control release (no one

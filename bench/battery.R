@@ -3,22 +3,31 @@
 # assignment, Fellegi-Sunter, the algorithm-aware intruder), each with its control and
 # its default settings as risk_battery() runs them, on 1e5 records (2 masked variables,
 # 4 strata) and 1e6 records x 4 masked variables in 4 strata; one core by default.
-# Prints one table per size: the time of the intruder's view and control permutation
-# (shared by the attacks), of every attack with its control run (the steps of
+# Two releases of the same data: the plain kNN masking, anonymise(k = 3), and a
+# shared-centroid release, anonymise_keyed(k = 3, size = 20) (about 20 records share
+# every released point: the ties the battery must handle as groups).
+# Prints one table per size and release: the time of the intruder's view and control
+# permutation (shared by the attacks), of every attack with its control run (the steps of
 # risk_battery(), timed one by one on the shared view), and of one call of risk_battery()
 # with everything: elapsed seconds and CPU seconds (user + system; on a shared machine
-# the CPU time is the steadier figure), with the attack's rate, control and advantage.
-# Above `limit` records per cell (2000) the assignment uses its sparse solver: its gap
-# (cost - lower bound, 0 when proven optimal) is printed.
+# the CPU time is the steadier figure), each also as a multiple of anonymise() (k = 3,
+# timed in the same run on the same data: "x anon"), with the attack's rate, control and
+# advantage. Above `limit` records per cell (2000) the assignment uses its sparse solver:
+# its gap (cost - lower bound, 0 when proven optimal) is printed.
 # Run from the package root with detanon installed:
 #   Rscript bench/battery.R            (add nthreads as an argument, e.g. Rscript bench/battery.R 2;
-#                                       add --small for the 1e5 case only, --large for 1e6 only)
+#                                       add --small for the 1e5 case only, --large for 1e6 only,
+#                                       --plain or --keyed for one release only, --one for
+#                                       the one call of risk_battery() without the steps)
 suppressPackageStartupMessages(library(detanon))
 options(width = 160)
 args <- commandArgs(trailingOnly = TRUE)
 small <- "--small" %in% args
 large <- "--large" %in% args
-args <- setdiff(args, c("--small", "--large"))
+plain_only <- "--plain" %in% args
+keyed_only <- "--keyed" %in% args
+one_only <- "--one" %in% args
+args <- setdiff(args, c("--small", "--large", "--plain", "--keyed", "--one"))
 nthreads <- if (length(args)) as.integer(args[1]) else 1L
 
 make_data <- function(n, d, seed = 1) {
@@ -28,8 +37,16 @@ make_data <- function(n, d, seed = 1) {
   x$g <- factor(sample(c("a", "b", "c", "d"), n, TRUE))
   x$y <- factor(ifelse(x$x1 + stats::rnorm(n, sd = 10) > 50, "yes", "no")) # sensitive, released unchanged
   vars <- paste0("x", seq_len(d))
-  t <- system.time(m <- anonymise(x, k = 3, vars = vars, strata = "g", nthreads = nthreads))[["elapsed"]]
-  list(d = x, m = m, vars = vars, anonymise_s = t)
+  t <- system.time(m <- anonymise(x, k = 3, vars = vars, strata = "g", nthreads = nthreads))
+  list(d = x, m = m, vars = vars, anonymise_s = t[["elapsed"]],
+       anonymise_cpu = t[["user.self"]] + t[["sys.self"]])
+}
+
+# The shared-centroid release of the same data (timed too: the release a custodian wants).
+keyed_release <- function(p) {
+  t <- system.time(m <- anonymise_keyed(p$d, k = 3, vars = p$vars, strata = "g", size = 20,
+                                        key = "the custodian's benchmark key", nthreads = nthreads))
+  list(m = m, elapsed = t[["elapsed"]], cpu = t[["user.self"]] + t[["sys.self"]])
 }
 
 timed <- function(expr) {
@@ -41,9 +58,7 @@ timed <- function(expr) {
 battery_steps <- function(original, masked, sensitive, seed = 1, m = 3) {
   reg <- battery_attacks()
   tv <- timed({
-    s <- detanon:::intruder_view(original, masked, intruder(), seed = seed)
-    ctrl <- detanon:::battery_permute(s, seed = seed + 1L)
-    list(s = s, ctrl = ctrl)
+    detanon:::attack_view(original, masked, intruder(), control = TRUE, seed = seed)
   })
   rows <- list(data.frame(step = "intruder view + control", elapsed = tv$elapsed, cpu = tv$cpu,
                           rate = NA, control = NA, advantage = NA, note = ""))
@@ -69,16 +84,34 @@ invisible(risk_battery(w$d, w$m, sensitive = "y", seed = 1, nthreads = nthreads)
 cases <- list(c(n = 1e5, d = 2), c(n = 1e6, d = 4))
 if (small) cases <- cases[1]
 if (large) cases <- cases[2]
+releases <- c("plain", "keyed")
+if (plain_only) releases <- "plain"
+if (keyed_only) releases <- "keyed"
 for (cs in cases) {
   p <- make_data(cs[["n"]], cs[["d"]])
-  cat(sprintf("\nn = %g, %d masked variables, 4 strata (anonymise k = 3: %.1f s)\n",
-              cs[["n"]], cs[["d"]], p$anonymise_s))
-  tab <- battery_steps(p$d, p$m, sensitive = "y")
-  t <- timed(risk_battery(p$d, p$m, sensitive = "y", seed = 1, nthreads = nthreads))
-  tab <- rbind(tab, data.frame(step = "risk_battery(), one call", elapsed = t$elapsed, cpu = t$cpu,
-                               rate = NA, control = NA, advantage = NA, note = ""))
-  # the step-by-step figures are those of the battery itself
-  one <- as.data.frame(t$value)
-  stopifnot(isTRUE(all.equal(one$rate[match(tab$step[2:8], one$name)], tab$rate[2:8])))
-  print(format(tab, digits = 3), row.names = FALSE)
+  for (r in releases) {
+    m <- p$m
+    label <- "anonymise(k = 3)"
+    if (r == "keyed") {
+      kr <- keyed_release(p)
+      m <- kr$m
+      label <- sprintf("anonymise_keyed(k = 3, size = 20): %.1f s, %.1f s CPU, %d distinct released points",
+                       kr$elapsed, kr$cpu, nrow(unique(m[c(p$vars, "g")])))
+    }
+    cat(sprintf("\nn = %g, %d masked variables, 4 strata; release %s\nanonymise(k = 3) in this run: %.2f s, %.2f s CPU\n",
+                cs[["n"]], cs[["d"]], label, p$anonymise_s, p$anonymise_cpu))
+    tab <- if (!one_only) battery_steps(p$d, m, sensitive = "y")
+    t <- timed(risk_battery(p$d, m, sensitive = "y", seed = 1, nthreads = nthreads))
+    tab <- rbind(tab, data.frame(step = "risk_battery(), one call", elapsed = t$elapsed, cpu = t$cpu,
+                                 rate = NA, control = NA, advantage = NA, note = ""))
+    if (!one_only) {
+      # the step-by-step figures are those of the battery itself
+      one <- as.data.frame(t$value)
+      stopifnot(isTRUE(all.equal(one$rate[match(tab$step[2:8], one$name)], tab$rate[2:8])))
+    }
+    tab$x_anon <- tab$elapsed / p$anonymise_s
+    tab$x_anon_cpu <- tab$cpu / p$anonymise_cpu
+    tab <- tab[c("step", "elapsed", "x_anon", "cpu", "x_anon_cpu", "rate", "control", "advantage", "note")]
+    print(format(tab, digits = 3), row.names = FALSE)
+  }
 }

@@ -176,3 +176,42 @@ battery_data <- function(n = 200, seed = 1) {
   m$y <- m$y + round(stats::rnorm(n, sd = 0.5), 1)
   list(o = d, m = m)
 }
+
+# The battery's step for one attack as it ran before the attack cores shared work between a
+# view and its control (view_shared(), assignment_solve()): the core solved from scratch on
+# the view and again on its control. `v` from detanon:::attack_view().
+ref_run_unshared <- function(spec, v, m = 3, sensitive = NULL, seed = 1) {
+  v$s$shared <- NULL
+  if (!is.null(v$ctrl)) v$ctrl$shared <- NULL
+  detanon:::run_attack(spec, v$s, v$ctrl, m = m, sensitive = sensitive, nthreads = 1L, seed = seed)
+}
+
+# Data for the comparisons of the shared and the unshared battery: two numeric columns
+# (random, rounded to few values, or half of the rows duplicates of others) and a stratum
+# column `g` with a stratum of one record (`s`) and a small one.
+shared_case <- function(n, kind, seed) {
+  set.seed(seed)
+  x <- data.frame(a = stats::rnorm(n), b = stats::rnorm(n),
+                  g = sample(c("p", "q", "r"), n, TRUE, prob = c(0.6, 0.35, 0.05)))
+  if (kind == "ties") x[c("a", "b")] <- round(x[c("a", "b")])
+  if (kind == "dup") {
+    h <- sample(n, n %/% 2)
+    x[h, c("a", "b")] <- x[sample(n, length(h)), c("a", "b")]
+  }
+  x$g[1L] <- "s"
+  x
+}
+
+# The value of `expr` and the number of calls of the package's internal function `name`
+# while it ran (a trace, removed afterwards): a count of work, not a time.
+count_calls <- function(name, expr) {
+  ns <- asNamespace("detanon")
+  counter <- new.env()
+  counter$calls <- 0L
+  suppressMessages(trace(name, where = ns, print = FALSE,
+                         tracer = bquote(assign("calls", get("calls", envir = .(counter)) + 1L,
+                                                envir = .(counter)))))
+  on.exit(suppressMessages(untrace(name, where = ns)), add = TRUE)
+  value <- expr
+  list(value = value, calls = counter$calls)
+}

@@ -160,6 +160,52 @@ test_that("attack_assignment() on Titanic: beats nearest linkage, control near c
   expect_output(print(a), "one-to-one assignment")
 })
 
+test_that("the control is the attack's assignment relabelled: equal to solving it again", {
+  ns <- asNamespace("detanon")
+  key <- "a custodian's key, 16+ bytes"
+  for (kind in c("normal", "ties", "dup")) for (n in c(40L, 700L)) {
+    x <- shared_case(n, kind, n)
+    rel <- list(plain = anonymise(x, vars = c("a", "b"), strata = character(), k = 3),
+                keyed = anonymise_keyed(x, vars = c("a", "b"), strata = character(), k = 3, size = 6, key = key))
+    for (r in names(rel)) for (limit in c(2000, 10)) for (p in c(1, 0.5)) {
+      info <- paste(kind, n, r, limit, p)
+      spec <- ns$assignment_spec()
+      spec$args$limit <- limit
+      it <- intruder(vars = c("a", "b"), strata = "g", p = p)
+      v <- ns$attack_view(x, rel[[r]], it, TRUE, 1)
+      got <- count_calls("assign_cells", ns$run_attack(spec, v$s, v$ctrl, 3, NULL, 1L, 1))
+      expect_identical(got$calls, 1L, info = info) # the control was not solved again
+      got <- got$value
+      want <- count_calls("assign_cells", ref_run_unshared(spec, v))
+      expect_identical(want$calls, 2L, info = info)
+      want <- want$value
+      f <- c("rate", "rate_m", "control_rate", "success", "success_m", "confidence", "details", "by_stratum")
+      expect_identical(got[f], want[f], info = info)
+      # the control's own records: the relabelled solution against the solved one
+      args <- c(list(m = 3, nthreads = 1L), spec$args)
+      v <- ns$attack_view(x, rel[[r]], it, TRUE, 1)
+      do.call(ns$assignment_core, c(list(v$s), args))
+      c_new <- count_calls("assign_cells", do.call(ns$assignment_core, c(list(v$ctrl), args)))
+      expect_identical(c_new$calls, 0L, info = info)
+      c_new <- c_new$value
+      expect_null(v$s$shared$assignment) # held between the view and its control only
+      c0 <- v$ctrl
+      c0$shared <- NULL
+      c_old <- do.call(ns$assignment_core, c(list(c0), args))
+      expect_identical(c_new$success, c_old$success, info = info)
+      expect_equal(c_new$cost, c_old$cost, tolerance = 1e-12, info = info)
+    }
+  }
+  # a control whose released records are not the view's, permuted: solved, not relabelled
+  x <- shared_case(50L, "normal", 3)
+  v <- ns$attack_view(x, anonymise(x, vars = c("a", "b"), strata = character(), k = 3),
+                      intruder(vars = c("a", "b"), strata = "g"), TRUE, 1)
+  v$ctrl$zm[1L, ] <- v$ctrl$zm[1L, ] + 1
+  got <- count_calls("assign_cells", ns$run_attack(ns$assignment_spec(), v$s, v$ctrl, 3, NULL, 1L, 1))
+  expect_identical(got$calls, 2L)
+  expect_identical(got$value$control_rate, ref_run_unshared(ns$assignment_spec(), v)$control_rate)
+})
+
 test_that("attack_assignment() checks its arguments", {
   d <- titanic_paper()[-1]
   masked <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))

@@ -104,6 +104,34 @@ test_that("attack_recipe() beats the replay at p = 0.1 on Titanic", {
   expect_output(print(a), "algorithm-aware")
 })
 
+test_that("the candidates are computed once for the attack and its control, with the same results", {
+  ns <- asNamespace("detanon")
+  key <- "a custodian's key, 16+ bytes"
+  spec <- ns$recipe_spec()
+  for (kind in c("normal", "ties", "dup")) for (n in c(40L, 400L)) {
+    x <- shared_case(n, kind, n)
+    rel <- list(plain = anonymise(x, vars = c("a", "b"), strata = character(), k = 3),
+                keyed = anonymise_keyed(x, vars = c("a", "b"), strata = character(), k = 3, size = 6, key = key),
+                mdav = anonymise_mdav(x, vars = c("a", "b"), strata = character(), k = 3))
+    for (r in names(rel)) for (p in c(1, 0.5)) for (knows in c("settings", "recipe")) {
+      info <- paste(kind, n, r, p, knows)
+      it <- intruder(vars = c("a", "b"), strata = "g", p = p, knows = knows)
+      v <- ns$attack_view(x, rel[[r]], it, TRUE, 1)
+      work <- c(plain = "strata_centroids", keyed = "keyed_groups", mdav = "mdav_predict")[[r]]
+      got <- count_calls(work, ns$run_attack(spec, v$s, v$ctrl, 3, NULL, 1L, 1))
+      want <- count_calls(work, ref_run_unshared(spec, v))
+      # the keyed partition is rerun once per view; the centroids once per k tried
+      per_view <- if (r == "keyed") 1L else length(got$value$details$k)
+      # with every original known the control's candidates are the attack's; else not
+      expect_identical(got$calls, per_view * (if (p == 1) 1L else 2L), info = info)
+      expect_identical(want$calls, 2L * per_view, info = info)
+      f <- c("rate", "rate_m", "control_rate", "control_rate_m", "success", "success_m", "confidence",
+             "details", "by_stratum")
+      expect_identical(got$value[f], want$value[f], info = info)
+    }
+  }
+})
+
 test_that("attack_recipe() checks its arguments", {
   t <- titanic_k3()
   expect_snapshot(error = TRUE, attack_recipe(t$d, t$m, k = 1))

@@ -51,3 +51,38 @@ test_that("attack_singling_out refuses bad bins", {
     expect_error(attack_singling_out(d, d, intruder = intruder(vars = "a", strata = "g"), bins = bad),
                  class = "detanon_error_argument")
 })
+
+test_that("the control is derived from the attack's bins: equal to binning it again", {
+  ns <- asNamespace("detanon")
+  key <- "a custodian's key, 16+ bytes"
+  spec <- ns$battery_attacks()$singling_out
+  for (kind in c("normal", "ties", "dup")) for (n in c(1L, 40L, 700L)) {
+    x <- shared_case(max(n, 2L), kind, n)[seq_len(n), , drop = FALSE]
+    x$w <- round(stats::rnorm(n), 1) # a numeric key, released unchanged
+    rel <- list(plain = if (n >= 3L) anonymise(x, vars = c("a", "b"), strata = character(), k = 3),
+                keyed = if (n >= 3L) anonymise_keyed(x, vars = c("a", "b"), strata = character(), k = 3, size = 6, key = key),
+                noise = transform(x, a = a + stats::rnorm(n, sd = 0.1), b = round(b, 1)))
+    for (r in names(rel)) for (bins in list(NULL, c(2L, 8L))) {
+      if (is.null(rel[[r]])) next
+      info <- paste(kind, n, r, length(bins))
+      sp <- spec
+      sp$args$bins <- bins
+      it <- intruder(vars = c("a", "b"), strata = "g", keys = "w")
+      v <- ns$attack_view(x, rel[[r]], it, TRUE, 1)
+      got <- count_calls("quantile_bin", ns$run_attack(sp, v$s, v$ctrl, 3, NULL, 1L, 1))
+      want <- count_calls("quantile_bin", ref_run_unshared(sp, v))
+      expect_identical(got$calls * 2L, want$calls, info = info) # the control bins nothing
+      expect_null(v$s$shared$singling_out, info = info) # held between the view and its control only
+      f <- c("rate", "control_rate", "success", "confidence", "details", "by_stratum")
+      expect_identical(got$value[f], want$value[f], info = info)
+      # the control's own records, one by one
+      v <- ns$attack_view(x, rel[[r]], it, TRUE, 1)
+      args <- list(bins = bins)
+      do.call(ns$singling_out_core, c(list(v$s), args))
+      c_new <- do.call(ns$singling_out_core, c(list(v$ctrl), args))
+      c0 <- v$ctrl
+      c0$shared <- NULL
+      expect_identical(c_new, do.call(ns$singling_out_core, c(list(c0), args)), info = info)
+    }
+  }
+})
