@@ -533,7 +533,7 @@ report_header <- function(masked, hash, info, release_file) {
 # The limits of the verdict: those of the search that chose the release, else `worst` and
 # `top_m` (default: tune_release()'s). Limits left at 1 (no limit) are not kept.
 report_limits <- function(tuned, worst, top_m) {
-  l <- if (!is.null(tuned)) tuned$limits else list(worst = 0.1, top_m = 0.3, m = 3L, tail = 0.2)
+  l <- if (!is.null(tuned)) tuned$limits else list(worst = 0.1, top_m = 0.3, m = 3L)
   if (!is.null(worst)) l$worst <- check_limit(worst, "worst")
   if (!is.null(top_m)) l$top_m <- check_limit(top_m, "top_m")
   if (is.null(l$m)) l$m <- 3L

@@ -359,7 +359,9 @@ test_that("a tune_release() result is reported for the intruder of its search", 
   txt <- report_text(release_report(d, tu, tempfile(fileext = ".html")))
   expect_has(txt, paste("an intruder who", html_escape_test(paste(format(who), collapse = " and "))))
   bat <- as.data.frame(risk_battery(d, tu$release, intruder = who, seed = 1))
-  expect_has(txt, sprintf("is right for %s%% of the records", format(signif(100 * max(bat$rate), 3))))
+  # (the worst attack but those on the tails, which have a limit of their own)
+  worst <- max(bat$rate[!bat$name %in% c("tail_outliers", "tail_extremes")])
+  expect_has(txt, sprintf("is right for %s%% of the records", format(signif(100 * worst, 3))))
   # an intruder given to the report replaces it
   txt2 <- report_text(release_report(d, tu, tempfile(fileext = ".html"), intruder = intruder(vars, strata)))
   expect_false(grepl("also Survived", txt2, fixed = TRUE))
