@@ -58,11 +58,20 @@
 #'   (whole number >= 2), or a table of `k` per stratum (the `strata` columns and a column
 #'   `k`, as in [anonymise_adaptive()]; every stratum must then hold at least its `k`
 #'   records, and `small_strata` does not apply).
+#' @param noise If `TRUE`, every group mean gets the keyed noise of [anonymise_keyed()]
+#'   (see its section Releasing the same people again), so that a second release of the
+#'   same people with one person more or fewer does not give that person's values away;
+#'   `FALSE` (the default here, sdcMicro's MDAV): exact group means. [tune_release()]
+#'   releases MDAV with the noise by default.
+#' @param key With `noise = TRUE`, the custodian's secret the noise is drawn from (as
+#'   `key` of [anonymise_keyed()]; never stored or printed), or `NULL` to draw a secret from
+#'   R's random number generator (`set.seed()` makes it reproducible). Ignored without
+#'   noise.
 #' @param format The release form of the masked values, as in [anonymise()]: `"natural"`
 #'   (default), `"precision"` or `"none"`.
 #' @return An object of the same class as `data` with the masked columns replaced, as
 #'   [anonymise()] returns. Its release metadata ([release_info()]) hold the settings (`k`,
-#'   `vars`, `strata`, `na`, `small_strata`, `format`) and the counts (`n`, `n_strata`,
+#'   `vars`, `strata`, `noise`, `na`, `small_strata`, `format`) and the counts (`n`, `n_strata`,
 #'   `min_size`, `n_groups`, `min_group`, `max_group`, `n_suppressed`, `n_dropped`,
 #'   `n_imputed`, `n_moved`); [risk_replay()] and [attack_recipe()] replay it from them.
 #' @references Domingo-Ferrer J, Mateo-Sanz JM (2002). Practical data-oriented
@@ -75,7 +84,7 @@
 #'                          strata = c("Pclass", "Sex", "Family"), k = 3)
 #' release_info(masked)
 #' @export
-anonymise_mdav <- function(data, vars = NULL, strata = NULL, k = 3, format = NULL,
+anonymise_mdav <- function(data, vars = NULL, strata = NULL, k = 3, noise = FALSE, key = NULL, format = NULL,
                            na = c("fail", "median", "mean", "median_stratum", "mean_stratum", "complete"),
                            small_strata = c("fail", "suppress", "merge"),
                            check_identifiers = TRUE,
@@ -84,6 +93,8 @@ anonymise_mdav <- function(data, vars = NULL, strata = NULL, k = 3, format = NUL
   list2env(check_masking_args(data, vars, strata, k, na = na, small_strata = small_strata,
                               k_table = TRUE, check_identifiers = check_identifiers, nthreads = nthreads),
            environment())
+  noise <- check_flag(noise, "noise")
+  secret <- if (!is.null(key)) check_key(key)
   format <- check_format(format, "kdtree")
   table_k <- is.data.frame(k)
   # with a table, every stratum is checked against its own k below
@@ -95,14 +106,29 @@ anonymise_mdav <- function(data, vars = NULL, strata = NULL, k = 3, format = NUL
   if (table_k) k <- k_table_of(step$df, strata, list(sizes = sizes, id = id), k_rows)
   x <- step$x
   res <- mdav_mask(x, id, k_rows[match(seq_along(sizes), id)], nthreads)
+  # the keyed noise of the group means (R/centroid_noise.R): from `key`, else from a secret
+  # drawn from R's random stream
+  if (noise) res$columns <- mdav_noise(x, res, if (is.null(secret)) noise_secret_from_rng() else secret)
   df <- mask_output(step$df, data, vars, strata, res$columns, x, min(k_rows), format, check_identifiers)
   as_release(as_release_frame(df, data), "anonymise_mdav",
-             settings = list(k = k, vars = vars, strata = strata, na = na, small_strata = small_strata,
-                             format = format),
+             settings = list(k = k, vars = vars, strata = strata, noise = noise, na = na,
+                             small_strata = small_strata, format = format),
              counts = list(n = nrow(df), n_strata = length(sizes), min_size = min(sizes),
                            n_groups = length(res$size), min_group = min(res$size), max_group = max(res$size),
                            n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,
                            n_imputed = step$n_imputed, n_moved = step$n_moved))
+}
+
+# The masked columns of `res` (mdav_mask()) with the keyed noise of centroid_noise() on the
+# group means of the columns that vary (the constant ones are copied).
+mdav_noise <- function(x, res, secret) {
+  cols <- which(!vapply(seq_len(ncol(x)), function(j) is_constant(x[, j]), NA))
+  if (!length(cols)) return(res$columns)
+  first <- match(seq_along(res$size), res$group)
+  means <- matrix(vapply(cols, function(j) res$columns[[j]][first], numeric(length(first))), ncol = length(cols))
+  noisy <- centroid_noise(x[, cols, drop = FALSE], res$group, means, secret)
+  for (a in seq_along(cols)) res$columns[[cols[a]]] <- noisy[res$group, a]
+  res$columns
 }
 
 # MDAV on a complete matrix x with stratum ids 1..S and k per stratum (src/mdav.c): the

@@ -30,8 +30,10 @@
 #' ([attack_assignment()]), probabilistic record linkage with EM weights
 #' ([attack_fellegi_sunter()]), the intruder who knows the algorithm
 #' ([attack_recipe()], for releases of [anonymise()], [anonymise_adaptive()] and
-#' [anonymise_keyed()]) and, with `sensitive`, attribute inference ([attack_inference()]),
-#' each with its default settings. The report lists them worst first: by the advantage over
+#' [anonymise_keyed()]), with `sensitive`, attribute inference ([attack_inference()]), and,
+#' the tails ([attack_tails()]: linkage of the most outlying records, extreme values
+#' recovered), with a `previous` release of the same people, composition ([attack_composition()]) and
+#' differencing ([attack_differencing()]), each with its default settings. The report lists them worst first: by the advantage over
 #' the control, then by the rate.
 #'
 #' @section What it measures and what it does not:
@@ -52,6 +54,10 @@
 #' @param m The intruder's list length for the top-m attacks, a whole number >= 1.
 #' @param sensitive Column whose value the inference attack guesses; `NULL` leaves that
 #'   attack out. It is never a key of the default intruder.
+#' @param previous,previous_original Another release of the same people (made before or
+#'   after `masked`) and its originals (rows aligned): with `previous`, the battery also
+#'   runs the composition attack ([attack_composition()]), and with both, the differencing
+#'   attack ([attack_differencing()]). `NULL` (the default) leaves them out.
 #' @param control If `TRUE` (the default), every attack also runs on the control release.
 #' @param seed Seed for R's random number generator (the intruder's share of originals,
 #'   the control permutation); `NULL` uses the current stream.
@@ -76,8 +82,8 @@
 #' @family attacks
 #' @export
 risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder = NULL,
-                         attacks = NULL, m = 3, sensitive = NULL, control = TRUE, seed = NULL,
-                         nthreads = getOption("detanon.nthreads", 1L)) {
+                         attacks = NULL, m = 3, sensitive = NULL, previous = NULL, previous_original = NULL,
+                         control = TRUE, seed = NULL, nthreads = getOption("detanon.nthreads", 1L)) {
   if (is.null(intruder)) {
     intruder <- intruder_published(vars = vars, strata = strata)
   } else if (!is.null(vars) || !is.null(strata)) {
@@ -92,9 +98,11 @@ risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder 
              "; not ", show_value(attacks), ".")
   }
   if (is.null(sensitive)) attacks <- setdiff(attacks, names(reg)[vapply(reg, `[[`, TRUE, "needs_sensitive")])
+  attacks <- battery_previous(attacks, reg, previous, previous_original, original, masked)
   v <- attack_view(original, masked, intruder, control, seed, sensitive = sensitive)
   res <- lapply(attacks, function(a) {
     spec <- reg[[a]]
+    if (!is.null(spec$needs_previous)) spec$args[c("previous", "previous_original")] <- list(previous, previous_original)
     run_attack(spec, v$s, v$ctrl, m = m, sensitive = sensitive, nthreads = nthreads, seed = seed)
   })
   names(res) <- attacks
@@ -106,10 +114,14 @@ risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder 
 #'
 #' A named list describing the attacks [risk_battery()] can run: each entry has the
 #' attack's `label`, `fun` (its exported function), whether it needs a `sensitive`
-#' column, and optionally `control = "holdout"` for an attack whose control is the same
-#' attack on records held out of a release remade without them (the inference attack), or
+#' column, optionally `needs_previous` (`"release"` or `"both"`: the attack needs another
+#' release, or another release and its originals, see [risk_battery()]), `tail = TRUE` for
+#' the attacks on the tails (bounded by the `tail` limit of [tune_release()]), and
+#' optionally `control = "holdout"` for an attack whose control is the same attack on
+#' records held out of a release remade without them (the inference attack), or
 #' `control = "leave_out"` for one whose control leaves each record's own released record
-#' out, instead of the derangement of the release within strata.
+#' out (the differencing attack: the claim from `masked` alone), instead of the
+#' derangement of the release within strata.
 #' @return A named list.
 #' @family attacks
 #' @export
@@ -129,8 +141,22 @@ battery_attacks <- function() {
                      core = inference_core, needs_sensitive = TRUE, control = "holdout"),
     assignment = assignment_spec(),
     fellegi_sunter = fellegi_sunter_spec(),
-    recipe = recipe_spec()
+    recipe = recipe_spec(),
+    tail_outliers = tail_outliers_spec(),
+    tail_extremes = tail_extremes_spec(),
+    differencing = differencing_spec(),
+    composition = composition_spec()
   )
+}
+
+# The attacks that compare two releases (`needs_previous`: "release", or "both" for the
+# release and its originals) run only when `previous` (and `previous_original`) are given.
+battery_previous <- function(attacks, reg, previous, previous_original, original, masked) {
+  need <- vapply(reg[attacks], function(a) if (is.null(a$needs_previous)) "" else a$needs_previous, "")
+  if (is.null(previous)) return(attacks[need == ""])
+  check_previous(previous, previous_original, original, masked, need_original = FALSE)
+  if (is.null(previous_original)) attacks <- attacks[need != "both"]
+  attacks
 }
 
 # Run one attack (its core on the intruder's view, and on the control view) and summarise.

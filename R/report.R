@@ -567,6 +567,9 @@ release_made_by <- function(info, tuned) {
 # and the table of the checks behind it.
 report_verdict <- function(a, bat, limits, tuned, info, masked, strata, k, roles, plan) {
   tab <- as.data.frame(bat)
+  # the attacks on the tails are bounded by the `tail` limit, not by `worst` (tune_release())
+  tails <- tab[tab$name %in% tail_attacks(), , drop = FALSE]
+  tab <- tab[!tab$name %in% tail_attacks(), , drop = FALSE]
   w <- which.max(tab$rate)
   tm <- if (all(is.na(tab$rate_m))) NA_integer_ else which.max(tab$rate_m)
   rows <- list(list(check = "worst one-record attack", limit = paste0("<= ", pct(limits$worst)),
@@ -576,6 +579,13 @@ report_verdict <- function(a, bat, limits, tuned, info, masked, strata, k, roles
                        limit = paste0("<= ", pct(limits$top_m)),
                        measured = paste0(pct(tab$rate_m[tm]), " (", tab$attack[tm], ")"),
                        met = tab$rate_m[tm] <= limits$top_m)
+  }
+  if (nrow(tails) && any(!is.na(tails$rate)) && !is.null(limits$tail) && limits$tail < 1) {
+    tl <- which.max(tails$rate)
+    rows[[length(rows) + 1L]] <- list(check = "the tails (the most outlying records, extreme values)",
+                                      limit = paste0("<= ", pct(limits$tail)),
+                                      measured = paste0(pct(tails$rate[tl]), " (", tails$attack[tl], ")"),
+                                      met = tails$rate[tl] <= limits$tail)
   }
   older <- list(linkage = c("nearest-neighbour linkage (risk_linkage())", a$linkage$rate),
                 linkage_stratum = c("nearest-neighbour linkage in the worst stratum",

@@ -23,7 +23,8 @@
 #' both, nothing is returned (`release = NULL`) and `stop` says which attack stopped the
 #' closest candidates.
 #'
-#' The limits are stated on the battery: `worst`, the largest one-record success rate of
+#' The limits are stated on the battery: `tail`, the largest rate of the attacks on the
+#' tails ([attack_tails()], verified only, and not counted in `worst` or `top_m`); `worst`, the largest one-record success rate of
 #' any attack (the `rate` of [risk_battery()]: the expected share of records whose claim
 #' is right), and `top_m`, the largest top-`m` rate (the own record among the intruder's
 #' `m` best; linkage released -> original and original -> released, and the
@@ -63,8 +64,11 @@
 #'    (from `k`; capped by the stratum's size). The grouping is deterministic and
 #'    recomputable by an intruder who holds all originals ([attack_recipe()] does), but
 #'    recomputing it reveals only the group.
+#'    With `noise = TRUE` every group mean gets the keyed noise of [anonymise_keyed()]
+#'    (see its section Releasing the same people again), drawn from `key` when given, else
+#'    from R's random stream under `seed`.
 #' 5. `"keyed"`: shared centroids with the custodian's secret `key` ([anonymise_keyed()]):
-#'    groups of mean size 5, 10, 14, 20 and 30 (of at least `k`, and 2, records) formed by a
+#'    groups of mean size 5, 10, 14, 20 and 30 (of at least `k`, 2 and `1 / tail` records) formed by a
 #'    keyed k-means within strata, every record releasing its group's mean. An intruder who
 #'    knows the algorithm and its settings but not the key cannot recompute the groups.
 #'    Left out when `key` is `NULL`.
@@ -95,10 +99,14 @@
 #' of `vars` and `strata` of everyone, every other published column that is not
 #' `sensitive` exactly, and knows the algorithm and its settings), on the returned release: linkage
 #' by distance in both directions, singling out, one-to-one assignment, probabilistic
-#' record linkage, the algorithm-aware intruder and (with `sensitive`) attribute inference.
-#' They do not cover attacks not in the battery, other background knowledge, attribute
-#' disclosure beyond the inference attack, rare categorical combinations beyond the
-#' `k_strata` limit, membership disclosure, or linking with other releases. A release tuned
+#' record linkage, the algorithm-aware intruder, the tails (`tail`) and (with `sensitive`)
+#' attribute inference. They do not cover attacks not in the battery, other background
+#' knowledge, attribute disclosure beyond the inference attack, rare categorical
+#' combinations beyond the `k_strata` limit, membership disclosure, or linking with other
+#' releases: run [risk_battery()] with `previous` on the release and an earlier release of
+#' the same people for composition and differencing (against which the noise of the
+#' shared-centroid candidates, `noise = TRUE`, is the defence), and publish the rows in a
+#' random order. A release tuned
 #' to the search attacks can still fail others (that is why it is verified), and one that
 #' meets every limit of the battery may fail an attack the battery does not hold: meeting
 #' the limits is not a proof of safety, and the report never says so.
@@ -139,6 +147,10 @@
 #' @param linkage_stratum Limit of that rate in every stratum, in (0, 1] (1: no limit).
 #' @param top_m_stratum Limit of the top-`m` linkage rate released -> original in every
 #'   stratum, in (0, 1] (1: no limit).
+#' @param tail Limit of the attacks on the tails ([attack_tails()]: the linkage of the most
+#'   outlying records and the share of extreme values recovered within 5%), verified on the
+#'   chosen release like `worst`, in (0, 1] (1: no limit). Default 0.2. The keyed candidates
+#'   form groups of at least `1 / tail` records.
 #' @param risk1,risk2 Limits of [risk_rmd()]'s risk1 (in (0, 1]) and risk2 (from 0 to 1: 0
 #'   asks for no risk2 record); default 1, no limit (before this release 0.005 and 0).
 #' @param objective The loss to minimise: `"delta"` (the largest [utility_delta()] over
@@ -163,8 +175,13 @@
 #'   `"fail"` (the default: no release, the columns named) or `"suppress"` (leave them out
 #'   of the release, with a classed message; the release then has fewer rows than `data`,
 #'   and `n_suppressed` counts them).
-#' @param seed Seed for R's random number generator (stirring, the (k, epsilon) candidates
-#'   and the attacks); the caller's random stream is left as it was.
+#' @param noise If `TRUE` (the default), the shared-centroid candidates (`"mdav"`,
+#'   `"keyed"`) release noisy group means, so that a second release of the same people
+#'   with one person more or fewer does not give that person's values away (see
+#'   [anonymise_keyed()]); `FALSE`: exact group means.
+#' @param seed Seed for R's random number generator (stirring, the (k, epsilon) candidates,
+#'   the attacks, and the noise of the MDAV candidates when `key` is `NULL`: keep it as
+#'   secret as a key then); the caller's random stream is left as it was.
 #' @return An object of class `detanon_tuned`: a list with
 #'   * `release`: the chosen release, a masked copy of `data`, or `NULL` when no candidate
 #'     met every limit on the search and the verification;
@@ -177,7 +194,8 @@
 #'     (the mean expected re-identification probability of nearest linkage), `loss`, `meets`
 #'     (every search limit met), `fails` (the limits it missed), `verified` (`TRUE` or
 #'     `FALSE` for the candidates verified, `NA` for the others), `verify_worst`,
-#'     `verify_worst_attack`, `verify_top_m`, `verify_fails` and `seconds` (the time to make
+#'     `verify_worst_attack`, `verify_top_m`, `verify_tail` (the largest rate of the attacks on
+#'     the tails), `verify_fails` and `seconds` (the time to make
 #'     and measure it);
 #'   * `frontier`: the candidates not beaten on both the search's `worst` and the loss;
 #'   * `battery`: the [risk_battery()] of the chosen release (when none passed, of the
@@ -219,11 +237,11 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                          attacks = c("linkage_released", "linkage_original"), verify = NULL,
                          intruder = NULL, sensitive = NULL, k_strata = NULL,
                          linkage = 1, linkage_stratum = 1, top_m_stratum = 1, risk1 = 1, risk2 = 1,
-                         objective = c("delta", "U", "model"), formula = NULL,
+                         tail = 0.2, objective = c("delta", "U", "model"), formula = NULL,
                          family = stats::gaussian(),
                          methods = c("anonymise", "stratum", "adaptive", "mdav", "keyed", "stir"),
                          format = c("natural", "none"), keps_epsilon = NULL, max_tries = 4, key = NULL,
-                         small_strata = c("fail", "suppress"),
+                         small_strata = c("fail", "suppress"), noise = TRUE,
                          nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
   if (is_sdc(data)) {
     if (match_choice(small_strata, "small_strata") == "suppress") {
@@ -236,6 +254,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
   objective <- match_choice(objective, "objective")
   format <- match_choice(format, "format")
   small_strata <- match_choice(small_strata, "small_strata")
+  noise <- check_flag(noise, "noise")
   all_methods <- eval(formals(sys.function())$methods)
   if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
   ctx <- tune_setup(data, vars, strata, k, k_strata, m, objective, formula, family, methods, all_methods,
@@ -245,10 +264,12 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                                   linkage_stratum = check_limit(linkage_stratum, "linkage_stratum"),
                                   top_m_stratum = check_limit(top_m_stratum, "top_m_stratum"),
                                   risk1 = check_limit(risk1, "risk1"),
-                                  risk2 = check_limit(risk2, "risk2", zero = TRUE)),
+                                  risk2 = check_limit(risk2, "risk2", zero = TRUE),
+                                  tail = check_limit(tail, "tail")),
                     attacks = attacks, verify = verify, intruder = intruder, sensitive = sensitive, seed = seed,
                     secret = if (!is.null(key)) check_key(key), small_strata = small_strata)
   if (!is.null(ctx$unique_on)) return(tune_none(ctx, started))
+  ctx$noise <- noise
   # the families in order; each returns its candidates (a report row and the release) and
   # why it stopped
   found <- with_seed(seed, {
@@ -256,7 +277,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
     runs <- list(fixed, tune_keps(ctx),
                  if ("stratum" %in% ctx$methods) tune_per_stratum(ctx, fixed$evals),
                  if ("adaptive" %in% ctx$methods) tune_adaptive(ctx),
-                 if ("mdav" %in% ctx$methods) tune_mdav(ctx),
+                 if ("mdav" %in% ctx$methods) tune_mdav(ctx, key),
                  if ("keyed" %in% ctx$methods) tune_keyed(ctx, key))
     cands <- unlist(lapply(runs, `[[`, "cands"), recursive = FALSE)
     stirred <- if ("stir" %in% ctx$methods) tune_stir(ctx, cands)
@@ -308,11 +329,17 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
     stop_arg("`sensitive` must be NULL or the name of a column of `data`, not ", show_value(sensitive), ".")
   }
   reg <- names(battery_attacks())
-  usable <- if (is.null(sensitive)) setdiff(reg, "inference") else reg
+  # the attacks on two releases need a previous release, which a search does not have
+  pair <- names(Filter(function(a) !is.null(a$needs_previous), battery_attacks()))
+  usable <- setdiff(if (is.null(sensitive)) setdiff(reg, "inference") else reg, pair)
   check_names <- function(x, arg) {
     if (!is.character(x) || !length(x) || anyNA(x) || !all(x %in% reg)) {
       stop_arg("`", arg, "` must name attacks of the battery (battery_attacks()): ",
                paste0("\"", reg, "\"", collapse = ", "), "; not ", show_value(x), ".")
+    }
+    if (any(x %in% pair)) {
+      stop_arg("`", arg, "` names ", quote_names(intersect(x, pair)), ", which compare two releases ",
+               "of the same people: run them with risk_battery(previous = ) on the release returned.")
     }
     if (!all(x %in% usable)) {
       stop_arg("`", arg, "` names the attack \"inference\", which needs a `sensitive` column.")
@@ -689,7 +716,7 @@ tune_adaptive <- function(ctx) {
 # 4. Shared centroids: MDAV microaggregation within each stratum at k = 3, 5, 10, 15, 20,
 # 30 (from k; capped by each stratum's size: a table k), every record releasing its
 # group's mean: anonymise_mdav(), whose metadata let the algorithm-aware intruder replay it.
-tune_mdav <- function(ctx) {
+tune_mdav <- function(ctx, key = NULL) {
   out <- list(cands = list(), stop = character())
   p <- ctx$p
   for (kk in tune_ladder(ctx$k, c(5L, 10L, 15L, 20L, 30L))) {
@@ -697,8 +724,10 @@ tune_mdav <- function(ctx) {
     since <- proc.time()[[3L]]
     k_rows <- pmin(kk, ctx$sizes)[p$id]
     k_arg <- if (all(k_rows == kk)) kk else k_table_of(ctx$df, ctx$strata, p, k_rows)
+    # the keyed noise of the group means (centroid_noise()): from the key, else drawn under `seed`
     rel <- tune_quiet(anonymise_mdav(ctx$data, vars = ctx$vars, strata = ctx$strata, k = k_arg,
-                                     format = ctx$format, check_identifiers = FALSE, nthreads = ctx$nthreads))
+                                     noise = ctx$noise, key = key, format = ctx$format, check_identifiers = FALSE,
+                                     nthreads = ctx$nthreads))
     out$cands[[length(out$cands) + 1L]] <-
       tune_candidate(ctx, ctx$ev(rel), "mdav", sprintf("MDAV groups of k = %d within strata", kk), rel, since)
   }
@@ -714,12 +743,15 @@ tune_keyed <- function(ctx, key) {
     out$stop <- "keyed: left out (no `key`)"
     return(out)
   }
-  kk <- max(2L, ctx$k)
+  # groups of at least k, and of at least 1 / tail records (capped by the smallest stratum,
+  # which no group can outgrow): the k-means gives the sparse tails small groups, whose
+  # records the tail attacks re-identify at about 1 / group size
+  kk <- max(2L, ctx$k, min(as.integer(ceiling(1 / ctx$limits$tail - 1e-9)), min(ctx$sizes)))
   for (size in c(5L, 10L, 14L, 20L, 30L)) {
     if (size < kk || size > max(ctx$sizes)) next
     since <- proc.time()[[3L]]
     rel <- tune_quiet(anonymise_keyed(ctx$data, vars = ctx$vars, strata = ctx$strata, k = kk, key = key,
-                                      size = size, format = ctx$format, check_identifiers = FALSE,
+                                      size = size, noise = ctx$noise, format = ctx$format, check_identifiers = FALSE,
                                       nthreads = ctx$nthreads))
     out$cands[[length(out$cands) + 1L]] <-
       tune_candidate(ctx, ctx$ev(rel), "keyed", sprintf("keyed groups of mean size %d, k = %d", size, kk), rel,
@@ -771,6 +803,7 @@ tune_result <- function(ctx, cands, stop_reason, seed, started) {
     tried$verify_worst[i] <- v$worst
     tried$verify_worst_attack[i] <- v$worst_attack
     tried$verify_top_m[i] <- v$top_m
+    tried$verify_tail[i] <- v$tail
     tried$verify_fails[i] <- v$fails
     if (v$pass) {
       best <- i
@@ -819,6 +852,11 @@ tune_result <- function(ctx, cands, stop_reason, seed, started) {
 # top-m rate over the attacks, against the limits `worst` and `top_m`.
 tune_verdict <- function(b, limits) {
   tab <- as.data.frame(b)
+  # the attacks on the tails have a limit of their own (`tail`)
+  tails <- tab[tab$name %in% tail_attacks(), , drop = FALSE]
+  tab <- tab[!tab$name %in% tail_attacks(), , drop = FALSE]
+  tl <- if (nrow(tails) && any(!is.na(tails$rate))) which.max(tails$rate) else NA_integer_
+  tail_rate <- if (is.na(tl)) NA_real_ else tails$rate[tl]
   w <- if (any(!is.na(tab$rate))) which.max(tab$rate) else NA_integer_
   worst <- if (is.na(w)) NA_real_ else tab$rate[w]
   top <- if (any(!is.na(tab$rate_m))) max(tab$rate_m, na.rm = TRUE) else NA_real_
@@ -828,7 +866,11 @@ tune_verdict <- function(b, limits) {
     wm <- which.max(ifelse(is.na(tab$rate_m), -Inf, tab$rate_m))
     fails <- c(fails, sprintf("top_m (%s %.4f)", tab$name[wm], top))
   }
+  if (!is.na(tail_rate) && !is.null(limits$tail) && tail_rate > limits$tail) {
+    fails <- c(fails, sprintf("tail (%s %.4f)", tails$name[tl], tail_rate))
+  }
   list(pass = !length(fails), worst = worst, worst_attack = if (is.na(w)) NA_character_ else tab$name[w],
+       tail = tail_rate,
        top_m = top, fails = paste(fails, collapse = ", "))
 }
 
@@ -838,6 +880,7 @@ tune_verdict <- function(b, limits) {
 battery_straddles <- function(b, worst, top_m) {
   if (is.null(b)) return("")
   tab <- as.data.frame(b)
+  tab <- tab[!tab$name %in% tail_attacks(), , drop = FALSE] # bounded by `tail`, not by these
   on <- function(p, lo, hi, lim) !is.na(p) & !is.na(lo) & lo <= lim & hi > lim
   # only where the verdict could change: not when another attack misses the limit for sure
   w <- on(tab$rate, tab$lower, tab$upper, worst) & !any(tab$lower > worst, na.rm = TRUE)
@@ -965,8 +1008,16 @@ tune_excess <- function(row, limits, prefix = "") {
   names(got) <- names(lim)
   got[is.na(got) & lim < 1] <- 1
   got[is.na(got)] <- 0
-  sum(pmax(0, got - lim) / pmax(lim, 1e-3))
+  ex <- sum(pmax(0, got - lim) / pmax(lim, 1e-3))
+  # the verification's tail limit (the tail attacks are verified, not searched)
+  if (nzchar(prefix) && !is.null(limits$tail) && !is.null(row$verify_tail) && !is.na(row$verify_tail)) {
+    ex <- ex + max(0, row$verify_tail - limits$tail) / limits$tail
+  }
+  ex
 }
+
+# The attacks of the battery on the tails (bounded by the `tail` limit, not by `worst`).
+tail_attacks <- function() names(Filter(function(a) isTRUE(a$tail), battery_attacks()))
 
 tune_limit_vector <- function(limits) {
   unlist(limits[c("worst", "top_m", "linkage", "linkage_stratum", "top_m_stratum", "risk1", "risk2")])
@@ -993,7 +1044,7 @@ tune_row <- function(e, limits, method, settings) {
              risk2 = e$risk2, reid = e$reid, loss = e$loss,
              meets = !length(fails), fails = paste(fails, collapse = ", "),
              verified = NA, verify_worst = NA_real_, verify_worst_attack = NA_character_,
-             verify_top_m = NA_real_, verify_fails = "", stringsAsFactors = FALSE)
+             verify_top_m = NA_real_, verify_tail = NA_real_, verify_fails = "", stringsAsFactors = FALSE)
 }
 
 tune_k_label <- function(choice) {
@@ -1046,8 +1097,9 @@ print.detanon_tuned <- function(x, ...) {
   older <- c(linkage = l$linkage, linkage_stratum = l$linkage_stratum, top_m_stratum = l$top_m_stratum,
              risk1 = l$risk1, risk2 = l$risk2)
   older <- older[older < 1]
-  wrap(sprintf("Limits: worst one-record attack <= %s, top-%d (every attack that has one) <= %s%s, strata of >= %d records",
+  wrap(sprintf("Limits: worst one-record attack <= %s, top-%d (every attack that has one) <= %s%s%s, strata of >= %d records",
                format(l$worst), l$m, format(l$top_m),
+               if (!is.null(l$tail) && l$tail < 1) paste0(", the tails <= ", format(l$tail)) else "",
                if (length(older)) paste0(", ", paste(sprintf("%s <= %s", names(older), format(older)), collapse = ", ")) else "",
                k_strata), exdent = 8)
   wrap("Search attacks: ", paste(x$attacks, collapse = ", "), exdent = 8)

@@ -90,6 +90,8 @@ SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, int want_
 /* keyed_glue.c: the keyed k-means of one stratum (anonymise_keyed()) */
 SEXP ffi_keyed_kmeans(SEXP z, SEXP c, SEXP kmin, SEXP restarts, SEXP maxit, SEXP secret, SEXP nthreads);
 SEXP keyed_kmeans_run(SEXP z, SEXP c, SEXP kmin, SEXP restarts, SEXP maxit, SEXP secret, int nt, int ref);
+/* the keyed uniforms of groups of rows (the noise of shared centroids, R/centroid_noise.R) */
+SEXP ffi_keyed_group_uniforms(SEXP x, SEXP off, SEXP nout, SEXP secret);
 /* freq_glue.c: sums per key combination (risk_frequencies(), risk_individual(), ...) */
 SEXP ffi_group_sums(SEXP x, SEXP g, SEXP n_groups);
 /* the 128-bit working key of a raw secret (keyed.c's keyed_derive()) */

@@ -55,6 +55,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_knn_centroids",  (DL_FUNC) &ffi_knn_centroids,  5},
     /* keyed_glue.c: the keyed k-means of anonymise_keyed() */
     {"ffi_keyed_kmeans",   (DL_FUNC) &ffi_keyed_kmeans,   7},
+    {"ffi_keyed_group_uniforms", (DL_FUNC) &ffi_keyed_group_uniforms, 4},
     /* mdav_glue.c: anonymise_mdav() */
     {"ffi_mdav",           (DL_FUNC) &ffi_mdav,           8},
     /* freq_glue.c: sums per key combination (categorical risk measures) */

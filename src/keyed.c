@@ -123,6 +123,29 @@ double keyed_row_step(const double *row, int d, uint64_t salt, uint64_t k0, uint
     return keyed_step_uniform(row_hash(row, d, salt, k0, k1), step);
 }
 
+void keyed_group_uniforms(const double *x, ptrdiff_t n, int d, const int *off, int ngroups, int nout,
+                          uint64_t salt, uint64_t k0, uint64_t k1, unsigned char *buf, double *u)
+{
+    for (int g = 0; g < ngroups; g++) {
+        const ptrdiff_t from = off[g], to = off[g + 1];
+        store_le64(buf, salt);
+        store_le64(buf + 8, (uint64_t) (to - from));
+        size_t len = 16;
+        for (ptrdiff_t i = from; i < to; i++) {
+            for (int j = 0; j < d; j++) {
+                double v = x[(ptrdiff_t) j * n + i];
+                if (v == 0) v = 0; /* -0 as +0 */
+                uint64_t bits;
+                memcpy(&bits, &v, sizeof bits);
+                store_le64(buf + len, bits);
+                len += 8;
+            }
+        }
+        const uint64_t h = keyed_siphash(buf, len, k0, k1);
+        for (int j = 0; j < nout; j++) u[(ptrdiff_t) j * ngroups + g] = keyed_step_uniform(h, j);
+    }
+}
+
 static double sq_dist(const double *z, ptrdiff_t n, int d, ptrdiff_t i, const double *cen, int g)
 {
     double s = 0;

@@ -30,6 +30,15 @@ void keyed_hashes(const double *z, ptrdiff_t n, int d, uint64_t salt, uint64_t k
 double keyed_step_uniform(uint64_t h, int step);
 double keyed_row_step(const double *row, int d, uint64_t salt, uint64_t k0, uint64_t k1, int step);
 
+/* For every group g of the rows of x (n x d, column-major; group g = rows off[g] ..
+ * off[g + 1] - 1, in a canonical order): the keyed hash h of (salt, the group's size, the
+ * IEEE bit patterns of its rows' values, row after row, -0 as +0), all as little-endian
+ * 8-byte words, and u[g + ngroups * j] = keyed_step_uniform(h, j) for j < nout. A group
+ * with the same rows gets the same uniforms; one row more or fewer, independent ones.
+ * `buf` holds at least 16 + 8 * d * (largest group) bytes. */
+void keyed_group_uniforms(const double *x, ptrdiff_t n, int d, const int *off, int ngroups, int nout,
+                          uint64_t salt, uint64_t k0, uint64_t k1, unsigned char *buf, double *u);
+
 /* k-means of the n points z (n x d, column-major) into at most c groups of at least kmin
  * points, best of `restarts` keyed k-means++ starts (Lloyd iterations, at most maxit):
  * seeds are drawn by the exponential race argmin E_i / D2_i with E_i = -log(u_i) from the

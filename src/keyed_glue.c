@@ -49,3 +49,34 @@ SEXP keyed_kmeans_run(SEXP z, SEXP c_, SEXP kmin_, SEXP restarts_, SEXP maxit_, 
     UNPROTECT(1);
     return out;
 }
+
+/* x: the n x d values of the masked columns with the rows of every group together, in a
+ * canonical order; off: the G + 1 group offsets (0, ..., n); nout: uniforms per group;
+ * secret (raw). Returns the G x nout keyed uniforms of the groups (keyed_group_uniforms()),
+ * from which centroid_noise() (R/centroid_noise.R) draws the noise of the group means. */
+SEXP ffi_keyed_group_uniforms(SEXP x, SEXP off_, SEXP nout_, SEXP secret)
+{
+    const ptrdiff_t n = Rf_nrows(x);
+    const int d = Rf_ncols(x), nout = Rf_asInteger(nout_);
+    const R_xlen_t ng1 = XLENGTH(off_);
+    if (TYPEOF(x) != REALSXP || TYPEOF(off_) != INTSXP || ng1 < 1 || d < 1 || nout < 1)
+        Rf_error("internal error: bad input to ffi_keyed_group_uniforms");
+    const int ngroups = (int) (ng1 - 1);
+    const int *off = INTEGER_RO(off_);
+    ptrdiff_t largest = 0;
+    if (off[0] != 0 || off[ngroups] != n) Rf_error("internal error: bad offsets in ffi_keyed_group_uniforms");
+    for (int g = 0; g < ngroups; g++) {
+        if (off[g + 1] < off[g]) Rf_error("internal error: bad offsets in ffi_keyed_group_uniforms");
+        if (off[g + 1] - off[g] > largest) largest = off[g + 1] - off[g];
+    }
+    uint64_t k0, k1;
+    keyed_secret_key(secret, &k0, &k1);
+    unsigned char *buf = (unsigned char *) detanon_alloc((size_t) (16 + 8 * (size_t) d * (size_t) largest), 1);
+    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, ngroups, nout));
+    if (ngroups > 0) {
+        const double *xp = n > 0 ? REAL_RO(x) : NULL;
+        keyed_group_uniforms(xp, n, d, off, ngroups, nout, UINT64_C(0x6573696f6e), k0, k1, buf, REAL(out));
+    }
+    UNPROTECT(1);
+    return out;
+}

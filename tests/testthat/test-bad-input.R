@@ -567,6 +567,9 @@ bad("tune_release: k above the strata", bi_d, tr(k = 11), "the limit `k_strata` 
 bad("tune_release: top_m impossible", bi_d, tr(m = 10, top_m = 0.5), "the limit `top_m` = 0.5 cannot be met with `m` = 10")
 bad("tune_release: objective", bi_d, tr(objective = "mse"), "`objective` must be")
 bad("tune_release: worst 0", bi_d, tr(worst = 0), "the limit `worst` must be a single share in \\(0, 1\\]")
+bad("tune_release: tail 0", bi_d, tr(tail = 0), "the limit `tail` must be a single share in \\(0, 1\\]")
+bad("tune_release: noise NA", bi_d, tr(noise = NA), "`noise` must be")
+bad("tune_release: verify differencing", bi_d, tr(verify = "differencing"), "which compare two releases")
 bad("tune_release: attacks", bi_d, tr(attacks = "nearest"), "`attacks` must name attacks of the battery")
 bad("tune_release: verify NA", bi_d, tr(verify = NA_character_), "`verify` must name attacks of the battery")
 bad("tune_release: inference without sensitive", bi_d, tr(attacks = "inference"), "needs a `sensitive` column")
@@ -641,6 +644,20 @@ bad("attack_singling_out: bins = 0", bi_pair(), function(p) attack_singling_out(
 bad("attack_singling_out: constant column", bi_pair(bi_const, bi_mod(bi_m, x = 1)),
     function(p) attack_singling_out(p$o, p$m, intruder = intruder(vars = "y", strata = "g", keys = "x")), NA,
     function(r) expect_true(r$rate >= 0 && r$rate <= 1))
+bad("attack_differencing: no previous", bi_pair(), function(p) attack_differencing(p$o, p$m, intruder = bi_it()),
+    "`previous` must be another release of the same people")
+bad("attack_differencing: previous_original of other rows", bi_pair(),
+    function(p) attack_differencing(p$o, p$m, previous = p$m, previous_original = p$o[-1, ], intruder = bi_it()),
+    "`previous_original` must have the rows of `previous`")
+bad("attack_composition: previous a matrix", bi_pair(),
+    function(p) attack_composition(p$o, p$m, previous = as.matrix(p$m), intruder = bi_it()),
+    "`previous` must be another release of the same people \\(a data frame\\), not")
+bad("risk_battery: previous without a column", bi_pair(),
+    function(p) risk_battery(p$o, p$m, intruder = bi_it(), previous = p$m["x"]), "`previous` lacks columns of `masked`")
+bad("attack_tails: part", bi_pair(), function(p) attack_tails(p$o, p$m, intruder = bi_it(), part = "all"),
+    "`part` must be one of")
+bad("attack_tails: n_extreme = 0", bi_pair(), function(p) attack_tails(p$o, p$m, intruder = bi_it(), part = "extremes", n_extreme = 0),
+    "`n_extreme` must be a single whole number >= 1")
 bad("attack_inference: holdout", bi_pair(), function(p) attack_inference(p$o, p$m, sensitive = "s", holdout = 0,
                                                                          intruder = bi_it()),
     "`holdout` must be a single finite number > 0 and <= 0.9")
@@ -721,6 +738,11 @@ bad("anonymise_keyed: k > stratum size", bi_d, ak(key = bi_key, k = 11, size = 1
     "fewer than k = 11 records")
 bad("anonymise_keyed: NA in vars", bi_na, ak(key = bi_key, vars = "x"), "`vars` have missing values")
 bad("anonymise_keyed: format", bi_d, ak(key = bi_key, format = "round"), "`format` must be NULL or one of")
+bad("anonymise_keyed: noise NA", bi_d, ak(key = bi_key, noise = NA), "`noise` must be")
+bad("anonymise_mdav: noise NA", bi_d, function(x) anonymise_mdav(x, noise = NA, check_identifiers = FALSE), "`noise` must be")
+bad("anonymise_mdav: short key", bi_d, function(x) anonymise_mdav(x, noise = TRUE, key = "short", check_identifiers = FALSE),
+    "`key` must be the custodian's secret")
+bad("anonymise_keyed: noise as text", bi_d, ak(key = bi_key, noise = "yes"), "`noise` must be")
 bad("anonymise_keyed: 65 variables", as.data.frame(matrix(stats::rnorm(650), 10)), ak(key = bi_key, strata = character()),
     "At most 64 varying `vars` can be masked together \\(65 given\\)")
 bad("anonymise_keyed: constant column", bi_const, ak(key = bi_key, vars = c("x", "y"), strata = "g"), NA,

@@ -256,7 +256,7 @@ test_that("a tune_release() result is reported with its frontier", {
   # and the report leaves them out of the original too)
   expect_message(
     tu <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), worst = 1, linkage = 0.5,
-                       top_m = 1, risk1 = 0.1, risk2 = 0.1, methods = "anonymise", max_tries = 2,
+                       top_m = 1, tail = 1, risk1 = 0.1, risk2 = 0.1, methods = "anonymise", max_tries = 2,
                        small_strata = "suppress"),
     class = "detanon_message_suppress")
   expect_identical(sum(!tu$kept), 3L)
@@ -359,7 +359,9 @@ test_that("a tune_release() result is reported for the intruder of its search", 
   txt <- report_text(release_report(d, tu, tempfile(fileext = ".html")))
   expect_has(txt, paste("an intruder who", html_escape_test(paste(format(who), collapse = " and "))))
   bat <- as.data.frame(risk_battery(d, tu$release, intruder = who, seed = 1))
-  expect_has(txt, sprintf("is right for %s%% of the records", format(signif(100 * max(bat$rate), 3))))
+  # (the worst attack but those on the tails, which have a limit of their own)
+  worst <- max(bat$rate[!bat$name %in% c("tail_outliers", "tail_extremes")])
+  expect_has(txt, sprintf("is right for %s%% of the records", format(signif(100 * worst, 3))))
   # an intruder given to the report replaces it
   txt2 <- report_text(release_report(d, tu, tempfile(fileext = ".html"), intruder = intruder(vars, strata)))
   expect_false(grepl("also Survived", txt2, fixed = TRUE))
@@ -547,8 +549,11 @@ test_that("write_release() quotes and escapes labelled text, and writes labelled
 
 test_that("the verdict names the published columns the intruder holds and an interval that straddles a limit", {
   d <- titanic_paper()[-1]
+  # (exact MDAV group means, whose groups the algorithm-aware intruder recomputes; the noise
+  # of the default moves the points off its candidates)
   tu <- suppressMessages(tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
-                                      methods = "mdav", small_strata = "suppress", seed = 1))
+                                      methods = "mdav", small_strata = "suppress", noise = FALSE, tail = 1,
+                                      seed = 1))
   b <- tu$battery
   tab <- as.data.frame(b)
   w <- which.max(tab$rate)

@@ -217,7 +217,7 @@ test_that("tune_release() on an sdcMicroObj returns its report with the object a
   skip_if_not_installed("sdcMicro")
   sdc <- sdc_testdata()
   # (the narrower intruder: roof, a key variable published unchanged, is no key of it)
-  args <- list(strata = c("urbrur", "sex"), methods = "anonymise", worst = 1, top_m = 1, intruder = intruder())
+  args <- list(strata = c("urbrur", "sex"), methods = "anonymise", worst = 1, top_m = 1, tail = 1, intruder = intruder())
   tuned <- suppressMessages(do.call(tune_release, c(list(sdc), args)))
   ref <- suppressMessages(do.call(tune_release, c(list(sdc_extract(sdc), vars = sdc_nums), args)))
   expect_s3_class(tuned, "detanon_tuned")

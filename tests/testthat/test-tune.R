@@ -15,10 +15,13 @@ titanic_tuned <- local({
   }
 })
 
-# The worst one-record rate and the worst top-m rate of a battery, by hand from its table.
+# The worst one-record rate and the worst top-m rate of a battery, by hand from its table
+# (the attacks on the tails apart: their largest rate is `tail`, with a limit of its own).
 battery_worst <- function(b) {
   tab <- as.data.frame(b)
-  c(worst = max(tab$rate, na.rm = TRUE), top_m = max(tab$rate_m, na.rm = TRUE))
+  tail <- tab$name %in% c("tail_outliers", "tail_extremes")
+  c(worst = max(tab$rate[!tail], na.rm = TRUE), top_m = max(tab$rate_m[!tail], na.rm = TRUE),
+    tail = if (any(tail)) max(tab$rate[tail], na.rm = TRUE) else NA_real_)
 }
 
 test_that("with its defaults the Titanic release meets the limits on the whole battery", {
@@ -27,7 +30,7 @@ test_that("with its defaults the Titanic release meets the limits on the whole b
   expect_false(is.null(rel))
   expect_identical(tu$attacks, c("linkage_released", "linkage_original"))
   expect_setequal(tu$verify, c("linkage_released", "linkage_original", "singling_out", "assignment",
-                               "fellegi_sunter", "recipe"))
+                               "fellegi_sunter", "recipe", "tail_outliers", "tail_extremes"))
   # the verification, recomputed by the public function: every attack, the limits 0.1 and 0.3
   b <- risk_battery(d, rel, intruder = intruder(v_t, st_t), seed = 1)
   w <- battery_worst(b)
@@ -36,6 +39,9 @@ test_that("with its defaults the Titanic release meets the limits on the whole b
   expect_equal(as.data.frame(tu$battery), as.data.frame(b))
   expect_equal(tu$chosen$verify_worst, w[["worst"]])
   expect_equal(tu$chosen$verify_top_m, w[["top_m"]])
+  # the tails: within their limit (0.2)
+  expect_lte(w[["tail"]], 0.2)
+  expect_equal(tu$chosen$verify_tail, w[["tail"]])
   expect_true(tu$chosen$verified)
   # the search measures are those of the search attacks
   bs <- as.data.frame(risk_battery(d, rel, intruder = intruder(v_t, st_t), attacks = tu$attacks, control = FALSE,
@@ -130,8 +136,9 @@ test_that("the search attacks and the verification attacks are the user's", {
 
 test_that("the older limits still bind when given", {
   d <- titanic_paper()[-1]
+  # (no tail limit: the older limits alone)
   tu <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, worst = 0.3, top_m = 0.7, linkage = 0.02, risk1 = 0.01,
-                     risk2 = 0.001, methods = c("anonymise", "stratum", "adaptive", "mdav"))
+                     risk2 = 0.001, tail = 1, methods = c("anonymise", "stratum", "adaptive", "mdav"))
   rel <- tu$release
   expect_false(is.null(rel))
   expect_lte(risk_linkage(d, rel, vars = v_t, strata = st_t)$rate, 0.02)
@@ -164,7 +171,9 @@ test_that("MDAV groups: k to 2k - 1 records within a stratum, released as their 
     rel <- as.data.frame(tu$release)
     key <- do.call(paste, c(d[st_t], rel[v_t]))
     expect_gte(min(table(key)), 10L)
-    expect_true(all(abs(tapply(d$Fare, key, mean) - tapply(rel$Fare, key, mean)) < 1e-6))
+    # the group means with the keyed noise (noise = TRUE, the default): no group's is exact
+    expect_true(release_info(tu$release)$settings$noise)
+    expect_true(all(abs(tapply(d$Fare, key, mean) - tapply(rel$Fare, key, mean)) > 1e-9))
   }
 })
 test_that("limits hold on random data, verified by the battery; same inputs, same release", {
@@ -368,12 +377,19 @@ test_that("a search that cannot meet its limits says how close it got and why it
 test_that("keyed candidates with the custodian's key: chosen when least loss, the key never shown or stored", {
   d <- titanic_paper()[-1]
   key <- "tune-test-secret-7f3a9c"
-  tu <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, key = key, methods = c("mdav", "keyed"))
+  # exact group means (noise = FALSE): the keyed groups, which adapt to the density, have
+  # the least loss; with the noise (below), the chosen release is the verified one of least loss
+  tu <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, key = key, methods = c("mdav", "keyed"),
+                     noise = FALSE)
   t <- tu$tried
   expect_true(any(t$method == "keyed"))
   expect_identical(tu$chosen$method, "keyed")
   size <- as.integer(sub("keyed groups of mean size ([0-9]+),.*", "\\1", tu$chosen$settings))
-  again <- anonymise_keyed(d, vars = v_t, strata = st_t, k = 2, key = key, size = size, check_identifiers = FALSE)
+  kk <- as.integer(sub(".*k = ([0-9]+)$", "\\1", tu$chosen$settings))
+  # groups of at least 1 / tail = 5 records
+  expect_identical(kk, 5L)
+  again <- anonymise_keyed(d, vars = v_t, strata = st_t, k = kk, key = key, size = size, noise = FALSE,
+                           check_identifiers = FALSE)
   expect_identical(as.data.frame(again), as.data.frame(tu$release))
   w <- battery_worst(risk_battery(d, tu$release, intruder = intruder(v_t, st_t), seed = 1))
   expect_lte(w[["worst"]], 0.1)
@@ -385,6 +401,13 @@ test_that("keyed candidates with the custodian's key: chosen when least loss, th
              utils::capture.output(print(release_info(tu$release))), deparse(tu))
   expect_false(any(grepl(key, shown, fixed = TRUE)))
   expect_false(any(grepl(paste(as.character(charToRaw(key)), collapse = " "), shown, fixed = TRUE)))
+  # with the noise (the default), drawn from the key for both families: the least loss verified
+  tn <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, key = key, methods = c("mdav", "keyed"))
+  tt <- tn$tried
+  expect_identical(tn$chosen$loss, min(tt$loss[tt$meets & !(tt$verified %in% FALSE)]))
+  expect_true(release_info(tn$release)$settings$noise)
+  shown <- c(utils::capture.output(print(tn)), utils::capture.output(utils::str(unclass(tn))), deparse(tn))
+  expect_false(any(grepl(key, shown, fixed = TRUE)))
   # without a key the family is left out, and says so
   no <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, methods = c("mdav", "keyed"))
   expect_false(any(no$tried$method == "keyed"))
@@ -405,8 +428,10 @@ test_that("keyed candidates without a key, and nothing else to search, are refus
 
 test_that("issue 36, Titanic: the narrower intruder's release re-identifies more with Survived; the default names it or suppresses", {
   d <- titanic_paper()[-1]
-  # the old default (the narrower intruder): MDAV groups of 10, worst 0.094 on its own terms
-  old <- tune_release(d, vars = v_t, strata = st_t, methods = "mdav", intruder = intruder(), seed = 1)
+  # the old default (the narrower intruder, exact group means, no tail limit): MDAV groups of
+  # 10, worst 0.094 on its own terms
+  old <- tune_release(d, vars = v_t, strata = st_t, methods = "mdav", intruder = intruder(), noise = FALSE,
+                      tail = 1, seed = 1)
   expect_match(old$chosen$settings, "k = 10")
   # (the algorithm-aware intruder recomputes the MDAV groups of anonymise_mdav(): one record
   # per group, 81 of 891; 0.0945, nearest linkage, before it could)
@@ -443,7 +468,7 @@ test_that("issue 36, Titanic: the narrower intruder's release re-identifies more
   expect_output(print(sup), "every published column\\s+not masked or\\s+sensitive,\\s+exactly:\\s+Survived")
   # declared sensitive, Survived is no key: the search is the narrower one's
   sens <- tune_release(d, vars = v_t, strata = st_t, methods = "mdav", sensitive = "Survived",
-                       verify = c("linkage_released", "linkage_original"), seed = 1)
+                       verify = c("linkage_released", "linkage_original"), noise = FALSE, tail = 1, seed = 1)
   expect_identical(sens$keys, character())
   expect_identical(sens$chosen$settings, old$chosen$settings)
   expect_identical(sens$release[v_t], old$release[v_t])
@@ -457,7 +482,9 @@ test_that("issue 36, sdcMicro's testdata as a custodian publishes it: 0.100 repo
             "expend", "income", "savings")
   td <- testdata[cols]
   v <- c("expend", "income", "savings")
-  old <- tune_release(td, vars = v, methods = "mdav", intruder = intruder(), seed = 1)
+  # (the old default: the narrower intruder, exact group means, no tail limit)
+  old <- tune_release(td, vars = v, methods = "mdav", intruder = intruder(), noise = FALSE, tail = 1,
+                      seed = 1)
   # (the algorithm-aware intruder recomputes the MDAV groups: one record per group of 10,
   # 458 of 4,580; 0.0963 before it could)
   expect_equal(old$chosen$verify_worst, 0.1, tolerance = 1e-9)
@@ -488,4 +515,18 @@ test_that("battery_straddles() names the attacks whose interval holds a limit th
   # a top-m interval holding its limit
   expect_match(st(fake(0.05, 0.03, 0.07, 0.29, 0.25, 0.33), 0.1, 0.3), "a1 top-m 0.2900")
   expect_identical(st(NULL, 0.1, 0.3), "")
+})
+
+test_that("keyed candidates within cells of the published columns: groups of 1 / tail records, capped by the smallest cell", {
+  # (Survived, published, makes cells of 3 and 4 records: groups of 5 cannot be formed there)
+  d <- titanic_paper()[-1]
+  tu <- suppressMessages(tune_release(d, vars = v_t, strata = st_t, key = "tune-test-secret-7f3a9c",
+                                      methods = "keyed", small_strata = "suppress", seed = 1))
+  expect_true(all(grepl("k = 3$", tu$tried$settings)))
+  expect_false(is.null(tu$release))
+  expect_lte(tu$chosen$verify_tail, 0.2)
+  # with larger cells, groups of at least 1 / tail = 5
+  tn <- tune_release(d, vars = v_t, strata = st_t, key = "tune-test-secret-7f3a9c", methods = "keyed",
+                     intruder = intruder(), seed = 1)
+  expect_true(all(grepl("k = 5$", tn$tried$settings)))
 })
