@@ -243,33 +243,9 @@ inference_holdout <- function(s, sensitive, m, nthreads, tolerance, type, share,
 
 # The masking of a release as its metadata record it, as a function of a data frame (for
 # the holdout), or NULL when it cannot be made again: no current metadata, or a masking
-# that needs what the metadata do not hold (a secret key).
+# that needs what the metadata do not hold (a secret key, the keyed noise of its means).
 holdout_mask <- function(masked) {
   info <- tryCatch(suppressWarnings(release_info(masked)), error = function(e) NULL)
-  if (is.null(info)) return(NULL)
-  if (replay_known(info)) return(replay_mask(info))
-  set <- info$settings
-  if (identical(info$verb, "tune_release") && identical(set$method, "mdav")) {
-    return(function(d) mdav_remake(d, set$vars, set$strata, set$k, set$format))
-  }
-  NULL
-}
-
-# The MDAV release of tune_release() (mdav_release()) made from `d`: groups of `k` within
-# strata on the z-scale of `d`, every record releasing its group's means.
-mdav_remake <- function(d, vars, strata, k, format) {
-  df <- as.data.frame(d, stringsAsFactors = FALSE)
-  x0 <- numeric_matrix(df, vars)
-  st <- col_stats(x0)
-  sd <- ifelse(is.finite(st$sd) & st$sd > 0, st$sd, 1)
-  z <- sweep(sweep(x0, 2L, st$mean), 2L, sd, "/")
-  id <- stratum_ids(df, strata)
-  g <- mdav_strata(z, id, k)
-  size <- tabulate(g)
-  means <- rowsum(x0, g, reorder = TRUE) / size
-  for (j in seq_along(vars)) {
-    df[[vars[j]]] <- format_masked(means[g, j], x0[, j], k, if (is.null(format)) "none" else format,
-                                   is.integer(df[[vars[j]]]))
-  }
-  df
+  if (is.null(info) || !replay_known(info) || isTRUE(info$settings$noise)) return(NULL)
+  replay_mask(info)
 }
