@@ -10,7 +10,14 @@
 #' ([release_report()]) and the R script that reproduces the release from the file.
 #'
 #' The recommended method is the search [tune_release()], over the families ticked (kNN
-#' centroids, k per stratum, adaptive k, MDAV groups, keyed groups, shuffling). Keyed groups
+#' centroids, k per stratum, adaptive k, MDAV groups, keyed groups, shuffling). Its intruder
+#' (that of [intruder_published()]) holds every column published unchanged, such as an
+#' outcome, except the `sensitive` column the custodian may choose (the one the inference
+#' attack guesses). When those columns leave records in cells too small for the limits,
+#' the choice "Records that published columns make rare" decides: "no release, name the
+#' columns" (`small_strata = "fail"`, the default) or "leave those records out"
+#' (`"suppress"`: the release, its measures and the report cover the other records). Both
+#' settings are written in the script and passed to the report. Keyed groups
 #' need a secret key: "Generate a key" fills the key box with 32 random characters
 #' (from `openssl::rand_bytes()` when openssl is installed). Keep the key with the original
 #' data and never publish it; the app writes it nowhere (the script reads it from the
@@ -40,7 +47,8 @@
 #' The server checks every setting it receives, as a client can send any value: the
 #' method is one of the four choices, the limits shares in (0, 1], the key 16 to 1000
 #' characters, `k` a single whole number from 1 to the number of
-#' records, the columns are columns of the data, and the other settings are among the
+#' records, the columns are columns of the data (the sensitive one at most one column, not
+#' masked, a stratum or an identifier), and the other settings are among the
 #' choices shown. The model box takes a formula over the columns of the data (without
 #' the identifiers), numbers, the operators `+ - * / : ^ ( )`, `.` and the functions
 #' `I()`, `log()`, `log1p()`, `log2()`, `log10()`, `exp()`, `sqrt()`, `abs()`, `poly()`,
@@ -276,6 +284,9 @@ app_choices <- list(
   # (only "fail": the measures compare every record in its original stratum, which
   # "suppress" and "merge" change; assess() refuses both)
   small_strata = "fail",
+  # the search's records that published columns make rare (tune_release(small_strata = )):
+  # left out before the search, so the measures compare the records released
+  tune_small_strata = c("no release, name the columns" = "fail", "leave those records out" = "suppress"),
   na = c("fail", "median", "mean", "median_stratum", "mean_stratum"),
   stir_method = c("shuffle", "flatten"),
   family = c("gaussian", "binomial", "poisson"))
@@ -362,12 +373,30 @@ app_tune_methods <- function(x) {
   choices[choices %in% x]
 }
 
-# A setting that must be one of its choices.
-app_choice <- function(x, arg) {
+# A setting that must be one of its choices (`label`: its name in the message).
+app_choice <- function(x, arg, label = paste0("`", arg, "`")) {
   choices <- unname(app_choices[[arg]])
   if (!is.character(x) || length(x) != 1L || is.na(x) || !x %in% choices) {
-    stop_arg("`", arg, "` must be one of ", paste0("\"", choices, "\"", collapse = ", "), ", not ",
+    stop_arg(label, " must be one of ", paste0("\"", choices, "\"", collapse = ", "), ", not ",
              show_value(x), ".")
+  }
+  x
+}
+
+# The sensitive column of the search: NULL (none chosen) or one column of `d` that is
+# published (not a direct identifier) and not masked or a stratum.
+app_sensitive <- function(x, d, ids, vars, strata) {
+  x <- app_cols(x, d, "sensitive")
+  if (!length(x)) return(NULL)
+  if (length(x) > 1L) {
+    stop_arg("`sensitive` must be at most one column (the one an attack guesses), not ", quote_names(x), ".",
+             kind = "column")
+  }
+  role <- if (x %in% ids) "a direct identifier (dropped)" else if (x %in% vars) "a variable to mask"
+          else if (x %in% strata) "a stratum"
+  if (!is.null(role)) {
+    stop_arg("`sensitive`: `", x, "` is ", role, "; choose a column published unchanged, or none.",
+             kind = "column")
   }
   x
 }
@@ -396,9 +425,14 @@ app_settings <- function(input, d) {
     methods <- app_tune_methods(input$tune_methods)
     key <- app_key(input$key, methods)
     if (is.null(key)) methods <- setdiff(methods, "keyed")
+    sensitive <- app_sensitive(input$sensitive, d, ids, vars, strata)
+    # (not sent: tune_release()'s default, no release)
+    rare <- app_choice(if (is.null(input$tune_small_strata)) "fail" else input$tune_small_strata,
+                       "tune_small_strata", "`small_strata` of the search")
   }
   args <- c(list(vars = vars, strata = if (length(strata)) strata, k = k), switch(verb,
-    tune_release = list(worst = worst, top_m = top_m, methods = methods, seed = 1L),
+    tune_release = list(worst = worst, top_m = top_m, methods = methods, sensitive = sensitive,
+                        small_strata = rare, seed = 1L),
     anonymise = list(na = app_choice(input$na, "na"), small_strata = app_choice(input$small_strata, "small_strata")),
     anonymise_adaptive = list(k_max = check_whole(input$k_max, "k_max", min = k, max = nrow(d))),
     stir = list(method = app_choice(input$stir_method, "stir_method"),
@@ -421,6 +455,29 @@ app_error_advice <- function(e) {
   sub("\nLower `k`, generalise the strata variables, or use [^\n]*$",
       paste0("\nLower k, or choose fewer strata on the Roles tab (or coarser ones: recode the file, e.g. ",
              "with generalise_strata() in R)."), msg)
+}
+
+# The error of a search on `work` that returned no release. When it could not start, as
+# the published columns leave cells too small for the limits, the message names them
+# (tune_release()'s explanation) and gives the choices of the app instead of the
+# console's arguments: "leave those records out" while records are in cells of fewer
+# than k_strata (else the limits cannot be met even without them). Otherwise it gives
+# the limits and what to change.
+app_no_release <- function(tuned, s, work) {
+  if (length(tuned$keys) && !nrow(tuned$tried)) {
+    why <- sub("^No release: ", "", sub(" Mask those columns .*$", "", paste(tuned$stop, collapse = " ")))
+    sizes <- tabulate(stratum_ids(work, c(s$strata, tuned$keys)))
+    rare <- identical(s$args$small_strata, "fail") && any(sizes < tuned$limits[["k_strata"]])
+    stop_arg("the search returned no release: ", why, " In the app: ",
+             if (rare) "under \"Records that published columns make rare\" choose \"leave those records out\"; or "
+             else "loosen the limits (worst, top_m) or choose fewer strata; or ",
+             "choose the column as the sensitive one, add it to the variables to mask, or drop it as a direct ",
+             "identifier if it should not be published.", kind = "data")
+  }
+  stop_arg("no candidate of the search met every limit (worst <= ", format(s$worst), ", top_m <= ",
+           format(s$top_m), "). ", paste(tuned$stop, collapse = " "), " In the app: tick more ",
+           "families, give a key for keyed groups, drop columns that should not be published (as ",
+           "direct identifiers), or loosen the limits.", kind = "data")
 }
 
 # ---- the model formula --------------------------------------------------------------------
@@ -549,7 +606,9 @@ app_script <- function(source, identifiers, verb, args, formula = NULL, family =
                     if (tune && keyed) list(key = quote(Sys.getenv("DETANON_KEY")))))
   report <- as.call(c(list(quote(release_report), quote(data), if (tune) quote(tuned) else quote(release),
                            "report.html"),
-                      list(vars = args$vars, strata = args$strata, release_file = "release.csv"),
+                      list(vars = args$vars, strata = args$strata),
+                      if (!is.null(args$sensitive)) list(sensitive = args$sensitive),
+                      list(release_file = "release.csv"),
                       if (!is.null(k)) list(k = k),
                       if (!is.null(formula)) list(formula = formula),
                       if (!is.null(formula) && family != "gaussian") list(family = call(family)),
@@ -626,6 +685,21 @@ app_ui <- function() {
             shiny::conditionalPanel("input.method == 'tune_release'",
               shiny::checkboxGroupInput("tune_methods", "Families the search tries", app_choices$tune_methods,
                                         selected = unname(app_choices$tune_methods)),
+              shiny::selectizeInput("sensitive", paste(
+                "Sensitive column, optional: the custodian's secret the attacks try to guess; the intruder is not",
+                "assumed to hold it"), choices = NULL, multiple = TRUE, options = list(maxItems = 1L)),
+              shiny::radioButtons("tune_small_strata", "Records that published columns make rare",
+                choiceNames = list(
+                  shiny::span(shiny::strong(names(app_choices$tune_small_strata)[1L], .noWS = "after"),
+                              ": the search makes no release and names the columns published unchanged that leave ",
+                              "records in groups too small for the limits."),
+                  shiny::span(shiny::strong(names(app_choices$tune_small_strata)[2L], .noWS = "after"),
+                              ": those records are not released (the app says how many); the others are masked and ",
+                              "checked as usual.")),
+                choiceValues = unname(app_choices$tune_small_strata)),
+              shiny::p(class = "app-note", "An intruder is assumed to hold every column published unchanged (not ",
+                       "masked, not an identifier, not sensitive, e.g. an outcome such as Survived): with the strata ",
+                       "it can single out the records whose combination is rare."),
               shiny::textInput("key", "Secret key of keyed groups (16 characters or more)", ""),
               shiny::actionButton("gen_key", "Generate a key"),
               shiny::p(class = "app-note", id = "key_note",
@@ -706,6 +780,7 @@ app_server <- function(data = NULL) {
       shiny::updateSelectizeInput(session, "identifiers", choices = names(d), selected = ids)
       shiny::updateSelectizeInput(session, "vars", choices = names(d), selected = vars)
       shiny::updateSelectizeInput(session, "strata", choices = app_strata_choices(d, ids), selected = strata)
+      shiny::updateSelectizeInput(session, "sensitive", choices = names(d), selected = character())
       set_status(sprintf("Loaded %s: %s, %s%s.", source$name, plural(nrow(d), "record"), plural(ncol(d), "column"),
                          if (!is.null(source$encoding) && source$encoding %in% names(app_encoding_label))
                            paste0(" (the file is not UTF-8: read as ", app_encoding_label[[source$encoding]], ")")
@@ -743,7 +818,8 @@ app_server <- function(data = NULL) {
       shiny::req(d)
       pick <- function(x) if (is.character(x)) intersect(x, names(d)) else character()
       ids <- pick(input$identifiers)
-      list(identifiers = ids, vars = setdiff(pick(input$vars), ids), strata = setdiff(pick(input$strata), ids))
+      list(identifiers = ids, vars = setdiff(pick(input$vars), ids), strata = setdiff(pick(input$strata), ids),
+           sensitive = pick(input$sensitive))
     })
     k_value <- shiny::reactive({
       k <- input$k
@@ -803,7 +879,8 @@ app_server <- function(data = NULL) {
       s <- tryCatch(app_settings(list(identifiers = input$identifiers, vars = input$vars, strata = input$strata,
                                       method = input$method, k = input$k, na = input$na,
                                       worst = input$worst, top_m = input$top_m, tune_methods = input$tune_methods,
-                                      key = input$key,
+                                      key = input$key, sensitive = input$sensitive,
+                                      tune_small_strata = input$tune_small_strata,
                                       small_strata = input$small_strata, k_max = input$k_max,
                                       stir_method = input$stir_method, seed = input$seed,
                                       formula = input$formula, family = input$family), d),
@@ -826,14 +903,13 @@ app_server <- function(data = NULL) {
         tuned <- NULL
         if (s$verb == "tune_release") {
           tuned <- made
-          if (is.null(tuned$release)) {
-            # (the search's own explanation, e.g. published columns that make records unique)
-            stop_arg("no candidate of the search met every limit (worst <= ", format(s$worst), ", top_m <= ",
-                     format(s$top_m), "). ", paste(tuned$stop, collapse = " "), " In the app: tick more ",
-                     "families, give a key for keyed groups, drop columns that should not be published (as ",
-                     "direct identifiers), or loosen the limits.", kind = "data")
-          }
+          if (is.null(tuned$release)) app_no_release(tuned, s, work)
           release <- tuned$release
+          # the records the search left out (small_strata = "suppress") are not compared
+          if (!is.null(tuned$kept)) {
+            work <- work[tuned$kept, , drop = FALSE]
+            rownames(work) <- NULL
+          }
         } else {
           release <- made
         }
@@ -846,7 +922,7 @@ app_server <- function(data = NULL) {
         shiny::incProgress(0.2, detail = "risk battery")
         b <- risk_battery(work, release, intruder = if (!is.null(tuned)) tuned$battery$intruder
                                                     else intruder(s$vars, if (length(s$strata)) s$strata),
-                          m = limits$m, seed = 1)
+                          m = limits$m, sensitive = s$args$sensitive, seed = 1)
         # the verdict of release_report(), per limit in plain words
         verdict <- report_verdict(a, b, limits, tuned, release_info(release), release, s$strata, s$k, NULL, "weak")
         dir.create(dir)
@@ -868,6 +944,11 @@ app_server <- function(data = NULL) {
       rv$run <- res
       shiny::updateSelectInput(session, "plot_var", choices = s$vars, selected = s$vars[1L])
       notes <- if (length(res$notes)) paste0(" ", plural(length(res$notes), "note"), " on the Risk tab.") else ""
+      if (isTRUE(res$tuned$n_suppressed > 0)) {
+        notes <- paste0(" ", plural(res$tuned$n_suppressed, "record"), " of cells of fewer than ",
+                        res$tuned$limits[["k_strata"]], " records on the strata and the published columns (",
+                        paste(res$tuned$keys, collapse = ", "), ") left out of the release.", notes)
+      }
       if (res$passes) {
         set_status(paste0("Release made by ", release_made_by(release_info(res$release), res$tuned),
                           ": it meets every limit it was checked against.", notes))
@@ -885,7 +966,10 @@ app_server <- function(data = NULL) {
         return(shiny::p(class = "app-note", "No release yet: set the roles and method, then press Make the release."))
       }
       now <- list(verb = input$method, k = k_value(), roles = roles())
-      stale <- !identical(now$verb, run$verb) || !identical(now$k, run$k) ||
+      search_changed <- identical(run$verb, "tune_release") &&
+        (!identical(if (length(now$roles$sensitive)) now$roles$sensitive, run$args$sensitive) ||
+         !identical(if (is.null(input$tune_small_strata)) "fail" else input$tune_small_strata, run$args$small_strata))
+      stale <- search_changed || !identical(now$verb, run$verb) || !identical(now$k, run$k) ||
         !identical(now$roles$vars, run$args$vars) || !identical(now$roles$identifiers, run$identifiers) ||
         !identical(if (length(now$roles$strata)) now$roles$strata, run$args$strata)
       shiny::tagList(
@@ -977,8 +1061,8 @@ app_server <- function(data = NULL) {
                          vars = run$args$vars, strata = run$args$strata, k = run$k,
                          worst = if (is.null(run$tuned)) run$limits$worst,
                          top_m = if (is.null(run$tuned)) run$limits$top_m,
-                         formula = run$formula, family = app_family(run$family), seed = 1,
-                         release_file = run$csv,
+                         formula = run$formula, family = app_family(run$family), sensitive = run$args$sensitive,
+                         seed = 1, release_file = run$csv,
                          title = if (!run$passes && isTRUE(input$override)) app_override_title else "Release report")
         })
       })

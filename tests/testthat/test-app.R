@@ -225,7 +225,8 @@ app_good_inputs <- function(...) {
   x <- list(identifiers = "PassengerId", vars = c("Age", "Fare"), strata = c("Pclass", "Sex"),
             k = 3, method = "anonymise", na = "fail", small_strata = "fail", k_max = 9,
             stir_method = "shuffle", seed = 1, formula = "", family = "gaussian", worst = 0.1, top_m = 0.3,
-            tune_methods = c("anonymise", "stratum", "adaptive", "mdav", "keyed", "stir"), key = "")
+            tune_methods = c("anonymise", "stratum", "adaptive", "mdav", "keyed", "stir"), key = "",
+            sensitive = NULL, tune_small_strata = "fail")
   y <- list(...)
   x[names(y)] <- y
   x
@@ -366,6 +367,17 @@ test_that("every setting is checked on the server; bad values give a message and
       list(list(method = "tune_release", tune_methods = "keyed", key = ""), "`key`: keyed groups need the secret key"),
       list(list(method = "tune_release", tune_methods = "keyed", key = "short"), "`key` must be a string of 16"),
       list(list(method = "tune_release", tune_methods = "keyed", key = list("a")), "`key` must be a string of 16"),
+      list(list(method = "tune_release", tune_methods = "anonymise", tune_small_strata = "merge"),
+           "`small_strata` of the search must be one of \"fail\", \"suppress\", not \"merge\""),
+      list(list(method = "tune_release", tune_methods = "anonymise", tune_small_strata = c("fail", "suppress")),
+           "`small_strata` of the search must be one of"),
+      list(list(method = "tune_release", tune_methods = "anonymise", tune_small_strata = NA_character_), "`small_strata` of the search must be one of"),
+      list(list(method = "tune_release", tune_methods = "anonymise", sensitive = c("Survived", "Sex")), "`sensitive` must be at most one column"),
+      list(list(method = "tune_release", tune_methods = "anonymise", sensitive = "Height"), "`sensitive` names columns that are not in the data"),
+      list(list(method = "tune_release", tune_methods = "anonymise", sensitive = list("Survived")), "`sensitive` must be a character vector"),
+      list(list(method = "tune_release", tune_methods = "anonymise", sensitive = "Age"), "`sensitive`: `Age` is a variable to mask"),
+      list(list(method = "tune_release", tune_methods = "anonymise", sensitive = "Sex"), "`sensitive`: `Sex` is a stratum"),
+      list(list(method = "tune_release", tune_methods = "anonymise", sensitive = "PassengerId"), "`sensitive`: `PassengerId` is a direct identifier"),
       list(list(method = "anonymise_adaptive", k_max = 2), "`k_max` must be a single whole number between 3 and 891"),
       list(list(method = "anonymise_adaptive", k_max = c(9, 10)), "`k_max` must be a single whole number"),
       list(list(method = "stir", stir_method = "system"), "`stir_method` must be one of \"shuffle\", \"flatten\""),
@@ -398,6 +410,8 @@ test_that("every setting is checked on the server; bad values give a message and
     app_settings(app_good_inputs(method = "print"), d)
     app_settings(app_good_inputs(vars = character()), d)
     app_settings(app_good_inputs(method = "anonymise_adaptive", k_max = 1e9), d)
+    app_settings(app_good_inputs(method = "tune_release", key = "a long secret phrase", tune_small_strata = "merge"), d)
+    app_settings(app_good_inputs(method = "tune_release", key = "a long secret phrase", sensitive = c("Survived", "Sex")), d)
   })
 })
 
@@ -708,33 +722,61 @@ test_that("the search with a key: verdict per limit, download, a script without 
     key <- app_new_key()
     expect_match(key, "^[A-Za-z0-9]{32}$")
     expect_false(identical(key, app_new_key()))
-    # Survived published: the default intruder holds it, and 3 records are in cells below k;
-    # the search says so, with what to do
+    # Titanic as published, Survived unchanged: the default intruder holds it, and 3 records
+    # are in cells below k; with the default choice the search names the column and says
+    # what to choose in the app (not the console's argument)
     session$setInputs(key = key, run = 1)
     expect_true(rv$error)
-    expect_match(rv$status, "no candidate of the search met every limit", fixed = TRUE)
-    expect_match(rv$status, "Survived", fixed = TRUE)
+    expect_match(rv$status, "the search returned no release: the default intruder holds every published column",
+                 fixed = TRUE)
+    expect_match(rv$status, "(Survived); on them and the strata, 3 records (0.3%) are in cells of fewer than 3",
+                 fixed = TRUE)
+    expect_match(rv$status, "choose \"leave those records out\"", fixed = TRUE)
+    expect_false(grepl("small_strata", rv$status, fixed = TRUE))
     expect_null(rv$run)
-    # Survived not published: the search finds a release
-    session$setInputs(identifiers = c("PassengerId", "Survived"), run = 2)
+    # (an explicit "fail" is the same)
+    session$setInputs(tune_small_strata = "fail", run = 2)
+    expect_true(rv$error)
+    expect_match(rv$status, "choose \"leave those records out\"", fixed = TRUE)
+    expect_null(rv$run)
+    # the choice the message suggests: those 3 records left out, the others released
+    session$setInputs(tune_small_strata = "suppress", run = 3)
     expect_false(rv$error)
     expect_false(rv$warn)
     run <- rv$run
     expect_true(run$passes)
+    expect_identical(nrow(run$release), 888L)
+    expect_identical(nrow(run$work), 888L)
+    expect_identical(run$args$small_strata, "suppress")
     expect_match(rv$status, "chosen by tune_release(): it meets every limit", fixed = TRUE)
+    expect_match(rv$status, "3 records of cells of fewer than 3 records on the strata and the published columns (Survived) left out",
+                 fixed = TRUE)
     expect_match(output$verdict$html, "Verdict: the release meets every limit it was checked against", fixed = TRUE)
     expect_match(output$verdict$html, "worst one-record attack", fixed = TRUE)
-    # the release is the one tune_release() chooses with that key
-    work <- remove_identifiers(d, cols = c("PassengerId", "Survived"))
+    expect_match(output$verdict$html, "Survived", fixed = TRUE)
+    # changing either search setting marks the release as stale
+    session$setInputs(tune_small_strata = "fail")
+    expect_match(output$run_summary$html, "run_stale", fixed = TRUE)
+    session$setInputs(tune_small_strata = "suppress", sensitive = "Survived")
+    expect_match(output$run_summary$html, "run_stale", fixed = TRUE)
+    session$setInputs(sensitive = NULL)
+    expect_false(grepl("run_stale", output$run_summary$html, fixed = TRUE))
+    # the release is the one tune_release() chooses with that key and that choice
+    work <- remove_identifiers(d, cols = "PassengerId")
     ref <- suppressMessages(tune_release(work, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), k = 3,
                                          worst = 0.1, top_m = 0.3, methods = c("anonymise", "mdav", "keyed"),
-                                         key = key, seed = 1))
+                                         key = key, small_strata = "suppress", seed = 1))
+    expect_identical(ref$n_suppressed, 3L)
     expect_identical(plain_release(run$release), plain_release(ref$release))
     expect_identical(run$tuned$chosen$settings, ref$chosen$settings)
-    # offered for download without an override
+    # the measures compare the records released with their own originals
+    expect_identical(run$work$Survived, run$release$Survived)
+    expect_identical(run$work$Sex, run$release$Sex)
+    # offered for download without an override; the download has the 888 records
     expect_false(grepl("dl_blocked", output$dl_release_ui$html, fixed = TRUE))
     csv <- output$dl_release
     expect_identical(sha256_file(csv), run$hash)
+    expect_identical(nrow(utils::read.csv(csv)), 888L)
     html <- paste(readLines(output$dl_report), collapse = "\n")
     expect_has(html, run$hash)
     # the key is in no output: not the script, not the report, not the run's arguments
@@ -742,6 +784,7 @@ test_that("the search with a key: verdict per limit, download, a script without 
     expect_false(any(grepl(key, c(code, html, deparse(run$args)), fixed = TRUE)))
     expect_true(any(grepl("key = Sys.getenv(\"DETANON_KEY\")", code, fixed = TRUE)))
     expect_true(any(grepl("never publish it", code, fixed = TRUE)))
+    expect_true(any(grepl("small_strata = \"suppress\"", code, fixed = TRUE)))
     # the script reproduces the release given the key in the environment
     old <- setwd(dirname(up$datapath))
     on.exit(setwd(old), add = TRUE)
@@ -749,13 +792,53 @@ test_that("the search with a key: verdict per limit, download, a script without 
     env <- new.env(parent = globalenv())
     suppressMessages(eval(parse(text = code), env))
     expect_identical(plain_release(env$release), plain_release(run$release))
-    # a variant: without keyed groups no key is needed, and none is mentioned
-    session$setInputs(key = "", tune_methods = c("anonymise", "mdav"), run = 3)
+    expect_identical(nrow(utils::read.csv("release.csv")), 888L)
+    # a variant: without keyed groups no key is needed, and none is mentioned; the same
+    # 3 records left out
+    session$setInputs(key = "", tune_methods = c("anonymise", "mdav"), run = 4)
     expect_false(rv$error)
     expect_false(rv$run$keyed)
+    expect_identical(rv$run$tuned$n_suppressed, 3L)
+    expect_identical(nrow(rv$run$release), 888L)
     expect_false(any(grepl("DETANON_KEY", script(), fixed = TRUE)))
+    # another variant: k = 5 (cells of fewer than 5 on the strata and Survived left out)
+    session$setInputs(k = 5, run = 5)
+    ref5 <- suppressMessages(tune_release(work, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), k = 5,
+                                          methods = c("anonymise", "mdav"), small_strata = "suppress", seed = 1))
+    expect_false(rv$error)
+    expect_gt(ref5$n_suppressed, 3L)
+    expect_identical(rv$run$tuned$n_suppressed, ref5$n_suppressed)
+    expect_identical(plain_release(rv$run$release), plain_release(ref5$release))
+    # Survived declared sensitive: not a key of the intruder, so no record is left out; the
+    # inference attack guesses it, in the search, the script and the report
+    session$setInputs(k = 3, sensitive = "Survived", tune_small_strata = "fail", run = 6)
+    refs <- suppressMessages(tune_release(work, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), k = 3,
+                                          methods = c("anonymise", "mdav"), sensitive = "Survived", seed = 1))
+    expect_identical(refs$keys, character())
+    expect_identical(is.null(refs$release), rv$error)
+    expect_match(rv$status, if (is.null(refs$release)) "inference" else "it meets every limit", fixed = TRUE)
+    expect_false(grepl("leave those records out", rv$status, fixed = TRUE))
+    # the script of a search with a sensitive column holds it, in the search and the report
+    s <- app_settings(list(identifiers = "PassengerId", vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), k = 3,
+                           method = "tune_release", tune_methods = "anonymise", sensitive = "Survived",
+                           tune_small_strata = "suppress"), d)
+    expect_identical(s$args$sensitive, "Survived")
+    sc <- app_script(list(kind = "example", name = "titanic_paper()"), s$identifiers, s$verb, s$args, k = s$k)
+    calls <- parse(text = sc, keep.source = FALSE)
+    tune_call <- calls[[which(script_calls(sc) == "tuned <- tune_release")]][[3L]]
+    expect_identical(tune_call$sensitive, "Survived")
+    expect_identical(tune_call$small_strata, "suppress")
+    expect_identical(calls[[which(script_calls(sc) == "release_report")]]$sensitive, "Survived")
     # limits no candidate meets: a message, no release
-    session$setInputs(worst = 0.001, top_m = 0.001, run = 4)
+    # (with the records left out, cells of 3 records cannot meet top_m = 0.001: no advice to
+    # leave out records, which would not help)
+    session$setInputs(sensitive = NULL, tune_small_strata = "suppress", worst = 0.001, top_m = 0.001, run = 7)
+    expect_true(rv$error)
+    expect_match(rv$status, "the limit `top_m` = 0.001 cannot be met", fixed = TRUE)
+    expect_match(rv$status, "In the app: loosen the limits", fixed = TRUE)
+    expect_false(grepl("leave those records out", rv$status, fixed = TRUE))
+    # limits no candidate meets, with no published column: a message, no release
+    session$setInputs(identifiers = c("PassengerId", "Survived"), run = 8)
     expect_true(rv$error)
     expect_match(rv$status, "no candidate of the search met every limit", fixed = TRUE)
   })
@@ -856,14 +939,28 @@ test_that("in headless Chromium: load Titanic, set roles, search with a key, see
   expect_true(br$wait_for("document.querySelector('#key').value.length === 32"))
   key <- br$eval("document.querySelector('#key').value")
   expect_match(br$eval("document.querySelector('#key_note').innerText"), "never publish it", fixed = TRUE)
-  # Survived is not published (the default intruder would hold it, and it makes 3 records unique)
-  br$eval("$('#identifiers')[0].selectize.setValue(['PassengerId', 'Survived']); true")
+  # Titanic as published (Survived unchanged): with the default choice, no release; the
+  # message names Survived and the choice to make
+  expect_identical(br$eval("document.querySelector('input[name=\"tune_small_strata\"]:checked').value"), "fail")
+  expect_match(br$eval("document.querySelector('#tune_small_strata').innerText"), "leave those records out: those records are not released",
+               fixed = TRUE)
   br$eval("document.querySelector('#formula').value = 'Fare ~ Sex + Age'; $('#formula').trigger('change'); true")
+  br$eval("document.querySelector('#run').click(); true")
+  expect_true(br$wait_for("(document.querySelector('#status_text') || {}).innerText !== undefined && document.querySelector('#status_text').innerText.includes('the search returned no release')", timeout = 120))
+  no_release <- br$eval("document.querySelector('#status_text').innerText")
+  expect_match(no_release, "published column that is not masked or sensitive (Survived)", fixed = TRUE)
+  expect_match(no_release, "choose \"leave those records out\"", fixed = TRUE)
+  # the choice the message suggests, as a user clicks it
+  br$eval("document.querySelector('input[name=\"tune_small_strata\"][value=\"suppress\"]').click(); true")
+  expect_true(br$wait_for("document.querySelector('input[name=\"tune_small_strata\"]:checked').value === 'suppress'"))
   br$eval("document.querySelector('#run').click(); true")
   expect_true(br$wait_for("(document.querySelector('#verdict_box') || {}).innerText !== undefined && document.querySelector('#verdict_box').innerText.includes('Verdict: the release meets every limit')", timeout = 120))
   expect_true(br$wait_for("document.querySelector('#run_done') !== null && document.querySelector('#run_done').innerText.includes('Release made by tune_release()')"))
   expect_true(br$wait_for("document.querySelector('#margins img') !== null && document.querySelector('#margins img').naturalWidth > 0"))
   expect_match(br$eval("document.querySelector('#status_text').className"), "app-ok", fixed = TRUE)
+  expect_match(br$eval("document.querySelector('#status_text').innerText"), "3 records of cells of fewer than 3 records",
+               fixed = TRUE)
+  expect_match(br$eval("document.querySelector('#run_done').innerText"), "888 records", fixed = TRUE)
   # plain words in the risk table; the internal names only in the details pane
   plain_risk <- br$eval("document.querySelector('#risk_plain').innerText")
   expect_match(plain_risk, "Links each record to the nearest released record", fixed = TRUE)
@@ -875,6 +972,7 @@ test_that("in headless Chromium: load Titanic, set roles, search with a key, see
   # download: the release and the report, through the download links
   br$eval("document.querySelector('a[data-value=\"download\"]').click(); true")
   expect_true(br$wait_for("document.querySelector('#code').innerText.includes('tune_release(data')"))
+  expect_match(br$eval("document.querySelector('#code').innerText"), "small_strata = \"suppress\"", fixed = TRUE)
   expect_false(grepl(key, br$eval("document.querySelector('#code').innerText"), fixed = TRUE))
   expect_true(br$wait_for("(document.querySelector('#dl_release') || {}).href !== undefined && document.querySelector('#dl_release').getAttribute('href').includes('dl_release')"))
   expect_true(br$wait_for("(document.querySelector('#dl_report').getAttribute('href') || '').includes('dl_report')"))
@@ -887,8 +985,10 @@ test_that("in headless Chromium: load Titanic, set roles, search with a key, see
   expect_identical(sha256_file(rel), hash)
   got <- utils::read.csv(rel)
   d <- utils::read.csv(csv)
-  expected <- suppressMessages(tune_release(remove_identifiers(d, cols = c("PassengerId", "Survived")), vars = c("Age", "Fare"),
-                                            strata = c("Pclass", "Sex", "Family"), k = 3, key = key, seed = 1))$release
+  expect_identical(nrow(got), 888L)
+  expected <- suppressMessages(tune_release(remove_identifiers(d, cols = "PassengerId"), vars = c("Age", "Fare"),
+                                            strata = c("Pclass", "Sex", "Family"), k = 3, key = key,
+                                            small_strata = "suppress", seed = 1))$release
   expect_equal(sort_rows(got), sort_rows(plain_release(expected)), tolerance = 1e-14)
   rep <- file.path(downloads, "report.html")
   expect_has(paste(readLines(rep), collapse = "\n"), hash)
