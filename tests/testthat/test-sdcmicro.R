@@ -429,7 +429,7 @@ test_that("sdc_attach(), sdc_results(), sdc_report() and release_report() take w
   sdc <- sdc_testdata()
   # (the narrower intruder, as above: roof is published unchanged)
   tuned <- suppressMessages(tune_release(sdc, strata = c("urbrur", "sex"), methods = "anonymise",
-                                         worst = 1, top_m = 1, intruder = intruder()))
+                                         worst = 1, top_m = 1, tail = 1, intruder = intruder()))
   l <- risk_linkage(tuned$release)
   t2 <- sdc_attach(tuned, linkage = l)
   expect_s3_class(t2, "detanon_tuned")
