@@ -11,7 +11,7 @@
 #                                                 # with detanon's search (reused by default)
 #   BENCH_REUSE_KEYED=1 Rscript bench/frontier.R  # reuse the keyed rows too (anonymise_keyed() unchanged)
 # Results: bench/results/frontier-<set>.rds (one per data set) and bench/results/frontier.csv
-# (all sets so far); the vignette reads inst/extdata/frontier.csv, the columns it shows, written too.
+# (all sets so far); the vignette reads inst/extdata/frontier.csv.gz, the columns it shows, written too.
 #
 # Releases per data set (seed 1 before each):
 #   sdcMicro  MDAV k = 3, 5, 10 (microaggregation(method = "mdav") within each stratum);
@@ -481,7 +481,11 @@ if (sys.nframe() == 0L) {
   shipped <- c("set", "source", "release", "settings", "worst", "worst_attack", "top3", "worst_adv", "delta_max",
                "delta_mean", "pmse2", "pmse2_ratio", "cart", "model", "seconds", "measure_seconds", "tune_seconds",
                "n", "note")
-  if (dir.exists("inst/extdata")) utils::write.csv(res[shipped], "inst/extdata/frontier.csv", row.names = FALSE)
+  if (dir.exists("inst/extdata")) {
+    con <- gzfile("inst/extdata/frontier.csv.gz", "w")
+    utils::write.csv(res[shipped], con, row.names = FALSE)
+    close(con)
+  }
   print_table(res)
   if ("--markdown" %in% args) readme_table(res)
 }

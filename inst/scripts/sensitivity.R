@@ -101,7 +101,7 @@ if (sys.nframe() == 0L) {
   if (!dir.exists(dirname(file))) stop("directory ", dirname(file), " does not exist", call. = FALSE)
   if (length(args) >= 3L && args[3L] == "progress") options(detanon.progress = TRUE)
   res <- sensitivity_run(reps)
-  saveRDS(res, file, version = 2)
+  saveRDS(res, file, version = 2, compress = "xz")
   cat(sprintf("\n%d data sets in %.0f s; written to %s\n", nrow(res$design) * reps,
               res$elapsed_seconds, file))
 }
