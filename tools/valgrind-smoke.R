@@ -98,4 +98,12 @@ dp$x3 <- dp$x3^6 * 1e3 # a skewed tail: the release form squeezes it (merged sca
 pp <- suppressMessages(anonymise_partitioned(unname(split(dp, rep(1:3, length.out = n))), vars = vars,
                                              strata = c("g", "h"), k = 4, na = "median", future = FALSE,
                                              check_identifiers = FALSE))
+# categorical measures: SUDA2's search of minimal sample uniques, sums per key combination
+# (individual and household risk); the keyed k-means with threaded restarts
+dc <- data.frame(g = d$g, h = d$h, b = round(d[[vars[1]]]) %% 4, w = 1 + seq_len(n) %% 7,
+                 hh = (seq_len(n) - 1L) %/% 3L)
+s2 <- risk_suda2(dc, strata = c("g", "h", "b"))
+ri <- risk_individual(dc, strata = c("g", "h", "b"), weights = "w", household = "hh")
+km2 <- anonymise_keyed(d, vars = vars, strata = "g", k = 3, key = "valgrind-smoke-key-0001", size = 6,
+                       nthreads = 2, check_identifiers = FALSE)
 cat("valgrind-smoke: done\n")
