@@ -74,8 +74,8 @@
 #' @export
 attack_inference <- function(original, masked, sensitive, intruder = NULL, m = 3,
                              type = c("auto", "categorical", "numeric"), tolerance = 0.1,
-                             holdout = 0.2, control = TRUE, seed = NULL,
-                             nthreads = getOption("detanon.nthreads", 1L)) {
+                             holdout = 0.2, control = TRUE,
+                             nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
   tolerance <- check_number(tolerance, "tolerance", lower = 0)
   holdout <- check_number(holdout, "holdout", lower = 0, upper = 0.9, lower_open = TRUE)
   type <- match_choice(type, "type")

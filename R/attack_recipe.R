@@ -75,8 +75,8 @@
 #' @family attacks
 #' @export
 attack_recipe <- function(original, masked, intruder = NULL, k = NULL, k_max = 10,
-                          k_choice = c("record", "global"), m = 3, control = TRUE, seed = NULL,
-                          nthreads = getOption("detanon.nthreads", 1L)) {
+                          k_choice = c("record", "global"), m = 3, control = TRUE,
+                          nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
   if (!is.null(k)) {
     if (!is.numeric(k) || !length(k) || anyNA(k) || any(k < 2 | k != round(k) | k > .Machine$integer.max)) {
       stop_arg("`k` must be NULL or whole numbers >= 2, not ", show_value(k), ".")

@@ -50,8 +50,8 @@
 #' @family attacks
 #' @export
 attack_singling_out <- function(original, masked, intruder = NULL, bins = NULL,
-                                control = TRUE, seed = NULL,
-                                nthreads = getOption("detanon.nthreads", 1L)) {
+                                control = TRUE,
+                                nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
   if (!is.null(bins)) bins <- check_bins(bins)
   attack_verb(battery_attacks()$singling_out, list(bins = bins), original, masked, intruder, 1L, control,
               seed, nthreads)

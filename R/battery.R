@@ -83,7 +83,7 @@
 #' @export
 risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder = NULL,
                          attacks = NULL, m = 3, sensitive = NULL, previous = NULL, previous_original = NULL,
-                         control = TRUE, seed = NULL, nthreads = getOption("detanon.nthreads", 1L)) {
+                         control = TRUE, nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
   if (is.null(intruder)) {
     intruder <- intruder_published(vars = vars, strata = strata)
   } else if (!is.null(vars) || !is.null(strata)) {
@@ -444,8 +444,8 @@ print.detanon_battery <- function(x, ...) {
 #' @family attacks
 #' @export
 attack_linkage <- function(original, masked, intruder = NULL, direction = c("released", "original"),
-                           m = 3, control = TRUE, seed = NULL,
-                           nthreads = getOption("detanon.nthreads", 1L)) {
+                           m = 3, control = TRUE,
+                           nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
   direction <- match_choice(direction, "direction")
   attack_verb(battery_attacks()[[paste0("linkage_", direction)]], list(), original, masked, intruder, m, control,
               seed, nthreads)
