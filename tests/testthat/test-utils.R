@@ -175,6 +175,14 @@ test_that("every exported function takes `nthreads` before `seed`, as CONTRIBUTI
   expect_identical(late, character())
 })
 
+test_that("the passes of the partitioned path and the simulation helpers are internal", {
+  internal <- c("anonymise_stats", "anonymise_stratum", "anonymise_rescale", "anonymise_release",
+                "strata_groups", "fleishman_coef", "vale_maurelli_cor", "rvale_maurelli")
+  expect_identical(intersect(internal, getNamespaceExports("detanon")), character())
+  expect_true(all(vapply(internal, exists, logical(1), envir = asNamespace("detanon"), inherits = FALSE)))
+  expect_true(all(c("anonymise_partitioned", "anonymise_db", "simulate_ncds") %in% getNamespaceExports("detanon")))
+})
+
 test_that("the masking verbs return their input's class with release metadata", {
   d <- titanic_paper()[-1]
   d$Age5 <- generalise_bands(d$Age, width = 5)
