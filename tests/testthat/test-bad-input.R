@@ -166,8 +166,8 @@ bad("equivalence_classes: Inf quasi", bi_inf, function(x) equivalence_classes(x,
 bad("anonymise_keps: zero rows", bi_d[0, ], function(x) anonymise_keps(x, epsilon = 1), "`data` has no records")
 bad("anonymise_keps: epsilon = 0", bi_d, function(x) anonymise_keps(x, epsilon = 0), "`epsilon` must be a single finite number > 0")
 bad("anonymise_keps: epsilon missing", bi_d, function(x) anonymise_keps(x), "`epsilon` is missing")
-bad("anonymise_keps: negative weights", bi_d, function(x) anonymise_keps(x, epsilon = 1, weights = c(-1, 2)),
-    "`weights` must be 2 positive numbers")
+bad("anonymise_keps: negative budget", bi_d, function(x) anonymise_keps(x, epsilon = 1, budget = c(-1, 2)),
+    "`budget` must be 2 positive numbers")
 bad("anonymise_keps: confidence 1", bi_d, function(x) anonymise_keps(x, epsilon = 1, confidence = 1),
     "`confidence` must be below 1")
 bad("anonymise_keps: character quasi", bi_d, function(x) anonymise_keps(x, epsilon = 1, quasi = "g"),
@@ -489,8 +489,8 @@ bad("anonymise: labelled codes are strata by default",
     an(strata = NULL), NA, function(r) expect_identical(release_info(r)$settings$strata, c("g", "sex")))
 bad("anonymise_keps: tiny epsilon would release Inf", bi_d,
     function(x) anonymise_keps(x, epsilon = 1e-320, quasi = "x", vars = "y"), "noise scale .* overflows")
-bad("anonymise_keps: extreme weights would release Inf", bi_d,
-    function(x) anonymise_keps(x, epsilon = 1, weights = c(1e-320, 1), quasi = "g", strata = character(),
+bad("anonymise_keps: extreme budget would release Inf", bi_d,
+    function(x) anonymise_keps(x, epsilon = 1, budget = c(1e-320, 1), quasi = "g", strata = character(),
                                vars = c("x", "y")),
     "noise scale|`quasi`")
 bi_date <- bi_mod(bi_d, when = as.Date("2021-03-01") + rep(0:1, each = 10))
