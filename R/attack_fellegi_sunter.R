@@ -51,7 +51,7 @@
 #' d <- titanic_paper()[-1] # without the identifier PassengerId
 #' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
 #'                     strata = c("Pclass", "Sex", "Family"))
-#' attack_fellegi_sunter(d, masked, intruder = intruder(keys = "Survived"), seed = 1)
+#' attack_fellegi_sunter(d, masked, intruder = intruder(held = "Survived"), seed = 1)
 #' @family attacks
 #' @export
 attack_fellegi_sunter <- function(original, masked, intruder = NULL, bands = c(0.01, 0.03, 0.1, 0.3),

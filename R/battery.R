@@ -423,7 +423,7 @@ print.detanon_battery <- function(x, ...) {
 #' distance (the NNDR of Templ's riskutility): large when the nearest candidate stands out
 #' (1 when the cell holds one candidate, 0 when two are at distance 0).
 #'
-#' Keys: with `intruder(keys = "all")` every other column common to both data sets is a
+#' Keys: with `intruder(held = "all")` every other column common to both data sets is a
 #' key, numeric columns by distance (z-scored on the original's mean and SD) and the others
 #' exactly, by value. This is distance-based record linkage on every released column. A
 #' categorical key the release changed (recoded, generalised, swapped) puts the record in

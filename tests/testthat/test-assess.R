@@ -154,9 +154,9 @@ test_that("assess() runs the risk battery last, leaving every other measure unch
   a0 <- assess(d, m, deterministic = TRUE, battery = FALSE, seed = 3)
   expect_null(a0$battery)
   a1 <- assess(d, m, deterministic = TRUE, seed = 3, sensitive = "Survived",
-               intruder = intruder(keys = NULL))
+               intruder = intruder(held = NULL))
   for (f in c("rmd", "linkage", "linkage_top", "replay", "pmse", "delta")) expect_identical(a1[[f]], a0[[f]])
-  b <- risk_battery(d, m, intruder = intruder(keys = NULL), sensitive = "Survived", seed = 3)
+  b <- risk_battery(d, m, intruder = intruder(held = NULL), sensitive = "Survived", seed = 3)
   expect_equal(as.data.frame(a1$battery), as.data.frame(b))
   expect_output(print(a1), "Risk battery, worst attack")
   expect_output(print(a1), "linkage_original")
@@ -167,8 +167,8 @@ test_that("assess() runs the risk battery last, leaving every other measure unch
   expect_equal(df[seq_len(nrow(as.data.frame(a0))), ][df$kind[seq_len(nrow(as.data.frame(a0)))] == "risk" &
                  !grepl("^battery", df$measure[seq_len(nrow(as.data.frame(a0)))]), ],
                as.data.frame(a0)[as.data.frame(a0)$kind == "risk", ], ignore_attr = TRUE)
-  a2 <- assess(d, m, deterministic = TRUE, seed = 3, intruder = intruder(keys = "Survived"))
+  a2 <- assess(d, m, deterministic = TRUE, seed = 3, intruder = intruder(held = "Survived"))
   expect_equal(a2$battery$attacks$linkage_original$rate,
-               attack_linkage(d, m, intruder = intruder(keys = "Survived"), direction = "original", seed = 3)$rate)
+               attack_linkage(d, m, intruder = intruder(held = "Survived"), direction = "original", seed = 3)$rate)
   expect_error(assess(d, m, battery = NA), class = "detanon_error_argument")
 })

@@ -614,7 +614,7 @@ bad("detanon_app: run NA", bi_d, function(x) detanon_app(data = x, run = NA), "`
 # ---- the risk battery -------------------------------------------------------------------
 bi_it <- function(...) intruder(vars = c("x", "y"), strata = "g", ...)
 bad("intruder: p = 0", bi_d, function(d) intruder(p = 0), "`p` must be")
-bad("intruder: keys not names", bi_d, function(d) intruder(keys = 1), "`keys` must be NULL or a character vector")
+bad("intruder: held not names", bi_d, function(d) intruder(held = 1), "`held` must be NULL or a character vector")
 bad("intruder: knows", bi_d, function(d) intruder(knows = "everything"), "`knows` must be one of")
 bad("intruder_published: sensitive not names", bi_d, function(d) intruder_published(sensitive = 1),
     "`sensitive` must be NULL or a character vector")
@@ -625,10 +625,10 @@ bad("risk_battery: intruder and vars", bi_pair(), function(p) risk_battery(p$o, 
     "either in `intruder` or as `vars`/`strata`")
 bad("risk_battery: not an intruder", bi_pair(), function(p) risk_battery(p$o, p$m, intruder = list(vars = "x")),
     "`intruder` must be made by intruder\\(\\)")
-bad("risk_battery: key repeats vars", bi_pair(), function(p) risk_battery(p$o, p$m, intruder = bi_it(keys = "x")),
-    "`keys` repeats columns of `vars` or `strata`")
+bad("risk_battery: held repeats vars", bi_pair(), function(p) risk_battery(p$o, p$m, intruder = bi_it(held = "x")),
+    "`held` repeats columns of `vars` or `strata`")
 bad("risk_battery: numeric key with NA", bi_pair(bi_mod(bi_d, z = c(NA, 2:20)), bi_mod(bi_m, z = 1:20)),
-    function(p) risk_battery(p$o, p$m, intruder = bi_it(keys = "z")), "Numeric key `z` has missing")
+    function(p) risk_battery(p$o, p$m, intruder = bi_it(held = "z")), "Numeric key `z` has missing")
 bad("risk_battery: zero rows", bi_pair(bi_d[0, ], bi_plain(bi_m[0, ])),
     function(p) risk_battery(p$o, p$m, intruder = bi_it(), sensitive = "g"), "`sensitive` column `g` is one of the intruder's keys")
 bad("risk_battery: one row", bi_pair(bi_d[1, ], bi_plain(bi_m[1, ])),
@@ -642,7 +642,7 @@ bad("attack_linkage: m = 0", bi_pair(), function(p) attack_linkage(p$o, p$m, int
 bad("attack_singling_out: bins = 0", bi_pair(), function(p) attack_singling_out(p$o, p$m, intruder = bi_it(), bins = 0),
     "`bins` must be whole numbers >= 1")
 bad("attack_singling_out: constant column", bi_pair(bi_const, bi_mod(bi_m, x = 1)),
-    function(p) attack_singling_out(p$o, p$m, intruder = intruder(vars = "y", strata = "g", keys = "x")), NA,
+    function(p) attack_singling_out(p$o, p$m, intruder = intruder(vars = "y", strata = "g", held = "x")), NA,
     function(r) expect_true(r$rate >= 0 && r$rate <= 1))
 bad("attack_differencing: no previous", bi_pair(), function(p) attack_differencing(p$o, p$m, intruder = bi_it()),
     "`previous` must be another release of the same people")
@@ -679,7 +679,7 @@ bad("attack_assignment: zero rows", bi_pair(bi_d[0, ], bi_plain(bi_m[0, ])),
     function(p) attack_assignment(p$o, p$m, intruder = intruder(vars = c("x", "y"), strata = "g")), NA,
     function(r) expect_identical(r$n, 0L))
 bad("attack_assignment: sparse on one-record cells", bi_pair(bi_mod(bi_d, id = as.character(1:20)), bi_mod(bi_m, id = as.character(1:20))),
-    function(p) attack_assignment(p$o, p$m, intruder = intruder(vars = c("x", "y"), strata = "g", keys = "id"),
+    function(p) attack_assignment(p$o, p$m, intruder = intruder(vars = c("x", "y"), strata = "g", held = "id"),
                                   limit = 1, control = FALSE),
     NA, function(r) expect_equal(r$success, rep(1, 20)))
 bad("attack_fellegi_sunter: bands decreasing", bi_pair(), function(p) attack_fellegi_sunter(p$o, p$m, bands = c(1, 0.5)),
@@ -730,10 +730,10 @@ bad("anonymise_keyed: short raw key", bi_d, ak(key = as.raw(1:8)), "`key` must b
 bad("anonymise_keyed: k = 1", bi_d, ak(key = bi_key, k = 1), "`k` must be a single whole number >= 2, not 1")
 bad("anonymise_keyed: size < k", bi_d, ak(key = bi_key, k = 3, size = 2), "`size` must be a single finite number >= 3, not 2")
 bad("anonymise_keyed: size NA", bi_d, ak(key = bi_key, size = NA), "`size` must be a single finite number")
-bad("anonymise_keyed: keys missing", bi_d, ak(key = bi_key, vars = "x", strata = "g", keys = "nope"),
-    "`keys` names columns that are not in the data")
-bad("anonymise_keyed: keys in vars", bi_d, ak(key = bi_key, vars = c("x", "y"), strata = "g", keys = "y"),
-    "`keys` repeats columns of `vars` or `strata`")
+bad("anonymise_keyed: held missing", bi_d, ak(key = bi_key, vars = "x", strata = "g", held = "nope"),
+    "`held` names columns that are not in the data")
+bad("anonymise_keyed: held in vars", bi_d, ak(key = bi_key, vars = c("x", "y"), strata = "g", held = "y"),
+    "`held` repeats columns of `vars` or `strata`")
 bad("anonymise_keyed: k > stratum size", bi_d, ak(key = bi_key, k = 11, size = 11, vars = c("x", "y"), strata = "g"),
     "fewer than k = 11 records")
 bad("anonymise_keyed: NA in vars", bi_na, ak(key = bi_key, vars = "x"), "`vars` have missing values")
