@@ -531,10 +531,12 @@ bad("utility_model: y ~ . and functions of the formula's environment", bi_pair()
 bad("anonymise_keps_with_key: epsilon missing", bi_d, function(x) anonymise_keps_with_key(x), "`epsilon` is missing")
 bad("anonymise_keps_with_key: vars by position", bi_d, function(x) anonymise_keps_with_key(x, 2),
     "`vars` must be a character vector of column names, not 2")
-bad("pseudonymise_with_key: list column", bi_list, function(x) pseudonymise_with_key(x, "x"),
+bad("pseudonymise_with_table: list column", bi_list, function(x) pseudonymise_with_table(x, "x"),
     "cannot be pseudonymised")
-bad("pseudonymise_with_key: prefix 1", bi_d, function(x) pseudonymise_with_key(x, "g", prefix = 1),
+bad("pseudonymise_with_table: prefix 1", bi_d, function(x) pseudonymise_with_table(x, "g", prefix = 1),
     "`prefix` must be a single string")
+bad("pseudonymise_with_key (deprecated): prefix 1", bi_d, function(x) pseudonymise_with_key(x, "g", prefix = 1),
+    "^pseudonymise_with_key\\(\\): `prefix` must be a single string", warning = "is deprecated")
 
 # ---- top-m linkage, replay, adaptive k, tune_release() -----------------------------------
 bad("risk_linkage: m = 0", bi_pair(), function(p) risk_linkage(p$o, p$m, m = 0),
