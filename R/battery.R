@@ -409,11 +409,12 @@ print.detanon_battery <- function(x, ...) {
 
 #' Linkage attack by distance, in either direction
 #'
-#' The distance-linkage intruder holds the original values of the keys (see [intruder()])
+#' The distance-linkage intruder holds the original values of some columns (see [intruder()])
 #' and links by Euclidean distance on the z-scale of the original data, within strata.
 #' * `direction = "released"`: for every released record, the intruder ranks the original
 #'   records of its stratum by distance; the claim is right when the nearest is the
-#'   record's own original (top-m: among the `m` nearest). This is [risk_linkage()].
+#'   record's own original (top-m: among the `m` nearest). For `intruder(vars, strata)`
+#'   this is [risk_linkage()]: the same `rate` (nearest) and `rate_m` (top-m).
 #' * `direction = "original"`: for every person whose original the intruder holds, it ranks
 #'   the released records of the stratum; the claim is right when the nearest released
 #'   record is the person's own. This is the direction of an intruder who looks for one

@@ -22,7 +22,7 @@ test_that("assess() holds exactly the individual measures", {
   expect_output(print(a1), "top-5")
   df1 <- as.data.frame(a1)
   expect_equal(df1$value[df1$measure == "replay_rate"], a1$replay$by_p$rate)
-  expect_equal(df1$value[df1$measure == "linkage_top_rate"], a1$linkage_top$rate)
+  expect_equal(df1$value[df1$measure == "linkage_top_rate"], a1$linkage_top$rate_m)
   plain <- as.data.frame(p$m)
   attr(plain, "detanon") <- NULL
   a2 <- assess(p$d, plain, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
@@ -45,11 +45,12 @@ test_that("the assessment keeps no original record values", {
   # the per-record link shares and re-identification probabilities are fractions j / t of
   # counts (0.75 is also a Titanic age); they are checked to be exactly that instead
   for (l in list(a$linkage, a$linkage_top)) {
-    for (v in list(l$linked, l$reid_prob)) {
+    for (v in list(l$linked, l$linked_m, l$reid_prob)) {
       expect_true(all(vapply(v, function(x) any(abs(x * seq_len(891) - round(x * seq_len(891))) < 1e-9), NA)))
     }
   }
-  a$linkage$linked <- a$linkage$reid_prob <- a$linkage_top$linked <- a$linkage_top$reid_prob <- NULL
+  a$linkage$linked <- a$linkage$linked_m <- a$linkage$reid_prob <- NULL
+  a$linkage_top$linked <- a$linkage_top$linked_m <- a$linkage_top$reid_prob <- NULL
   # the replay holds rates and sums of such fractions per share p only
   expect_identical(names(a$replay$by_p), c("p", "n_known", "rate", "n_linked", "reid", "blind_rate"))
   a$replay <- NULL

@@ -126,16 +126,20 @@ test_that("attack_linkage with a share p of originals attacks only the records h
   }
 })
 
-test_that("attack_linkage released -> original is risk_linkage()", {
+test_that("attack_linkage released -> original is risk_linkage(), and `rate` means the same in both", {
   bd <- battery_data(300, seed = 5)
   o <- bd$o; m <- bd$m
   for (mm in c(1, 3)) {
     rl <- risk_linkage(o, m, vars = c("a", "b", "c"), strata = "g", m = mm)
     al <- attack_linkage(o, m, intruder = intruder(vars = c("a", "b", "c"), strata = "g"), m = mm, control = FALSE)
-    expect_equal(al$success_m, rl$linked)
-    expect_equal(al$rate_m, rl$rate)
+    # the nearest-neighbour link, whatever m
+    expect_equal(al$success, rl$linked)
+    expect_equal(al$rate, rl$rate)
+    # the top-m link
+    expect_equal(al$success_m, rl$linked_m)
+    expect_equal(al$rate_m, rl$rate_m)
   }
-  expect_equal(al$rate, risk_linkage(o, m, vars = c("a", "b", "c"), strata = "g")$rate)
+  expect_gt(rl$rate_m, rl$rate)
 })
 
 test_that("a categorical key the release changed puts the record in another cell and misses it", {
