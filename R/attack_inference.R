@@ -35,9 +35,9 @@
 #' (`control_kind`).
 #'
 #' @section Its intruder:
-#' Holds the original keys (masked variables, strata and `keys`) of the share `p` of the
-#' people (the attacked records) and reads the release; knowledge of the masking algorithm
-#' is not used.
+#' Holds the original values of its columns (masked variables, strata and `held`) of the
+#' share `p` of the people (the attacked records) and reads the release; knowledge of the
+#' masking algorithm is not used.
 #'
 #' @section What it does not cover:
 #' Inference by models fitted on the release (regression, classifiers), combining

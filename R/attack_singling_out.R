@@ -3,7 +3,7 @@
 #' The singling-out attack of anonymeter (Giomi et al. 2023), one predicate per released
 #' record. The intruder reads the release only: for every released record it writes a
 #' predicate from the record's own released values, "the person whose categorical keys
-#' are these (the strata and the categorical `keys` of [intruder()]) and whose numeric
+#' are these (the strata and the categorical `held` columns of [intruder()]) and whose numeric
 #' values (the masked variables and numeric keys) fall in these bins", and claims that
 #' exactly one person of the data satisfies it. The bins of a numeric column are the
 #' quantile bins of its released values (`b` bins of equal count, ties kept together: the
