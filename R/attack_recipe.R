@@ -245,8 +245,9 @@ recipe_keyed <- function(s) {
   if (is.null(info) || !identical(info$verb, "anonymise_keyed")) return(NULL)
   set <- info$settings
   known <- s$intruder$knows == "settings" && is.numeric(set$k) && is.numeric(set$size)
-  # (`keys`: the name of `held` in releases made before it was renamed)
-  keys <- if (known) intersect(if (is.null(set$held)) set$keys else set$held, names(s$original)) else character()
+  # releases of earlier versions record the held columns as `keys`
+  held <- if (is.null(set$held)) set$keys else set$held
+  keys <- if (known) intersect(held, names(s$original)) else character()
   list(k = if (known) as.integer(set$k) else 3L, size = if (known) set$size else 10, keys = keys,
        key = charToRaw("an intruder's guess: not the custodian's key"))
 }

@@ -70,6 +70,7 @@ intruder <- function(vars = NULL, strata = NULL, held = NULL, p = 1,
   }
   p <- check_number(p, "p", lower = 0, upper = 1, lower_open = TRUE)
   knows <- match_choice(knows, "knows")
+  # (field `keys`: the request; intruder_view() adds `held`, the published columns resolved)
   structure(list(vars = vars, strata = strata, keys = held, p = p, knows = knows),
             class = "detanon_intruder")
 }
