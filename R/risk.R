@@ -449,9 +449,12 @@ print.detanon_linkage <- function(x, ...) {
 #' @param seed Seed for R's random number generator, which draws the known records (and
 #'   the replay's own random numbers); `NULL` uses the current stream.
 #' @return An object of class `detanon_replay`: a list with `by_p` (a data frame: `p`,
-#'   `n_known`, `rate` (expected share of the known records correctly linked),
-#'   `n_linked`, `reid` (their mean expected re-identification probability, as in
-#'   [risk_linkage()]) and `blind_rate`), `m`, `vars`, `strata` and `n`.
+#'   `n_known`, `rate` (expected share of the known records whose nearest released record
+#'   is their own), `n_linked`, `rate_m` and `n_linked_m` (the same for the own record
+#'   among the `m` nearest), `reid` (their mean expected re-identification probability,
+#'   as in [risk_linkage()]), `blind_rate` and `blind_rate_m`), `m`, `vars`, `strata` and
+#'   `n`. As in [risk_linkage()] and the attacks, `rate` is the nearest-neighbour link
+#'   whatever `m`.
 #' @seealso [risk_linkage()], [assess()].
 #' @examples
 #' d <- titanic_paper()[-1] # without the identifier PassengerId
@@ -488,10 +491,12 @@ risk_replay <- function(original, masked, vars = NULL, strata = NULL, mask = NUL
       want <- logical(n)
       want[known] <- TRUE
       ranks <- link_ranks(s, s$zm, zq, want, m, nthreads)[known, , drop = FALSE]
-      share <- top_m_share(ranks, m)
+      share <- top_m_share(ranks, 1)
+      share_m <- top_m_share(ranks, m)
       size <- s$sizes[s$id[known]]
       data.frame(p = pp, n_known = length(known), rate = mean(share), n_linked = sum(share),
-                 reid = mean(1 / ranks[, 2L]), blind_rate = mean(pmin(m, size) / size))
+                 rate_m = mean(share_m), n_linked_m = sum(share_m),
+                 reid = mean(1 / ranks[, 2L]), blind_rate = mean(1 / size), blind_rate_m = mean(pmin(m, size) / size))
     })
   })
   structure(list(by_p = do.call(rbind, res), m = m, vars = s$vars, strata = s$strata, n = n),
@@ -506,7 +511,8 @@ print.detanon_replay <- function(x, ...) {
                       if (length(x$strata)) paste0(" within ", paste(x$strata, collapse = " x ")) else "",
                       plural(x$n, "record"), if (x$m == 1L) "nearest" else paste(x$m, "nearest"),
                       if (x$m == 1L) "" else "s"), width = 78, exdent = 2), sep = "\n")
-  print(x$by_p, row.names = FALSE, digits = 3)
+  show <- if (x$m == 1L) setdiff(names(x$by_p), c("rate_m", "n_linked_m", "blind_rate_m")) else names(x$by_p)
+  print(x$by_p[show], row.names = FALSE, digits = 3)
   invisible(x)
 }
 

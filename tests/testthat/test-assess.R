@@ -52,7 +52,8 @@ test_that("the assessment keeps no original record values", {
   a$linkage$linked <- a$linkage$linked_m <- a$linkage$reid_prob <- NULL
   a$linkage_top$linked <- a$linkage_top$linked_m <- a$linkage_top$reid_prob <- NULL
   # the replay holds rates and sums of such fractions per share p only
-  expect_identical(names(a$replay$by_p), c("p", "n_known", "rate", "n_linked", "reid", "blind_rate"))
+  expect_identical(names(a$replay$by_p), c("p", "n_known", "rate", "n_linked", "rate_m", "n_linked_m", "reid",
+                                           "blind_rate", "blind_rate_m"))
   a$replay <- NULL
   # the battery's per-record successes and confidences are shares in [0, 1] (fractions
   # j / t, or one minus a ratio of distances); its tables hold strata values and rates

@@ -458,7 +458,11 @@ test_that("risk_replay equals the written-out replay, for anonymise() and a give
   # an intruder whose replay is the identity links originals to the release (m = 2)
   ident <- function(x) x
   got <- risk_replay(d, masked, mask = ident, p = c(0.3, 1), m = 2, seed = 4)
-  expect_equal(got$by_p$rate, ref_replay(d, masked, v, g, ident, c(0.3, 1), 2, 4))
+  expect_equal(got$by_p$rate_m, ref_replay(d, masked, v, g, ident, c(0.3, 1), 2, 4))
+  # `rate` is the nearest-neighbour link whatever m, as in risk_linkage() and the attacks
+  expect_equal(got$by_p$rate, ref_replay(d, masked, v, g, ident, c(0.3, 1), 1, 4))
+  expect_equal(got$by_p$rate, risk_replay(d, masked, mask = ident, p = c(0.3, 1), seed = 4)$by_p$rate)
+  expect_true(all(got$by_p$rate_m >= got$by_p$rate))
   expect_output(print(got), "Replay attack")
 })
 
