@@ -556,7 +556,7 @@ linkage_setup <- function(original, masked, vars, strata) {
     for (j in which(tiny$e != 0)) m[, j] <- times_pow2(m[, j], tiny$e[j])
     sweep(sweep(m[, keep, drop = FALSE], 2L, st$mean[keep]), 2L, st$sd[keep], "/")
   }
-  check_no_clash(strata, c("n", "rate", "blind_rate", "reid"), "strata")
+  check_no_clash(strata, c("n", "rate", "rate_m", "blind_rate", "blind_rate_m", "reid"), "strata")
   df <- as.data.frame(original, stringsAsFactors = FALSE)
   id <- stratum_ids(df, strata)
   n_strata <- max(c(0L, id))

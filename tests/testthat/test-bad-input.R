@@ -516,6 +516,9 @@ bad("kanon_check: a key named n", bi_mod(bi_d, n = 1L), function(x) kanon_check(
     "`strata` column `n` has the name")
 bad("risk_linkage: a stratum named rate", bi_pair(bi_mod(bi_d, rate = "a"), bi_mod(bi_m, rate = "a")),
     function(p) risk_linkage(p$o, p$m, vars = c("x", "y"), strata = "rate"), "`strata` column `rate` has the name")
+bad("risk_linkage: a stratum named rate_m", bi_pair(bi_mod(bi_d, rate_m = "a"), bi_mod(bi_m, rate_m = "a")),
+    function(p) risk_linkage(p$o, p$m, vars = c("x", "y"), strata = "rate_m", m = 2),
+    "`strata` column `rate_m` has the name")
 bad("utility_pmse: identifier-like columns left out by default",
     bi_pair(bi_mod(bi_d, PatientID = 1:20), bi_mod(bi_m, PatientID = 1:20)),
     function(p) utility_pmse(p$o, p$m), NA, function(r) expect_identical(r$vars, c("g", "x", "y")))
@@ -542,7 +545,7 @@ bad("pseudonymise_with_key (deprecated): prefix 1", bi_d, function(x) pseudonymi
 bad("risk_linkage: m = 0", bi_pair(), function(p) risk_linkage(p$o, p$m, m = 0),
     "`m` must be a single whole number >= 1, not 0")
 bad("risk_linkage: m larger than every stratum", bi_pair(), function(p) risk_linkage(p$o, p$m, m = 50), NA,
-    function(r) expect_equal(r$rate, 1))
+    function(r) expect_equal(r$rate_m, 1))
 bad("risk_replay: p = 0", bi_pair(), function(p) risk_replay(p$o, p$m, p = 0), "`p` must be distinct shares in \\(0, 1\\]")
 bad("risk_replay: mask not a function", bi_pair(), function(p) risk_replay(p$o, p$m, mask = "anonymise"),
     "`mask` must be NULL or a function")
