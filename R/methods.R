@@ -136,3 +136,46 @@ replay_k_table <- function(d, strata, k, k_tab) {
   k_tab$k <- pmax(2L, pmin(k_tab$k, as.vector(have[stratum_keys(k_tab, strata)]), na.rm = TRUE))
   k_tab
 }
+
+# ---- the partitioned back ends (anonymise_stats(), anonymise_stratum(), ...) ------------
+
+# The method of a partitioned run: one of the registry's, refused (with the reason) when it
+# does not work stratum by stratum.
+check_partitioned_method <- function(method) {
+  reg <- method_registry()
+  method <- match_choice(method, "method", names(reg))
+  if (is.null(reg[[method]]$kernel)) {
+    stop_arg("`method = \"", method, "\"` cannot run stratum by stratum: ", reg[[method]]$why_not, ". Use ",
+             reg[[method]]$verb, "() in memory.")
+  }
+  method
+}
+
+# The registry entry of the statistics of a partitioned run (statistics made before the
+# registry hold no method: the plain one).
+partitioned_method <- function(st) method_registry()[[if (is.null(st$method)) "anonymise" else st$method]]
+
+# The finishing pass of a method that releases group means (finish = "means"): nothing is
+# rescaled; the scan of the release form over the released values of every piece, and the
+# group counts. The same object as anonymise_rescale() returns (without `centroid_sd`).
+means_finish <- function(read, st) {
+  p <- length(st$vars)
+  scan <- vector("list", p)
+  sizes <- integer()
+  for_each_chunk(read, function(piece, i) {
+    sizes <<- c(sizes, piece$group_sizes)
+    if (st$format == "none" || !piece$n) return(invisible())
+    for (j in which(!st$constant)) {
+      scan[[j]] <<- form_scan(released_means(piece, j, st), st$bounds[[j]]$lo, st$bounds[[j]]$hi, scan[[j]])
+    }
+  })
+  structure(list(scan = scan, n_groups = length(sizes), min_group = min(sizes), max_group = max(sizes)),
+            class = "detanon_anonymise_step5")
+}
+
+# The released group means of column j of a piece (tiny columns scaled back).
+released_means <- function(piece, j, st) {
+  m <- piece$centroids[, j]
+  if (st$e[j] != 0) m <- times_pow2(m, -st$e[j])
+  m
+}
