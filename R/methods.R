@@ -27,7 +27,8 @@ masking_methods <- function() {
 # The registry itself: one entry per method, with what masking_methods() shows and the
 # internal parts: `tune`, the family of tune_release() (a function of the search's context,
 # the entry, the runs of the families before it and the key, returning its candidates and
-# why it stopped), `needs` (families whose runs it reads), `replay` (a function of the
+# why it stopped), `needs` (families whose runs it reads), `legend` and `colour` (its
+# candidates in plot.detanon_tuned()), `replay` (a function of the
 # release's settings and the intruder's known records, returning their replayed release)
 # and `finish` ("step5": the kernel returns centroids on the z-scale, rescaled by step 5;
 # "means": it returns group means on the scale of the data, released as they are).
@@ -36,16 +37,19 @@ method_registry <- function() {
     anonymise = list(label = "centroids of the k nearest neighbours, one k for every record",
                      verb = "anonymise", kernel = knn_kernel, finish = "step5",
                      settings = list(k = c(3L, 5L, 10L, 20L)), tune = tune_fixed_k,
+                     legend = "anonymise(k)", colour = "grey30",
                      replay = replay_knn),
     keps = list(label = "(k, epsilon): noise within equivalence classes, rows shuffled",
                 verb = "anonymise_keps", choice = FALSE,
                 why_not = "its classes are built by Mondrian over all records",
                 settings = list(epsilon = "keps_epsilon"), tune = tune_keps,
+                legend = "(k, epsilon)", colour = "darkgreen",
                 no_replay = "its noise is drawn from R's random stream and its rows are shuffled"),
     stratum = list(label = "centroids of the k nearest neighbours, one k per stratum",
                    verb = "anonymise_adaptive", needs = "anonymise",
                    why_not = "searched in memory only (one k per stratum of anonymise_adaptive())",
                    settings = list(k = c(3L, 5L, 10L, 20L, 40L, 80L, 160L)), tune = tune_per_stratum,
+                   legend = "k per stratum", colour = "darkorange",
                    replay = replay_adaptive),
     adaptive = list(label = "centroids of k nearest neighbours, k grown per record",
                     verb = "anonymise_adaptive",
@@ -53,20 +57,22 @@ method_registry <- function() {
                                     "(a share `rate` of all records), and its interval test needs the",
                                     "robust covariance of all records"),
                     settings = list(rate = c(0.5, 0.3, 0.2), below = c(0.1, 0.05), near_k_max = 33L),
-                    tune = tune_adaptive, replay = replay_adaptive),
+                    tune = tune_adaptive, legend = "adaptive k", colour = "firebrick", replay = replay_adaptive),
     mdav = list(label = "MDAV groups of k records, sharing their mean", verb = "anonymise_mdav",
                 kernel = mdav_kernel, finish = "means",
-                settings = list(k = c(3L, 5L, 10L, 15L, 20L, 30L)), tune = tune_mdav, replay = replay_mdav),
+                settings = list(k = c(3L, 5L, 10L, 15L, 20L, 30L)), tune = tune_mdav,
+                legend = "MDAV", colour = "purple", replay = replay_mdav),
     keyed = list(label = "keyed k-means groups, sharing their mean", verb = "anonymise_keyed",
                  why_not = paste("its budget of groups is shared among all strata by their drops of the",
                                  "within-group sum of squares, and its noise scale reads each column's SD and",
                                  "median over all records"),
                  settings = list(size = c(5L, 10L, 14L, 20L, 30L)), tune = tune_keyed,
+                 legend = "keyed", colour = "deeppink",
                  no_replay = "its groups depend on the custodian's secret key"),
     stir = list(label = "the best centroid candidates shuffled within classes of nearby records",
                 verb = "stir", why_not = "it shuffles a release, not a stratum's records",
                 settings = list(stirred = c("anonymise", "adaptive", "stratum"), candidates = 4L, class_k = 3L),
-                tune = tune_stir,
+                tune = tune_stir, legend = "stirred", colour = "steelblue",
                 no_replay = "its shuffle is drawn from R's random stream")
   )
 }

@@ -1192,8 +1192,8 @@ plot.detanon_tuned <- function(x, ...) {
   if (!nrow(t)) {
     stop_arg("`x` holds no candidate to plot: the search could not start (see its `stop`).", kind = "data")
   }
-  fam <- c(anonymise = "grey30", stratum = "darkorange", adaptive = "firebrick", mdav = "purple",
-           keyed = "deeppink", stir = "steelblue", keps = "darkgreen")
+  reg <- method_registry()
+  fam <- vapply(reg, `[[`, "", "colour")
   col <- fam[t$method]
   pch <- ifelse(t$meets, 19, 1)
   graphics::plot(t$worst, t$loss, col = col, pch = pch, log = "y",
@@ -1209,9 +1209,7 @@ plot.detanon_tuned <- function(x, ...) {
   graphics::legend("topright", bty = "n", pch = c(rep(19, sum(shown)), 1, 4, 8, NA, NA),
                    lty = c(rep(NA, sum(shown) + 3L), 2, 3),
                    col = c(fam[shown], "grey30", "black", "black", "firebrick", "black"),
-                   legend = c(c(anonymise = "anonymise(k)", stratum = "k per stratum", adaptive = "adaptive k",
-                                mdav = "MDAV", keyed = "keyed", stir = "stirred",
-                                keps = "(k, epsilon)")[shown], "misses a limit",
+                   legend = c(vapply(reg, `[[`, "", "legend")[shown], "misses a limit",
                               "fails verification", "chosen", "frontier", "worst limit"))
   invisible(x)
 }
