@@ -62,16 +62,6 @@ release_meta <- function(st, step5) {
   counts <- list(n = as.integer(st$n), n_strata = length(sizes), min_size = min(sizes),
                  n_suppressed = as.integer(st$n_suppressed), n_dropped = as.integer(st$n_dropped),
                  n_imputed = as.integer(st$n_imputed), n_moved = 0L)
-  verb <- partitioned_method(st)$verb
-  if (verb == "anonymise_mdav") {
-    # (the keyed noise of anonymise_mdav(noise = TRUE) is not made partitioned)
-    return(list(verb = verb,
-                settings = list(k = st$k, vars = st$vars, strata = st$strata, noise = FALSE, na = st$na,
-                                small_strata = st$small_strata, format = st$format),
-                counts = c(counts[1:3], step5[c("n_groups", "min_group", "max_group")], counts[-(1:3)])))
-  }
-  list(verb = verb,
-       settings = list(k = st$k, vars = st$vars, strata = st$strata, na = st$na, small_strata = st$small_strata,
-                       engine = "kdtree", format = st$format),
-       counts = counts, stats = list(scale = step5$scale))
+  method <- partitioned_method(st)
+  c(list(verb = method$verb), method$meta(st, step5, counts))
 }

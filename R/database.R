@@ -126,8 +126,9 @@
 #'   DBI::dbDisconnect(con)
 #' }
 #' @export
-anonymise_db <- function(con, table, vars, strata, k = 3, output, method = "anonymise", format = c("natural", "precision", "none"),
-                         read = c("order", "index"), chunk = 1e5, group_size = 1e6, overwrite = FALSE,
+anonymise_db <- function(con, table, vars, strata, k = 3, output, method = "anonymise",
+                         format = c("natural", "precision", "none"), read = c("order", "index"), chunk = 1e5,
+                         group_size = 1e6, overwrite = FALSE,
                          na = c("fail", "complete", "mean", "median"), small_strata = c("fail", "suppress"),
                          check_identifiers = TRUE, nthreads = getOption("detanon.nthreads", 1L)) {
   # the caller's random stream is left as it was (DBI backends draw names of savepoints)

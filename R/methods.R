@@ -30,12 +30,14 @@ masking_methods <- function() {
 # why it stopped), `needs` (families whose runs it reads), `legend` and `colour` (its
 # candidates in plot.detanon_tuned()), `replay` (a function of the
 # release's settings and the intruder's known records, returning their replayed release)
-# and `finish` ("step5": the kernel returns centroids on the z-scale, rescaled by step 5;
-# "means": it returns group means on the scale of the data, released as they are).
+# `finish` ("step5": the kernel returns centroids on the z-scale, rescaled by step 5;
+# "means": it returns group means on the scale of the data, released as they are) and
+# `meta` (the settings and counts of the verb's metadata, from a partitioned run's
+# statistics, finishing pass and shared counts).
 method_registry <- function() {
   list(
     anonymise = list(label = "centroids of the k nearest neighbours, one k for every record",
-                     verb = "anonymise", kernel = knn_kernel, finish = "step5",
+                     verb = "anonymise", kernel = knn_kernel, finish = "step5", meta = knn_meta,
                      settings = list(k = c(3L, 5L, 10L, 20L)), tune = tune_fixed_k,
                      legend = "anonymise(k)", colour = "grey30",
                      replay = replay_knn),
@@ -59,7 +61,7 @@ method_registry <- function() {
                     settings = list(rate = c(0.5, 0.3, 0.2), below = c(0.1, 0.05), near_k_max = 33L),
                     tune = tune_adaptive, legend = "adaptive k", colour = "firebrick", replay = replay_adaptive),
     mdav = list(label = "MDAV groups of k records, sharing their mean", verb = "anonymise_mdav",
-                kernel = mdav_kernel, finish = "means",
+                kernel = mdav_kernel, finish = "means", meta = mdav_meta,
                 settings = list(k = c(3L, 5L, 10L, 15L, 20L, 30L)), tune = tune_mdav,
                 legend = "MDAV", colour = "purple", replay = replay_mdav),
     keyed = list(label = "keyed k-means groups, sharing their mean", verb = "anonymise_keyed",
@@ -90,7 +92,7 @@ method_of_verb <- function(verb) {
 # ---- kernels: whole strata on the z-scale of all the data -------------------------------
 # Each takes xs (the records' values, tiny columns scaled by their power of two), cols (the
 # columns that vary), the columns' exact means and SDs over all the data, id (stratum ids
-# 1..S), k (one per stratum) and nthreads.
+# 1..S), k (one per stratum; the plain method's k is the same in all) and nthreads.
 
 # The centroids of every record's k nearest neighbours in its stratum (z-scale; step 5
 # follows). anonymise() runs the same search kernel (src/knn.c) fused with the column
@@ -105,6 +107,20 @@ knn_kernel <- function(xs, cols, mean, sd, id, k, nthreads) {
 mdav_kernel <- function(xs, cols, mean, sd, id, k, nthreads) {
   res <- mdav_groups(xs, cols, mean[cols], sd[cols], id, k, nthreads)
   list(values = res$means[res$group, , drop = FALSE], group = res$group, size = res$size)
+}
+
+# The metadata of a partitioned release: those of the verb on all the data.
+knn_meta <- function(st, step5, counts) {
+  list(settings = list(k = st$k, vars = st$vars, strata = st$strata, na = st$na, small_strata = st$small_strata,
+                       engine = "kdtree", format = st$format),
+       counts = counts, stats = list(scale = step5$scale))
+}
+
+mdav_meta <- function(st, step5, counts) {
+  # (the keyed noise of anonymise_mdav(noise = TRUE) is not made partitioned)
+  list(settings = list(k = st$k, vars = st$vars, strata = st$strata, noise = FALSE, na = st$na,
+                       small_strata = st$small_strata, format = st$format),
+       counts = c(counts[1:3], step5[c("n_groups", "min_group", "max_group")], counts[-(1:3)]))
 }
 
 # ---- replays: the release made again from the intruder's known records ------------------
