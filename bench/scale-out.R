@@ -77,7 +77,7 @@ run_db <- function(file, read = "order", chunk = 1e5, group_size = 1e6, nthreads
     m <- verb()(d, vars = vars, strata = c("s1", "s2"), k = 5, check_identifiers = FALSE, nthreads = nthreads)
     attr(m, "detanon") <- NULL
     got <- DBI::dbGetQuery(con, "SELECT * FROM masked ORDER BY id")
-    cat("identical to", masking_methods()[[method]]$verb, "() in memory:", identical(got, m), "\n")
+    cat(paste0("identical to ", masking_methods()[[method]]$verb, "() in memory: ", identical(got, m)), "\n")
   }
 }
 
