@@ -91,8 +91,9 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3, method = 
   strata <- args$strata
   k <- args$k
   p <- length(vars)
-  st <- list(vars = vars, strata = strata, k = k, method = method, format = format, na = na,
-             small_strata = small_strata, integer = vapply(first[vars], is.integer, logical(1)), template = first[0L, , drop = FALSE])
+  st <- list(vars = vars, strata = strata, k = k, format = format, na = na, small_strata = small_strata,
+             integer = vapply(first[vars], is.integer, logical(1)), template = first[0L, , drop = FALSE])
+  st$method <- method
 
   # pass 1: stratum sizes (records kept by the na policy), the sums of the values kept by it
   # (observed values; complete records for "complete"), missing counts and ranges

@@ -178,20 +178,24 @@ check_partitioned_method <- function(method) {
 partitioned_method <- function(st) method_registry()[[if (is.null(st$method)) "anonymise" else st$method]]
 
 # The finishing pass of a method that releases group means (finish = "means"): nothing is
-# rescaled; the scan of the release form over the released values of every piece, and the
-# group counts. The same object as anonymise_rescale() returns (without `centroid_sd`).
+# rescaled (`scale` NA for every column); the scan of the release form over the released
+# values of every piece, and the group counts. The object anonymise_rescale() returns.
 means_finish <- function(read, st) {
   p <- length(st$vars)
   scan <- vector("list", p)
-  sizes <- integer()
+  groups <- c(n = 0, min = Inf, max = -Inf)
   for_each_chunk(read, function(piece, i) {
-    sizes <<- c(sizes, piece$group_sizes)
+    g <- piece$group_sizes
+    if (length(g)) groups <<- c(n = groups[["n"]] + length(g), min = min(groups[["min"]], g),
+                                max = max(groups[["max"]], g))
     if (st$format == "none" || !piece$n) return(invisible())
     for (j in which(!st$constant)) {
       scan[[j]] <<- form_scan(released_means(piece, j, st), st$bounds[[j]]$lo, st$bounds[[j]]$hi, scan[[j]])
     }
   })
-  structure(list(scan = scan, n_groups = length(sizes), min_group = min(sizes), max_group = max(sizes)),
+  structure(list(scale = stats::setNames(rep(NA_real_, p), st$vars), scan = scan,
+                 n_groups = as.integer(groups[["n"]]), min_group = as.integer(groups[["min"]]),
+                 max_group = as.integer(groups[["max"]])),
             class = "detanon_anonymise_step5")
 }
 

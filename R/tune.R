@@ -259,7 +259,8 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
   small_strata <- match_choice(small_strata, "small_strata")
   noise <- check_flag(noise, "noise")
   if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
-  ctx <- tune_setup(data, vars, strata, k, k_strata, m, objective, formula, family, methods, format, keps_epsilon, max_tries, nthreads,
+  ctx <- tune_setup(data, vars, strata, k, k_strata, m, objective, formula, family, methods, format, keps_epsilon,
+                    max_tries, nthreads,
                     limits = list(worst = check_limit(worst, "worst"), top_m = check_limit(top_m, "top_m"),
                                   linkage = check_limit(linkage, "linkage"),
                                   linkage_stratum = check_limit(linkage_stratum, "linkage_stratum"),
@@ -293,8 +294,9 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
 # Validate the arguments and build what every candidate shares: the originals' z-scores,
 # their kd-trees (one rank index, queried by the adaptive kernel and by every
 # measurement) and their robust covariance (risk1/risk2), and the evaluator.
-tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, family, methods, format, keps_epsilon, max_tries, nthreads, limits,
-                       attacks, verify, intruder, sensitive, seed, secret, small_strata = "fail") {
+tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, family, methods, format,
+                       keps_epsilon, max_tries, nthreads, limits, attacks, verify, intruder, sensitive, seed,
+                       secret, small_strata = "fail") {
   force(secret) # the key checked before the search (by check_key(), which never shows it), not kept
   # the checked values replace the arguments
   list2env(check_masking_args(data, vars, strata, k, nthreads = nthreads), environment())
@@ -559,9 +561,10 @@ tune_per_stratum <- function(ctx, entry, runs, key) {
   sizes <- ctx$sizes
   limits <- ctx$limits
   out <- list(cands = list(), stop = character())
-  # (up to k = 160: beyond, one k per stratum spends more than any candidate here)
+  # (up to the ladder's top, k = 160: beyond, one k per stratum spends more than any
+  # candidate here)
   ladder <- tune_ladder(ctx$k, entry$settings$k)
-  ladder <- ladder[ladder <= max(ctx$k, min(160L, max(sizes)))]
+  ladder <- ladder[ladder <= max(ctx$k, min(max(entry$settings$k), max(sizes)))]
   # a stratum's centroids (before step 5) depend on its own records and k only: those of
   # each rung are computed once (kept in `memo`), and a candidate takes every stratum's
   # rows from the rung it was given

@@ -127,6 +127,8 @@ test_that("method = \"mdav\": the passes by hand, any order of strata and of row
   pieces <- lapply(by, function(r) anonymise_stratum(full[sample(r), ], stats = st))
   s5 <- anonymise_rescale(pieces, stats = st)
   expect_identical(s5$n_groups, release_info(ref)$counts$n_groups)
+  expect_identical(s5$max_group, release_info(ref)$counts$max_group)
+  expect_output(print(s5), "Age: not scaled")
   for (i in seq_along(pieces)) {
     rel <- anonymise_release(pieces[[i]], stats = st, step5 = s5)
     rows <- as.integer(rownames(pieces[[i]]$data))
