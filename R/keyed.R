@@ -148,8 +148,9 @@ anonymise_keyed <- function(data, vars = NULL, strata = NULL, k = 3, key, size =
                             noise = TRUE, format = NULL,
                             na = c("fail", "median", "mean", "median_stratum", "mean_stratum", "complete"),
                             small_strata = c("fail", "suppress", "merge"),
-                            check_identifiers = TRUE,
+                            check_identifiers = TRUE, household = NULL,
                             nthreads = getOption("detanon.nthreads", 1L)) {
+  if (!is.null(household)) return(household_verb(anonymise_keyed, data, household, match.call(), parent.frame())) # R/household.R
   # the checked values replace the arguments
   list2env(check_masking_args(data, vars, strata, k, na = na, small_strata = small_strata,
                               check_identifiers = check_identifiers, nthreads = nthreads),

@@ -51,6 +51,11 @@
 #'   `importance`); keys with larger numbers are suppressed first.
 #' @param combs `NULL` (k-anonymity on all of `strata`), or whole numbers between 1 and the
 #'   number of keys: the sizes of the subsets of keys to make k-anonymous.
+#' @param household Name of a column of household ids, or `NULL`. With it, a key of
+#'   `strata` that is constant within every household of `data` (a household-level key)
+#'   and is suppressed for one member is suppressed for every member of the household,
+#'   and the search is repeated until every record is k-anonymous again; the release
+#'   metadata name these keys (`household_vars`).
 #' @return `data`, in its class, with the suppressed cells set to `NA`, and release
 #'   metadata (see [release_info()]) with the counts `n` (records), `n_changed` (cells
 #'   suppressed), `changed_by_key` (cells suppressed in each key) and `min_size` (the
@@ -65,7 +70,8 @@
 #' release_info(out)$counts$changed_by_key
 #' @family masking verbs
 #' @export
-suppress_local <- function(data, strata = NULL, k = 3, importance = NULL, combs = NULL) {
+suppress_local <- function(data, strata = NULL, k = 3, importance = NULL, combs = NULL, household = NULL) {
+  if (!is.null(household)) return(household_verb(suppress_local, data, household, match.call(), parent.frame())) # R/household.R
   check_data_frame(data, "data")
   strata <- check_columns(strata, data, "strata", default_strata(data))
   if (!length(strata)) stop_arg("`strata` is empty: name at least one key (quasi-identifier) column.")
