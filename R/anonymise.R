@@ -156,7 +156,7 @@ anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
                       check_identifiers = TRUE, household = NULL,
                       nthreads = getOption("detanon.nthreads", 1L)) {
   if (is_sdc(data)) return(sdc_verb(anonymise, data, match.call(), parent.frame())) # R/sdcmicro.R
-  if (!is.null(household)) return(household_verb(anonymise, data, household, match.call(), parent.frame())) # R/household.R
+  if (!is.null(household)) return(household_verb(anonymise, data, household, match.call(), parent.frame()))
   # the checked values replace the arguments
   list2env(check_masking_args(data, vars, strata, k, engine = engine, format = format, na = na,
                               small_strata = small_strata, check_identifiers = check_identifiers,

@@ -78,7 +78,8 @@
 #' @export
 anonymise_pram <- function(data, vars, strata = NULL, pd = 0.8, alpha = 0.5, invariant = TRUE,
                            household = NULL, seed = NULL) {
-  if (!is.null(household)) return(household_verb(anonymise_pram, data, household, match.call(), parent.frame())) # R/household.R
+  if (is_sdc(data)) return(sdc_key_verb(anonymise_pram, data, match.call(), parent.frame())) # R/sdcmicro.R
+  if (!is.null(household)) return(household_verb(anonymise_pram, data, household, match.call(), parent.frame()))
   check_data_frame(data, "data")
   if (missing(vars)) stop_arg("`vars` is missing: name the categorical columns to post-randomise.")
   vars <- check_columns(vars, data, "vars")

@@ -71,7 +71,8 @@
 #' @family masking verbs
 #' @export
 suppress_local <- function(data, strata = NULL, k = 3, importance = NULL, combs = NULL, household = NULL) {
-  if (!is.null(household)) return(household_verb(suppress_local, data, household, match.call(), parent.frame())) # R/household.R
+  if (is_sdc(data)) return(sdc_key_verb(suppress_local, data, match.call(), parent.frame())) # R/sdcmicro.R
+  if (!is.null(household)) return(household_verb(suppress_local, data, household, match.call(), parent.frame()))
   check_data_frame(data, "data")
   strata <- check_columns(strata, data, "strata", default_strata(data))
   if (!length(strata)) stop_arg("`strata` is empty: name at least one key (quasi-identifier) column.")
