@@ -113,6 +113,7 @@ household_suppress <- function(fun, data, household, g, args) {
   hv <- household_level(data, strata, g)
   k <- args[["k"]]
   if (is.null(k)) k <- formals(fun)$k
+  w <- if (!is.null(args[["weights"]])) check_weights(data, args[["weights"]], strata)
   out <- data
   repeat {
     out <- suppressMessages(do.call(fun, c(list(data = out), args)), classes = "detanon_message_suppress")
@@ -129,22 +130,26 @@ household_suppress <- function(fun, data, household, g, args) {
       }
     }
     if (!spread) break
-    codes <- matrix(unlist(lapply(as.data.frame(out)[strata], function(x) suda_codes(x)$code), use.names = FALSE),
-                    nrow(out), length(strata))
-    if (min(wildcard_counts(codes)) >= k) break
+    if (suppress_done(out, strata, k, args[["threshold"]], w)) break
   }
   by_key <- vapply(strata, function(v) sum(is.na(out[[v]]) & !is.na(data[[v]])), integer(1))
   if (sum(by_key)) {
     inform_detanon("suppressed ", plural(sum(by_key), "cell"), " (",
-                   paste0("`", strata, "` ", by_key, collapse = ", "), ") for ", k,
-                   "-anonymity, household-level keys for whole households.",
-                   kind = "suppress", fields = list(suppressed = by_key))
+                   paste0("`", strata, "` ", by_key, collapse = ", "), ") for ", suppress_goal(k, args[["threshold"]]),
+                   ", household-level keys for whole households.", kind = "suppress", fields = list(suppressed = by_key))
   }
-  codes <- matrix(unlist(lapply(as.data.frame(out)[strata], function(x) suda_codes(x)$code), use.names = FALSE),
-                  nrow(out), length(strata))
+  codes <- key_code_matrix(out, strata)
   counts <- utils::modifyList(info$counts, list(n_changed = sum(by_key), changed_by_key = by_key,
                                                 min_size = if (nrow(out)) min(wildcard_counts(codes)) else 0L,
                                                 n_households = max(c(0L, g))))
+  if (!is.null(counts$max_risk)) counts$max_risk <- if (nrow(out)) max(suppress_risk(codes, w)) else 0
   as_release(as_release_frame(as.data.frame(out), data), "suppress_local",
              settings = c(info$settings, list(household = household, household_vars = hv)), counts = counts)
+}
+
+# Does `out` meet suppress_local()'s goal: k-anonymity, or with `threshold` every
+# individual risk (weights `w`) at most the threshold?
+suppress_done <- function(out, strata, k, threshold, w) {
+  codes <- key_code_matrix(out, strata)
+  if (is.null(threshold)) min(wildcard_counts(codes)) >= k else max(suppress_risk(codes, w)) <= threshold
 }

@@ -272,7 +272,7 @@ sdc_key_verb <- function(fun, obj, call, env) {
   extra <- setdiff(c(p$hh, p$strata_var), p$keys)
   df <- sdc_frame(p, lapply(p$orig[extra], as.vector))
   if (length(p$hh) && is.null(args[["household"]])) args["household"] <- list(p$hh)
-  if (length(p$weight) && "weights" %in% names(formals(fun)) && is.null(args[["weights"]])) {
+  if (length(p$weight) && !is.null(args[["threshold"]]) && is.null(args[["weights"]])) { # the risk's weights
     args["weights"] <- list(p$weight)
     df[[p$weight]] <- as.vector(p$orig[[p$weight]])
   }
