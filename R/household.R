@@ -10,8 +10,9 @@
 #   every member;
 # * suppress_local() suppresses as without households and then suppresses a
 #   household-level key for every member of a household where it suppressed it for one,
-#   repeating until every record is k-anonymous (a suppression only widens the matches,
-#   except where it leaves a record with every key missing).
+#   repeating until the goal (k-anonymity, or the risk threshold) is met again (a
+#   suppression only widens the matches, except where it leaves a record with every key
+#   missing).
 
 # The column that carries each record's row through the verb's passes.
 household_row_col <- ".detanon_person"
@@ -24,7 +25,9 @@ household_verb <- function(fun, data, household, call, env) {
     stop_arg("`data` has a column named `", household_row_col, "`, which detanon uses itself; rename it.",
              kind = "column")
   }
-  kind <- if (identical(fun, suppress_local)) "suppress" else if (identical(fun, anonymise_pram)) "pram" else "numeric"
+  kind <- if (identical(fun, suppress_local)) "suppress"
+          else if (identical(fun, anonymise_pram)) "pram"
+          else "numeric"
   # the columns the verb reads, never the household ids
   strata <- if (is.null(args[["strata"]]) && kind != "pram") setdiff(default_strata(data), household)
             else args[["strata"]]
@@ -107,7 +110,7 @@ household_changed <- function(data, out, cols) {
 }
 
 # suppress_local() with households: suppress, give a household-level key suppressed for
-# one member to every member, and again until every record is k-anonymous.
+# one member to every member, and again until the goal is met.
 household_suppress <- function(fun, data, household, g, args) {
   strata <- args[["strata"]]
   hv <- household_level(data, strata, g)
@@ -135,8 +138,9 @@ household_suppress <- function(fun, data, household, g, args) {
   by_key <- vapply(strata, function(v) sum(is.na(out[[v]]) & !is.na(data[[v]])), integer(1))
   if (sum(by_key)) {
     inform_detanon("suppressed ", plural(sum(by_key), "cell"), " (",
-                   paste0("`", strata, "` ", by_key, collapse = ", "), ") for ", suppress_goal(k, args[["threshold"]]),
-                   ", household-level keys for whole households.", kind = "suppress", fields = list(suppressed = by_key))
+                   paste0("`", strata, "` ", by_key, collapse = ", "), ") for ",
+                   suppress_goal(k, args[["threshold"]]), ", household-level keys for whole households.",
+                   kind = "suppress", fields = list(suppressed = by_key))
   }
   codes <- key_code_matrix(out, strata)
   counts <- utils::modifyList(info$counts, list(n_changed = sum(by_key), changed_by_key = by_key,

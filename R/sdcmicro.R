@@ -256,12 +256,13 @@ sdc_key_verb <- function(fun, obj, call, env) {
   args <- sdc_args(call, env, skip = "data")
   p <- sdc_parts(obj)
   if (!length(p$keys)) {
-    stop_arg("the sdcMicroObj in `data` has no key variables (keyVars) to ", 
+    stop_arg("the sdcMicroObj in `data` has no key variables (keyVars) to ",
              if (identical(fun, suppress_local)) "suppress." else "post-randomise.", kind = "column")
   }
   what <- "key variables (keyVars)"
   if (identical(fun, suppress_local)) {
-    args["strata"] <- list(if (is.null(args[["strata"]])) p$keys else sdc_names(args[["strata"]], p$keys, "strata", what))
+    strata <- args[["strata"]]
+    args["strata"] <- list(if (is.null(strata)) p$keys else sdc_names(strata, p$keys, "strata", what))
   } else {
     if (!is.null(args[["vars"]])) args["vars"] <- list(sdc_names(args[["vars"]], p$keys, "vars", what))
     if (!is.null(args[["strata"]])) {

@@ -206,8 +206,8 @@ suppress_risk <- function(codes, w) {
 # `prio` that lowers the shortfall (else, and always without `strict`: the one that lowers it
 # most, the first in `prio` on ties). With `threshold`, the goal is every record's
 # individual risk (weights `w`, or NULL) at most `threshold` instead of k-anonymity: the
-# record with the highest risk goes first, and a key is chosen by the risk it leaves that
-# record (strict: the first in `prio` that brings it to the threshold). Returns the codes
+# record with the highest risk goes first, and a key is chosen by the fall of the total
+# risk above the threshold (strict: the first in `prio` that lowers it). Returns the codes
 # with the suppressed cells set to NA.
 suppress_greedy <- function(codes, k, prio, strict, threshold = NULL, w = NULL) {
   n <- nrow(codes)

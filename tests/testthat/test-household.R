@@ -155,6 +155,20 @@ test_that("suppress_local() suppresses household-level keys for whole households
   expect_gte(min(risk_frequencies(out, c("region", "roof", "sex", "age"))$fk), 3)
 })
 
+test_that("tibbles and data.tables come back in their class", {
+  skip_if_not_installed("tibble")
+  skip_if_not_installed("data.table")
+  d <- hh_random(150, 3)
+  ref <- anonymise(d, vars = c("hh_x", "x"), strata = "region", household = "hid", nthreads = 1)
+  for (as_cls in list(tibble::as_tibble, data.table::as.data.table)) {
+    x <- as_cls(d)
+    out <- anonymise(x, vars = c("hh_x", "x"), strata = "region", household = "hid", nthreads = 1)
+    expect_identical(class(out), class(x))
+    expect_equal(as.data.frame(out)$hh_x, ref$hh_x)
+    expect_false(is.null(release_info(out)))
+  }
+})
+
 test_that("bad `household` is refused with a classed error", {
   d <- hh_random(20, 1)
   expect_snapshot(error = TRUE, {
