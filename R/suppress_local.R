@@ -88,6 +88,8 @@
 #' out <- suppress_local(d, c("age", "sex"), k = 2)
 #' out
 #' release_info(out)$counts$changed_by_key
+#' # to an individual risk of at most 0.5 (here, without weights, 2-anonymity)
+#' suppress_local(d, c("age", "sex"), threshold = 0.5)
 #' @family masking verbs
 #' @export
 suppress_local <- function(data, strata = NULL, k = 3, importance = NULL, combs = NULL, threshold = NULL,
