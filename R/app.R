@@ -801,6 +801,15 @@ app_ui <- function() {
                                   choices = NULL, multiple = TRUE, options = list(maxItems = 1L)),
             shiny::selectizeInput("household", "Household ids, optional", choices = NULL, multiple = TRUE,
                                   options = list(maxItems = 1L)),
+            shiny::h4("Categorical risk"),
+            shiny::uiOutput("cat_status"),
+            shiny::tableOutput("cat_risk"),
+            shiny::p(class = "app-note", "These measures cover identity disclosure through the keys only. They ",
+                     "do not cover the continuous variables (the attacks of the verdict do), attribute disclosure ",
+                     "(a rare sensitive value shared by a whole group), or keys not declared here. The steps ",
+                     "run before the masking on the Method tab; the release, its verdict and the script include ",
+                     "them, and the attacks assume the intruder holds the keys as released."),
+            shiny::h4("Steps on the keys (optional)"),
             shiny::checkboxInput("suppress", paste(
               "Local suppression: set single key values to missing until the keys of every record are shared",
               "by at least k records (a missing value matches any value)")),
@@ -816,15 +825,7 @@ app_ui <- function() {
               shiny::numericInput("pd", "Smallest probability that a value is kept (pd)", value = 0.8, min = 0,
                                   max = 1, step = 0.05),
               shiny::numericInput("pram_seed", "PRAM seed (the same seed gives the same release)", value = 1,
-                                  step = 1)),
-            shiny::h4("Categorical risk"),
-            shiny::uiOutput("cat_status"),
-            shiny::tableOutput("cat_risk"),
-            shiny::p(class = "app-note", "These measures cover identity disclosure through the keys only. They ",
-                     "do not cover the continuous variables (the attacks of the verdict do), attribute disclosure ",
-                     "(a rare sensitive value shared by a whole group), or keys not declared here. The steps ",
-                     "run before the masking on the Method tab; the release, its verdict and the script include ",
-                     "them, and the attacks assume the intruder holds the keys as released.")),
+                                  step = 1))),
           shiny::tabPanel("Method", value = "method",
             shiny::h4("3. Limits and method"),
             shiny::p(class = "app-note", "The limits bound the share of records the attacks of the risk battery ",
@@ -977,12 +978,14 @@ app_server <- function(data = NULL) {
            sensitive = pick(input$sensitive), keys = pick(input$keys))
     })
     # the importance and PRAM boxes offer the keys
-    shiny::observeEvent(input$keys, ignoreNULL = FALSE, {
+    shiny::observeEvent(input$keys, ignoreNULL = FALSE, guard("The key boxes were not updated", {
       keys <- roles()$keys
       for (id in c("importance", "pram_vars")) {
-        shiny::updateSelectizeInput(session, id, choices = keys, selected = intersect(input[[id]], keys))
+        chosen <- input[[id]]
+        shiny::updateSelectizeInput(session, id, choices = keys,
+                                    selected = if (is.character(chosen)) intersect(chosen, keys) else character())
       }
-    })
+    }))
     # the categorical settings as the inputs stand (checked; the data after the steps chosen)
     categorical <- shiny::reactive({
       d <- rv$data

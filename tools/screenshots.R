@@ -93,7 +93,7 @@ if (requireNamespace("shiny", quietly = TRUE)) {
   br$eval("$('#keys')[0].selectize.setValue(['Survived', 'Pclass', 'Sex', 'Family']); true")
   br$eval("document.querySelector('#suppress').click(); true")
   ok("(document.querySelector('#cat_risk') || {}).innerText !== undefined && document.querySelector('#cat_risk').innerText.includes('After the categorical steps')")
-  shots <- c(shots, br$screenshot(file.path(out, "app-categorical.png"), full = FALSE))
+  shots <- c(shots, br$screenshot(file.path(out, "app-categorical.png"), full = TRUE))
 } else {
   message("shiny is not installed: no screenshot of the app")
 }
