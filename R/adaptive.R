@@ -58,8 +58,8 @@
 #'   centroids with a `k` per stratum.
 #' @param rate The share of records that may stay top-`m` linkable, a number from 0 to 1:
 #'   their neighbourhoods grow, round by round, until no more than `rate * n` are. As a
-#'   record is top-m linkable whenever its top-m share is positive, the top-m rate of
-#'   [risk_linkage()] on the release is then at most `rate` (unless records reach their
+#'   record is top-m linkable whenever its top-m share is positive, the top-m rate
+#'   (`rate_m`) of [risk_linkage()] on the release is then at most `rate` (unless records reach their
 #'   cap; see `n_capped`). Several decreasing shares are run as stages (see above).
 #' @param format The release form of the masked values, as in [anonymise()]: `"natural"`
 #'   (the few values beyond k-record bounds of the range moved inside, whole-number

@@ -144,9 +144,10 @@ check_chunk_columns <- function(chunks) {
 #' @family partitioned anonymisation
 #' @examples
 #' d <- titanic_paper()[c("Age", "Fare", "Sex", "Pclass")]
-#' st <- anonymise_stats(d, vars = c("Age", "Fare"), strata = c("Sex", "Pclass"), k = 3)
-#' strata_groups(st, group_size = 200)
-#' @export
+#' st <- detanon:::anonymise_stats(d, vars = c("Age", "Fare"),
+#'                                 strata = c("Sex", "Pclass"), k = 3)
+#' detanon:::strata_groups(st, group_size = 200)
+#' @keywords internal
 strata_groups <- function(stats, group_size = 1e6) {
   check_stats(stats)
   group_size <- check_whole(group_size, "group_size", min = 1)

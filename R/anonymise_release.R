@@ -14,11 +14,12 @@
 #' @family partitioned anonymisation
 #' @examples
 #' d <- titanic_paper()[c("Age", "Fare", "Sex", "Pclass")]
-#' st <- anonymise_stats(d, vars = c("Age", "Fare"), strata = "Sex", k = 3)
-#' pieces <- lapply(split(d, d$Sex), anonymise_stratum, stats = st)
-#' s5 <- anonymise_rescale(pieces, stats = st)
-#' head(anonymise_release(pieces[[1]], stats = st, step5 = s5))
-#' @export
+#' st <- detanon:::anonymise_stats(d, vars = c("Age", "Fare"), strata = "Sex",
+#'                                 k = 3)
+#' pieces <- lapply(split(d, d$Sex), detanon:::anonymise_stratum, stats = st)
+#' s5 <- detanon:::anonymise_rescale(pieces, stats = st)
+#' head(detanon:::anonymise_release(pieces[[1]], stats = st, step5 = s5))
+#' @keywords internal
 anonymise_release <- function(piece, stats, step5) {
   check_stats(stats)
   if (!inherits(piece, "detanon_anonymise_piece")) {

@@ -21,11 +21,12 @@
 #' @family partitioned anonymisation
 #' @examples
 #' d <- titanic_paper()[c("Age", "Fare", "Sex", "Pclass")]
-#' st <- anonymise_stats(d, vars = c("Age", "Fare"), strata = "Sex", k = 3)
-#' pieces <- lapply(split(d, d$Sex), anonymise_stratum, stats = st)
-#' s5 <- anonymise_rescale(pieces, stats = st)
+#' st <- detanon:::anonymise_stats(d, vars = c("Age", "Fare"), strata = "Sex",
+#'                                 k = 3)
+#' pieces <- lapply(split(d, d$Sex), detanon:::anonymise_stratum, stats = st)
+#' s5 <- detanon:::anonymise_rescale(pieces, stats = st)
 #' s5$scale
-#' @export
+#' @keywords internal
 anonymise_rescale <- function(pieces, stats) {
   check_stats(stats)
   st <- stats

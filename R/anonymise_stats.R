@@ -55,10 +55,10 @@
 #' @examples
 #' d <- titanic_paper()[c("Age", "Fare", "Sex", "Pclass")]
 #' chunks <- split(d, rep(1:3, length.out = nrow(d)))
-#' st <- anonymise_stats(chunks, vars = c("Age", "Fare"), strata = c("Sex", "Pclass"),
-#'                       k = 3)
+#' st <- detanon:::anonymise_stats(chunks, vars = c("Age", "Fare"),
+#'                                 strata = c("Sex", "Pclass"), k = 3)
 #' st
-#' @export
+#' @keywords internal
 anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3, method = "anonymise",
                             format = c("natural", "precision", "none"),
                             na = c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"),

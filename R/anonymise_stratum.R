@@ -21,10 +21,11 @@
 #' @family partitioned anonymisation
 #' @examples
 #' d <- titanic_paper()[c("Age", "Fare", "Sex", "Pclass")]
-#' st <- anonymise_stats(d, vars = c("Age", "Fare"), strata = "Sex", k = 3)
-#' women <- anonymise_stratum(d[d$Sex == "female", ], stats = st)
+#' st <- detanon:::anonymise_stats(d, vars = c("Age", "Fare"), strata = "Sex",
+#'                                 k = 3)
+#' women <- detanon:::anonymise_stratum(d[d$Sex == "female", ], stats = st)
 #' women$n
-#' @export
+#' @keywords internal
 anonymise_stratum <- function(data, stats, nthreads = getOption("detanon.nthreads", 1L)) {
   check_data_frame(data, "data")
   check_stats(stats)

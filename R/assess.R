@@ -149,8 +149,8 @@ print.detanon_assess <- function(x, ...) {
        sprintf("nearest original is the own (blind %.4f)", l$blind_rate))
   if (!is.null(x$linkage_top)) {
     lt <- x$linkage_top
-    line(sprintf("top-%d", lt$m), sprintf("%.4f (%.0f)", lt$rate, lt$n_linked),
-         sprintf("own among the %d nearest (blind %.4f)", lt$m, lt$blind_rate))
+    line(sprintf("top-%d", lt$m), sprintf("%.4f (%.0f)", lt$rate_m, lt$n_linked_m),
+         sprintf("own among the %d nearest (blind %.4f)", lt$m, lt$blind_rate_m))
     line("re-id", sprintf("%.4f", l$reid), sprintf("mean chance of a right pick (largest %.4f)", l$reid_max))
   }
   if (!is.null(x$replay)) {
@@ -231,7 +231,7 @@ as.data.frame.detanon_assess <- function(x, row.names = NULL, optional = FALSE, 
   )
   if (!is.null(x$linkage_top)) {
     rows[[length(rows) + 1L]] <- c("risk", "linkage_top_rate", paste0("m = ", x$linkage_top$m),
-                                   x$linkage_top$rate)
+                                   x$linkage_top$rate_m)
   }
   if (!is.null(x$replay)) {
     b <- x$replay$by_p

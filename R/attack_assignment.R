@@ -66,8 +66,8 @@
 #' @family attacks
 #' @export
 attack_assignment <- function(original, masked, intruder = NULL, limit = 2000, candidates = 5,
-                              rounds = 10, m = 3, control = TRUE, seed = NULL,
-                              nthreads = getOption("detanon.nthreads", 1L)) {
+                              rounds = 10, m = 3, control = TRUE,
+                              nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
   limit <- check_whole(limit, "limit", min = 1)
   candidates <- check_whole(candidates, "candidates", min = 1)
   rounds <- check_whole(rounds, "rounds", min = 0)

@@ -42,8 +42,8 @@
 #' attack_composition(d, a, previous = b[sample(nrow(b)), ], seed = 1)$rate
 #' @family attacks
 #' @export
-attack_composition <- function(original, masked, previous, intruder = NULL, control = TRUE, seed = NULL,
-                               nthreads = getOption("detanon.nthreads", 1L)) {
+attack_composition <- function(original, masked, previous, intruder = NULL, control = TRUE,
+                               nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
   prev <- check_previous(if (missing(previous)) NULL else previous, NULL, original, masked, need_original = FALSE)
   attack_verb(composition_spec(), list(previous = prev$masked), original, masked, intruder, 1, control, seed,
               nthreads)

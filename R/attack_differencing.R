@@ -58,8 +58,8 @@
 #' @family attacks
 #' @export
 attack_differencing <- function(original, masked, previous, previous_original, intruder = NULL,
-                                 tolerance = 0.05, control = TRUE, seed = NULL,
-                                 nthreads = getOption("detanon.nthreads", 1L)) {
+                                 tolerance = 0.05, control = TRUE,
+                                 nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
   tolerance <- check_number(tolerance, "tolerance", lower = 0, upper = 1)
   prev <- check_previous(if (missing(previous)) NULL else previous,
                          if (missing(previous_original)) NULL else previous_original,

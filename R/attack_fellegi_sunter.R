@@ -51,12 +51,12 @@
 #' d <- titanic_paper()[-1] # without the identifier PassengerId
 #' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
 #'                     strata = c("Pclass", "Sex", "Family"))
-#' attack_fellegi_sunter(d, masked, intruder = intruder(keys = "Survived"), seed = 1)
+#' attack_fellegi_sunter(d, masked, intruder = intruder(held = "Survived"), seed = 1)
 #' @family attacks
 #' @export
 attack_fellegi_sunter <- function(original, masked, intruder = NULL, bands = c(0.01, 0.03, 0.1, 0.3),
                                   max_pairs = 2e7, candidates = 10, m = 3, control = TRUE,
-                                  seed = NULL, nthreads = getOption("detanon.nthreads", 1L)) {
+                                  nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
   if (!is.numeric(bands) || !length(bands) || anyNA(bands) || any(bands <= 0) || is.unsorted(bands, strictly = TRUE) ||
       any(!is.finite(bands))) {
     stop_arg("`bands` must be increasing positive distances, such as c(0.01, 0.03, 0.1, 0.3), not ", show_value(bands), ".")

@@ -35,9 +35,9 @@
 #' (`control_kind`).
 #'
 #' @section Its intruder:
-#' Holds the original keys (masked variables, strata and `keys`) of the share `p` of the
-#' people (the attacked records) and reads the release; knowledge of the masking algorithm
-#' is not used.
+#' Holds the original values of its columns (masked variables, strata and `held`) of the
+#' share `p` of the people (the attacked records) and reads the release; knowledge of the
+#' masking algorithm is not used.
 #'
 #' @section What it does not cover:
 #' Inference by models fitted on the release (regression, classifiers), combining
@@ -74,8 +74,8 @@
 #' @export
 attack_inference <- function(original, masked, sensitive, intruder = NULL, m = 3,
                              type = c("auto", "categorical", "numeric"), tolerance = 0.1,
-                             holdout = 0.2, control = TRUE, seed = NULL,
-                             nthreads = getOption("detanon.nthreads", 1L)) {
+                             holdout = 0.2, control = TRUE,
+                             nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
   tolerance <- check_number(tolerance, "tolerance", lower = 0)
   holdout <- check_number(holdout, "holdout", lower = 0, upper = 0.9, lower_open = TRUE)
   type <- match_choice(type, "type")

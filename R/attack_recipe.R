@@ -75,8 +75,8 @@
 #' @family attacks
 #' @export
 attack_recipe <- function(original, masked, intruder = NULL, k = NULL, k_max = 10,
-                          k_choice = c("record", "global"), m = 3, control = TRUE, seed = NULL,
-                          nthreads = getOption("detanon.nthreads", 1L)) {
+                          k_choice = c("record", "global"), m = 3, control = TRUE,
+                          nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
   if (!is.null(k)) {
     if (!is.numeric(k) || !length(k) || anyNA(k) || any(k < 2 | k != round(k) | k > .Machine$integer.max)) {
       stop_arg("`k` must be NULL or whole numbers >= 2, not ", show_value(k), ".")
@@ -245,7 +245,9 @@ recipe_keyed <- function(s) {
   if (is.null(info) || !identical(info$verb, "anonymise_keyed")) return(NULL)
   set <- info$settings
   known <- s$intruder$knows == "settings" && is.numeric(set$k) && is.numeric(set$size)
-  keys <- if (known) intersect(set$keys, names(s$original)) else character()
+  # releases of earlier versions record the held columns as `keys`
+  held <- if (is.null(set$held)) set$keys else set$held
+  keys <- if (known) intersect(held, names(s$original)) else character()
   list(k = if (known) as.integer(set$k) else 3L, size = if (known) set$size else 10, keys = keys,
        key = charToRaw("an intruder's guess: not the custodian's key"))
 }

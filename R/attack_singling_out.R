@@ -3,7 +3,7 @@
 #' The singling-out attack of anonymeter (Giomi et al. 2023), one predicate per released
 #' record. The intruder reads the release only: for every released record it writes a
 #' predicate from the record's own released values, "the person whose categorical keys
-#' are these (the strata and the categorical `keys` of [intruder()]) and whose numeric
+#' are these (the strata and the categorical `held` columns of [intruder()]) and whose numeric
 #' values (the masked variables and numeric keys) fall in these bins", and claims that
 #' exactly one person of the data satisfies it. The bins of a numeric column are the
 #' quantile bins of its released values (`b` bins of equal count, ties kept together: the
@@ -50,8 +50,8 @@
 #' @family attacks
 #' @export
 attack_singling_out <- function(original, masked, intruder = NULL, bins = NULL,
-                                control = TRUE, seed = NULL,
-                                nthreads = getOption("detanon.nthreads", 1L)) {
+                                control = TRUE,
+                                nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
   if (!is.null(bins)) bins <- check_bins(bins)
   attack_verb(battery_attacks()$singling_out, list(bins = bins), original, masked, intruder, 1L, control,
               seed, nthreads)

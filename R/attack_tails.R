@@ -43,8 +43,8 @@
 #' @family attacks
 #' @export
 attack_tails <- function(original, masked, intruder = NULL, part = c("outliers", "extremes"), n_tail = NULL,
-                         n_extreme = 10, tolerance = 0.05, m = 3, control = TRUE, seed = NULL,
-                         nthreads = getOption("detanon.nthreads", 1L)) {
+                         n_extreme = 10, tolerance = 0.05, m = 3, control = TRUE,
+                         nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
   part <- match_choice(part, "part")
   if (!is.null(n_tail)) n_tail <- check_whole(n_tail, "n_tail", min = 1)
   n_extreme <- check_whole(n_extreme, "n_extreme", min = 1)

@@ -83,7 +83,7 @@
 #' @export
 risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder = NULL,
                          attacks = NULL, m = 3, sensitive = NULL, previous = NULL, previous_original = NULL,
-                         control = TRUE, seed = NULL, nthreads = getOption("detanon.nthreads", 1L)) {
+                         control = TRUE, nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
   if (is.null(intruder)) {
     intruder <- intruder_published(vars = vars, strata = strata)
   } else if (!is.null(vars) || !is.null(strata)) {
@@ -409,11 +409,12 @@ print.detanon_battery <- function(x, ...) {
 
 #' Linkage attack by distance, in either direction
 #'
-#' The distance-linkage intruder holds the original values of the keys (see [intruder()])
+#' The distance-linkage intruder holds the original values of some columns (see [intruder()])
 #' and links by Euclidean distance on the z-scale of the original data, within strata.
 #' * `direction = "released"`: for every released record, the intruder ranks the original
 #'   records of its stratum by distance; the claim is right when the nearest is the
-#'   record's own original (top-m: among the `m` nearest). This is [risk_linkage()].
+#'   record's own original (top-m: among the `m` nearest). For `intruder(vars, strata)`
+#'   this is [risk_linkage()]: the same `rate` (nearest) and `rate_m` (top-m).
 #' * `direction = "original"`: for every person whose original the intruder holds, it ranks
 #'   the released records of the stratum; the claim is right when the nearest released
 #'   record is the person's own. This is the direction of an intruder who looks for one
@@ -423,7 +424,7 @@ print.detanon_battery <- function(x, ...) {
 #' distance (the NNDR of Templ's riskutility): large when the nearest candidate stands out
 #' (1 when the cell holds one candidate, 0 when two are at distance 0).
 #'
-#' Keys: with `intruder(keys = "all")` every other column common to both data sets is a
+#' Keys: with `intruder(held = "all")` every other column common to both data sets is a
 #' key, numeric columns by distance (z-scored on the original's mean and SD) and the others
 #' exactly, by value. This is distance-based record linkage on every released column. A
 #' categorical key the release changed (recoded, generalised, swapped) puts the record in
@@ -444,8 +445,8 @@ print.detanon_battery <- function(x, ...) {
 #' @family attacks
 #' @export
 attack_linkage <- function(original, masked, intruder = NULL, direction = c("released", "original"),
-                           m = 3, control = TRUE, seed = NULL,
-                           nthreads = getOption("detanon.nthreads", 1L)) {
+                           m = 3, control = TRUE,
+                           nthreads = getOption("detanon.nthreads", 1L), seed = NULL) {
   direction <- match_choice(direction, "direction")
   attack_verb(battery_attacks()[[paste0("linkage_", direction)]], list(), original, masked, intruder, m, control,
               seed, nthreads)

@@ -108,10 +108,12 @@
 #' @param check_identifiers Warn when a column released unmasked looks like a direct
 #'   identifier? It is judged on the first group of strata read.
 #' @param nthreads Number of OpenMP threads for the masking, as in [anonymise()].
-#' @return Invisibly, the release metadata that [release_info()] gives for [anonymise()] (or
-#'   the verb of `method`) on the same table (settings, counts and, for [anonymise()], the
-#'   step-5 scaling factors), with `verb = "anonymise_db"`, the name of the output table in
-#'   `output` and the method in `method`.
+#' @return An object of class `detanon_db_release`, printed as a short summary: a list with
+#'   `verb = "anonymise_db"`, `method`, `output` (the name of the table written),
+#'   `n_written` (the records written to it) and the release metadata that
+#'   [release_info()] gives for [anonymise()] (or the verb of `method`) on the same table:
+#'   `settings`, `counts` (`n`, `n_strata`, `min_size`, `n_suppressed`, `n_dropped`, ...)
+#'   and, for [anonymise()], `stats` (the step-5 scaling factors).
 #' @seealso [anonymise_partitioned()] for data in memory or in files.
 #' @family masking verbs
 #' @examples
@@ -249,11 +251,13 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, method = "anon
 
     # 4. release into a table with a temporary name, renamed at the end
     tmp <- db_temp_name("detanon_tmp_")
+    n_written <- 0L
     for (i in seq_along(files)) {
       out <- anonymise_release(read_piece(i), stats = st, step5 = s5)
       out <- out[names(proto)]
       if (i == 1L) DBI::dbCreateTable(con, tmp, db_fields(con, out))
       db_append(con, tmp, out)
+      n_written <- n_written + nrow(out)
       rm(out)
     }
     if (!is.null(made$index)) db_drop_index(con, src, made$index)
@@ -263,11 +267,26 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, method = "anon
     meta$verb <- "anonymise_db"
     meta$method <- method
     meta$output <- output
-    meta
+    meta$n_written <- n_written
+    structure(meta, class = "detanon_db_release")
   })
   db_commit(con, tx)
   done <- TRUE
-  invisible(meta)
+  meta
+}
+
+#' @export
+print.detanon_db_release <- function(x, ...) {
+  cn <- x$counts
+  cat(sprintf("<detanon database release> table \"%s\", masked by method \"%s\"\n", x$output, x$method))
+  cat(sprintf("  %s written (%d suppressed in small strata, %d dropped for missing values)\n",
+              plural(x$n_written, "record"), cn$n_suppressed, cn$n_dropped))
+  strata <- if (length(x$settings$strata)) paste(x$settings$strata, collapse = " x ") else "none"
+  cat(sprintf("  %s (smallest %s), k = %d\n", plural(cn$n_strata, "stratum", "strata"),
+              plural(cn$min_size, "record"), as.integer(x$settings$k)))
+  cat(strwrap(paste0("strata: ", strata, "; vars: ", paste(x$settings$vars, collapse = ", ")),
+              width = 78, indent = 2, exdent = 4), sep = "\n")
+  invisible(x)
 }
 
 db_rng_state <- function() get0(".Random.seed", envir = globalenv(), inherits = FALSE)

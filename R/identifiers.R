@@ -222,9 +222,9 @@ warn_identifiers <- function(data, vars, strata) {
 #' original values get equal codes, distinct values distinct codes, and the codes are
 #' assigned in a random order, so neither a code nor the order of the codes carries
 #' information about the original value: without the key table the pseudonyms cannot be
-#' reversed. `remove_identifiers()` returns the data only; `pseudonymise_with_key()`
+#' reversed. `remove_identifiers()` returns the data only; `pseudonymise_with_table()`
 #' makes the same pseudonyms (the same draws for the same seed) and returns them together
-#' with the key tables: keep those secret and apart from the release, or do not keep them
+#' with the tables of pseudonyms: keep those secret and apart from the release, or do not keep them
 #' at all. Note that anyone who knows the seed and the data can recreate the codes, so do
 #' not publish the seed. A pseudonym is still unique to a person: it is not anonymous by
 #' itself, and the other columns must be protected as well (e.g. with [kanon_check()] and
@@ -235,13 +235,13 @@ warn_identifiers <- function(data, vars, strata) {
 #' @param method `"drop"` (remove the columns) or `"pseudonymise"` (replace their values
 #'   by random codes).
 #' @param prefix Text put before the number of each pseudonym.
-#' @param key Deprecated: `key = TRUE` returned the key tables too; use
-#'   `pseudonymise_with_key()`.
+#' @param key Deprecated: `key = TRUE` returned the tables of pseudonyms too; use
+#'   `pseudonymise_with_table()`.
 #' @return `remove_identifiers()`: an object of the same class as `data` without the
 #'   columns (`"drop"`) or with the columns replaced by character pseudonyms (missing
 #'   values stay missing), without row names (they are often identifiers themselves),
 #'   with release metadata ([release_info()]: settings `cols`, `method`; counts `n`
-#'   records and `n_columns` treated). `pseudonymise_with_key()`: an object of
+#'   records and `n_columns` treated). `pseudonymise_with_table()`: an object of
 #'   class `detanon_pseudonyms`, a list with `data` (the pseudonymised data, as above) and
 #'   `pseudonyms`, a named list holding for each column a data frame of `value` and
 #'   `pseudonym`: it reverses the pseudonyms and must never be released.
@@ -253,7 +253,7 @@ warn_identifiers <- function(data, vars, strata) {
 #' set.seed(1)
 #' head(remove_identifiers(titanic_paper(), "PassengerId", method = "pseudonymise"))
 #' set.seed(1)
-#' p <- pseudonymise_with_key(titanic_paper(), "PassengerId")
+#' p <- pseudonymise_with_table(titanic_paper(), "PassengerId")
 #' head(p$pseudonyms$PassengerId)
 #' @export
 remove_identifiers <- function(data, cols = NULL, method = c("drop", "pseudonymise"),
@@ -261,7 +261,8 @@ remove_identifiers <- function(data, cols = NULL, method = c("drop", "pseudonymi
   method <- match_choice(method, "method")
   if (!missing(key) && !identical(key, FALSE)) {
     check_flag(key, "key")
-    warn_detanon("`key` is deprecated; use pseudonymise_with_key(), which returns the data and the key.",
+    warn_detanon("`key` is deprecated; use pseudonymise_with_table(), which returns the data and the tables ",
+                 "of pseudonyms.",
                  kind = "deprecated")
     if (method == "pseudonymise") {
       res <- identifiers_core(data, cols, method, prefix)
@@ -273,15 +274,26 @@ remove_identifiers <- function(data, cols = NULL, method = c("drop", "pseudonymi
 
 #' @rdname remove_identifiers
 #' @export
-pseudonymise_with_key <- function(data, cols = NULL, prefix = "P") {
+pseudonymise_with_table <- function(data, cols = NULL, prefix = "P") {
   structure(identifiers_core(data, cols, "pseudonymise", prefix), class = "detanon_pseudonyms")
+}
+
+#' @rdname remove_identifiers
+#' @section Deprecated: `pseudonymise_with_key()` is the old name of
+#'   `pseudonymise_with_table()` (`key` names only the custodian's secret of a keyed masking);
+#'   it works for one more release, with a warning.
+#' @export
+pseudonymise_with_key <- function(data, cols = NULL, prefix = "P") {
+  warn_detanon("this function is deprecated; use pseudonymise_with_table(), which returns the same.",
+               kind = "deprecated")
+  pseudonymise_with_table(data, cols, prefix)
 }
 
 #' @export
 print.detanon_pseudonyms <- function(x, ...) {
   cat(sprintf("Pseudonymised %s of %s.\n", plural(length(x$pseudonyms), "column"),
               plural(nrow(x$data), "record")))
-  cat("  The key tables (`$pseudonyms`) reverse them: keep them apart.\n")
+  cat("  The tables of pseudonyms (`$pseudonyms`) reverse them: keep them apart.\n")
   invisible(x)
 }
 

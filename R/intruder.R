@@ -2,8 +2,8 @@
 #'
 #' Every attack of the risk battery ([risk_battery()], the `attack_*()` functions) plays one
 #' intruder, described by this object, and every report says which. The intruder holds the
-#' original values of some columns for some of the people in the data (the *keys*), sees the
-#' whole release, and may know how the release was made.
+#' original values of some columns for some of the people in the data (the columns it
+#' *holds*), sees the whole release, and may know how the release was made.
 #'
 #' The default of the battery, of the attacks and of [tune_release()] is
 #' `intruder_published()`: an intruder who holds, beside the masked variables and the
@@ -11,20 +11,20 @@
 #' sensitive, each as an exact key. A column released unchanged (an outcome such as
 #' Titanic's `Survived`, an age, a household code) is a column an intruder can hold: a
 #' custodian who publishes it publishes a key. `intruder()` with its own defaults is **a
-#' narrower intruder**, who holds only `vars`, `strata` and the `keys` named: a model for
+#' narrower intruder**, who holds only `vars`, `strata` and the `held` columns named: a model for
 #' an intruder known to hold less, never the default of a check.
 #'
 #' * `vars`: continuous columns the intruder matches by distance (on the z-scale of the
 #'   original data). Default: the masked variables recorded in the release.
 #' * `strata`: categorical columns the intruder matches exactly. Default: the strata
 #'   recorded in the release.
-#' * `keys`: further released columns the intruder holds as keys, e.g. an outcome released
-#'   unchanged (`"Survived"`). Categorical keys (factor, character, logical) are matched
+#' * `held`: further released columns the intruder holds, e.g. an outcome released
+#'   unchanged (`"Survived"`). Categorical ones (factor, character, logical) are matched
 #'   exactly, numeric ones by distance beside `vars`: a 0/1 outcome stored as numbers (as
 #'   Titanic's `Survived`) joins the distance on its z-scale, which separates its two values
 #'   by about two standard deviations; convert it to a factor for an exact match.
-#'   `keys = "all"` takes every other column common to the original and the release (numeric
-#'   ones by distance); `keys = "published"` (the intruder of `intruder_published()`) every
+#'   `held = "all"` takes every other column common to the original and the release (numeric
+#'   ones by distance); `held = "published"` (the intruder of `intruder_published()`) every
 #'   other column common to both that is not `sensitive`, every one matched exactly by its
 #'   value (numbers too: a published column is held as published).
 #' * `sensitive` (`intruder_published()`): the custodian's sensitive columns, which the
@@ -34,17 +34,19 @@
 #' * `p`: the share of the original records the intruder holds (1: everyone in the data,
 #'   the *maximum-knowledge intruder* of Domingo-Ferrer and Muralidhar). Attacks that need the
 #'   other records use the release as a stand-in for them.
-#' * `knows`: what the intruder knows of the masking: `"data"` (nothing: only the keys and
+#' * `knows`: what the intruder knows of the masking: `"data"` (nothing: only the columns it holds and
 #'   the release), `"recipe"` (the published algorithm, not its settings) or `"settings"`
 #'   (the algorithm and every setting recorded in the release metadata). Following
 #'   Kerckhoffs' principle, a release should be judged against `"settings"`: only a secret
 #'   key, never part of the release or its metadata, may be assumed unknown.
+#' * `keys`: the deprecated name of `held` (`key` names only the custodian's secret).
 #'
 #' @param vars,strata Column names, or `NULL` for the release's own (see above).
-#' @param keys Further columns held by the intruder, `"all"`, `"published"`, or `NULL` for
+#' @param held Further columns held by the intruder, `"all"`, `"published"`, or `NULL` for
 #'   none.
 #' @param p Share of the original records the intruder holds, a number in (0, 1].
 #' @param knows What the intruder knows of the masking: `"data"`, `"recipe"` or `"settings"`.
+#' @param keys Deprecated name of `held`.
 #' @return An object of class `detanon_intruder`.
 #' @references Domingo-Ferrer J, Muralidhar K (2016). New directions in anonymization:
 #'   permutation paradigm, verifiability by subjects and intruders, transparency to users.
@@ -54,12 +56,13 @@
 #' intruder_published()
 #' intruder_published(sensitive = "Survived")
 #' # a narrower intruder, who holds only the masked variables, the strata and Survived
-#' intruder(keys = "Survived", p = 0.1, knows = "recipe")
+#' intruder(held = "Survived", p = 0.1, knows = "recipe")
 #' @family attacks
 #' @export
-intruder <- function(vars = NULL, strata = NULL, keys = NULL, p = 1,
-                     knows = c("settings", "recipe", "data")) {
-  for (a in c("vars", "strata", "keys")) {
+intruder <- function(vars = NULL, strata = NULL, held = NULL, p = 1,
+                     knows = c("settings", "recipe", "data"), keys) {
+  if (!missing(keys)) held <- renamed_arg(keys, "keys", "held", !missing(held))
+  for (a in c("vars", "strata", "held")) {
     v <- get(a)
     if (!is.null(v) && (!is.character(v) || anyNA(v) || any(!nzchar(v)))) {
       stop_arg("`", a, "` must be NULL or a character vector of column names, not ", show_value(v), ".")
@@ -67,7 +70,8 @@ intruder <- function(vars = NULL, strata = NULL, keys = NULL, p = 1,
   }
   p <- check_number(p, "p", lower = 0, upper = 1, lower_open = TRUE)
   knows <- match_choice(knows, "knows")
-  structure(list(vars = vars, strata = strata, keys = keys, p = p, knows = knows),
+  # (field `keys`: the request; intruder_view() adds `held`, the published columns resolved)
+  structure(list(vars = vars, strata = strata, keys = held, p = p, knows = knows),
             class = "detanon_intruder")
 }
 
@@ -80,7 +84,7 @@ intruder_published <- function(vars = NULL, strata = NULL, sensitive = NULL, p =
   if (!is.null(sensitive) && (!is.character(sensitive) || anyNA(sensitive) || any(!nzchar(sensitive)))) {
     stop_arg("`sensitive` must be NULL or a character vector of column names, not ", show_value(sensitive), ".")
   }
-  out <- intruder(vars = vars, strata = strata, keys = "published", p = p, knows = knows)
+  out <- intruder(vars = vars, strata = strata, held = "published", p = p, knows = knows)
   out$sensitive <- unique(sensitive)
   out
 }
@@ -151,16 +155,16 @@ intruder_view <- function(original, masked, intruder, seed = NULL, sensitive = N
                            c(intruder$sensitive, if (is.character(sensitive)) sensitive))
     intruder$held <- keys
   }
-  keys <- check_columns(keys, original, "keys")
-  check_columns(keys, masked, "keys")
+  keys <- check_columns(keys, original, "held")
+  check_columns(keys, masked, "held")
   both <- intersect(keys, c(s$vars, s$strata))
-  if (length(both)) stop_arg("`keys` repeats columns of `vars` or `strata`: ", quote_names(both), ".", kind = "column")
+  if (length(both)) stop_arg("`held` repeats columns of `vars` or `strata`: ", quote_names(both), ".", kind = "column")
   num <- if (published) character() else
     keys[vapply(keys, function(v) is_continuous(original[[v]]) && is_continuous(masked[[v]]), logical(1))]
   for (v in num) {
     if (anyNA(original[[v]]) || anyNA(masked[[v]]) || !all(is.finite(original[[v]])) || !all(is.finite(masked[[v]]))) {
       stop_arg("Numeric key `", v, "` has missing or infinite values in `original` or `masked`; the ",
-               "intruder matches numeric keys by distance: leave it out of `keys`.", kind = "data")
+               "intruder matches numeric keys by distance: leave it out of `held`.", kind = "data")
     }
   }
   s$key_num <- num

@@ -14,7 +14,7 @@
 #' with `diam = 0` gets no noise (its records are already indistinguishable on `v`).
 #' The class is treated as a collection of records, not of attributes (section IV): with
 #' several epsilon-quasis the record's budget `epsilon` is split over them, `eps_v =
-#' epsilon * weights[v]` with `weights` summing to 1 (equal by default), so that by
+#' epsilon * budget[v]` with `budget` summing to 1 (equal by default), so that by
 #' sequential composition the record as a whole gets `epsilon`. Draws use R's random
 #' number generator (one uniform per value, in row order), so `seed` (or [set.seed()]
 #' before the call) reproduces a release. Noisy values are not clipped: they can leave the variable's natural range
@@ -72,8 +72,9 @@
 #'   (`NA` for suppressed records; every class needs `k` records). Records the class
 #'   builder suppressed (OLA's budget, small strata) are not released. With OLA classes
 #'   the `quasi` columns are released as their generalised labels (a factor).
-#' @param weights Budget shares of `vars`: positive numbers, rescaled to sum 1. Default:
-#'   equal shares.
+#' @param budget Shares of the budget `epsilon` for the columns of `vars`: positive
+#'   numbers, rescaled to sum 1. Default: equal shares.
+#' @param weights Deprecated name of `budget` (`weights` names sampling weights elsewhere).
 #' @param confidence `NULL` (no suppression) or the confidence `c` in (0, 1) of
 #'   c-confident k-anonymity, e.g. 0.99 as in the paper.
 #' @param generalise How `quasi` columns are released: `"midpoint"` (the default: the
@@ -90,7 +91,7 @@
 #'   shuffled, without the suppressed records, row names or factor levels left without
 #'   records; `vars` noisy (doubles), `quasi` generalised, other columns unchanged. When
 #'   the noise scale (class diameter / epsilon share) overflows, as with a tiny `epsilon`
-#'   or extreme `weights`, there is an error instead of infinite values. Its release metadata ([release_info()]) hold
+#'   or extreme `budget`, there is an error instead of infinite values. Its release metadata ([release_info()]) hold
 #'   the settings (`epsilon`, the per-variable budgets `eps`, `k`, `confidence`, `vars`,
 #'   `quasi`, `strata`, `generalise`, `na`, `small_strata`), the counts (`n` records in,
 #'   `n_released`, `n_classes`, `n_dropped` incomplete, `n_suppressed` in strata smaller
@@ -130,31 +131,33 @@
 #' @section sdcMicro: `data` may be an `sdcMicroObj`; the result is then one too ([sdc_extract()]).
 #' @export
 anonymise_keps <- function(data, vars = NULL, strata = NULL, quasi = NULL, classes = NULL, k = 3,
-                           epsilon, weights = NULL, confidence = NULL,
+                           epsilon, budget = NULL, confidence = NULL,
                            generalise = c("midpoint", "interval"),
                            na = c("fail", "complete"),
-                           small_strata = c("fail", "suppress"), seed = NULL) {
+                           small_strata = c("fail", "suppress"), seed = NULL, weights) {
   if (is_sdc(data)) return(sdc_verb(anonymise_keps, data, match.call(), parent.frame())) # R/sdcmicro.R
+  if (!missing(weights)) budget <- renamed_arg(weights, "weights", "budget", !missing(budget))
   generalise <- match_choice(generalise, "generalise")
   na <- match_choice(na, "na")
   small_strata <- match_choice(small_strata, "small_strata")
   stir_seed(seed)
-  keps_core(data, vars, strata, quasi, classes, k, epsilon, weights, confidence, generalise, na,
+  keps_core(data, vars, strata, quasi, classes, k, epsilon, budget, confidence, generalise, na,
             small_strata, k_missing = missing(k))$data
 }
 
 #' @rdname anonymise_keps
 #' @export
 anonymise_keps_with_key <- function(data, vars = NULL, strata = NULL, quasi = NULL, classes = NULL,
-                                    k = 3, epsilon, weights = NULL, confidence = NULL,
+                                    k = 3, epsilon, budget = NULL, confidence = NULL,
                                     generalise = c("midpoint", "interval"),
                                     na = c("fail", "complete"),
-                                    small_strata = c("fail", "suppress"), seed = NULL) {
+                                    small_strata = c("fail", "suppress"), seed = NULL, weights) {
+  if (!missing(weights)) budget <- renamed_arg(weights, "weights", "budget", !missing(budget))
   generalise <- match_choice(generalise, "generalise")
   na <- match_choice(na, "na")
   small_strata <- match_choice(small_strata, "small_strata")
   stir_seed(seed)
-  keps_core(data, vars, strata, quasi, classes, k, epsilon, weights, confidence, generalise, na,
+  keps_core(data, vars, strata, quasi, classes, k, epsilon, budget, confidence, generalise, na,
             small_strata, k_missing = missing(k))
 }
 
@@ -181,12 +184,12 @@ keps_core <- function(data, vars, strata, quasi, classes, k, epsilon, weights, c
   noisy <- .Call(C_ffi_keps_noise, y, cls, n_classes, eps_v)
   diam <- noisy$diam
   if (!all(is.finite(noisy$y))) {
-    # diameter / epsilon overflowed (a tiny `epsilon`, extreme `weights` or huge values):
+    # diameter / epsilon overflowed (a tiny `epsilon`, extreme `budget` or huge values):
     # the noise would be infinite and the release meaningless
     bad <- vars[colSums(!is.finite(noisy$y)) > 0]
     stop_arg("The noise scale (class diameter / epsilon) of ", quote_names(bad),
-             " overflows: `epsilon` (", format(args$epsilon), ") or its share by `weights` is too small ",
-             "for the range of the values. Raise `epsilon`, balance `weights`, or rescale the column.",
+             " overflows: `epsilon` (", format(args$epsilon), ") or its share by `budget` is too small ",
+             "for the range of the values. Raise `epsilon`, balance `budget`, or rescale the column.",
              kind = "data")
   }
   scale <- sweep(diam, 2L, eps_v, "/")
@@ -334,7 +337,7 @@ keps_args <- function(data, epsilon, k, vars, quasi, strata, weights, na, small_
     weights <- rep(1, length(vars))
   } else if (!is.numeric(weights) || length(weights) != length(vars) || anyNA(weights) ||
              any(!is.finite(weights)) || any(weights <= 0)) {
-    stop_arg("`weights` must be ", plural(length(vars), "positive number"),
+    stop_arg("`budget` must be ", plural(length(vars), "positive number"),
              " (one per column of `vars`), not ", show_value(weights), ".")
   }
   weights <- weights / sum(weights)
@@ -468,11 +471,12 @@ keps_error_core <- function(y, cls, n_classes, eps_v) {
 #' @family measures
 #' @export
 keps_error <- function(data, vars = NULL, strata = NULL, quasi = NULL, classes = NULL, k = 3, epsilon,
-                       weights = NULL, na = c("fail", "complete"),
-                       small_strata = c("fail", "suppress")) {
+                       budget = NULL, na = c("fail", "complete"),
+                       small_strata = c("fail", "suppress"), weights) {
+  if (!missing(weights)) budget <- renamed_arg(weights, "weights", "budget", !missing(budget))
   na <- match_choice(na, "na")
   small_strata <- match_choice(small_strata, "small_strata")
-  args <- keps_args(data, epsilon, k, vars, quasi, strata, weights, na, small_strata,
+  args <- keps_args(data, epsilon, k, vars, quasi, strata, budget, na, small_strata,
                     eps_vector = TRUE, classes = classes, k_missing = missing(k))
   ec <- keps_classes(args)
   rows <- which(!is.na(ec$row_class))

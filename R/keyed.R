@@ -30,7 +30,7 @@
 #' among equal released points at random (as the battery's linkage, assignment and recipe
 #' attacks do), is right for at most about one record per group: a share of about
 #' `n_groups / n`, close to `1 / size`. Columns released unchanged that the intruder also
-#' holds can split a group and do better (see `keys`); other attacks (attribute inference)
+#' holds can split a group and do better (see `held`); other attacks (attribute inference)
 #' are not bounded this way. The sum of squares, and so the information loss
 #' ([utility_delta()]), is what the grouping minimises for that budget: dense regions get
 #' larger groups, sparse tails smaller ones (never smaller than `k`).
@@ -46,8 +46,8 @@
 #' * The key does not hide group membership from someone who holds the originals: an
 #'   intruder who knows a person's values finds the nearest released point and knows that
 #'   the person is one of that group's records. Released columns left unmasked (e.g. an
-#'   outcome such as `Survived`) split a group when the intruder holds them as keys: add
-#'   them to `strata` so that groups never mix their values (at a cost in loss).
+#'   outcome such as `Survived`) split a group when the intruder holds them: name them in
+#'   `held` or `strata` so that groups never mix their values (at a cost in loss).
 #' * The key is not a cipher: the release is not encrypted and needs no key to be used.
 #'   Anyone holding the key and the originals recomputes the release exactly, so keep the
 #'   key as secret as the originals (and never reuse it for another release of the same
@@ -107,11 +107,11 @@
 #'   printed or stored by detanon.
 #' @param size The mean number of records per released point (a number >= `k`): the
 #'   budget is `round(n / size)` groups.
-#' @param keys Released categorical columns an intruder may hold as keys (e.g. an outcome
-#'   released unchanged, `"Survived"`): groups are formed within their values, so that
-#'   holding them does not split a group; within a stratum, values held by fewer than `k`
-#'   records are pooled with the stratum's largest cell. `NULL` (default): none. These
-#'   columns are released unchanged.
+#' @param held Released categorical columns an intruder may hold (e.g. an outcome released
+#'   unchanged, `"Survived"`; `held` of [intruder()]): groups are formed within their
+#'   values, so that holding them does not split a group; within a stratum, values held by
+#'   fewer than `k` records are pooled with the stratum's largest cell. `NULL` (default):
+#'   none. These columns are released unchanged.
 #' @param noise If `TRUE` (the default), every group mean gets keyed noise (see
 #'   the section Releasing the same people again), so that two releases of the same people
 #'   with one person more or fewer do not give that person's values away; `FALSE`: exact
@@ -121,9 +121,10 @@
 #' @param nthreads Number of OpenMP threads for the starts of the k-means (capped by the
 #'   machine). The default is the option `detanon.nthreads`, else 1. The release does not
 #'   depend on it.
+#' @param keys Deprecated name of `held` (`key` is the custodian's secret).
 #' @return An object of the same class as `data` with the masked columns replaced, as
 #'   [anonymise()] returns. Its release metadata ([release_info()]) hold the settings
-#'   (`k`, `size`, `vars`, `strata`, `keys`, `noise`, `na`, `small_strata`, `format`, `keyed = TRUE`) and
+#'   (`k`, `size`, `vars`, `strata`, `held`, `noise`, `na`, `small_strata`, `format`, `keyed = TRUE`) and
 #'   counts (`n`, `n_strata`, `min_size`, `n_groups`, `min_group`, `n_suppressed`,
 #'   `n_dropped`, `n_imputed`, `n_moved`); never the key.
 #' @references Domingo-Ferrer J, Mateo-Sanz JM (2002). Practical data-oriented
@@ -144,14 +145,15 @@
 #'                                   strata = c("Pclass", "Sex", "Family"),
 #'                                   k = 2, key = key, size = 14))
 #' @export
-anonymise_keyed <- function(data, vars = NULL, strata = NULL, k = 3, key, size = 10, keys = NULL,
+anonymise_keyed <- function(data, vars = NULL, strata = NULL, k = 3, key, size = 10, held = NULL,
                             noise = TRUE, format = NULL,
                             na = c("fail", "median", "mean", "median_stratum", "mean_stratum", "complete"),
                             small_strata = c("fail", "suppress", "merge"),
                             check_identifiers = TRUE, household = NULL,
-                            nthreads = getOption("detanon.nthreads", 1L)) {
+                            nthreads = getOption("detanon.nthreads", 1L), keys) {
   if (is_sdc(data)) return(sdc_verb(anonymise_keyed, data, match.call(), parent.frame())) # R/sdcmicro.R
   if (!is.null(household)) return(household_verb(anonymise_keyed, data, household, match.call(), parent.frame()))
+  if (!missing(keys)) held <- renamed_arg(keys, "keys", "held", !missing(held))
   # the checked values replace the arguments
   list2env(check_masking_args(data, vars, strata, k, na = na, small_strata = small_strata,
                               check_identifiers = check_identifiers, nthreads = nthreads),
@@ -160,16 +162,16 @@ anonymise_keyed <- function(data, vars = NULL, strata = NULL, k = 3, key, size =
   size <- check_number(size, "size", lower = k)
   noise <- check_flag(noise, "noise")
   format <- check_format(format, "kdtree")
-  keys <- check_columns(keys, data, "keys", character())
-  both <- intersect(keys, c(vars, strata))
-  if (length(both)) stop_arg("`keys` repeats columns of `vars` or `strata`: ", quote_names(both), ".", kind = "column")
+  held <- check_columns(held, data, "held", character())
+  both <- intersect(held, c(vars, strata))
+  if (length(both)) stop_arg("`held` repeats columns of `vars` or `strata`: ", quote_names(both), ".", kind = "column")
   step <- mask_input(data, vars, strata, k, na, small_strata)
   x <- step$x
-  res <- keyed_mask(x, keyed_cells(step$df, step$id, keys, strata, k), k, size, secret, nthreads, noise)
+  res <- keyed_mask(x, keyed_cells(step$df, step$id, held, strata, k), k, size, secret, nthreads, noise)
   sizes <- nonempty_sizes(step$id)
   df <- mask_output(step$df, data, vars, strata, res$columns, x, k, format, check_identifiers)
   as_release(as_release_frame(df, data), "anonymise_keyed",
-             settings = list(k = k, size = size, vars = vars, strata = strata, keys = keys, noise = noise,
+             settings = list(k = k, size = size, vars = vars, strata = strata, held = held, noise = noise,
                              na = na, small_strata = small_strata, format = format, keyed = TRUE),
              counts = list(n = nrow(df), n_strata = length(sizes), min_size = min(sizes),
                            n_groups = res$n_groups, min_group = res$min_group,

@@ -769,7 +769,7 @@ report_risk <- function(a, bat, k) {
       "... and isolated among the masked records"),
     c("linkage", sprintf("%.4f (blind guess %.4f)", l$rate, l$blind_rate),
       "nearest original in the stratum is the record's own (risk_linkage())"),
-    c(sprintf("top-%d linkage", lt$m), sprintf("%.4f (blind guess %.4f)", lt$rate, lt$blind_rate),
+    c(sprintf("top-%d linkage", lt$m), sprintf("%.4f (blind guess %.4f)", lt$rate_m, lt$blind_rate_m),
       sprintf("own original among the %d nearest", lt$m)),
     c("re-identification", sprintf("%.4f mean, %.4f largest", l$reid, l$reid_max),
       "picking among originals as near as the own one")

@@ -256,9 +256,11 @@ print.detanon_risk_rmd <- function(x, ...) {
 #' intruder sees: an intruder who holds the original records ranks, for every masked
 #' record, the original records of the same stratum (the same combination of the `strata`
 #' variables) by their distance to it.
-#' * **Top-m linkage** (`rate`): the share of masked records whose own original is among
-#'   the `m` nearest originals. With `m = 1` this is the nearest-neighbour link of
-#'   Holohan et al.: the link succeeds when the nearest original is the record's own.
+#' * **Nearest-neighbour linkage** (`rate`): the share of masked records whose nearest
+#'   original is their own, the link of Holohan et al. This is the one-record rate of the
+#'   attacks (`rate` of [attack_linkage()] and [risk_battery()]).
+#' * **Top-m linkage** (`rate_m`): the share of masked records whose own original is among
+#'   the `m` nearest originals (`rate_m` of [attack_linkage()]); with `m = 1`, `rate`.
 #' * **Expected re-identification probability** (`reid_prob`, mean `reid`): for each
 #'   record, the chance that an intruder who picks at random among the originals at most
 #'   as far from the masked record as its own original picks the right one, i.e.
@@ -302,12 +304,15 @@ print.detanon_risk_rmd <- function(x, ...) {
 #' @param m The intruder's list length: a link succeeds when the own original is among
 #'   the `m` nearest originals; a whole number >= 1. `m = 1` is the nearest-neighbour link.
 #' @return An object of class `detanon_linkage`: a list with `rate` (overall expected share
-#'   of records whose own original is among the `m` nearest), `n_linked` (expected number
-#'   of such records), `blind_rate`, `m`, `reid` (mean expected re-identification
-#'   probability) and `reid_max` (its largest value), `by_stratum` (a data frame: the
-#'   strata columns, `n`, `rate`, `blind_rate`, `reid`), `linked` and `reid_prob` (per
-#'   record, in row order: the record's share of a top-m link and its re-identification
-#'   probability), `vars`, `strata` and `n`.
+#'   of records whose nearest original is their own), `n_linked` (expected number of such
+#'   records), `blind_rate`; the same for the top-`m` link: `rate_m` (expected share of
+#'   records whose own original is among the `m` nearest), `n_linked_m`, `blind_rate_m`;
+#'   `m`, `reid` (mean expected re-identification probability) and `reid_max` (its largest
+#'   value), `by_stratum` (a data frame: the strata columns, `n`, `rate`, `rate_m`,
+#'   `blind_rate`, `blind_rate_m`, `reid`), `linked`, `linked_m` and `reid_prob` (per
+#'   record, in row order: the record's share of a nearest-neighbour link and of a top-`m`
+#'   link, and its re-identification probability), `vars`, `strata` and `n`. With `m = 1`
+#'   (the default) the top-`m` fields equal the nearest-neighbour ones.
 #' @references Holohan N, Antonatos S, Braghin S, Mac Aonghusa P (2017). (k,epsilon)-anonymity:
 #'   k-anonymity with epsilon-differential privacy. arXiv:1710.01615, section V-B.
 #' @seealso [risk_replay()], [risk_rmd()], [assess()].
@@ -316,7 +321,7 @@ print.detanon_risk_rmd <- function(x, ...) {
 #' masked <- anonymise(d, k = 3, vars = c("Age", "Fare"),
 #'                     strata = c("Pclass", "Sex", "Family"))
 #' risk_linkage(d, masked)
-#' risk_linkage(d, masked, m = 3)$rate
+#' risk_linkage(d, masked, m = 3)$rate_m
 #' @family measures
 #' @section sdcMicro: `original` may be an `sdcMicroObj`, alone ([sdc_extract()]).
 #' @export
@@ -328,20 +333,23 @@ risk_linkage <- function(original, masked, vars = NULL, strata = NULL, m = 1,
   nthreads <- check_nthreads(nthreads)
   n <- s$n
   ranks <- link_ranks(s, s$zo, s$zm, rep(TRUE, n), m, nthreads)
-  r <- linkage_rates(s, ranks, m)
+  r1 <- linkage_rates(s, ranks, 1)
+  r <- if (m == 1) r1 else linkage_rates(s, ranks, m)
+  blind <- function(m) if (n) sum(pmin(m, s$sizes)) / n else NA_real_
   by <- s$by
   by$n <- s$sizes
-  by$rate <- r$by_rate
-  by$blind_rate <- pmin(m, s$sizes) / s$sizes
+  by$rate <- r1$by_rate
+  by$rate_m <- r$by_rate
+  by$blind_rate <- 1 / s$sizes
+  by$blind_rate_m <- pmin(m, s$sizes) / s$sizes
   by$reid <- r$by_reid
   structure(list(
-    rate = r$rate,
-    n_linked = r$n_linked,
-    blind_rate = if (n) sum(pmin(m, s$sizes)) / n else NA_real_,
+    rate = r1$rate, n_linked = r1$n_linked, blind_rate = blind(1),
+    rate_m = r$rate, n_linked_m = r$n_linked, blind_rate_m = blind(m),
     m = m,
     reid = r$reid_mean,
     reid_max = if (n) max(r$reid) else NA_real_,
-    by_stratum = by, linked = r$share, reid_prob = r$reid,
+    by_stratum = by, linked = r1$share, linked_m = r$share, reid_prob = r$reid,
     vars = s$vars, strata = s$strata, n = n
   ), class = "detanon_linkage")
 }
@@ -369,16 +377,21 @@ print.detanon_linkage <- function(x, ...) {
                if (length(x$strata)) paste0(" within ", paste(x$strata, collapse = " x ")) else "",
                plural(x$n, "record"), plural(nrow(x$by_stratum), "stratum", "strata")))
   cat(sprintf("  correct links (own original %s): %.4f (%.1f records)\n",
-              if (m == 1L) "the nearest" else paste("among the", m, "nearest"), x$rate, x$n_linked))
-  cat(sprintf("  a blind guess: %.4f\n", x$blind_rate))
+              if (m == 1L) "the nearest" else paste("among the", m, "nearest"), x$rate_m, x$n_linked_m))
+  cat(sprintf("  a blind guess: %.4f\n", x$blind_rate_m))
+  if (m > 1L) {
+    cat(sprintf("  own original the nearest: %.4f (%.1f records; a blind guess %.4f)\n",
+                x$rate, x$n_linked, x$blind_rate))
+  }
   if (!is.null(x$reid)) {
     cat(sprintf("  expected re-identification probability: mean %.4f, largest %.4f\n",
                 x$reid, x$reid_max))
   }
-  worst <- x$by_stratum[order(-x$by_stratum$rate), , drop = FALSE]
+  worst <- x$by_stratum[order(-x$by_stratum$rate_m), , drop = FALSE]
   if (nrow(worst) > 1L) {
     cat("  highest stratum rates:\n")
-    print(utils::head(worst, 5L), row.names = FALSE, digits = 3)
+    show <- setdiff(names(worst), if (m == 1L) c("rate_m", "blind_rate_m") else c("rate", "blind_rate"))
+    print(utils::head(worst[show], 5L), row.names = FALSE, digits = 3)
   }
   cat("  An intruder who knows the masking algorithm can do better: see risk_replay().\n")
   invisible(x)
@@ -436,9 +449,12 @@ print.detanon_linkage <- function(x, ...) {
 #' @param seed Seed for R's random number generator, which draws the known records (and
 #'   the replay's own random numbers); `NULL` uses the current stream.
 #' @return An object of class `detanon_replay`: a list with `by_p` (a data frame: `p`,
-#'   `n_known`, `rate` (expected share of the known records correctly linked),
-#'   `n_linked`, `reid` (their mean expected re-identification probability, as in
-#'   [risk_linkage()]) and `blind_rate`), `m`, `vars`, `strata` and `n`.
+#'   `n_known`, `rate` (expected share of the known records whose nearest released record
+#'   is their own), `n_linked`, `rate_m` and `n_linked_m` (the same for the own record
+#'   among the `m` nearest), `reid` (their mean expected re-identification probability,
+#'   as in [risk_linkage()]), `blind_rate` and `blind_rate_m`), `m`, `vars`, `strata` and
+#'   `n`. As in [risk_linkage()] and the attacks, `rate` is the nearest-neighbour link
+#'   whatever `m`.
 #' @seealso [risk_linkage()], [assess()].
 #' @examples
 #' d <- titanic_paper()[-1] # without the identifier PassengerId
@@ -475,10 +491,12 @@ risk_replay <- function(original, masked, vars = NULL, strata = NULL, mask = NUL
       want <- logical(n)
       want[known] <- TRUE
       ranks <- link_ranks(s, s$zm, zq, want, m, nthreads)[known, , drop = FALSE]
-      share <- top_m_share(ranks, m)
+      share <- top_m_share(ranks, 1)
+      share_m <- top_m_share(ranks, m)
       size <- s$sizes[s$id[known]]
       data.frame(p = pp, n_known = length(known), rate = mean(share), n_linked = sum(share),
-                 reid = mean(1 / ranks[, 2L]), blind_rate = mean(pmin(m, size) / size))
+                 rate_m = mean(share_m), n_linked_m = sum(share_m),
+                 reid = mean(1 / ranks[, 2L]), blind_rate = mean(1 / size), blind_rate_m = mean(pmin(m, size) / size))
     })
   })
   structure(list(by_p = do.call(rbind, res), m = m, vars = s$vars, strata = s$strata, n = n),
@@ -493,7 +511,8 @@ print.detanon_replay <- function(x, ...) {
                       if (length(x$strata)) paste0(" within ", paste(x$strata, collapse = " x ")) else "",
                       plural(x$n, "record"), if (x$m == 1L) "nearest" else paste(x$m, "nearest"),
                       if (x$m == 1L) "" else "s"), width = 78, exdent = 2), sep = "\n")
-  print(x$by_p, row.names = FALSE, digits = 3)
+  show <- if (x$m == 1L) setdiff(names(x$by_p), c("rate_m", "n_linked_m", "blind_rate_m")) else names(x$by_p)
+  print(x$by_p[show], row.names = FALSE, digits = 3)
   invisible(x)
 }
 
@@ -537,7 +556,7 @@ linkage_setup <- function(original, masked, vars, strata) {
     for (j in which(tiny$e != 0)) m[, j] <- times_pow2(m[, j], tiny$e[j])
     sweep(sweep(m[, keep, drop = FALSE], 2L, st$mean[keep]), 2L, st$sd[keep], "/")
   }
-  check_no_clash(strata, c("n", "rate", "blind_rate", "reid"), "strata")
+  check_no_clash(strata, c("n", "rate", "rate_m", "blind_rate", "blind_rate_m", "reid"), "strata")
   df <- as.data.frame(original, stringsAsFactors = FALSE)
   id <- stratum_ids(df, strata)
   n_strata <- max(c(0L, id))

@@ -144,21 +144,24 @@ risk_partitioned <- function(original, masked,
   if (linkage) {
     m <- parts[[1L]]$m
     share <- back("linked")
+    share_m <- back("linked_m")
     reid <- back("reid_prob")
     n <- s$n
     by <- s$by
     by$n <- s$sizes
     stratum_of <- unlist(lapply(seq_along(parts), function(i) groups[[i]][order(groups[[i]])]))
     pby <- do.call(rbind, lapply(parts, `[[`, "by_stratum"))
-    by$rate <- rep(NA_real_, nrow(by))
-    by$blind_rate <- rep(NA_real_, nrow(by))
-    by$reid <- rep(NA_real_, nrow(by))
-    by[stratum_of, c("rate", "blind_rate", "reid")] <- pby[c("rate", "blind_rate", "reid")]
+    cols <- c("rate", "rate_m", "blind_rate", "blind_rate_m", "reid")
+    for (v in cols) by[[v]] <- rep(NA_real_, nrow(by))
+    by[stratum_of, cols] <- pby[cols]
+    blind <- function(m) if (n) sum(pmin(m, s$sizes)) / n else NA_real_
     return(structure(list(
-      rate = if (n) sum(share) / n else NA_real_, n_linked = sum(share),
-      blind_rate = if (n) sum(pmin(m, s$sizes)) / n else NA_real_, m = m,
+      rate = if (n) sum(share) / n else NA_real_, n_linked = sum(share), blind_rate = blind(1),
+      rate_m = if (n) sum(share_m) / n else NA_real_, n_linked_m = sum(share_m), blind_rate_m = blind(m),
+      m = m,
       reid = if (n) sum(reid) / n else NA_real_, reid_max = if (n) max(reid) else NA_real_,
-      by_stratum = by, linked = share, reid_prob = reid, vars = s$vars, strata = s$strata, n = n
+      by_stratum = by, linked = share, linked_m = share_m, reid_prob = reid, vars = s$vars, strata = s$strata,
+      n = n
     ), class = "detanon_linkage"))
   }
   first <- parts[[1L]]

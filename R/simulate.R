@@ -23,13 +23,13 @@
 #'   *Psychometrika*, 43, 521-532.
 #' @seealso [vale_maurelli_cor()], [rvale_maurelli()].
 #' @examples
-#' cf <- fleishman_coef(skewness = 1, kurtosis = 1.5)
+#' cf <- detanon:::fleishman_coef(skewness = 1, kurtosis = 1.5)
 #' cf
 #' z <- stats::rnorm(1e5)
 #' y <- cf[["a"]] + cf[["b"]] * z + cf[["c"]] * z^2 + cf[["d"]] * z^3
 #' c(mean(y), stats::sd(y))
 #' @family simulation
-#' @export
+#' @keywords internal
 fleishman_coef <- function(skewness, kurtosis, tol = 1e-10) {
   skewness <- check_number(skewness, "skewness")
   kurtosis <- check_number(kurtosis, "kurtosis")
@@ -102,10 +102,10 @@ fleishman_coef <- function(skewness, kurtosis, tol = 1e-10) {
 #' @references Vale CD, Maurelli VA (1983). Simulating multivariate nonnormal
 #'   distributions. *Psychometrika*, 48, 465-471.
 #' @examples
-#' cf <- rbind(fleishman_coef(1, 1.5), fleishman_coef(0, 0))
-#' vale_maurelli_cor(matrix(c(1, 0.5, 0.5, 1), 2), cf)
+#' cf <- rbind(detanon:::fleishman_coef(1, 1.5), detanon:::fleishman_coef(0, 0))
+#' detanon:::vale_maurelli_cor(matrix(c(1, 0.5, 0.5, 1), 2), cf)
 #' @family simulation
-#' @export
+#' @keywords internal
 vale_maurelli_cor <- function(cor, coef) {
   p <- check_cor(cor)
   if (!is.matrix(coef) || !is.numeric(coef) || nrow(coef) != p || ncol(coef) != 4L || anyNA(coef)) {
@@ -159,11 +159,12 @@ vale_maurelli_cor <- function(cor, coef) {
 #'   distributions. *Psychometrika*, 48, 465-471.
 #' @examples
 #' set.seed(1)
-#' x <- rvale_maurelli(1000, mean = c(a = 0, b = 10), sd = c(1, 2), skewness = c(1, 0),
-#'                     kurtosis = c(1.5, 0), cor = matrix(c(1, 0.4, 0.4, 1), 2))
+#' x <- detanon:::rvale_maurelli(1000, mean = c(a = 0, b = 10), sd = c(1, 2),
+#'                               skewness = c(1, 0), kurtosis = c(1.5, 0),
+#'                               cor = matrix(c(1, 0.4, 0.4, 1), 2))
 #' round(cor(x), 2)
 #' @family simulation
-#' @export
+#' @keywords internal
 rvale_maurelli <- function(n, mean, sd, skewness = 0, kurtosis = 0, cor = NULL, names = NULL) {
   n <- check_whole(n, "n", min = 1, max = .Machine$integer.max)
   p <- length(mean)

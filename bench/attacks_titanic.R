@@ -27,7 +27,7 @@ for (nm in names(rels)) {
   a <- attack_assignment(d, m, intruder = intruder(strata = st), seed = 1); row(nm, a, sprintf("gap %.3g", a$details$gap))
   l <- attack_linkage(d, m, intruder = intruder(strata = st), seed = 1); row(nm, l)
   for (keys in list(NULL, "Survived")) {
-    f <- attack_fellegi_sunter(d, m, intruder = intruder(strata = st, keys = keys), seed = 1); row(nm, f, if (length(keys)) "keys Survived" else "")
+    f <- attack_fellegi_sunter(d, m, intruder = intruder(strata = st, held = keys), seed = 1); row(nm, f, if (length(keys)) "keys Survived" else "")
   }
   for (kn in c("settings", "recipe")) for (p in c(1, 0.1, 0.01)) {
     if (kn == "settings" && !is_rel) next

@@ -6,7 +6,7 @@
 #   mdav_k5, mdav_k10   sdcMicro::microaggregation(method = "mdav") per stratum;
 #   rankswap   sdcMicro::rankSwap() on Age and Fare, default settings, seed 1.
 # Two intruders: intruder(vars, strata) (with attribute inference of Survived) and
-# intruder(vars, strata, keys = "Survived") (Survived, an integer, is a numeric key matched
+# intruder(vars, strata, held = "Survived") (Survived, an integer, is a numeric key matched
 # by distance; no inference of the key itself). The recipe attack plays an intruder who
 # knows the settings: for the releases of sdcMicro no settings are recorded, so it tries
 # every k from 2 to 10 of anonymise(). Seed 1 throughout.
@@ -41,10 +41,10 @@ old <- options(width = 150)
 for (nm in names(rels)) {
   m <- rels[[nm]]
   for (keys in list(NULL, "Survived")) {
-    b <- risk_battery(d, m, intruder = intruder(vars = vars, strata = st, keys = keys),
+    b <- risk_battery(d, m, intruder = intruder(vars = vars, strata = st, held = keys),
                       sensitive = if (is.null(keys)) "Survived", seed = 1)
     tab <- as.data.frame(b)[cols]
-    cat(sprintf("\n%s, intruder(%s)%s\n", nm, if (is.null(keys)) "" else "keys = \"Survived\"",
+    cat(sprintf("\n%s, intruder(%s)%s\n", nm, if (is.null(keys)) "" else "held = \"Survived\"",
                 if (!is.null(b$attacks$assignment)) sprintf(", assignment gap %.3g", b$attacks$assignment$details$gap) else ""))
     print(format(tab, digits = 3), row.names = FALSE)
   }

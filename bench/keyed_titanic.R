@@ -1,6 +1,6 @@
 # anonymise_keyed() on Titanic beside plain anonymise(), sdcMicro's MDAV per stratum and
 # rank swapping: the whole risk battery (without attribute inference) for two intruders
-# (intruder(vars, strata) and intruder(vars, strata, keys = "Survived"), both knowing the
+# (intruder(vars, strata) and intruder(vars, strata, held = "Survived"), both knowing the
 # settings) and the utility measures. Age and Fare within Pclass x Sex x Family (as
 # bench/battery_titanic.R); "+S" releases group within Survived too (strata + Survived).
 # Columns: worst = the highest rate of a one-record attack (linkage both ways, singling
@@ -44,14 +44,14 @@ for (size in c(5, 6, 8, 10, 12, 14, 16, 20)) for (k in c(2, 3)) {
   rels[[sprintf("keyed_s%d_k%d", size, k)]] <- anonymise_keyed(d, vars = vars, strata = st, k = k, key = key, size = size)
 }
 for (size in c(10, 12, 14, 16, 20)) {
-  rels[[sprintf("keyed+S_s%d_k2", size)]] <- anonymise_keyed(d, vars = vars, strata = st, keys = "Survived", k = 2,
+  rels[[sprintf("keyed+S_s%d_k2", size)]] <- anonymise_keyed(d, vars = vars, strata = st, held = "Survived", k = 2,
                                                               key = key, size = size)
 }
 f <- Survived ~ Pclass + Sex + Age + Fare + Family
 one_row <- function(nm, m) {
   ws <- list()
   for (keys in list(NULL, "Survived")) {
-    b <- as.data.frame(risk_battery(d, m, intruder = intruder(vars = vars, strata = st, keys = keys),
+    b <- as.data.frame(risk_battery(d, m, intruder = intruder(vars = vars, strata = st, held = keys),
                                     sensitive = if (is.null(keys)) "Survived", seed = 1))
     ws[[length(ws) + 1L]] <- b
   }

@@ -76,7 +76,7 @@ cat(sprintf("n = 1e6  risk_linkage %6.2f s, peak heap %7.1f Mb  rate %.4f (blind
             l$seconds, l$mb, l$value$rate, l$value$blind_rate))
 l3 <- peak_mb(risk_linkage(p$d, p$m, m = 3, nthreads = nthreads))
 cat(sprintf("n = 1e6  risk_linkage(m = 3) %6.2f s, peak heap %7.1f Mb  top-3 rate %.4f, mean re-identification probability %.4f\n",
-            l3$seconds, l3$mb, l3$value$rate, l3$value$reid))
+            l3$seconds, l3$mb, l3$value$rate_m, l3$value$reid))
 rp <- peak_mb(risk_replay(p$d, p$m, nthreads = nthreads, seed = 1))
 cat(sprintf("n = 1e6  risk_replay(p = 1, 0.5, 0.1) %6.2f s (three anonymise() replays included), peak heap %7.1f Mb  rates %s\n",
             rp$seconds, rp$mb, paste(sprintf("%.4f", rp$value$by_p$rate), collapse = " / ")))

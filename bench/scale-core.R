@@ -55,11 +55,11 @@ if (length(args) && args[1] == "child") {
     dir <- tempfile("pieces")
     dir.create(dir)
     chunk <- function(i) if (i <= 2 * S) block((i + 1) %/% 2, 2 - i %% 2)
-    st <- anonymise_stats(chunk, vars = vars, strata = "g", k = 5)
-    for (s in seq_len(S)) saveRDS(anonymise_stratum(block(s), st), file.path(dir, sprintf("p%05d.rds", s)), compress = FALSE)
+    st <- detanon:::anonymise_stats(chunk, vars = vars, strata = "g", k = 5)
+    for (s in seq_len(S)) saveRDS(detanon:::anonymise_stratum(block(s), st), file.path(dir, sprintf("p%05d.rds", s)), compress = FALSE)
     piece <- function(i) if (i <= S) readRDS(file.path(dir, sprintf("p%05d.rds", i)))
-    s5 <- anonymise_rescale(piece, st)
-    for (s in seq_len(S)) saveRDS(anonymise_release(piece(s), st, s5), file.path(dir, sprintf("r%05d.rds", s)), compress = FALSE)
+    s5 <- detanon:::anonymise_rescale(piece, st)
+    for (s in seq_len(S)) saveRDS(detanon:::anonymise_release(piece(s), st, s5), file.path(dir, sprintf("r%05d.rds", s)), compress = FALSE)
     el <- proc.time()[["elapsed"]] - t0
     ec <- cpu() - c0
     pk <- peak()

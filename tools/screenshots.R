@@ -49,7 +49,7 @@ suppressPackageStartupMessages(library(detanon))
 d <- titanic_paper()[-1]
 vars <- c("Age", "Fare")
 strata <- c("Pclass", "Sex", "Family")
-tuned <- tune_release(d, vars = vars, strata = strata, intruder = intruder(vars, strata, keys = "Survived"),
+tuned <- tune_release(d, vars = vars, strata = strata, intruder = intruder(vars, strata, held = "Survived"),
                       key = "a long secret phrase kept by the custodian", nthreads = 1)
 report <- release_report(d, tuned, file.path(out, "report.html"),
                          formula = Survived ~ Pclass + Sex + Age + Fare + Family, family = binomial(),

@@ -18,7 +18,7 @@ keyed_fixture_calls <- function() {
     },
     titanic_keys = function(nthreads = 1L) {
       anonymise_keyed(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), k = 3,
-                      key = keyed_fixture_key, size = 8, keys = "Survived", format = "none",
+                      key = keyed_fixture_key, size = 8, held = "Survived", format = "none",
                       noise = FALSE, nthreads = nthreads)
     },
     sim1e4 = function(nthreads = 1L) {

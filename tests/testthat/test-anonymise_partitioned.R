@@ -148,7 +148,7 @@ test_that("the methods that do not run per stratum are refused with the reason",
   }
   expect_snapshot(error = TRUE, {
     anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = "Sex", method = "adaptive")
-    anonymise_stats(chunks, vars = c("Age", "Fare"), strata = "Sex", method = "mdv")
+    anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = "Sex", method = "mdv")
   })
   # every method with a kernel runs partitioned
   ok <- names(Filter(function(m) m$per_stratum, masking_methods()))

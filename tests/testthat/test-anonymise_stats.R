@@ -112,7 +112,7 @@ test_that("unsupported policies are classed errors", {
   d <- titanic_paper()
   expect_error(anonymise_stats(list(d), vars = "Age", na = "mean_stratum"), class = "detanon_error_argument")
   expect_error(anonymise_stats(list(d), vars = "Age", small_strata = "merge"), class = "detanon_error_argument")
-  expect_snapshot(anonymise_stats(list(d), vars = "Age", small_strata = "merge"), error = TRUE)
+  expect_snapshot(anonymise_partitioned(list(d), vars = "Age", small_strata = "merge"), error = TRUE)
 })
 
 # ---- the stage functions check values, not only counts (issue 34) -----------------------
@@ -247,5 +247,6 @@ test_that("the errors of the value checks are pinned", {
     if (i > 1L) return(NULL)
     if (reads > 2L) other else d
   }
-  expect_snapshot(error = TRUE, anonymise_stats(source, vars = c("x", "y"), strata = "g", k = 3))
+  expect_snapshot(error = TRUE, anonymise_partitioned(source, vars = c("x", "y"), strata = "g", k = 3,
+                                                     strata_source = function(s) d, future = FALSE))
 })

@@ -22,7 +22,7 @@ test_that("assess() holds exactly the individual measures", {
   expect_output(print(a1), "top-5")
   df1 <- as.data.frame(a1)
   expect_equal(df1$value[df1$measure == "replay_rate"], a1$replay$by_p$rate)
-  expect_equal(df1$value[df1$measure == "linkage_top_rate"], a1$linkage_top$rate)
+  expect_equal(df1$value[df1$measure == "linkage_top_rate"], a1$linkage_top$rate_m)
   plain <- as.data.frame(p$m)
   attr(plain, "detanon") <- NULL
   a2 <- assess(p$d, plain, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
@@ -45,13 +45,15 @@ test_that("the assessment keeps no original record values", {
   # the per-record link shares and re-identification probabilities are fractions j / t of
   # counts (0.75 is also a Titanic age); they are checked to be exactly that instead
   for (l in list(a$linkage, a$linkage_top)) {
-    for (v in list(l$linked, l$reid_prob)) {
+    for (v in list(l$linked, l$linked_m, l$reid_prob)) {
       expect_true(all(vapply(v, function(x) any(abs(x * seq_len(891) - round(x * seq_len(891))) < 1e-9), NA)))
     }
   }
-  a$linkage$linked <- a$linkage$reid_prob <- a$linkage_top$linked <- a$linkage_top$reid_prob <- NULL
+  a$linkage$linked <- a$linkage$linked_m <- a$linkage$reid_prob <- NULL
+  a$linkage_top$linked <- a$linkage_top$linked_m <- a$linkage_top$reid_prob <- NULL
   # the replay holds rates and sums of such fractions per share p only
-  expect_identical(names(a$replay$by_p), c("p", "n_known", "rate", "n_linked", "reid", "blind_rate"))
+  expect_identical(names(a$replay$by_p), c("p", "n_known", "rate", "n_linked", "rate_m", "n_linked_m", "reid",
+                                           "blind_rate", "blind_rate_m"))
   a$replay <- NULL
   # the battery's per-record successes and confidences are shares in [0, 1] (fractions
   # j / t, or one minus a ratio of distances); its tables hold strata values and rates
@@ -154,9 +156,9 @@ test_that("assess() runs the risk battery last, leaving every other measure unch
   a0 <- assess(d, m, deterministic = TRUE, battery = FALSE, seed = 3)
   expect_null(a0$battery)
   a1 <- assess(d, m, deterministic = TRUE, seed = 3, sensitive = "Survived",
-               intruder = intruder(keys = NULL))
+               intruder = intruder(held = NULL))
   for (f in c("rmd", "linkage", "linkage_top", "replay", "pmse", "delta")) expect_identical(a1[[f]], a0[[f]])
-  b <- risk_battery(d, m, intruder = intruder(keys = NULL), sensitive = "Survived", seed = 3)
+  b <- risk_battery(d, m, intruder = intruder(held = NULL), sensitive = "Survived", seed = 3)
   expect_equal(as.data.frame(a1$battery), as.data.frame(b))
   expect_output(print(a1), "Risk battery, worst attack")
   expect_output(print(a1), "linkage_original")
@@ -167,8 +169,8 @@ test_that("assess() runs the risk battery last, leaving every other measure unch
   expect_equal(df[seq_len(nrow(as.data.frame(a0))), ][df$kind[seq_len(nrow(as.data.frame(a0)))] == "risk" &
                  !grepl("^battery", df$measure[seq_len(nrow(as.data.frame(a0)))]), ],
                as.data.frame(a0)[as.data.frame(a0)$kind == "risk", ], ignore_attr = TRUE)
-  a2 <- assess(d, m, deterministic = TRUE, seed = 3, intruder = intruder(keys = "Survived"))
+  a2 <- assess(d, m, deterministic = TRUE, seed = 3, intruder = intruder(held = "Survived"))
   expect_equal(a2$battery$attacks$linkage_original$rate,
-               attack_linkage(d, m, intruder = intruder(keys = "Survived"), direction = "original", seed = 3)$rate)
+               attack_linkage(d, m, intruder = intruder(held = "Survived"), direction = "original", seed = 3)$rate)
   expect_error(assess(d, m, battery = NA), class = "detanon_error_argument")
 })

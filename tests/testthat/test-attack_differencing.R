@@ -187,7 +187,7 @@ test_that("two people of one stratum told apart by a published column: the finer
   expect_equal(sum(narrow$success, na.rm = TRUE), 0)
   # with Survived (the published intruder holds it), each cell differs by one
   wide <- attack_differencing(d, a, previous = b, previous_original = d[-pair, ], control = FALSE,
-                              intruder = intruder(vars = diff_vars, strata = diff_strata, keys = "Survived"))
+                              intruder = intruder(vars = diff_vars, strata = diff_strata, held = "Survived"))
   expect_equal(sum(!is.na(wide$success)), 2L)
   expect_equal(sum(wide$success, na.rm = TRUE), 2)
   # the default intruder (every published column) does at least as well

@@ -47,7 +47,7 @@ test_that("patterns, EM and claims equal a brute-force transcription", {
     m <- anonymise(x, k = 3, vars = c("x1", "x2"), strata = "g", format = "none")
     m$k[1:5] <- ifelse(m$k[1:5] == "a", "b", "a") # a key changed by the release
     for (keys in list(NULL, "k")) for (p in c(1, 0.5)) {
-      it <- intruder(keys = keys, p = p)
+      it <- intruder(held = keys, p = p)
       bands <- c(0.05, 0.2, 0.6)
       a <- attack_fellegi_sunter(x, m, intruder = it, bands = bands, control = FALSE, seed = seed)
       s <- detanon:::intruder_view(x, m, it, seed = seed)
@@ -64,11 +64,11 @@ test_that("patterns, EM and claims equal a brute-force transcription", {
 test_that("candidate pairs above max_pairs; Titanic with Survived as a key", {
   d <- titanic_paper()[-1]
   masked <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
-  full <- attack_fellegi_sunter(d, masked, intruder = intruder(keys = "Survived"), seed = 1)
+  full <- attack_fellegi_sunter(d, masked, intruder = intruder(held = "Survived"), seed = 1)
   expect_true(full$details$full)
   expect_gt(full$rate, full$control_rate)
   expect_equal(full$details$p_match, nrow(d) / full$details$n_pairs)
-  cand <- attack_fellegi_sunter(d, masked, intruder = intruder(keys = "Survived"), max_pairs = 1000,
+  cand <- attack_fellegi_sunter(d, masked, intruder = intruder(held = "Survived"), max_pairs = 1000,
                                 candidates = 10, control = FALSE, seed = 1)
   expect_false(cand$details$full)
   expect_identical(cand$details$n_pairs, 10L * nrow(d))

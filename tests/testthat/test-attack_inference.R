@@ -9,7 +9,7 @@ test_that("attack_inference equals brute force for categorical and numeric colum
     m$g2[1:30] <- "k"
     for (keys in list(character(), "s")) {
       vars <- c("a", "b", "c")
-      it <- intruder(vars = vars, strata = "g", keys = if (length(keys)) keys)
+      it <- intruder(vars = vars, strata = "g", held = if (length(keys)) keys)
       v <- ref_view(o, m, vars, "g", keys)
       for (mm in c(1, 3, 10, 30)) {
         # categorical
@@ -86,7 +86,7 @@ test_that("attack_inference reads a 0/1 or small whole-number column as categori
 
 test_that("attack_inference refuses a sensitive column the intruder holds or that is missing", {
   bd <- battery_data(40, seed = 1)
-  it <- intruder(vars = c("a", "b"), strata = "g", keys = "s")
+  it <- intruder(vars = c("a", "b"), strata = "g", held = "s")
   expect_error(attack_inference(bd$o, bd$m, sensitive = "s", intruder = it), class = "detanon_error_column")
   expect_error(attack_inference(bd$o, bd$m, sensitive = "a", intruder = it), class = "detanon_error_column")
   expect_error(attack_inference(bd$o, bd$m, sensitive = "nope", intruder = it), class = "detanon_error_column")

@@ -6,7 +6,7 @@ test_that("attack_singling_out equals brute force, with ties, duplicates, small 
     o <- bd$o; m <- bd$m
     for (keys in list(character(), "s", c("s", "y"))) {
       vars <- c("a", "b", "c")
-      it <- intruder(vars = vars, strata = "g", keys = if (length(keys)) keys)
+      it <- intruder(vars = vars, strata = "g", held = if (length(keys)) keys)
       v <- ref_view(o, m, vars, "g", keys)
       num <- c(vars, intersect(keys, "y"))
       for (bins in list(NULL, c(2, 4, 8, 16, 32), 3, c(1, 5), 150)) {
@@ -67,7 +67,7 @@ test_that("the control is derived from the attack's bins: equal to binning it ag
       info <- paste(kind, n, r, length(bins))
       sp <- spec
       sp$args$bins <- bins
-      it <- intruder(vars = c("a", "b"), strata = "g", keys = "w")
+      it <- intruder(vars = c("a", "b"), strata = "g", held = "w")
       v <- ns$attack_view(x, rel[[r]], it, TRUE, 1)
       got <- count_calls("quantile_bin", ns$run_attack(sp, v$s, v$ctrl, 3, NULL, 1L, 1))
       want <- count_calls("quantile_bin", ref_run_unshared(sp, v))

@@ -78,7 +78,7 @@ test_that("attack_linkage equals brute force in both directions, with keys, ties
   bd <- battery_data(200, seed = 2)
   o <- bd$o; m <- bd$m
   for (keys in list(character(), "s", c("s", "y"))) {
-    it <- intruder(vars = c("a", "b", "c"), strata = "g", keys = if (length(keys)) keys)
+    it <- intruder(vars = c("a", "b", "c"), strata = "g", held = if (length(keys)) keys)
     v <- ref_view(o, m, c("a", "b", "c"), "g", keys)
     perm <- ref_perm(o, "g", 8)
     vc <- v
@@ -112,7 +112,7 @@ test_that("attack_linkage equals brute force in both directions, with keys, ties
 test_that("attack_linkage with a share p of originals attacks only the records held", {
   bd <- battery_data(150, seed = 4)
   o <- bd$o; m <- bd$m
-  it <- intruder(vars = c("a", "b"), strata = "g", keys = "s", p = 0.4)
+  it <- intruder(vars = c("a", "b"), strata = "g", held = "s", p = 0.4)
   for (dir in c("released", "original")) {
     got <- attack_linkage(o, m, intruder = it, direction = dir, seed = 3, control = FALSE)
     known <- !is.na(got$success)
@@ -126,16 +126,20 @@ test_that("attack_linkage with a share p of originals attacks only the records h
   }
 })
 
-test_that("attack_linkage released -> original is risk_linkage()", {
+test_that("attack_linkage released -> original is risk_linkage(), and `rate` means the same in both", {
   bd <- battery_data(300, seed = 5)
   o <- bd$o; m <- bd$m
   for (mm in c(1, 3)) {
     rl <- risk_linkage(o, m, vars = c("a", "b", "c"), strata = "g", m = mm)
     al <- attack_linkage(o, m, intruder = intruder(vars = c("a", "b", "c"), strata = "g"), m = mm, control = FALSE)
-    expect_equal(al$success_m, rl$linked)
-    expect_equal(al$rate_m, rl$rate)
+    # the nearest-neighbour link, whatever m
+    expect_equal(al$success, rl$linked)
+    expect_equal(al$rate, rl$rate)
+    # the top-m link
+    expect_equal(al$success_m, rl$linked_m)
+    expect_equal(al$rate_m, rl$rate_m)
   }
-  expect_equal(al$rate, risk_linkage(o, m, vars = c("a", "b", "c"), strata = "g")$rate)
+  expect_gt(rl$rate_m, rl$rate)
 })
 
 test_that("a categorical key the release changed puts the record in another cell and misses it", {
@@ -143,7 +147,7 @@ test_that("a categorical key the release changed puts the record in another cell
   m <- d
   m$a <- d$a + 0.01
   m$k[3] <- "v" # recoded in the release
-  it <- intruder(vars = "a", strata = character(), keys = "k")
+  it <- intruder(vars = "a", strata = character(), held = "k")
   for (dir in c("released", "original")) {
     got <- attack_linkage(d, m, intruder = it, direction = dir, control = FALSE)
     expect_equal(got$success[3], 0)
@@ -152,7 +156,7 @@ test_that("a categorical key the release changed puts the record in another cell
     expect_gt(got$confidence[3], 0)
   }
   # keys = "all" takes k
-  expect_equal(attack_linkage(d, m, intruder = intruder(vars = "a", strata = character(), keys = "all"),
+  expect_equal(attack_linkage(d, m, intruder = intruder(vars = "a", strata = character(), held = "all"),
                               control = FALSE)$success, got$success)
 })
 
@@ -173,7 +177,7 @@ test_that("summaries: precision of the top 10%, advantage, worst stratum against
 test_that("risk_battery runs every attack, worst first, and its table matches the attacks", {
   bd <- battery_data(120, seed = 6)
   o <- bd$o; m <- bd$m
-  it <- intruder(vars = c("a", "b"), strata = "g", keys = "s")
+  it <- intruder(vars = c("a", "b"), strata = "g", held = "s")
   b <- risk_battery(o, m, intruder = it, sensitive = "y", seed = 2)
   expect_named(b$attacks, c("linkage_released", "linkage_original", "singling_out", "inference", "assignment",
                             "fellegi_sunter", "recipe", "tail_outliers", "tail_extremes"))
@@ -202,7 +206,7 @@ test_that("risk_battery runs every attack, worst first, and its table matches th
 
 test_that("the battery is invariant to the thread count", {
   bd <- battery_data(3000, seed = 8)
-  it <- intruder(vars = c("a", "b"), strata = "g", keys = "s")
+  it <- intruder(vars = c("a", "b"), strata = "g", held = "s")
   b1 <- risk_battery(bd$o, bd$m, intruder = it, sensitive = "y", seed = 1, nthreads = 1)
   b2 <- risk_battery(bd$o, bd$m, intruder = it, sensitive = "y", seed = 1, nthreads = 2)
   for (a in names(b1$attacks)) {
@@ -221,7 +225,7 @@ test_that("bad input to the battery is refused with classed errors", {
   expect_error(attack_linkage(bd$o, bd$m, intruder = it, direction = "both"), class = "detanon_error_argument")
   bad <- bd$m
   bad$y[3] <- NA
-  expect_error(attack_linkage(bd$o, bad, intruder = intruder(vars = "a", strata = "g", keys = "y")),
+  expect_error(attack_linkage(bd$o, bad, intruder = intruder(vars = "a", strata = "g", held = "y")),
                class = "detanon_error_data")
 })
 
@@ -480,7 +484,7 @@ test_that("the tuned Titanic release: the battery's figures equal independent tr
                  recipe = 0.614385))
   for (key in names(want)) {
     keys <- if (key == "none") NULL else key
-    b <- risk_battery(d, rel, intruder = intruder(keys = keys),
+    b <- risk_battery(d, rel, intruder = intruder(held = keys),
                       attacks = c("assignment", "linkage_released", "linkage_original", "recipe"), seed = 1)
     got <- c(assignment = b$attacks$assignment$rate,
              rel = b$attacks$linkage_released$rate, rel3 = b$attacks$linkage_released$rate_m,

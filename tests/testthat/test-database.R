@@ -163,6 +163,29 @@ test_that("anonymise_db() follows the na and small_strata policies as anonymise(
   }
 })
 
+test_that("anonymise_db() returns a classed summary of what it wrote", {
+  con <- local_sqlite_connection()
+  d <- db_data(300, seed = 8)
+  d$x[c(4, 90)] <- NA
+  d$tiny <- ifelse(seq_len(nrow(d)) <= 2, "rare", "common")
+  DBI::dbWriteTable(con, "people", d)
+  res <- suppressMessages(anonymise_db(con, "people", vars = c("x", "y"), strata = c("grp", "tiny"), k = 3,
+                                       output = "m", na = "complete", small_strata = "suppress",
+                                       check_identifiers = FALSE))
+  expect_s3_class(res, "detanon_db_release")
+  expect_identical(res$output, "m")
+  expect_identical(res$n_written, nrow(DBI::dbGetQuery(con, "SELECT id FROM m")))
+  expect_identical(res$n_written, nrow(d) - res$counts$n_suppressed - res$counts$n_dropped)
+  expect_gt(res$counts$n_suppressed, 0L)
+  expect_identical(res$counts$n_dropped, 2L)
+  expect_snapshot(print(res))
+  # without strata
+  res <- anonymise_db(con, "people", vars = "z", strata = character(), k = 4, output = "m1",
+                      check_identifiers = FALSE)
+  expect_identical(res$n_written, nrow(d))
+  expect_output(print(res), "strata: none; vars: z")
+})
+
 test_that("anonymise_db() warns when a released column looks like an identifier", {
   con <- local_sqlite_connection()
   DBI::dbWriteTable(con, "people", db_data(300, seed = 5))
@@ -417,6 +440,11 @@ test_that("anonymise_db() leaves the caller's random stream as it was", {
   expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "note", k = 50, output = "m2",
                             check_identifiers = FALSE), class = "detanon_error_small_strata")
   expect_identical(.Random.seed, seed)
+  # a session that has drawn nothing yet still has no random stream afterwards
+  rm(".Random.seed", envir = globalenv())
+  anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m", overwrite = TRUE,
+               check_identifiers = FALSE)
+  expect_false(exists(".Random.seed", envir = globalenv(), inherits = FALSE))
 })
 
 test_that("anonymise_db() types SQLite columns by the whole table, and refuses numbers mixed with text", {

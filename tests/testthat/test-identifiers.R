@@ -93,10 +93,21 @@ test_that("remove_identifiers() drops columns", {
   expect_s3_class(remove_identifiers(data.table::as.data.table(d), "nhs"), "data.table")
 })
 
+test_that("pseudonymise_with_key(), the old name of pseudonymise_with_table(), still works and warns", {
+  d <- data.frame(id = c("b", "a", "c", "a", NA, "b"), v = 1:6, stringsAsFactors = FALSE)
+  set.seed(5)
+  expect_warning(old <- pseudonymise_with_key(d, "id"),
+                 "^pseudonymise_with_key\\(\\): this function is deprecated; use pseudonymise_with_table\\(\\)",
+                 class = "detanon_warning_deprecated")
+  set.seed(5)
+  expect_identical(old, pseudonymise_with_table(d, "id"))
+  expect_error(suppressWarnings(pseudonymise_with_key(d, "nope")), "^pseudonymise_with_key\\(\\): `cols` names")
+})
+
 test_that("remove_identifiers() pseudonymises with R's RNG, consistently and irreversibly", {
   d <- data.frame(id = c("b", "a", "c", "a", NA, "b"), v = 1:6, stringsAsFactors = FALSE)
   set.seed(5)
-  res <- pseudonymise_with_key(d, "id")
+  res <- pseudonymise_with_table(d, "id")
   expect_s3_class(res, "detanon_pseudonyms")
   expect_output(print(res), "Pseudonymised 1 column of 6 records")
   p <- res$data$id
@@ -142,7 +153,7 @@ test_that("remove_identifiers() rejects bad input", {
   expect_error(remove_identifiers(d, "nhs", method = "hash"), "`method` must be one of")
   expect_error(remove_identifiers(d, "nhs", prefix = 1), "`prefix` must be a single string")
   expect_error(remove_identifiers(d, "nhs", key = "yes"), "`key` must be TRUE or FALSE")
-  expect_error(pseudonymise_with_key(d, "nope"), "^pseudonymise_with_key\\(\\): `cols` names columns")
+  expect_error(pseudonymise_with_table(d, "nope"), "^pseudonymise_with_table\\(\\): `cols` names columns")
   m <- data.frame(a = 1:2)
   m$l <- list(1, 2)
   expect_error(remove_identifiers(m, "l", method = "pseudonymise"), "cannot be pseudonymised")

@@ -1,25 +1,40 @@
 # intruder() and the intruder's view of a pair (R/intruder.R).
 
 test_that("intruder() validates and prints what the intruder holds", {
-  it <- intruder(keys = "Survived", p = 0.1, knows = "recipe")
+  it <- intruder(held = "Survived", p = 0.1, knows = "recipe")
   expect_s3_class(it, "detanon_intruder")
   expect_equal(it$p, 0.1)
   expect_output(print(it), "10% of the originals")
   expect_output(print(it), "also Survived")
-  expect_output(print(intruder(keys = "all")), "every other released column")
+  expect_output(print(intruder(held = "all")), "every other released column")
   expect_error(intruder(p = 0), class = "detanon_error_argument")
   expect_error(intruder(p = 1.5), class = "detanon_error_argument")
-  expect_error(intruder(keys = 1), class = "detanon_error_argument")
+  expect_error(intruder(held = 1), class = "detanon_error_argument")
   expect_error(intruder(vars = ""), class = "detanon_error_argument")
   expect_error(intruder(knows = "all"), class = "detanon_error_argument")
 })
 
-test_that("the view: keys = 'all', numeric and categorical keys, cells by value", {
+test_that("`keys`, the old name of `held`, still works for one release and warns", {
+  expect_warning(old <- intruder(c("Age", "Fare"), "Sex", keys = "Survived"),
+                 "intruder\\(\\): `keys` is deprecated; use `held`", class = "detanon_warning_deprecated")
+  expect_identical(old, intruder(c("Age", "Fare"), "Sex", held = "Survived"))
+  expect_error(suppressWarnings(intruder(held = "a", keys = "a")), "give `held` only",
+               class = "detanon_error_argument")
+  expect_error(suppressWarnings(intruder(keys = 1)), "`held` must be NULL or a character vector",
+               class = "detanon_error_argument")
+  # the same attack with either name
+  d <- titanic_paper()[-1]
+  m <- anonymise(d, vars = c("Age", "Fare"), strata = "Sex", k = 3)
+  expect_identical(suppressWarnings(attack_linkage(d, m, intruder = old, seed = 1)),
+                   attack_linkage(d, m, intruder = intruder(c("Age", "Fare"), "Sex", held = "Survived"), seed = 1))
+})
+
+test_that("the view: held = 'all', numeric and categorical held columns, cells by value", {
   bd <- battery_data(60, seed = 1)
   o <- bd$o; m <- bd$m
   o$f <- factor(o$s, levels = c("w", "v", "u")) # a factor key released as character
   m$f <- as.character(o$f)
-  s <- detanon:::intruder_view(o, m, intruder(vars = c("a", "b"), strata = "g", keys = "all"))
+  s <- detanon:::intruder_view(o, m, intruder(vars = c("a", "b"), strata = "g", held = "all"))
   expect_setequal(s$key_num, c("c", "y"))
   expect_setequal(s$key_cat, c("s", "f"))
   v <- ref_view(o, m, c("a", "b"), "g", c("s", "f"))
@@ -38,9 +53,9 @@ test_that("the view: keys = 'all', numeric and categorical keys, cells by value"
   expect_equal(r1, r2)
   expect_equal(sum(k1), 15L)
   expect_identical(k1, detanon:::intruder_view(o, m, intruder(vars = c("a", "b"), strata = "g", p = 0.25), seed = 3)$known)
-  expect_error(detanon:::intruder_view(o, m, intruder(vars = c("a", "b"), strata = "g", keys = "a")),
+  expect_error(detanon:::intruder_view(o, m, intruder(vars = c("a", "b"), strata = "g", held = "a")),
                class = "detanon_error_column")
-  expect_error(detanon:::intruder_view(o, m, intruder(vars = c("a", "b"), strata = "g", keys = "zz")),
+  expect_error(detanon:::intruder_view(o, m, intruder(vars = c("a", "b"), strata = "g", held = "zz")),
                class = "detanon_error_column")
 })
 

@@ -18,7 +18,7 @@ test_that("noise is Laplace(0, diam / eps_v) per class and set.seed() reproduces
   df <- sim_people(3000, seed = 5)
   set.seed(7)
   res <- anonymise_keps_with_key(df, epsilon = 2, k = 5, vars = c("height", "weight"),
-                        quasi = c("age", "income"), strata = "sex", weights = c(3, 1))
+                        quasi = c("age", "income"), strata = "sex", budget = c(3, 1))
   expect_equal(unname(res$info$eps), c(1.5, 0.5))
   o <- df[res$origin_row, ]
   ec <- equivalence_classes(df, k = 5, quasi = c("age", "income"), strata = "sex")
@@ -33,12 +33,33 @@ test_that("noise is Laplace(0, diam / eps_v) per class and set.seed() reproduces
   }
   set.seed(7)
   again <- anonymise_keps_with_key(df, epsilon = 2, k = 5, vars = c("height", "weight"),
-                          quasi = c("age", "income"), strata = "sex", weights = c(3, 1))
+                          quasi = c("age", "income"), strata = "sex", budget = c(3, 1))
   expect_identical(again, res)
   set.seed(8)
   other <- anonymise_keps_with_key(df, epsilon = 2, k = 5, vars = c("height", "weight"),
-                          quasi = c("age", "income"), strata = "sex", weights = c(3, 1))
+                          quasi = c("age", "income"), strata = "sex", budget = c(3, 1))
   expect_false(identical(other$data$height, res$data$height))
+})
+
+test_that("`weights`, the old name of `budget`, still works for one release and warns", {
+  df <- sim_people(300, seed = 2)
+  args <- list(df, epsilon = 2, k = 5, vars = c("height", "weight"), quasi = c("age", "income"), seed = 3)
+  new <- do.call(anonymise_keps_with_key, c(args, list(budget = c(3, 1))))
+  expect_warning(old <- do.call(anonymise_keps_with_key, c(args, list(weights = c(3, 1)))),
+                 "anonymise_keps_with_key\\(\\): `weights` is deprecated; use `budget`",
+                 class = "detanon_warning_deprecated")
+  expect_identical(old, new)
+  expect_warning(old <- do.call(anonymise_keps, c(args, list(weights = c(3, 1)))),
+                 "anonymise_keps\\(\\): `weights` is deprecated", class = "detanon_warning_deprecated")
+  expect_identical(old, new$data)
+  expect_warning(old <- keps_error(df, vars = "height", quasi = "age", k = 5, epsilon = 1:2, weights = 1),
+                 "keps_error\\(\\): `weights` is deprecated", class = "detanon_warning_deprecated")
+  expect_identical(old, keps_error(df, vars = "height", quasi = "age", k = 5, epsilon = 1:2, budget = 1))
+  # both at once is refused; a bad old value gets the new name's error
+  expect_error(suppressWarnings(do.call(anonymise_keps, c(args, list(budget = c(3, 1), weights = c(3, 1))))),
+               "give `budget` only", class = "detanon_error_argument")
+  expect_error(suppressWarnings(do.call(anonymise_keps, c(args, list(weights = c(-1, 1))))),
+               "`budget` must be 2 positive numbers", class = "detanon_error_argument")
 })
 
 test_that("the release is shuffled and carries no key to the input order", {
@@ -245,7 +266,7 @@ test_that("bad input is rejected and names the argument", {
   expect_error(anonymise_keps(df, epsilon = 1, vars = "height", quasi = "height"), "both noised")
   expect_error(anonymise_keps(df, epsilon = 1, vars = "height", confidence = 1), "`confidence` must be below 1")
   expect_error(anonymise_keps(df, epsilon = 1, vars = "height", confidence = 0), "`confidence` must be a single finite number > 0")
-  expect_error(anonymise_keps(df, epsilon = 1, vars = c("height", "weight"), weights = 1), "`weights` must be 2 positive numbers")
+  expect_error(anonymise_keps(df, epsilon = 1, vars = c("height", "weight"), budget = 1), "`budget` must be 2 positive numbers")
   expect_error(anonymise_keps(df, epsilon = 1, vars = "height", generalise = "box"), "`generalise` must be one of")
   expect_error(anonymise_keps(df[0], epsilon = 1), "no epsilon-quasi-identifier")
   expect_error(risk_class_link(df, df[-1, ]), "same rows in the same order")

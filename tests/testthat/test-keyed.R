@@ -296,10 +296,10 @@ test_that("anonymise_keyed() is reproducible with the key, and only with it", {
   expect_identical(.Random.seed, before)
 })
 
-test_that("equal records get equal released values, and keys split no group", {
+test_that("equal records get equal released values, and held columns split no group", {
   d <- kd()
   d <- rbind(d, d[1:10, ])
-  m <- anonymise_keyed(d, vars = c("x", "y"), strata = "g", k = 2, key = kkey, size = 4, keys = "out",
+  m <- anonymise_keyed(d, vars = c("x", "y"), strata = "g", k = 2, key = kkey, size = 4, held = "out",
                        check_identifiers = FALSE)
   expect_identical(m$x[75:84], m$x[1:10])
   expect_identical(m$y[75:84], m$y[1:10])
@@ -310,6 +310,35 @@ test_that("equal records get equal released values, and keys split no group", {
   small <- with(d, tapply(out, list(g, out), length))
   expect_true(all(mixed == 1L) || any(small < 2, na.rm = TRUE))
   expect_true(all(mixed[startsWith(names(mixed), "a ")] == 1L))
+})
+
+test_that("`keys`, the old name of `held`, still works for one release and warns", {
+  d <- kd()
+  new <- anonymise_keyed(d, vars = c("x", "y"), strata = "g", k = 2, key = kkey, size = 4, held = "out",
+                         check_identifiers = FALSE)
+  expect_identical(release_info(new)$settings$held, "out")
+  expect_null(release_info(new)$settings$keys)
+  expect_warning(old <- anonymise_keyed(d, vars = c("x", "y"), strata = "g", k = 2, key = kkey, size = 4,
+                                        keys = "out", check_identifiers = FALSE),
+                 "anonymise_keyed\\(\\): `keys` is deprecated; use `held`", class = "detanon_warning_deprecated")
+  expect_identical(old, new)
+  expect_error(suppressWarnings(anonymise_keyed(d, vars = c("x", "y"), strata = "g", k = 2, key = kkey,
+                                                held = "out", keys = "out")),
+               "give `held` only", class = "detanon_error_argument")
+  expect_snapshot(error = TRUE, anonymise_keyed(d, vars = c("x", "y"), strata = "g", k = 2, key = kkey,
+                                                held = "x", check_identifiers = FALSE))
+  # the recipe intruder reads the held columns of a release made before the rename
+  # (metadata `keys`) as it reads `held`
+  info <- attr(new, "detanon")
+  names(info$settings)[names(info$settings) == "held"] <- "keys"
+  was <- new
+  attr(was, "detanon") <- info
+  it <- intruder(c("x", "y"), "g", held = "out")
+  a_new <- attack_recipe(d, new, intruder = it, seed = 1)
+  expect_identical(attack_recipe(d, was, intruder = it, seed = 1)$rate, a_new$rate)
+  info$settings$keys <- NULL
+  attr(was, "detanon") <- info
+  expect_false(identical(attack_recipe(d, was, intruder = it, seed = 1)$rate, a_new$rate))
 })
 
 test_that("the key appears nowhere in the release, its metadata or printed output", {
@@ -377,7 +406,7 @@ test_that("Titanic: size 20 meets the stretch goal of issue 28 against the batte
     colMeans(out)
   }
   for (keys in list(NULL, "Survived")) {
-    b <- as.data.frame(risk_battery(d, m, intruder = intruder(vars = vars, strata = st, keys = keys), seed = 1))
+    b <- as.data.frame(risk_battery(d, m, intruder = intruder(vars = vars, strata = st, held = keys), seed = 1))
     # the attacks on the tails have a limit of their own (test-attack_tails.R)
     b <- b[!b$name %in% c("tail_outliers", "tail_extremes"), ]
     rate <- stats::setNames(b$rate, b$name)
@@ -426,7 +455,7 @@ test_that("Titanic: a keyed release dominates sdcMicro's MDAV k = 10 on worst at
                           noise = FALSE)
   # the worst attack but those on the tails (test-attack_tails.R)
   worst <- function(m, keys) {
-    b <- as.data.frame(risk_battery(d, m, seed = 1, intruder = intruder(vars = vars, strata = st, keys = keys)))
+    b <- as.data.frame(risk_battery(d, m, seed = 1, intruder = intruder(vars = vars, strata = st, held = keys)))
     max(b$rate[!b$name %in% c("tail_outliers", "tail_extremes")])
   }
   for (keys in list(NULL, "Survived")) {
@@ -440,26 +469,26 @@ test_that("Titanic: a keyed release dominates sdcMicro's MDAV k = 10 on worst at
   expect_equal(unname(utility_delta(d, kd14)$delta), c(0.0770, 0.1109), tolerance = 5e-3)
 })
 
-test_that("a key column named like an internal column is not ignored (issue 34, item 8)", {
+test_that("a held column named like an internal column is not ignored (issue 34, item 8)", {
   d <- kd()
-  ref <- anonymise_keyed(d, vars = c("x", "y"), strata = "g", k = 2, key = kkey, size = 4, keys = "out",
+  ref <- anonymise_keyed(d, vars = c("x", "y"), strata = "g", k = 2, key = kkey, size = 4, held = "out",
                          format = "none", check_identifiers = FALSE)
-  # the reported name, and variants: any name gives the release of keys = "out"
+  # the reported name, and variants: any name gives the release of held = "out"
   for (nm in c(".stratum", "v1", "v2", ".classes")) {
     d2 <- d
     names(d2)[names(d2) == "out"] <- nm
-    m <- anonymise_keyed(d2, vars = c("x", "y"), strata = "g", k = 2, key = kkey, size = 4, keys = nm,
+    m <- anonymise_keyed(d2, vars = c("x", "y"), strata = "g", k = 2, key = kkey, size = 4, held = nm,
                          format = "none", check_identifiers = FALSE)
     expect_identical(m$x, ref$x, label = nm)
     expect_identical(m$y, ref$y, label = nm)
-    # no released point of stratum "a" (every key value has >= k records there) mixes key values
+    # no released point of stratum "a" (every held value has >= k records there) mixes held values
     pt <- paste(m$g, m$x, m$y)[m$g == "a"]
     expect_true(all(tapply(m[[nm]][m$g == "a"], pt, function(v) length(unique(v))) == 1L), label = nm)
   }
   # and a stratum column of that name is a stratum
   d3 <- d
   names(d3)[names(d3) == "g"] <- ".stratum"
-  m3 <- anonymise_keyed(d3, vars = c("x", "y"), strata = ".stratum", k = 2, key = kkey, size = 4, keys = "out",
+  m3 <- anonymise_keyed(d3, vars = c("x", "y"), strata = ".stratum", k = 2, key = kkey, size = 4, held = "out",
                         format = "none", check_identifiers = FALSE)
   expect_identical(m3$x, ref$x)
 })

@@ -354,7 +354,7 @@ test_that("a tune_release() result is reported for the intruder of its search", 
   d <- titanic_paper()[-1]
   vars <- c("Age", "Fare")
   strata <- c("Pclass", "Sex", "Family")
-  who <- intruder(vars, strata, keys = "Survived")
+  who <- intruder(vars, strata, held = "Survived")
   tu <- tune_release(d, vars = vars, strata = strata, intruder = who, methods = "mdav")
   txt <- report_text(release_report(d, tu, tempfile(fileext = ".html")))
   expect_has(txt, paste("an intruder who", html_escape_test(paste(format(who), collapse = " and "))))

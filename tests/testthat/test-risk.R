@@ -340,19 +340,28 @@ test_that("top-m linkage and re-identification probabilities equal brute force",
       for (m in c(1, 2, 3, 5, 50)) {
         got <- risk_linkage(p$d, p$masked, vars = vars, strata = c("g1", "g2"), m = m)
         want <- ref_top_m(r, m)
-        expect_equal(got$linked, want)
-        expect_equal(got$rate, mean(want))
+        want1 <- ref_top_m(r, 1)
+        expect_equal(got$linked_m, want)
+        expect_equal(got$rate_m, mean(want))
+        expect_equal(got$n_linked_m, sum(want))
+        # `rate` is the nearest-neighbour link whatever `m`, as in the attacks
+        expect_equal(got$linked, want1)
+        expect_equal(got$rate, mean(want1))
+        expect_equal(got$n_linked, sum(want1))
         expect_equal(got$reid_prob, 1 / r[, 2])
         expect_equal(got$reid, mean(1 / r[, 2]))
         expect_equal(got$reid_max, max(1 / r[, 2]))
         sizes <- tabulate(p$g)
-        expect_equal(got$blind_rate, sum(pmin(m, sizes[sizes > 0])) / n)
+        expect_equal(got$blind_rate_m, sum(pmin(m, sizes[sizes > 0])) / n)
+        expect_equal(got$blind_rate, sum(sizes > 0) / n)
         by <- got$by_stratum
-        expect_equal(sum(by$n * by$rate), sum(want))
+        expect_equal(sum(by$n * by$rate_m), sum(want))
+        expect_equal(sum(by$n * by$rate), sum(want1))
         expect_equal(sum(by$n * by$reid), sum(1 / r[, 2]))
-        expect_equal(by$blind_rate, pmin(m, by$n) / by$n)
+        expect_equal(by$blind_rate_m, pmin(m, by$n) / by$n)
+        expect_equal(by$blind_rate, 1 / by$n)
         # a list as long as the largest stratum always holds the own original
-        if (m >= max(sizes)) expect_equal(got$rate, 1)
+        if (m >= max(sizes)) expect_equal(got$rate_m, 1)
       }
     }
   }
@@ -370,7 +379,7 @@ test_that("m = 1 is the nearest-neighbour link of before, and rates grow with m"
   expect_equal(got$rate, mean(ref_linkage(p$d[c("a", "b")], p$masked[c("a", "b")], p$g)))
   expect_identical(got$m, 1L)
   rates <- vapply(1:6, function(m) risk_linkage(p$d, p$masked, vars = c("a", "b"),
-                                                strata = c("g1", "g2"), m = m)$rate, 0)
+                                                strata = c("g1", "g2"), m = m)$rate_m, 0)
   expect_true(all(diff(rates) >= 0))
   # the re-identification probability is never below the nearest-neighbour share
   expect_true(all(got$reid_prob >= got$linked))
@@ -385,7 +394,8 @@ test_that("a masking that moves every record one rank fools m = 1 but not m = 2 
   l1 <- risk_linkage(d, masked, vars = "a", strata = "g")
   l2 <- risk_linkage(d, masked, vars = "a", strata = "g", m = 2)
   expect_equal(l1$rate, 0)
-  expect_equal(l2$rate, 1)
+  expect_equal(l2$rate_m, 1)
+  expect_equal(l2$rate, 0)
   expect_equal(l1$reid, 0.5)
 })
 
@@ -448,7 +458,11 @@ test_that("risk_replay equals the written-out replay, for anonymise() and a give
   # an intruder whose replay is the identity links originals to the release (m = 2)
   ident <- function(x) x
   got <- risk_replay(d, masked, mask = ident, p = c(0.3, 1), m = 2, seed = 4)
-  expect_equal(got$by_p$rate, ref_replay(d, masked, v, g, ident, c(0.3, 1), 2, 4))
+  expect_equal(got$by_p$rate_m, ref_replay(d, masked, v, g, ident, c(0.3, 1), 2, 4))
+  # `rate` is the nearest-neighbour link whatever m, as in risk_linkage() and the attacks
+  expect_equal(got$by_p$rate, ref_replay(d, masked, v, g, ident, c(0.3, 1), 1, 4))
+  expect_equal(got$by_p$rate, risk_replay(d, masked, mask = ident, p = c(0.3, 1), seed = 4)$by_p$rate)
+  expect_true(all(got$by_p$rate_m >= got$by_p$rate))
   expect_output(print(got), "Replay attack")
 })
 

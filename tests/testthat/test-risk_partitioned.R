@@ -42,7 +42,7 @@ test_that("tiny-valued columns and numeric keys use the scale of all the records
   m <- anonymise(d, vars = c("x", "y"), strata = "g", k = 3, format = "none", check_identifiers = FALSE)
   expect_identical(risk_partitioned(d, m, "linkage", vars = c("x", "y"), strata = "g", group_size = 1, future = FALSE),
                    risk_linkage(d, m, vars = c("x", "y"), strata = "g"))
-  it <- intruder(vars = c("x", "y"), strata = "g", keys = "key")
+  it <- intruder(vars = c("x", "y"), strata = "g", held = "key")
   ref <- attack_linkage(d, m, intruder = it, control = FALSE)
   ref$details <- NULL
   expect_identical(risk_partitioned(d, m, "attack_linkage_released", intruder = it, group_size = 1, future = FALSE), ref)

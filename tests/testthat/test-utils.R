@@ -163,6 +163,26 @@ test_that("positional calls in the old order fail clearly instead of binding k t
   expect_error(keps_error(d, 2), "`vars` must be a character vector.*`k = 2`")
 })
 
+test_that("every exported function takes `nthreads` before `seed`, as CONTRIBUTING orders them", {
+  ns <- asNamespace("detanon")
+  both <- Filter(function(f) all(c("seed", "nthreads") %in% names(formals(get(f, ns)))),
+                 getNamespaceExports("detanon"))
+  expect_true(all(c("risk_battery", "attack_linkage", "attack_inference", "risk_replay") %in% both))
+  late <- Filter(function(f) {
+    a <- names(formals(get(f, ns)))
+    match("seed", a) < match("nthreads", a)
+  }, both)
+  expect_identical(late, character())
+})
+
+test_that("the passes of the partitioned path and the simulation helpers are internal", {
+  internal <- c("anonymise_stats", "anonymise_stratum", "anonymise_rescale", "anonymise_release",
+                "strata_groups", "fleishman_coef", "vale_maurelli_cor", "rvale_maurelli")
+  expect_identical(intersect(internal, getNamespaceExports("detanon")), character())
+  expect_true(all(vapply(internal, exists, logical(1), envir = asNamespace("detanon"), inherits = FALSE)))
+  expect_true(all(c("anonymise_partitioned", "anonymise_db", "simulate_ncds") %in% getNamespaceExports("detanon")))
+})
+
 test_that("the masking verbs return their input's class with release metadata", {
   d <- titanic_paper()[-1]
   d$Age5 <- generalise_bands(d$Age, width = 5)
