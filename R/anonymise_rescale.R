@@ -64,11 +64,9 @@ anonymise_rescale <- function(pieces, stats) {
   flat <- !(c_sd > 1e-10) # MASK_FLAT_SD of src/mask.h
   scale <- stats::setNames(rep(NA_real_, length(st$vars)), st$vars)
   scale[cols] <- ifelse(flat, NA_real_, st$sd[cols] / c_sd)
-  if (any(flat)) {
-    warn_detanon("All centroids of ", quote_names(st$vars[cols][flat]), " are equal (k too large for ",
-                 "the strata); released as the original mean.", kind = "data")
-  }
-  out <- list(centroid_sd = c_sd, scale = scale, scan = vector("list", length(st$vars)))
+  warn_flat(st$vars[cols][flat])
+  out <- list(centroid_sd = c_sd, scale = scale, scan = vector("list", length(st$vars)),
+              fit = vector("list", length(st$vars)))
   if (st$format != "none" && d) {
     # the scan of each released column (mask_form_scan: its extremes, the extreme values
     # inside the bounds, the counts beyond them), as format_masked() makes it on the whole
@@ -97,6 +95,26 @@ anonymise_rescale <- function(pieces, stats) {
         }
       })
       for (u in seq_along(need)) out$scan[[cols[need[u]]]] <- scans[[u]]
+    }
+    if (st$format == "natural") {
+      # the map of the natural form (finish_fit()), from passes over the squeezed values
+      for (jj in seq_len(d)) {
+        j <- cols[jj]
+        if (st$constant[j]) next
+        b <- st$bounds[[j]]
+        scan <- out$scan[[j]]
+        fold <- function(init, f) {
+          acc <- init
+          for_each_chunk(read, function(piece, i) {
+            if (!piece$n) return(invisible())
+            m <- step5_values(piece$centroids[, jj, drop = FALSE], j, jj, st, c_sd)
+            acc <<- f(acc, squeeze_range(m, b$lo, b$hi, scan = scan))
+          })
+          acc
+        }
+        target <- if (st$e[j] == 0) list(n = st$n, mean = st$mean[[j]], sd = st$sd[[j]])
+        out$fit[[j]] <- finish_fit(fold, stats_form(st, j), target, form_limits(NULL, b$lo, b$hi, scan))
+      }
     }
   }
   structure(out, class = "detanon_anonymise_step5")
