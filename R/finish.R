@@ -177,24 +177,28 @@ apply_fit <- function(v, fit) {
   w[v < fit$tL] <- fit$L
   w[v > fit$tU] <- fit$U
   w <- pmin(pmax(w, fit$L), fit$U)
-  if (is.null(fit$up)) return(w)
-  # to whole numbers: to nearest, except the values whose fraction is at least `up` (at
-  # most `down`), which go up (down)
+  if (is.null(fit$cut)) return(w)
+  # to whole numbers: to nearest, except the values at or beyond the cut in the order of
+  # (fraction, value), which go the other way (fit_rounding())
   r <- floor(w + 0.5)
-  g <- w + 0.5 - r
-  pmin(pmax(r + (g >= fit$up) - (g <= fit$down), ceiling(fit$L)), floor(fit$U))
+  other <- beyond_cut(w + 0.5 - r, w, fit$cut, fit$up)
+  pmin(pmax(r + if (fit$up) other else -other, ceiling(fit$L)), floor(fit$U))
+}
+
+# Whether the values w with fractions g are at or beyond `cut` = c(fraction, value): in the
+# order of fraction then value, at or above it (`up`), else at or below it.
+beyond_cut <- function(g, w, cut, up) {
+  if (up) g > cut[1L] | (g == cut[1L] & w >= cut[2L]) else g < cut[1L] | (g == cut[1L] & w <= cut[2L])
 }
 
 # Rounding to whole numbers that keeps the sum: rounded to nearest, the sum differs from
-# that of the unrounded values by R units; the |R| values nearest to rounding the other way
-# (largest fractions g of w + 0.5 when R > 0, smallest when R < 0) are rounded the other
-# way. Values with equal fractions go together (equal values stay equal), so the sum is
-# kept as closely as such ties allow.
+# that of the unrounded values w by R units; the |R| values nearest to rounding the other
+# way go the other way: those with the largest fractions g of w + 0.5 when R > 0, the
+# smallest when R < 0, ties in g broken by the value (so equal values go alike and the sum
+# is kept to a unit, or as closely as equal values allow).
 fit_rounding <- function(fold, fit) {
   unrounded <- fit
   w_of <- function(v) apply_fit(v, unrounded)
-  fit$up <- Inf
-  fit$down <- -Inf
   s <- fold(list(sum = NULL, base = NULL), function(acc, v) {
     w <- w_of(v)
     list(sum = .Call(C_ffi_acc_add, acc$sum, matrix(w), NULL),
@@ -205,23 +209,30 @@ fit_rounding <- function(fold, fit) {
   if (R == 0) return(fit)
   up <- R > 0
   R <- abs(R)
-  frac <- function(v) {
+  # the R values first to go, as rows (fraction, value), merged piece by piece
+  first <- function(gw) {
+    o <- if (up) order(-gw[, 1L], -gw[, 2L]) else order(gw[, 1L], gw[, 2L])
+    gw[o[seq_len(min(R, length(o)))], , drop = FALSE]
+  }
+  ends <- fold(NULL, function(acc, v) {
     w <- w_of(v)
-    w + 0.5 - floor(w + 0.5)
-  }
-  ends <- fold(NULL, function(acc, v) k_extreme(c(acc, frac(v)), R, up))
-  cut <- if (up) min(ends) else max(ends)
-  # values at the cut: all of them (c1 values move), or none (c0)
-  cnt <- fold(c(0, 0), function(acc, v) {
-    g <- frac(v)
-    acc + if (up) c(sum(g >= cut), sum(g > cut)) else c(sum(g <= cut), sum(g < cut))
+    first(rbind(acc, cbind(w + 0.5 - floor(w + 0.5), w)))
   })
-  if (cnt[1L] - R > R - cnt[2L]) {
-    beyond <- if (up) ends[ends > cut] else ends[ends < cut]
-    if (!length(beyond)) return(fit)
-    cut <- if (up) min(beyond) else max(beyond)
+  cut <- ends[nrow(ends), ]
+  # equal values at the cut: all of them go (n_at values in all), or none (n_at - n_eq)
+  cnt <- fold(c(0, 0), function(acc, v) {
+    w <- w_of(v)
+    g <- w + 0.5 - floor(w + 0.5)
+    acc + c(sum(beyond_cut(g, w, cut, up)), sum(g == cut[1L] & w == cut[2L]))
+  })
+  if (cnt[1L] - R > R - (cnt[1L] - cnt[2L])) {
+    # fewer: the last of `ends` before the equal values at the cut
+    before <- which(!(ends[, 1L] == cut[1L] & ends[, 2L] == cut[2L]))
+    if (!length(before)) return(fit)
+    cut <- ends[max(before), ]
   }
-  if (up) fit$up <- cut else fit$down <- cut
+  fit$cut <- unname(cut)
+  fit$up <- up
   fit
 }
 
