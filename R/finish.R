@@ -126,56 +126,86 @@ finish_fit <- function(fold, form, target, lim) {
   fit
 }
 
-# The affine map and the values held at the limits that give the mean and SD of `target`:
-# with nL values held at L and nU at U, a and b put the mean and the sum of squared
-# deviations of the others where the target's need them; values that the map puts beyond
-# a limit join those held there, and a and b are solved again, until no value crosses (the
-# sets only grow, so this ends). When the limits leave too little room (the target's SD
-# cannot be reached inside them), the map is left as it is (values only held inside the
-# limits).
+# The affine map and the values held at the limits that give the mean and SD of `target`.
+# The values that the map puts below L (v < tL) are held just above L, in the first half of
+# the gap between L and the lowest value of the others (the spread dL, as the squeeze does:
+# piled on L, the values of a count below its floor 0 lay on the originals' zeros, and
+# risk_rmd()'s risk1 on simulated counts rose from 0.003 to 0.40), likewise below U. Given
+# the held values, a and b put the mean and the sum of squared deviations of the others
+# where the target's need them (closed form, from exact sums); values that the map puts
+# beyond a limit join the held ones and a and b are solved again, until no value crosses
+# (the held sets only grow) and the spreads lie inside the gaps. When the limits leave too
+# little room (the target's SD cannot be reached inside them), the map is left as it is
+# (values only held inside the limits).
 fit_moments <- function(fold, fit, target) {
   n <- target$n
   mu <- target$mean
   ss <- (n - 1) * target$sd^2
   L <- fit$L
   U <- fit$U
-  tL <- -Inf
-  tU <- Inf
+  ends <- fold(c(Inf, -Inf), function(acc, v) c(min(acc[1L], v), max(acc[2L], v)))
+  try <- c(fit, list(dL = 0, dU = 0, vmin = ends[1L], vmax = ends[2L]))
   prev <- NULL
   for (it in seq_len(100L)) {
-    s1 <- fold(list(nL = 0, nU = 0, acc = NULL), function(acc, v) {
-      free <- v >= tL & v <= tU
-      list(nL = acc$nL + sum(v < tL), nU = acc$nU + sum(v > tU),
-           acc = .Call(C_ffi_acc_add, acc$acc, matrix(v[free]), NULL))
+    s1 <- fold(list(nL = 0, nU = 0, acc = NULL, held = NULL, held2 = NULL, lo = Inf, hi = -Inf), function(acc, v) {
+      free <- v >= try$tL & v <= try$tU
+      h <- held_values(v[!free], try)
+      list(nL = acc$nL + sum(v < try$tL), nU = acc$nU + sum(v > try$tU),
+           acc = .Call(C_ffi_acc_add, acc$acc, matrix(v[free]), NULL),
+           held = .Call(C_ffi_acc_add, acc$held, matrix(h), NULL),
+           held2 = .Call(C_ffi_acc_add, acc$held2, matrix(h), mu),
+           lo = min(acc$lo, v[free]), hi = max(acc$hi, v[free]))
     })
-    if (!is.null(prev) && s1$nL == prev$nL && s1$nU == prev$nU) break
     nF <- n - s1$nL - s1$nU
-    if (nF < 2) return(fit)
+    if (nF < 2) break
     mF <- acc_round(s1$acc) / nF
-    dev <- acc_round(fold(NULL, function(acc, v) .Call(C_ffi_acc_add, acc, matrix(v[v >= tL & v <= tU]), mF)))
-    held <- function(cnt, at, f) if (cnt > 0) cnt * f(at) else 0
-    muF <- (n * mu - held(s1$nL, L, identity) - held(s1$nU, U, identity)) / nF
-    need <- ss - held(s1$nL, L, function(t) (t - mu)^2) - held(s1$nU, U, function(t) (t - mu)^2) -
-      nF * (muF - mu)^2
-    if (!(dev > 0) || !(need > 0) || muF < L || muF > U) return(fit)
+    dev <- acc_round(fold(NULL, function(acc, v) {
+      .Call(C_ffi_acc_add, acc, matrix(v[v >= try$tL & v <= try$tU]), mF)
+    }))
     # values that lie inside the limits with the target's mean and SD (to rounding error)
     # stay as they are
-    if (is.null(prev) && nF == n && abs(mF - mu) <= 1e-13 * target$sd && abs(dev - ss) <= 1e-13 * ss) return(fit)
-    b <- sqrt(need / dev)
-    prev <- list(nL = s1$nL, nU = s1$nU, a = muF - b * mF, b = b, tL = tL, tU = tU)
-    tL <- max(tL, (L - prev$a) / b)
-    tU <- min(tU, (U - prev$a) / b)
+    if (nF == n && abs(mF - mu) <= 1e-13 * target$sd && abs(dev - ss) <= 1e-13 * ss) return(fit)
+    muF <- (n * mu - acc_round(s1$held)) / nF
+    need <- ss - acc_round(s1$held2) - nF * (muF - mu)^2
+    if (!(dev > 0) || !(need > 0) || muF < L || muF > U) break
+    try$b <- sqrt(need / dev)
+    try$a <- muF - try$b * mF
+    prev <- try
+    tL <- max(try$tL, (L - try$a) / try$b)
+    tU <- min(try$tU, (U - try$a) / try$b)
+    if (tL != try$tL || tU != try$tU) {
+      try$tL <- tL
+      try$tU <- tU
+      next
+    }
+    # the held sets are stable: their spreads must lie inside the gaps to the free values
+    gL <- (try$a + try$b * s1$lo - L) / 2
+    gU <- (U - (try$a + try$b * s1$hi)) / 2
+    okL <- s1$nL == 0 || (try$dL > 0 && try$dL <= gL)
+    okU <- s1$nU == 0 || (try$dU > 0 && try$dU <= gU)
+    if (okL && okU) break
+    if (!okL) try$dL <- gL
+    if (!okU) try$dU <- gU
   }
-  if (is.null(prev)) return(fit)
-  fit[c("a", "b", "tL", "tU")] <- prev[c("a", "b", "tL", "tU")]
-  fit
+  if (is.null(prev)) fit else prev
+}
+
+# The values held at the limits (see fit_moments()) for the values v beyond the thresholds
+# of `fit`: below tL, spread over [L, L + dL) by their distance from the lowest value vmin;
+# above tU, over (U - dU, U].
+held_values <- function(v, fit) {
+  low <- v < fit$tL
+  out <- numeric(length(v))
+  out[low] <- fit$L + fit$dL * ((v[low] - fit$vmin) / (fit$tL - fit$vmin))
+  out[!low] <- fit$U - fit$dU * ((fit$vmax - v[!low]) / (fit$vmax - fit$tU))
+  out
 }
 
 # The values of the map `fit` (finish_fit()) on the squeezed values `v`.
 apply_fit <- function(v, fit) {
   w <- fit$a + fit$b * v
-  w[v < fit$tL] <- fit$L
-  w[v > fit$tU] <- fit$U
+  held <- v < fit$tL | v > fit$tU
+  if (any(held)) w[held] <- held_values(v[held], fit)
   w <- pmin(pmax(w, fit$L), fit$U)
   if (is.null(fit$cut)) return(w)
   # to whole numbers: to nearest, except the values at or beyond the cut in the order of
