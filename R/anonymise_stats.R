@@ -236,7 +236,7 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3,
       # a bound on a tie pile: the k smallest (largest) values all equal
       pile <- c(length(lows[[j]]) > 0L && all(lows[[j]] == lows[[j]][1L]),
                 length(highs[[j]]) > 0L && all(highs[[j]] == highs[[j]][1L]))
-      release_bounds(lo, hi, d, pile)
+      c(release_bounds(lo, hi, d, pile), whole = whole[j])
     })
   }
   structure(st, class = "detanon_anonymise_stats")

@@ -68,7 +68,7 @@ column_form <- function(x, k, format, as_integer) {
   d <- if (format == "precision") {
     if (whole) 0L else decimals(x)
   } else if (whole && wide_whole(x, st[2L] - st[1L])) 0L else NA_integer_
-  form$bounds <- release_bounds(st[4L], st[5L], d, c(st[6L] >= kk, st[7L] >= kk))
+  form$bounds <- c(release_bounds(st[4L], st[5L], d, c(st[6L] >= kk, st[7L] >= kk)), whole = whole)
   form
 }
 
@@ -114,12 +114,14 @@ finish_column <- function(m, form, target = NULL, scan = NULL, fit = NULL) {
 # The map of the natural form of a column (finish_column()) from its squeezed values, which
 # `fold(init, f)` reads: f(acc, v) on each piece v of the column in turn, starting from
 # `init`, returns the new acc. `lim`: the limits the squeeze keeps (form_limits()). Returns
-# the limits L and U (those of the squeeze, and 0 for data all >= 0 or all <= 0), the
-# affine map a + b * v, the values held at L (v < tL) and at U (v > tU), and for whole
-# numbers the rounding (fit_rounding()).
+# the limits L and U (those of the squeeze, and 0 for data all >= 0 or all <= 0 unless they
+# are whole numbers left unrounded), the affine map a + b * v, the values held at L (v < tL)
+# and at U (v > tU), and for whole numbers the rounding (fit_rounding()).
 finish_fit <- function(fold, form, target, lim) {
-  fit <- list(L = max(lim[1L], if (form$range[1L] >= 0) 0 else -Inf),
-              U = min(lim[2L], if (form$range[2L] <= 0) 0 else Inf),
+  # (no sign limit for whole numbers kept unrounded, see the help of anonymise())
+  sign <- !(isTRUE(form$bounds$whole) && is.na(form$bounds$d))
+  fit <- list(L = max(lim[1L], if (sign && form$range[1L] >= 0) 0 else -Inf),
+              U = min(lim[2L], if (sign && form$range[2L] <= 0) 0 else Inf),
               a = 0, b = 1, tL = -Inf, tU = Inf)
   if (!is.null(target)) fit <- fit_moments(fold, fit, target)
   if (identical(form$bounds$d, 0L)) fit <- fit_rounding(fold, fit)
@@ -157,7 +159,7 @@ fit_moments <- function(fold, fit, target) {
            lo = min(acc$lo, v[free]), hi = max(acc$hi, v[free]))
     })
     nF <- n - s1$nL - s1$nU
-    if (nF < 2) break
+    if (nF < 2) return(fit)
     mF <- acc_round(s1$acc) / nF
     dev <- acc_round(fold(NULL, function(acc, v) {
       .Call(C_ffi_acc_add, acc, matrix(v[v >= try$tL & v <= try$tU]), mF)
@@ -167,7 +169,7 @@ fit_moments <- function(fold, fit, target) {
     if (nF == n && abs(mF - mu) <= 1e-13 * target$sd && abs(dev - ss) <= 1e-13 * ss) return(fit)
     muF <- (n * mu - acc_round(s1$held)) / nF
     need <- ss - acc_round(s1$held2) - nF * (muF - mu)^2
-    if (!(dev > 0) || !(need > 0) || muF < L || muF > U) break
+    if (!(dev > 0) || !(need > 0) || muF < L || muF > U) return(fit)
     try$b <- sqrt(need / dev)
     try$a <- muF - try$b * mF
     prev <- try
