@@ -20,7 +20,8 @@
 #' record is left to grow, every record is tested again on the final centroids (and the
 #' rounds go on if any is flagged), so the tests see the release that is returned (with
 #' `format = "none"`; the natural form then moves the few values beyond k-record bounds
-#' inside them and rounds widely spread whole-number variables, which moves them slightly:
+#' inside them, keeps the means, SDs and signs and rounds widely spread whole-number
+#' variables, which moves them slightly:
 #' measure the release, as [tune_release()] does).
 #' Step 5 itself is the paper's, unchanged.
 #'
@@ -62,8 +63,9 @@
 #'   [risk_linkage()] on the release is then at most `rate` (unless records reach their
 #'   cap; see `n_capped`). Several decreasing shares are run as stages (see above).
 #' @param format The release form of the masked values, as in [anonymise()]: `"natural"`
-#'   (the few values beyond k-record bounds of the range moved inside, whole-number
-#'   variables of SD 500 or more rounded), `"precision"` or `"none"` (the values as computed).
+#'   (the few values beyond k-record bounds of the range moved inside, the mean and SD
+#'   kept, no value of the wrong sign, whole-number variables of SD 500 or more rounded),
+#'   `"precision"` or `"none"` (the values as computed).
 #' @param w1 `NULL`, or the interval weight of [risk_rmd()] (a number > 0, e.g. 0.01):
 #'   records flagged by its `risk1` test are linkable too.
 #' @return An object of the same class as `data` with the masked columns replaced (as
