@@ -61,10 +61,11 @@ anonymise_rescale <- function(pieces, stats) {
     acc2 <<- .Call(C_ffi_acc_add, acc2, piece$centroids, as.double(c_mean))
   })
   c_sd <- sqrt(acc_round(acc2) / (n - 1))
-  flat <- !(c_sd > 1e-10) # MASK_FLAT_SD of src/mask.h
+  # the scaling factors by the C of step 5 (NA for a column whose centroids are all equal)
+  s5 <- .Call(C_ffi_rescale, matrix(0, 0L, d), as.double(st$mean[cols]), as.double(st$sd[cols]), as.double(c_sd), 1L)
   scale <- stats::setNames(rep(NA_real_, length(st$vars)), st$vars)
-  scale[cols] <- ifelse(flat, NA_real_, st$sd[cols] / c_sd)
-  warn_flat(st$vars[cols][flat])
+  scale[cols] <- s5$scale
+  warn_flat(st$vars[cols][is.na(s5$scale)])
   out <- list(centroid_sd = c_sd, scale = scale, scan = vector("list", length(st$vars)),
               fit = vector("list", length(st$vars)))
   if (st$format != "none" && d) {

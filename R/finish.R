@@ -10,39 +10,38 @@
 # * "precision": the values beyond k-record bounds squeezed inside them (squeeze_range())
 #   and every value rounded to the decimals of the data (release_values());
 # * "natural": the same squeeze, then one monotone map (finish_fit()) that keeps the mean
-#   and the SD (`target`) and the domain: an affine map a + b * v of the values, those it
-#   would put beyond a limit set on the limit (the k-record bounds the squeeze keeps, and
-#   0 for data that are all >= 0 or all <= 0), with a, b and the values held at a limit
-#   solved together so that mean and SD are kept exactly; whole numbers of wide spread
-#   (round_whole()) then rounded so that their sum is kept (the rounding offset of
-#   fit_rounding()). Every quantity of the map is computed from exact sums and selections
-#   over the whole column, so the release is the same for any row order, in memory or in
-#   pieces (`fold`).
+#   and the SD (`target`) and the sign: an affine map a + b * v of the values, those it
+#   would put beyond a limit held in the gap next to it (the limits: the k-record bounds
+#   the squeeze keeps, and 0 for data that are all >= 0 or all <= 0), with a, b and the
+#   held values solved together so that mean and SD are kept exactly; whole numbers of
+#   wide spread (round_whole()) then rounded so that their sum is kept (fit_rounding()).
+#   Every quantity of the map is computed from exact sums and selections over the whole
+#   column, so the release is the same for any row order, in memory or in pieces (`fold`).
 
 # The release of the masked columns `columns` (a list, in the order of `vars`) of the rows
 # `df`: each column in its release form (column_form() of the records' values `x` before
 # masking, k, `format`; integer columns of `data` stay integer where they are rounded to
 # whole numbers), keeping the originals' mean and SD (`keep = "data"`: after step 5) or
-# their mean and the masked values' SD (`"masked"`: group means, whose SD is the method's), after the
-# identifier warning; returned in the class of `data` with the release metadata of `verb`.
+# their mean and the masked values' SD (`"masked"`: group means, whose SD is the
+# method's), after the identifier warning; returned in the class of `data` with the
+# release metadata of `verb`.
 finish_release <- function(df, data, vars, strata, columns, x, k, format, check_identifiers,
                            keep = c("data", "masked"), verb, settings, counts, stats = NULL) {
   keep <- match.arg(keep)
   if (check_identifiers) warn_identifiers(df, vars, strata)
   for (j in seq_along(vars)) {
-    form <- column_form(x[, j], k, format, is.integer(data[[vars[j]]]))
-    target <- column_target(x[, j])
-    # (the SD of group means is the method's)
-    if (keep == "masked" && !is.null(target)) target$sd <- column_target(columns[[j]])$sd
-    df[[vars[j]]] <- finish_column(columns[[j]], form, target)
+    df[[vars[j]]] <- format_masked(columns[[j]], x[, j], k, format, is.integer(data[[vars[j]]]), keep)
   }
   as_release(as_release_frame(df, data), verb, settings = settings, counts = counts, stats = stats)
 }
 
 # The release form of one column `m` (masked values) whose records had the values `x`
-# before masking: finish_column() of column_form(x), keeping the mean and SD of `x`.
-format_masked <- function(m, x, k, format, as_integer) {
-  finish_column(m, column_form(x, k, format, as_integer), column_target(x))
+# before masking: finish_column() of column_form(x), keeping the mean and SD of `x`
+# (`keep = "data"`) or the mean of `x` and the SD of `m` (`"masked"`).
+format_masked <- function(m, x, k, format, as_integer, keep = "data") {
+  target <- column_target(x)
+  if (keep == "masked" && !is.null(target)) target$sd <- column_target(m)$sd
+  finish_column(m, column_form(x, k, format, as_integer), target)
 }
 
 # The description of a column for its release form from its values `x` before masking
@@ -132,7 +131,7 @@ finish_fit <- function(fold, form, target, lim) {
 # The values that the map puts below L (v < tL) are held just above L, in the first half of
 # the gap between L and the lowest value of the others (the spread dL, as the squeeze does:
 # piled on L, the values of a count below its floor 0 lay on the originals' zeros, and
-# risk_rmd()'s risk1 on simulated counts rose from 0.003 to 0.40), likewise below U. Given
+# risk_rmd()'s risk1 on simulated counts rose from 0.003 to 0.40), likewise above U. Given
 # the held values, a and b put the mean and the sum of squared deviations of the others
 # where the target's need them (closed form, from exact sums); values that the map puts
 # beyond a limit join the held ones and a and b are solved again, until no value crosses
@@ -251,7 +250,8 @@ fit_rounding <- function(fold, fit) {
     first(rbind(acc, cbind(w + 0.5 - floor(w + 0.5), w)))
   })
   cut <- ends[nrow(ends), ]
-  # equal values at the cut: all of them go (n_at values in all), or none (n_at - n_eq)
+  # the values at or beyond the cut, and those equal to it: records that share the value
+  # at the cut go all (cnt[1] values go) or none (cnt[1] - cnt[2]), whichever is nearer R
   cnt <- fold(c(0, 0), function(acc, v) {
     w <- w_of(v)
     g <- w + 0.5 - floor(w + 0.5)
