@@ -105,19 +105,9 @@ anonymise_rescale <- function(pieces, stats) {
       for (jj in seq_len(d)) {
         j <- cols[jj]
         if (st$constant[j]) next
-        b <- st$bounds[[j]]
-        scan <- out$scan[[j]]
-        fold <- function(init, f) {
-          acc <- init
-          for_each_chunk(read, function(piece, i) {
-            if (!piece$n) return(invisible())
-            m <- step5_values(piece$centroids[, jj, drop = FALSE], j, jj, st, c_sd)
-            acc <<- f(acc, squeeze_range(m, b$lo, b$hi, scan = scan))
-          })
-          acc
-        }
-        target <- if (st$e[j] == 0) list(n = st$n, mean = st$mean[[j]], sd = st$sd[[j]])
-        out$fit[[j]] <- finish_fit(fold, stats_form(st, j), target, form_limits(NULL, b$lo, b$hi, scan))
+        out$fit[[j]] <- pieces_fit(read, st, j, out$scan[[j]], function(piece) {
+          step5_values(piece$centroids[, jj, drop = FALSE], j, jj, st, c_sd)
+        })
       }
     }
   }

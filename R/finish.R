@@ -110,6 +110,30 @@ finish_column <- function(m, form, target = NULL, scan = NULL, fit = NULL) {
   v
 }
 
+# The map of the natural form (finish_fit()) of the j-th of `vars` in a partitioned run,
+# from passes over the pieces that `read` gives: values(piece) is the piece's masked column
+# before its release form, `scan` the scan of the whole column. `keep`: as in
+# finish_release() (the SD of the masked values, exact over all pieces, for group means).
+pieces_fit <- function(read, st, j, scan, values, keep = "data") {
+  b <- st$bounds[[j]]
+  each <- function(init, f, squeeze = TRUE) {
+    acc <- init
+    for_each_chunk(read, function(piece, i) {
+      if (!piece$n) return(invisible())
+      m <- values(piece)
+      acc <<- f(acc, if (squeeze) squeeze_range(m, b$lo, b$hi, scan = scan) else m)
+    })
+    acc
+  }
+  target <- if (st$e[j] == 0) list(n = st$n, mean = st$mean[[j]], sd = st$sd[[j]])
+  if (keep == "masked" && !is.null(target)) {
+    sums <- function(centre) function(acc, m) .Call(C_ffi_acc_add, acc, matrix(m), centre)
+    mean_m <- acc_round(each(NULL, sums(NULL), squeeze = FALSE)) / st$n
+    target$sd <- sqrt(acc_round(each(NULL, sums(mean_m), squeeze = FALSE)) / (st$n - 1))
+  }
+  finish_fit(each, stats_form(st, j), target, form_limits(NULL, b$lo, b$hi, scan))
+}
+
 # The map of the natural form of a column (finish_column()) from its squeezed values, which
 # `fold(init, f)` reads: f(acc, v) on each piece v of the column in turn, starting from
 # `init`, returns the new acc. `lim`: the limits the squeeze keeps (form_limits()). Returns
