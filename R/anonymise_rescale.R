@@ -7,17 +7,21 @@
 #' `"precision"`, the extremes of each released column and, only when a tail must be
 #' squeezed into its k-record bounds, the smallest and largest released values inside the
 #' bounds and the number beyond each (one more pass over the pieces). The result is what [anonymise_release()] needs to put any
-#' piece in its release form, bit for bit as [anonymise()] does.
+#' piece in its release form, bit for bit as [anonymise()] does. For `"natural"` it also
+#' finds, for each column, the map that keeps its mean, SD and sign (see "The release
+#' form" in [anonymise()]), from exact sums over the pieces: a few more passes per column
+#' (two for each round of the map, usually one to three rounds, and three for whole
+#' numbers that are rounded).
 #'
 #' @param pieces The masked pieces: a list of [anonymise_stratum()] results, or a
-#'   function of `i` returning the `i`-th piece and `NULL` after the last (read up to three
+#'   function of `i` returning the `i`-th piece and `NULL` after the last (read several
 #'   times). Together they must hold every stratum kept by `stats` exactly once.
 #' @param stats The statistics from [anonymise_stats()].
 #' @return A `detanon_anonymise_step5` object: `centroid_sd`, `scale` (the scaling
 #'   factors of step 5 by column, as in the release metadata of [anonymise()]) and the
 #'   scans of the release form (`scan`: per column, the extremes of the released values
 #'   and of those inside the k-record bounds, and the counts of all values and of those
-#'   beyond each bound).
+#'   beyond each bound) and, for `"natural"`, the map of each column (`fit`).
 #' @family partitioned anonymisation
 #' @examples
 #' d <- titanic_paper()[c("Age", "Fare", "Sex", "Pclass")]

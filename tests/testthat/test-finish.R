@@ -154,6 +154,13 @@ test_that("the natural release in pieces is the release in memory, bit for bit",
     o <- do.call(order, unname(as.list(db)))
     m <- as.data.frame(mem)[names(db)]
     for (v in c("a", "b", "c", "w")) expect_identical(as.double(sort(db[[v]])), as.double(sort(m[[v]])))
+    # group means (MDAV): their mean kept and their SD, the whole numbers of w rounded
+    # keeping the sum, in pieces as in memory
+    mdav <- anonymise_mdav(d, vars = c("a", "b", "c", "w"), strata = "g", k = k, check_identifiers = FALSE)
+    mdav_p <- anonymise_partitioned(split(d, rep(1:4, each = 300)), vars = c("a", "b", "c", "w"), strata = "g",
+                                    k = k, method = "mdav", check_identifiers = FALSE)
+    for (v in c("a", "b", "c", "w")) expect_identical(mdav_p[[v]], mdav[[v]])
+    expect_lte(abs(sum(mdav$w) - sum(d$w)), k)
     raw <- anonymise(d, vars = c("a", "b", "c", "w"), strata = "g", k = k, format = "none")
     # (a and c, whole numbers left unrounded, have no sign limit: see the help of anonymise())
     for (v in c("a", "b", "c", "w")) {
