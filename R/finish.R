@@ -39,9 +39,10 @@ finish_release <- function(df, data, vars, strata, columns, x, k, format, check_
 # before masking: finish_column() of column_form(x), keeping the mean and SD of `x`
 # (`keep = "data"`) or the mean of `x` and the SD of `m` (`"masked"`).
 format_masked <- function(m, x, k, format, as_integer, keep = "data") {
-  target <- column_target(x)
-  if (keep == "masked" && !is.null(target)) target$sd <- column_target(m)$sd
-  finish_column(m, column_form(x, k, format, as_integer), target)
+  form <- column_form(x, k, format, as_integer)
+  target <- column_target(x, form$e)
+  if (keep == "masked") target$sd <- column_target(m, form$e)$sd
+  finish_column(m, form, target)
 }
 
 # The description of a column for its release form from its values `x` before masking
@@ -52,8 +53,9 @@ format_masked <- function(m, x, k, format, as_integer, keep = "data") {
 # of `x`, whole numbers always; "natural": 0 for whole numbers of wide spread, round_whole(),
 # else none).
 column_form <- function(x, k, format, as_integer) {
-  form <- list(format = format, as_integer = as_integer)
+  form <- list(format = format, as_integer = as_integer, e = 0)
   if (format == "none" || !length(x)) return(form)
+  form$e <- pow2_factors(matrix(as.double(x)))
   if (anyNA(x)) stop("internal error: missing values in column_form()")
   kk <- min(k, length(x))
   # one pass in C: range, whole numbers, and the exact means of the k smallest and the k
@@ -73,7 +75,7 @@ column_form <- function(x, k, format, as_integer) {
 
 # column_form() of the j-th of `vars` from the statistics `st` of anonymise_stats().
 stats_form <- function(st, j) {
-  form <- list(format = st$format, as_integer = st$integer[[j]])
+  form <- list(format = st$format, as_integer = st$integer[[j]], e = st$e[j])
   if (st$format == "none") return(form)
   form$range <- st$range[, j]
   form$constant <- st$constant[j]
@@ -81,16 +83,25 @@ stats_form <- function(st, j) {
   form
 }
 
-# The mean and SD a natural release keeps, of the values `v` (exact), with their number:
-# NULL for a column of tiny values (below 1e-100 in magnitude, scaled by a power of two
-# for masking), whose squared deviations underflow.
-column_target <- function(v) {
-  if (!length(v) || is_tiny(max(abs(v)))) return(NULL)
-  s <- col_stats(matrix(as.double(v)))
+# The mean and SD a natural release keeps, of the values `v` (exact), with their number;
+# on the scale 2^e of a column of tiny values (pow2_factors(), as they are masked), where
+# their squared deviations do not underflow.
+column_target <- function(v, e = 0) {
+  if (!length(v)) return(NULL)
+  s <- col_stats(matrix(times_pow2(as.double(v), e)))
   list(n = length(v), mean = s$mean[[1L]], sd = s$sd[[1L]])
 }
 
-is_tiny <- function(big) big > 0 && big < 1e-100
+# The description `form` of a column and the limits `lim` of its squeeze on the scale 2^e
+# of its map (column_target()): exact, powers of two.
+pow2_form <- function(form, lim) {
+  if (form$e != 0) {
+    form$range <- times_pow2(form$range, form$e)
+    form$bounds[c("lo", "hi")] <- lapply(form$bounds[c("lo", "hi")], times_pow2, e = form$e)
+    lim <- times_pow2(lim, form$e)
+  }
+  list(form = form, lim = lim)
+}
 
 # One column `m` of masked values in the release form `form` (column_form(), stats_form()),
 # keeping the mean and SD of `target` (column_target(); NULL: none kept). `scan` and `fit`:
@@ -102,10 +113,13 @@ finish_column <- function(m, form, target = NULL, scan = NULL, fit = NULL) {
   if (form$constant) return(constant_form(form$range[1L], length(m), form$as_integer))
   b <- form$bounds
   if (form$format == "precision") return(release_values(m, b, form$as_integer, scan))
-  lim <- form_limits(m, b$lo, b$hi, scan)
-  v <- squeeze_range(m, b$lo, b$hi, scan = scan)
-  if (is.null(fit)) fit <- finish_fit(function(init, f) f(init, v), form, target, lim)
-  v <- apply_fit(v, fit)
+  # (the map on the scale 2^e of a tiny column: column_target())
+  v <- times_pow2(squeeze_range(m, b$lo, b$hi, scan = scan), form$e)
+  if (is.null(fit)) {
+    sc <- pow2_form(form, form_limits(m, b$lo, b$hi, scan))
+    fit <- finish_fit(function(init, f) f(init, v), sc$form, target, sc$lim)
+  }
+  v <- times_pow2(apply_fit(v, fit), -form$e)
   if (form$as_integer && identical(b$d, 0L)) v <- as.integer(v)
   v
 }
@@ -116,22 +130,25 @@ finish_column <- function(m, form, target = NULL, scan = NULL, fit = NULL) {
 # finish_release() (the SD of the masked values, exact over all pieces, for group means).
 pieces_fit <- function(read, st, j, scan, values, keep = "data") {
   b <- st$bounds[[j]]
+  e <- st$e[j]
   each <- function(init, f, squeeze = TRUE) {
     acc <- init
     for_each_chunk(read, function(piece, i) {
       if (!piece$n) return(invisible())
       m <- values(piece)
-      acc <<- f(acc, if (squeeze) squeeze_range(m, b$lo, b$hi, scan = scan) else m)
+      acc <<- f(acc, times_pow2(if (squeeze) squeeze_range(m, b$lo, b$hi, scan = scan) else m, e))
     })
     acc
   }
-  target <- if (st$e[j] == 0) list(n = st$n, mean = st$mean[[j]], sd = st$sd[[j]])
-  if (keep == "masked" && !is.null(target)) {
+  # (the statistics of a tiny column are on its scale 2^e)
+  target <- list(n = st$n, mean = st$mean[[j]], sd = st$sd[[j]])
+  if (keep == "masked") {
     sums <- function(centre) function(acc, m) .Call(C_ffi_acc_add, acc, matrix(m), centre)
     mean_m <- acc_round(each(NULL, sums(NULL), squeeze = FALSE)) / st$n
     target$sd <- sqrt(acc_round(each(NULL, sums(mean_m), squeeze = FALSE)) / (st$n - 1))
   }
-  finish_fit(each, stats_form(st, j), target, form_limits(NULL, b$lo, b$hi, scan))
+  sc <- pow2_form(stats_form(st, j), form_limits(NULL, b$lo, b$hi, scan))
+  finish_fit(each, sc$form, target, sc$lim)
 }
 
 # The map of the natural form of a column (finish_column()) from its squeezed values, which
