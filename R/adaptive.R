@@ -20,7 +20,8 @@
 #' record is left to grow, every record is tested again on the final centroids (and the
 #' rounds go on if any is flagged), so the tests see the release that is returned (with
 #' `format = "none"`; the natural form then moves the few values beyond k-record bounds
-#' inside them and rounds widely spread whole-number variables, which moves them slightly:
+#' inside them, keeps the means, SDs and signs and rounds widely spread whole-number
+#' variables, which moves them slightly:
 #' measure the release, as [tune_release()] does).
 #' Step 5 itself is the paper's, unchanged.
 #'
@@ -62,8 +63,9 @@
 #'   (`rate_m`) of [risk_linkage()] on the release is then at most `rate` (unless records reach their
 #'   cap; see `n_capped`). Several decreasing shares are run as stages (see above).
 #' @param format The release form of the masked values, as in [anonymise()]: `"natural"`
-#'   (the few values beyond k-record bounds of the range moved inside, whole-number
-#'   variables of SD 500 or more rounded), `"precision"` or `"none"` (the values as computed).
+#'   (the few values beyond k-record bounds of the range moved inside, the mean and SD
+#'   kept, no value of the wrong sign, whole-number variables of SD 500 or more rounded),
+#'   `"precision"` or `"none"` (the values as computed).
 #' @param w1 `NULL`, or the interval weight of [risk_rmd()] (a number > 0, e.g. 0.01):
 #'   records flagged by its `risk1` test are linkable too.
 #' @return An object of the same class as `data` with the masked columns replaced (as
@@ -103,10 +105,9 @@ anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 
   k_max <- check_k_max(k_max, rate, max(k0))
   if (is.data.frame(k)) k <- k_table_of(df, strata, p, k0) # only the strata of `data`, no row names
   fit <- adaptive_fit(p, k0, k_max, m, rate, w1, nthreads)
-  if (check_identifiers) warn_identifiers(df, vars, strata)
   adaptive_release(data, df, p, fit, format, min(k0),
                    settings = list(k = k, k_max = k_max, m = m, rate = rate, w1 = w1, format = format,
-                                   vars = vars, strata = strata))
+                                   vars = vars, strata = strata), check_identifiers = check_identifiers)
 }
 
 # The parts of an adaptive masking that do not depend on its settings: the complete
@@ -225,19 +226,15 @@ adaptive_fit <- function(p, k0, k_max, m, rate, w1, nthreads) {
   fit
 }
 
-# Step 5 and the release form: the centroids rescaled to the original means and SDs,
-# formatted as anonymise() formats, with metadata of aggregates only.
-adaptive_release <- function(data, df, p, fit, format, k_range, settings) {
+# Step 5 and the finishing step (finish_release()): the centroids rescaled to the original
+# means and SDs, in the release form of anonymise(), with metadata of aggregates only.
+adaptive_release <- function(data, df, p, fit, format, k_range, settings, check_identifiers = FALSE) {
   vars <- colnames(p$x0)
   step5 <- step5_release(rescale_centroids(p$x, p$cols, p$stats, fit$centroids), p$x, p$cols, p$tiny)
-  out_cols <- step5$columns
-  scale <- stats::setNames(step5$scale, vars)
-  for (j in seq_along(vars)) {
-    df[[vars[j]]] <- format_masked(out_cols[[j]], p$x0[, j], k_range, format, is.integer(data[[vars[j]]]))
-  }
-  as_release(as_release_frame(df, data), "anonymise_adaptive", settings = settings,
-             counts = list(n = nrow(df), n_strata = length(p$sizes), min_size = min(p$sizes),
-                           mean_k = mean(fit$k), max_k = max(fit$k), n_grown = sum(fit$k > fit$k0),
-                           n_capped = as.integer(fit$n_capped), rounds = as.integer(fit$rounds)),
-             stats = list(scale = scale))
+  finish_release(df, data, vars, settings$strata, step5$columns, p$x0, k_range, format, check_identifiers,
+                 verb = "anonymise_adaptive", settings = settings,
+                 counts = list(n = nrow(df), n_strata = length(p$sizes), min_size = min(p$sizes),
+                               mean_k = mean(fit$k), max_k = max(fit$k), n_grown = sum(fit$k > fit$k0),
+                               n_capped = as.integer(fit$n_capped), rounds = as.integer(fit$rounds)),
+                 stats = list(scale = stats::setNames(step5$scale, vars)))
 }

@@ -13,8 +13,10 @@
 #'
 #' Step 5 scales the centroids about the origin of the z-scale, as the paper's Titanic
 #' figures require (they are reproduced to the printed digits). The centroids' own mean is
-#' close to, but not exactly, zero, so the masked means differ slightly from the original
-#' means while the masked SDs equal the original SDs exactly.
+#' close to, but not exactly, zero, so the step-5 means differ from the original means
+#' (the Titanic fares': 30.64 against 32.20 at `k = 3`, 24.89 at `k = 20`) while the SDs
+#' equal the original SDs exactly; the default release form puts the means back (see
+#' "The release form").
 #'
 #' The categorical `strata` columns and every other column are released unchanged. The
 #' method protects continuous values against exact look-up; it does not make a record's
@@ -61,10 +63,43 @@
 #'   (simulated counts at `k = 10`: risk1 0.04 unformatted, 0.12 rounded; 5000 Adult
 #'   records, age and hours per week rounded, at `k = 3`: 0.13 unformatted, 0.85 rounded),
 #'   so narrower whole-number variables keep their decimals.
-#' So a natural release can still hold values below a shared minimum or beyond a crowded
-#' bound, such as negative fares; it never holds a value beyond a bound that is one of a
-#' few records' extremes. `"precision"` rounds every variable to its original number of
-#' decimals (whole numbers always), whatever the risk: measure it.
+#'
+#' The natural form then keeps each variable's **mean and SD** (the originals', exactly up
+#' to rounding error) and its **sign**: one monotone map of the squeezed values, `a + b * v`,
+#' with the values it would put beyond a limit held in the first half of the gap between
+#' the limit and the nearest other value (in their order), and `a`, `b` and the held values
+#' solved together from exact sums. The limits are the k-record bounds the squeeze keeps
+#' and 0 for a variable whose values are all >= 0 (or all <= 0); only 0 is used, never the
+#' data's minimum or maximum, which would publish the extreme records. Whole numbers that
+#' are rounded (an SD of 500 or more) are rounded so that their sum is kept (to a unit, or
+#' as closely as records sharing a value allow: equal values round alike), so the mean is
+#' kept to 1 / n of a unit. The map is computed from exact sums over the whole column, so
+#' the release is the same for any row order, thread count, or partition
+#' ([anonymise_partitioned()], [anonymise_db()]). If the limits leave too little room for
+#' the SD, the values are only held inside them. Whole numbers left unrounded (counts,
+#' ages in years) get no sign limit: held just above 0, next to the originals' zeros, the
+#' masked counts of a simulated Poisson(1) variable matched their originals (risk1 of
+#' [risk_rmd()] 0.003 unformatted, 0.40 held), so they can stay below 0.
+#'
+#' Measured against the unformatted release (`risk_battery()` with the intruder of
+#' `intruder(vars, strata)`, seed 1): on the Titanic (Age, Fare; `k` = 3, 4, 10, 20) the
+#' worst attack is unchanged (0.949, 0.917, 0.900, 0.840), no fare or age is negative
+#' (13 fares below 0 at `k = 3`, 314 at `k = 10`, 334 at `k = 20` unformatted), the means
+#' are the originals' and delta falls (Fare 0.0473 to 0.0463 at `k = 3`, 0.293 to 0.270
+#' at `k = 20`): the released values lie closer to their originals, and some attacks gain
+#' (linkage +0.005 to +0.029, its top-3 +0.026 to +0.041, Fellegi-Sunter up to +0.065, the
+#' extreme values within 5% up to +0.125, risk1 up to +0.018). On sdcMicro's testdata
+#' (expend, income, savings; `k` = 3, 10) the worst attack and delta are unchanged and no
+#' rate rises by more than 0.002 (Fellegi-Sunter at `k = 10`); `tune_release()` there picks
+#' the same MDAV release (worst 0.0541 before, 0.0546 now). The search measures its
+#' candidates in their release form, so its limits hold for what is published.
+#'
+#' So a natural release can still hold values beyond a crowded bound or below a shared
+#' minimum when the data take both signs; it never holds a value beyond a bound that is
+#' one of a few records' extremes, nor one of the wrong sign. `"precision"` squeezes and
+#' rounds every variable to its original number of decimals (whole numbers always),
+#' whatever the risk, without the map: measure it. `"none"` gives the paper's values (the
+#' paper vignettes use it).
 #'
 #' @section Edge cases:
 #' * A constant column (all values equal) has no z-score; it is left out of the distances
@@ -95,7 +130,10 @@
 #'   (`RANN::nn2()`, to reproduce results made with it).
 #' @param format The release form of the masked values (see the section "The release
 #'   form"): `"natural"` (the few values beyond k-record bounds of each variable's range
-#'   moved inside them; whole numbers kept whole when their SD is 500 or more),
+#'   moved inside them; each variable's mean and SD kept and no value of the wrong sign;
+#'   whole numbers kept whole, their sum kept, when their SD is 500 or more; on the Titanic
+#'   the worst attack of the battery unchanged and delta lower, some attacks up to 0.065
+#'   higher, the extreme values' up to 0.125),
 #'   `"precision"` (also every variable at its original number of decimals, whole numbers
 #'   always whole) or `"none"` (the unformatted step-5 values, as in the paper). `NULL`,
 #'   the default, means `"natural"` with `engine = "kdtree"` and `"none"` with
@@ -169,16 +207,15 @@ anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
   x <- step$x
   masked <- mask_matrix(x, step$id, k, engine, nthreads)
   sizes <- nonempty_sizes(step$id)
-  df <- mask_output(step$df, data, vars, strata, masked$columns, x, k, format, check_identifiers)
   # the metadata hold settings, counts and the step-5 scaling factors: no means or SDs of
   # the originals (for a stratum of two records they give both values back)
-  as_release(as_release_frame(df, data), "anonymise",
-             settings = list(k = k, vars = vars, strata = strata, na = na, small_strata = small_strata,
-                             engine = engine, format = format),
-             counts = list(n = nrow(df), n_strata = length(sizes), min_size = min(sizes),
-                           n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,
-                           n_imputed = step$n_imputed, n_moved = step$n_moved),
-             stats = list(scale = masked$scale))
+  finish_release(step$df, data, vars, strata, masked$columns, x, k, format, check_identifiers, verb = "anonymise",
+                 settings = list(k = k, vars = vars, strata = strata, na = na, small_strata = small_strata,
+                                 engine = engine, format = format),
+                 counts = list(n = nrow(step$df), n_strata = length(sizes), min_size = min(sizes),
+                               n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,
+                               n_imputed = step$n_imputed, n_moved = step$n_moved),
+                 stats = list(scale = masked$scale))
 }
 
 # The front of the masking verbs that release one value per record (anonymise(),
@@ -190,17 +227,6 @@ mask_input <- function(data, vars, strata, k, na, small_strata) {
   id <- stratum_ids(df, strata)
   step <- handle_missing(numeric_matrix(df, vars), id, na, strata)
   handle_small_strata(step, df, id, k, strata, small_strata)
-}
-
-# The back of those verbs: the identifier warning, then each masked column of `columns` in
-# its release form (from the records' values `x` before masking) in place of its `vars`
-# column of `df`; integer columns of `data` stay integer where they can.
-mask_output <- function(df, data, vars, strata, columns, x, k, format, check_identifiers) {
-  if (check_identifiers) warn_identifiers(df, vars, strata)
-  for (j in seq_along(vars)) {
-    df[[vars[j]]] <- format_masked(columns[[j]], x[, j], k, format, is.integer(data[[vars[j]]]))
-  }
-  df
 }
 
 # The sizes of the non-empty strata of the stratum ids `id`.
@@ -292,156 +318,6 @@ check_format <- function(format, engine) {
   format
 }
 
-# The release form of one masked column `m`, given the masked records' values `x` before
-# masking (complete). "natural": values kept inside [lo, hi], where lo and hi are the
-# means of the k smallest and of the k largest values of `x` (k-record aggregates, like
-# the centroids: never one record's value), by a rank-preserving linear squeeze of the
-# values beyond them (squeeze_range()); except at a bound that k or more records share
-# (a tie pile: the zero fares of the Titanic, the zeros of counts), where the values beyond
-# it are left as they are (pile_bounds()); whole-number variables rounded to whole numbers
-# (integers when `as_integer`) only when half a unit is negligible against their spread
-# (round_whole()). "precision": every variable also rounded to the decimals of `x` (whole
-# numbers always). "none": unchanged.
-format_masked <- function(m, x, k, format, as_integer) {
-  if (format == "none" || !length(m)) return(m)
-  n <- length(x)
-  kk <- min(k, n)
-  # one pass in C: range, whole numbers, and the exact means of the k smallest and the k
-  # largest values (a selection, O(n): their means do not depend on their order)
-  if (anyNA(x) || anyNA(m)) stop("internal error: missing values in format_masked()")
-  st <- .Call(C_ffi_form_stats, as.double(x), as.double(kk))
-  if (st[1L] == st[2L]) return(constant_form(x[1L], length(m), as_integer))
-  whole <- st[3L] == 1
-  d <- if (format == "precision") {
-    if (whole) 0L else decimals(x)
-  } else if (whole && wide_whole(x, st[2L] - st[1L])) 0L else NA_integer_
-  pile <- c(st[6L] >= kk, st[7L] >= kk) # counts of the min and the max (C, one pass)
-  release_values(m, release_bounds(st[4L], st[5L], d, pile), as_integer)
-}
-
-# Whether the natural form rounds a whole-number variable of SD `sd` to whole numbers: only
-# when half a unit is at most 0.001 SD (an SD of 500 units or more), the scale below which
-# risk_rmd()'s intervals (w1 * rmd: 0.01 * 0.05 * the record's robust distance, about 0.001
-# SD for a typical record) call a masked value a match. Rounding a variable of smaller
-# spread puts masked values back on the originals' whole numbers: on simulated counts
-# (Poisson, SD 1 to 2) at k = 10 it raised risk1 from 0.04 (unformatted) to 0.12 and
-# Fellegi-Sunter linkage from 0.19 to 0.57; on a variable of SD 59 risk1 still rose by 0.017.
-round_whole <- function(sd) isTRUE(sd >= 500)
-
-# round_whole() of the SD of `x`, whose range is `range`, without a pass over `x` when the
-# range alone decides: an SD never exceeds range / 2 * sqrt(n / (n - 1)) <= range / sqrt(2),
-# so below a range of 700 (SD at most 495) it is FALSE (ages, counts, hours).
-wide_whole <- function(x, range) {
-  range >= 700 && round_whole(col_stats(matrix(as.double(x)))$sd[[1L]])
-}
-
-# A constant column is released unchanged (bit for bit: the mean of k copies of 3.3 can be
-# one unit in the last place off, and rounding to decimals can move it too).
-constant_form <- function(value, n, as_integer) {
-  m <- rep(value, n)
-  if (as_integer && n && m[1L] == round(m[1L])) m <- as.integer(m)
-  m
-}
-
-# The bounds of the release form from the exact means `lo` and `hi` of the k smallest and k
-# largest values, the decimals d (NA: none) and `pile` (c(low, high): whether k or more
-# records hold the minimum / maximum): list(lo, hi, d). A bound on a tie pile is no bound
-# (-Inf or Inf; pile_bounds()).
-release_bounds <- function(lo, hi, d, pile = c(FALSE, FALSE)) {
-  if (!is.na(d)) {
-    p <- 10^d
-    lo_d <- ceiling(lo * p) / p
-    hi_d <- floor(hi * p) / p
-    if (lo_d > hi_d) lo_d <- hi_d <- round((lo + hi) / 2, d)
-    lo <- lo_d
-    hi <- hi_d
-  }
-  pile_bounds(list(lo = lo, hi = hi, d = d), pile)
-}
-
-# When k or more records share the minimum (the k smallest are all equal: the bound is that
-# shared value, which reveals no one), the values below it are not moved: moving them to
-# the bound (or into the gap above it) put them on the pile of originals where their own
-# records mostly lie. On the Titanic fares (15 zeros) at k = 10 that gave 314 of the 891
-# records a fare within 0.5 of 0 and raised Fellegi-Sunter linkage from 0.015 (unformatted)
-# to 0.043; on simulated counts it raised singling out by up to 0.078. Likewise at the top.
-# They then stay below the pile (e.g. negative), as in the unformatted release.
-pile_bounds <- function(b, pile) {
-  if (pile[1L]) b$lo <- -Inf
-  if (pile[2L]) b$hi <- Inf
-  b
-}
-
-# The masked values `m` of a column in their release form inside the bounds `b`
-# (release_bounds()): squeezed (and rounded to whole numbers when d = 0) in C, rounded to
-# d > 0 decimals. `scan`: see squeeze_range().
-release_values <- function(m, b, as_integer, scan = NULL) {
-  if (!is.na(b$d) && b$d > 0L) lim <- form_limits(m, b$lo, b$hi, scan)
-  m <- squeeze_range(m, b$lo, b$hi, round0 = identical(b$d, 0L), scan = scan)
-  if (!is.na(b$d) && b$d > 0L) m <- pmin(pmax(round(m, b$d), lim[1L]), lim[2L])
-  if (as_integer && identical(b$d, 0L)) m <- as.integer(m)
-  m
-}
-
-# The limits that apply to the masked values `v` (the whole column: `scan` when `v` is one
-# piece of it) with bounds lo and hi: c(lo, hi), except -Inf (Inf) when the values below lo
-# (above hi) are a crowd that the release form leaves where it is (squeeze_range()).
-form_limits <- function(v, lo, hi, scan = NULL) {
-  cnt <- if (is.null(scan)) c(length(v), sum(v < lo), sum(v > hi)) else scan[6:8]
-  c(if (cnt[2L] * FORM_CROWD > cnt[1L]) -Inf else lo, if (cnt[3L] * FORM_CROWD > cnt[1L]) Inf else hi)
-}
-
-# More than 1 in FORM_CROWD of a column's values beyond one of its bounds are a crowd, not
-# a few extreme values: MASK_FORM_CROWD of src/mask.h.
-FORM_CROWD <- 10
-
-# Map the values of `v` into [lo, hi] keeping their order, moving only the values beyond
-# a bound: those below lo are mapped linearly from [min(v), lo) into [lo, t), t the
-# smallest value inside the range (the gap between the bound and the next value), and
-# likewise at the top; values inside the range are unchanged. Except: when more than 1 in
-# 10 of the values lie beyond a bound (a crowd, not a few extremes), they stay where they
-# are. Step 5 stretches a skewed variable with a floor: 22% to 55% of four Tarragona
-# variables fall below their bounds at k = 10, 35% of the CASC interest values, 10% to 14%
-# of three EIA sales; the few extremes of a symmetric variable are fewer (1.3% to 2.8% of
-# the Titanic ages at k = 3 to 10, about 5% of normal values at k = 4). Squeezing such a
-# crowd into the gap piled it onto the originals next to the bound, where its own records
-# lie: it raised linkage (released -> original) on Tarragona at k = 10 from 0.252
-# (unformatted) to 0.271, top-3 from 0.368 to 0.399. The squeeze of the whole
-# tail before (every value below a pivot up to the median, moved) pressed half of the
-# Titanic fares into the band of low fares where most originals lie and raised risk1 at
-# k = 4 from 0.025 (no form) to 0.22; moving only the values beyond the bounds gives
-# 0.036. When no value lies inside the range on one side, those values are set to the bound.
-# With `round0`, the result is then rounded to whole numbers kept inside [lo, hi]. In C
-# (mask_release_form() in src/mask.c: one pass for min, max and the extreme values inside
-# [lo, hi], one to map), the same arithmetic as the R reference in
-# tests/testthat/helper-reference.R.
-# `scan`: when `v` is one piece of a column (a partitioned run, anonymise_release()), the
-# scan of the whole column (form_scan(), merged over its pieces): the same map, piece by
-# piece (mask_form_apply()).
-squeeze_range <- function(v, lo, hi, round0 = FALSE, scan = NULL) {
-  if (is.null(scan)) return(.Call(C_ffi_squeeze, as.double(v), lo, hi, round0))
-  .Call(C_ffi_form_apply, as.double(v), lo, hi, scan, round0)
-}
-
-# The scan of the release form (mask_form_scan: min, max, smallest and largest value inside
-# [lo, hi], whether any is inside, the numbers of values, of those below lo and of those
-# above hi) of the values `v`, merged into `scan` (a previous scan,
-# or NULL): a column in pieces is scanned piece by piece.
-form_scan <- function(v, lo, hi, scan = NULL) {
-  .Call(C_ffi_form_scan, as.double(v), lo, hi, scan)
-}
-
-# Number of decimals (0 to 10) at which all of `x` are recorded, NA if more.
-decimals <- function(x) {
-  for (d in 0:10) {
-    y <- x * 10^d
-    # a tolerance relative to the value (rounding error of x * 10^d), so that a tiny value
-    # (1e-250) is not taken for a whole number
-    if (all(abs(y - round(y)) <= 1e-12 * abs(y))) return(d)
-  }
-  NA_integer_
-}
-
 # The five steps on a complete numeric matrix with stratum ids 1..S (all strata >= k).
 # Returns the masked columns as a list, and the scaling factors of step 5.
 mask_matrix <- function(x, id, k, engine, nthreads) {
@@ -505,22 +381,6 @@ rescale_centroids <- function(x, cols, stats, centroids, centroid_sd = NULL, nth
                if (!is.null(centroid_sd)) as.double(centroid_sd), nthreads)
   columns[cols] <- res$columns
   list(columns = columns, scale = res$scale)
-}
-
-# The release side of step 5, shared by every masking path: a warning for the columns
-# released as their mean, the scaling factors named by column (NA where none applies),
-# and the tiny columns scaled back by their power of two.
-step5_release <- function(res, x, cols, tiny) {
-  flat <- is.na(res$scale)
-  if (any(flat)) {
-    warn_detanon("All centroids of ", quote_names(colnames(x)[cols][flat]), " are equal (k too large for ",
-                 "the strata); released as the original mean.", kind = "data")
-  }
-  scale <- stats::setNames(rep(NA_real_, ncol(x)), colnames(x))
-  scale[cols] <- res$scale
-  columns <- res$columns
-  for (j in which(tiny$e != 0)) columns[[j]] <- times_pow2(columns[[j]], -tiny$e[j])
-  list(columns = columns, scale = scale)
 }
 
 # ffi_anonymise() with RANN::nn2() as the search, on z-scores made as the authors' code

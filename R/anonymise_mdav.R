@@ -111,14 +111,14 @@ anonymise_mdav <- function(data, vars = NULL, strata = NULL, k = 3, noise = FALS
   # the keyed noise of the group means (R/centroid_noise.R): from `key`, else from a secret
   # drawn from R's random stream
   if (noise) res$columns <- mdav_noise(x, res, if (is.null(secret)) noise_secret_from_rng() else secret)
-  df <- mask_output(step$df, data, vars, strata, res$columns, x, min(k_rows), format, check_identifiers)
-  as_release(as_release_frame(df, data), "anonymise_mdav",
-             settings = list(k = k, vars = vars, strata = strata, noise = noise, na = na,
-                             small_strata = small_strata, format = format),
-             counts = list(n = nrow(df), n_strata = length(sizes), min_size = min(sizes),
-                           n_groups = length(res$size), min_group = min(res$size), max_group = max(res$size),
-                           n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,
-                           n_imputed = step$n_imputed, n_moved = step$n_moved))
+  finish_release(step$df, data, vars, strata, res$columns, x, min(k_rows), format, check_identifiers,
+                 keep = "masked", verb = "anonymise_mdav",
+                 settings = list(k = k, vars = vars, strata = strata, noise = noise, na = na,
+                                 small_strata = small_strata, format = format),
+                 counts = list(n = nrow(step$df), n_strata = length(sizes), min_size = min(sizes),
+                               n_groups = length(res$size), min_group = min(res$size), max_group = max(res$size),
+                               n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,
+                               n_imputed = step$n_imputed, n_moved = step$n_moved))
 }
 
 # The masked columns of `res` (mdav_mask()) with the keyed noise of centroid_noise() on the

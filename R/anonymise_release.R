@@ -42,18 +42,11 @@ anonymise_release <- function(piece, stats, step5) {
       m <- piece$x[, j]
       if (st$e[j] != 0) m <- times_pow2(times_pow2(m, st$e[j]), -st$e[j])
     }
-    df[[st$vars[j]]] <- release_form(m, j, st, step5)
+    # finish_column() with the quantities of the whole column: its statistics, the scan of
+    # the squeeze and the map of the natural form (anonymise_rescale())
+    df[[st$vars[j]]] <- finish_column(m, stats_form(st, j), scan = step5$scan[[j]], fit = step5$fit[[j]])
   }
   df
-}
-
-# format_masked() with the global quantities of the statistics (bounds, constant columns)
-# and of step 5 (the scan of the whole released column): the same code on one piece.
-release_form <- function(m, j, st, step5) {
-  if (st$format == "none" || !length(m)) return(m)
-  as_integer <- st$integer[[j]]
-  if (st$constant[j]) return(constant_form(st$range[1L, j], length(m), as_integer))
-  release_values(m, st$bounds[[j]], as_integer, scan = step5$scan[[j]])
 }
 
 # The release metadata of a partitioned run: those of anonymise() on all the data.

@@ -7,17 +7,21 @@
 #' `"precision"`, the extremes of each released column and, only when a tail must be
 #' squeezed into its k-record bounds, the smallest and largest released values inside the
 #' bounds and the number beyond each (one more pass over the pieces). The result is what [anonymise_release()] needs to put any
-#' piece in its release form, bit for bit as [anonymise()] does.
+#' piece in its release form, bit for bit as [anonymise()] does. For `"natural"` it also
+#' finds, for each column, the map that keeps its mean, SD and sign (see "The release
+#' form" in [anonymise()]), from exact sums over the pieces: a few more passes per column
+#' (two for each round of the map, usually one to three rounds, and three for whole
+#' numbers that are rounded).
 #'
 #' @param pieces The masked pieces: a list of [anonymise_stratum()] results, or a
-#'   function of `i` returning the `i`-th piece and `NULL` after the last (read up to three
+#'   function of `i` returning the `i`-th piece and `NULL` after the last (read several
 #'   times). Together they must hold every stratum kept by `stats` exactly once.
 #' @param stats The statistics from [anonymise_stats()].
 #' @return A `detanon_anonymise_step5` object: `centroid_sd`, `scale` (the scaling
 #'   factors of step 5 by column, as in the release metadata of [anonymise()]) and the
 #'   scans of the release form (`scan`: per column, the extremes of the released values
 #'   and of those inside the k-record bounds, and the counts of all values and of those
-#'   beyond each bound).
+#'   beyond each bound) and, for `"natural"`, the map of each column (`fit`).
 #' @family partitioned anonymisation
 #' @examples
 #' d <- titanic_paper()[c("Age", "Fare", "Sex", "Pclass")]
@@ -65,14 +69,13 @@ anonymise_rescale <- function(pieces, stats) {
     acc2 <<- .Call(C_ffi_acc_add, acc2, piece$centroids, as.double(c_mean))
   })
   c_sd <- sqrt(acc_round(acc2) / (n - 1))
-  flat <- !(c_sd > 1e-10) # MASK_FLAT_SD of src/mask.h
+  # the scaling factors by the C of step 5 (NA for a column whose centroids are all equal)
+  s5 <- .Call(C_ffi_rescale, matrix(0, 0L, d), as.double(st$mean[cols]), as.double(st$sd[cols]), as.double(c_sd), 1L)
   scale <- stats::setNames(rep(NA_real_, length(st$vars)), st$vars)
-  scale[cols] <- ifelse(flat, NA_real_, st$sd[cols] / c_sd)
-  if (any(flat)) {
-    warn_detanon("All centroids of ", quote_names(st$vars[cols][flat]), " are equal (k too large for ",
-                 "the strata); released as the original mean.", kind = "data")
-  }
-  out <- list(centroid_sd = c_sd, scale = scale, scan = vector("list", length(st$vars)))
+  scale[cols] <- s5$scale
+  warn_flat(st$vars[cols][is.na(s5$scale)])
+  out <- list(centroid_sd = c_sd, scale = scale, scan = vector("list", length(st$vars)),
+              fit = vector("list", length(st$vars)))
   if (st$format != "none" && d) {
     # the scan of each released column (mask_form_scan: its extremes, the extreme values
     # inside the bounds, the counts beyond them), as format_masked() makes it on the whole
@@ -101,6 +104,16 @@ anonymise_rescale <- function(pieces, stats) {
         }
       })
       for (u in seq_along(need)) out$scan[[cols[need[u]]]] <- scans[[u]]
+    }
+    if (st$format == "natural") {
+      # the map of the natural form (finish_fit()), from passes over the squeezed values
+      for (jj in seq_len(d)) {
+        j <- cols[jj]
+        if (st$constant[j]) next
+        out$fit[[j]] <- pieces_fit(read, st, j, out$scan[[j]], function(piece) {
+          step5_values(piece$centroids[, jj, drop = FALSE], j, jj, st, c_sd)
+        })
+      }
     }
   }
   structure(out, class = "detanon_anonymise_step5")

@@ -216,10 +216,7 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3, method = 
         highs[[j]] <<- k_extreme(c(highs[[j]], v), kk, TRUE)
         # (the whole-number flag of format_masked(), by the same C: mask_form_stats())
         if (whole[j]) whole[j] <<- .Call(C_ffi_form_stats, as.double(v), 0)[3L] == 1
-        if (format == "precision") for (d in which(dec_ok[, j]) - 1L) {
-          y <- v * 10^d
-          dec_ok[d + 1L, j] <<- all(abs(y - round(y)) <= 1e-12 * abs(y))
-        }
+        if (format == "precision") dec_ok[, j] <<- decimals_ok(v, dec_ok[, j])
       }
     }
     acc2 <<- acc_add(acc2, scale_tiny(x, st$e), centre = unname(st$mean))
@@ -245,7 +242,7 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3, method = 
       # a bound on a tie pile: the k smallest (largest) values all equal
       pile <- c(length(lows[[j]]) > 0L && all(lows[[j]] == lows[[j]][1L]),
                 length(highs[[j]]) > 0L && all(highs[[j]] == highs[[j]][1L]))
-      release_bounds(lo, hi, d, pile)
+      c(release_bounds(lo, hi, d, pile), whole = whole[j])
     })
   }
   structure(st, class = "detanon_anonymise_stats")

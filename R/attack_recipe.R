@@ -165,12 +165,12 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
       scales[[a]] <- rep(1, ncol(zmix))
       raw <- view_shared(s, paste0("recipe_mdav_", a), list(zmix, mdav),
                          function() mdav_predict(zmix, mdav, a, nthreads))
-      pred <- recipe_format(raw, zmix, s, ks[a], format)
+      pred <- recipe_format(raw, zmix, s, ks[a], format, keep = "masked")
     } else if (!is.null(keyed)) {
       scales[[a]] <- rep(1, ncol(zmix))
       id <- keyed_cells(as.data.frame(s$original), s$id, keyed$keys, character(), keyed$k)
       raw <- view_shared(s, "recipe_keyed", list(zmix, id, keyed), function() keyed_predict(zmix, id, keyed))
-      pred <- recipe_format(raw, zmix, s, ks[a], format)
+      pred <- recipe_format(raw, zmix, s, ks[a], format, keep = "masked")
     } else {
       cen <- cens[[a]]
       el <- which(!is.na(cen[, 1L]))
@@ -387,8 +387,9 @@ ratio_mode <- function(r, n_look) {
 # The release format of anonymise() (format_masked(): the tails squeezed into k-record
 # bounds of the range, whole-number variables rounded) applied to the predicted z-values
 # `pred` of every record, with `zmix` (the intruder's originals and stand-ins) for the
-# bounds; on the x-scale given by the view's z-map (z = (x - mean) / sd).
-recipe_format <- function(pred, zmix, s, k, format) {
+# bounds; on the x-scale given by the view's z-map (z = (x - mean) / sd). `keep`: as in
+# format_masked() ("masked" for the group means of anonymise_mdav() and anonymise_keyed()).
+recipe_format <- function(pred, zmix, s, k, format, keep = "data") {
   # (the columns are the variables of the z-scale: constant ones are not among them)
   if (format == "none" || ncol(pred) != length(s$z_vars)) return(pred)
   z0 <- s$z(matrix(0, 1L, length(s$vars)))
@@ -399,7 +400,7 @@ recipe_format <- function(pred, zmix, s, k, format) {
   for (j in seq_len(ncol(pred))) {
     if (!is.finite(sdv[j]) || sdv[j] <= 0) next
     x <- zmix[ok, j] * sdv[j] + mu[j]
-    v <- format_masked(pred[ok, j] * sdv[j] + mu[j], x, k, format, FALSE)
+    v <- format_masked(pred[ok, j] * sdv[j] + mu[j], x, k, format, FALSE, keep)
     pred[ok, j] <- (v - mu[j]) / sdv[j]
   }
   pred

@@ -169,14 +169,14 @@ anonymise_keyed <- function(data, vars = NULL, strata = NULL, k = 3, key, size =
   x <- step$x
   res <- keyed_mask(x, keyed_cells(step$df, step$id, held, strata, k), k, size, secret, nthreads, noise)
   sizes <- nonempty_sizes(step$id)
-  df <- mask_output(step$df, data, vars, strata, res$columns, x, k, format, check_identifiers)
-  as_release(as_release_frame(df, data), "anonymise_keyed",
-             settings = list(k = k, size = size, vars = vars, strata = strata, held = held, noise = noise,
-                             na = na, small_strata = small_strata, format = format, keyed = TRUE),
-             counts = list(n = nrow(df), n_strata = length(sizes), min_size = min(sizes),
-                           n_groups = res$n_groups, min_group = res$min_group,
-                           n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,
-                           n_imputed = step$n_imputed, n_moved = step$n_moved))
+  finish_release(step$df, data, vars, strata, res$columns, x, k, format, check_identifiers, keep = "masked",
+                 verb = "anonymise_keyed",
+                 settings = list(k = k, size = size, vars = vars, strata = strata, held = held, noise = noise,
+                                 na = na, small_strata = small_strata, format = format, keyed = TRUE),
+                 counts = list(n = nrow(step$df), n_strata = length(sizes), min_size = min(sizes),
+                               n_groups = res$n_groups, min_group = res$min_group,
+                               n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,
+                               n_imputed = step$n_imputed, n_moved = step$n_moved))
 }
 
 # The cells the groups are formed in: the strata (ids `id`), split by the values of the

@@ -193,7 +193,14 @@ means_finish <- function(read, st) {
       scan[[j]] <<- form_scan(released_means(piece, j, st), st$bounds[[j]]$lo, st$bounds[[j]]$hi, scan[[j]])
     }
   })
-  structure(list(scale = stats::setNames(rep(NA_real_, p), st$vars), scan = scan,
+  # the map of the natural form (R/finish.R), keeping the SD of the group means
+  fit <- vector("list", p)
+  if (st$format == "natural") {
+    for (j in which(!st$constant)) {
+      fit[[j]] <- pieces_fit(read, st, j, scan[[j]], function(piece) released_means(piece, j, st), keep = "masked")
+    }
+  }
+  structure(list(scale = stats::setNames(rep(NA_real_, p), st$vars), scan = scan, fit = fit,
                  n_groups = as.integer(groups[["n"]]), min_group = as.integer(groups[["min"]]),
                  max_group = as.integer(groups[["max"]])),
             class = "detanon_anonymise_step5")
