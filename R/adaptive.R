@@ -90,22 +90,24 @@ anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 
                                check_identifiers = TRUE,
                                nthreads = getOption("detanon.nthreads", 1L)) {
   if (is_sdc(data)) return(sdc_verb(anonymise_adaptive, data, match.call(), parent.frame())) # R/sdcmicro.R
-  # the checked values replace the arguments (a table `k` is checked by adaptive_start_k())
-  list2env(check_masking_args(data, vars, strata, k, format = format, k_table = TRUE,
-                              check_identifiers = check_identifiers, nthreads = nthreads), environment())
+  # a table `k` is checked by adaptive_start_k()
+  f <- check_masking_args(data, vars, strata, k, format = format,
+                          choices = list(format = c("natural", "precision", "none")), k_table = TRUE,
+                          check_identifiers = check_identifiers, nthreads = nthreads)
   m <- check_whole(m, "m", min = 0)
   rate <- check_rates(rate)
   if (!is.null(w1)) w1 <- check_number(w1, "w1", lower = 0, lower_open = TRUE)
   df <- as.data.frame(data, stringsAsFactors = FALSE)
-  p <- adaptive_setup(df, vars, strata, rmd = !is.null(w1), nthreads = nthreads)
-  k0 <- adaptive_start_k(k, df, strata, p)
+  p <- adaptive_setup(df, f$vars, f$strata, rmd = !is.null(w1), nthreads = f$nthreads)
+  k0 <- adaptive_start_k(f$k, df, f$strata, p)
   k_max <- check_k_max(k_max, rate, max(k0))
-  if (is.data.frame(k)) k <- k_table_of(df, strata, p, k0) # only the strata of `data`, no row names
-  fit <- adaptive_fit(p, k0, k_max, m, rate, w1, nthreads)
-  if (check_identifiers) warn_identifiers(df, vars, strata)
-  adaptive_release(data, df, p, fit, format, min(k0),
-                   settings = list(k = k, k_max = k_max, m = m, rate = rate, w1 = w1, format = format,
-                                   vars = vars, strata = strata))
+  # a table: only the strata of `data`, no row names
+  k <- if (is.data.frame(f$k)) k_table_of(df, f$strata, p, k0) else f$k
+  fit <- adaptive_fit(p, k0, k_max, m, rate, w1, f$nthreads)
+  if (f$check_identifiers) warn_identifiers(df, f$vars, f$strata)
+  adaptive_release(data, df, p, fit, f$format, min(k0),
+                   settings = list(k = k, k_max = k_max, m = m, rate = rate, w1 = w1, format = f$format,
+                                   vars = f$vars, strata = f$strata))
 }
 
 # The parts of an adaptive masking that do not depend on its settings: the complete

@@ -149,24 +149,24 @@ anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
                       check_identifiers = TRUE,
                       nthreads = getOption("detanon.nthreads", 1L)) {
   if (is_sdc(data)) return(sdc_verb(anonymise, data, match.call(), parent.frame())) # R/sdcmicro.R
-  # the checked values replace the arguments
-  list2env(check_masking_args(data, vars, strata, k, engine = engine, format = format, na = na,
-                              small_strata = small_strata, check_identifiers = check_identifiers,
-                              nthreads = nthreads), environment())
-  if (engine == "rann" && !requireNamespace("RANN", quietly = TRUE)) {
+  f <- check_masking_args(data, vars, strata, k, engine = engine, format = format, na = na,
+                          small_strata = small_strata,
+                          choices = list(engine = c("kdtree", "rann"), na = na_choices,
+                                         small_strata = small_strata_choices),
+                          check_identifiers = check_identifiers, nthreads = nthreads)
+  if (f$engine == "rann" && !requireNamespace("RANN", quietly = TRUE)) {
     stop_arg("`engine = \"rann\"` needs the package RANN: install.packages(\"RANN\"), ",
              "or use the default engine = \"kdtree\".")
   }
-  step <- mask_input(data, vars, strata, k, na, small_strata)
+  step <- mask_input(data, f$vars, f$strata, f$k, f$na, f$small_strata)
   x <- step$x
-  masked <- mask_matrix(x, step$id, k, engine, nthreads)
+  masked <- mask_matrix(x, step$id, f$k, f$engine, f$nthreads)
   sizes <- nonempty_sizes(step$id)
-  df <- mask_output(step$df, data, vars, strata, masked$columns, x, k, format, check_identifiers)
+  df <- mask_output(step$df, data, f$vars, f$strata, masked$columns, x, f$k, f$format, f$check_identifiers)
   # the metadata hold settings, counts and the step-5 scaling factors: no means or SDs of
   # the originals (for a stratum of two records they give both values back)
   as_release(as_release_frame(df, data), "anonymise",
-             settings = list(k = k, vars = vars, strata = strata, na = na, small_strata = small_strata,
-                             engine = engine, format = format),
+             settings = f[c("k", "vars", "strata", "na", "small_strata", "engine", "format")],
              counts = list(n = nrow(df), n_strata = length(sizes), min_size = min(sizes),
                            n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,
                            n_imputed = step$n_imputed, n_moved = step$n_moved),
@@ -572,18 +572,25 @@ is_labelled <- function(x) inherits(x, "haven_labelled") || inherits(x, "labelle
 # Columns masked by default: numeric, not labelled codes.
 default_vars <- function(data) names(data)[vapply(data, function(x) is_continuous(x) && !is_labelled(x), logical(1))]
 
+# The choices of the policies shared by the masking verbs (CONTRIBUTING, section 1); a
+# verb's own subset is passed as it is in its signature.
+na_choices <- c("fail", "median", "mean", "median_stratum", "mean_stratum", "complete")
+small_strata_choices <- c("fail", "suppress", "merge")
+
 # The one validation path of the masking verbs (anonymise(), anonymise_adaptive(),
-# tune_release(), stir(), blend_outliers()), in one order: `data` a data frame; `strata`
-# atomic columns (by default `strata_default`); `vars` columns not in `strata` (by default
-# the numeric ones), with `numeric = TRUE` numeric and finite, and complete unless the
-# verb's `na` handles missing values; `k` a whole number >= 2 (with `k_table = TRUE` a
-# table may pass, for the verb to check); the choice arguments in `...` matched against
-# the calling verb's formals (`format`, when the verb's default is NULL, by `engine`);
-# `check_identifiers` and `nthreads` when given; last, `data` has records. Returns the
-# checked values, named as the arguments.
-check_masking_args <- function(data, vars, strata, k, ..., strata_default = default_strata(data),
-                               numeric = TRUE, k_table = FALSE, check_identifiers = NULL,
-                               nthreads = NULL) {
+# anonymise_keyed(), anonymise_mdav(), tune_release(), stir(), blend_outliers(),
+# anonymise_stats()), in one order: `data` a data frame; `strata` atomic columns (by
+# default `strata_default`); `vars` columns not in `strata` (by default the numeric ones),
+# with `numeric = TRUE` numeric and finite, and complete unless the verb's `na` handles
+# missing values; `k` a whole number >= 2 (with `k_table = TRUE` a table may pass, for the
+# verb to check); the choice arguments in `...`, each matched against its entry of
+# `choices` (the choices of the verb's signature; `format` without an entry is NULL or a
+# release form, NULL resolved by `engine`); `check_identifiers` and `nthreads` when given;
+# last, `data` has records. Returns the mask frame: a list of the checked values, named as
+# the arguments, which the verb reads with `$`.
+check_masking_args <- function(data, vars, strata, k, ..., choices = list(),
+                               strata_default = default_strata(data), numeric = TRUE, k_table = FALSE,
+                               check_identifiers = NULL, nthreads = NULL) {
   check_data_frame(data, "data")
   strata <- check_columns(strata, data, "strata", strata_default)
   check_strata_columns(data, strata)
@@ -591,13 +598,12 @@ check_masking_args <- function(data, vars, strata, k, ..., strata_default = defa
   check_vars(data, vars, strata, numeric)
   if (!k_table || !is.data.frame(k)) k <- check_whole(k, "k", min = 2)
   out <- list(vars = vars, strata = strata, k = k)
-  verb <- formals(sys.function(sys.parent()))
-  choices <- list(...)
-  for (arg in names(choices)) {
-    out[[arg]] <- if (arg == "format" && is.null(verb[["format"]])) check_format(choices$format, out$engine)
-                  else match_choice(choices[[arg]], arg, eval(verb[[arg]]))
+  given <- list(...)
+  for (arg in names(given)) {
+    out[[arg]] <- if (arg == "format" && is.null(choices$format)) check_format(given$format, out$engine)
+                  else match_choice(given[[arg]], arg, choices[[arg]])
   }
-  if (!is.null(check_identifiers)) check_flag(check_identifiers, "check_identifiers")
+  if (!is.null(check_identifiers)) out$check_identifiers <- check_flag(check_identifiers, "check_identifiers")
   if (!is.null(nthreads)) out$nthreads <- check_nthreads(nthreads)
   if (numeric && !isTRUE(out$na != "fail")) check_complete(data, vars, has_na_arg = !is.null(out$na))
   if (!nrow(data)) stop_arg("`data` has no records: there is nothing to mask.", kind = "data")

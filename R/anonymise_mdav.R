@@ -89,30 +89,30 @@ anonymise_mdav <- function(data, vars = NULL, strata = NULL, k = 3, noise = FALS
                            small_strata = c("fail", "suppress", "merge"),
                            check_identifiers = TRUE,
                            nthreads = getOption("detanon.nthreads", 1L)) {
-  # the checked values replace the arguments (a table `k` is checked by adaptive_start_k())
-  list2env(check_masking_args(data, vars, strata, k, na = na, small_strata = small_strata,
-                              k_table = TRUE, check_identifiers = check_identifiers, nthreads = nthreads),
-           environment())
+  # a table `k` is checked by adaptive_start_k()
+  f <- check_masking_args(data, vars, strata, k, na = na, small_strata = small_strata,
+                          choices = list(na = na_choices, small_strata = small_strata_choices), k_table = TRUE,
+                          check_identifiers = check_identifiers, nthreads = nthreads)
   noise <- check_flag(noise, "noise")
   secret <- if (!is.null(key)) check_key(key)
   format <- check_format(format, "kdtree")
-  table_k <- is.data.frame(k)
+  table_k <- is.data.frame(f$k)
   # with a table, every stratum is checked against its own k below
-  step <- mask_input(data, vars, strata, if (table_k) 1L else k, na, small_strata)
+  step <- mask_input(data, f$vars, f$strata, if (table_k) 1L else f$k, f$na, f$small_strata)
   id <- step$id
   id <- match(id, sort(unique(id))) # the strata left, 1..S
   sizes <- tabulate(id)
-  k_rows <- if (table_k) adaptive_start_k(k, step$df, strata, list(sizes = sizes, id = id)) else rep(k, length(id))
-  if (table_k) k <- k_table_of(step$df, strata, list(sizes = sizes, id = id), k_rows)
+  k_rows <- if (table_k) adaptive_start_k(f$k, step$df, f$strata, list(sizes = sizes, id = id)) else rep(f$k, length(id))
+  k <- if (table_k) k_table_of(step$df, f$strata, list(sizes = sizes, id = id), k_rows) else f$k
   x <- step$x
-  res <- mdav_mask(x, id, k_rows[match(seq_along(sizes), id)], nthreads)
+  res <- mdav_mask(x, id, k_rows[match(seq_along(sizes), id)], f$nthreads)
   # the keyed noise of the group means (R/centroid_noise.R): from `key`, else from a secret
   # drawn from R's random stream
   if (noise) res$columns <- mdav_noise(x, res, if (is.null(secret)) noise_secret_from_rng() else secret)
-  df <- mask_output(step$df, data, vars, strata, res$columns, x, min(k_rows), format, check_identifiers)
+  df <- mask_output(step$df, data, f$vars, f$strata, res$columns, x, min(k_rows), format, f$check_identifiers)
   as_release(as_release_frame(df, data), "anonymise_mdav",
-             settings = list(k = k, vars = vars, strata = strata, noise = noise, na = na,
-                             small_strata = small_strata, format = format),
+             settings = list(k = k, vars = f$vars, strata = f$strata, noise = noise, na = f$na,
+                             small_strata = f$small_strata, format = format),
              counts = list(n = nrow(df), n_strata = length(sizes), min_size = min(sizes),
                            n_groups = length(res$size), min_group = min(res$size), max_group = max(res$size),
                            n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,

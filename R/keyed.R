@@ -150,25 +150,24 @@ anonymise_keyed <- function(data, vars = NULL, strata = NULL, k = 3, key, size =
                             small_strata = c("fail", "suppress", "merge"),
                             check_identifiers = TRUE,
                             nthreads = getOption("detanon.nthreads", 1L)) {
-  # the checked values replace the arguments
-  list2env(check_masking_args(data, vars, strata, k, na = na, small_strata = small_strata,
-                              check_identifiers = check_identifiers, nthreads = nthreads),
-           environment())
+  f <- check_masking_args(data, vars, strata, k, na = na, small_strata = small_strata,
+                          choices = list(na = na_choices, small_strata = small_strata_choices),
+                          check_identifiers = check_identifiers, nthreads = nthreads)
   secret <- check_key(if (missing(key)) NULL else key)
-  size <- check_number(size, "size", lower = k)
+  size <- check_number(size, "size", lower = f$k)
   noise <- check_flag(noise, "noise")
   format <- check_format(format, "kdtree")
   keys <- check_columns(keys, data, "keys", character())
-  both <- intersect(keys, c(vars, strata))
+  both <- intersect(keys, c(f$vars, f$strata))
   if (length(both)) stop_arg("`keys` repeats columns of `vars` or `strata`: ", quote_names(both), ".", kind = "column")
-  step <- mask_input(data, vars, strata, k, na, small_strata)
+  step <- mask_input(data, f$vars, f$strata, f$k, f$na, f$small_strata)
   x <- step$x
-  res <- keyed_mask(x, keyed_cells(step$df, step$id, keys, strata, k), k, size, secret, nthreads, noise)
+  res <- keyed_mask(x, keyed_cells(step$df, step$id, keys, f$strata, f$k), f$k, size, secret, f$nthreads, noise)
   sizes <- nonempty_sizes(step$id)
-  df <- mask_output(step$df, data, vars, strata, res$columns, x, k, format, check_identifiers)
+  df <- mask_output(step$df, data, f$vars, f$strata, res$columns, x, f$k, format, f$check_identifiers)
   as_release(as_release_frame(df, data), "anonymise_keyed",
-             settings = list(k = k, size = size, vars = vars, strata = strata, keys = keys, noise = noise,
-                             na = na, small_strata = small_strata, format = format, keyed = TRUE),
+             settings = list(k = f$k, size = size, vars = f$vars, strata = f$strata, keys = keys, noise = noise,
+                             na = f$na, small_strata = f$small_strata, format = format, keyed = TRUE),
              counts = list(n = nrow(df), n_strata = length(sizes), min_size = min(sizes),
                            n_groups = res$n_groups, min_group = res$min_group,
                            n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,

@@ -147,10 +147,7 @@ risk_rmd <- function(original, masked, vars = NULL, w1 = 0.01, w2 = 0.05, neighb
 }
 
 # The settings of risk_rmd() that tune_release() measures with: its defaults.
-rmd_defaults <- function() {
-  f <- formals(risk_rmd)
-  list(w1 = eval(f$w1), w2 = eval(f$w2), neighbours = eval(f$neighbours))
-}
+rmd_defaults <- function() list(w1 = 0.01, w2 = 0.05, neighbours = 1)
 
 # risk_rmd() from the original side (rmd_core()) and the masked matrix.
 rmd_result <- function(r, xm, w1, w2, neighbours, vars, deterministic, nthreads) {

@@ -255,7 +255,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
   format <- match_choice(format, "format")
   small_strata <- match_choice(small_strata, "small_strata")
   noise <- check_flag(noise, "noise")
-  all_methods <- eval(formals(sys.function())$methods)
+  all_methods <- tune_methods
   if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
   ctx <- tune_setup(data, vars, strata, k, k_strata, m, objective, formula, family, methods, all_methods,
                     format, keps_epsilon, max_tries, nthreads,
@@ -286,6 +286,9 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
   tune_result(ctx, found$cands, found$stop, seed, started)
 }
 
+# The families of masking tune_release() can search: the choices of its `methods`.
+tune_methods <- c("anonymise", "stratum", "adaptive", "mdav", "keyed", "stir")
+
 # ---- the search's parts -----------------------------------------------------------------
 
 # Validate the arguments and build what every candidate shares: the originals' z-scores,
@@ -295,8 +298,11 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
                        all_methods, format, keps_epsilon, max_tries, nthreads, limits,
                        attacks, verify, intruder, sensitive, seed, secret, small_strata = "fail") {
   force(secret) # the key checked before the search (by check_key(), which never shows it), not kept
-  # the checked values replace the arguments
-  list2env(check_masking_args(data, vars, strata, k, nthreads = nthreads), environment())
+  f <- check_masking_args(data, vars, strata, k, nthreads = nthreads)
+  vars <- f$vars
+  strata <- f$strata
+  k <- f$k
+  nthreads <- f$nthreads
   m <- check_whole(m, "m", min = 1)
   k_strata <- if (is.null(k_strata)) max(3L, k) else check_whole(k_strata, "k_strata", min = 2)
   if (k_strata < k) {
