@@ -507,9 +507,7 @@ key_z <- function(s, side) {
   if (!length(s$key_num)) return(NULL)
   xo <- numeric_matrix(s$original, s$key_num)
   x <- if (side == "original") xo else numeric_matrix(s$masked, s$key_num)
-  st <- col_stats(xo)
-  g <- partition_state$scale # a partitioned run: the scale of all the original records
-  if (!is.null(g)) st <- list(mean = g$mean[s$key_num], sd = g$sd[s$key_num])
+  st <- if (is.null(s$scale)) col_stats(xo) else list(mean = s$scale$mean[s$key_num], sd = s$scale$sd[s$key_num])
   sd <- ifelse(is.finite(st$sd) & st$sd > 0, st$sd, 1)
   sweep(sweep(x, 2L, st$mean), 2L, sd, "/")
 }

@@ -321,8 +321,11 @@ risk_linkage <- function(original, masked, vars = NULL, strata = NULL, m = 1,
                          nthreads = getOption("detanon.nthreads", 1L)) {
   if (is_sdc(original)) return(sdc_measure(risk_linkage, original, match.call(), parent.frame())) # R/sdcmicro.R
   s <- linkage_setup(original, masked, vars, strata)
-  m <- check_whole(m, "m", min = 1)
-  nthreads <- check_nthreads(nthreads)
+  linkage_result(s, check_whole(m, "m", min = 1), check_nthreads(nthreads))
+}
+
+# The result of risk_linkage() on the pair of the linkage_setup() `s`.
+linkage_result <- function(s, m, nthreads) {
   n <- s$n
   ranks <- link_ranks(s, s$zo, s$zm, rep(TRUE, n), m, nthreads)
   r <- linkage_rates(s, ranks, m)
@@ -496,8 +499,10 @@ print.detanon_replay <- function(x, ...) {
 
 # ---- shared steps of the linking attacks ---------------------------------------------
 
-# Validate a pair for a linking attack and put both on the z-scale of `original`.
-linkage_setup <- function(original, masked, vars, strata) {
+# Validate a pair for a linking attack and put both on the z-scale of `original`, or on
+# `scale` (global_scale() of all the original records, when the pair is a group of their
+# strata: risk_partitioned()).
+linkage_setup <- function(original, masked, vars, strata, scale = NULL) {
   vars <- check_pair(original, masked, vars, strata = strata)
   if (is.null(strata)) strata <- attr(vars, "strata")
   vars <- as.vector(vars)
@@ -520,12 +525,9 @@ linkage_setup <- function(original, masked, vars, strata) {
   tiny <- pow2_normalise(x)
   x <- tiny$x
   st <- col_stats(x)
-  # a partitioned run (risk_partitioned()) measures a group of strata on the scale of all
-  # the original records
-  g <- partition_state$scale
-  if (!is.null(g)) {
-    tiny$e <- g$e[vars]
-    st <- list(mean = g$mean[vars], sd = g$sd[vars])
+  if (!is.null(scale)) {
+    tiny$e <- scale$e[vars]
+    st <- list(mean = scale$mean[vars], sd = scale$sd[vars])
   }
   keep <- !is.na(st$sd) & st$sd > 0
   z <- function(m) {
@@ -546,7 +548,7 @@ linkage_setup <- function(original, masked, vars, strata) {
        # the variables that are columns of the z-scale (a constant one carries no information)
        z_vars = vars[keep],
        zm = z(numeric_matrix(masked, vars)),
-       z = z, id = id, sizes = sizes, by = by,
+       z = z, scale = scale, id = id, sizes = sizes, by = by,
        order = as.integer(order(id, method = "radix")), offsets = as.integer(c(0L, cumsum(sizes))))
 }
 

@@ -211,10 +211,10 @@ global_scale <- function(original, vars, keys = NULL) {
   out
 }
 
-partition_state <- new.env(parent = emptyenv())
-
-# The worker of risk_partitioned(): measures one group (list(o, m)) on the global scale, a
-# failure returned as a value; its environment holds only its arguments (not the data).
+# The worker of risk_partitioned(): measures one group (list(o, m)) on the global `scale`,
+# a failure returned as a value; its environment holds only its arguments (not the data).
+# The attacks receive the scale, and the metadata `info` of the whole release, as fields of
+# their intruder (`scale`, `release`), which holds all the original records (p = 1).
 risk_worker <- function(measure, vars, strata, args, nthreads, scale, info, p) {
   force(measure)
   force(vars)
@@ -224,9 +224,14 @@ risk_worker <- function(measure, vars, strata, args, nthreads, scale, info, p) {
   force(scale)
   force(info)
   force(p)
+  if (measure != "linkage") {
+    args$intruder$scale <- scale
+    args$intruder$release <- info
+  }
   fun <- switch(measure,
-    linkage = function(o, m) risk_linkage(o, m, vars = vars, strata = strata, m = if (is.null(args$m)) 1 else args$m,
-                                          nthreads = nthreads),
+    linkage = function(o, m) {
+      linkage_result(linkage_setup(o, m, vars, strata, scale), if (is.null(args$m)) 1L else args$m, nthreads)
+    },
     attack_linkage_released = function(o, m) do.call(attack_linkage, c(list(o, m, direction = "released",
                                                                             nthreads = nthreads), args)),
     attack_linkage_original = function(o, m) do.call(attack_linkage, c(list(o, m, direction = "original",
@@ -234,13 +239,6 @@ risk_worker <- function(measure, vars, strata, args, nthreads, scale, info, p) {
     attack_assignment = function(o, m) do.call(attack_assignment, c(list(o, m, nthreads = nthreads), args)),
     attack_recipe = function(o, m) do.call(attack_recipe, c(list(o, m, nthreads = nthreads), args)))
   function(task) {
-    old <- list(scale = partition_state$scale, info = partition_state$info)
-    partition_state$scale <- scale
-    partition_state$info <- info
-    on.exit({
-      partition_state$scale <- old$scale
-      partition_state$info <- old$info
-    })
     res <- tryCatch(fun(task$o, task$m),
                     error = function(e) structure(list(message = conditionMessage(e)), class = "detanon_worker_failure"))
     p()
