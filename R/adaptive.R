@@ -120,12 +120,12 @@ adaptive_setup <- function(df, vars, strata, rmd, nthreads) {
   sizes <- tabulate(id, max(id))
   tiny <- pow2_normalise(x0)
   x <- tiny$x
-  stats <- col_stats(x, nthreads)
+  stats <- column_scale(x, nthreads)
   cols <- masked_columns(x, stats)
   p <- list(x0 = x0, x = x, tiny = tiny, stats = stats, cols = cols, id = id, sizes = sizes,
             order = as.integer(order(id, method = "radix")), offsets = as.integer(c(0L, cumsum(sizes))))
   if (length(cols)) {
-    p$z <- unname(sweep(sweep(x[, cols, drop = FALSE], 2L, stats$mean[cols]), 2L, stats$sd[cols], "/"))
+    p$z <- unname(z_scores(x, stats))
     p$index <- rank_index(p$z, p)
     if (rmd) {
       if (nrow(x) < length(cols) + 2L) {

@@ -522,7 +522,7 @@ step5_release <- function(res, x, cols, tiny) {
 # ffi_anonymise() does.
 rann_mask <- function(x, cols, stats, id, k, nthreads) {
   if (!length(cols)) return(rescale_centroids(x, cols, stats, NULL))
-  z <- scale(x[, cols, drop = FALSE], center = stats$mean[cols], scale = stats$sd[cols])
+  z <- z_scale(x[, cols, drop = FALSE], stats$mean[cols], stats$sd[cols])
   centroids <- rann_centroids(z, id, k)
   rescale_centroids(x, cols, stats, centroids, base_stats(centroids)$sd, nthreads)
 }

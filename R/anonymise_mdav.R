@@ -137,9 +137,9 @@ mdav_mask <- function(x, id, k_strata, nthreads) {
   tiny <- pow2_normalise(x)
   x <- tiny$x
   storage.mode(x) <- "double"
-  st <- .Call(C_ffi_col_stats, x, 1L)
-  cols <- masked_columns(x, list(mean = st[1L, ], sd = st[2L, ]))
-  res <- mdav_groups(x, cols, st[1L, cols], st[2L, cols], id, k_strata, nthreads)
+  st <- column_scale(x)
+  cols <- masked_columns(x, st)
+  res <- mdav_groups(x, cols, st$mean[cols], st$sd[cols], id, k_strata, nthreads)
   columns <- lapply(seq_len(ncol(x)), function(j) {
     v <- res$means[res$group, j]
     if (tiny$e[j] != 0) times_pow2(v, -tiny$e[j]) else v

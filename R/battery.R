@@ -505,11 +505,7 @@ battery_ranks <- function(index, zq, want, cap, nthreads = 1L) {
 # The z-scores of the numeric keys of one side (on the original's scale).
 key_z <- function(s, side) {
   if (!length(s$key_num)) return(NULL)
-  xo <- numeric_matrix(s$original, s$key_num)
-  x <- if (side == "original") xo else numeric_matrix(s$masked, s$key_num)
-  st <- if (is.null(s$scale)) col_stats(xo) else list(mean = s$scale$mean[s$key_num], sd = s$scale$sd[s$key_num])
-  sd <- ifelse(is.finite(st$sd) & st$sd > 0, st$sd, 1)
-  sweep(sweep(x, 2L, st$mean), 2L, sd, "/")
+  z_scores(numeric_matrix(if (side == "original") s$original else s$masked, s$key_num), s$key_scale)
 }
 
 # A linkage setup (as link_ranks() reads it) whose strata are the given cells.

@@ -166,6 +166,9 @@ intruder_view <- function(original, masked, intruder, seed = NULL, sensitive = N
     }
   }
   s$key_num <- num
+  # the numeric keys' z-scale, of the original records
+  s$key_scale <- if (!length(num)) NULL else if (is.null(intruder$scale)) column_scale(numeric_matrix(original, num))
+                 else scale_columns(intruder$scale, num)
   s$key_cat <- setdiff(keys, num)
   s$intruder <- intruder
   # cells: the strata and the categorical keys, as the intruder matches them exactly, by
@@ -214,13 +217,7 @@ cells_of_pair <- function(s, a, b) {
 # The intruder's distance columns of any data frame `d` with the columns of the pair: the
 # variables and the numeric keys on the z-scale of the original data.
 view_z <- function(s, d) {
-  zk <- if (length(s$key_num)) {
-    xo <- numeric_matrix(s$original, s$key_num)
-    st <- if (is.null(s$scale)) col_stats(xo) else list(mean = s$scale$mean[s$key_num], sd = s$scale$sd[s$key_num])
-    sd <- ifelse(is.finite(st$sd) & st$sd > 0, st$sd, 1)
-    sweep(sweep(numeric_matrix(d, s$key_num), 2L, st$mean), 2L, sd, "/")
-  }
-  cbind(s$z(numeric_matrix(d, s$vars)), zk)
+  cbind(s$z(numeric_matrix(d, s$vars)), if (length(s$key_num)) z_scores(numeric_matrix(d, s$key_num), s$key_scale))
 }
 
 # The control of an attack: the same release with its rows permuted within strata so that

@@ -216,15 +216,15 @@ keyed_mask <- function(x, id, k, size, secret, nthreads = 1L, noise = FALSE) {
   x_in <- x
   tiny <- pow2_normalise(x)
   x <- tiny$x
-  st <- .Call(C_ffi_col_stats, x, 1L)
-  cols <- masked_columns(x, list(mean = st[1L, ], sd = st[2L, ]))
+  st <- column_scale(x)
+  cols <- masked_columns(x, st)
   columns <- lapply(seq_len(ncol(x)), function(j) x[, j])
   if (!length(cols)) return(list(columns = columns, n_groups = NA_integer_, min_group = NA_integer_))
   if (length(cols) > 64L) {
     stop_arg("At most 64 varying `vars` can be masked together (", length(cols), " given); ",
              "mask them in sets of at most 64, or reduce them first.", kind = "column")
   }
-  z <- sweep(sweep(x[, cols, drop = FALSE], 2L, st[1L, cols]), 2L, st[2L, cols], "/")
+  z <- z_scores(x, st)
   g <- keyed_groups(z, id, k, size, secret, nthreads)
   # exact group means, summed in a canonical order (group, then the values)
   o <- do.call(order, c(list(g$group), unname(as.data.frame(x[, cols, drop = FALSE])), method = "radix"))

@@ -519,23 +519,9 @@ linkage_setup <- function(original, masked, vars, strata, scale = NULL) {
     }
   }
   n <- nrow(original)
-  x <- numeric_matrix(original, vars)
-  # a tiny-valued column is not constant: scaled exactly by a power of two (the same
-  # factor for the masked and any replayed values)
-  tiny <- pow2_normalise(x)
-  x <- tiny$x
-  st <- col_stats(x)
-  if (!is.null(scale)) {
-    tiny$e <- scale$e[vars]
-    st <- list(mean = scale$mean[vars], sd = scale$sd[vars])
-  }
-  keep <- !is.na(st$sd) & st$sd > 0
-  z <- function(m) {
-    # no variable carries information: every record of a stratum is equally near
-    if (!any(keep)) return(matrix(0, nrow(m), 1L))
-    for (j in which(tiny$e != 0)) m[, j] <- times_pow2(m[, j], tiny$e[j])
-    sweep(sweep(m[, keep, drop = FALSE], 2L, st$mean[keep]), 2L, st$sd[keep], "/")
-  }
+  sc <- if (is.null(scale)) column_scale(numeric_matrix(original, vars)) else scale_columns(scale, vars)
+  # no variable carries information: every record of a stratum is equally near
+  z <- function(m) if (any(sc$keep)) z_scores(m, sc) else matrix(0, nrow(m), 1L)
   check_no_clash(strata, c("n", "rate", "blind_rate", "reid"), "strata")
   df <- as.data.frame(original, stringsAsFactors = FALSE)
   id <- stratum_ids(df, strata)
@@ -546,9 +532,9 @@ linkage_setup <- function(original, masked, vars, strata, scale = NULL) {
   rownames(by) <- NULL
   list(vars = vars, strata = strata, n = n, zo = z(numeric_matrix(original, vars)),
        # the variables that are columns of the z-scale (a constant one carries no information)
-       z_vars = vars[keep],
+       z_vars = vars[sc$keep],
        zm = z(numeric_matrix(masked, vars)),
-       z = z, scale = scale, id = id, sizes = sizes, by = by,
+       z = z, id = id, sizes = sizes, by = by,
        order = as.integer(order(id, method = "radix")), offsets = as.integer(c(0L, cumsum(sizes))))
 }
 

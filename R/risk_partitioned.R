@@ -121,7 +121,7 @@ risk_partitioned <- function(original, masked,
   tasks <- lapply(rows, function(r) list(o = po[r, , drop = FALSE], m = pm[r, , drop = FALSE]))
   rm(po, pm)
   info <- if (measure == "attack_recipe") suppressWarnings(release_info(masked))
-  p <- if (requireNamespace("progressr", quietly = TRUE)) progressr::progressor(steps = length(tasks)) else function(...) NULL
+  p <- task_progress(length(tasks))
   work <- risk_worker(measure, vars, strata, args, nthreads, scale, info, p)
   parts <- if (future) {
     tryCatch(future.apply::future_lapply(tasks, work, future.packages = "detanon", future.seed = NULL),
@@ -196,20 +196,9 @@ check_measure_args <- function(args, measure) {
   invisible(args)
 }
 
-# Exact column means and SDs of the original records (with the power-of-two factors of
-# tiny columns), the scale that linkage_setup() and key_z() use for a group of strata.
-global_scale <- function(original, vars, keys = NULL) {
-  x <- numeric_matrix(original, vars)
-  tiny <- pow2_normalise(x)
-  st <- col_stats(tiny$x)
-  out <- list(mean = st$mean, sd = st$sd, e = stats::setNames(tiny$e, vars))
-  if (length(keys)) {
-    sk <- col_stats(numeric_matrix(original, keys))
-    out$mean <- c(out$mean, sk$mean)
-    out$sd <- c(out$sd, sk$sd)
-  }
-  out
-}
+# The z-scale (column_scale()) of the variables and numeric keys of all the original
+# records, which linkage_setup() and the intruder's view use for a group of strata.
+global_scale <- function(original, vars, keys = NULL) column_scale(numeric_matrix(original, c(vars, keys)))
 
 # The worker of risk_partitioned(): measures one group (list(o, m)) on the global `scale`,
 # a failure returned as a value; its environment holds only its arguments (not the data).

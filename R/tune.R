@@ -369,7 +369,9 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
     published_keys(df, df, vars, strata, c(sensitive, intruder$sensitive))
   } else character()
   if (length(keys)) {
-    # the limits on the strata alone are the caller's to fix (an error, as before)
+    # a limit the strata alone break is the caller's to fix (an error); one that only the
+    # cells of the published columns break ends the search without a release, or with
+    # `small_strata = "suppress"` leaves their records out (below)
     check_tune_limits(limits, k_strata, m, tabulate(stratum_ids(df, strata)), n)
     cells <- stratum_ids(df, c(strata, keys))
     why <- tryCatch({
