@@ -158,31 +158,33 @@ anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
     stop_arg("`engine = \"rann\"` needs the package RANN: install.packages(\"RANN\"), ",
              "or use the default engine = \"kdtree\".")
   }
-  step <- mask_input(data, f$vars, f$strata, f$k, f$na, f$small_strata)
-  x <- step$x
-  masked <- mask_matrix(x, step$id, f$k, f$engine, f$nthreads)
-  sizes <- nonempty_sizes(step$id)
-  df <- mask_output(step$df, data, f$vars, f$strata, masked$columns, x, f$k, f$format, f$check_identifiers)
+  f <- mask_input(data, f)
+  masked <- mask_matrix(f$x, f$id, f$k, f$engine, f$nthreads)
+  sizes <- nonempty_sizes(f$id)
+  df <- mask_output(f$df, data, f$vars, f$strata, masked$columns, f$x, f$k, f$format, f$check_identifiers)
   # the metadata hold settings, counts and the step-5 scaling factors: no means or SDs of
   # the originals (for a stratum of two records they give both values back)
   as_release(as_release_frame(df, data), "anonymise",
              settings = f[c("k", "vars", "strata", "na", "small_strata", "engine", "format")],
-             counts = list(n = nrow(df), n_strata = length(sizes), min_size = min(sizes),
-                           n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,
-                           n_imputed = step$n_imputed, n_moved = step$n_moved),
+             counts = c(list(n = nrow(df), n_strata = length(sizes), min_size = min(sizes)), f[policy_counts]),
              stats = list(scale = masked$scale))
 }
 
 # The front of the masking verbs that release one value per record (anonymise(),
-# anonymise_keyed()): `data` as a data frame, its stratum ids, missing values by `na` and
-# small strata by `small_strata`. Returns the step of handle_small_strata(): the rows left
-# (`df`), their matrix of `vars` (`x`), stratum ids (`id`) and the counts.
-mask_input <- function(data, vars, strata, k, na, small_strata) {
+# anonymise_keyed(), anonymise_mdav()): `data` as a data frame, its stratum ids, missing
+# values by the `na` policy and strata smaller than `k` by the `small_strata` policy of
+# the mask frame `f` (check_masking_args()). Returns `f` with the fields of
+# handle_small_strata(): the rows left (`df`), their matrix of `vars` (`x`), their stratum
+# ids (`id`) and the policies' counts (`policy_counts`).
+mask_input <- function(data, f, k = f$k) {
   df <- as.data.frame(data, stringsAsFactors = FALSE)
-  id <- stratum_ids(df, strata)
-  step <- handle_missing(numeric_matrix(df, vars), id, na, strata)
-  handle_small_strata(step, df, id, k, strata, small_strata)
+  id <- stratum_ids(df, f$strata)
+  step <- handle_missing(numeric_matrix(df, f$vars), id, f$na, f$strata)
+  c(f, handle_small_strata(step, df, id, k, f$strata, f$small_strata)[c("df", "x", "id", policy_counts)])
 }
+
+# The counts of the `na` and `small_strata` policies, in the order of the release metadata.
+policy_counts <- c("n_suppressed", "n_dropped", "n_imputed", "n_moved")
 
 # The back of those verbs: the identifier warning, then each masked column of `columns` in
 # its release form (from the records' values `x` before masking) in place of its `vars`

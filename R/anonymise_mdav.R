@@ -98,25 +98,22 @@ anonymise_mdav <- function(data, vars = NULL, strata = NULL, k = 3, noise = FALS
   format <- check_format(format, "kdtree")
   table_k <- is.data.frame(f$k)
   # with a table, every stratum is checked against its own k below
-  step <- mask_input(data, f$vars, f$strata, if (table_k) 1L else f$k, f$na, f$small_strata)
-  id <- step$id
-  id <- match(id, sort(unique(id))) # the strata left, 1..S
+  f <- mask_input(data, f, if (table_k) 1L else f$k)
+  id <- match(f$id, sort(unique(f$id))) # the strata left, 1..S
   sizes <- tabulate(id)
-  k_rows <- if (table_k) adaptive_start_k(f$k, step$df, f$strata, list(sizes = sizes, id = id)) else rep(f$k, length(id))
-  k <- if (table_k) k_table_of(step$df, f$strata, list(sizes = sizes, id = id), k_rows) else f$k
-  x <- step$x
-  res <- mdav_mask(x, id, k_rows[match(seq_along(sizes), id)], f$nthreads)
+  k_rows <- if (table_k) adaptive_start_k(f$k, f$df, f$strata, list(sizes = sizes, id = id)) else rep(f$k, length(id))
+  k <- if (table_k) k_table_of(f$df, f$strata, list(sizes = sizes, id = id), k_rows) else f$k
+  res <- mdav_mask(f$x, id, k_rows[match(seq_along(sizes), id)], f$nthreads)
   # the keyed noise of the group means (R/centroid_noise.R): from `key`, else from a secret
   # drawn from R's random stream
-  if (noise) res$columns <- mdav_noise(x, res, if (is.null(secret)) noise_secret_from_rng() else secret)
-  df <- mask_output(step$df, data, f$vars, f$strata, res$columns, x, min(k_rows), format, f$check_identifiers)
+  if (noise) res$columns <- mdav_noise(f$x, res, if (is.null(secret)) noise_secret_from_rng() else secret)
+  df <- mask_output(f$df, data, f$vars, f$strata, res$columns, f$x, min(k_rows), format, f$check_identifiers)
   as_release(as_release_frame(df, data), "anonymise_mdav",
              settings = list(k = k, vars = f$vars, strata = f$strata, noise = noise, na = f$na,
                              small_strata = f$small_strata, format = format),
-             counts = list(n = nrow(df), n_strata = length(sizes), min_size = min(sizes),
-                           n_groups = length(res$size), min_group = min(res$size), max_group = max(res$size),
-                           n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,
-                           n_imputed = step$n_imputed, n_moved = step$n_moved))
+             counts = c(list(n = nrow(df), n_strata = length(sizes), min_size = min(sizes),
+                             n_groups = length(res$size), min_group = min(res$size), max_group = max(res$size)),
+                        f[policy_counts]))
 }
 
 # The masked columns of `res` (mdav_mask()) with the keyed noise of centroid_noise() on the

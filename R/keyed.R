@@ -160,18 +160,15 @@ anonymise_keyed <- function(data, vars = NULL, strata = NULL, k = 3, key, size =
   keys <- check_columns(keys, data, "keys", character())
   both <- intersect(keys, c(f$vars, f$strata))
   if (length(both)) stop_arg("`keys` repeats columns of `vars` or `strata`: ", quote_names(both), ".", kind = "column")
-  step <- mask_input(data, f$vars, f$strata, f$k, f$na, f$small_strata)
-  x <- step$x
-  res <- keyed_mask(x, keyed_cells(step$df, step$id, keys, f$strata, f$k), f$k, size, secret, f$nthreads, noise)
-  sizes <- nonempty_sizes(step$id)
-  df <- mask_output(step$df, data, f$vars, f$strata, res$columns, x, f$k, format, f$check_identifiers)
+  f <- mask_input(data, f)
+  res <- keyed_mask(f$x, keyed_cells(f$df, f$id, keys, f$strata, f$k), f$k, size, secret, f$nthreads, noise)
+  sizes <- nonempty_sizes(f$id)
+  df <- mask_output(f$df, data, f$vars, f$strata, res$columns, f$x, f$k, format, f$check_identifiers)
   as_release(as_release_frame(df, data), "anonymise_keyed",
              settings = list(k = f$k, size = size, vars = f$vars, strata = f$strata, keys = keys, noise = noise,
                              na = f$na, small_strata = f$small_strata, format = format, keyed = TRUE),
-             counts = list(n = nrow(df), n_strata = length(sizes), min_size = min(sizes),
-                           n_groups = res$n_groups, min_group = res$min_group,
-                           n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,
-                           n_imputed = step$n_imputed, n_moved = step$n_moved))
+             counts = c(list(n = nrow(df), n_strata = length(sizes), min_size = min(sizes),
+                             n_groups = res$n_groups, min_group = res$min_group), f[policy_counts]))
 }
 
 # The cells the groups are formed in: the strata (ids `id`), split by the values of the
