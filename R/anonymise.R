@@ -443,20 +443,17 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
   # be taken for constant: scale them exactly by a power of two, and back at the end
   tiny <- pow2_normalise(x)
   x <- tiny$x
-  if (engine == "kdtree") {
-    # one native call: exact column statistics, the search, step 5 (the kernel of
-    # rescale_centroids())
-    show <- show_progress(nrow(x) * (k + 16) / 20)
-    res <- with_progress(show, .Call(C_ffi_anonymise, x, id, k, nthreads, show))
-    stats <- list(mean = stats::setNames(res$mean, colnames(x)), sd = stats::setNames(res$sd, colnames(x)))
-  } else {
-    # the rann engine reproduces the authors' arithmetic, (x - mean(x)) / sd(x): its last
-    # bits decide which of several equally distant neighbours RANN returns
-    stats <- base_stats(x)
-    res <- NULL
-  }
+  # the rann engine reproduces the authors' arithmetic, (x - mean(x)) / sd(x): its last
+  # bits decide which of several equally distant neighbours RANN returns
+  stats <- if (engine == "kdtree") column_scale(x, nthreads) else base_stats(x)
   cols <- masked_columns(x, stats)
-  if (is.null(res)) res <- rann_mask(x, cols, stats, id, k, nthreads)
+  res <- if (engine == "kdtree") {
+    # one native call on the z-scale: the search and step 5 (the kernel of rescale_centroids())
+    show <- show_progress(nrow(x) * (k + 16) / 20)
+    with_progress(show, .Call(C_ffi_anonymise, x, id, k, stats$mean, stats$sd, nthreads, show))
+  } else {
+    rann_mask(x, cols, stats, id, k, nthreads)
+  }
   step5_release(res, x, cols, tiny)
 }
 

@@ -10,9 +10,12 @@
 #   A near-constant column (values equal but for the last bits) varies, so it is kept and
 #   standardised like any other; a masking verb refuses a column that varies with an SD of 0
 #   or an infinite one (masked_columns()).
-# The kernels of src/ that standardise (ffi_anonymise() in src/anonymise_glue.c, src/mdav.c
-# on the scale passed to it) apply the same rule to the same exact statistics. risk_rmd()
-# alone keeps sdcMicro's scale() of dRiskRMD, whose numbers it reproduces bit for bit.
+# The kernels of src/ that standardise take this scale from R (ffi_anonymise(), ffi_mdav():
+# the columns' means and SDs; one with SD 0 is not on the scale); the chunked path
+# (anonymise_stats()) merges exact sums into the same statistics bit for bit. Two paths
+# keep another scale on purpose, to reproduce others' numbers bit for bit: the rann engine
+# of anonymise() (the authors' sd(), through z_scale()) and risk_rmd() (sdcMicro's scale()
+# in dRiskRMD).
 
 # The z-scale of the columns of the numeric matrix `x`: list(mean, sd) of the columns
 # after their power-of-two factors `e`, and `keep`, the columns on the scale.
