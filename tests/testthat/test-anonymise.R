@@ -724,7 +724,6 @@ test_that("check_masking_args() returns the mask frame: the checked values, read
     expect_identical(eval(formals(verb)$na), detanon:::na_choices)
     expect_identical(eval(formals(verb)$small_strata), detanon:::small_strata_choices)
   }
-  expect_identical(eval(formals(tune_release)$methods), detanon:::tune_methods)
   expect_identical(detanon:::rmd_defaults(),
                    list(w1 = formals(risk_rmd)$w1, w2 = formals(risk_rmd)$w2, neighbours = formals(risk_rmd)$neighbours))
 })

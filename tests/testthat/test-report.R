@@ -433,6 +433,21 @@ test_that("the margins figure draws no original bin or cell below k and no origi
   expect_silent(plot_report_margins(o, m, "v", k = 3))
 })
 
+test_that("the margins figure of whole-number values of a wide range is drawn (no integer overflow)", {
+  # the reported input: testdata's expend released in 5527888..99917604 (pretty() then
+  # gives integer breaks 0, 5e6, ..., 1e8), 2340 records; and a variant in another range
+  pdf(NULL)
+  on.exit(dev.off())
+  for (lim in list(c(5527888L, 99917604L), c(1000001L, 40000000L))) {
+    m <- as.integer(round(seq(lim[1], lim[2], length.out = 2340)))
+    o <- rev(m)
+    b <- report_bins(o, m, 3)
+    expect_type(b$breaks, "double")
+    expect_identical(sum(b$released), 2340L)
+    expect_silent(plot_report_margins(o, m, "expend", k = 3))
+  }
+})
+
 test_that("bad arguments give classed errors naming release_report()", {
   d <- titanic_paper()[-1]
   masked <- anonymise(d, k = 3, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"))
