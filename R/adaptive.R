@@ -93,21 +93,23 @@ anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 
                                nthreads = getOption("detanon.nthreads", 1L)) {
   if (is_sdc(data)) return(sdc_verb(anonymise_adaptive, data, match.call(), parent.frame())) # R/sdcmicro.R
   if (!is.null(household)) return(household_verb(anonymise_adaptive, data, household, match.call(), parent.frame()))
-  # the checked values replace the arguments (a table `k` is checked by adaptive_start_k())
-  list2env(check_masking_args(data, vars, strata, k, format = format, k_table = TRUE,
-                              check_identifiers = check_identifiers, nthreads = nthreads), environment())
+  # a table `k` is checked by adaptive_start_k()
+  f <- check_masking_args(data, vars, strata, k, format = format,
+                          choices = list(format = c("natural", "precision", "none")), k_table = TRUE,
+                          check_identifiers = check_identifiers, nthreads = nthreads)
   m <- check_whole(m, "m", min = 0)
   rate <- check_rates(rate)
   if (!is.null(w1)) w1 <- check_number(w1, "w1", lower = 0, lower_open = TRUE)
   df <- as.data.frame(data, stringsAsFactors = FALSE)
-  p <- adaptive_setup(df, vars, strata, rmd = !is.null(w1), nthreads = nthreads)
-  k0 <- adaptive_start_k(k, df, strata, p)
+  p <- adaptive_setup(df, f$vars, f$strata, rmd = !is.null(w1), nthreads = f$nthreads)
+  k0 <- adaptive_start_k(f$k, df, f$strata, p)
   k_max <- check_k_max(k_max, rate, max(k0))
-  if (is.data.frame(k)) k <- k_table_of(df, strata, p, k0) # only the strata of `data`, no row names
-  fit <- adaptive_fit(p, k0, k_max, m, rate, w1, nthreads)
-  adaptive_release(data, df, p, fit, format, min(k0),
-                   settings = list(k = k, k_max = k_max, m = m, rate = rate, w1 = w1, format = format,
-                                   vars = vars, strata = strata), check_identifiers = check_identifiers)
+  # a table: only the strata of `data`, no row names
+  k <- if (is.data.frame(f$k)) k_table_of(df, f$strata, p, k0) else f$k
+  fit <- adaptive_fit(p, k0, k_max, m, rate, w1, f$nthreads)
+  adaptive_release(data, df, p, fit, f$format, min(k0),
+                   settings = list(k = k, k_max = k_max, m = m, rate = rate, w1 = w1, format = f$format,
+                                   vars = f$vars, strata = f$strata), check_identifiers = f$check_identifiers)
 }
 
 # The parts of an adaptive masking that do not depend on its settings: the complete
@@ -120,12 +122,12 @@ adaptive_setup <- function(df, vars, strata, rmd, nthreads) {
   sizes <- tabulate(id, max(id))
   tiny <- pow2_normalise(x0)
   x <- tiny$x
-  stats <- col_stats(x, nthreads)
+  stats <- column_scale(x, nthreads)
   cols <- masked_columns(x, stats)
   p <- list(x0 = x0, x = x, tiny = tiny, stats = stats, cols = cols, id = id, sizes = sizes,
             order = as.integer(order(id, method = "radix")), offsets = as.integer(c(0L, cumsum(sizes))))
   if (length(cols)) {
-    p$z <- unname(sweep(sweep(x[, cols, drop = FALSE], 2L, stats$mean[cols]), 2L, stats$sd[cols], "/"))
+    p$z <- unname(z_scores(x, stats))
     p$index <- rank_index(p$z, p)
     if (rmd) {
       if (nrow(x) < length(cols) + 2L) {

@@ -195,39 +195,41 @@ anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
                       nthreads = getOption("detanon.nthreads", 1L)) {
   if (is_sdc(data)) return(sdc_verb(anonymise, data, match.call(), parent.frame())) # R/sdcmicro.R
   if (!is.null(household)) return(household_verb(anonymise, data, household, match.call(), parent.frame()))
-  # the checked values replace the arguments
-  list2env(check_masking_args(data, vars, strata, k, engine = engine, format = format, na = na,
-                              small_strata = small_strata, check_identifiers = check_identifiers,
-                              nthreads = nthreads), environment())
-  if (engine == "rann" && !requireNamespace("RANN", quietly = TRUE)) {
+  f <- check_masking_args(data, vars, strata, k, engine = engine, format = format, na = na,
+                          small_strata = small_strata,
+                          choices = list(engine = c("kdtree", "rann"), na = na_choices,
+                                         small_strata = small_strata_choices),
+                          check_identifiers = check_identifiers, nthreads = nthreads)
+  if (f$engine == "rann" && !requireNamespace("RANN", quietly = TRUE)) {
     stop_arg("`engine = \"rann\"` needs the package RANN: install.packages(\"RANN\"), ",
              "or use the default engine = \"kdtree\".")
   }
-  step <- mask_input(data, vars, strata, k, na, small_strata)
-  x <- step$x
-  masked <- mask_matrix(x, step$id, k, engine, nthreads)
-  sizes <- nonempty_sizes(step$id)
+  f <- mask_input(data, f)
+  masked <- mask_matrix(f$x, f$id, f$k, f$engine, f$nthreads)
+  sizes <- nonempty_sizes(f$id)
   # the metadata hold settings, counts and the step-5 scaling factors: no means or SDs of
   # the originals (for a stratum of two records they give both values back)
-  finish_release(step$df, data, vars, strata, masked$columns, x, k, format, check_identifiers, verb = "anonymise",
-                 settings = list(k = k, vars = vars, strata = strata, na = na, small_strata = small_strata,
-                                 engine = engine, format = format),
-                 counts = list(n = nrow(step$df), n_strata = length(sizes), min_size = min(sizes),
-                               n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,
-                               n_imputed = step$n_imputed, n_moved = step$n_moved),
+  finish_release(f$df, data, f$vars, f$strata, masked$columns, f$x, f$k, f$format, f$check_identifiers,
+                 verb = "anonymise", settings = f[c("k", "vars", "strata", "na", "small_strata", "engine", "format")],
+                 counts = c(list(n = nrow(f$df), n_strata = length(sizes), min_size = min(sizes)), f[policy_counts]),
                  stats = list(scale = masked$scale))
 }
 
 # The front of the masking verbs that release one value per record (anonymise(),
-# anonymise_keyed()): `data` as a data frame, its stratum ids, missing values by `na` and
-# small strata by `small_strata`. Returns the step of handle_small_strata(): the rows left
-# (`df`), their matrix of `vars` (`x`), stratum ids (`id`) and the counts.
-mask_input <- function(data, vars, strata, k, na, small_strata) {
+# anonymise_keyed(), anonymise_mdav()): `data` as a data frame, its stratum ids, missing
+# values by the `na` policy and strata smaller than `k` by the `small_strata` policy of
+# the mask frame `f` (check_masking_args()). Returns `f` with the fields of
+# handle_small_strata(): the rows left (`df`), their matrix of `vars` (`x`), their stratum
+# ids (`id`) and the policies' counts (`policy_counts`).
+mask_input <- function(data, f, k = f$k) {
   df <- as.data.frame(data, stringsAsFactors = FALSE)
-  id <- stratum_ids(df, strata)
-  step <- handle_missing(numeric_matrix(df, vars), id, na, strata)
-  handle_small_strata(step, df, id, k, strata, small_strata)
+  id <- stratum_ids(df, f$strata)
+  step <- handle_missing(numeric_matrix(df, f$vars), id, f$na, f$strata)
+  c(f, handle_small_strata(step, df, id, k, f$strata, f$small_strata)[c("df", "x", "id", policy_counts)])
 }
+
+# The counts of the `na` and `small_strata` policies, in the order of the release metadata.
+policy_counts <- c("n_suppressed", "n_dropped", "n_imputed", "n_moved")
 
 # The sizes of the non-empty strata of the stratum ids `id`.
 nonempty_sizes <- function(id) {
@@ -325,20 +327,17 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
   # be taken for constant: scale them exactly by a power of two, and back at the end
   tiny <- pow2_normalise(x)
   x <- tiny$x
-  if (engine == "kdtree") {
-    # one native call: exact column statistics, the search, step 5 (the kernel of
-    # rescale_centroids())
-    show <- show_progress(nrow(x) * (k + 16) / 20)
-    res <- with_progress(show, .Call(C_ffi_anonymise, x, id, k, nthreads, show))
-    stats <- list(mean = stats::setNames(res$mean, colnames(x)), sd = stats::setNames(res$sd, colnames(x)))
-  } else {
-    # the rann engine reproduces the authors' arithmetic, (x - mean(x)) / sd(x): its last
-    # bits decide which of several equally distant neighbours RANN returns
-    stats <- base_stats(x)
-    res <- NULL
-  }
+  # the rann engine reproduces the authors' arithmetic, (x - mean(x)) / sd(x): its last
+  # bits decide which of several equally distant neighbours RANN returns
+  stats <- if (engine == "kdtree") column_scale(x, nthreads) else base_stats(x)
   cols <- masked_columns(x, stats)
-  if (is.null(res)) res <- rann_mask(x, cols, stats, id, k, nthreads)
+  res <- if (engine == "kdtree") {
+    # one native call on the z-scale: the search and step 5 (the kernel of rescale_centroids())
+    show <- show_progress(nrow(x) * (k + 16) / 20)
+    with_progress(show, .Call(C_ffi_anonymise, x, id, k, stats$mean, stats$sd, nthreads, show))
+  } else {
+    rann_mask(x, cols, stats, id, k, nthreads)
+  }
   step5_release(res, x, cols, tiny)
 }
 
@@ -390,7 +389,7 @@ rescale_centroids <- function(x, cols, stats, centroids, centroid_sd = NULL, nth
 # ffi_anonymise() does.
 rann_mask <- function(x, cols, stats, id, k, nthreads) {
   if (!length(cols)) return(rescale_centroids(x, cols, stats, NULL))
-  z <- scale(x[, cols, drop = FALSE], center = stats$mean[cols], scale = stats$sd[cols])
+  z <- z_scale(x[, cols, drop = FALSE], stats$mean[cols], stats$sd[cols])
   centroids <- rann_centroids(z, id, k)
   rescale_centroids(x, cols, stats, centroids, base_stats(centroids)$sd, nthreads)
 }
@@ -440,18 +439,25 @@ is_labelled <- function(x) inherits(x, "haven_labelled") || inherits(x, "labelle
 # Columns masked by default: numeric, not labelled codes.
 default_vars <- function(data) names(data)[vapply(data, function(x) is_continuous(x) && !is_labelled(x), logical(1))]
 
+# The choices of the policies shared by the masking verbs (CONTRIBUTING, section 1); a
+# verb's own subset is passed as it is in its signature.
+na_choices <- c("fail", "median", "mean", "median_stratum", "mean_stratum", "complete")
+small_strata_choices <- c("fail", "suppress", "merge")
+
 # The one validation path of the masking verbs (anonymise(), anonymise_adaptive(),
-# tune_release(), stir(), blend_outliers()), in one order: `data` a data frame; `strata`
-# atomic columns (by default `strata_default`); `vars` columns not in `strata` (by default
-# the numeric ones), with `numeric = TRUE` numeric and finite, and complete unless the
-# verb's `na` handles missing values; `k` a whole number >= 2 (with `k_table = TRUE` a
-# table may pass, for the verb to check); the choice arguments in `...` matched against
-# the calling verb's formals (`format`, when the verb's default is NULL, by `engine`);
-# `check_identifiers` and `nthreads` when given; last, `data` has records. Returns the
-# checked values, named as the arguments.
-check_masking_args <- function(data, vars, strata, k, ..., strata_default = default_strata(data),
-                               numeric = TRUE, k_table = FALSE, check_identifiers = NULL,
-                               nthreads = NULL) {
+# anonymise_keyed(), anonymise_mdav(), tune_release(), stir(), blend_outliers(),
+# anonymise_stats()), in one order: `data` a data frame; `strata` atomic columns (by
+# default `strata_default`); `vars` columns not in `strata` (by default the numeric ones),
+# with `numeric = TRUE` numeric and finite, and complete unless the verb's `na` handles
+# missing values; `k` a whole number >= 2 (with `k_table = TRUE` a table may pass, for the
+# verb to check); the choice arguments in `...`, each matched against its entry of
+# `choices` (the choices of the verb's signature; `format` without an entry is NULL or a
+# release form, NULL resolved by `engine`); `check_identifiers` and `nthreads` when given;
+# last, `data` has records. Returns the mask frame: a list of the checked values, named as
+# the arguments, which the verb reads with `$`.
+check_masking_args <- function(data, vars, strata, k, ..., choices = list(),
+                               strata_default = default_strata(data), numeric = TRUE, k_table = FALSE,
+                               check_identifiers = NULL, nthreads = NULL) {
   check_data_frame(data, "data")
   strata <- check_columns(strata, data, "strata", strata_default)
   check_strata_columns(data, strata)
@@ -459,13 +465,12 @@ check_masking_args <- function(data, vars, strata, k, ..., strata_default = defa
   check_vars(data, vars, strata, numeric)
   if (!k_table || !is.data.frame(k)) k <- check_whole(k, "k", min = 2)
   out <- list(vars = vars, strata = strata, k = k)
-  verb <- formals(sys.function(sys.parent()))
-  choices <- list(...)
-  for (arg in names(choices)) {
-    out[[arg]] <- if (arg == "format" && is.null(verb[["format"]])) check_format(choices$format, out$engine)
-                  else match_choice(choices[[arg]], arg, eval(verb[[arg]]))
+  given <- list(...)
+  for (arg in names(given)) {
+    out[[arg]] <- if (arg == "format" && is.null(choices$format)) check_format(given$format, out$engine)
+                  else match_choice(given[[arg]], arg, choices[[arg]])
   }
-  if (!is.null(check_identifiers)) check_flag(check_identifiers, "check_identifiers")
+  if (!is.null(check_identifiers)) out$check_identifiers <- check_flag(check_identifiers, "check_identifiers")
   if (!is.null(nthreads)) out$nthreads <- check_nthreads(nthreads)
   if (numeric && !isTRUE(out$na != "fail")) check_complete(data, vars, has_na_arg = !is.null(out$na))
   if (!nrow(data)) stop_arg("`data` has no records: there is nothing to mask.", kind = "data")

@@ -91,34 +91,31 @@ anonymise_mdav <- function(data, vars = NULL, strata = NULL, k = 3, noise = FALS
                            nthreads = getOption("detanon.nthreads", 1L)) {
   if (is_sdc(data)) return(sdc_verb(anonymise_mdav, data, match.call(), parent.frame())) # R/sdcmicro.R
   if (!is.null(household)) return(household_verb(anonymise_mdav, data, household, match.call(), parent.frame()))
-  # the checked values replace the arguments (a table `k` is checked by adaptive_start_k())
-  list2env(check_masking_args(data, vars, strata, k, na = na, small_strata = small_strata,
-                              k_table = TRUE, check_identifiers = check_identifiers, nthreads = nthreads),
-           environment())
+  # a table `k` is checked by adaptive_start_k()
+  f <- check_masking_args(data, vars, strata, k, na = na, small_strata = small_strata,
+                          choices = list(na = na_choices, small_strata = small_strata_choices), k_table = TRUE,
+                          check_identifiers = check_identifiers, nthreads = nthreads)
   noise <- check_flag(noise, "noise")
   secret <- if (!is.null(key)) check_key(key)
   format <- check_format(format, "kdtree")
-  table_k <- is.data.frame(k)
+  table_k <- is.data.frame(f$k)
   # with a table, every stratum is checked against its own k below
-  step <- mask_input(data, vars, strata, if (table_k) 1L else k, na, small_strata)
-  id <- step$id
-  id <- match(id, sort(unique(id))) # the strata left, 1..S
+  f <- mask_input(data, f, if (table_k) 1L else f$k)
+  id <- match(f$id, sort(unique(f$id))) # the strata left, 1..S
   sizes <- tabulate(id)
-  k_rows <- if (table_k) adaptive_start_k(k, step$df, strata, list(sizes = sizes, id = id)) else rep(k, length(id))
-  if (table_k) k <- k_table_of(step$df, strata, list(sizes = sizes, id = id), k_rows)
-  x <- step$x
-  res <- mdav_mask(x, id, k_rows[match(seq_along(sizes), id)], nthreads)
+  k_rows <- if (table_k) adaptive_start_k(f$k, f$df, f$strata, list(sizes = sizes, id = id)) else rep(f$k, length(id))
+  k <- if (table_k) k_table_of(f$df, f$strata, list(sizes = sizes, id = id), k_rows) else f$k
+  res <- mdav_mask(f$x, id, k_rows[match(seq_along(sizes), id)], f$nthreads)
   # the keyed noise of the group means (R/centroid_noise.R): from `key`, else from a secret
   # drawn from R's random stream
-  if (noise) res$columns <- mdav_noise(x, res, if (is.null(secret)) noise_secret_from_rng() else secret)
-  finish_release(step$df, data, vars, strata, res$columns, x, min(k_rows), format, check_identifiers,
+  if (noise) res$columns <- mdav_noise(f$x, res, if (is.null(secret)) noise_secret_from_rng() else secret)
+  finish_release(f$df, data, f$vars, f$strata, res$columns, f$x, min(k_rows), format, f$check_identifiers,
                  keep = "masked", verb = "anonymise_mdav",
-                 settings = list(k = k, vars = vars, strata = strata, noise = noise, na = na,
-                                 small_strata = small_strata, format = format),
-                 counts = list(n = nrow(step$df), n_strata = length(sizes), min_size = min(sizes),
-                               n_groups = length(res$size), min_group = min(res$size), max_group = max(res$size),
-                               n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,
-                               n_imputed = step$n_imputed, n_moved = step$n_moved))
+                 settings = list(k = k, vars = f$vars, strata = f$strata, noise = noise, na = f$na,
+                                 small_strata = f$small_strata, format = format),
+                 counts = c(list(n = nrow(f$df), n_strata = length(sizes), min_size = min(sizes),
+                                 n_groups = length(res$size), min_group = min(res$size), max_group = max(res$size)),
+                            f[policy_counts]))
 }
 
 # The masked columns of `res` (mdav_mask()) with the keyed noise of centroid_noise() on the
@@ -139,9 +136,9 @@ mdav_mask <- function(x, id, k_strata, nthreads) {
   tiny <- pow2_normalise(x)
   x <- tiny$x
   storage.mode(x) <- "double"
-  st <- .Call(C_ffi_col_stats, x, 1L)
-  cols <- masked_columns(x, list(mean = st[1L, ], sd = st[2L, ]))
-  res <- method_registry()$mdav$kernel(x, cols, st[1L, ], st[2L, ], id, k_strata, nthreads)
+  st <- column_scale(x)
+  cols <- masked_columns(x, st)
+  res <- method_registry()$mdav$kernel(x, cols, st$mean, st$sd, id, k_strata, nthreads)
   columns <- lapply(seq_len(ncol(x)), function(j) {
     v <- res$values[, j]
     if (tiny$e[j] != 0) times_pow2(v, -tiny$e[j]) else v

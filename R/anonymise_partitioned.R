@@ -183,7 +183,7 @@ use_future <- function(future) {
 # Mask every task (a data frame of whole strata, or with `source` the strata to read) on
 # the workers of the current plan; a failure names the strata.
 map_strata <- function(tasks, labels, source, st, nthreads, future) {
-  p <- if (requireNamespace("progressr", quietly = TRUE)) progressr::progressor(steps = length(tasks)) else function(...) NULL
+  p <- task_progress(length(tasks))
   # each task travels alone to its worker (future_lapply() splits X); the worker function
   # is made in a small environment, so that it carries no other task with it
   work <- stratum_worker(source, st, nthreads, p)

@@ -86,7 +86,8 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3, method = 
              "all kept records. Use \"suppress\" or \"fail\", merge_small_strata() first, or anonymise() in memory.")
   }
   # the checks of anonymise() on the first chunk (columns, types, k)
-  args <- check_masking_args(first, vars, strata, k, na = na, small_strata = small_strata)
+  args <- check_masking_args(first, vars, strata, k, na = na, small_strata = small_strata,
+                             choices = list(na = na_choices, small_strata = small_strata_choices))
   vars <- args$vars
   strata <- args$strata
   k <- args$k

@@ -100,7 +100,7 @@ recipe_spec <- function() {
 # permuted: put back in order first), or NULL.
 view_release_info <- function(s) {
   # a partitioned run (risk_partitioned()): the metadata of the whole release
-  if (!is.null(partition_state$info)) return(partition_state$info)
+  if (!is.null(s$intruder$release)) return(s$intruder$release)
   masked <- if (!is.null(s$perm)) s$masked[order(s$perm), , drop = FALSE] else s$masked
   suppressWarnings(release_info(masked))
 }

@@ -89,8 +89,7 @@ risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder 
   } else if (!is.null(vars) || !is.null(strata)) {
     stop_arg("Give the columns either in `intruder` or as `vars`/`strata`, not both.")
   }
-  # the checked values replace the arguments
-  list2env(check_attack_args(control, seed, nthreads, m), environment())
+  checked <- check_attack_args(control, seed, nthreads, m)
   reg <- battery_attacks()
   if (is.null(attacks)) attacks <- names(reg)
   if (!is.character(attacks) || !length(attacks) || anyNA(attacks) || !all(attacks %in% names(reg))) {
@@ -99,11 +98,12 @@ risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder 
   }
   if (is.null(sensitive)) attacks <- setdiff(attacks, names(reg)[vapply(reg, `[[`, TRUE, "needs_sensitive")])
   attacks <- battery_previous(attacks, reg, previous, previous_original, original, masked)
-  v <- attack_view(original, masked, intruder, control, seed, sensitive = sensitive)
+  v <- attack_view(original, masked, intruder, checked$control, checked$seed, sensitive = sensitive)
   res <- lapply(attacks, function(a) {
     spec <- reg[[a]]
     if (!is.null(spec$needs_previous)) spec$args[c("previous", "previous_original")] <- list(previous, previous_original)
-    run_attack(spec, v$s, v$ctrl, m = m, sensitive = sensitive, nthreads = nthreads, seed = seed)
+    run_attack(spec, v$s, v$ctrl, m = checked$m, sensitive = sensitive, nthreads = checked$nthreads,
+               seed = checked$seed)
   })
   names(res) <- attacks
   structure(list(attacks = res, intruder = v$s$intruder, n = v$s$n, vars = v$s$vars, strata = v$s$strata),
@@ -177,16 +177,17 @@ run_attack <- function(spec, s, ctrl, m, sensitive, nthreads, seed) {
 # intruder's view and its control built, and the attack of `spec` run with its settings
 # `args` (checked by the verb).
 attack_verb <- function(spec, args, original, masked, intruder, m, control, seed, nthreads, sensitive = NULL) {
-  list2env(check_attack_args(control, seed, nthreads, m), environment())
-  v <- attack_view(original, masked, intruder, control, seed,
+  checked <- check_attack_args(control, seed, nthreads, m)
+  v <- attack_view(original, masked, intruder, checked$control, checked$seed,
                    leave_out = isTRUE(spec$control %in% c("holdout", "leave_out")),
                    sensitive = sensitive)
   spec$args[names(args)] <- args
-  run_attack(spec, v$s, v$ctrl, m = m, sensitive = sensitive, nthreads = nthreads, seed = seed)
+  run_attack(spec, v$s, v$ctrl, m = checked$m, sensitive = sensitive, nthreads = checked$nthreads,
+             seed = checked$seed)
 }
 
 # The arguments every attack verb shares, checked once: `m`, `control`, `nthreads` and
-# `seed`. Returns the checked values, named as the arguments.
+# `seed`. Returns a list of the checked values, named as the arguments.
 check_attack_args <- function(control, seed, nthreads, m) {
   list(m = check_whole(m, "m", min = 1), control = check_flag(control, "control"),
        nthreads = check_nthreads(nthreads),
@@ -505,13 +506,7 @@ battery_ranks <- function(index, zq, want, cap, nthreads = 1L) {
 # The z-scores of the numeric keys of one side (on the original's scale).
 key_z <- function(s, side) {
   if (!length(s$key_num)) return(NULL)
-  xo <- numeric_matrix(s$original, s$key_num)
-  x <- if (side == "original") xo else numeric_matrix(s$masked, s$key_num)
-  st <- col_stats(xo)
-  g <- partition_state$scale # a partitioned run: the scale of all the original records
-  if (!is.null(g)) st <- list(mean = g$mean[s$key_num], sd = g$sd[s$key_num])
-  sd <- ifelse(is.finite(st$sd) & st$sd > 0, st$sd, 1)
-  sweep(sweep(x, 2L, st$mean), 2L, sd, "/")
+  z_scores(numeric_matrix(if (side == "original") s$original else s$masked, s$key_num), s$key_scale)
 }
 
 # A linkage setup (as link_ranks() reads it) whose strata are the given cells.

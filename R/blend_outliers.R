@@ -81,19 +81,20 @@
 blend_outliers <- function(data, vars = NULL, strata = NULL, classes = NULL, k = 3,
                            method = c("member", "centroid", "noise"), map = NULL, seed = NULL) {
   if (is_sdc(data)) return(sdc_verb(blend_outliers, data, match.call(), parent.frame())) # R/sdcmicro.R
-  # the checked values replace the arguments (`vars` of any type: stir_encode() checks them)
-  list2env(check_masking_args(data, vars, strata, k, method = method, strata_default = character(),
-                              numeric = FALSE), environment())
+  # `vars` of any type: stir_encode() checks them
+  f <- check_masking_args(data, vars, strata, k, method = method,
+                          choices = list(method = c("member", "centroid", "noise")),
+                          strata_default = character(), numeric = FALSE)
   stir_seed(seed)
   df <- as.data.frame(data, stringsAsFactors = FALSE)
-  dims <- c(strata, vars)
-  enc <- stir_encode(df, dims, stir_arg_names(strata, vars))
-  cl <- stir_cluster_ids(df, strata, classes)
+  dims <- c(f$strata, f$vars)
+  enc <- stir_encode(df, dims, stir_arg_names(f$strata, f$vars))
+  cl <- stir_cluster_ids(df, f$strata, classes)
   if (!is.null(map)) check_map(map, dims)
-  res <- blend_core(df, enc, cl, k, method, map)
-  blend_message(res$counts, k)
+  res <- blend_core(df, enc, cl, f$k, f$method, map)
+  blend_message(res$counts, f$k)
   as_release(as_release_frame(res$df, data), "blend_outliers",
-             settings = list(vars = vars, strata = strata, k = k, method = method,
+             settings = list(vars = f$vars, strata = f$strata, k = f$k, method = f$method,
                              classes = if (is.null(classes)) NULL else "supplied"),
              counts = res$counts)
 }

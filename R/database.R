@@ -209,7 +209,7 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, method = "anon
     groups <- db_group_reader(con, src, names(proto), strata, st, read, chunk, group_size, made, cast)
     workers <- db_workers()
     # progress through progressr (shown inside progressr::with_progress()): records masked
-    prog <- if (requireNamespace("progressr", quietly = TRUE)) progressr::progressor(steps = st$n) else function(...) NULL
+    prog <- task_progress(st$n)
     files <- character()
     first <- TRUE
     # the values masked, summed exactly, must be those the statistics were made of

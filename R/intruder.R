@@ -137,13 +137,15 @@ intruder_lines <- function(x, indent = "", lead = "Intruder who") {
 # on the z-scale of `original`, the strata, the original records it holds (`known`), and
 # the data frames themselves (for attacks that read other columns). Attacks receive this
 # object; the battery's control is the same object with the released rows permuted within
-# strata (battery_permute()).
+# strata (battery_permute()). An intruder measuring a group of strata carries the z-scale
+# of all the original records as `scale` (global_scale()) and the whole release's metadata
+# as `release` (risk_partitioned() sets both).
 intruder_view <- function(original, masked, intruder, seed = NULL, sensitive = NULL) {
   if (is.null(intruder)) intruder <- intruder_published()
   if (!inherits(intruder, "detanon_intruder")) {
     stop_arg("`intruder` must be made by intruder(), not ", show_value(intruder), ".")
   }
-  s <- linkage_setup(original, masked, intruder$vars, intruder$strata)
+  s <- linkage_setup(original, masked, intruder$vars, intruder$strata, intruder$scale)
   # the attacks' table by stratum adds these columns beside the strata
   check_no_clash(s$strata, c("n", "n_attacked", "rate"), "strata")
   keys <- intruder$keys
@@ -168,6 +170,9 @@ intruder_view <- function(original, masked, intruder, seed = NULL, sensitive = N
     }
   }
   s$key_num <- num
+  # the numeric keys' z-scale, of the original records
+  s$key_scale <- if (!length(num)) NULL else if (is.null(intruder$scale)) column_scale(numeric_matrix(original, num))
+                 else scale_columns(intruder$scale, num)
   s$key_cat <- setdiff(keys, num)
   s$intruder <- intruder
   # cells: the strata and the categorical keys, as the intruder matches them exactly, by
@@ -216,15 +221,7 @@ cells_of_pair <- function(s, a, b) {
 # The intruder's distance columns of any data frame `d` with the columns of the pair: the
 # variables and the numeric keys on the z-scale of the original data.
 view_z <- function(s, d) {
-  zk <- if (length(s$key_num)) {
-    xo <- numeric_matrix(s$original, s$key_num)
-    st <- col_stats(xo)
-    g <- partition_state$scale # a partitioned run: the scale of all the original records
-    if (!is.null(g)) st <- list(mean = g$mean[s$key_num], sd = g$sd[s$key_num])
-    sd <- ifelse(is.finite(st$sd) & st$sd > 0, st$sd, 1)
-    sweep(sweep(numeric_matrix(d, s$key_num), 2L, st$mean), 2L, sd, "/")
-  }
-  cbind(s$z(numeric_matrix(d, s$vars)), zk)
+  cbind(s$z(numeric_matrix(d, s$vars)), if (length(s$key_num)) z_scores(numeric_matrix(d, s$key_num), s$key_scale))
 }
 
 # The control of an attack: the same release with its rows permuted within strata so that

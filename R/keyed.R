@@ -154,29 +154,25 @@ anonymise_keyed <- function(data, vars = NULL, strata = NULL, k = 3, key, size =
   if (is_sdc(data)) return(sdc_verb(anonymise_keyed, data, match.call(), parent.frame())) # R/sdcmicro.R
   if (!is.null(household)) return(household_verb(anonymise_keyed, data, household, match.call(), parent.frame()))
   if (!missing(keys)) held <- renamed_arg(keys, "keys", "held", !missing(held))
-  # the checked values replace the arguments
-  list2env(check_masking_args(data, vars, strata, k, na = na, small_strata = small_strata,
-                              check_identifiers = check_identifiers, nthreads = nthreads),
-           environment())
+  f <- check_masking_args(data, vars, strata, k, na = na, small_strata = small_strata,
+                          choices = list(na = na_choices, small_strata = small_strata_choices),
+                          check_identifiers = check_identifiers, nthreads = nthreads)
   secret <- check_key(if (missing(key)) NULL else key)
-  size <- check_number(size, "size", lower = k)
+  size <- check_number(size, "size", lower = f$k)
   noise <- check_flag(noise, "noise")
   format <- check_format(format, "kdtree")
   held <- check_columns(held, data, "held", character())
-  both <- intersect(held, c(vars, strata))
+  both <- intersect(held, c(f$vars, f$strata))
   if (length(both)) stop_arg("`held` repeats columns of `vars` or `strata`: ", quote_names(both), ".", kind = "column")
-  step <- mask_input(data, vars, strata, k, na, small_strata)
-  x <- step$x
-  res <- keyed_mask(x, keyed_cells(step$df, step$id, held, strata, k), k, size, secret, nthreads, noise)
-  sizes <- nonempty_sizes(step$id)
-  finish_release(step$df, data, vars, strata, res$columns, x, k, format, check_identifiers, keep = "masked",
+  f <- mask_input(data, f)
+  res <- keyed_mask(f$x, keyed_cells(f$df, f$id, held, f$strata, f$k), f$k, size, secret, f$nthreads, noise)
+  sizes <- nonempty_sizes(f$id)
+  finish_release(f$df, data, f$vars, f$strata, res$columns, f$x, f$k, format, f$check_identifiers, keep = "masked",
                  verb = "anonymise_keyed",
-                 settings = list(k = k, size = size, vars = vars, strata = strata, held = held, noise = noise,
-                                 na = na, small_strata = small_strata, format = format, keyed = TRUE),
-                 counts = list(n = nrow(step$df), n_strata = length(sizes), min_size = min(sizes),
-                               n_groups = res$n_groups, min_group = res$min_group,
-                               n_suppressed = step$n_suppressed, n_dropped = step$n_dropped,
-                               n_imputed = step$n_imputed, n_moved = step$n_moved))
+                 settings = list(k = f$k, size = size, vars = f$vars, strata = f$strata, held = held, noise = noise,
+                                 na = f$na, small_strata = f$small_strata, format = format, keyed = TRUE),
+                 counts = c(list(n = nrow(f$df), n_strata = length(sizes), min_size = min(sizes),
+                                 n_groups = res$n_groups, min_group = res$min_group), f[policy_counts]))
 }
 
 # The cells the groups are formed in: the strata (ids `id`), split by the values of the
@@ -221,15 +217,15 @@ keyed_mask <- function(x, id, k, size, secret, nthreads = 1L, noise = FALSE) {
   x_in <- x
   tiny <- pow2_normalise(x)
   x <- tiny$x
-  st <- .Call(C_ffi_col_stats, x, 1L)
-  cols <- masked_columns(x, list(mean = st[1L, ], sd = st[2L, ]))
+  st <- column_scale(x)
+  cols <- masked_columns(x, st)
   columns <- lapply(seq_len(ncol(x)), function(j) x[, j])
   if (!length(cols)) return(list(columns = columns, n_groups = NA_integer_, min_group = NA_integer_))
   if (length(cols) > 64L) {
     stop_arg("At most 64 varying `vars` can be masked together (", length(cols), " given); ",
              "mask them in sets of at most 64, or reduce them first.", kind = "column")
   }
-  z <- sweep(sweep(x[, cols, drop = FALSE], 2L, st[1L, cols]), 2L, st[2L, cols], "/")
+  z <- z_scores(x, st)
   g <- keyed_groups(z, id, k, size, secret, nthreads)
   # exact group means, summed in a canonical order (group, then the values)
   o <- do.call(order, c(list(g$group), unname(as.data.frame(x[, cols, drop = FALSE])), method = "radix"))

@@ -106,9 +106,7 @@ merge_small <- function(df, x, id, keep, k, strata) {
   z <- matrix(0, length(rows), 0L)
   if (ncol(x)) {
     xs <- x[rows, , drop = FALSE]
-    st <- col_stats(xs)
-    varying <- is.finite(st$sd) & st$sd > 0
-    z <- sweep(sweep(xs[, varying, drop = FALSE], 2L, st$mean[varying], "-"), 2L, st$sd[varying], "/")
+    z <- z_scores(xs, column_scale(xs))
   }
   q <- ncol(z)
   idk <- id[rows]

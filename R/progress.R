@@ -24,3 +24,11 @@ with_progress <- function(show, expr) {
   done <- TRUE
   res
 }
+
+# Progress of work spread over tasks that may run in other processes (the partitioned and
+# database passes, on `future` workers), where a native bar cannot be drawn: a progressr
+# progressor of `steps` steps, shown inside progressr::with_progress(), or a function that
+# does nothing without progressr. Call it with `amount =` to advance by more than one.
+task_progress <- function(steps) {
+  if (requireNamespace("progressr", quietly = TRUE)) progressr::progressor(steps = steps) else function(...) NULL
+}

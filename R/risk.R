@@ -147,10 +147,7 @@ risk_rmd <- function(original, masked, vars = NULL, w1 = 0.01, w2 = 0.05, neighb
 }
 
 # The settings of risk_rmd() that tune_release() measures with: its defaults.
-rmd_defaults <- function() {
-  f <- formals(risk_rmd)
-  list(w1 = eval(f$w1), w2 = eval(f$w2), neighbours = eval(f$neighbours))
-}
+rmd_defaults <- function() list(w1 = 0.01, w2 = 0.05, neighbours = 1)
 
 # risk_rmd() from the original side (rmd_core()) and the masked matrix.
 rmd_result <- function(r, xm, w1, w2, neighbours, vars, deterministic, nthreads) {
@@ -329,8 +326,11 @@ risk_linkage <- function(original, masked, vars = NULL, strata = NULL, m = 1,
                          nthreads = getOption("detanon.nthreads", 1L)) {
   if (is_sdc(original)) return(sdc_measure(risk_linkage, original, match.call(), parent.frame())) # R/sdcmicro.R
   s <- linkage_setup(original, masked, vars, strata)
-  m <- check_whole(m, "m", min = 1)
-  nthreads <- check_nthreads(nthreads)
+  linkage_result(s, check_whole(m, "m", min = 1), check_nthreads(nthreads))
+}
+
+# The result of risk_linkage() on the pair of the linkage_setup() `s`.
+linkage_result <- function(s, m, nthreads) {
   n <- s$n
   ranks <- link_ranks(s, s$zo, s$zm, rep(TRUE, n), m, nthreads)
   r1 <- linkage_rates(s, ranks, 1)
@@ -518,8 +518,10 @@ print.detanon_replay <- function(x, ...) {
 
 # ---- shared steps of the linking attacks ---------------------------------------------
 
-# Validate a pair for a linking attack and put both on the z-scale of `original`.
-linkage_setup <- function(original, masked, vars, strata) {
+# Validate a pair for a linking attack and put both on the z-scale of `original`, or on
+# `scale` (global_scale() of all the original records, when the pair is a group of their
+# strata: risk_partitioned()).
+linkage_setup <- function(original, masked, vars, strata, scale = NULL) {
   vars <- check_pair(original, masked, vars, strata = strata)
   if (is.null(strata)) strata <- attr(vars, "strata")
   vars <- as.vector(vars)
@@ -536,26 +538,9 @@ linkage_setup <- function(original, masked, vars, strata) {
     }
   }
   n <- nrow(original)
-  x <- numeric_matrix(original, vars)
-  # a tiny-valued column is not constant: scaled exactly by a power of two (the same
-  # factor for the masked and any replayed values)
-  tiny <- pow2_normalise(x)
-  x <- tiny$x
-  st <- col_stats(x)
-  # a partitioned run (risk_partitioned()) measures a group of strata on the scale of all
-  # the original records
-  g <- partition_state$scale
-  if (!is.null(g)) {
-    tiny$e <- g$e[vars]
-    st <- list(mean = g$mean[vars], sd = g$sd[vars])
-  }
-  keep <- !is.na(st$sd) & st$sd > 0
-  z <- function(m) {
-    # no variable carries information: every record of a stratum is equally near
-    if (!any(keep)) return(matrix(0, nrow(m), 1L))
-    for (j in which(tiny$e != 0)) m[, j] <- times_pow2(m[, j], tiny$e[j])
-    sweep(sweep(m[, keep, drop = FALSE], 2L, st$mean[keep]), 2L, st$sd[keep], "/")
-  }
+  sc <- if (is.null(scale)) column_scale(numeric_matrix(original, vars)) else scale_columns(scale, vars)
+  # no variable carries information: every record of a stratum is equally near
+  z <- function(m) if (any(sc$keep)) z_scores(m, sc) else matrix(0, nrow(m), 1L)
   check_no_clash(strata, c("n", "rate", "rate_m", "blind_rate", "blind_rate_m", "reid"), "strata")
   df <- as.data.frame(original, stringsAsFactors = FALSE)
   id <- stratum_ids(df, strata)
@@ -566,7 +551,7 @@ linkage_setup <- function(original, masked, vars, strata) {
   rownames(by) <- NULL
   list(vars = vars, strata = strata, n = n, zo = z(numeric_matrix(original, vars)),
        # the variables that are columns of the z-scale (a constant one carries no information)
-       z_vars = vars[keep],
+       z_vars = vars[sc$keep],
        zm = z(numeric_matrix(masked, vars)),
        z = z, id = id, sizes = sizes, by = by,
        order = as.integer(order(id, method = "radix")), offsets = as.integer(c(0L, cumsum(sizes))))

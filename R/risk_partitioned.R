@@ -121,7 +121,7 @@ risk_partitioned <- function(original, masked,
   tasks <- lapply(rows, function(r) list(o = po[r, , drop = FALSE], m = pm[r, , drop = FALSE]))
   rm(po, pm)
   info <- if (measure == "attack_recipe") suppressWarnings(release_info(masked))
-  p <- if (requireNamespace("progressr", quietly = TRUE)) progressr::progressor(steps = length(tasks)) else function(...) NULL
+  p <- task_progress(length(tasks))
   work <- risk_worker(measure, vars, strata, args, nthreads, scale, info, p)
   parts <- if (future) {
     tryCatch(future.apply::future_lapply(tasks, work, future.packages = "detanon", future.seed = NULL),
@@ -199,25 +199,14 @@ check_measure_args <- function(args, measure) {
   invisible(args)
 }
 
-# Exact column means and SDs of the original records (with the power-of-two factors of
-# tiny columns), the scale that linkage_setup() and key_z() use for a group of strata.
-global_scale <- function(original, vars, keys = NULL) {
-  x <- numeric_matrix(original, vars)
-  tiny <- pow2_normalise(x)
-  st <- col_stats(tiny$x)
-  out <- list(mean = st$mean, sd = st$sd, e = stats::setNames(tiny$e, vars))
-  if (length(keys)) {
-    sk <- col_stats(numeric_matrix(original, keys))
-    out$mean <- c(out$mean, sk$mean)
-    out$sd <- c(out$sd, sk$sd)
-  }
-  out
-}
+# The z-scale (column_scale()) of the variables and numeric keys of all the original
+# records, which linkage_setup() and the intruder's view use for a group of strata.
+global_scale <- function(original, vars, keys = NULL) column_scale(numeric_matrix(original, c(vars, keys)))
 
-partition_state <- new.env(parent = emptyenv())
-
-# The worker of risk_partitioned(): measures one group (list(o, m)) on the global scale, a
-# failure returned as a value; its environment holds only its arguments (not the data).
+# The worker of risk_partitioned(): measures one group (list(o, m)) on the global `scale`,
+# a failure returned as a value; its environment holds only its arguments (not the data).
+# The attacks receive the scale, and the metadata `info` of the whole release, as fields of
+# their intruder (`scale`, `release`), which holds all the original records (p = 1).
 risk_worker <- function(measure, vars, strata, args, nthreads, scale, info, p) {
   force(measure)
   force(vars)
@@ -227,9 +216,14 @@ risk_worker <- function(measure, vars, strata, args, nthreads, scale, info, p) {
   force(scale)
   force(info)
   force(p)
+  if (measure != "linkage") {
+    args$intruder$scale <- scale
+    args$intruder$release <- info
+  }
   fun <- switch(measure,
-    linkage = function(o, m) risk_linkage(o, m, vars = vars, strata = strata, m = if (is.null(args$m)) 1 else args$m,
-                                          nthreads = nthreads),
+    linkage = function(o, m) {
+      linkage_result(linkage_setup(o, m, vars, strata, scale), if (is.null(args$m)) 1L else args$m, nthreads)
+    },
     attack_linkage_released = function(o, m) do.call(attack_linkage, c(list(o, m, direction = "released",
                                                                             nthreads = nthreads), args)),
     attack_linkage_original = function(o, m) do.call(attack_linkage, c(list(o, m, direction = "original",
@@ -237,13 +231,6 @@ risk_worker <- function(measure, vars, strata, args, nthreads, scale, info, p) {
     attack_assignment = function(o, m) do.call(attack_assignment, c(list(o, m, nthreads = nthreads), args)),
     attack_recipe = function(o, m) do.call(attack_recipe, c(list(o, m, nthreads = nthreads), args)))
   function(task) {
-    old <- list(scale = partition_state$scale, info = partition_state$info)
-    partition_state$scale <- scale
-    partition_state$info <- info
-    on.exit({
-      partition_state$scale <- old$scale
-      partition_state$info <- old$info
-    })
     res <- tryCatch(fun(task$o, task$m),
                     error = function(e) structure(list(message = conditionMessage(e)), class = "detanon_worker_failure"))
     p()

@@ -78,7 +78,7 @@ safe_table <- function(data, strata, k = 6, method = c("suppress", "round", "bar
   }
   check_data_frame(data, "data")
   if (missing(strata)) stop_arg("`strata` is missing: name the categorical columns to tabulate.")
-  if (is.character(k) && length(k) == 1L && k %in% eval(formals(sys.function())$method)) {
+  if (is.character(k) && length(k) == 1L && k %in% safe_table_methods) {
     stop_arg("`k` is \"", k, "\", which is a method: `method` now comes after `k`; write `method = \"",
              k, "\"`.")
   }
@@ -86,7 +86,7 @@ safe_table <- function(data, strata, k = 6, method = c("suppress", "round", "bar
   if (!length(vars)) stop_arg("`strata` is empty: name at least one column to tabulate.")
   check_strata_columns(data, vars)
   k <- check_whole(k, "k", min = 1)
-  method <- match_choice(method, "method")
+  method <- match_choice(method, "method", safe_table_methods)
   base <- check_whole(base, "base", min = 1)
   prob <- check_number(prob, "prob", lower = 0, upper = 1)
   zeros <- check_flag(zeros, "zeros")
@@ -145,6 +145,9 @@ safe_table <- function(data, strata, k = 6, method = c("suppress", "round", "bar
   attr(out, "plan_check") <- aggregate_plan_check(plan, population, method, k, out)
   out
 }
+
+# The choices of safe_table()'s `method`.
+safe_table_methods <- c("suppress", "round", "barnardise", "none")
 
 # A factor of the distinct values of `x` in their sorted order. Classed vectors (Date,
 # POSIXct, integer64) are matched by their text, not by the numbers they are stored as

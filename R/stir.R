@@ -79,53 +79,54 @@ stir <- function(data, vars = NULL, strata = NULL, classes = NULL, k = 3,
   if (identical(small_strata, "blend")) {
     small_strata <- renamed_arg("merge", "small_strata = \"blend\"", "small_strata = \"merge\"")
   }
-  # the checked values replace the arguments (`vars` of any type: stir_encode() checks them)
-  list2env(check_masking_args(data, vars, strata, k, method = method, small_strata = small_strata,
-                              strata_default = character(), numeric = FALSE), environment())
+  # `vars` of any type: stir_encode() checks them
+  f <- check_masking_args(data, vars, strata, k, method = method, small_strata = small_strata,
+                          choices = list(method = c("shuffle", "flatten"), small_strata = c("fail", "merge")),
+                          strata_default = character(), numeric = FALSE)
   stir_seed(seed)
   df <- as.data.frame(data, stringsAsFactors = FALSE)
-  enc <- stir_encode(df, c(strata, vars), stir_arg_names(strata, vars))
-  cl <- stir_cluster_ids(df, strata, classes)
+  enc <- stir_encode(df, c(f$strata, f$vars), stir_arg_names(f$strata, f$vars))
+  cl <- stir_cluster_ids(df, f$strata, classes)
   C <- max(c(0L, cl))
   size <- tabulate(cl, C)
   n_moved <- 0L
-  if (any(size < k)) {
-    if (small_strata == "fail") {
-      small <- size[size < k]
-      stop_arg(plural(length(small), "cluster has", "clusters have"), " fewer than k = ", k,
+  if (any(size < f$k)) {
+    if (f$small_strata == "fail") {
+      small <- size[size < f$k]
+      stop_arg(plural(length(small), "cluster has", "clusters have"), " fewer than k = ", f$k,
                " records (", plural(sum(small), "record"), " in all); stirring them would ",
                "leave their values next to their owners. Use `small_strata = \"merge\"`, ",
                "lower `k`, or build larger clusters.", kind = "small_strata")
     }
-    res <- blend_core(df, enc, cl, k, "member")
-    blend_message(res$counts, k)
+    res <- blend_core(df, enc, cl, f$k, "member")
+    blend_message(res$counts, f$k)
     df <- res$df
     cl <- match(res$cl, sort(unique(res$cl)))
     C <- max(cl)
     n_moved <- res$counts$n_moved
-    enc <- stir_encode(df, c(strata, vars), stir_arg_names(strata, vars))
+    enc <- stir_encode(df, c(f$strata, f$vars), stir_arg_names(f$strata, f$vars))
   }
-  before <- df[vars]
-  if (method == "shuffle") {
-    src <- .Call(C_ffi_stir_shuffle, as.integer(cl), as.integer(C), length(vars))
-    for (j in seq_along(vars)) df[[vars[j]]] <- df[[vars[j]]][src[, j]]
+  before <- df[f$vars]
+  if (f$method == "shuffle") {
+    src <- .Call(C_ffi_stir_shuffle, as.integer(cl), as.integer(C), length(f$vars))
+    for (j in seq_along(f$vars)) df[[f$vars[j]]] <- df[[f$vars[j]]][src[, j]]
   } else {
-    cen <- stir_centroids(enc$x[, vars, drop = FALSE], enc$nominal[match(vars, colnames(enc$x))], cl, C)
-    for (j in seq_along(vars)) {
-      df[[vars[j]]] <- drop_emptied_levels(df[[vars[j]]][cen$row[cl, j]], df[[vars[j]]])
+    cen <- stir_centroids(enc$x[, f$vars, drop = FALSE], enc$nominal[match(f$vars, colnames(enc$x))], cl, C)
+    for (j in seq_along(f$vars)) {
+      df[[f$vars[j]]] <- drop_emptied_levels(df[[f$vars[j]]][cen$row[cl, j]], df[[f$vars[j]]])
     }
   }
-  n_changed <- sum(vapply(vars, function(v) {
+  n_changed <- sum(vapply(f$vars, function(v) {
     a <- df[[v]]
     b <- before[[v]]
     if (is.factor(a)) sum(as.character(a) != as.character(b)) else sum(a != b)
   }, numeric(1)))
-  for (v in vars) names(df[[v]]) <- NULL
+  for (v in f$vars) names(df[[v]]) <- NULL
   size <- tabulate(cl, C)
   as_release(as_release_frame(df, data), "stir",
-             settings = list(vars = vars, strata = strata, k = k, method = method,
+             settings = list(vars = f$vars, strata = f$strata, k = f$k, method = f$method,
                              classes = if (is.null(classes)) NULL else "supplied",
-                             small_strata = small_strata),
+                             small_strata = f$small_strata),
              counts = list(n = nrow(df), n_clusters = C, min_size = min(size),
                            n_moved = n_moved, n_changed = as.integer(n_changed)))
 }

@@ -298,8 +298,11 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
                        keps_epsilon, max_tries, nthreads, limits, attacks, verify, intruder, sensitive, seed,
                        secret, small_strata = "fail") {
   force(secret) # the key checked before the search (by check_key(), which never shows it), not kept
-  # the checked values replace the arguments
-  list2env(check_masking_args(data, vars, strata, k, nthreads = nthreads), environment())
+  f <- check_masking_args(data, vars, strata, k, nthreads = nthreads)
+  vars <- f$vars
+  strata <- f$strata
+  k <- f$k
+  nthreads <- f$nthreads
   m <- check_whole(m, "m", min = 1)
   k_strata <- if (is.null(k_strata)) max(3L, k) else check_whole(k_strata, "k_strata", min = 2)
   if (k_strata < k) {
@@ -368,7 +371,9 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
     published_keys(df, df, vars, strata, c(sensitive, intruder$sensitive))
   } else character()
   if (length(keys)) {
-    # the limits on the strata alone are the caller's to fix (an error, as before)
+    # a limit the strata alone break is the caller's to fix (an error); one that only the
+    # cells of the published columns break ends the search without a release, or with
+    # `small_strata = "suppress"` leaves their records out (below)
     check_tune_limits(limits, k_strata, m, tabulate(stratum_ids(df, strata)), n)
     cells <- stratum_ids(df, c(strata, keys))
     why <- tryCatch({

@@ -16,40 +16,31 @@ static SEXP step5_scale(int d, const double *sd, const double *c_sd, const int *
     return out;
 }
 
-/* Steps 1 and 3-5 of anonymise(): x the n x p data, `id` the stratum (1..S) of each row
- * (empty strata allowed), k, nthreads, progress (TRUE: show a progress bar). Columns with
- * SD 0 are copied; a masked column whose centroids are all equal is released as its mean
- * (mask.h). Returns list(mean, sd, columns, scale): the p column means and SDs, the p
- * output columns, and the scaling factors of step 5 of the masked columns (those with SD >
- * 0, in order; NA for one released as its mean). When a mean or SD is not finite nothing
- * is masked: columns and scale are NULL, and R reports the column. */
-SEXP ffi_anonymise(SEXP x, SEXP id_, SEXP k_, SEXP nthreads, SEXP progress_)
+/* Steps 3-5 of anonymise(): x the n x p data, `id` the stratum (1..S) of each row (empty
+ * strata allowed), k, mean and sd the p columns' z-scale (column_scale() in R/scale.R, all
+ * finite), nthreads, progress (TRUE: show a progress bar). Columns with SD 0 are copied; a
+ * masked column whose centroids are all equal is released as its mean (mask.h). Returns
+ * list(columns, scale): the p output columns, and the scaling factors of step 5 of the
+ * masked columns (those with SD > 0, in order; NA for one released as its mean). */
+SEXP ffi_anonymise(SEXP x, SEXP id_, SEXP k_, SEXP mean_, SEXP sd_, SEXP nthreads, SEXP progress_)
 {
-    if (TYPEOF(x) != REALSXP || TYPEOF(id_) != INTSXP)
+    if (TYPEOF(x) != REALSXP || TYPEOF(id_) != INTSXP || TYPEOF(mean_) != REALSXP || TYPEOF(sd_) != REALSXP)
         Rf_error("internal error: bad input types to ffi_anonymise");
     const ptrdiff_t n = Rf_nrows(x);
     const int p = Rf_ncols(x), k = Rf_asInteger(k_), nt = detanon_threads(nthreads);
-    if (n < 1 || XLENGTH(id_) != n) Rf_error("internal error: bad input to ffi_anonymise");
+    if (n < 1 || XLENGTH(id_) != n || XLENGTH(mean_) != p || XLENGTH(sd_) != p)
+        Rf_error("internal error: bad input to ffi_anonymise");
     const int *id = INTEGER_RO(id_);
-    const double *px = REAL_RO(x);
-
-    const char *names[] = { "mean", "sd", "columns", "scale" };
-    SEXP out = PROTECT(detanon_named_list(4, names));
-    SEXP mean_ = SET_VECTOR_ELT(out, 0, Rf_allocVector(REALSXP, p));
-    SEXP sd_ = SET_VECTOR_ELT(out, 1, Rf_allocVector(REALSXP, p));
-    double *mean = REAL(mean_), *sd = REAL(sd_);
-
-    /* step 1: exact column statistics, nt columns at a time between interrupt checks; a
-     * non-finite one stops here */
-    for (int j = 0; j < p; j += nt) {
-        mask_col_stats(px + (ptrdiff_t) j * n, n, p - j < nt ? p - j : nt, nt, mean + j, sd + j);
-        R_CheckUserInterrupt();
-    }
+    const double *px = REAL_RO(x), *mean = REAL_RO(mean_), *sd = REAL_RO(sd_);
     int d = 0;
     for (int j = 0; j < p; j++) {
-        if (!R_FINITE(mean[j]) || !R_FINITE(sd[j])) { UNPROTECT(1); return out; }
+        if (!R_FINITE(mean[j]) || !R_FINITE(sd[j]))
+            Rf_error("internal error: a non-finite column scale in ffi_anonymise");
         if (sd[j] > 0) d++;
     }
+
+    const char *names[] = { "columns", "scale" };
+    SEXP out = PROTECT(detanon_named_list(2, names));
 
     /* rows grouped by stratum */
     ptrdiff_t n_strata = 0;
@@ -64,7 +55,7 @@ SEXP ffi_anonymise(SEXP x, SEXP id_, SEXP k_, SEXP nthreads, SEXP progress_)
     if (bad) Rf_error("internal error in ffi_anonymise: %s", bad);
 
     /* output columns: the masked ones receive the centroids, the others a copy */
-    SEXP columns = SET_VECTOR_ELT(out, 2, Rf_allocVector(VECSXP, p));
+    SEXP columns = SET_VECTOR_ELT(out, 0, Rf_allocVector(VECSXP, p));
     double *c_sd = (double *) R_alloc(d > 0 ? d : 1, sizeof(double));
     int *flat = (int *) R_alloc(d > 0 ? d : 1, sizeof(int));
     const double **src = (const double **) R_alloc(d > 0 ? d : 1, sizeof(double *));
@@ -92,7 +83,7 @@ SEXP ffi_anonymise(SEXP x, SEXP id_, SEXP k_, SEXP nthreads, SEXP progress_)
     /* step 5 over the whole data */
     const kernel_host quiet = detanon_host(R_NilValue);
     mask_step5(cent, d, n, m_d, s_d, c_sd, 0, flat, nt, &quiet);
-    SET_VECTOR_ELT(out, 3, step5_scale(d, s_d, c_sd, flat));
+    SET_VECTOR_ELT(out, 1, step5_scale(d, s_d, c_sd, flat));
     UNPROTECT(1);
     return out;
 }

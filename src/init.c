@@ -7,7 +7,7 @@
 
 static const R_CallMethodDef call_methods[] = {
     /* anonymise_glue.c: anonymise(), step 5 of every masking path */
-    {"ffi_anonymise",      (DL_FUNC) &ffi_anonymise,      5},
+    {"ffi_anonymise",      (DL_FUNC) &ffi_anonymise,      7},
     {"ffi_rescale",        (DL_FUNC) &ffi_rescale,        5},
     {"ffi_col_stats",      (DL_FUNC) &ffi_col_stats,      2},
     {"ffi_form_stats",     (DL_FUNC) &ffi_form_stats,     2},

@@ -53,9 +53,9 @@ void keyed_group_uniforms(const double *x, ptrdiff_t n, int d, const int *off, i
 double keyed_kmeans(const double *z, ptrdiff_t n, int d, int c, int kmin, int restarts, int maxit,
                     uint64_t k0, uint64_t k1, int nthreads, int *group, const kernel_host *host);
 
-/* TEST-ONLY (keyed_ref.c, compiled unless DETANON_NO_TESTING is defined): keyed_kmeans()
- * as it was before its rebuild for speed, every point against every centre on one thread,
- * kept as the reference it must equal bit for bit. */
+/* TEST-ONLY (keyed_ref.c, compiled unless DETANON_NO_TESTING is defined): the slow
+ * reference of keyed_kmeans(), every point against every centre on one thread, which
+ * keyed_kmeans() must equal bit for bit. */
 double keyed_kmeans_ref(const double *z, ptrdiff_t n, int d, int c, int kmin, int restarts, int maxit,
                         uint64_t k0, uint64_t k1, int *group, const kernel_host *host);
 

@@ -1,8 +1,8 @@
-/* TEST-ONLY: the keyed k-means of anonymise_keyed() as it was before its rebuild for speed
- * (detanon at commit 852db9f, src/keyed.c), kept verbatim as the slow reference of the
- * tests (ffi_keyed_kmeans_ref in testing_glue.c): every point against every centre, one
- * thread. keyed_kmeans() (keyed.c) must give the same groups and sum of squares bit for
- * bit. Pure C: no R API. Compiled unless DETANON_NO_TESTING is defined. */
+/* TEST-ONLY: the slow reference of the keyed k-means of anonymise_keyed() for the tests
+ * (ffi_keyed_kmeans_ref in testing_glue.c): the plain algorithm, every point against every
+ * centre on one thread, with no pruning by bounds. keyed_kmeans() (keyed.c) must give the
+ * same groups and sum of squares bit for bit. Pure C: no R API. Compiled unless
+ * DETANON_NO_TESTING is defined. */
 #include <math.h>
 #include <string.h>
 #include "keyed.h"

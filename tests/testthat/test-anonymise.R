@@ -705,3 +705,46 @@ test_that("the C column statistics of the release form count the values at the m
     expect_identical(st[7L], as.double(sum(x == max(x))))
   }
 })
+
+test_that("check_masking_args() returns the mask frame: the checked values, read with `$`", {
+  d <- titanic_paper()[-1]
+  f <- detanon:::check_masking_args(d, c("Age", "Fare"), c("Pclass", "Sex"), 3, engine = c("kdtree", "rann"),
+                                    format = NULL, na = "median", small_strata = c("fail", "suppress", "merge"),
+                                    choices = list(engine = c("kdtree", "rann"), na = detanon:::na_choices,
+                                                   small_strata = detanon:::small_strata_choices),
+                                    check_identifiers = TRUE, nthreads = 1)
+  expect_identical(f, list(vars = c("Age", "Fare"), strata = c("Pclass", "Sex"), k = 3L, engine = "kdtree",
+                           format = "natural", na = "median", small_strata = "fail", check_identifiers = TRUE,
+                           nthreads = 1L))
+  # the defaults: the numeric columns not in the default strata
+  g <- detanon:::check_masking_args(d[c("Sex", "Age", "Fare")], NULL, NULL, 2, na = "mean",
+                                    choices = list(na = detanon:::na_choices))
+  expect_identical(g[c("vars", "strata", "na")], list(vars = c("Age", "Fare"), strata = "Sex", na = "mean"))
+  # the choices a verb passes are those of its signature
+  for (verb in list(anonymise, anonymise_keyed, anonymise_mdav)) {
+    expect_identical(eval(formals(verb)$na), detanon:::na_choices)
+    expect_identical(eval(formals(verb)$small_strata), detanon:::small_strata_choices)
+  }
+  expect_identical(detanon:::rmd_defaults(),
+                   list(w1 = formals(risk_rmd)$w1, w2 = formals(risk_rmd)$w2, neighbours = formals(risk_rmd)$neighbours))
+})
+
+test_that("every choice in a masking verb's signature passes its validation", {
+  d <- data.frame(g = rep(c("a", "b"), each = 10), x = c(1:19, NA), y = (1:20)^2)
+  runs <- list(
+    list(anonymise, "engine"), list(anonymise, "na"), list(anonymise, "small_strata"),
+    list(anonymise_adaptive, "format"), list(anonymise_keyed, "na"), list(anonymise_keyed, "small_strata"),
+    list(anonymise_mdav, "na"), list(anonymise_mdav, "small_strata"), list(stir, "method"),
+    list(stir, "small_strata"), list(blend_outliers, "method"))
+  for (r in runs) {
+    for (choice in eval(formals(r[[1]])[[r[[2]]]])) {
+      args <- list(d, vars = c("x", "y"), strata = "g", k = 3)
+      args[[r[[2]]]] <- choice
+      if ("na" %in% names(formals(r[[1]])) && r[[2]] != "na") args$na <- "median"
+      if ("key" %in% names(formals(r[[1]]))) args$key <- strrep("k", 16)
+      if (!"na" %in% names(formals(r[[1]]))) args[[1]] <- transform(d, x = replace(x, 20, 20))
+      res <- tryCatch(suppressWarnings(suppressMessages(do.call(r[[1]], args))), error = function(e) e)
+      expect_false(inherits(res, "detanon_error_argument"), label = paste(r[[2]], "=", choice))
+    }
+  }
+})

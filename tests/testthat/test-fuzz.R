@@ -464,26 +464,29 @@ test_that("ffi_knn_* reject input that breaks the R layer's contract instead of 
 
 test_that("ffi_anonymise rejects input that breaks the R layer's contract instead of crashing", {
   x <- cbind(as.double(1:6), c(2, 2, 2, 2, 2, 2))
-  mask <- function(id = rep(1L, 6), k = 2L, x_ = x) {
-    .Call(detanon:::C_ffi_anonymise, x_, id, k, 1L, FALSE)
+  mask <- function(id = rep(1L, 6), k = 2L, x_ = x, sc = detanon:::column_scale(x_)) {
+    .Call(detanon:::C_ffi_anonymise, x_, id, k, sc$mean, sc$sd, 1L, FALSE)
   }
   res <- mask()
-  expect_named(res, c("mean", "sd", "columns", "scale"))
+  expect_named(res, c("columns", "scale"))
   expect_length(res$columns, 2L)
   expect_identical(res$columns[[2L]], x[, 2]) # SD 0: copied
   expect_length(res$scale, 1L)
   # empty strata (ids with no rows) are allowed
-  expect_identical(mask(id = c(1L, 1L, 1L, 3L, 3L, 3L))$sd, res$sd)
+  gaps <- mask(id = c(1L, 1L, 1L, 3L, 3L, 3L))
+  expect_identical(gaps$columns[[2L]], x[, 2])
+  expect_length(gaps$scale, 1L)
   expect_error(mask(k = 7L), "stratum smaller than k")
   expect_error(mask(id = c(1L, 1L, 2L, 2L, 2L, 3L)), "stratum smaller than k")
   expect_error(mask(id = c(rep(1L, 5), 0L)), "stratum id out of range")
   expect_error(mask(id = c(rep(1L, 5), 7L)), "stratum id out of range")
   expect_error(mask(id = rep(1L, 5)), "bad input")
   expect_error(mask(id = as.double(rep(1, 6))), "bad input types")
-  # a non-finite mean or SD: statistics only, nothing masked
-  big <- mask(x_ = cbind(c(1, 2, 3, 4, 5, 1.7e308), 1:6 + 0))
-  expect_false(is.finite(big$sd[1L]))
-  expect_null(big$columns)
+  # a scale of the wrong length or not finite (R refuses such a column first)
+  expect_error(mask(sc = list(mean = c(0, 0, 0), sd = c(1, 1, 1))), "bad input")
+  expect_error(mask(sc = list(mean = c(0, 0), sd = c(Inf, 1))), "non-finite column scale")
+  expect_error(mask(sc = list(mean = c(NA, 0), sd = c(1, 1))), "non-finite column scale")
+  expect_error(mask(sc = list(mean = 1:2, sd = c(1, 1))), "bad input types")
 })
 
 test_that("the fuzz budget can be raised from the environment", {

@@ -176,3 +176,23 @@ test_that("the merge is reported in one line that counts the changed values of e
     for (v in strata[changed > 0L]) expect_match(txt, sprintf("`%s` of %d record", v, changed[[v]]), fixed = TRUE)
   }
 })
+
+test_that("the merge distance is the one z-scale: a column's units, however small, do not matter", {
+  set.seed(3)
+  n <- 60
+  d <- data.frame(g = c(rep("a", 20), rep("b", 20), rep("c", 18), "d", "d"), x = stats::rnorm(n),
+                  t = stats::rnorm(n) * 1e-300, const = 2)
+  d$t[59:60] <- c(5e-300, 5.2e-300)
+  d$x[59:60] <- c(0, 0.1)
+  merged <- function(data) suppressMessages(merge_small_strata(data, vars = c("x", "t", "const"), strata = "g", k = 5))
+  # t in ordinary units (an exact power-of-two multiple): the same moves
+  r <- merged(d)
+  r2 <- merged(transform(d, t = t * 2^500 * 2^500))
+  expect_identical(r$g, r2$g)
+  # the tiny column decides here: without it, stratum d goes elsewhere
+  expect_false(identical(r$g, merged(transform(d, t = 0))$g))
+  # and anonymise(small_strata = "merge") moves the same records
+  a <- suppressMessages(anonymise(d, vars = c("x", "t", "const"), strata = "g", k = 5, small_strata = "merge",
+                                  check_identifiers = FALSE, nthreads = 1))
+  expect_identical(a$g, r$g)
+})

@@ -74,3 +74,18 @@ test_that("a bar left open by an error or interrupt is cleaned up", {
   # a normal exit leaves bars alone (the C code terminates its own)
   expect_identical(detanon:::with_progress(TRUE, 1 + 1), 2)
 })
+
+test_that("task_progress(): progressr's progressions of the given steps, or nothing without it", {
+  skip_if_not_installed("progressr")
+  old <- options(progressr.enable = TRUE) # progressr is off in non-interactive sessions otherwise
+  on.exit(options(old))
+  got <- list()
+  withCallingHandlers({
+    p <- detanon:::task_progress(3)
+    p()
+    p(amount = 2)
+  }, progression = function(c) got[[length(got) + 1L]] <<- c)
+  type <- vapply(got, function(c) c$type, "")
+  expect_identical(as.numeric(got[[which(type == "initiate")]]$steps), 3)
+  expect_identical(vapply(got[type == "update"], function(c) as.numeric(c$amount), numeric(1)), c(1, 2))
+})

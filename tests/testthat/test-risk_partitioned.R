@@ -48,6 +48,43 @@ test_that("tiny-valued columns and numeric keys use the scale of all the records
   expect_identical(risk_partitioned(d, m, "attack_linkage_released", intruder = it, group_size = 1, future = FALSE), ref)
 })
 
+test_that("constant, near-constant and tiny numeric keys use the scale of all the records", {
+  set.seed(22)
+  d <- data.frame(g = sample(c("a", "b", "c"), 150, TRUE), x = round(stats::rnorm(150), 1),
+                  tiny = sample(1:3, 150, TRUE) * 1e-300, const = 7, near = 1 + sample(0:1, 150, TRUE) * 1e-15,
+                  w = sample(c(1, 2, 50), 150, TRUE))
+  m <- anonymise(d, vars = "x", strata = "g", k = 3, format = "none", check_identifiers = FALSE)
+  m$const[1:4] <- 8
+  it <- intruder(vars = "x", strata = "g", keys = c("tiny", "const", "near", "w"))
+  for (ms in c("attack_linkage_released", "attack_linkage_original")) {
+    ref <- attack_linkage(d, m, intruder = it, direction = sub("attack_linkage_", "", ms), control = FALSE)
+    ref$details <- NULL
+    expect_identical(risk_partitioned(d, m, ms, intruder = it, group_size = 40, future = FALSE), ref, label = ms)
+  }
+})
+
+test_that("the global scale reaches the measures as an argument: nothing outlives a run", {
+  f <- rp_fixture("none")
+  it <- intruder(vars = c("Age", "Fare"), strata = c("Pclass", "Sex"))
+  part <- f$d$Pclass == 1
+  alone <- function() {
+    list(attack_linkage(f$d[part, ], f$m[part, ], intruder = it, control = FALSE),
+         risk_linkage(f$d[part, ], f$m[part, ], vars = c("Age", "Fare"), strata = c("Pclass", "Sex")))
+  }
+  before <- alone()
+  # a run whose worker fails part-way, and one that succeeds
+  expect_error(risk_partitioned(f$d, f$m, "attack_recipe", intruder = it, k = 1, group_size = 150, future = FALSE),
+               class = "detanon_error")
+  risk_partitioned(f$d, f$m, "attack_linkage_released", intruder = it, group_size = 150, future = FALSE)
+  expect_identical(alone(), before)
+  # the scale of all the records, given to a group, gives that group's share of the whole run
+  g <- detanon:::global_scale(f$d, c("Age", "Fare"))
+  s_all <- detanon:::linkage_setup(f$d, f$m, c("Age", "Fare"), c("Pclass", "Sex"))
+  s_grp <- detanon:::linkage_setup(f$d[part, ], f$m[part, ], c("Age", "Fare"), c("Pclass", "Sex"), g)
+  expect_identical(unname(s_grp$zo), unname(s_all$zo[part, ]))
+  expect_identical(unname(s_grp$zm), unname(s_all$zm[part, ]))
+})
+
 test_that("the plan does not change the result", {
   skip_if_not_installed("future.apply")
   f <- rp_fixture("none")

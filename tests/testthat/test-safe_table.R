@@ -177,6 +177,12 @@ test_that("safe_table() rejects bad input", {
   expect_error(safe_table(d, "nope"), "`strata` names columns that are not in the data")
   expect_error(safe_table(d, c("Pclass", "Sex", "Family")), "handles one or two `strata`")
   expect_error(safe_table(d, "Sex", "round"), "`method` now comes after `k`; write `method = \"round\"`")
+  # every method of the signature is recognised in `k`'s place and accepted as `method`
+  expect_identical(eval(formals(safe_table)$method), detanon:::safe_table_methods)
+  for (mth in detanon:::safe_table_methods) {
+    expect_error(safe_table(d, "Sex", mth), paste0("write `method = \"", mth, "\"`"))
+    expect_s3_class(safe_table(d, "Sex", method = mth), "detanon_safe_table")
+  }
   expect_error(safe_table(d, "Sex", k = 0), "`k` must be a single whole number >= 1")
   expect_error(safe_table(d, "Sex", method = "hide"), "`method` must be one of")
   expect_error(safe_table(d, "Sex", threshold = -1), "`threshold` must be a single whole number")
