@@ -241,8 +241,8 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                          family = stats::gaussian(),
                          methods = c("anonymise", "stratum", "adaptive", "mdav", "keyed", "stir"),
                          format = c("natural", "none"), keps_epsilon = NULL, max_tries = 4, key = NULL,
-                         small_strata = c("fail", "suppress"), noise = TRUE,
-                         nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
+                         small_strata = c("fail", "suppress"), categorical = c("generalise", "suppress"),
+                         noise = TRUE, nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
   if (is_sdc(data)) {
     if (match_choice(small_strata, "small_strata") == "suppress") {
       stop_arg("`small_strata = \"suppress\"` cannot be used with an sdcMicroObj, whose release keeps ",
@@ -267,7 +267,8 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                                   risk2 = check_limit(risk2, "risk2", zero = TRUE),
                                   tail = check_limit(tail, "tail")),
                     attacks = attacks, verify = verify, intruder = intruder, sensitive = sensitive, seed = seed,
-                    secret = if (!is.null(key)) check_key(key), small_strata = small_strata)
+                    secret = if (!is.null(key)) check_key(key), small_strata = small_strata,
+                    categorical = check_categorical(categorical))
   if (!is.null(ctx$unique_on)) return(tune_none(ctx, started))
   ctx$noise <- noise
   # the families in order; each returns its candidates (a report row and the release) and
@@ -283,7 +284,9 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
     stirred <- if ("stir" %in% ctx$methods) tune_stir(ctx, cands)
     list(cands = c(cands, stirred$cands), stop = unlist(lapply(c(runs, list(stirred)), `[[`, "stop")))
   })
-  tune_result(ctx, found$cands, found$stop, seed, started)
+  out <- tune_result(ctx, found$cands, found$stop, seed, started)
+  out$categorical <- ctx$categorical
+  out
 }
 
 # ---- the search's parts -----------------------------------------------------------------
@@ -293,7 +296,8 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
 # measurement) and their robust covariance (risk1/risk2), and the evaluator.
 tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, family, methods,
                        all_methods, format, keps_epsilon, max_tries, nthreads, limits,
-                       attacks, verify, intruder, sensitive, seed, secret, small_strata = "fail") {
+                       attacks, verify, intruder, sensitive, seed, secret, small_strata = "fail",
+                       categorical = "none") {
   force(secret) # the key checked before the search (by check_key(), which never shows it), not kept
   # the checked values replace the arguments
   list2env(check_masking_args(data, vars, strata, k, nthreads = nthreads), environment())
@@ -365,6 +369,10 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
   if (length(keys)) {
     # the limits on the strata alone are the caller's to fix (an error, as before)
     check_tune_limits(limits, k_strata, m, tabulate(stratum_ids(df, strata)), n)
+    # the categorical family (R/tune_categorical.R): the keys generalised, suppressed or
+    # post-randomised until every cell can meet the limits
+    cat_step <- tune_categorical(df, data, strata, keys, categorical_k(limits, k_strata, m), categorical, seed)
+    if (!is.null(cat_step)) list2env(cat_step[c("df", "data")], environment())
     cells <- stratum_ids(df, c(strata, keys))
     why <- tryCatch({
       check_tune_limits(limits, k_strata, m, tabulate(cells), n)
@@ -394,7 +402,7 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
     if (!is.null(why)) {
       return(list(df = df, vars = vars, strata = strata, keys = keys, k = k, k_strata = k_strata, m = m,
                   limits = limits, objective = objective, attacks = attacks, verify = verify,
-                  intruder = intruder, sensitive = sensitive, why = why,
+                  intruder = intruder, sensitive = sensitive, why = why, categorical = cat_step,
                   unique_on = published_uniques(df, strata, keys)))
     }
     strata <- c(strata, keys)
@@ -407,7 +415,7 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
   p <- adaptive_setup(df, vars, strata, rmd = TRUE, nthreads = nthreads)
   floor_m <- check_tune_limits(limits, k_strata, m, p$sizes, n)
   list(data = data, df = df, vars = vars, strata = strata, keys = keys, n_suppressed = n_suppressed,
-       kept = kept, k = k, k_strata = k_strata, m = m,
+       kept = kept, categorical = if (length(keys)) cat_step, k = k, k_strata = k_strata, m = m,
        limits = limits, objective = objective, methods = methods, format = format,
        keps_epsilon = keps_epsilon, max_tries = max_tries, nthreads = nthreads, p = p,
        sizes = p$sizes, n = n, floor_m = floor_m, attacks = attacks, verify = verify, intruder = intruder,
@@ -476,6 +484,7 @@ tune_none <- function(ctx, started) {
                  attacks = ctx$attacks, verify = ctx$verify,
                  limits = c(ctx$limits, m = ctx$m, k = ctx$k, k_strata = ctx$k_strata),
                  objective = ctx$objective, stop = stop, unique_on = u, keys = ctx$keys, n_suppressed = 0L,
+                 categorical = ctx$categorical,
                  intruder = ctx$intruder, seconds = proc.time()[[3L]] - started),
             class = "detanon_tuned")
 }
@@ -1150,6 +1159,11 @@ print.detanon_tuned <- function(x, ...) {
          "; the search formed its groups within them",
          if (isTRUE(x$n_suppressed > 0)) sprintf(" and left out %s of cells of fewer than %d records",
                                                  plural(x$n_suppressed, "record"), k_strata), ".", exdent = 2)
+  }
+  if (!is.null(x$categorical)) {
+    wrap("Published keys changed before the masking (", x$categorical$settings, "; loss ",
+         sprintf("%.4f", x$categorical$loss), "): ", paste(categorical_lines(x$categorical), collapse = "; "), ".",
+         exdent = 2)
   }
   wrap("Stopped: ", x$stop)
   wrap("The limits cover the attacks of the verification battery for its intruder, not other attacks, ",
