@@ -93,6 +93,32 @@
 #' The chosen release carries the metadata of the verb that made it (its settings and
 #' aggregate counts), so a user can make it again.
 #'
+#' @section The published keys:
+#' Before any masking, when the cells of the strata and the keys (the published columns the
+#' default intruder holds) leave records in cells of fewer than `max(k_strata, 1 / worst, m
+#' / top_m)` records (below that, even one released value for the whole cell lets the
+#' intruder guess among too few records; a stratum smaller than that caps it), the
+#' categorical family changes the keys, as sdcMicro's users do before the continuous
+#' masking: it walks up the rungs of generalisation of each key (a numeric key of 10 or
+#' more values, such as an age, in bands of width 2, 5, 10, 20, 50, ... ([generalise_bands()]);
+#' any other key with its categories of fewer than k, 2k, 4k, ... records merged
+#' ([generalise_rare()]); the last rung a single category), raising at each step the key
+#' that takes the most records out of small cells per unit of loss, and at each node of
+#' that path tries local suppression: [suppress_local()] within the strata (k-anonymity with
+#' a missing value matching any value, as sdcMicro counts), then, for the records still in
+#' small cells counted exactly (a suppressed value a value of its own, since the masking
+#' forms its groups within the cells and the intruder searches the cell the released values
+#' name), the suppression of the key that moves each into the largest cell; or that second
+#' part alone. It keeps the candidate of least loss (Iyengar's loss metric: a value
+#' recoded into a category merging `g` of the key's `C` values loses `(g - 1) / (C - 1)`, a
+#' suppressed one 1, averaged over the keys' cells) that leaves no record in a small cell.
+#' With `"pram"`, the keys are then post-randomised within the strata, and the cells PRAM
+#' left small completed by suppression. The result's `categorical` says what changed, and
+#' the continuous masking forms its groups within the changed cells. The verification
+#' battery counts a suppressed key as matching any value (singling out) and bounds the
+#' keys' global risk (the expected share of records re-identified by the keys alone,
+#' [risk_individual()]) by `worst`.
+#'
 #' @section What the limits cover and what they do not:
 #' The limits bound the success of the attacks of the verification battery, for the
 #' intruder `intruder` (by default [intruder_published()]: one who holds the original values
@@ -102,7 +128,8 @@
 #' record linkage, the algorithm-aware intruder, the tails (`tail`) and (with `sensitive`)
 #' attribute inference. They do not cover attacks not in the battery, other background
 #' knowledge, attribute disclosure beyond the inference attack, rare categorical
-#' combinations beyond the `k_strata` limit, membership disclosure, or linking with other
+#' combinations of columns that are not published (the keys are changed as above),
+#' membership disclosure, or linking with other
 #' releases: run [risk_battery()] with `previous` on the release and an earlier release of
 #' the same people for composition and differencing (against which the noise of the
 #' shared-centroid candidates, `noise = TRUE`, is the defence), and publish the rows in a
@@ -171,10 +198,18 @@
 #'   keyed candidates). It is passed to [anonymise_keyed()] only: never printed, and not
 #'   stored in the result or the releases' metadata.
 #' @param small_strata What to do with records in cells (combinations of the strata and the
-#'   published columns the default intruder holds) of fewer than `k_strata` records:
+#'   published columns the default intruder holds) of fewer than `k_strata` records once
+#'   the categorical family (`categorical`) has changed the keys:
 #'   `"fail"` (the default: no release, the columns named) or `"suppress"` (leave them out
 #'   of the release, with a classed message; the release then has fewer rows than `data`,
 #'   and `n_suppressed` counts them).
+#' @param categorical The categorical family: what the search may do to the published
+#'   columns the default intruder holds (the keys) when cells of the strata and the keys hold
+#'   fewer records than the limits need (see the section The published keys): some of
+#'   `"generalise"` (global recoding), `"suppress"` (local suppression of cells) and `"pram"`
+#'   (post-randomisation of the keys within the strata, [anonymise_pram()], from `seed`),
+#'   or `"none"` (the keys released unchanged: `small_strata` decides). Default
+#'   `c("generalise", "suppress")`.
 #' @param noise If `TRUE` (the default), the shared-centroid candidates (`"mdav"`,
 #'   `"keyed"`) release noisy group means, so that a second release of the same people
 #'   with one person more or fewer does not give that person's values away (see
@@ -203,6 +238,11 @@
 #'   * `attacks`, `verify`: the attacks of the search and of the verification;
 #'   * `limits`, `objective`, `stop` (why the search stopped) and `seconds` (the time of the
 #'     whole search);
+#'   * `categorical`: `NULL` when the keys were left unchanged, else the changes of the
+#'     categorical family: `changes` (per key `column`, `categories_before`,
+#'     `categories_after`, `n_recoded` (values recoded into a merged category), `n_suppressed`
+#'     (cells set to `NA`), `n_pram` (records whose value PRAM changed)), `settings`, `k` (the
+#'     cell size aimed at), `loss` and `n_small` (records left in small cells);
 #'   * `intruder`, `keys` (the published columns it holds, within which the groups were
 #'     formed), `n_suppressed` (records left out by `small_strata = "suppress"`; `kept`: the
 #'     rows of `data` the release holds, for the custodian, `NULL` when none was left out) and, when
@@ -877,6 +917,11 @@ tune_verdict <- function(b, limits) {
   }
   if (!is.na(tail_rate) && !is.null(limits$tail) && tail_rate > limits$tail) {
     fails <- c(fails, sprintf("tail (%s %.4f)", tails$name[tl], tail_rate))
+  }
+  # the expected re-identifications by the categorical keys alone (NA matching any value)
+  cr <- b$categorical
+  if (!is.null(cr) && cr$global_risk > limits$worst) {
+    fails <- c(fails, sprintf("worst (categorical keys' global risk %.4f)", cr$global_risk))
   }
   list(pass = !length(fails), worst = worst, worst_attack = if (is.na(w)) NA_character_ else tab$name[w],
        tail = tail_rate,

@@ -143,8 +143,33 @@ complete_cells <- function(sid, cols, k) {
     if (!any(go)) break
     codes[cbind(small[go], best[go])] <- NA_integer_
   }
+  # a cell still small (its records' keys all given up, or no larger cell to join) is filled
+  # up by records of its stratum that agree with it on its given keys and whose own cells
+  # can spare them (largest first): they give up the keys the cell lacks
   id <- ids(codes)
-  left <- tabulate(id)[id] < k
+  size <- tabulate(id)[id]
+  small <- which(size < k)
+  for (first in small[!duplicated(id[small])]) {
+    cell <- id[first] # (the ids change with every fill)
+    r <- which(id == cell)
+    need <- k[first] - length(r)
+    if (need <= 0L) next
+    miss <- is.na(codes[first, ])
+    same <- sid == sid[first] & id != cell & size - 1L >= k
+    for (j in which(!miss)) same <- same & !is.na(codes[, j]) & codes[, j] == codes[first, j]
+    cand <- which(same)
+    if (!length(cand)) next
+    cand <- cand[order(-size[cand], cand)]
+    # a cell gives at most size - k records
+    spare <- size[cand] - k[cand] - (stats::ave(seq_along(cand), id[cand], FUN = seq_along) - 1L)
+    cand <- cand[spare > 0L]
+    if (length(cand) < need) next
+    give <- cand[seq_len(need)]
+    codes[give, miss] <- NA_integer_
+    id <- ids(codes)
+    size <- tabulate(id)[id]
+  }
+  left <- size < k
   out <- cols
   for (j in seq_len(nk)) {
     x <- cols[[j]]
@@ -173,7 +198,7 @@ local_suppression <- function(sid, cols, k) {
 # of loss), with (when allowed) local suppression at each node of the path, that leaves no
 # record in a cell of fewer than `k` records; then (when allowed) PRAM of the keys within
 # the strata, and suppression again where PRAM left small cells. Returns NULL when
-# `categorical` allows nothing or no record is in a small cell; otherwise the data with the keys changed (`df`, `data`), the
+# `categorical` allows nothing or (without PRAM) no record is in a small cell; otherwise the data with the keys changed (`df`, `data`), the
 # table `changes` (per key: categories before and after, values recoded, cells suppressed,
 # records post-randomised), `loss`, `n_small` (records left in small cells) and `settings`.
 tune_categorical <- function(df, data, strata, keys, k, categorical, seed = NULL) {
@@ -184,7 +209,7 @@ tune_categorical <- function(df, data, strata, keys, k, categorical, seed = NULL
   # a stratum smaller than k (the strata are the custodian's, released unchanged) caps it
   k_cell <- k
   k <- pmin(k, tabulate(sid)[sid])
-  if (!any(small_cells(sid, orig, k))) return(NULL)
+  if (!any(small_cells(sid, orig, k)) && !"pram" %in% categorical) return(NULL)
   rungs <- if ("generalise" %in% categorical) lapply(orig, categorical_rungs, k = k_cell) else
     lapply(keys, function(v) list())
   # the loss of every cell at every rung (rung 0: the original), and of a node's columns:
