@@ -262,12 +262,14 @@
 #' tuned <- tune_release(d, vars = c("Age", "Fare"),
 #'                       strata = c("Pclass", "Sex", "Family"), k = 2,
 #'                       worst = 0.1, top_m = 0.3, m = 3)
-#' # Survived, published unchanged, is a key of the default intruder: three
-#' # passengers are alone or in pairs on it and the strata: no release
-#' tuned$stop
-#' tuned <- tune_release(d, vars = c("Age", "Fare"),
-#'                       strata = c("Pclass", "Sex", "Family"), k = 2,
-#'                       small_strata = "suppress")
+#' # Survived, published unchanged, is a key of the default intruder: the search
+#' # suppressed it where the cells of it and the strata were too small
+#' tuned$categorical$changes
+#' # left unchanged, no release: three passengers are alone or in pairs on it
+#' none <- tune_release(d, vars = c("Age", "Fare"),
+#'                      strata = c("Pclass", "Sex", "Family"), k = 2,
+#'                      categorical = "none")
+#' none$stop
 #' tuned
 #' plot(tuned)
 #' }

@@ -301,11 +301,13 @@ tune_categorical <- function(df, data, strata, keys, k, categorical, seed = NULL
       data[[v]] <- final[[j]]
     }
   }
-  how <- c(generalise = "generalisation", complete = "generalisation and suppression of cells",
-           local = "generalisation and local suppression (k-anonymity with NA as any value), then suppression of cells")
+  how <- c(if (any(best$lev > 0L)) "generalisation",
+           switch(best$how, generalise = NULL, complete = "suppression of cells",
+                  local = "local suppression (k-anonymity with NA as any value), then suppression of cells"),
+           if ("pram" %in% categorical) "PRAM")
   list(df = df, data = data, changes = changes, loss = loss_of(final, best$lev), n_small = n_small, k = k_cell,
-       settings = paste0(how[[best$how]], if ("pram" %in% categorical) ", then PRAM", " to cells of >= ",
-                         k_cell, " records"))
+       settings = paste0(if (length(how)) paste(how, collapse = ", then ") else "no change",
+                         " to cells of >= ", k_cell, " records"))
 }
 
 # The changed key columns as lines of text (print() and the report).
