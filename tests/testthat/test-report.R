@@ -257,7 +257,7 @@ test_that("a tune_release() result is reported with its frontier", {
   expect_message(
     tu <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), worst = 1, linkage = 0.5,
                        top_m = 1, tail = 1, risk1 = 0.1, risk2 = 0.1, methods = "anonymise", max_tries = 2,
-                       small_strata = "suppress"),
+                       small_strata = "suppress", categorical = "none"),
     class = "detanon_message_suppress")
   expect_identical(sum(!tu$kept), 3L)
   f <- release_report(d, tu, tempfile(fileext = ".html"), release_seed = 3)
@@ -552,8 +552,8 @@ test_that("the verdict names the published columns the intruder holds and an int
   # (exact MDAV group means, whose groups the algorithm-aware intruder recomputes; the noise
   # of the default moves the points off its candidates)
   tu <- suppressMessages(tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
-                                      methods = "mdav", small_strata = "suppress", noise = FALSE, tail = 1,
-                                      seed = 1))
+                                      methods = "mdav", small_strata = "suppress", categorical = "none",
+                                      noise = FALSE, tail = 1, seed = 1))
   b <- tu$battery
   tab <- as.data.frame(b)
   w <- which.max(tab$rate)
@@ -574,4 +574,22 @@ test_that("the verdict names the published columns the intruder holds and an int
   txt <- report_text(release_report(d, m, tempfile(fileext = ".html")))
   expect_false(grepl("Uncertain", txt, fixed = TRUE))
   expect_has(txt, "every published column not masked, exactly: Survived")
+})
+
+test_that("the margins figure draws values of 1e8 on 1,500 records without integer overflow", {
+  # (pretty() gave integer breaks of width 2e6, and 1500 x 2e6 overflowed: sdcMicro's
+  # testdata expend, masked)
+  # released values from 15,378,721 to 82,628,221 (those of a tune_release() release of it),
+  # for which pretty() gives integer breaks
+  set.seed(2)
+  m <- round(seq(15378721, 82628221, length.out = 1500))
+  o <- round(m + rnorm(1500, 0, 1e6))
+  br <- detanon:::report_breaks(o, m)
+  expect_type(br, "double")
+  f <- tempfile(fileext = ".png")
+  grDevices::png(f)
+  on.exit({ grDevices::dev.off(); unlink(f) })
+  expect_no_warning(detanon:::plot_report_margins(o, m, "expend", 3))
+  # a variant: integer columns
+  expect_no_warning(detanon:::plot_report_margins(as.integer(o), as.integer(m), "expend", 3))
 })

@@ -142,6 +142,12 @@ test_that("PRAM of the keys is reproducible from the seed and reported per colum
   expect_gt(sum(one$changes$n_pram), 0L)
   expect_true(all(ref_exact_size(one$df, c("a", "b")) >= 10))
   expect_match(one$settings, "PRAM")
+  # the caller's random stream is left as it was
+  set.seed(9)
+  before <- runif(1)
+  set.seed(9)
+  detanon:::tune_categorical(d, d, NULL, c("a", "b"), 10L, "pram", seed = 2)
+  expect_identical(runif(1), before)
 })
 
 test_that("tune_release() refuses a bad `categorical`", {
