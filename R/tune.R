@@ -274,6 +274,7 @@
 #' plot(tuned)
 #' }
 #' @section sdcMicro: `data` may be an `sdcMicroObj`; `release` is then one too ([sdc_extract()]).
+#'   Its key variables are left to sdcMicro (`categorical = "none"`).
 #' @export
 tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, top_m = 0.3, m = 3,
                          attacks = c("linkage_released", "linkage_original"), verify = NULL,
@@ -290,7 +291,15 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
       stop_arg("`small_strata = \"suppress\"` cannot be used with an sdcMicroObj, whose release keeps ",
                "every record; suppress the records in sdcMicro, or pass the data frame.")
     }
-    return(sdc_verb(tune_release, data, match.call(), parent.frame())) # R/sdcmicro.R
+    # the object's key variables are sdcMicro's to recode or suppress: the search leaves them
+    if (!missing(categorical) && !identical(check_categorical(categorical), "none")) {
+      stop_arg("`categorical` must be \"none\" with an sdcMicroObj, whose key variables the release keeps; ",
+               "recode or suppress them in sdcMicro (sdcMicro::globalRecode(), sdcMicro::localSuppression()), ",
+               "or pass the data frame.")
+    }
+    cl <- match.call()
+    cl$categorical <- "none"
+    return(sdc_verb(tune_release, data, cl, parent.frame())) # R/sdcmicro.R
   }
   started <- proc.time()[[3L]]
   objective <- match_choice(objective, "objective")

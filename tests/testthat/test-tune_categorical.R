@@ -183,3 +183,15 @@ test_that("singling out counts a released record with suppressed keys as singled
   b <- risk_battery(orig, rel, intruder = intruder_published(vars = "x"), attacks = "singling_out", seed = 1)
   expect_equal(b$categorical$fk, ref_freq(rel[c("sex", "region", "age")])$fk)
 })
+
+test_that("an sdcMicroObj's key variables are left to sdcMicro", {
+  skip_if_not_installed("sdcMicro")
+  data("testdata", package = "sdcMicro", envir = environment())
+  sdc <- sdcMicro::createSdcObj(testdata[1:600, ], keyVars = c("urbrur", "roof", "sex"),
+                                numVars = c("expend", "income", "savings"))
+  expect_error(tune_release(sdc, strata = c("urbrur", "sex"), categorical = "suppress"),
+               class = "detanon_error_argument")
+  tu <- suppressMessages(tune_release(sdc, strata = c("urbrur", "sex"), methods = "anonymise", worst = 1,
+                                      top_m = 1))
+  expect_null(tu$categorical)
+})
