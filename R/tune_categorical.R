@@ -1,7 +1,7 @@
 # The categorical family of tune_release(): the published key columns (those the default
 # intruder holds exactly) generalised, locally suppressed and optionally post-randomised
-# until every cell of the strata and the keys holds at least `k_strata` records, before the
-# continuous masking forms its groups within those cells.
+# until every cell of the strata and the keys holds enough records for the limits
+# (categorical_k()), before the continuous masking forms its groups within those cells.
 #
 # The cells are counted exactly, a suppressed value (NA) being a value of its own: the
 # continuous masking forms its groups within them, and the intruder of the battery, who holds
@@ -122,14 +122,13 @@ complete_cells <- function(sid, cols, k) {
   codes <- matrix(vapply(cols, function(v) suda_codes(v)$code, integer(length(sid))), ncol = nk)
   prio <- order(-apply(codes, 2L, function(z) length(unique(z[!is.na(z)]))))
   ids <- function(m, s = sid) code_ids(s, m)
-  small <- integer()
+  n <- length(sid)
   for (pass in seq_len(nk)) {
     id <- ids(codes)
     small <- which(tabulate(id)[id] < k)
     if (!length(small)) break
     best <- rep(NA_integer_, length(small))
     best_size <- rep(-1L, length(small))
-    n <- length(sid)
     for (j in prio) {
       alt <- codes[small, , drop = FALSE]
       alt[, j] <- NA_integer_
@@ -193,14 +192,15 @@ local_suppression <- function(sid, cols, k) {
 }
 
 # The categorical step: when records are in cells of fewer than `k` records (or than their
-# stratum's size, when it is smaller), the least-loss generalisation (a greedy path up the rungs of the
-# keys, raising at each step the key that takes the most records out of small cells per unit
-# of loss), with (when allowed) local suppression at each node of the path, that leaves no
-# record in a cell of fewer than `k` records; then (when allowed) PRAM of the keys within
-# the strata, and suppression again where PRAM left small cells. Returns NULL when
-# `categorical` allows nothing or (without PRAM) no record is in a small cell; otherwise the data with the keys changed (`df`, `data`), the
-# table `changes` (per key: categories before and after, values recoded, cells suppressed,
-# records post-randomised), `loss`, `n_small` (records left in small cells) and `settings`.
+# stratum's size, when it is smaller), the least-loss generalisation (a greedy path up the
+# rungs of the keys, raising at each step the key that takes the most records out of small
+# cells per unit of loss), with (when allowed) suppression at each node of the path, that
+# leaves no record in a small cell; then (when allowed) PRAM of the keys within the strata,
+# and suppression again where PRAM left small cells. Returns NULL when `categorical` allows
+# nothing or (without PRAM) no record is in a small cell; otherwise the data with the keys
+# changed (`df`, `data`), the table `changes` (per key: categories before and after, values
+# recoded, cells suppressed, records post-randomised), `loss` (of the generalisation and
+# suppression), `n_small` (records left in small cells), `k` and `settings`.
 tune_categorical <- function(df, data, strata, keys, k, categorical, seed = NULL) {
   if (identical(categorical, "none") || !length(keys)) return(NULL)
   n <- nrow(df)
@@ -266,10 +266,10 @@ tune_categorical <- function(df, data, strata, keys, k, categorical, seed = NULL
     last <- path[[length(path)]]
     best <- list(cols = last$cols, loss = last$loss, how = "generalise", lev = last$lev)
   }
-  gen <- best$cols
-  final <- gen
+  final <- best$cols
   n_pram <- stats::setNames(integer(length(keys)), keys)
   if ("pram" %in% categorical) {
+    gen <- best$cols
     pdf <- as.data.frame(c(df[strata], stats::setNames(gen, keys)), stringsAsFactors = FALSE)
     vary <- keys[vapply(gen, function(v) length(unique(v[!is.na(v)])) > 1L, NA)]
     if (length(vary)) {
