@@ -523,7 +523,8 @@ tune_none <- function(ctx, started) {
     plural(n_uniq, "record"), sprintf(", %.1f%%)", 100 * n_uniq / n), ", so no masking of `vars` ",
     "within those cells can meet the limits",
     if (n_small) "." else paste0(" (", sub("\\.$", "", sub("^[^:]*\\(\\): ", "", ctx$why)), ")."), named,
-    " Mask those columns (add them to `vars`), generalise them or leave them out of the release, declare ",
+    " Mask those columns (add them to `vars`), generalise or suppress them (or let the search do it: ",
+    "`categorical`), leave them out of the release, declare ",
     "them `sensitive`, leave the records of the small cells out (`small_strata = \"suppress\"`), or pass ",
     "a narrower `intruder` (intruder()) if no intruder can hold them.")
   tried <- tune_row(list(worst = NA_real_, worst_attack = NA_character_, top_m = NA_real_, linkage = NA_real_,
