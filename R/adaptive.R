@@ -87,9 +87,10 @@
 #' @export
 anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 33, m = 1,
                                rate = 0, w1 = NULL, format = c("natural", "precision", "none"),
-                               check_identifiers = TRUE,
+                               check_identifiers = TRUE, household = NULL,
                                nthreads = getOption("detanon.nthreads", 1L)) {
   if (is_sdc(data)) return(sdc_verb(anonymise_adaptive, data, match.call(), parent.frame())) # R/sdcmicro.R
+  if (!is.null(household)) return(household_verb(anonymise_adaptive, data, household, match.call(), parent.frame()))
   # the checked values replace the arguments (a table `k` is checked by adaptive_start_k())
   list2env(check_masking_args(data, vars, strata, k, format = format, k_table = TRUE,
                               check_identifiers = check_identifiers, nthreads = nthreads), environment())

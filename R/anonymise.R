@@ -113,6 +113,13 @@
 #'   least `k` records and give it that stratum's `strata` values, with a one-line message
 #'   counting the moved records and the changed values of each `strata` variable, whose
 #'   field `moves` lists every move; see [merge_small_strata()] for the distance).
+#' @param household Name of a column of household ids, or `NULL`. With it, the columns of
+#'   `vars` that are constant within every household of `data` (household-level
+#'   variables, e.g. household income) are masked on the household table (the first
+#'   record of each household, within the household-level `strata` only) and copied to
+#'   every member, so that members still share them; the other columns of `vars` are
+#'   masked record by record. The release metadata name them (`household_vars`) and hold
+#'   the counts of the household pass (`household_counts`).
 #' @param check_identifiers Warn when a column released unmasked (not in `vars`) looks
 #'   like a direct identifier (see [detect_identifiers()])? Set to `FALSE` to silence.
 #' @param nthreads Number of OpenMP threads (capped by the machine). The default is the
@@ -146,9 +153,10 @@ anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
                       format = NULL,
                       na = c("fail", "median", "mean", "median_stratum", "mean_stratum", "complete"),
                       small_strata = c("fail", "suppress", "merge"),
-                      check_identifiers = TRUE,
+                      check_identifiers = TRUE, household = NULL,
                       nthreads = getOption("detanon.nthreads", 1L)) {
   if (is_sdc(data)) return(sdc_verb(anonymise, data, match.call(), parent.frame())) # R/sdcmicro.R
+  if (!is.null(household)) return(household_verb(anonymise, data, household, match.call(), parent.frame()))
   # the checked values replace the arguments
   list2env(check_masking_args(data, vars, strata, k, engine = engine, format = format, na = na,
                               small_strata = small_strata, check_identifiers = check_identifiers,

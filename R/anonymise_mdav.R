@@ -87,8 +87,10 @@
 anonymise_mdav <- function(data, vars = NULL, strata = NULL, k = 3, noise = FALSE, key = NULL, format = NULL,
                            na = c("fail", "median", "mean", "median_stratum", "mean_stratum", "complete"),
                            small_strata = c("fail", "suppress", "merge"),
-                           check_identifiers = TRUE,
+                           check_identifiers = TRUE, household = NULL,
                            nthreads = getOption("detanon.nthreads", 1L)) {
+  if (is_sdc(data)) return(sdc_verb(anonymise_mdav, data, match.call(), parent.frame())) # R/sdcmicro.R
+  if (!is.null(household)) return(household_verb(anonymise_mdav, data, household, match.call(), parent.frame()))
   # the checked values replace the arguments (a table `k` is checked by adaptive_start_k())
   list2env(check_masking_args(data, vars, strata, k, na = na, small_strata = small_strata,
                               k_table = TRUE, check_identifiers = check_identifiers, nthreads = nthreads),
@@ -139,9 +141,9 @@ mdav_mask <- function(x, id, k_strata, nthreads) {
   storage.mode(x) <- "double"
   st <- .Call(C_ffi_col_stats, x, 1L)
   cols <- masked_columns(x, list(mean = st[1L, ], sd = st[2L, ]))
-  res <- mdav_groups(x, cols, st[1L, cols], st[2L, cols], id, k_strata, nthreads)
+  res <- method_registry()$mdav$kernel(x, cols, st[1L, ], st[2L, ], id, k_strata, nthreads)
   columns <- lapply(seq_len(ncol(x)), function(j) {
-    v <- res$means[res$group, j]
+    v <- res$values[, j]
     if (tiny$e[j] != 0) times_pow2(v, -tiny$e[j]) else v
   })
   list(columns = columns, group = res$group, size = res$size)

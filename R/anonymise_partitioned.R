@@ -1,11 +1,12 @@
 #' Anonymise stratum by stratum, on one machine or on a cluster
 #'
-#' [anonymise()] as the composition of its passes ([anonymise_stats()],
-#' [anonymise_stratum()], [anonymise_rescale()], [anonymise_release()]), with the strata
+#' [anonymise()] (or, with `method = "mdav"`, [anonymise_mdav()]) as the composition of its
+#' passes ([anonymise_stats()], [anonymise_stratum()], [anonymise_rescale()],
+#' [anonymise_release()]), with the strata
 #' (or groups of small strata, balanced by size) masked by `future.apply::future_lapply()`
 #' under whatever [future::plan()] you set: `sequential`, `multisession`, a cluster of
 #' machines, or a scheduler through `future.batchtools`. The release is `identical()` to
-#' that of [anonymise()] on all the rows (`do.call(rbind, chunks)`), with the same release
+#' that of the method's verb on all the rows (`do.call(rbind, chunks)`), with the same release
 #' metadata, for every split of the rows into chunks, every grouping of the strata, and
 #' every plan and number of workers.
 #'
@@ -18,8 +19,13 @@
 #' masking; nothing is returned.
 #'
 #' @section What is exact:
-#' Everything: the statistics are exact sums merged over chunks, the centroids depend only
-#' on their stratum, and the release form reads exact extremes merged over the pieces. Not
+#' Everything: the statistics are exact sums merged over chunks, the centroids (MDAV's groups
+#' and their exact means) depend only on their stratum and the global z-scale, and the release
+#' form reads exact extremes merged over the pieces. The methods of [masking_methods()] that
+#' do not run per stratum are refused with the reason: `"adaptive"` (each round grows a
+#' share of all records, and its interval test needs the robust covariance of all records)
+#' and `"keyed"` (its budget of groups is shared among all strata, and its noise reads
+#' each column's SD and median over all records). Not
 #' supported partitioned: `na = "median_stratum"`, `"mean_stratum"`,
 #' `small_strata = "merge"` and `engine = "rann"` (use [anonymise()] in memory).
 #'
@@ -46,7 +52,7 @@
 #'                  strata = c("Sex", "Pclass"), k = 3)
 #' identical(out, ref)
 #' @export
-anonymise_partitioned <- function(chunks, vars = NULL, strata = NULL, k = 3,
+anonymise_partitioned <- function(chunks, vars = NULL, strata = NULL, k = 3, method = "anonymise",
                                   format = c("natural", "precision", "none"),
                                   na = c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"),
                                   small_strata = c("fail", "suppress", "merge"),
@@ -65,7 +71,7 @@ anonymise_partitioned <- function(chunks, vars = NULL, strata = NULL, k = 3,
   }
   future <- use_future(future)
   if (is.null(strata_source)) check_chunk_columns(chunks)
-  st <- anonymise_stats(chunks, vars, strata = strata, k = k, format = format, na = na,
+  st <- anonymise_stats(chunks, vars, strata = strata, k = k, method = method, format = format, na = na,
                         small_strata = small_strata)
   groups <- strata_groups(st, group_size)
   tab <- st$strata_table
@@ -100,7 +106,7 @@ anonymise_partitioned <- function(chunks, vars = NULL, strata = NULL, k = 3,
   }
   rownames(out) <- NULL
   if (check_identifiers) warn_identifiers(out, st$vars, st$strata)
-  as_release(as_release_frame(out, template), "anonymise", settings = meta$settings, counts = meta$counts,
+  as_release(as_release_frame(out, template), meta$verb, settings = meta$settings, counts = meta$counts,
              stats = meta$stats)
 }
 

@@ -30,9 +30,12 @@ anonymise_release <- function(piece, stats, step5) {
   st <- stats
   df <- piece$data
   rownames(df) <- NULL
+  means <- identical(partitioned_method(st)$finish, "means")
   for (j in seq_along(st$vars)) {
     jj <- match(j, st$cols)
-    if (!is.na(jj)) {
+    if (means) {
+      m <- released_means(piece, j, st)
+    } else if (!is.na(jj)) {
       m <- step5_values(piece$centroids[, jj, drop = FALSE], j, jj, st, step5$centroid_sd)
     } else {
       m <- piece$x[, j]
@@ -56,10 +59,9 @@ release_form <- function(m, j, st, step5) {
 release_meta <- function(st, step5) {
   tab <- st$strata_table
   sizes <- as.integer(tab$n[tab$keep])
-  list(settings = list(k = st$k, vars = st$vars, strata = st$strata, na = st$na, small_strata = st$small_strata,
-                       engine = "kdtree", format = st$format),
-       counts = list(n = as.integer(st$n), n_strata = length(sizes), min_size = min(sizes),
-                     n_suppressed = as.integer(st$n_suppressed), n_dropped = as.integer(st$n_dropped),
-                     n_imputed = as.integer(st$n_imputed), n_moved = 0L),
-       stats = list(scale = step5$scale))
+  counts <- list(n = as.integer(st$n), n_strata = length(sizes), min_size = min(sizes),
+                 n_suppressed = as.integer(st$n_suppressed), n_dropped = as.integer(st$n_dropped),
+                 n_imputed = as.integer(st$n_imputed), n_moved = 0L)
+  method <- partitioned_method(st)
+  c(list(verb = method$verb), method$meta(st, step5, counts))
 }

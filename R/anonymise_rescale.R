@@ -31,7 +31,9 @@ anonymise_rescale <- function(pieces, stats) {
   st <- stats
   read <- chunk_reader(pieces, "pieces")
   cols <- st$cols
-  d <- length(cols)
+  # a method that releases group means (MDAV) has no step 5: its pieces hold every column
+  means <- identical(partitioned_method(st)$finish, "means")
+  d <- if (means) length(st$vars) else length(cols)
   acc <- .Call(C_ffi_acc_add, NULL, matrix(0, 0L, d), NULL)
   rng <- matrix(c(Inf, -Inf), 2L, d)
   n <- 0
@@ -55,6 +57,7 @@ anonymise_rescale <- function(pieces, stats) {
              ", ", plural(st$n, "record"), "); they hold ", plural(length(keys), "stratum", "strata"),
              if (anyDuplicated(keys)) " with repeats" else "", " and ", plural(n, "record"), ".", kind = "data")
   }
+  if (means) return(means_finish(read, st))
   c_mean <- acc_round(acc) / n
   acc2 <- .Call(C_ffi_acc_add, NULL, matrix(0, 0L, d), NULL)
   for_each_chunk(read, function(piece, i) {

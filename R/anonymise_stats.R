@@ -33,6 +33,10 @@
 #' @inheritParams anonymise
 #' @param vars,strata As in [anonymise()]; the defaults are read from the first chunk with
 #'   records.
+#' @param method The masking method: one of [masking_methods()] that runs stratum by
+#'   stratum (`per_stratum`): `"anonymise"` (the default, [anonymise()]) or `"mdav"`
+#'   ([anonymise_mdav()] with one `k` and `noise = FALSE`). The others are refused with the
+#'   reason (their `why_not`).
 #' @param format The release form, as in [anonymise()] (`"natural"`, `"precision"` or
 #'   `"none"`).
 #' @param na What to do with missing values in `vars`: `"fail"`, `"median"`, `"mean"` or
@@ -55,7 +59,7 @@
 #'                       k = 3)
 #' st
 #' @export
-anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3,
+anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3, method = "anonymise",
                             format = c("natural", "precision", "none"),
                             na = c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"),
                             small_strata = c("fail", "suppress", "merge")) {
@@ -69,6 +73,7 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3,
     if (nrow(first)) break
     i <- i + 1L
   }
+  method <- check_partitioned_method(method)
   format <- match_choice(format, "format", c("natural", "precision", "none"))
   na <- match_choice(na, "na", c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"))
   small_strata <- match_choice(small_strata, "small_strata", c("fail", "suppress", "merge"))
@@ -88,6 +93,7 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3,
   p <- length(vars)
   st <- list(vars = vars, strata = strata, k = k, format = format, na = na, small_strata = small_strata,
              integer = vapply(first[vars], is.integer, logical(1)), template = first[0L, , drop = FALSE])
+  st$method <- method
 
   # pass 1: stratum sizes (records kept by the na policy), the sums of the values kept by it
   # (observed values; complete records for "complete"), missing counts and ranges

@@ -54,18 +54,22 @@ anonymise_stratum <- function(data, stats, nthreads = getOption("detanon.nthread
   }
   x <- kept$x
   cols <- st$cols
-  cent <- matrix(0, nrow(x), length(cols))
-  if (nrow(x) && length(cols)) {
+  # the method's kernel (method_registry()): centroids of the masked columns on the z-scale
+  # (step 5 follows), or the group means of every column (finish = "means")
+  method <- partitioned_method(st)
+  cent <- matrix(0, nrow(x), if (method$finish == "means") ncol(x) else length(cols))
+  group_sizes <- integer()
+  if (nrow(x) && ncol(cent)) {
     id <- match(kept$keys, unique(kept$keys))
-    xs <- scale_tiny(x, st$e)
-    cent <- .Call(C_ffi_mask_strata, xs[, cols, drop = FALSE], id, as.integer(st$k),
-                  as.double(st$mean[cols]), as.double(st$sd[cols]), nthreads)
+    res <- method$kernel(scale_tiny(x, st$e), cols, st$mean, st$sd, id, rep(st$k, max(id)), nthreads)
+    cent <- res$values
+    group_sizes <- res$size
   }
   df <- as.data.frame(data, stringsAsFactors = FALSE)
   rng <- if (nrow(cent)) apply(cent, 2L, range) else matrix(c(Inf, -Inf), 2L, ncol(cent))
   structure(list(data = df[kept$rows, , drop = FALSE], rows = kept$rows, keys = unique(kept$keys),
                  n = nrow(x), x = x, centroids = cent,
-                 acc = .Call(C_ffi_acc_add, NULL, cent, NULL), range = rng),
+                 acc = .Call(C_ffi_acc_add, NULL, cent, NULL), range = rng, group_sizes = group_sizes),
             class = "detanon_anonymise_piece")
 }
 

@@ -30,6 +30,18 @@
 #' The strata box lists its candidates first: categorical columns, and numeric columns
 #' with at most 20 distinct whole values (integer-coded categories such as `Pclass`).
 #'
+#' On the tab "Categorical keys" the custodian can declare categorical key variables (columns
+#' published with the release that an intruder may know of a person), a column of sampling
+#' weights and one of household ids, and sees the risk of the keys before any masking: the
+#' records whose keys fewer than k records share, the sample uniques, and the individual,
+#' global and household risk of [risk_individual()]. Two steps on the keys can be chosen:
+#' local suppression ([suppress_local()], with its `k` and the keys to keep, most important
+#' first) and PRAM ([anonymise_pram()] on some of the keys, with `pd` and a seed); the
+#' table then shows the risk after them as well. The steps run after the direct identifiers
+#' are dropped and before the method of the Method tab, so the release publishes the keys as
+#' the steps left them, the attacks of the verdict assume an intruder who holds them as
+#' released, and the script holds both steps.
+#'
 #' The app runs on the custodian's machine and shows the original data's strata,
 #' including the small ones, as the console functions do: it is a tool for the safe
 #' setting. What leaves it is the release, the report (aggregates only, see
@@ -49,7 +61,11 @@
 #' characters, `k` a single whole number from 1 to the number of
 #' records, the columns are columns of the data (the sensitive one at most one column, not
 #' masked, a stratum or an identifier), and the other settings are among the
-#' choices shown. The model box takes a formula over the columns of the data (without
+#' choices shown; the keys are columns that are neither identifiers nor masked, the weights
+#' and household ids at most one column each (weights numeric and at least 1), the
+#' suppression's `k` a whole number from 1 to the number of records, the keys to keep and
+#' the columns to PRAM among the keys, `pd` a number in \[0, 1\] and the PRAM seed a whole
+#' number. The model box takes a formula over the columns of the data (without
 #' the identifiers), numbers, the operators `+ - * / : ^ ( )`, `.` and the functions
 #' `I()`, `log()`, `log1p()`, `log2()`, `log10()`, `exp()`, `sqrt()`, `abs()`, `poly()`,
 #' `factor()` and `scale()`; anything else is refused before it is evaluated. Uploaded
@@ -401,6 +417,105 @@ app_sensitive <- function(x, d, ids, vars, strata) {
   x
 }
 
+# One optional column (a selectize box of at most one item): NULL or its name.
+app_one_col <- function(x, d, arg) {
+  x <- app_cols(x, d, arg)
+  if (length(x) > 1L) stop_arg("`", arg, "` must be at most one column, not ", quote_names(x), ".", kind = "column")
+  if (length(x)) x
+}
+
+# The categorical settings, checked against `d`: the key columns (published unchanged
+# unless a step below changes them; not identifiers nor masked), the columns of sampling
+# weights and household ids the risk measures use, and the steps on the keys, each NULL
+# when not chosen: local suppression (`k`; `importance`, keys most important first, as the
+# whole numbers of suppress_local(), the keys not listed least important) and PRAM (`vars`
+# among the keys, `pd`, `seed`).
+app_categorical_settings <- function(input, d, ids = character(), vars = character()) {
+  keys <- app_cols(input$keys, d, "keys")
+  for (role in list(list(ids, "a direct identifier (dropped)"), list(vars, "a variable to mask"))) {
+    clash <- intersect(keys, role[[1L]])
+    if (length(clash)) {
+      stop_arg("`keys`: ", quote_names(clash), " ", if (length(clash) == 1L) "is " else "are ", role[[2L]],
+               "; a key is a published categorical column.", kind = "column")
+    }
+  }
+  if (length(keys)) check_strata_columns(d, keys, "keys")
+  weights <- app_one_col(input$weights, d, "weights")
+  household <- app_one_col(input$household, d, "household")
+  check_weights(d, weights, keys)
+  check_household(d, household, keys, weights)
+  step <- function(x, arg) if (is.null(x)) FALSE else check_flag(x, arg)
+  suppress <- NULL
+  if (step(input$suppress, "suppress")) {
+    if (!length(keys)) stop_arg("`suppress`: choose the key columns to suppress values of.", kind = "column")
+    important <- app_cols(input$importance, d, "importance")
+    if (!all(important %in% keys) || anyDuplicated(important)) {
+      stop_arg("`importance` must list key columns (", quote_names(keys), ") at most once each, not ",
+               quote_names(important), ".", kind = "column")
+    }
+    rank <- match(keys, important)
+    rank[is.na(rank)] <- length(important) + 1L
+    suppress <- list(k = check_whole(input$suppress_k, "suppress_k", min = 1, max = nrow(d)),
+                     importance = if (length(important)) rank)
+  }
+  pram <- NULL
+  if (step(input$pram, "pram")) {
+    pv <- app_cols(input$pram_vars, d, "pram_vars")
+    if (!length(pv) || !all(pv %in% keys)) {
+      stop_arg("`pram_vars` must be one or more of the key columns (", quote_names(keys), "), not ",
+               show_value(input$pram_vars), ".", kind = "column")
+    }
+    pram <- list(vars = keys[keys %in% pv], pd = check_number(input$pd, "pd", lower = 0, upper = 1),
+                 seed = check_whole(input$pram_seed, "pram_seed", min = -.Machine$integer.max,
+                                    max = .Machine$integer.max))
+  }
+  list(keys = keys, weights = weights, household = household, suppress = suppress, pram = pram)
+}
+
+# The inputs of the categorical settings (of a shiny session's `input`), as a list.
+app_categorical_ids <- c("keys", "weights", "household", "suppress", "suppress_k", "importance", "pram",
+                         "pram_vars", "pd", "pram_seed")
+app_categorical_input <- function(input) {
+  stats::setNames(lapply(app_categorical_ids, function(id) input[[id]]), app_categorical_ids)
+}
+
+# The calls of the categorical steps on `data`, in the order they run: the app evaluates
+# them (on constants only) and the script holds them deparsed.
+app_categorical_calls <- function(cs) {
+  c(if (!is.null(cs$suppress)) list(as.call(c(list(quote(suppress_local), quote(data), strata = cs$keys,
+                                                    k = cs$suppress$k),
+                                               if (!is.null(cs$suppress$importance))
+                                                 list(importance = cs$suppress$importance)))),
+    if (!is.null(cs$pram)) list(as.call(list(quote(anonymise_pram), quote(data), vars = cs$pram$vars,
+                                             pd = cs$pram$pd, seed = cs$pram$seed))))
+}
+
+# `d` after the categorical steps of `cs`.
+app_categorical <- function(d, cs) {
+  env <- new.env(parent = asNamespace("detanon"))
+  env$data <- d
+  for (call in app_categorical_calls(cs)) env$data <- eval(call, env)
+  env$data
+}
+
+# The categorical risk of the keys, as loaded (`d`) and after the categorical steps
+# (`after`, or NULL): a table of plain-language rows.
+app_categorical_risk <- function(d, cs, k, after = NULL) {
+  measure <- function(x) {
+    r <- risk_individual(x, cs$keys, weights = cs$weights, household = cs$household)
+    c(format(sum(r$fk < k)), format(sum(r$fk == 1)), format(round(r$expected, 2), nsmall = 2),
+      pct(r$global_risk), format(r$n_above), format(signif(r$max_risk, 3)),
+      if (!is.null(cs$household)) format(round(r$household_expected, 2), nsmall = 2))
+  }
+  rows <- c(sprintf("Records whose keys fewer than %d records share", k), "Sample uniques (keys of one record)",
+            "Expected re-identifications (sum of the individual risks)", "Global risk (their mean)",
+            "Records with an individual risk above 0.1", "Largest individual risk",
+            if (!is.null(cs$household)) "Expected re-identifications of households")
+  out <- data.frame(Measure = rows, "As loaded" = measure(d), check.names = FALSE)
+  if (!is.null(after)) out[["After the categorical steps"]] <- measure(after)
+  out
+}
+
 # Column choices: NULL (none chosen) or names of columns of `d`.
 app_cols <- function(x, d, arg) {
   if (is.null(x)) return(character())
@@ -441,9 +556,10 @@ app_settings <- function(input, d) {
   args <- args[!vapply(args, is.null, logical(1))]
   formula <- app_formula(input$formula, setdiff(names(d), ids), ids)
   family <- if (is.null(formula)) "gaussian" else app_choice(input$family, "family")
+  categorical <- app_categorical_settings(input, d, ids, vars)
   # the key is kept apart from the arguments, which the script and the report show
   list(identifiers = ids, vars = vars, strata = strata, verb = verb, args = args, k = k,
-       formula = formula, family = family, worst = worst, top_m = top_m, key = key)
+       formula = formula, family = family, worst = worst, top_m = top_m, key = key, categorical = categorical)
 }
 
 # The message of an error of a run, with advice the app can follow: a verb's list of
@@ -595,7 +711,7 @@ app_escape_bidi <- function(x) {
 # a deparsed string constant (inside the read call, and in the comment), so no name,
 # whatever characters it holds, adds code to the script.
 app_script <- function(source, identifiers, verb, args, formula = NULL, family = "gaussian", k = NULL,
-                       hash = NULL, keyed = FALSE, override = FALSE, limits = NULL) {
+                       hash = NULL, keyed = FALSE, override = FALSE, limits = NULL, categorical = NULL) {
   file <- source$kind %in% names(app_formats)
   read <- switch(source$kind,
     example = "titanic_paper()",
@@ -624,6 +740,7 @@ app_script <- function(source, identifiers, verb, args, formula = NULL, family =
     paste("data <-", read),
     if (identical(source$kind, "csv") && !is.null(source$encoding)) app_utf8_code,
     if (length(identifiers)) paste0("data <- remove_identifiers(data, cols = ", deparse1(identifiers), ")"),
+    vapply(app_categorical_calls(categorical), function(call) paste("data <-", app_deparse(call)), ""),
     if (tune && keyed) c("# the secret key of keyed groups: set the environment variable DETANON_KEY to the key",
                          "# the app generated (keep it with the original data; never publish it)"),
     made,
@@ -673,6 +790,43 @@ app_ui <- function() {
             shiny::tableOutput("strata_table"),
             shiny::h4("Columns"),
             shiny::tableOutput("columns")),
+          shiny::tabPanel("Categorical keys", value = "categorical",
+            shiny::h4("Categorical key variables (optional)"),
+            shiny::p(class = "app-note", "Keys are categorical columns published with the release that an intruder ",
+                     "may know of a person (region, sex, age group, occupation). Their risk is that of ",
+                     "risk_individual(): a record is re-identified when its combination of keys is rare in the ",
+                     "population, estimated from the sampling weights (without weights, the data are the ",
+                     "population)."),
+            shiny::selectizeInput("keys", "Key variables", choices = NULL, multiple = TRUE),
+            shiny::selectizeInput("weights", "Sampling weights, optional (a numeric column, each weight >= 1)",
+                                  choices = NULL, multiple = TRUE, options = list(maxItems = 1L)),
+            shiny::selectizeInput("household", "Household ids, optional", choices = NULL, multiple = TRUE,
+                                  options = list(maxItems = 1L)),
+            shiny::h4("Categorical risk"),
+            shiny::uiOutput("cat_status"),
+            shiny::tableOutput("cat_risk"),
+            shiny::p(class = "app-note", "These measures cover identity disclosure through the keys only. They ",
+                     "do not cover the continuous variables (the attacks of the verdict do), attribute disclosure ",
+                     "(a rare sensitive value shared by a whole group), or keys not declared here. The steps ",
+                     "run before the masking on the Method tab; the release, its verdict and the script include ",
+                     "them, and the attacks assume the intruder holds the keys as released."),
+            shiny::h4("Steps on the keys (optional)"),
+            shiny::checkboxInput("suppress", paste(
+              "Local suppression: set single key values to missing until the keys of every record are shared",
+              "by at least k records (a missing value matches any value)")),
+            shiny::conditionalPanel("input.suppress",
+              shiny::numericInput("suppress_k", "k of the suppression", value = 3, min = 1, step = 1),
+              shiny::selectizeInput("importance", "Keys to keep, most important first (suppressed last; optional)",
+                                    choices = NULL, multiple = TRUE)),
+            shiny::checkboxInput("pram", paste(
+              "PRAM: replace key values at random by other categories, keeping each category's share in",
+              "expectation")),
+            shiny::conditionalPanel("input.pram",
+              shiny::selectizeInput("pram_vars", "Keys to post-randomise", choices = NULL, multiple = TRUE),
+              shiny::numericInput("pd", "Smallest probability that a value is kept (pd)", value = 0.8, min = 0,
+                                  max = 1, step = 0.05),
+              shiny::numericInput("pram_seed", "PRAM seed (the same seed gives the same release)", value = 1,
+                                  step = 1))),
           shiny::tabPanel("Method", value = "method",
             shiny::h4("3. Limits and method"),
             shiny::p(class = "app-note", "The limits bound the share of records the attacks of the risk battery ",
@@ -782,6 +936,8 @@ app_server <- function(data = NULL) {
       shiny::updateSelectizeInput(session, "vars", choices = names(d), selected = vars)
       shiny::updateSelectizeInput(session, "strata", choices = app_strata_choices(d, ids), selected = strata)
       shiny::updateSelectizeInput(session, "sensitive", choices = names(d), selected = character())
+      shiny::updateSelectizeInput(session, "keys", choices = app_strata_choices(d, ids), selected = character())
+      for (id in c("weights", "household")) shiny::updateSelectizeInput(session, id, choices = names(d), selected = character())
       set_status(sprintf("Loaded %s: %s, %s%s.", source$name, plural(nrow(d), "record"), plural(ncol(d), "column"),
                          if (!is.null(source$encoding) && source$encoding %in% names(app_encoding_label))
                            paste0(" (the file is not UTF-8: read as ", app_encoding_label[[source$encoding]], ")")
@@ -820,7 +976,27 @@ app_server <- function(data = NULL) {
       pick <- function(x) if (is.character(x)) intersect(x, names(d)) else character()
       ids <- pick(input$identifiers)
       list(identifiers = ids, vars = setdiff(pick(input$vars), ids), strata = setdiff(pick(input$strata), ids),
-           sensitive = pick(input$sensitive))
+           sensitive = pick(input$sensitive), keys = pick(input$keys))
+    })
+    # the importance and PRAM boxes offer the keys
+    shiny::observeEvent(input$keys, ignoreNULL = FALSE, guard("The key boxes were not updated", {
+      keys <- roles()$keys
+      for (id in c("importance", "pram_vars")) {
+        chosen <- input[[id]]
+        shiny::updateSelectizeInput(session, id, choices = keys,
+                                    selected = if (is.character(chosen)) intersect(chosen, keys) else character())
+      }
+    }))
+    # the categorical settings as the inputs stand (checked; the data after the steps chosen)
+    categorical <- shiny::reactive({
+      d <- rv$data
+      shiny::req(d)
+      r <- roles()
+      tryCatch({
+        cs <- app_categorical_settings(app_categorical_input(input), d, r$identifiers, r$vars)
+        list(settings = cs, after = if (!is.null(cs$suppress) || !is.null(cs$pram))
+          suppressMessages(app_categorical(d, cs)))
+      }, error = function(e) list(error = conditionMessage(e)))
     })
     k_value <- shiny::reactive({
       k <- input$k
@@ -863,6 +1039,17 @@ app_server <- function(data = NULL) {
       if (inherits(kan, "error")) return(conditionMessage(kan))
       paste(utils::capture.output(print(kan)), collapse = "\n")
     })
+    output$cat_status <- shiny::renderUI({
+      ct <- categorical()
+      if (!is.null(ct$error)) return(shiny::p(id = "cat_error", class = "app-status app-error", ct$error))
+      if (!length(ct$settings$keys)) return(shiny::p(class = "app-note", "No key variables declared."))
+    })
+    output$cat_risk <- shiny::renderTable({
+      ct <- categorical()
+      shiny::req(is.null(ct$error), length(ct$settings$keys))
+      cs <- ct$settings
+      app_categorical_risk(rv$data, cs, if (is.null(cs$suppress)) 3L else cs$suppress$k, ct$after)
+    })
     output$strata_table <- shiny::renderTable({
       r <- roles()
       k <- k_value()
@@ -877,14 +1064,15 @@ app_server <- function(data = NULL) {
     shiny::observeEvent(input$run, guard("The release was not made", {
       d <- rv$data
       if (is.null(d)) return(set_status("Load a data file first.", error = TRUE))
-      s <- tryCatch(app_settings(list(identifiers = input$identifiers, vars = input$vars, strata = input$strata,
+      s <- tryCatch(app_settings(c(list(identifiers = input$identifiers, vars = input$vars, strata = input$strata,
                                       method = input$method, k = input$k, na = input$na,
                                       worst = input$worst, top_m = input$top_m, tune_methods = input$tune_methods,
                                       key = input$key, sensitive = input$sensitive,
                                       tune_small_strata = input$tune_small_strata,
                                       small_strata = input$small_strata, k_max = input$k_max,
                                       stir_method = input$stir_method, seed = input$seed,
-                                      formula = input$formula, family = input$family), d),
+                                      formula = input$formula, family = input$family),
+                                   app_categorical_input(input)), d),
                     error = function(e) e)
       if (inherits(s, "error")) {
         return(set_status(paste0("The release was not made: ", conditionMessage(s)), error = TRUE))
@@ -898,6 +1086,8 @@ app_server <- function(data = NULL) {
       res <- tryCatch(shiny::withProgress(message = "Making the release", value = 0, {
         shiny::incProgress(0.1, detail = "removing identifiers")
         work <- if (length(s$identifiers)) remove_identifiers(d, cols = s$identifiers) else d
+        # the categorical steps: the verb masks, and the battery attacks, the keys as released
+        work <- withCallingHandlers(app_categorical(work, s$categorical), message = keep_note)
         shiny::incProgress(0.2, detail = paste0(s$verb, "()"))
         made <- withCallingHandlers(do.call(app_verb(s$verb), c(list(work), s$args, if (!is.null(s$key)) list(key = s$key))),
                                     warning = keep_note, message = keep_note)
@@ -933,7 +1123,8 @@ app_server <- function(data = NULL) {
         list(work = work, release = release, tuned = tuned, limits = limits, verdict = verdict,
              passes = grepl("class=\"verdict ok\"", verdict[1L], fixed = TRUE), keyed = !is.null(s$key),
              assess = a, battery = b, verb = s$verb, args = s$args, k = s$k,
-             formula = s$formula, family = s$family, identifiers = s$identifiers, dir = dir, csv = csv,
+             formula = s$formula, family = s$family, identifiers = s$identifiers, categorical = s$categorical,
+             dir = dir, csv = csv,
              hash = release_hash(release, csv)$value, source = rv$source, notes = unique(notes))
       }), error = function(e) e)
       if (inherits(res, "error")) {
@@ -970,7 +1161,8 @@ app_server <- function(data = NULL) {
       search_changed <- identical(run$verb, "tune_release") &&
         (!identical(if (length(now$roles$sensitive)) now$roles$sensitive, run$args$sensitive) ||
          !identical(if (is.null(input$tune_small_strata)) "fail" else input$tune_small_strata, run$args$small_strata))
-      stale <- search_changed || !identical(now$verb, run$verb) || !identical(now$k, run$k) ||
+      stale <- search_changed || !identical(categorical()$settings, run$categorical) ||
+        !identical(now$verb, run$verb) || !identical(now$k, run$k) ||
         !identical(now$roles$vars, run$args$vars) || !identical(now$roles$identifiers, run$identifiers) ||
         !identical(if (length(now$roles$strata)) now$roles$strata, run$args$strata)
       shiny::tagList(
@@ -1020,7 +1212,7 @@ app_server <- function(data = NULL) {
       shiny::req(run)
       app_script(run$source, run$identifiers, run$verb, run$args, formula = run$formula, family = run$family,
                  k = run$k, hash = run$hash, keyed = run$keyed, override = !run$passes && isTRUE(input$override),
-                 limits = if (is.null(run$tuned)) run$limits[c("worst", "top_m")])
+                 limits = if (is.null(run$tuned)) run$limits[c("worst", "top_m")], categorical = run$categorical)
     })
     output$code <- shiny::renderText({
       if (is.null(rv$run)) return("# No release yet.")

@@ -93,6 +93,9 @@
 #' @param vars,strata,k As in [anonymise()]; `vars` and `strata` must be given.
 #' @param output The name of the table to create with the masked records (one string, not
 #'   `table` under the database's rules for names; see the section on table names).
+#' @param method The masking method, as in [anonymise_stats()]: `"anonymise"` (the default)
+#'   or `"mdav"` ([anonymise_mdav()] with `noise = FALSE`); the table written is then the
+#'   release of that verb on the table read into memory.
 #' @param format As in [anonymise()]: `"natural"`, `"precision"` or `"none"`.
 #' @param read How strata are read: `"order"` (one sorted stream) or `"index"` (one query per
 #'   stratum through an index on the `strata` columns). See the section above.
@@ -105,9 +108,10 @@
 #' @param check_identifiers Warn when a column released unmasked looks like a direct
 #'   identifier? It is judged on the first group of strata read.
 #' @param nthreads Number of OpenMP threads for the masking, as in [anonymise()].
-#' @return Invisibly, the release metadata that [release_info()] gives for [anonymise()] on
-#'   the same table (settings, counts and the step-5 scaling factors), with the name of the
-#'   output table in `output`.
+#' @return Invisibly, the release metadata that [release_info()] gives for [anonymise()] (or
+#'   the verb of `method`) on the same table (settings, counts and, for [anonymise()], the
+#'   step-5 scaling factors), with `verb = "anonymise_db"`, the name of the output table in
+#'   `output` and the method in `method`.
 #' @seealso [anonymise_partitioned()] for data in memory or in files.
 #' @family masking verbs
 #' @examples
@@ -122,8 +126,9 @@
 #'   DBI::dbDisconnect(con)
 #' }
 #' @export
-anonymise_db <- function(con, table, vars, strata, k = 3, output, format = c("natural", "precision", "none"),
-                         read = c("order", "index"), chunk = 1e5, group_size = 1e6, overwrite = FALSE,
+anonymise_db <- function(con, table, vars, strata, k = 3, output, method = "anonymise",
+                         format = c("natural", "precision", "none"), read = c("order", "index"), chunk = 1e5,
+                         group_size = 1e6, overwrite = FALSE,
                          na = c("fail", "complete", "mean", "median"), small_strata = c("fail", "suppress"),
                          check_identifiers = TRUE, nthreads = getOption("detanon.nthreads", 1L)) {
   # the caller's random stream is left as it was (DBI backends draw names of savepoints)
@@ -160,6 +165,7 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, format = c("na
   vars <- check_columns(vars, proto, "vars")
   check_vars(proto, vars, strata)
   k <- check_whole(k, "k", min = 2)
+  method <- check_partitioned_method(method)
   if (dst$exists && !identical(dst$kind, "table")) {
     stop_arg("`output` \"", output, "\" is a ", dst$kind, " in the database, not a table; anonymise_db() writes ",
              "and replaces only tables: choose another name.")
@@ -193,8 +199,8 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, format = c("na
     # 1. statistics over chunks of the vars and strata columns
     cols <- c(strata, vars)
     st <- anonymise_stats(db_chunk_source(con, db_select(con, src, cols), chunk, made, cast),
-                          vars = vars, strata = strata, k = k, na = na, small_strata = small_strata,
-                          format = format)
+                          vars = vars, strata = strata, k = k, method = method, na = na,
+                          small_strata = small_strata, format = format)
     clock("statistics pass")
 
     # 2. masking: groups of whole strata, `workers` groups at a time, pieces spilled to files
@@ -255,6 +261,7 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, format = c("na
     clock("release pass (written and renamed)")
     meta <- release_meta(st, s5)
     meta$verb <- "anonymise_db"
+    meta$method <- method
     meta$output <- output
     meta
   })

@@ -148,8 +148,10 @@ anonymise_keyed <- function(data, vars = NULL, strata = NULL, k = 3, key, size =
                             noise = TRUE, format = NULL,
                             na = c("fail", "median", "mean", "median_stratum", "mean_stratum", "complete"),
                             small_strata = c("fail", "suppress", "merge"),
-                            check_identifiers = TRUE,
+                            check_identifiers = TRUE, household = NULL,
                             nthreads = getOption("detanon.nthreads", 1L)) {
+  if (is_sdc(data)) return(sdc_verb(anonymise_keyed, data, match.call(), parent.frame())) # R/sdcmicro.R
+  if (!is.null(household)) return(household_verb(anonymise_keyed, data, household, match.call(), parent.frame()))
   # the checked values replace the arguments
   list2env(check_masking_args(data, vars, strata, k, na = na, small_strata = small_strata,
                               check_identifiers = check_identifiers, nthreads = nthreads),

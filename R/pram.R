@@ -47,6 +47,11 @@
 #'   `vars` (sdcMicro's `alpha`, default 0.5).
 #' @param invariant `TRUE` for invariant PRAM (the expected released distribution equals
 #'   the original one in every stratum), `FALSE` for sdcMicro's starting matrix.
+#' @param household Name of a column of household ids, or `NULL`. With it, the columns of
+#'   `vars` that are constant within every household of `data` (e.g. the roof or the
+#'   water supply of the dwelling) are post-randomised on the household table (the first
+#'   record of each household, within the household-level `strata` only) and copied to
+#'   every member, so that members still share them; the other columns record by record.
 #' @param seed A whole number for [set.seed()], used for this call only (the caller's random
 #'   stream is restored), or `NULL` to draw from the current stream.
 #' @return `data`, in its class, with the columns `vars` post-randomised (of the same type:
@@ -72,7 +77,9 @@
 #' @family masking verbs
 #' @export
 anonymise_pram <- function(data, vars, strata = NULL, pd = 0.8, alpha = 0.5, invariant = TRUE,
-                           seed = NULL) {
+                           household = NULL, seed = NULL) {
+  if (is_sdc(data)) return(sdc_key_verb(anonymise_pram, data, match.call(), parent.frame())) # R/sdcmicro.R
+  if (!is.null(household)) return(household_verb(anonymise_pram, data, household, match.call(), parent.frame()))
   check_data_frame(data, "data")
   if (missing(vars)) stop_arg("`vars` is missing: name the categorical columns to post-randomise.")
   vars <- check_columns(vars, data, "vars")

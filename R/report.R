@@ -1009,7 +1009,8 @@ small_support_terms <- function(term, formula, original, k) {
 # Bins laid out from the released values (pretty breaks), extended with the same width to
 # cover the original values.
 report_breaks <- function(o, m) {
-  # (pretty() returns whole breaks as integers, whose widths times a count can overflow)
+  # (pretty() gives integers where its bounds and step are whole numbers, whose products
+  # with the record count in plot_report_margins() overflow)
   br <- as.double(pretty(range(m, finite = TRUE), n = 30L))
   if (length(br) < 2L) br <- c(m[1L] - 0.5, m[1L] + 0.5)
   w <- br[2L] - br[1L]

@@ -575,21 +575,25 @@ top_m_share <- function(ranks, m) {
   as.double(ifelse(lt >= m, 0, pmin(1, (m - lt) / (le - lt))))
 }
 
-# Does the release record how it was made (so that it can be replayed)?
+# Does the release record how it was made, by a method of the registry that the intruder
+# can replay (method_registry())?
 replay_known <- function(info) {
-  inherits(info, "detanon_release") && info$verb %in% c("anonymise", "anonymise_adaptive", "anonymise_mdav")
+  inherits(info, "detanon_release") && !is.null(method_of_verb(info$verb)$replay)
 }
 
-# The replay of a release as recorded in its metadata, or an error saying to pass `mask`.
-# When the intruder's share is too small for the recorded strata (or for k), the replay
-# pools the strata (and lowers k to the share's size), so that every known record is replayed.
+# The replay of a release as recorded in its metadata (the `replay` of its method in the
+# registry), or an error saying to pass `mask`. When the intruder's share is too small for
+# the recorded strata (or for k), the replay pools the strata (and lowers k to the share's
+# size), so that every known record is replayed.
 replay_mask <- function(info) {
   if (!replay_known(info)) {
+    verbs <- unique(unlist(lapply(method_registry(), function(m) if (!is.null(m$replay)) m$verb)))
     stop_arg("`masked` does not record how it was masked (it is not a current release of ",
-             "anonymise(), anonymise_adaptive() or anonymise_mdav()); pass the intruder's replay as `mask`, a ",
-             "function of a data frame that returns its masked version.")
+             paste0(paste0(utils::head(verbs, -1L), "()", collapse = ", "), " or ", utils::tail(verbs, 1L), "()"),
+             "); pass the intruder's replay as `mask`, a function of a data frame that returns its masked version.")
   }
   set <- info$settings
+  replay <- method_of_verb(info$verb)$replay
   function(d) {
     k_tab <- if (is.data.frame(set$k)) set$k
     k <- min(if (is.null(k_tab)) set$k else k_tab$k, nrow(d))
@@ -597,44 +601,11 @@ replay_mask <- function(info) {
     # the outlyingness rule needs a robust covariance, which a share of fewer than
     # nvars + 2 records cannot give: the intruder replays without it there
     w1 <- if (nrow(d) >= length(set$vars) + 2L) set$w1
-    run <- function(strata, w1) {
-      if (info$verb == "anonymise_mdav") {
-        # a table of k per stratum, cut to the known records of each stratum
-        kk <- k
-        if (!is.null(k_tab) && length(strata)) {
-          have <- table(stratum_keys(d, strata))
-          kk <- k_tab
-          kk$k <- pmax(2L, pmin(kk$k, as.vector(have[stratum_keys(kk, strata)]), na.rm = TRUE))
-          kk <- kk[stratum_keys(kk, strata) %in% names(have), , drop = FALSE]
-        }
-        anonymise_mdav(d, vars = set$vars, strata = strata, k = kk,
-                       small_strata = if (is.data.frame(kk)) "fail" else "merge",
-                       format = set$format, check_identifiers = FALSE)
-      } else if (info$verb == "anonymise_adaptive") {
-        # a table of k per stratum, cut to the known records of each stratum
-        kk <- k
-        if (!is.null(k_tab) && length(strata)) {
-          have <- table(stratum_keys(d, strata))
-          kk <- k_tab
-          kk$k <- pmax(2L, pmin(kk$k, as.vector(have[stratum_keys(kk, strata)]), na.rm = TRUE))
-        }
-        # the interval test needs more known records than variables (a robust covariance):
-        # on fewer, the replay runs without it
-        w1 <- if (nrow(d) >= length(set$vars) + 2L) set$w1
-        anonymise_adaptive(d, vars = set$vars, strata = strata, k = kk, k_max = pmax(set$k_max, k),
-                           m = set$m, rate = set$rate, w1 = w1,
-                           format = if (is.null(set$format)) "none" else set$format,
-                           check_identifiers = FALSE)
-      } else {
-        anonymise(d, k = k, vars = set$vars, strata = strata, small_strata = "merge",
-                  engine = if (is.null(set$engine)) "kdtree" else set$engine, format = set$format,
-                  check_identifiers = FALSE)
-      }
-    }
     # strata too small for the share (or a singular covariance): the nearest replay that runs
     suppressMessages(suppressWarnings(tryCatch(
-      run(set$strata, w1),
-      error = function(e) tryCatch(run(character(), w1), error = function(e) run(character(), NULL))
+      replay(set, d, set$strata, k, k_tab, w1),
+      error = function(e) tryCatch(replay(set, d, character(), k, k_tab, w1),
+                                   error = function(e) replay(set, d, character(), k, k_tab, NULL))
     )))
   }
 }

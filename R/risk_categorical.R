@@ -652,36 +652,53 @@ print.detanon_risk_tcloseness <- function(x, ...) {
 
 # ---- population uniqueness ----------------------------------------------------------------
 
-#' Population uniques estimated from a sample (Zayatz, Pitman)
+#' Population uniques estimated from a sample (Zayatz, Pitman, SNB)
 #'
 #' When `data` is a sample of a population of `population` people, the number of people
 #' who are unique in the population on the `strata` (and so re-identifiable by anyone
 #' who knows their keys) is estimated from the sizes of the sample's key classes, with
-#' two of the models ARX offers: Zayatz (1991), as ARX computes it (the share of sample
+#' the three models ARX offers: Zayatz (1991), as ARX computes it (the share of sample
 #' uniques that are population uniques from hypergeometric probabilities on the sample's
-#' class-size histogram, scaled by the sampling fraction), and Pitman's sampling formula
+#' class-size histogram, scaled by the sampling fraction); Pitman's sampling formula
 #' (Hoshino, 2001): the maximum-likelihood `theta` and `alpha` of the Pitman model of
 #' the class sizes, and `exp(lgamma(theta + 1) - lgamma(theta + alpha)) *
-#' population^alpha` uniques. Classes are exact key combinations (a missing value is a
-#' value of its own). With no sample unique both estimates are 0; an estimate that does
-#' not exist (Pitman's likelihood without a maximum, or outside 0 .. population) is `NA`.
+#' population^alpha` uniques; and the slide (shifted) negative binomial model (SNB,
+#' Chen and Keller-McNulty, 1998): population class sizes `1 + NB(alpha, beta)` in `K`
+#' classes, each person sampled with probability `f` (the sampling fraction), `K` by
+#' Haas et al.'s third Shlosser estimator, `alpha` and `beta` solving the equations that
+#' set the expected numbers of sample classes of size 1 and 2 to the observed ones, and
+#' `K * beta^alpha` uniques. Classes are exact key combinations (a missing value is a
+#' value of its own). With no sample unique every estimate is 0; an estimate that does
+#' not exist (Pitman's likelihood without a maximum, SNB's equations without a root,
+#' e.g. without a class of size 2, or an estimate outside 0 .. population) is `NA`.
+#'
+#' ARX's ModelSNB differs in two places, both typing slips in its Java: the Shlosser
+#' denominator sums `(1 - f)^i f_i (1 + f)^i - 1` (the estimator has
+#' `(1 - f)^i ((1 + f)^i - 1) f_i`), and its equation for the classes of size 2
+#' multiplies by `(1 - (1 - f)(1 - beta))^(alpha + 2)` where the model (and ARX's own
+#' derivative of it) divides; the numbers here follow the model.
 #'
 #' @section What it protects against, and what not: the estimates say how many people an
 #'   intruder with a population register could re-identify through the `strata`; they are
 #'   model-based estimates for a random sample, not bounds, and say nothing about other
-#'   columns or attribute disclosure. The SNB model and Dankar's rule of ARX are not
-#'   implemented.
+#'   columns or attribute disclosure. Dankar's rule of ARX (Pitman for sampling fractions
+#'   up to 0.1, else the smaller of Zayatz and SNB) is left to the reader.
 #' @inheritParams risk_frequencies
 #' @param population The size of the population the sample was drawn from (a number at
 #'   least the number of records); default: the sum of `weights`.
 #' @return A `detanon_risk_population` list: `n`, `population`, `sampling_fraction`,
 #'   `n_classes`, `n_sample_uniques`, and per model the estimated number of population
-#'   uniques (`zayatz`, `pitman`) and their share of the population (`zayatz_share`,
-#'   `pitman_share`); `pitman_theta`, `pitman_alpha`.
+#'   uniques (`zayatz`, `pitman`, `snb`) and their share of the population (`zayatz_share`,
+#'   `pitman_share`, `snb_share`); `pitman_theta`, `pitman_alpha`, `snb_alpha`,
+#'   `snb_beta` and `snb_classes` (the estimated number of classes `K`).
 #' @references Zayatz, L. (1991). Estimation of the percent of unique population elements
 #'   on a microdata file using the sample. *Statistical Research Division Report* RR91/08,
 #'   US Bureau of the Census. Hoshino, N. (2001). Applying Pitman's sampling formula to
 #'   microdata disclosure risk assessment. *Journal of Official Statistics* 17(4), 499-520.
+#'   Chen, G. and Keller-McNulty, S. (1998). Estimation of identification disclosure risk
+#'   in microdata. *Journal of Official Statistics* 14(1), 79-95. Haas, P. J., Naughton,
+#'   J. F., Seshadri, S. and Stokes, L. (1995). Sampling-based estimation of the number of
+#'   distinct values of an attribute. *VLDB 1995*, 311-322.
 #' @examples
 #' set.seed(1)
 #' d <- data.frame(key = sample(5000, 800, TRUE, prob = 1 / (1:5000)^1.1))
@@ -708,10 +725,14 @@ risk_population_uniques <- function(data, strata = NULL, weights = NULL, populat
   z <- if (c1) zayatz_uniques(hist, population, n) else 0
   p <- if (c1) pitman_fit(hist, n) else list(theta = NA_real_, alpha = NA_real_)
   pu <- if (c1) pitman_uniques(p$theta, p$alpha, population) else 0
+  sn <- if (c1) snb_fit(hist, f) else list(uniques = 0, alpha = NA_real_, beta = NA_real_, classes = NA_real_)
   structure(list(n = n, population = population, sampling_fraction = f, n_classes = length(sizes),
                  n_sample_uniques = c1, zayatz = z, zayatz_share = z / population,
                  pitman = pu, pitman_share = pu / population,
-                 pitman_theta = p$theta, pitman_alpha = p$alpha, strata = strata, weights = weights),
+                 snb = sn$uniques, snb_share = sn$uniques / population,
+                 pitman_theta = p$theta, pitman_alpha = p$alpha,
+                 snb_alpha = sn$alpha, snb_beta = sn$beta, snb_classes = sn$classes,
+                 strata = strata, weights = weights),
             class = "detanon_risk_population")
 }
 
@@ -794,6 +815,85 @@ pitman_uniques <- function(t, a, population) {
   if (is.finite(v) && v >= 0 && v <= population) v else NA_real_
 }
 
+# The number of classes in the population, K, by Haas et al.'s third Shlosser estimator
+# (as ARX's ModelSNB, whose denominator reads (1 - f)^i f_i (1 + f)^i - 1 where the
+# estimator has (1 - f)^i ((1 + f)^i - 1) f_i): the sample's classes plus c1 times a
+# correction from the class-size histogram.
+shlosser_classes <- function(hist, f) {
+  i <- hist$size
+  m <- hist$count
+  q <- (1 - f)^i * m
+  sum(m) + sum(m[i == 1]) * sum(i * f^2 * (1 - f^2)^(i - 1) * m) / sum(q * ((1 + f)^i - 1)) *
+    (sum(q) / sum(i * f * (1 - f)^(i - 1) * m))^2
+}
+
+# The log expected numbers of sample classes of size 1 and 2 under the shifted negative
+# binomial model (Chen and Keller-McNulty, 1998): population class sizes 1 + NB(a, b),
+# K classes, each member sampled with probability f; and their Jacobian in (a, b).
+snb_equations <- function(par, K, f) {
+  a <- par[1L]
+  b <- par[2L]
+  d <- (1 - f) * (1 - b)
+  D <- 1 - d
+  e <- 2 - (1 - a) * d
+  value <- c(log(K * f) + a * log(b / D) + log1p(a * d / D),
+             log(K * a * f^2 / 2) + a * log(b) + log1p(-b) - (a + 2) * log(D) + log(e))
+  g <- 1 - f # d D / d b = g, d d / d b = -g
+  jacobian <- matrix(c(log(b / D) + d / (D + a * d),
+                       1 / a + log(b / D) + d / e,
+                       a / b - (a + 1) * g / D + (1 - a) * g / (D + a * d),
+                       a / b - 1 / (1 - b) - (a + 2) * g / D + (1 - a) * g / e), 2L)
+  list(value = value, jacobian = jacobian)
+}
+
+# ARX's SNB estimate of population uniques, K b^a, with a and b solving the two moment
+# equations E[c1] = c1, E[c2] = c2 (Newton's method from a few starting points, halving
+# steps that leave a > 0, 0 < b < 1 or do not reduce the residual). With f = 1 the
+# sample is the population: c1. NA when the equations have no root (e.g. no class of
+# size 2).
+snb_fit <- function(hist, f) {
+  c1 <- sum(hist$count[hist$size == 1])
+  c2 <- sum(hist$count[hist$size == 2])
+  none <- list(uniques = NA_real_, alpha = NA_real_, beta = NA_real_, classes = NA_real_)
+  if (f >= 1) return(list(uniques = as.numeric(c1), alpha = NA_real_, beta = NA_real_, classes = sum(hist$count)))
+  if (!c2) return(none)
+  K <- shlosser_classes(hist, f)
+  none$classes <- K
+  if (!is.finite(K)) return(none)
+  target <- log(c(c1, c2))
+  ok <- function(p) all(is.finite(p)) && p[1L] > 0 && p[2L] > 0 && p[2L] < 1
+  resid <- function(p) {
+    v <- snb_equations(p, K, f)$value - target
+    if (all(is.finite(v))) sum(v^2) else Inf
+  }
+  for (start in list(c(1, 0.5), c(0.1, 0.1), c(5, 0.9), c(0.5, 0.01), c(20, 0.99), c(0.01, 0.5))) {
+    par <- start
+    eq <- snb_equations(par, K, f)
+    r <- resid(par)
+    for (it in seq_len(200L)) {
+      step <- tryCatch(solve(eq$jacobian, eq$value - target), error = function(e) NULL)
+      if (is.null(step) || !all(is.finite(step))) break
+      h <- 1
+      repeat {
+        cand <- par - h * step
+        if (ok(cand) && resid(cand) < r) break
+        h <- h / 2
+        if (h < 1e-12) break
+      }
+      if (h < 1e-12) break
+      par <- cand
+      eq <- snb_equations(par, K, f)
+      r <- resid(par)
+      if (max(abs(h * step) / pmax(1, abs(par))) < 1e-14) break
+    }
+    if (r < 1e-20) {
+      u <- K * par[2L]^par[1L]
+      return(list(uniques = u, alpha = par[1L], beta = par[2L], classes = K))
+    }
+  }
+  none
+}
+
 #' @export
 print.detanon_risk_population <- function(x, ...) {
   cat(strwrap(sprintf("Population uniques on %s: a sample of %s from %s (fraction %.4f)",
@@ -803,5 +903,6 @@ print.detanon_risk_population <- function(x, ...) {
   cat(sprintf("  sample uniques: %d of %d classes\n", x$n_sample_uniques, x$n_classes))
   cat(sprintf("  Zayatz: %.1f population uniques (%.6f%%)\n", x$zayatz, 100 * x$zayatz_share))
   cat(sprintf("  Pitman: %.1f population uniques (%.6f%%)\n", x$pitman, 100 * x$pitman_share))
+  cat(sprintf("  SNB:    %.1f population uniques (%.6f%%)\n", x$snb, 100 * x$snb_share))
   invisible(x)
 }

@@ -14,10 +14,12 @@
 #' Many custodians keep a whole release in an `sdcMicroObj` of the package sdcMicro: key
 #' variables recoded and locally suppressed, numerical variables, weights, household ids,
 #' and the risk and utility that `sdcMicro::report()` shows. The masking verbs
-#' [anonymise()], [anonymise_adaptive()], [anonymise_keps()], [stir()], [blend_outliers()]
-#' and the search [tune_release()] accept such an object as `data`, and the measures
-#' [risk_rmd()], [risk_linkage()] and [assess()] accept it as `original` (alone: it holds
-#' both sides).
+#' [anonymise()], [anonymise_mdav()], [anonymise_keyed()], [anonymise_adaptive()],
+#' [anonymise_keps()], [stir()], [blend_outliers()], the categorical verbs
+#' [suppress_local()] and [anonymise_pram()], and the search [tune_release()] accept such
+#' an object as `data`, the measures [risk_rmd()], [risk_linkage()] and [assess()] accept
+#' it as `original` (alone: it holds both sides), and [risk_frequencies()] and
+#' [risk_individual()] as `data`.
 #'
 #' @section What a verb reads and writes:
 #' * `strata` default to the object's key variables **as manipulated** (after its global
@@ -56,12 +58,23 @@
 #'   the slot `additionalResults` (see [sdc_results()]); measure results attached before
 #'   are dropped there, since they describe the previous state (`undolast()` restores them).
 #' * Weights (`weightVar`), household ids (`hhId`) and the strata variable (`strataVar`)
-#'   are kept unchanged. None of the verbs uses them: every record counts alike, records
-#'   of a household are masked one by one (a variable shared by a household can get
-#'   different values within it: the message counts the households concerned), and only
-#'   the key variables stratify. Each one that is set gives a message of class
+#'   are kept unchanged. The household ids are the `household` of the verbs that have
+#'   one ([anonymise()], [anonymise_mdav()], [anonymise_keyed()],
+#'   [anonymise_adaptive()], [anonymise_pram()], [suppress_local()]): a variable that
+#'   every household shares stays shared. The other verbs mask the records of a household
+#'   one by one (a variable shared by a household can get different values within it: a
+#'   message counts the households concerned). The masking verbs do not use the weights
+#'   (every record counts alike) nor the strata variable (only the key variables
+#'   stratify). Each one that is set and not used gives a message of class
 #'   `detanon_message_ignored` (silence it with
 #'   `suppressMessages(expr, classes = "detanon_message_ignored")`).
+#' * [suppress_local()] and [anonymise_pram()] change key variables: they read the key
+#'   variables as manipulated (`strata` of [suppress_local()] default to all of them;
+#'   `vars` of [anonymise_pram()] must name some, its `strata` may also name the strata
+#'   variable), write their release into `manipKeyVars`, and sdcMicro's risk is
+#'   recomputed (`sdcMicro::calcRisks()`, with the object's weights and households).
+#'   [risk_frequencies()] and [risk_individual()] measure the key variables as
+#'   manipulated with the object's weights and household ids.
 #'
 #' [tune_release()] returns its report (a `detanon_tuned` object) whose `release` is the
 #' object with the chosen release written into it, or `NULL` when no candidate met the
@@ -202,6 +215,13 @@ sdc_verb <- function(fun, obj, call, env) {
              kind = "column")
   }
   df[[sdc_row_col]] <- seq_len(p$n)
+  # the household ids keep household-level variables constant within households
+  p$hh_used <- length(p$hh) && "household" %in% formals_ && is.null(args[["household"]]) &&
+    !p$hh %in% names(df)
+  if (p$hh_used) {
+    df[[p$hh]] <- as.vector(p$orig[[p$hh]])
+    args["household"] <- list(p$hh)
+  }
   sdc_warn_row_names(p)
   sdc_inform_ignored(p, "verb")
   sdc_inform_suppressed(df, args[["strata"]])
@@ -224,6 +244,56 @@ sdc_verb <- function(fun, obj, call, env) {
     return(res)
   }
   res
+}
+
+# A categorical verb `fun` (suppress_local(), anonymise_pram()) called (`call`, from the
+# caller's frame `env`) with an sdcMicroObj: it reads the manipulated key variables (with
+# the household ids and the strata variable), and its release of them becomes
+# manipKeyVars, with sdcMicro's risk recomputed (calcRisks(): with the object's weights
+# and households).
+sdc_key_verb <- function(fun, obj, call, env) {
+  check_sdc(obj, "data")
+  args <- sdc_args(call, env, skip = "data")
+  p <- sdc_parts(obj)
+  if (!length(p$keys)) {
+    stop_arg("the sdcMicroObj in `data` has no key variables (keyVars) to ",
+             if (identical(fun, suppress_local)) "suppress." else "post-randomise.", kind = "column")
+  }
+  what <- "key variables (keyVars)"
+  if (identical(fun, suppress_local)) {
+    strata <- args[["strata"]]
+    args["strata"] <- list(if (is.null(strata)) p$keys else sdc_names(strata, p$keys, "strata", what))
+  } else {
+    if (!is.null(args[["vars"]])) args["vars"] <- list(sdc_names(args[["vars"]], p$keys, "vars", what))
+    if (!is.null(args[["strata"]])) {
+      args["strata"] <- list(sdc_names(args[["strata"]], c(p$keys, p$strata_var), "strata",
+                                       "key variables (keyVars) or strata variable (strataVar)"))
+    }
+  }
+  extra <- setdiff(c(p$hh, p$strata_var), p$keys)
+  df <- sdc_frame(p, lapply(p$orig[extra], as.vector))
+  if (length(p$hh) && is.null(args[["household"]])) args["household"] <- list(p$hh)
+  if (length(p$weight) && !is.null(args[["threshold"]]) && is.null(args[["weights"]])) { # the risk's weights
+    args["weights"] <- list(p$weight)
+    df[[p$weight]] <- as.vector(p$orig[[p$weight]])
+  }
+  sdc_warn_row_names(p)
+  res <- do.call(fun, c(list(data = df), args))
+  keys <- p$manip_keys
+  for (v in p$keys) {
+    col <- keys[[v]]
+    new <- res[[v]]
+    keys[[v]] <- if (is.factor(col)) factor(as.character(new), levels = levels(col)) else new
+  }
+  attr(keys, "row.names") <- .set_row_names(p$n)
+  info <- attr(res, "detanon", exact = TRUE)
+  obj <- sdcMicro::nextSdcObj(obj)
+  obj <- sdcMicro::set.sdcMicroObj(obj, type = "manipKeyVars", input = list(keys))
+  add <- sdc_get(obj, "additionalResults")
+  if (is.null(add)) add <- list()
+  add$detanon <- list(release = sdc_release_record(info), results = list())
+  obj <- sdcMicro::set.sdcMicroObj(obj, type = "additionalResults", input = list(add))
+  sdcMicro::calcRisks(obj)
 }
 
 # The arguments of `call` other than `skip`, evaluated in the caller's frame `env` (once:
@@ -313,7 +383,7 @@ sdc_insert <- function(obj, p, res, masked) {
                    "keeps every record) with their numerical variables set to NA; their key variables ",
                    "are kept as sdcMicro holds them.", kind = "suppress")
   }
-  if (length(p$hh)) sdc_inform_households(p, nums, masked, removed)
+  if (length(p$hh) && !isTRUE(p$hh_used)) sdc_inform_households(p, nums, masked, removed)
   attr(nums, "row.names") <- .set_row_names(n)
   keys <- p$manip_keys
   changed <- 0L

@@ -32,7 +32,8 @@
 #' control (the advantage); they are the share of records at risk.
 #'
 #' @section The search:
-#' Six families of candidates (`methods`), all in the release form `format`, every one
+#' Six families of candidates (`methods`), the methods of [masking_methods()] in their
+#' order, with the settings they list, all in the release form `format`, every one
 #' with groups or centroids of at least `k` records:
 #' 1. `"anonymise"`: one `k` for every record, [anonymise()] with `k` = 3, 5, 10, 20 (those
 #'    not below `k`; `k` itself when it is above 3). When `keps_epsilon` is given,
@@ -185,7 +186,9 @@
 #'   coefficient difference of [utility_model()] for `formula`).
 #' @param formula,family The model of `objective = "model"`.
 #' @param methods The families of candidates to search (see the section The search):
-#'   some of `"anonymise"`, `"stratum"`, `"adaptive"`, `"mdav"`, `"keyed"` and `"stir"`.
+#'   some of the methods of [masking_methods()] that a search can be asked for
+#'   (`"anonymise"`, `"stratum"`, `"adaptive"`, `"mdav"`, `"keyed"` and `"stir"`), or `NULL`
+#'   (the default) for all of them.
 #' @param format The release form of every candidate, as in [anonymise()]: `"natural"`
 #'   (the few values beyond k-record bounds of the range moved inside, whole-number
 #'   variables of SD 500 or more rounded; see [anonymise()]) or `"none"` (the values as
@@ -282,7 +285,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                          linkage = 1, linkage_stratum = 1, top_m_stratum = 1, risk1 = 1, risk2 = 1,
                          tail = 0.2, objective = c("delta", "U", "model"), formula = NULL,
                          family = stats::gaussian(),
-                         methods = c("anonymise", "stratum", "adaptive", "mdav", "keyed", "stir"),
+                         methods = NULL,
                          format = c("natural", "none"), keps_epsilon = NULL, max_tries = 4, key = NULL,
                          small_strata = c("fail", "suppress"), categorical = c("generalise", "suppress"),
                          noise = TRUE, nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
@@ -306,10 +309,9 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
   format <- match_choice(format, "format")
   small_strata <- match_choice(small_strata, "small_strata")
   noise <- check_flag(noise, "noise")
-  all_methods <- eval(formals(sys.function())$methods)
   if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
-  ctx <- tune_setup(data, vars, strata, k, k_strata, m, objective, formula, family, methods, all_methods,
-                    format, keps_epsilon, max_tries, nthreads,
+  ctx <- tune_setup(data, vars, strata, k, k_strata, m, objective, formula, family, methods, format, keps_epsilon,
+                    max_tries, nthreads,
                     limits = list(worst = check_limit(worst, "worst"), top_m = check_limit(top_m, "top_m"),
                                   linkage = check_limit(linkage, "linkage"),
                                   linkage_stratum = check_limit(linkage_stratum, "linkage_stratum"),
@@ -322,18 +324,19 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                     categorical = check_categorical(categorical))
   if (!is.null(ctx$unique_on)) return(tune_none(ctx, started))
   ctx$noise <- noise
-  # the families in order; each returns its candidates (a report row and the release) and
+  # the families of the registry in order (method_registry()), each run when asked for or
+  # read by one asked for; each returns its candidates (a report row and the release) and
   # why it stopped
+  reg <- method_registry()
   found <- with_seed(seed, {
-    fixed <- tune_fixed_k(ctx)
-    runs <- list(fixed, tune_keps(ctx),
-                 if ("stratum" %in% ctx$methods) tune_per_stratum(ctx, fixed$evals),
-                 if ("adaptive" %in% ctx$methods) tune_adaptive(ctx),
-                 if ("mdav" %in% ctx$methods) tune_mdav(ctx, key),
-                 if ("keyed" %in% ctx$methods) tune_keyed(ctx, key))
-    cands <- unlist(lapply(runs, `[[`, "cands"), recursive = FALSE)
-    stirred <- if ("stir" %in% ctx$methods) tune_stir(ctx, cands)
-    list(cands = c(cands, stirred$cands), stop = unlist(lapply(c(runs, list(stirred)), `[[`, "stop")))
+    runs <- list()
+    for (name in names(reg)) {
+      entry <- reg[[name]]
+      if (!name %in% ctx$run && !isFALSE(entry$choice)) next
+      runs[[name]] <- entry$tune(ctx, entry, runs, key)
+    }
+    list(cands = unlist(lapply(runs, `[[`, "cands"), recursive = FALSE, use.names = FALSE),
+         stop = unlist(lapply(runs, `[[`, "stop"), use.names = FALSE))
   })
   out <- tune_result(ctx, found$cands, found$stop, seed, started)
   out$categorical <- ctx$categorical
@@ -345,10 +348,9 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
 # Validate the arguments and build what every candidate shares: the originals' z-scores,
 # their kd-trees (one rank index, queried by the adaptive kernel and by every
 # measurement) and their robust covariance (risk1/risk2), and the evaluator.
-tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, family, methods,
-                       all_methods, format, keps_epsilon, max_tries, nthreads, limits,
-                       attacks, verify, intruder, sensitive, seed, secret, small_strata = "fail",
-                       categorical = "none") {
+tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, family, methods, format,
+                       keps_epsilon, max_tries, nthreads, limits, attacks, verify, intruder, sensitive, seed,
+                       secret, small_strata = "fail", categorical = "none") {
   force(secret) # the key checked before the search (by check_key(), which never shows it), not kept
   # the checked values replace the arguments
   list2env(check_masking_args(data, vars, strata, k, nthreads = nthreads), environment())
@@ -362,6 +364,8 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
     stop_arg("`objective = \"model\"` needs a model `formula`, such as `y ~ x1 + x2`.")
   }
   family <- check_family(family)
+  all_methods <- search_methods()
+  if (is.null(methods)) methods <- all_methods
   if (!is.character(methods) || !length(methods) || anyNA(methods) || !all(methods %in% all_methods)) {
     stop_arg("`methods` must be some of ", paste0("\"", all_methods, "\"", collapse = ", "),
              ", not ", show_value(methods), ".")
@@ -468,6 +472,8 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
   list(data = data, df = df, vars = vars, strata = strata, keys = keys, n_suppressed = n_suppressed,
        kept = kept, categorical = if (length(keys)) cat_step, k = k, k_strata = k_strata, m = m,
        limits = limits, objective = objective, methods = methods, format = format,
+       # the families to run: those asked for and those whose candidates they read
+       run = union(methods, unlist(lapply(method_registry()[methods], `[[`, "needs"), use.names = FALSE)),
        keps_epsilon = keps_epsilon, max_tries = max_tries, nthreads = nthreads, p = p,
        sizes = p$sizes, n = n, floor_m = floor_m, attacks = attacks, verify = verify, intruder = intruder,
        sensitive = sensitive, seed = seed,
@@ -569,10 +575,9 @@ tune_ladder <- function(k, rungs) {
 
 # 1. Fixed k: anonymise() with one k for every record. Also the first counts of the k per
 # stratum ladder (`evals`, by k), measured even when only "stratum" is searched.
-tune_fixed_k <- function(ctx) {
+tune_fixed_k <- function(ctx, entry, runs, key) {
   out <- list(cands = list(), evals = list())
-  if (!any(c("anonymise", "stratum") %in% ctx$methods)) return(out)
-  for (kk in tune_ladder(ctx$k, c(5L, 10L, 20L))) {
+  for (kk in tune_ladder(ctx$k, entry$settings$k)) {
     if (kk > min(ctx$sizes)) next
     since <- proc.time()[[3L]]
     rel <- tune_quiet(anonymise(ctx$data, vars = ctx$vars, strata = ctx$strata, k = kk,
@@ -588,7 +593,7 @@ tune_fixed_k <- function(ctx) {
 
 # 1b. (k, epsilon): anonymise_keps() at the budgets `keps_epsilon`, measured on the rows
 # aligned by the key of anonymise_keps_with_key(); shuffled, so measured but never returned.
-tune_keps <- function(ctx) {
+tune_keps <- function(ctx, entry, runs, key) {
   out <- list(cands = list())
   for (eps in ctx$keps_epsilon) {
     since <- proc.time()[[3L]]
@@ -610,14 +615,16 @@ tune_keps <- function(ctx) {
 # predict a missed limit, the stratum with the most records behind the limit missed
 # furthest moves one k up. The candidate is measured; where it still misses, its own
 # counts replace the prediction and the search goes on (at most `max_tries` candidates).
-tune_per_stratum <- function(ctx, evals) {
+tune_per_stratum <- function(ctx, entry, runs, key) {
+  evals <- runs$anonymise$evals
   p <- ctx$p
   sizes <- ctx$sizes
   limits <- ctx$limits
   out <- list(cands = list(), stop = character())
-  # (up to k = 160: beyond, one k per stratum spends more than any candidate here)
-  ladder <- tune_ladder(ctx$k, c(5L, 10L, 20L, 40L, 80L, 160L))
-  ladder <- ladder[ladder <= max(ctx$k, min(160L, max(sizes)))]
+  # (up to the ladder's top, k = 160: beyond, one k per stratum spends more than any
+  # candidate here)
+  ladder <- tune_ladder(ctx$k, entry$settings$k)
+  ladder <- ladder[ladder <= max(ctx$k, min(max(entry$settings$k), max(sizes)))]
   # a stratum's centroids (before step 5) depend on its own records and k only: those of
   # each rung are computed once (kept in `memo`), and a candidate takes every stratum's
   # rows from the rung it was given
@@ -697,11 +704,11 @@ tune_per_stratum <- function(ctx, evals) {
 # k_max doubled while records at their cap keep a limit from being met; stopped when a
 # stage takes off less than a quarter of the excess over the limits. Beside the path, the
 # nearest-only masking (k from max(3, k) to 33, m = 1).
-tune_adaptive <- function(ctx) {
+tune_adaptive <- function(ctx, entry, runs, key) {
   limits <- ctx$limits
   sizes <- ctx$sizes
   out <- list(cands = list(), stop = character())
-  rates <- sort(unique(c(0.5, 0.3, 0.2, limits$top_m)), decreasing = TRUE)
+  rates <- sort(unique(c(entry$settings$rate, limits$top_m)), decreasing = TRUE)
   rates <- rates[rates >= limits$top_m & rates > ctx$floor_m]
   k_max <- min(max(33L, 3L * ctx$k), max(sizes))
   k0 <- rep(ctx$k, ctx$n)
@@ -756,7 +763,7 @@ tune_adaptive <- function(ctx) {
   }
   # for the frontier: the path goes on below the limit it met (lower top-m rates)
   if (row$meets) {
-    below <- c(0.1, 0.05)
+    below <- entry$settings$below
     for (rate in below[below < min(stage$rate) & below > ctx$floor_m]) {
       s <- step(stage, rate, k_max)
       stage <- s$stage
@@ -766,7 +773,7 @@ tune_adaptive <- function(ctx) {
   # the nearest-only masking: k from max(3, k) to 33, the nearest-neighbour test only
   since <- proc.time()[[3L]]
   k_near <- min(max(3L, ctx$k), min(sizes))
-  k_top <- max(k_near, min(33L, max(sizes)))
+  k_top <- max(k_near, min(entry$settings$near_k_max, max(sizes)))
   near <- tune_adaptive_release(ctx, k_near, rep(k_near, ctx$n), k_top, 1L, 0, NULL)
   out$cands[[length(out$cands) + 1L]] <-
     tune_candidate(ctx, ctx$ev(near), "adaptive", sprintf("k = %d..%d, m = 1 (nearest only)", k_near, k_top),
@@ -777,10 +784,10 @@ tune_adaptive <- function(ctx) {
 # 4. Shared centroids: MDAV microaggregation within each stratum at k = 3, 5, 10, 15, 20,
 # 30 (from k; capped by each stratum's size: a table k), every record releasing its
 # group's mean: anonymise_mdav(), whose metadata let the algorithm-aware intruder replay it.
-tune_mdav <- function(ctx, key = NULL) {
+tune_mdav <- function(ctx, entry, runs, key) {
   out <- list(cands = list(), stop = character())
   p <- ctx$p
-  for (kk in tune_ladder(ctx$k, c(5L, 10L, 15L, 20L, 30L))) {
+  for (kk in tune_ladder(ctx$k, entry$settings$k)) {
     if (kk > max(ctx$sizes)) break
     since <- proc.time()[[3L]]
     k_rows <- pmin(kk, ctx$sizes)[p$id]
@@ -798,7 +805,7 @@ tune_mdav <- function(ctx, key = NULL) {
 # 4b. Shared centroids with a secret key: anonymise_keyed() at the mean group sizes 5, 10,
 # 14, 20 and 30 (groups of at least max(2, k) records). Left out without a key. The key
 # is passed to the verb and kept nowhere else (the releases' metadata do not hold it).
-tune_keyed <- function(ctx, key) {
+tune_keyed <- function(ctx, entry, runs, key) {
   out <- list(cands = list(), stop = character())
   if (is.null(key)) {
     out$stop <- "keyed: left out (no `key`)"
@@ -808,7 +815,7 @@ tune_keyed <- function(ctx, key) {
   # which no group can outgrow): the k-means gives the sparse tails small groups, whose
   # records the tail attacks re-identify at about 1 / group size
   kk <- max(2L, ctx$k, min(as.integer(ceiling(1 / ctx$limits$tail - 1e-9)), min(ctx$sizes)))
-  for (size in c(5L, 10L, 14L, 20L, 30L)) {
+  for (size in entry$settings$size) {
     if (size < kk || size > max(ctx$sizes)) next
     since <- proc.time()[[3L]]
     rel <- tune_quiet(anonymise_keyed(ctx$data, vars = ctx$vars, strata = ctx$strata, k = kk, key = key,
@@ -824,19 +831,21 @@ tune_keyed <- function(ctx, key) {
 # 5. Stirring: the values of the four candidates of least loss (fixed k, k per stratum,
 # adaptive k) shuffled inside Mondrian classes of at least 3 nearby released records
 # within the strata.
-tune_stir <- function(ctx, cands) {
+tune_stir <- function(ctx, entry, runs, key) {
   out <- list(cands = list())
+  cands <- unlist(lapply(runs, `[[`, "cands"), recursive = FALSE, use.names = FALSE)
   rows <- lapply(cands, `[[`, "row")
-  ok <- which(vapply(rows, function(r) r$method %in% c("anonymise", "adaptive", "stratum") &&
+  ok <- which(vapply(rows, function(r) r$method %in% entry$settings$stirred &&
                                        !grepl("nearest only", r$settings), NA))
   loss <- vapply(rows[ok], `[[`, 0, "loss")
-  base <- ok[order(loss)][seq_len(min(4L, length(ok)))]
+  base <- ok[order(loss)][seq_len(min(entry$settings$candidates, length(ok)))]
   for (b in base) {
     since <- proc.time()[[3L]]
     rel <- cands[[b]]$release
-    cl <- tune_quiet(equivalence_classes(rel, strata = ctx$strata, quasi = ctx$vars, k = 3L))$class
+    kc <- entry$settings$class_k
+    cl <- tune_quiet(equivalence_classes(rel, strata = ctx$strata, quasi = ctx$vars, k = kc))$class
     if (anyNA(cl)) next
-    st <- tune_quiet(stir(rel, vars = ctx$vars, strata = ctx$strata, classes = cl, k = 3L, method = "shuffle"))
+    st <- tune_quiet(stir(rel, vars = ctx$vars, strata = ctx$strata, classes = cl, k = kc, method = "shuffle"))
     out$cands[[length(out$cands) + 1L]] <-
       tune_candidate(ctx, ctx$ev(st), "stir",
                      sprintf("candidate %d (%s), shuffled in classes of >= 3", b, rows[[b]]$method), st, since)
@@ -1256,8 +1265,8 @@ plot.detanon_tuned <- function(x, ...) {
   if (!nrow(t)) {
     stop_arg("`x` holds no candidate to plot: the search could not start (see its `stop`).", kind = "data")
   }
-  fam <- c(anonymise = "grey30", stratum = "darkorange", adaptive = "firebrick", mdav = "purple",
-           keyed = "deeppink", stir = "steelblue", keps = "darkgreen")
+  reg <- method_registry()
+  fam <- vapply(reg, `[[`, "", "colour")
   col <- fam[t$method]
   pch <- ifelse(t$meets, 19, 1)
   graphics::plot(t$worst, t$loss, col = col, pch = pch, log = "y",
@@ -1273,9 +1282,7 @@ plot.detanon_tuned <- function(x, ...) {
   graphics::legend("topright", bty = "n", pch = c(rep(19, sum(shown)), 1, 4, 8, NA, NA),
                    lty = c(rep(NA, sum(shown) + 3L), 2, 3),
                    col = c(fam[shown], "grey30", "black", "black", "firebrick", "black"),
-                   legend = c(c(anonymise = "anonymise(k)", stratum = "k per stratum", adaptive = "adaptive k",
-                                mdav = "MDAV", keyed = "keyed", stir = "stirred",
-                                keps = "(k, epsilon)")[shown], "misses a limit",
+                   legend = c(vapply(reg, `[[`, "", "legend")[shown], "misses a limit",
                               "fails verification", "chosen", "frontier", "worst limit"))
   invisible(x)
 }

@@ -12,6 +12,8 @@
 # strata are s1 x s2, about `stratum_size` records each (default 1e6). k = 5.
 # `check = TRUE` (db) also reads both tables back and compares the masked values with
 # anonymise() in the same process (needs memory for the whole table: small n only).
+# DETANON_BENCH_METHOD=mdav (db, memory): the method of anonymise_db() (a per-stratum method of
+# masking_methods()), against its verb in memory.
 args <- commandArgs(trailingOnly = TRUE)
 step <- if (length(args)) args[1] else "help"
 lib <- function() suppressMessages(library(detanon))
@@ -20,6 +22,8 @@ peak_mb <- function() {
   as.numeric(gsub("[^0-9]", "", s[grepl("^VmHWM", s)])) / 1024
 }
 connect <- function(file) DBI::dbConnect(RSQLite::SQLite(), file)
+method <- Sys.getenv("DETANON_BENCH_METHOD", "anonymise")
+verb <- function() match.fun(masking_methods()[[method]]$verb)
 
 make_table <- function(n, file, stratum_size = 1e6) {
   n_s1 <- max(1, round(n / stratum_size / 3))
@@ -59,21 +63,21 @@ run_db <- function(file, read = "order", chunk = 1e5, group_size = 1e6, nthreads
   vars <- c("x1", "x2", "x3", "x4")
   options(detanon.db_trace = TRUE)
   t <- system.time(meta <- anonymise_db(con, "records", vars = vars, strata = c("s1", "s2"), k = 5,
-                                        output = "masked", read = read, chunk = chunk, group_size = group_size,
+                                        output = "masked", method = method, read = read, chunk = chunk, group_size = group_size,
                                         overwrite = TRUE, check_identifiers = FALSE, nthreads = nthreads))
   if (fast) n <- meta$counts$n
   cpu <- t[["user.self"]] + t[["sys.self"]]
-  cat(sprintf(paste("anonymise_db  n = %.0f (largest stratum %.0f) read = %s chunk = %.0f group_size = %.0f",
+  cat(sprintf(paste("anonymise_db  method = %s n = %.0f (largest stratum %.0f) read = %s chunk = %.0f group_size = %.0f",
                     "threads = %d: %.1f s elapsed (%.1f s per 1e7 records), %.1f s CPU (%.1f s per 1e7);",
                     "peak RSS %.0f MB (%.0f MB before)\n"),
-              n, largest, read, chunk, group_size, nthreads, t[["elapsed"]], t[["elapsed"]] / n * 1e7, cpu,
+              method, n, largest, read, chunk, group_size, nthreads, t[["elapsed"]], t[["elapsed"]] / n * 1e7, cpu,
               cpu / n * 1e7, peak_mb(), base))
   if (check) {
     d <- DBI::dbGetQuery(con, "SELECT * FROM records ORDER BY id")
-    m <- anonymise(d, vars = vars, strata = c("s1", "s2"), k = 5, check_identifiers = FALSE, nthreads = nthreads)
+    m <- verb()(d, vars = vars, strata = c("s1", "s2"), k = 5, check_identifiers = FALSE, nthreads = nthreads)
     attr(m, "detanon") <- NULL
     got <- DBI::dbGetQuery(con, "SELECT * FROM masked ORDER BY id")
-    cat("identical to anonymise() in memory:", identical(got, m), "\n")
+    cat(paste0("identical to ", masking_methods()[[method]]$verb, "() in memory: ", identical(got, m)), "\n")
   }
 }
 
@@ -83,16 +87,16 @@ run_memory <- function(file, nthreads = 1L) {
   on.exit(DBI::dbDisconnect(con))
   t_read <- system.time(d <- DBI::dbGetQuery(con, "SELECT * FROM records"))
   base <- peak_mb()
-  t <- system.time(m <- anonymise(d, vars = c("x1", "x2", "x3", "x4"), strata = c("s1", "s2"), k = 5,
-                                  check_identifiers = FALSE, nthreads = nthreads))
+  t <- system.time(m <- verb()(d, vars = c("x1", "x2", "x3", "x4"), strata = c("s1", "s2"), k = 5,
+                               check_identifiers = FALSE, nthreads = nthreads))
   t_write <- system.time(DBI::dbWriteTable(con, "masked_memory", as.data.frame(m), overwrite = TRUE))
   DBI::dbExecute(con, "DROP TABLE masked_memory")
   total <- t_read[["elapsed"]] + t[["elapsed"]] + t_write[["elapsed"]]
   cpu <- sum(vapply(list(t_read, t, t_write), function(x) x[["user.self"]] + x[["sys.self"]], numeric(1)))
-  cat(sprintf(paste("in memory     n = %.0f threads = %d: read %.1f s + anonymise() %.1f s + write %.1f s =",
+  cat(sprintf(paste("in memory     method = %s n = %.0f threads = %d: read %.1f s + verb %.1f s + write %.1f s =",
                     "%.1f s (%.1f s per 1e7 records), %.1f s CPU (%.1f s per 1e7); peak RSS %.0f MB",
                     "(%.0f MB after reading)\n"),
-              nrow(d), nthreads, t_read[["elapsed"]], t[["elapsed"]], t_write[["elapsed"]], total,
+              method, nrow(d), nthreads, t_read[["elapsed"]], t[["elapsed"]], t_write[["elapsed"]], total,
               total / nrow(d) * 1e7, cpu, cpu / nrow(d) * 1e7, peak_mb(), base))
 }
 

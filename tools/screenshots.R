@@ -1,16 +1,16 @@
 # PNG screenshots of the first screen of the README (rendered to HTML with pandoc), of the
 # first screen of a release report (the README's worked example: the Titanic release chosen
 # by tune_release() with a key), and of the app's verdict screen (detanon_app() on the
-# Titanic example: roles set, search with a generated key), for a look before a release of
-# the package.
+# Titanic example: roles set, search with a generated key) and of its categorical keys
+# (their risk before and after local suppression), for a look before a release of the package.
 #
 #   Rscript tools/screenshots.R OUTDIR [WIDTH HEIGHT]
 #
 # Run from the package sources with detanon installed (R_LIBS may point at a private
 # library). Needs rmarkdown (and pandoc), processx, jsonlite and Chromium: the browser is
 # driven by tests/testthat/helper-browser.R over a pipe (shiny too, for the app). Writes
-# OUTDIR/readme-top.png, OUTDIR/report-top.png, OUTDIR/report-full.png, OUTDIR/app-verdict.png
-# and the HTML files they show.
+# OUTDIR/readme-top.png, OUTDIR/report-top.png, OUTDIR/report-full.png, OUTDIR/app-verdict.png,
+# OUTDIR/app-categorical.png and the HTML files they show.
 args <- commandArgs(trailingOnly = TRUE)
 if (length(args) < 1L) stop("usage: Rscript tools/screenshots.R OUTDIR [WIDTH HEIGHT]", call. = FALSE)
 out <- args[[1L]]
@@ -88,6 +88,12 @@ if (requireNamespace("shiny", quietly = TRUE)) {
   ok("document.querySelector('#verdict_box').innerText.includes('Verdict: the release meets every limit')")
   ok("document.querySelector('#margins img') !== null && document.querySelector('#margins img').naturalWidth > 0")
   shots <- c(shots, br$screenshot(file.path(out, "app-verdict.png"), full = FALSE))
+  # the categorical keys: their risk as loaded and after local suppression to k = 3
+  br$eval("document.querySelector('a[data-value=\"categorical\"]').click(); true")
+  br$eval("$('#keys')[0].selectize.setValue(['Survived', 'Pclass', 'Sex', 'Family']); true")
+  br$eval("document.querySelector('#suppress').click(); true")
+  ok("(document.querySelector('#cat_risk') || {}).innerText !== undefined && document.querySelector('#cat_risk').innerText.includes('After the categorical steps')")
+  shots <- c(shots, br$screenshot(file.path(out, "app-categorical.png"), full = TRUE))
 } else {
   message("shiny is not installed: no screenshot of the app")
 }

@@ -151,3 +151,39 @@ ref_pitman <- function(sizes) {
   o <- stats::optim(o$par, ll, method = "BFGS", control = list(reltol = 1e-15, maxit = 1000))
   o$par
 }
+
+# SNB (Chen and Keller-McNulty): K by Haas et al.'s third Shlosser estimator written class
+# by class; the expected numbers of sample classes of size 1 and 2 summed over the
+# population class sizes F = 1 + NB(a, b) term by term (binomial sampling of each class);
+# a and b fitted by Nelder-Mead on the squared log ratios. Returns c(uniques, a, b, K).
+ref_snb <- function(sizes, f) {
+  c1 <- sum(sizes == 1)
+  c2 <- sum(sizes == 2)
+  num1 <- den1 <- num2 <- den2 <- 0
+  for (s in sizes) {
+    num1 <- num1 + s * f^2 * (1 - f^2)^(s - 1)
+    den1 <- den1 + (1 - f)^s * ((1 + f)^s - 1)
+    num2 <- num2 + (1 - f)^s
+    den2 <- den2 + s * f * (1 - f)^(s - 1)
+  }
+  K <- length(sizes) + c1 * num1 / den1 * (num2 / den2)^2
+  expected <- function(a, b) {
+    g <- 0:stats::qnbinom(1 - 1e-16, a, b)
+    Fs <- 1 + g
+    p <- stats::dnbinom(g, a, b)
+    K * c(sum(p * stats::dbinom(1, Fs, f)), sum(p * stats::dbinom(2, Fs, f)))
+  }
+  loss <- function(q) {
+    a <- exp(q[1])
+    b <- stats::plogis(q[2])
+    sum((log(expected(a, b)) - log(c(c1, c2)))^2)
+  }
+  best <- NULL
+  for (st in list(c(0, 0), c(-2, -2), c(1, 2), c(-3, -4))) {
+    o <- stats::optim(st, loss, control = list(reltol = 1e-16, maxit = 5000))
+    if (is.null(best) || o$value < best$value) best <- o
+  }
+  a <- exp(best$par[1])
+  b <- stats::plogis(best$par[2])
+  c(K * b^a, a, b, K)
+}

@@ -29,14 +29,14 @@ part_chunks <- function(d, n_chunks) {
   unname(split(d, factor(f, levels = seq_len(n_chunks + 1L))))
 }
 
-# anonymise() on all rows and anonymise_partitioned() on the chunks: the same result or an
-# error of the same class.
-part_compare <- function(chunks, ..., group_size = 1e6, future = FALSE) {
+# anonymise() (or the verb of `method`) on all rows and anonymise_partitioned() on the
+# chunks: the same result or an error of the same class.
+part_compare <- function(chunks, ..., group_size = 1e6, future = FALSE, method = "anonymise") {
   full <- do.call(rbind, chunks)
   quiet <- function(expr) tryCatch(suppressWarnings(suppressMessages(expr)), error = function(e) e)
-  ref <- quiet(anonymise(full, ..., check_identifiers = FALSE))
-  out <- quiet(anonymise_partitioned(chunks, ..., check_identifiers = FALSE, group_size = group_size,
-                                     future = future))
+  ref <- quiet(match.fun(masking_methods()[[method]]$verb)(full, ..., check_identifiers = FALSE))
+  out <- quiet(anonymise_partitioned(chunks, ..., method = method, check_identifiers = FALSE,
+                                     group_size = group_size, future = future))
   list(ref = ref, out = out)
 }
 

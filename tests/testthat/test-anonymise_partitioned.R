@@ -8,16 +8,21 @@ titanic_chunks <- function(seed, n_chunks = 4) {
   part_chunks(d, n_chunks)
 }
 
-test_that("partitioned runs are identical() to anonymise() on Titanic, every format and na", {
-  for (format in c("natural", "precision", "none")) {
-    for (na in c("fail", "median", "mean", "complete")) {
-      chunks <- titanic_chunks(1)
-      if (na == "fail") chunks <- lapply(chunks, function(ch) ch[stats::complete.cases(ch), ])
-      r <- part_compare(chunks, vars = c("Age", "Fare", "Survived"), strata = c("Sex", "Pclass"), k = 3,
-                        format = format, na = na, group_size = 100, future = FALSE)
-      expect_false(inherits(r$ref, "error"))
-      expect_identical(r$out, r$ref, label = paste(format, na))
-      expect_identical(release_info(r$out), release_info(r$ref))
+# every method of the registry that runs per stratum (masking_methods()), against its verb
+part_methods <- names(Filter(function(m) m$per_stratum, masking_methods()))
+
+test_that("partitioned runs are identical() to the verb on Titanic, every method, format and na", {
+  for (method in part_methods) {
+    for (format in c("natural", "precision", "none")) {
+      for (na in c("fail", "median", "mean", "complete")) {
+        chunks <- titanic_chunks(1)
+        if (na == "fail") chunks <- lapply(chunks, function(ch) ch[stats::complete.cases(ch), ])
+        r <- part_compare(chunks, vars = c("Age", "Fare", "Survived"), strata = c("Sex", "Pclass"), k = 3,
+                          format = format, na = na, group_size = 100, future = FALSE, method = method)
+        expect_false(inherits(r$ref, "error"))
+        expect_identical(r$out, r$ref, label = paste(method, format, na))
+        expect_identical(release_info(r$out), release_info(r$ref))
+      }
     }
   }
 })
@@ -35,21 +40,21 @@ test_that("suppressed small strata and messages match anonymise()", {
   expect_gt(release_info(out)$counts$n_dropped, 0L)
 })
 
-test_that("random and adversarial data: identical results or the same error class", {
-  for (seed in 1:60) {
+test_that("random and adversarial data: identical results or the same error class, every method", {
+  for (method in part_methods) for (seed in 1:60) {
     d <- part_data(seed)
-    vars <- sample(c("a", "b", "c", "t", "i", "w"), sample(2:6, 1))
+    vars <- sample(c("a", "b", "c", "t", "i", "w", if (method != "anonymise") c("z", "big")), sample(2:6, 1))
     strata <- sample(list(character(), "s1", c("s1", "s2")), 1)[[1]]
     na <- sample(c("fail", "median", "mean", "complete"), 1)
     if (na != "fail") for (v in vars) d[[v]][sample(nrow(d), 2)] <- NA
     r <- part_compare(part_chunks(d, sample(1:6, 1)), vars = vars, strata = strata, k = sample(2:4, 1),
                       format = sample(c("natural", "precision", "none"), 1), na = na,
                       small_strata = sample(c("fail", "suppress"), 1), group_size = sample(c(1, 10, 1e6), 1),
-                      future = FALSE)
+                      future = FALSE, method = method)
     if (inherits(r$ref, "error")) {
       expect_s3_class(r$out, class(r$ref)[1])
     } else {
-      expect_identical(r$out, r$ref, label = paste("seed", seed))
+      expect_identical(r$out, r$ref, label = paste(method, "seed", seed))
     }
   }
 })
@@ -108,6 +113,48 @@ test_that("a strata source (e.g. a database) gives the same values, strata by gr
   expect_identical(release_info(ref)$counts, attr(out, "detanon")$counts)
 })
 
+# ---- every per-stratum method of the registry -----------------------------------------------
+test_that("method = \"mdav\": the passes by hand, any order of strata and of rows inside them", {
+  chunks <- titanic_chunks(3, n_chunks = 5)
+  full <- do.call(rbind, chunks)
+  rownames(full) <- NULL
+  ref <- suppressMessages(anonymise_mdav(full, vars = c("Age", "Fare"), strata = "Pclass", k = 4, na = "median",
+                                         check_identifiers = FALSE))
+  st <- suppressMessages(anonymise_stats(chunks, vars = c("Age", "Fare"), strata = "Pclass", k = 4,
+                                         method = "mdav", na = "median"))
+  by <- split(seq_len(nrow(full)), full$Pclass)
+  by <- by[sample(length(by))]
+  pieces <- lapply(by, function(r) anonymise_stratum(full[sample(r), ], stats = st))
+  s5 <- anonymise_rescale(pieces, stats = st)
+  expect_identical(s5$n_groups, release_info(ref)$counts$n_groups)
+  expect_identical(s5$max_group, release_info(ref)$counts$max_group)
+  expect_output(print(s5), "Age: not scaled")
+  for (i in seq_along(pieces)) {
+    rel <- anonymise_release(pieces[[i]], stats = st, step5 = s5)
+    rows <- as.integer(rownames(pieces[[i]]$data))
+    for (v in c("Age", "Fare")) expect_identical(rel[[v]], ref[[v]][rows])
+  }
+  # a piece missing: refused
+  expect_error(anonymise_rescale(pieces[-1], stats = st), class = "detanon_error_data")
+})
+
+test_that("the methods that do not run per stratum are refused with the reason", {
+  chunks <- titanic_chunks(4)
+  chunks <- lapply(chunks, function(ch) ch[stats::complete.cases(ch), ])
+  for (method in c("adaptive", "keyed", "stratum", "stir", "keps", "nonsense", NA)) {
+    expect_error(anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = "Sex", method = method,
+                                       future = FALSE),
+                 class = "detanon_error_argument")
+  }
+  expect_snapshot(error = TRUE, {
+    anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = "Sex", method = "adaptive")
+    anonymise_stats(chunks, vars = c("Age", "Fare"), strata = "Sex", method = "mdv")
+  })
+  # every method with a kernel runs partitioned
+  ok <- names(Filter(function(m) m$per_stratum, masking_methods()))
+  expect_setequal(ok, c("anonymise", "mdav"))
+})
+
 test_that("the class of the chunks is kept", {
   skip_if_not_installed("tibble")
   chunks <- lapply(titanic_chunks(6), function(ch) tibble::as_tibble(ch[stats::complete.cases(ch), ]))
@@ -117,9 +164,9 @@ test_that("the class of the chunks is kept", {
 })
 
 # ---- the future framework ------------------------------------------------------------------
-future_run <- function(chunks) {
+future_run <- function(chunks, method = "anonymise") {
   suppressMessages(anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = c("Sex", "Pclass"), k = 3,
-                                         na = "median", group_size = 50, future = TRUE,
+                                         method = method, na = "median", group_size = 50, future = TRUE,
                                          check_identifiers = FALSE))
 }
 
@@ -136,7 +183,13 @@ test_that("results do not depend on the plan or the number of workers", {
     future::plan(future::multisession, workers = 2)
     TRUE
   }, error = function(e) FALSE)
-  if (ok) expect_identical(future_run(chunks), ref)
+  if (ok) {
+    expect_identical(future_run(chunks), ref)
+    expect_identical(future_run(chunks, "mdav"),
+                     suppressMessages(anonymise_mdav(do.call(rbind, chunks), vars = c("Age", "Fare"),
+                                                     strata = c("Sex", "Pclass"), k = 3, na = "median",
+                                                     check_identifiers = FALSE)))
+  }
   future::plan(future::sequential)
   skip_if_not_installed("parallelly")
   cl <- tryCatch(parallelly::makeClusterPSOCK(2, verbose = FALSE), error = function(e) NULL)

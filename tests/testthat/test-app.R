@@ -226,7 +226,9 @@ app_good_inputs <- function(...) {
             k = 3, method = "anonymise", na = "fail", small_strata = "fail", k_max = 9,
             stir_method = "shuffle", seed = 1, formula = "", family = "gaussian", worst = 0.1, top_m = 0.3,
             tune_methods = c("anonymise", "stratum", "adaptive", "mdav", "keyed", "stir"), key = "",
-            sensitive = NULL, tune_small_strata = "fail")
+            sensitive = NULL, tune_small_strata = "fail", keys = NULL, weights = NULL, household = NULL,
+            suppress = FALSE, suppress_k = 3, importance = NULL, pram = FALSE, pram_vars = NULL, pd = 0.8,
+            pram_seed = 1)
   y <- list(...)
   x[names(y)] <- y
   x
@@ -841,6 +843,185 @@ test_that("the search with a key: verdict per limit, download, a script without 
     session$setInputs(identifiers = c("PassengerId", "Survived"), run = 8)
     expect_true(rv$error)
     expect_match(rv$status, "no candidate of the search met every limit", fixed = TRUE)
+  })
+})
+
+# ---- categorical keys -------------------------------------------------------------------
+
+# sdcMicro's testdata with its documented keys, weights and household ids (the issue's input)
+testdata_app <- function() {
+  e <- new.env()
+  utils::data("testdata", package = "sdcMicro", envir = e)
+  d <- e$testdata
+  d[c("urbrur", "roof", "walls", "water", "electcon", "relat", "sex", "expend", "income", "savings",
+      "sampling_weight", "ori_hid")]
+}
+td_keys <- c("urbrur", "roof", "walls", "water", "electcon", "relat", "sex")
+
+# The cells of the table of a renderTable() output, row by row.
+table_cells <- function(html) {
+  cells <- regmatches(html, gregexpr("<td>[^<]*</td>", html))[[1]]
+  trimws(gsub("</?td>", "", cells))
+}
+
+test_that("categorical keys: their risk before masking, and after suppression and PRAM, as the measures give it", {
+  skip_if_not_installed("shiny")
+  skip_if_not_installed("sdcMicro")
+  td <- testdata_app()
+  shiny::testServer(app_server(td), {
+    session$setInputs(identifiers = c("ori_hid", "sampling_weight"), vars = c("expend", "income", "savings"),
+                      strata = c("urbrur", "sex"), keys = td_keys, weights = "sampling_weight",
+                      household = "ori_hid", suppress = FALSE, pram = FALSE, suppress_k = 3, pd = 0.8, pram_seed = 1)
+    ref <- risk_individual(td, td_keys, weights = "sampling_weight", household = "ori_hid")
+    cells <- table_cells(output$cat_risk)
+    # the keys as loaded: 281 records below 3, the weighted and household risks of risk_individual()
+    expect_identical(cells[2], as.character(sum(ref$fk < 3)))
+    expect_identical(cells[2], "281")
+    expect_identical(cells[c(6, 8)], c(format(round(ref$expected, 2), nsmall = 2), pct(ref$global_risk)))
+    expect_identical(cells[14], format(round(ref$household_expected, 2), nsmall = 2))
+    expect_false(grepl("After the categorical steps", output$cat_risk, fixed = TRUE))
+    # local suppression: the counts shown are those of suppress_local()'s output
+    session$setInputs(suppress = TRUE)
+    sup <- suppressMessages(suppress_local(td, td_keys, k = 3))
+    after <- risk_individual(sup, td_keys, weights = "sampling_weight", household = "ori_hid")
+    expect_identical(plain_release(categorical()$after), plain_release(sup))
+    cells <- table_cells(output$cat_risk)
+    expect_match(output$cat_risk, "After the categorical steps", fixed = TRUE)
+    expect_identical(cells[2:3], c("281", "0"))
+    expect_identical(cells[c(8, 9)], c(format(round(ref$expected, 2), nsmall = 2),
+                                       format(round(after$expected, 2), nsmall = 2)))
+    # a variant: k = 5 and importance (urbrur and sex kept)
+    session$setInputs(suppress_k = 5, importance = c("urbrur", "sex"))
+    sup5 <- suppressMessages(suppress_local(td, td_keys, k = 5, importance = c(1, 3, 3, 3, 3, 3, 2)))
+    expect_identical(plain_release(categorical()$after), plain_release(sup5))
+    expect_false(anyNA(categorical()$after[c("urbrur", "sex")]))
+    cells <- table_cells(output$cat_risk)
+    expect_identical(cells[1:3], c("Records whose keys fewer than 5 records share",
+                                   as.character(sum(ref$fk < 5)), "0"))
+    # PRAM on the suppressed keys, reproducible from its seed, another seed another draw
+    session$setInputs(suppress_k = 3, importance = NULL, pram = TRUE, pram_vars = c("water", "walls"), pd = 0.7,
+                      pram_seed = 7)
+    pr <- suppressMessages(anonymise_pram(sup, vars = c("walls", "water"), pd = 0.7, seed = 7))
+    first <- categorical()$after
+    expect_identical(plain_release(first), plain_release(pr))
+    session$setInputs(pram_seed = 8)
+    expect_false(identical(categorical()$after$walls, first$walls))
+    session$setInputs(pram_seed = 7)
+    expect_identical(categorical()$after$walls, first$walls)
+    # PRAM makes combinations rare again: the table says so
+    expect_identical(table_cells(output$cat_risk)[3],
+                     as.character(sum(risk_frequencies(pr, td_keys)$fk < 3)))
+  })
+})
+
+test_that("the categorical steps run before the masking: release, verdict and script include them", {
+  skip_if_not_installed("shiny")
+  skip_if_not_installed("sdcMicro")
+  td <- testdata_app()[1:2500, ] # (the search's battery on every record takes long)
+  shiny::testServer(app_server(td), {
+    set_and_run(session, app_good_inputs(identifiers = c("ori_hid", "sampling_weight"),
+                                         vars = c("expend", "income", "savings"), strata = c("urbrur", "sex"),
+                                         method = "tune_release", tune_methods = "mdav", tune_small_strata = "suppress",
+                                         keys = td_keys, weights = "sampling_weight", household = "ori_hid",
+                                         suppress = TRUE, suppress_k = 3, importance = c("urbrur", "sex"),
+                                         pram = TRUE, pram_vars = "walls", pd = 0.8, pram_seed = 3), 1)
+    expect_false(rv$error)
+    run <- rv$run
+    work <- remove_identifiers(td, cols = c("ori_hid", "sampling_weight"))
+    sup <- suppressMessages(suppress_local(work, td_keys, k = 3, importance = c(1, 3, 3, 3, 3, 3, 2)))
+    pr <- suppressMessages(anonymise_pram(sup, vars = "walls", pd = 0.8, seed = 3))
+    # the search ran on the keys as released: the published keys are those of `pr`, and
+    # the intruder of its battery holds them (the records they leave in cells of fewer
+    # than 3, counted exactly, are left out)
+    kept <- pr[run$tuned$kept, ]
+    rownames(kept) <- NULL
+    expect_identical(plain_release(run$work), plain_release(kept))
+    expect_identical(run$release[td_keys], run$work[td_keys])
+    expect_setequal(run$tuned$keys, setdiff(td_keys, c("urbrur", "sex")))
+    expect_identical(run$battery$n, nrow(run$release))
+    expect_identical(nrow(run$release), nrow(td) - run$tuned$n_suppressed)
+    # what the steps did is in the run's notes
+    expect_true(any(grepl("suppressed .* cells", run$notes)))
+    expect_true(any(grepl("by invariant PRAM", run$notes, fixed = TRUE)))
+    # the script holds both steps after the identifiers, and reproduces the release
+    code <- strsplit(output$code, "\n")[[1]]
+    steps <- c("data <- remove_identifiers", "data <- suppress_local", "data <- anonymise_pram",
+               "tuned <- tune_release")
+    at <- match(steps, script_calls(code[-grep("^data <- data", code)]))
+    expect_false(anyNA(at))
+    expect_true(all(diff(at) > 0))
+    dir <- withr::local_tempdir()
+    old <- setwd(dir)
+    on.exit(setwd(old), add = TRUE)
+    env <- new.env(parent = globalenv())
+    env$data <- td
+    suppressMessages(eval(parse(text = code), env))
+    expect_identical(plain_release(env$release), plain_release(run$release))
+    # a changed step marks the release as stale
+    expect_false(grepl("run_stale", output$run_summary$html, fixed = TRUE))
+    session$setInputs(pram_seed = 4)
+    expect_match(output$run_summary$html, "run_stale", fixed = TRUE)
+  })
+})
+
+test_that("hostile values of the categorical inputs are refused with a message, and nothing is run", {
+  skip_if_not_installed("shiny")
+  dir <- withr::local_tempdir()
+  marker <- file.path(dir, "x")
+  shiny::testServer(app_server(), {
+    session$setInputs(example = 1)
+    bad <- list(
+      list(list(keys = "Height"), "`keys` names columns that are not in the data: `Height`"),
+      list(list(keys = list("Sex")), "`keys` must be a character vector of column names"),
+      list(list(keys = sprintf("file.create(%s)", deparse(marker))), "`keys` names columns that are not in the data"),
+      list(list(keys = "Age"), "`keys`: `Age` is a variable to mask"),
+      list(list(keys = c("PassengerId", "Sex")), "`keys`: `PassengerId` is a direct identifier"),
+      list(list(keys = "Sex", weights = c("Fare", "Age")), "`weights` must be at most one column"),
+      list(list(keys = "Sex", weights = "Sex"), "`weights` (Sex) must not be one of `strata`"),
+      list(list(keys = "Sex", weights = "Fare"), "`weights` column `Fare` must hold finite sampling weights >= 1"),
+      list(list(keys = "Sex", household = "Sex"), "`household` (Sex) must not be one of `strata` or `weights`"),
+      list(list(keys = "Sex", household = c("Pclass", "Family")), "`household` must be at most one column"),
+      list(list(keys = "Sex", suppress = "yes"), "`suppress` must be TRUE or FALSE"),
+      list(list(keys = NULL, suppress = TRUE, suppress_k = 3), "`suppress`: choose the key columns"),
+      list(list(keys = "Sex", suppress = TRUE, suppress_k = 0), "`suppress_k` must be a single whole number between 1 and 891"),
+      list(list(keys = "Sex", suppress = TRUE, suppress_k = "3"), "`suppress_k` must be a single whole number"),
+      list(list(keys = "Sex", suppress = TRUE, suppress_k = 3, importance = c("Sex", "Sex")),
+           "`importance` names a column more than once: `Sex`"),
+      list(list(keys = "Sex", suppress = TRUE, suppress_k = 3, importance = "Pclass"), "`importance` must list key columns"),
+      list(list(keys = "Family", suppress = TRUE, suppress_k = 3, importance = list("Family")),
+           "`importance` must be a character vector of column names"),
+      list(list(keys = "Sex", pram = NA), "`pram` must be TRUE or FALSE"),
+      list(list(keys = "Sex", pram = TRUE, pram_vars = NULL, pd = 0.8, pram_seed = 1),
+           "`pram_vars` must be one or more of the key columns (`Sex`), not NULL"),
+      list(list(keys = "Sex", pram = TRUE, pram_vars = "Pclass", pd = 0.8, pram_seed = 1),
+           "`pram_vars` must be one or more of the key columns"),
+      list(list(keys = "Sex", pram = TRUE, pram_vars = "Sex", pd = 1.5, pram_seed = 1),
+           "`pd` must be a single finite number >= 0 and <= 1, not 1.5"),
+      list(list(keys = "Sex", pram = TRUE, pram_vars = "Sex", pd = "0.8", pram_seed = 1), "`pd` must be a single finite number"),
+      list(list(keys = "Sex", pram = TRUE, pram_vars = "Sex", pd = 0.8, pram_seed = 1.5),
+           "`pram_seed` must be a single whole number"))
+    for (i in seq_along(bad)) {
+      set_and_run(session, do.call(app_good_inputs, bad[[i]][[1]]), i)
+      expect_true(rv$error, label = bad[[i]][[2]])
+      expect_match(rv$status, "The release was not made: `", fixed = TRUE, label = bad[[i]][[2]])
+      expect_match(rv$status, bad[[i]][[2]], fixed = TRUE, label = bad[[i]][[2]])
+      expect_null(rv$run)
+      # the Categorical keys tab shows the same message instead of a table
+      expect_match(output$cat_status$html, htmltools::htmlEscape(bad[[i]][[2]]), fixed = TRUE, label = bad[[i]][[2]])
+      expect_error(output$cat_risk, class = "shiny.silent.error")
+    }
+    expect_false(file.exists(marker))
+    # valid categorical settings afterwards: a release, with the steps in the script
+    set_and_run(session, app_good_inputs(keys = c("Survived", "Family"), suppress = TRUE, suppress_k = 2,
+                                         importance = "Survived", pram = FALSE), 100)
+    expect_false(rv$error)
+    expect_true(any(grepl("suppress_local(data, strata = c(\"Survived\", \"Family\"), k = 2L", script(), fixed = TRUE)))
+  })
+  d <- titanic_paper()
+  expect_snapshot(error = TRUE, {
+    app_settings(app_good_inputs(keys = "Age"), d)
+    app_settings(app_good_inputs(keys = "Sex", pram = TRUE, pram_vars = "Pclass", pd = 0.8, pram_seed = 1), d)
+    app_settings(app_good_inputs(keys = "Sex", suppress = TRUE, suppress_k = 3, importance = "Pclass"), d)
   })
 })
 

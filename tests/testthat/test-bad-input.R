@@ -636,6 +636,8 @@ bad("risk_battery: one row", bi_pair(bi_d[1, ], bi_plain(bi_m[1, ])),
     function(r) expect_equal(as.data.frame(r)$rate[1:2], c(1, 1)))
 bad("battery_attacks: the registry", bi_d, function(d) battery_attacks(), NA,
     function(r) expect_true(all(c("linkage_released", "singling_out", "inference") %in% names(r))))
+bad("masking_methods: the registry", bi_d, function(d) masking_methods(), NA,
+    function(r) expect_true(all(c("anonymise", "adaptive", "mdav", "keyed") %in% names(r))))
 bad("attack_linkage: direction", bi_pair(), function(p) attack_linkage(p$o, p$m, intruder = bi_it(), direction = "both"),
     "`direction` must be one of")
 bad("attack_linkage: m = 0", bi_pair(), function(p) attack_linkage(p$o, p$m, intruder = bi_it(), m = 0), "`m` must be")
@@ -771,6 +773,10 @@ bad("anonymise_stats: small_strata = merge", list(bi_d), function(x) anonymise_s
 bad("anonymise_stats: small strata", list(bi_d), function(x) anonymise_stats(x, vars = "x", strata = "g", k = 11),
     "2 strata have fewer than k = 11 records")
 bad("anonymise_stats: k = 1", list(bi_d), function(x) anonymise_stats(x, vars = "x", k = 1), "`k` must be a single whole number >= 2")
+bad("anonymise_stats: unknown method", list(bi_d), function(x) anonymise_stats(x, vars = "x", method = "knn"),
+    "`method` must be one of \"anonymise\"")
+bad("anonymise_stats: a method not per stratum", list(bi_d),
+    function(x) anonymise_stats(x, vars = "x", method = "keyed"), "`method = \"keyed\"` cannot run stratum by stratum")
 bad("anonymise_stratum: part of a stratum", bi_d[1:5, ], function(x) anonymise_stratum(x, stats = bi_st),
     "`data` must hold whole strata: `g=a`")
 bad("anonymise_stratum: not stats", bi_d, function(x) anonymise_stratum(x, stats = list()),
@@ -876,6 +882,9 @@ if (requireNamespace("DBI", quietly = TRUE) && requireNamespace("RSQLite", quiet
       "`k` must be a single whole number >= 2")
   bad("anonymise_db: chunk = 0", bi_con, bi_db("bi", vars = "x", strata = "g", output = "o", chunk = 0),
       "`chunk` must be a single whole number >= 1")
+  bad("anonymise_db: method not per stratum", bi_con,
+      bi_db("bi", vars = "x", strata = "g", output = "o", method = "adaptive"),
+      "`method = \"adaptive\"` cannot run stratum by stratum")
   bad("anonymise_db: read", bi_con, bi_db("bi", vars = "x", strata = "g", output = "o", read = "all"),
       "`read` must be one of \"order\", \"index\"")
   bad("anonymise_db: strata smaller than k", bi_con, bi_db("bi", vars = "x", strata = "s", output = "o", read = "index"),

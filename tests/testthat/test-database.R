@@ -13,11 +13,12 @@ db_data <- function(n = 600, seed = 1) {
              stringsAsFactors = FALSE)
 }
 
-# anonymise() on the table read into memory, without its release attribute, sorted by key
-db_expected <- function(con, table, order_by, ...) {
+# anonymise() (or the verb of `method`) on the table read into memory, without its release
+# attribute, sorted by key
+db_expected <- function(con, table, order_by, ..., method = "anonymise") {
   d <- DBI::dbGetQuery(con, paste("SELECT * FROM", DBI::dbQuoteIdentifier(con, table), "ORDER BY",
                                   DBI::dbQuoteIdentifier(con, order_by)))
-  m <- anonymise(d, ..., check_identifiers = FALSE)
+  m <- match.fun(masking_methods()[[method]]$verb)(d, ..., check_identifiers = FALSE)
   attr(m, "detanon") <- NULL
   m
 }
@@ -60,19 +61,24 @@ db_state <- function(con) {
   list(tables = tabs, rows = lapply(tabs, function(t) db_result(con, t, DBI::dbListFields(con, t)[1L])))
 }
 
-db_check_identical <- function(con, read, format = "natural", chunk = 97, group_size = 150, k = 3) {
+db_check_identical <- function(con, read, format = "natural", chunk = 97, group_size = 150, k = 3,
+                               method = "anonymise") {
   vars <- c("x", "y", "z")
   strata <- c("grp", "cls")
   out <- paste0("masked_", read, "_", format)
-  meta <- anonymise_db(con, "people", vars = vars, strata = strata, k = k, output = out, format = format,
-                       read = read, chunk = chunk, group_size = group_size, overwrite = TRUE,
+  meta <- anonymise_db(con, "people", vars = vars, strata = strata, k = k, output = out, method = method,
+                       format = format, read = read, chunk = chunk, group_size = group_size, overwrite = TRUE,
                        check_identifiers = FALSE)
-  expected <- db_expected(con, "people", "id", vars = vars, strata = strata, k = k, format = format)
+  expected <- db_expected(con, "people", "id", vars = vars, strata = strata, k = k, format = format,
+                          method = method)
   got <- db_result(con, out, "id")
   expect_identical(got, expected)
   expect_identical(meta$output, out)
-  info <- release_info(anonymise(DBI::dbGetQuery(con, "SELECT * FROM people"), vars = vars, strata = strata,
-                                 k = k, format = format, check_identifiers = FALSE))
+  expect_identical(meta$method, method)
+  verb <- match.fun(masking_methods()[[method]]$verb)
+  info <- release_info(verb(DBI::dbGetQuery(con, "SELECT * FROM people"), vars = vars, strata = strata,
+                            k = k, format = format, check_identifiers = FALSE))
+  expect_identical(meta$settings, info$settings)
   expect_identical(meta$counts, info$counts)
   expect_identical(meta$stats, info$stats)
   # no temporary table is left behind
@@ -95,6 +101,36 @@ test_that("anonymise_db() on SQLite is anonymise() on the table in memory, for b
     db_check_identical(con, "order", chunk = 5, group_size = 1)
   }
   db_check_identical(con, "index", chunk = 1e6, group_size = 1e6)
+})
+
+test_that("anonymise_db(method = \"mdav\") on SQLite is anonymise_mdav() on the table in memory", {
+  con <- local_sqlite_connection()
+  DBI::dbWriteTable(con, "people", db_data())
+  for (read in c("order", "index")) {
+    for (format in c("natural", "none")) db_check_identical(con, read, format, method = "mdav")
+  }
+  # strata split over groups and chunks, one stratum per group; another k
+  db_check_identical(con, "order", chunk = 5, group_size = 1, k = 5, method = "mdav")
+  # a tie-heavy table (many duplicate records): MDAV's groups among equal distances
+  d <- db_data(400, seed = 9)
+  d$x <- round(d$x)
+  d$y <- round(d$y / 50) * 50
+  DBI::dbWriteTable(con, "people", d, overwrite = TRUE)
+  db_check_identical(con, "order", group_size = 60, method = "mdav")
+})
+
+test_that("anonymise_db() refuses the methods that do not run per stratum, and changes nothing", {
+  con <- local_sqlite_connection()
+  DBI::dbWriteTable(con, "people", db_data(100))
+  before <- db_state(con)
+  for (method in c("adaptive", "keyed", "nonsense")) {
+    expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m", method = method),
+                 class = "detanon_error_argument")
+  }
+  expect_snapshot(error = TRUE, {
+    anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m", method = "keyed")
+  })
+  expect_identical(db_state(con), before)
 })
 
 test_that("anonymise_db() without strata masks the whole table as one stratum", {
@@ -245,6 +281,7 @@ test_that("anonymise_db() on PostgreSQL is anonymise() on the table in memory (p
   DBI::dbWriteTable(con, "people", d, row.names = FALSE)
   for (read in c("order", "index")) db_check_identical(con, read)
   db_check_identical(con, "order", format = "none")
+  for (read in c("order", "index")) db_check_identical(con, read, method = "mdav")
   idx <- DBI::dbGetQuery(con, "SELECT indexname FROM pg_indexes WHERE tablename = 'people'")
   expect_identical(nrow(idx), 0L)
   before <- db_state(con)

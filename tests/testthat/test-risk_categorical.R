@@ -391,6 +391,44 @@ test_that("risk_population_uniques(): Zayatz and Pitman equal the slow reference
   })
 })
 
+# A sample with fraction `f` of a population of K classes of sizes 1 + NB(a, b).
+snb_sample <- function(a, b, K, f, seed) {
+  set.seed(seed)
+  sz <- 1 + stats::rnbinom(K, size = a, prob = b)
+  pop <- rep(seq_len(K), sz)
+  list(data = data.frame(key = pop[stats::runif(length(pop)) < f]), population = length(pop),
+       uniques = sum(sz == 1))
+}
+
+test_that("risk_population_uniques(): SNB equals the slow reference and finds an SNB population's uniques", {
+  for (cfg in list(c(0.5, 0.3, 20000, 0.1, 1), c(2, 0.6, 30000, 0.2, 2), c(0.2, 0.05, 10000, 0.3, 3))) {
+    s <- snb_sample(cfg[1], cfg[2], cfg[3], cfg[4], cfg[5])
+    r <- risk_population_uniques(s$data, "key", population = s$population)
+    ref <- ref_snb(as.vector(table(s$data$key)), nrow(s$data) / s$population)
+    expect_equal(r$snb_classes, ref[4], tolerance = 1e-12)
+    expect_equal(c(r$snb, r$snb_alpha, r$snb_beta), ref[1:3], tolerance = 1e-5)
+    expect_equal(r$snb_share, r$snb / s$population)
+  }
+  # at a large sampling fraction the model recovers the population's uniques
+  expect_lt(abs(r$snb / s$uniques - 1), 0.1)
+  # testdata's sample of 1 % (weights 100)
+  skip_if_not_installed("sdcMicro")
+  d <- sdc_data("testdata")
+  keys <- c("urbrur", "water", "sex", "age")
+  r <- risk_population_uniques(d, keys, weights = "sampling_weight")
+  ref <- ref_snb(as.vector(table(do.call(paste, d[keys]))), 0.01)
+  expect_equal(c(r$snb, r$snb_alpha, r$snb_beta), ref[1:3], tolerance = 1e-5)
+})
+
+test_that("risk_population_uniques(): SNB's limits (the population itself, no class of size 2, no unique)", {
+  d <- data.frame(key = c(1, 2, 3, 4, 4, 4, 5, 5, 5))
+  r <- risk_population_uniques(d, "key", population = 9)
+  expect_identical(r$snb, 3)
+  r <- risk_population_uniques(d, "key", population = 900)
+  expect_identical(r$snb, NA_real_)
+  expect_identical(risk_population_uniques(data.frame(key = rep(1:3, 2)), "key", population = 60)$snb, 0)
+})
+
 test_that("tibbles and data.tables give the numbers of a data.frame", {
   d <- random_keys(80, p_na = 0.1, seed = 12)
   keys <- c("k1", "k2", "k3")

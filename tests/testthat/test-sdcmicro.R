@@ -54,12 +54,14 @@ test_that("anonymise() on an sdcMicroObj equals anonymise() on the extracted dat
   expect_identical(plain(out@manipKeyVars), plain(ref[sdc_keys]))
   expect_identical(vapply(out@manipKeyVars, typeof, ""), vapply(sdc@manipKeyVars, typeof, ""))
   expect_identical(out@origData, sdc@origData)
-  # classed messages: the weights and the households are not used; the merge is reported
+  # classed messages: the weights are not used (the households are); the merge is reported
   kinds <- vapply(msgs, function(m) class(m)[1L], "")
   expect_true("detanon_message_merge" %in% kinds)
   ign <- vapply(msgs[kinds == "detanon_message_ignored"], conditionMessage, "")
   expect_true(any(grepl("^anonymise\\(\\): the sampling weights `sampling_weight`", ign)))
-  expect_true(any(grepl("household ids `ori_hid`", ign)))
+  expect_false(any(grepl("household ids", ign)))
+  res <- sdc_results(out)
+  expect_identical(res$text[res$measure == "household"], "ori_hid")
   # undolast() gives back the object as it was
   back <- sdcMicro::undolast(out)
   expect_identical(back@manipNumVars, sdc@manipNumVars)
@@ -305,23 +307,88 @@ test_that("sdcMicro's report() runs on the result (when it can render)", {
   expect_identical(basename(files), c("rel.html", "rel-detanon.csv", "rel-detanon.html"))
 })
 
-test_that("the household message counts the households whose shared value was split", {
+test_that("hhId keeps household-level variables shared; verbs without `household` count the split ones", {
   skip_if_not_installed("sdcMicro")
   e <- new.env()
   utils::data("testdata", package = "sdcMicro", envir = e)
   d <- e$testdata
   d$hinc <- stats::ave(d$income, d$ori_hid) # a household-level variable
   sdc <- sdcMicro::createSdcObj(d, keyVars = c("urbrur", "sex"), numVars = c("hinc", "savings"), hhId = "ori_hid")
+  multi <- d$ori_hid %in% d$ori_hid[duplicated(d$ori_hid)]
+  n_split <- function(x) sum(vapply(split(x[multi], d$ori_hid[multi]), function(v) length(unique(v)) > 1L, NA))
+  for (verb in list(anonymise, anonymise_mdav, anonymise_adaptive)) {
+    out <- expect_no_message(verb(sdc, k = 3), class = "detanon_message_ignored")
+    expect_identical(n_split(out@manipNumVars$hinc), 0L)
+    expect_gt(n_split(out@manipNumVars$savings), 0L)
+    # the household ids were the verb's `household`
+    ref <- suppressWarnings(verb(sdc_extract(sdc), vars = c("hinc", "savings"), strata = c("urbrur", "sex"),
+                                 k = 3, household = NULL))
+    expect_false(identical(out@manipNumVars$hinc, ref$hinc))
+  }
+  out <- expect_no_message(anonymise_keyed(sdc, k = 3, key = "a secret of sixteen chars"),
+                           class = "detanon_message_ignored")
+  expect_identical(n_split(out@manipNumVars$hinc), 0L)
+  # stir() has no `household`: the message counts the households it split
   msg <- NULL
-  out <- withCallingHandlers(anonymise(sdc, k = 3), detanon_message_ignored = function(m) {
+  out <- withCallingHandlers(stir(sdc, k = 3, seed = 1), detanon_message_ignored = function(m) {
     msg <<- conditionMessage(m)
     invokeRestart("muffleMessage")
   })
-  multi <- d$ori_hid %in% d$ori_hid[duplicated(d$ori_hid)]
-  split <- vapply(split(out@manipNumVars$hinc[multi], d$ori_hid[multi]), function(v) length(unique(v)) > 1L, NA)
-  expect_gt(sum(split), 0L)
-  expect_match(msg, paste0("so ", sum(split), " households whose members shared a value"), fixed = TRUE)
-  expect_s3_class(tryCatch(anonymise(sdc, k = 3), detanon_message_ignored = identity), "detanon_message")
+  split <- n_split(out@manipNumVars$hinc)
+  expect_gt(split, 0L)
+  expect_match(msg, paste0("so ", split, " households whose members shared a value"), fixed = TRUE)
+})
+
+test_that("testdata's 7-key object with weights and households: suppress_local() and anonymise_pram()", {
+  skip_if_not_installed("sdcMicro")
+  e <- new.env()
+  utils::data("testdata", package = "sdcMicro", envir = e)
+  d <- e$testdata
+  keys7 <- c("urbrur", "roof", "walls", "water", "electcon", "relat", "sex")
+  hh_keys <- c("urbrur", "roof", "walls", "water", "electcon")
+  sdc <- sdcMicro::createSdcObj(d, keyVars = keys7, numVars = sdc_nums, w = "sampling_weight", hhId = "ori_hid")
+  shared <- function(x) all(tapply(seq_along(x), d$ori_hid, function(i) length(unique(x[i])) == 1L))
+  # the object's risk is the one detanon measures, with the weights and the households
+  same_risk <- function(obj) {
+    r <- risk_individual(obj)
+    mk <- sdcMicro::get.sdcMicroObj(obj, "manipKeyVars")
+    m <- sdcMicro::measure_risk(cbind(mk, d[c("sampling_weight", "ori_hid")]), keyVars = keys7,
+                                w = "sampling_weight", hid = "ori_hid")
+    expect_equal(r$risk, unname(m$Res[, "risk"]), tolerance = 1e-8)
+    expect_equal(r$household_risk, unname(m$Res[, "hier_risk"]), tolerance = 1e-8)
+    expect_equal(r$global_risk, m$global_risk, tolerance = 1e-8)
+    expect_equal(r$household_global_risk, m$hier_risk, tolerance = 1e-8)
+    expect_equal(r$global_risk, obj@risk$global$risk, tolerance = 1e-8)
+    expect_equal(r$household_global_risk, obj@risk$global$hier_risk, tolerance = 1e-8)
+    expect_equal(risk_frequencies(obj)$Fk, unname(m$Res[, "Fk"]), tolerance = 1e-8)
+    r
+  }
+  before <- same_risk(sdc)
+  s <- suppressMessages(suppress_local(sdc, k = 3))
+  mk <- s@manipKeyVars
+  ref <- suppressMessages(suppress_local(cbind(sdc_extract(sdc)[keys7], ori_hid = d$ori_hid), keys7, k = 3,
+                                         household = "ori_hid"))
+  expect_identical(plain(mk), plain(ref[keys7]))
+  for (v in hh_keys) expect_true(shared(mk[[v]]), info = v)
+  expect_gte(min(risk_frequencies(s)$fk), 3)
+  after <- same_risk(s)
+  expect_lt(after$expected, before$expected)
+  expect_identical(s@manipNumVars, sdc@manipNumVars)
+  res <- sdc_results(s)
+  expect_identical(res$text[res$measure == "household_vars"], paste(hh_keys, collapse = ", "))
+  back <- sdcMicro::undolast(s)
+  expect_identical(back@manipKeyVars, sdc@manipKeyVars)
+  # sdcMicro's own local suppression of the object, for comparison (it splits households)
+  ls <- sdcMicro::localSuppression(sdc, k = 3)
+  expect_gt(sum(is.na(ls@manipKeyVars)), sum(is.na(mk)))
+  p <- suppressMessages(anonymise_pram(sdc, vars = c("walls", "water", "relat"), strata = "urbrur", seed = 4))
+  expect_true(shared(p@manipKeyVars$walls))
+  expect_true(shared(p@manipKeyVars$water))
+  expect_false(shared(p@manipKeyVars$relat))
+  expect_gt(sum(p@manipKeyVars$water != d$water), 0L)
+  same_risk(p)
+  expect_error(anonymise_pram(sdc, vars = "age", seed = 1), "must name its key variables",
+               class = "detanon_error_column")
 })
 
 test_that("factor keys changed by a merge keep their type and levels; a fake object is not taken", {

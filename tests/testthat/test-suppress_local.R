@@ -155,6 +155,78 @@ test_that("it suppresses fewer cells than sdcMicro's localSuppression() on its t
   expect_lt(release_info(out)$counts$n_changed, sum(unlist(sdc$totalSupps)))
 })
 
+test_that("`threshold`: every record's individual risk ends at most the threshold, on random data", {
+  set.seed(21)
+  for (it in 1:30) {
+    n <- sample(5:120, 1)
+    m <- sample(1:4, 1)
+    x <- as.data.frame(lapply(seq_len(m), function(j) sample(seq_len(sample(2:6, 1)), n, TRUE)))
+    keys <- paste0("k", seq_len(m))
+    names(x) <- keys
+    x$w <- 1 + stats::rexp(n, 1 / sample(c(1, 5, 50), 1))
+    if (it %% 3 == 0) x[keys][matrix(runif(n * m) < 0.1, n)] <- NA
+    t <- sample(c(0.02, 0.1, 0.3, 0.6), 1)
+    imp <- if (it %% 2) sample(m) else NULL
+    out <- quiet_suppress(x, keys, threshold = t, weights = "w", importance = imp)
+    expect_k_anonymous(out, x, keys, 1)
+    r <- risk_individual(out, keys, weights = "w")$risk
+    expect_lte(max(r), t)
+    expect_equal(release_info(out)$counts$max_risk, max(r), tolerance = 1e-12)
+    expect_identical(release_info(out)$settings$threshold, t)
+  }
+})
+
+test_that("`threshold` without weights is k-anonymity with k = 1 / threshold", {
+  set.seed(22)
+  for (it in 1:20) {
+    n <- sample(5:80, 1)
+    x <- data.frame(a = sample(1:4, n, TRUE), b = sample(1:5, n, TRUE), c = sample(1:3, n, TRUE))
+    if (it %% 2) x$a[sample(n, 3)] <- NA
+    k <- sample(2:min(n, 5), 1)
+    by_k <- quiet_suppress(x, c("a", "b", "c"), k = k)
+    by_t <- quiet_suppress(x, c("a", "b", "c"), threshold = 1 / k)
+    expect_identical(as.data.frame(by_t), as.data.frame(by_k), ignore_attr = "detanon")
+  }
+})
+
+test_that("`threshold` with weights on testdata: fewer cells than sdcMicro's localSupp(), none left above", {
+  skip_if_not_installed("sdcMicro")
+  env <- new.env()
+  utils::data("testdata", package = "sdcMicro", envir = env)
+  td <- env$testdata
+  keys <- c("urbrur", "water", "sex", "age")
+  obj <- sdcMicro::createSdcObj(td, keyVars = keys, w = "sampling_weight")
+  above <- function(manip, t) {
+    m <- sdcMicro::measure_risk(cbind(manip[keys], sampling_weight = td$sampling_weight), keyVars = keys,
+                                w = "sampling_weight")
+    sum(m$Res[, "risk"] > t)
+  }
+  # threshold 0.01: sdcMicro 330 cells of age, 1 record still above; detanon 24 (water 1, age 23), none
+  # threshold 0.005: sdcMicro 674, 1 record above; detanon 47 (water 1, age 46), none
+  for (t in c(0.01, 0.005)) {
+    sdc <- sdcMicro::localSupp(obj, threshold = t, keyVar = "age")
+    n_sdc <- sum(is.na(sdc@manipKeyVars))
+    out <- quiet_suppress(td, keys, threshold = t, weights = "sampling_weight")
+    n_ours <- release_info(out)$counts$n_changed
+    expect_identical(n_sdc, c(330L, 674L)[match(t, c(0.01, 0.005))])
+    expect_identical(n_ours, c(24L, 47L)[match(t, c(0.01, 0.005))])
+    expect_gt(above(sdc@manipKeyVars, t), 0L)
+    expect_identical(above(out, t), 0L)
+    # the same through the sdcMicroObj, whose weights are used
+    s2 <- quiet_suppress(obj, threshold = t)
+    for (v in keys) expect_identical(as.vector(s2@manipKeyVars[[v]]), as.vector(out[[v]]))
+    expect_lte(max(s2@risk$individual[, "risk"]), t)
+  }
+  # importance: the most important keys are kept
+  out <- quiet_suppress(td, keys, threshold = 0.01, weights = "sampling_weight", importance = 1:4)
+  expect_identical(release_info(out)$counts$changed_by_key, c(urbrur = 0L, water = 0L, sex = 1L, age = 23L))
+  # households: household-level keys suppressed for whole households
+  out <- quiet_suppress(td, keys, threshold = 0.01, weights = "sampling_weight", household = "ori_hid")
+  expect_true(all(tapply(seq_len(nrow(td)), td$ori_hid, function(i) length(unique(out$water[i])) == 1L)))
+  expect_lte(max(risk_individual(out, keys, weights = "sampling_weight")$risk), 0.01)
+  expect_lte(release_info(out)$counts$max_risk, 0.01)
+})
+
 test_that("the message is classed and carries the counts per key", {
   x <- data.frame(a = c(1, 1, 2), b = c("u", "v", "v"))
   cnd <- tryCatch(suppress_local(x, c("a", "b"), k = 2), detanon_message_suppress = identity)
@@ -173,6 +245,12 @@ test_that("bad input is refused with classed errors naming the argument", {
     suppress_local(x, c("a", "b"), importance = c(1, 3))
     suppress_local(x, c("a", "b"), combs = 3)
     suppress_local(x, "zz")
+    suppress_local(x, c("a", "b"), threshold = 0)
+    suppress_local(x, c("a", "b"), threshold = 0.5, combs = 1)
+    suppress_local(x, c("a", "b"), weights = "a")
+    suppress_local(cbind(x, w = 0.5), c("a", "b"), threshold = 0.5, weights = "w")
+    suppress_local(x, c("a", "b"), threshold = 0.3)
+    suppress_local(cbind(x, w = 1), c("a", "b"), threshold = 0.3, weights = "w")
   })
 })
 

@@ -1,0 +1,207 @@
+#' The masking methods of the package
+#'
+#' A named list describing the masking methods, in the order [tune_release()] searches them:
+#' each entry has the method's `label`; `verb`, the exported function that makes its
+#' releases; `kernel`, the function that masks whole strata (the records' values on the
+#' z-scale of all the data in, the masked values out), or `NULL` for a method that does not
+#' work stratum by stratum; `per_stratum`, whether [anonymise_partitioned()] and
+#' [anonymise_db()] can run it (`why_not` says why not); `settings`, the settings a search
+#' tries (see the section The search of [tune_release()]); `search`, whether it is a choice
+#' of the `methods` of [tune_release()] (the (k, epsilon) candidates are asked for by
+#' `keps_epsilon`); and `replay`, whether the intruder who knows the algorithm can make the
+#' release again from the originals ([risk_replay()]; `no_replay` says why not).
+#' @return A named list.
+#' @family masking verbs
+#' @examples
+#' str(masking_methods()$mdav[c("verb", "per_stratum", "settings")])
+#' names(Filter(function(m) m$per_stratum, masking_methods()))
+#' @export
+masking_methods <- function() {
+  lapply(method_registry(), function(m) {
+    list(label = m$label, verb = m$verb, kernel = m$kernel, per_stratum = !is.null(m$kernel),
+         why_not = m$why_not, settings = m$settings, search = !isFALSE(m$choice),
+         replay = !is.null(m$replay), no_replay = m$no_replay)
+  })
+}
+
+# The registry itself: one entry per method, with what masking_methods() shows and the
+# internal parts: `tune`, the family of tune_release() (a function of the search's context,
+# the entry, the runs of the families before it and the key, returning its candidates and
+# why it stopped), `needs` (families whose runs it reads), `legend` and `colour` (its
+# candidates in plot.detanon_tuned()), `replay` (a function of the
+# release's settings and the intruder's known records, returning their replayed release)
+# `finish` ("step5": the kernel returns centroids on the z-scale, rescaled by step 5;
+# "means": it returns group means on the scale of the data, released as they are) and
+# `meta` (the settings and counts of the verb's metadata, from a partitioned run's
+# statistics, finishing pass and shared counts).
+method_registry <- function() {
+  list(
+    anonymise = list(label = "centroids of the k nearest neighbours, one k for every record",
+                     verb = "anonymise", kernel = knn_kernel, finish = "step5", meta = knn_meta,
+                     settings = list(k = c(3L, 5L, 10L, 20L)), tune = tune_fixed_k,
+                     legend = "anonymise(k)", colour = "grey30",
+                     replay = replay_knn),
+    keps = list(label = "(k, epsilon): noise within equivalence classes, rows shuffled",
+                verb = "anonymise_keps", choice = FALSE,
+                why_not = "its classes are built by Mondrian over all records",
+                settings = list(epsilon = "keps_epsilon"), tune = tune_keps,
+                legend = "(k, epsilon)", colour = "darkgreen",
+                no_replay = "its noise is drawn from R's random stream and its rows are shuffled"),
+    stratum = list(label = "centroids of the k nearest neighbours, one k per stratum",
+                   verb = "anonymise_adaptive", needs = "anonymise",
+                   why_not = "searched in memory only (one k per stratum of anonymise_adaptive())",
+                   settings = list(k = c(3L, 5L, 10L, 20L, 40L, 80L, 160L)), tune = tune_per_stratum,
+                   legend = "k per stratum", colour = "darkorange",
+                   replay = replay_adaptive),
+    adaptive = list(label = "centroids of k nearest neighbours, k grown per record",
+                    verb = "anonymise_adaptive",
+                    why_not = paste("each round grows the most exposed records of all strata together",
+                                    "(a share `rate` of all records), and its interval test needs the",
+                                    "robust covariance of all records"),
+                    settings = list(rate = c(0.5, 0.3, 0.2), below = c(0.1, 0.05), near_k_max = 33L),
+                    tune = tune_adaptive, legend = "adaptive k", colour = "firebrick", replay = replay_adaptive),
+    mdav = list(label = "MDAV groups of k records, sharing their mean", verb = "anonymise_mdav",
+                kernel = mdav_kernel, finish = "means", meta = mdav_meta,
+                settings = list(k = c(3L, 5L, 10L, 15L, 20L, 30L)), tune = tune_mdav,
+                legend = "MDAV", colour = "purple", replay = replay_mdav),
+    keyed = list(label = "keyed k-means groups, sharing their mean", verb = "anonymise_keyed",
+                 why_not = paste("its budget of groups is shared among all strata by their drops of the",
+                                 "within-group sum of squares, and its noise scale reads each column's SD and",
+                                 "median over all records"),
+                 settings = list(size = c(5L, 10L, 14L, 20L, 30L)), tune = tune_keyed,
+                 legend = "keyed", colour = "deeppink",
+                 no_replay = "its groups depend on the custodian's secret key"),
+    stir = list(label = "the best centroid candidates shuffled within classes of nearby records",
+                verb = "stir", why_not = "it shuffles a release, not a stratum's records",
+                settings = list(stirred = c("anonymise", "adaptive", "stratum"), candidates = 4L, class_k = 3L),
+                tune = tune_stir, legend = "stirred", colour = "steelblue",
+                no_replay = "its shuffle is drawn from R's random stream")
+  )
+}
+
+# The methods a search can be asked for (the choices of `methods` of tune_release()).
+search_methods <- function() names(Filter(function(m) !isFALSE(m$choice), method_registry()))
+
+# The entry of the registry whose verb made a release (`verb` of its metadata), or NULL.
+method_of_verb <- function(verb) {
+  reg <- method_registry()
+  hit <- which(vapply(reg, function(m) identical(m$verb, verb), NA))
+  if (length(hit)) reg[[hit[1L]]]
+}
+
+# ---- kernels: whole strata on the z-scale of all the data -------------------------------
+# Each takes xs (the records' values, tiny columns scaled by their power of two), cols (the
+# columns that vary), the columns' exact means and SDs over all the data, id (stratum ids
+# 1..S), k (one per stratum; the plain method's k is the same in all) and nthreads.
+
+# The centroids of every record's k nearest neighbours in its stratum (z-scale; step 5
+# follows). anonymise() runs the same search kernel (src/knn.c) fused with the column
+# statistics and step 5 in one native call.
+knn_kernel <- function(xs, cols, mean, sd, id, k, nthreads) {
+  list(values = .Call(C_ffi_mask_strata, xs[, cols, drop = FALSE], id, as.integer(k[1L]),
+                      as.double(mean[cols]), as.double(sd[cols]), nthreads))
+}
+
+# MDAV groups within each stratum (src/mdav.c), formed on the z-scores of `cols`: the exact
+# group means of every column (scale of xs), the group of every record and the group sizes.
+mdav_kernel <- function(xs, cols, mean, sd, id, k, nthreads) {
+  res <- mdav_groups(xs, cols, mean[cols], sd[cols], id, k, nthreads)
+  list(values = res$means[res$group, , drop = FALSE], group = res$group, size = res$size)
+}
+
+# The metadata of a partitioned release: those of the verb on all the data.
+knn_meta <- function(st, step5, counts) {
+  list(settings = list(k = st$k, vars = st$vars, strata = st$strata, na = st$na, small_strata = st$small_strata,
+                       engine = "kdtree", format = st$format),
+       counts = counts, stats = list(scale = step5$scale))
+}
+
+mdav_meta <- function(st, step5, counts) {
+  # (the keyed noise of anonymise_mdav(noise = TRUE) is not made partitioned)
+  list(settings = list(k = st$k, vars = st$vars, strata = st$strata, noise = FALSE, na = st$na,
+                       small_strata = st$small_strata, format = st$format),
+       counts = c(counts[1:3], step5[c("n_groups", "min_group", "max_group")], counts[-(1:3)]))
+}
+
+# ---- replays: the release made again from the intruder's known records ------------------
+# Each takes the release's settings `set`, the known records `d`, the strata to replay
+# within, k (one k, capped by the known records), k_tab (the table of k per stratum, or
+# NULL) and w1 (the interval test's weight, NULL when too few records are known).
+
+replay_knn <- function(set, d, strata, k, k_tab, w1) {
+  anonymise(d, k = k, vars = set$vars, strata = strata, small_strata = "merge",
+            engine = if (is.null(set$engine)) "kdtree" else set$engine, format = set$format,
+            check_identifiers = FALSE)
+}
+
+replay_adaptive <- function(set, d, strata, k, k_tab, w1) {
+  kk <- replay_k_table(d, strata, k, k_tab)
+  anonymise_adaptive(d, vars = set$vars, strata = strata, k = kk, k_max = pmax(set$k_max, k),
+                     m = set$m, rate = set$rate, w1 = w1,
+                     format = if (is.null(set$format)) "none" else set$format, check_identifiers = FALSE)
+}
+
+replay_mdav <- function(set, d, strata, k, k_tab, w1) {
+  kk <- replay_k_table(d, strata, k, k_tab)
+  # (a stratum without known records has no row)
+  if (is.data.frame(kk)) kk <- kk[stratum_keys(kk, strata) %in% stratum_keys(d, strata), , drop = FALSE]
+  anonymise_mdav(d, vars = set$vars, strata = strata, k = kk,
+                 small_strata = if (is.data.frame(kk)) "fail" else "merge",
+                 format = set$format, check_identifiers = FALSE)
+}
+
+# A table of k per stratum cut to the known records of each stratum (a stratum with none
+# keeps its k), or the one k.
+replay_k_table <- function(d, strata, k, k_tab) {
+  if (is.null(k_tab) || !length(strata)) return(k)
+  have <- table(stratum_keys(d, strata))
+  k_tab$k <- pmax(2L, pmin(k_tab$k, as.vector(have[stratum_keys(k_tab, strata)]), na.rm = TRUE))
+  k_tab
+}
+
+# ---- the partitioned back ends (anonymise_stats(), anonymise_stratum(), ...) ------------
+
+# The method of a partitioned run: one of the registry's, refused (with the reason) when it
+# does not work stratum by stratum.
+check_partitioned_method <- function(method) {
+  reg <- method_registry()
+  method <- match_choice(method, "method", names(reg))
+  if (is.null(reg[[method]]$kernel)) {
+    stop_arg("`method = \"", method, "\"` cannot run stratum by stratum: ", reg[[method]]$why_not, ". Use ",
+             reg[[method]]$verb, "() in memory.")
+  }
+  method
+}
+
+# The registry entry of the statistics of a partitioned run (statistics made before the
+# registry hold no method: the plain one).
+partitioned_method <- function(st) method_registry()[[if (is.null(st$method)) "anonymise" else st$method]]
+
+# The finishing pass of a method that releases group means (finish = "means"): nothing is
+# rescaled (`scale` NA for every column); the scan of the release form over the released
+# values of every piece, and the group counts. The object anonymise_rescale() returns.
+means_finish <- function(read, st) {
+  p <- length(st$vars)
+  scan <- vector("list", p)
+  groups <- c(n = 0, min = Inf, max = -Inf)
+  for_each_chunk(read, function(piece, i) {
+    g <- piece$group_sizes
+    if (length(g)) groups <<- c(n = groups[["n"]] + length(g), min = min(groups[["min"]], g),
+                                max = max(groups[["max"]], g))
+    if (st$format == "none" || !piece$n) return(invisible())
+    for (j in which(!st$constant)) {
+      scan[[j]] <<- form_scan(released_means(piece, j, st), st$bounds[[j]]$lo, st$bounds[[j]]$hi, scan[[j]])
+    }
+  })
+  structure(list(scale = stats::setNames(rep(NA_real_, p), st$vars), scan = scan,
+                 n_groups = as.integer(groups[["n"]]), min_group = as.integer(groups[["min"]]),
+                 max_group = as.integer(groups[["max"]])),
+            class = "detanon_anonymise_step5")
+}
+
+# The released group means of column j of a piece (tiny columns scaled back).
+released_means <- function(piece, j, st) {
+  m <- piece$centroids[, j]
+  if (st$e[j] != 0) m <- times_pow2(m, -st$e[j])
+  m
+}
