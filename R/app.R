@@ -546,8 +546,9 @@ app_settings <- function(input, d) {
                        "tune_small_strata", "`small_strata` of the search")
   }
   args <- c(list(vars = vars, strata = if (length(strata)) strata, k = k), switch(verb,
+    # (the app does not offer the categorical family yet: the published keys stay unchanged)
     tune_release = list(worst = worst, top_m = top_m, methods = methods, sensitive = sensitive,
-                        small_strata = rare, seed = 1L),
+                        small_strata = rare, categorical = "none", seed = 1L),
     anonymise = list(na = app_choice(input$na, "na"), small_strata = app_choice(input$small_strata, "small_strata")),
     anonymise_adaptive = list(k_max = check_whole(input$k_max, "k_max", min = k, max = nrow(d))),
     stir = list(method = app_choice(input$stir_method, "stir_method"),

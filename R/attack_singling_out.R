@@ -98,7 +98,10 @@ singling_out_core <- function(s, bins = NULL, ...) {
   if (is.null(bins)) bins <- default_bins(n, ncol(x$m))
   shared_in <- list(o = x$o, cell_o = s$cell_o, bins = bins)
   ctrl <- singling_out_shared(s, shared_in, x$m)
-  if (!is.null(ctrl)) return(ctrl)
+  if (!is.null(ctrl)) {
+    ctrl$success <- pmax(ctrl$success, wildcard_singled_out(s))
+    return(ctrl)
+  }
   keep <- is.environment(s$shared) && is.null(s$perm)
   ido_at <- list()
   success <- confidence <- numeric(n)
@@ -136,6 +139,8 @@ singling_out_core <- function(s, bins = NULL, ...) {
       success[take] <- as.double(n_orig[take] == 1L & ido[take] == idm[take])
       if (!anyNA(chosen)) break
     }
+    # a released key left missing (suppressed) matches any value
+    success <- pmax(success, wildcard_singled_out(s))
   }
   out <- list(success = success, confidence = confidence,
               isolates = if (n) mean(isolates) else NA_real_,
@@ -175,5 +180,35 @@ singling_out_shared <- function(s, inputs, m) {
   out$success <- as.double(prev$isolated[perm] & same)
   out$confidence <- out$confidence[perm]
   out$bins_used <- b
+  out
+}
+
+# The claims on the released records with missing categorical keys (cells suppressed, as by
+# suppress_local() or tune_release()), a missing value matching any value as sdcMicro
+# counts: the predicate "the person whose keys equal these wherever they are given" is right
+# (1) when exactly one original record satisfies it and it is the record's own. (The exact
+# predicates of singling_out_core() name a missing value, which no original holds.) 0 for
+# the records without missing keys.
+wildcard_singled_out <- function(s) {
+  cols <- c(s$strata, s$key_cat)
+  out <- numeric(s$n)
+  if (!length(cols) || !s$n) return(out)
+  miss <- vapply(cols, function(v) is.na(s$masked[[v]]), logical(s$n))
+  miss <- matrix(miss, nrow = s$n)
+  holes <- which(rowSums(miss) > 0L)
+  if (!length(holes)) return(out)
+  pattern <- apply(miss[holes, , drop = FALSE], 1L, function(r) paste(which(r), collapse = ","))
+  ko_all <- cell_text(s$original, cols)
+  km_all <- cell_text(s$masked, cols)
+  for (p in unique(pattern)) {
+    r <- holes[pattern == p]
+    given <- cols[!miss[r[1L], ]]
+    if (!length(given)) next # nothing given: every original satisfies it
+    id <- stratum_ids(rbind(ko_all[given], km_all[r, given, drop = FALSE]), given)
+    io <- id[seq_len(s$n)]
+    im <- id[s$n + seq_along(r)]
+    count <- tabulate(io, max(id))[im]
+    out[r] <- as.double(count == 1L & io[r] == im)
+  }
   out
 }

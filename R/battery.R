@@ -69,7 +69,14 @@
 #'   `worst_stratum_attacked`, `precision_top10`, `n_attacked`, `baseline`, `lower`,
 #'   `upper`, `lower_m`, `upper_m`, `control_lower`, `control_upper` and `control_n`. A
 #'   `detanon_attack` also holds, per record in row order, `success`, `success_m` and
-#'   `confidence` (`NA` for records not attacked), and `by_stratum`.
+#'   `confidence` (`NA` for records not attacked), and `by_stratum`. With categorical keys
+#'   (the strata and the categorical keys of the intruder), the battery also holds
+#'   `categorical`: their risk on the release, a missing (suppressed) value matching any
+#'   value as in sdcMicro ([risk_individual()] without weights): `keys`, per record `fk`,
+#'   and `n_unique` (sample uniques), `n_two`, `expected` (expected re-identifications by
+#'   the keys alone) and `global_risk` (its share), which [tune_release()] bounds by `worst`.
+#'   The singling-out attack counts a record whose released keys have missing values as
+#'   singled out when one original alone agrees with them wherever they are given.
 #' @references Giomi M, Boenisch F, Wehmeyer C, Tasnadi B (2023). A unified framework for
 #'   quantifying privacy risk in synthetic data. *Proceedings on Privacy Enhancing
 #'   Technologies* 2023(2), 312-328 (anonymeter).
@@ -106,8 +113,18 @@ risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder 
                seed = checked$seed)
   })
   names(res) <- attacks
-  structure(list(attacks = res, intruder = v$s$intruder, n = v$s$n, vars = v$s$vars, strata = v$s$strata),
+  structure(list(attacks = res, intruder = v$s$intruder, n = v$s$n, vars = v$s$vars, strata = v$s$strata,
+                 categorical = categorical_risk(masked, c(v$s$strata, v$s$key_cat))),
             class = "detanon_battery")
+}
+
+# The risk of the categorical keys `keys` of a release, NA matching any value (sdcMicro's
+# count, risk_individual() without weights); NULL without keys.
+categorical_risk <- function(masked, keys, weights = NULL) {
+  if (!length(keys) || !nrow(masked)) return(NULL)
+  r <- risk_individual(as.data.frame(masked), keys, weights = weights)
+  list(keys = keys, fk = r$fk, n_unique = sum(r$fk == 1), n_two = sum(r$fk == 2), expected = r$expected,
+       global_risk = r$global_risk)
 }
 
 #' The attacks of the risk battery
@@ -403,7 +420,15 @@ print.detanon_battery <- function(x, ...) {
               if (length(x$strata)) paste0(" within ", paste(x$strata, collapse = " x ")) else ""))
   cat(intruder_lines(x$intruder), sep = "\n")
   print_battery_table(x)
+  if (!is.null(x$categorical)) cat(categorical_risk_line(x$categorical), sep = "\n")
   invisible(x)
+}
+
+categorical_risk_line <- function(cr) {
+  strwrap(sprintf(paste0("Categorical keys (%s), a missing value matching any: %s unique, %s in pairs; ",
+                         "expected re-identifications by the keys alone %.1f (%.2f%%)."),
+                  paste(cr$keys, collapse = ", "), plural(cr$n_unique, "record"), plural(cr$n_two, "record"),
+                  cr$expected, 100 * cr$global_risk), width = 78, exdent = 2)
 }
 
 # ---- attack: linkage by distance, both directions -----------------------------------

@@ -156,11 +156,12 @@ stir_encode <- function(data, vars, arg = "vars") {
       stop_arg("`", arg, "` column `", vars[j], "` must be numeric, integer, Date, factor, ordered factor, ",
                "character or logical, not ", class_label(v), ".", kind = "column")
     }
-    if (anyNA(v)) {
+    # a missing stratum value (a key suppressed by tune_release()) is a stratum value of its own
+    if (anyNA(v) && arg != "strata") {
       stop_arg("`", arg, "` column `", vars[j], "` has ", plural(sum(is.na(v)), "missing value"),
                "; impute them or drop those records first.", kind = "data")
     }
-    x[, j] <- switch(kind[j],
+    x[, j] <- if (anyNA(v)) as.double(column_codes(v)) else switch(kind[j],
                      ordered = , factor = as.double(as.integer(v)),
                      character = as.double(match(v, sort_unique_radix(v))),
                      as.double(v))

@@ -115,6 +115,12 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
     if (!is.null(tuned$kept) && is.data.frame(original) && nrow(original) == length(tuned$kept)) {
       original <- original[tuned$kept, , drop = FALSE]
     }
+    # the published keys the search changed (generalised, suppressed, post-randomised) are
+    # measured as the search measured them: as published
+    ch <- tuned$categorical$changes
+    for (v in ch$column[ch$n_recoded + ch$n_suppressed + ch$n_pram > 0L]) {
+      if (is.data.frame(original) && nrow(original) == nrow(masked)) original[[v]] <- masked[[v]]
+    }
   }
   check_data_frame(original, "original")
   check_data_frame(masked, "masked")
@@ -178,6 +184,7 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
     report_header(masked, hash, info, release_file),
     report_risk(a, bat, k),
     report_strata(masked, strata, k),
+    report_categorical(bat, masked, k, sensitive, tuned),
     report_identifiers(original, masked),
     if (length(roles)) report_nhs(masked, roles, plan),
     if (!is.null(tuned)) report_frontier(tuned),
@@ -742,6 +749,45 @@ report_strata <- function(masked, strata, k) {
                                         if (nrow(big) > nrow(shown)) sprintf(" (first %d of %d)", nrow(shown), nrow(big)) else "")),
     para("k-anonymity protects against re-identification through these columns only; it does not protect ",
          "other columns, nor against attribute disclosure when a stratum shares a sensitive value.", class = "note"))
+}
+
+# The categorical keys the intruder holds (the strata and the published categorical
+# columns): their risk on the release (NA matching any value, as sdcMicro counts), the
+# changes the search made to them, and the l-diversity of the sensitive column within them.
+report_categorical <- function(bat, masked, k, sensitive, tuned) {
+  cr <- bat$categorical
+  if (is.null(cr)) return(NULL)
+  n <- length(cr$fk)
+  below <- sum(cr$fk < k)
+  out <- c(h(2L, "Categorical keys", "categorical"),
+           para(sprintf(paste0("On the categorical keys the intruder holds (%s), a missing value matching any value ",
+                               "(as sdcMicro counts after local suppression): %s unique in the release, %s in ",
+                               "pairs, %s (%s) in classes of fewer than k = %d records; the individual risk gives ",
+                               "%.1f expected re-identifications by the keys alone (global risk %s)."),
+                        paste(cr$keys, collapse = ", "), plural(cr$n_unique, "record"), plural(cr$n_two, "record"),
+                        plural(below, "record"), pct(below / max(1, n)), k, cr$expected, pct(cr$global_risk)),
+                class = if (below) "warn" else "ok"))
+  cat_step <- if (!is.null(tuned)) tuned$categorical
+  if (!is.null(cat_step)) {
+    ch <- cat_step$changes
+    names(ch) <- c("column", "categories before", "categories after", "values recoded", "cells suppressed",
+                   "records post-randomised")
+    out <- c(out, para("tune_release() changed the published keys before the masking (", cat_step$settings,
+                       sprintf("; loss %.4f, the mean share of a key value's detail lost", cat_step$loss), "):"),
+             html_table(ch, caption = "The cells the search changed, per key"))
+  }
+  if (!is.null(sensitive) && sensitive %in% names(masked) && !sensitive %in% cr$keys) {
+    ld <- risk_ldiversity(as.data.frame(masked), cr$keys, sensitive = sensitive)
+    one <- sum(ld$distinct < 2)
+    out <- c(out, para(sprintf(paste0("l-diversity of the sensitive column %s within the key classes: distinct l %d, ",
+                                      "entropy l %.2f, recursive (c = %s) l %d; %s (%s) in classes where every ",
+                                      "record shares its value."),
+                               sensitive, as.integer(ld$l_distinct), ld$l_entropy, format(ld$c),
+                               as.integer(ld$l_recursive), plural(one, "record"), pct(one / max(1, n))),
+                       class = if (one) "warn" else "ok"))
+  }
+  c(out, para("These counts cover re-identification through the categorical keys alone; the attacks above ",
+              "also use the masked variables.", class = "note"))
 }
 
 report_nhs <- function(masked, roles, plan) {

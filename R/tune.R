@@ -94,6 +94,32 @@
 #' The chosen release carries the metadata of the verb that made it (its settings and
 #' aggregate counts), so a user can make it again.
 #'
+#' @section The published keys:
+#' Before any masking, when the cells of the strata and the keys (the published columns the
+#' default intruder holds) leave records in cells of fewer than `max(k_strata, 1 / worst, m
+#' / top_m)` records (below that, even one released value for the whole cell lets the
+#' intruder guess among too few records; a stratum smaller than that caps it), the
+#' categorical family changes the keys, as sdcMicro's users do before the continuous
+#' masking: it walks up the rungs of generalisation of each key (a numeric key of 10 or
+#' more values, such as an age, in bands of width 2, 5, 10, 20, 50, ... ([generalise_bands()]);
+#' any other key with its categories of fewer than k, 2k, 4k, ... records merged
+#' ([generalise_rare()]); the last rung a single category), raising at each step the key
+#' that takes the most records out of small cells per unit of loss, and at each node of
+#' that path tries local suppression: [suppress_local()] within the strata (k-anonymity with
+#' a missing value matching any value, as sdcMicro counts), then, for the records still in
+#' small cells counted exactly (a suppressed value a value of its own, since the masking
+#' forms its groups within the cells and the intruder searches the cell the released values
+#' name), the suppression of the key that moves each into the largest cell; or that second
+#' part alone. It keeps the candidate of least loss (Iyengar's loss metric: a value
+#' recoded into a category merging `g` of the key's `C` values loses `(g - 1) / (C - 1)`, a
+#' suppressed one 1, averaged over the keys' cells) that leaves no record in a small cell.
+#' With `"pram"`, the keys are then post-randomised within the strata, and the cells PRAM
+#' left small completed by suppression. The result's `categorical` says what changed, and
+#' the continuous masking forms its groups within the changed cells. The verification
+#' battery counts a suppressed key as matching any value (singling out) and bounds the
+#' keys' global risk (the expected share of records re-identified by the keys alone,
+#' [risk_individual()]) by `worst`.
+#'
 #' @section What the limits cover and what they do not:
 #' The limits bound the success of the attacks of the verification battery, for the
 #' intruder `intruder` (by default [intruder_published()]: one who holds the original values
@@ -103,7 +129,8 @@
 #' record linkage, the algorithm-aware intruder, the tails (`tail`) and (with `sensitive`)
 #' attribute inference. They do not cover attacks not in the battery, other background
 #' knowledge, attribute disclosure beyond the inference attack, rare categorical
-#' combinations beyond the `k_strata` limit, membership disclosure, or linking with other
+#' combinations of columns that are not published (the keys are changed as above),
+#' membership disclosure, or linking with other
 #' releases: run [risk_battery()] with `previous` on the release and an earlier release of
 #' the same people for composition and differencing (against which the noise of the
 #' shared-centroid candidates, `noise = TRUE`, is the defence), and publish the rows in a
@@ -174,10 +201,18 @@
 #'   keyed candidates). It is passed to [anonymise_keyed()] only: never printed, and not
 #'   stored in the result or the releases' metadata.
 #' @param small_strata What to do with records in cells (combinations of the strata and the
-#'   published columns the default intruder holds) of fewer than `k_strata` records:
+#'   published columns the default intruder holds) of fewer than `k_strata` records once
+#'   the categorical family (`categorical`) has changed the keys:
 #'   `"fail"` (the default: no release, the columns named) or `"suppress"` (leave them out
 #'   of the release, with a classed message; the release then has fewer rows than `data`,
 #'   and `n_suppressed` counts them).
+#' @param categorical The categorical family: what the search may do to the published
+#'   columns the default intruder holds (the keys) when cells of the strata and the keys hold
+#'   fewer records than the limits need (see the section The published keys): some of
+#'   `"generalise"` (global recoding), `"suppress"` (local suppression of cells) and `"pram"`
+#'   (post-randomisation of the keys within the strata, [anonymise_pram()], from `seed`),
+#'   or `"none"` (the keys released unchanged: `small_strata` decides). Default
+#'   `c("generalise", "suppress")`.
 #' @param noise If `TRUE` (the default), the shared-centroid candidates (`"mdav"`,
 #'   `"keyed"`) release noisy group means, so that a second release of the same people
 #'   with one person more or fewer does not give that person's values away (see
@@ -206,6 +241,11 @@
 #'   * `attacks`, `verify`: the attacks of the search and of the verification;
 #'   * `limits`, `objective`, `stop` (why the search stopped) and `seconds` (the time of the
 #'     whole search);
+#'   * `categorical`: `NULL` when the keys were left unchanged, else the changes of the
+#'     categorical family: `changes` (per key `column`, `categories_before`,
+#'     `categories_after`, `n_recoded` (values recoded into a merged category), `n_suppressed`
+#'     (cells set to `NA`), `n_pram` (records whose value PRAM changed)), `settings`, `k` (the
+#'     cell size aimed at), `loss` and `n_small` (records left in small cells);
 #'   * `intruder`, `keys` (the published columns it holds, within which the groups were
 #'     formed), `n_suppressed` (records left out by `small_strata = "suppress"`; `kept`: the
 #'     rows of `data` the release holds, for the custodian, `NULL` when none was left out) and, when
@@ -225,16 +265,19 @@
 #' tuned <- tune_release(d, vars = c("Age", "Fare"),
 #'                       strata = c("Pclass", "Sex", "Family"), k = 2,
 #'                       worst = 0.1, top_m = 0.3, m = 3)
-#' # Survived, published unchanged, is a key of the default intruder: three
-#' # passengers are alone or in pairs on it and the strata: no release
-#' tuned$stop
-#' tuned <- tune_release(d, vars = c("Age", "Fare"),
-#'                       strata = c("Pclass", "Sex", "Family"), k = 2,
-#'                       small_strata = "suppress")
+#' # Survived, published unchanged, is a key of the default intruder: the search
+#' # suppressed it where the cells of it and the strata were too small
+#' tuned$categorical$changes
+#' # left unchanged, no release: three passengers are alone or in pairs on it
+#' none <- tune_release(d, vars = c("Age", "Fare"),
+#'                      strata = c("Pclass", "Sex", "Family"), k = 2,
+#'                      categorical = "none")
+#' none$stop
 #' tuned
 #' plot(tuned)
 #' }
 #' @section sdcMicro: `data` may be an `sdcMicroObj`; `release` is then one too ([sdc_extract()]).
+#'   Its key variables are left to sdcMicro (`categorical = "none"`).
 #' @export
 tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, top_m = 0.3, m = 3,
                          attacks = c("linkage_released", "linkage_original"), verify = NULL,
@@ -244,14 +287,22 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                          family = stats::gaussian(),
                          methods = NULL,
                          format = c("natural", "none"), keps_epsilon = NULL, max_tries = 4, key = NULL,
-                         small_strata = c("fail", "suppress"), noise = TRUE,
-                         nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
+                         small_strata = c("fail", "suppress"), categorical = c("generalise", "suppress"),
+                         noise = TRUE, nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
   if (is_sdc(data)) {
     if (match_choice(small_strata, "small_strata") == "suppress") {
       stop_arg("`small_strata = \"suppress\"` cannot be used with an sdcMicroObj, whose release keeps ",
                "every record; suppress the records in sdcMicro, or pass the data frame.")
     }
-    return(sdc_verb(tune_release, data, match.call(), parent.frame())) # R/sdcmicro.R
+    # the object's key variables are sdcMicro's to recode or suppress: the search leaves them
+    if (!missing(categorical) && !identical(check_categorical(categorical), "none")) {
+      stop_arg("`categorical` must be \"none\" with an sdcMicroObj, whose key variables the release keeps; ",
+               "recode or suppress them in sdcMicro (sdcMicro::globalRecode(), sdcMicro::localSuppression()), ",
+               "or pass the data frame.")
+    }
+    cl <- match.call()
+    cl$categorical <- "none"
+    return(sdc_verb(tune_release, data, cl, parent.frame())) # R/sdcmicro.R
   }
   started <- proc.time()[[3L]]
   objective <- match_choice(objective, "objective")
@@ -269,7 +320,8 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                                   risk2 = check_limit(risk2, "risk2", zero = TRUE),
                                   tail = check_limit(tail, "tail")),
                     attacks = attacks, verify = verify, intruder = intruder, sensitive = sensitive, seed = seed,
-                    secret = if (!is.null(key)) check_key(key), small_strata = small_strata)
+                    secret = if (!is.null(key)) check_key(key), small_strata = small_strata,
+                    categorical = check_categorical(categorical))
   if (!is.null(ctx$unique_on)) return(tune_none(ctx, started))
   ctx$noise <- noise
   # the families of the registry in order (method_registry()), each run when asked for or
@@ -286,7 +338,9 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
     list(cands = unlist(lapply(runs, `[[`, "cands"), recursive = FALSE, use.names = FALSE),
          stop = unlist(lapply(runs, `[[`, "stop"), use.names = FALSE))
   })
-  tune_result(ctx, found$cands, found$stop, seed, started)
+  out <- tune_result(ctx, found$cands, found$stop, seed, started)
+  out$categorical <- ctx$categorical
+  out
 }
 
 # ---- the search's parts -----------------------------------------------------------------
@@ -296,7 +350,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
 # measurement) and their robust covariance (risk1/risk2), and the evaluator.
 tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, family, methods, format,
                        keps_epsilon, max_tries, nthreads, limits, attacks, verify, intruder, sensitive, seed,
-                       secret, small_strata = "fail") {
+                       secret, small_strata = "fail", categorical = "none") {
   force(secret) # the key checked before the search (by check_key(), which never shows it), not kept
   f <- check_masking_args(data, vars, strata, k, nthreads = nthreads)
   vars <- f$vars
@@ -375,6 +429,10 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
     # cells of the published columns break ends the search without a release, or with
     # `small_strata = "suppress"` leaves their records out (below)
     check_tune_limits(limits, k_strata, m, tabulate(stratum_ids(df, strata)), n)
+    # the categorical family (R/tune_categorical.R): the keys generalised, suppressed or
+    # post-randomised until every cell can meet the limits
+    cat_step <- tune_categorical(df, data, strata, keys, categorical_k(limits, k_strata, m), categorical, seed)
+    if (!is.null(cat_step)) list2env(cat_step[c("df", "data")], environment())
     cells <- stratum_ids(df, c(strata, keys))
     why <- tryCatch({
       check_tune_limits(limits, k_strata, m, tabulate(cells), n)
@@ -404,7 +462,7 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
     if (!is.null(why)) {
       return(list(df = df, vars = vars, strata = strata, keys = keys, k = k, k_strata = k_strata, m = m,
                   limits = limits, objective = objective, attacks = attacks, verify = verify,
-                  intruder = intruder, sensitive = sensitive, why = why,
+                  intruder = intruder, sensitive = sensitive, why = why, categorical = cat_step,
                   unique_on = published_uniques(df, strata, keys)))
     }
     strata <- c(strata, keys)
@@ -417,7 +475,7 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
   p <- adaptive_setup(df, vars, strata, rmd = TRUE, nthreads = nthreads)
   floor_m <- check_tune_limits(limits, k_strata, m, p$sizes, n)
   list(data = data, df = df, vars = vars, strata = strata, keys = keys, n_suppressed = n_suppressed,
-       kept = kept, k = k, k_strata = k_strata, m = m,
+       kept = kept, categorical = if (length(keys)) cat_step, k = k, k_strata = k_strata, m = m,
        limits = limits, objective = objective, methods = methods, format = format,
        # the families to run: those asked for and those whose candidates they read
        run = union(methods, unlist(lapply(method_registry()[methods], `[[`, "needs"), use.names = FALSE)),
@@ -476,7 +534,8 @@ tune_none <- function(ctx, started) {
     plural(n_uniq, "record"), sprintf(", %.1f%%)", 100 * n_uniq / n), ", so no masking of `vars` ",
     "within those cells can meet the limits",
     if (n_small) "." else paste0(" (", sub("\\.$", "", sub("^[^:]*\\(\\): ", "", ctx$why)), ")."), named,
-    " Mask those columns (add them to `vars`), generalise them or leave them out of the release, declare ",
+    " Mask those columns (add them to `vars`), generalise or suppress them (or let the search do it: ",
+    "`categorical`), leave them out of the release, declare ",
     "them `sensitive`, leave the records of the small cells out (`small_strata = \"suppress\"`), or pass ",
     "a narrower `intruder` (intruder()) if no intruder can hold them.")
   tried <- tune_row(list(worst = NA_real_, worst_attack = NA_character_, top_m = NA_real_, linkage = NA_real_,
@@ -488,6 +547,7 @@ tune_none <- function(ctx, started) {
                  attacks = ctx$attacks, verify = ctx$verify,
                  limits = c(ctx$limits, m = ctx$m, k = ctx$k, k_strata = ctx$k_strata),
                  objective = ctx$objective, stop = stop, unique_on = u, keys = ctx$keys, n_suppressed = 0L,
+                 categorical = ctx$categorical,
                  intruder = ctx$intruder, seconds = proc.time()[[3L]] - started),
             class = "detanon_tuned")
 }
@@ -884,6 +944,11 @@ tune_verdict <- function(b, limits) {
   if (!is.na(tail_rate) && !is.null(limits$tail) && tail_rate > limits$tail) {
     fails <- c(fails, sprintf("tail (%s %.4f)", tails$name[tl], tail_rate))
   }
+  # the expected re-identifications by the categorical keys alone (NA matching any value)
+  cr <- b$categorical
+  if (!is.null(cr) && cr$global_risk > limits$worst) {
+    fails <- c(fails, sprintf("worst (categorical keys' global risk %.4f)", cr$global_risk))
+  }
   list(pass = !length(fails), worst = worst, worst_attack = if (is.na(w)) NA_character_ else tab$name[w],
        tail = tail_rate,
        top_m = top, fails = paste(fails, collapse = ", "))
@@ -1165,6 +1230,11 @@ print.detanon_tuned <- function(x, ...) {
          "; the search formed its groups within them",
          if (isTRUE(x$n_suppressed > 0)) sprintf(" and left out %s of cells of fewer than %d records",
                                                  plural(x$n_suppressed, "record"), k_strata), ".", exdent = 2)
+  }
+  if (!is.null(x$categorical)) {
+    wrap("Published keys changed before the masking (", x$categorical$settings, "; loss ",
+         sprintf("%.4f", x$categorical$loss), "): ", paste(categorical_lines(x$categorical), collapse = "; "), ".",
+         exdent = 2)
   }
   wrap("Stopped: ", x$stop)
   wrap("The limits cover the attacks of the verification battery for its intruder, not other attacks, ",

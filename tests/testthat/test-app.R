@@ -767,7 +767,7 @@ test_that("the search with a key: verdict per limit, download, a script without 
     work <- remove_identifiers(d, cols = "PassengerId")
     ref <- suppressMessages(tune_release(work, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), k = 3,
                                          worst = 0.1, top_m = 0.3, methods = c("anonymise", "mdav", "keyed"),
-                                         key = key, small_strata = "suppress", seed = 1))
+                                         key = key, small_strata = "suppress", categorical = "none", seed = 1))
     expect_identical(ref$n_suppressed, 3L)
     expect_identical(plain_release(run$release), plain_release(ref$release))
     expect_identical(run$tuned$chosen$settings, ref$chosen$settings)
@@ -806,7 +806,7 @@ test_that("the search with a key: verdict per limit, download, a script without 
     # another variant: k = 5 (cells of fewer than 5 on the strata and Survived left out)
     session$setInputs(k = 5, run = 5)
     ref5 <- suppressMessages(tune_release(work, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), k = 5,
-                                          methods = c("anonymise", "mdav"), small_strata = "suppress", seed = 1))
+                                          methods = c("anonymise", "mdav"), small_strata = "suppress", categorical = "none", seed = 1))
     expect_false(rv$error)
     expect_gt(ref5$n_suppressed, 3L)
     expect_identical(rv$run$tuned$n_suppressed, ref5$n_suppressed)
@@ -815,7 +815,7 @@ test_that("the search with a key: verdict per limit, download, a script without 
     # inference attack guesses it, in the search, the script and the report
     session$setInputs(k = 3, sensitive = "Survived", tune_small_strata = "fail", run = 6)
     refs <- suppressMessages(tune_release(work, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), k = 3,
-                                          methods = c("anonymise", "mdav"), sensitive = "Survived", seed = 1))
+                                          methods = c("anonymise", "mdav"), sensitive = "Survived", categorical = "none", seed = 1))
     expect_identical(refs$keys, character())
     expect_identical(is.null(refs$release), rv$error)
     expect_match(rv$status, if (is.null(refs$release)) "inference" else "it meets every limit", fixed = TRUE)
@@ -1169,7 +1169,7 @@ test_that("in headless Chromium: load Titanic, set roles, search with a key, see
   expect_identical(nrow(got), 888L)
   expected <- suppressMessages(tune_release(remove_identifiers(d, cols = "PassengerId"), vars = c("Age", "Fare"),
                                             strata = c("Pclass", "Sex", "Family"), k = 3, key = key,
-                                            small_strata = "suppress", seed = 1))$release
+                                            small_strata = "suppress", categorical = "none", seed = 1))$release
   expect_equal(sort_rows(got), sort_rows(plain_release(expected)), tolerance = 1e-14)
   rep <- file.path(downloads, "report.html")
   expect_has(paste(readLines(rep), collapse = "\n"), hash)

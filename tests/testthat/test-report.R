@@ -257,7 +257,7 @@ test_that("a tune_release() result is reported with its frontier", {
   expect_message(
     tu <- tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), worst = 1, linkage = 0.5,
                        top_m = 1, tail = 1, risk1 = 0.1, risk2 = 0.1, methods = "anonymise", max_tries = 2,
-                       small_strata = "suppress"),
+                       small_strata = "suppress", categorical = "none"),
     class = "detanon_message_suppress")
   expect_identical(sum(!tu$kept), 3L)
   f <- release_report(d, tu, tempfile(fileext = ".html"), release_seed = 3)
@@ -567,8 +567,8 @@ test_that("the verdict names the published columns the intruder holds and an int
   # (exact MDAV group means, whose groups the algorithm-aware intruder recomputes; the noise
   # of the default moves the points off its candidates)
   tu <- suppressMessages(tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"),
-                                      methods = "mdav", small_strata = "suppress", noise = FALSE, tail = 1,
-                                      seed = 1))
+                                      methods = "mdav", small_strata = "suppress", categorical = "none",
+                                      noise = FALSE, tail = 1, seed = 1))
   b <- tu$battery
   tab <- as.data.frame(b)
   w <- which.max(tab$rate)

@@ -459,3 +459,19 @@ test_that("a strata column named like an internal column is a stratum, beside `c
     expect_identical(s$num, ref$num, label = nm)
   }
 })
+
+test_that("a missing stratum value is a stratum of its own", {
+  set.seed(4)
+  d <- data.frame(g = rep(c("a", NA, "b"), each = 6), x = rnorm(18), y = rnorm(18))
+  out <- stir(d, vars = c("x", "y"), strata = "g", k = 3, method = "shuffle", seed = 1)
+  # values move only within their stratum, the missing one included
+  for (g in list("a", "b", NA)) {
+    rows <- if (is.na(g)) is.na(d$g) else d$g %in% g
+    expect_setequal(out$x[rows], d$x[rows])
+  }
+  expect_identical(out$g, d$g)
+  # a variant: a numeric stratum column with a missing value
+  d$g <- rep(c(1, NA, 2), each = 6)
+  out <- stir(d, vars = c("x", "y"), strata = "g", k = 3, method = "shuffle", seed = 1)
+  expect_setequal(out$x[is.na(d$g)], d$x[is.na(d$g)])
+})

@@ -442,7 +442,7 @@ test_that("issue 36, Titanic: the narrower intruder's release re-identifies more
   expect_gt(max(tab$rate), 0.15)
   expect_gt(max(tab$rate_m, na.rm = TRUE), 0.3)
   # the default: Survived splits three records into cells of fewer than 3: no release, named
-  new <- tune_release(d, vars = v_t, strata = st_t, methods = "mdav", seed = 1)
+  new <- tune_release(d, vars = v_t, strata = st_t, methods = "mdav", categorical = "none", seed = 1)
   expect_null(new$release)
   expect_identical(new$keys, "Survived")
   expect_identical(new$unique_on$column, "Survived")
@@ -451,7 +451,7 @@ test_that("issue 36, Titanic: the narrower intruder's release re-identifies more
   expect_output(print(new), "no candidate tried")
   # or the records of the small cells left out, and the groups formed within Survived
   expect_message(sup <- tune_release(d, vars = v_t, strata = st_t, methods = "mdav", seed = 1,
-                                     small_strata = "suppress"),
+                                     small_strata = "suppress", categorical = "none"),
                  class = "detanon_message_suppress")
   rel <- sup$release
   expect_equal(nrow(rel), nrow(d) - 3L)
@@ -490,7 +490,7 @@ test_that("issue 36, sdcMicro's testdata as a custodian publishes it: 0.100 repo
   expect_equal(old$chosen$verify_worst, 0.1, tolerance = 1e-9)
   tab <- as.data.frame(risk_battery(td, old$release, attacks = c("linkage_released", "linkage_original"), seed = 1))
   expect_gt(max(tab$rate), 0.99)
-  new <- tune_release(td, vars = v, methods = "mdav", seed = 1)
+  new <- tune_release(td, vars = v, methods = "mdav", categorical = "none", seed = 1)
   expect_null(new$release)
   expect_setequal(new$keys, setdiff(cols, v))
   # the share unique on every published column, by hand
@@ -521,7 +521,8 @@ test_that("keyed candidates within cells of the published columns: groups of 1 /
   # (Survived, published, makes cells of 3 and 4 records: groups of 5 cannot be formed there)
   d <- titanic_paper()[-1]
   tu <- suppressMessages(tune_release(d, vars = v_t, strata = st_t, key = "tune-test-secret-7f3a9c",
-                                      methods = "keyed", small_strata = "suppress", seed = 1))
+                                      methods = "keyed", small_strata = "suppress", categorical = "none",
+                                      seed = 1))
   expect_true(all(grepl("k = 3$", tu$tried$settings)))
   expect_false(is.null(tu$release))
   expect_lte(tu$chosen$verify_tail, 0.2)

@@ -1,0 +1,197 @@
+# The categorical family of tune_release() (R/tune_categorical.R), and the battery's
+# wildcard count of suppressed keys.
+
+# Slow references: the size of every record's exact cell (a missing value a value of its
+# own), one record at a time.
+ref_exact_size <- function(d, cols) {
+  key <- apply(d[cols], 1L, function(r) paste(ifelse(is.na(r), "<NA>", r), collapse = "\r"))
+  vapply(key, function(x) sum(key == x), 1L, USE.NAMES = FALSE)
+}
+
+# Singling out by the categorical keys with missing released values as wildcards: exactly
+# one original agrees with the released keys wherever given, and it is the record's own.
+ref_wildcard_single <- function(orig, rel, cols) {
+  n <- nrow(rel)
+  vapply(seq_len(n), function(i) {
+    given <- cols[!is.na(unlist(rel[i, cols]))]
+    if (length(given) == length(cols) || !length(given)) return(0)
+    ok <- vapply(seq_len(n), function(j) all(as.character(unlist(orig[j, given])) ==
+                                              as.character(unlist(rel[i, given]))), NA)
+    as.numeric(sum(ok) == 1 && ok[i])
+  }, 0)
+}
+
+test_that("local suppression within strata is suppress_local() cell for cell, in every stratum", {
+  skip_if_not_installed("sdcMicro")
+  data("testdata", package = "sdcMicro", envir = environment())
+  keys <- c("water", "sex", "age")
+  # one stratum: suppress_local() on the whole data
+  direct <- suppressMessages(suppress_local(testdata, c("urbrur", keys), k = 3))
+  cols <- detanon:::local_suppression(rep(1L, nrow(testdata)), as.list(testdata[c("urbrur", keys)]),
+                                      rep(3L, nrow(testdata)))
+  for (j in seq_along(cols)) expect_identical(is.na(cols[[j]]), is.na(direct[[c("urbrur", keys)[j]]]))
+  expect_identical(sum(vapply(cols, function(v) sum(is.na(v)), 1L)), 47L) # 1 water, 46 age (sdcMicro: 674)
+  # within the strata of urbrur: suppress_local() on each stratum alone
+  sid <- as.integer(factor(testdata$urbrur))
+  cols <- detanon:::local_suppression(sid, as.list(testdata[keys]), rep(3L, nrow(testdata)))
+  for (u in unique(sid)) {
+    part <- suppressMessages(suppress_local(testdata[sid == u, ], keys, k = 3))
+    for (j in seq_along(keys)) expect_identical(is.na(cols[[j]][sid == u]), is.na(part[[keys[j]]]))
+  }
+})
+
+test_that("the categorical step leaves no exact cell below k and counts the cells it changed", {
+  skip_if_not_installed("sdcMicro")
+  data("testdata", package = "sdcMicro", envir = environment())
+  keys <- c("urbrur", "water", "sex", "age")
+  d <- testdata[c(keys, "expend", "income")]
+  # suppression only
+  st <- detanon:::tune_categorical(d, d, NULL, keys, 3L, "suppress")
+  expect_true(all(ref_exact_size(st$df, keys) >= 3))
+  # with NA matching any value the counts only grow (sdcMicro's k-anonymity holds too)
+  expect_true(all(risk_frequencies(st$df, keys)$fk >= 3))
+  by_hand <- vapply(keys, function(v) sum(is.na(st$df[[v]]) & !is.na(d[[v]])), 1L, USE.NAMES = FALSE)
+  expect_identical(st$changes$n_suppressed, by_hand)
+  expect_identical(st$changes$n_recoded, rep(0L, 4))
+  expect_gt(sum(by_hand), 0L)
+  expect_identical(st$data, st$df) # a data.frame: the same columns changed in `data`
+  expect_identical(st$df[c("expend", "income")], d[c("expend", "income")])
+  # generalisation and suppression: age banded, no record in a small cell; every changed
+  # column named, and only those
+  gs <- detanon:::tune_categorical(d, d, NULL, keys, 10L, c("generalise", "suppress"))
+  expect_true(all(ref_exact_size(gs$df, keys) >= 10))
+  changed <- keys[vapply(keys, function(v) !identical(as.character(gs$df[[v]]), as.character(d[[v]])), NA)]
+  ch <- gs$changes
+  expect_setequal(ch$column[ch$n_recoded + ch$n_suppressed > 0], changed)
+  expect_true("age" %in% changed)
+  expect_lt(ch$categories_after[ch$column == "age"], ch$categories_before[ch$column == "age"])
+  # a recoded value is one whose category merges two or more ages (the suppressed ones were
+  # recoded before, or not)
+  merged <- tapply(d$age, as.character(gs$df$age), function(v) length(unique(v)))
+  kept <- !is.na(gs$df$age)
+  n_rec <- ch$n_recoded[ch$column == "age"]
+  expect_gte(n_rec, sum(merged[as.character(gs$df$age[kept])] > 1))
+  expect_lte(n_rec, sum(merged[as.character(gs$df$age[kept])] > 1) + ch$n_suppressed[ch$column == "age"])
+  # nothing to do: NULL; "none": NULL
+  big <- data.frame(g = rep(c("a", "b"), each = 20), x = rnorm(40))
+  expect_null(detanon:::tune_categorical(big, big, NULL, "g", 10L, c("generalise", "suppress")))
+  expect_null(detanon:::tune_categorical(d, d, NULL, keys, 3L, "none"))
+})
+
+test_that("a stratum smaller than k caps the cells the step asks for, and never merges a key into one category", {
+  set.seed(3)
+  d <- data.frame(s = rep(c("a", "b"), c(6, 60)), key = sample(c("x", "y", "z"), 66, replace = TRUE),
+                  v = rnorm(66))
+  st <- detanon:::tune_categorical(d, d, "s", "key", 10L, c("generalise", "suppress"))
+  size <- ref_exact_size(st$df, c("s", "key"))
+  stratum <- ref_exact_size(st$df, "s")
+  expect_true(all(size >= pmin(10, stratum)))
+})
+
+test_that("tune_release() on sdcMicro's testdata as a custodian publishes it: the keys changed, named, and the battery passes", {
+  skip_if_not_installed("sdcMicro")
+  skip_on_cran()
+  data("testdata", package = "sdcMicro", envir = environment())
+  cols <- c("urbrur", "roof", "walls", "water", "electcon", "relat", "sex", "age", "hhcivil",
+            "expend", "income", "savings")
+  v <- c("expend", "income", "savings")
+  set.seed(11)
+  td <- testdata[sort(sample(nrow(testdata), 1500)), cols]
+  rownames(td) <- NULL
+  tu <- suppressMessages(tune_release(td, vars = v, methods = "mdav", seed = 1, nthreads = 1))
+  expect_false(is.null(tu$release))
+  cat_step <- tu$categorical
+  expect_false(is.null(cat_step))
+  keys <- setdiff(cols, v)
+  expect_identical(cat_step$changes$column, keys)
+  # every key the release changed is named with its count of changed cells
+  rel <- tu$release
+  changed <- keys[vapply(keys, function(k) !identical(as.character(rel[[k]]), as.character(td[[k]])), NA)]
+  ch <- cat_step$changes
+  expect_setequal(ch$column[ch$n_recoded + ch$n_suppressed + ch$n_pram > 0], changed)
+  for (k in changed) {
+    expect_identical(ch$n_suppressed[ch$column == k], sum(is.na(rel[[k]]) & !is.na(td[[k]])))
+  }
+  # every cell of the published keys holds the cells' target (1 / worst = 10 records)
+  expect_identical(cat_step$k, 10L)
+  expect_true(all(ref_exact_size(rel, keys) >= 10))
+  # the verification battery passes, the keys' global risk included
+  expect_true(isTRUE(tu$chosen$verified))
+  expect_lte(tu$battery$categorical$global_risk, 0.1)
+  expect_output(print(tu), "Published keys changed before the masking")
+  # the report lists the changed cells and the categorical risk
+  f <- tempfile(fileext = ".html")
+  on.exit(unlink(f))
+  release_report(td, tu, f, release_seed = 1)
+  txt <- paste(readLines(f), collapse = "\n")
+  expect_match(txt, "Categorical keys", fixed = TRUE)
+  expect_match(txt, "The cells the search changed, per key", fixed = TRUE)
+  # categorical = "none": no release, the columns named (the behaviour before)
+  none <- tune_release(td, vars = v, methods = "mdav", categorical = "none", seed = 1, nthreads = 1)
+  expect_null(none$release)
+  expect_null(none$categorical)
+})
+
+test_that("PRAM of the keys is reproducible from the seed and reported per column", {
+  set.seed(5)
+  d <- data.frame(a = sample(letters[1:4], 300, replace = TRUE), b = sample(1:3, 300, replace = TRUE),
+                  x = rnorm(300), y = rnorm(300))
+  one <- detanon:::tune_categorical(d, d, NULL, c("a", "b"), 10L, c("generalise", "suppress", "pram"), seed = 2)
+  two <- detanon:::tune_categorical(d, d, NULL, c("a", "b"), 10L, c("generalise", "suppress", "pram"), seed = 2)
+  expect_identical(one$df, two$df)
+  expect_gt(sum(one$changes$n_pram), 0L)
+  expect_true(all(ref_exact_size(one$df, c("a", "b")) >= 10))
+  expect_match(one$settings, "PRAM")
+  # the caller's random stream is left as it was
+  set.seed(9)
+  before <- runif(1)
+  set.seed(9)
+  detanon:::tune_categorical(d, d, NULL, c("a", "b"), 10L, "pram", seed = 2)
+  expect_identical(runif(1), before)
+})
+
+test_that("tune_release() refuses a bad `categorical`", {
+  d <- titanic_paper()[-1]
+  expect_snapshot(error = TRUE, tune_release(d, vars = c("Age", "Fare"), categorical = "recode"))
+  expect_error(tune_release(d, vars = c("Age", "Fare"), categorical = c("none", "suppress")),
+               class = "detanon_error_argument")
+  expect_error(tune_release(d, vars = c("Age", "Fare"), categorical = NA), class = "detanon_error_argument")
+})
+
+test_that("singling out counts a released record with suppressed keys as singled out when one original alone agrees", {
+  # record 1's age suppressed: its sex and region hold for no one else; record 4's region
+  # suppressed: two originals agree with what is given
+  orig <- data.frame(sex = c("f", "m", "m", "f", "f", "m"), region = c("n", "s", "s", "s", "n", "n"),
+                     age = c(30, 40, 40, 50, 60, 40), x = c(1, 2, 3, 4, 5, 6))
+  rel <- orig
+  rel$age[1] <- NA
+  rel$region[4] <- NA
+  rel$x <- c(1.1, 2.1, 2.9, 4.2, 4.9, 6.1)
+  s <- detanon:::attack_view(orig, rel, intruder_published(vars = "x"), control = FALSE, seed = 1)$s
+  got <- detanon:::wildcard_singled_out(s)
+  expect_identical(got, ref_wildcard_single(orig, rel, c("sex", "region", "age")))
+  expect_identical(got[1], 0) # records 1 and 5 are women of the north
+  # a variant: record 5 differs in sex from record 1, so record 1 is unique on sex and region
+  orig$sex[5] <- "m"
+  rel$sex[5] <- "m"
+  s <- detanon:::attack_view(orig, rel, intruder_published(vars = "x"), control = FALSE, seed = 1)$s
+  expect_identical(detanon:::wildcard_singled_out(s), ref_wildcard_single(orig, rel, c("sex", "region", "age")))
+  expect_identical(detanon:::wildcard_singled_out(s)[1], 1)
+  # and the attack's success counts it
+  so <- attack_singling_out(orig, rel, intruder = intruder_published(vars = "x"), control = FALSE, seed = 1)
+  expect_identical(so$success[1], 1)
+  b <- risk_battery(orig, rel, intruder = intruder_published(vars = "x"), attacks = "singling_out", seed = 1)
+  expect_equal(b$categorical$fk, ref_freq(rel[c("sex", "region", "age")])$fk)
+})
+
+test_that("an sdcMicroObj's key variables are left to sdcMicro", {
+  skip_if_not_installed("sdcMicro")
+  data("testdata", package = "sdcMicro", envir = environment())
+  sdc <- sdcMicro::createSdcObj(testdata[1:600, ], keyVars = c("urbrur", "roof", "sex"),
+                                numVars = c("expend", "income", "savings"))
+  expect_error(tune_release(sdc, strata = c("urbrur", "sex"), categorical = "suppress"),
+               class = "detanon_error_argument")
+  tu <- suppressMessages(tune_release(sdc, strata = c("urbrur", "sex"), methods = "anonymise", worst = 1,
+                                      top_m = 1))
+  expect_null(tu$categorical)
+})
