@@ -22,8 +22,10 @@
 # `df`: each column in its release form (column_form() of the records' values `x` before
 # masking, k, `format`; integer columns of `data` stay integer where they are rounded to
 # whole numbers), keeping the originals' mean and SD (`keep = "data"`: after step 5) or
-# their mean and the masked values' SD (`"masked"`: group means, whose SD is the
-# method's), after the identifier warning; returned in the class of `data` with the
+# the masked values' mean and SD (`"masked"`: group means, whose SD is the method's and
+# whose mean is the originals' unless keyed noise moved it: restoring the exact mean there
+# would give back the exact column sum, and with it a withdrawn person's values to an
+# intruder who differences two releases), after the identifier warning; returned in the class of `data` with the
 # release metadata of `verb`.
 finish_release <- function(df, data, vars, strata, columns, x, k, format, check_identifiers,
                            keep = c("data", "masked"), verb, settings, counts, stats = NULL) {
@@ -37,11 +39,10 @@ finish_release <- function(df, data, vars, strata, columns, x, k, format, check_
 
 # The release form of one column `m` (masked values) whose records had the values `x`
 # before masking: finish_column() of column_form(x), keeping the mean and SD of `x`
-# (`keep = "data"`) or the mean of `x` and the SD of `m` (`"masked"`).
+# (`keep = "data"`) or the mean and SD of `m` (`"masked"`).
 format_masked <- function(m, x, k, format, as_integer, keep = "data") {
   form <- column_form(x, k, format, as_integer)
-  target <- column_target(x, form$e)
-  if (keep == "masked") target$sd <- column_target(m, form$e)$sd
+  target <- column_target(if (keep == "masked") m else x, form$e)
   finish_column(m, form, target)
 }
 
@@ -127,7 +128,8 @@ finish_column <- function(m, form, target = NULL, scan = NULL, fit = NULL) {
 # The map of the natural form (finish_fit()) of the j-th of `vars` in a partitioned run,
 # from passes over the pieces that `read` gives: values(piece) is the piece's masked column
 # before its release form, `scan` the scan of the whole column. `keep`: as in
-# finish_release() (the SD of the masked values, exact over all pieces, for group means).
+# finish_release() (the mean and SD of the masked values, exact over all pieces, for group
+# means).
 pieces_fit <- function(read, st, j, scan, values, keep = "data") {
   b <- st$bounds[[j]]
   e <- st$e[j]
@@ -145,6 +147,7 @@ pieces_fit <- function(read, st, j, scan, values, keep = "data") {
   if (keep == "masked") {
     sums <- function(centre) function(acc, m) .Call(C_ffi_acc_add, acc, matrix(m), centre)
     mean_m <- acc_round(each(NULL, sums(NULL), squeeze = FALSE)) / st$n
+    target$mean <- mean_m
     target$sd <- sqrt(acc_round(each(NULL, sums(mean_m), squeeze = FALSE)) / (st$n - 1))
   }
   sc <- pow2_form(stats_form(st, j), form_limits(NULL, b$lo, b$hi, scan))

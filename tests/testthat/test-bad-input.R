@@ -448,10 +448,11 @@ bad("hierarchy_bands: 0.3 and 0.1 + 0.2 (one text)", c(0.3, 0.1 + 0.2, 0.7),
     function(x) hierarchy_bands(x, width = 0.1, levels = 2), NA,
     function(r) expect_identical(r$table[[1L]], c("0.3", "0.7")))
 bi_na_g <- bi_mod(bi_d, g = replace(bi_d$g, 4, NA))
+# a missing stratum value is a stratum of its own, as in anonymise(): here one record
 bad("stir: NA in a strata column", bi_na_g, st(vars = "x", strata = "g", seed = 1),
-    "`strata` column `g` has 1 missing value")
-bad("blend_outliers: NA in a strata column", bi_na_g, bo(vars = "x", strata = "g", seed = 1),
-    "`strata` column `g` has 1 missing value")
+    "1 cluster has fewer than k = 3 records")
+bad("blend_outliers: NA in a strata column", bi_na_g, bo(vars = "x", strata = "g", seed = 1), NA,
+    function(r) expect_identical(nrow(r), nrow(bi_na_g)))
 
 # ---- data.table inputs must not be modified by reference ------------------------------
 bi_dt <- data.table::as.data.table(bi_d)
