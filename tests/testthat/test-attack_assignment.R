@@ -164,6 +164,19 @@ test_that("many ties: a group is one candidate, the edges and the expansion stay
   cell <- rep(1L, n)
   expect_identical(detanon:::assignment_success(sp$col, seq_len(n), zr, zc, cell, cell),
                    detanon:::assignment_success(dense$col, seq_len(n), zr, zc, cell, cell))
+  # ties on both sides: 300 originals, each 5 times (resampled data), against the same
+  # 6 released points
+  zr <- zr[rep(sample(n, 300), each = 5), ]
+  dense <- ffi_assign(zr, zc, limit = 2000)
+  s0 <- ffi_assign(zr, zc, limit = 100, cand = 2, rounds = 0) # no column generation: bounds only
+  expect_lte(s0$bound, dense$cost + 1e-9)
+  expect_gte(s0$cost, dense$cost - 1e-9)
+  sp <- ffi_assign(zr, zc, limit = 100, cand = 2, rounds = 10)
+  expect_false(anyDuplicated(sp$col) > 0)
+  expect_equal(sp$cost, dense$cost, tolerance = 1e-10)
+  expect_equal(sp$bound, sp$cost, tolerance = 1e-9)
+  expect_identical(detanon:::assignment_success(sp$col, seq_len(n), zr, zc, cell, cell),
+                   detanon:::assignment_success(dense$col, seq_len(n), zr, zc, cell, cell))
 })
 
 test_that("the regret is a lower bound of the cost of moving a record elsewhere", {
