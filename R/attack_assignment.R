@@ -12,13 +12,14 @@
 #' Cells of at most `limit` records are solved exactly (the shortest augmenting path
 #' algorithm of Jonker and Volgenant, in the rectangular form of Crouse; equal to
 #' `clue::solve_LSAP()`). Larger cells use a sparse assignment over candidate pairs, in
-#' which the identical records of the larger side (the released records sharing one point,
-#' as under [anonymise_mdav()] or [anonymise_keyed()]) are one group that takes as many
-#' records as it holds (a transportation problem, equal in cost to the one-to-one
-#' assignment): the candidates are the `candidates` nearest groups of every original and
-#' the `candidates` nearest originals of every group (kd-trees over the distinct points;
-#' points tied with the last candidate are added too). A record the candidates cannot match
-#' gets twice as many, until all are matched. Then, for up to `rounds` rounds of column
+#' which identical records are one group on either side (the released records sharing one
+#' point, as under [anonymise_mdav()] or [anonymise_keyed()], and duplicate originals): a
+#' group of released records takes as many originals as it holds, a group of originals
+#' places as many (a transportation problem, equal in cost to the one-to-one assignment).
+#' The candidates are the `candidates` nearest released groups of every group of originals
+#' and the `candidates` nearest groups of originals of every released group (kd-trees over
+#' the distinct points; points tied with the last candidate are added too). A group the
+#' candidates cannot match gets twice as many, until all are matched. Then, for up to `rounds` rounds of column
 #' generation, a search over every group (not only the candidates) looks for pairs of
 #' negative reduced cost under the dual solution; they are added and the cell is solved
 #' again. Every round gives a feasible dual solution of the full problem and so a lower
