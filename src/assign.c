@@ -593,7 +593,7 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
     ptrdiff_t *xr = NULL;
     int *xc = NULL;
     kd_item *stack = NULL;
-    ptrdiff_t *gid = NULL, *goff = NULL, *gcol = NULL, *gsort = NULL, *gtmp = NULL, *reps = NULL;
+    ptrdiff_t *gid = NULL, *goff = NULL, *gcol = NULL, *gsort = NULL, *gtmp = NULL;
     ptrdiff_t *hid = NULL, *hoff = NULL, *hcol = NULL, *hsz = NULL, *next_m = NULL;
     double *Bg = NULL, *Ag = NULL, *b1h = NULL, *b2h = NULL;
     int *j1h = NULL;
@@ -627,7 +627,6 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
         gcol = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
         gsort = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
         gtmp = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
-        reps = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
         Bg = (double *) host->alloc((size_t) max_sparse * d, sizeof(double));
         hid = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
         hoff = (ptrdiff_t *) host->alloc(max_sparse + 1, sizeof(ptrdiff_t));
@@ -700,7 +699,7 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
             const ptrdiff_t nh = group_points(A, nr, d, hid, hoff, hcol, gsort, gtmp);
             for (ptrdiff_t g = 0; g < ng; g++) {
                 ptrdiff_t j = gcol[goff[g]];
-                reps[g] = Q->rows[j] - 1;
+                rows0[g] = Q->rows[j] - 1;
                 for (int c = 0; c < d; c++) Bg[(size_t) g * d + c] = B[(size_t) j * d + c];
             }
             for (ptrdiff_t h = 0; h < nh; h++) {
@@ -716,7 +715,7 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
             /* nearest column groups of every row group (tree: the column groups' points,
              * kept for the cell) */
             const side QG = {d, Q->x, Q->ldx, NULL, ng}, PG = {d, P->x, P->ldx, NULL, nh};
-            knn_edges(&tree, &QG, reps, Ag, nh, kq, heaps, nt, loc_c, nb_r, host);
+            knn_edges(&tree, &QG, rows0, Ag, nh, kq, heaps, nt, loc_c, nb_r, host);
             /* nearest row groups of every column group (tree2: the row groups' points) */
             knn_edges(&tree2, &PG, rows1, Bg, ng, kp, heaps, nt, loc_r, nb_c, host);
             /* CSR by row group: own kq edges, then the reverse edges, sorted and unique */
