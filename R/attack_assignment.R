@@ -11,15 +11,24 @@
 #' @section The solver:
 #' Cells of at most `limit` records are solved exactly (the shortest augmenting path
 #' algorithm of Jonker and Volgenant, in the rectangular form of Crouse; equal to
-#' `clue::solve_LSAP()`). Larger cells use a sparse assignment over candidate pairs: the
-#' `candidates` nearest released records of every original and the `candidates` nearest
-#' originals of every released record (kd-trees; records tied with the last candidate are
-#' added too). A record the candidates cannot match gets twice as many, until all are
-#' matched. Then, for up to `rounds` rounds of column generation, a search over every pair
-#' (not only the candidates) looks for pairs of negative reduced cost under the dual
-#' solution; they are added and the cell is solved again. Every round gives a feasible dual
-#' solution of the full problem and so a lower bound of its optimal cost: the result
-#' reports the cost, the bound and the gap (0 when the sparse solution is proven optimal).
+#' `clue::solve_LSAP()`). Larger cells use a sparse assignment over candidate pairs, in
+#' which identical records are one group on either side (the released records sharing one
+#' point, as under [anonymise_mdav()] or [anonymise_keyed()], and duplicate originals): a
+#' group of released records takes as many originals as it holds, a group of originals
+#' places as many (a transportation problem, equal in cost to the one-to-one assignment).
+#' The candidates are the `candidates` nearest released groups of every group of originals
+#' and the `candidates` nearest groups of originals of every released group (kd-trees over
+#' the distinct points; points tied with the last candidate are added too). A group the
+#' candidates cannot match gets twice as many, until all are matched. Then, for up to `rounds` rounds of column
+#' generation, a search over every group (not only the candidates) looks for pairs of
+#' negative reduced cost under the dual solution; they are added and the cell is solved
+#' again. Every round gives a feasible dual solution of the full problem and so a lower
+#' bound of its optimal cost: the result reports the cost, the bound and the gap (0 when
+#' the sparse solution is proven optimal).
+#'
+#' Memory: O(n d) for the points and O(n x `candidates`) candidate pairs per cell (n its
+#' records), whatever the ties; only the records the candidates cannot match get more. Time:
+#' a search passes through a group of tied records once, not once per record.
 #'
 #' @section Ties:
 #' Identical records are interchangeable: when several originals (or several released

@@ -3,9 +3,10 @@
 # assignment, Fellegi-Sunter, the algorithm-aware intruder), each with its control and
 # its default settings as risk_battery() runs them, on 1e5 records (2 masked variables,
 # 4 strata) and 1e6 records x 4 masked variables in 4 strata; one core by default.
-# Two releases of the same data: the plain kNN masking, anonymise(k = 3), and a
-# shared-centroid release, anonymise_keyed(k = 3, size = 20) (about 20 records share
-# every released point: the ties the battery must handle as groups).
+# Three releases of the same data: the plain kNN masking, anonymise(k = 3), and two
+# shared-centroid releases, anonymise_mdav(k = 3) (3 records share every released point)
+# and anonymise_keyed(k = 3, size = 20) (about 20 do): the ties the battery handles as
+# groups.
 # Prints one table per size and release: the time of the intruder's view and control
 # permutation (shared by the attacks), of every attack with its control run (the steps of
 # risk_battery(), timed one by one on the shared view), and of one call of risk_battery()
@@ -13,11 +14,13 @@
 # the CPU time is the steadier figure), each also as a multiple of anonymise() (k = 3,
 # timed in the same run on the same data: "x anon"), with the attack's rate, control and
 # advantage. Above `limit` records per cell (2000) the assignment uses its sparse solver:
-# its gap (cost - lower bound, 0 when proven optimal) is printed.
+# its gap (cost - lower bound, 0 when proven optimal) is printed. The peak memory of the
+# one call of risk_battery() is R's (gc()'s "max used", which holds the C kernels' R_alloc
+# scratch), beyond what was held before it.
 # Run from the package root with detanon installed:
 #   Rscript bench/battery.R            (add nthreads as an argument, e.g. Rscript bench/battery.R 2;
 #                                       add --small for the 1e5 case only, --large for 1e6 only,
-#                                       --plain or --keyed for one release only, --one for
+#                                       --plain, --mdav or --keyed for one release only, --one for
 #                                       the one call of risk_battery() without the steps)
 suppressPackageStartupMessages(library(detanon))
 options(width = 160)
@@ -26,8 +29,9 @@ small <- "--small" %in% args
 large <- "--large" %in% args
 plain_only <- "--plain" %in% args
 keyed_only <- "--keyed" %in% args
+mdav_only <- "--mdav" %in% args
 one_only <- "--one" %in% args
-args <- setdiff(args, c("--small", "--large", "--plain", "--keyed", "--one"))
+args <- setdiff(args, c("--small", "--large", "--plain", "--keyed", "--mdav", "--one"))
 nthreads <- if (length(args)) as.integer(args[1]) else 1L
 
 make_data <- function(n, d, seed = 1) {
@@ -42,11 +46,22 @@ make_data <- function(n, d, seed = 1) {
        anonymise_cpu = t[["user.self"]] + t[["sys.self"]])
 }
 
-# The shared-centroid release of the same data (timed too: the release a custodian wants).
-keyed_release <- function(p) {
-  t <- system.time(m <- anonymise_keyed(p$d, k = 3, vars = p$vars, strata = "g", size = 20,
-                                        key = "the custodian's benchmark key", nthreads = nthreads))
+# The shared-centroid releases of the same data (timed too: the releases a custodian wants).
+shared_release <- function(p, method) {
+  t <- system.time(m <- if (method == "keyed") {
+    anonymise_keyed(p$d, k = 3, vars = p$vars, strata = "g", size = 20,
+                    key = "the custodian's benchmark key", nthreads = nthreads)
+  } else {
+    anonymise_mdav(p$d, k = 3, vars = p$vars, strata = "g", nthreads = nthreads)
+  })
   list(m = m, elapsed = t[["elapsed"]], cpu = t[["user.self"]] + t[["sys.self"]])
+}
+
+# Peak memory of an expression beyond what R held before it, in MB.
+peak_mb <- function(expr) {
+  before <- sum(gc(reset = TRUE)[, 2L])
+  force(expr)
+  sum(gc()[, 6L]) - before
 }
 
 timed <- function(expr) {
@@ -57,6 +72,7 @@ timed <- function(expr) {
 # risk_battery(), step by step: the view and its control once, then every attack.
 battery_steps <- function(original, masked, sensitive, seed = 1, m = 3) {
   reg <- battery_attacks()
+  reg <- reg[!vapply(reg, function(a) !is.null(a$needs_previous), TRUE)] # no previous release here
   tv <- timed({
     detanon:::attack_view(original, masked, intruder(), control = TRUE, seed = seed)
   })
@@ -84,30 +100,34 @@ invisible(risk_battery(w$d, w$m, sensitive = "y", seed = 1, nthreads = nthreads)
 cases <- list(c(n = 1e5, d = 2), c(n = 1e6, d = 4))
 if (small) cases <- cases[1]
 if (large) cases <- cases[2]
-releases <- c("plain", "keyed")
+releases <- c("plain", "mdav", "keyed")
 if (plain_only) releases <- "plain"
+if (mdav_only) releases <- "mdav"
 if (keyed_only) releases <- "keyed"
 for (cs in cases) {
   p <- make_data(cs[["n"]], cs[["d"]])
   for (r in releases) {
     m <- p$m
     label <- "anonymise(k = 3)"
-    if (r == "keyed") {
-      kr <- keyed_release(p)
+    if (r != "plain") {
+      kr <- shared_release(p, r)
       m <- kr$m
-      label <- sprintf("anonymise_keyed(k = 3, size = 20): %.1f s, %.1f s CPU, %d distinct released points",
+      label <- sprintf("%s: %.1f s, %.1f s CPU, %d distinct released points",
+                       if (r == "keyed") "anonymise_keyed(k = 3, size = 20)" else "anonymise_mdav(k = 3)",
                        kr$elapsed, kr$cpu, nrow(unique(m[c(p$vars, "g")])))
     }
     cat(sprintf("\nn = %g, %d masked variables, 4 strata; release %s\nanonymise(k = 3) in this run: %.2f s, %.2f s CPU\n",
                 cs[["n"]], cs[["d"]], label, p$anonymise_s, p$anonymise_cpu))
     tab <- if (!one_only) battery_steps(p$d, m, sensitive = "y")
-    t <- timed(risk_battery(p$d, m, sensitive = "y", seed = 1, nthreads = nthreads))
+    mb <- peak_mb(t <- timed(risk_battery(p$d, m, sensitive = "y", seed = 1, nthreads = nthreads)))
     tab <- rbind(tab, data.frame(step = "risk_battery(), one call", elapsed = t$elapsed, cpu = t$cpu,
-                                 rate = NA, control = NA, advantage = NA, note = ""))
+                                 rate = NA, control = NA, advantage = NA,
+                                 note = sprintf("peak memory %.0f MB", mb)))
     if (!one_only) {
       # the step-by-step figures are those of the battery itself
       one <- as.data.frame(t$value)
-      stopifnot(isTRUE(all.equal(one$rate[match(tab$step[2:8], one$name)], tab$rate[2:8])))
+      at <- seq(2, nrow(tab) - 2)
+      stopifnot(isTRUE(all.equal(one$rate[match(tab$step[at], one$name)], tab$rate[at])))
     }
     tab$x_anon <- tab$elapsed / p$anonymise_s
     tab$x_anon_cpu <- tab$cpu / p$anonymise_cpu

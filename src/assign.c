@@ -92,13 +92,19 @@ ptrdiff_t assign_dense(ptrdiff_t nr, ptrdiff_t nc, int d, const double *a, const
 
 /* ---- sparse ----------------------------------------------------------------------------- */
 
-/* Heap order: shorter distance first; at equal distance a free column first (it ends the
+/* A group with a free slot (it ends a search). */
+static inline int group_free(const assign_work *w, ptrdiff_t g)
+{
+    return w->used[g] < w->goff[g + 1] - w->goff[g];
+}
+
+/* Heap order: shorter distance first; at equal distance a free group first (it ends the
  * search), then the lower index. Keys do not change during one search except by decrease. */
 static inline int heap_before(const assign_work *w, ptrdiff_t a, ptrdiff_t b)
 {
     double da = w->shortest[a], db = w->shortest[b];
     if (da != db) return da < db;
-    int fa = w->row4col[a] < 0, fb = w->row4col[b] < 0;
+    int fa = group_free(w, a), fb = group_free(w, b);
     if (fa != fb) return fa;
     return a < b;
 }
@@ -133,67 +139,108 @@ static void heap_down(assign_work *w, ptrdiff_t p, ptrdiff_t n)
     w->heap_pos[x] = p;
 }
 
+/* Update the duals after a search for row group `cur` that ended at distance min_val, then
+ * move one record along the path ending at group `sink`: each row group of the path moves
+ * one of its records from the column group it was reached through (its slot there, via_slot)
+ * to the group that follows it; the sink takes one into a free slot. */
+static void augment_groups(ptrdiff_t cur, ptrdiff_t sink, double min_val, ptrdiff_t n_sr,
+                           ptrdiff_t n_sc, double *u, double *v, assign_work *w)
+{
+    u[cur] += min_val;
+    for (ptrdiff_t t = 0; t < n_sr; t++) {
+        ptrdiff_t h = w->sr_list[t];
+        if (h != cur) u[h] += min_val - w->shortest[w->via[h]];
+    }
+    for (ptrdiff_t t = 0; t < n_sc; t++) {
+        ptrdiff_t g = w->sc_list[t];
+        v[g] -= min_val - w->shortest[g];
+    }
+    ptrdiff_t g = sink, s = w->goff[sink] + w->used[sink]++;
+    for (;;) {
+        ptrdiff_t h = w->path[g];
+        w->mem[s] = h;
+        if (h == cur) break;
+        g = w->via[h];
+        s = w->via_slot[h];
+    }
+    w->rem[cur]--;
+}
+
 ptrdiff_t assign_sparse(ptrdiff_t nr, ptrdiff_t nc, const ptrdiff_t *ptr, const int *col,
-                        const double *cost, ptrdiff_t *col4row, double *u, double *v,
-                        assign_work *w, int warm)
+                        const double *cost, double *u, double *v, assign_work *w, int warm)
 {
     ptrdiff_t unmatched = 0;
     if (!warm) {
-        for (ptrdiff_t i = 0; i < nr; i++) { u[i] = 0.0; col4row[i] = -1; }
+        for (ptrdiff_t h = 0; h < nr; h++) { u[h] = 0.0; w->rem[h] = w->rsize[h]; w->sr[h] = 0; }
         for (ptrdiff_t j = 0; j < nc; j++) {
-            v[j] = 0.0; w->row4col[j] = -1; w->path[j] = -1; w->sc[j] = 0;
+            v[j] = 0.0; w->used[j] = 0; w->path[j] = -1; w->sc[j] = 0;
             w->shortest[j] = INFINITY; w->heap_pos[j] = -1;
         }
     }
     for (ptrdiff_t cur = 0; cur < nr; cur++) {
-        if (col4row[cur] >= 0) continue;
-        ptrdiff_t n_sr = 0, n_sc = 0, n_touched = 0, n_heap = 0, sink = -1, i = cur;
-        double min_val = 0.0, scanned = 0.0;
-        for (;;) {
-            w->sr_list[n_sr++] = i;
-            for (ptrdiff_t e = ptr[i]; e < ptr[i + 1]; e++) {
-                ptrdiff_t j = col[e];
-                if (w->sc[j]) continue;
-                double r = min_val + cost[e] - u[i] - v[j];
-                if (r < w->shortest[j]) {
-                    if (w->heap_pos[j] < 0) {
-                        if (!isfinite(w->shortest[j])) w->touched[n_touched++] = j;
-                        w->shortest[j] = r;
-                        w->path[j] = i;
-                        w->heap[n_heap] = j;
-                        w->heap_pos[j] = n_heap;
-                        heap_up(w, n_heap++);
-                    } else {
-                        w->shortest[j] = r;
-                        w->path[j] = i;
-                        heap_up(w, w->heap_pos[j]);
+        while (w->rem[cur] > 0) {
+            ptrdiff_t n_sr = 0, n_sc = 0, n_touched = 0, n_heap = 0, sink = -1, next = 0;
+            double min_val = 0.0, scanned = 0.0;
+            w->sr_list[n_sr++] = cur;
+            w->sr[cur] = 1;
+            for (;;) {
+                /* the row groups reached (at min_val): cur, or those of the group last taken */
+                while (next < n_sr) {
+                    ptrdiff_t h = w->sr_list[next++];
+                    for (ptrdiff_t e = ptr[h]; e < ptr[h + 1]; e++) {
+                        ptrdiff_t j = col[e];
+                        if (w->sc[j]) continue;
+                        double r = min_val + cost[e] - u[h] - v[j];
+                        if (r < w->shortest[j]) {
+                            if (w->heap_pos[j] < 0) {
+                                if (!isfinite(w->shortest[j])) w->touched[n_touched++] = j;
+                                w->shortest[j] = r;
+                                w->path[j] = h;
+                                w->heap[n_heap] = j;
+                                w->heap_pos[j] = n_heap;
+                                heap_up(w, n_heap++);
+                            } else {
+                                w->shortest[j] = r;
+                                w->path[j] = h;
+                                heap_up(w, w->heap_pos[j]);
+                            }
+                        }
                     }
+                    scanned += (double) (ptr[h + 1] - ptr[h]) + 1.0;
+                }
+                if (!n_heap) break; /* no augmenting path over the candidate edges */
+                ptrdiff_t j = w->heap[0];
+                w->heap_pos[j] = -1;
+                if (--n_heap) {
+                    w->heap[0] = w->heap[n_heap];
+                    w->heap_pos[w->heap[0]] = 0;
+                    heap_down(w, 0, n_heap);
+                }
+                min_val = w->shortest[j];
+                w->sc[j] = 1;
+                w->sc_list[n_sc++] = j;
+                if (group_free(w, j)) { sink = j; break; }
+                for (ptrdiff_t s = w->goff[j]; s < w->goff[j] + w->used[j]; s++) {
+                    ptrdiff_t h = w->mem[s];
+                    if (w->sr[h]) continue;
+                    w->sr[h] = 1;
+                    w->via[h] = j;
+                    w->via_slot[h] = s;
+                    w->sr_list[n_sr++] = h;
                 }
             }
-            scanned += (double) (ptr[i + 1] - ptr[i]) + 1.0;
-            if (!n_heap) break; /* no augmenting path over the candidate edges */
-            ptrdiff_t j = w->heap[0];
-            w->heap_pos[j] = -1;
-            if (--n_heap) {
-                w->heap[0] = w->heap[n_heap];
-                w->heap_pos[w->heap[0]] = 0;
-                heap_down(w, 0, n_heap);
+            for (ptrdiff_t t = 0; t < n_sr; t++) w->sr[w->sr_list[t]] = 0;
+            if (sink >= 0) augment_groups(cur, sink, min_val, n_sr, n_sc, u, v, w);
+            else {
+                unmatched += w->rem[cur];
+                if (w->fail) for (ptrdiff_t t = 0; t < n_sr; t++) w->fail[w->sr_list[t]] = 1;
             }
-            min_val = w->shortest[j];
-            w->sc[j] = 1;
-            w->sc_list[n_sc++] = j;
-            if (w->row4col[j] < 0) { sink = j; break; }
-            i = w->row4col[j];
+            for (ptrdiff_t t = 0; t < n_sc; t++) w->sc[w->sc_list[t]] = 0;
+            for (ptrdiff_t t = 0; t < n_heap; t++) w->heap_pos[w->heap[t]] = -1;
+            for (ptrdiff_t t = 0; t < n_touched; t++) w->shortest[w->touched[t]] = INFINITY;
+            work_done(w, scanned * 8.0);
+            if (sink < 0) break;
         }
-        if (sink >= 0) augment(cur, sink, min_val, n_sr, n_sc, col4row, u, v, w);
-        else {
-            unmatched++;
-            if (w->fail) for (ptrdiff_t t = 0; t < n_sr; t++) w->fail[w->sr_list[t]] = 1;
-        }
-        for (ptrdiff_t t = 0; t < n_sc; t++) w->sc[w->sc_list[t]] = 0;
-        for (ptrdiff_t t = 0; t < n_heap; t++) w->heap_pos[w->heap[t]] = -1;
-        for (ptrdiff_t t = 0; t < n_touched; t++) w->shortest[w->touched[t]] = INFINITY;
-        work_done(w, scanned * 8.0);
     }
     return unmatched;
 }
@@ -324,8 +371,8 @@ static void knn_edges(kd_tree *t, const side *ts, const ptrdiff_t *rows0, const 
             int m = k;
             const double r2 = h->d2[k - 1];
             if (k < t->n && kd_count_within(t, qi, r2, k + 1, h->stack) > k) {
-                /* points tied with the k-th: identical released records (shared centroids)
-                 * must all be candidates, or rows near them compete for k of them */
+                /* points tied with the k-th (identical rows, or column groups at the same
+                 * distance) are candidates too, or rows near them compete for k of them */
                 ptrdiff_t *tie = tie_buf + (size_t) THREAD_ID * k * TIE_FACTOR;
                 ptrdiff_t nt2 = assign_ties_at(t, qi, r2, (ptrdiff_t) k * TIE_FACTOR, tie, h->stack);
                 for (ptrdiff_t e = 0; e < nt2 && m < k * TIE_FACTOR; e++) {
@@ -339,6 +386,49 @@ static void knn_edges(kd_tree *t, const side *ts, const ptrdiff_t *rows0, const 
         }
         host_pause(host, 0);
     }
+}
+
+/* Point order for grouping: by coordinates, then by index (a total order). */
+static inline int point_before(const double *B, int d, ptrdiff_t a, ptrdiff_t b)
+{
+    const double *pa = B + (size_t) a * d, *pb = B + (size_t) b * d;
+    for (int j = 0; j < d; j++) if (pa[j] != pb[j]) return pa[j] < pb[j];
+    return a < b;
+}
+
+/* The groups of identical points of B (n points, point-major): gid[j] the group of point j,
+ * groups numbered by their first point; goff (ng + 1 offsets) and gcol (the points of each
+ * group in increasing order) its slots. Sorts by a bottom-up merge sort on idx and tmp (n
+ * each). Returns the number of groups. */
+static ptrdiff_t group_points(const double *B, ptrdiff_t n, int d, ptrdiff_t *gid, ptrdiff_t *goff,
+                              ptrdiff_t *gcol, ptrdiff_t *idx, ptrdiff_t *tmp)
+{
+    for (ptrdiff_t j = 0; j < n; j++) idx[j] = j;
+    for (ptrdiff_t width = 1; width < n; width *= 2) {
+        for (ptrdiff_t lo = 0; lo < n; lo += 2 * width) {
+            ptrdiff_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+            ptrdiff_t a = lo, b = mid, o = lo;
+            while (a < mid && b < hi) tmp[o++] = point_before(B, d, idx[b], idx[a]) ? idx[b++] : idx[a++];
+            while (a < mid) tmp[o++] = idx[a++];
+            while (b < hi) tmp[o++] = idx[b++];
+        }
+        ptrdiff_t *t = idx; idx = tmp; tmp = t;
+    }
+    /* runs of equal points: the first of a run (its least index) names it */
+    for (ptrdiff_t t = 0; t < n; t++) {
+        ptrdiff_t j = idx[t];
+        int same = t > 0;
+        for (int c = 0; same && c < d; c++) same = B[(size_t) j * d + c] == B[(size_t) idx[t - 1] * d + c];
+        tmp[j] = same ? tmp[idx[t - 1]] : j;
+    }
+    ptrdiff_t ng = 0;
+    for (ptrdiff_t j = 0; j < n; j++) gid[j] = tmp[j] == j ? ng++ : -1;
+    for (ptrdiff_t g = 0; g <= ng; g++) goff[g] = 0;
+    for (ptrdiff_t j = 0; j < n; j++) { gid[j] = gid[tmp[j]]; goff[gid[j] + 1]++; }
+    for (ptrdiff_t g = 0; g < ng; g++) goff[g + 1] += goff[g];
+    for (ptrdiff_t g = 0; g < ng; g++) idx[g] = goff[g];
+    for (ptrdiff_t j = 0; j < n; j++) gcol[idx[gid[j]]++] = j;
+    return ng;
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -387,42 +477,68 @@ static csr csr_add(const csr *g, ptrdiff_t nr, const ptrdiff_t *xr, const int *x
     return h;
 }
 
-/* While rows are unmatched (left > 0): every unmatched row gets twice as many nearest
- * columns (kr[i] per row; tree: the columns) and is added again (warm: its u is 0 and every
- * v <= 0, so its new edges have reduced costs >= 0). A row with every column as a candidate
- * is always matched, so this ends. Returns 0, or -1 if a solve lost rows (an internal
- * error). */
+/* Take every record of the flagged row groups (flag[h]) out of the column groups (the
+ * other records keep their order) and give each flagged group the dual u = its least
+ * c - v over its edges, so that all its edges have reduced costs >= 0. */
+static void unplace(const csr *g, ptrdiff_t nr, ptrdiff_t nc, const unsigned char *flag, double *u,
+                    const double *v, assign_work *w)
+{
+    for (ptrdiff_t j = 0; j < nc; j++) {
+        ptrdiff_t o = w->goff[j];
+        for (ptrdiff_t s = w->goff[j]; s < w->goff[j] + w->used[j]; s++)
+            if (!flag[w->mem[s]]) w->mem[o++] = w->mem[s];
+        w->used[j] = o - w->goff[j];
+    }
+    for (ptrdiff_t h = 0; h < nr; h++) {
+        if (!flag[h]) continue;
+        w->rem[h] = w->rsize[h];
+        double m = INFINITY;
+        for (ptrdiff_t e = g->ptr[h]; e < g->ptr[h + 1]; e++) {
+            double r = g->cost[e] - v[g->col[e]];
+            if (r < m) m = r;
+        }
+        u[h] = m;
+    }
+}
+
+/* While records are unmatched (left > 0): every row group with unmatched records gets twice
+ * as many nearest column groups (kr[h] per row group; tree: the column groups' points, nc of
+ * them) and is placed again: warm when none of its records is placed (its u is 0 and every
+ * v <= 0, so its new edges have reduced costs >= 0), else the whole cell again. A row group
+ * with every column group as a candidate is always placed, so this ends. Returns 0, or -1
+ * if a solve lost records (an internal error). */
 static ptrdiff_t expand_until_matched(csr *g, ptrdiff_t left, ptrdiff_t nr, ptrdiff_t nc, int d,
                                       const double *A, const double *B, const kd_tree *tree,
-                                      const int *loc_c, int *kr, ptrdiff_t *col4row, double *u,
-                                      double *v, assign_work *w, const kernel_host *host)
+                                      const int *loc_c, int *kr, double *u, double *v,
+                                      assign_work *w, const kernel_host *host)
 {
     while (left > 0) {
         ptrdiff_t extra = 0;
-        int kmax = 0;
-        for (ptrdiff_t i = 0; i < nr; i++) {
-            w->fail[i] = 0;
-            if (col4row[i] >= 0) continue;
-            kr[i] = 2 * kr[i] < nc ? 2 * kr[i] : (int) nc;
-            extra += kr[i];
-            if (kr[i] > kmax) kmax = kr[i];
+        int kmax = 0, cold = 0;
+        for (ptrdiff_t h = 0; h < nr; h++) {
+            w->fail[h] = 0;
+            if (w->rem[h] == 0) continue;
+            if (w->rem[h] < w->rsize[h]) cold = 1;
+            kr[h] = 2 * kr[h] < nc ? 2 * kr[h] : (int) nc;
+            extra += kr[h];
+            if (kr[h] > kmax) kmax = kr[h];
         }
         kd_heap h1 = kd_heap_new(kmax, host->alloc);
         ptrdiff_t *xr = (ptrdiff_t *) host->alloc(extra, sizeof(ptrdiff_t));
         int *xc = (int *) host->alloc(extra, sizeof(int));
         ptrdiff_t nx = 0;
-        for (ptrdiff_t i = 0; i < nr; i++) {
-            if (col4row[i] >= 0) continue;
-            u[i] = 0.0;
-            kd_heap_init(&h1, kr[i], h1.pos, h1.d2, h1.seq, h1.stack);
-            kd_knn_point(tree, A + (size_t) i * d, &h1);
-            for (int m = 0; m < kr[i]; m++) { xr[nx] = i; xc[nx++] = loc_c[tree->row[h1.pos[m]]]; }
+        for (ptrdiff_t h = 0; h < nr; h++) {
+            if (w->rem[h] == 0) continue;
+            u[h] = 0.0;
+            kd_heap_init(&h1, kr[h], h1.pos, h1.d2, h1.seq, h1.stack);
+            kd_knn_point(tree, A + (size_t) h * d, &h1);
+            for (int m = 0; m < kr[h]; m++) { xr[nx] = h; xc[nx++] = loc_c[tree->row[h1.pos[m]]]; }
             if ((nx & 0xFFF) == 0xFFF) host_pause(host, 0);
         }
         *g = csr_add(g, nr, xr, xc, nx, A, B, d, host);
         ptrdiff_t before = left;
-        left = assign_sparse(nr, nc, g->ptr, g->col, g->cost, col4row, u, v, w, 1);
-        if (left > before) return -1; /* an internal error */
+        left = assign_sparse(nr, nc, g->ptr, g->col, g->cost, u, v, w, !cold);
+        if (!cold && left > before) return -1; /* an internal error */
     }
     return 0;
 }
@@ -463,6 +579,8 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
     w.sc = (unsigned char *) host->alloc(max_n, 1);
     w.sr = (unsigned char *) host->alloc(max_n, 1);
     w.fail = NULL;
+    w.goff = w.rsize = NULL;
+    w.used = w.mem = w.rem = w.via = w.via_slot = NULL;
     w.host = host;
     w.since_poll = 0.0;
     /* sparse-only buffers */
@@ -475,6 +593,11 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
     ptrdiff_t *xr = NULL;
     int *xc = NULL;
     kd_item *stack = NULL;
+    ptrdiff_t *gid = NULL, *goff = NULL, *gcol = NULL, *gsort = NULL, *gtmp = NULL;
+    ptrdiff_t *hid = NULL, *hoff = NULL, *hcol = NULL, *hsz = NULL, *next_m = NULL;
+    double *Bg = NULL, *Ag = NULL, *b1h = NULL, *b2h = NULL;
+    int *j1h = NULL;
+    unsigned char *flag = NULL;
     kd_tree tree2;
     if (sparse_any) {
         tree = kd_new(max_sparse, d, ASSIGN_LEAF_SIZE, host->alloc);
@@ -499,6 +622,29 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
         xc = (int *) host->alloc(max_sparse, sizeof(int));
         kr = (int *) host->alloc(max_sparse, sizeof(int));
         w.fail = (unsigned char *) host->alloc(max_sparse, 1);
+        gid = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
+        goff = (ptrdiff_t *) host->alloc(max_sparse + 1, sizeof(ptrdiff_t));
+        gcol = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
+        gsort = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
+        gtmp = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
+        Bg = (double *) host->alloc((size_t) max_sparse * d, sizeof(double));
+        hid = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
+        hoff = (ptrdiff_t *) host->alloc(max_sparse + 1, sizeof(ptrdiff_t));
+        hcol = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
+        hsz = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
+        next_m = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
+        Ag = (double *) host->alloc((size_t) max_sparse * d, sizeof(double));
+        b1h = (double *) host->alloc(max_sparse, sizeof(double));
+        b2h = (double *) host->alloc(max_sparse, sizeof(double));
+        j1h = (int *) host->alloc(max_sparse, sizeof(int));
+        flag = (unsigned char *) host->alloc(max_sparse, 1);
+        w.goff = goff;
+        w.rsize = hsz;
+        w.used = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
+        w.mem = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
+        w.rem = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
+        w.via = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
+        w.via_slot = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
     }
 
     for (ptrdiff_t s = 0; s < n_cells; s++) {
@@ -546,109 +692,130 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
             }
         } else {
             res_sparse[s] = 1;
-            const int kq = cand < nc ? cand : (int) nc; /* columns per row */
-            const int kp = cand < nr ? cand : (int) nr; /* rows per column */
-            for (ptrdiff_t i = 0; i < nr; i++) loc_r[P->rows[i] - 1] = (int) i;
-            for (ptrdiff_t j = 0; j < nc; j++) loc_c[Q->rows[j] - 1] = (int) j;
-            /* nearest columns of every row (tree: the columns, kept for the cell) */
-            for (ptrdiff_t j = 0; j < nc; j++) rows0[j] = Q->rows[j] - 1;
-            knn_edges(&tree, Q, rows0, A, nr, kq, heaps, nt, loc_c, nb_r, host);
-            /* nearest rows of every column (tree2: the rows) */
-            for (ptrdiff_t i = 0; i < nr; i++) rows1[i] = P->rows[i] - 1;
-            knn_edges(&tree2, P, rows1, B, nc, kp, heaps, nt, loc_r, nb_c, host);
-            /* CSR by row: own kq edges, then the reverse edges, sorted and unique */
+            /* identical points are one group: a column group takes as many records as it
+             * has (its point, Bg, is a candidate once, whatever the number of ties), a row
+             * group (Ag) places as many as it has */
+            const ptrdiff_t ng = group_points(B, nc, d, gid, goff, gcol, gsort, gtmp);
+            const ptrdiff_t nh = group_points(A, nr, d, hid, hoff, hcol, gsort, gtmp);
+            for (ptrdiff_t g = 0; g < ng; g++) {
+                ptrdiff_t j = gcol[goff[g]];
+                rows0[g] = Q->rows[j] - 1;
+                for (int c = 0; c < d; c++) Bg[(size_t) g * d + c] = B[(size_t) j * d + c];
+            }
+            for (ptrdiff_t h = 0; h < nh; h++) {
+                ptrdiff_t i = hcol[hoff[h]];
+                rows1[h] = P->rows[i] - 1;
+                hsz[h] = hoff[h + 1] - hoff[h];
+                for (int c = 0; c < d; c++) Ag[(size_t) h * d + c] = A[(size_t) i * d + c];
+            }
+            const int kq = cand < ng ? cand : (int) ng; /* column groups per row group */
+            const int kp = cand < nh ? cand : (int) nh; /* row groups per column group */
+            for (ptrdiff_t i = 0; i < nr; i++) loc_r[P->rows[i] - 1] = (int) hid[i];
+            for (ptrdiff_t j = 0; j < nc; j++) loc_c[Q->rows[j] - 1] = (int) gid[j];
+            /* nearest column groups of every row group (tree: the column groups' points,
+             * kept for the cell) */
+            const side QG = {d, Q->x, Q->ldx, NULL, ng}, PG = {d, P->x, P->ldx, NULL, nh};
+            knn_edges(&tree, &QG, rows0, Ag, nh, kq, heaps, nt, loc_c, nb_r, host);
+            /* nearest row groups of every column group (tree2: the row groups' points) */
+            knn_edges(&tree2, &PG, rows1, Bg, ng, kp, heaps, nt, loc_r, nb_c, host);
+            /* CSR by row group: own kq edges, then the reverse edges, sorted and unique */
             const int wq = kq * TIE_FACTOR, wp = kp * TIE_FACTOR;
-            for (ptrdiff_t i = 0; i <= nr; i++) ptr[i] = 0;
-            for (ptrdiff_t i = 0; i < nr; i++)
-                for (int m = 0; m < wq; m++) if (nb_r[(size_t) i * wq + m] >= 0) ptr[i + 1]++;
-            for (ptrdiff_t j = 0; j < nc; j++)
+            for (ptrdiff_t h = 0; h <= nh; h++) ptr[h] = 0;
+            for (ptrdiff_t h = 0; h < nh; h++)
+                for (int m = 0; m < wq; m++) if (nb_r[(size_t) h * wq + m] >= 0) ptr[h + 1]++;
+            for (ptrdiff_t j = 0; j < ng; j++)
                 for (int m = 0; m < wp; m++) {
-                    int i = nb_c[(size_t) j * wp + m];
-                    if (i >= 0) ptr[i + 1]++;
+                    int h = nb_c[(size_t) j * wp + m];
+                    if (h >= 0) ptr[h + 1]++;
                 }
-            for (ptrdiff_t i = 0; i < nr; i++) ptr[i + 1] += ptr[i];
-            for (ptrdiff_t i = 0; i < nr; i++) fill[i] = ptr[i];
-            for (ptrdiff_t i = 0; i < nr; i++)
+            for (ptrdiff_t h = 0; h < nh; h++) ptr[h + 1] += ptr[h];
+            for (ptrdiff_t h = 0; h < nh; h++) fill[h] = ptr[h];
+            for (ptrdiff_t h = 0; h < nh; h++)
                 for (int m = 0; m < wq; m++) {
-                    int j = nb_r[(size_t) i * wq + m];
-                    if (j >= 0) ecol[fill[i]++] = j;
+                    int j = nb_r[(size_t) h * wq + m];
+                    if (j >= 0) ecol[fill[h]++] = j;
                 }
-            for (ptrdiff_t j = 0; j < nc; j++)
+            for (ptrdiff_t j = 0; j < ng; j++)
                 for (int m = 0; m < wp; m++) {
-                    int i = nb_c[(size_t) j * wp + m];
-                    if (i >= 0) ecol[fill[i]++] = (int) j;
+                    int h = nb_c[(size_t) j * wp + m];
+                    if (h >= 0) ecol[fill[h]++] = (int) j;
                 }
             ptrdiff_t e_out = 0;
-            for (ptrdiff_t i = 0; i < nr; i++) {
-                ptrdiff_t b0 = ptr[i], b1 = ptr[i + 1];
+            for (ptrdiff_t h = 0; h < nh; h++) {
+                ptrdiff_t b0 = ptr[h], b1 = ptr[h + 1];
                 qsort(ecol + b0, (size_t) (b1 - b0), sizeof(int), cmp_int);
-                ptr[i] = e_out;
+                ptr[h] = e_out;
                 for (ptrdiff_t e = b0; e < b1; e++) {
                     if (e > b0 && ecol[e] == ecol[e - 1]) continue;
                     ecol[e_out] = ecol[e];
-                    ecost[e_out] = assign_d2(A + (size_t) i * d, B + (size_t) ecol[e] * d, d);
+                    ecost[e_out] = assign_d2(Ag + (size_t) h * d, Bg + (size_t) ecol[e] * d, d);
                     e_out++;
                 }
-                if ((i & 0xFFFF) == 0xFFFF) host_pause(host, 0);
+                if ((h & 0xFFFF) == 0xFFFF) host_pause(host, 0);
             }
-            ptr[nr] = e_out;
+            ptr[nh] = e_out;
             csr g = {ptr, ecol, ecost};
-            for (ptrdiff_t i = 0; i < nr; i++) { w.fail[i] = 0; kr[i] = kq; }
-            ptrdiff_t left = assign_sparse(nr, nc, g.ptr, g.col, g.cost, col4row, u, v, &w, 0);
+            for (ptrdiff_t h = 0; h < nh; h++) { w.fail[h] = 0; kr[h] = kq; }
+            ptrdiff_t left = assign_sparse(nh, ng, g.ptr, g.col, g.cost, u, v, &w, 0);
             res_fb[s] = (int) left;
-            left = expand_until_matched(&g, left, nr, nc, d, A, B, &tree, loc_c, kr, col4row, u, v, &w, host);
+            left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, host);
             if (left < 0) return "the sparse assignment lost rows";
-            /* column generation: the least c(i, j) - v(j) over every column (a weighted
-             * nearest-neighbour search) below u(i) is an edge of negative reduced cost
-             * missing from the candidates; add those edges and solve again, until there is
-             * none (the assignment is then optimal for the full problem) or `rounds`
-             * rounds. Every round also gives a feasible dual of the full problem: v (<= 0)
-             * and u'(i) = that least value, whose objective is a lower bound. */
+            /* column generation: the least c(h, g) - v(g) over every column group (a
+             * weighted nearest-neighbour search) below the cost of a record of row group h
+             * is an edge of negative reduced cost missing from the candidates; add those
+             * edges and solve again, until there is none (the assignment is then optimal for
+             * the full problem) or `rounds` rounds. Every round also gives a feasible dual of
+             * the full problem: v (<= 0, one per column group, shared by its records) and
+             * u'(i) = that least value, whose objective is a lower bound. */
             const int square = nr == nc;
             double best = -INFINITY;
             for (int round = 0;; round++) {
-                for (ptrdiff_t p = 0; p < nc; p++) wpos[p] = v[loc_c[tree.row[p]]] < 0 ? -v[loc_c[tree.row[p]]] : 0.0;
+                for (ptrdiff_t p = 0; p < ng; p++) wpos[p] = v[loc_c[tree.row[p]]] < 0 ? -v[loc_c[tree.row[p]]] : 0.0;
                 assign_node_weights(&tree, wpos, nodew);
+                for (ptrdiff_t h = 0; h < nh; h++) {
+                    ptrdiff_t p1;
+                    assign_weighted_nn2(&tree, nodew, wpos, Ag + (size_t) h * d, b1h + h, &p1, b2h + h, stack);
+                    j1h[h] = loc_c[tree.row[p1]];
+                    next_m[h] = 0;
+                    flag[h] = 0;
+                    if ((h & 0xFFFF) == 0xFFFF) host_pause(host, 0);
+                }
+                /* every record takes a column of its group's slots: one column per record */
+                for (ptrdiff_t j = 0; j < ng; j++)
+                    for (ptrdiff_t t = goff[j]; t < goff[j] + w.used[j]; t++) {
+                        ptrdiff_t h = w.mem[t];
+                        col4row[hcol[hoff[h] + next_m[h]++]] = gcol[t];
+                    }
                 double dual = 0.0;
-                for (ptrdiff_t j = 0; j < nc; j++) dual += v[j] < 0 ? v[j] : 0.0;
+                for (ptrdiff_t j = 0; j < ng; j++) dual += v[j] < 0 ? (double) (goff[j + 1] - goff[j]) * v[j] : 0.0;
                 ptrdiff_t nx = 0;
                 cost = 0.0;
                 for (ptrdiff_t i = 0; i < nr; i++) {
-                    double b1, b2;
-                    ptrdiff_t p1;
-                    const double *ai = A + (size_t) i * d;
-                    assign_weighted_nn2(&tree, nodew, wpos, ai, &b1, &p1, &b2, stack);
-                    ptrdiff_t a = col4row[i];
-                    const int j1 = loc_c[tree.row[p1]];
-                    double ca = assign_d2(ai, B + (size_t) a * d, d);
-                    double own = ca - (v[a] < 0 ? v[a] : 0.0), alt = j1 == a ? b2 : b1;
+                    const ptrdiff_t h = hid[i], a = gid[col4row[i]];
+                    double ca = assign_d2(A + (size_t) i * d, Bg + (size_t) a * d, d);
+                    /* the other records of the own column group are alternatives at its cost */
+                    double own = ca - (v[a] < 0 ? v[a] : 0.0);
+                    double alt = j1h[h] != a || goff[a + 1] - goff[a] > 1 ? b1h[h] : b2h[h];
                     cost += ca;
-                    dual += b1;
+                    dual += b1h[h];
                     if (!swap) res_reg[P->rows[i] - 1] = isfinite(alt) ? (alt > own ? alt - own : 0.0) : INFINITY;
-                    if (b1 < own - 1e-12 * (1.0 + fabs(own))) { xr[nx] = i; xc[nx] = j1; nx++; }
-                    if ((i & 0xFFFF) == 0xFFFF) host_pause(host, 0);
+                    /* (a row group first appears at its first record: xr increases) */
+                    if (!flag[h] && b1h[h] < own - 1e-12 * (1.0 + fabs(own))) {
+                        flag[h] = 1; xr[nx] = h; xc[nx] = j1h[h]; nx++;
+                    }
                 }
                 if (dual > best) best = dual;
                 if (!nx || round >= max_rounds) break;
-                g = csr_add(&g, nr, xr, xc, nx, A, B, d, host);
+                g = csr_add(&g, nh, xr, xc, nx, Ag, Bg, d, host);
                 if (square) {
-                    /* warm: free the rows with a better edge, then add them again */
-                    for (ptrdiff_t t = 0; t < nx; t++) {
-                        ptrdiff_t i = xr[t];
-                        w.row4col[col4row[i]] = -1;
-                        col4row[i] = -1;
-                        double m = INFINITY;
-                        for (ptrdiff_t e = g.ptr[i]; e < g.ptr[i + 1]; e++) {
-                            double r = g.cost[e] - v[g.col[e]];
-                            if (r < m) m = r;
-                        }
-                        u[i] = m;
-                    }
-                    left = assign_sparse(nr, nc, g.ptr, g.col, g.cost, col4row, u, v, &w, 1);
+                    /* warm: take the records of the row groups with a better edge out, then
+                     * place them again */
+                    unplace(&g, nh, ng, flag, u, v, &w);
+                    left = assign_sparse(nh, ng, g.ptr, g.col, g.cost, u, v, &w, 1);
                 } else {
-                    left = assign_sparse(nr, nc, g.ptr, g.col, g.cost, col4row, u, v, &w, 0);
+                    left = assign_sparse(nh, ng, g.ptr, g.col, g.cost, u, v, &w, 0);
                 }
-                left = expand_until_matched(&g, left, nr, nc, d, A, B, &tree, loc_c, kr, col4row, u, v, &w, host);
+                left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, host);
                 if (left < 0) return "the sparse assignment lost rows";
                 res_rounds[s] = round + 1;
             }

@@ -10,9 +10,13 @@
  * rectangular problem needs v <= 0 to give a lower bound).
  * - assign_dense(): every column is a candidate; the costs are computed from the points on
  *   the fly (O(nr + nc) memory, O(nr * nc * path length) time). Exact.
- * - assign_sparse(): the candidate edges only (a CSR list per row), with a binary heap.
- *   Exact for the sparse problem; a row with no augmenting path over the candidate edges is
- *   left unmatched (col4row = -1) for the caller's fallback. */
+ * - assign_sparse(): the candidate edges only (a CSR list per row), with a binary heap,
+ *   between groups: identical rows are one row group with a supply (its size), identical
+ *   columns one column group with a capacity (a transportation problem, solved one record
+ *   at a time; a search passes through a group once, so ties cost one node, not one per
+ *   record and one edge per record from every row). With every group of one point it is
+ *   the record-level method. Exact for the sparse problem; records with no augmenting path
+ *   over the candidate edges are left unmatched for the caller's fallback. */
 #ifndef DETANON_ASSIGN_H
 #define DETANON_ASSIGN_H
 
@@ -24,7 +28,7 @@
 typedef struct {
     double *shortest;       /* nc */
     ptrdiff_t *path;        /* nc */
-    ptrdiff_t *row4col;     /* nc */
+    ptrdiff_t *row4col;     /* nc (dense) */
     ptrdiff_t *remaining;   /* nc (dense) */
     ptrdiff_t *heap;        /* nc (sparse) */
     ptrdiff_t *heap_pos;    /* nc (sparse), -1 when not in the heap */
@@ -32,9 +36,17 @@ typedef struct {
     ptrdiff_t *touched;     /* nc (sparse) */
     ptrdiff_t *sr_list;     /* nr */
     unsigned char *sc;      /* nc */
-    unsigned char *sr;      /* nr (dense) */
+    unsigned char *sr;      /* nr */
     unsigned char *fail;    /* nr (sparse) or NULL: set to 1 for the rows a failed search
                                reached (their edges lead only to columns they hold) */
+    /* sparse: column group g has the slots goff[g] .. goff[g + 1]) (its capacity), of which
+     * the first used[g] hold the row group of one record each (mem[slot]); row group h has
+     * rsize[h] records, rem[h] of them not yet placed; via[h], via_slot[h]: the column
+     * group and slot a search reached it through */
+    const ptrdiff_t *goff, *rsize;
+    ptrdiff_t *used;        /* nc */
+    ptrdiff_t *mem;         /* total capacity */
+    ptrdiff_t *rem, *via, *via_slot; /* nr */
     /* when not NULL, paused (host_pause(), on the calling thread) about every 2^20 units of
      * work: the glue's host may jump back to R, so every buffer comes from host->alloc */
     const kernel_host *host;
@@ -55,14 +67,15 @@ static inline double assign_d2(const double *a, const double *b, int d)
 ptrdiff_t assign_dense(ptrdiff_t nr, ptrdiff_t nc, int d, const double *a, const double *b,
                        ptrdiff_t *col4row, double *u, double *v, assign_work *w);
 
-/* The candidate edges of row i are col[ptr[i] .. ptr[i + 1]) with costs cost[...]; columns
- * 0..nc-1. Fills col4row (-1: no augmenting path for that row over the candidate edges),
- * u, v; w->fail marks the rows that need more edges. Returns the number of rows left
- * unmatched. warm: continue from a previous call (its col4row, u, v and w->row4col kept),
- * adding the unmatched rows; new edges must then have reduced costs >= 0. */
+/* The candidate edges of row group h are col[ptr[h] .. ptr[h + 1]) with costs cost[...];
+ * row groups 0..nr-1 with the sizes w->rsize, column groups 0..nc-1 with the capacities of
+ * w->goff. Fills the duals u, v (one per group), w->used, w->mem and w->rem (records of a
+ * row group left without an augmenting path over the candidate edges); w->fail marks the
+ * row groups that need more edges. Returns the number of records left unmatched. warm:
+ * continue from a previous call (its u, v, w->rem and the groups' slots kept), placing the
+ * records left; new edges must then have reduced costs >= 0. */
 ptrdiff_t assign_sparse(ptrdiff_t nr, ptrdiff_t nc, const ptrdiff_t *ptr, const int *col,
-                        const double *cost, ptrdiff_t *col4row, double *u, double *v,
-                        assign_work *w, int warm);
+                        const double *cost, double *u, double *v, assign_work *w, int warm);
 
 /* The dual bound over every column, not only the candidates. With column weights w(j) =
  * -v(j) >= 0 at tree positions (wpos), the least and second least |q - b(j)|^2 + w(j) over

@@ -105,6 +105,80 @@ test_that("the sparse assignment equals the exact one on medium cells and report
   }
 })
 
+test_that("the sparse assignment over groups of identical points equals the exact dense one", {
+  # shared centroids: released points repeated 1 to 6 times, originals around them (some
+  # identical too); more, as many or fewer originals than released records (the larger side
+  # is grouped). The optimum is unique but for relabelling identical records, so the
+  # successes of the record-level dense solver (today's exact method) are reproduced exactly.
+  set.seed(15)
+  for (it in 1:60) {
+    d <- sample(1:3, 1)
+    ng <- sample(2:30, 1)
+    cen <- matrix(stats::rnorm(ng * d), ng, d)
+    zc <- cen[rep(seq_len(ng), sample(1:6, ng, TRUE)), , drop = FALSE]
+    n <- nrow(zc)
+    nr <- switch(it %% 3 + 1, n, sample(n, 1), n + sample(1:5, 1))
+    zr <- zc[sample(n, nr, replace = nr > n), , drop = FALSE] + matrix(stats::rnorm(nr * d, sd = 0.4), nr, d)
+    if (it %% 4 == 0 && nr >= 3) zr[2:3, ] <- zr[rep(1, 2), ]
+    if (nr > n) { z <- zr; zr <- zc; zc <- z } # the originals grouped, as the larger side
+    dense <- ffi_assign(zr, zc, limit = 2000)
+    for (cand in c(1, 3)) {
+      sp <- ffi_assign(zr, zc, limit = 1, cand = cand, rounds = 50)
+      ok <- !is.na(sp$col)
+      expect_identical(sum(ok), min(nrow(zr), nrow(zc)))
+      expect_false(anyDuplicated(sp$col[ok]) > 0)
+      expect_equal(sp$cost, dense$cost, tolerance = 1e-12)
+      expect_equal(sp$bound, sp$cost, tolerance = 1e-9)
+      cr <- rep(1L, nrow(zr)); cc <- rep(1L, nrow(zc))
+      expect_identical(detanon:::assignment_success(sp$col, seq_len(nrow(zr)), zr, zc, cr, cc),
+                       detanon:::assignment_success(dense$col, seq_len(nrow(zr)), zr, zc, cr, cc))
+      # the regret (from the duals, which are not unique) is a lower bound of the cost of
+      # moving the record off its released record
+      if (requireNamespace("clue", quietly = TRUE) && nrow(zr) <= nrow(zc)) {
+        C <- cost_matrix(zr, zc)
+        for (i in utils::head(sample(nrow(zr)), 3)) {
+          C2 <- C; C2[i, sp$col[i]] <- 1e6
+          alt <- sum(C2[cbind(seq_len(nrow(zr)), clue::solve_LSAP(C2))])
+          expect_lte(sp$regret[i], alt - sp$cost + 1e-9)
+        }
+      }
+    }
+  }
+})
+
+test_that("many ties: a group is one candidate, the edges and the expansion stay small", {
+  # 1500 originals, released as 6 points of 250 records each: a row's candidates are the
+  # 6 groups, not 250 equal records; proven optimal against the dense solver
+  set.seed(16)
+  n <- 1500
+  cen <- matrix(stats::rnorm(12), 6)
+  grp <- rep(1:6, each = n / 6)
+  zc <- cen[grp, ]
+  zr <- zc + matrix(stats::rnorm(2 * n, sd = 0.8), n)
+  dense <- ffi_assign(zr, zc, limit = 2000)
+  sp <- ffi_assign(zr, zc, limit = 100, cand = 2, rounds = 10)
+  expect_true(sp$sparse)
+  expect_equal(sp$cost, dense$cost, tolerance = 1e-10)
+  expect_equal(sp$bound, sp$cost, tolerance = 1e-9)
+  expect_lte(sp$fallback, n / 10)
+  cell <- rep(1L, n)
+  expect_identical(detanon:::assignment_success(sp$col, seq_len(n), zr, zc, cell, cell),
+                   detanon:::assignment_success(dense$col, seq_len(n), zr, zc, cell, cell))
+  # ties on both sides: 300 originals, each 5 times (resampled data), against the same
+  # 6 released points
+  zr <- zr[rep(sample(n, 300), each = 5), ]
+  dense <- ffi_assign(zr, zc, limit = 2000)
+  s0 <- ffi_assign(zr, zc, limit = 100, cand = 2, rounds = 0) # no column generation: bounds only
+  expect_lte(s0$bound, dense$cost + 1e-9)
+  expect_gte(s0$cost, dense$cost - 1e-9)
+  sp <- ffi_assign(zr, zc, limit = 100, cand = 2, rounds = 10)
+  expect_false(anyDuplicated(sp$col) > 0)
+  expect_equal(sp$cost, dense$cost, tolerance = 1e-10)
+  expect_equal(sp$bound, sp$cost, tolerance = 1e-9)
+  expect_identical(detanon:::assignment_success(sp$col, seq_len(n), zr, zc, cell, cell),
+                   detanon:::assignment_success(dense$col, seq_len(n), zr, zc, cell, cell))
+})
+
 test_that("the regret is a lower bound of the cost of moving a record elsewhere", {
   skip_if_not_installed("clue")
   set.seed(14)

@@ -601,3 +601,15 @@ test_that("an attack of the registry may still ask for the leave-one-out control
   expect_equal(got$control_rate, want$control_rate)
   expect_identical(want$control_kind, "leave_out")
 })
+
+test_that("the battery gives the saved results (tables and per-record results), for any thread count", {
+  # fixtures/battery-results.rds: made by detanon at commit 406d332 (helper-battery-saved.R)
+  want <- readRDS(test_path("fixtures", "battery-results.rds"))
+  pairs <- battery_saved_pairs()
+  for (nm in names(pairs)) {
+    for (nt in 1:2) {
+      got <- battery_saved_run(pairs[[nm]], want[[nm]]$masked, nthreads = nt)
+      expect_identical(got, want[[nm]]$result, label = paste(nm, "nthreads", nt))
+    }
+  }
+})
