@@ -248,7 +248,7 @@
 #'     cell size aimed at), `loss` and `n_small` (records left in small cells);
 #'   * `intruder`, `keys` (the published columns it holds, within which the groups were
 #'     formed), `n_suppressed` (records left out by `small_strata = "suppress"`; `kept`: the
-#'     rows of `data` the release holds, for the custodian, `NULL` when none was left out) and, when
+#'     rows of `data` the release holds, a logical vector, for the custodian) and, when
 #'     the search could not start, `unique_on` (`column`, `unique`: the published columns
 #'     that make records unique, and the share of records unique once each is added).
 #'
@@ -417,7 +417,7 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
   }
   n <- nrow(df)
   n_suppressed <- 0L
-  kept <- NULL
+  kept <- rep(TRUE, n)
   # the intruder of intruder_published() holds every published column exactly: the search
   # forms its groups within them (as within the strata), or returns no release when they
   # leave records in cells too small for the limits
@@ -432,7 +432,10 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
     # the categorical family (R/tune_categorical.R): the keys generalised, suppressed or
     # post-randomised until every cell can meet the limits
     cat_step <- tune_categorical(df, data, strata, keys, categorical_k(limits, k_strata, m), categorical, seed)
-    if (!is.null(cat_step)) list2env(cat_step[c("df", "data")], environment())
+    if (!is.null(cat_step)) {
+      df <- cat_step$df
+      data <- cat_step$data
+    }
     cells <- stratum_ids(df, c(strata, keys))
     why <- tryCatch({
       check_tune_limits(limits, k_strata, m, tabulate(cells), n)

@@ -1,5 +1,6 @@
-# The saved battery results (tests/testthat/fixtures/battery-results.rds, made by detanon at
-# commit 406d332, before the battery's ties were handled as groups): the pairs it was run
+# The saved battery results (tests/testthat/fixtures/battery-results.rds; the releases made
+# by detanon at commit 406d332, before the battery's ties were handled as groups, the
+# results re-made when the release form began to keep means and signs): the pairs it was run
 # on (the releases are saved too, so that a change of a masking method does not move
 # them) and the battery's calls. Every optimisation of the attacks must give the same
 # tables and the same per-record results.

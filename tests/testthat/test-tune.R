@@ -460,16 +460,20 @@ test_that("issue 36, Titanic: the narrower intruder's release re-identifies more
   # every MDAV group shares Survived, and the release passes with Survived held
   cells <- paste(d$Pclass, d$Sex, d$Family, d$Survived)
   kept <- d[table(cells)[cells] >= 3, ]
+  expect_identical(sup$kept, unname(as.vector(table(cells)[cells] >= 3)))
+  expect_identical(d[sup$kept, ], kept)
   grp <- paste(rel$Age, rel$Fare, rel$Pclass, rel$Sex, rel$Family)
   expect_true(all(tapply(rel$Survived, grp, function(v) length(unique(v))) == 1))
   b <- as.data.frame(risk_battery(kept, rel, intruder = intruder_published(vars = v_t, strata = st_t), seed = 1))
   expect_lte(max(b$rate), 0.1)
   expect_lte(max(b$rate_m, na.rm = TRUE), 0.3)
   expect_output(print(sup), "every published column\\s+not masked or\\s+sensitive,\\s+exactly:\\s+Survived")
-  # declared sensitive, Survived is no key: the search is the narrower one's
+  # declared sensitive, Survived is no key: the search is the narrower one's, and `kept`
+  # (nothing left out) selects every row
   sens <- tune_release(d, vars = v_t, strata = st_t, methods = "mdav", sensitive = "Survived",
                        verify = c("linkage_released", "linkage_original"), noise = FALSE, tail = 1, seed = 1)
   expect_identical(sens$keys, character())
+  expect_identical(sens$kept, rep(TRUE, nrow(d)))
   expect_identical(sens$chosen$settings, old$chosen$settings)
   expect_identical(sens$release[v_t], old$release[v_t])
   expect_error(tune_release(d, vars = v_t, strata = st_t, small_strata = "merge"), class = "detanon_error_argument")
