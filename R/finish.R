@@ -192,26 +192,20 @@ fit_moments <- function(fold, fit, target) {
   try <- c(fit, list(dL = 0, dU = 0, vmin = ends[1L], vmax = ends[2L]))
   prev <- NULL
   for (it in seq_len(100L)) {
-    s1 <- fold(list(nL = 0, nU = 0, acc = NULL, held = NULL, held2 = NULL, lo = Inf, hi = -Inf), function(acc, v) {
-      free <- v >= try$tL & v <= try$tU
-      h <- held_values(v[!free], try)
-      list(nL = acc$nL + sum(v < try$tL), nU = acc$nU + sum(v > try$tU),
-           acc = .Call(C_ffi_acc_add, acc$acc, matrix(v[free]), NULL),
-           held = .Call(C_ffi_acc_add, acc$held, matrix(h), NULL),
-           held2 = .Call(C_ffi_acc_add, acc$held2, matrix(h), mu),
-           lo = min(acc$lo, v[free]), hi = max(acc$hi, v[free]))
-    })
-    nF <- n - s1$nL - s1$nU
+    # (counts below tL and above tU, least and largest free value, then the exact sums of
+    # the free values, of the held ones and of their squared deviations from mu)
+    s1 <- fold(NULL, function(acc, v) .Call(C_ffi_fit_sums, acc, v, fit_par(try), mu, FALSE))
+    if (is.null(s1)) return(fit)
+    sums <- function(i) matrix(s1[4L + (i - 1L) * FSUM_ACC_LEN + seq_len(FSUM_ACC_LEN)])
+    nF <- n - s1[1L] - s1[2L]
     if (nF < 2) return(fit)
-    mF <- acc_round(s1$acc) / nF
-    dev <- acc_round(fold(NULL, function(acc, v) {
-      .Call(C_ffi_acc_add, acc, matrix(v[v >= try$tL & v <= try$tU]), mF)
-    }))
+    mF <- acc_round(sums(1L)) / nF
+    dev <- acc_round(matrix(fold(NULL, function(acc, v) .Call(C_ffi_fit_sums, acc, v, fit_par(try), mF, TRUE))))
     # values that lie inside the limits with the target's mean and SD (to rounding error)
     # stay as they are
     if (nF == n && abs(mF - mu) <= 1e-13 * target$sd && abs(dev - ss) <= 1e-13 * ss) return(fit)
-    muF <- (n * mu - acc_round(s1$held)) / nF
-    need <- ss - acc_round(s1$held2) - nF * (muF - mu)^2
+    muF <- (n * mu - acc_round(sums(2L))) / nF
+    need <- ss - acc_round(sums(3L)) - nF * (muF - mu)^2
     if (!(dev > 0) || !(need > 0) || muF < L || muF > U) return(fit)
     try$b <- sqrt(need / dev)
     try$a <- muF - try$b * mF
@@ -224,10 +218,10 @@ fit_moments <- function(fold, fit, target) {
       next
     }
     # the held sets are stable: their spreads must lie inside the gaps to the free values
-    gL <- (try$a + try$b * s1$lo - L) / 2
-    gU <- (U - (try$a + try$b * s1$hi)) / 2
-    okL <- s1$nL == 0 || (try$dL > 0 && try$dL <= gL)
-    okU <- s1$nU == 0 || (try$dU > 0 && try$dU <= gU)
+    gL <- (try$a + try$b * s1[3L] - L) / 2
+    gU <- (U - (try$a + try$b * s1[4L])) / 2
+    okL <- s1[1L] == 0 || (try$dL > 0 && try$dL <= gL)
+    okU <- s1[2L] == 0 || (try$dU > 0 && try$dU <= gU)
     if (okL && okU) break
     if (!okL) try$dL <- gL
     if (!okU) try$dU <- gU
@@ -235,23 +229,22 @@ fit_moments <- function(fold, fit, target) {
   if (is.null(prev)) fit else prev
 }
 
-# The values held at the limits (see fit_moments()) for the values v beyond the thresholds
-# of `fit`: below tL, spread over [L, L + dL) by their distance from the lowest value vmin;
-# above tU, over (U - dU, U].
-held_values <- function(v, fit) {
-  low <- v < fit$tL
-  out <- numeric(length(v))
-  out[low] <- fit$L + fit$dL * ((v[low] - fit$vmin) / (fit$tL - fit$vmin))
-  out[!low] <- fit$U - fit$dU * ((fit$vmax - v[!low]) / (fit$vmax - fit$tU))
-  out
+# The length of an exact accumulator (FSUM_ACC_LEN of src/fsum.h).
+FSUM_ACC_LEN <- 70L
+
+# The map `fit` as the numbers src/mask.h's mask_fit holds (no values are held when dL and
+# the others are not set).
+fit_par <- function(fit) {
+  held <- if (is.null(fit$dL)) c(0, 0, 0, 0) else c(fit$dL, fit$dU, fit$vmin, fit$vmax)
+  c(fit$L, fit$U, fit$a, fit$b, fit$tL, fit$tU, held)
 }
 
-# The values of the map `fit` (finish_fit()) on the squeezed values `v`.
+# The values of the map `fit` (finish_fit()) on the squeezed values `v`: a + b * v, the
+# values beyond the thresholds held at the limits (see fit_moments()): below tL, spread
+# over [L, L + dL) by their distance from the lowest value vmin; above tU, over
+# (U - dU, U]; all kept within [L, U] (mask_fit_apply() in C).
 apply_fit <- function(v, fit) {
-  w <- fit$a + fit$b * v
-  held <- v < fit$tL | v > fit$tU
-  if (any(held)) w[held] <- held_values(v[held], fit)
-  w <- pmin(pmax(w, fit$L), fit$U)
+  w <- .Call(C_ffi_fit_apply, as.double(v), fit_par(fit))
   if (is.null(fit$cut)) return(w)
   # to whole numbers: to nearest, except the values at or beyond the cut in the order of
   # (fraction, value), which go the other way (fit_rounding())

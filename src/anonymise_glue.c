@@ -323,6 +323,53 @@ SEXP ffi_acc_round(SEXP acc, SEXP e)
     return out;
 }
 
+/* The map of the natural form (mask_fit) from fit = c(L, U, a, b, tL, tU, dL, dU, vmin,
+ * vmax). */
+static mask_fit fit_from_sexp(SEXP fit)
+{
+    if (TYPEOF(fit) != REALSXP || XLENGTH(fit) != 10) Rf_error("internal error: bad map of the release form");
+    const double *p = REAL_RO(fit);
+    mask_fit f = { p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9] };
+    return f;
+}
+
+/* mask_fit_sums() of a piece v of a column, added to `state` (NULL: none yet): with `dev`
+ * FALSE, c(n below tL, n above tU, least and largest value inside, then the three
+ * accumulators); with `dev` TRUE, the accumulator of the squared deviations from centre of
+ * the values inside. */
+SEXP ffi_fit_sums(SEXP state, SEXP v, SEXP fit, SEXP centre, SEXP dev_)
+{
+    const int dev = Rf_asLogical(dev_) == 1;
+    const R_xlen_t len = dev ? FSUM_ACC_LEN : 4 + 3 * FSUM_ACC_LEN;
+    if (TYPEOF(v) != REALSXP || (!Rf_isNull(state) && (TYPEOF(state) != REALSXP || XLENGTH(state) != len)))
+        Rf_error("internal error: bad input to ffi_fit_sums");
+    const mask_fit f = fit_from_sexp(fit);
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, len));
+    double *o = REAL(out);
+    if (Rf_isNull(state)) {
+        if (!dev) { o[0] = o[1] = 0.0; o[2] = HUGE_VAL; o[3] = -HUGE_VAL; }
+        for (int a = 0; a < (dev ? 1 : 3); a++) fsum_acc_init(o + (dev ? 0 : 4) + a * FSUM_ACC_LEN);
+    } else {
+        memcpy(o, REAL_RO(state), (size_t) len * sizeof(double));
+    }
+    double *acc[3];
+    for (int a = 0; a < 3; a++) acc[a] = o + (dev ? 0 : 4 + a * FSUM_ACC_LEN);
+    mask_fit_sums(REAL_RO(v), XLENGTH(v), &f, Rf_asReal(centre), dev, o, acc);
+    UNPROTECT(1);
+    return out;
+}
+
+/* mask_fit_apply() of v into a new vector. */
+SEXP ffi_fit_apply(SEXP v, SEXP fit)
+{
+    if (TYPEOF(v) != REALSXP) Rf_error("internal error: bad input to ffi_fit_apply");
+    const mask_fit f = fit_from_sexp(fit);
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, XLENGTH(v)));
+    mask_fit_apply(REAL_RO(v), REAL(out), XLENGTH(v), &f);
+    UNPROTECT(1);
+    return out;
+}
+
 /* One pass of the exact order statistic (mask.h): `counts` (65536, added to) of the values
  * of x whose key starts with `prefix` (the top 16 * pass bits, < 2^48, exact as a double). */
 SEXP ffi_radix_hist(SEXP x, SEXP pass_, SEXP prefix_, SEXP counts)
