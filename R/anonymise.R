@@ -212,7 +212,7 @@ anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
   finish_release(f$df, data, f$vars, f$strata, masked$columns, f$x, f$k, f$format, f$check_identifiers,
                  verb = "anonymise", settings = f[c("k", "vars", "strata", "na", "small_strata", "engine", "format")],
                  counts = c(list(n = nrow(f$df), n_strata = length(sizes), min_size = min(sizes)), f[policy_counts]),
-                 stats = list(scale = masked$scale))
+                 stats = list(scale = masked$scale), nthreads = f$nthreads)
 }
 
 # The front of the masking verbs that release one value per record (anonymise(),

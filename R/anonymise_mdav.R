@@ -115,7 +115,7 @@ anonymise_mdav <- function(data, vars = NULL, strata = NULL, k = 3, noise = FALS
                                  small_strata = f$small_strata, format = format),
                  counts = c(list(n = nrow(f$df), n_strata = length(sizes), min_size = min(sizes),
                                  n_groups = length(res$size), min_group = min(res$size), max_group = max(res$size)),
-                            f[policy_counts]))
+                            f[policy_counts]), nthreads = f$nthreads)
 }
 
 # The masked columns of `res` (mdav_mask()) with the keyed noise of centroid_noise() on the

@@ -26,13 +26,14 @@
 # whose mean is the originals' unless keyed noise moved it: restoring the exact mean there
 # would give back the exact column sum, and with it a withdrawn person's values to an
 # intruder who differences two releases), after the identifier warning; returned in the class of `data` with the
-# release metadata of `verb`.
+# release metadata of `verb`. `nthreads`: for the map of the natural form (the release is
+# the same for every number).
 finish_release <- function(df, data, vars, strata, columns, x, k, format, check_identifiers,
-                           keep = c("data", "masked"), verb, settings, counts, stats = NULL) {
+                           keep = c("data", "masked"), verb, settings, counts, stats = NULL, nthreads = 1L) {
   keep <- match.arg(keep)
   if (check_identifiers) warn_identifiers(df, vars, strata)
   for (j in seq_along(vars)) {
-    df[[vars[j]]] <- format_masked(columns[[j]], x[, j], k, format, is.integer(data[[vars[j]]]), keep)
+    df[[vars[j]]] <- format_masked(columns[[j]], x[, j], k, format, is.integer(data[[vars[j]]]), keep, nthreads)
   }
   as_release(as_release_frame(df, data), verb, settings = settings, counts = counts, stats = stats)
 }
@@ -40,10 +41,10 @@ finish_release <- function(df, data, vars, strata, columns, x, k, format, check_
 # The release form of one column `m` (masked values) whose records had the values `x`
 # before masking: finish_column() of column_form(x), keeping the mean and SD of `x`
 # (`keep = "data"`) or the mean and SD of `m` (`"masked"`).
-format_masked <- function(m, x, k, format, as_integer, keep = "data") {
+format_masked <- function(m, x, k, format, as_integer, keep = "data", nthreads = 1L) {
   form <- column_form(x, k, format, as_integer)
   target <- column_target(if (keep == "masked") m else x, form$e)
-  finish_column(m, form, target)
+  finish_column(m, form, target, nthreads = nthreads)
 }
 
 # The description of a column for its release form from its values `x` before masking
@@ -108,7 +109,7 @@ pow2_form <- function(form, lim) {
 # keeping the mean and SD of `target` (column_target(); NULL: none kept). `scan` and `fit`:
 # for one piece of a column (anonymise_release()), the scan of the squeeze (form_scan())
 # and the map (finish_fit()) of the whole column.
-finish_column <- function(m, form, target = NULL, scan = NULL, fit = NULL) {
+finish_column <- function(m, form, target = NULL, scan = NULL, fit = NULL, nthreads = 1L) {
   if (form$format == "none" || !length(m)) return(m)
   if (anyNA(m)) stop("internal error: missing values in finish_column()")
   if (form$constant) return(constant_form(form$range[1L], length(m), form$as_integer))
@@ -118,9 +119,9 @@ finish_column <- function(m, form, target = NULL, scan = NULL, fit = NULL) {
   v <- times_pow2(squeeze_range(m, b$lo, b$hi, scan = scan), form$e)
   if (is.null(fit)) {
     sc <- pow2_form(form, form_limits(m, b$lo, b$hi, scan))
-    fit <- finish_fit(function(init, f) f(init, v), sc$form, target, sc$lim)
+    fit <- finish_fit(function(init, f) f(init, v), sc$form, target, sc$lim, nthreads)
   }
-  v <- times_pow2(apply_fit(v, fit), -form$e)
+  v <- times_pow2(apply_fit(v, fit, nthreads), -form$e)
   if (form$as_integer && identical(b$d, 0L)) v <- as.integer(v)
   v
 }
@@ -160,14 +161,14 @@ pieces_fit <- function(read, st, j, scan, values, keep = "data") {
 # the limits L and U (those of the squeeze, and 0 for data all >= 0 or all <= 0 unless they
 # are whole numbers left unrounded), the affine map a + b * v, the values held at L (v < tL)
 # and at U (v > tU), and for whole numbers the rounding (fit_rounding()).
-finish_fit <- function(fold, form, target, lim) {
+finish_fit <- function(fold, form, target, lim, nthreads = 1L) {
   # (no sign limit for whole numbers kept unrounded, see the help of anonymise())
   sign <- !(isTRUE(form$bounds$whole) && is.na(form$bounds$d))
   fit <- list(L = max(lim[1L], if (sign && form$range[1L] >= 0) 0 else -Inf),
               U = min(lim[2L], if (sign && form$range[2L] <= 0) 0 else Inf),
               a = 0, b = 1, tL = -Inf, tU = Inf)
-  if (!is.null(target)) fit <- fit_moments(fold, fit, target)
-  if (identical(form$bounds$d, 0L)) fit <- fit_rounding(fold, fit)
+  if (!is.null(target)) fit <- fit_moments(fold, fit, target, nthreads)
+  if (identical(form$bounds$d, 0L)) fit <- fit_rounding(fold, fit, nthreads)
   fit
 }
 
@@ -182,7 +183,7 @@ finish_fit <- function(fold, form, target, lim) {
 # (the held sets only grow) and the spreads lie inside the gaps. When the limits leave too
 # little room (the target's SD cannot be reached inside them), the map is left as it is
 # (values only held inside the limits).
-fit_moments <- function(fold, fit, target) {
+fit_moments <- function(fold, fit, target, nthreads = 1L) {
   n <- target$n
   mu <- target$mean
   ss <- (n - 1) * target$sd^2
@@ -192,26 +193,20 @@ fit_moments <- function(fold, fit, target) {
   try <- c(fit, list(dL = 0, dU = 0, vmin = ends[1L], vmax = ends[2L]))
   prev <- NULL
   for (it in seq_len(100L)) {
-    s1 <- fold(list(nL = 0, nU = 0, acc = NULL, held = NULL, held2 = NULL, lo = Inf, hi = -Inf), function(acc, v) {
-      free <- v >= try$tL & v <= try$tU
-      h <- held_values(v[!free], try)
-      list(nL = acc$nL + sum(v < try$tL), nU = acc$nU + sum(v > try$tU),
-           acc = .Call(C_ffi_acc_add, acc$acc, matrix(v[free]), NULL),
-           held = .Call(C_ffi_acc_add, acc$held, matrix(h), NULL),
-           held2 = .Call(C_ffi_acc_add, acc$held2, matrix(h), mu),
-           lo = min(acc$lo, v[free]), hi = max(acc$hi, v[free]))
-    })
-    nF <- n - s1$nL - s1$nU
+    # (counts below tL and above tU, least and largest free value, then the exact sums of
+    # the free values, of the held ones and of their squared deviations from mu)
+    s1 <- fold(NULL, function(acc, v) .Call(C_ffi_fit_sums, acc, v, fit_par(try), mu, FALSE, nthreads))
+    if (is.null(s1)) return(fit)
+    sums <- function(i) matrix(s1[4L + (i - 1L) * FSUM_ACC_LEN + seq_len(FSUM_ACC_LEN)])
+    nF <- n - s1[1L] - s1[2L]
     if (nF < 2) return(fit)
-    mF <- acc_round(s1$acc) / nF
-    dev <- acc_round(fold(NULL, function(acc, v) {
-      .Call(C_ffi_acc_add, acc, matrix(v[v >= try$tL & v <= try$tU]), mF)
-    }))
+    mF <- acc_round(sums(1L)) / nF
+    dev <- acc_round(matrix(fold(NULL, function(acc, v) .Call(C_ffi_fit_sums, acc, v, fit_par(try), mF, TRUE, nthreads))))
     # values that lie inside the limits with the target's mean and SD (to rounding error)
     # stay as they are
     if (nF == n && abs(mF - mu) <= 1e-13 * target$sd && abs(dev - ss) <= 1e-13 * ss) return(fit)
-    muF <- (n * mu - acc_round(s1$held)) / nF
-    need <- ss - acc_round(s1$held2) - nF * (muF - mu)^2
+    muF <- (n * mu - acc_round(sums(2L))) / nF
+    need <- ss - acc_round(sums(3L)) - nF * (muF - mu)^2
     if (!(dev > 0) || !(need > 0) || muF < L || muF > U) return(fit)
     try$b <- sqrt(need / dev)
     try$a <- muF - try$b * mF
@@ -224,10 +219,10 @@ fit_moments <- function(fold, fit, target) {
       next
     }
     # the held sets are stable: their spreads must lie inside the gaps to the free values
-    gL <- (try$a + try$b * s1$lo - L) / 2
-    gU <- (U - (try$a + try$b * s1$hi)) / 2
-    okL <- s1$nL == 0 || (try$dL > 0 && try$dL <= gL)
-    okU <- s1$nU == 0 || (try$dU > 0 && try$dU <= gU)
+    gL <- (try$a + try$b * s1[3L] - L) / 2
+    gU <- (U - (try$a + try$b * s1[4L])) / 2
+    okL <- s1[1L] == 0 || (try$dL > 0 && try$dL <= gL)
+    okU <- s1[2L] == 0 || (try$dU > 0 && try$dU <= gU)
     if (okL && okU) break
     if (!okL) try$dL <- gL
     if (!okU) try$dU <- gU
@@ -235,23 +230,22 @@ fit_moments <- function(fold, fit, target) {
   if (is.null(prev)) fit else prev
 }
 
-# The values held at the limits (see fit_moments()) for the values v beyond the thresholds
-# of `fit`: below tL, spread over [L, L + dL) by their distance from the lowest value vmin;
-# above tU, over (U - dU, U].
-held_values <- function(v, fit) {
-  low <- v < fit$tL
-  out <- numeric(length(v))
-  out[low] <- fit$L + fit$dL * ((v[low] - fit$vmin) / (fit$tL - fit$vmin))
-  out[!low] <- fit$U - fit$dU * ((fit$vmax - v[!low]) / (fit$vmax - fit$tU))
-  out
+# The length of an exact accumulator (FSUM_ACC_LEN of src/fsum.h).
+FSUM_ACC_LEN <- 70L
+
+# The map `fit` as the numbers src/mask.h's mask_fit holds (no values are held when dL and
+# the others are not set).
+fit_par <- function(fit) {
+  held <- if (is.null(fit$dL)) c(0, 0, 0, 0) else c(fit$dL, fit$dU, fit$vmin, fit$vmax)
+  c(fit$L, fit$U, fit$a, fit$b, fit$tL, fit$tU, held)
 }
 
-# The values of the map `fit` (finish_fit()) on the squeezed values `v`.
-apply_fit <- function(v, fit) {
-  w <- fit$a + fit$b * v
-  held <- v < fit$tL | v > fit$tU
-  if (any(held)) w[held] <- held_values(v[held], fit)
-  w <- pmin(pmax(w, fit$L), fit$U)
+# The values of the map `fit` (finish_fit()) on the squeezed values `v`: a + b * v, the
+# values beyond the thresholds held at the limits (see fit_moments()): below tL, spread
+# over [L, L + dL) by their distance from the lowest value vmin; above tU, over
+# (U - dU, U]; all kept within [L, U] (mask_fit_apply() in C).
+apply_fit <- function(v, fit, nthreads = 1L) {
+  w <- .Call(C_ffi_fit_apply, as.double(v), fit_par(fit), nthreads)
   if (is.null(fit$cut)) return(w)
   # to whole numbers: to nearest, except the values at or beyond the cut in the order of
   # (fraction, value), which go the other way (fit_rounding())
@@ -271,9 +265,9 @@ beyond_cut <- function(g, w, cut, up) {
 # way go the other way: those with the largest fractions g of w + 0.5 when R > 0, the
 # smallest when R < 0, ties in g broken by the value (so equal values go alike and the sum
 # is kept to a unit, or as closely as equal values allow).
-fit_rounding <- function(fold, fit) {
+fit_rounding <- function(fold, fit, nthreads = 1L) {
   unrounded <- fit
-  w_of <- function(v) apply_fit(v, unrounded)
+  w_of <- function(v) apply_fit(v, unrounded, nthreads)
   s <- fold(list(sum = NULL, base = NULL), function(acc, v) {
     w <- w_of(v)
     list(sum = .Call(C_ffi_acc_add, acc$sum, matrix(w), NULL),

@@ -395,6 +395,7 @@ pow2_factors <- function(x) {
 
 # x * 2^e, in two steps so that 2^e itself never overflows (e up to 1074).
 times_pow2 <- function(x, e) {
+  if (is.double(x) && isTRUE(all(e == 0))) return(x)
   h <- trunc(e / 2)
   (x * 2^h) * 2^(e - h)
 }

@@ -6,6 +6,7 @@
 #include "mask.h"
 #include "progress.h"
 #include "fsum.h"
+#include "threads.h"
 #include <string.h>
 
 /* The scaling factors of step 5: sd / c_sd, NA for a column released as its mean. */
@@ -319,6 +320,91 @@ SEXP ffi_acc_round(SEXP acc, SEXP e)
     SEXP out = PROTECT(Rf_allocVector(REALSXP, p));
     for (int j = 0; j < p; j++)
         REAL(out)[j] = fsum_acc_round(REAL_RO(acc) + (ptrdiff_t) j * FSUM_ACC_LEN, INTEGER_RO(e)[j]);
+    UNPROTECT(1);
+    return out;
+}
+
+/* The map of the natural form (mask_fit) from fit = c(L, U, a, b, tL, tU, dL, dU, vmin,
+ * vmax). */
+static mask_fit fit_from_sexp(SEXP fit)
+{
+    if (TYPEOF(fit) != REALSXP || XLENGTH(fit) != 10) Rf_error("internal error: bad map of the release form");
+    const double *p = REAL_RO(fit);
+    mask_fit f = { p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9] };
+    return f;
+}
+
+/* mask_fit_sums() of a piece v of a column, added to `state` (NULL: none yet): with `dev`
+ * FALSE, c(n below tL, n above tU, least and largest value inside, then the three
+ * accumulators); with `dev` TRUE, the accumulator of the squared deviations from centre of
+ * the values inside. Threads over blocks of v. */
+SEXP ffi_fit_sums(SEXP state, SEXP v, SEXP fit, SEXP centre, SEXP dev_, SEXP nthreads)
+{
+    const int dev = Rf_asLogical(dev_) == 1, n_acc = dev ? 1 : 3, off = dev ? 0 : 4;
+    const R_xlen_t len = off + n_acc * FSUM_ACC_LEN;
+    if (TYPEOF(v) != REALSXP || (!Rf_isNull(state) && (TYPEOF(state) != REALSXP || XLENGTH(state) != len)))
+        Rf_error("internal error: bad input to ffi_fit_sums");
+    const mask_fit f = fit_from_sexp(fit);
+    const double c = Rf_asReal(centre);
+    const ptrdiff_t n = XLENGTH(v);
+    const int nt = threads_for(detanon_threads(nthreads), (double) n);
+    /* each thread sums a block of rows into its own state; the states are merged exactly,
+     * so the sums do not depend on the number of threads */
+    double *part = (double *) R_alloc((size_t) nt * (size_t) len, sizeof(double));
+    for (int t = 0; t < nt; t++) {
+        double *o = part + (size_t) t * len;
+        if (t == 0 && !Rf_isNull(state)) {
+            memcpy(o, REAL_RO(state), (size_t) len * sizeof(double));
+            continue;
+        }
+        if (!dev) { o[0] = o[1] = 0.0; o[2] = HUGE_VAL; o[3] = -HUGE_VAL; }
+        for (int a = 0; a < n_acc; a++) fsum_acc_init(o + off + a * FSUM_ACC_LEN);
+    }
+    const double *x = REAL_RO(v);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+#endif
+    for (int t = 0; t < nt; t++) {
+        double *o = part + (size_t) t * len;
+        double *acc[3];
+        for (int a = 0; a < 3; a++) acc[a] = o + off + (a < n_acc ? a : 0) * FSUM_ACC_LEN;
+        const ptrdiff_t i0 = n / nt * t + (t < n % nt ? t : n % nt), m = n / nt + (t < n % nt);
+        mask_fit_sums(x + i0, m, &f, c, dev, o, acc);
+    }
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, len));
+    double *o = REAL(out);
+    memcpy(o, part, (size_t) len * sizeof(double));
+    for (int t = 1; t < nt; t++) {
+        const double *p = part + (size_t) t * len;
+        if (!dev) {
+            o[0] += p[0];
+            o[1] += p[1];
+            if (p[2] < o[2]) o[2] = p[2];
+            if (p[3] > o[3]) o[3] = p[3];
+        }
+        for (int a = 0; a < n_acc; a++) fsum_acc_merge(o + off + a * FSUM_ACC_LEN, p + off + a * FSUM_ACC_LEN);
+    }
+    UNPROTECT(1);
+    return out;
+}
+
+/* mask_fit_apply() of v into a new vector. */
+SEXP ffi_fit_apply(SEXP v, SEXP fit, SEXP nthreads)
+{
+    if (TYPEOF(v) != REALSXP) Rf_error("internal error: bad input to ffi_fit_apply");
+    const mask_fit f = fit_from_sexp(fit);
+    const ptrdiff_t n = XLENGTH(v);
+    const int nt = threads_for(detanon_threads(nthreads), (double) n);
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
+    const double *x = REAL_RO(v);
+    double *o = REAL(out);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+#endif
+    for (int t = 0; t < nt; t++) {
+        const ptrdiff_t i0 = n / nt * t + (t < n % nt ? t : n % nt), m = n / nt + (t < n % nt);
+        mask_fit_apply(x + i0, o + i0, m, &f);
+    }
     UNPROTECT(1);
     return out;
 }

@@ -14,6 +14,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_squeeze",        (DL_FUNC) &ffi_squeeze,        4},
     {"ffi_form_scan",      (DL_FUNC) &ffi_form_scan,      4},
     {"ffi_form_apply",     (DL_FUNC) &ffi_form_apply,     5},
+    {"ffi_fit_sums",       (DL_FUNC) &ffi_fit_sums,       6},
+    {"ffi_fit_apply",      (DL_FUNC) &ffi_fit_apply,      3},
     {"ffi_col_maxabs",     (DL_FUNC) &ffi_col_maxabs,     1},
     {"ffi_checksum",       (DL_FUNC) &ffi_checksum,       1},
     {"ffi_mask_strata",    (DL_FUNC) &ffi_mask_strata,    6},

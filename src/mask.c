@@ -232,6 +232,54 @@ void mask_release_form(const double *v, double *out, ptrdiff_t n, double lo, dou
     mask_form_apply(v, out, n, lo, hi, &s, round0);
 }
 
+static inline double fit_held(double v, const mask_fit *f)
+{
+    if (v < f->tL) return f->L + mul1(f->dL, (v - f->vmin) / (f->tL - f->vmin));
+    return f->U - mul1(f->dU, (f->vmax - v) / (f->vmax - f->tU));
+}
+
+#define FIT_BUF 512
+void mask_fit_sums(const double *v, ptrdiff_t n, const mask_fit *f, double centre, int dev,
+                   double *out, double *const *acc)
+{
+    double in[FIT_BUF], held[FIT_BUF];
+    int n_in = 0, n_held = 0;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        const double x = v[i];
+        if (x >= f->tL && x <= f->tU) {
+            in[n_in++] = x;
+            if (!dev) {
+                if (x < out[2]) out[2] = x;
+                if (x > out[3]) out[3] = x;
+            }
+        } else if (!dev) {
+            out[x < f->tL ? 0 : 1] += 1.0;
+            held[n_held++] = fit_held(x, f);
+        }
+        if (n_in == FIT_BUF || i == n - 1) {
+            fsum_acc_add(acc[0], in, n_in, dev ? &centre : NULL);
+            n_in = 0;
+        }
+        if (n_held == FIT_BUF || (i == n - 1 && n_held)) {
+            fsum_acc_add(acc[1], held, n_held, NULL);
+            fsum_acc_add(acc[2], held, n_held, &centre);
+            n_held = 0;
+        }
+    }
+}
+
+void mask_fit_apply(const double *v, double *out, ptrdiff_t n, const mask_fit *f)
+{
+    for (ptrdiff_t i = 0; i < n; i++) {
+        const double x = v[i];
+        double w = f->a + mul1(f->b, x);
+        if (x < f->tL || x > f->tU) w = fit_held(x, f);
+        if (f->L > w) w = f->L;
+        if (f->U < w) w = f->U;
+        out[i] = w;
+    }
+}
+
 double mask_max_abs(const double *x, ptrdiff_t n)
 {
     double m = -1.0;

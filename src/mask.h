@@ -60,6 +60,21 @@ void mask_form_apply(const double *v, double *out, ptrdiff_t n, double lo, doubl
                      const mask_form_scan *s, int round0);
 void mask_release_form(const double *v, double *out, ptrdiff_t n, double lo, double hi, int round0);
 
+/* The map of the natural form (finish_fit(), fit_moments() and apply_fit() in R/finish.R):
+ * the affine map a + b * v of the values inside [tL, tU], the values below tL held in
+ * [L, L + dL) by their distance from vmin, those above tU in (U - dU, U], then everything
+ * kept inside [L, U]. The same operations, in the same order and rounding, as the R code.
+ * mask_fit_sums() adds to the exact accumulators (fsum.h) of a column in pieces, for one
+ * piece v[0..n): with `dev` 0, the counts below tL and above tU, the least and largest of
+ * the values inside (out[0..3], out[0..1] added to, out[2..3] merged), the sum of the
+ * values inside (acc[0]), of the held values (acc[1]) and of their squared deviations from
+ * `centre` (acc[2]); with `dev` 1, only the squared deviations of the values inside from
+ * `centre` (acc[0]). mask_fit_apply() maps v[0..n) into out[0..n). */
+typedef struct { double L, U, a, b, tL, tU, dL, dU, vmin, vmax; } mask_fit;
+void mask_fit_sums(const double *v, ptrdiff_t n, const mask_fit *f, double centre, int dev,
+                   double *out, double *const *acc);
+void mask_fit_apply(const double *v, double *out, ptrdiff_t n, const mask_fit *f);
+
 /* The largest |x[i]| of x[0..n), NaN left out; HUGE_VAL when nothing is left. */
 double mask_max_abs(const double *x, ptrdiff_t n);
 /* An exact order statistic over chunks, by four passes of 16 bits on the ordered bit

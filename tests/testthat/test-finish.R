@@ -231,3 +231,62 @@ test_that("whole numbers are rounded keeping the sum, equal values alike", {
   # to nearest, it was off by more
   expect_gt(abs(sum(round(u)) - sum(u)), 1)
 })
+
+test_that("the map's C kernels equal their R references (apply and sums, in pieces, any threads)", {
+  # references: the map and its sums written plainly in R
+  held_ref <- function(v, fit) {
+    ifelse(v < fit$tL, fit$L + fit$dL * ((v - fit$vmin) / (fit$tL - fit$vmin)),
+           fit$U - fit$dU * ((fit$vmax - v) / (fit$vmax - fit$tU)))
+  }
+  apply_ref <- function(v, fit) {
+    w <- fit$a + fit$b * v
+    held <- v < fit$tL | v > fit$tU
+    w[held] <- held_ref(v[held], fit)
+    pmin(pmax(w, fit$L), fit$U)
+  }
+  exact <- function(x) detanon:::acc_round(.Call(detanon:::C_ffi_acc_add, NULL, matrix(as.double(x)), NULL))
+  exact_dev <- function(x, c) detanon:::acc_round(.Call(detanon:::C_ffi_acc_add, NULL, matrix(as.double(x)), c))
+  sums_of <- function(pieces, fit, mu, nt) {
+    s <- NULL
+    for (p in pieces) s <- .Call(detanon:::C_ffi_fit_sums, s, p, detanon:::fit_par(fit), mu, FALSE, nt)
+    acc <- function(i) detanon:::acc_round(matrix(s[4L + (i - 1L) * 70L + 1:70]))
+    d <- NULL
+    for (p in pieces) d <- .Call(detanon:::C_ffi_fit_sums, d, p, detanon:::fit_par(fit), mu + 1, TRUE, nt)
+    list(counts = s[1:4], free = acc(1L), held = acc(2L), held2 = acc(3L), dev = detanon:::acc_round(matrix(d)))
+  }
+  set.seed(11)
+  cases <- list(
+    random = stats::rnorm(3000),
+    ties = rep(c(-2, 0, 0, 1.5, 7), 400),
+    tiny = stats::rnorm(500) * 1e-300,
+    one = 4,
+    all_held = c(-5, -4, 9, 10),
+    wide = c(stats::rexp(2000) * 1e6, -1e-3)
+  )
+  for (nm in names(cases)) {
+    v <- cases[[nm]]
+    q <- stats::quantile(v, c(0.1, 0.9), names = FALSE)
+    fits <- list(
+      none = list(L = -Inf, U = Inf, a = 0, b = 1, tL = -Inf, tU = Inf),
+      held = list(L = q[1] - 1, U = q[2] + 1, a = 0.3, b = 1.7, tL = q[1], tU = q[2], dL = 0.25, dU = 0.5,
+                  vmin = min(v), vmax = max(v)),
+      low_only = list(L = 0, U = Inf, a = -1, b = 3, tL = q[1], tU = Inf, dL = 1e-3, dU = 0, vmin = min(v), vmax = max(v))
+    )
+    for (fn in names(fits)) {
+      fit <- fits[[fn]]
+      info <- paste(nm, fn)
+      for (nt in 1:2) expect_identical(detanon:::apply_fit(v, fit, nt), apply_ref(v, fit), info = info)
+      free <- v >= fit$tL & v <= fit$tU
+      h <- if (any(!free)) held_ref(v[!free], fit) else numeric()
+      mu <- mean(v)
+      want <- list(counts = c(sum(v < fit$tL), sum(v > fit$tU), min(v[free], Inf), max(v[free], -Inf)),
+                   free = exact(v[free]), held = exact(h), held2 = exact_dev(h, mu), dev = exact_dev(v[free], mu + 1))
+      # in one piece, and in pieces of any sizes (one of them empty)
+      for (nt in 1:2) expect_identical(sums_of(list(v), fit, mu, nt), want, info = paste(info, nt))
+      cut <- sort(unique(c(0L, sample(length(v), min(3L, length(v))), length(v))))
+      pieces <- c(lapply(seq_len(length(cut) - 1L), function(i) v[seq.int(cut[i] + 1L, length.out = cut[i + 1L] - cut[i])]),
+                  list(numeric()))
+      expect_identical(sums_of(rev(pieces), fit, mu, 2L), want, info = info)
+    }
+  }
+})
