@@ -189,14 +189,19 @@ fit_moments <- function(fold, fit, target, nthreads = 1L) {
   ss <- (n - 1) * target$sd^2
   L <- fit$L
   U <- fit$U
-  ends <- fold(c(Inf, -Inf), function(acc, v) c(min(acc[1L], v), max(acc[2L], v)))
-  try <- c(fit, list(dL = 0, dU = 0, vmin = ends[1L], vmax = ends[2L]))
+  # (vmin and vmax, the ends of all values, are those of the free values of the first pass,
+  # where every value is free)
+  try <- c(fit, list(dL = 0, dU = 0, vmin = 0, vmax = 0))
   prev <- NULL
   for (it in seq_len(100L)) {
     # (counts below tL and above tU, least and largest free value, then the exact sums of
     # the free values, of the held ones and of their squared deviations from mu)
     s1 <- fold(NULL, function(acc, v) .Call(C_ffi_fit_sums, acc, v, fit_par(try), mu, FALSE, nthreads))
     if (is.null(s1)) return(fit)
+    if (it == 1L) {
+      try$vmin <- s1[3L]
+      try$vmax <- s1[4L]
+    }
     sums <- function(i) matrix(s1[4L + (i - 1L) * FSUM_ACC_LEN + seq_len(FSUM_ACC_LEN)])
     nF <- n - s1[1L] - s1[2L]
     if (nF < 2) return(fit)
