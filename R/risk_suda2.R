@@ -98,6 +98,7 @@ risk_suda2 <- function(data, strata = NULL, dis_fraction = 0.01, missing = NULL)
   r <- .Call(C_ffi_suda2, lapply(coded, `[[`, "code"), n_levels, dis_fraction)
   score <- r$score
   contribution <- r$contrib
+  r$contrib <- NULL # so that naming the columns does not copy the matrix
   colnames(contribution) <- strata
   # the summed MSU weights per key of the records with a positive score (the others add 0)
   raw <- r$raw
@@ -157,19 +158,20 @@ suda_codes <- function(x, missing = NULL) {
     }
     return(list(code = code, levels = levs))
   }
-  miss <- is.na(x)
-  if (length(missing)) miss <- miss | x %in% missing
-  if ((is.integer(x) || is.double(x)) && !is.object(x) && !all(miss)) {
-    lim <- as.double(range(x[!miss]))
-    if (all(abs(lim) < 2^31) && lim[2L] - lim[1L] < max(length(x), 1e4) &&
+  miss <- if (length(missing)) is.na(x) | x %in% missing
+  if ((is.integer(x) || is.double(x)) && !is.object(x)) {
+    # NA (and NaN) propagate to the offsets, and tabulate() skips them
+    lim <- suppressWarnings(as.double(if (is.null(miss)) range(x, na.rm = TRUE) else range(x[!miss])))
+    if (all(abs(lim) < 2^30) && lim[2L] - lim[1L] < max(length(x), 1e4) &&
         (is.integer(x) || all(x == trunc(x), na.rm = TRUE))) {
-      off <- as.integer(x - (lim[1L] - 1))
-      off[miss] <- NA_integer_
+      off <- if (is.integer(x)) x - (as.integer(lim[1L]) - 1L) else as.integer(x - (lim[1L] - 1))
+      if (!is.null(miss)) off[miss] <- NA_integer_
       present <- tabulate(off, lim[2L] - lim[1L] + 1) > 0L
       levs <- which(present) + (lim[1L] - 1)
       return(list(code = cumsum(present)[off], levels = if (is.integer(x)) as.integer(levs) else levs))
     }
   }
+  if (is.null(miss)) miss <- is.na(x)
   levs <- sort_unique_radix(x[!miss])
   code <- match(x, levs)
   code[miss] <- NA_integer_

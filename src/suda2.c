@@ -110,6 +110,12 @@ static int popcount64(uint64_t x)
     return k;
 }
 
+/* The code of a value, 1 .. L, or 0 for a missing value (any code outside 1 .. L). */
+static inline int code_of(int v, int L)
+{
+    return v >= 1 && v <= L ? v : 0;
+}
+
 /* Bits that hold the values 0 .. L. */
 static int bits_for(int L)
 {
@@ -122,7 +128,7 @@ static int bits_for(int L)
  * one more code) are adjacent, equal ones in increasing record order; same[i] = 1 when
  * ord[i] equals ord[i - 1] on all the keys. Packs each record into one 64-bit word and sorts
  * the words by LSD radix when the codes fit, else counting-sorts by one key at a time. */
-static void group_records(const int *codes, ptrdiff_t n, int m, const int *n_levels, int *ord,
+static void group_records(const int *const *cols, ptrdiff_t n, int m, const int *n_levels, int *ord,
                           unsigned char *same, const kernel_host *h)
 {
     int total = 0, shift[SUDA2_MAX_KEYS];
@@ -137,8 +143,9 @@ static void group_records(const int *codes, ptrdiff_t n, int m, const int *n_lev
         int *tmp = (int *) h->alloc((size_t) n, sizeof(int));
         for (ptrdiff_t i = 0; i < n; i++) { key[i] = 0; ord[i] = (int) i; }
         for (int j = 0; j < m; j++) {
-            const int *x = codes + (size_t) j * (size_t) n;
-            for (ptrdiff_t i = 0; i < n; i++) key[i] |= (uint64_t) (x[i] + 1) << shift[j];
+            const int *x = cols[j];
+            const int L = n_levels[j];
+            for (ptrdiff_t i = 0; i < n; i++) key[i] |= (uint64_t) code_of(x[i], L) << shift[j];
         }
         host_pause(h, 0);
         ptrdiff_t count[1 << DIGIT];
@@ -169,13 +176,13 @@ static void group_records(const int *codes, ptrdiff_t n, int m, const int *n_lev
     int *out = ord;
     for (ptrdiff_t i = 0; i < n; i++) ord[i] = (int) i;
     for (int j = m - 1; j >= 0; j--) {
-        const int *x = codes + (size_t) j * (size_t) n;
-        const int L = n_levels[j] + 1;
-        memset(count, 0, (size_t) L * sizeof(ptrdiff_t));
-        for (ptrdiff_t i = 0; i < n; i++) count[x[i] + 1]++;
+        const int *x = cols[j];
+        const int L = n_levels[j];
+        memset(count, 0, ((size_t) L + 1) * sizeof(ptrdiff_t));
+        for (ptrdiff_t i = 0; i < n; i++) count[code_of(x[i], L)]++;
         ptrdiff_t pos = 0;
-        for (int t = 0; t < L; t++) { const ptrdiff_t k = count[t]; count[t] = pos; pos += k; }
-        for (ptrdiff_t i = 0; i < n; i++) tmp[count[x[ord[i]] + 1]++] = ord[i];
+        for (int t = 0; t <= L; t++) { const ptrdiff_t k = count[t]; count[t] = pos; pos += k; }
+        for (ptrdiff_t i = 0; i < n; i++) tmp[count[code_of(x[ord[i]], L)]++] = ord[i];
         int *sw = ord; ord = tmp; tmp = sw;
         host_pause(h, 0);
     }
@@ -183,14 +190,14 @@ static void group_records(const int *codes, ptrdiff_t n, int m, const int *n_lev
     for (ptrdiff_t i = 0; i < n; i++) {
         int eq = i > 0;
         for (int j = 0; j < m && eq; j++) {
-            const int *x = codes + (size_t) j * (size_t) n;
-            eq = x[out[i]] == x[out[i - 1]];
+            const int *x = cols[j];
+            eq = code_of(x[out[i]], n_levels[j]) == code_of(x[out[i - 1]], n_levels[j]);
         }
         same[i] = (unsigned char) eq;
     }
 }
 
-void suda2_msu(const int *codes, ptrdiff_t n, int m, const int *n_levels, double *score,
+void suda2_msu(const int *const *cols, ptrdiff_t n, int m, const int *n_levels, double *score,
                double *contrib, suda2_result *res, const kernel_host *h)
 {
     memset(res, 0, sizeof(*res));
@@ -204,7 +211,7 @@ void suda2_msu(const int *codes, ptrdiff_t n, int m, const int *n_levels, double
      * of its own (a candidate) can have one, and the others only count. */
     int *ord = (int *) h->alloc((size_t) n, sizeof(int));
     unsigned char *same = (unsigned char *) h->alloc((size_t) n, 1);
-    group_records(codes, n, m, n_levels, ord, same, h);
+    group_records(cols, n, m, n_levels, ord, same, h);
     ptrdiff_t n_item = 0;
     for (ptrdiff_t i = 0; i < n; i++) n_item += !same[i];
     int *rep = (int *) h->alloc((size_t) n_item, sizeof(int));   /* a record of each item */
@@ -223,9 +230,9 @@ void suda2_msu(const int *codes, ptrdiff_t n, int m, const int *n_levels, double
     int *item_codes = (int *) h->alloc((size_t) n_item * (size_t) m, sizeof(int));
     int max_level = 1;
     for (int j = 0; j < m; j++) {
-        const int *x = codes + (size_t) j * (size_t) n;
+        const int *x = cols[j];
         int *y = item_codes + (size_t) j * (size_t) n_item;
-        for (ptrdiff_t g = 0; g < n_item; g++) y[g] = x[rep[g]];
+        for (ptrdiff_t g = 0; g < n_item; g++) y[g] = code_of(x[rep[g]], n_levels[j]) - 1;
         if (n_levels[j] + 1 > max_level) max_level = n_levels[j] + 1;
     }
     ptrdiff_t *count = (ptrdiff_t *) h->alloc((size_t) max_level, sizeof(ptrdiff_t));

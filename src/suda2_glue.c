@@ -19,19 +19,12 @@ SEXP ffi_suda2(SEXP codes, SEXP n_levels, SEXP fraction)
     const ptrdiff_t n = m > 0 ? XLENGTH(VECTOR_ELT(codes, 0)) : 0;
     if (n > INT_MAX) Rf_error("ffi_suda2: too many records");
     const size_t nm = (size_t) n * (size_t) m;
-    /* 0-based codes, -1 for a missing value */
-    int *x = (int *) R_alloc(nm > 0 ? nm : 1, sizeof(int));
+    const int **cols = (const int **) R_alloc(m > 0 ? (size_t) m : 1, sizeof(int *));
     const int *lv = m > 0 ? INTEGER_RO(n_levels) : NULL;
     for (int j = 0; j < m; j++) {
         SEXP col = VECTOR_ELT(codes, j);
         if (TYPEOF(col) != INTSXP || XLENGTH(col) != n) Rf_error("ffi_suda2: codes must be integer vectors of one length");
-        const int *src = INTEGER_RO(col);
-        int *dst = x + (size_t) j * (size_t) n;
-        for (ptrdiff_t i = 0; i < n; i++) {
-            const int v = src[i];
-            if (v != NA_INTEGER && (v < 1 || v > lv[j])) Rf_error("ffi_suda2: code out of range");
-            dst[i] = v == NA_INTEGER ? -1 : v - 1;
-        }
+        cols[j] = INTEGER_RO(col);
     }
     int nprot = 0;
     const char *names[] = {"score", "contrib", "dis", "scored", "raw", "counts", "msu_by_size"};
@@ -52,7 +45,7 @@ SEXP ffi_suda2(SEXP codes, SEXP n_levels, SEXP fraction)
     double *pd = n > 0 ? REAL(dis) : &dummy;
     kernel_host h = detanon_host(R_NilValue);
     suda2_result res;
-    suda2_msu(x, n, m, lv, ps, pc, &res, &h);
+    suda2_msu(cols, n, m, lv, ps, pc, &res, &h);
     suda2_dis(ps, n, m, res.n_pairs, Rf_asReal(fraction), pd);
     ptrdiff_t k = 0;
     for (ptrdiff_t i = 0; i < n; i++) k += ps[i] > 0;
