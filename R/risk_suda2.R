@@ -161,7 +161,8 @@ suda_codes <- function(x, missing = NULL) {
   miss <- if (length(missing)) is.na(x) | x %in% missing
   if ((is.integer(x) || is.double(x)) && !is.object(x)) {
     # NA (and NaN) propagate to the offsets, and tabulate() skips them
-    lim <- suppressWarnings(as.double(if (is.null(miss)) range(x, na.rm = TRUE) else range(x[!miss])))
+    v <- if (is.null(miss)) x else x[!miss]
+    lim <- suppressWarnings(as.double(c(min(v, na.rm = TRUE), max(v, na.rm = TRUE))))
     if (all(abs(lim) < 2^30) && lim[2L] - lim[1L] < max(length(x), 1e4) &&
         (is.integer(x) || all(x == trunc(x), na.rm = TRUE))) {
       off <- if (is.integer(x)) x - (as.integer(lim[1L]) - 1L) else as.integer(x - (lim[1L] - 1))
