@@ -124,56 +124,95 @@ static int bits_for(int L)
     return b;
 }
 
-/* ord: the records 0 .. n-1 sorted so that records equal on all the keys (a missing value as
- * one more code) are adjacent, equal ones in increasing record order; same[i] = 1 when
- * ord[i] equals ord[i - 1] on all the keys. Packs each record into one 64-bit word and sorts
- * the words by LSD radix when the codes fit, else counting-sorts by one key at a time. */
-static void group_records(const int *const *cols, ptrdiff_t n, int m, const int *n_levels, int *ord,
-                          unsigned char *same, const kernel_host *h)
+/* The distinct records (items): rep[g] is the first record of item g and cnt[g] its
+ * records. */
+typedef struct {
+    ptrdiff_t n, cap;
+    int *rep, *cnt;
+} suda2_items;
+
+static int add_item(suda2_items *it, int record, const kernel_host *h)
+{
+    if (it->n == it->cap) {
+        const ptrdiff_t cap = it->cap ? 2 * it->cap : 1024;
+        int *rep = (int *) h->alloc((size_t) cap, sizeof(int));
+        int *cnt = (int *) h->alloc((size_t) cap, sizeof(int));
+        if (it->n) {
+            memcpy(rep, it->rep, (size_t) it->n * sizeof(int));
+            memcpy(cnt, it->cnt, (size_t) it->n * sizeof(int));
+        }
+        it->rep = rep;
+        it->cnt = cnt;
+        it->cap = cap;
+    }
+    it->rep[it->n] = record;
+    it->cnt[it->n] = 0;
+    return (int) it->n++;
+}
+
+static inline uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+}
+
+typedef struct {
+    uint64_t key;
+    int item; /* -1: empty */
+} suda2_slot;
+
+/* Groups the records equal on all the keys (a missing value as one more code), items in the
+ * order of their first records. When the codes of a record fit one 64-bit word, the words go
+ * through a hash table (its size follows the items, not the records); else the records are
+ * counting-sorted by one key at a time. */
+static void group_records(const int *const *cols, ptrdiff_t n, int m, const int *n_levels,
+                          suda2_items *it, const kernel_host *h)
 {
     int total = 0, shift[SUDA2_MAX_KEYS];
     for (int j = 0; j < m; j++) {
         shift[j] = total;
         total += bits_for(n_levels[j]);
     }
+    it->n = it->cap = 0;
     if (total <= 64) {
-        enum { DIGIT = 11 };
-        uint64_t *key = (uint64_t *) h->alloc((size_t) n, sizeof(uint64_t));
-        uint64_t *key2 = (uint64_t *) h->alloc((size_t) n, sizeof(uint64_t));
-        int *tmp = (int *) h->alloc((size_t) n, sizeof(int));
-        for (ptrdiff_t i = 0; i < n; i++) { key[i] = 0; ord[i] = (int) i; }
-        for (int j = 0; j < m; j++) {
-            const int *x = cols[j];
-            const int L = n_levels[j];
-            for (ptrdiff_t i = 0; i < n; i++) key[i] |= (uint64_t) code_of(x[i], L) << shift[j];
-        }
-        host_pause(h, 0);
-        ptrdiff_t count[1 << DIGIT];
-        for (int lo = 0; lo < total; lo += DIGIT) {
-            const uint64_t mask = ((uint64_t) 1 << DIGIT) - 1;
-            memset(count, 0, sizeof(count));
-            for (ptrdiff_t i = 0; i < n; i++) count[key[i] >> lo & mask]++;
-            ptrdiff_t pos = 0;
-            for (int t = 0; t < (1 << DIGIT); t++) { const ptrdiff_t k = count[t]; count[t] = pos; pos += k; }
-            for (ptrdiff_t i = 0; i < n; i++) {
-                const ptrdiff_t at = count[key[i] >> lo & mask]++;
-                key2[at] = key[i];
-                tmp[at] = ord[i];
+        ptrdiff_t cap = 1024;
+        suda2_slot *tab = (suda2_slot *) h->alloc((size_t) cap, sizeof(suda2_slot));
+        for (ptrdiff_t t = 0; t < cap; t++) tab[t].item = -1;
+        for (ptrdiff_t i = 0; i < n; i++) {
+            uint64_t key = 0;
+            for (int j = 0; j < m; j++) key |= (uint64_t) code_of(cols[j][i], n_levels[j]) << shift[j];
+            ptrdiff_t t = (ptrdiff_t) (mix64(key) & (uint64_t) (cap - 1));
+            while (tab[t].item >= 0 && tab[t].key != key) t = (t + 1) & (cap - 1);
+            if (tab[t].item < 0) {
+                tab[t].key = key;
+                tab[t].item = add_item(it, (int) i, h);
             }
-            uint64_t *sk = key; key = key2; key2 = sk;
-            int *so = ord; ord = tmp; tmp = so;
-            host_pause(h, 0);
+            it->cnt[tab[t].item]++;
+            if (2 * it->n > cap) { /* keep the table at most half full */
+                const ptrdiff_t cap2 = 2 * cap;
+                suda2_slot *tab2 = (suda2_slot *) h->alloc((size_t) cap2, sizeof(suda2_slot));
+                for (ptrdiff_t u = 0; u < cap2; u++) tab2[u].item = -1;
+                for (ptrdiff_t u = 0; u < cap; u++) {
+                    if (tab[u].item < 0) continue;
+                    ptrdiff_t v = (ptrdiff_t) (mix64(tab[u].key) & (uint64_t) (cap2 - 1));
+                    while (tab2[v].item >= 0) v = (v + 1) & (cap2 - 1);
+                    tab2[v] = tab[u];
+                }
+                tab = tab2;
+                cap = cap2;
+            }
+            if ((i & 0xfffff) == 0xfffff) host_pause(h, 0);
         }
-        /* after an odd number of passes the result is in the scratch array */
-        if ((total + DIGIT - 1) / DIGIT % 2) memcpy(tmp, ord, (size_t) n * sizeof(int));
-        for (ptrdiff_t i = 0; i < n; i++) same[i] = i > 0 && key[i] == key[i - 1];
         return;
     }
     int max_level = 1;
     for (int j = 0; j < m; j++) if (n_levels[j] + 1 > max_level) max_level = n_levels[j] + 1;
     ptrdiff_t *count = (ptrdiff_t *) h->alloc((size_t) max_level, sizeof(ptrdiff_t));
+    int *ord = (int *) h->alloc((size_t) n, sizeof(int));
     int *tmp = (int *) h->alloc((size_t) n, sizeof(int));
-    int *out = ord;
     for (ptrdiff_t i = 0; i < n; i++) ord[i] = (int) i;
     for (int j = m - 1; j >= 0; j--) {
         const int *x = cols[j];
@@ -186,14 +225,14 @@ static void group_records(const int *const *cols, ptrdiff_t n, int m, const int 
         int *sw = ord; ord = tmp; tmp = sw;
         host_pause(h, 0);
     }
-    if (ord != out) memcpy(out, ord, (size_t) n * sizeof(int));
+    /* the sort is stable: the first record of each run is its smallest */
     for (ptrdiff_t i = 0; i < n; i++) {
         int eq = i > 0;
         for (int j = 0; j < m && eq; j++) {
-            const int *x = cols[j];
-            eq = code_of(x[out[i]], n_levels[j]) == code_of(x[out[i - 1]], n_levels[j]);
+            eq = code_of(cols[j][ord[i]], n_levels[j]) == code_of(cols[j][ord[i - 1]], n_levels[j]);
         }
-        same[i] = (unsigned char) eq;
+        if (!eq) add_item(it, ord[i], h);
+        it->cnt[it->n - 1]++;
     }
 }
 
@@ -209,23 +248,15 @@ void suda2_msu(const int *const *cols, ptrdiff_t n, int m, const int *n_levels, 
      * more code). Records in a group of two or more equal records have no MSU: on any set of
      * keys without their missing values, the others match them. So only a distinct record
      * of its own (a candidate) can have one, and the others only count. */
-    int *ord = (int *) h->alloc((size_t) n, sizeof(int));
-    unsigned char *same = (unsigned char *) h->alloc((size_t) n, 1);
-    group_records(cols, n, m, n_levels, ord, same, h);
-    ptrdiff_t n_item = 0;
-    for (ptrdiff_t i = 0; i < n; i++) n_item += !same[i];
-    int *rep = (int *) h->alloc((size_t) n_item, sizeof(int));   /* a record of each item */
+    suda2_items it;
+    group_records(cols, n, m, n_levels, &it, h);
+    const ptrdiff_t n_item = it.n;
+    const int *rep = it.rep;
     unsigned char *cand = (unsigned char *) h->alloc((size_t) n_item, 1);
-    for (ptrdiff_t i = 0, g = -1; i < n; i++) {
-        if (!same[i]) { rep[++g] = ord[i]; cand[g] = 1; }
-        else cand[g] = 0;
-    }
-    for (ptrdiff_t i = 0; i < n;) {
-        ptrdiff_t k = 1;
-        while (i + k < n && same[i + k]) k++;
-        if (k == 1) res->n_unique++;
-        if (k == 2) res->n_pairs += 2;
-        i += k;
+    for (ptrdiff_t g = 0; g < n_item; g++) {
+        cand[g] = it.cnt[g] == 1;
+        if (it.cnt[g] == 1) res->n_unique++;
+        if (it.cnt[g] == 2) res->n_pairs += 2;
     }
     int *item_codes = (int *) h->alloc((size_t) n_item * (size_t) m, sizeof(int));
     int max_level = 1;
