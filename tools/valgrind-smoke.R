@@ -109,6 +109,8 @@ dw[36:40, ] <- dw[1:5, ]
 dw[cbind(1:13, 1:13)] <- NA
 s2w <- risk_suda2(dw, names(dw))
 s2n <- risk_suda2(rbind(dc, dc[1:3, ]), strata = c("g", "h", "b"), missing = 3)
+dr <- as.data.frame(matrix(sample(1:10, 3000 * 3, TRUE), 3000)) # a growing table of distinct records
+s2r <- risk_suda2(dr, names(dr))
 ri <- risk_individual(dc, strata = c("g", "h", "b"), weights = "w", household = "hh")
 km2 <- anonymise_keyed(d, vars = vars, strata = "g", k = 3, key = "valgrind-smoke-key-0001", size = 6,
                        nthreads = 2, check_identifiers = FALSE)
