@@ -5,13 +5,7 @@
 # Run from the package root after installing detanon:
 #   Rscript bench/suda2.R            # n = 1e5
 #   Rscript bench/suda2.R 1e6        # n = 1e6 (SUDA2 only: localSuppression() is too slow)
-# Measured 2026-11-26 on the shared 2-core host (loaded by other sessions; elapsed times):
-#   n = 1e5: suda2 4 keys detanon 0.10 s, sdcMicro 0.28 s (2.7x); 7 keys 0.20 s vs 0.77 s
-#     (3.9x); scores identical, DIS-SUDA within 2.1e-9;
-#     local suppression k = 3, 4 keys: detanon 0.76 s, 61 cells; sdcMicro 4.61 s, 680 cells;
-#     5 keys: detanon 1.68 s, 260 cells; sdcMicro 36.3 s, 2591 cells.
-#   n = 1e6 (load average 8 on 2 cores): suda2 4 keys detanon 3.4 s, sdcMicro 12.4 s (3.7x);
-#     7 keys 6.7 s vs 23.4 s (3.5x); scores identical, DIS-SUDA identical to print precision.
+# Results: bench/results/suda2.txt (CPU times, median of 3 runs; 1e6: 48x with 4 keys, 27x with 7).
 suppressMessages({
   library(detanon)
   library(sdcMicro)
