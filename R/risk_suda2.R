@@ -111,6 +111,8 @@ risk_suda2 <- function(data, strata = NULL, dis_fraction = 0.01, missing = NULL)
   level_rows <- lapply(seq_along(strata), function(j) {
     code <- coded[[j]]$code[r$scored]
     levs <- coded[[j]]$levels
+    # a factor's levels can be absent (or missing), other columns' levels are all present
+    present <- if (is.factor(df[[strata[j]]])) tabulate(coded[[j]]$code, length(levs)) > 0L else rep(TRUE, length(levs))
     sums <- numeric(length(levs))
     hit <- !is.na(code)
     if (any(hit)) {
@@ -118,8 +120,8 @@ risk_suda2 <- function(data, strata = NULL, dis_fraction = 0.01, missing = NULL)
       sums[as.integer(rownames(rs))] <- rs[, 1L]
     }
     tot <- sum(raw[, j])
-    data.frame(variable = rep(strata[j], length(levs)), attribute = as.character(levs),
-               contribution = if (tot > 0) 100 * sums / tot else rep(0, length(levs)),
+    data.frame(variable = rep(strata[j], sum(present)), attribute = as.character(levs[present]),
+               contribution = if (tot > 0) 100 * sums[present] / tot else rep(0, sum(present)),
                stringsAsFactors = FALSE)
   })
   level_contrib <- do.call(rbind, level_rows)
@@ -144,18 +146,14 @@ check_missing_codes <- function(missing) {
 }
 
 # Codes 1..L of a key column (NA for a missing value, and for the values in `missing`) and
-# the L values they stand for, each present in `x`: sorted, or in the order of a factor's
-# levels. Whole numbers in a range not much wider than the data are coded by counting.
+# the L values they stand for, sorted (a factor keeps its levels, also those not present;
+# any other column has only the values present). Whole numbers in a range not much wider
+# than the data are coded by counting.
 suda_codes <- function(x, missing = NULL) {
   if (is.factor(x)) {
     levs <- levels(x)
     code <- as.integer(x)
     if (length(missing)) code[levs[code] %in% as.character(missing)] <- NA_integer_
-    present <- tabulate(code, length(levs)) > 0L
-    if (!all(present)) {
-      code <- cumsum(present)[code]
-      levs <- levs[present]
-    }
     return(list(code = code, levels = levs))
   }
   miss <- if (length(missing)) is.na(x) | x %in% missing
