@@ -112,7 +112,11 @@ risk_suda2 <- function(data, strata = NULL, dis_fraction = 0.01, missing = NULL)
     code <- coded[[j]]$code[r$scored]
     levs <- coded[[j]]$levels
     # a factor's levels can be absent (or missing), other columns' levels are all present
-    present <- if (is.factor(df[[strata[j]]])) tabulate(coded[[j]]$code, length(levs)) > 0L else rep(TRUE, length(levs))
+    present <- if (is.factor(df[[strata[j]]])) {
+      tabulate(coded[[j]]$code, length(levs)) > 0L
+    } else {
+      rep(TRUE, length(levs))
+    }
     sums <- numeric(length(levs))
     hit <- !is.na(code)
     if (any(hit)) {
