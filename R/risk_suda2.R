@@ -94,30 +94,32 @@ risk_suda2 <- function(data, strata = NULL, dis_fraction = 0.01, missing = NULL)
   df <- as.data.frame(data)
   n <- nrow(df)
   coded <- lapply(df[strata], suda_codes, missing = missing)
-  codes <- matrix(unlist(lapply(coded, `[[`, "code"), use.names = FALSE), n, length(strata))
   n_levels <- vapply(coded, function(x) length(x$levels), integer(1))
-  r <- .Call(C_ffi_suda2, codes, n_levels, dis_fraction)
+  r <- .Call(C_ffi_suda2, lapply(coded, `[[`, "code"), n_levels, dis_fraction)
   score <- r$score
-  raw <- r$contrib
-  denom <- score
-  denom[denom == 0] <- 1
-  contribution <- raw / denom
+  contribution <- r$contrib
+  r$contrib <- NULL # so that naming the columns does not copy the matrix
   colnames(contribution) <- strata
+  # the summed MSU weights per key of the records with a positive score (the others add 0)
+  raw <- r$raw
   total <- sum(score)
   attr_contrib <- data.frame(
     variable = strata,
     contribution = if (total > 0) 100 * colSums(raw) / total else rep(0, length(strata)),
     stringsAsFactors = FALSE
   )
-  # per value of each key: only records with an MSU contribute
-  scored <- which(score > 0)
   level_rows <- lapply(seq_along(strata), function(j) {
-    code <- codes[, j]
+    code <- coded[[j]]$code[r$scored]
     levs <- coded[[j]]$levels
-    present <- tabulate(code, length(levs)) > 0L
+    # a factor's levels can be absent (or missing), other columns' levels are all present
+    present <- if (is.factor(df[[strata[j]]])) {
+      tabulate(coded[[j]]$code, length(levs)) > 0L
+    } else {
+      rep(TRUE, length(levs))
+    }
     sums <- numeric(length(levs))
-    hit <- scored[!is.na(code[scored])]
-    if (length(hit)) {
+    hit <- !is.na(code)
+    if (any(hit)) {
       rs <- rowsum(raw[hit, j], code[hit], reorder = FALSE)
       sums[as.integer(rownames(rs))] <- rs[, 1L]
     }
@@ -148,7 +150,9 @@ check_missing_codes <- function(missing) {
 }
 
 # Codes 1..L of a key column (NA for a missing value, and for the values in `missing`) and
-# the L values they stand for, sorted (a factor keeps its levels).
+# the L values they stand for, sorted (a factor keeps its levels, also those not present;
+# any other column has only the values present). Whole numbers in a range not much wider
+# than the data are coded by counting.
 suda_codes <- function(x, missing = NULL) {
   if (is.factor(x)) {
     levs <- levels(x)
@@ -156,8 +160,21 @@ suda_codes <- function(x, missing = NULL) {
     if (length(missing)) code[levs[code] %in% as.character(missing)] <- NA_integer_
     return(list(code = code, levels = levs))
   }
-  miss <- is.na(x)
-  if (length(missing)) miss <- miss | x %in% missing
+  miss <- if (length(missing)) is.na(x) | x %in% missing
+  if ((is.integer(x) || is.double(x)) && !is.object(x)) {
+    # NA (and NaN) propagate to the offsets, and tabulate() skips them
+    v <- if (is.null(miss)) x else x[!miss]
+    lim <- suppressWarnings(as.double(c(min(v, na.rm = TRUE), max(v, na.rm = TRUE))))
+    if (all(abs(lim) < 2^30) && lim[2L] - lim[1L] < max(length(x), 1e4) &&
+        (is.integer(x) || all(x == trunc(x), na.rm = TRUE))) {
+      off <- if (is.integer(x)) x - (as.integer(lim[1L]) - 1L) else as.integer(x - (lim[1L] - 1))
+      if (!is.null(miss)) off[miss] <- NA_integer_
+      present <- tabulate(off, lim[2L] - lim[1L] + 1) > 0L
+      levs <- which(present) + (lim[1L] - 1)
+      return(list(code = cumsum(present)[off], levels = if (is.integer(x)) as.integer(levs) else levs))
+    }
+  }
+  if (is.null(miss)) miss <- is.na(x)
   levs <- sort_unique_radix(x[!miss])
   code <- match(x, levs)
   code[miss] <- NA_integer_

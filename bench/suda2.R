@@ -5,13 +5,7 @@
 # Run from the package root after installing detanon:
 #   Rscript bench/suda2.R            # n = 1e5
 #   Rscript bench/suda2.R 1e6        # n = 1e6 (SUDA2 only: localSuppression() is too slow)
-# Measured 2026-11-26 on the shared 2-core host (loaded by other sessions; elapsed times):
-#   n = 1e5: suda2 4 keys detanon 0.10 s, sdcMicro 0.28 s (2.7x); 7 keys 0.20 s vs 0.77 s
-#     (3.9x); scores identical, DIS-SUDA within 2.1e-9;
-#     local suppression k = 3, 4 keys: detanon 0.76 s, 61 cells; sdcMicro 4.61 s, 680 cells;
-#     5 keys: detanon 1.68 s, 260 cells; sdcMicro 36.3 s, 2591 cells.
-#   n = 1e6 (load average 8 on 2 cores): suda2 4 keys detanon 3.4 s, sdcMicro 12.4 s (3.7x);
-#     7 keys 6.7 s vs 23.4 s (3.5x); scores identical, DIS-SUDA identical to print precision.
+# Results: bench/results/suda2.txt (CPU times, median of 3 runs; 1e6: 48x with 4 keys, 27x with 7).
 suppressMessages({
   library(detanon)
   library(sdcMicro)
@@ -28,30 +22,41 @@ make_data <- function(n, seed = 1) {
   as.data.frame(lapply(td[keys], function(x) sample(x, n, replace = TRUE)))
 }
 d <- make_data(n)
-time <- function(expr) {
-  gc()
-  t <- system.time(v <- expr)[["elapsed"]]
-  list(value = v, time = t)
+# CPU time (user + system) is the steady figure on a shared host: the median of `reps` runs
+# (elapsed time is shown too)
+time <- function(expr, reps = 3) {
+  expr <- substitute(expr)
+  env <- parent.frame()
+  runs <- lapply(seq_len(reps), function(i) {
+    gc()
+    t <- system.time(v <- eval(expr, env))
+    list(value = v, cpu = t[["user.self"]] + t[["sys.self"]], elapsed = t[["elapsed"]])
+  })
+  list(value = runs[[1]]$value, time = stats::median(vapply(runs, `[[`, 0, "cpu")),
+       elapsed = stats::median(vapply(runs, `[[`, 0, "elapsed")))
 }
-cat(sprintf("n = %g records\n", n))
+load <- function() if (file.exists("/proc/loadavg")) readLines("/proc/loadavg") else "unknown"
+cat(sprintf("n = %g records; load average at start: %s\n", n, load()))
 for (keys in list(c("urbrur", "water", "sex", "age"),
                   c("urbrur", "water", "sex", "age", "roof", "walls", "relat"))) {
   a <- time(risk_suda2(d, keys))
   b <- time(suppressWarnings(suda2(d, variables = keys)))
   same <- identical(a$value$score, b$value$score)
   dis <- max(abs(a$value$dis_score - b$value$disScore))
-  cat(sprintf("suda2, %d keys: detanon %.2f s, sdcMicro %.2f s, ratio %.1fx; scores identical: %s; max |DIS diff| %.1e; %s\n",
-              length(keys), a$time, b$time, b$time / a$time, same, dis, paste(a$value$n_msu, "MSUs")))
+  cat(sprintf("suda2, %d keys: CPU detanon %.2f s, sdcMicro %.2f s, ratio %.1fx (elapsed %.2f s vs %.2f s); scores identical: %s; max |DIS diff| %.1e; %s\n",
+              length(keys), a$time, b$time, b$time / a$time, a$elapsed, b$elapsed, same, dis,
+              paste(a$value$n_msu, "MSUs")))
 }
 if (n <= 1e5) {
   for (keys in list(c("urbrur", "water", "sex", "age"), c("urbrur", "water", "sex", "age", "roof"))) {
-    a <- time(suppressMessages(suppress_local(d, keys, k = 3)))
-    b <- time(localSuppression(d[keys], keyVars = keys, k = 3))
+    a <- time(suppressMessages(suppress_local(d, keys, k = 3)), reps = 1)
+    b <- time(localSuppression(d[keys], keyVars = keys, k = 3), reps = 1)
     ca <- release_info(a$value)$counts$changed_by_key
     cb <- unlist(b$value$totalSupps)
     fk <- freqCalc(as.data.frame(a$value), keyVars = keys, alpha = 1)$fk
-    cat(sprintf("local suppression, %d keys, k = 3: detanon %.2f s, %d cells (%s); sdcMicro %.2f s, %d cells (%s); detanon's min count %d\n",
+    cat(sprintf("local suppression, %d keys, k = 3: CPU detanon %.2f s, %d cells (%s); sdcMicro %.2f s, %d cells (%s); detanon's min count %d\n",
                 length(keys), a$time, sum(ca), paste(ca, collapse = "/"), b$time, sum(cb),
                 paste(cb, collapse = "/"), min(fk)))
   }
 }
+cat(sprintf("load average at end: %s\n", load()))

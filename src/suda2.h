@@ -18,15 +18,15 @@ typedef struct {
     ptrdiff_t msu_by_size[SUDA2_MAX_KEYS]; /* MSUs of 1, 2, ..., m keys */
 } suda2_result;
 
-/* codes: n x m column-major category codes, 0 .. n_levels[j] - 1, and -1 for a missing
- * value (which matches no value, not even another missing one, and is never part of an
- * MSU). m <= SUDA2_MAX_KEYS.
+/* cols[j]: the n category codes of key j, 1 .. n_levels[j]; any other code (R's NA) is a
+ * missing value (which matches no value, not even another missing one, and is never part
+ * of an MSU). m <= SUDA2_MAX_KEYS.
  * A set S of keys is a sample unique of record r when r has no missing value in S and no
  * other record has r's values on S; it is minimal (an MSU) when no proper subset of S is.
  * An MSU of s keys weighs (m - s)!; score[r] is the sum of the weights of r's MSUs and
  * contrib[r + j n] the sum of the weights of those that hold key j (both n and n x m,
  * written in full). Scratch memory from h->alloc; h->pause between chunks. */
-void suda2_msu(const int *codes, ptrdiff_t n, int m, const int *n_levels, double *score,
+void suda2_msu(const int *const *cols, ptrdiff_t n, int m, const int *n_levels, double *score,
                double *contrib, suda2_result *res, const kernel_host *h);
 
 /* DIS-SUDA scores as sdcMicro computes them: with Q = 1 + (8 - m) / 20 (evaluated in single

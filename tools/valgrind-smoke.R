@@ -103,6 +103,14 @@ pp <- suppressMessages(anonymise_partitioned(unname(split(dp, rep(1:3, length.ou
 dc <- data.frame(g = d$g, h = d$h, b = round(d[[vars[1]]]) %% 4, w = 1 + seq_len(n) %% 7,
                  hh = (seq_len(n) - 1L) %/% 3L)
 s2 <- risk_suda2(dc, strata = c("g", "h", "b"))
+# SUDA2 with missing values and equal records; keys wider than one 64-bit word
+dw <- as.data.frame(matrix(sample(1:40, 40 * 13, TRUE), 40))
+dw[36:40, ] <- dw[1:5, ]
+dw[cbind(1:13, 1:13)] <- NA
+s2w <- risk_suda2(dw, names(dw))
+s2n <- risk_suda2(rbind(dc, dc[1:3, ]), strata = c("g", "h", "b"), missing = 3)
+dr <- as.data.frame(matrix(sample(1:10, 3000 * 3, TRUE), 3000)) # a growing table of distinct records
+s2r <- risk_suda2(dr, names(dr))
 ri <- risk_individual(dc, strata = c("g", "h", "b"), weights = "w", household = "hh")
 km2 <- anonymise_keyed(d, vars = vars, strata = "g", k = 3, key = "valgrind-smoke-key-0001", size = 6,
                        nthreads = 2, check_identifiers = FALSE)

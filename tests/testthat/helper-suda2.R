@@ -58,3 +58,25 @@ ref_wildcard_counts <- function(x) {
     sum(ok)
   }, numeric(1))
 }
+
+# Inputs of the saved-result test of risk_suda2() (fixtures/suda2-results.rds): mixed key
+# types with missing values, many equal records, more key bits than fit one 64-bit word.
+suda2_fixture_calls <- function() {
+  set.seed(20261126)
+  n <- 400
+  mixed <- data.frame(
+    i = sample(c(-2L, 0L, 5L, 7L), n, TRUE), d = sample(c(1, 2, 4), n, TRUE),
+    s = sample(c("x", "y", "z", "?"), n, TRUE), f = factor(sample(c("u", "v"), n, TRUE), levels = c("w", "v", "u")),
+    l = sample(c(TRUE, FALSE), n, TRUE), r = sample(c(0.5, 1.25, 3), n, TRUE), stringsAsFactors = FALSE)
+  mixed[matrix(runif(n * 6) < 0.1, n)] <- NA
+  # rare values of skewed keys among many equal records
+  dense <- as.data.frame(lapply(c(2, 3, 6, 12), function(k) sample(seq_len(k), 2000, TRUE, prob = seq_len(k)^-2)))
+  names(dense) <- c("a", "b", "c", "d")
+  wide <- as.data.frame(matrix(sample(1:40, 40 * 14, TRUE), 40))
+  wide[36:40, ] <- wide[1:5, ]
+  list(
+    mixed = function() risk_suda2(mixed, names(mixed), dis_fraction = 0.1, missing = "?"),
+    dense = function() risk_suda2(dense, names(dense)),
+    wide = function() risk_suda2(wide, names(wide))
+  )
+}

@@ -56,6 +56,62 @@ test_that("the MSU search equals the reference on adversarial data", {
   expect_suda_ref(x)
 })
 
+test_that("the MSU search equals the reference on keys with one value, all missing, or many levels", {
+  set.seed(37)
+  # a key with one value is in no MSU, but weighs in m
+  x <- data.frame(a = rep("k", 12), b = sample(1:3, 12, TRUE), c = sample(c("p", "q"), 12, TRUE))
+  s <- expect_suda_ref(x)
+  expect_identical(s$contribution[, "a"], rep(0, 12))
+  # a key missing everywhere
+  x$a <- NA
+  expect_suda_ref(x)
+  # equal records, some with the same missing values: none of them has an MSU
+  x <- data.frame(a = c(1, 1, 2, 2, 3, 4), b = c(NA, NA, 5, 5, 6, 6), c = c(7, 7, NA, NA, 8, 8))
+  s <- expect_suda_ref(x)
+  expect_identical(s$score[1:4], rep(0, 4))
+  # more key bits than fit one 64-bit word (the kernel's other grouping), with equal records
+  x <- as.data.frame(matrix(sample(1:40, 40 * 13, TRUE), 40))
+  x[36:40, ] <- x[1:5, ]
+  n_levels <- vapply(x, function(z) length(unique(z)), 1)
+  expect_gt(sum(ceiling(log2(n_levels + 1))), 64)
+  s <- expect_suda_ref(x)
+  expect_identical(s$score[c(1:5, 36:40)], rep(0, 10))
+})
+
+test_that("whole numbers, other numbers, text and factors coding the same keys give the same result", {
+  set.seed(41)
+  n <- 300
+  x <- data.frame(a = sample(c(-3L, 0L, 2L, 9L), n, TRUE), b = sample(c(1e9, 2e9, 5), n, TRUE),
+                  c = sample(1:6, n, TRUE))
+  x[matrix(runif(n * 3) < 0.1, n)] <- NA
+  s <- risk_suda2(x, names(x), missing = 9)
+  # integers, whole doubles (counted) and doubles too far apart (matched) against text
+  y <- data.frame(a = as.double(x$a), b = x$b, c = as.character(x$c))
+  sy <- risk_suda2(y, names(y), missing = 9)
+  z <- data.frame(a = factor(x$a, levels = c(9, 2, 0, -3, 4)), b = format(x$b), c = x$c + 0.5)
+  z$b[is.na(x$b)] <- NA
+  sz <- risk_suda2(z, names(z), missing = 9)
+  for (o in list(sy, sz)) {
+    expect_identical(o$score, s$score)
+    expect_identical(o$contribution, s$contribution)
+    expect_identical(o$attribute_contributions, s$attribute_contributions)
+  }
+  lc <- s$attribute_level_contributions
+  expect_identical(lc$attribute[lc$variable == "a"], c("-3", "0", "2"))
+  expect_identical(lc$attribute[lc$variable == "b"], c("5", "1e+09", "2e+09"))
+  expect_identical(sz$attribute_level_contributions$attribute[lc$variable == "a"], c("2", "0", "-3"))
+  x$a[x$a == 9] <- NA
+  expect_identical(risk_suda2(x, names(x))$score, s$score)
+})
+
+test_that("risk_suda2() gives the saved results of the kernel before its rebuild", {
+  # fixtures/suda2-results.rds: made by detanon at commit a6247a8 (helper-suda2.R)
+  want <- readRDS(test_path("fixtures", "suda2-results.rds"))
+  calls <- suda2_fixture_calls()
+  expect_named(want, names(calls))
+  for (nm in names(calls)) expect_identical(calls[[nm]](), want[[nm]], info = nm)
+})
+
 test_that("values listed in `missing` are missing values", {
   x <- data.frame(a = c(1, -999, 2, 2), b = c(3, 3, -999, 4), c = c(1, 1, 2, 2))
   y <- x
