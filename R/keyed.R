@@ -253,9 +253,6 @@ keyed_mask <- function(x, id, k, size, secret, nthreads = 1L, noise = FALSE) {
 keyed_groups <- function(z, id, k, size, secret, nthreads = 1L) {
   n <- nrow(z)
   strata <- sort(unique(id))
-  fit <- function(zs, cc) {
-    .Call(C_ffi_keyed_kmeans, zs, cc, k, KEYED_RESTARTS, KEYED_MAXIT, secret, nthreads)
-  }
   # canonical order within each stratum: by the values, so that the result does not depend
   # on the row order; strata above KEYED_BLOCK records split into blocks (keyed_blocks())
   blocks <- unlist(lapply(strata, function(s) {
@@ -264,14 +261,25 @@ keyed_groups <- function(z, id, k, size, secret, nthreads = 1L) {
     r <- r[o]
     lapply(keyed_blocks(z[r, , drop = FALSE], k, secret, nthreads), function(b) r[b])
   }), recursive = FALSE)
-  parts <- lapply(blocks, function(r) {
-    zs <- z[r, , drop = FALSE]
-    n_s <- length(r)
-    cmax <- max(1L, min(n_s %/% k, sum(!duplicated(zs))))
-    grid <- keyed_grid(n_s / size, cmax)
-    sse <- vapply(grid, function(cc) fit(zs, cc)$sse, numeric(1))
+  rows <- unlist(blocks, use.names = FALSE)
+  zb <- z[rows, , drop = FALSE]
+  size_b <- lengths(blocks)
+  off <- c(0L, cumsum(size_b))
+  # the distinct points of every block: in canonical order, equal points are adjacent
+  new <- c(TRUE, rowSums(zb[-1L, , drop = FALSE] != zb[-n, , drop = FALSE]) > 0L)
+  new[off[-length(off)] + 1L] <- TRUE
+  distinct <- tabulate(rep(seq_along(blocks), size_b)[new], length(blocks))
+  grids <- lapply(seq_along(blocks), function(i) {
+    keyed_grid(size_b[i] / size, max(1L, min(size_b[i] %/% k, distinct[i])))
+  })
+  fit <- .Call(C_ffi_keyed_grid, zb, as.integer(off), as.integer(unlist(grids)),
+               as.integer(c(0L, cumsum(lengths(grids)))), as.integer(k), KEYED_RESTARTS, KEYED_MAXIT, secret,
+               nthreads)
+  sses <- split(fit$sse, rep(seq_along(grids), lengths(grids)))
+  gains <- lapply(seq_along(grids), function(i) {
+    sse <- sses[[i]]
     ok <- sse >= 0
-    grid <- grid[ok]
+    grid <- grids[[i]][ok]
     cmax <- max(grid)
     # the best SSE with at most c groups, interpolated on the log-log scale
     sse <- cummin(sse[ok])
@@ -279,28 +287,24 @@ keyed_groups <- function(z, id, k, size, secret, nthreads = 1L) {
     curve <- if (length(grid) == 1L) sse else {
       exp(stats::approx(log(grid), log(sse + floor_), xout = log(seq_len(cmax)))$y) - floor_
     }
-    gains <- if (cmax > 1L) pmax(cummin(-diff(curve)), 0) else numeric()
-    list(rows = r, zs = zs, gains = gains)
+    if (cmax > 1L) pmax(cummin(-diff(curve)), 0) else numeric()
   })
-  budget <- max(length(parts), round(n / size))
-  # the budget to the largest drops (ties: the first stratum, the smaller count)
-  gains <- unlist(lapply(parts, `[[`, "gains"), use.names = FALSE)
-  who <- rep(seq_along(parts), vapply(parts, function(p) length(p$gains), 1L))
-  step <- unlist(lapply(parts, function(p) seq_along(p$gains)), use.names = FALSE)
-  take <- order(-gains, who, step)[seq_len(min(length(gains), budget - length(parts)))]
-  take <- take[gains[take] > 0]
-  cur <- 1L + tabulate(who[take], length(parts))
+  budget <- max(length(blocks), round(n / size))
+  # the budget to the largest drops (ties: the first block, the smaller count)
+  flat <- unlist(gains, use.names = FALSE)
+  who <- rep(seq_along(blocks), lengths(gains))
+  step <- unlist(lapply(gains, seq_along), use.names = FALSE)
+  take <- order(-flat, who, step)[seq_len(min(length(flat), budget - length(blocks)))]
+  take <- take[flat[take] > 0]
+  cur <- 1L + tabulate(who[take], length(blocks))
+  gmax <- vapply(grids, function(g) g[length(g)], 1L)
+  gi <- .Call(C_ffi_keyed_partition, zb, as.integer(off), as.integer(cur), as.integer(gmax), fit$seeds,
+              as.integer(k), KEYED_RESTARTS, KEYED_MAXIT, nthreads)
+  # number the groups block after block
+  per <- vapply(split(gi, rep(seq_along(blocks), size_b)), max, 1L)
   group <- integer(n)
-  per <- integer(length(parts))
-  off <- 0L
-  for (i in seq_along(parts)) {
-    p <- parts[[i]]
-    gi <- if (cur[i] == 1L) rep(1L, length(p$rows)) else fit(p$zs, cur[i])$group
-    group[p$rows] <- gi + off
-    per[i] <- max(gi)
-    off <- off + per[i]
-  }
-  list(group = group, per_stratum = per)
+  group[rows] <- gi + rep(c(0L, cumsum(per)[-length(per)]), size_b)
+  list(group = group, per_stratum = unname(per))
 }
 
 # The blocks of a large stratum (zs, in canonical order): split in two by the keyed
