@@ -170,6 +170,11 @@ static void centres(const double *z, ptrdiff_t n, int d, int c, const int *group
         if (size[g] > 0) for (int j = 0; j < d; j++) cen[(ptrdiff_t) g * d + j] /= (double) size[g];
 }
 
+/* The nearest and second nearest seeds of a point change at few of the seeds (about
+ * 2 log c of them): each change is kept, up to SEED_EVENTS per point, so that the first
+ * Lloyd assignment of any count c is read from them instead of a scan of the c centres. */
+#define SEED_EVENTS 24
+
 /* The scratch memory of one run (one per thread). */
 typedef struct {
     uint64_t *h;       /* the points' keyed hashes of the restart */
@@ -179,12 +184,21 @@ typedef struct {
     ptrdiff_t *size;   /* group sizes */
     double *d2;        /* seeding: squared distance to the nearest chosen centre */
     double *t;         /* seeding: squared distance to the newest centre */
+    double *sec;       /* seeding: squared distance to the second nearest centre */
+    int *bg;           /* seeding: the nearest centre */
+    int *nev;          /* seeding: the number of events of each point (may exceed SEED_EVENTS) */
+    int *ev_s, *ev_g;  /* its events (n x SEED_EVENTS): the seed, the nearest seed after it */
+    double *ev_bd, *ev_sec; /* and the nearest and second nearest squared distances after it */
     int *seeds;        /* the seeds of the restart */
     double *ub, *lb;   /* Lloyd: bounds on the distance to the own centre and to any other */
     double *shift;     /* how far each centre moved in the last update */
     double *cc;        /* c x c distances between the centres (NULL when c is large) */
     double *half;      /* half the distance from each centre to the nearest other */
     int *row_it;       /* the iteration whose centres row a of cc and half[a] hold */
+    double *maxub;     /* the largest ub of each group's points at the start of an iteration */
+    int *cand;         /* row a: the groups a point of a may be nearer to (c x c) */
+    int *ncand;        /* their number */
+    double *farmin;    /* the smallest scaled distance from a to a group left out of cand */
     unsigned char *buf;
     int *keep;         /* the groups of this thread's best restart */
     double keep_sse;   /* its SSE (-1: none yet) */
@@ -198,7 +212,7 @@ typedef struct {
 #define RELTOL 1e-9
 #define ABSTOL 1e-9
 
-/* the centres' distances are kept for at most this many groups (8 MB) */
+/* the centres' distances and candidates are kept for at most this many groups (12 MB) */
 #define KEYED_CC_MAX 1024
 
 static int bound_holds(double ub, double lb, double abstol)
@@ -217,6 +231,13 @@ static void scratch_alloc(run_scratch *w, ptrdiff_t n, int d, int c, const kerne
     w->size = (ptrdiff_t *) host->alloc((size_t) c, sizeof(ptrdiff_t));
     w->d2 = (double *) host->alloc((size_t) n, sizeof(double));
     w->t = (double *) host->alloc((size_t) n, sizeof(double));
+    w->sec = (double *) host->alloc((size_t) n, sizeof(double));
+    w->bg = (int *) host->alloc((size_t) n, sizeof(int));
+    w->nev = (int *) host->alloc((size_t) n, sizeof(int));
+    w->ev_s = (int *) host->alloc((size_t) n * SEED_EVENTS, sizeof(int));
+    w->ev_g = (int *) host->alloc((size_t) n * SEED_EVENTS, sizeof(int));
+    w->ev_bd = (double *) host->alloc((size_t) n * SEED_EVENTS, sizeof(double));
+    w->ev_sec = (double *) host->alloc((size_t) n * SEED_EVENTS, sizeof(double));
     w->seeds = (int *) host->alloc((size_t) c, sizeof(int));
     w->ub = (double *) host->alloc((size_t) n, sizeof(double));
     w->lb = (double *) host->alloc((size_t) n, sizeof(double));
@@ -224,22 +245,30 @@ static void scratch_alloc(run_scratch *w, ptrdiff_t n, int d, int c, const kerne
     w->cc = c <= KEYED_CC_MAX ? (double *) host->alloc((size_t) c * (size_t) c, sizeof(double)) : NULL;
     w->half = (double *) host->alloc((size_t) c, sizeof(double));
     w->row_it = (int *) host->alloc((size_t) c, sizeof(int));
+    w->maxub = (double *) host->alloc((size_t) c, sizeof(double));
+    w->cand = c <= KEYED_CC_MAX ? (int *) host->alloc((size_t) c * (size_t) c, sizeof(int)) : NULL;
+    w->ncand = (int *) host->alloc((size_t) c, sizeof(int));
+    w->farmin = (double *) host->alloc((size_t) c, sizeof(double));
     w->buf = (unsigned char *) host->alloc(8 * ((size_t) d + 1), 1);
     w->keep_sse = -1;
     w->keep_r = -1;
     w->failed = 0;
 }
 
-/* The k-means++ seeds of a restart (hashes h) by the exponential race: the first uniform
- * over the points, then with weight D2 (points at a chosen centre have weight 0). A seed
- * does not depend on how many follow it, so the seeds of c groups are the first c of any
- * longer run. Writes up to c seed indices; returns how many were found (fewer than c when
- * the points have fewer distinct values). A point whose key e / D2 is certainly above the
- * best so far (from the bound e = -log(u) >= 1 - u) is not given a log(). */
-static int seed_race(const double *restrict z, ptrdiff_t n, int d, int c, const uint64_t *h,
-                     double *restrict d2, double *restrict t, int *seeds)
+/* The k-means++ seeds of a restart (hashes w->h) by the exponential race: the first
+ * uniform over the points, then with weight D2 (points at a chosen centre have weight 0).
+ * A seed does not depend on how many follow it, so the seeds of c groups are the first c
+ * of any longer run. Writes up to c seed indices; returns how many were found (fewer than
+ * c when the points have fewer distinct values). A point whose key e / D2 is certainly
+ * above the best so far (from the bound e = -log(u) >= 1 - u) is not given a log(). Every
+ * point's squared distances to the seeds, in seed order, go through the comparisons of the
+ * plain scan of the first Lloyd assignment; each change of its nearest (ties: the first)
+ * or second nearest distance is an event (w->ev_*). */
+static int seed_race(const double *restrict z, ptrdiff_t n, int d, int c, run_scratch *w, int *seeds)
 {
-    for (ptrdiff_t i = 0; i < n; i++) d2[i] = INFINITY;
+    const uint64_t *h = w->h;
+    double *restrict d2 = w->d2, *restrict t = w->t, *restrict sec = w->sec;
+    for (ptrdiff_t i = 0; i < n; i++) { d2[i] = INFINITY; sec[i] = INFINITY; w->nev[i] = 0; w->bg[i] = 0; }
     for (int s = 0; s < c; s++) {
         ptrdiff_t best = -1;
         double bk = INFINITY;
@@ -257,7 +286,6 @@ static int seed_race(const double *restrict z, ptrdiff_t n, int d, int c, const 
         }
         if (best < 0) return s;
         seeds[s] = (int) best;
-        if (s == c - 1) break;
         /* the squared distance of every point to the new centre, the coordinates added in
          * order (as sq_dist()), one coordinate at a time over all points */
         const double c0 = z[best];
@@ -273,22 +301,38 @@ static int seed_race(const double *restrict z, ptrdiff_t n, int d, int c, const 
 #endif
             for (ptrdiff_t i = 0; i < n; i++) t[i] += (zj[i] - cj) * (zj[i] - cj);
         }
-#ifdef _OPENMP
-#pragma omp simd
-#endif
-        for (ptrdiff_t i = 0; i < n; i++) d2[i] = t[i] < d2[i] ? t[i] : d2[i];
+        for (ptrdiff_t i = 0; i < n; i++) {
+            if (!(t[i] < sec[i])) continue;
+            if (t[i] < d2[i]) { sec[i] = d2[i]; d2[i] = t[i]; w->bg[i] = s; }
+            else sec[i] = t[i];
+            const int e = w->nev[i]++;
+            if (e < SEED_EVENTS) {
+                const ptrdiff_t k = i * SEED_EVENTS + e;
+                w->ev_s[k] = s;
+                w->ev_g[k] = w->bg[i];
+                w->ev_bd[k] = d2[i];
+                w->ev_sec[k] = sec[i];
+            }
+        }
     }
     return c;
 }
 
 /* Row a of the distances between the live centres and half the distance to the nearest
- * other, for the centres of iteration it. */
+ * other, for the centres of iteration it; and the groups a point of group a is compared
+ * with: a itself and every live centre within the reach of the largest ub of a's points
+ * (with margins), in increasing order. The others are farther than the own centre for
+ * every point of a (Elkan's lemma below); farmin[a] is the smallest of their scaled
+ * distances, which gives their part of a point's lower bound. */
 static void centre_row(run_scratch *w, int c, int d, int a, int it, double abstol)
 {
     const double *cen = w->cen;
-    double m = INFINITY;
+    const double reach = (2 * w->maxub[a] * (1 + RELTOL) + 2 * abstol) * (1 + RELTOL) + abstol;
+    int *cand = w->cand + (ptrdiff_t) a * c, nc = 0;
+    double m = INFINITY, far = INFINITY;
     for (int g = 0; g < c; g++) {
-        if (g == a || w->size[g] == 0) continue;
+        if (w->size[g] == 0) continue;
+        if (g == a) { cand[nc++] = g; continue; }
         double t = 0;
         for (int j = 0; j < d; j++) {
             const double v = cen[(ptrdiff_t) a * d + j] - cen[(ptrdiff_t) g * d + j];
@@ -297,9 +341,14 @@ static void centre_row(run_scratch *w, int c, int d, int a, int it, double absto
         t = sqrt(t);
         w->cc[(ptrdiff_t) a * c + g] = t;
         if (t < m) m = t;
+        const double cg = t * (1 - RELTOL);
+        if (cg > reach) { if (cg < far) far = cg; }
+        else cand[nc++] = g;
     }
     w->cc[(ptrdiff_t) a * c + a] = 0;
     w->half[a] = 0.5 * m * (1 - RELTOL) - abstol;
+    w->ncand[a] = nc;
+    w->farmin[a] = far;
     w->row_it[a] = it;
 }
 
@@ -318,7 +367,7 @@ static void centre_row(run_scratch *w, int c, int d, int a, int it, double absto
  * between any two points; no bounds are used when it is 0, below 1e-100 (squared
  * distances could underflow) or above 1e100. */
 static double lloyd_run(const double *z, ptrdiff_t n, int d, int c, int kmin, int maxit, double diam,
-                        const int *seeds, run_scratch *w, const kernel_host *host)
+                        const int *seeds, int events, run_scratch *w, const kernel_host *host)
 {
     int *group = w->group;
     double *cen = w->cen, *ub = w->ub, *lb = w->lb;
@@ -333,7 +382,25 @@ static double lloyd_run(const double *z, ptrdiff_t n, int d, int c, int kmin, in
     for (int it = 0; it < maxit; it++) {
         int changed = 0;
         const int near = it > 0 && bounds && w->cc;
+        if (near) {
+            for (int a = 0; a < c; a++) w->maxub[a] = 0;
+            for (ptrdiff_t i = 0; i < n; i++) if (ub[i] > w->maxub[group[i]]) w->maxub[group[i]] = ub[i];
+        }
         for (ptrdiff_t i = 0; i < n; i++) {
+            if (it == 0 && events) {
+                /* the plain scan's result from the seeding's events before seed c */
+                const ptrdiff_t k = i * SEED_EVENTS;
+                const int m = w->nev[i] < SEED_EVENTS ? w->nev[i] : SEED_EVENTS;
+                int e = 0;
+                while (e < m && w->ev_s[k + e] < c) e++;
+                if (e < m || w->nev[i] <= SEED_EVENTS) {
+                    ub[i] = e ? sqrt(w->ev_bd[k + e - 1]) : INFINITY;
+                    lb[i] = e ? sqrt(w->ev_sec[k + e - 1]) : INFINITY;
+                    group[i] = e ? w->ev_g[k + e - 1] : 0;
+                    changed = 1;
+                    continue;
+                }
+            }
             const int a = group[i];
             if (it > 0 && bounds) {
                 if (bound_holds(ub[i], lb[i], abstol)) continue;
@@ -351,19 +418,35 @@ static double lloyd_run(const double *z, ptrdiff_t n, int d, int c, int kmin, in
             double lbskip = INFINITY;
             int bg = 0;
             double bd = INFINITY, second = INFINITY;
-            for (int g = 0; g < c; g++) {
-                if (it > 0 && size[g] == 0) continue;
-                if (cca && g != a) {
-                    const double cg = cca[g] * (1 - RELTOL);
-                    if (cg > reach) {
-                        const double b = cg - ubi - 2 * abstol;
-                        if (b < lbskip) lbskip = b;
-                        continue;
+            if (near) {
+                /* the candidates of row a, in the plain order; the groups left out of it
+                 * are all skipped, the nearest giving their bound */
+                const int *cand = w->cand + (ptrdiff_t) a * c;
+                for (int q = 0; q < w->ncand[a]; q++) {
+                    const int g = cand[q];
+                    if (g != a) {
+                        const double cg = cca[g] * (1 - RELTOL);
+                        if (cg > reach) {
+                            const double b = cg - ubi - 2 * abstol;
+                            if (b < lbskip) lbskip = b;
+                            continue;
+                        }
                     }
+                    const double t = sq_dist(z, n, d, i, cen, g);
+                    if (t < bd) { second = bd; bd = t; bg = g; }
+                    else if (t < second) second = t;
                 }
-                const double t = sq_dist(z, n, d, i, cen, g);
-                if (t < bd) { second = bd; bd = t; bg = g; }
-                else if (t < second) second = t;
+                if (w->farmin[a] < INFINITY) {
+                    const double b = w->farmin[a] - ubi - 2 * abstol;
+                    if (b < lbskip) lbskip = b;
+                }
+            } else {
+                for (int g = 0; g < c; g++) {
+                    if (it > 0 && size[g] == 0) continue;
+                    const double t = sq_dist(z, n, d, i, cen, g);
+                    if (t < bd) { second = bd; bd = t; bg = g; }
+                    else if (t < second) second = t;
+                }
             }
             ub[i] = sqrt(bd);
             lb[i] = sqrt(second);
@@ -431,8 +514,8 @@ static double lloyd_run(const double *z, ptrdiff_t n, int d, int c, int kmin, in
 static double one_run(const double *z, ptrdiff_t n, int d, int c, int kmin, int maxit, double diam,
                       run_scratch *w, const kernel_host *host)
 {
-    if (seed_race(z, n, d, c, w->h, w->d2, w->t, w->seeds) < c) return -1;
-    return lloyd_run(z, n, d, c, kmin, maxit, diam, w->seeds, w, host);
+    if (seed_race(z, n, d, c, w, w->seeds) < c) return -1;
+    return lloyd_run(z, n, d, c, kmin, maxit, diam, w->seeds, 1, w, host);
 }
 
 /* sqrt(sum of the squared ranges of the columns), a little enlarged: an upper bound on the
@@ -564,7 +647,7 @@ static void block_grid(const double *z, ptrdiff_t n, int d, const int *grid, int
         int found = 0;
         if (gmax > 1) {
             point_hashes(z, n, d, (uint64_t) r, k0, k1, w->buf, w->h);
-            found = seed_race(z, n, d, gmax, w->h, w->d2, w->t, sr);
+            found = seed_race(z, n, d, gmax, w, sr);
         }
         for (int q = found; q < gmax; q++) sr[q] = -1;
         for (int q = 0; q < ng; q++) {
@@ -575,7 +658,7 @@ static void block_grid(const double *z, ptrdiff_t n, int d, const int *grid, int
                 sse[q] = -1;
             } else {
                 /* the lowest SSE, ties to the lowest restart */
-                const double e = lloyd_run(z, n, d, c, kmin, maxit, diam, sr, w, NULL);
+                const double e = lloyd_run(z, n, d, c, kmin, maxit, diam, sr, 1, w, NULL);
                 if (r == 0 || e < sse[q]) sse[q] = e;
             }
         }
@@ -629,7 +712,7 @@ static void block_partition(const double *z, ptrdiff_t n, int d, int c, int gmax
     const double diam = diameter(z, n, d);
     double best = -1;
     for (int r = 0; r < restarts; r++) {
-        const double e = lloyd_run(z, n, d, c, kmin, maxit, diam, seeds + (ptrdiff_t) r * gmax, w, NULL);
+        const double e = lloyd_run(z, n, d, c, kmin, maxit, diam, seeds + (ptrdiff_t) r * gmax, 0, w, NULL);
         if (best < 0 || e < best) {
             best = e;
             memcpy(w->keep, w->group, (size_t) n * sizeof(int));
