@@ -403,12 +403,13 @@ static double lloyd_run(const double *z, ptrdiff_t n, int d, int c, int kmin, in
             }
             const int a = group[i];
             if (it > 0 && bounds) {
+                /* the bounds first, then with the exact distance to the own centre, then
+                 * with half the distance from the own centre to the nearest other */
+                if (bound_holds(ub[i], lb[i], abstol)) continue;
+                ub[i] = sqrt(sq_dist(z, n, d, i, cen, a));
                 if (bound_holds(ub[i], lb[i], abstol)) continue;
                 if (near && w->row_it[a] != it) centre_row(w, c, d, a, it, abstol);
-                const double lo = near && w->half[a] > lb[i] ? w->half[a] : lb[i];
-                if (bound_holds(ub[i], lo, abstol)) continue;
-                ub[i] = sqrt(sq_dist(z, n, d, i, cen, a));
-                if (bound_holds(ub[i], lo, abstol)) continue;
+                if (near && bound_holds(ub[i], w->half[a], abstol)) continue;
             }
             /* with the centres' distances: a centre g at least 2 ub from the own centre is
              * farther than it (|x - g| >= |a - g| - |x - a| > ub), so not scanned */
