@@ -244,12 +244,13 @@ keyed_mask <- function(x, id, k, size, secret, nthreads = 1L, noise = FALSE) {
 
 # The keyed partition of every stratum (steps 3 and 4): z the n x d z-scores, id the
 # strata (1..S, gaps allowed), k the smallest group, size the mean group size, secret the
-# raw key. Each stratum's within-group sum of squares (SSE) is measured for a grid of group
-# counts around its proportional share n_s / size (every count when it allows at most 16),
-# interpolated between them (log SSE linear in log count), and the budget is given to the
-# largest drops of SSE (each stratum's drops made non-increasing, so that this is the
-# greedy allocation); then each stratum is partitioned once with its count. Returns
-# list(group = 1..G per row, per_stratum = groups per stratum).
+# raw key. Each block's within-group sum of squares (SSE) is measured for a grid of group
+# counts around its proportional share n_b / size (keyed_grid()), interpolated between them
+# (log SSE linear in log count), and the budget is given to the largest drops of SSE (each
+# block's drops made non-increasing, so that this is the greedy allocation); then each
+# block is partitioned once with its count. The grid and the partitions are two C calls
+# over all blocks (threads over blocks); the partitions start from the grid's k-means++
+# seeds. Returns list(group = 1..G per row, per_stratum = groups per block).
 keyed_groups <- function(z, id, k, size, secret, nthreads = 1L) {
   n <- nrow(z)
   strata <- sort(unique(id))

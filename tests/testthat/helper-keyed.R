@@ -112,3 +112,45 @@ keyed_kmeans_reference <- function(z, cc, kmin, restarts, maxit, secret) {
   best$group <- match(best$group, unique(best$group))
   best
 }
+
+# The keyed partition of anonymise_keyed() (steps 3 and 4 of its help) for strata of at most
+# 1000 records, on keyed_kmeans_reference(): each stratum's SSE on its grid of counts
+# (keyed_grid()), interpolated on the log-log scale, the budget of round(n / size) groups
+# handed out greedily by the largest drops, each stratum partitioned with its count.
+# Returns the group of every row.
+keyed_groups_reference <- function(z, id, k, size, secret) {
+  strata <- sort(unique(id))
+  parts <- lapply(strata, function(s) {
+    r <- which(id == s)
+    r <- r[do.call(order, c(unname(as.data.frame(z[r, , drop = FALSE])), method = "radix"))]
+    zs <- z[r, , drop = FALSE]
+    grid <- asNamespace("detanon")$keyed_grid(length(r) / size, max(1L, min(length(r) %/% k, sum(!duplicated(zs)))))
+    sse <- vapply(grid, function(cc) keyed_kmeans_reference(zs, cc, k, 10L, 100L, secret)$sse, 0)
+    grid <- grid[sse >= 0]
+    sse <- cummin(sse[sse >= 0])
+    # the SSE of every count up to the largest, log SSE linear in log count between the grid's
+    eps <- 1e-12 * sse[1L] + 1e-300
+    curve <- if (length(grid) == 1L) sse else
+      exp(stats::approx(log(grid), log(sse + eps), xout = log(seq_len(max(grid))))$y) - eps
+    list(rows = r, zs = zs, drops = if (max(grid) > 1L) pmax(cummin(-diff(curve)), 0) else numeric())
+  })
+  # one group per stratum, then one more at a time where the drop is largest (ties: the
+  # first stratum, then the smaller count)
+  count <- rep(1L, length(parts))
+  for (b in seq_len(max(0, round(nrow(z) / size) - length(parts)))) {
+    next_drop <- vapply(seq_along(parts), function(i) {
+      if (count[i] <= length(parts[[i]]$drops)) parts[[i]]$drops[count[i]] else -Inf
+    }, 0)
+    if (!any(next_drop > 0)) break
+    i <- which.max(next_drop)
+    count[i] <- count[i] + 1L
+  }
+  group <- integer(nrow(z))
+  last <- 0L
+  for (i in seq_along(parts)) {
+    g <- keyed_kmeans_reference(parts[[i]]$zs, count[i], k, 10L, 100L, secret)$group
+    group[parts[[i]]$rows] <- g + last
+    last <- last + max(g)
+  }
+  group
+}
