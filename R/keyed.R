@@ -87,14 +87,17 @@
 #' @section Cost:
 #' The k-means is exact: the same groups as the plain algorithm (every point against every
 #' centre), found with shortcuts that never change a choice (bounds on distances in the
-#' Lloyd iterations, no logarithm for a point that cannot be the next seed), and its 10
-#' starts run on up to `nthreads` threads. With strata split into blocks of at most 1000
-#' records the cost grows linearly with the number of records, but it stays far slower
-#' than [anonymise()]: every start draws every seed among all points of its block. About
-#' 1.6 s of CPU for 10,000 records, 18 s for 100,000 and 190 s for 1e6 (four strata, three
-#' variables, `k = 3`, `size = 10`, one thread; `bench/keyed.R`), some 200 times
-#' [anonymise()]. The metadata count `n_groups` may be below `round(n / size)`: groups
-#' smaller than `k` are merged.
+#' Lloyd iterations, no logarithm for a point that cannot be the next seed). A start's
+#' k-means++ seeds for a number of groups are the first of its seeds for any larger number,
+#' so each block draws them once per start for its whole grid, and its final partition
+#' starts from them. Blocks run on up to `nthreads` threads. With strata split into blocks
+#' of at most 1000 records the cost grows linearly with the number of records, but it
+#' stays far slower than [anonymise()]: every block runs 10 starts for each number of
+#' groups of its grid, each drawing its seeds among all points of the block. About
+#' 13 s of CPU for 100,000 records and COST1E6 s for 1e6 (four strata, three variables,
+#' `k = 3`, `size = 10`, one thread; `bench/keyed.R`), some RATIO times [anonymise()]. The
+#' metadata count `n_groups` may be below `round(n / size)`: groups smaller than `k` are
+#' merged.
 #'
 #' @inheritParams anonymise
 #' @param k The smallest group: every released point is shared by at least `k` records
@@ -118,9 +121,9 @@
 #'   group means.
 #' @param format The release form of the masked values, as in [anonymise()]: `"natural"`
 #'   (default), `"precision"` or `"none"`.
-#' @param nthreads Number of OpenMP threads for the starts of the k-means (capped by the
-#'   machine). The default is the option `detanon.nthreads`, else 1. The release does not
-#'   depend on it.
+#' @param nthreads Number of OpenMP threads for the blocks (and the starts of the
+#'   splitting of large strata) of the k-means (capped by the machine). The default is the
+#'   option `detanon.nthreads`, else 1. The release does not depend on it.
 #' @param keys Deprecated name of `held` (`key` is the custodian's secret).
 #' @return An object of the same class as `data` with the masked columns replaced, as
 #'   [anonymise()] returns. Its release metadata ([release_info()]) hold the settings

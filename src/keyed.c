@@ -94,12 +94,6 @@ static void point_hashes(const double *z, ptrdiff_t n, int d, uint64_t salt, uin
     }
 }
 
-void keyed_hashes(const double *z, ptrdiff_t n, int d, uint64_t salt, uint64_t k0, uint64_t k1,
-                  unsigned char *buf, uint64_t *h)
-{
-    point_hashes(z, n, d, salt, k0, k1, buf, h);
-}
-
 static uint64_t row_hash(const double *row, int d, uint64_t salt, uint64_t k0, uint64_t k1)
 {
     unsigned char buf[8 * 65];
@@ -666,41 +660,6 @@ static void block_grid(const double *z, ptrdiff_t n, int d, const int *grid, int
     }
 }
 
-void keyed_kmeans_grid(const double *z, ptrdiff_t n, int d, int nb, const int *off, const int *grid,
-                       const int *goff, int kmin, int restarts, int maxit, uint64_t k0, uint64_t k1,
-                       int nthreads, int *seeds, double *sse, const kernel_host *host)
-{
-    ptrdiff_t nmax = 1;
-    int cmax = 1;
-    ptrdiff_t *soff = (ptrdiff_t *) host->alloc((size_t) nb + 1, sizeof(ptrdiff_t));
-    soff[0] = 0;
-    for (int b = 0; b < nb; b++) {
-        if (off[b + 1] - off[b] > nmax) nmax = off[b + 1] - off[b];
-        const int gmax = grid[goff[b + 1] - 1];
-        if (gmax > cmax) cmax = gmax;
-        soff[b + 1] = soff[b] + (ptrdiff_t) restarts * gmax;
-    }
-    int nt = threads_for(nthreads, (double) n * (double) cmax * (double) restarts);
-    if (nt > nb) nt = nb;
-    if (nt < 1) nt = 1;
-    run_scratch *w = blocks_scratch(nt, nmax, d, cmax, host);
-    double *zb = (double *) host->alloc((size_t) nt * (size_t) nmax * (size_t) d, sizeof(double));
-    for (int from = 0; from < nb; from += BLOCK_CHUNK) {
-        const int to = from + BLOCK_CHUNK < nb ? from + BLOCK_CHUNK : nb;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
-#endif
-        for (int b = from; b < to; b++) {
-            const int t = THREAD_ID;
-            double *zt = zb + (ptrdiff_t) t * nmax * d;
-            const ptrdiff_t m = block_points(z, n, d, off, b, zt);
-            block_grid(zt, m, d, grid + goff[b], goff[b + 1] - goff[b], kmin, restarts, maxit, k0, k1, w + t,
-                       seeds + soff[b], sse + goff[b]);
-        }
-        host_pause(host, 0);
-    }
-}
-
 /* One block's partition (keyed_kmeans_partition()): the Lloyd runs of c groups from the
  * saved seeds of every restart, the best kept. */
 static void block_partition(const double *z, ptrdiff_t n, int d, int c, int gmax, int kmin, int restarts,
@@ -722,20 +681,36 @@ static void block_partition(const double *z, ptrdiff_t n, int d, int c, int gmax
     number_groups(w->keep, n, c, map, group);
 }
 
-void keyed_kmeans_partition(const double *z, ptrdiff_t n, int d, int nb, const int *off, const int *count,
-                            const int *gmax, const int *seeds, int kmin, int restarts, int maxit, int nthreads,
-                            int *group, const kernel_host *host)
+/* The blocks' grids (count == NULL) or partitions (count: each block's count), the
+ * arguments of keyed_kmeans_grid() and keyed_kmeans_partition(). */
+typedef struct {
+    const double *z;
+    ptrdiff_t n;
+    int d, nb;
+    const int *off, *grid, *goff, *count, *gmax;
+    int kmin, restarts, maxit;
+    uint64_t k0, k1;
+    int *seeds;
+    double *sse;
+    int *group;
+} blocks_job;
+
+static void blocks_run(const blocks_job *j, int nthreads, const kernel_host *host)
 {
+    const int nb = j->nb, d = j->d, restarts = j->restarts;
     ptrdiff_t nmax = 1;
     int cmax = 1;
     ptrdiff_t *soff = (ptrdiff_t *) host->alloc((size_t) nb + 1, sizeof(ptrdiff_t));
     soff[0] = 0;
     for (int b = 0; b < nb; b++) {
-        if (off[b + 1] - off[b] > nmax) nmax = off[b + 1] - off[b];
-        if (count[b] > cmax) cmax = count[b];
-        soff[b + 1] = soff[b] + (ptrdiff_t) restarts * gmax[b];
+        /* the block's seeds: restarts x its largest grid count */
+        const int gmax = j->count ? j->gmax[b] : j->grid[j->goff[b + 1] - 1];
+        const int width = j->count ? j->count[b] : gmax;
+        if (j->off[b + 1] - j->off[b] > nmax) nmax = j->off[b + 1] - j->off[b];
+        if (width > cmax) cmax = width;
+        soff[b + 1] = soff[b] + (ptrdiff_t) restarts * gmax;
     }
-    int nt = threads_for(nthreads, (double) n * (double) cmax * (double) restarts);
+    int nt = threads_for(nthreads, (double) j->n * (double) cmax * (double) restarts);
     if (nt > nb) nt = nb;
     if (nt < 1) nt = 1;
     run_scratch *w = blocks_scratch(nt, nmax, d, cmax, host);
@@ -749,10 +724,31 @@ void keyed_kmeans_partition(const double *z, ptrdiff_t n, int d, int nb, const i
         for (int b = from; b < to; b++) {
             const int t = THREAD_ID;
             double *zt = zb + (ptrdiff_t) t * nmax * d;
-            const ptrdiff_t m = block_points(z, n, d, off, b, zt);
-            block_partition(zt, m, d, count[b], gmax[b], kmin, restarts, maxit, seeds + soff[b], w + t,
-                            map + (ptrdiff_t) t * cmax, group + off[b]);
+            const ptrdiff_t m = block_points(j->z, j->n, d, j->off, b, zt);
+            if (j->count)
+                block_partition(zt, m, d, j->count[b], j->gmax[b], j->kmin, restarts, j->maxit, j->seeds + soff[b],
+                                w + t, map + (ptrdiff_t) t * cmax, j->group + j->off[b]);
+            else
+                block_grid(zt, m, d, j->grid + j->goff[b], j->goff[b + 1] - j->goff[b], j->kmin, restarts, j->maxit,
+                           j->k0, j->k1, w + t, j->seeds + soff[b], j->sse + j->goff[b]);
         }
         host_pause(host, 0);
     }
+}
+
+void keyed_kmeans_grid(const double *z, ptrdiff_t n, int d, int nb, const int *off, const int *grid,
+                       const int *goff, int kmin, int restarts, int maxit, uint64_t k0, uint64_t k1,
+                       int nthreads, int *seeds, double *sse, const kernel_host *host)
+{
+    const blocks_job j = { z, n, d, nb, off, grid, goff, NULL, NULL, kmin, restarts, maxit, k0, k1, seeds, sse, NULL };
+    blocks_run(&j, nthreads, host);
+}
+
+void keyed_kmeans_partition(const double *z, ptrdiff_t n, int d, int nb, const int *off, const int *count,
+                            const int *gmax, const int *seeds, int kmin, int restarts, int maxit, int nthreads,
+                            int *group, const kernel_host *host)
+{
+    const blocks_job j = { z, n, d, nb, off, NULL, NULL, count, gmax, kmin, restarts, maxit, 0, 0, (int *) seeds,
+                           NULL, group };
+    blocks_run(&j, nthreads, host);
 }

@@ -21,11 +21,6 @@ void keyed_derive(const unsigned char *secret, size_t len, uint64_t *k0, uint64_
 void keyed_uniforms(const double *z, ptrdiff_t n, int d, uint64_t salt, uint64_t k0, uint64_t k1,
                     double *u);
 
-/* The keyed hash of every row of z (n x d, column-major) with the salt (the value behind
- * keyed_uniforms()); buf: scratch of 8 * (d + 1) bytes. */
-void keyed_hashes(const double *z, ptrdiff_t n, int d, uint64_t salt, uint64_t k0, uint64_t k1,
-                  unsigned char *buf, uint64_t *h);
-
 /* The step-th keyed uniform (0, 1) of a point from its hash value h; of a row of d values. */
 double keyed_step_uniform(uint64_t h, int step);
 double keyed_row_step(const double *row, int d, uint64_t salt, uint64_t k0, uint64_t k1, int step);
