@@ -61,7 +61,8 @@ variant <- function(starts, grid_of) {
     list(group = group, per_stratum = unname(per))
   }
 }
-# every count up to 3 shares (<= 48), else 1, cmax and share x 2^(-1.5 .. 1.5 by 0.5): the package's
+# every count up to 3 shares when that is at most 12, else 1, cmax and share x 2^(-1, 0, 1)
+# (the package's: up to 48, else share x 2^(-1.5 .. 1.5 by 0.5))
 coarse_grid <- function(share, cmax) {
   full <- min(cmax, ceiling(3 * share))
   if (full <= 12L) return(seq_len(max(1L, full)))
@@ -73,10 +74,14 @@ variants <- list(
   starts3 = variant(3L, ns$keyed_grid),
   starts1 = variant(1L, ns$keyed_grid),
   coarse = variant(10L, coarse_grid),
-  coarse_starts1 = variant(1L, coarse_grid)
+  coarse_starts1 = variant(1L, coarse_grid),
+  one_start = "one" # the package's steps with one start everywhere (split, grid and partition)
 )
 original <- ns$keyed_groups
-use <- function(v) assignInNamespace("keyed_groups", if (is.null(v)) original else v, "detanon")
+use <- function(v) {
+  assignInNamespace("KEYED_RESTARTS", if (identical(v, "one")) 1L else 10L, "detanon")
+  assignInNamespace("keyed_groups", if (is.function(v)) v else original, "detanon")
+}
 
 key <- "bench-key-not-a-secret-0001"
 set.seed(1)
