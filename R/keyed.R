@@ -94,8 +94,8 @@
 #' of at most 1000 records the cost grows linearly with the number of records, but it
 #' stays far slower than [anonymise()]: every block runs 10 starts for each number of
 #' groups of its grid, each drawing its seeds among all points of the block. About
-#' 13 s of CPU for 100,000 records and COST1E6 s for 1e6 (four strata, three variables,
-#' `k = 3`, `size = 10`, one thread; `bench/keyed.R`), some RATIO times [anonymise()]. The
+#' 13 s of CPU for 100,000 records and 143 s for 1e6 (four strata, three variables,
+#' `k = 3`, `size = 10`, one thread; `bench/keyed.R`), some 120 times [anonymise()]. The
 #' metadata count `n_groups` may be below `round(n / size)`: groups smaller than `k` are
 #' merged.
 #'
