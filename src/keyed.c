@@ -180,8 +180,9 @@ typedef struct {
     double *t;         /* seeding: squared distance to the newest centre */
     double *sec;       /* seeding: squared distance to the second nearest centre */
     int *bg;           /* seeding: the nearest centre */
-    int *nev;          /* seeding: the number of events of each point (may exceed SEED_EVENTS) */
-    int *ev_s, *ev_g;  /* its events (n x SEED_EVENTS): the seed, the nearest seed after it */
+    int ev_cap;        /* events kept per point: SEED_EVENTS, or c when fewer (at most one per seed) */
+    int *nev;          /* seeding: the number of events of each point (may exceed ev_cap) */
+    int *ev_s, *ev_g;  /* its events (n x ev_cap): the seed, the nearest seed after it */
     double *ev_bd, *ev_sec; /* and the nearest and second nearest squared distances after it */
     int *seeds;        /* the seeds of the restart */
     double *ub, *lb;   /* Lloyd: bounds on the distance to the own centre and to any other */
@@ -228,10 +229,11 @@ static void scratch_alloc(run_scratch *w, ptrdiff_t n, int d, int c, const kerne
     w->sec = (double *) host->alloc((size_t) n, sizeof(double));
     w->bg = (int *) host->alloc((size_t) n, sizeof(int));
     w->nev = (int *) host->alloc((size_t) n, sizeof(int));
-    w->ev_s = (int *) host->alloc((size_t) n * SEED_EVENTS, sizeof(int));
-    w->ev_g = (int *) host->alloc((size_t) n * SEED_EVENTS, sizeof(int));
-    w->ev_bd = (double *) host->alloc((size_t) n * SEED_EVENTS, sizeof(double));
-    w->ev_sec = (double *) host->alloc((size_t) n * SEED_EVENTS, sizeof(double));
+    w->ev_cap = c < SEED_EVENTS ? c : SEED_EVENTS;
+    w->ev_s = (int *) host->alloc((size_t) n * (size_t) w->ev_cap, sizeof(int));
+    w->ev_g = (int *) host->alloc((size_t) n * (size_t) w->ev_cap, sizeof(int));
+    w->ev_bd = (double *) host->alloc((size_t) n * (size_t) w->ev_cap, sizeof(double));
+    w->ev_sec = (double *) host->alloc((size_t) n * (size_t) w->ev_cap, sizeof(double));
     w->seeds = (int *) host->alloc((size_t) c, sizeof(int));
     w->ub = (double *) host->alloc((size_t) n, sizeof(double));
     w->lb = (double *) host->alloc((size_t) n, sizeof(double));
@@ -300,8 +302,8 @@ static int seed_race(const double *restrict z, ptrdiff_t n, int d, int c, run_sc
             if (t[i] < d2[i]) { sec[i] = d2[i]; d2[i] = t[i]; w->bg[i] = s; }
             else sec[i] = t[i];
             const int e = w->nev[i]++;
-            if (e < SEED_EVENTS) {
-                const ptrdiff_t k = i * SEED_EVENTS + e;
+            if (e < w->ev_cap) {
+                const ptrdiff_t k = i * w->ev_cap + e;
                 w->ev_s[k] = s;
                 w->ev_g[k] = w->bg[i];
                 w->ev_bd[k] = d2[i];
@@ -383,11 +385,11 @@ static double lloyd_run(const double *z, ptrdiff_t n, int d, int c, int kmin, in
         for (ptrdiff_t i = 0; i < n; i++) {
             if (it == 0 && events) {
                 /* the plain scan's result from the seeding's events before seed c */
-                const ptrdiff_t k = i * SEED_EVENTS;
-                const int m = w->nev[i] < SEED_EVENTS ? w->nev[i] : SEED_EVENTS;
+                const ptrdiff_t k = i * w->ev_cap;
+                const int m = w->nev[i] < w->ev_cap ? w->nev[i] : w->ev_cap;
                 int e = 0;
                 while (e < m && w->ev_s[k + e] < c) e++;
-                if (e < m || w->nev[i] <= SEED_EVENTS) {
+                if (e < m || w->nev[i] <= w->ev_cap) {
                     ub[i] = e ? sqrt(w->ev_bd[k + e - 1]) : INFINITY;
                     lb[i] = e ? sqrt(w->ev_sec[k + e - 1]) : INFINITY;
                     group[i] = e ? w->ev_g[k + e - 1] : 0;
