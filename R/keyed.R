@@ -87,14 +87,17 @@
 #' @section Cost:
 #' The k-means is exact: the same groups as the plain algorithm (every point against every
 #' centre), found with shortcuts that never change a choice (bounds on distances in the
-#' Lloyd iterations, no logarithm for a point that cannot be the next seed), and its 10
-#' starts run on up to `nthreads` threads. With strata split into blocks of at most 1000
-#' records the cost grows linearly with the number of records, but it stays far slower
-#' than [anonymise()]: every start draws every seed among all points of its block. About
-#' 1.6 s of CPU for 10,000 records, 18 s for 100,000 and 190 s for 1e6 (four strata, three
-#' variables, `k = 3`, `size = 10`, one thread; `bench/keyed.R`), some 200 times
-#' [anonymise()]. The metadata count `n_groups` may be below `round(n / size)`: groups
-#' smaller than `k` are merged.
+#' Lloyd iterations, no logarithm for a point that cannot be the next seed). A start's
+#' k-means++ seeds for a number of groups are the first of its seeds for any larger number,
+#' so each block draws them once per start for its whole grid, and its final partition
+#' starts from them. Blocks run on up to `nthreads` threads. With strata split into blocks
+#' of at most 1000 records the cost grows linearly with the number of records, but it
+#' stays far slower than [anonymise()]: every block runs 10 starts for each number of
+#' groups of its grid, each drawing its seeds among all points of the block. About
+#' 13 s of CPU for 100,000 records and 143 s for 1e6 (four strata, three variables,
+#' `k = 3`, `size = 10`, one thread; `bench/keyed.R`), some 120 times [anonymise()]. The
+#' metadata count `n_groups` may be below `round(n / size)`: groups smaller than `k` are
+#' merged.
 #'
 #' @inheritParams anonymise
 #' @param k The smallest group: every released point is shared by at least `k` records
@@ -118,9 +121,9 @@
 #'   group means.
 #' @param format The release form of the masked values, as in [anonymise()]: `"natural"`
 #'   (default), `"precision"` or `"none"`.
-#' @param nthreads Number of OpenMP threads for the starts of the k-means (capped by the
-#'   machine). The default is the option `detanon.nthreads`, else 1. The release does not
-#'   depend on it.
+#' @param nthreads Number of OpenMP threads for the blocks (and the starts of the
+#'   splitting of large strata) of the k-means (capped by the machine). The default is the
+#'   option `detanon.nthreads`, else 1. The release does not depend on it.
 #' @param keys Deprecated name of `held` (`key` is the custodian's secret).
 #' @return An object of the same class as `data` with the masked columns replaced, as
 #'   [anonymise()] returns. Its release metadata ([release_info()]) hold the settings
@@ -244,18 +247,16 @@ keyed_mask <- function(x, id, k, size, secret, nthreads = 1L, noise = FALSE) {
 
 # The keyed partition of every stratum (steps 3 and 4): z the n x d z-scores, id the
 # strata (1..S, gaps allowed), k the smallest group, size the mean group size, secret the
-# raw key. Each stratum's within-group sum of squares (SSE) is measured for a grid of group
-# counts around its proportional share n_s / size (every count when it allows at most 16),
-# interpolated between them (log SSE linear in log count), and the budget is given to the
-# largest drops of SSE (each stratum's drops made non-increasing, so that this is the
-# greedy allocation); then each stratum is partitioned once with its count. Returns
-# list(group = 1..G per row, per_stratum = groups per stratum).
+# raw key. Each block's within-group sum of squares (SSE) is measured for a grid of group
+# counts around its proportional share n_b / size (keyed_grid()), interpolated between them
+# (log SSE linear in log count), and the budget is given to the largest drops of SSE (each
+# block's drops made non-increasing, so that this is the greedy allocation); then each
+# block is partitioned once with its count. The grid and the partitions are two C calls
+# over all blocks (threads over blocks); the partitions start from the grid's k-means++
+# seeds. Returns list(group = 1..G per row, per_stratum = groups per block).
 keyed_groups <- function(z, id, k, size, secret, nthreads = 1L) {
   n <- nrow(z)
   strata <- sort(unique(id))
-  fit <- function(zs, cc) {
-    .Call(C_ffi_keyed_kmeans, zs, cc, k, KEYED_RESTARTS, KEYED_MAXIT, secret, nthreads)
-  }
   # canonical order within each stratum: by the values, so that the result does not depend
   # on the row order; strata above KEYED_BLOCK records split into blocks (keyed_blocks())
   blocks <- unlist(lapply(strata, function(s) {
@@ -264,14 +265,25 @@ keyed_groups <- function(z, id, k, size, secret, nthreads = 1L) {
     r <- r[o]
     lapply(keyed_blocks(z[r, , drop = FALSE], k, secret, nthreads), function(b) r[b])
   }), recursive = FALSE)
-  parts <- lapply(blocks, function(r) {
-    zs <- z[r, , drop = FALSE]
-    n_s <- length(r)
-    cmax <- max(1L, min(n_s %/% k, sum(!duplicated(zs))))
-    grid <- keyed_grid(n_s / size, cmax)
-    sse <- vapply(grid, function(cc) fit(zs, cc)$sse, numeric(1))
+  rows <- unlist(blocks, use.names = FALSE)
+  zb <- z[rows, , drop = FALSE]
+  size_b <- lengths(blocks)
+  off <- c(0L, cumsum(size_b))
+  # the distinct points of every block: in canonical order, equal points are adjacent
+  new <- c(TRUE, rowSums(zb[-1L, , drop = FALSE] != zb[-n, , drop = FALSE]) > 0L)
+  new[off[-length(off)] + 1L] <- TRUE
+  distinct <- tabulate(rep(seq_along(blocks), size_b)[new], length(blocks))
+  grids <- lapply(seq_along(blocks), function(i) {
+    keyed_grid(size_b[i] / size, max(1L, min(size_b[i] %/% k, distinct[i])))
+  })
+  fit <- .Call(C_ffi_keyed_grid, zb, as.integer(off), as.integer(unlist(grids)),
+               as.integer(c(0L, cumsum(lengths(grids)))), as.integer(k), KEYED_RESTARTS, KEYED_MAXIT, secret,
+               nthreads)
+  sses <- split(fit$sse, rep(seq_along(grids), lengths(grids)))
+  gains <- lapply(seq_along(grids), function(i) {
+    sse <- sses[[i]]
     ok <- sse >= 0
-    grid <- grid[ok]
+    grid <- grids[[i]][ok]
     cmax <- max(grid)
     # the best SSE with at most c groups, interpolated on the log-log scale
     sse <- cummin(sse[ok])
@@ -279,28 +291,24 @@ keyed_groups <- function(z, id, k, size, secret, nthreads = 1L) {
     curve <- if (length(grid) == 1L) sse else {
       exp(stats::approx(log(grid), log(sse + floor_), xout = log(seq_len(cmax)))$y) - floor_
     }
-    gains <- if (cmax > 1L) pmax(cummin(-diff(curve)), 0) else numeric()
-    list(rows = r, zs = zs, gains = gains)
+    if (cmax > 1L) pmax(cummin(-diff(curve)), 0) else numeric()
   })
-  budget <- max(length(parts), round(n / size))
-  # the budget to the largest drops (ties: the first stratum, the smaller count)
-  gains <- unlist(lapply(parts, `[[`, "gains"), use.names = FALSE)
-  who <- rep(seq_along(parts), vapply(parts, function(p) length(p$gains), 1L))
-  step <- unlist(lapply(parts, function(p) seq_along(p$gains)), use.names = FALSE)
-  take <- order(-gains, who, step)[seq_len(min(length(gains), budget - length(parts)))]
-  take <- take[gains[take] > 0]
-  cur <- 1L + tabulate(who[take], length(parts))
+  budget <- max(length(blocks), round(n / size))
+  # the budget to the largest drops (ties: the first block, the smaller count)
+  flat <- unlist(gains, use.names = FALSE)
+  who <- rep(seq_along(blocks), lengths(gains))
+  step <- unlist(lapply(gains, seq_along), use.names = FALSE)
+  take <- order(-flat, who, step)[seq_len(min(length(flat), budget - length(blocks)))]
+  take <- take[flat[take] > 0]
+  cur <- 1L + tabulate(who[take], length(blocks))
+  gmax <- vapply(grids, function(g) g[length(g)], 1L)
+  gi <- .Call(C_ffi_keyed_partition, zb, as.integer(off), as.integer(cur), as.integer(gmax), fit$seeds,
+              as.integer(k), KEYED_RESTARTS, KEYED_MAXIT, nthreads)
+  # number the groups block after block
+  per <- vapply(split(gi, rep(seq_along(blocks), size_b)), max, 1L)
   group <- integer(n)
-  per <- integer(length(parts))
-  off <- 0L
-  for (i in seq_along(parts)) {
-    p <- parts[[i]]
-    gi <- if (cur[i] == 1L) rep(1L, length(p$rows)) else fit(p$zs, cur[i])$group
-    group[p$rows] <- gi + off
-    per[i] <- max(gi)
-    off <- off + per[i]
-  }
-  list(group = group, per_stratum = per)
+  group[rows] <- gi + rep(c(0L, cumsum(per)[-length(per)]), size_b)
+  list(group = group, per_stratum = unname(per))
 }
 
 # The blocks of a large stratum (zs, in canonical order): split in two by the keyed

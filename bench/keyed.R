@@ -6,10 +6,12 @@
 # Run from the package root after installing detanon:
 #   Rscript bench/keyed.R                # n = 1e4, 1e5, 1e6
 #   Rscript bench/keyed.R 1e5 3          # one size, 3 repetitions
+#   Rscript bench/keyed.R 1e6 1 1        # one size, one repetition, one thread only
 library(detanon)
 args <- commandArgs(trailingOnly = TRUE)
 sizes <- if (length(args) >= 1L) as.numeric(args[1L]) else c(1e4, 1e5, 1e6)
 reps <- if (length(args) >= 2L) as.integer(args[2L]) else 1L
+threads <- if (length(args) >= 3L) as.integer(strsplit(args[3L], ",")[[1L]]) else c(1L, 2L)
 
 make_data <- function(n, seed = 1) {
   set.seed(seed)
@@ -29,7 +31,7 @@ best_time <- function(expr, reps) {
 load <- function() sub(".*load average: ", "", system("uptime", intern = TRUE))
 for (n in sizes) {
   d <- make_data(n)
-  for (nt in c(1L, 2L)) {
+  for (nt in threads) {
     ta <- best_time(anonymise(d, vars = c("x1", "x2", "x3"), strata = "g", k = 5, nthreads = nt,
                               check_identifiers = FALSE), reps)
     tk <- best_time(anonymise_keyed(d, vars = c("x1", "x2", "x3"), strata = "g", k = 3, key = key,

@@ -91,7 +91,10 @@ SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, int want_
 
 /* keyed_glue.c: the keyed k-means of one stratum (anonymise_keyed()) */
 SEXP ffi_keyed_kmeans(SEXP z, SEXP c, SEXP kmin, SEXP restarts, SEXP maxit, SEXP secret, SEXP nthreads);
-SEXP keyed_kmeans_run(SEXP z, SEXP c, SEXP kmin, SEXP restarts, SEXP maxit, SEXP secret, int nt, int ref);
+SEXP ffi_keyed_grid(SEXP z, SEXP off, SEXP grid, SEXP goff, SEXP kmin, SEXP restarts, SEXP maxit, SEXP secret,
+                    SEXP nthreads);
+SEXP ffi_keyed_partition(SEXP z, SEXP off, SEXP count, SEXP gmax, SEXP seeds, SEXP kmin, SEXP restarts,
+                         SEXP maxit, SEXP nthreads);
 /* the keyed uniforms of groups of rows (the noise of shared centroids, R/centroid_noise.R) */
 SEXP ffi_keyed_group_uniforms(SEXP x, SEXP off, SEXP nout, SEXP secret);
 /* freq_glue.c: sums per key combination (risk_frequencies(), risk_individual(), ...) */
@@ -111,7 +114,6 @@ SEXP ffi_rlaplace(SEXP n, SEXP b);
 SEXP ffi_threads(SEXP nthreads, SEXP work);
 SEXP ffi_siphash(SEXP msg, SEXP key);
 SEXP ffi_keyed_uniforms(SEXP z, SEXP salt, SEXP secret, SEXP steps);
-SEXP ffi_keyed_kmeans_ref(SEXP z, SEXP c, SEXP kmin, SEXP restarts, SEXP maxit, SEXP secret);
 #endif
 
 /* glue.c: shared helpers */

@@ -57,6 +57,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_knn_centroids",  (DL_FUNC) &ffi_knn_centroids,  5},
     /* keyed_glue.c: the keyed k-means of anonymise_keyed() */
     {"ffi_keyed_kmeans",   (DL_FUNC) &ffi_keyed_kmeans,   7},
+    {"ffi_keyed_grid",     (DL_FUNC) &ffi_keyed_grid,     9},
+    {"ffi_keyed_partition", (DL_FUNC) &ffi_keyed_partition, 9},
     {"ffi_keyed_group_uniforms", (DL_FUNC) &ffi_keyed_group_uniforms, 4},
     /* mdav_glue.c: anonymise_mdav() */
     {"ffi_mdav",           (DL_FUNC) &ffi_mdav,           8},
@@ -73,7 +75,6 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_threads",        (DL_FUNC) &ffi_threads,        2},
     {"ffi_siphash",        (DL_FUNC) &ffi_siphash,        2},
     {"ffi_keyed_uniforms", (DL_FUNC) &ffi_keyed_uniforms, 4},
-    {"ffi_keyed_kmeans_ref", (DL_FUNC) &ffi_keyed_kmeans_ref, 6},
 #endif
     {NULL, NULL, 0}
 };

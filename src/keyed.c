@@ -94,12 +94,6 @@ static void point_hashes(const double *z, ptrdiff_t n, int d, uint64_t salt, uin
     }
 }
 
-void keyed_hashes(const double *z, ptrdiff_t n, int d, uint64_t salt, uint64_t k0, uint64_t k1,
-                  unsigned char *buf, uint64_t *h)
-{
-    point_hashes(z, n, d, salt, k0, k1, buf, h);
-}
-
 static uint64_t row_hash(const double *row, int d, uint64_t salt, uint64_t k0, uint64_t k1)
 {
     unsigned char buf[8 * 65];
@@ -170,6 +164,11 @@ static void centres(const double *z, ptrdiff_t n, int d, int c, const int *group
         if (size[g] > 0) for (int j = 0; j < d; j++) cen[(ptrdiff_t) g * d + j] /= (double) size[g];
 }
 
+/* The nearest and second nearest seeds of a point change at few of the seeds (about
+ * 2 log c of them): each change is kept, up to SEED_EVENTS per point, so that the first
+ * Lloyd assignment of any count c is read from them instead of a scan of the c centres. */
+#define SEED_EVENTS 24
+
 /* The scratch memory of one run (one per thread). */
 typedef struct {
     uint64_t *h;       /* the points' keyed hashes of the restart */
@@ -178,10 +177,23 @@ typedef struct {
     double *old;       /* c x d centres before the last update */
     ptrdiff_t *size;   /* group sizes */
     double *d2;        /* seeding: squared distance to the nearest chosen centre */
+    double *t;         /* seeding: squared distance to the newest centre */
+    double *sec;       /* seeding: squared distance to the second nearest centre */
+    int *bg;           /* seeding: the nearest centre */
+    int ev_cap;        /* events kept per point: SEED_EVENTS, or c when fewer (at most one per seed) */
+    int *nev;          /* seeding: the number of events of each point (may exceed ev_cap) */
+    int *ev_s, *ev_g;  /* its events (n x ev_cap): the seed, the nearest seed after it */
+    double *ev_bd, *ev_sec; /* and the nearest and second nearest squared distances after it */
+    int *seeds;        /* the seeds of the restart */
     double *ub, *lb;   /* Lloyd: bounds on the distance to the own centre and to any other */
     double *shift;     /* how far each centre moved in the last update */
     double *cc;        /* c x c distances between the centres (NULL when c is large) */
     double *half;      /* half the distance from each centre to the nearest other */
+    int *row_it;       /* the iteration whose centres row a of cc and half[a] hold */
+    double *maxub;     /* the largest ub of each group's points at the start of an iteration */
+    int *cand;         /* row a: the groups a point of a may be nearer to (c x c) */
+    int *ncand;        /* their number */
+    double *farmin;    /* the smallest scaled distance from a to a group left out of cand */
     unsigned char *buf;
     int *keep;         /* the groups of this thread's best restart */
     double keep_sse;   /* its SSE (-1: none yet) */
@@ -195,7 +207,7 @@ typedef struct {
 #define RELTOL 1e-9
 #define ABSTOL 1e-9
 
-/* the centres' distances are kept for at most this many groups (8 MB) */
+/* the centres' distances and candidates are kept for at most this many groups (12 MB) */
 #define KEYED_CC_MAX 1024
 
 static int bound_holds(double ub, double lb, double abstol)
@@ -203,32 +215,56 @@ static int bound_holds(double ub, double lb, double abstol)
     return ub * (1 + RELTOL) + abstol < lb;
 }
 
-/* one keyed run; returns the SSE (group[] filled, 0..c-1, possibly with empty groups).
- * The same seeds, iterations, groups and SSE as the plain algorithm (every point against
- * every centre: keyed_kmeans_ref() in keyed_ref.c), computed with two exact shortcuts:
- * - seeding: a point whose key e / D2 is certainly above the best so far (from the bound
- *   e = -log(u) >= 1 - u) is not given a log();
- * - Lloyd: Hamerly's bounds (an upper bound on the distance to the own centre, a lower
- *   bound on the distance to every other), moved by the centres' shifts, and the
- *   distances between the centres (a point nearer its centre than half the distance to
- *   the nearest other centre stays; Elkan's lemma: a centre at least twice the point's
- *   distance away from the point's centre is farther). A point whose bounds separate
- *   (with the margins above) keeps its group without a scan; any other is compared with
- *   every centre not certainly farther, in the plain order with the plain comparisons.
- * diam: an upper bound on the distance between any two points; no bounds are used when
- * it is 0, below 1e-100 (squared distances could underflow) or above 1e100. */
-static double one_run(const double *z, ptrdiff_t n, int d, int c, int kmin, int maxit, double diam,
-                      run_scratch *w, const kernel_host *host)
+/* Scratch for runs of up to n points and c groups. */
+static void scratch_alloc(run_scratch *w, ptrdiff_t n, int d, int c, const kernel_host *host)
+{
+    w->h = (uint64_t *) host->alloc((size_t) n, sizeof(uint64_t));
+    w->group = (int *) host->alloc((size_t) n, sizeof(int));
+    w->keep = (int *) host->alloc((size_t) n, sizeof(int));
+    w->cen = (double *) host->alloc((size_t) c * (size_t) d, sizeof(double));
+    w->old = (double *) host->alloc((size_t) c * (size_t) d, sizeof(double));
+    w->size = (ptrdiff_t *) host->alloc((size_t) c, sizeof(ptrdiff_t));
+    w->d2 = (double *) host->alloc((size_t) n, sizeof(double));
+    w->t = (double *) host->alloc((size_t) n, sizeof(double));
+    w->sec = (double *) host->alloc((size_t) n, sizeof(double));
+    w->bg = (int *) host->alloc((size_t) n, sizeof(int));
+    w->nev = (int *) host->alloc((size_t) n, sizeof(int));
+    w->ev_cap = c < SEED_EVENTS ? c : SEED_EVENTS;
+    w->ev_s = (int *) host->alloc((size_t) n * (size_t) w->ev_cap, sizeof(int));
+    w->ev_g = (int *) host->alloc((size_t) n * (size_t) w->ev_cap, sizeof(int));
+    w->ev_bd = (double *) host->alloc((size_t) n * (size_t) w->ev_cap, sizeof(double));
+    w->ev_sec = (double *) host->alloc((size_t) n * (size_t) w->ev_cap, sizeof(double));
+    w->seeds = (int *) host->alloc((size_t) c, sizeof(int));
+    w->ub = (double *) host->alloc((size_t) n, sizeof(double));
+    w->lb = (double *) host->alloc((size_t) n, sizeof(double));
+    w->shift = (double *) host->alloc((size_t) c, sizeof(double));
+    w->cc = c <= KEYED_CC_MAX ? (double *) host->alloc((size_t) c * (size_t) c, sizeof(double)) : NULL;
+    w->half = (double *) host->alloc((size_t) c, sizeof(double));
+    w->row_it = (int *) host->alloc((size_t) c, sizeof(int));
+    w->maxub = (double *) host->alloc((size_t) c, sizeof(double));
+    w->cand = c <= KEYED_CC_MAX ? (int *) host->alloc((size_t) c * (size_t) c, sizeof(int)) : NULL;
+    w->ncand = (int *) host->alloc((size_t) c, sizeof(int));
+    w->farmin = (double *) host->alloc((size_t) c, sizeof(double));
+    w->buf = (unsigned char *) host->alloc(8 * ((size_t) d + 1), 1);
+    w->keep_sse = -1;
+    w->keep_r = -1;
+    w->failed = 0;
+}
+
+/* The k-means++ seeds of a restart (hashes w->h) by the exponential race: the first
+ * uniform over the points, then with weight D2 (points at a chosen centre have weight 0).
+ * A seed does not depend on how many follow it, so the seeds of c groups are the first c
+ * of any longer run. Writes up to c seed indices; returns how many were found (fewer than
+ * c when the points have fewer distinct values). A point whose key e / D2 is certainly
+ * above the best so far (from the bound e = -log(u) >= 1 - u) is not given a log(). Every
+ * point's squared distances to the seeds, in seed order, go through the comparisons of the
+ * plain scan of the first Lloyd assignment; each change of its nearest (ties: the first)
+ * or second nearest distance is an event (w->ev_*). */
+static int seed_race(const double *restrict z, ptrdiff_t n, int d, int c, run_scratch *w, int *seeds)
 {
     const uint64_t *h = w->h;
-    int *group = w->group;
-    double *cen = w->cen, *d2 = w->d2, *ub = w->ub, *lb = w->lb;
-    ptrdiff_t *size = w->size;
-    const double abstol = ABSTOL * diam;
-    const int bounds = diam > 1e-100 && diam < 1e100;
-    /* k-means++ seeds by the exponential race: the first uniform over the points, then
-     * with weight D2 (points at a chosen centre have weight 0) */
-    for (ptrdiff_t i = 0; i < n; i++) d2[i] = INFINITY;
+    double *restrict d2 = w->d2, *restrict t = w->t, *restrict sec = w->sec;
+    for (ptrdiff_t i = 0; i < n; i++) { d2[i] = INFINITY; sec[i] = INFINITY; w->nev[i] = 0; w->bg[i] = 0; }
     for (int s = 0; s < c; s++) {
         ptrdiff_t best = -1;
         double bk = INFINITY;
@@ -244,25 +280,132 @@ static double one_run(const double *z, ptrdiff_t n, int d, int c, int kmin, int 
             const double key = s == 0 ? e : e / d2[i];
             if (key < bk) { bk = key; best = i; }
         }
-        if (best < 0) return -1; /* fewer distinct points than c */
-        for (int j = 0; j < d; j++) cen[(ptrdiff_t) s * d + j] = z[(ptrdiff_t) j * n + best];
+        if (best < 0) return s;
+        seeds[s] = (int) best;
+        /* the squared distance of every point to the new centre, the coordinates added in
+         * order (as sq_dist()), one coordinate at a time over all points */
+        const double c0 = z[best];
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+        for (ptrdiff_t i = 0; i < n; i++) t[i] = (z[i] - c0) * (z[i] - c0);
+        for (int j = 1; j < d; j++) {
+            const double *restrict zj = z + (ptrdiff_t) j * n;
+            const double cj = zj[best];
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+            for (ptrdiff_t i = 0; i < n; i++) t[i] += (zj[i] - cj) * (zj[i] - cj);
+        }
         for (ptrdiff_t i = 0; i < n; i++) {
-            const double t = sq_dist(z, n, d, i, cen, s);
-            if (t < d2[i]) d2[i] = t;
+            if (!(t[i] < sec[i])) continue;
+            if (t[i] < d2[i]) { sec[i] = d2[i]; d2[i] = t[i]; w->bg[i] = s; }
+            else sec[i] = t[i];
+            const int e = w->nev[i]++;
+            if (e < w->ev_cap) {
+                const ptrdiff_t k = i * w->ev_cap + e;
+                w->ev_s[k] = s;
+                w->ev_g[k] = w->bg[i];
+                w->ev_bd[k] = d2[i];
+                w->ev_sec[k] = sec[i];
+            }
         }
     }
+    return c;
+}
+
+/* Row a of the distances between the live centres and half the distance to the nearest
+ * other, for the centres of iteration it; and the groups a point of group a is compared
+ * with: a itself and every live centre within the reach of the largest ub of a's points
+ * (with margins), in increasing order. The others are farther than the own centre for
+ * every point of a (Elkan's lemma below); farmin[a] is the smallest of their scaled
+ * distances, which gives their part of a point's lower bound. */
+static void centre_row(run_scratch *w, int c, int d, int a, int it, double abstol)
+{
+    const double *cen = w->cen;
+    const double reach = (2 * w->maxub[a] * (1 + RELTOL) + 2 * abstol) * (1 + RELTOL) + abstol;
+    int *cand = w->cand + (ptrdiff_t) a * c, nc = 0;
+    double m = INFINITY, far = INFINITY;
+    for (int g = 0; g < c; g++) {
+        if (w->size[g] == 0) continue;
+        if (g == a) { cand[nc++] = g; continue; }
+        double t = 0;
+        for (int j = 0; j < d; j++) {
+            const double v = cen[(ptrdiff_t) a * d + j] - cen[(ptrdiff_t) g * d + j];
+            t += v * v;
+        }
+        t = sqrt(t);
+        w->cc[(ptrdiff_t) a * c + g] = t;
+        if (t < m) m = t;
+        const double cg = t * (1 - RELTOL);
+        if (cg > reach) { if (cg < far) far = cg; }
+        else cand[nc++] = g;
+    }
+    w->cc[(ptrdiff_t) a * c + a] = 0;
+    w->half[a] = 0.5 * m * (1 - RELTOL) - abstol;
+    w->ncand[a] = nc;
+    w->farmin[a] = far;
+    w->row_it[a] = it;
+}
+
+/* Lloyd iterations from the centres at the seeds, the merge of small groups and the SSE;
+ * returns the SSE (w->group filled, 0..c-1, possibly with empty groups). The same
+ * iterations, groups and SSE as the plain algorithm (every point against every centre:
+ * the R reference in tests/testthat/helper-keyed.R), computed with exact shortcuts:
+ * Hamerly's bounds (an upper bound on the distance to the own centre, a lower bound on
+ * the distance to every other), moved by the centres' shifts, and the distances between
+ * the centres, a row computed only for a group with a point whose bounds do not hold (a
+ * point nearer its centre than half the distance to the nearest other centre stays;
+ * Elkan's lemma: a centre at least twice the point's distance away from the point's
+ * centre is farther). A point whose bounds separate (with the margins above) keeps its
+ * group without a scan; any other is compared with every centre not certainly farther,
+ * in the plain order with the plain comparisons. diam: an upper bound on the distance
+ * between any two points; no bounds are used when it is 0, below 1e-100 (squared
+ * distances could underflow) or above 1e100. */
+static double lloyd_run(const double *z, ptrdiff_t n, int d, int c, int kmin, int maxit, double diam,
+                        const int *seeds, int events, run_scratch *w, const kernel_host *host)
+{
+    int *group = w->group;
+    double *cen = w->cen, *ub = w->ub, *lb = w->lb;
+    ptrdiff_t *size = w->size;
+    const double abstol = ABSTOL * diam;
+    const int bounds = diam > 1e-100 && diam < 1e100;
+    for (int s = 0; s < c; s++)
+        for (int j = 0; j < d; j++) cen[(ptrdiff_t) s * d + j] = z[(ptrdiff_t) j * n + seeds[s]];
+    for (int a = 0; a < c; a++) w->row_it[a] = -1;
     /* Lloyd: the nearest centre (ties: the lowest group), then the means */
     for (ptrdiff_t i = 0; i < n; i++) group[i] = -1;
     for (int it = 0; it < maxit; it++) {
         int changed = 0;
         const int near = it > 0 && bounds && w->cc;
+        if (near) {
+            for (int a = 0; a < c; a++) w->maxub[a] = 0;
+            for (ptrdiff_t i = 0; i < n; i++) if (ub[i] > w->maxub[group[i]]) w->maxub[group[i]] = ub[i];
+        }
         for (ptrdiff_t i = 0; i < n; i++) {
+            if (it == 0 && events) {
+                /* the plain scan's result from the seeding's events before seed c */
+                const ptrdiff_t k = i * w->ev_cap;
+                const int m = w->nev[i] < w->ev_cap ? w->nev[i] : w->ev_cap;
+                int e = 0;
+                while (e < m && w->ev_s[k + e] < c) e++;
+                if (e < m || w->nev[i] <= w->ev_cap) {
+                    ub[i] = e ? sqrt(w->ev_bd[k + e - 1]) : INFINITY;
+                    lb[i] = e ? sqrt(w->ev_sec[k + e - 1]) : INFINITY;
+                    group[i] = e ? w->ev_g[k + e - 1] : 0;
+                    changed = 1;
+                    continue;
+                }
+            }
             const int a = group[i];
             if (it > 0 && bounds) {
-                const double lo = near && w->half[a] > lb[i] ? w->half[a] : lb[i];
-                if (bound_holds(ub[i], lo, abstol)) continue;
+                /* the bounds first, then with the exact distance to the own centre, then
+                 * with half the distance from the own centre to the nearest other */
+                if (bound_holds(ub[i], lb[i], abstol)) continue;
                 ub[i] = sqrt(sq_dist(z, n, d, i, cen, a));
-                if (bound_holds(ub[i], lo, abstol)) continue;
+                if (bound_holds(ub[i], lb[i], abstol)) continue;
+                if (near && w->row_it[a] != it) centre_row(w, c, d, a, it, abstol);
+                if (near && bound_holds(ub[i], w->half[a], abstol)) continue;
             }
             /* with the centres' distances: a centre g at least 2 ub from the own centre is
              * farther than it (|x - g| >= |a - g| - |x - a| > ub), so not scanned */
@@ -272,19 +415,35 @@ static double one_run(const double *z, ptrdiff_t n, int d, int c, int kmin, int 
             double lbskip = INFINITY;
             int bg = 0;
             double bd = INFINITY, second = INFINITY;
-            for (int g = 0; g < c; g++) {
-                if (it > 0 && size[g] == 0) continue;
-                if (cca && g != a) {
-                    const double cg = cca[g] * (1 - RELTOL);
-                    if (cg > reach) {
-                        const double b = cg - ubi - 2 * abstol;
-                        if (b < lbskip) lbskip = b;
-                        continue;
+            if (near) {
+                /* the candidates of row a, in the plain order; the groups left out of it
+                 * are all skipped, the nearest giving their bound */
+                const int *cand = w->cand + (ptrdiff_t) a * c;
+                for (int q = 0; q < w->ncand[a]; q++) {
+                    const int g = cand[q];
+                    if (g != a) {
+                        const double cg = cca[g] * (1 - RELTOL);
+                        if (cg > reach) {
+                            const double b = cg - ubi - 2 * abstol;
+                            if (b < lbskip) lbskip = b;
+                            continue;
+                        }
                     }
+                    const double t = sq_dist(z, n, d, i, cen, g);
+                    if (t < bd) { second = bd; bd = t; bg = g; }
+                    else if (t < second) second = t;
                 }
-                const double t = sq_dist(z, n, d, i, cen, g);
-                if (t < bd) { second = bd; bd = t; bg = g; }
-                else if (t < second) second = t;
+                if (w->farmin[a] < INFINITY) {
+                    const double b = w->farmin[a] - ubi - 2 * abstol;
+                    if (b < lbskip) lbskip = b;
+                }
+            } else {
+                for (int g = 0; g < c; g++) {
+                    if (it > 0 && size[g] == 0) continue;
+                    const double t = sq_dist(z, n, d, i, cen, g);
+                    if (t < bd) { second = bd; bd = t; bg = g; }
+                    else if (t < second) second = t;
+                }
             }
             ub[i] = sqrt(bd);
             lb[i] = sqrt(second);
@@ -315,28 +474,6 @@ static double one_run(const double *z, ptrdiff_t n, int d, int c, int kmin, int 
                 ub[i] += w->shift[group[i]];
                 lb[i] -= group[i] == g1 ? m2 : m1;
             }
-        }
-        if (bounds && w->cc) {
-            /* the distances between the live centres, and half the nearest for each */
-            for (int a = 0; a < c; a++) w->half[a] = INFINITY;
-            for (int a = 0; a < c; a++) {
-                if (size[a] == 0) continue;
-                w->cc[(ptrdiff_t) a * c + a] = 0;
-                for (int g = a + 1; g < c; g++) {
-                    if (size[g] == 0) continue;
-                    double t = 0;
-                    for (int j = 0; j < d; j++) {
-                        const double v = cen[(ptrdiff_t) a * d + j] - cen[(ptrdiff_t) g * d + j];
-                        t += v * v;
-                    }
-                    t = sqrt(t);
-                    w->cc[(ptrdiff_t) a * c + g] = t;
-                    w->cc[(ptrdiff_t) g * c + a] = t;
-                    if (t < w->half[a]) w->half[a] = t;
-                    if (t < w->half[g]) w->half[g] = t;
-                }
-            }
-            for (int a = 0; a < c; a++) w->half[a] = 0.5 * w->half[a] * (1 - RELTOL) - abstol;
         }
         if (host) host_pause(host, 0);
     }
@@ -370,6 +507,14 @@ static double one_run(const double *z, ptrdiff_t n, int d, int c, int kmin, int 
     return sse;
 }
 
+/* one keyed run; returns the SSE, or -1 when the points have fewer than c distinct values */
+static double one_run(const double *z, ptrdiff_t n, int d, int c, int kmin, int maxit, double diam,
+                      run_scratch *w, const kernel_host *host)
+{
+    if (seed_race(z, n, d, c, w, w->seeds) < c) return -1;
+    return lloyd_run(z, n, d, c, kmin, maxit, diam, w->seeds, 1, w, host);
+}
+
 /* sqrt(sum of the squared ranges of the columns), a little enlarged: an upper bound on the
  * distance between any two points, or means of points */
 static double diameter(const double *z, ptrdiff_t n, int d)
@@ -385,6 +530,29 @@ static double diameter(const double *z, ptrdiff_t n, int d)
         s += (hi - lo) * (hi - lo);
     }
     return sqrt(s) * 1.01;
+}
+
+/* All n points in one group: group[] = 0, returns the SSE (centre and sum in point order) */
+static double one_group(const double *z, ptrdiff_t n, int d, int *group)
+{
+    double cen[64];
+    ptrdiff_t size1;
+    for (ptrdiff_t i = 0; i < n; i++) group[i] = 0;
+    centres(z, n, d, 1, group, cen, &size1);
+    double sse = 0;
+    for (ptrdiff_t i = 0; i < n; i++) sse += sq_dist(z, n, d, i, cen, 0);
+    return sse;
+}
+
+/* out[i]: the group of in[i] (0..c-1) renumbered by first appearance; map: c ints */
+static void number_groups(const int *in, ptrdiff_t n, int c, int *map, int *out)
+{
+    for (int t = 0; t < c; t++) map[t] = -1;
+    int next = 0;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        if (map[in[i]] < 0) map[in[i]] = next++;
+        out[i] = map[in[i]];
+    }
 }
 
 /* restart r in the scratch w; keeps the run when it is the best of w's so far: the lowest
@@ -407,37 +575,12 @@ double keyed_kmeans(const double *z, ptrdiff_t n, int d, int c, int kmin, int re
                     uint64_t k0, uint64_t k1, int nthreads, int *group, const kernel_host *host)
 {
     if (n < 1 || c < 1 || d < 1 || d > 64) return -1;
-    if (c == 1) {
-        double *cen = (double *) host->alloc((size_t) d, sizeof(double));
-        ptrdiff_t size1;
-        for (ptrdiff_t i = 0; i < n; i++) group[i] = 0;
-        centres(z, n, d, 1, group, cen, &size1);
-        double sse = 0;
-        for (ptrdiff_t i = 0; i < n; i++) sse += sq_dist(z, n, d, i, cen, 0);
-        return sse;
-    }
+    if (c == 1) return one_group(z, n, d, group);
     int nt = threads_for(nthreads, (double) n * (double) c * (double) restarts);
     if (nt > restarts) nt = restarts;
     if (nt < 1) nt = 1;
     run_scratch *w = (run_scratch *) host->alloc((size_t) nt, sizeof(run_scratch));
-    for (int t = 0; t < nt; t++) {
-        w[t].h = (uint64_t *) host->alloc((size_t) n, sizeof(uint64_t));
-        w[t].group = (int *) host->alloc((size_t) n, sizeof(int));
-        w[t].keep = (int *) host->alloc((size_t) n, sizeof(int));
-        w[t].cen = (double *) host->alloc((size_t) c * (size_t) d, sizeof(double));
-        w[t].old = (double *) host->alloc((size_t) c * (size_t) d, sizeof(double));
-        w[t].size = (ptrdiff_t *) host->alloc((size_t) c, sizeof(ptrdiff_t));
-        w[t].d2 = (double *) host->alloc((size_t) n, sizeof(double));
-        w[t].ub = (double *) host->alloc((size_t) n, sizeof(double));
-        w[t].lb = (double *) host->alloc((size_t) n, sizeof(double));
-        w[t].shift = (double *) host->alloc((size_t) c, sizeof(double));
-        w[t].cc = c <= KEYED_CC_MAX ? (double *) host->alloc((size_t) c * (size_t) c, sizeof(double)) : NULL;
-        w[t].half = (double *) host->alloc((size_t) c, sizeof(double));
-        w[t].buf = (unsigned char *) host->alloc(8 * ((size_t) d + 1), 1);
-        w[t].keep_sse = -1;
-        w[t].keep_r = -1;
-        w[t].failed = 0;
-    }
+    for (int t = 0; t < nt; t++) scratch_alloc(w + t, n, d, c, host);
     const double diam = diameter(z, n, d);
     if (nt == 1) {
         for (int r = 0; r < restarts; r++) {
@@ -463,14 +606,151 @@ double keyed_kmeans(const double *z, ptrdiff_t n, int d, int c, int kmin, int re
     }
     if (bt < 0) return -1;
     const double best = w[bt].keep_sse;
-    memcpy(group, w[bt].keep, (size_t) n * sizeof(int));
-    /* number the groups by first appearance */
-    int *map = (int *) host->alloc((size_t) c, sizeof(int));
-    for (int t = 0; t < c; t++) map[t] = -1;
-    int next = 0;
-    for (ptrdiff_t i = 0; i < n; i++) {
-        if (map[group[i]] < 0) map[group[i]] = next++;
-        group[i] = map[group[i]];
-    }
+    number_groups(w[bt].keep, n, c, (int *) host->alloc((size_t) c, sizeof(int)), group);
     return best;
+}
+
+/* The scratch of the blocks' runs, one per thread, for blocks of up to nmax points and
+ * cmax groups. */
+static run_scratch *blocks_scratch(int nt, ptrdiff_t nmax, int d, int cmax, const kernel_host *host)
+{
+    run_scratch *w = (run_scratch *) host->alloc((size_t) nt, sizeof(run_scratch));
+    for (int t = 0; t < nt; t++) scratch_alloc(w + t, nmax, d, cmax, host);
+    return w;
+}
+
+/* Blocks are run in chunks of BLOCK_CHUNK, each chunk's blocks on up to nt threads (one
+ * block per thread at a time, so the result does not depend on nt), with a pause between
+ * chunks. */
+#define BLOCK_CHUNK 64
+
+/* block b's points (rows off[b] .. off[b + 1] - 1 of z, n x d) copied to zt, d columns */
+static ptrdiff_t block_points(const double *z, ptrdiff_t n, int d, const int *off, int b, double *zt)
+{
+    const ptrdiff_t m = off[b + 1] - off[b];
+    for (int j = 0; j < d; j++) memcpy(zt + (ptrdiff_t) j * m, z + (ptrdiff_t) j * n + off[b], (size_t) m * sizeof(double));
+    return m;
+}
+
+/* One block's grid (keyed_kmeans_grid()): its points' hashes once per restart, the seeds
+ * once per restart for the largest count, and the Lloyd runs of every count from them. */
+static void block_grid(const double *z, ptrdiff_t n, int d, const int *grid, int ng, int kmin, int restarts,
+                       int maxit, uint64_t k0, uint64_t k1, run_scratch *w, int *seeds, double *sse)
+{
+    const int gmax = grid[ng - 1];
+    const double diam = diameter(z, n, d);
+    for (int r = 0; r < restarts; r++) {
+        int *sr = seeds + (ptrdiff_t) r * gmax;
+        int found = 0;
+        if (gmax > 1) {
+            point_hashes(z, n, d, (uint64_t) r, k0, k1, w->buf, w->h);
+            found = seed_race(z, n, d, gmax, w, sr);
+        }
+        for (int q = found; q < gmax; q++) sr[q] = -1;
+        for (int q = 0; q < ng; q++) {
+            const int c = grid[q];
+            if (c == 1) {
+                if (r == 0) sse[q] = one_group(z, n, d, w->group);
+            } else if (found < c) {
+                sse[q] = -1;
+            } else {
+                /* the lowest SSE, ties to the lowest restart */
+                const double e = lloyd_run(z, n, d, c, kmin, maxit, diam, sr, 1, w, NULL);
+                if (r == 0 || e < sse[q]) sse[q] = e;
+            }
+        }
+    }
+}
+
+/* One block's partition (keyed_kmeans_partition()): the Lloyd runs of c groups from the
+ * saved seeds of every restart, the best kept. */
+static void block_partition(const double *z, ptrdiff_t n, int d, int c, int gmax, int kmin, int restarts,
+                            int maxit, const int *seeds, run_scratch *w, int *map, int *group)
+{
+    if (c == 1) {
+        for (ptrdiff_t i = 0; i < n; i++) group[i] = 0;
+        return;
+    }
+    const double diam = diameter(z, n, d);
+    double best = -1;
+    for (int r = 0; r < restarts; r++) {
+        const double e = lloyd_run(z, n, d, c, kmin, maxit, diam, seeds + (ptrdiff_t) r * gmax, 0, w, NULL);
+        if (best < 0 || e < best) {
+            best = e;
+            memcpy(w->keep, w->group, (size_t) n * sizeof(int));
+        }
+    }
+    number_groups(w->keep, n, c, map, group);
+}
+
+/* The blocks' grids (count == NULL) or partitions (count: each block's count), the
+ * arguments of keyed_kmeans_grid() and keyed_kmeans_partition(). */
+typedef struct {
+    const double *z;
+    ptrdiff_t n;
+    int d, nb;
+    const int *off, *grid, *goff, *count, *gmax;
+    int kmin, restarts, maxit;
+    uint64_t k0, k1;
+    int *seeds;
+    double *sse;
+    int *group;
+} blocks_job;
+
+static void blocks_run(const blocks_job *j, int nthreads, const kernel_host *host)
+{
+    const int nb = j->nb, d = j->d, restarts = j->restarts;
+    ptrdiff_t nmax = 1;
+    int cmax = 1;
+    ptrdiff_t *soff = (ptrdiff_t *) host->alloc((size_t) nb + 1, sizeof(ptrdiff_t));
+    soff[0] = 0;
+    for (int b = 0; b < nb; b++) {
+        /* the block's seeds: restarts x its largest grid count */
+        const int gmax = j->count ? j->gmax[b] : j->grid[j->goff[b + 1] - 1];
+        const int width = j->count ? j->count[b] : gmax;
+        if (j->off[b + 1] - j->off[b] > nmax) nmax = j->off[b + 1] - j->off[b];
+        if (width > cmax) cmax = width;
+        soff[b + 1] = soff[b] + (ptrdiff_t) restarts * gmax;
+    }
+    int nt = threads_for(nthreads, (double) j->n * (double) cmax * (double) restarts);
+    if (nt > nb) nt = nb;
+    if (nt < 1) nt = 1;
+    run_scratch *w = blocks_scratch(nt, nmax, d, cmax, host);
+    double *zb = (double *) host->alloc((size_t) nt * (size_t) nmax * (size_t) d, sizeof(double));
+    int *map = (int *) host->alloc((size_t) nt * (size_t) cmax, sizeof(int));
+    for (int from = 0; from < nb; from += BLOCK_CHUNK) {
+        const int to = from + BLOCK_CHUNK < nb ? from + BLOCK_CHUNK : nb;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+        for (int b = from; b < to; b++) {
+            const int t = THREAD_ID;
+            double *zt = zb + (ptrdiff_t) t * nmax * d;
+            const ptrdiff_t m = block_points(j->z, j->n, d, j->off, b, zt);
+            if (j->count)
+                block_partition(zt, m, d, j->count[b], j->gmax[b], j->kmin, restarts, j->maxit, j->seeds + soff[b],
+                                w + t, map + (ptrdiff_t) t * cmax, j->group + j->off[b]);
+            else
+                block_grid(zt, m, d, j->grid + j->goff[b], j->goff[b + 1] - j->goff[b], j->kmin, restarts, j->maxit,
+                           j->k0, j->k1, w + t, j->seeds + soff[b], j->sse + j->goff[b]);
+        }
+        host_pause(host, 0);
+    }
+}
+
+void keyed_kmeans_grid(const double *z, ptrdiff_t n, int d, int nb, const int *off, const int *grid,
+                       const int *goff, int kmin, int restarts, int maxit, uint64_t k0, uint64_t k1,
+                       int nthreads, int *seeds, double *sse, const kernel_host *host)
+{
+    const blocks_job j = { z, n, d, nb, off, grid, goff, NULL, NULL, kmin, restarts, maxit, k0, k1, seeds, sse, NULL };
+    blocks_run(&j, nthreads, host);
+}
+
+void keyed_kmeans_partition(const double *z, ptrdiff_t n, int d, int nb, const int *off, const int *count,
+                            const int *gmax, const int *seeds, int kmin, int restarts, int maxit, int nthreads,
+                            int *group, const kernel_host *host)
+{
+    const blocks_job j = { z, n, d, nb, off, NULL, NULL, count, gmax, kmin, restarts, maxit, 0, 0, (int *) seeds,
+                           NULL, group };
+    blocks_run(&j, nthreads, host);
 }

@@ -21,11 +21,6 @@ void keyed_derive(const unsigned char *secret, size_t len, uint64_t *k0, uint64_
 void keyed_uniforms(const double *z, ptrdiff_t n, int d, uint64_t salt, uint64_t k0, uint64_t k1,
                     double *u);
 
-/* The keyed hash of every row of z (n x d, column-major) with the salt (the value behind
- * keyed_uniforms()); buf: scratch of 8 * (d + 1) bytes. */
-void keyed_hashes(const double *z, ptrdiff_t n, int d, uint64_t salt, uint64_t k0, uint64_t k1,
-                  unsigned char *buf, uint64_t *h);
-
 /* The step-th keyed uniform (0, 1) of a point from its hash value h; of a row of d values. */
 double keyed_step_uniform(uint64_t h, int step);
 double keyed_row_step(const double *row, int d, uint64_t salt, uint64_t k0, uint64_t k1, int step);
@@ -49,14 +44,27 @@ void keyed_group_uniforms(const double *x, ptrdiff_t n, int d, const int *off, i
  * every point to `group`; returns the within-group sum of squares, or -1 when the points
  * have fewer than c distinct values. The restarts run on up to `nthreads` threads (the
  * thread policy of threads.h); the result is the same bit for bit for every thread count.
- * Exact shortcuts (keyed.c) make it fast; keyed_kmeans_ref() is the plain algorithm. */
+ * Exact shortcuts (keyed.c) make it fast; tests/testthat/helper-keyed.R has the plain
+ * algorithm in R. */
 double keyed_kmeans(const double *z, ptrdiff_t n, int d, int c, int kmin, int restarts, int maxit,
                     uint64_t k0, uint64_t k1, int nthreads, int *group, const kernel_host *host);
 
-/* TEST-ONLY (keyed_ref.c, compiled unless DETANON_NO_TESTING is defined): the slow
- * reference of keyed_kmeans(), every point against every centre on one thread, which
- * keyed_kmeans() must equal bit for bit. */
-double keyed_kmeans_ref(const double *z, ptrdiff_t n, int d, int c, int kmin, int restarts, int maxit,
-                        uint64_t k0, uint64_t k1, int *group, const kernel_host *host);
+/* The keyed k-means of anonymise_keyed()'s blocks: nb blocks of points, block b the rows
+ * off[b] .. off[b + 1] - 1 of z (n x d, column-major), each in a canonical order.
+ * keyed_kmeans_grid(): for every count c of block b's grid (grid[goff[b]] ..
+ * grid[goff[b + 1] - 1], increasing) writes to sse[] what keyed_kmeans() returns for the
+ * block and c, and to seeds[] the k-means++ seeds of each restart for the largest count
+ * (restarts x that count per block, blocks in order; -1 past the distinct points), from
+ * which the seeds of every smaller count are the first ones. keyed_kmeans_partition():
+ * the groups keyed_kmeans() gives block b with count[b] groups (at most gmax[b], the
+ * block's largest count in the grid; seeds as written by keyed_kmeans_grid()), 0-based
+ * within the block, to group[off[b]] .. group[off[b + 1] - 1]. Blocks run on up to
+ * `nthreads` threads (one block per thread, the same bits for every thread count). */
+void keyed_kmeans_grid(const double *z, ptrdiff_t n, int d, int nb, const int *off, const int *grid,
+                       const int *goff, int kmin, int restarts, int maxit, uint64_t k0, uint64_t k1,
+                       int nthreads, int *seeds, double *sse, const kernel_host *host);
+void keyed_kmeans_partition(const double *z, ptrdiff_t n, int d, int nb, const int *off, const int *count,
+                            const int *gmax, const int *seeds, int kmin, int restarts, int maxit, int nthreads,
+                            int *group, const kernel_host *host);
 
 #endif

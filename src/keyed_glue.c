@@ -15,13 +15,6 @@ void keyed_secret_key(SEXP secret, uint64_t *k0, uint64_t *k1)
  * when the points have fewer than c distinct values. */
 SEXP ffi_keyed_kmeans(SEXP z, SEXP c_, SEXP kmin_, SEXP restarts_, SEXP maxit_, SEXP secret, SEXP nthreads)
 {
-    return keyed_kmeans_run(z, c_, kmin_, restarts_, maxit_, secret, detanon_threads(nthreads), 0);
-}
-
-/* The unpacking and result of ffi_keyed_kmeans(); `ref` (the tests' ffi_keyed_kmeans_ref)
- * runs keyed_kmeans_ref(), the plain kernel kept as the reference. */
-SEXP keyed_kmeans_run(SEXP z, SEXP c_, SEXP kmin_, SEXP restarts_, SEXP maxit_, SEXP secret, int nt, int ref)
-{
     const ptrdiff_t n = Rf_nrows(z);
     const int d = Rf_ncols(z), c = Rf_asInteger(c_), kmin = Rf_asInteger(kmin_);
     const int restarts = Rf_asInteger(restarts_), maxit = Rf_asInteger(maxit_);
@@ -34,20 +27,100 @@ SEXP keyed_kmeans_run(SEXP z, SEXP c_, SEXP kmin_, SEXP restarts_, SEXP maxit_, 
     SEXP out = PROTECT(detanon_named_list(2, names));
     SEXP group = SET_VECTOR_ELT(out, 0, Rf_allocVector(INTSXP, n));
     const kernel_host host = detanon_host(R_NilValue);
-    double sse;
-#ifdef DETANON_NO_TESTING
-    (void) ref;
-#else
-    if (ref)
-        sse = keyed_kmeans_ref(REAL_RO(z), n, d, c, kmin, restarts, maxit, k0, k1, INTEGER(group), &host);
-    else
-#endif
-        sse = keyed_kmeans(REAL_RO(z), n, d, c, kmin, restarts, maxit, k0, k1, nt, INTEGER(group), &host);
+    const double sse = keyed_kmeans(REAL_RO(z), n, d, c, kmin, restarts, maxit, k0, k1, detanon_threads(nthreads),
+                                    INTEGER(group), &host);
     /* 1-based groups; none (NA) when the points have fewer than c distinct values */
     for (ptrdiff_t i = 0; i < n; i++) INTEGER(group)[i] = sse >= 0 ? INTEGER(group)[i] + 1 : NA_INTEGER;
     SET_VECTOR_ELT(out, 1, Rf_ScalarReal(sse));
     UNPROTECT(1);
     return out;
+}
+
+/* The block offsets off (nb + 1 of them, 0 .. n, increasing) of the n rows of z. */
+static int keyed_blocks_in(SEXP z, SEXP off, int *nb)
+{
+    const ptrdiff_t n = Rf_nrows(z);
+    if (TYPEOF(z) != REALSXP || TYPEOF(off) != INTSXP || XLENGTH(off) < 2 || n < 1 || Rf_ncols(z) < 1 ||
+        Rf_ncols(z) > 64)
+        return 0;
+    const int *o = INTEGER_RO(off);
+    *nb = (int) (XLENGTH(off) - 1);
+    if (o[0] != 0 || o[*nb] != n) return 0;
+    for (int b = 0; b < *nb; b++) if (o[b + 1] <= o[b]) return 0;
+    return 1;
+}
+
+/* z: the points of nb blocks (n x d, the rows of each block together, in a canonical
+ * order), off: the nb + 1 block offsets, grid: the counts of every block (increasing, at
+ * most the block's size), goff: their nb + 1 offsets in grid; kmin, restarts, maxit,
+ * secret (raw), nthreads. Returns list(sse = the SSE of every count (keyed_kmeans()'s, -1
+ * for too few distinct points), seeds = the seeds of the blocks' restarts for their
+ * largest count, 0-based, for ffi_keyed_partition()). */
+SEXP ffi_keyed_grid(SEXP z, SEXP off, SEXP grid, SEXP goff, SEXP kmin_, SEXP restarts_, SEXP maxit_, SEXP secret,
+                    SEXP nthreads)
+{
+    int nb = 0;
+    const int kmin = Rf_asInteger(kmin_), restarts = Rf_asInteger(restarts_), maxit = Rf_asInteger(maxit_);
+    if (!keyed_blocks_in(z, off, &nb) || TYPEOF(grid) != INTSXP || TYPEOF(goff) != INTSXP ||
+        XLENGTH(goff) != nb + 1 || kmin < 1 || restarts < 1 || maxit < 1)
+        Rf_error("internal error: bad input to ffi_keyed_grid");
+    const int *o = INTEGER_RO(off), *g = INTEGER_RO(grid), *go = INTEGER_RO(goff);
+    if (go[0] != 0 || go[nb] != XLENGTH(grid)) Rf_error("internal error: bad grid in ffi_keyed_grid");
+    double nseeds = 0;
+    for (int b = 0; b < nb; b++) {
+        if (go[b + 1] <= go[b] || g[go[b]] < 1 || g[go[b + 1] - 1] > o[b + 1] - o[b])
+            Rf_error("internal error: bad grid in ffi_keyed_grid");
+        for (int q = go[b] + 1; q < go[b + 1]; q++)
+            if (g[q] <= g[q - 1]) Rf_error("internal error: bad grid in ffi_keyed_grid");
+        nseeds += (double) restarts * g[go[b + 1] - 1];
+    }
+    if (nseeds > (double) R_XLEN_T_MAX) Rf_error("internal error: too many seeds in ffi_keyed_grid");
+    uint64_t k0, k1;
+    keyed_secret_key(secret, &k0, &k1);
+    const char *names[] = { "sse", "seeds" };
+    SEXP out = PROTECT(detanon_named_list(2, names));
+    SEXP sse = SET_VECTOR_ELT(out, 0, Rf_allocVector(REALSXP, XLENGTH(grid)));
+    SEXP seeds = SET_VECTOR_ELT(out, 1, Rf_allocVector(INTSXP, (R_xlen_t) nseeds));
+    const kernel_host host = detanon_host(R_NilValue);
+    keyed_kmeans_grid(REAL_RO(z), Rf_nrows(z), Rf_ncols(z), nb, o, g, go, kmin, restarts, maxit, k0, k1,
+                      detanon_threads(nthreads), INTEGER(seeds), REAL(sse), &host);
+    UNPROTECT(1);
+    return out;
+}
+
+/* z, off, kmin, restarts, maxit and nthreads as ffi_keyed_grid() was given them; count:
+ * the number of groups of every block, gmax: its largest count in the grid, seeds: the
+ * grid's. Returns the group of every row, 1-based within its block. */
+SEXP ffi_keyed_partition(SEXP z, SEXP off, SEXP count, SEXP gmax, SEXP seeds, SEXP kmin_, SEXP restarts_,
+                         SEXP maxit_, SEXP nthreads)
+{
+    int nb = 0;
+    const int kmin = Rf_asInteger(kmin_), restarts = Rf_asInteger(restarts_), maxit = Rf_asInteger(maxit_);
+    if (!keyed_blocks_in(z, off, &nb) || TYPEOF(count) != INTSXP || TYPEOF(gmax) != INTSXP ||
+        TYPEOF(seeds) != INTSXP || XLENGTH(count) != nb || XLENGTH(gmax) != nb || kmin < 1 || restarts < 1 ||
+        maxit < 1)
+        Rf_error("internal error: bad input to ffi_keyed_partition");
+    const int *o = INTEGER_RO(off), *cnt = INTEGER_RO(count), *gm = INTEGER_RO(gmax), *sd = INTEGER_RO(seeds);
+    R_xlen_t at = 0;
+    for (int b = 0; b < nb; b++) {
+        if (cnt[b] < 1 || gm[b] < cnt[b] || at + (R_xlen_t) restarts * gm[b] > XLENGTH(seeds))
+            Rf_error("internal error: bad counts in ffi_keyed_partition");
+        /* every restart's first count seeds are points of the block */
+        for (int r = 0; r < restarts && cnt[b] > 1; r++)
+            for (int q = 0; q < cnt[b]; q++) {
+                const int s = sd[at + (R_xlen_t) r * gm[b] + q];
+                if (s < 0 || s >= o[b + 1] - o[b]) Rf_error("internal error: bad seeds in ffi_keyed_partition");
+            }
+        at += (R_xlen_t) restarts * gm[b];
+    }
+    if (at != XLENGTH(seeds)) Rf_error("internal error: bad seeds in ffi_keyed_partition");
+    SEXP group = PROTECT(Rf_allocVector(INTSXP, Rf_nrows(z)));
+    const kernel_host host = detanon_host(R_NilValue);
+    keyed_kmeans_partition(REAL_RO(z), Rf_nrows(z), Rf_ncols(z), nb, o, cnt, gm, sd, kmin, restarts, maxit,
+                           detanon_threads(nthreads), INTEGER(group), &host);
+    for (R_xlen_t i = 0; i < XLENGTH(group); i++) INTEGER(group)[i]++;
+    UNPROTECT(1);
+    return group;
 }
 
 /* x: the n x d values of the masked columns with the rows of every group together, in a

@@ -110,12 +110,6 @@ SEXP ffi_keyed_uniforms(SEXP z, SEXP salt, SEXP secret, SEXP steps_)
     return out;
 }
 
-/* The slow reference of the keyed k-means (keyed_kmeans_ref() in keyed_ref.c), which
- * ffi_keyed_kmeans() must equal bit for bit. */
-SEXP ffi_keyed_kmeans_ref(SEXP z, SEXP c, SEXP kmin, SEXP restarts, SEXP maxit, SEXP secret)
-{
-    return keyed_kmeans_run(z, c, kmin, restarts, maxit, secret, 1, 1);
-}
 
 #else
 typedef int detanon_no_testing; /* ISO C: a translation unit is not empty */

@@ -72,8 +72,8 @@ rc <- attack_recipe(d, m, intruder = intruder(vars = vars, strata = c("g", "h"),
                     k_max = 4, seed = 1)
 fs <- attack_fellegi_sunter(d, m, intruder = intruder(vars = vars, strata = "g"), max_pairs = 100,
                             candidates = 5, seed = 1)
-# anonymise_keyed(): the keyed k-means (with a block split), its recipe intruder, and the
-# test-only SipHash and uniforms
+# anonymise_keyed(): the keyed k-means, its recipe intruder, and the test-only SipHash and
+# uniforms
 km <- anonymise_keyed(d, vars = vars, strata = "g", k = 3, key = "valgrind-smoke-key-0001", size = 6,
                       check_identifiers = FALSE)
 rk <- attack_recipe(d, km, intruder = intruder(vars = vars, strata = "g", p = 0.5), seed = 1)
@@ -114,4 +114,9 @@ s2r <- risk_suda2(dr, names(dr))
 ri <- risk_individual(dc, strata = c("g", "h", "b"), weights = "w", household = "hh")
 km2 <- anonymise_keyed(d, vars = vars, strata = "g", k = 3, key = "valgrind-smoke-key-0001", size = 6,
                        nthreads = 2, check_identifiers = FALSE)
+# a stratum above 1000 records, with ties: split into blocks (ffi_keyed_kmeans), the blocks'
+# grids and partitions (ffi_keyed_grid, ffi_keyed_partition) on one and on two threads
+kb <- data.frame(x1 = round(rnorm(2200), 1), x2 = round(rexp(2200), 1))
+for (nt in 1:2) kmb <- anonymise_keyed(kb, k = 3, key = "valgrind-smoke-key-0001", size = 10, nthreads = nt,
+                                       check_identifiers = FALSE)
 cat("valgrind-smoke: done\n")
