@@ -57,7 +57,8 @@ anonymise_partitioned <- function(chunks, vars = NULL, strata = NULL, k = 3, met
                                   na = c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"),
                                   small_strata = c("fail", "suppress", "merge"),
                                   check_identifiers = TRUE, group_size = 1e6, strata_source = NULL,
-                                  future = NULL, nthreads = getOption("detanon.nthreads", 1L)) {
+                                  future = NULL, key = NULL, size = 10, noise = TRUE,
+                                  nthreads = getOption("detanon.nthreads", 1L)) {
   check_flag(check_identifiers, "check_identifiers")
   group_size <- check_whole(group_size, "group_size", min = 1)
   nthreads <- check_nthreads(nthreads)
@@ -72,7 +73,7 @@ anonymise_partitioned <- function(chunks, vars = NULL, strata = NULL, k = 3, met
   future <- use_future(future)
   if (is.null(strata_source)) check_chunk_columns(chunks)
   st <- anonymise_stats(chunks, vars, strata = strata, k = k, method = method, format = format, na = na,
-                        small_strata = small_strata)
+                        small_strata = small_strata, key = key, size = size, noise = noise)
   groups <- strata_groups(st, group_size)
   tab <- st$strata_table
   if (is.null(strata_source)) {
@@ -90,6 +91,8 @@ anonymise_partitioned <- function(chunks, vars = NULL, strata = NULL, k = 3, met
   labels <- vapply(groups, function(g) {
     paste0(paste(utils::head(tab$label[g], 3L), collapse = "; "), if (length(g) > 3L) sprintf("; ... (%d strata)", length(g)) else "")
   }, character(1))
+  plan <- partitioned_method(st)$plan
+  if (!is.null(plan)) st <- plan(st, function(fun) map_strata(tasks, labels, source, st, nthreads, future, fun))
   pieces <- map_strata(tasks, labels, source, st, nthreads, future)
   s5 <- anonymise_rescale(pieces, st)
   rel <- lapply(pieces, anonymise_release, stats = st, step5 = s5)
@@ -181,12 +184,13 @@ use_future <- function(future) {
 }
 
 # Mask every task (a data frame of whole strata, or with `source` the strata to read) on
-# the workers of the current plan; a failure names the strata.
-map_strata <- function(tasks, labels, source, st, nthreads, future) {
+# the workers of the current plan (or run `fun(data, st, nthreads = )` on it); a failure
+# names the strata.
+map_strata <- function(tasks, labels, source, st, nthreads, future, fun = anonymise_stratum) {
   p <- task_progress(length(tasks))
   # each task travels alone to its worker (future_lapply() splits X); the worker function
   # is made in a small environment, so that it carries no other task with it
-  work <- stratum_worker(source, st, nthreads, p)
+  work <- stratum_worker(source, st, nthreads, p, fun)
   pieces <- if (future) {
     tryCatch(future.apply::future_lapply(tasks, work, future.packages = "detanon", future.seed = NULL),
              error = function(e) {
@@ -206,15 +210,16 @@ map_strata <- function(tasks, labels, source, st, nthreads, future) {
 
 # The worker of map_strata(): masks one task (whole strata, or the strata to read from
 # `source`), a failure returned as a value; its environment holds only its arguments.
-stratum_worker <- function(source, st, nthreads, p) {
+stratum_worker <- function(source, st, nthreads, p, fun = anonymise_stratum) {
   force(source)
   force(st)
   force(nthreads)
   force(p)
+  force(fun)
   function(task) {
     res <- tryCatch({
       data <- if (is.null(source)) task else source(task)
-      anonymise_stratum(data, st, nthreads = nthreads)
+      fun(data, st, nthreads = nthreads)
     }, error = function(e) structure(list(message = conditionMessage(e)), class = "detanon_worker_failure"))
     p()
     res

@@ -62,7 +62,7 @@
 anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3, method = "anonymise",
                             format = c("natural", "precision", "none"),
                             na = c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"),
-                            small_strata = c("fail", "suppress", "merge")) {
+                            small_strata = c("fail", "suppress", "merge"), key = NULL, size = 10, noise = TRUE) {
   read <- chunk_reader(chunks, "chunks")
   # the first chunk with records (for the checks of anonymise() and the column types)
   i <- 1L
@@ -95,6 +95,14 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3, method = 
   st <- list(vars = vars, strata = strata, k = k, format = format, na = na, small_strata = small_strata,
              integer = vapply(first[vars], is.integer, logical(1)), template = first[0L, , drop = FALSE])
   st$method <- method
+  if (method == "keyed") {
+    # (the secret travels with the statistics to the workers; it is never printed)
+    st$secret <- check_key(key)
+    st$size <- check_number(size, "size", lower = k)
+    st$noise <- check_flag(noise, "noise")
+  } else if (!is.null(key)) {
+    stop_arg("`key` is the secret of `method = \"keyed\"`; method \"", method, "\" takes none.")
+  }
 
   # pass 1: stratum sizes (records kept by the na policy), the sums of the values kept by it
   # (observed values; complete records for "complete"), missing counts and ranges
@@ -246,6 +254,7 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3, method = 
       c(release_bounds(lo, hi, d, pile), whole = whole[j])
     })
   }
+  if (isTRUE(st$noise)) st$noise_centre <- noise_centre_stats(read, st)
   structure(st, class = "detanon_anonymise_stats")
 }
 
@@ -425,6 +434,20 @@ exact_medians <- function(read, st, need, n_obs) {
     })
   }
   medians_by_select(function(visit) for_each_chunk(read, function(chunk, i) visit(values(chunk, i))), n_obs)
+}
+
+# The noise centre (noise_centre()) of the masked columns over all kept records: the unit
+# from the exact SD (the same power of two as stats::sd() gives unless the SD is within a
+# rounding error of a power of two), the exact median by radix select.
+noise_centre_stats <- function(read, st) {
+  cols <- st$cols
+  med <- medians_by_select(function(visit) {
+    for_each_chunk(read, function(chunk, i) {
+      x <- kept_matrix(chunk, st, i)$x
+      visit(lapply(cols, function(j) x[, j]))
+    })
+  }, rep(st$n, length(cols)))
+  noise_centre(NULL, sd = times_pow2(st$sd[cols], -st$e[cols]), median = med)
 }
 
 # Medians of several columns over a re-readable source. `sweep(visit)` calls visit(list of

@@ -251,11 +251,21 @@ keyed_mask <- function(x, id, k, size, secret, nthreads = 1L, noise = FALSE) {
 # greedy allocation); then each stratum is partitioned once with its count. Returns
 # list(group = 1..G per row, per_stratum = groups per stratum).
 keyed_groups <- function(z, id, k, size, secret, nthreads = 1L) {
-  n <- nrow(z)
+  parts <- keyed_gains(z, id, k, size, secret, nthreads)
+  cur <- keyed_allocate(lapply(parts, `[[`, "gains"), max(length(parts), round(nrow(z) / size)))
+  keyed_partition(parts, cur, nrow(z), k, secret, nthreads)
+}
+
+keyed_fit <- function(zs, cc, k, secret, nthreads) {
+  .Call(C_ffi_keyed_kmeans, zs, cc, k, KEYED_RESTARTS, KEYED_MAXIT, secret, nthreads)
+}
+
+# Step 3: the blocks of every stratum (strata in the order of their ids) with the drops of
+# their SSE for one group more (`gains`). The partitioned path (keyed_plan()) runs it stratum
+# by stratum and hands the budget out over all of them.
+keyed_gains <- function(z, id, k, size, secret, nthreads = 1L) {
   strata <- sort(unique(id))
-  fit <- function(zs, cc) {
-    .Call(C_ffi_keyed_kmeans, zs, cc, k, KEYED_RESTARTS, KEYED_MAXIT, secret, nthreads)
-  }
+  fit <- function(zs, cc) keyed_fit(zs, cc, k, secret, nthreads)
   # canonical order within each stratum: by the values, so that the result does not depend
   # on the row order; strata above KEYED_BLOCK records split into blocks (keyed_blocks())
   blocks <- unlist(lapply(strata, function(s) {
@@ -264,7 +274,7 @@ keyed_groups <- function(z, id, k, size, secret, nthreads = 1L) {
     r <- r[o]
     lapply(keyed_blocks(z[r, , drop = FALSE], k, secret, nthreads), function(b) r[b])
   }), recursive = FALSE)
-  parts <- lapply(blocks, function(r) {
+  lapply(blocks, function(r) {
     zs <- z[r, , drop = FALSE]
     n_s <- length(r)
     cmax <- max(1L, min(n_s %/% k, sum(!duplicated(zs))))
@@ -282,20 +292,27 @@ keyed_groups <- function(z, id, k, size, secret, nthreads = 1L) {
     gains <- if (cmax > 1L) pmax(cummin(-diff(curve)), 0) else numeric()
     list(rows = r, zs = zs, gains = gains)
   })
-  budget <- max(length(parts), round(n / size))
-  # the budget to the largest drops (ties: the first stratum, the smaller count)
-  gains <- unlist(lapply(parts, `[[`, "gains"), use.names = FALSE)
-  who <- rep(seq_along(parts), vapply(parts, function(p) length(p$gains), 1L))
-  step <- unlist(lapply(parts, function(p) seq_along(p$gains)), use.names = FALSE)
-  take <- order(-gains, who, step)[seq_len(min(length(gains), budget - length(parts)))]
-  take <- take[gains[take] > 0]
-  cur <- 1L + tabulate(who[take], length(parts))
+}
+
+# Step 4: the budget to the largest drops (ties: the first block, the smaller count); the
+# number of groups of every block.
+keyed_allocate <- function(gains, budget) {
+  flat <- unlist(gains, use.names = FALSE)
+  who <- rep(seq_along(gains), lengths(gains))
+  step <- unlist(lapply(gains, seq_along), use.names = FALSE)
+  take <- order(-flat, who, step)[seq_len(min(length(flat), budget - length(gains)))]
+  take <- take[flat[take] > 0]
+  1L + tabulate(who[take], length(gains))
+}
+
+# Every block of `parts` (keyed_gains()) partitioned with its number of groups `cur`.
+keyed_partition <- function(parts, cur, n, k, secret, nthreads = 1L) {
   group <- integer(n)
   per <- integer(length(parts))
   off <- 0L
   for (i in seq_along(parts)) {
     p <- parts[[i]]
-    gi <- if (cur[i] == 1L) rep(1L, length(p$rows)) else fit(p$zs, cur[i])$group
+    gi <- if (cur[i] == 1L) rep(1L, length(p$rows)) else keyed_fit(p$zs, cur[i], k, secret, nthreads)$group
     group[p$rows] <- gi + off
     per[i] <- max(gi)
     off <- off + per[i]
