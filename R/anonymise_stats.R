@@ -438,7 +438,10 @@ exact_medians <- function(read, st, need, n_obs) {
 
 # The noise centre (noise_centre()) of the masked columns over all kept records: the unit
 # from the exact SD (the same power of two as stats::sd() gives unless the SD is within a
-# rounding error of a power of two), the exact median by radix select.
+# rounding error of a power of two), the exact median by radix select. stats::sd() of the
+# values of a tiny column (scaled by 2^e) squares them: its variance underflows (to 0 when
+# the SD is below about 2e-162, and the column gets no noise), as the SD's square scaled back
+# does here.
 noise_centre_stats <- function(read, st) {
   cols <- st$cols
   med <- medians_by_select(function(visit) {
@@ -447,7 +450,9 @@ noise_centre_stats <- function(read, st) {
       visit(lapply(cols, function(j) x[, j]))
     })
   }, rep(st$n, length(cols)))
-  noise_centre(NULL, sd = times_pow2(st$sd[cols], -st$e[cols]), median = med)
+  e <- st$e[cols]
+  sd <- ifelse(e == 0, st$sd[cols], sqrt(times_pow2(st$sd[cols]^2, -2 * e)))
+  noise_centre(NULL, sd = sd, median = med)
 }
 
 # Medians of several columns over a re-readable source. `sweep(visit)` calls visit(list of

@@ -119,7 +119,8 @@ keyed_kernel <- function(xs, cols, mean, sd, id, k, nthreads, stats, keys) {
   st <- stats
   z <- z_scale(xs[, cols, drop = FALSE], mean[cols], sd[cols])
   parts <- keyed_gains(z, id, st$k, st$size, st$secret, nthreads)
-  cur <- unlist(st$keyed_groups[keys[sort(unique(id))]], use.names = FALSE)
+  # (by match(): the key of the one stratum without `strata` is "")
+  cur <- unlist(st$keyed_groups[match(keys[sort(unique(id))], names(st$keyed_groups))], use.names = FALSE)
   g <- keyed_partition(parts, cur, nrow(z), st$k, st$secret, nthreads)$group
   # exact group means, summed in the canonical order of keyed_mask()
   xc <- xs[, cols, drop = FALSE]
