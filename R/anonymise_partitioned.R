@@ -1,6 +1,7 @@
 #' Anonymise stratum by stratum, on one machine or on a cluster
 #'
-#' [anonymise()] (or, with `method = "mdav"`, [anonymise_mdav()]) as the composition of its
+#' [anonymise()] (or, with `method = "mdav"`, [anonymise_mdav()], with `method = "keyed"`,
+#' [anonymise_keyed()]) as the composition of its
 #' passes ([anonymise_stats()], [anonymise_stratum()], [anonymise_rescale()],
 #' [anonymise_release()]), with the strata
 #' (or groups of small strata, balanced by size) masked by `future.apply::future_lapply()`
@@ -21,11 +22,17 @@
 #' @section What is exact:
 #' Everything: the statistics are exact sums merged over chunks, the centroids (MDAV's groups
 #' and their exact means) depend only on their stratum and the global z-scale, and the release
-#' form reads exact extremes merged over the pieces. The methods of [masking_methods()] that
-#' do not run per stratum are refused with the reason: `"adaptive"` (each round grows a
-#' share of all records, and its interval test needs the robust covariance of all records)
-#' and `"keyed"` (its budget of groups is shared among all strata, and its noise reads
-#' each column's SD and median over all records). Not
+#' form reads exact extremes merged over the pieces. The keyed method shares its budget of
+#' groups among all strata: a first pass over the groups of whole strata measures every
+#' block's drops of the within-group sum of squares, the budget is handed out over all of
+#' them as [anonymise_keyed()] does, and a second pass partitions each stratum with its
+#' share (about twice the k-means work of the verb); its noise reads each column's exact
+#' median (radix select over the chunks) and the power of two below its SD, which is
+#' that of the verb's [stats::sd()] unless the SD lies within a rounding error of a power
+#' of two. The methods of [masking_methods()] that do not run per stratum are refused with
+#' the reason: `"adaptive"` (its rounds join all strata: each tests every record on the
+#' scale of all centroids and grows the least moved linkable records of all strata
+#' together, and its interval test needs the robust covariance of all records). Not
 #' supported partitioned: `na = "median_stratum"`, `"mean_stratum"`,
 #' `small_strata = "merge"` and `engine = "rann"` (use [anonymise()] in memory).
 #'
@@ -40,6 +47,10 @@
 #'   strata group by group instead of in the order of the chunks.
 #' @param future Dispatch with `future.apply` (needs the suggested packages future and
 #'   future.apply)? `NULL`: when future.apply is installed.
+#' @param key,size,noise For `method = "keyed"`: the custodian's secret, the mean number of
+#'   records per released point and the keyed noise, as in [anonymise_keyed()] (its `held`
+#'   is not supported partitioned). The key travels with the statistics to the workers
+#'   (through the future plan): send it only to machines trusted with the originals.
 #' @return The release, as [anonymise()] returns it: the class of the first chunk, with
 #'   release metadata ([release_info()]).
 #' @family partitioned anonymisation

@@ -34,9 +34,13 @@
 #' @param vars,strata As in [anonymise()]; the defaults are read from the first chunk with
 #'   records.
 #' @param method The masking method: one of [masking_methods()] that runs stratum by
-#'   stratum (`per_stratum`): `"anonymise"` (the default, [anonymise()]) or `"mdav"`
-#'   ([anonymise_mdav()] with one `k` and `noise = FALSE`). The others are refused with the
-#'   reason (their `why_not`).
+#'   stratum (`per_stratum`): `"anonymise"` (the default, [anonymise()]), `"mdav"`
+#'   ([anonymise_mdav()] with one `k` and `noise = FALSE`) or `"keyed"` ([anonymise_keyed()]
+#'   without `held`; its budget is shared by a pass over the strata, see
+#'   [anonymise_partitioned()]). The others are refused with the reason (their `why_not`).
+#' @param key,size,noise For `method = "keyed"`, as in [anonymise_keyed()]; with `noise`,
+#'   one more radix select over the chunks (the columns' exact medians). The statistics
+#'   then hold the key: never print or store them.
 #' @param format The release form, as in [anonymise()] (`"natural"`, `"precision"` or
 #'   `"none"`).
 #' @param na What to do with missing values in `vars`: `"fail"`, `"median"`, `"mean"` or

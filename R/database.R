@@ -93,9 +93,12 @@
 #' @param vars,strata,k As in [anonymise()]; `vars` and `strata` must be given.
 #' @param output The name of the table to create with the masked records (one string, not
 #'   `table` under the database's rules for names; see the section on table names).
-#' @param method The masking method, as in [anonymise_stats()]: `"anonymise"` (the default)
-#'   or `"mdav"` ([anonymise_mdav()] with `noise = FALSE`); the table written is then the
-#'   release of that verb on the table read into memory.
+#' @param method The masking method, as in [anonymise_stats()]: `"anonymise"` (the default),
+#'   `"mdav"` ([anonymise_mdav()] with `noise = FALSE`) or `"keyed"` ([anonymise_keyed()]:
+#'   the strata are read once more, for the pass that shares its budget of groups over all
+#'   strata, see [anonymise_partitioned()]); the table written is then the release of that
+#'   verb on the table read into memory.
+#' @param key,size,noise For `method = "keyed"`, as in [anonymise_keyed()].
 #' @param format As in [anonymise()]: `"natural"`, `"precision"` or `"none"`.
 #' @param read How strata are read: `"order"` (one sorted stream) or `"index"` (one query per
 #'   stratum through an index on the `strata` columns). See the section above.
