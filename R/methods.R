@@ -119,6 +119,8 @@ mdav_kernel <- function(xs, cols, mean, sd, id, k, nthreads, ...) {
 # centroid_noise() under the noise centre of all the data when `noise`.
 keyed_kernel <- function(xs, cols, mean, sd, id, k, nthreads, stats, keys) {
   st <- stats
+  # (no column varies: released as they are, no groups, as anonymise_keyed() does)
+  if (!length(cols)) return(list(values = xs))
   z <- z_scale(xs[, cols, drop = FALSE], mean[cols], sd[cols])
   parts <- keyed_gains(z, id, st$k, st$size, st$secret, nthreads)
   # (by match(): the key of the one stratum without `strata` is "")
@@ -144,6 +146,7 @@ keyed_kernel <- function(xs, cols, mean, sd, id, k, nthreads, stats, keys) {
 # blocks in the order of the strata's ids in memory (stratum_ids()), and the number of
 # groups of each block by stratum key (`keyed_groups` of the statistics).
 keyed_plan <- function(st, map) {
+  if (!length(st$cols)) return(st)
   res <- map(keyed_stratum_gains)
   keys <- unlist(lapply(res, `[[`, "keys"), use.names = FALSE)
   gains <- unlist(lapply(res, `[[`, "gains"), recursive = FALSE)
@@ -270,8 +273,9 @@ means_finish <- function(read, st) {
     }
   }
   structure(list(scale = stats::setNames(rep(NA_real_, p), st$vars), scan = scan, fit = fit,
-                 n_groups = as.integer(groups[["n"]]), min_group = as.integer(groups[["min"]]),
-                 max_group = as.integer(groups[["max"]])),
+                 n_groups = if (groups[["n"]]) as.integer(groups[["n"]]) else NA_integer_,
+                 min_group = if (groups[["n"]]) as.integer(groups[["min"]]) else NA_integer_,
+                 max_group = if (groups[["n"]]) as.integer(groups[["max"]]) else NA_integer_),
             class = "detanon_anonymise_step5")
 }
 

@@ -207,6 +207,13 @@ test_that("method = \"keyed\": equal drops of two strata go to the first in the 
   expect_true(all(firsts == "aa"))
 })
 
+test_that("method = \"keyed\" with no varying column releases the values as they are, without groups", {
+  d <- data.frame(a = rep(1.5, 30), b = rep(2L, 30), g = rep(c("x", "y"), 15))
+  r <- part_compare(part_chunks(d, 2), vars = c("a", "b"), strata = "g", k = 3, method = "keyed")
+  expect_identical(r$out, r$ref)
+  expect_identical(release_info(r$out)$counts$n_groups, NA_integer_)
+})
+
 test_that("method = \"keyed\" needs its key; other methods take none", {
   chunks <- lapply(titanic_chunks(3), function(ch) ch[stats::complete.cases(ch), ])
   run <- function(...) anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = "Sex", future = FALSE, ...)
