@@ -26,10 +26,10 @@
 #' groups among all strata: a first pass over the groups of whole strata measures every
 #' block's drops of the within-group sum of squares, the budget is handed out over all of
 #' them as [anonymise_keyed()] does, and a second pass partitions each stratum with its
-#' share (about twice the k-means work of the verb); its noise reads each column's exact
-#' median (radix select over the chunks) and the power of two below its SD, which is
-#' that of the verb's [stats::sd()] unless the SD lies within a rounding error of a power
-#' of two. The methods of [masking_methods()] that do not run per stratum are refused with
+#' share (the k-means work of the verb, with the blocks of large strata split twice); its
+#' noise reads each column's exact median (radix select over the chunks) and the power of
+#' two below its SD, which is that of the verb's [stats::sd()] unless the SD lies within a
+#' rounding error of a power of two. The methods of [masking_methods()] that do not run per stratum are refused with
 #' the reason: `"adaptive"` (its rounds join all strata: each tests every record on the
 #' scale of all centroids and grows the least moved linkable records of all strata
 #' together, and its interval test needs the robust covariance of all records). Not

@@ -264,17 +264,8 @@ keyed_fit <- function(zs, cc, k, secret, nthreads) {
 # their SSE for one group more (`gains`). The partitioned path (keyed_plan()) runs it stratum
 # by stratum and hands the budget out over all of them.
 keyed_gains <- function(z, id, k, size, secret, nthreads = 1L) {
-  strata <- sort(unique(id))
   fit <- function(zs, cc) keyed_fit(zs, cc, k, secret, nthreads)
-  # canonical order within each stratum: by the values, so that the result does not depend
-  # on the row order; strata above KEYED_BLOCK records split into blocks (keyed_blocks())
-  blocks <- unlist(lapply(strata, function(s) {
-    r <- which(id == s)
-    o <- do.call(order, c(unname(as.data.frame(z[r, , drop = FALSE])), method = "radix"))
-    r <- r[o]
-    lapply(keyed_blocks(z[r, , drop = FALSE], k, secret, nthreads), function(b) r[b])
-  }), recursive = FALSE)
-  lapply(blocks, function(r) {
+  lapply(keyed_stratum_blocks(z, id, k, secret, nthreads), function(r) {
     zs <- z[r, , drop = FALSE]
     n_s <- length(r)
     cmax <- max(1L, min(n_s %/% k, sum(!duplicated(zs))))
@@ -292,6 +283,18 @@ keyed_gains <- function(z, id, k, size, secret, nthreads = 1L) {
     gains <- if (cmax > 1L) pmax(cummin(-diff(curve)), 0) else numeric()
     list(rows = r, zs = zs, gains = gains)
   })
+}
+
+# The rows of every block of every stratum (strata in the order of their ids).
+keyed_stratum_blocks <- function(z, id, k, secret, nthreads = 1L) {
+  # canonical order within each stratum: by the values, so that the result does not depend
+  # on the row order; strata above KEYED_BLOCK records split into blocks (keyed_blocks())
+  unlist(lapply(sort(unique(id)), function(s) {
+    r <- which(id == s)
+    o <- do.call(order, c(unname(as.data.frame(z[r, , drop = FALSE])), method = "radix"))
+    r <- r[o]
+    lapply(keyed_blocks(z[r, , drop = FALSE], k, secret, nthreads), function(b) r[b])
+  }), recursive = FALSE)
 }
 
 # Step 4: the budget to the largest drops (ties: the first block, the smaller count); the

@@ -122,7 +122,10 @@ keyed_kernel <- function(xs, cols, mean, sd, id, k, nthreads, stats, keys) {
   # (no column varies: released as they are, no groups, as anonymise_keyed() does)
   if (!length(cols)) return(list(values = xs))
   z <- z_scale(xs[, cols, drop = FALSE], mean[cols], sd[cols])
-  parts <- keyed_gains(z, id, st$k, st$size, st$secret, nthreads)
+  # the blocks again (their drops, measured by keyed_plan(), are not needed)
+  parts <- lapply(keyed_stratum_blocks(z, id, st$k, st$secret, nthreads), function(r) {
+    list(rows = r, zs = z[r, , drop = FALSE])
+  })
   # (by match(): the key of the one stratum without `strata` is "")
   cur <- unlist(st$keyed_groups[match(keys[sort(unique(id))], names(st$keyed_groups))], use.names = FALSE)
   g <- keyed_partition(parts, cur, nrow(z), st$k, st$secret, nthreads)$group
