@@ -1,6 +1,7 @@
 #' Anonymise stratum by stratum, on one machine or on a cluster
 #'
-#' [anonymise()] (or, with `method = "mdav"`, [anonymise_mdav()]) as the composition of its
+#' [anonymise()] (or, with `method = "mdav"`, [anonymise_mdav()], with `method = "keyed"`,
+#' [anonymise_keyed()]) as the composition of its
 #' passes ([anonymise_stats()], [anonymise_stratum()], [anonymise_rescale()],
 #' [anonymise_release()]), with the strata
 #' (or groups of small strata, balanced by size) masked by `future.apply::future_lapply()`
@@ -21,11 +22,17 @@
 #' @section What is exact:
 #' Everything: the statistics are exact sums merged over chunks, the centroids (MDAV's groups
 #' and their exact means) depend only on their stratum and the global z-scale, and the release
-#' form reads exact extremes merged over the pieces. The methods of [masking_methods()] that
-#' do not run per stratum are refused with the reason: `"adaptive"` (each round grows a
-#' share of all records, and its interval test needs the robust covariance of all records)
-#' and `"keyed"` (its budget of groups is shared among all strata, and its noise reads
-#' each column's SD and median over all records). Not
+#' form reads exact extremes merged over the pieces. The keyed method shares its budget of
+#' groups among all strata: a first pass over the groups of whole strata measures every
+#' block's drops of the within-group sum of squares, the budget is handed out over all of
+#' them as [anonymise_keyed()] does, and a second pass partitions each stratum with its
+#' share (the k-means work of the verb, with the blocks of large strata split twice); its
+#' noise reads each column's exact median (radix select over the chunks) and the power of
+#' two below its SD, which is that of the verb's [stats::sd()] unless the SD lies within a
+#' rounding error of a power of two. The methods of [masking_methods()] that do not run per stratum are refused with
+#' the reason: `"adaptive"` (its rounds join all strata: each tests every record on the
+#' scale of all centroids and grows the least moved linkable records of all strata
+#' together, and its interval test needs the robust covariance of all records). Not
 #' supported partitioned: `na = "median_stratum"`, `"mean_stratum"`,
 #' `small_strata = "merge"` and `engine = "rann"` (use [anonymise()] in memory).
 #'
@@ -40,6 +47,10 @@
 #'   strata group by group instead of in the order of the chunks.
 #' @param future Dispatch with `future.apply` (needs the suggested packages future and
 #'   future.apply)? `NULL`: when future.apply is installed.
+#' @param key,size,noise For `method = "keyed"`: the custodian's secret, the mean number of
+#'   records per released point and the keyed noise, as in [anonymise_keyed()] (its `held`
+#'   is not supported partitioned). The key travels with the statistics to the workers
+#'   (through the future plan): send it only to machines trusted with the originals.
 #' @return The release, as [anonymise()] returns it: the class of the first chunk, with
 #'   release metadata ([release_info()]).
 #' @family partitioned anonymisation
@@ -57,7 +68,8 @@ anonymise_partitioned <- function(chunks, vars = NULL, strata = NULL, k = 3, met
                                   na = c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"),
                                   small_strata = c("fail", "suppress", "merge"),
                                   check_identifiers = TRUE, group_size = 1e6, strata_source = NULL,
-                                  future = NULL, nthreads = getOption("detanon.nthreads", 1L)) {
+                                  future = NULL, key = NULL, size = 10, noise = TRUE,
+                                  nthreads = getOption("detanon.nthreads", 1L)) {
   check_flag(check_identifiers, "check_identifiers")
   group_size <- check_whole(group_size, "group_size", min = 1)
   nthreads <- check_nthreads(nthreads)
@@ -72,7 +84,7 @@ anonymise_partitioned <- function(chunks, vars = NULL, strata = NULL, k = 3, met
   future <- use_future(future)
   if (is.null(strata_source)) check_chunk_columns(chunks)
   st <- anonymise_stats(chunks, vars, strata = strata, k = k, method = method, format = format, na = na,
-                        small_strata = small_strata)
+                        small_strata = small_strata, key = key, size = size, noise = noise)
   groups <- strata_groups(st, group_size)
   tab <- st$strata_table
   if (is.null(strata_source)) {
@@ -90,6 +102,8 @@ anonymise_partitioned <- function(chunks, vars = NULL, strata = NULL, k = 3, met
   labels <- vapply(groups, function(g) {
     paste0(paste(utils::head(tab$label[g], 3L), collapse = "; "), if (length(g) > 3L) sprintf("; ... (%d strata)", length(g)) else "")
   }, character(1))
+  plan <- partitioned_method(st)$plan
+  if (!is.null(plan)) st <- plan(st, function(fun) map_strata(tasks, labels, source, st, nthreads, future, fun))
   pieces <- map_strata(tasks, labels, source, st, nthreads, future)
   s5 <- anonymise_rescale(pieces, st)
   rel <- lapply(pieces, anonymise_release, stats = st, step5 = s5)
@@ -181,12 +195,13 @@ use_future <- function(future) {
 }
 
 # Mask every task (a data frame of whole strata, or with `source` the strata to read) on
-# the workers of the current plan; a failure names the strata.
-map_strata <- function(tasks, labels, source, st, nthreads, future) {
+# the workers of the current plan (or run `fun(data, st, nthreads = )` on it); a failure
+# names the strata.
+map_strata <- function(tasks, labels, source, st, nthreads, future, fun = anonymise_stratum) {
   p <- task_progress(length(tasks))
   # each task travels alone to its worker (future_lapply() splits X); the worker function
   # is made in a small environment, so that it carries no other task with it
-  work <- stratum_worker(source, st, nthreads, p)
+  work <- stratum_worker(source, st, nthreads, p, fun)
   pieces <- if (future) {
     tryCatch(future.apply::future_lapply(tasks, work, future.packages = "detanon", future.seed = NULL),
              error = function(e) {
@@ -206,15 +221,16 @@ map_strata <- function(tasks, labels, source, st, nthreads, future) {
 
 # The worker of map_strata(): masks one task (whole strata, or the strata to read from
 # `source`), a failure returned as a value; its environment holds only its arguments.
-stratum_worker <- function(source, st, nthreads, p) {
+stratum_worker <- function(source, st, nthreads, p, fun = anonymise_stratum) {
   force(source)
   force(st)
   force(nthreads)
   force(p)
+  force(fun)
   function(task) {
     res <- tryCatch({
       data <- if (is.null(source)) task else source(task)
-      anonymise_stratum(data, st, nthreads = nthreads)
+      fun(data, st, nthreads = nthreads)
     }, error = function(e) structure(list(message = conditionMessage(e)), class = "detanon_worker_failure"))
     p()
     res

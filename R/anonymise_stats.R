@@ -34,9 +34,13 @@
 #' @param vars,strata As in [anonymise()]; the defaults are read from the first chunk with
 #'   records.
 #' @param method The masking method: one of [masking_methods()] that runs stratum by
-#'   stratum (`per_stratum`): `"anonymise"` (the default, [anonymise()]) or `"mdav"`
-#'   ([anonymise_mdav()] with one `k` and `noise = FALSE`). The others are refused with the
-#'   reason (their `why_not`).
+#'   stratum (`per_stratum`): `"anonymise"` (the default, [anonymise()]), `"mdav"`
+#'   ([anonymise_mdav()] with one `k` and `noise = FALSE`) or `"keyed"` ([anonymise_keyed()]
+#'   without `held`; its budget is shared by a pass over the strata, see
+#'   [anonymise_partitioned()]). The others are refused with the reason (their `why_not`).
+#' @param key,size,noise For `method = "keyed"`, as in [anonymise_keyed()]; with `noise`,
+#'   one more radix select over the chunks (the columns' exact medians). The statistics
+#'   then hold the key: never print or store them.
 #' @param format The release form, as in [anonymise()] (`"natural"`, `"precision"` or
 #'   `"none"`).
 #' @param na What to do with missing values in `vars`: `"fail"`, `"median"`, `"mean"` or
@@ -62,7 +66,7 @@
 anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3, method = "anonymise",
                             format = c("natural", "precision", "none"),
                             na = c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"),
-                            small_strata = c("fail", "suppress", "merge")) {
+                            small_strata = c("fail", "suppress", "merge"), key = NULL, size = 10, noise = TRUE) {
   read <- chunk_reader(chunks, "chunks")
   # the first chunk with records (for the checks of anonymise() and the column types)
   i <- 1L
@@ -95,6 +99,14 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3, method = 
   st <- list(vars = vars, strata = strata, k = k, format = format, na = na, small_strata = small_strata,
              integer = vapply(first[vars], is.integer, logical(1)), template = first[0L, , drop = FALSE])
   st$method <- method
+  if (method == "keyed") {
+    # (the secret travels with the statistics to the workers; it is never printed)
+    st$secret <- check_key(key)
+    st$size <- check_number(size, "size", lower = k)
+    st$noise <- check_flag(noise, "noise")
+  } else if (!is.null(key)) {
+    stop_arg("`key` is the secret of `method = \"keyed\"`; method \"", method, "\" takes none.")
+  }
 
   # pass 1: stratum sizes (records kept by the na policy), the sums of the values kept by it
   # (observed values; complete records for "complete"), missing counts and ranges
@@ -246,6 +258,7 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3, method = 
       c(release_bounds(lo, hi, d, pile), whole = whole[j])
     })
   }
+  if (isTRUE(st$noise)) st$noise_centre <- noise_centre_stats(read, st)
   structure(st, class = "detanon_anonymise_stats")
 }
 
@@ -425,6 +438,25 @@ exact_medians <- function(read, st, need, n_obs) {
     })
   }
   medians_by_select(function(visit) for_each_chunk(read, function(chunk, i) visit(values(chunk, i))), n_obs)
+}
+
+# The noise centre (noise_centre()) of the masked columns over all kept records: the unit
+# from the exact SD (the same power of two as stats::sd() gives unless the SD is within a
+# rounding error of a power of two), the exact median by radix select. stats::sd() of the
+# values of a tiny column (scaled by 2^e) squares them: its variance underflows (to 0 when
+# the SD is below about 2e-162, and the column gets no noise), as the SD's square scaled back
+# does here.
+noise_centre_stats <- function(read, st) {
+  cols <- st$cols
+  med <- medians_by_select(function(visit) {
+    for_each_chunk(read, function(chunk, i) {
+      x <- kept_matrix(chunk, st, i)$x
+      visit(lapply(cols, function(j) x[, j]))
+    })
+  }, rep(st$n, length(cols)))
+  e <- st$e[cols]
+  sd <- ifelse(e == 0, st$sd[cols], sqrt(times_pow2(st$sd[cols]^2, -2 * e)))
+  noise_centre(NULL, sd = sd, median = med)
 }
 
 # Medians of several columns over a re-readable source. `sweep(visit)` calls visit(list of

@@ -31,6 +31,39 @@ anonymise_stratum <- function(data, stats, nthreads = getOption("detanon.nthread
   check_stats(stats)
   nthreads <- check_nthreads(nthreads)
   st <- stats
+  kept <- stratum_kept(data, st)
+  x <- kept$x
+  cols <- st$cols
+  # the method's kernel (method_registry()): centroids of the masked columns on the z-scale
+  # (step 5 follows), or the group means of every column (finish = "means")
+  method <- partitioned_method(st)
+  cent <- matrix(0, nrow(x), if (method$finish == "means") ncol(x) else length(cols))
+  group_sizes <- integer()
+  if (nrow(x) && ncol(cent)) {
+    id <- match(kept$keys, unique(kept$keys))
+    res <- method$kernel(scale_tiny(x, st$e), cols, st$mean, st$sd, id, rep(st$k, max(id)), nthreads,
+                         stats = st, keys = unique(kept$keys))
+    cent <- res$values
+    group_sizes <- res$size
+  }
+  df <- as.data.frame(data, stringsAsFactors = FALSE)
+  rng <- if (nrow(cent)) apply(cent, 2L, range) else matrix(c(Inf, -Inf), 2L, ncol(cent))
+  structure(list(data = df[kept$rows, , drop = FALSE], rows = kept$rows, keys = unique(kept$keys),
+                 n = nrow(x), x = x, centroids = cent,
+                 acc = .Call(C_ffi_acc_add, NULL, cent, NULL), range = rng, group_sizes = group_sizes),
+            class = "detanon_anonymise_piece")
+}
+
+#' @export
+print.detanon_anonymise_piece <- function(x, ...) {
+  cat(sprintf("<detanon_anonymise_piece> %s of %s, masked; holds original values\n",
+              plural(x$n, "record"), plural(length(x$keys), "stratum", "strata")))
+  invisible(x)
+}
+
+# The kept rows of `data` (kept_matrix()), which must be whole strata with the values the
+# statistics `st` were made of.
+stratum_kept <- function(data, st) {
   kept <- kept_matrix(data, st, 1L, arg = "data", checks = !is.null(st$check))
   # whole strata only: the records of each stratum (after the na policy) must all be here
   have <- table(kept$na_keys)
@@ -53,32 +86,7 @@ anonymise_stratum <- function(data, stats, nthreads = getOption("detanon.nthread
                ": were they made from these data, and have the data changed since?", kind = "data")
     }
   }
-  x <- kept$x
-  cols <- st$cols
-  # the method's kernel (method_registry()): centroids of the masked columns on the z-scale
-  # (step 5 follows), or the group means of every column (finish = "means")
-  method <- partitioned_method(st)
-  cent <- matrix(0, nrow(x), if (method$finish == "means") ncol(x) else length(cols))
-  group_sizes <- integer()
-  if (nrow(x) && ncol(cent)) {
-    id <- match(kept$keys, unique(kept$keys))
-    res <- method$kernel(scale_tiny(x, st$e), cols, st$mean, st$sd, id, rep(st$k, max(id)), nthreads)
-    cent <- res$values
-    group_sizes <- res$size
-  }
-  df <- as.data.frame(data, stringsAsFactors = FALSE)
-  rng <- if (nrow(cent)) apply(cent, 2L, range) else matrix(c(Inf, -Inf), 2L, ncol(cent))
-  structure(list(data = df[kept$rows, , drop = FALSE], rows = kept$rows, keys = unique(kept$keys),
-                 n = nrow(x), x = x, centroids = cent,
-                 acc = .Call(C_ffi_acc_add, NULL, cent, NULL), range = rng, group_sizes = group_sizes),
-            class = "detanon_anonymise_piece")
-}
-
-#' @export
-print.detanon_anonymise_piece <- function(x, ...) {
-  cat(sprintf("<detanon_anonymise_piece> %s of %s, masked; holds original values\n",
-              plural(x$n, "record"), plural(length(x$keys), "stratum", "strata")))
-  invisible(x)
+  kept
 }
 
 check_stats <- function(stats, arg = "stats") {

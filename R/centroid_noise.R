@@ -50,8 +50,10 @@ noise_secret_from_rng <- function() as.raw(floor(stats::runif(32L) * 256))
 
 # The noisy group means: x the n x d originals of the masked columns (complete), group the
 # group of every row (1..G, every group non-empty), means the G x d exact group means (on
-# the scale of x), secret the raw secret. Returns the G x d noisy means.
-centroid_noise <- function(x, group, means, secret) {
+# the scale of x), secret the raw secret, centre the noise's unit and centre of every column
+# (noise_centre(); the partitioned path gives those of all the data). Returns the G x d
+# noisy means.
+centroid_noise <- function(x, group, means, secret, centre = noise_centre(x)) {
   x <- as.matrix(x)
   storage.mode(x) <- "double"
   means <- as.matrix(means)
@@ -63,25 +65,30 @@ centroid_noise <- function(x, group, means, secret) {
   o <- do.call(order, c(list(group), unname(as.data.frame(x)), method = "radix"))
   u <- .Call(C_ffi_keyed_group_uniforms, x[o, , drop = FALSE] + 0, as.integer(c(0L, cumsum(size))), d,
              noise_secret(secret))
-  scale <- noise_scale(x, group, means, size)
+  scale <- noise_scale(x, group, means, size, centre)
   means + 2 * scale * (2 * u - 1)
 }
 
 # The noise scale of every group mean (G x d): (unit + range + offset) / size, as above;
 # 0 for a constant column.
-noise_scale <- function(x, group, means, size) {
+noise_scale <- function(x, group, means, size, centre = noise_centre(x)) {
   n_groups <- length(size)
   off <- c(0L, cumsum(size))
   out <- matrix(0, n_groups, ncol(x))
-  for (j in seq_len(ncol(x))) {
+  for (j in which(is.finite(centre$unit))) {
     v <- x[, j]
-    sd <- stats::sd(v)
-    if (!is.finite(sd) || sd == 0) next
-    unit <- 2^floor(log2(sd))
-    centre <- unit * round(stats::median(v) / unit)
     o <- order(group, v, method = "radix")
     range <- v[o[off[-1L]]] - v[o[off[-length(off)] + 1L]]
-    out[, j] <- (unit + range + abs(means[, j] - centre)) / size
+    out[, j] <- (centre$unit[j] + range + abs(means[, j] - centre$centre[j])) / size
   }
   out
+}
+
+# The noise's `unit` (the SD rounded down to a power of two; NA for a constant column) and
+# `centre` (the median rounded to a multiple of unit) of the columns of x, from their SDs
+# and medians.
+noise_centre <- function(x, sd = apply(x, 2L, stats::sd), median = apply(x, 2L, stats::median)) {
+  ok <- is.finite(sd) & sd > 0
+  unit <- ifelse(ok, 2^floor(log2(sd)), NA_real_)
+  list(unit = unit, centre = unit * round(median / unit))
 }

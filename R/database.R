@@ -93,9 +93,12 @@
 #' @param vars,strata,k As in [anonymise()]; `vars` and `strata` must be given.
 #' @param output The name of the table to create with the masked records (one string, not
 #'   `table` under the database's rules for names; see the section on table names).
-#' @param method The masking method, as in [anonymise_stats()]: `"anonymise"` (the default)
-#'   or `"mdav"` ([anonymise_mdav()] with `noise = FALSE`); the table written is then the
-#'   release of that verb on the table read into memory.
+#' @param method The masking method, as in [anonymise_stats()]: `"anonymise"` (the default),
+#'   `"mdav"` ([anonymise_mdav()] with `noise = FALSE`) or `"keyed"` ([anonymise_keyed()]:
+#'   the strata are read once more, for the pass that shares its budget of groups over all
+#'   strata, see [anonymise_partitioned()]); the table written is then the release of that
+#'   verb on the table read into memory.
+#' @param key,size,noise For `method = "keyed"`, as in [anonymise_keyed()].
 #' @param format As in [anonymise()]: `"natural"`, `"precision"` or `"none"`.
 #' @param read How strata are read: `"order"` (one sorted stream) or `"index"` (one query per
 #'   stratum through an index on the `strata` columns). See the section above.
@@ -132,7 +135,8 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, method = "anon
                          format = c("natural", "precision", "none"), read = c("order", "index"), chunk = 1e5,
                          group_size = 1e6, overwrite = FALSE,
                          na = c("fail", "complete", "mean", "median"), small_strata = c("fail", "suppress"),
-                         check_identifiers = TRUE, nthreads = getOption("detanon.nthreads", 1L)) {
+                         check_identifiers = TRUE, key = NULL, size = 10, noise = TRUE,
+                         nthreads = getOption("detanon.nthreads", 1L)) {
   # the caller's random stream is left as it was (DBI backends draw names of savepoints)
   rng <- db_rng_state()
   on.exit(db_rng_restore(rng), add = TRUE)
@@ -202,8 +206,25 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, method = "anon
     cols <- c(strata, vars)
     st <- anonymise_stats(db_chunk_source(con, db_select(con, src, cols), chunk, made, cast),
                           vars = vars, strata = strata, k = k, method = method, na = na,
-                          small_strata = small_strata, format = format)
+                          small_strata = small_strata, format = format, key = key, size = size, noise = noise)
     clock("statistics pass")
+    # the quantities over all strata of a method that shares them (method_registry()): one
+    # more pass over the groups of whole strata
+    plan <- partitioned_method(st)$plan
+    if (!is.null(plan)) {
+      st <- plan(st, function(fun) {
+        groups <- db_group_reader(con, src, names(proto), strata, st, read, chunk, group_size, made, cast)
+        out <- list()
+        repeat {
+          batch <- list()
+          while (length(batch) < db_workers() && !is.null(g <- groups())) batch[[length(batch) + 1L]] <- g
+          if (!length(batch)) break
+          out <- c(out, db_mask_batch(batch, st, nthreads, fun))
+        }
+        out
+      })
+      clock("plan pass")
+    }
 
     # 2. masking: groups of whole strata, `workers` groups at a time, pieces spilled to files
     groups <- db_group_reader(con, src, names(proto), strata, st, read, chunk, group_size, made, cast)
@@ -679,7 +700,8 @@ db_group_reader <- function(con, src, columns, strata, st, read, chunk, group_si
       }
     })
   }
-  made$index <- db_ensure_index(con, src, strata)
+  # (a second reader, e.g. the keyed method's plan pass, reads through the index the first made)
+  if (is.null(made$index)) made$index <- db_ensure_index(con, src, strata)
   types <- db_sql_types(con, src, strata)
   tab <- st$strata_table
   tab <- tab[tab$keep, , drop = FALSE]
@@ -865,9 +887,9 @@ db_workers <- function() {
 # The function a worker runs on one group: defined here, in the namespace, so that it carries
 # no enclosing frame (a closure made inside db_mask_batch() would ship the whole batch to
 # every worker).
-db_stratum_worker <- function(d, st, nthreads) {
+db_stratum_worker <- function(d, st, nthreads, fun = anonymise_stratum) {
   # a group whose records or values are not those the statistics counted: the table changed
-  tryCatch(anonymise_stratum(d, stats = st, nthreads = nthreads), detanon_error_data = function(e) {
+  tryCatch(fun(d, st, nthreads = nthreads), detanon_error_data = function(e) {
     stop_arg("the strata read for masking are not those the statistics pass counted (",
              sub("^[A-Za-z_.]+\\(\\): ", "", conditionMessage(e)), "): `table` changed while it was read (stop ",
              "the writers, or run outside a transaction, which reads one snapshot), or, with read = \"index\", the ",
@@ -876,10 +898,10 @@ db_stratum_worker <- function(d, st, nthreads) {
   })
 }
 
-db_mask_batch <- function(batch, st, nthreads) {
+db_mask_batch <- function(batch, st, nthreads, fun = anonymise_stratum) {
   worker <- db_stratum_worker
   if (length(batch) > 1L && db_workers() > 1L) {
-    res <- tryCatch(future.apply::future_lapply(batch, worker, st = st, nthreads = nthreads,
+    res <- tryCatch(future.apply::future_lapply(batch, worker, st = st, nthreads = nthreads, fun = fun,
                                                 future.packages = "detanon", future.seed = NULL),
                     error = function(e) {
                       stop_arg("a worker failed while masking a group of strata: ", conditionMessage(e),
@@ -887,7 +909,7 @@ db_mask_batch <- function(batch, st, nthreads) {
                     })
     return(res)
   }
-  lapply(batch, worker, st = st, nthreads = nthreads)
+  lapply(batch, worker, st = st, nthreads = nthreads, fun = fun)
 }
 
 # The exact sums of the `vars` values masked (and of their squared deviations from the

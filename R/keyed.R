@@ -255,32 +255,48 @@ keyed_mask <- function(x, id, k, size, secret, nthreads = 1L, noise = FALSE) {
 # over all blocks (threads over blocks); the partitions start from the grid's k-means++
 # seeds. Returns list(group = 1..G per row, per_stratum = groups per block).
 keyed_groups <- function(z, id, k, size, secret, nthreads = 1L) {
-  n <- nrow(z)
-  strata <- sort(unique(id))
-  # canonical order within each stratum: by the values, so that the result does not depend
-  # on the row order; strata above KEYED_BLOCK records split into blocks (keyed_blocks())
-  blocks <- unlist(lapply(strata, function(s) {
-    r <- which(id == s)
-    o <- do.call(order, c(unname(as.data.frame(z[r, , drop = FALSE])), method = "radix"))
-    r <- r[o]
-    lapply(keyed_blocks(z[r, , drop = FALSE], k, secret, nthreads), function(b) r[b])
-  }), recursive = FALSE)
+  b <- keyed_gains(z, id, k, size, secret, nthreads)
+  cur <- keyed_allocate(b$gains, max(length(b$gains), round(nrow(z) / size)))
+  keyed_partition(b, cur, nrow(z), k, nthreads)
+}
+
+# The blocks of every stratum (strata in the order of their ids, keyed_stratum_blocks()) as
+# one matrix `zb` of their rows `rows` (block after block), with the blocks' sizes, offsets
+# and numbers of distinct points.
+keyed_layout <- function(z, id, k, secret, nthreads = 1L) {
+  blocks <- keyed_stratum_blocks(z, id, k, secret, nthreads)
   rows <- unlist(blocks, use.names = FALSE)
+  n <- length(rows)
   zb <- z[rows, , drop = FALSE]
   size_b <- lengths(blocks)
   off <- c(0L, cumsum(size_b))
   # the distinct points of every block: in canonical order, equal points are adjacent
   new <- c(TRUE, rowSums(zb[-1L, , drop = FALSE] != zb[-n, , drop = FALSE]) > 0L)
   new[off[-length(off)] + 1L] <- TRUE
-  distinct <- tabulate(rep(seq_along(blocks), size_b)[new], length(blocks))
-  grids <- lapply(seq_along(blocks), function(i) {
-    keyed_grid(size_b[i] / size, max(1L, min(size_b[i] %/% k, distinct[i])))
+  list(rows = rows, zb = zb, size = size_b, off = off,
+       distinct = tabulate(rep(seq_along(blocks), size_b)[new], length(blocks)))
+}
+
+# The keyed k-means of every block of `b` (keyed_layout()) for its counts `grids` (a list,
+# one increasing vector per block): the SSE of every count and the k-means++ seeds of the
+# restarts for the largest (src/keyed.c, threads over blocks).
+keyed_run_grid <- function(b, grids, k, secret, nthreads = 1L) {
+  .Call(C_ffi_keyed_grid, b$zb, as.integer(b$off), as.integer(unlist(grids)),
+        as.integer(c(0L, cumsum(lengths(grids)))), as.integer(k), KEYED_RESTARTS, KEYED_MAXIT, secret, nthreads)
+}
+
+# Step 3: keyed_layout() with, for every block, the drops of its SSE for one group more
+# (`gains`), and the grid's seeds (`seeds`, for the largest count `gmax`) that the
+# partitions start from. The partitioned path (keyed_plan()) runs it stratum by stratum and
+# hands the budget out over all of them.
+keyed_gains <- function(z, id, k, size, secret, nthreads = 1L) {
+  b <- keyed_layout(z, id, k, secret, nthreads)
+  grids <- lapply(seq_along(b$size), function(i) {
+    keyed_grid(b$size[i] / size, max(1L, min(b$size[i] %/% k, b$distinct[i])))
   })
-  fit <- .Call(C_ffi_keyed_grid, zb, as.integer(off), as.integer(unlist(grids)),
-               as.integer(c(0L, cumsum(lengths(grids)))), as.integer(k), KEYED_RESTARTS, KEYED_MAXIT, secret,
-               nthreads)
+  fit <- keyed_run_grid(b, grids, k, secret, nthreads)
   sses <- split(fit$sse, rep(seq_along(grids), lengths(grids)))
-  gains <- lapply(seq_along(grids), function(i) {
+  b$gains <- lapply(seq_along(grids), function(i) {
     sse <- sses[[i]]
     ok <- sse >= 0
     grid <- grids[[i]][ok]
@@ -293,21 +309,43 @@ keyed_groups <- function(z, id, k, size, secret, nthreads = 1L) {
     }
     if (cmax > 1L) pmax(cummin(-diff(curve)), 0) else numeric()
   })
-  budget <- max(length(blocks), round(n / size))
-  # the budget to the largest drops (ties: the first block, the smaller count)
+  b$seeds <- fit$seeds
+  b$gmax <- vapply(grids, function(g) g[length(g)], 1L)
+  b
+}
+
+# The rows of every block of every stratum (strata in the order of their ids).
+keyed_stratum_blocks <- function(z, id, k, secret, nthreads = 1L) {
+  # canonical order within each stratum: by the values, so that the result does not depend
+  # on the row order; strata above KEYED_BLOCK records split into blocks (keyed_blocks())
+  unlist(lapply(sort(unique(id)), function(s) {
+    r <- which(id == s)
+    o <- do.call(order, c(unname(as.data.frame(z[r, , drop = FALSE])), method = "radix"))
+    r <- r[o]
+    lapply(keyed_blocks(z[r, , drop = FALSE], k, secret, nthreads), function(b) r[b])
+  }), recursive = FALSE)
+}
+
+# Step 4: the budget to the largest drops (ties: the first block, the smaller count); the
+# number of groups of every block.
+keyed_allocate <- function(gains, budget) {
   flat <- unlist(gains, use.names = FALSE)
-  who <- rep(seq_along(blocks), lengths(gains))
+  who <- rep(seq_along(gains), lengths(gains))
   step <- unlist(lapply(gains, seq_along), use.names = FALSE)
-  take <- order(-flat, who, step)[seq_len(min(length(flat), budget - length(blocks)))]
+  take <- order(-flat, who, step)[seq_len(min(length(flat), budget - length(gains)))]
   take <- take[flat[take] > 0]
-  cur <- 1L + tabulate(who[take], length(blocks))
-  gmax <- vapply(grids, function(g) g[length(g)], 1L)
-  gi <- .Call(C_ffi_keyed_partition, zb, as.integer(off), as.integer(cur), as.integer(gmax), fit$seeds,
+  1L + tabulate(who[take], length(gains))
+}
+
+# Every block of `b` (keyed_gains(), or keyed_layout() with the seeds of a grid run)
+# partitioned with its number of groups `cur`, from the seeds of the grid; the groups
+# numbered block after block (n rows in all).
+keyed_partition <- function(b, cur, n, k, nthreads = 1L) {
+  gi <- .Call(C_ffi_keyed_partition, b$zb, as.integer(b$off), as.integer(cur), as.integer(b$gmax), b$seeds,
               as.integer(k), KEYED_RESTARTS, KEYED_MAXIT, nthreads)
-  # number the groups block after block
-  per <- vapply(split(gi, rep(seq_along(blocks), size_b)), max, 1L)
+  per <- vapply(split(gi, rep(seq_along(b$size), b$size)), max, 1L)
   group <- integer(n)
-  group[rows] <- gi + rep(c(0L, cumsum(per)[-length(per)]), size_b)
+  group[b$rows] <- gi + rep(c(0L, cumsum(per)[-length(per)]), b$size)
   list(group = group, per_stratum = unname(per))
 }
 

@@ -33,7 +33,10 @@ masking_methods <- function() {
 # `finish` ("step5": the kernel returns centroids on the z-scale, rescaled by step 5;
 # "means": it returns group means on the scale of the data, released as they are) and
 # `meta` (the settings and counts of the verb's metadata, from a partitioned run's
-# statistics, finishing pass and shared counts).
+# statistics, finishing pass and shared counts); `plan`, for a method whose strata share a
+# global quantity, a function of the statistics and of a map over the groups of whole strata
+# (map(fun) returns fun(data, st, nthreads) of every group) returning the statistics with
+# what the kernel needs.
 method_registry <- function() {
   list(
     anonymise = list(label = "centroids of the k nearest neighbours, one k for every record",
@@ -55,9 +58,11 @@ method_registry <- function() {
                    replay = replay_adaptive),
     adaptive = list(label = "centroids of k nearest neighbours, k grown per record",
                     verb = "anonymise_adaptive",
-                    why_not = paste("each round grows the most exposed records of all strata together",
-                                    "(a share `rate` of all records), and its interval test needs the",
-                                    "robust covariance of all records"),
+                    why_not = paste("its rounds join all strata: each round tests every record on the",
+                                    "scale of the SDs of all centroids (step 5) and grows the least moved of",
+                                    "the linkable records of all strata together (down to a share `rate` of",
+                                    "all records), and its interval test needs the robust covariance (MCD)",
+                                    "of all records"),
                     settings = list(rate = c(0.5, 0.3, 0.2), below = c(0.1, 0.05), near_k_max = 33L),
                     tune = tune_adaptive, legend = "adaptive k", colour = "firebrick", replay = replay_adaptive),
     mdav = list(label = "MDAV groups of k records, sharing their mean", verb = "anonymise_mdav",
@@ -65,9 +70,7 @@ method_registry <- function() {
                 settings = list(k = c(3L, 5L, 10L, 15L, 20L, 30L)), tune = tune_mdav,
                 legend = "MDAV", colour = "purple", replay = replay_mdav),
     keyed = list(label = "keyed k-means groups, sharing their mean", verb = "anonymise_keyed",
-                 why_not = paste("its budget of groups is shared among all strata by their drops of the",
-                                 "within-group sum of squares, and its noise scale reads each column's SD and",
-                                 "median over all records"),
+                 kernel = keyed_kernel, finish = "means", meta = keyed_meta, plan = keyed_plan,
                  settings = list(size = c(5L, 10L, 14L, 20L, 30L)), tune = tune_keyed,
                  legend = "keyed", colour = "deeppink",
                  no_replay = "its groups depend on the custodian's secret key"),
@@ -92,21 +95,87 @@ method_of_verb <- function(verb) {
 # ---- kernels: whole strata on the z-scale of all the data -------------------------------
 # Each takes xs (the records' values, tiny columns scaled by their power of two), cols (the
 # columns that vary), the columns' exact means and SDs over all the data, id (stratum ids
-# 1..S), k (one per stratum; the plain method's k is the same in all) and nthreads.
+# 1..S), k (one per stratum; the plain method's k is the same in all) and nthreads; a kernel
+# may also read the statistics of anonymise_stats() (`stats`) and the stratum keys of the
+# ids (`keys`).
 
 # The centroids of every record's k nearest neighbours in its stratum (z-scale; step 5
 # follows). anonymise() runs the same search kernel (src/knn.c) fused with the column
 # statistics and step 5 in one native call.
-knn_kernel <- function(xs, cols, mean, sd, id, k, nthreads) {
+knn_kernel <- function(xs, cols, mean, sd, id, k, nthreads, ...) {
   list(values = .Call(C_ffi_mask_strata, xs[, cols, drop = FALSE], id, as.integer(k[1L]),
                       as.double(mean[cols]), as.double(sd[cols]), nthreads))
 }
 
 # MDAV groups within each stratum (src/mdav.c), formed on the z-scores of `cols`: the exact
 # group means of every column (scale of xs), the group of every record and the group sizes.
-mdav_kernel <- function(xs, cols, mean, sd, id, k, nthreads) {
+mdav_kernel <- function(xs, cols, mean, sd, id, k, nthreads, ...) {
   res <- mdav_groups(xs, cols, mean[cols], sd[cols], id, k, nthreads)
   list(values = res$means[res$group, , drop = FALSE], group = res$group, size = res$size)
+}
+
+# anonymise_keyed() on whole strata, with the groups per block of keyed_plan(): the group
+# means of every column (scale of xs; constant columns as they are), with the keyed noise of
+# centroid_noise() under the noise centre of all the data when `noise`.
+keyed_kernel <- function(xs, cols, mean, sd, id, k, nthreads, stats, keys) {
+  st <- stats
+  # (no column varies: released as they are, no groups, as anonymise_keyed() does)
+  if (!length(cols)) return(list(values = xs))
+  z <- z_scale(xs[, cols, drop = FALSE], mean[cols], sd[cols])
+  # the blocks again (their drops, measured by keyed_plan(), are not needed)
+  b <- keyed_layout(z, id, st$k, st$secret, nthreads)
+  # (by match(): the key of the one stratum without `strata` is "")
+  cur <- unlist(st$keyed_groups[match(keys[sort(unique(id))], names(st$keyed_groups))], use.names = FALSE)
+  # the seeds of every block's count (the first of any longer run's, so those of the
+  # in-memory grid), then its partition
+  b$seeds <- keyed_run_grid(b, as.list(cur), st$k, st$secret, nthreads)$seeds
+  b$gmax <- cur
+  g <- keyed_partition(b, cur, nrow(z), st$k, nthreads)$group
+  # exact group means, summed in the canonical order of keyed_mask()
+  xc <- xs[, cols, drop = FALSE]
+  o <- do.call(order, c(list(g), unname(as.data.frame(xc)), method = "radix"))
+  sums <- rowsum(xc[o, , drop = FALSE], g[o], reorder = TRUE)
+  size <- tabulate(g, nrow(sums))
+  means <- sums / size
+  if (st$noise) {
+    e <- st$e[cols]
+    means <- scale_tiny(centroid_noise(scale_tiny(xc, -e), g, scale_tiny(means, -e), st$secret, st$noise_centre), e)
+  }
+  values <- xs
+  values[, cols] <- means[g, , drop = FALSE]
+  list(values = values, group = g, size = size)
+}
+
+# The global step of anonymise_keyed() (step 4): the drops of SSE of every block of every
+# stratum (keyed_gains(), stratum by stratum on the workers), the budget handed out over all
+# blocks in the order of the strata's ids in memory (stratum_ids()), and the number of
+# groups of each block by stratum key (`keyed_groups` of the statistics).
+keyed_plan <- function(st, map) {
+  if (!length(st$cols)) return(st)
+  res <- map(keyed_stratum_gains)
+  keys <- unlist(lapply(res, `[[`, "keys"), use.names = FALSE)
+  gains <- unlist(lapply(res, `[[`, "gains"), recursive = FALSE)
+  tab <- st$strata_table[st$strata_table$keep, , drop = FALSE]
+  o <- match(tab$key[order(stratum_ids(tab[st$strata], st$strata))], keys)
+  gains <- gains[o]
+  blocks <- unlist(gains, recursive = FALSE)
+  cur <- keyed_allocate(blocks, max(length(blocks), round(st$n / st$size)))
+  st$keyed_groups <- stats::setNames(split(cur, rep(seq_along(gains), lengths(gains))), keys[o])
+  st
+}
+
+# Pass 1 of keyed_plan() on one group of whole strata: their keys and, for each, the drops
+# of SSE of its blocks (keyed_gains()).
+keyed_stratum_gains <- function(data, st, nthreads) {
+  kept <- stratum_kept(data, st)
+  keys <- unique(kept$keys)
+  cols <- st$cols
+  z <- z_scale(scale_tiny(kept$x, st$e)[, cols, drop = FALSE], st$mean[cols], st$sd[cols])
+  id <- match(kept$keys, keys)
+  gains <- lapply(seq_along(keys), function(s) {
+    keyed_gains(z[id == s, , drop = FALSE], rep(1L, sum(id == s)), st$k, st$size, st$secret, nthreads)$gains
+  })
+  list(keys = keys, gains = gains)
 }
 
 # The metadata of a partitioned release: those of the verb on all the data.
@@ -114,6 +183,13 @@ knn_meta <- function(st, step5, counts) {
   list(settings = list(k = st$k, vars = st$vars, strata = st$strata, na = st$na, small_strata = st$small_strata,
                        engine = "kdtree", format = st$format),
        counts = counts, stats = list(scale = step5$scale))
+}
+
+keyed_meta <- function(st, step5, counts) {
+  list(settings = list(k = st$k, size = st$size, vars = st$vars, strata = st$strata, held = character(),
+                       noise = st$noise, na = st$na, small_strata = st$small_strata, format = st$format,
+                       keyed = TRUE),
+       counts = c(counts[1:3], step5[c("n_groups", "min_group")], counts[-(1:3)]))
 }
 
 mdav_meta <- function(st, step5, counts) {
@@ -201,8 +277,9 @@ means_finish <- function(read, st) {
     }
   }
   structure(list(scale = stats::setNames(rep(NA_real_, p), st$vars), scan = scan, fit = fit,
-                 n_groups = as.integer(groups[["n"]]), min_group = as.integer(groups[["min"]]),
-                 max_group = as.integer(groups[["max"]])),
+                 n_groups = if (groups[["n"]]) as.integer(groups[["n"]]) else NA_integer_,
+                 min_group = if (groups[["n"]]) as.integer(groups[["min"]]) else NA_integer_,
+                 max_group = if (groups[["n"]]) as.integer(groups[["max"]]) else NA_integer_),
             class = "detanon_anonymise_step5")
 }
 

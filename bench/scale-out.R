@@ -12,8 +12,10 @@
 # strata are s1 x s2, about `stratum_size` records each (default 1e6). k = 5.
 # `check = TRUE` (db) also reads both tables back and compares the masked values with
 # anonymise() in the same process (needs memory for the whole table: small n only).
-# DETANON_BENCH_METHOD=mdav (db, memory): the method of anonymise_db() (a per-stratum method of
-# masking_methods()), against its verb in memory.
+# DETANON_BENCH_METHOD=mdav or keyed (db, memory): the method of anonymise_db() (a per-stratum
+# method of masking_methods()), against its verb in memory; keyed with size = 10 and the key
+# in DETANON_BENCH_KEY (a fixed bench key by default). Peak memory of a whole run, with the
+# time: /usr/bin/time -v Rscript bench/scale-out.R db ...
 args <- commandArgs(trailingOnly = TRUE)
 step <- if (length(args)) args[1] else "help"
 lib <- function() suppressMessages(library(detanon))
@@ -24,6 +26,7 @@ peak_mb <- function() {
 connect <- function(file) DBI::dbConnect(RSQLite::SQLite(), file)
 method <- Sys.getenv("DETANON_BENCH_METHOD", "anonymise")
 verb <- function() match.fun(masking_methods()[[method]]$verb)
+method_args <- if (method == "keyed") list(key = Sys.getenv("DETANON_BENCH_KEY", "bench-secret-of-the-custodian-01"), size = 10)
 
 make_table <- function(n, file, stratum_size = 1e6) {
   n_s1 <- max(1, round(n / stratum_size / 3))
@@ -62,9 +65,9 @@ run_db <- function(file, read = "order", chunk = 1e5, group_size = 1e6, nthreads
   base <- peak_mb()
   vars <- c("x1", "x2", "x3", "x4")
   options(detanon.db_trace = TRUE)
-  t <- system.time(meta <- anonymise_db(con, "records", vars = vars, strata = c("s1", "s2"), k = 5,
+  t <- system.time(meta <- do.call(anonymise_db, c(list(con, "records", vars = vars, strata = c("s1", "s2"), k = 5,
                                         output = "masked", method = method, read = read, chunk = chunk, group_size = group_size,
-                                        overwrite = TRUE, check_identifiers = FALSE, nthreads = nthreads))
+                                        overwrite = TRUE, check_identifiers = FALSE, nthreads = nthreads), method_args)))
   if (fast) n <- meta$counts$n
   cpu <- t[["user.self"]] + t[["sys.self"]]
   cat(sprintf(paste("anonymise_db  method = %s n = %.0f (largest stratum %.0f) read = %s chunk = %.0f group_size = %.0f",
@@ -74,7 +77,8 @@ run_db <- function(file, read = "order", chunk = 1e5, group_size = 1e6, nthreads
               cpu / n * 1e7, peak_mb(), base))
   if (check) {
     d <- DBI::dbGetQuery(con, "SELECT * FROM records ORDER BY id")
-    m <- verb()(d, vars = vars, strata = c("s1", "s2"), k = 5, check_identifiers = FALSE, nthreads = nthreads)
+    m <- do.call(verb(), c(list(d, vars = vars, strata = c("s1", "s2"), k = 5, check_identifiers = FALSE,
+                                nthreads = nthreads), method_args))
     attr(m, "detanon") <- NULL
     got <- DBI::dbGetQuery(con, "SELECT * FROM masked ORDER BY id")
     cat(paste0("identical to ", masking_methods()[[method]]$verb, "() in memory: ", identical(got, m)), "\n")
@@ -87,8 +91,8 @@ run_memory <- function(file, nthreads = 1L) {
   on.exit(DBI::dbDisconnect(con))
   t_read <- system.time(d <- DBI::dbGetQuery(con, "SELECT * FROM records"))
   base <- peak_mb()
-  t <- system.time(m <- verb()(d, vars = c("x1", "x2", "x3", "x4"), strata = c("s1", "s2"), k = 5,
-                               check_identifiers = FALSE, nthreads = nthreads))
+  t <- system.time(m <- do.call(verb(), c(list(d, vars = c("x1", "x2", "x3", "x4"), strata = c("s1", "s2"), k = 5,
+                                                check_identifiers = FALSE, nthreads = nthreads), method_args)))
   t_write <- system.time(DBI::dbWriteTable(con, "masked_memory", as.data.frame(m), overwrite = TRUE))
   DBI::dbExecute(con, "DROP TABLE masked_memory")
   total <- t_read[["elapsed"]] + t[["elapsed"]] + t_write[["elapsed"]]

@@ -141,7 +141,7 @@ test_that("method = \"mdav\": the passes by hand, any order of strata and of row
 test_that("the methods that do not run per stratum are refused with the reason", {
   chunks <- titanic_chunks(4)
   chunks <- lapply(chunks, function(ch) ch[stats::complete.cases(ch), ])
-  for (method in c("adaptive", "keyed", "stratum", "stir", "keps", "nonsense", NA)) {
+  for (method in c("adaptive", "stratum", "stir", "keps", "nonsense", NA)) {
     expect_error(anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = "Sex", method = method,
                                        future = FALSE),
                  class = "detanon_error_argument")
@@ -152,7 +152,80 @@ test_that("the methods that do not run per stratum are refused with the reason",
   })
   # every method with a kernel runs partitioned
   ok <- names(Filter(function(m) m$per_stratum, masking_methods()))
-  expect_setequal(ok, c("anonymise", "mdav"))
+  expect_setequal(ok, c("anonymise", "mdav", "keyed"))
+})
+
+# ---- the keyed method: its budget and noise centre over all strata -------------------------
+test_that("method = \"keyed\": strata of several blocks, any chunking, group size, size and noise", {
+  set.seed(11)
+  n <- 2600
+  # numeric strata whose text keys sort otherwise than their values (2, 10, 100), one stratum
+  # above 1000 records (split into blocks), ties, a tiny column and an integer one
+  d <- data.frame(x = round(stats::rnorm(n), 1), y = stats::rexp(n) * 1e-200, w = sample(1:50, n, TRUE),
+                  g = sample(c(2, 10, 100), n, TRUE, prob = c(0.6, 0.3, 0.1)),
+                  h = factor(sample(c("b", "a"), n, TRUE), levels = c("b", "a")))
+  d$x[1:40] <- 0.5
+  for (i in 1:3) {
+    size <- c(5, 9.5, 20)[i]
+    noise <- i != 2L
+    for (n_chunks in c(1L, 4L)) {
+      chunks <- part_chunks(d[sample(n), ], n_chunks)
+      for (strata in list("g", c("h", "g"))) {
+        r <- part_compare(chunks, vars = c("x", "y", "w"), strata = strata, k = 3, size = size, noise = noise,
+                          format = c("natural", "none", "precision")[i], group_size = c(1, 1500, 1e6)[i],
+                          method = "keyed")
+        expect_false(inherits(r$ref, "error"))
+        expect_identical(r$out, r$ref, label = paste("size", size, "chunks", n_chunks, toString(strata)))
+      }
+    }
+  }
+  # another key, another release
+  chunks <- part_chunks(d, 3)
+  r <- part_compare(chunks, vars = c("x", "w"), strata = "g", k = 3, method = "keyed", key = "another-secret-key-0123")
+  expect_identical(r$out, r$ref)
+  expect_false(identical(r$out$x, part_compare(chunks, vars = c("x", "w"), strata = "g", k = 3,
+                                               method = "keyed")$out$x))
+})
+
+test_that("method = \"keyed\": equal drops of two strata go to the first in the verb's order", {
+  # two strata with the same values: every drop of one equals the other's, and an odd budget
+  # gives the first (by stratum_ids(): "aa" before "b", though the keys sort "b" first) one
+  # group more
+  set.seed(12)
+  half <- data.frame(x = stats::rnorm(150), y = stats::runif(150))
+  d <- rbind(cbind(half, s = "b"), cbind(half, s = "aa"))
+  chunks <- part_chunks(d, 3)
+  firsts <- character()
+  for (size in c(9, 10, 11, 13)) {
+    r <- part_compare(chunks, vars = c("x", "y"), strata = "s", k = 3, size = size, noise = FALSE,
+                      format = "none", method = "keyed")
+    expect_identical(r$out, r$ref, label = paste("size", size))
+    groups <- tapply(paste(r$out$x, r$out$y), r$out$s, function(v) length(unique(v)))
+    if (groups[["aa"]] != groups[["b"]]) firsts <- c(firsts, names(which.max(groups)))
+  }
+  expect_true(length(firsts) > 0L)
+  expect_true(all(firsts == "aa"))
+})
+
+test_that("method = \"keyed\" with no varying column releases the values as they are, without groups", {
+  d <- data.frame(a = rep(1.5, 30), b = rep(2L, 30), g = rep(c("x", "y"), 15))
+  r <- part_compare(part_chunks(d, 2), vars = c("a", "b"), strata = "g", k = 3, method = "keyed")
+  expect_identical(r$out, r$ref)
+  expect_identical(release_info(r$out)$counts$n_groups, NA_integer_)
+})
+
+test_that("method = \"keyed\" needs its key; other methods take none", {
+  chunks <- lapply(titanic_chunks(3), function(ch) ch[stats::complete.cases(ch), ])
+  run <- function(...) anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = "Sex", future = FALSE, ...)
+  expect_error(run(method = "keyed"), class = "detanon_error_argument")
+  expect_error(run(method = "keyed", key = "short"), class = "detanon_error_argument")
+  expect_error(run(method = "keyed", key = part_key, size = 2), class = "detanon_error_argument")
+  expect_error(run(method = "keyed", key = part_key, noise = NA), class = "detanon_error_argument")
+  expect_error(run(method = "mdav", key = part_key), class = "detanon_error_argument")
+  expect_snapshot(error = TRUE, {
+    run(method = "keyed", key = "short")
+    run(method = "mdav", key = part_key)
+  })
 })
 
 test_that("the class of the chunks is kept", {
@@ -164,10 +237,10 @@ test_that("the class of the chunks is kept", {
 })
 
 # ---- the future framework ------------------------------------------------------------------
-future_run <- function(chunks, method = "anonymise") {
+future_run <- function(chunks, method = "anonymise", ...) {
   suppressMessages(anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = c("Sex", "Pclass"), k = 3,
                                          method = method, na = "median", group_size = 50, future = TRUE,
-                                         check_identifiers = FALSE))
+                                         check_identifiers = FALSE, ...))
 }
 
 test_that("results do not depend on the plan or the number of workers", {
@@ -189,6 +262,10 @@ test_that("results do not depend on the plan or the number of workers", {
                      suppressMessages(anonymise_mdav(do.call(rbind, chunks), vars = c("Age", "Fare"),
                                                      strata = c("Sex", "Pclass"), k = 3, na = "median",
                                                      check_identifiers = FALSE)))
+    expect_identical(future_run(chunks, "keyed", key = part_key),
+                     suppressMessages(anonymise_keyed(do.call(rbind, chunks), vars = c("Age", "Fare"),
+                                                      strata = c("Sex", "Pclass"), k = 3, na = "median",
+                                                      key = part_key, check_identifiers = FALSE)))
   }
   future::plan(future::sequential)
   skip_if_not_installed("parallelly")
@@ -245,7 +322,7 @@ test_that("a worker carries only its own task, not the others' records", {
   st <- suppressMessages(anonymise_stats(titanic_chunks(10), vars = c("Age", "Fare"), strata = "Sex", k = 3,
                                          na = "median"))
   w <- detanon:::stratum_worker(NULL, st, 1L, function(...) NULL)
-  expect_setequal(ls(environment(w), all.names = TRUE), c("source", "st", "nthreads", "p"))
+  expect_setequal(ls(environment(w), all.names = TRUE), c("source", "st", "nthreads", "p", "fun"))
   expect_identical(environmentName(parent.env(environment(w))), "detanon")
 })
 

@@ -782,7 +782,11 @@ bad("anonymise_stats: k = 1", list(bi_d), function(x) anonymise_stats(x, vars = 
 bad("anonymise_stats: unknown method", list(bi_d), function(x) anonymise_stats(x, vars = "x", method = "knn"),
     "`method` must be one of \"anonymise\"")
 bad("anonymise_stats: a method not per stratum", list(bi_d),
-    function(x) anonymise_stats(x, vars = "x", method = "keyed"), "`method = \"keyed\"` cannot run stratum by stratum")
+    function(x) anonymise_stats(x, vars = "x", method = "adaptive"), "`method = \"adaptive\"` cannot run stratum by stratum")
+bad("anonymise_stats: keyed without its key", list(bi_d),
+    function(x) anonymise_stats(x, vars = "x", method = "keyed"), "`key` must be the custodian's secret")
+bad("anonymise_stats: a key for another method", list(bi_d),
+    function(x) anonymise_stats(x, vars = "x", key = "a-key-of-sixteen-chars"), "`key` is the secret of `method = \"keyed\"`")
 bad("anonymise_stratum: part of a stratum", bi_d[1:5, ], function(x) anonymise_stratum(x, stats = bi_st),
     "`data` must hold whole strata: `g=a`")
 bad("anonymise_stratum: not stats", bi_d, function(x) anonymise_stratum(x, stats = list()),

@@ -61,23 +61,24 @@ db_state <- function(con) {
   list(tables = tabs, rows = lapply(tabs, function(t) db_result(con, t, DBI::dbListFields(con, t)[1L])))
 }
 
+# (`...`: the keyed method's key, size and noise)
 db_check_identical <- function(con, read, format = "natural", chunk = 97, group_size = 150, k = 3,
-                               method = "anonymise") {
+                               method = "anonymise", ...) {
   vars <- c("x", "y", "z")
   strata <- c("grp", "cls")
   out <- paste0("masked_", read, "_", format)
   meta <- anonymise_db(con, "people", vars = vars, strata = strata, k = k, output = out, method = method,
                        format = format, read = read, chunk = chunk, group_size = group_size, overwrite = TRUE,
-                       check_identifiers = FALSE)
+                       check_identifiers = FALSE, ...)
   expected <- db_expected(con, "people", "id", vars = vars, strata = strata, k = k, format = format,
-                          method = method)
+                          method = method, ...)
   got <- db_result(con, out, "id")
   expect_identical(got, expected)
   expect_identical(meta$output, out)
   expect_identical(meta$method, method)
   verb <- match.fun(masking_methods()[[method]]$verb)
   info <- release_info(verb(DBI::dbGetQuery(con, "SELECT * FROM people"), vars = vars, strata = strata,
-                            k = k, format = format, check_identifiers = FALSE))
+                            k = k, format = format, check_identifiers = FALSE, ...))
   expect_identical(meta$settings, info$settings)
   expect_identical(meta$counts, info$counts)
   expect_identical(meta$stats, info$stats)
@@ -119,16 +120,38 @@ test_that("anonymise_db(method = \"mdav\") on SQLite is anonymise_mdav() on the 
   db_check_identical(con, "order", group_size = 60, method = "mdav")
 })
 
+test_that("anonymise_db(method = \"keyed\") on SQLite is anonymise_keyed() on the table in memory", {
+  con <- local_sqlite_connection()
+  # a stratum of more than 1000 records (split into blocks) and small ones
+  d <- db_data(2400, seed = 5)
+  d$grp[d$grp %in% "b"] <- sample(c("b", "c", "d"), sum(d$grp %in% "b"), TRUE)
+  DBI::dbWriteTable(con, "people", d)
+  key <- "secret-of-the-database-tests"
+  for (read in c("order", "index")) {
+    for (format in c("natural", "none")) db_check_identical(con, read, format, method = "keyed", key = key)
+  }
+  # strata split over chunks, one stratum per group; other k, size, no noise
+  db_check_identical(con, "order", chunk = 50, group_size = 1, k = 5, method = "keyed", key = key, size = 7.5,
+                     noise = FALSE)
+  db_check_identical(con, "index", group_size = 1e6, method = "keyed", key = key, size = 30)
+  # the index made for read = "index" (read twice: the plan pass and the masking pass) is dropped
+  idx <- DBI::dbGetQuery(con, "SELECT name FROM sqlite_master WHERE type = 'index'")
+  expect_identical(nrow(idx), 0L)
+})
+
 test_that("anonymise_db() refuses the methods that do not run per stratum, and changes nothing", {
   con <- local_sqlite_connection()
   DBI::dbWriteTable(con, "people", db_data(100))
   before <- db_state(con)
-  for (method in c("adaptive", "keyed", "nonsense")) {
+  for (method in c("adaptive", "nonsense")) {
     expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m", method = method),
                  class = "detanon_error_argument")
   }
+  # the keyed method without its key
+  expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m", method = "keyed"),
+               class = "detanon_error_argument")
   expect_snapshot(error = TRUE, {
-    anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m", method = "keyed")
+    anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m", method = "adaptive")
   })
   expect_identical(db_state(con), before)
 })
@@ -305,6 +328,7 @@ test_that("anonymise_db() on PostgreSQL is anonymise() on the table in memory (p
   for (read in c("order", "index")) db_check_identical(con, read)
   db_check_identical(con, "order", format = "none")
   for (read in c("order", "index")) db_check_identical(con, read, method = "mdav")
+  for (read in c("order", "index")) db_check_identical(con, read, method = "keyed", key = "secret-of-the-pg-tests-0")
   idx <- DBI::dbGetQuery(con, "SELECT indexname FROM pg_indexes WHERE tablename = 'people'")
   expect_identical(nrow(idx), 0L)
   before <- db_state(con)
