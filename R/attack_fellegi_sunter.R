@@ -107,7 +107,10 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
   u_fixed <- NULL
   if (!full) {
     # u from random pairs of the same strata (non-matches, nearly all)
-    rp <- with_seed(seed, random_block_pairs(rows, s$id, min(1e6, n_pairs_full)))
+    size <- min(1e6, n_pairs_full)
+    draw <- function() with_seed(seed, random_block_pairs(rows, s$id, size))
+    # from a seed, the same pairs for the view and its control (the same strata)
+    rp <- if (is.null(seed)) draw() else view_shared(s, "fs_random_pairs", list(rows, s$id, size, seed), draw)
     u_fixed <- lapply(unname(split(pair_levels(rp$i, rp$j, counts = TRUE), rep(seq_along(n_lev), n_lev))),
                       function(p) { p <- p + 1e-9; p / sum(p) })
   }

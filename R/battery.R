@@ -487,6 +487,13 @@ attack_linkage <- function(original, masked, intruder = NULL, direction = c("rel
 linkage_core <- function(s, direction, m, nthreads, ...) {
   zo <- cbind(s$zo, key_z(s, "original"))
   zm <- cbind(s$zm, key_z(s, "masked"))
+  # the tails' linkage (tail_outliers_core()) is this one, on the same view
+  view_shared(s, paste("linkage", direction, m, if (is.null(s$perm)) "view" else "control"),
+              list(zo, zm, s$known, s$cell_o, s$cell_m),
+              function() linkage_ranks(s, zo, zm, direction, m, nthreads))
+}
+
+linkage_ranks <- function(s, zo, zm, direction, m, nthreads) {
   n <- s$n
   success <- success_m <- confidence <- rep(NA_real_, n)
   released <- direction == "released"
