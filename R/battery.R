@@ -500,7 +500,6 @@ linkage_ranks <- function(s, zo, zm, direction, m, nthreads) {
   rows <- if (released) which(s$known) else seq_len(n)
   tree_cell <- (if (released) s$cell_o else s$cell_m)[rows]
   query_cell <- (if (released) s$cell_m else s$cell_o)[rows]
-  cs <- cell_setup(tree_cell)
   zt <- (if (released) zo else zm)[rows, , drop = FALSE]
   zq <- (if (released) zm else zo)[rows, , drop = FALSE]
   attacked <- s$known[rows]
@@ -508,7 +507,7 @@ linkage_ranks <- function(s, zo, zm, direction, m, nthreads) {
   if (!any(attacked)) {
     return(list(success = success, success_m = success_m, confidence = confidence))
   }
-  index <- rank_index(zt, cs)
+  index <- if (released) rank_index(zt, cell_setup(tree_cell)) else released_index(s, zm)
   if (any(want)) {
     ranks <- battery_ranks(index, zq, want, max(m, 2L), nthreads)
     hit <- rows[want]
@@ -525,6 +524,14 @@ linkage_ranks <- function(s, zo, zm, direction, m, nthreads) {
   list(success = success, success_m = success_m, confidence = confidence,
        not_covered = paste("one-to-one matching, an intruder who knows the algorithm,",
                            "attribute inference, other background knowledge."))
+}
+
+# The rank_index() of all released records (`zm`: their z-scores, numeric keys included), a
+# tree per released cell: built once per view for the attacks that search it (linkage
+# original -> released, inference, recipe).
+released_index <- function(s, zm) {
+  view_shared(s, paste("released index", if (is.null(s$perm)) "view" else "control"), list(zm, s$cell_m),
+              function() rank_index(zm, cell_setup(s$cell_m)))
 }
 
 # The ranks of link_ranks() (strictly nearer, at most as near), except that the second is
