@@ -21,7 +21,8 @@
 #   Rscript bench/battery.R            (add nthreads as an argument, e.g. Rscript bench/battery.R 2;
 #                                       add --small for the 1e5 case only, --large for 1e6 only,
 #                                       --plain, --mdav or --keyed for one release only, --one for
-#                                       the one call of risk_battery() without the steps)
+#                                       the one call of risk_battery() without the steps,
+#                                       --skip=NAME to leave the attack NAME out, e.g. --skip=assignment)
 suppressPackageStartupMessages(library(detanon))
 options(width = 160)
 args <- commandArgs(trailingOnly = TRUE)
@@ -31,7 +32,8 @@ plain_only <- "--plain" %in% args
 keyed_only <- "--keyed" %in% args
 mdav_only <- "--mdav" %in% args
 one_only <- "--one" %in% args
-args <- setdiff(args, c("--small", "--large", "--plain", "--keyed", "--mdav", "--one"))
+skip <- sub("^--skip=", "", grep("^--skip=", args, value = TRUE)) # attacks left out
+args <- setdiff(args, c("--small", "--large", "--plain", "--keyed", "--mdav", "--one", paste0("--skip=", skip)))
 nthreads <- if (length(args)) as.integer(args[1]) else 1L
 
 make_data <- function(n, d, seed = 1) {
@@ -74,6 +76,7 @@ timed <- function(expr) {
 battery_steps <- function(original, masked, sensitive, seed = 1, m = 3) {
   reg <- battery_attacks()
   reg <- reg[!vapply(reg, function(a) !is.null(a$needs_previous), TRUE)] # no previous release here
+  reg <- reg[setdiff(names(reg), skip)]
   tv <- timed({
     detanon:::attack_view(original, masked, intruder(), control = TRUE, seed = seed)
   })
@@ -121,8 +124,10 @@ for (cs in cases) {
     }
     cat(sprintf("\nn = %g, %d masked variables, 4 strata; release %s\nanonymise(k = 3) in this run: %.2f s, %.2f s CPU\n",
                 cs[["n"]], cs[["d"]], label, p$anonymise_s, p$anonymise_cpu))
+    if (length(skip)) cat("attacks left out:", skip, "\n")
     tab <- if (!one_only) battery_steps(p$d, m, sensitive = "y")
-    mb <- peak_mb(t <- timed(risk_battery(p$d, m, sensitive = "y", seed = 1, nthreads = nthreads)))
+    attacks <- setdiff(names(battery_attacks()), skip)
+    mb <- peak_mb(t <- timed(risk_battery(p$d, m, sensitive = "y", attacks = attacks, seed = 1, nthreads = nthreads)))
     tab <- rbind(tab, data.frame(step = "risk_battery(), one call", elapsed = t$elapsed, cpu = t$cpu,
                                  rate = NA, control = NA, advantage = NA,
                                  note = sprintf("peak memory %.0f MB", mb)))
