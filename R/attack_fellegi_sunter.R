@@ -79,8 +79,7 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
   n <- s$n
   num_o <- cbind(s$zo, key_z(s, "original"))
   num_m <- cbind(s$zm, key_z(s, "masked"))
-  cat_o <- lapply(s$key_cat, function(v) as.character(s$original[[v]]))
-  cat_m <- lapply(s$key_cat, function(v) as.character(s$masked[[v]]))
+  cat_o <- category_codes(s$original, s$masked, s$key_cat)
   zn <- if (ncol(s$zo) == length(s$vars)) s$vars else paste0("z", seq_len(ncol(s$zo)))
   fields <- c(zn, s$key_num, s$key_cat)
   n_lev <- c(rep(length(bands) + 1L, ncol(num_o)), rep(2L, length(s$key_cat)))
@@ -88,33 +87,13 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
   sizes_m <- tabulate(s$id, length(s$sizes))
   n_pairs_full <- sum(as.double(tabulate(s$id[rows], length(s$sizes))) * sizes_m)
   full <- n_pairs_full <= max_pairs
-  # the comparison levels of pairs (i: original, j: released), as one pattern code each
-  levels_of <- function(i, j) {
-    lev <- matrix(0L, length(i), length(n_lev))
-    for (f in seq_len(ncol(num_o))) {
-      lev[, f] <- findInterval(abs(num_o[i, f] - num_m[j, f]), bands, left.open = TRUE)
-    }
-    for (f in seq_along(cat_o)) lev[, ncol(num_o) + f] <- as.integer(cat_o[[f]][i] != cat_m[[f]][j] |
-                                                                    is.na(cat_o[[f]][i]) != is.na(cat_m[[f]][j]))
-    lev[is.na(lev)] <- 1L
-    lev
-  }
-  # the pattern code of pairs (as pattern_code(levels_of(i, j))), field by field without
-  # the matrix of levels
+  storage.mode(num_o) <- storage.mode(num_m) <- "double"
+  # the comparison pattern of pairs (i: original, j: released), one code each (mixed radix of
+  # the fields' levels, see pattern_code()), or the pairs at each level of each field
   mult <- cumprod(c(1, n_lev))[seq_along(n_lev)]
-  codes_of <- function(i, j) {
-    code <- rep(1, length(i))
-    for (f in seq_len(ncol(num_o))) {
-      l <- findInterval(abs(num_o[i, f] - num_m[j, f]), bands, left.open = TRUE)
-      l[is.na(l)] <- 1L
-      code <- code + l * mult[f]
-    }
-    for (f in seq_along(cat_o)) {
-      l <- as.integer(cat_o[[f]][i] != cat_m[[f]][j] | is.na(cat_o[[f]][i]) != is.na(cat_m[[f]][j]))
-      l[is.na(l)] <- 1L
-      code <- code + l * mult[ncol(num_o) + f]
-    }
-    code
+  pair_levels <- function(i, j, counts = FALSE) {
+    .Call(C_ffi_fs_levels, num_o, num_m, cat_o$o, cat_o$m, as.integer(i), as.integer(j), as.double(bands),
+          as.double(mult), counts)
   }
   if (full) {
     pairs <- block_pairs(rows, s$id)
@@ -124,39 +103,35 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
     keep <- !is.na(pairs$j)
     pairs <- list(i = pairs$i[keep], j = pairs$j[keep])
   }
-  code <- codes_of(pairs$i, pairs$j)
+  code <- pair_levels(pairs$i, pairs$j)
   u_fixed <- NULL
   if (!full) {
     # u from random pairs of the same strata (non-matches, nearly all)
-    rp <- with_seed(seed, random_block_pairs(rows, s$id, min(1e6, n_pairs_full)))
-    u_fixed <- level_freq(levels_of(rp$i, rp$j), n_lev, rep(1, length(rp$i)))
+    size <- min(1e6, n_pairs_full)
+    draw <- function() with_seed(seed, random_block_pairs(rows, s$id, size))
+    # from a seed, the same pairs for the view and its control (the same strata)
+    rp <- if (is.null(seed)) draw() else view_shared(s, "fs_random_pairs", list(rows, s$id, size, seed), draw)
+    u_fixed <- lapply(unname(split(pair_levels(rp$i, rp$j, counts = TRUE), rep(seq_along(n_lev), n_lev))),
+                      function(p) { p <- p + 1e-9; p / sum(p) })
   }
   # every person is in the release once: in full blocks, one pair in n_pairs / n_known is a
   # match (the share is known, not fitted: left free, EM tends to a class of near pairs)
-  fit <- fs_em(code, n_lev, u_fixed = u_fixed, p_fixed = if (full && length(code)) length(rows) / length(code))
-  # the weight and posterior of each comparison pattern present, then of each pair by its
-  # pattern (the same sums in the same order as pair by pair)
-  # (indexed by the patterns present: a table of every possible pattern has prod(n_lev)
-  # cells, 4.5 GB for 13 fields)
-  pat <- sort(unique(code))
-  at <- match(code, pat)
-  lev_pat <- pattern_levels(pat, n_lev)
-  w <- fs_weights(fit, lev_pat)[at]
-  post <- fs_posterior(fit, lev_pat)[at]
+  tab <- pattern_table(code, n_lev)
+  fit <- fs_em(code, n_lev, u_fixed = u_fixed, p_fixed = if (full && length(code)) length(rows) / length(code),
+               tab = tab)
+  # the weight and posterior of each comparison pattern present (a table of every possible
+  # pattern has prod(n_lev) cells, 4.5 GB for 13 fields), read by each pair at its pattern
+  lev_pat <- pattern_levels(tab$pat, n_lev)
   success <- confidence <- rep(NA_real_, n)
   if (length(rows)) {
-    # the top weight of each original, the ties at it, and whether its own record is there
-    # (grouped by the original's row number: counts by tabulate(), maxima by one radix
-    # sort, not tapply() on text names, which took most of the time at 1e6 records)
-    top <- group_max(w, pairs$i, n)
-    at_top <- w >= top[pairs$i] - 1e-12 * (1 + abs(w))
-    n_top <- tabulate(pairs$i[at_top], n)
-    own_top <- tabulate(pairs$i[at_top & pairs$i == pairs$j], n) > 0L
-    ids <- unique(pairs$i)
-    success[rows] <- 0
-    confidence[rows] <- 0
-    success[ids] <- ifelse(own_top[ids], 1 / n_top[ids], 0)
-    confidence[ids] <- group_max(post[at_top], pairs$i[at_top], n)[ids]
+    # each original claims the pairs at its top weight (ties shared), confidence their
+    # largest posterior; originals without a pair are attacked and missed
+    cl <- .Call(C_ffi_fs_claims, as.integer(pairs$i), as.integer(pairs$j), tab$at, fs_weights(fit, lev_pat),
+                fs_posterior(fit, lev_pat), as.double(n))
+    success[rows] <- confidence[rows] <- 0
+    has <- !is.na(cl[[1L]])
+    success[has] <- cl[[1L]][has]
+    confidence[has] <- cl[[2L]][has]
   }
   list(success = success, confidence = confidence, fields = fields, m = fit$m, u = fit$u,
        p_match = fit$p, iterations = fit$iterations, n_pairs = length(code), full = full,
@@ -164,15 +139,17 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
                            "one-to-one constraints, attribute inference."))
 }
 
-# The largest of `x` in each group `g` (whole numbers 1..n): -Inf for groups without a value.
-group_max <- function(x, g, n) {
-  out <- rep(-Inf, n)
-  if (!length(x)) return(out)
-  o <- order(g, x, method = "radix")
-  go <- g[o]
-  last <- c(go[-1L] != go[-length(go)], TRUE)
-  out[go[last]] <- x[o][last]
-  out
+# The categorical keys `keys` of both sides as integer matrices (`o`, `m`) of codes of their
+# values (equal values equal codes, a missing value NA).
+category_codes <- function(original, masked, keys) {
+  codes <- lapply(keys, function(v) {
+    a <- as.character(original[[v]])
+    b <- as.character(masked[[v]])
+    values <- unique(c(a, b))
+    list(match(a, values, incomparables = NA), match(b, values, incomparables = NA))
+  })
+  side <- function(k, n) if (length(keys)) do.call(cbind, lapply(codes, `[[`, k)) else matrix(0L, n, 0L)
+  list(o = side(1L, nrow(original)), m = side(2L, nrow(masked)))
 }
 
 # Every pair (i, j) with i in `rows` and j any record of the same block.
@@ -218,9 +195,6 @@ pattern_levels <- function(codes, n_lev) {
   lev
 }
 
-# Weighted level frequencies per field: a list of probability vectors.
-level_freq <- function(lev, n_lev, wt) level_freq_at(level_index(lev, n_lev), wt)
-
 # The rows of `lev` at each level of each field (a list per field of one index vector per
 # level, in increasing row order): built once per EM, so that an iteration sums the weights
 # at these rows instead of comparing the whole matrix of levels again per level (with 12
@@ -232,7 +206,7 @@ level_index <- function(lev, n_lev) {
   })
 }
 
-# level_freq() from level_index()'s rows: the same sums of the same elements in the same order.
+# Weighted level frequencies per field from level_index()'s rows: a list of probability vectors.
 level_freq_at <- function(idx, wt) {
   lapply(idx, function(ix) {
     p <- vapply(ix, function(i) sum(wt[i]), numeric(1)) + 1e-9
@@ -240,11 +214,28 @@ level_freq_at <- function(idx, wt) {
   })
 }
 
-# EM for the two-class mixture over pattern counts. `u_fixed`, `p_fixed`: u or the share of
-# matches held at these values.
-fs_em <- function(code, n_lev, u_fixed = NULL, p_fixed = NULL, max_iter = 1000L, tol = 1e-10) {
+# The comparison patterns present among `code` (pattern codes of fields with n_lev levels):
+# `pat` (sorted), `at` (each code's place in pat) and `cnt` (the codes of each pattern).
+pattern_table <- function(code, n_lev) {
+  n_codes <- prod(as.double(n_lev))
+  if (n_codes <= max(65536, length(code))) {
+    # codes are whole numbers 1..n_codes: counted, not hashed
+    all <- tabulate(code, n_codes)
+    present <- all > 0L
+    pat <- which(present)
+    return(list(pat = as.double(pat), at = cumsum(present)[code], cnt = all[pat]))
+  }
   pat <- sort(unique(code))
-  cnt <- tabulate(match(code, pat), length(pat))
+  at <- match(code, pat)
+  list(pat = pat, at = at, cnt = tabulate(at, length(pat)))
+}
+
+# EM for the two-class mixture over pattern counts. `u_fixed`, `p_fixed`: u or the share of
+# matches held at these values. `tab`: pattern_table(code, n_lev).
+fs_em <- function(code, n_lev, u_fixed = NULL, p_fixed = NULL, max_iter = 1000L, tol = 1e-10,
+                  tab = pattern_table(code, n_lev)) {
+  pat <- tab$pat
+  cnt <- tab$cnt
   lev <- pattern_levels(pat, n_lev)
   nf <- length(n_lev)
   # start: matches agree closely, non-matches as all pairs

@@ -164,14 +164,13 @@ inference_core <- function(s, sensitive, m, nthreads, tolerance = 0.1, type = "a
   zm <- cbind(s$zm, key_z(s, "masked"))
   # trees over the released records, one per released cell; the intruder searches the cell
   # of the person's original keys
-  cs <- cell_setup(s$cell_m)
   cells <- sort(unique(s$cell_m))
   attacked <- s$known & !is.na(y$o)
   tree_of <- match(s$cell_o, cells)
   tree_of[is.na(tree_of) | !attacked] <- 0L
   success <- confidence <- rep(NA_real_, n)
   if (n) {
-    index <- rank_index(zm, cs)
+    index <- released_index(s, zm)
     nb <- .Call(C_ffi_battery_neighbours, index, zo, as.integer(tree_of), as.integer(m),
                 isTRUE(leave_out), if (y$cat) as.integer(y$m) else y$m,
                 if (y$cat) as.integer(y$o) else y$o, as.double(y$tol), as.integer(y$n_levels), nthreads)

@@ -205,7 +205,7 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
     want[look] <- is.finite(dist)
     # the capped rank count of the linkage attacks (src/nn2.c): a claim far from its own
     # record, as in the control, costs no more than a right one
-    ranks <- battery_ranks(rank_index(zt, cell_setup(s$cell_m)), zq, want, max(m, 2L), nthreads)
+    ranks <- battery_ranks(released_index(s, zt), zq, want, max(m, 2L), nthreads)
     hit <- which(want)
     success[hit] <- top_m_share(ranks[hit, , drop = FALSE], 1)
     success_m[hit] <- top_m_share(ranks[hit, , drop = FALSE], m)

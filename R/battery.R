@@ -487,13 +487,19 @@ attack_linkage <- function(original, masked, intruder = NULL, direction = c("rel
 linkage_core <- function(s, direction, m, nthreads, ...) {
   zo <- cbind(s$zo, key_z(s, "original"))
   zm <- cbind(s$zm, key_z(s, "masked"))
+  # the tails' linkage (tail_outliers_core()) is this one, on the same view
+  view_shared(s, paste("linkage", direction, m, if (is.null(s$perm)) "view" else "control"),
+              list(zo, zm, s$known, s$cell_o, s$cell_m),
+              function() linkage_ranks(s, zo, zm, direction, m, nthreads))
+}
+
+linkage_ranks <- function(s, zo, zm, direction, m, nthreads) {
   n <- s$n
   success <- success_m <- confidence <- rep(NA_real_, n)
   released <- direction == "released"
   rows <- if (released) which(s$known) else seq_len(n)
   tree_cell <- (if (released) s$cell_o else s$cell_m)[rows]
   query_cell <- (if (released) s$cell_m else s$cell_o)[rows]
-  cs <- cell_setup(tree_cell)
   zt <- (if (released) zo else zm)[rows, , drop = FALSE]
   zq <- (if (released) zm else zo)[rows, , drop = FALSE]
   attacked <- s$known[rows]
@@ -501,7 +507,7 @@ linkage_core <- function(s, direction, m, nthreads, ...) {
   if (!any(attacked)) {
     return(list(success = success, success_m = success_m, confidence = confidence))
   }
-  index <- rank_index(zt, cs)
+  index <- if (released) rank_index(zt, cell_setup(tree_cell)) else released_index(s, zm)
   if (any(want)) {
     ranks <- battery_ranks(index, zq, want, max(m, 2L), nthreads)
     hit <- rows[want]
@@ -518,6 +524,14 @@ linkage_core <- function(s, direction, m, nthreads, ...) {
   list(success = success, success_m = success_m, confidence = confidence,
        not_covered = paste("one-to-one matching, an intruder who knows the algorithm,",
                            "attribute inference, other background knowledge."))
+}
+
+# The rank_index() of all released records (`zm`: their z-scores, numeric keys included), a
+# tree per released cell: built once per view for the attacks that search it (linkage
+# original -> released, inference, recipe).
+released_index <- function(s, zm) {
+  view_shared(s, paste("released index", if (is.null(s$perm)) "view" else "control"), list(zm, s$cell_m),
+              function() rank_index(zm, cell_setup(s$cell_m)))
 }
 
 # The ranks of link_ranks() (strictly nearer, at most as near), except that the second is

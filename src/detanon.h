@@ -84,6 +84,11 @@ SEXP ffi_assign(SEXP zr, SEXP zc, SEXP r_order, SEXP r_off, SEXP c_order, SEXP c
 SEXP ffi_nearest_in_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_order, SEXP q_off,
                           SEXP k);
 
+/* fellegi_glue.c: comparison patterns and claims of attack_fellegi_sunter() (kernel: fellegi.c) */
+SEXP ffi_fs_levels(SEXP num_o, SEXP num_m, SEXP cat_o, SEXP cat_m, SEXP i, SEXP j, SEXP bands,
+                   SEXP mult, SEXP counts);
+SEXP ffi_fs_claims(SEXP i, SEXP j, SEXP at, SEXP w, SEXP post, SEXP n);
+
 /* knn_glue.c: the search of anonymise() on given points: centroids (attack_recipe()), or
  * (want_index, for the tests) the neighbour rows */
 SEXP ffi_knn_centroids(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);

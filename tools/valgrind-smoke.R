@@ -72,6 +72,8 @@ rc <- attack_recipe(d, m, intruder = intruder(vars = vars, strata = c("g", "h"),
                     k_max = 4, seed = 1)
 fs <- attack_fellegi_sunter(d, m, intruder = intruder(vars = vars, strata = "g"), max_pairs = 100,
                             candidates = 5, seed = 1)
+# every pair compared, a categorical key (the patterns and claims of src/fellegi.c)
+fs2 <- attack_fellegi_sunter(d, m, intruder = intruder(vars = vars, strata = "g", held = "h"), seed = 1)
 # anonymise_keyed(): the keyed k-means, its recipe intruder, and the test-only SipHash and
 # uniforms
 km <- anonymise_keyed(d, vars = vars, strata = "g", k = 3, key = "valgrind-smoke-key-0001", size = 6,

@@ -84,19 +84,90 @@ test_that("attack_fellegi_sunter() checks its arguments", {
   expect_snapshot(error = TRUE, attack_fellegi_sunter(d, masked, candidates = 0))
 })
 
-test_that("group_max() equals tapply(max), with ties, -Inf and empty groups", {
+# R references of the C kernels (src/fellegi.c): the pattern code of each pair field by
+# field with findInterval(), the level counts from the matrix of levels, and the claims by
+# tapply() over each original's pairs.
+ref_pair_levels <- function(num_o, num_m, cat_o, cat_m, i, j, bands) {
+  n_lev <- c(rep(length(bands) + 1L, ncol(num_o)), rep(2L, length(cat_o)))
+  lev <- matrix(0L, length(i), length(n_lev))
+  for (f in seq_len(ncol(num_o))) {
+    lev[, f] <- findInterval(abs(num_o[i, f] - num_m[j, f]), bands, left.open = TRUE)
+  }
+  for (f in seq_along(cat_o)) {
+    lev[, ncol(num_o) + f] <- as.integer(cat_o[[f]][i] != cat_m[[f]][j] | is.na(cat_o[[f]][i]) != is.na(cat_m[[f]][j]))
+  }
+  lev[is.na(lev)] <- 1L
+  list(code = detanon:::pattern_code(lev, n_lev),
+       counts = unlist(lapply(seq_along(n_lev), function(f) tabulate(lev[, f] + 1L, n_lev[f]))))
+}
+
+ref_claims <- function(i, j, w, post, n) {
+  success <- confidence <- rep(NA_real_, n)
+  for (r in unique(i)) {
+    p <- which(i == r)
+    top <- max(w[p])
+    at <- p[w[p] >= top - 1e-12 * (1 + abs(w[p]))]
+    success[r] <- if (r %in% j[at]) 1 / length(at) else 0
+    confidence[r] <- max(post[at])
+  }
+  list(success, confidence)
+}
+
+test_that("the pairs' patterns and level counts equal the R reference, NA and ties included", {
   set.seed(3)
+  bands <- c(0.01, 0.03, 0.1, 0.3)
+  for (rep in 1:6) {
+    no <- sample(c(1, 9, 40), 1)
+    nm <- sample(c(1, 12, 40), 1)
+    d <- sample(1:3, 1)
+    # values on a grid (distances at the bands exactly), some NaN and Inf
+    num_o <- matrix(round(stats::rnorm(no * d), 1) / 10, no, d)
+    num_m <- matrix(round(stats::rnorm(nm * d), 1) / 10, nm, d)
+    num_o[sample(length(num_o), 1)] <- NA
+    num_m[sample(length(num_m), 1)] <- Inf
+    cats <- sample(0:2, 1)
+    vals <- c("a", "b", NA)
+    cat_o <- lapply(seq_len(cats), function(f) sample(vals, no, replace = TRUE))
+    cat_m <- lapply(seq_len(cats), function(f) sample(vals, nm, replace = TRUE))
+    np <- sample(c(0, 1, 300), 1)
+    i <- sample(no, np, replace = TRUE)
+    j <- sample(nm, np, replace = TRUE)
+    want <- ref_pair_levels(num_o, num_m, cat_o, cat_m, i, j, bands)
+    n_lev <- c(rep(5L, d), rep(2L, cats))
+    cc <- detanon:::category_codes(as.data.frame(cat_o, col.names = paste0("c", seq_len(cats))),
+                                   as.data.frame(cat_m, col.names = paste0("c", seq_len(cats))),
+                                   paste0("c", seq_len(cats)))
+    if (!cats) cc <- list(o = matrix(0L, no, 0L), m = matrix(0L, nm, 0L))
+    mult <- cumprod(c(1, n_lev))[seq_along(n_lev)]
+    got <- .Call(detanon:::C_ffi_fs_levels, num_o, num_m, cc$o, cc$m, as.integer(i), as.integer(j), bands,
+                 mult, FALSE)
+    expect_identical(got, want$code)
+    counts <- .Call(detanon:::C_ffi_fs_levels, num_o, num_m, cc$o, cc$m, as.integer(i), as.integer(j), bands,
+                    mult, TRUE)
+    expect_identical(counts, as.double(want$counts))
+    tab <- detanon:::pattern_table(got, n_lev)
+    expect_identical(tab$pat[tab$at], got)
+    expect_identical(tab$cnt, as.vector(table(got)), ignore_attr = TRUE)
+  }
+})
+
+test_that("the claims equal the R reference: ties at the top weight, originals without pairs", {
+  set.seed(4)
   for (n in c(1L, 5L, 50L)) {
-    g <- sample(n, 3 * n, replace = TRUE)
-    x <- round(stats::rnorm(3 * n), 1)
-    x[sample(length(x), 2)] <- -Inf
-    got <- detanon:::group_max(x, g, n + 2L)
-    want <- rep(-Inf, n + 2L)
-    tm <- tapply(x, g, max)
-    want[as.integer(names(tm))] <- tm
+    np <- 4L * n
+    i <- sample(n, np, replace = TRUE)
+    j <- sample(n, np, replace = TRUE)
+    j[seq_len(n)] <- i[seq_len(n)] # some own records
+    w_pat <- round(stats::rnorm(6), 1)
+    w_pat[2] <- w_pat[1] * (1 + 1e-13) # equal within the tolerance
+    post <- stats::runif(6)
+    at <- sample(6L, np, replace = TRUE)
+    got <- .Call(detanon:::C_ffi_fs_claims, i, j, at, w_pat, post, as.double(n + 2L))
+    want <- ref_claims(i, j, w_pat[at], post[at], n + 2L)
     expect_identical(got, want)
   }
-  expect_identical(detanon:::group_max(numeric(), integer(), 3L), rep(-Inf, 3))
+  expect_identical(.Call(detanon:::C_ffi_fs_claims, integer(), integer(), integer(), 1, 1, 3),
+                   list(rep(NA_real_, 3), rep(NA_real_, 3)))
 })
 
 test_that("many fields do not allocate a table of every possible comparison pattern", {
@@ -130,7 +201,7 @@ test_that("the EM compares the levels once, not once per iteration (the many-fie
   expect_identical(counter$calls, 1L)
 })
 
-test_that("level_freq() equals the weighted sums level by level, bit for bit", {
+test_that("level_freq_at() equals the weighted sums level by level, bit for bit", {
   set.seed(5)
   for (rep in 1:5) {
     n_lev <- sample(2:5, sample(1:6, 1), replace = TRUE)
@@ -145,6 +216,6 @@ test_that("level_freq() equals the weighted sums level by level, bit for bit", {
       p <- p + 1e-9
       p / sum(p)
     })
-    expect_identical(detanon:::level_freq(lev, n_lev, wt), ref)
+    expect_identical(detanon:::level_freq_at(detanon:::level_index(lev, n_lev), wt), ref)
   }
 })

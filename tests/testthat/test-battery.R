@@ -615,3 +615,40 @@ test_that("the battery gives the saved results (tables and per-record results), 
     }
   }
 })
+
+test_that("work shared between attacks of one battery gives each attack's result alone", {
+  # one stratum of 6000 records: Fellegi-Sunter compares candidate pairs (above max_pairs)
+  # and draws random pairs for u, which the view and its control share from one seed; the
+  # tails' linkage is linkage original -> released, run once per view
+  set.seed(11)
+  n <- 6000
+  x <- data.frame(x1 = round(stats::rnorm(n), 1), x2 = round(stats::rnorm(n), 1), g = "a",
+                  k = sample(c("u", "v"), n, replace = TRUE))
+  for (variant in c("plain", "mdav")) {
+    m <- if (variant == "plain") {
+      anonymise(x, k = 3, vars = c("x1", "x2"), strata = "g", format = "none", check_identifiers = FALSE)
+    } else {
+      anonymise_mdav(x, k = 3, vars = c("x1", "x2"), strata = "g", format = "none", check_identifiers = FALSE)
+    }
+    it <- intruder(vars = c("x1", "x2"), strata = "g", held = "k", p = 0.8)
+    ns <- asNamespace("detanon")
+    counter <- new.env()
+    counter$calls <- 0L
+    suppressMessages(trace("linkage_ranks", where = ns, print = FALSE,
+                           tracer = bquote(assign("calls", get("calls", envir = .(counter)) + 1L,
+                                                  envir = .(counter)))))
+    b <- risk_battery(x, m, intruder = it, attacks = c("linkage_original", "fellegi_sunter", "tail_outliers"),
+                      seed = 5)
+    suppressMessages(untrace("linkage_ranks", where = ns))
+    expect_identical(counter$calls, 2L) # the view and its control, not once per attack
+    alone <- list(linkage_original = attack_linkage(x, m, intruder = it, direction = "original", seed = 5),
+                  fellegi_sunter = attack_fellegi_sunter(x, m, intruder = it, seed = 5),
+                  tail_outliers = attack_tails(x, m, intruder = it, part = "outliers", seed = 5))
+    expect_false(b$attacks$fellegi_sunter$details$full)
+    for (a in names(alone)) {
+      for (f in c("success", "success_m", "confidence", "rate", "control_rate", "lower", "upper", "details")) {
+        expect_identical(b$attacks[[a]][[f]], alone[[a]][[f]], label = paste(variant, a, f))
+      }
+    }
+  }
+})

@@ -1,0 +1,68 @@
+/* Kernels of attack_fellegi_sunter() (fellegi.h). */
+#include <math.h>
+#include "fellegi.h"
+
+#define FS_CHUNK 65536
+
+void fs_pair_levels(const double *num_o, ptrdiff_t no, const double *num_m, ptrdiff_t nm, int nnum,
+                    const int *cat_o, const int *cat_m, int ncat, int na,
+                    const int *pi, const int *pj, ptrdiff_t np, const double *bands, int nb,
+                    const double *mult, double *code, double *counts, const kernel_host *host)
+{
+    for (ptrdiff_t p = 0; p < np; p++) {
+        if (p % FS_CHUNK == 0 && p) host_pause(host, p);
+        const ptrdiff_t i = pi[p] - 1, j = pj[p] - 1;
+        double c = 1;
+        ptrdiff_t off = 0;
+        for (int f = 0; f < nnum; f++) {
+            const double x = fabs(num_o[i + f * no] - num_m[j + f * nm]);
+            int l = 0;
+            if (isnan(x)) l = 1;
+            else while (l < nb && bands[l] < x) l++;
+            if (code) c = c + l * mult[f];
+            if (counts) counts[off + l] += 1;
+            off += nb + 1;
+        }
+        for (int f = 0; f < ncat; f++) {
+            const int a = cat_o[i + f * no], b = cat_m[j + f * nm];
+            const int l = !(a != na && b != na && a == b);
+            if (code) c = c + l * mult[nnum + f];
+            if (counts) counts[off + l] += 1;
+            off += 2;
+        }
+        if (code) code[p] = c;
+    }
+}
+
+void fs_claims(const int *pi, const int *pj, const int *at, ptrdiff_t np, const double *w,
+               const double *post, ptrdiff_t n, double *success, double *confidence,
+               const kernel_host *host)
+{
+    double *top = host->alloc((size_t) n, sizeof(double));
+    double *conf = host->alloc((size_t) n, sizeof(double));
+    int *n_top = host->alloc((size_t) n, sizeof(int));
+    char *own = host->alloc((size_t) n, 1);
+    for (ptrdiff_t i = 0; i < n; i++) {
+        top[i] = conf[i] = -INFINITY;
+        n_top[i] = 0;
+        own[i] = 0;
+    }
+    for (ptrdiff_t p = 0; p < np; p++) {
+        const double x = w[at[p] - 1];
+        if (x > top[pi[p] - 1]) top[pi[p] - 1] = x;
+    }
+    host_pause(host, np);
+    for (ptrdiff_t p = 0; p < np; p++) {
+        const ptrdiff_t i = pi[p] - 1;
+        const double x = w[at[p] - 1];
+        if (!(x >= top[i] - 1e-12 * (1 + fabs(x)))) continue;
+        n_top[i]++;
+        if (pj[p] == pi[p]) own[i] = 1;
+        if (post[at[p] - 1] > conf[i]) conf[i] = post[at[p] - 1];
+    }
+    for (ptrdiff_t i = 0; i < n; i++) {
+        if (!n_top[i]) continue;
+        success[i] = own[i] ? 1.0 / n_top[i] : 0;
+        confidence[i] = conf[i];
+    }
+}
