@@ -139,8 +139,9 @@ intruder_lines <- function(x, indent = "", lead = "Intruder who") {
 # object; the battery's control is the same object with the released rows permuted within
 # strata (battery_permute()). An intruder measuring a group of strata carries the z-scale
 # of all the original records as `scale` (global_scale()) and the whole release's metadata
-# as `release` (risk_partitioned() sets both).
-intruder_view <- function(original, masked, intruder, seed = NULL, sensitive = NULL) {
+# as `release` (risk_partitioned() sets both). `weights`: the column of sampling weights,
+# published as given and never held by the intruder.
+intruder_view <- function(original, masked, intruder, seed = NULL, sensitive = NULL, weights = NULL) {
   if (is.null(intruder)) intruder <- intruder_published()
   if (!inherits(intruder, "detanon_intruder")) {
     stop_arg("`intruder` must be made by intruder(), not ", show_value(intruder), ".")
@@ -149,13 +150,17 @@ intruder_view <- function(original, masked, intruder, seed = NULL, sensitive = N
   # the attacks' table by stratum adds these columns beside the strata
   check_no_clash(s$strata, c("n", "n_attacked", "rate"), "strata")
   keys <- intruder$keys
-  if (identical(keys, "all")) keys <- setdiff(intersect(names(original), names(masked)), c(s$vars, s$strata))
+  if (identical(keys, "all")) keys <- setdiff(intersect(names(original), names(masked)), c(s$vars, s$strata, weights))
   published <- is_published_intruder(intruder)
   if (published) {
     # every published column, held exactly (as the intruder reads it in the file)
     keys <- published_keys(original, masked, s$vars, s$strata,
-                           c(intruder$sensitive, if (is.character(sensitive)) sensitive))
+                           c(intruder$sensitive, if (is.character(sensitive)) sensitive, weights))
     intruder$held <- keys
+  }
+  if (!is.null(weights) && weights %in% c(s$vars, s$strata, keys)) {
+    stop_arg("`weights` (", weights, ") must not be a column the intruder holds (`vars`, `strata` or `held` ",
+             "of `intruder`): sampling weights are published as given and are never a key.", kind = "column")
   }
   keys <- check_columns(keys, original, "held")
   check_columns(keys, masked, "held")

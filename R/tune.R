@@ -168,6 +168,11 @@
 #'   before this release), who holds only `vars` and `strata`.
 #' @param sensitive Column whose value the inference attack guesses, or `NULL` (that attack
 #'   left out).
+#' @param weights The column of sampling weights (a name; each weight >= 1), or `NULL`.
+#'   It is published as given: never masked, changed by the categorical family, or a key of
+#'   the intruder, and the battery's categorical risk is the negative-binomial individual
+#'   risk of [risk_individual()] with these weights (see [risk_battery()], whose help says
+#'   when a weight column can itself identify). With an `sdcMicroObj`, its weight variable.
 #' @param k_strata The smallest stratum size allowed in the release (k-anonymity of the
 #'   released `strata`), a whole number >= `k`. Default: the larger of 3 and `k`.
 #' @param linkage Limit of the nearest-neighbour linkage rate released -> original
@@ -281,7 +286,7 @@
 #' @export
 tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, top_m = 0.3, m = 3,
                          attacks = c("linkage_released", "linkage_original"), verify = NULL,
-                         intruder = NULL, sensitive = NULL, k_strata = NULL,
+                         intruder = NULL, sensitive = NULL, weights = NULL, k_strata = NULL,
                          linkage = 1, linkage_stratum = 1, top_m_stratum = 1, risk1 = 1, risk2 = 1,
                          tail = 0.2, objective = c("delta", "U", "model"), formula = NULL,
                          family = stats::gaussian(),
@@ -321,7 +326,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                                   tail = check_limit(tail, "tail")),
                     attacks = attacks, verify = verify, intruder = intruder, sensitive = sensitive, seed = seed,
                     secret = if (!is.null(key)) check_key(key), small_strata = small_strata,
-                    categorical = check_categorical(categorical))
+                    categorical = check_categorical(categorical), weights = weights)
   if (!is.null(ctx$unique_on)) return(tune_none(ctx, started))
   ctx$noise <- noise
   # the families of the registry in order (method_registry()), each run when asked for or
@@ -340,6 +345,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
   })
   out <- tune_result(ctx, found$cands, found$stop, seed, started)
   out$categorical <- ctx$categorical
+  out$weights <- ctx$weights
   out
 }
 
@@ -350,8 +356,12 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
 # measurement) and their robust covariance (risk1/risk2), and the evaluator.
 tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, family, methods, format,
                        keps_epsilon, max_tries, nthreads, limits, attacks, verify, intruder, sensitive, seed,
-                       secret, small_strata = "fail", categorical = "none") {
+                       secret, small_strata = "fail", categorical = "none", weights = NULL) {
   force(secret) # the key checked before the search (by check_key(), which never shows it), not kept
+  # the sampling weights are published as given: never a masked variable by default
+  if (is.null(vars) && is.character(weights) && is.data.frame(data)) {
+    vars <- setdiff(default_vars(data), c(weights, strata))
+  }
   f <- check_masking_args(data, vars, strata, k, nthreads = nthreads)
   vars <- f$vars
   strata <- f$strata
@@ -390,6 +400,13 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
                               !sensitive %in% names(df))) {
     stop_arg("`sensitive` must be NULL or the name of a column of `data`, not ", show_value(sensitive), ".")
   }
+  if (!is.null(weights)) {
+    check_weights(df, weights, strata)
+    if (weights %in% c(vars, sensitive)) {
+      stop_arg("`weights` (", weights, ") must not be one of `vars` or `sensitive`: sampling weights are ",
+               "published as given.", kind = "column")
+    }
+  }
   reg <- names(battery_attacks())
   # the attacks on two releases need a previous release, which a search does not have
   pair <- names(Filter(function(a) !is.null(a$needs_previous), battery_attacks()))
@@ -422,7 +439,7 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
   # forms its groups within them (as within the strata), or returns no release when they
   # leave records in cells too small for the limits
   keys <- if (is_published_intruder(intruder)) {
-    published_keys(df, df, vars, strata, c(sensitive, intruder$sensitive))
+    published_keys(df, df, vars, strata, c(sensitive, intruder$sensitive, weights))
   } else character()
   if (length(keys)) {
     # a limit the strata alone break is the caller's to fix (an error); one that only the
@@ -484,11 +501,11 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
        run = union(methods, unlist(lapply(method_registry()[methods], `[[`, "needs"), use.names = FALSE)),
        keps_epsilon = keps_epsilon, max_tries = max_tries, nthreads = nthreads, p = p,
        sizes = p$sizes, n = n, floor_m = floor_m, attacks = attacks, verify = verify, intruder = intruder,
-       sensitive = sensitive, seed = seed,
+       sensitive = sensitive, weights = weights, seed = seed,
        # the risk1 test of the adaptive kernel, when a risk1 or risk2 limit is set
        w1 = if (limits$risk1 < 1 || limits$risk2 < 1) rmd_defaults()$w1,
        ev = tune_evaluator(df, vars, strata, p, m, objective, formula, family, nthreads,
-                           attacks, intruder, sensitive, seed, limits))
+                           attacks, intruder, sensitive, seed, limits, weights))
 }
 
 # The published columns that make records unique, in the order a greedy search adds them
@@ -875,7 +892,8 @@ tune_result <- function(ctx, cands, stop_reason, seed, started) {
   closest <- NULL # the verified candidate of least excess, when none passes
   for (i in ok[order(tried$loss[ok])]) {
     b <- tune_quiet(risk_battery(ctx$df, releases[[i]], intruder = ctx$intruder, attacks = ctx$verify, m = ctx$m,
-                                 sensitive = ctx$sensitive, seed = seed, nthreads = ctx$nthreads))
+                                 sensitive = ctx$sensitive, weights = ctx$weights, seed = seed,
+                                 nthreads = ctx$nthreads))
     v <- tune_verdict(b, limits)
     tried$verified[i] <- v$pass
     tried$verify_worst[i] <- v$worst
@@ -1004,7 +1022,7 @@ check_tune_limits <- function(limits, k_strata, m, sizes, n) {
 # own kernels (linkage_rates(), rmd_result()) from the shared parts in `p` and a single
 # rank query per candidate: the same code, so the same numbers.
 tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, nthreads, attacks, intruder,
-                           sensitive, seed, limits) {
+                           sensitive, seed, limits, weights = NULL) {
   s <- linkage_setup(df, df, vars, strata)
   index <- if (identical(s$zo, p$z)) p$index else rank_index(s$zo, s)
   rmd_set <- rmd_defaults()
@@ -1040,7 +1058,8 @@ tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, n
       model = max(utility_model(orig, release, formula, family = family)$std_diff, na.rm = TRUE))
     # the search attacks, on the release as returned (its rows aligned with `orig`)
     bat <- tune_quiet(risk_battery(orig, release, intruder = intruder, attacks = attacks, m = m,
-                                   sensitive = sensitive, control = FALSE, seed = seed, nthreads = nthreads))
+                                   sensitive = sensitive, weights = weights, control = FALSE, seed = seed,
+                                   nthreads = nthreads))
     per <- function(v) as.vector(rowsum(v, ss$id, reorder = TRUE))
     flag1 <- flag2 <- numeric(n)
     flag1[r$rows_risk1] <- 1
