@@ -695,7 +695,8 @@ report_settings <- function(info, tuned) {
     l <- tuned$limits
     set <- c(worst = "worst one-record attack", top_m = sprintf("top-%d rate of every attack that has one", l$m),
              linkage = "nearest-neighbour linkage", linkage_stratum = "nearest-neighbour linkage, worst stratum",
-             top_m_stratum = sprintf("top-%d linkage, worst stratum", l$m), risk1 = "risk1", risk2 = "risk2")
+             top_m_stratum = sprintf("top-%d linkage, worst stratum", l$m), risk1 = "risk1", risk2 = "risk2",
+             risk_threshold = "individual risk of every record on the categorical keys")
     set <- set[names(set) %in% names(l)]
     set <- set[vapply(names(set), function(nm) l[[nm]] < 1, logical(1))] # 1: no limit
     # (every limit can be 1, i.e. none set: no rows)

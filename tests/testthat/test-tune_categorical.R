@@ -309,3 +309,53 @@ test_that("tune_release(weights = ) publishes the weights as given, and measures
   release_report(ts, file = f, release_seed = 1)
   expect_match(paste(readLines(f), collapse = "\n"), "with the sampling weights sampling_weight", fixed = TRUE)
 })
+
+test_that("tune_release(risk_threshold = ) suppresses keys until no record's individual risk is above it", {
+  skip_if_not_installed("sdcMicro")
+  skip_on_cran()
+  td <- weighted_testdata(1500)
+  v <- c("expend", "income", "savings")
+  keys <- c("water", "sex", "age")
+  tune <- function(...) {
+    suppressMessages(tune_release(td, vars = v, strata = "urbrur", weights = "sampling_weight", methods = "mdav",
+                                  seed = 1, nthreads = 1, ...))
+  }
+  none <- tune()
+  # cells of 10 records already bound the risk: above that bound the threshold changes nothing
+  expect_lt(none$categorical$risk$max_risk, 0.01)
+  loose <- tune(risk_threshold = 0.01)
+  expect_identical(loose$categorical$n_threshold, 0L)
+  expect_identical(loose$release, none$release)
+  # below it, the threshold suppresses cells
+  thr <- 2e-4
+  expect_gt(none$categorical$risk$max_risk, thr)
+  tu <- tune(risk_threshold = thr)
+  rel <- tu$release
+  expect_false(is.null(rel))
+  expect_true(isTRUE(tu$chosen$verified))
+  # every record of the release at or below the threshold, recomputed by risk_individual()
+  r <- risk_individual(rel, c("urbrur", keys), weights = "sampling_weight")
+  expect_lte(max(r$risk), thr)
+  expect_equal(tu$categorical$risk$max_risk, max(r$risk))
+  expect_equal(tu$categorical$risk$global_risk, r$global_risk)
+  expect_identical(tu$categorical$risk$n_above, 0L)
+  # the cells suppressed are reported exactly, per key and for the threshold
+  ch <- tu$categorical$changes
+  na_new <- vapply(keys, function(k) sum(is.na(rel[[k]]) & !is.na(td[[k]])), 1L)
+  expect_identical(ch$n_suppressed, unname(na_new))
+  expect_gt(tu$categorical$n_threshold, 0L)
+  expect_identical(sum(ch$n_suppressed) - sum(none$categorical$changes$n_suppressed), tu$categorical$n_threshold)
+  expect_match(tu$categorical$settings, "individual risk of at most 2e-04", fixed = TRUE)
+  expect_output(print(tu), "individual risk with the weights")
+})
+
+test_that("tune_release(risk_threshold = ) is refused without weights, without suppression, or out of reach", {
+  d <- data.frame(g = rep(c("a", "b"), each = 30), key = rep(c("x", "y", "z"), 20), x = seq_len(60) + 0.5,
+                  w = 10)
+  expect_snapshot(error = TRUE, {
+    tune_release(d, vars = "x", strata = "g", risk_threshold = 0.01)
+    tune_release(d, vars = "x", strata = "g", weights = "w", categorical = "generalise", risk_threshold = 0.01)
+    tune_release(d, vars = "x", strata = "g", weights = "w", risk_threshold = 1.5)
+    tune_release(d, vars = "x", strata = "g", weights = "w", risk_threshold = 1e-4)
+  })
+})
