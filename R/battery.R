@@ -478,7 +478,10 @@ categorical_risk_line <- function(cr) {
 #' categorical key the release changed (recoded, generalised, swapped) puts the record in
 #' another cell than its original: the intruder searches the cell the query's own value
 #' names, so the record is attacked and missed (with the confidence the intruder has in
-#' that cell). Numeric keys must have no missing values.
+#' that cell). A suppressed key (missing in the release where the original has a value, as
+#' [suppress_local()] and [tune_release()] leave it) matches any value, as in sdcMicro: the
+#' released record is a candidate in every cell it could belong to. Numeric keys must have
+#' no missing values.
 #'
 #' Cost: the ranks and the NNDR are counted in C on one kd-tree per cell; a rank count
 #' stops at the list length, so the control (queries far from their own record) costs no
@@ -537,6 +540,13 @@ linkage_core <- function(s, direction, m, nthreads, ...) {
   conf <- nndr_confidence(index, zq, tree_of, nthreads)
   conf[attacked & tree_of == 0L] <- 0
   confidence[rows[attacked]] <- conf[attacked]
+  wild <- wildcard_linkage(s, zo, zm, rows, released, m) # suppressed keys match any value (R/intruder.R)
+  if (!is.null(wild)) {
+    hit <- rows[wild$at]
+    success[hit] <- wild$success
+    success_m[hit] <- wild$success_m
+    confidence[hit] <- wild$confidence
+  }
   list(success = success, success_m = success_m, confidence = confidence,
        not_covered = paste("one-to-one matching, an intruder who knows the algorithm,",
                            "attribute inference, other background knowledge."))

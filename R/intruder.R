@@ -256,3 +256,99 @@ derange_within <- function(id) {
   }
   perm
 }
+
+# ---- suppressed keys: a missing released value matches any value --------------------------
+
+# The linkage of the records a suppressed key touches: a released categorical key (a
+# stratum or a categorical key of the intruder) that is missing where the original has a
+# value (a suppressed cell) matches any value, as in sdcMicro and the singling-out attack,
+# so such a released record is a candidate in every cell it could belong to. (A value
+# missing on both sides is a value of its own, as in the exact cells.) `zo`, `zm`: the distance columns of both sides; `rows`: the
+# attacked direction's tree rows (linkage_core()), query i's own point being tree row i.
+# * `released`: a released record with a suppressed key searches every known original that
+#   equals it on its other keys;
+# * original -> released: an original searches its own cell and the released records with
+#   suppressed keys that equal it on their other keys.
+# Counted in R over each group of queries that shares its candidates (exact squared
+# distances, column by column). Returns NULL when no released key is missing (the exact
+# cells of linkage_core() are then the whole answer, bit for bit), else the query rows it decides
+# (`at`, positions in `rows`) with their `success`, `success_m` and `confidence`.
+wildcard_linkage <- function(s, zo, zm, rows, released, m) {
+  cols <- s$cat_cols
+  if (!length(cols) || !length(rows)) return(NULL)
+  # suppressed: missing in a released record whose own original (in the control, that of
+  # the person whose record the row holds) has a value
+  own <- if (is.null(s$perm)) rows else s$perm[rows]
+  miss <- matrix(vapply(cols, function(v) is.na(s$masked[[v]][rows]) & !is.na(s$original[[v]][own]),
+                        logical(length(rows))), ncol = length(cols))
+  hole <- rowSums(miss) > 0L
+  if (!any(hole)) return(NULL)
+  ko <- cell_text(s$original[rows, , drop = FALSE], cols)
+  km <- cell_text(s$masked[rows, , drop = FALSE], cols)
+  pattern <- character(length(rows))
+  pattern[hole] <- apply(miss[hole, , drop = FALSE], 1L, function(r) paste(which(r), collapse = ","))
+  known <- s$known[rows]
+  # the ids of the originals and of the released records `h` (one pattern of missing keys)
+  # on the keys given in `h`
+  given_ids <- function(h) {
+    given <- cols[!miss[h[1L], ]]
+    id <- if (length(given)) stratum_ids(rbind(ko[given], km[h, given, drop = FALSE]), given)
+          else rep(1L, length(rows) + length(h))
+    list(o = id[seq_along(rows)], m = id[length(rows) + seq_along(h)])
+  }
+  groups <- list() # list(q = query positions, c = candidate positions)
+  if (released) {
+    # the queries are the released records with missing keys; candidates: known originals
+    for (p in unique(pattern[hole & known])) {
+      h <- which(hole & pattern == p & known)
+      id <- given_ids(h)
+      for (g in split(seq_along(h), id$m)) {
+        groups[[length(groups) + 1L]] <- list(q = h[g], c = which(id$o == id$m[g[1L]] & known))
+      }
+    }
+  } else {
+    # candidates of an original: the released records of its cell without missing keys, and
+    # those with missing keys that equal it wherever given
+    cell_o <- s$cell_o[rows]
+    cell_m <- s$cell_m[rows]
+    reps <- which(!duplicated(cell_o)) # one original per cell: the cell's values
+    compat <- vector("list", length(reps)) # per cell: the compatible released records with holes
+    for (p in unique(pattern[hole])) {
+      h <- which(hole & pattern == p)
+      id <- given_ids(h)
+      by_id <- split(h, id$m)
+      at <- match(id$o[reps], as.integer(names(by_id)))
+      for (r in which(!is.na(at))) compat[[r]] <- c(compat[[r]], by_id[[at[r]]])
+    }
+    cell_rep <- match(cell_o, cell_o[reps])
+    touched <- known & (hole | lengths(compat)[cell_rep] > 0L)
+    for (g in split(which(touched), cell_o[touched])) {
+      full <- which(!hole & cell_m == cell_o[g[1L]])
+      groups[[length(groups) + 1L]] <- list(q = g, c = sort(c(full, compat[[cell_rep[g[1L]]]])))
+    }
+  }
+  zt <- (if (released) zo else zm)[rows, , drop = FALSE]
+  zq <- (if (released) zm else zo)[rows, , drop = FALSE]
+  at <- unlist(lapply(groups, `[[`, "q"))
+  out <- list(at = at, success = numeric(length(at)), success_m = numeric(length(at)),
+              confidence = numeric(length(at)))
+  pos <- 0L
+  for (g in groups) {
+    for (q in split(g$q, ceiling(seq_along(g$q) / max(1L, floor(1e7 / max(1L, length(g$c))))))) {
+      d2 <- matrix(0, length(q), length(g$c))
+      for (j in seq_len(ncol(zt))) d2 <- d2 + outer(zq[q, j], zt[g$c, j], "-")^2
+      own <- match(q, g$c)
+      i <- pos + seq_along(q)
+      pos <- pos + length(q)
+      if (length(g$c)) {
+        d_own <- d2[cbind(seq_along(q), ifelse(is.na(own), 1L, own))]
+        ranks <- cbind(rowSums(d2 < d_own), rowSums(d2 <= d_own))
+        out$success[i] <- ifelse(is.na(own), 0, top_m_share(ranks, 1))
+        out$success_m[i] <- ifelse(is.na(own), 0, top_m_share(ranks, m))
+        two <- t(apply(sqrt(d2), 1L, function(v) sort(v)[1:2]))
+        out$confidence[i] <- if (length(g$c) == 1L) 1 else ifelse(two[, 2L] == 0, 0, 1 - two[, 1L] / two[, 2L])
+      }
+    }
+  }
+  out
+}
