@@ -485,7 +485,8 @@ categorical_risk_line <- function(cr) {
 #'
 #' Cost: the ranks and the NNDR are counted in C on one kd-tree per cell; a rank count
 #' stops at the list length, so the control (queries far from their own record) costs no
-#' more than the attack.
+#' more than the attack. The candidates suppressed keys add are counted in R: with 2% of
+#' one key's cells suppressed in 1e5 records, about 6 s per direction instead of 1 s.
 #'
 #' @section What it does not cover:
 #' Matching one-to-one across the stratum (see [attack_assignment()]), an intruder who
@@ -540,7 +541,8 @@ linkage_core <- function(s, direction, m, nthreads, ...) {
   conf <- nndr_confidence(index, zq, tree_of, nthreads)
   conf[attacked & tree_of == 0L] <- 0
   confidence[rows[attacked]] <- conf[attacked]
-  wild <- wildcard_linkage(s, zo, zm, rows, released, m) # suppressed keys match any value (R/intruder.R)
+  # suppressed keys match any value (R/intruder.R)
+  wild <- wildcard_linkage(s, zo, zm, rows, released, m, index, tree_of, nthreads)
   if (!is.null(wild)) {
     hit <- rows[wild$at]
     success[hit] <- wild$success

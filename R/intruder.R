@@ -257,23 +257,27 @@ derange_within <- function(id) {
   perm
 }
 
-# ---- suppressed keys: a missing released value matches any value --------------------------
+# ---- suppressed keys: a suppressed released value matches any value ------------------------
 
 # The linkage of the records a suppressed key touches: a released categorical key (a
 # stratum or a categorical key of the intruder) that is missing where the original has a
 # value (a suppressed cell) matches any value, as in sdcMicro and the singling-out attack,
 # so such a released record is a candidate in every cell it could belong to. (A value
-# missing on both sides is a value of its own, as in the exact cells.) `zo`, `zm`: the distance columns of both sides; `rows`: the
-# attacked direction's tree rows (linkage_core()), query i's own point being tree row i.
+# missing on both sides is a value of its own, as in the exact cells.) `zo`, `zm`: the
+# distance columns of both sides; `rows`: the attacked direction's tree rows
+# (linkage_core()), query i's own point being tree row i.
 # * `released`: a released record with a suppressed key searches every known original that
 #   equals it on its other keys;
 # * original -> released: an original searches its own cell and the released records with
 #   suppressed keys that equal it on their other keys.
 # Counted in R over each group of queries that shares its candidates (exact squared
-# distances, column by column). Returns NULL when no released key is missing (the exact
-# cells of linkage_core() are then the whole answer, bit for bit), else the query rows it decides
-# (`at`, positions in `rows`) with their `success`, `success_m` and `confidence`.
-wildcard_linkage <- function(s, zo, zm, rows, released, m) {
+# distances, column by column); an original whose own released record is complete counts
+# its own cell on the kd-trees of linkage_core() (`index` over the tree rows, `tree_of` the
+# tree of each query's cell, 0 for none) and only the suppressed records in R. Returns NULL
+# when no released key is suppressed (the exact cells of linkage_core() are then the whole
+# answer, bit for bit), else the query rows it decides (`at`, positions in `rows`) with
+# their `success`, `success_m` and `confidence`.
+wildcard_linkage <- function(s, zo, zm, rows, released, m, index, tree_of, nthreads) {
   cols <- s$cat_cols
   if (!length(cols) || !length(rows)) return(NULL)
   # suppressed: missing in a released record whose own original (in the control, that of
@@ -288,8 +292,8 @@ wildcard_linkage <- function(s, zo, zm, rows, released, m) {
   pattern <- character(length(rows))
   pattern[hole] <- apply(miss[hole, , drop = FALSE], 1L, function(r) paste(which(r), collapse = ","))
   known <- s$known[rows]
-  # the ids of the originals and of the released records `h` (one pattern of missing keys)
-  # on the keys given in `h`
+  # the ids of the originals and of the released records `h` (one pattern of suppressed
+  # keys) on the other keys
   given_ids <- function(h) {
     given <- cols[!miss[h[1L], ]]
     id <- if (length(given)) stratum_ids(rbind(ko[given], km[h, given, drop = FALSE]), given)
@@ -298,7 +302,7 @@ wildcard_linkage <- function(s, zo, zm, rows, released, m) {
   }
   groups <- list() # list(q = query positions, c = candidate positions)
   if (released) {
-    # the queries are the released records with missing keys; candidates: known originals
+    # the queries are the released records with suppressed keys; candidates: known originals
     for (p in unique(pattern[hole & known])) {
       h <- which(hole & pattern == p & known)
       id <- given_ids(h)
@@ -307,8 +311,8 @@ wildcard_linkage <- function(s, zo, zm, rows, released, m) {
       }
     }
   } else {
-    # candidates of an original: the released records of its cell without missing keys, and
-    # those with missing keys that equal it wherever given
+    # candidates of an original: the released records of its cell without suppressed keys,
+    # and those with suppressed keys that equal it on their other keys
     cell_o <- s$cell_o[rows]
     cell_m <- s$cell_m[rows]
     reps <- which(!duplicated(cell_o)) # one original per cell: the cell's values
@@ -323,8 +327,16 @@ wildcard_linkage <- function(s, zo, zm, rows, released, m) {
     cell_rep <- match(cell_o, cell_o[reps])
     touched <- known & (hole | lengths(compat)[cell_rep] > 0L)
     for (g in split(which(touched), cell_o[touched])) {
-      full <- which(!hole & cell_m == cell_o[g[1L]])
-      groups[[length(groups) + 1L]] <- list(q = g, c = sort(c(full, compat[[cell_rep[g[1L]]]])))
+      # (`own_cell`: originals whose own released record is complete, their cell counted in C)
+      extra <- compat[[cell_rep[g[1L]]]]
+      q <- g[hole[g]]
+      if (length(q)) {
+        groups[[length(groups) + 1L]] <- list(q = q, c = sort(c(which(!hole & cell_m == cell_o[g[1L]]), extra)))
+      }
+      # (the trees hold the suppressed records whose released cell is the original's)
+      q <- g[!hole[g]]
+      extra <- extra[cell_m[extra] != cell_o[g[1L]]]
+      if (length(q)) groups[[length(groups) + 1L]] <- list(q = q, c = extra, own_cell = TRUE)
     }
   }
   zt <- (if (released) zo else zm)[rows, , drop = FALSE]
@@ -332,22 +344,51 @@ wildcard_linkage <- function(s, zo, zm, rows, released, m) {
   at <- unlist(lapply(groups, `[[`, "q"))
   out <- list(at = at, success = numeric(length(at)), success_m = numeric(length(at)),
               confidence = numeric(length(at)))
+  # the originals whose own cell is counted on the kd-trees: ranks of the own point in it
+  # (as linkage_core(): up to `cap`) and its two nearest points
+  cell_q <- unlist(lapply(groups, function(g) if (isTRUE(g$own_cell)) g$q))
+  in_cell <- logical(length(rows))
+  if (length(cell_q)) {
+    in_cell[cell_q] <- s$cell_m[rows][cell_q] == s$cell_o[rows][cell_q]
+    rk <- battery_ranks(index, zq, in_cell, max(m, 2L), nthreads)
+    nn <- .Call(C_ffi_battery_nn2, index, zq, as.integer(replace(integer(length(rows)), cell_q, tree_of[cell_q])),
+                nthreads)
+  }
   pos <- 0L
   for (g in groups) {
     for (q in split(g$q, ceiling(seq_along(g$q) / max(1L, floor(1e7 / max(1L, length(g$c))))))) {
       d2 <- matrix(0, length(q), length(g$c))
       for (j in seq_len(ncol(zt))) d2 <- d2 + outer(zq[q, j], zt[g$c, j], "-")^2
-      own <- match(q, g$c)
       i <- pos + seq_along(q)
       pos <- pos + length(q)
+      # the nearest and second-nearest candidates (NNDR, as nndr_confidence()); Inf: none
+      near <- matrix(Inf, length(q), 2L)
       if (length(g$c)) {
+        first <- cbind(seq_along(q), max.col(-d2, ties.method = "first"))
+        near[, 1L] <- sqrt(d2[first])
+        if (length(g$c) > 1L) {
+          others <- d2
+          others[first] <- Inf
+          near[, 2L] <- sqrt(others[cbind(seq_along(q), max.col(-others, ties.method = "first"))])
+        }
+      }
+      if (isTRUE(g$own_cell)) {
+        d_own <- 0
+        for (j in seq_len(ncol(zt))) d_own <- d_own + (zq[q, j] - zt[q, j])^2
+        ranks <- rk[q, , drop = FALSE] + cbind(rowSums(d2 < d_own), rowSums(d2 <= d_own))
+        own <- ifelse(in_cell[q], 1L, NA_integer_)
+        cn <- nn[q, , drop = FALSE]
+        cn[is.na(cn)] <- Inf
+        near <- cbind(pmin(cn[, 1L], near[, 1L]), pmin(pmax(cn[, 1L], near[, 1L]), pmin(cn[, 2L], near[, 2L])))
+      } else {
+        own <- match(q, g$c)
         d_own <- d2[cbind(seq_along(q), ifelse(is.na(own), 1L, own))]
         ranks <- cbind(rowSums(d2 < d_own), rowSums(d2 <= d_own))
-        out$success[i] <- ifelse(is.na(own), 0, top_m_share(ranks, 1))
-        out$success_m[i] <- ifelse(is.na(own), 0, top_m_share(ranks, m))
-        two <- t(apply(sqrt(d2), 1L, function(v) sort(v)[1:2]))
-        out$confidence[i] <- if (length(g$c) == 1L) 1 else ifelse(two[, 2L] == 0, 0, 1 - two[, 1L] / two[, 2L])
       }
+      out$success[i] <- ifelse(is.na(own), 0, top_m_share(ranks, 1))
+      out$success_m[i] <- ifelse(is.na(own), 0, top_m_share(ranks, m))
+      out$confidence[i] <- ifelse(is.infinite(near[, 1L]), 0, ifelse(is.infinite(near[, 2L]), 1,
+                                  ifelse(near[, 2L] == 0, 0, 1 - near[, 1L] / near[, 2L])))
     }
   }
   out
