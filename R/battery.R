@@ -61,8 +61,10 @@
 #'   never a key of the intruder (not even of [intruder_published()], which holds every
 #'   other published column); but a weight column can itself identify: a weight unique to
 #'   one record (as in sdcMicro's `CASCrefmicrodata`) singles that record out for anyone who
-#'   holds the weights. Leave such a column out of `weights` (the default intruder then
-#'   holds it exactly, as any published column) or coarsen it before release.
+#'   holds the weights (a warning of class `detanon_warning_identifier` says so when the
+#'   weights are unique to more than half of the records). Leave such a column out of
+#'   `weights` (the default intruder then holds it exactly, as any published column) or
+#'   coarsen it before release.
 #' @param previous,previous_original Another release of the same people (made before or
 #'   after `masked`) and its originals (rows aligned): with `previous`, the battery also
 #'   runs the composition attack ([attack_composition()]), and with both, the differencing
@@ -118,7 +120,10 @@ risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder 
   }
   if (is.null(sensitive)) attacks <- setdiff(attacks, names(reg)[vapply(reg, `[[`, TRUE, "needs_sensitive")])
   attacks <- battery_previous(attacks, reg, previous, previous_original, original, masked)
-  if (!is.null(weights)) check_weights(masked, weights, character())
+  if (!is.null(weights)) {
+    check_weights(masked, weights, character())
+    warn_unique_weights(masked, weights)
+  }
   v <- attack_view(original, masked, intruder, checked$control, checked$seed, sensitive = sensitive,
                    weights = weights)
   res <- lapply(attacks, function(a) {

@@ -257,6 +257,22 @@ derange_within <- function(id) {
   perm
 }
 
+# The sampling weights `weights` of `data` are never a key of the intruder: a classed
+# warning when they single out more than half of the records (a weight unique to a record,
+# as in sdcMicro's CASCrefmicrodata), which the battery then does not measure.
+warn_unique_weights <- function(data, weights) {
+  w <- data[[weights]]
+  n_unique <- sum(!duplicated(w) & !duplicated(w, fromLast = TRUE))
+  if (n_unique > length(w) / 2) {
+    warn_detanon("the sampling weights `", weights, "` are unique to ", n_unique, " of the ",
+                 plural(length(w), "record"), ": published as given, they single those records out for anyone ",
+                 "who holds the weights, and the intruder of the battery does not hold them. Leave the column ",
+                 "out of `weights` (the default intruder then holds it as a published column) or coarsen it.",
+                 kind = "identifier")
+  }
+  invisible()
+}
+
 # ---- suppressed keys: a suppressed released value matches any value ------------------------
 
 # The linkage of the records a suppressed key touches: a released categorical key (a

@@ -425,6 +425,7 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
       stop_arg("`weights` (", weights, ") must not be one of `vars` or `sensitive`: sampling weights are ",
                "published as given.", kind = "column")
     }
+    warn_unique_weights(df, weights)
   }
   if (!is.null(limits$risk_threshold) && (is.null(weights) || !"suppress" %in% categorical)) {
     stop_arg("`risk_threshold` (the individual risk of the published keys) needs the sampling `weights` and ",

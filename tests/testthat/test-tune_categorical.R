@@ -359,3 +359,19 @@ test_that("tune_release(risk_threshold = ) is refused without weights, without s
     tune_release(d, vars = "x", strata = "g", weights = "w", risk_threshold = 1e-4)
   })
 })
+
+test_that("weights unique to most records are published with a warning, as CASC's would be", {
+  d <- data.frame(g = rep(c("a", "b"), each = 10), x = seq_len(20) + 0.5, w = c(1:19, 19) + 10)
+  m <- d
+  m$x <- m$x + 0.1
+  expect_warning(b <- risk_battery(d, m, vars = "x", strata = "g", weights = "w", attacks = "linkage_released",
+                                   control = FALSE),
+                 "unique to 18 of the 20 records", class = "detanon_warning_identifier")
+  expect_false("w" %in% b$intruder$held)
+  # fewer than half unique: no warning
+  d$w <- rep(c(10, 20), 10)
+  d$w[1:5] <- 31:35
+  m$w <- d$w
+  expect_no_warning(risk_battery(d, m, vars = "x", strata = "g", weights = "w", attacks = "linkage_released",
+                                 control = FALSE))
+})
