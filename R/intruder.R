@@ -139,8 +139,9 @@ intruder_lines <- function(x, indent = "", lead = "Intruder who") {
 # object; the battery's control is the same object with the released rows permuted within
 # strata (battery_permute()). An intruder measuring a group of strata carries the z-scale
 # of all the original records as `scale` (global_scale()) and the whole release's metadata
-# as `release` (risk_partitioned() sets both).
-intruder_view <- function(original, masked, intruder, seed = NULL, sensitive = NULL) {
+# as `release` (risk_partitioned() sets both). `weights`: the column of sampling weights,
+# published as given and never held by the intruder.
+intruder_view <- function(original, masked, intruder, seed = NULL, sensitive = NULL, weights = NULL) {
   if (is.null(intruder)) intruder <- intruder_published()
   if (!inherits(intruder, "detanon_intruder")) {
     stop_arg("`intruder` must be made by intruder(), not ", show_value(intruder), ".")
@@ -149,13 +150,17 @@ intruder_view <- function(original, masked, intruder, seed = NULL, sensitive = N
   # the attacks' table by stratum adds these columns beside the strata
   check_no_clash(s$strata, c("n", "n_attacked", "rate"), "strata")
   keys <- intruder$keys
-  if (identical(keys, "all")) keys <- setdiff(intersect(names(original), names(masked)), c(s$vars, s$strata))
+  if (identical(keys, "all")) keys <- setdiff(intersect(names(original), names(masked)), c(s$vars, s$strata, weights))
   published <- is_published_intruder(intruder)
   if (published) {
     # every published column, held exactly (as the intruder reads it in the file)
     keys <- published_keys(original, masked, s$vars, s$strata,
-                           c(intruder$sensitive, if (is.character(sensitive)) sensitive))
+                           c(intruder$sensitive, if (is.character(sensitive)) sensitive, weights))
     intruder$held <- keys
+  }
+  if (!is.null(weights) && weights %in% c(s$vars, s$strata, keys)) {
+    stop_arg("`weights` (", weights, ") must not be a column the intruder holds (`vars`, `strata` or `held` ",
+             "of `intruder`): sampling weights are published as given and are never a key.", kind = "column")
   }
   keys <- check_columns(keys, original, "held")
   check_columns(keys, masked, "held")
@@ -250,4 +255,157 @@ derange_within <- function(id) {
     perm[o] <- o[c(2:length(o), 1L)]
   }
   perm
+}
+
+# The sampling weights `weights` of `data` are never a key of the intruder: a classed
+# warning when they single out more than half of the records (a weight unique to a record,
+# as in sdcMicro's CASCrefmicrodata), which the battery then does not measure.
+warn_unique_weights <- function(data, weights) {
+  w <- data[[weights]]
+  n_unique <- sum(!duplicated(w) & !duplicated(w, fromLast = TRUE))
+  if (n_unique > length(w) / 2) {
+    warn_detanon("the sampling weights `", weights, "` are unique to ", n_unique, " of the ",
+                 plural(length(w), "record"), ": published as given, they single those records out for anyone ",
+                 "who holds the weights, and the intruder of the battery does not hold them. Leave the column ",
+                 "out of `weights` (the default intruder then holds it as a published column) or coarsen it.",
+                 kind = "identifier")
+  }
+  invisible()
+}
+
+# ---- suppressed keys: a suppressed released value matches any value ------------------------
+
+# The linkage of the records a suppressed key touches: a released categorical key (a
+# stratum or a categorical key of the intruder) that is missing where the original has a
+# value (a suppressed cell) matches any value, as in sdcMicro and the singling-out attack,
+# so such a released record is a candidate in every cell it could belong to. (A value
+# missing on both sides is a value of its own, as in the exact cells.) `zo`, `zm`: the
+# distance columns of both sides; `rows`: the attacked direction's tree rows
+# (linkage_core()), query i's own point being tree row i.
+# * `released`: a released record with a suppressed key searches every known original that
+#   equals it on its other keys;
+# * original -> released: an original searches its own cell and the released records with
+#   suppressed keys that equal it on their other keys.
+# Counted in R over each group of queries that shares its candidates (exact squared
+# distances, column by column); an original whose own released record is complete counts
+# its own cell on the kd-trees of linkage_core() (`index` over the tree rows, `tree_of` the
+# tree of each query's cell, 0 for none) and only the suppressed records in R. Returns NULL
+# when no released key is suppressed (the exact cells of linkage_core() are then the whole
+# answer, bit for bit), else the query rows it decides (`at`, positions in `rows`) with
+# their `success`, `success_m` and `confidence`.
+wildcard_linkage <- function(s, zo, zm, rows, released, m, index, tree_of, nthreads) {
+  cols <- s$cat_cols
+  if (!length(cols) || !length(rows)) return(NULL)
+  # suppressed: missing in a released record whose own original (in the control, that of
+  # the person whose record the row holds) has a value
+  own <- if (is.null(s$perm)) rows else s$perm[rows]
+  miss <- matrix(vapply(cols, function(v) is.na(s$masked[[v]][rows]) & !is.na(s$original[[v]][own]),
+                        logical(length(rows))), ncol = length(cols))
+  hole <- rowSums(miss) > 0L
+  if (!any(hole)) return(NULL)
+  ko <- cell_text(s$original[rows, , drop = FALSE], cols)
+  km <- cell_text(s$masked[rows, , drop = FALSE], cols)
+  pattern <- character(length(rows))
+  pattern[hole] <- apply(miss[hole, , drop = FALSE], 1L, function(r) paste(which(r), collapse = ","))
+  known <- s$known[rows]
+  # the ids of the originals and of the released records `h` (one pattern of suppressed
+  # keys) on the other keys
+  given_ids <- function(h) {
+    given <- cols[!miss[h[1L], ]]
+    id <- if (length(given)) stratum_ids(rbind(ko[given], km[h, given, drop = FALSE]), given)
+          else rep(1L, length(rows) + length(h))
+    list(o = id[seq_along(rows)], m = id[length(rows) + seq_along(h)])
+  }
+  groups <- list() # list(q = query positions, c = candidate positions)
+  if (released) {
+    # the queries are the released records with suppressed keys; candidates: known originals
+    for (p in unique(pattern[hole & known])) {
+      h <- which(hole & pattern == p & known)
+      id <- given_ids(h)
+      for (g in split(seq_along(h), id$m)) {
+        groups[[length(groups) + 1L]] <- list(q = h[g], c = which(id$o == id$m[g[1L]] & known))
+      }
+    }
+  } else {
+    # candidates of an original: the released records of its cell without suppressed keys,
+    # and those with suppressed keys that equal it on their other keys
+    cell_o <- s$cell_o[rows]
+    cell_m <- s$cell_m[rows]
+    reps <- which(!duplicated(cell_o)) # one original per cell: the cell's values
+    compat <- vector("list", length(reps)) # per cell: the compatible released records with holes
+    for (p in unique(pattern[hole])) {
+      h <- which(hole & pattern == p)
+      id <- given_ids(h)
+      by_id <- split(h, id$m)
+      at <- match(id$o[reps], as.integer(names(by_id)))
+      for (r in which(!is.na(at))) compat[[r]] <- c(compat[[r]], by_id[[at[r]]])
+    }
+    cell_rep <- match(cell_o, cell_o[reps])
+    touched <- known & (hole | lengths(compat)[cell_rep] > 0L)
+    for (g in split(which(touched), cell_o[touched])) {
+      # (`own_cell`: originals whose own released record is complete, their cell counted in C)
+      extra <- compat[[cell_rep[g[1L]]]]
+      q <- g[hole[g]]
+      if (length(q)) {
+        groups[[length(groups) + 1L]] <- list(q = q, c = sort(c(which(!hole & cell_m == cell_o[g[1L]]), extra)))
+      }
+      # (the trees hold the suppressed records whose released cell is the original's)
+      q <- g[!hole[g]]
+      extra <- extra[cell_m[extra] != cell_o[g[1L]]]
+      if (length(q)) groups[[length(groups) + 1L]] <- list(q = q, c = extra, own_cell = TRUE)
+    }
+  }
+  zt <- (if (released) zo else zm)[rows, , drop = FALSE]
+  zq <- (if (released) zm else zo)[rows, , drop = FALSE]
+  at <- unlist(lapply(groups, `[[`, "q"))
+  out <- list(at = at, success = numeric(length(at)), success_m = numeric(length(at)),
+              confidence = numeric(length(at)))
+  # the originals whose own cell is counted on the kd-trees: ranks of the own point in it
+  # (as linkage_core(): up to `cap`) and its two nearest points
+  cell_q <- unlist(lapply(groups, function(g) if (isTRUE(g$own_cell)) g$q))
+  in_cell <- logical(length(rows))
+  if (length(cell_q)) {
+    in_cell[cell_q] <- s$cell_m[rows][cell_q] == s$cell_o[rows][cell_q]
+    rk <- battery_ranks(index, zq, in_cell, max(m, 2L), nthreads)
+    nn <- .Call(C_ffi_battery_nn2, index, zq, as.integer(replace(integer(length(rows)), cell_q, tree_of[cell_q])),
+                nthreads)
+  }
+  pos <- 0L
+  for (g in groups) {
+    for (q in split(g$q, ceiling(seq_along(g$q) / max(1L, floor(1e7 / max(1L, length(g$c))))))) {
+      d2 <- matrix(0, length(q), length(g$c))
+      for (j in seq_len(ncol(zt))) d2 <- d2 + outer(zq[q, j], zt[g$c, j], "-")^2
+      i <- pos + seq_along(q)
+      pos <- pos + length(q)
+      # the nearest and second-nearest candidates (NNDR, as nndr_confidence()); Inf: none
+      near <- matrix(Inf, length(q), 2L)
+      if (length(g$c)) {
+        first <- cbind(seq_along(q), max.col(-d2, ties.method = "first"))
+        near[, 1L] <- sqrt(d2[first])
+        if (length(g$c) > 1L) {
+          others <- d2
+          others[first] <- Inf
+          near[, 2L] <- sqrt(others[cbind(seq_along(q), max.col(-others, ties.method = "first"))])
+        }
+      }
+      if (isTRUE(g$own_cell)) {
+        d_own <- 0
+        for (j in seq_len(ncol(zt))) d_own <- d_own + (zq[q, j] - zt[q, j])^2
+        ranks <- rk[q, , drop = FALSE] + cbind(rowSums(d2 < d_own), rowSums(d2 <= d_own))
+        own <- ifelse(in_cell[q], 1L, NA_integer_)
+        cn <- nn[q, , drop = FALSE]
+        cn[is.na(cn)] <- Inf
+        near <- cbind(pmin(cn[, 1L], near[, 1L]), pmin(pmax(cn[, 1L], near[, 1L]), pmin(cn[, 2L], near[, 2L])))
+      } else {
+        own <- match(q, g$c)
+        d_own <- d2[cbind(seq_along(q), ifelse(is.na(own), 1L, own))]
+        ranks <- cbind(rowSums(d2 < d_own), rowSums(d2 <= d_own))
+      }
+      out$success[i] <- ifelse(is.na(own), 0, top_m_share(ranks, 1))
+      out$success_m[i] <- ifelse(is.na(own), 0, top_m_share(ranks, m))
+      out$confidence[i] <- ifelse(is.infinite(near[, 1L]), 0, ifelse(is.infinite(near[, 2L]), 1,
+                                  ifelse(near[, 2L] == 0, 0, 1 - near[, 1L] / near[, 2L])))
+    }
+  }
+  out
 }

@@ -202,19 +202,21 @@ mdav_meta <- function(st, step5, counts) {
 # ---- replays: the release made again from the intruder's known records ------------------
 # Each takes the release's settings `set`, the known records `d`, the strata to replay
 # within, k (one k, capped by the known records), k_tab (the table of k per stratum, or
-# NULL) and w1 (the interval test's weight, NULL when too few records are known).
+# NULL) and w1 (the interval test's weight, NULL when too few records are known). A
+# release masked by household (its setting `household`) is replayed by household.
 
 replay_knn <- function(set, d, strata, k, k_tab, w1) {
   anonymise(d, k = k, vars = set$vars, strata = strata, small_strata = "merge",
             engine = if (is.null(set$engine)) "kdtree" else set$engine, format = set$format,
-            check_identifiers = FALSE)
+            check_identifiers = FALSE, household = set[["household"]])
 }
 
 replay_adaptive <- function(set, d, strata, k, k_tab, w1) {
   kk <- replay_k_table(d, strata, k, k_tab)
   anonymise_adaptive(d, vars = set$vars, strata = strata, k = kk, k_max = pmax(set$k_max, k),
                      m = set$m, rate = set$rate, w1 = w1,
-                     format = if (is.null(set$format)) "none" else set$format, check_identifiers = FALSE)
+                     format = if (is.null(set$format)) "none" else set$format, check_identifiers = FALSE,
+                     household = set[["household"]])
 }
 
 replay_mdav <- function(set, d, strata, k, k_tab, w1) {
@@ -223,7 +225,7 @@ replay_mdav <- function(set, d, strata, k, k_tab, w1) {
   if (is.data.frame(kk)) kk <- kk[stratum_keys(kk, strata) %in% stratum_keys(d, strata), , drop = FALSE]
   anonymise_mdav(d, vars = set$vars, strata = strata, k = kk,
                  small_strata = if (is.data.frame(kk)) "fail" else "merge",
-                 format = set$format, check_identifiers = FALSE)
+                 format = set$format, check_identifiers = FALSE, household = set[["household"]])
 }
 
 # A table of k per stratum cut to the known records of each stratum (a stratum with none

@@ -68,6 +68,8 @@
 #' @param roles,plan Optional roles of the columns and the NHS plan for [nhs_check()]
 #'   (run on the release; roles of columns not in the release are ignored).
 #' @param formula,family Optional model for [utility_model()] (the coefficient figure).
+#' @param weights The column of sampling weights, passed to [risk_battery()]; default: that
+#'   of the search for a [tune_release()] result, and an `sdcMicroObj`'s weight variable.
 #' @param intruder,sensitive Passed to [risk_battery()]; default intruder: that of the
 #'   search for a [tune_release()] result, else `intruder_published(vars, strata)` (every
 #'   published column not masked or `sensitive` held exactly).
@@ -99,7 +101,7 @@
 #' @export
 release_report <- function(original, masked, file, vars = NULL, strata = NULL, k = NULL,
                            worst = NULL, top_m = NULL, roles = NULL, plan = c("weak", "strong"), formula = NULL,
-                           family = stats::gaussian(), intruder = NULL, sensitive = NULL,
+                           family = stats::gaussian(), intruder = NULL, sensitive = NULL, weights = NULL,
                            title = "Release report", release_file = NULL, release_seed = NULL,
                            nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
   if (is_sdc(original) || is_sdc_tuned(original)) return(sdc_release_report(match.call(), parent.frame()))
@@ -172,9 +174,10 @@ release_report <- function(original, masked, file, vars = NULL, strata = NULL, k
               pmse_vars = pmse_vars, deterministic = TRUE, nthreads = nthreads, seed = seed)
   a$pmse_left <- pmse_left
   if (is.null(intruder) && !is.null(tuned)) intruder <- tuned$battery$intruder # the search's intruder
+  if (is.null(weights) && !is.null(tuned)) weights <- tuned$weights
   bat <- risk_battery(original, masked,
                       intruder = if (is.null(intruder)) intruder_published(vars, if (length(strata)) strata) else intruder,
-                      m = limits$m, sensitive = sensitive, seed = seed, nthreads = nthreads)
+                      m = limits$m, sensitive = sensitive, weights = weights, seed = seed, nthreads = nthreads)
   hash <- release_hash(masked, release_file, seed = release_seed)
   hash$fresh <- is.null(release_file) && is.null(release_seed)
 
@@ -692,7 +695,8 @@ report_settings <- function(info, tuned) {
     l <- tuned$limits
     set <- c(worst = "worst one-record attack", top_m = sprintf("top-%d rate of every attack that has one", l$m),
              linkage = "nearest-neighbour linkage", linkage_stratum = "nearest-neighbour linkage, worst stratum",
-             top_m_stratum = sprintf("top-%d linkage, worst stratum", l$m), risk1 = "risk1", risk2 = "risk2")
+             top_m_stratum = sprintf("top-%d linkage, worst stratum", l$m), risk1 = "risk1", risk2 = "risk2",
+             risk_threshold = "individual risk of every record on the categorical keys")
     set <- set[names(set) %in% names(l)]
     set <- set[vapply(names(set), function(nm) l[[nm]] < 1, logical(1))] # 1: no limit
     # (every limit can be 1, i.e. none set: no rows)
@@ -763,10 +767,15 @@ report_categorical <- function(bat, masked, k, sensitive, tuned) {
            para(sprintf(paste0("On the categorical keys the intruder holds (%s), a missing value matching any value ",
                                "(as sdcMicro counts after local suppression): %s unique in the release, %s in ",
                                "pairs, %s (%s) in classes of fewer than k = %d records; the individual risk gives ",
-                               "%.1f expected re-identifications by the keys alone (global risk %s)."),
+                               "%.1f expected re-identifications by the keys alone (global risk %s)%s"),
                         paste(cr$keys, collapse = ", "), plural(cr$n_unique, "record"), plural(cr$n_two, "record"),
-                        plural(below, "record"), pct(below / max(1, n)), k, cr$expected, pct(cr$global_risk)),
-                class = if (below) "warn" else "ok"))
+                        plural(below, "record"), pct(below / max(1, n)), k, cr$expected, pct(cr$global_risk),
+                        if (is.null(cr$weights)) "." else
+                          sprintf(paste0(", with the sampling weights %s (the negative-binomial model); %s above ",
+                                         "the individual risk %s. The weights are published as given and are not a ",
+                                         "key of the intruder: a weight can itself single a record out."),
+                                  cr$weights, plural(cr$n_above, "record"), format(cr$threshold))),
+                class = if (below || (!is.null(cr$weights) && cr$n_above > 0)) "warn" else "ok"))
   cat_step <- if (!is.null(tuned)) tuned$categorical
   if (!is.null(cat_step)) {
     ch <- cat_step$changes

@@ -65,7 +65,9 @@
 #'   one by one (a variable shared by a household can get different values within it: a
 #'   message counts the households concerned). The masking verbs do not use the weights
 #'   (every record counts alike) nor the strata variable (only the key variables
-#'   stratify). Each one that is set and not used gives a message of class
+#'   stratify); [tune_release()], [risk_battery()] and [release_report()] take the weights
+#'   as their `weights` (the negative-binomial risk of the released keys; published as
+#'   given, never a key of the intruder). Each one that is set and not used gives a message of class
 #'   `detanon_message_ignored` (silence it with
 #'   `suppressMessages(expr, classes = "detanon_message_ignored")`).
 #' * [suppress_local()] and [anonymise_pram()] change key variables: they read the key
@@ -86,7 +88,8 @@
 #' intruder is assumed to know the published recoding; a suppressed key value is `NA` on
 #' both sides). Records with a missing value in a measured variable on either side (e.g.
 #' records a verb removed) are left out, with a message of class `detanon_message_na`.
-#' Weights and household ids are not used (a `detanon_message_ignored`).
+#' Household ids are not used, nor are weights except by [risk_battery()] (a
+#' `detanon_message_ignored`).
 #'
 #' `sdc_extract()` returns these data frames: `"manipulated"` is exactly what a verb reads
 #' and `"original"` what the measures compare it with.
@@ -215,6 +218,12 @@ sdc_verb <- function(fun, obj, call, env) {
              kind = "column")
   }
   df[[sdc_row_col]] <- seq_len(p$n)
+  # the sampling weights, for the verbs that take them (tune_release()): published as given
+  p$weight_used <- sdc_use_weights(p, fun, args)
+  if (p$weight_used) {
+    df[[p$weight]] <- as.vector(p$orig[[p$weight]])
+    args["weights"] <- list(p$weight)
+  }
   # the household ids keep household-level variables constant within households
   p$hh_used <- length(p$hh) && "household" %in% formals_ && is.null(args[["household"]]) &&
     !p$hh %in% names(df)
@@ -329,9 +338,18 @@ sdc_warn_row_names <- function(p) {
   }
 }
 
+# Whether the object's sampling weights go to `fun` as its `weights` (a column of sampling
+# weights, default NULL: not the deprecated `weights` of anonymise_keps()), when the call
+# names none and the weight variable is not among the columns the verb or measure reads.
+sdc_use_weights <- function(p, fun, args) {
+  f <- formals(fun)
+  length(p$weight) == 1L && "weights" %in% names(f) && is.null(f[["weights"]]) && is.null(args[["weights"]]) &&
+    !p$weight %in% c(p$keys, p$nums)
+}
+
 # Messages for what an sdcMicroObj holds and the verb or measure does not use.
 sdc_inform_ignored <- function(p, what) {
-  if (length(p$weight)) {
+  if (length(p$weight) && !isTRUE(p$weight_used)) {
     inform_detanon("the sampling weights `", p$weight, "` are not used: every record counts alike",
                    if (what == "verb") " (the object keeps the weights unchanged)." else ".",
                    kind = "ignored")
@@ -435,6 +453,11 @@ sdc_release_report <- function(call, env) {
   obj <- sdc_object(src, "original")
   original <- sdc_extract(obj, "original")
   masked <- sdc_extract(obj, "manipulated")
+  p <- sdc_parts(obj)
+  if (sdc_use_weights(p, release_report, args)) { # the sampling weights, published as given
+    original[[p$weight]] <- masked[[p$weight]] <- as.vector(p$orig[[p$weight]])
+    args$weights <- p$weight
+  }
   rec <- sdc_get(obj, "additionalResults")$detanon$release
   if (!is.null(rec)) masked <- as_release(masked, rec$verb, rec$settings, rec$counts, rec$stats)
   if (inherits(src, "detanon_tuned")) {
@@ -499,6 +522,11 @@ sdc_measure <- function(fun, obj, call, env) {
   }
   original <- sdc_frame(p, p$orig[p$nums])
   masked <- sdc_frame(p, p$manip_nums)
+  p$weight_used <- sdc_use_weights(p, fun, args)
+  if (p$weight_used) {
+    original[[p$weight]] <- masked[[p$weight]] <- as.vector(p$orig[[p$weight]])
+    args["weights"] <- list(p$weight)
+  }
   incomplete <- !stats::complete.cases(original[vars]) | !stats::complete.cases(masked[vars])
   if (any(incomplete)) {
     inform_detanon("left out ", plural(sum(incomplete), "record"), " with missing values in `vars` ",

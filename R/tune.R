@@ -114,7 +114,14 @@
 #' recoded into a category merging `g` of the key's `C` values loses `(g - 1) / (C - 1)`, a
 #' suppressed one 1, averaged over the keys' cells) that leaves no record in a small cell.
 #' With `"pram"`, the keys are then post-randomised within the strata, and the cells PRAM
-#' left small completed by suppression. The result's `categorical` says what changed, and
+#' left small completed by suppression. With `weights` and `risk_threshold`, the records
+#' whose individual risk (the negative-binomial risk of [risk_individual()] on the strata
+#' and the keys, a suppressed value matching any value) is still above `risk_threshold`
+#' then have keys suppressed locally to it ([suppress_local()] with `threshold` and
+#' `weights`, within the strata), and the cells this leaves small are completed by
+#' suppression; the verification also checks that no record of the release is above
+#' `risk_threshold`. (Cells of `c` records already bound the risk by `1 / c`: the
+#' threshold suppresses cells only below that.) The result's `categorical` says what changed, and
 #' the continuous masking forms its groups within the changed cells. The verification
 #' battery counts a suppressed key as matching any value (singling out) and bounds the
 #' keys' global risk (the expected share of records re-identified by the keys alone,
@@ -168,6 +175,11 @@
 #'   before this release), who holds only `vars` and `strata`.
 #' @param sensitive Column whose value the inference attack guesses, or `NULL` (that attack
 #'   left out).
+#' @param weights The column of sampling weights (a name; each weight >= 1), or `NULL`.
+#'   It is published as given: never masked, changed by the categorical family, or a key of
+#'   the intruder, and the battery's categorical risk is the negative-binomial individual
+#'   risk of [risk_individual()] with these weights (see [risk_battery()], whose help says
+#'   when a weight column can itself identify). With an `sdcMicroObj`, its weight variable.
 #' @param k_strata The smallest stratum size allowed in the release (k-anonymity of the
 #'   released `strata`), a whole number >= `k`. Default: the larger of 3 and `k`.
 #' @param linkage Limit of the nearest-neighbour linkage rate released -> original
@@ -213,6 +225,11 @@
 #'   (post-randomisation of the keys within the strata, [anonymise_pram()], from `seed`),
 #'   or `"none"` (the keys released unchanged: `small_strata` decides). Default
 #'   `c("generalise", "suppress")`.
+#' @param risk_threshold `NULL` (the default: the keys are changed for the cell sizes
+#'   only), or the largest individual risk of a record on the strata and the published
+#'   keys, a number in (0, 1]: with `weights` and `"suppress"` in `categorical`, the keys of
+#'   the records above it are suppressed locally (see the section The published keys), and
+#'   a release with a record above it fails the verification.
 #' @param noise If `TRUE` (the default), the shared-centroid candidates (`"mdav"`,
 #'   `"keyed"`) release noisy group means, so that a second release of the same people
 #'   with one person more or fewer does not give that person's values away (see
@@ -245,7 +262,10 @@
 #'     categorical family: `changes` (per key `column`, `categories_before`,
 #'     `categories_after`, `n_recoded` (values recoded into a merged category), `n_suppressed`
 #'     (cells set to `NA`), `n_pram` (records whose value PRAM changed)), `settings`, `k` (the
-#'     cell size aimed at), `loss` and `n_small` (records left in small cells);
+#'     cell size aimed at), `loss`, `n_small` (records left in small cells),
+#'     `risk_threshold`, `n_threshold` (the cells suppressed for it) and, with `weights`,
+#'     `risk`: the individual risk of the changed keys (`expected`, `global_risk`, `n_above`
+#'     (records above `risk_threshold`, or 0.1), `max_risk`);
 #'   * `intruder`, `keys` (the published columns it holds, within which the groups were
 #'     formed), `n_suppressed` (records left out by `small_strata = "suppress"`; `kept`: the
 #'     rows of `data` the release holds, a logical vector, for the custodian) and, when
@@ -281,14 +301,15 @@
 #' @export
 tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, top_m = 0.3, m = 3,
                          attacks = c("linkage_released", "linkage_original"), verify = NULL,
-                         intruder = NULL, sensitive = NULL, k_strata = NULL,
+                         intruder = NULL, sensitive = NULL, weights = NULL, k_strata = NULL,
                          linkage = 1, linkage_stratum = 1, top_m_stratum = 1, risk1 = 1, risk2 = 1,
                          tail = 0.2, objective = c("delta", "U", "model"), formula = NULL,
                          family = stats::gaussian(),
                          methods = NULL,
                          format = c("natural", "none"), keps_epsilon = NULL, max_tries = 4, key = NULL,
                          small_strata = c("fail", "suppress"), categorical = c("generalise", "suppress"),
-                         noise = TRUE, nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
+                         risk_threshold = NULL, noise = TRUE, nthreads = getOption("detanon.nthreads", 1L),
+                         seed = 1) {
   if (is_sdc(data)) {
     if (match_choice(small_strata, "small_strata") == "suppress") {
       stop_arg("`small_strata = \"suppress\"` cannot be used with an sdcMicroObj, whose release keeps ",
@@ -312,16 +333,19 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
   if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
   ctx <- tune_setup(data, vars, strata, k, k_strata, m, objective, formula, family, methods, format, keps_epsilon,
                     max_tries, nthreads,
-                    limits = list(worst = check_limit(worst, "worst"), top_m = check_limit(top_m, "top_m"),
-                                  linkage = check_limit(linkage, "linkage"),
-                                  linkage_stratum = check_limit(linkage_stratum, "linkage_stratum"),
-                                  top_m_stratum = check_limit(top_m_stratum, "top_m_stratum"),
-                                  risk1 = check_limit(risk1, "risk1"),
-                                  risk2 = check_limit(risk2, "risk2", zero = TRUE),
-                                  tail = check_limit(tail, "tail")),
+                    limits = c(list(worst = check_limit(worst, "worst"), top_m = check_limit(top_m, "top_m"),
+                                    linkage = check_limit(linkage, "linkage"),
+                                    linkage_stratum = check_limit(linkage_stratum, "linkage_stratum"),
+                                    top_m_stratum = check_limit(top_m_stratum, "top_m_stratum"),
+                                    risk1 = check_limit(risk1, "risk1"),
+                                    risk2 = check_limit(risk2, "risk2", zero = TRUE),
+                                    tail = check_limit(tail, "tail")),
+                               if (!is.null(risk_threshold)) {
+                                 list(risk_threshold = check_limit(risk_threshold, "risk_threshold"))
+                               }),
                     attacks = attacks, verify = verify, intruder = intruder, sensitive = sensitive, seed = seed,
                     secret = if (!is.null(key)) check_key(key), small_strata = small_strata,
-                    categorical = check_categorical(categorical))
+                    categorical = check_categorical(categorical), weights = weights)
   if (!is.null(ctx$unique_on)) return(tune_none(ctx, started))
   ctx$noise <- noise
   # the families of the registry in order (method_registry()), each run when asked for or
@@ -340,6 +364,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
   })
   out <- tune_result(ctx, found$cands, found$stop, seed, started)
   out$categorical <- ctx$categorical
+  out$weights <- ctx$weights
   out
 }
 
@@ -350,8 +375,12 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
 # measurement) and their robust covariance (risk1/risk2), and the evaluator.
 tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, family, methods, format,
                        keps_epsilon, max_tries, nthreads, limits, attacks, verify, intruder, sensitive, seed,
-                       secret, small_strata = "fail", categorical = "none") {
+                       secret, small_strata = "fail", categorical = "none", weights = NULL) {
   force(secret) # the key checked before the search (by check_key(), which never shows it), not kept
+  # the sampling weights are published as given: never a masked variable by default
+  if (is.null(vars) && is.character(weights) && is.data.frame(data)) {
+    vars <- setdiff(default_vars(data), c(weights, strata))
+  }
   f <- check_masking_args(data, vars, strata, k, nthreads = nthreads)
   vars <- f$vars
   strata <- f$strata
@@ -390,6 +419,18 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
                               !sensitive %in% names(df))) {
     stop_arg("`sensitive` must be NULL or the name of a column of `data`, not ", show_value(sensitive), ".")
   }
+  if (!is.null(weights)) {
+    check_weights(df, weights, strata)
+    if (weights %in% c(vars, sensitive)) {
+      stop_arg("`weights` (", weights, ") must not be one of `vars` or `sensitive`: sampling weights are ",
+               "published as given.", kind = "column")
+    }
+    warn_unique_weights(df, weights)
+  }
+  if (!is.null(limits$risk_threshold) && (is.null(weights) || !"suppress" %in% categorical)) {
+    stop_arg("`risk_threshold` (the individual risk of the published keys) needs the sampling `weights` and ",
+             "a `categorical` family with \"suppress\".")
+  }
   reg <- names(battery_attacks())
   # the attacks on two releases need a previous release, which a search does not have
   pair <- names(Filter(function(a) !is.null(a$needs_previous), battery_attacks()))
@@ -422,7 +463,7 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
   # forms its groups within them (as within the strata), or returns no release when they
   # leave records in cells too small for the limits
   keys <- if (is_published_intruder(intruder)) {
-    published_keys(df, df, vars, strata, c(sensitive, intruder$sensitive))
+    published_keys(df, df, vars, strata, c(sensitive, intruder$sensitive, weights))
   } else character()
   if (length(keys)) {
     # a limit the strata alone break is the caller's to fix (an error); one that only the
@@ -431,7 +472,8 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
     check_tune_limits(limits, k_strata, m, tabulate(stratum_ids(df, strata)), n)
     # the categorical family (R/tune_categorical.R): the keys generalised, suppressed or
     # post-randomised until every cell can meet the limits
-    cat_step <- tune_categorical(df, data, strata, keys, categorical_k(limits, k_strata, m), categorical, seed)
+    cat_step <- tune_categorical(df, data, strata, keys, categorical_k(limits, k_strata, m), categorical, seed,
+                                 threshold = limits$risk_threshold, weights = weights)
     if (!is.null(cat_step)) {
       df <- cat_step$df
       data <- cat_step$data
@@ -484,11 +526,11 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
        run = union(methods, unlist(lapply(method_registry()[methods], `[[`, "needs"), use.names = FALSE)),
        keps_epsilon = keps_epsilon, max_tries = max_tries, nthreads = nthreads, p = p,
        sizes = p$sizes, n = n, floor_m = floor_m, attacks = attacks, verify = verify, intruder = intruder,
-       sensitive = sensitive, seed = seed,
+       sensitive = sensitive, weights = weights, seed = seed,
        # the risk1 test of the adaptive kernel, when a risk1 or risk2 limit is set
        w1 = if (limits$risk1 < 1 || limits$risk2 < 1) rmd_defaults()$w1,
        ev = tune_evaluator(df, vars, strata, p, m, objective, formula, family, nthreads,
-                           attacks, intruder, sensitive, seed, limits))
+                           attacks, intruder, sensitive, seed, limits, weights))
 }
 
 # The published columns that make records unique, in the order a greedy search adds them
@@ -875,7 +917,8 @@ tune_result <- function(ctx, cands, stop_reason, seed, started) {
   closest <- NULL # the verified candidate of least excess, when none passes
   for (i in ok[order(tried$loss[ok])]) {
     b <- tune_quiet(risk_battery(ctx$df, releases[[i]], intruder = ctx$intruder, attacks = ctx$verify, m = ctx$m,
-                                 sensitive = ctx$sensitive, seed = seed, nthreads = ctx$nthreads))
+                                 sensitive = ctx$sensitive, weights = ctx$weights, seed = seed,
+                                 nthreads = ctx$nthreads))
     v <- tune_verdict(b, limits)
     tried$verified[i] <- v$pass
     tried$verify_worst[i] <- v$worst
@@ -952,6 +995,10 @@ tune_verdict <- function(b, limits) {
   if (!is.null(cr) && cr$global_risk > limits$worst) {
     fails <- c(fails, sprintf("worst (categorical keys' global risk %.4f)", cr$global_risk))
   }
+  if (!is.null(cr) && !is.null(limits$risk_threshold) && any(cr$risk > limits$risk_threshold)) {
+    fails <- c(fails, sprintf("risk_threshold (%s above it on the categorical keys)",
+                              plural(sum(cr$risk > limits$risk_threshold), "record")))
+  }
   list(pass = !length(fails), worst = worst, worst_attack = if (is.na(w)) NA_character_ else tab$name[w],
        tail = tail_rate,
        top_m = top, fails = paste(fails, collapse = ", "))
@@ -1004,7 +1051,7 @@ check_tune_limits <- function(limits, k_strata, m, sizes, n) {
 # own kernels (linkage_rates(), rmd_result()) from the shared parts in `p` and a single
 # rank query per candidate: the same code, so the same numbers.
 tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, nthreads, attacks, intruder,
-                           sensitive, seed, limits) {
+                           sensitive, seed, limits, weights = NULL) {
   s <- linkage_setup(df, df, vars, strata)
   index <- if (identical(s$zo, p$z)) p$index else rank_index(s$zo, s)
   rmd_set <- rmd_defaults()
@@ -1040,7 +1087,8 @@ tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, n
       model = max(utility_model(orig, release, formula, family = family)$std_diff, na.rm = TRUE))
     # the search attacks, on the release as returned (its rows aligned with `orig`)
     bat <- tune_quiet(risk_battery(orig, release, intruder = intruder, attacks = attacks, m = m,
-                                   sensitive = sensitive, control = FALSE, seed = seed, nthreads = nthreads))
+                                   sensitive = sensitive, weights = weights, control = FALSE, seed = seed,
+                                   nthreads = nthreads))
     per <- function(v) as.vector(rowsum(v, ss$id, reorder = TRUE))
     flag1 <- flag2 <- numeric(n)
     flag1[r$rows_risk1] <- 1
@@ -1235,9 +1283,13 @@ print.detanon_tuned <- function(x, ...) {
                                                  plural(x$n_suppressed, "record"), k_strata), ".", exdent = 2)
   }
   if (!is.null(x$categorical)) {
+    cr <- x$categorical$risk
     wrap("Published keys changed before the masking (", x$categorical$settings, "; loss ",
-         sprintf("%.4f", x$categorical$loss), "): ", paste(categorical_lines(x$categorical), collapse = "; "), ".",
-         exdent = 2)
+         sprintf("%.4f", x$categorical$loss), "): ", paste(categorical_lines(x$categorical), collapse = "; "),
+         if (!is.null(cr)) {
+           sprintf("; individual risk with the weights: %.2f expected re-identifications (%.4f%%), largest %.4f",
+                   cr$expected, 100 * cr$global_risk, cr$max_risk)
+         }, ".", exdent = 2)
   }
   wrap("Stopped: ", x$stop)
   wrap("The limits cover the attacks of the verification battery for its intruder, not other attacks, ",

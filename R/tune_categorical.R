@@ -191,6 +191,32 @@ local_suppression <- function(sid, cols, k) {
   out
 }
 
+# Local suppression of the key columns `cols` (a named list) to an individual risk of at
+# most `threshold` (the negative-binomial risk of risk_individual() with the sampling
+# weights `w`), by suppress_local() within every stratum `sid`: the strata are released
+# unchanged, so a record counts only records of its stratum. (Its counts on the strata and
+# the keys are at least those within the stratum: there, as in sdcMicro, a record with
+# every key missing is not counted by the records with none missing.) Returns the columns.
+risk_suppression <- function(cols, sid, w, threshold) {
+  n_s <- tabulate(sid)
+  floor_risk <- individual_risk(n_s, group_sums(w, sid, length(n_s)), TRUE)
+  if (any(floor_risk > threshold)) {
+    s <- which.max(floor_risk)
+    stop_arg("`risk_threshold` = ", format(threshold), " cannot be met by suppressing the keys: with every key ",
+             "suppressed, the ", plural(n_s[s], "record"), " of a stratum keep an individual risk of ",
+             format(signif(floor_risk[s], 3)), ". Raise `risk_threshold`, or coarsen the strata.", kind = "data")
+  }
+  keys <- paste0("k", seq_along(cols))
+  df <- as.data.frame(c(stats::setNames(cols, keys), list(.w = w)), stringsAsFactors = FALSE)
+  out <- cols
+  for (s in seq_along(n_s)) {
+    rows <- which(sid == s)
+    sup <- suppressMessages(suppress_local(df[rows, , drop = FALSE], keys, threshold = threshold, weights = ".w"))
+    for (j in seq_along(cols)) out[[j]][rows] <- sup[[keys[j]]]
+  }
+  out
+}
+
 # The categorical step: when records are in cells of fewer than `k` records (or than their
 # stratum's size, when it is smaller), the least-loss generalisation (a greedy path up the
 # rungs of the keys, raising at each step the key that takes the most records out of small
@@ -200,16 +226,31 @@ local_suppression <- function(sid, cols, k) {
 # nothing or (without PRAM) no record is in a small cell; otherwise the data with the keys
 # changed (`df`, `data`), the table `changes` (per key: categories before and after, values
 # recoded, cells suppressed, records post-randomised), `loss` (of the generalisation and
-# suppression), `n_small` (records left in small cells), `k` and `settings`.
-tune_categorical <- function(df, data, strata, keys, k, categorical, seed = NULL) {
+# suppression), `n_small` (records left in small cells), `k` and `settings`. With
+# `threshold` (and the column of sampling weights `weights`), the keys of the records still
+# above that individual risk are then suppressed (risk_suppression()), and the cells this
+# leaves small completed (`n_threshold`: the cells these two suppress). With `weights`,
+# `risk` holds the individual risk of the released keys (`expected`, `global_risk`,
+# `n_above`, `max_risk`).
+tune_categorical <- function(df, data, strata, keys, k, categorical, seed = NULL, threshold = NULL,
+                             weights = NULL) {
   if (identical(categorical, "none") || !length(keys)) return(NULL)
   n <- nrow(df)
   sid <- stratum_ids(df, strata)
   orig <- lapply(df[keys], identity)
+  # the individual risk of the strata and the keys `cols` (with the weights)
+  key_risk <- function(cols) {
+    d <- df
+    d[keys] <- cols
+    risk_individual(d, c(strata, keys), weights = weights, threshold = if (is.null(threshold)) 0.1 else threshold)
+  }
   # a stratum smaller than k (the strata are the custodian's, released unchanged) caps it
   k_cell <- k
   k <- pmin(k, tabulate(sid)[sid])
-  if (!any(small_cells(sid, orig, k)) && !"pram" %in% categorical) return(NULL)
+  if (!any(small_cells(sid, orig, k)) && !"pram" %in% categorical &&
+      (is.null(threshold) || !key_risk(orig)$n_above)) {
+    return(NULL)
+  }
   rungs <- if ("generalise" %in% categorical) lapply(orig, categorical_rungs, k = k_cell) else
     lapply(keys, function(v) list())
   # the loss of every cell at every rung (rung 0: the original), and of a node's columns:
@@ -285,6 +326,13 @@ tune_categorical <- function(df, data, strata, keys, k, categorical, seed = NULL
       if (any(small_cells(sid, final, k))) final <- complete_cells(sid, final, k)$cols
     }
   }
+  n_threshold <- 0L
+  if (!is.null(threshold) && key_risk(final)$n_above) {
+    before <- final
+    final <- risk_suppression(final, sid, df[[weights]], threshold)
+    if (any(small_cells(sid, final, k))) final <- complete_cells(sid, final, k)$cols
+    n_threshold <- sum(vapply(seq_along(keys), function(j) sum(is.na(final[[j]]) & !is.na(before[[j]])), 1L))
+  }
   n_small <- sum(small_cells(sid, final, k))
   changes <- data.frame(
     column = keys,
@@ -306,8 +354,12 @@ tune_categorical <- function(df, data, strata, keys, k, categorical, seed = NULL
                   local = "local suppression (k-anonymity with NA as any value), then suppression of cells"),
            if ("pram" %in% categorical) "PRAM")
   list(df = df, data = data, changes = changes, loss = loss_of(final, best$lev), n_small = n_small, k = k_cell,
+       risk_threshold = threshold, n_threshold = n_threshold,
+       risk = if (!is.null(weights)) key_risk(final)[c("expected", "global_risk", "n_above", "max_risk")],
        settings = paste0(if (length(how)) paste(how, collapse = ", then ") else "no change",
-                         " to cells of >= ", k_cell, " records"))
+                         " to cells of >= ", k_cell, " records",
+                         if (n_threshold) paste0(", then local suppression to an individual risk of at most ",
+                                                 format(threshold))))
 }
 
 # The changed key columns as lines of text (print() and the report).

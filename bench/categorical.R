@@ -1,13 +1,18 @@
-# Benchmark: the categorical risk measures against sdcMicro in the same run:
-# risk_individual() (weights and households) against measure_risk(), and
-# risk_ldiversity() against ldiversity(), on 4 key variables shaped like sdcMicro's
-# testdata (urbrur 2, water 8, sex 2, age 0..99 levels), sampling weights and households
-# of about 3 people; and once with 2 % of the key values suppressed (missing: wildcards).
+# Benchmark: the categorical measures and local suppression against sdcMicro in the same
+# run: risk_frequencies() against freqCalc(), risk_individual() (weights and households)
+# against measure_risk(), risk_suda2() against suda2(), risk_ldiversity() against
+# ldiversity(), and suppress_local(k = 3) against localSuppression() (with relat, 5 keys),
+# on 4 key variables shaped like sdcMicro's testdata (urbrur 2, water 8, sex 2, age 0..99
+# levels), sampling weights and households of about 3 people; and once with 2 % of the key
+# values suppressed (missing: wildcards).
 # Run from the package root after installing detanon and sdcMicro:
 #   Rscript bench/categorical.R            # n = 1e5 and 1e6
 #   Rscript bench/categorical.R 2e5        # other sizes
-# Every timing is the best of `reps` runs (elapsed seconds); the results are checked to
-# agree to 1e-8 before the ratio is printed.
+# Every timing is the best of `reps` runs (elapsed seconds; local suppression: one run, and
+# sdcMicro's stopped after `limit` seconds); the results are checked to agree (to 1e-8;
+# SUDA2: the scores identical, the largest DIS-SUDA difference printed) before the ratio
+# is printed. The table is also written to bench/results/categorical.txt,
+# with the load of the machine before and after.
 suppressMessages({
   library(detanon)
   library(sdcMicro)
@@ -15,6 +20,9 @@ suppressMessages({
 args <- commandArgs(trailingOnly = TRUE)
 sizes <- if (length(args)) as.numeric(args) else c(1e5, 1e6)
 reps <- 3L
+limit <- 300 # seconds for one run of sdcMicro's localSuppression()
+load_avg <- function() scan("/proc/loadavg", what = "", n = 3L, quiet = TRUE)
+load_before <- if (file.exists("/proc/loadavg")) load_avg() else NA
 
 make_data <- function(n, seed = 1) {
   set.seed(seed)
@@ -49,6 +57,41 @@ for (n in sizes) {
   t_d <- best(risk_ldiversity(d, keys, sensitive = "relat"))
   t_s <- best(ldiversity(d, keyVars = keys, ldiv_index = "relat"))
   rows[[length(rows) + 1L]] <- data.frame(task = "l-diversity", n = n, detanon = t_d, sdcMicro = t_s)
+  f <- risk_frequencies(d, keys, weights = "w")
+  fs <- freqCalc(d, keyVars = keys, w = "w")
+  stopifnot(isTRUE(all.equal(f$fk, fs$fk)), isTRUE(all.equal(f$Fk, fs$Fk, tolerance = 1e-8)))
+  t_d <- best(risk_frequencies(d, keys, weights = "w"))
+  t_s <- best(freqCalc(d, keyVars = keys, w = "w"))
+  rows[[length(rows) + 1L]] <- data.frame(task = "frequencies fk, Fk", n = n, detanon = t_d, sdcMicro = t_s)
+  su <- risk_suda2(d, keys)
+  ss <- suppressWarnings(suda2(d, variables = keys))
+  stopifnot(identical(su$score, ss$score))
+  t_d <- best(risk_suda2(d, keys))
+  t_s <- best(suppressWarnings(suda2(d, variables = keys)))
+  rows[[length(rows) + 1L]] <- data.frame(
+    task = sprintf("SUDA2 (scores identical; DIS-SUDA: max |diff| %.1e, %d NaN in sdcMicro's)",
+                   max(abs(su$dis_score - ss$disScore), na.rm = TRUE), sum(is.nan(ss$disScore))),
+    n = n, detanon = t_d, sdcMicro = t_s)
+  # local suppression to 3-anonymity on 5 keys (on the 4, 1e6 records leave no cell below 3):
+  # the cells each suppresses beside the time
+  k5 <- c(keys, "relat")
+  t_d <- system.time(ls_d <- suppressMessages(suppress_local(d, k5, k = 3)))[["elapsed"]]
+  cells_d <- sum(release_info(ls_d)$counts$changed_by_key)
+  stopifnot(min(risk_frequencies(ls_d, k5)$fk) >= 3) # (freqCalc()'s count, tested equal)
+  t_s <- tryCatch({
+    setTimeLimit(elapsed = limit, transient = TRUE)
+    tt <- system.time(ls_s <- localSuppression(d[k5], keyVars = k5, k = 3))[["elapsed"]]
+    setTimeLimit(elapsed = Inf)
+    tt
+  }, error = function(e) {
+    setTimeLimit(elapsed = Inf)
+    NA_real_
+  })
+  cells_s <- if (is.na(t_s)) NA_integer_ else sum(unlist(ls_s$totalSupps))
+  rows[[length(rows) + 1L]] <- data.frame(
+    task = sprintf("local suppression, 5 keys, k = 3 (cells: detanon %d, sdcMicro %s)", cells_d,
+                   if (is.na(t_s)) sprintf("not finished in %d s", limit) else cells_s),
+    n = n, detanon = t_d, sdcMicro = t_s)
   if (n <= 1e5) {
     # freqCalc() loops in R over the distinct keys with a missing value: 1e5 only
     set.seed(2)
@@ -64,6 +107,12 @@ for (n in sizes) {
 }
 res <- do.call(rbind, rows)
 res$ratio <- res$sdcMicro / res$detanon
-cat(sprintf("sdcMicro %s, detanon %s, R %s; best of %d runs, elapsed seconds\n",
-            packageVersion("sdcMicro"), packageVersion("detanon"), getRversion(), reps))
-print(format(res, digits = 3), row.names = FALSE)
+options(width = 150)
+out <- c(sprintf("%s; sdcMicro %s, detanon %s, R %s; best of %d runs (local suppression: one), elapsed seconds",
+                 format(Sys.time(), "%Y-%m-%d %H:%M %Z"), packageVersion("sdcMicro"), packageVersion("detanon"),
+                 getRversion(), reps),
+         sprintf("load average (1, 5, 15 min) before: %s; after: %s", paste(load_before, collapse = " "),
+                 if (file.exists("/proc/loadavg")) paste(load_avg(), collapse = " ") else NA),
+         utils::capture.output(print(format(res, digits = 3), row.names = FALSE)))
+cat(out, sep = "\n")
+if (dir.exists(file.path("bench", "results"))) writeLines(out, file.path("bench", "results", "categorical.txt"))

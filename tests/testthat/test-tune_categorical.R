@@ -195,3 +195,183 @@ test_that("an sdcMicroObj's key variables are left to sdcMicro", {
                                       top_m = 1))
   expect_null(tu$categorical)
 })
+
+# sdcMicro's testdata with its sampling weights: 4 keys, the numeric variables, the weights
+weighted_testdata <- function(n = NULL) {
+  data("testdata", package = "sdcMicro", envir = environment())
+  td <- testdata[c("urbrur", "water", "sex", "age", "expend", "income", "savings", "sampling_weight")]
+  if (!is.null(n)) {
+    set.seed(11)
+    td <- td[sort(sample(nrow(td), n)), ]
+  }
+  rownames(td) <- NULL
+  td
+}
+
+test_that("with weights, the battery's categorical risk is the negative-binomial risk of the released keys", {
+  skip_if_not_installed("sdcMicro")
+  td <- weighted_testdata()
+  v <- c("expend", "income", "savings")
+  keys <- c("urbrur", "sex", "water", "age")
+  rel <- anonymise(td, vars = v, strata = c("urbrur", "sex"), k = 3, nthreads = 1)
+  rel <- suppressMessages(suppress_local(rel, c("water", "age"), k = 3))
+  expect_gt(sum(is.na(rel$age)), 0L) # suppressed cells, matching any value
+  run <- function(o, r, ...) {
+    risk_battery(o, r, vars = v, strata = c("urbrur", "sex"), attacks = c("linkage_released", "singling_out"),
+                 control = FALSE, seed = 1, ...)
+  }
+  b <- run(td, rel, weights = "sampling_weight")
+  cr <- b$categorical
+  ri <- risk_individual(rel, keys, weights = "sampling_weight")
+  expect_identical(cr$keys, keys)
+  expect_identical(cr$weights, "sampling_weight")
+  expect_equal(cr$risk, ri$risk, tolerance = 1e-12)
+  expect_equal(cr$expected, ri$expected, tolerance = 1e-12)
+  expect_equal(cr$global_risk, ri$global_risk, tolerance = 1e-12)
+  expect_identical(c(cr$n_above, cr$threshold), c(ri$n_above, 0.1))
+  expect_identical(cr$n_unique, sum(ri$fk == 1))
+  # sdcMicro's measure_risk() on the same released data
+  mr <- sdcMicro::measure_risk(as.data.frame(rel), keyVars = keys, w = "sampling_weight")
+  expect_equal(cr$risk, unname(mr$Res[, "risk"]), tolerance = 1e-8)
+  expect_equal(cr$expected, mr$global_risk_ER, tolerance = 1e-8)
+  expect_output(print(b), "weighted by sampling_weight")
+  # the weights are never a key: the attacks are those on the release without the column
+  expect_false("sampling_weight" %in% b$intruder$held)
+  drop <- function(d) d[setdiff(names(d), "sampling_weight")]
+  b0 <- run(drop(td), drop(rel))
+  for (a in names(b$attacks)) expect_identical(b$attacks[[a]]$success, b0$attacks[[a]]$success)
+  # without weights: as before, the weight column a published key and 1 / fk the risk
+  bn <- run(td, rel)
+  expect_true("sampling_weight" %in% bn$intruder$held)
+  expect_null(bn$categorical$weights)
+  expect_equal(bn$categorical$expected, sum(1 / bn$categorical$fk))
+  # an sdcMicroObj's weight variable flows into the battery
+  sdc <- sdcMicro::createSdcObj(as.data.frame(rel), keyVars = keys, numVars = v, weightVar = "sampling_weight")
+  bs <- suppressMessages(risk_battery(sdc, attacks = "linkage_released", control = FALSE, seed = 1))
+  expect_identical(bs$categorical$weights, "sampling_weight")
+  expect_equal(bs$categorical$risk, ri$risk, tolerance = 1e-12)
+})
+
+test_that("a bad weight column is refused, naming the function and `weights`", {
+  d <- data.frame(g = rep(c("a", "b"), each = 10), x = seq_len(20) + 0.5, w = 2)
+  m <- d
+  m$x <- m$x + 0.1
+  bad <- function(w) {
+    out <- m
+    out$w <- w
+    out
+  }
+  expect_snapshot(error = TRUE, {
+    risk_battery(d, m, vars = "x", strata = "g", weights = "nope")
+    risk_battery(d, bad(rep("2", 20)), vars = "x", strata = "g", weights = "w")
+    risk_battery(d, bad(c(-1, rep(2, 19))), vars = "x", strata = "g", weights = "w")
+    risk_battery(d, bad(c(rep(2, 19), NA)), vars = "x", strata = "g", weights = "w")
+    risk_battery(d, m, vars = "x", strata = "g", weights = c("w", "x"))
+    risk_battery(d, m, intruder = intruder(vars = "x", strata = "g", held = "w"), weights = "w")
+    tune_release(d, vars = "x", strata = "g", weights = "nope")
+    tune_release(bad(c(-1, rep(2, 19))), vars = "x", strata = "g", weights = "w")
+    tune_release(d, vars = c("x", "w"), strata = "g", weights = "w")
+  })
+  expect_error(risk_battery(d, bad(c(rep(2, 19), NA)), vars = "x", strata = "g", weights = "w"),
+               class = "detanon_error_data")
+  expect_error(risk_battery(d, bad(rep("2", 20)), vars = "x", strata = "g", weights = "w"),
+               class = "detanon_error_column")
+})
+
+test_that("tune_release(weights = ) publishes the weights as given, and measures the keys' risk with them", {
+  skip_if_not_installed("sdcMicro")
+  skip_on_cran()
+  td <- weighted_testdata(1500)
+  v <- c("expend", "income", "savings")
+  tu <- suppressMessages(tune_release(td, vars = v, strata = "urbrur", weights = "sampling_weight",
+                                      methods = "mdav", seed = 1, nthreads = 1))
+  expect_false(is.null(tu$release))
+  expect_identical(tu$weights, "sampling_weight")
+  expect_identical(tu$keys, c("water", "sex", "age"))
+  expect_identical(tu$release$sampling_weight, td$sampling_weight)
+  cr <- tu$battery$categorical
+  expect_identical(cr$weights, "sampling_weight")
+  ri <- risk_individual(tu$release, c("urbrur", "water", "sex", "age"), weights = "sampling_weight")
+  expect_equal(cr$risk, ri$risk, tolerance = 1e-12)
+  # the default masked variables (the numeric columns) leave the weights out
+  tu_default <- suppressMessages(tune_release(td[c("urbrur", v, "sampling_weight")], strata = "urbrur",
+                                              weights = "sampling_weight", methods = "mdav", seed = 1,
+                                              nthreads = 1))
+  expect_identical(release_info(tu_default$release)$settings$vars, v)
+  expect_identical(tu_default$release$sampling_weight, td$sampling_weight)
+  # an sdcMicroObj's weight variable flows through the search and the report
+  sdc <- sdcMicro::createSdcObj(td, keyVars = c("urbrur", "sex"), numVars = v, weightVar = "sampling_weight")
+  ts <- tune_release(sdc, methods = "anonymise", worst = 1, top_m = 1, tail = 1, seed = 1, nthreads = 1)
+  expect_identical(ts$weights, "sampling_weight")
+  expect_identical(ts$battery$categorical$weights, "sampling_weight")
+  f <- tempfile(fileext = ".html")
+  on.exit(unlink(f))
+  release_report(ts, file = f, release_seed = 1)
+  expect_match(paste(readLines(f), collapse = "\n"), "with the sampling weights sampling_weight", fixed = TRUE)
+})
+
+test_that("tune_release(risk_threshold = ) suppresses keys until no record's individual risk is above it", {
+  skip_if_not_installed("sdcMicro")
+  skip_on_cran()
+  td <- weighted_testdata(1500)
+  v <- c("expend", "income", "savings")
+  keys <- c("water", "sex", "age")
+  tune <- function(...) {
+    suppressMessages(tune_release(td, vars = v, strata = "urbrur", weights = "sampling_weight", methods = "mdav",
+                                  seed = 1, nthreads = 1, ...))
+  }
+  none <- tune()
+  # cells of 10 records already bound the risk: above that bound the threshold changes nothing
+  expect_lt(none$categorical$risk$max_risk, 0.01)
+  loose <- tune(risk_threshold = 0.01)
+  expect_identical(loose$categorical$n_threshold, 0L)
+  expect_identical(loose$release, none$release)
+  # below it, the threshold suppresses cells
+  thr <- 2e-4
+  expect_gt(none$categorical$risk$max_risk, thr)
+  tu <- tune(risk_threshold = thr)
+  rel <- tu$release
+  expect_false(is.null(rel))
+  expect_true(isTRUE(tu$chosen$verified))
+  # every record of the release at or below the threshold, recomputed by risk_individual()
+  r <- risk_individual(rel, c("urbrur", keys), weights = "sampling_weight")
+  expect_lte(max(r$risk), thr)
+  expect_equal(tu$categorical$risk$max_risk, max(r$risk))
+  expect_equal(tu$categorical$risk$global_risk, r$global_risk)
+  expect_identical(tu$categorical$risk$n_above, 0L)
+  # the cells suppressed are reported exactly, per key and for the threshold
+  ch <- tu$categorical$changes
+  na_new <- vapply(keys, function(k) sum(is.na(rel[[k]]) & !is.na(td[[k]])), 1L)
+  expect_identical(ch$n_suppressed, unname(na_new))
+  expect_gt(tu$categorical$n_threshold, 0L)
+  expect_identical(sum(ch$n_suppressed) - sum(none$categorical$changes$n_suppressed), tu$categorical$n_threshold)
+  expect_match(tu$categorical$settings, "individual risk of at most 2e-04", fixed = TRUE)
+  expect_output(print(tu), "individual risk with the weights")
+})
+
+test_that("tune_release(risk_threshold = ) is refused without weights, without suppression, or out of reach", {
+  d <- data.frame(g = rep(c("a", "b"), each = 30), key = rep(c("x", "y", "z"), 20), x = seq_len(60) + 0.5,
+                  w = 10)
+  expect_snapshot(error = TRUE, {
+    tune_release(d, vars = "x", strata = "g", risk_threshold = 0.01)
+    tune_release(d, vars = "x", strata = "g", weights = "w", categorical = "generalise", risk_threshold = 0.01)
+    tune_release(d, vars = "x", strata = "g", weights = "w", risk_threshold = 1.5)
+    tune_release(d, vars = "x", strata = "g", weights = "w", risk_threshold = 1e-4)
+  })
+})
+
+test_that("weights unique to most records are published with a warning, as CASC's would be", {
+  d <- data.frame(g = rep(c("a", "b"), each = 10), x = seq_len(20) + 0.5, w = c(1:19, 19) + 10)
+  m <- d
+  m$x <- m$x + 0.1
+  expect_warning(b <- risk_battery(d, m, vars = "x", strata = "g", weights = "w", attacks = "linkage_released",
+                                   control = FALSE),
+                 "unique to 18 of the 20 records", class = "detanon_warning_identifier")
+  expect_false("w" %in% b$intruder$held)
+  # fewer than half unique: no warning
+  d$w <- rep(c(10, 20), 10)
+  d$w[1:5] <- 31:35
+  m$w <- d$w
+  expect_no_warning(risk_battery(d, m, vars = "x", strata = "g", weights = "w", attacks = "linkage_released",
+                                 control = FALSE))
+})
