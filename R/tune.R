@@ -82,8 +82,13 @@
 #' the control, whose rates the limits do not use), and the objective; [risk_linkage()]
 #' (`m = 1` and `m`, overall and per stratum) and [risk_rmd()] (`deterministic = TRUE`,
 #' risk1 and risk2) are reported beside them, computed by the kernels of those functions
-#' from parts built once. The strata are released unchanged, so the `k_strata` limit
-#' (k-anonymity of the released strata) is checked once, on the data. A measure with a
+#' from parts built once. Without a `risk1` or `risk2` limit those two only report, and on
+#' more than 100,000 records their robust covariance is estimated on 100,000 of them, taken
+#' at evenly spaced positions in the order of their values (the same records for any row
+#' order; nothing random), as `rmd_records` and `print()` say; [risk_rmd()] measures them
+#' on all records. With a limit, the search uses all records. The strata are released
+#' unchanged, so the `k_strata` limit (k-anonymity of the released strata) is checked
+#' once, on the data. A measure with a
 #' limit that cannot be computed on a candidate (risk1 when a masked column became
 #' constant) counts as a missed limit. The search stops when each family has met the
 #' limits or used its tries; the reasons are reported.
@@ -248,7 +253,8 @@
 #'     cell size aimed at), `loss` and `n_small` (records left in small cells);
 #'   * `intruder`, `keys` (the published columns it holds, within which the groups were
 #'     formed), `n_suppressed` (records left out by `small_strata = "suppress"`; `kept`: the
-#'     rows of `data` the release holds, a logical vector, for the custodian) and, when
+#'     rows of `data` the release holds, a logical vector, for the custodian), `rmd_records`
+#'     (the records whose robust covariance gave risk1 and risk2 when a sample, else `NULL`) and, when
 #'     the search could not start, `unique_on` (`column`, `unique`: the published columns
 #'     that make records unique, and the share of records unique once each is added).
 #'
@@ -475,7 +481,11 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
              plural(n, "record"), " for ", plural(length(vars), "variable"), ".", kind = "data")
   }
   check_not_constant(numeric_matrix(df, vars), "data")
-  p <- adaptive_setup(df, vars, strata, rmd = TRUE, nthreads = nthreads)
+  # without a risk1 or risk2 limit the robust covariance only reports: above
+  # tune_rmd_sample() records it is estimated on that many (see the section The search)
+  no_rmd_limit <- limits$risk1 == 1 && limits$risk2 == 1
+  p <- adaptive_setup(df, vars, strata, rmd = TRUE, nthreads = nthreads,
+                      rmd_sample = if (no_rmd_limit) tune_rmd_sample())
   floor_m <- check_tune_limits(limits, k_strata, m, p$sizes, n)
   list(data = data, df = df, vars = vars, strata = strata, keys = keys, n_suppressed = n_suppressed,
        kept = kept, categorical = if (length(keys)) cat_step, k = k, k_strata = k_strata, m = m,
@@ -516,6 +526,10 @@ published_uniques <- function(df, strata, keys) {
   }
   data.frame(column = chosen, unique = got, stringsAsFactors = FALSE)
 }
+
+# The most records whose robust covariance (risk1, risk2) a search without a risk1 or risk2
+# limit estimates: above, a sample of that many (rmd_sample_rows()).
+tune_rmd_sample <- function() 100000L
 
 # The result of a search that cannot start: the intruder's published columns leave records
 # in cells too small for the limits. No release; the columns that make records unique named.
@@ -922,6 +936,7 @@ tune_result <- function(ctx, cands, stop_reason, seed, started) {
                  limits = c(limits, m = ctx$m, k = ctx$k, k_strata = ctx$k_strata),
                  objective = ctx$objective, stop = trimws(stop), keys = ctx$keys, intruder = ctx$intruder,
                  n_suppressed = ctx$n_suppressed, kept = ctx$kept,
+                 rmd_records = if (ctx$p$rmd$n_cov < ctx$n) ctx$p$rmd$n_cov,
                  seconds = proc.time()[[3L]] - started),
             class = "detanon_tuned")
 }
@@ -1237,6 +1252,11 @@ print.detanon_tuned <- function(x, ...) {
   if (!is.null(x$categorical)) {
     wrap("Published keys changed before the masking (", x$categorical$settings, "; loss ",
          sprintf("%.4f", x$categorical$loss), "): ", paste(categorical_lines(x$categorical), collapse = "; "), ".",
+         exdent = 2)
+  }
+  if (!is.null(x$rmd_records)) {
+    wrap("risk1 and risk2 (no limit set) use the robust covariance of a sample of ",
+         format(x$rmd_records, big.mark = ","), " records taken by their values; risk_rmd() measures all.",
          exdent = 2)
   }
   wrap("Stopped: ", x$stop)

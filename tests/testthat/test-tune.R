@@ -535,3 +535,38 @@ test_that("keyed candidates within cells of the published columns: groups of 1 /
                      intruder = intruder(), seed = 1)
   expect_true(all(grepl("k = 5$", tn$tried$settings)))
 })
+
+test_that("above tune_rmd_sample() records and without a risk1/risk2 limit, risk1 and risk2 use the covariance of a sample (issue 39)", {
+  local_detanon_binding("tune_rmd_sample", function() 300L)
+  d <- titanic_paper()[-1]
+  run <- function(dd, ...) {
+    suppressMessages(tune_release(dd, vars = v_t, strata = st_t, intruder = intruder(), methods = "anonymise",
+                                  verify = "linkage_released", ...))
+  }
+  got <- run(d)
+  expect_identical(got$rmd_records, 300L)
+  printed <- function(x) gsub("\\s+", " ", paste(capture.output(print(x)), collapse = " "))
+  expect_match(printed(got), "sample of 300 records", fixed = TRUE)
+  # by hand: covMcd(deterministic) of the scaled originals at 300 evenly spaced rows of their value order
+  x <- scale(as.matrix(d[v_t]))
+  o <- order(d$Age, d$Fare)
+  cov_s <- robustbase::covMcd(x[o[floor((0:299) * nrow(d) / 300) + 1], ], nsamp = "deterministic")$cov
+  rmd <- 0.05 * sqrt(stats::mahalanobis(x, colMeans(x), cov_s))
+  for (i in seq_len(nrow(got$tried))) {
+    kk <- as.integer(sub("k = ", "", got$tried$settings[i]))
+    rel <- anonymise(d, vars = v_t, strata = st_t, k = kk, check_identifiers = FALSE)
+    xm <- scale(as.matrix(rel[v_t]))
+    inside <- xm > x - 0.01 * rmd & xm < x + 0.01 * rmd
+    expect_identical(got$tried$risk1[i], mean(rowSums(inside) > 0), info = kk)
+  }
+  # the same records for any row order: the same report
+  perm <- sample(nrow(d))
+  again <- run(d[perm, ])
+  expect_identical(again$tried[c("risk1", "risk2", "worst", "loss")], got$tried[c("risk1", "risk2", "worst", "loss")])
+  # with a limit, every record: risk_rmd() on the candidate
+  lim <- run(d, risk1 = 0.99)
+  expect_null(lim$rmd_records)
+  rel <- anonymise(d, vars = v_t, strata = st_t, k = 3, check_identifiers = FALSE)
+  expect_identical(lim$tried$risk1[1], risk_rmd(d, rel, vars = v_t, deterministic = TRUE)$risk1)
+  expect_false(grepl("sample of", printed(lim)))
+})
