@@ -1024,12 +1024,19 @@ tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, n
   index <- if (identical(s$zo, p$z)) p$index else rank_index(s$zo, s)
   rmd_set <- rmd_defaults()
   n <- nrow(df)
+  # the cells the intruder matches exactly (NULL: the battery searches linkage released ->
+  # original itself), when its search is the evaluator's
+  link_cells <- if ("linkage_released" %in% attacks) same_link_view(df, s, intruder, seed, sensitive)
   function(release, origin_row = NULL) {
+    own <- character()
     if (is.null(origin_row)) {
       orig <- df
       ss <- s
-      ranks <- link_ranks(s, s$zo, s$z(numeric_matrix(release, vars)), rep(TRUE, n), m, nthreads,
-                          index = index)
+      zm <- s$z(numeric_matrix(release, vars))
+      ranks <- link_ranks(s, s$zo, zm, rep(TRUE, n), m, nthreads, index = index)
+      if (!is.null(link_cells) && all(vapply(link_cells, function(v) identical(release[[v]], df[[v]]), NA))) {
+        own <- "linkage_released"
+      }
     } else {
       # a shuffled release, measured against its originals aligned by the key
       orig <- df[origin_row, , drop = FALSE]
@@ -1054,8 +1061,12 @@ tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, n
       U = utility_pmse(orig, release)$U,
       model = max(utility_model(orig, release, formula, family = family)$std_diff, na.rm = TRUE))
     # the search attacks, on the release as returned (its rows aligned with `orig`)
-    bat <- tune_quiet(risk_battery(orig, release, intruder = intruder, attacks = attacks, m = m,
-                                   sensitive = sensitive, control = FALSE, seed = seed, nthreads = nthreads))
+    rest <- setdiff(attacks, own)
+    bat <- if (length(rest)) {
+      tune_quiet(risk_battery(orig, release, intruder = intruder, attacks = rest, m = m,
+                              sensitive = sensitive, control = FALSE, seed = seed, nthreads = nthreads))
+    } else list(attacks = list())
+    if (length(own)) bat$attacks$linkage_released <- linkage_released_rates(ranks, index, zm, m, nthreads)
     per <- function(v) as.vector(rowsum(v, ss$id, reorder = TRUE))
     flag1 <- flag2 <- numeric(n)
     flag1[r$rows_risk1] <- 1
@@ -1093,6 +1104,31 @@ tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, n
          top_m_stratum = max(lm$by_rate), risk1 = r$risk1, risk2 = r$risk2, reid = l1$reid_mean,
          loss = loss, counts = counts, count_limits = lim_n, sizes = ss$sizes)
   }
+}
+
+# The columns the intruder matches exactly (strata and categorical keys) when its attack
+# linkage released -> original searches what link_ranks() searches in tune_evaluator():
+# every record known, no numeric key, the same z-scale and the same cells as the strata of
+# `s`. NULL otherwise. A release whose columns are these of `df` has the same cells.
+same_link_view <- function(df, s, intruder, seed, sensitive) {
+  v <- tryCatch(intruder_view(df, df, intruder, seed = seed, sensitive = sensitive),
+                detanon_error = function(e) NULL)
+  if (is.null(v) || !all(v$known) || length(v$key_num) || !identical(v$zo, s$zo)) return(NULL)
+  pairs <- unique(data.frame(cell = v$cell_o, id = s$id))
+  if (nrow(pairs) != length(s$sizes) || anyDuplicated(pairs$cell)) return(NULL)
+  v$cat_cols
+}
+
+# The attack linkage released -> original from the ranks of link_ranks() (the counts of
+# linkage_core() on the trees of the originals; "at most as near" counted exactly where
+# it stopped at 2^14 and a top-m share needs it): the fields tune_evaluator() reads.
+linkage_released_rates <- function(ranks, index, zm, m, nthreads) {
+  redo <- ranks[, 1L] < m & ranks[, 2L] >= 2^14
+  if (any(redo)) ranks[redo, ] <- battery_ranks(index, zm, redo, max(m, 2L), nthreads)[redo, ]
+  success <- top_m_share(ranks, 1)
+  success_m <- top_m_share(ranks, m)
+  list(rate = mean(success), rate_m = mean(success_m), success = success, success_m = success_m,
+       n_attacked = length(success))
 }
 
 # How far a candidate misses its limits: the sum of its measures' relative excess over

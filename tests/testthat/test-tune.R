@@ -285,6 +285,39 @@ test_that("the search's measurements are those of the public functions", {
   }
 })
 
+test_that("the search's linkage released -> original, read from its own ranks, is the battery's: ties, m = 1, published keys (issue 39)", {
+  set.seed(39)
+  n <- 20000
+  # 18,000 tied originals: "at most as near" beyond the 2^14 where link_ranks() stops counting
+  d <- data.frame(g = rep(c("a", "b"), c(19000, 1000)), h = sample(c("u", "v"), n, TRUE),
+                  x = c(rep(0, 18000), round(stats::rnorm(2000), 1)), y = c(rep(0, 18000), stats::rexp(2000)))
+  rels <- list(tied = transform(d, x = ifelse(seq_len(n) %% 7 == 0, x + 0.5, x)),
+               moved = transform(d, x = x + stats::rnorm(n, 0, 0.3), y = y * 1.1))
+  df <- as.data.frame(d)
+  # (risk1 is not compared here: the covariance of a few hundred records will do)
+  x <- as.matrix(d[c("x", "y")])
+  rmd <- suppressWarnings(detanon:::rmd_core(x, TRUE, rows = detanon:::rmd_sample_rows(x, 500)))
+  for (who in c("narrow", "published")) for (m in c(1L, 3L)) {
+    it <- if (who == "narrow") intruder(c("x", "y"), "g") else intruder_published(c("x", "y"), "g")
+    st <- if (who == "narrow") "g" else c("g", "h")
+    p <- detanon:::adaptive_setup(df, c("x", "y"), st, rmd = FALSE, nthreads = 1L)
+    p$rmd <- rmd
+    ev <- detanon:::tune_evaluator(df, c("x", "y"), st, p, m, "delta", NULL, gaussian(), 1L,
+                                   c("linkage_released", "linkage_original"), it, NULL, 1L,
+                                   list(worst = 0.1, top_m = 0.3, linkage = 1, risk1 = 1, risk2 = 1))
+    for (nm in names(rels)) {
+      e <- ev(rels[[nm]])
+      b <- risk_battery(d, rels[[nm]], intruder = it, attacks = c("linkage_released", "linkage_original"), m = m,
+                        control = FALSE, seed = 1L)
+      info <- paste(who, m, nm)
+      expect_identical(unname(e$rates), unname(vapply(b$attacks, `[[`, 0, "rate")), info = info)
+      expect_identical(unname(e$rates_m), unname(vapply(b$attacks, `[[`, 0, "rate_m")), info = info)
+      expect_identical(e$counts[, "rate:linkage_released"],
+                       as.vector(rowsum(b$attacks$linkage_released$success, p$id, reorder = TRUE)[, 1]), info = info)
+    }
+  }
+})
+
 test_that("small or odd data: a release or a classed error, never a raw one", {
   for (n in c(8, 15)) for (s in 1:5) {
     set.seed(s)
