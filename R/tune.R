@@ -660,14 +660,28 @@ tune_per_stratum <- function(ctx, entry, runs, key) {
     }
     memo[[key]]
   }
+  # the release of a choice of rungs, one per stratum
+  release_of <- function(choice_r) {
+    choice <- pmin(ladder[choice_r], sizes)
+    fit <- centroids(choice_r[1L])
+    for (r in unique(choice_r)) {
+      rows <- choice_r[p$id] == r
+      fit$centroids[rows, ] <- centroids(r)$centroids[rows, ]
+    }
+    fit$k <- fit$k0 <- choice[p$id]
+    tune_adaptive_release(ctx, k_table_of(ctx$df, ctx$strata, p, choice[p$id]), choice[p$id], max(choice),
+                          0L, 0, NULL, fit = fit)
+  }
+  rung_release <- function(r) release_of(rep(r, length(sizes)))
   counts <- function(r) { # per-stratum counts with ladder[r] (capped by each stratum's size)
     key <- paste0("n", r)
     if (is.null(memo[[key]])) {
       e <- evals[[as.character(ladder[r])]]
       if (is.null(e)) { # (no fixed-k release has a k above the smallest stratum)
-        k0 <- rung_k(r)
-        e <- ctx$ev(tune_adaptive_release(ctx, k_table_of(ctx$df, ctx$strata, p, k0[p$id]), k0[p$id], max(k0),
-                                          0L, 0, NULL, fit = centroids(r)))
+        rel <- rung_release(r)
+        e <- ctx$ev(rel)
+        # the candidate with this rung in every stratum: this release and its measures
+        memo[[paste0("e", r)]] <- list(release = rel, e = e)
       }
       memo[[key]] <- tune_counts(e)
     }
@@ -698,15 +712,9 @@ tune_per_stratum <- function(ctx, entry, runs, key) {
       choice_r[i] <- choice_r[i] + 1L
     }
     choice <- pmin(ladder[choice_r], sizes)
-    fit <- centroids(choice_r[1L])
-    for (r in unique(choice_r)) {
-      rows <- choice_r[p$id] == r
-      fit$centroids[rows, ] <- centroids(r)$centroids[rows, ]
-    }
-    fit$k <- fit$k0 <- choice[p$id]
-    rel <- tune_adaptive_release(ctx, k_table_of(ctx$df, ctx$strata, p, choice[p$id]), choice[p$id], max(choice),
-                                 0L, 0, NULL, fit = fit)
-    e <- ctx$ev(rel)
+    done <- if (all(choice_r == choice_r[1L])) memo[[paste0("e", choice_r[1L])]]
+    rel <- if (is.null(done)) release_of(choice_r) else done$release
+    e <- if (is.null(done)) ctx$ev(rel) else done$e
     cand <- tune_candidate(ctx, e, "stratum", tune_k_label(choice), rel, since)
     out$cands[[length(out$cands) + 1L]] <- cand
     if (cand$row$meets) break

@@ -389,6 +389,23 @@ test_that("a k-per-stratum candidate is the release of anonymise_adaptive() with
   expect_lte(st$chosen$worst, 0.2)
 })
 
+test_that("a k-per-stratum candidate at one rung above the fixed k everywhere: the rung's release and its measures", {
+  set.seed(3)
+  n <- 8000
+  d <- data.frame(g = rep(c("a", "b", "c", "d"), each = n / 4), x1 = round(stats::rnorm(n, 50, 10), 1),
+                  x2 = round(stats::rexp(n, 0.1), 1), x3 = round(stats::runif(n, 20, 80)))
+  v <- c("x1", "x2", "x3")
+  tu <- tune_release(d, vars = v, strata = "g", methods = "stratum", verify = "linkage_released", nthreads = 1L)
+  expect_identical(tu$tried$settings, "k = 160 in every stratum")
+  rel <- anonymise_adaptive(d, vars = v, strata = "g", k = data.frame(g = c("a", "b", "c", "d"), k = 160L),
+                            k_max = 160, m = 0, check_identifiers = FALSE)
+  b <- risk_battery(d, rel, intruder = intruder_published(v, "g"), attacks = c("linkage_released", "linkage_original"),
+                    control = FALSE, seed = 1L)
+  expect_identical(tu$tried$worst, max(vapply(b$attacks, `[[`, 0, "rate")))
+  expect_identical(tu$tried$top_m, max(vapply(b$attacks, `[[`, 0, "rate_m")))
+  expect_identical(tu$tried$loss, max(utility_delta(d, rel, vars = v)$delta))
+})
+
 test_that("a search that cannot meet its limits says how close it got and why it stopped", {
   set.seed(3)
   n <- 3000
