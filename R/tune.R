@@ -254,9 +254,10 @@
 #'   * `intruder`, `keys` (the published columns it holds, within which the groups were
 #'     formed), `n_suppressed` (records left out by `small_strata = "suppress"`; `kept`: the
 #'     rows of `data` the release holds, a logical vector, for the custodian), `rmd_records`
-#'     (the records whose robust covariance gave risk1 and risk2 when a sample, else `NULL`) and, when
-#'     the search could not start, `unique_on` (`column`, `unique`: the published columns
-#'     that make records unique, and the share of records unique once each is added).
+#'     (the number of records whose robust covariance gave risk1 and risk2, when a sample;
+#'     else `NULL`) and, when the search could not start, `unique_on` (`column`, `unique`:
+#'     the published columns that make records unique, and the share of records unique
+#'     once each is added).
 #'
 #'   The verification battery gives every rate with its 95% Wilson interval; `print()`
 #'   says when the interval of the worst attack (or top-`m` rate) straddles its limit.
@@ -672,13 +673,12 @@ tune_per_stratum <- function(ctx, entry, runs, key) {
     tune_adaptive_release(ctx, k_table_of(ctx$df, ctx$strata, p, choice[p$id]), choice[p$id], max(choice),
                           0L, 0, NULL, fit = fit)
   }
-  rung_release <- function(r) release_of(rep(r, length(sizes)))
   counts <- function(r) { # per-stratum counts with ladder[r] (capped by each stratum's size)
     key <- paste0("n", r)
     if (is.null(memo[[key]])) {
       e <- evals[[as.character(ladder[r])]]
       if (is.null(e)) { # (no fixed-k release has a k above the smallest stratum)
-        rel <- rung_release(r)
+        rel <- release_of(rep(r, length(sizes)))
         e <- ctx$ev(rel)
         # the candidate with this rung in every stratum: this release and its measures
         memo[[paste0("e", r)]] <- list(release = rel, e = e)
