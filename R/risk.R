@@ -235,7 +235,7 @@ rmd_sample_rows <- function(x, size) {
   n <- nrow(x)
   if (n <= size) return(NULL)
   o <- do.call(order, c(unname(as.data.frame(x)), method = "radix"))
-  o[floor(seq.int(0, size - 1) * n / size) + 1]
+  o[floor(seq(0, size - 1) * as.double(n) / size) + 1]
 }
 
 usable_cov <- function(covs) {

@@ -608,6 +608,11 @@ test_that("rmd_sample_rows(): evenly spaced rows in the order of the values, the
     perm <- sample(1000)
     expect_identical(x[perm, ][detanon:::rmd_sample_rows(x[perm, ], 300), ], x[rows, ])
   }
+  # n x size beyond the integers: the positions in doubles
+  big <- matrix(as.double(100000:1), ncol = 1L)
+  far <- detanon:::rmd_sample_rows(big, 30000L)
+  expect_false(anyNA(far))
+  expect_identical(big[far, 1], floor((0:29999) * 100000 / 30000) + 1)
   # the covariance of the sample, the distances of every row
   core <- detanon:::rmd_core(x, TRUE, rows = rows)
   xs <- scale(x)
