@@ -116,7 +116,9 @@ anonymise_adaptive <- function(data, vars = NULL, strata = NULL, k = 3, k_max = 
 # matrix (tiny columns scaled by a power of two), the column statistics, the z-scores of
 # the masked columns, the strata, the rank index of the originals and (rmd = TRUE) the
 # robust covariance of the interval test. tune_release() builds it once for all candidates.
-adaptive_setup <- function(df, vars, strata, rmd, nthreads) {
+# `rmd_sample`: when more records than that, the robust covariance is estimated on that
+# many (rmd_sample_rows()), for measures that only report it.
+adaptive_setup <- function(df, vars, strata, rmd, nthreads, rmd_sample = NULL) {
   x0 <- numeric_matrix(df, vars) # complete and finite (check_masking_args())
   id <- stratum_ids(df, strata)
   sizes <- tabulate(id, max(id))
@@ -133,7 +135,9 @@ adaptive_setup <- function(df, vars, strata, rmd, nthreads) {
       if (nrow(x) < length(cols) + 2L) {
         stop_arg("`w1` needs more records than variables to estimate a robust covariance.", kind = "data")
       }
-      p$rmd <- rmd_core(x[, cols, drop = FALSE], deterministic = TRUE)
+      xc <- x[, cols, drop = FALSE]
+      p$rmd <- rmd_core(xc, deterministic = TRUE, rows = if (!is.null(rmd_sample)) rmd_sample_rows(xc, rmd_sample))
+      p$rmd$n_cov <- if (is.null(rmd_sample)) nrow(xc) else min(nrow(xc), rmd_sample)
     }
   }
   p

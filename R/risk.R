@@ -185,14 +185,17 @@ rmd_result <- function(r, xm, w1, w2, neighbours, vars, deterministic, nthreads)
 # singular (more than half of the records on a hyperplane: ties, zero-inflation, a variable
 # that is a linear combination of others), it falls back to the classical covariance, and
 # when that is singular too, to per-variable robust variances (a diagonal matrix), with a
-# classed warning: a degenerate variable never stops a measure or a search.
-rmd_core <- function(x, deterministic, ...) {
+# classed warning: a degenerate variable never stops a measure or a search. `rows`: the
+# covariance is estimated on these rows only (rmd_sample_rows()); the scaling and the
+# distances are of all rows.
+rmd_core <- function(x, deterministic, ..., rows = NULL) {
   x <- scale(x)
   cent <- colMeans(x)
+  xc <- if (is.null(rows)) x else x[rows, , drop = FALSE]
   args <- list(...)
   if (deterministic) args$nsamp <- "deterministic"
   singular <- function(e) grepl("singular|hyperplane|plane with equation|order statistic", conditionMessage(e))
-  mcd <- tryCatch(withCallingHandlers(do.call(robustbase::covMcd, c(list(x), args)),
+  mcd <- tryCatch(withCallingHandlers(do.call(robustbase::covMcd, c(list(xc), args)),
                                       warning = function(w) if (singular(w)) invokeRestart("muffleWarning")),
                   error = function(e) {
                     if (!singular(e)) {
@@ -203,10 +206,10 @@ rmd_core <- function(x, deterministic, ...) {
   covs <- mcd$cov
   method <- "mcd"
   if (!usable_cov(covs)) {
-    covs <- stats::cov(x)
+    covs <- stats::cov(xc)
     method <- "classical"
     if (!usable_cov(covs)) {
-      s <- apply(x, 2L, stats::mad)
+      s <- apply(xc, 2L, stats::mad)
       s[!is.finite(s) | s <= 0] <- 1 # a variable with more than half of its values tied
       covs <- diag(s^2, ncol(x))
       dimnames(covs) <- list(colnames(x), colnames(x))
@@ -222,6 +225,17 @@ rmd_core <- function(x, deterministic, ...) {
   }
   rmd <- stats::mahalanobis(x, center = cent, cov = covs)
   list(x = x, cov = covs, rmd = sqrt(rmd) * 0.05, cov_method = method)
+}
+
+# At most `size` rows of the matrix x whose values stand for all of them, the same for any
+# row order: the rows in the order of their values (column by column), at evenly spaced
+# positions. Rows that tie on every column are interchangeable, so the values taken do not
+# depend on which of them is taken.
+rmd_sample_rows <- function(x, size) {
+  n <- nrow(x)
+  if (n <= size) return(NULL)
+  o <- do.call(order, c(unname(as.data.frame(x)), method = "radix"))
+  o[floor(seq(0, size - 1) * as.double(n) / size) + 1]
 }
 
 usable_cov <- function(covs) {

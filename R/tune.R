@@ -82,8 +82,13 @@
 #' the control, whose rates the limits do not use), and the objective; [risk_linkage()]
 #' (`m = 1` and `m`, overall and per stratum) and [risk_rmd()] (`deterministic = TRUE`,
 #' risk1 and risk2) are reported beside them, computed by the kernels of those functions
-#' from parts built once. The strata are released unchanged, so the `k_strata` limit
-#' (k-anonymity of the released strata) is checked once, on the data. A measure with a
+#' from parts built once. Without a `risk1` or `risk2` limit those two only report, and on
+#' more than 100,000 records their robust covariance is estimated on 100,000 of them, taken
+#' at evenly spaced positions in the order of their values (the same records for any row
+#' order; nothing random), as `rmd_records` and `print()` say; [risk_rmd()] measures them
+#' on all records. With a limit, the search uses all records. The strata are released
+#' unchanged, so the `k_strata` limit (k-anonymity of the released strata) is checked
+#' once, on the data. A measure with a
 #' limit that cannot be computed on a candidate (risk1 when a masked column became
 #' constant) counts as a missed limit. The search stops when each family has met the
 #' limits or used its tries; the reasons are reported.
@@ -268,9 +273,11 @@
 #'     (records above `risk_threshold`, or 0.1), `max_risk`);
 #'   * `intruder`, `keys` (the published columns it holds, within which the groups were
 #'     formed), `n_suppressed` (records left out by `small_strata = "suppress"`; `kept`: the
-#'     rows of `data` the release holds, a logical vector, for the custodian) and, when
-#'     the search could not start, `unique_on` (`column`, `unique`: the published columns
-#'     that make records unique, and the share of records unique once each is added).
+#'     rows of `data` the release holds, a logical vector, for the custodian), `rmd_records`
+#'     (the number of records whose robust covariance gave risk1 and risk2, when a sample;
+#'     else `NULL`) and, when the search could not start, `unique_on` (`column`, `unique`:
+#'     the published columns that make records unique, and the share of records unique
+#'     once each is added).
 #'
 #'   The verification battery gives every rate with its 95% Wilson interval; `print()`
 #'   says when the interval of the worst attack (or top-`m` rate) straddles its limit.
@@ -517,7 +524,11 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
              plural(n, "record"), " for ", plural(length(vars), "variable"), ".", kind = "data")
   }
   check_not_constant(numeric_matrix(df, vars), "data")
-  p <- adaptive_setup(df, vars, strata, rmd = TRUE, nthreads = nthreads)
+  # without a risk1 or risk2 limit the robust covariance only reports: above
+  # tune_rmd_sample() records it is estimated on that many (see the section The search)
+  no_rmd_limit <- limits$risk1 == 1 && limits$risk2 == 1
+  p <- adaptive_setup(df, vars, strata, rmd = TRUE, nthreads = nthreads,
+                      rmd_sample = if (no_rmd_limit) tune_rmd_sample())
   floor_m <- check_tune_limits(limits, k_strata, m, p$sizes, n)
   list(data = data, df = df, vars = vars, strata = strata, keys = keys, n_suppressed = n_suppressed,
        kept = kept, categorical = if (length(keys)) cat_step, k = k, k_strata = k_strata, m = m,
@@ -558,6 +569,10 @@ published_uniques <- function(df, strata, keys) {
   }
   data.frame(column = chosen, unique = got, stringsAsFactors = FALSE)
 }
+
+# The most records whose robust covariance (risk1, risk2) a search without a risk1 or risk2
+# limit estimates: above, a sample of that many (rmd_sample_rows()).
+tune_rmd_sample <- function() 100000L
 
 # The result of a search that cannot start: the intruder's published columns leave records
 # in cells too small for the limits. No release; the columns that make records unique named.
@@ -688,14 +703,27 @@ tune_per_stratum <- function(ctx, entry, runs, key) {
     }
     memo[[key]]
   }
+  # the release of a choice of rungs, one per stratum
+  release_of <- function(choice_r) {
+    choice <- pmin(ladder[choice_r], sizes)
+    fit <- centroids(choice_r[1L])
+    for (r in unique(choice_r)) {
+      rows <- choice_r[p$id] == r
+      fit$centroids[rows, ] <- centroids(r)$centroids[rows, ]
+    }
+    fit$k <- fit$k0 <- choice[p$id]
+    tune_adaptive_release(ctx, k_table_of(ctx$df, ctx$strata, p, choice[p$id]), choice[p$id], max(choice),
+                          0L, 0, NULL, fit = fit)
+  }
   counts <- function(r) { # per-stratum counts with ladder[r] (capped by each stratum's size)
     key <- paste0("n", r)
     if (is.null(memo[[key]])) {
       e <- evals[[as.character(ladder[r])]]
       if (is.null(e)) { # (no fixed-k release has a k above the smallest stratum)
-        k0 <- rung_k(r)
-        e <- ctx$ev(tune_adaptive_release(ctx, k_table_of(ctx$df, ctx$strata, p, k0[p$id]), k0[p$id], max(k0),
-                                          0L, 0, NULL, fit = centroids(r)))
+        rel <- release_of(rep(r, length(sizes)))
+        e <- ctx$ev(rel)
+        # the candidate with this rung in every stratum: this release and its measures
+        memo[[paste0("e", r)]] <- list(release = rel, e = e)
       }
       memo[[key]] <- tune_counts(e)
     }
@@ -726,15 +754,9 @@ tune_per_stratum <- function(ctx, entry, runs, key) {
       choice_r[i] <- choice_r[i] + 1L
     }
     choice <- pmin(ladder[choice_r], sizes)
-    fit <- centroids(choice_r[1L])
-    for (r in unique(choice_r)) {
-      rows <- choice_r[p$id] == r
-      fit$centroids[rows, ] <- centroids(r)$centroids[rows, ]
-    }
-    fit$k <- fit$k0 <- choice[p$id]
-    rel <- tune_adaptive_release(ctx, k_table_of(ctx$df, ctx$strata, p, choice[p$id]), choice[p$id], max(choice),
-                                 0L, 0, NULL, fit = fit)
-    e <- ctx$ev(rel)
+    done <- if (all(choice_r == choice_r[1L])) memo[[paste0("e", choice_r[1L])]]
+    rel <- if (is.null(done)) release_of(choice_r) else done$release
+    e <- if (is.null(done)) ctx$ev(rel) else done$e
     cand <- tune_candidate(ctx, e, "stratum", tune_k_label(choice), rel, since)
     out$cands[[length(out$cands) + 1L]] <- cand
     if (cand$row$meets) break
@@ -965,6 +987,7 @@ tune_result <- function(ctx, cands, stop_reason, seed, started) {
                  limits = c(limits, m = ctx$m, k = ctx$k, k_strata = ctx$k_strata),
                  objective = ctx$objective, stop = trimws(stop), keys = ctx$keys, intruder = ctx$intruder,
                  n_suppressed = ctx$n_suppressed, kept = ctx$kept,
+                 rmd_records = if (ctx$p$rmd$n_cov < ctx$n) ctx$p$rmd$n_cov,
                  seconds = proc.time()[[3L]] - started),
             class = "detanon_tuned")
 }
@@ -1056,12 +1079,19 @@ tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, n
   index <- if (identical(s$zo, p$z)) p$index else rank_index(s$zo, s)
   rmd_set <- rmd_defaults()
   n <- nrow(df)
+  # the cells the intruder matches exactly (NULL: the battery searches linkage released ->
+  # original itself), when its search is the evaluator's
+  link_cells <- if ("linkage_released" %in% attacks) same_link_view(df, s, intruder, seed, sensitive)
   function(release, origin_row = NULL) {
+    own <- character()
     if (is.null(origin_row)) {
       orig <- df
       ss <- s
-      ranks <- link_ranks(s, s$zo, s$z(numeric_matrix(release, vars)), rep(TRUE, n), m, nthreads,
-                          index = index)
+      zm <- s$z(numeric_matrix(release, vars))
+      ranks <- link_ranks(s, s$zo, zm, rep(TRUE, n), m, nthreads, index = index)
+      if (!is.null(link_cells) && all(vapply(link_cells, function(v) identical(release[[v]], df[[v]]), NA))) {
+        own <- "linkage_released"
+      }
     } else {
       # a shuffled release, measured against its originals aligned by the key
       orig <- df[origin_row, , drop = FALSE]
@@ -1086,9 +1116,13 @@ tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, n
       U = utility_pmse(orig, release)$U,
       model = max(utility_model(orig, release, formula, family = family)$std_diff, na.rm = TRUE))
     # the search attacks, on the release as returned (its rows aligned with `orig`)
-    bat <- tune_quiet(risk_battery(orig, release, intruder = intruder, attacks = attacks, m = m,
-                                   sensitive = sensitive, weights = weights, control = FALSE, seed = seed,
-                                   nthreads = nthreads))
+    rest <- setdiff(attacks, own)
+    bat <- if (length(rest)) {
+      tune_quiet(risk_battery(orig, release, intruder = intruder, attacks = rest, m = m,
+                              sensitive = sensitive, weights = weights, control = FALSE, seed = seed,
+                              nthreads = nthreads))
+    } else list(attacks = list())
+    if (length(own)) bat$attacks$linkage_released <- linkage_released_rates(ranks, index, zm, m, nthreads)
     per <- function(v) as.vector(rowsum(v, ss$id, reorder = TRUE))
     flag1 <- flag2 <- numeric(n)
     flag1[r$rows_risk1] <- 1
@@ -1126,6 +1160,31 @@ tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, n
          top_m_stratum = max(lm$by_rate), risk1 = r$risk1, risk2 = r$risk2, reid = l1$reid_mean,
          loss = loss, counts = counts, count_limits = lim_n, sizes = ss$sizes)
   }
+}
+
+# The columns the intruder matches exactly (strata and categorical keys) when its attack
+# linkage released -> original searches what link_ranks() searches in tune_evaluator():
+# every record known, no numeric key, the same z-scale and the same cells as the strata of
+# `s`. NULL otherwise. A release whose columns are these of `df` has the same cells.
+same_link_view <- function(df, s, intruder, seed, sensitive) {
+  v <- tryCatch(intruder_view(df, df, intruder, seed = seed, sensitive = sensitive),
+                detanon_error = function(e) NULL)
+  if (is.null(v) || !all(v$known) || length(v$key_num) || !identical(v$zo, s$zo)) return(NULL)
+  pairs <- unique(data.frame(cell = v$cell_o, id = s$id))
+  if (nrow(pairs) != length(s$sizes) || anyDuplicated(pairs$cell)) return(NULL)
+  v$cat_cols
+}
+
+# The attack linkage released -> original from the ranks of link_ranks() (the counts of
+# linkage_core() on the trees of the originals; "at most as near" counted exactly where
+# it stopped at 2^14 and a top-m share needs it): the fields tune_evaluator() reads.
+linkage_released_rates <- function(ranks, index, zm, m, nthreads) {
+  redo <- ranks[, 1L] < m & ranks[, 2L] >= 2^14
+  if (any(redo)) ranks[redo, ] <- battery_ranks(index, zm, redo, max(m, 2L), nthreads)[redo, ]
+  success <- top_m_share(ranks, 1)
+  success_m <- top_m_share(ranks, m)
+  list(rate = mean(success), rate_m = mean(success_m), success = success, success_m = success_m,
+       n_attacked = length(success))
 }
 
 # How far a candidate misses its limits: the sum of its measures' relative excess over
@@ -1290,6 +1349,11 @@ print.detanon_tuned <- function(x, ...) {
            sprintf("; individual risk with the weights: %.2f expected re-identifications (%.4f%%), largest %.4f",
                    cr$expected, 100 * cr$global_risk, cr$max_risk)
          }, ".", exdent = 2)
+  }
+  if (!is.null(x$rmd_records)) {
+    wrap("risk1 and risk2 (no limit set) use the robust covariance of a sample of ",
+         format(x$rmd_records, big.mark = ","), " records taken by their values; risk_rmd() measures all.",
+         exdent = 2)
   }
   wrap("Stopped: ", x$stop)
   wrap("The limits cover the attacks of the verification battery for its intruder, not other attacks, ",

@@ -5,19 +5,21 @@
 #            the rows are duplicates), its published columns held by the default intruder.
 # Each case runs in a fresh R process (its peak memory, Linux VmHWM, is its own) under
 # R's profiler, so that the time of every family's candidates, of the verification battery
-# and of each attack is known even when the run is stopped at its time limit.
-#   Rscript bench/tune_scale.R [case] [nthreads] [minutes]   (case: sim, titanic or both)
+# and of each attack is known even when the run is stopped at its time limit (the profile
+# is kept in $TUNE_SCALE_DIR when set). Results: bench/results/tune-scale.txt.
+#   Rscript bench/tune_scale.R [case] [nthreads] [minutes] [n]   (case: sim, titanic or both; n default 1e6)
 args <- commandArgs(trailingOnly = TRUE)
 cases <- if (length(args) >= 1 && args[1] != "both") args[1] else c("sim", "titanic")
 nt <- if (length(args) >= 2) as.integer(args[2]) else 2L
 minutes <- if (length(args) >= 3) as.numeric(args[3]) else 20
-dir <- tempfile("tune_scale"); dir.create(dir)
+n <- if (length(args) >= 4) as.numeric(args[4]) else 1e6
+dir <- Sys.getenv("TUNE_SCALE_DIR", tempfile("tune_scale")); dir.create(dir, showWarnings = FALSE)
 data_code <- list(
-  sim = c("set.seed(1); n <- 1e6",
+  sim = c(paste0("set.seed(1); n <- ", n),
           "d <- data.frame(g = factor(rep(c('a', 'b', 'c', 'd'), each = n / 4)), x1 = round(rnorm(n, 50, 10), 1),",
           "                x2 = round(rexp(n, 0.1), 1), x3 = round(runif(n, 20, 80)))",
           "vars <- c('x1', 'x2', 'x3'); strata <- 'g'"),
-  titanic = c("set.seed(1); n <- 1e6; t0 <- titanic_paper()[-1]",
+  titanic = c(paste0("set.seed(1); n <- ", n, "; t0 <- titanic_paper()[-1]"),
               "d <- t0[sample(nrow(t0), n, TRUE), ]",
               "d$Age <- round(pmax(0.5, d$Age + stats::rnorm(n, 0, 3)))",
               "d$Fare <- round(pmax(0, d$Fare * exp(stats::rnorm(n, 0, 0.2))), 2); rownames(d) <- NULL",
@@ -30,22 +32,27 @@ for (case in cases) {
     "suppressMessages(library(detanon))",
     "peak <- function() { s <- readLines('/proc/self/status'); as.numeric(gsub('[^0-9]', '', s[grepl('^VmHWM', s)])) / 1024 }",
     data_code[[case]],
-    sprintf("Rprof(%s, interval = 0.1)", deparse(prof)),
+    sprintf("Rprof(%s, interval = 0.05)", deparse(prof)),
     sprintf(paste("t <- system.time(tu <- tune_release(d, vars = vars, strata = strata, key = 'the custodian bench key 01',",
                   "nthreads = %d))"), nt),
     "Rprof(NULL)",
     "tr <- tu$tried",
     sprintf("cat(sprintf('%s: %%.0f s elapsed, %%.0f s CPU; peak RSS %%.0f MB\\n', t[['elapsed']], t[['user.self']] + t[['sys.self']], peak()))", case),
     "print(aggregate(seconds ~ method, tr, sum))",
+    "print(tr[c('method', 'settings', 'seconds', 'meets', 'verified')], right = FALSE)",
     "cat(sprintf('candidates %.0f s, the rest (setup, verification) %.0f s\\n', sum(tr$seconds), t[['elapsed']] - sum(tr$seconds)))",
     "cat('chosen:', if (is.null(tu$release)) 'none' else tu$chosen$method, '\\n'); cat('stop:', tu$stop, sep = '\\n')"
   ), f)
+  cat(sprintf("\n%s, n = %g, nthreads = %d; load before: %s\n", case, n, nt, system("uptime", intern = TRUE)))
   status <- system2("timeout", c(sprintf("%.0fm", minutes), "Rscript", f))
   cat(sprintf("\n%s: exit status %d%s; where the time went (R's profiler, total seconds by function):\n", case,
               status, if (status == 124) " (stopped at the time limit)" else ""))
   if (file.exists(prof) && file.size(prof) > 0) {
     tot <- summaryRprof(prof)$by.total
-    keep <- grepl("^\"(tune_|risk_battery|run_attack|anonymise|assignment_core|recipe_core|fellegi_sunter_core|linkage_core|singling_out_core|inference_core|tail_|keyed_|mdav_|stir|assign_cells|tune_result)", rownames(tot))
-    print(utils::head(tot[keep, c("total.time", "total.pct")], 30))
+    keep <- grepl(paste0("^\"(tune_|risk_battery|run_attack|anonymise|assignment_core|recipe_core|fellegi_sunter_core|linkage_core|",
+                         "singling_out_core|inference_core|tail_|keyed_|mdav_|stir|assign_cells|tune_result|ctx\\$ev|",
+                         "adaptive_setup|rmd_|link_ranks|battery_ranks|replay_|finish_release|equivalence_classes)"), rownames(tot))
+    print(utils::head(tot[keep, c("total.time", "total.pct")], 40))
+    cat("profile kept in", prof, "\n")
   }
 }

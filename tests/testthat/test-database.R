@@ -28,21 +28,6 @@ db_result <- function(con, table, key) {
                              DBI::dbQuoteIdentifier(con, key)))
 }
 
-# Replaces the internal function `name` of detanon by `value` until the calling test ends
-# (failures are injected from the tests, through the functions the package really calls).
-local_detanon_binding <- function(name, value, env = parent.frame()) {
-  ns <- asNamespace("detanon")
-  old <- get(name, envir = ns)
-  set <- function(v) {
-    unlockBinding(name, ns)
-    assign(name, v, envir = ns)
-    lockBinding(name, ns)
-  }
-  set(value)
-  withr::defer(set(old), envir = env)
-  old
-}
-
 # db_append() failing (with a backend's plain error) on its `at`-th call
 local_append_failure <- function(at, env = parent.frame()) {
   calls <- 0L

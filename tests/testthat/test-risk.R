@@ -593,3 +593,30 @@ test_that("risk_linkage(): the count 'at most as close' stops at 2^14 (an upper 
   }
   expect_true(all(r$reid_prob >= 2^-14))
 })
+
+test_that("rmd_sample_rows(): evenly spaced rows in the order of the values, the same values for any row order", {
+  set.seed(39)
+  x <- cbind(a = round(stats::rnorm(1000), 1), b = sample(1:4, 1000, TRUE))
+  expect_null(detanon:::rmd_sample_rows(x, 1000))
+  rows <- detanon:::rmd_sample_rows(x, 300)
+  expect_length(rows, 300L)
+  expect_false(anyDuplicated(rows) > 0)
+  # by hand: the rows sorted on a, then b; positions 1, 1 + 1000/300, ... rounded down
+  o <- order(x[, "a"], x[, "b"])
+  expect_identical(x[rows, ], x[o[floor((0:299) * 1000 / 300) + 1], ])
+  for (s in 1:3) {
+    perm <- sample(1000)
+    expect_identical(x[perm, ][detanon:::rmd_sample_rows(x[perm, ], 300), ], x[rows, ])
+  }
+  # n x size beyond the integers: the positions in doubles
+  big <- matrix(as.double(100000:1), ncol = 1L)
+  far <- detanon:::rmd_sample_rows(big, 30000L)
+  expect_false(anyNA(far))
+  expect_identical(big[far, 1], floor((0:29999) * 100000 / 30000) + 1)
+  # the covariance of the sample, the distances of every row
+  core <- detanon:::rmd_core(x, TRUE, rows = rows)
+  xs <- scale(x)
+  cov_s <- robustbase::covMcd(xs[rows, ], nsamp = "deterministic")$cov
+  expect_equal(core$cov, cov_s)
+  expect_equal(core$rmd, 0.05 * sqrt(stats::mahalanobis(xs, colMeans(xs), cov_s)))
+})

@@ -285,6 +285,39 @@ test_that("the search's measurements are those of the public functions", {
   }
 })
 
+test_that("the search's linkage released -> original, read from its own ranks, is the battery's: ties, m = 1, published keys (issue 39)", {
+  set.seed(39)
+  n <- 20000
+  # 18,000 tied originals: "at most as near" beyond the 2^14 where link_ranks() stops counting
+  d <- data.frame(g = rep(c("a", "b"), c(19000, 1000)), h = sample(c("u", "v"), n, TRUE),
+                  x = c(rep(0, 18000), round(stats::rnorm(2000), 1)), y = c(rep(0, 18000), stats::rexp(2000)))
+  rels <- list(tied = transform(d, x = ifelse(seq_len(n) %% 7 == 0, x + 0.5, x)),
+               moved = transform(d, x = x + stats::rnorm(n, 0, 0.3), y = y * 1.1))
+  df <- as.data.frame(d)
+  # (risk1 is not compared here: the covariance of a few hundred records will do)
+  x <- as.matrix(d[c("x", "y")])
+  rmd <- suppressWarnings(detanon:::rmd_core(x, TRUE, rows = detanon:::rmd_sample_rows(x, 500)))
+  for (who in c("narrow", "published")) for (m in c(1L, 3L)) {
+    it <- if (who == "narrow") intruder(c("x", "y"), "g") else intruder_published(c("x", "y"), "g")
+    st <- if (who == "narrow") "g" else c("g", "h")
+    p <- detanon:::adaptive_setup(df, c("x", "y"), st, rmd = FALSE, nthreads = 1L)
+    p$rmd <- rmd
+    ev <- detanon:::tune_evaluator(df, c("x", "y"), st, p, m, "delta", NULL, gaussian(), 1L,
+                                   c("linkage_released", "linkage_original"), it, NULL, 1L,
+                                   list(worst = 0.1, top_m = 0.3, linkage = 1, risk1 = 1, risk2 = 1))
+    for (nm in names(rels)) {
+      e <- ev(rels[[nm]])
+      b <- risk_battery(d, rels[[nm]], intruder = it, attacks = c("linkage_released", "linkage_original"), m = m,
+                        control = FALSE, seed = 1L)
+      info <- paste(who, m, nm)
+      expect_identical(unname(e$rates), unname(vapply(b$attacks, `[[`, 0, "rate")), info = info)
+      expect_identical(unname(e$rates_m), unname(vapply(b$attacks, `[[`, 0, "rate_m")), info = info)
+      expect_identical(e$counts[, "rate:linkage_released"],
+                       as.vector(rowsum(b$attacks$linkage_released$success, p$id, reorder = TRUE)[, 1]), info = info)
+    }
+  }
+})
+
 test_that("small or odd data: a release or a classed error, never a raw one", {
   for (n in c(8, 15)) for (s in 1:5) {
     set.seed(s)
@@ -354,6 +387,23 @@ test_that("a k-per-stratum candidate is the release of anonymise_adaptive() with
   expect_identical(as.data.frame(again)[v_t], as.data.frame(st$release)[v_t])
   # the per-stratum counts predicted the limits: the candidate meets them
   expect_lte(st$chosen$worst, 0.2)
+})
+
+test_that("a k-per-stratum candidate at one rung above the fixed k everywhere: the rung's release and its measures", {
+  set.seed(3)
+  n <- 8000
+  d <- data.frame(g = rep(c("a", "b", "c", "d"), each = n / 4), x1 = round(stats::rnorm(n, 50, 10), 1),
+                  x2 = round(stats::rexp(n, 0.1), 1), x3 = round(stats::runif(n, 20, 80)))
+  v <- c("x1", "x2", "x3")
+  tu <- tune_release(d, vars = v, strata = "g", methods = "stratum", verify = "linkage_released", nthreads = 1L)
+  expect_identical(tu$tried$settings, "k = 160 in every stratum")
+  rel <- anonymise_adaptive(d, vars = v, strata = "g", k = data.frame(g = c("a", "b", "c", "d"), k = 160L),
+                            k_max = 160, m = 0, check_identifiers = FALSE)
+  b <- risk_battery(d, rel, intruder = intruder_published(v, "g"), attacks = c("linkage_released", "linkage_original"),
+                    control = FALSE, seed = 1L)
+  expect_identical(tu$tried$worst, max(vapply(b$attacks, `[[`, 0, "rate")))
+  expect_identical(tu$tried$top_m, max(vapply(b$attacks, `[[`, 0, "rate_m")))
+  expect_identical(tu$tried$loss, max(utility_delta(d, rel, vars = v)$delta))
 })
 
 test_that("a search that cannot meet its limits says how close it got and why it stopped", {
@@ -534,4 +584,39 @@ test_that("keyed candidates within cells of the published columns: groups of 1 /
   tn <- tune_release(d, vars = v_t, strata = st_t, key = "tune-test-secret-7f3a9c", methods = "keyed",
                      intruder = intruder(), seed = 1)
   expect_true(all(grepl("k = 5$", tn$tried$settings)))
+})
+
+test_that("above tune_rmd_sample() records and without a risk1/risk2 limit, risk1 and risk2 use the covariance of a sample (issue 39)", {
+  local_detanon_binding("tune_rmd_sample", function() 300L)
+  d <- titanic_paper()[-1]
+  run <- function(dd, ...) {
+    suppressMessages(tune_release(dd, vars = v_t, strata = st_t, intruder = intruder(), methods = "anonymise",
+                                  verify = "linkage_released", ...))
+  }
+  got <- run(d)
+  expect_identical(got$rmd_records, 300L)
+  printed <- function(x) gsub("\\s+", " ", paste(capture.output(print(x)), collapse = " "))
+  expect_match(printed(got), "sample of 300 records", fixed = TRUE)
+  # by hand: covMcd(deterministic) of the scaled originals at 300 evenly spaced rows of their value order
+  x <- scale(as.matrix(d[v_t]))
+  o <- order(d$Age, d$Fare)
+  cov_s <- robustbase::covMcd(x[o[floor((0:299) * nrow(d) / 300) + 1], ], nsamp = "deterministic")$cov
+  rmd <- 0.05 * sqrt(stats::mahalanobis(x, colMeans(x), cov_s))
+  for (i in seq_len(nrow(got$tried))) {
+    kk <- as.integer(sub("k = ", "", got$tried$settings[i]))
+    rel <- anonymise(d, vars = v_t, strata = st_t, k = kk, check_identifiers = FALSE)
+    xm <- scale(as.matrix(rel[v_t]))
+    inside <- xm > x - 0.01 * rmd & xm < x + 0.01 * rmd
+    expect_identical(got$tried$risk1[i], mean(rowSums(inside) > 0), info = kk)
+  }
+  # the same records for any row order: the same report
+  perm <- sample(nrow(d))
+  again <- run(d[perm, ])
+  expect_identical(again$tried[c("risk1", "risk2", "worst", "loss")], got$tried[c("risk1", "risk2", "worst", "loss")])
+  # with a limit, every record: risk_rmd() on the candidate
+  lim <- run(d, risk1 = 0.99)
+  expect_null(lim$rmd_records)
+  rel <- anonymise(d, vars = v_t, strata = st_t, k = 3, check_identifiers = FALSE)
+  expect_identical(lim$tried$risk1[1], risk_rmd(d, rel, vars = v_t, deterministic = TRUE)$risk1)
+  expect_false(grepl("sample of", printed(lim)))
 })

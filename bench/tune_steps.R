@@ -1,0 +1,38 @@
+# The steps of tune_release() that every candidate shares (issue 39): the CPU time of the search's set-up
+# (tune_setup(): scales, trees, the robust covariance, the categorical family) and of the measurement of three
+# candidates, one thread, with the figures measured (bench/results/tune-scale.txt).
+#   CASE=sim|titanic N=1e6 Rscript bench/tune_steps.R
+suppressMessages(library(detanon))
+set.seed(1); n <- as.numeric(Sys.getenv("N", "1e6"))
+if (Sys.getenv("CASE") == "titanic") {
+  t0 <- titanic_paper()[-1]
+  d <- t0[sample(nrow(t0), n, TRUE), ]
+  d$Age <- round(pmax(0.5, d$Age + stats::rnorm(n, 0, 3)))
+  d$Fare <- round(pmax(0, d$Fare * exp(stats::rnorm(n, 0, 0.2))), 2); rownames(d) <- NULL
+  vars <- c('Age', 'Fare'); strata <- c('Pclass', 'Sex', 'Family')
+} else {
+  d <- data.frame(g = factor(rep(c('a', 'b', 'c', 'd'), each = n / 4)), x1 = round(rnorm(n, 50, 10), 1),
+                  x2 = round(rexp(n, 0.1), 1), x3 = round(runif(n, 20, 80)))
+  vars <- c('x1', 'x2', 'x3'); strata <- 'g'
+}
+ns <- asNamespace("detanon")
+cpu <- function(expr) { t <- system.time(expr); c(cpu = t[["user.self"]] + t[["sys.self"]], wall = t[["elapsed"]]) }
+out <- list()
+out$setup <- cpu(ctx <- ns$tune_setup(d, vars, strata, 2, NULL, 3, "delta", NULL, gaussian(), NULL, "natural", NULL, 4, 1L,
+   limits = list(worst = 0.1, top_m = 0.3, linkage = 1, linkage_stratum = 1, top_m_stratum = 1, risk1 = 1, risk2 = 1, tail = 0.2),
+   attacks = c("linkage_released", "linkage_original"), verify = NULL, intruder = NULL, sensitive = NULL, seed = 1, secret = NULL,
+   categorical = c("generalise", "suppress")))
+rels <- list(`anonymise k = 3` = anonymise(d, vars = vars, strata = strata, k = 3, check_identifiers = FALSE),
+             `MDAV k = 10` = suppressMessages(anonymise_mdav(d, vars = vars, strata = strata, k = 10, noise = TRUE,
+                                                             key = "the custodian bench key 01",
+                                                             check_identifiers = FALSE)),
+             `adaptive rate 0.3` = anonymise_adaptive(d, vars = vars, strata = strata, k = 2, m = 3, rate = 0.3,
+                                                      check_identifiers = FALSE))
+res <- list()
+for (nm in names(rels)) {
+  out[[nm]] <- cpu(e <- ctx$ev(rels[[nm]]))
+  res[[nm]] <- unlist(e[c("worst", "top_m", "linkage", "top_m_released", "risk1", "risk2", "reid", "loss")])
+}
+cat(sprintf("%-20s cpu %6.1f s  wall %6.1f s\n", names(out), sapply(out, `[`, 1), sapply(out, `[`, 2)), sep = "")
+print(do.call(rbind, res), digits = 6)
+s <- readLines("/proc/self/status"); cat(grep("VmHWM", s, value = TRUE), "\n")
