@@ -175,7 +175,7 @@ test_that("two people of one stratum told apart by a published column: the finer
   r <- which(st == st[1L])
   pair <- c(r[d$Survived[r] == "0"][1L], r[d$Survived[r] == "1"][1L])
   # groups formed within Survived: the sums of every stratum x Survived cell are kept
-  rel <- function(x) suppressMessages(anonymise_keyed(x, vars = diff_vars, strata = diff_strata, keys = "Survived",
+  rel <- function(x) suppressMessages(anonymise_keyed(x, vars = diff_vars, strata = diff_strata, held = "Survived",
                                                       key = diff_key, size = 10, noise = FALSE))
   a <- rel(d)
   b <- rel(d[-pair, ])

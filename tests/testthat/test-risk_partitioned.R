@@ -55,7 +55,7 @@ test_that("constant, near-constant and tiny numeric keys use the scale of all th
                   w = sample(c(1, 2, 50), 150, TRUE))
   m <- anonymise(d, vars = "x", strata = "g", k = 3, format = "none", check_identifiers = FALSE)
   m$const[1:4] <- 8
-  it <- intruder(vars = "x", strata = "g", keys = c("tiny", "const", "near", "w"))
+  it <- intruder(vars = "x", strata = "g", held = c("tiny", "const", "near", "w"))
   for (ms in c("attack_linkage_released", "attack_linkage_original")) {
     ref <- attack_linkage(d, m, intruder = it, direction = sub("attack_linkage_", "", ms), control = FALSE)
     ref$details <- NULL

@@ -103,7 +103,7 @@ test_that("the masking verbs and the linkage measure share the rule", {
 test_that("numeric keys follow the rule: a tiny key counts as its power-of-two multiple", {
   d <- key_data()
   m <- suppressWarnings(anonymise(d, vars = c("x", "y", "tiny", "w"), strata = "g", k = 3, nthreads = 1))
-  it <- intruder(vars = c("x", "y"), strata = "g", keys = "tiny")
+  it <- intruder(vars = c("x", "y"), strata = "g", held = "tiny")
   a <- attack_linkage(d, m, intruder = it, seed = 1, nthreads = 1)
   # the same key in ordinary units (an exact power-of-two multiple): the same attack
   d2 <- d
@@ -117,10 +117,10 @@ test_that("numeric keys follow the rule: a tiny key counts as its power-of-two m
   a0 <- attack_linkage(d, m, intruder = intruder(vars = c("x", "y"), strata = "g"), seed = 1, nthreads = 1)
   expect_false(identical(a$success, a0$success))
   for (dir in c("released", "original")) {
-    w <- attack_linkage(d, m, intruder = intruder(vars = c("x", "y"), strata = "g", keys = "w"),
+    w <- attack_linkage(d, m, intruder = intruder(vars = c("x", "y"), strata = "g", held = "w"),
                         direction = dir, seed = 1, nthreads = 1)
     w2 <- attack_linkage(transform(d, w = w * 1024), transform(m, w = w * 1024),
-                         intruder = intruder(vars = c("x", "y"), strata = "g", keys = "w"),
+                         intruder = intruder(vars = c("x", "y"), strata = "g", held = "w"),
                          direction = dir, seed = 1, nthreads = 1)
     expect_identical(w$success, w2$success)
   }
@@ -131,7 +131,7 @@ test_that("a key constant among the originals carries no information, even where
   m <- anonymise(d, vars = c("x", "y"), strata = "g", k = 3, nthreads = 1)
   m$const[1:5] <- 8
   for (dir in c("released", "original")) {
-    a <- attack_linkage(d, m, intruder = intruder(vars = c("x", "y"), strata = "g", keys = "const"),
+    a <- attack_linkage(d, m, intruder = intruder(vars = c("x", "y"), strata = "g", held = "const"),
                         direction = dir, seed = 1, nthreads = 1)
     a0 <- attack_linkage(d, m, intruder = intruder(vars = c("x", "y"), strata = "g"),
                          direction = dir, seed = 1, nthreads = 1)
