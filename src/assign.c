@@ -770,8 +770,9 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
             /* column generation: the least c(h, g) - v(g) over every column group (a
              * weighted nearest-neighbour search) below the cost of a record of row group h
              * is an edge of negative reduced cost missing from the candidates; the `kpr`
-             * least such edges of every row group are added and the cell solved again, until there is none (the assignment is then optimal for
-             * the full problem) or `rounds` rounds. Every round also gives a feasible dual of
+             * least such edges of every row group are added and the cell solved again,
+             * until there is none (the assignment is then optimal for the full problem) or
+             * `rounds` rounds. Every round also gives a feasible dual of
              * the full problem: v (<= 0, one per column group, shared by its records) and
              * u'(i) = that least value, whose objective is a lower bound. */
             const int square = nr == nc;
