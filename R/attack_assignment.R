@@ -21,10 +21,11 @@
 #' the distinct points; points tied with the last candidate are added too). A group the
 #' candidates cannot match gets twice as many, until all are matched. Then, for up to `rounds` rounds of column
 #' generation, a search over every group (not only the candidates) looks for pairs of
-#' negative reduced cost under the dual solution; they are added and the cell is solved
-#' again. Every round gives a feasible dual solution of the full problem and so a lower
-#' bound of its optimal cost: the result reports the cost, the bound and the gap (0 when
-#' the sparse solution is proven optimal).
+#' negative reduced cost under the dual solution; for every group of originals with one, its
+#' `candidates` (at least 2) least such pairs are added and the cell is solved again.
+#' Every round gives a feasible dual solution of the full problem and so a lower bound of
+#' its optimal cost: the result reports the cost, the bound and the gap (0 when the sparse
+#' solution is proven optimal).
 #'
 #' Memory: O(n d) for the points and O(n x `candidates`) candidate pairs per cell (n its
 #' records), whatever the ties; only the records the candidates cannot match get more. Time:

@@ -256,12 +256,11 @@ void assign_node_weights(const kd_tree *t, const double *wpos, double *nodew)
     }
 }
 
-void assign_weighted_nn2(const kd_tree *t, const double *nodew, const double *wpos, const double *q,
-                         double *b1, ptrdiff_t *p1, double *b2, kd_item *st)
+void assign_weighted_knn(const kd_tree *t, const double *nodew, const double *wpos, const double *q,
+                         int K, double *val, ptrdiff_t *pos, kd_item *st)
 {
     const int d = t->d;
-    *b1 = *b2 = INFINITY;
-    *p1 = -1;
+    for (int m = 0; m < K; m++) { val[m] = INFINITY; pos[m] = -1; }
     if (t->n == 0) return;
     int sp = 0;
     st[sp].node = 0;
@@ -269,13 +268,17 @@ void assign_weighted_nn2(const kd_tree *t, const double *nodew, const double *wp
     sp++;
     while (sp) {
         kd_item it = st[--sp];
-        if (!(it.bd < *b2)) continue;
+        if (!(it.bd < val[K - 1])) continue;
         const kd_node *nd = t->nodes + it.node;
         if (nd->left < 0) {
             for (ptrdiff_t p = nd->begin; p < nd->end; p++) {
-                double val = kd_point_d2(q, t->pts + p * d, d) + wpos[p];
-                if (val < *b1) { *b2 = *b1; *b1 = val; *p1 = p; }
-                else if (val < *b2) *b2 = val;
+                double x = kd_point_d2(q, t->pts + p * d, d) + wpos[p];
+                if (!(x < val[K - 1])) continue;
+                /* insertion into the sorted list: equal values keep the tree order */
+                int m = K - 1;
+                while (m > 0 && x < val[m - 1]) { val[m] = val[m - 1]; pos[m] = pos[m - 1]; m--; }
+                val[m] = x;
+                pos[m] = p;
             }
         } else {
             double bl = kd_box_d2(t, nd->left, q) + nodew[nd->left];
@@ -595,8 +598,12 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
     kd_item *stack = NULL;
     ptrdiff_t *gid = NULL, *goff = NULL, *gcol = NULL, *gsort = NULL, *gtmp = NULL;
     ptrdiff_t *hid = NULL, *hoff = NULL, *hcol = NULL, *hsz = NULL, *next_m = NULL;
-    double *Bg = NULL, *Ag = NULL, *b1h = NULL, *b2h = NULL;
-    int *j1h = NULL;
+    double *Bg = NULL, *Ag = NULL, *vk = NULL;
+    int *jk = NULL;
+    ptrdiff_t *pk = NULL;
+    /* edges priced per row group and round of column generation (>= 2: the second least
+     * value is the regret's alternative) */
+    const int kpr = cand > 2 ? cand : 2;
     unsigned char *flag = NULL;
     kd_tree tree2;
     if (sparse_any) {
@@ -618,8 +625,8 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
         wpos = (double *) host->alloc(max_sparse, sizeof(double));
         nodew = (double *) host->alloc(kd_max_nodes(max_sparse, ASSIGN_LEAF_SIZE), sizeof(double));
         stack = (kd_item *) host->alloc(KD_STACK_MAX, sizeof(kd_item));
-        xr = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
-        xc = (int *) host->alloc(max_sparse, sizeof(int));
+        xr = (ptrdiff_t *) host->alloc((size_t) max_sparse * kpr, sizeof(ptrdiff_t));
+        xc = (int *) host->alloc((size_t) max_sparse * kpr, sizeof(int));
         kr = (int *) host->alloc(max_sparse, sizeof(int));
         w.fail = (unsigned char *) host->alloc(max_sparse, 1);
         gid = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
@@ -634,9 +641,9 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
         hsz = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
         next_m = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
         Ag = (double *) host->alloc((size_t) max_sparse * d, sizeof(double));
-        b1h = (double *) host->alloc(max_sparse, sizeof(double));
-        b2h = (double *) host->alloc(max_sparse, sizeof(double));
-        j1h = (int *) host->alloc(max_sparse, sizeof(int));
+        vk = (double *) host->alloc((size_t) max_sparse * kpr, sizeof(double));
+        jk = (int *) host->alloc((size_t) max_sparse * kpr, sizeof(int));
+        pk = (ptrdiff_t *) host->alloc(kpr, sizeof(ptrdiff_t));
         flag = (unsigned char *) host->alloc(max_sparse, 1);
         w.goff = goff;
         w.rsize = hsz;
@@ -762,9 +769,10 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
             if (left < 0) return "the sparse assignment lost rows";
             /* column generation: the least c(h, g) - v(g) over every column group (a
              * weighted nearest-neighbour search) below the cost of a record of row group h
-             * is an edge of negative reduced cost missing from the candidates; add those
-             * edges and solve again, until there is none (the assignment is then optimal for
-             * the full problem) or `rounds` rounds. Every round also gives a feasible dual of
+             * is an edge of negative reduced cost missing from the candidates; the `kpr`
+             * least such edges of every row group are added and the cell solved again,
+             * until there is none (the assignment is then optimal for the full problem) or
+             * `rounds` rounds. Every round also gives a feasible dual of
              * the full problem: v (<= 0, one per column group, shared by its records) and
              * u'(i) = that least value, whose objective is a lower bound. */
             const int square = nr == nc;
@@ -773,9 +781,10 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                 for (ptrdiff_t p = 0; p < ng; p++) wpos[p] = v[loc_c[tree.row[p]]] < 0 ? -v[loc_c[tree.row[p]]] : 0.0;
                 assign_node_weights(&tree, wpos, nodew);
                 for (ptrdiff_t h = 0; h < nh; h++) {
-                    ptrdiff_t p1;
-                    assign_weighted_nn2(&tree, nodew, wpos, Ag + (size_t) h * d, b1h + h, &p1, b2h + h, stack);
-                    j1h[h] = loc_c[tree.row[p1]];
+                    double *vh = vk + (size_t) h * kpr;
+                    int *jh = jk + (size_t) h * kpr;
+                    assign_weighted_knn(&tree, nodew, wpos, Ag + (size_t) h * d, kpr, vh, pk, stack);
+                    for (int m = 0; m < kpr; m++) jh[m] = pk[m] >= 0 ? loc_c[tree.row[pk[m]]] : -1;
                     next_m[h] = 0;
                     flag[h] = 0;
                     if ((h & 0xFFFF) == 0xFFFF) host_pause(host, 0);
@@ -795,13 +804,17 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                     double ca = assign_d2(A + (size_t) i * d, Bg + (size_t) a * d, d);
                     /* the other records of the own column group are alternatives at its cost */
                     double own = ca - (v[a] < 0 ? v[a] : 0.0);
-                    double alt = j1h[h] != a || goff[a + 1] - goff[a] > 1 ? b1h[h] : b2h[h];
+                    const double *vh = vk + (size_t) h * kpr;
+                    const int *jh = jk + (size_t) h * kpr;
+                    double alt = jh[0] != a || goff[a + 1] - goff[a] > 1 ? vh[0] : vh[1];
                     cost += ca;
-                    dual += b1h[h];
+                    dual += vh[0];
                     if (!swap) res_reg[P->rows[i] - 1] = isfinite(alt) ? (alt > own ? alt - own : 0.0) : INFINITY;
                     /* (a row group first appears at its first record: xr increases) */
-                    if (!flag[h] && b1h[h] < own - 1e-12 * (1.0 + fabs(own))) {
-                        flag[h] = 1; xr[nx] = h; xc[nx] = j1h[h]; nx++;
+                    const double below = own - 1e-12 * (1.0 + fabs(own));
+                    if (!flag[h] && vh[0] < below) {
+                        flag[h] = 1;
+                        for (int m = 0; m < kpr && vh[m] < below; m++) { xr[nx] = h; xc[nx] = jh[m]; nx++; }
                     }
                 }
                 if (dual > best) best = dual;

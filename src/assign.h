@@ -77,14 +77,15 @@ ptrdiff_t assign_dense(ptrdiff_t nr, ptrdiff_t nc, int d, const double *a, const
 ptrdiff_t assign_sparse(ptrdiff_t nr, ptrdiff_t nc, const ptrdiff_t *ptr, const int *col,
                         const double *cost, double *u, double *v, assign_work *w, int warm);
 
-/* The dual bound over every column, not only the candidates. With column weights w(j) =
- * -v(j) >= 0 at tree positions (wpos), the least and second least |q - b(j)|^2 + w(j) over
- * all tree points (b1, b2; p1: the tree position of the least), by a best-first kd-tree search
- * pruned by box distance + the least weight in the box (nodew, from assign_node_weights()).
+/* The dual bound over every column, not only the candidates, and the pricing of column
+ * generation. With column weights w(j) = -v(j) >= 0 at tree positions (wpos), the K least
+ * |q - b(j)|^2 + w(j) over all tree points (K >= 2), in increasing order (val, and pos their
+ * tree positions; Inf and -1 past the tree's points), by a depth-first kd-tree search pruned
+ * by box distance + the least weight in the box (nodew, from assign_node_weights()).
  * st: a stack of KD_STACK_MAX items. */
 void assign_node_weights(const kd_tree *t, const double *wpos, double *nodew);
-void assign_weighted_nn2(const kd_tree *t, const double *nodew, const double *wpos, const double *q,
-                         double *b1, ptrdiff_t *p1, double *b2, kd_item *st);
+void assign_weighted_knn(const kd_tree *t, const double *nodew, const double *wpos, const double *q,
+                         int K, double *val, ptrdiff_t *pos, kd_item *st);
 
 /* Tree positions of up to `cap` points at squared distance exactly r2 from q (ties at the
  * boundary of a k-nearest list), into out; returns their number. st: KD_STACK_MAX items. */

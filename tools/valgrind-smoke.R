@@ -68,6 +68,10 @@ inf30 <- attack_inference(d, m, sensitive = "x3", intruder = intruder(vars = c("
 as1 <- attack_assignment(d, m, intruder = intruder(vars = vars, strata = c("g", "h")), seed = 1)
 as2 <- attack_assignment(d, m, intruder = intruder(vars = vars, strata = "g", p = 0.5), limit = 10,
                          candidates = 1, rounds = 5, seed = 1, nthreads = 2)
+# a noisy MDAV release: several new edges per row group and round of column generation
+nm <- anonymise_mdav(d, k = 3, vars = c("x1", "x2"), noise = TRUE)
+as3 <- attack_assignment(d, nm, intruder = intruder(vars = c("x1", "x2")), limit = 10, candidates = 3,
+                         control = FALSE)
 rc <- attack_recipe(d, m, intruder = intruder(vars = vars, strata = c("g", "h"), p = 0.5, knows = "recipe"),
                     k_max = 4, seed = 1)
 fs <- attack_fellegi_sunter(d, m, intruder = intruder(vars = vars, strata = "g"), max_pairs = 100,
