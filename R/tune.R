@@ -1114,7 +1114,7 @@ tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, n
     loss <- switch(objective,
       delta = max(utility_delta(orig, release, vars = vars)$delta),
       U = utility_pmse(orig, release)$U,
-      model = max(utility_model(orig, release, formula, family = family)$std_diff, na.rm = TRUE))
+      model = max(suppressMessages(utility_model(orig, release, formula, family = family))$std_diff, na.rm = TRUE))
     # the search attacks, on the release as returned (its rows aligned with `orig`)
     rest <- setdiff(attacks, own)
     bat <- if (length(rest)) {
