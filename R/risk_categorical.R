@@ -82,7 +82,7 @@ key_ids <- function(data, strata) {
   for (v in strata) {
     code <- codes_of(data[[v]])
     n_code <- max(code)
-    if (n_id * n_code <= max(4 * n, 1e6)) {
+    if (as.double(n_id) * n_code <= max(4 * n, 1e6)) {
       id <- compact_codes((code - 1L) * as.integer(n_id) + id, as.integer(n_id * n_code))
     } else {
       combined <- (code - 1) * n_id + id

@@ -471,3 +471,31 @@ test_that("an sdcMicroObj: the risk sdcMicro holds, before and after local suppr
   expect_null(risk_individual(obj, weights = NULL, household = NULL)$household_risk)
   expect_equal(risk_individual(obj, weights = NULL)$risk, 1 / after$fk)
 })
+
+test_that("the keys' codes are combined as a plain R reference combines them, past the integer range too", {
+  ref_ids <- function(data, strata) {
+    # every record's combination of key values, numbered in the order of the combinations
+    # (each key's values in their sorted order, NA last; the first key varying fastest)
+    codes <- lapply(data[strata], function(x) {
+      u <- sort(unique(x), na.last = TRUE)
+      match(x, u)
+    })
+    o <- do.call(order, rev(codes))
+    key <- do.call(paste, c(codes, sep = "\r"))
+    match(key, unique(key[o]))
+  }
+  set.seed(5)
+  for (n in c(1, 7, 2000)) {
+    d <- data.frame(a = sample(c(1:5, NA), n, TRUE), b = factor(sample(c("p", "q", NA), n, TRUE), levels = c("p", "q", "r")),
+                    e = sample(c("x", "y", NA), n, TRUE), f = round(stats::rnorm(n) * 1e5))
+    for (ks in list("a", c("a", "b"), c("b", "e", "a"), c("f", "a"))) {
+      expect_identical(detanon:::key_ids(d, ks), ref_ids(d, ks), info = paste(n, paste(ks, collapse = ",")))
+    }
+  }
+  # two keys of 50,000 distinct values each: their product passes the integer range
+  n <- 5e4
+  d <- data.frame(f = stats::rnorm(n), g = stats::rnorm(n))
+  expect_true(all(risk_frequencies(d, c("f", "g"))$fk == 1))
+  d[1:10, ] <- d[11:20, ]
+  expect_identical(sum(risk_frequencies(d, c("f", "g"))$fk == 2), 20L)
+})
