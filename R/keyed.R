@@ -278,11 +278,13 @@ keyed_layout <- function(z, id, k, secret, nthreads = 1L) {
 }
 
 # The keyed k-means of every block of `b` (keyed_layout()) for its counts `grids` (a list,
-# one increasing vector per block): the SSE of every count and the k-means++ seeds of the
-# restarts for the largest (src/keyed.c, threads over blocks).
-keyed_run_grid <- function(b, grids, k, secret, nthreads = 1L) {
+# one increasing vector per block): the SSE of every count (after at most `maxit` Lloyd
+# iterations) and the k-means++ seeds of the restarts for the largest, which do not depend
+# on `maxit` (src/keyed.c, threads over blocks).
+keyed_run_grid <- function(b, grids, k, secret, nthreads = 1L, maxit = KEYED_MAXIT) {
   .Call(C_ffi_keyed_grid, b$zb, as.integer(b$off), as.integer(unlist(grids)),
-        as.integer(c(0L, cumsum(lengths(grids)))), as.integer(k), KEYED_RESTARTS, KEYED_MAXIT, secret, nthreads)
+        as.integer(c(0L, cumsum(lengths(grids)))), as.integer(k), KEYED_RESTARTS, as.integer(maxit), secret,
+        nthreads)
 }
 
 # Step 3: keyed_layout() with, for every block, the drops of its SSE for one group more

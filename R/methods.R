@@ -127,8 +127,8 @@ keyed_kernel <- function(xs, cols, mean, sd, id, k, nthreads, stats, keys) {
   # (by match(): the key of the one stratum without `strata` is "")
   cur <- unlist(st$keyed_groups[match(keys[sort(unique(id))], names(st$keyed_groups))], use.names = FALSE)
   # the seeds of every block's count (the first of any longer run's, so those of the
-  # in-memory grid), then its partition
-  b$seeds <- keyed_run_grid(b, as.list(cur), st$k, st$secret, nthreads)$seeds
+  # in-memory grid; one Lloyd iteration, as the SSE is not needed), then its partition
+  b$seeds <- keyed_run_grid(b, as.list(cur), st$k, st$secret, nthreads, maxit = 1L)$seeds
   b$gmax <- cur
   g <- keyed_partition(b, cur, nrow(z), st$k, nthreads)$group
   # exact group means, summed in the canonical order of keyed_mask()
