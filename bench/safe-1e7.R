@@ -89,7 +89,9 @@ timed <- function(...) {
   out <- system2("nice", c("-n", "19", "/usr/bin/time", "-v", file.path(R.home("bin"), "Rscript"), shQuote(here),
                            ...), stdout = TRUE, stderr = log)
   tv <- readLines(log)
-  cat(out, sep = "\n")
+  # the step's own messages, then the statistics of /usr/bin/time
+  at <- grep("Command being timed", tv, fixed = TRUE)[1]
+  cat(c(out, tv[seq_len(at - 1L)]), sep = "\n")
   grab <- function(what) as.numeric(sub(".*: ", "", grep(what, tv, value = TRUE, fixed = TRUE)[1]))
   el <- sub(".*: ", "", grep("Elapsed (wall clock)", tv, value = TRUE, fixed = TRUE))
   parts <- as.numeric(strsplit(el, ":")[[1]])
@@ -97,8 +99,7 @@ timed <- function(...) {
   cat(sprintf("  -> %s: %.1f s elapsed, %.1f s CPU (user %.1f + system %.1f), peak RSS %.0f MB; load before: %s\n",
               list(...)[[1]], secs, grab("User time") + grab("System time"), grab("User time"), grab("System time"),
               grab("Maximum resident set size") / 1024, load))
-  other <- grep("(Command exited|Exit status: [1-9])", tv, value = TRUE)
-  if (length(other)) cat(other, sep = "\n")
+  if (any(grepl("Exit status: [1-9]", tv))) stop("the step ", list(...)[[1]], " failed")
 }
 
 switch(step,
