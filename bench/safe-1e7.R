@@ -10,7 +10,10 @@
 # time, CPU time and peak resident memory are printed with the load average.
 #
 #   Rscript bench/safe-1e7.R all <n> <dir> [stratum_size] [sample_size]   # make + the 3 steps
+#   Rscript bench/safe-1e7.R steps <file> <settings.rds> release verify     # some steps, timed
 #   Rscript bench/safe-1e7.R search|release|verify <file> <settings.rds> [sample_size]
+# (copy this script and bench/scale-out.R elsewhere before a long run: Rscript reads the
+# script as it runs, so editing it meanwhile breaks the run)
 #
 # DETANON_BENCH_METHODS (default "anonymise,mdav"): the families searched, among those
 # anonymise_db() runs ("anonymise", "mdav", "keyed"). The search asks for noise = FALSE, as
@@ -120,6 +123,7 @@ switch(step,
     timed("release", file, settings)
     timed("verify", file, settings)
   },
+  steps = for (s in args[-(1:3)]) timed(s, args[2], args[3]),
   search = run_search(args[2], args[3], if (length(args) >= 4) as.numeric(args[4]) else 2e5),
   release = run_release(args[2], args[3]),
   verify = run_verify(args[2], args[3]),

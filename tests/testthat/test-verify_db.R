@@ -119,6 +119,22 @@ test_that("verify_db() runs its groups on the workers of a multisession future p
   expect_identical(got, want)
 })
 
+test_that("verify_db() reads PostgreSQL as it reads SQLite", {
+  skip_on_cran()
+  skip_if_not_installed("RPostgreSQL")
+  con <- local_pg_connection()
+  DBI::dbWriteTable(con, "people", vd_data(), row.names = FALSE)
+  anonymise_db(con, "people", vars = c("x", "y", "z"), strata = c("grp", "cls"), output = "masked",
+               method = "mdav", k = 5, check_identifiers = FALSE)
+  want <- vd_expected(con, vd_attacks)
+  before <- DBI::dbListTables(con)
+  v <- verify_db(con, "people", "masked", by = "id", vars = c("x", "y", "z"), strata = c("grp", "cls"),
+                 chunk = 50, group_size = 200)
+  expect_equal(v$attacks[names(want)], want, tolerance = 1e-12)
+  expect_identical(v$n_strata, 6L)
+  expect_identical(sort(DBI::dbListTables(con)), sort(before))
+})
+
 test_that("verify_db() refuses a release that does not hold its records once, and bad arguments", {
   con <- vd_connection(method = "mdav", k = 5)
   v <- function(...) verify_db(con, "people", ..., vars = c("x", "y"), strata = c("grp", "cls"))
