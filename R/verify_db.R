@@ -130,7 +130,8 @@ verify_db <- function(con, table, release, by, vars, strata, worst = 0.1, top_m 
     q <- function(x) db_quote(con, x)
     join <- list(sql = paste0("(SELECT ", paste0("o.", q(cols), collapse = ", "), ", ",
                               paste0("r.", q(cols), " AS ", q(rcols), collapse = ", "), " FROM ", src$table$sql,
-                              " AS o JOIN ", src$release$sql, " AS r ON o.", q(by), " = r.", q(by), ") AS detanon_pairs"))
+                              " AS o JOIN ", src$release$sql, " AS r ON o.", q(by), " = r.", q(by),
+                              ") AS detanon_pairs"))
     split_pair <- function(d) verify_split(d, cols, rcols, by, strata, cast_o, cast_r)
     n_release <- DBI::dbGetQuery(con, paste("SELECT COUNT(*) AS n FROM", src$release$sql))$n
     scale <- db_scale(db_chunk_source(con, db_select(con, join, vars), chunk, made, cast_o), vars)
