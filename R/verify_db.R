@@ -66,8 +66,9 @@
 #'   DBI::dbWriteTable(con, "titanic", d)
 #'   anonymise_db(con, "titanic", vars = c("Age", "Fare"), strata = c("Pclass", "Sex"),
 #'                k = 10, output = "titanic_masked", method = "mdav", check_identifiers = FALSE)
-#'   verify_db(con, "titanic", "titanic_masked", by = "PassengerId", vars = c("Age", "Fare"),
-#'             strata = c("Pclass", "Sex"))
+#'   v <- verify_db(con, "titanic", "titanic_masked", by = "PassengerId", vars = c("Age", "Fare"),
+#'                  strata = c("Pclass", "Sex"))
+#'   print(v)
 #'   DBI::dbDisconnect(con)
 #' }
 #' @export
