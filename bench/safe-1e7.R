@@ -115,7 +115,9 @@ switch(step,
     file <- file.path(dir, sprintf("safe-%.0f.sqlite", n))
     settings <- file.path(dir, sprintf("safe-%.0f-settings.rds", n))
     if ("keyed" %in% methods) {
-      Sys.setenv(DETANON_BENCH_KEY = paste(readBin("/dev/urandom", "raw", 32L), collapse = ""))
+      urandom <- file("/dev/urandom", "rb", raw = TRUE)
+      Sys.setenv(DETANON_BENCH_KEY = paste(readBin(urandom, "raw", 32L), collapse = ""))
+      close(urandom)
     }
     system2(file.path(R.home("bin"), "Rscript"), c(shQuote(file.path(dirname(here), "scale-out.R")), "make",
                                                   format(n, scientific = FALSE), file, stratum_size))
