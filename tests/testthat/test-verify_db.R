@@ -68,6 +68,21 @@ test_that("verify_db() gives the rates of risk_partitioned() in memory, for any 
                    do.call(verify_db, c(args, release = "masked"))$attacks)
 })
 
+test_that("verify_db() without strata attacks the whole table as one stratum", {
+  skip_if_not_installed("DBI")
+  skip_if_not_installed("RSQLite")
+  file <- withr::local_tempfile(fileext = ".sqlite")
+  con <- DBI::dbConnect(RSQLite::SQLite(), file)
+  on.exit(DBI::dbDisconnect(con), add = TRUE)
+  DBI::dbWriteTable(con, "people", vd_data(400, seed = 5))
+  anonymise_db(con, "people", vars = c("x", "y"), strata = character(), k = 6, output = "masked",
+               method = "mdav", check_identifiers = FALSE)
+  v <- verify_db(con, "people", "masked", by = "id", vars = c("x", "y"), strata = character(), chunk = 64)
+  want <- vd_expected(con, vd_attacks, vars = c("x", "y"), strata = character())
+  expect_equal(v$attacks[names(want)], want, tolerance = 1e-12)
+  expect_identical(c(v$n_strata, v$n_groups), c(1L, 1L))
+})
+
 test_that("verify_db() passes a release within the limits and fails one above them", {
   con <- vd_connection(method = "mdav", k = 10)
   args <- list(con, "people", "masked", by = "id", vars = c("x", "y", "z"), strata = c("grp", "cls"))
