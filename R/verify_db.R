@@ -8,10 +8,10 @@
 #' whose method and settings were searched on a sample of strata (see
 #' `vignette("database")`).
 #'
-#' The tables are joined on `by` (the records of `release`, each with its original) and read
-#' once more than the table's statistics need: twice over chunks of `chunk` rows for the
-#' exact z-scale of the original `vars` (the scale of all the released records' originals,
-#' as [risk_partitioned()] and the attacks in memory take it), then as one stream sorted by
+#' The tables are joined on `by` (the records of `release`, each with its original) and the
+#' join is read three times: twice over chunks of `chunk` rows for the exact z-scale of the
+#' original `vars` (the scale of all the released records' originals, as
+#' [risk_partitioned()] and the attacks in memory take it), then as one stream sorted by
 #' `strata`, cut into groups of whole strata of about `group_size` records (the readers of
 #' [anonymise_db()]). Each group is attacked by an intruder who holds all original records
 #' of `vars` and `strata` (`intruder(vars, strata)`, `p = 1`) and no control is run, so each
@@ -52,11 +52,11 @@
 #' @param nthreads Number of threads of each attack.
 #' @return An object of class `detanon_db_verification`, printed as a short report: a list
 #'   with `pass` (`TRUE` when every attack is within both limits), `attacks` (a data frame,
-#'   one row per attack: `attack`, `rate`, `rate_m` (the top-`m` rate; `NA` for the assignment, which
-#'   makes one claim per record), `n_attacked`,
-#'   `worst_stratum_rate` (the largest rate within one stratum, for information: the limits
-#'   are on the rates over all records), `pass`), `limits` (`worst`, `top_m`, `m`), `n` (the
-#'   records verified), `n_strata` and `n_groups`.
+#'   one row per attack: `attack`, `rate`, `rate_m` (the top-`m` rate; `NA` for the
+#'   assignment, which makes one claim per record), `n_attacked`, `worst_stratum_rate` (the
+#'   largest rate within one stratum, for information: the limits are on the rates over all
+#'   records), `pass`), `limits` (`worst`, `top_m`, `m`), `n` (the records verified),
+#'   `n_strata`, `n_groups`, `table` and `release`.
 #' @seealso [anonymise_db()], [tune_release()], [risk_partitioned()] for data in memory.
 #' @family partitioned anonymisation
 #' @examples
