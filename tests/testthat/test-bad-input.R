@@ -844,6 +844,8 @@ bad("sdc_results: NULL", NULL, function(x) sdc_results(x), "`obj` must be an sdc
 bad("sdc_report: a list", list(a = 1), function(x) sdc_report(x, report = FALSE), "`obj` must be an sdcMicroObj")
 
 # ---- anonymise_db() (R/database.R): errors change nothing in the database ----------------
+bad("verify_db: not a connection", bi_d,
+    function(d) verify_db(d, "t", "r", by = "id", vars = "x", strata = "g"), "verify_db\\(\\): `con` ")
 bad("anonymise_db: not a connection", bi_d,
     function(d) anonymise_db(d, "t", vars = "x", strata = "g", output = "o"), "anonymise_db\\(\\): `con` ")
 if (requireNamespace("DBI", quietly = TRUE) && requireNamespace("RSQLite", quietly = TRUE)) {
@@ -901,6 +903,22 @@ if (requireNamespace("DBI", quietly = TRUE) && requireNamespace("RSQLite", quiet
       "fewer than k = 3|smaller than k = 3")
   bad("anonymise_db: na = median_stratum", bi_con,
       bi_db("bi", vars = "x", strata = "g", output = "o", na = "median_stratum"), "`na` must be one of")
+  # verify_db() (R/verify_db.R): reads only, rolls back
+  bi_vd <- function(...) {
+    function(con) {
+      before <- bi_db_state(con)
+      on.exit(if (!identical(bi_db_state(con), before)) stop("the database changed"))
+      verify_db(con, "bi", ...)
+    }
+  }
+  bad("verify_db: no such release", bi_con, bi_vd("nope", by = "x", vars = "x", strata = "g"),
+      "verify_db\\(\\): `release` \"nope\" cannot be read")
+  bad("verify_db: by missing", bi_con, bi_vd("taken", vars = "x", strata = "g"), "`by` must be given")
+  bad("verify_db: attack not within strata", bi_con,
+      bi_vd("bi_view", by = "x", vars = "x", strata = "g", attacks = "recipe"),
+      "`attacks` must name attacks that run within strata")
+  bad("verify_db: top_m above 1", bi_con, bi_vd("bi_view", by = "x", vars = "x", strata = "g", top_m = 1.5),
+      "`top_m` must be a single finite number >= 0 and <= 1")
 }
 
 # ---- the runner -----------------------------------------------------------------------
