@@ -244,3 +244,153 @@ adaptive_release <- function(data, df, p, fit, format, k_range, settings, check_
                                n_capped = as.integer(fit$n_capped), rounds = as.integer(fit$rounds)),
                  stats = list(scale = stats::setNames(step5$scale, vars)))
 }
+
+# ---- the partitioned method (method_registry()$adaptive) ---------------------------------
+# The rounds of adaptive_fit() over groups of whole strata. Only two quantities of a round
+# join the strata: step 5's column SDs of all centroids and the selection of the least
+# moved top-m linkable records of all strata. The lead process holds every kept record's k,
+# last rank test (rank and cost) and centroid, in one canonical order: the kept strata in
+# the order of the strata table, each stratum's records sorted by their z-scores (records
+# with equal z-scores have equal k, tests and centroids in the kernel, so which of them is
+# which does not matter). Memory in the lead: (16 + 8 d) bytes per record, 48 MB per 1e6
+# records of 4 masked columns.
+# Each round is one pass over the groups: every group tests the records whose centroid
+# changed (or all, on a full round) on the SDs the lead computed from all centroids, and
+# computes the centroids at the grown k of every record that the selection could grow
+# (top-m linkable below its cap); the lead selects, as adaptive_k() does, and keeps the
+# centroids of the records grown. A first pass computes the centroids at the first k.
+
+# The rounds on all strata (map(fun) returns fun(data, st, nthreads) of every group): the
+# statistics with `adaptive`, the final k of every record (canonical order), the starts of
+# the strata in that order by key, the rounds and the records capped.
+adaptive_plan <- function(st, map) {
+  tab <- st$strata_table[st$strata_table$keep, , drop = FALSE]
+  n <- st$n
+  k <- rep.int(as.integer(st$k), n)
+  start <- stats::setNames(c(0, cumsum(tab$n))[seq_len(nrow(tab))], tab$key)
+  st$adaptive <- list(start = start, k = k, rounds = 0L, n_capped = 0L)
+  if (!length(st$cols)) return(st)
+  size <- rep.int(as.integer(tab$n), tab$n)
+  cent <- matrix(0, n, length(st$cols))
+  for (g in map(adaptive_pass(start, k))) cent[g$at, ] <- g$cent
+  m <- st$m
+  rank <- integer(n)
+  cost <- numeric(n)
+  rounds <- 0L
+  for (i in seq_along(st$rate)) {
+    cap <- pmax(k, pmin(st$k_max[i], size))
+    target <- floor(st$rate[i] * n + 1e-9)
+    full <- TRUE
+    n_capped <- 0L
+    repeat {
+      rounds <- rounds + 1L
+      csd <- col_stats(cent)$sd
+      # nothing left to tell apart (the verb warns and releases the mean), or nothing tested
+      if (any(!(csd > 0)) || m == 0L) break
+      test <- if (full) seq_len(n) else at
+      res <- map(adaptive_pass(start, k, cap, rank, m, cent, test, csd))
+      spec_at <- unlist(lapply(res, `[[`, "spec_at"), use.names = FALSE)
+      spec <- do.call(rbind, lapply(res, `[[`, "spec"))
+      for (g in res) {
+        rank[g$test_at] <- g$rank
+        cost[g$test_at] <- g$cost
+      }
+      # the selection of adaptive_k(): the nearest-linked always, then the least moved of
+      # the other top-m linkable records below their cap while too many are top-m linkable,
+      # every record tied at the cut-off with them
+      nn <- rank == 0L
+      cand <- rank > 0L & rank < m
+      flag <- nn
+      need <- sum(rank < m) - target - sum(nn)
+      pick <- cost[cand & k < cap]
+      if (need > 0 && length(pick)) {
+        cut <- if (need >= length(pick)) Inf else sort(pick, partial = need)[need]
+        flag <- flag | (cand & cost <= cut)
+      }
+      at <- which(flag & k < cap)
+      n_capped <- sum(flag) - length(at)
+      if (!length(at)) {
+        if (full) break
+        full <- TRUE # every record tested again on the current centroids
+        next
+      }
+      full <- FALSE
+      k[at] <- adaptive_grow(k[at], cap[at])
+      cent[at, ] <- spec[match(at, spec_at), , drop = FALSE]
+    }
+  }
+  st$adaptive$k <- k
+  st$adaptive$rounds <- rounds
+  st$adaptive$n_capped <- as.integer(n_capped)
+  st
+}
+
+# One more point up to k = 8, then a quarter more, up to the cap (as adaptive_k()).
+adaptive_grow <- function(k, cap) pmin(k + pmax(k %/% 4L, 1L), cap)
+
+# The function a pass runs on each group (made here, so that it carries only the lead's
+# state to the workers): without `test`, the centroids of every record at k; with it, the
+# rank tests of the records `test` (canonical positions) on their centroids `cent` divided
+# by `csd`, and the centroids at the grown k of every record then top-m linkable (rank < m,
+# the last test of the others) below its cap.
+adaptive_pass <- function(start, k, cap = NULL, rank = NULL, m = NULL, cent = NULL, test = NULL, csd = NULL) {
+  force(start)
+  force(k)
+  force(cap)
+  force(rank)
+  force(m)
+  force(cent)
+  force(csd)
+  tested <- if (!is.null(test)) {
+    v <- logical(length(k))
+    v[test] <- TRUE
+    v
+  }
+  function(data, st, nthreads) {
+    kept <- stratum_kept(data, st)
+    keys <- unique(kept$keys)
+    g <- adaptive_group(scale_tiny(kept$x, st$e), match(kept$keys, keys), keys, st, start)
+    if (is.null(tested)) {
+      return(list(at = g$at, cent = .Call(C_ffi_adaptive_centroids, g$index, k[g$at], seq_along(g$at), nthreads)))
+    }
+    rows <- which(tested[g$at])
+    at <- g$at[rows]
+    res <- .Call(C_ffi_adaptive_tests, g$index, cent[at, , drop = FALSE], rows, as.double(csd), m, nthreads)
+    r <- rank[g$at]
+    r[rows] <- res[[1L]]
+    grow <- which(r < m & k[g$at] < cap[g$at])
+    kk <- k[g$at]
+    kk[grow] <- adaptive_grow(kk[grow], cap[g$at][grow])
+    list(test_at = at, rank = res[[1L]], cost = res[[2L]], spec_at = g$at[grow],
+         spec = .Call(C_ffi_adaptive_centroids, g$index, kk, grow, nthreads))
+  }
+}
+
+# The rank index of a group of whole strata (xs: their records, tiny columns scaled; id:
+# 1..S by `keys`) and the canonical position of each record (adaptive_plan(): `start`, the
+# position before each stratum's first, by key).
+adaptive_group <- function(xs, id, keys, st, start) {
+  cols <- st$cols
+  z <- z_scale(xs[, cols, drop = FALSE], st$mean[cols], st$sd[cols])
+  o <- do.call(order, c(list(id), unname(as.data.frame(z)), method = "radix"))
+  sizes <- tabulate(id, length(keys))
+  at <- integer(length(id))
+  at[o] <- as.integer(rep.int(start[keys], sizes) + sequence(sizes))
+  list(index = rank_index(z, list(order = o, offsets = as.integer(c(0L, cumsum(sizes))))), at = at)
+}
+
+# anonymise_adaptive() on whole strata, with the k of every record from adaptive_plan():
+# the centroids of the masked columns (z-scale; step 5 follows).
+adaptive_kernel <- function(xs, cols, mean, sd, id, k, nthreads, stats, keys) {
+  g <- adaptive_group(xs, id, keys, stats, stats$adaptive$start)
+  list(values = .Call(C_ffi_adaptive_centroids, g$index, stats$adaptive$k[g$at], seq_along(g$at), nthreads))
+}
+
+adaptive_meta <- function(st, step5, counts) {
+  k <- st$adaptive$k
+  list(settings = list(k = st$k, k_max = st$k_max, m = st$m, rate = st$rate, w1 = NULL, format = st$format,
+                       vars = st$vars, strata = st$strata),
+       counts = c(counts[1:3], list(mean_k = mean(k), max_k = max(k), n_grown = sum(k > st$k),
+                                    n_capped = st$adaptive$n_capped, rounds = st$adaptive$rounds)),
+       stats = list(scale = step5$scale))
+}

@@ -68,8 +68,8 @@ anonymise_partitioned <- function(chunks, vars = NULL, strata = NULL, k = 3, met
                                   na = c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"),
                                   small_strata = c("fail", "suppress", "merge"),
                                   check_identifiers = TRUE, group_size = 1e6, strata_source = NULL,
-                                  future = NULL, key = NULL, size = 10, noise = TRUE,
-                                  nthreads = getOption("detanon.nthreads", 1L)) {
+                                  future = NULL, key = NULL, size = 10, noise = TRUE, k_max = 33, m = 1, rate = 0,
+                                  w1 = NULL, nthreads = getOption("detanon.nthreads", 1L)) {
   check_flag(check_identifiers, "check_identifiers")
   group_size <- check_whole(group_size, "group_size", min = 1)
   nthreads <- check_nthreads(nthreads)
@@ -84,7 +84,8 @@ anonymise_partitioned <- function(chunks, vars = NULL, strata = NULL, k = 3, met
   future <- use_future(future)
   if (is.null(strata_source)) check_chunk_columns(chunks)
   st <- anonymise_stats(chunks, vars, strata = strata, k = k, method = method, format = format, na = na,
-                        small_strata = small_strata, key = key, size = size, noise = noise)
+                        small_strata = small_strata, key = key, size = size, noise = noise, k_max = k_max, m = m,
+                        rate = rate, w1 = w1)
   groups <- strata_groups(st, group_size)
   tab <- st$strata_table
   if (is.null(strata_source)) {

@@ -135,8 +135,8 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, method = "anon
                          format = c("natural", "precision", "none"), read = c("order", "index"), chunk = 1e5,
                          group_size = 1e6, overwrite = FALSE,
                          na = c("fail", "complete", "mean", "median"), small_strata = c("fail", "suppress"),
-                         check_identifiers = TRUE, key = NULL, size = 10, noise = TRUE,
-                         nthreads = getOption("detanon.nthreads", 1L)) {
+                         check_identifiers = TRUE, key = NULL, size = 10, noise = TRUE, k_max = 33, m = 1, rate = 0,
+                         w1 = NULL, nthreads = getOption("detanon.nthreads", 1L)) {
   # the caller's random stream is left as it was (DBI backends draw names of savepoints)
   rng <- db_rng_state()
   on.exit(db_rng_restore(rng), add = TRUE)
@@ -206,7 +206,8 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, method = "anon
     cols <- c(strata, vars)
     st <- anonymise_stats(db_chunk_source(con, db_select(con, src, cols), chunk, made, cast),
                           vars = vars, strata = strata, k = k, method = method, na = na,
-                          small_strata = small_strata, format = format, key = key, size = size, noise = noise)
+                          small_strata = small_strata, format = format, key = key, size = size, noise = noise,
+                          k_max = k_max, m = m, rate = rate, w1 = w1)
     clock("statistics pass")
     # the quantities over all strata of a method that shares them (method_registry()): one
     # more pass over the groups of whole strata
