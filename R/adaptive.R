@@ -375,7 +375,8 @@ adaptive_group <- function(xs, id, keys, st, start) {
   o <- do.call(order, c(list(id), unname(as.data.frame(z)), method = "radix"))
   sizes <- tabulate(id, length(keys))
   at <- integer(length(id))
-  at[o] <- as.integer(rep.int(start[keys], sizes) + sequence(sizes))
+  # (by match(): the key of the one stratum without `strata` is "")
+  at[o] <- as.integer(rep.int(start[match(keys, names(start))], sizes) + sequence(sizes))
   list(index = rank_index(z, list(order = o, offsets = as.integer(c(0L, cumsum(sizes))))), at = at)
 }
 
