@@ -29,6 +29,9 @@
 #' the neighbourhoods the previous stage ended with (with the `k_max` of its stage), so a
 #' path of releases from light to strong masking costs little more than its last step.
 #'
+#' For data that do not fit in memory, [anonymise_partitioned()] and [anonymise_db()] with
+#' `method = "adaptive"` give the same release, bit for bit (one `k`, without `w1`).
+#'
 #' The search, the centroids and the tests run in C on one kd-tree per stratum; ties among neighbours are broken by
 #' their coordinates and all sums are exact or in coordinate order, so the release is the
 #' same for every `nthreads` and permuting the rows only permutes it. Same inputs, same

@@ -1,7 +1,7 @@
 #' Anonymise stratum by stratum, on one machine or on a cluster
 #'
 #' [anonymise()] (or, with `method = "mdav"`, [anonymise_mdav()], with `method = "keyed"`,
-#' [anonymise_keyed()]) as the composition of its
+#' [anonymise_keyed()], with `method = "adaptive"`, [anonymise_adaptive()]) as the composition of its
 #' passes ([anonymise_stats()], [anonymise_stratum()], [anonymise_rescale()],
 #' [anonymise_release()]), with the strata
 #' (or groups of small strata, balanced by size) masked by `future.apply::future_lapply()`
@@ -29,10 +29,19 @@
 #' share (the k-means work of the verb, with the blocks of large strata split twice); its
 #' noise reads each column's exact median (radix select over the chunks) and the power of
 #' two below its SD, which is that of the verb's [stats::sd()] unless the SD lies within a
-#' rounding error of a power of two. The methods of [masking_methods()] that do not run per stratum are refused with
-#' the reason: `"adaptive"` (its rounds join all strata: each tests every record on the
-#' scale of all centroids and grows the least moved linkable records of all strata
-#' together, and its interval test needs the robust covariance of all records). Not
+#' rounding error of a power of two. The adaptive method's rounds join all strata (each
+#' tests every record on step 5's scale of all centroids, and grows the least moved of the
+#' linkable records of all strata together): each round is one pass over the groups of whole
+#' strata, which test the records whose centroid changed and compute the centroids a record
+#' would get if it grew, and the main R session holds every record's k, last test and
+#' centroid, selects as [anonymise_adaptive()] does and computes the SDs of all centroids from
+#' exact sums: (16 + 8 x masked columns) bytes per record, 48 MB per million records of four
+#' columns; a round costs one reading of the strata (from `strata_source`, one query of the
+#' database per round), and with a `future` plan of separate processes the state of the
+#' records tested goes to the workers each round. Its interval test `w1` is refused (it needs the robust
+#' covariance of all records, which no pass over groups of strata gives), as are `na` and
+#' `small_strata` other than `"fail"` (the verb has neither). The methods of
+#' [masking_methods()] that do not run per stratum are refused with the reason. Not
 #' supported partitioned: `na = "median_stratum"`, `"mean_stratum"`,
 #' `small_strata = "merge"` and `engine = "rann"` (use [anonymise()] in memory).
 #'
@@ -51,6 +60,8 @@
 #'   records per released point and the keyed noise, as in [anonymise_keyed()] (its `held`
 #'   is not supported partitioned). The key travels with the statistics to the workers
 #'   (through the future plan): send it only to machines trusted with the originals.
+#' @param k_max,m,rate,w1 For `method = "adaptive"`, as in [anonymise_adaptive()], with one
+#'   `k` and `w1 = NULL` (see the section What is exact).
 #' @return The release, as [anonymise()] returns it: the class of the first chunk, with
 #'   release metadata ([release_info()]).
 #' @family partitioned anonymisation

@@ -62,7 +62,8 @@
 #' strata (the largest stratum, or `group_size` records of small strata) during the masking
 #' and release passes; with a `future` plan of W workers ([future::plan()]), W groups are read
 #' and masked at a time. The table size does not enter: peak memory is bounded by the largest
-#' stratum plus one chunk.
+#' stratum plus one chunk (with `method = "adaptive"`, plus (16 + 8 x masked columns) bytes
+#' per record for the state of its rounds).
 #'
 #' @section Types and row order:
 #' The output table has the input's columns in the same order. Its column types are those
@@ -96,9 +97,14 @@
 #' @param method The masking method, as in [anonymise_stats()]: `"anonymise"` (the default),
 #'   `"mdav"` ([anonymise_mdav()] with `noise = FALSE`) or `"keyed"` ([anonymise_keyed()]:
 #'   the strata are read once more, for the pass that shares its budget of groups over all
-#'   strata, see [anonymise_partitioned()]); the table written is then the release of that
-#'   verb on the table read into memory.
+#'   strata, see [anonymise_partitioned()]) or `"adaptive"` ([anonymise_adaptive()] without
+#'   `w1`: the strata are read once per round, and the R process holds every record's k,
+#'   last test and centroid, 48 MB per million records of four `vars`; see
+#'   [anonymise_partitioned()]); the table written is then the release of that verb on the
+#'   table read into memory.
 #' @param key,size,noise For `method = "keyed"`, as in [anonymise_keyed()].
+#' @param k_max,m,rate,w1 For `method = "adaptive"`, as in [anonymise_adaptive()] (`w1` must
+#'   be `NULL`).
 #' @param format As in [anonymise()]: `"natural"`, `"precision"` or `"none"`.
 #' @param read How strata are read: `"order"` (one sorted stream) or `"index"` (one query per
 #'   stratum through an index on the `strata` columns). See the section above.
