@@ -256,12 +256,13 @@ adaptive_release <- function(data, df, p, fit, format, k_range, settings, check_
 # the order of the strata table, each stratum's records sorted by their z-scores (records
 # with equal z-scores have equal k, tests and centroids in the kernel, so which of them is
 # which does not matter). Memory in the lead: (16 + 8 d) bytes per record, 48 MB per 1e6
-# records of 4 masked columns.
+# records of 4 masked columns, and 8 d bytes per top-m linkable record not yet grown.
 # Each round is one pass over the groups: every group tests the records whose centroid
 # changed (or all, on a full round) on the SDs the lead computed from all centroids, and
 # computes the centroids at the grown k of every record that the selection could grow
-# (top-m linkable below its cap); the lead selects, as adaptive_k() does, and keeps the
-# centroids of the records grown. A first pass computes the centroids at the first k.
+# (top-m linkable below its cap; the lead keeps them until the record grows or the stage
+# ends); the lead selects, as adaptive_k() does, and takes the grown records' centroids. A
+# first pass computes the centroids at the first k.
 
 # The rounds on all strata (map(fun) returns fun(data, st, nthreads) of every group): the
 # statistics with `adaptive`, the final k of every record (canonical order), the starts of
@@ -285,15 +286,18 @@ adaptive_plan <- function(st, map) {
     target <- floor(st$rate[i] * n + 1e-9)
     full <- TRUE
     n_capped <- 0L
+    # the centroids at the grown k already computed (positions nxt_at), of records not grown
+    nxt_at <- integer()
+    nxt <- matrix(0, 0L, length(st$cols))
     repeat {
       rounds <- rounds + 1L
       csd <- col_stats(cent)$sd
       # nothing left to tell apart (the verb warns and releases the mean), or nothing tested
       if (any(!(csd > 0)) || m == 0L) break
       test <- if (full) seq_len(n) else at
-      res <- map(adaptive_pass(start, k, cap, rank, m, cent, test, csd))
-      spec_at <- unlist(lapply(res, `[[`, "spec_at"), use.names = FALSE)
-      spec <- do.call(rbind, lapply(res, `[[`, "spec"))
+      res <- map(adaptive_pass(start, k, cap, rank, m, cent, test, csd, nxt_at))
+      nxt_at <- c(nxt_at, unlist(lapply(res, `[[`, "spec_at"), use.names = FALSE))
+      nxt <- do.call(rbind, c(list(nxt), lapply(res, `[[`, "spec")))
       for (g in res) {
         rank[g$test_at] <- g$rank
         cost[g$test_at] <- g$cost
@@ -319,7 +323,10 @@ adaptive_plan <- function(st, map) {
       }
       full <- FALSE
       k[at] <- adaptive_grow(k[at], cap[at])
-      cent[at, ] <- spec[match(at, spec_at), , drop = FALSE]
+      u <- match(at, nxt_at)
+      cent[at, ] <- nxt[u, , drop = FALSE]
+      nxt_at <- nxt_at[-u]
+      nxt <- nxt[-u, , drop = FALSE]
     }
   }
   st$adaptive$k <- k
@@ -335,8 +342,9 @@ adaptive_grow <- function(k, cap) pmin(k + pmax(k %/% 4L, 1L), cap)
 # state to the workers): without `test`, the centroids of every record at k; with it, the
 # rank tests of the records `test` (canonical positions) on their centroids `cent` divided
 # by `csd`, and the centroids at the grown k of every record then top-m linkable (rank < m,
-# the last test of the others) below its cap.
-adaptive_pass <- function(start, k, cap = NULL, rank = NULL, m = NULL, cent = NULL, test = NULL, csd = NULL) {
+# the last test of the others) below its cap, unless computed before (positions `done`).
+adaptive_pass <- function(start, k, cap = NULL, rank = NULL, m = NULL, cent = NULL, test = NULL, csd = NULL,
+                          done = NULL) {
   force(start)
   force(k)
   force(cap)
@@ -344,11 +352,13 @@ adaptive_pass <- function(start, k, cap = NULL, rank = NULL, m = NULL, cent = NU
   force(m)
   force(cent)
   force(csd)
-  tested <- if (!is.null(test)) {
+  positions <- function(at) {
     v <- logical(length(k))
-    v[test] <- TRUE
+    v[at] <- TRUE
     v
   }
+  tested <- if (!is.null(test)) positions(test)
+  have <- if (!is.null(test)) positions(done)
   function(data, st, nthreads) {
     kept <- stratum_kept(data, st)
     keys <- unique(kept$keys)
@@ -361,9 +371,10 @@ adaptive_pass <- function(start, k, cap = NULL, rank = NULL, m = NULL, cent = NU
     res <- .Call(C_ffi_adaptive_tests, g$index, cent[at, , drop = FALSE], rows, as.double(csd), m, nthreads)
     r <- rank[g$at]
     r[rows] <- res[[1L]]
-    grow <- which(r < m & k[g$at] < cap[g$at])
     kk <- k[g$at]
-    kk[grow] <- adaptive_grow(kk[grow], cap[g$at][grow])
+    cc <- cap[g$at]
+    grow <- which(r < m & kk < cc & !have[g$at])
+    kk[grow] <- adaptive_grow(kk[grow], cc[grow])
     list(test_at = at, rank = res[[1L]], cost = res[[2L]], spec_at = g$at[grow],
          spec = .Call(C_ffi_adaptive_centroids, g$index, kk, grow, nthreads))
   }
