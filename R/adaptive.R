@@ -255,14 +255,16 @@ adaptive_release <- function(data, df, p, fit, format, k_range, settings, check_
 # last rank test (rank and cost) and centroid, in one canonical order: the kept strata in
 # the order of the strata table, each stratum's records sorted by their z-scores (records
 # with equal z-scores have equal k, tests and centroids in the kernel, so which of them is
-# which does not matter). Memory in the lead: (16 + 8 d) bytes per record, 48 MB per 1e6
-# records of 4 masked columns, and 8 d bytes per top-m linkable record not yet grown.
-# Each round is one pass over the groups: every group tests the records whose centroid
-# changed (or all, on a full round) on the SDs the lead computed from all centroids, and
-# computes the centroids at the grown k of every record that the selection could grow
-# (top-m linkable below its cap; the lead keeps them until the record grows or the stage
-# ends); the lead selects, as adaptive_k() does, and takes the grown records' centroids. A
-# first pass computes the centroids at the first k.
+# which does not matter): (16 + 8 d) bytes per record, 48 MB per 1e6 records of 4 masked
+# columns, and 8 d bytes per top-m linkable record not yet grown (its centroid at the grown
+# k, kept until it grows or the stage ends).
+# One pass over the groups (on the workers) builds each group's rank index of the original
+# z-scores and its centroids at the first k; the indexes go to private temporary files of
+# the lead (they hold original values; about 100 bytes per record at d = 4), so that the
+# rounds read no data again. A round, group by group: test the records whose centroid
+# changed (or all, on a full round) on the SDs of all centroids, and compute the centroids
+# at the grown k of every record that the selection could grow (top-m linkable below its
+# cap); then select as adaptive_k() does and take the grown records' centroids.
 
 # The rounds on all strata (map(fun) returns fun(data, st, nthreads) of every group): the
 # statistics with `adaptive`, the final k of every record (canonical order), the starts of
@@ -274,9 +276,19 @@ adaptive_plan <- function(st, map) {
   start <- stats::setNames(c(0, cumsum(tab$n))[seq_len(nrow(tab))], tab$key)
   st$adaptive <- list(start = start, k = k, rounds = 0L, n_capped = 0L)
   if (!length(st$cols)) return(st)
-  size <- rep.int(as.integer(tab$n), tab$n)
+  dir <- tempfile("detanon-adaptive-")
+  dir.create(dir, mode = "0700")
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+  files <- character()
   cent <- matrix(0, n, length(st$cols))
-  for (g in map(adaptive_pass(start, k))) cent[g$at, ] <- g$cent
+  for (g in map(adaptive_prepare(start))) {
+    cent[g$at, ] <- g$cent
+    # (the threads the workers were given, for the rounds)
+    nthreads <- g$nthreads
+    files <- c(files, file.path(dir, sprintf("group-%08d.rds", length(files) + 1L)))
+    saveRDS(g[c("index", "at")], files[length(files)], compress = FALSE)
+  }
+  size <- rep.int(as.integer(tab$n), tab$n)
   m <- st$m
   rank <- integer(n)
   cost <- numeric(n)
@@ -286,7 +298,6 @@ adaptive_plan <- function(st, map) {
     target <- floor(st$rate[i] * n + 1e-9)
     full <- TRUE
     n_capped <- 0L
-    # the centroids at the grown k already computed (positions nxt_at), of records not grown
     nxt_at <- integer()
     nxt <- matrix(0, 0L, length(st$cols))
     repeat {
@@ -294,8 +305,11 @@ adaptive_plan <- function(st, map) {
       csd <- col_stats(cent)$sd
       # nothing left to tell apart (the verb warns and releases the mean), or nothing tested
       if (any(!(csd > 0)) || m == 0L) break
-      test <- if (full) seq_len(n) else at
-      res <- map(adaptive_pass(start, k, cap, rank, m, cent, test, csd, nxt_at))
+      tested <- logical(n)
+      tested[if (full) seq_len(n) else at] <- TRUE
+      have <- logical(n)
+      have[nxt_at] <- TRUE
+      res <- lapply(files, function(f) adaptive_step(readRDS(f), k, cap, rank, m, cent, tested, have, csd, nthreads))
       nxt_at <- c(nxt_at, unlist(lapply(res, `[[`, "spec_at"), use.names = FALSE))
       nxt <- do.call(rbind, c(list(nxt), lapply(res, `[[`, "spec")))
       for (g in res) {
@@ -338,46 +352,36 @@ adaptive_plan <- function(st, map) {
 # One more point up to k = 8, then a quarter more, up to the cap (as adaptive_k()).
 adaptive_grow <- function(k, cap) pmin(k + pmax(k %/% 4L, 1L), cap)
 
-# The function a pass runs on each group (made here, so that it carries only the lead's
-# state to the workers): without `test`, the centroids of every record at k; with it, the
-# rank tests of the records `test` (canonical positions) on their centroids `cent` divided
-# by `csd`, and the centroids at the grown k of every record then top-m linkable (rank < m,
-# the last test of the others) below its cap, unless computed before (positions `done`).
-adaptive_pass <- function(start, k, cap = NULL, rank = NULL, m = NULL, cent = NULL, test = NULL, csd = NULL,
-                          done = NULL) {
+# The first pass on each group (a function made here, so that it carries only `start` to
+# the workers): its rank index, the canonical positions of its records and their centroids
+# at the first k.
+adaptive_prepare <- function(start) {
   force(start)
-  force(k)
-  force(cap)
-  force(rank)
-  force(m)
-  force(cent)
-  force(csd)
-  positions <- function(at) {
-    v <- logical(length(k))
-    v[at] <- TRUE
-    v
-  }
-  tested <- if (!is.null(test)) positions(test)
-  have <- if (!is.null(test)) positions(done)
   function(data, st, nthreads) {
     kept <- stratum_kept(data, st)
     keys <- unique(kept$keys)
     g <- adaptive_group(scale_tiny(kept$x, st$e), match(kept$keys, keys), keys, st, start)
-    if (is.null(tested)) {
-      return(list(at = g$at, cent = .Call(C_ffi_adaptive_centroids, g$index, k[g$at], seq_along(g$at), nthreads)))
-    }
-    rows <- which(tested[g$at])
-    at <- g$at[rows]
-    res <- .Call(C_ffi_adaptive_tests, g$index, cent[at, , drop = FALSE], rows, as.double(csd), m, nthreads)
-    r <- rank[g$at]
-    r[rows] <- res[[1L]]
-    kk <- k[g$at]
-    cc <- cap[g$at]
-    grow <- which(r < m & kk < cc & !have[g$at])
-    kk[grow] <- adaptive_grow(kk[grow], cc[grow])
-    list(test_at = at, rank = res[[1L]], cost = res[[2L]], spec_at = g$at[grow],
-         spec = .Call(C_ffi_adaptive_centroids, g$index, kk, grow, nthreads))
+    c(g, list(cent = .Call(C_ffi_adaptive_centroids, g$index, rep.int(as.integer(st$k), length(g$at)),
+                           seq_along(g$at), nthreads), nthreads = nthreads))
   }
+}
+
+# A round on one group (its index and positions `at`): the rank tests of the records
+# `tested` (logical, canonical order) on their centroids `cent` divided by `csd`, and the
+# centroids at the grown k of every record then top-m linkable (rank < m, the last test of
+# the others) below its cap, unless the lead has them (`have`).
+adaptive_step <- function(g, k, cap, rank, m, cent, tested, have, csd, nthreads) {
+  rows <- which(tested[g$at])
+  at <- g$at[rows]
+  res <- .Call(C_ffi_adaptive_tests, g$index, cent[at, , drop = FALSE], rows, as.double(csd), m, nthreads)
+  r <- rank[g$at]
+  r[rows] <- res[[1L]]
+  kk <- k[g$at]
+  cc <- cap[g$at]
+  grow <- which(r < m & kk < cc & !have[g$at])
+  kk[grow] <- adaptive_grow(kk[grow], cc[grow])
+  list(test_at = at, rank = res[[1L]], cost = res[[2L]], spec_at = g$at[grow],
+       spec = .Call(C_ffi_adaptive_centroids, g$index, kk, grow, nthreads))
 }
 
 # The rank index of a group of whole strata (xs: their records, tiny columns scaled; id:

@@ -31,16 +31,17 @@
 #' two below its SD, which is that of the verb's [stats::sd()] unless the SD lies within a
 #' rounding error of a power of two. The adaptive method's rounds join all strata (each
 #' tests every record on step 5's scale of all centroids, and grows the least moved of the
-#' linkable records of all strata together): each round is one pass over the groups of whole
-#' strata, which test the records whose centroid changed and compute the centroids a record
-#' would get if it grew, and the main R session holds every record's k, last test and
-#' centroid, selects as [anonymise_adaptive()] does and computes the SDs of all centroids from
-#' exact sums: (16 + 8 x masked columns) bytes per record, 48 MB per million records of four
-#' columns; a round costs one reading of the strata (from `strata_source`, one query of the
-#' database per round), and with a `future` plan of separate processes the state of the
-#' records tested goes to the workers each round. Its interval test `w1` is refused (it needs the robust
-#' covariance of all records, which no pass over groups of strata gives), as are `na` and
-#' `small_strata` other than `"fail"` (the verb has neither). The methods of
+#' linkable records of all strata together): a first pass over the groups of whole strata
+#' builds each group's search index of the original records and their first centroids; the
+#' indexes are kept in private temporary files of the main R session (they hold original
+#' values, about 100 bytes per record of four masked columns; removed when the call ends),
+#' which runs the rounds group by group on `nthreads` threads without reading the data
+#' again. It holds every record's k, last test and centroid, another (16 + 8 x masked columns)
+#' bytes per record (48 MB per million records of four columns), selects as
+#' [anonymise_adaptive()] does and computes the SDs of all centroids from exact sums. Its
+#' interval test `w1` is refused (it needs the robust covariance of all records, which no
+#' pass over groups of strata gives), as are `na` and `small_strata` other than `"fail"`
+#' (the verb has neither). The methods of
 #' [masking_methods()] that do not run per stratum are refused with the reason. Not
 #' supported partitioned: `na = "median_stratum"`, `"mean_stratum"`,
 #' `small_strata = "merge"` and `engine = "rann"` (use [anonymise()] in memory).

@@ -62,8 +62,10 @@
 #' strata (the largest stratum, or `group_size` records of small strata) during the masking
 #' and release passes; with a `future` plan of W workers ([future::plan()]), W groups are read
 #' and masked at a time. The table size does not enter: peak memory is bounded by the largest
-#' stratum plus one chunk (with `method = "adaptive"`, plus (16 + 8 x masked columns) bytes
-#' per record for the state of its rounds).
+#' stratum plus one chunk. With `method = "adaptive"` the R process also holds the state of
+#' its rounds, (16 + 8 x masked columns) bytes per record (48 MB per million records of four
+#' `vars`), and, while the strata are read for its indexes, the indexes of all groups
+#' (about 100 bytes per record of four `vars`) before they go to temporary files.
 #'
 #' @section Types and row order:
 #' The output table has the input's columns in the same order. Its column types are those
@@ -98,8 +100,7 @@
 #'   `"mdav"` ([anonymise_mdav()] with `noise = FALSE`) or `"keyed"` ([anonymise_keyed()]:
 #'   the strata are read once more, for the pass that shares its budget of groups over all
 #'   strata, see [anonymise_partitioned()]) or `"adaptive"` ([anonymise_adaptive()] without
-#'   `w1`: the strata are read once per round, and the R process holds every record's k,
-#'   last test and centroid, 48 MB per million records of four `vars`; see
+#'   `w1`: the strata are read once more, to build the search indexes its rounds run on; see
 #'   [anonymise_partitioned()]); the table written is then the release of that verb on the
 #'   table read into memory.
 #' @param key,size,noise For `method = "keyed"`, as in [anonymise_keyed()].

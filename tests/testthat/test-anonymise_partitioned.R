@@ -274,6 +274,8 @@ test_that("method = \"adaptive\": stages, k, k_max, m, NA and tiny strata, many 
   # the settings grow records over many rounds (m = 0: one round, nothing grown)
   expect_true(all(rounds[-5] > 3L) && all(grown[-5] > 0L))
   expect_identical(c(rounds[5], grown[5]), c(1L, 0L))
+  # the indexes of the rounds (original values) are not left in temporary files
+  expect_length(list.files(tempdir(), "^detanon-adaptive-"), 0L)
 })
 
 test_that("method = \"adaptive\": centroids all equal, no varying column, one stratum", {
@@ -299,6 +301,21 @@ test_that("method = \"adaptive\": centroids all equal, no varying column, one st
                     method = "adaptive", group_size = 1)
   expect_identical(r$out, r$ref)
   expect_gt(release_info(r$out)$counts$n_grown, 0L)
+})
+
+test_that("method = \"adaptive\": a failure during the rounds leaves no temporary file", {
+  chunks <- lapply(titanic_chunks(5), function(ch) ch[stats::complete.cases(ch), ])
+  calls <- 0L
+  orig <- NULL
+  orig <- local_detanon_binding("adaptive_step", function(...) {
+    calls <<- calls + 1L
+    if (calls >= 4L) stop("interrupted (injected by the test)")
+    orig(...)
+  })
+  expect_error(anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = "Sex", method = "adaptive", m = 2,
+                                     future = FALSE, check_identifiers = FALSE), "injected")
+  expect_gte(calls, 4L)
+  expect_length(list.files(tempdir(), "^detanon-adaptive-"), 0L)
 })
 
 test_that("method = \"adaptive\": the settings that cannot run are classed errors", {
