@@ -213,9 +213,9 @@ const char *adaptive_k(adaptive_job *job, const kernel_host *host)
 }
 
 /* ---- the rounds' steps one group of strata at a time (anonymise_partitioned()) ----------
- * The partitioned adaptive method runs the rounds above in the lead process, which holds
- * every record's k, last test and centroid; each pass over the groups of strata calls these
- * two on the group's own index, with the same per-record steps as adaptive_k(). */
+ * The partitioned adaptive method runs the rounds above in R (adaptive_plan()), which holds
+ * every record's k, last test and centroid, and calls these two on each group's own index:
+ * the same per-record steps as adaptive_k(). */
 
 /* The centroids of rows[0..n_rows) (0-based rows of the index) with k[row] points each, into
  * out (n_rows x d, column-major). */
