@@ -401,6 +401,10 @@ adaptive_group <- function(xs, id, keys, st, start) {
 # anonymise_adaptive() on whole strata, with the k of every record from adaptive_plan():
 # the centroids of the masked columns (z-scale; step 5 follows).
 adaptive_kernel <- function(xs, cols, mean, sd, id, k, nthreads, stats, keys) {
+  if (is.null(stats$adaptive)) {
+    stop_arg("`stats` of method \"adaptive\" lack the k of every record from its rounds, which ",
+             "anonymise_partitioned() and anonymise_db() run between the statistics and the masking pass.")
+  }
   g <- adaptive_group(xs, id, keys, stats, stats$adaptive$start)
   list(values = .Call(C_ffi_adaptive_centroids, g$index, stats$adaptive$k[g$at], seq_along(g$at), nthreads))
 }

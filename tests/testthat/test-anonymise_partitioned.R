@@ -337,6 +337,9 @@ test_that("method = \"adaptive\": the settings that cannot run are classed error
   })
   # (the registry says what does not run partitioned)
   expect_match(masking_methods()$adaptive$why_not, "robust covariance")
+  # the passes by hand need the rounds between the statistics and the masking
+  st <- anonymise_stats(chunks, vars = c("Age", "Fare"), strata = "Sex", method = "adaptive")
+  expect_error(anonymise_stratum(do.call(rbind, chunks), stats = st), class = "detanon_error_argument")
 })
 
 test_that("the class of the chunks is kept", {
