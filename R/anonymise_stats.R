@@ -38,8 +38,8 @@
 #'   ([anonymise_mdav()] with one `k` and `noise = FALSE`), `"keyed"` ([anonymise_keyed()]
 #'   without `held`; its budget is shared by a pass over the strata, see
 #'   [anonymise_partitioned()]) or `"adaptive"` ([anonymise_adaptive()] with one `k` and
-#'   without `w1`; its rounds are passes over the strata). The others are refused with the
-#'   reason (their `why_not`).
+#'   without `w1`; its rounds run on search indexes built by one more pass over the strata).
+#'   The others are refused with the reason (their `why_not`).
 #' @param key,size,noise For `method = "keyed"`, as in [anonymise_keyed()]; with `noise`,
 #'   one more radix select over the chunks (the columns' exact medians). The statistics
 #'   then hold the key: never print or store them.
