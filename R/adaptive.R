@@ -29,6 +29,9 @@
 #' the neighbourhoods the previous stage ended with (with the `k_max` of its stage), so a
 #' path of releases from light to strong masking costs little more than its last step.
 #'
+#' For data that do not fit in memory, [anonymise_partitioned()] and [anonymise_db()] with
+#' `method = "adaptive"` give the same release, bit for bit (one `k`, without `w1`).
+#'
 #' The search, the centroids and the tests run in C on one kd-tree per stratum; ties among neighbours are broken by
 #' their coordinates and all sums are exact or in coordinate order, so the release is the
 #' same for every `nthreads` and permuting the rows only permutes it. Same inputs, same
@@ -243,4 +246,174 @@ adaptive_release <- function(data, df, p, fit, format, k_range, settings, check_
                                mean_k = mean(fit$k), max_k = max(fit$k), n_grown = sum(fit$k > fit$k0),
                                n_capped = as.integer(fit$n_capped), rounds = as.integer(fit$rounds)),
                  stats = list(scale = stats::setNames(step5$scale, vars)))
+}
+
+# ---- the partitioned method (method_registry()$adaptive) ---------------------------------
+# The rounds of adaptive_fit() over groups of whole strata. Only two quantities of a round
+# join the strata: step 5's column SDs of all centroids and the selection of the least
+# moved top-m linkable records of all strata. The lead process holds every kept record's k,
+# last rank test (rank and cost) and centroid, in one canonical order: the kept strata in
+# the order of the strata table, each stratum's records sorted by their z-scores (records
+# with equal z-scores have equal k, tests and centroids in the kernel, so which of them is
+# which does not matter): (16 + 8 d) bytes per record, 48 MB per 1e6 records of 4 masked
+# columns, and 8 d bytes per top-m linkable record not yet grown (its centroid at the grown
+# k, kept until it grows or the stage ends).
+# One pass over the groups (on the workers) builds each group's rank index of the original
+# z-scores and its centroids at the first k; the indexes go to private temporary files of
+# the lead (they hold original values; about 100 bytes per record at d = 4), so that the
+# rounds read no data again. A round, group by group: test the records whose centroid
+# changed (or all, on a full round) on the SDs of all centroids, and compute the centroids
+# at the grown k of every record that the selection could grow (top-m linkable below its
+# cap); then select as adaptive_k() does and take the grown records' centroids.
+
+# The rounds on all strata (map(fun) returns fun(data, st, nthreads) of every group): the
+# statistics with `adaptive`, the final k of every record (canonical order), the starts of
+# the strata in that order by key, the rounds and the records capped.
+adaptive_plan <- function(st, map) {
+  tab <- st$strata_table[st$strata_table$keep, , drop = FALSE]
+  n <- st$n
+  k <- rep.int(as.integer(st$k), n)
+  start <- stats::setNames(c(0, cumsum(tab$n))[seq_len(nrow(tab))], tab$key)
+  st$adaptive <- list(start = start, k = k, rounds = 0L, n_capped = 0L)
+  if (!length(st$cols)) return(st)
+  dir <- tempfile("detanon-adaptive-")
+  dir.create(dir, mode = "0700")
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+  files <- character()
+  cent <- matrix(0, n, length(st$cols))
+  for (g in map(adaptive_prepare(start))) {
+    cent[g$at, ] <- g$cent
+    # (the threads the workers were given, for the rounds)
+    nthreads <- g$nthreads
+    files <- c(files, file.path(dir, sprintf("group-%08d.rds", length(files) + 1L)))
+    saveRDS(g[c("index", "at")], files[length(files)], compress = FALSE)
+  }
+  size <- rep.int(as.integer(tab$n), tab$n)
+  m <- st$m
+  rank <- integer(n)
+  cost <- numeric(n)
+  rounds <- 0L
+  for (i in seq_along(st$rate)) {
+    cap <- pmax(k, pmin(st$k_max[i], size))
+    target <- floor(st$rate[i] * n + 1e-9)
+    full <- TRUE
+    n_capped <- 0L
+    nxt_at <- integer()
+    nxt <- matrix(0, 0L, length(st$cols))
+    repeat {
+      rounds <- rounds + 1L
+      csd <- col_stats(cent)$sd
+      # nothing left to tell apart (the verb warns and releases the mean), or nothing tested
+      if (any(!(csd > 0)) || m == 0L) break
+      tested <- logical(n)
+      tested[if (full) seq_len(n) else at] <- TRUE
+      have <- logical(n)
+      have[nxt_at] <- TRUE
+      res <- lapply(files, function(f) adaptive_step(readRDS(f), k, cap, rank, m, cent, tested, have, csd, nthreads))
+      nxt_at <- c(nxt_at, unlist(lapply(res, `[[`, "spec_at"), use.names = FALSE))
+      nxt <- do.call(rbind, c(list(nxt), lapply(res, `[[`, "spec")))
+      for (g in res) {
+        rank[g$test_at] <- g$rank
+        cost[g$test_at] <- g$cost
+      }
+      # the selection of adaptive_k(): the nearest-linked always, then the least moved of
+      # the other top-m linkable records below their cap while too many are top-m linkable,
+      # every record tied at the cut-off with them
+      nn <- rank == 0L
+      cand <- rank > 0L & rank < m
+      flag <- nn
+      need <- sum(rank < m) - target - sum(nn)
+      pick <- cost[cand & k < cap]
+      if (need > 0 && length(pick)) {
+        cut <- if (need >= length(pick)) Inf else sort(pick, partial = need)[need]
+        flag <- flag | (cand & cost <= cut)
+      }
+      at <- which(flag & k < cap)
+      n_capped <- sum(flag) - length(at)
+      if (!length(at)) {
+        if (full) break
+        full <- TRUE # every record tested again on the current centroids
+        next
+      }
+      full <- FALSE
+      k[at] <- adaptive_grow(k[at], cap[at])
+      u <- match(at, nxt_at)
+      cent[at, ] <- nxt[u, , drop = FALSE]
+      nxt_at <- nxt_at[-u]
+      nxt <- nxt[-u, , drop = FALSE]
+    }
+  }
+  st$adaptive$k <- k
+  st$adaptive$rounds <- rounds
+  st$adaptive$n_capped <- as.integer(n_capped)
+  st
+}
+
+# One more point up to k = 8, then a quarter more, up to the cap (as adaptive_k()).
+adaptive_grow <- function(k, cap) pmin(k + pmax(k %/% 4L, 1L), cap)
+
+# The first pass on each group (a function made here, so that it carries only `start` to
+# the workers): its rank index, the canonical positions of its records and their centroids
+# at the first k.
+adaptive_prepare <- function(start) {
+  force(start)
+  function(data, st, nthreads) {
+    kept <- stratum_kept(data, st)
+    keys <- unique(kept$keys)
+    g <- adaptive_group(scale_tiny(kept$x, st$e), match(kept$keys, keys), keys, st, start)
+    c(g, list(cent = .Call(C_ffi_adaptive_centroids, g$index, rep.int(as.integer(st$k), length(g$at)),
+                           seq_along(g$at), nthreads), nthreads = nthreads))
+  }
+}
+
+# A round on one group (its index and positions `at`): the rank tests of the records
+# `tested` (logical, canonical order) on their centroids `cent` divided by `csd`, and the
+# centroids at the grown k of every record then top-m linkable (rank < m, the last test of
+# the others) below its cap, unless the lead has them (`have`).
+adaptive_step <- function(g, k, cap, rank, m, cent, tested, have, csd, nthreads) {
+  rows <- which(tested[g$at])
+  at <- g$at[rows]
+  res <- .Call(C_ffi_adaptive_tests, g$index, cent[at, , drop = FALSE], rows, as.double(csd), m, nthreads)
+  r <- rank[g$at]
+  r[rows] <- res[[1L]]
+  kk <- k[g$at]
+  cc <- cap[g$at]
+  grow <- which(r < m & kk < cc & !have[g$at])
+  kk[grow] <- adaptive_grow(kk[grow], cc[grow])
+  list(test_at = at, rank = res[[1L]], cost = res[[2L]], spec_at = g$at[grow],
+       spec = .Call(C_ffi_adaptive_centroids, g$index, kk, grow, nthreads))
+}
+
+# The rank index of a group of whole strata (xs: their records, tiny columns scaled; id:
+# 1..S by `keys`) and the canonical position of each record (adaptive_plan(): `start`, the
+# position before each stratum's first, by key).
+adaptive_group <- function(xs, id, keys, st, start) {
+  cols <- st$cols
+  z <- z_scale(xs[, cols, drop = FALSE], st$mean[cols], st$sd[cols])
+  o <- do.call(order, c(list(id), unname(as.data.frame(z)), method = "radix"))
+  sizes <- tabulate(id, length(keys))
+  at <- integer(length(id))
+  # (by match(): the key of the one stratum without `strata` is "")
+  at[o] <- as.integer(rep.int(start[match(keys, names(start))], sizes) + sequence(sizes))
+  list(index = rank_index(z, list(order = o, offsets = as.integer(c(0L, cumsum(sizes))))), at = at)
+}
+
+# anonymise_adaptive() on whole strata, with the k of every record from adaptive_plan():
+# the centroids of the masked columns (z-scale; step 5 follows).
+adaptive_kernel <- function(xs, cols, mean, sd, id, k, nthreads, stats, keys) {
+  if (is.null(stats$adaptive)) {
+    stop_arg("`stats` of method \"adaptive\" lack the k of every record from its rounds, which ",
+             "anonymise_partitioned() and anonymise_db() run between the statistics and the masking pass.")
+  }
+  g <- adaptive_group(xs, id, keys, stats, stats$adaptive$start)
+  list(values = .Call(C_ffi_adaptive_centroids, g$index, stats$adaptive$k[g$at], seq_along(g$at), nthreads))
+}
+
+adaptive_meta <- function(st, step5, counts) {
+  k <- st$adaptive$k
+  list(settings = list(k = st$k, k_max = st$k_max, m = st$m, rate = st$rate, w1 = NULL, format = st$format,
+                       vars = st$vars, strata = st$strata),
+       counts = c(counts[1:3], list(mean_k = mean(k), max_k = max(k), n_grown = sum(k > st$k),
+                                    n_capped = st$adaptive$n_capped, rounds = st$adaptive$rounds)),
+       stats = list(scale = step5$scale))
 }

@@ -1,7 +1,7 @@
 #' Anonymise stratum by stratum, on one machine or on a cluster
 #'
 #' [anonymise()] (or, with `method = "mdav"`, [anonymise_mdav()], with `method = "keyed"`,
-#' [anonymise_keyed()]) as the composition of its
+#' [anonymise_keyed()], with `method = "adaptive"`, [anonymise_adaptive()]) as the composition of its
 #' passes ([anonymise_stats()], [anonymise_stratum()], [anonymise_rescale()],
 #' [anonymise_release()]), with the strata
 #' (or groups of small strata, balanced by size) masked by `future.apply::future_lapply()`
@@ -29,10 +29,20 @@
 #' share (the k-means work of the verb, with the blocks of large strata split twice); its
 #' noise reads each column's exact median (radix select over the chunks) and the power of
 #' two below its SD, which is that of the verb's [stats::sd()] unless the SD lies within a
-#' rounding error of a power of two. The methods of [masking_methods()] that do not run per stratum are refused with
-#' the reason: `"adaptive"` (its rounds join all strata: each tests every record on the
-#' scale of all centroids and grows the least moved linkable records of all strata
-#' together, and its interval test needs the robust covariance of all records). Not
+#' rounding error of a power of two. The adaptive method's rounds join all strata (each
+#' tests every record on step 5's scale of all centroids, and grows the least moved of the
+#' linkable records of all strata together): a first pass over the groups of whole strata
+#' builds each group's search index of the original records and their first centroids; the
+#' indexes are kept in private temporary files of the main R session (they hold original
+#' values, about 100 bytes per record of four masked columns; removed when the call ends),
+#' which runs the rounds group by group on `nthreads` threads without reading the data
+#' again. It holds every record's k, last test and centroid, another (16 + 8 x masked columns)
+#' bytes per record (48 MB per million records of four columns), selects as
+#' [anonymise_adaptive()] does and computes the SDs of all centroids from exact sums. Its
+#' interval test `w1` is refused (it needs the robust covariance of all records, which no
+#' pass over groups of strata gives), as are `na` and `small_strata` other than `"fail"`
+#' (the verb has neither). The methods of
+#' [masking_methods()] that do not run per stratum are refused with the reason. Not
 #' supported partitioned: `na = "median_stratum"`, `"mean_stratum"`,
 #' `small_strata = "merge"` and `engine = "rann"` (use [anonymise()] in memory).
 #'
@@ -51,6 +61,8 @@
 #'   records per released point and the keyed noise, as in [anonymise_keyed()] (its `held`
 #'   is not supported partitioned). The key travels with the statistics to the workers
 #'   (through the future plan): send it only to machines trusted with the originals.
+#' @param k_max,m,rate,w1 For `method = "adaptive"`, as in [anonymise_adaptive()], with one
+#'   `k` and `w1 = NULL` (see the section What is exact).
 #' @return The release, as [anonymise()] returns it: the class of the first chunk, with
 #'   release metadata ([release_info()]).
 #' @family partitioned anonymisation
@@ -68,8 +80,8 @@ anonymise_partitioned <- function(chunks, vars = NULL, strata = NULL, k = 3, met
                                   na = c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"),
                                   small_strata = c("fail", "suppress", "merge"),
                                   check_identifiers = TRUE, group_size = 1e6, strata_source = NULL,
-                                  future = NULL, key = NULL, size = 10, noise = TRUE,
-                                  nthreads = getOption("detanon.nthreads", 1L)) {
+                                  future = NULL, key = NULL, size = 10, noise = TRUE, k_max = 33, m = 1, rate = 0,
+                                  w1 = NULL, nthreads = getOption("detanon.nthreads", 1L)) {
   check_flag(check_identifiers, "check_identifiers")
   group_size <- check_whole(group_size, "group_size", min = 1)
   nthreads <- check_nthreads(nthreads)
@@ -84,7 +96,8 @@ anonymise_partitioned <- function(chunks, vars = NULL, strata = NULL, k = 3, met
   future <- use_future(future)
   if (is.null(strata_source)) check_chunk_columns(chunks)
   st <- anonymise_stats(chunks, vars, strata = strata, k = k, method = method, format = format, na = na,
-                        small_strata = small_strata, key = key, size = size, noise = noise)
+                        small_strata = small_strata, key = key, size = size, noise = noise, k_max = k_max, m = m,
+                        rate = rate, w1 = w1)
   groups <- strata_groups(st, group_size)
   tab <- st$strata_table
   if (is.null(strata_source)) {

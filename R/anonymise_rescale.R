@@ -40,7 +40,7 @@ anonymise_rescale <- function(pieces, stats) {
   means <- identical(partitioned_method(st)$finish, "means")
   d <- if (means) length(st$vars) else length(cols)
   acc <- .Call(C_ffi_acc_add, NULL, matrix(0, 0L, d), NULL)
-  rng <- matrix(c(Inf, -Inf), 2L, d)
+  rng <- matrix(rep(c(Inf, -Inf), d), 2L)
   n <- 0
   keys <- character()
   check_piece <- function(piece, i) {

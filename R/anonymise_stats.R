@@ -35,12 +35,16 @@
 #'   records.
 #' @param method The masking method: one of [masking_methods()] that runs stratum by
 #'   stratum (`per_stratum`): `"anonymise"` (the default, [anonymise()]), `"mdav"`
-#'   ([anonymise_mdav()] with one `k` and `noise = FALSE`) or `"keyed"` ([anonymise_keyed()]
+#'   ([anonymise_mdav()] with one `k` and `noise = FALSE`), `"keyed"` ([anonymise_keyed()]
 #'   without `held`; its budget is shared by a pass over the strata, see
-#'   [anonymise_partitioned()]). The others are refused with the reason (their `why_not`).
+#'   [anonymise_partitioned()]) or `"adaptive"` ([anonymise_adaptive()] with one `k` and
+#'   without `w1`; its rounds run on search indexes built by one more pass over the strata).
+#'   The others are refused with the reason (their `why_not`).
 #' @param key,size,noise For `method = "keyed"`, as in [anonymise_keyed()]; with `noise`,
 #'   one more radix select over the chunks (the columns' exact medians). The statistics
 #'   then hold the key: never print or store them.
+#' @param k_max,m,rate,w1 For `method = "adaptive"`, as in [anonymise_adaptive()] (one `k`;
+#'   `w1` must be `NULL`: its interval test needs the robust covariance of all records).
 #' @param format The release form, as in [anonymise()] (`"natural"`, `"precision"` or
 #'   `"none"`).
 #' @param na What to do with missing values in `vars`: `"fail"`, `"median"`, `"mean"` or
@@ -66,7 +70,8 @@
 anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3, method = "anonymise",
                             format = c("natural", "precision", "none"),
                             na = c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"),
-                            small_strata = c("fail", "suppress", "merge"), key = NULL, size = 10, noise = TRUE) {
+                            small_strata = c("fail", "suppress", "merge"), key = NULL, size = 10, noise = TRUE,
+                            k_max = 33, m = 1, rate = 0, w1 = NULL) {
   read <- chunk_reader(chunks, "chunks")
   # the first chunk with records (for the checks of anonymise() and the column types)
   i <- 1L
@@ -106,6 +111,19 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3, method = 
     st$noise <- check_flag(noise, "noise")
   } else if (!is.null(key)) {
     stop_arg("`key` is the secret of `method = \"keyed\"`; method \"", method, "\" takes none.")
+  }
+  if (method == "adaptive") {
+    if (!is.null(w1)) {
+      stop_arg("`w1` (the interval test) is not supported partitioned: it needs the robust covariance (MCD) of ",
+               "all records, which no pass over groups of strata gives. Use anonymise_adaptive() in memory.")
+    }
+    if (na != "fail" || small_strata != "fail") {
+      stop_arg("`method = \"adaptive\"` takes `na = \"fail\"` and `small_strata = \"fail\"` only, as ",
+               "anonymise_adaptive() does: impute missing values and merge small strata first.")
+    }
+    st$m <- check_whole(m, "m", min = 0)
+    st$rate <- check_rates(rate)
+    st$k_max <- check_k_max(k_max, st$rate, k)
   }
 
   # pass 1: stratum sizes (records kept by the na policy), the sums of the values kept by it

@@ -47,7 +47,8 @@ anonymise_stratum <- function(data, stats, nthreads = getOption("detanon.nthread
     group_sizes <- res$size
   }
   df <- as.data.frame(data, stringsAsFactors = FALSE)
-  rng <- if (nrow(cent)) apply(cent, 2L, range) else matrix(c(Inf, -Inf), 2L, ncol(cent))
+  # (no column varies: no centroids to range over)
+  rng <- if (nrow(cent) && ncol(cent)) apply(cent, 2L, range) else matrix(rep(c(Inf, -Inf), ncol(cent)), 2L)
   structure(list(data = df[kept$rows, , drop = FALSE], rows = kept$rows, keys = unique(kept$keys),
                  n = nrow(x), x = x, centroids = cent,
                  acc = .Call(C_ffi_acc_add, NULL, cent, NULL), range = rng, group_sizes = group_sizes),

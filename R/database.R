@@ -62,7 +62,10 @@
 #' strata (the largest stratum, or `group_size` records of small strata) during the masking
 #' and release passes; with a `future` plan of W workers ([future::plan()]), W groups are read
 #' and masked at a time. The table size does not enter: peak memory is bounded by the largest
-#' stratum plus one chunk.
+#' stratum plus one chunk. With `method = "adaptive"` the R process also holds the state of
+#' its rounds, (16 + 8 x masked columns) bytes per record (48 MB per million records of four
+#' `vars`), and, while the strata are read for its indexes, the indexes of all groups
+#' (about 100 bytes per record of four `vars`) before they go to temporary files.
 #'
 #' @section Types and row order:
 #' The output table has the input's columns in the same order. Its column types are those
@@ -96,9 +99,13 @@
 #' @param method The masking method, as in [anonymise_stats()]: `"anonymise"` (the default),
 #'   `"mdav"` ([anonymise_mdav()] with `noise = FALSE`) or `"keyed"` ([anonymise_keyed()]:
 #'   the strata are read once more, for the pass that shares its budget of groups over all
-#'   strata, see [anonymise_partitioned()]); the table written is then the release of that
-#'   verb on the table read into memory.
+#'   strata, see [anonymise_partitioned()]) or `"adaptive"` ([anonymise_adaptive()] without
+#'   `w1`: the strata are read once more, to build the search indexes its rounds run on; see
+#'   [anonymise_partitioned()]); the table written is then the release of that verb on the
+#'   table read into memory.
 #' @param key,size,noise For `method = "keyed"`, as in [anonymise_keyed()].
+#' @param k_max,m,rate,w1 For `method = "adaptive"`, as in [anonymise_adaptive()] (`w1` must
+#'   be `NULL`).
 #' @param format As in [anonymise()]: `"natural"`, `"precision"` or `"none"`.
 #' @param read How strata are read: `"order"` (one sorted stream) or `"index"` (one query per
 #'   stratum through an index on the `strata` columns). See the section above.
@@ -135,8 +142,8 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, method = "anon
                          format = c("natural", "precision", "none"), read = c("order", "index"), chunk = 1e5,
                          group_size = 1e6, overwrite = FALSE,
                          na = c("fail", "complete", "mean", "median"), small_strata = c("fail", "suppress"),
-                         check_identifiers = TRUE, key = NULL, size = 10, noise = TRUE,
-                         nthreads = getOption("detanon.nthreads", 1L)) {
+                         check_identifiers = TRUE, key = NULL, size = 10, noise = TRUE, k_max = 33, m = 1, rate = 0,
+                         w1 = NULL, nthreads = getOption("detanon.nthreads", 1L)) {
   # the caller's random stream is left as it was (DBI backends draw names of savepoints)
   rng <- db_rng_state()
   on.exit(db_rng_restore(rng), add = TRUE)
@@ -206,7 +213,8 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, method = "anon
     cols <- c(strata, vars)
     st <- anonymise_stats(db_chunk_source(con, db_select(con, src, cols), chunk, made, cast),
                           vars = vars, strata = strata, k = k, method = method, na = na,
-                          small_strata = small_strata, format = format, key = key, size = size, noise = noise)
+                          small_strata = small_strata, format = format, key = key, size = size, noise = noise,
+                          k_max = k_max, m = m, rate = rate, w1 = w1)
     clock("statistics pass")
     # the quantities over all strata of a method that shares them (method_registry()): one
     # more pass over the groups of whole strata

@@ -5,7 +5,8 @@
 #' releases; `kernel`, the function that masks whole strata (the records' values on the
 #' z-scale of all the data in, the masked values out), or `NULL` for a method that does not
 #' work stratum by stratum; `per_stratum`, whether [anonymise_partitioned()] and
-#' [anonymise_db()] can run it (`why_not` says why not); `settings`, the settings a search
+#' [anonymise_db()] can run it (`why_not` says why not, or, for a method that runs, which of
+#' its settings do not); `settings`, the settings a search
 #' tries (see the section The search of [tune_release()]); `search`, whether it is a choice
 #' of the `methods` of [tune_release()] (the (k, epsilon) candidates are asked for by
 #' `keps_epsilon`); and `replay`, whether the intruder who knows the algorithm can make the
@@ -57,12 +58,10 @@ method_registry <- function() {
                    legend = "k per stratum", colour = "darkorange",
                    replay = replay_adaptive),
     adaptive = list(label = "centroids of k nearest neighbours, k grown per record",
-                    verb = "anonymise_adaptive",
-                    why_not = paste("its rounds join all strata: each round tests every record on the",
-                                    "scale of the SDs of all centroids (step 5) and grows the least moved of",
-                                    "the linkable records of all strata together (down to a share `rate` of",
-                                    "all records), and its interval test needs the robust covariance (MCD)",
-                                    "of all records"),
+                    verb = "anonymise_adaptive", kernel = adaptive_kernel, finish = "step5", meta = adaptive_meta,
+                    plan = adaptive_plan,
+                    why_not = paste("its interval test (`w1`) needs the robust covariance (MCD) of all records,",
+                                    "which no pass over groups of strata gives"),
                     settings = list(rate = c(0.5, 0.3, 0.2), below = c(0.1, 0.05), near_k_max = 33L),
                     tune = tune_adaptive, legend = "adaptive k", colour = "firebrick", replay = replay_adaptive),
     mdav = list(label = "MDAV groups of k records, sharing their mean", verb = "anonymise_mdav",

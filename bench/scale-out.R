@@ -12,10 +12,11 @@
 # strata are s1 x s2, about `stratum_size` records each (default 1e6). k = 5.
 # `check = TRUE` (db) also reads both tables back and compares the masked values with
 # anonymise() in the same process (needs memory for the whole table: small n only).
-# DETANON_BENCH_METHOD=mdav or keyed (db, memory): the method of anonymise_db() (a per-stratum
-# method of masking_methods()), against its verb in memory; keyed with size = 10 and the key
-# in DETANON_BENCH_KEY (a fixed bench key by default). Peak memory of a whole run, with the
-# time: /usr/bin/time -v Rscript bench/scale-out.R db ...
+# DETANON_BENCH_METHOD=mdav, keyed or adaptive (db, memory): the method of anonymise_db() (a
+# per-stratum method of masking_methods()), against its verb in memory; keyed with size = 10
+# and the key in DETANON_BENCH_KEY (a fixed bench key by default); adaptive with the verb's
+# settings (m = 1, rate = 0, k_max = 33). Peak memory of a whole run, with the time:
+# /usr/bin/time -v Rscript bench/scale-out.R db ...
 args <- commandArgs(trailingOnly = TRUE)
 step <- if (length(args)) args[1] else "help"
 lib <- function() suppressMessages(library(detanon))
@@ -75,6 +76,7 @@ run_db <- function(file, read = "order", chunk = 1e5, group_size = 1e6, nthreads
                     "peak RSS %.0f MB (%.0f MB before)\n"),
               method, n, largest, read, chunk, group_size, nthreads, t[["elapsed"]], t[["elapsed"]] / n * 1e7, cpu,
               cpu / n * 1e7, peak_mb(), base))
+  if (method == "adaptive") cat(sprintf("  rounds %d, mean k %.2f\n", meta$counts$rounds, meta$counts$mean_k))
   if (check) {
     d <- DBI::dbGetQuery(con, "SELECT * FROM records ORDER BY id")
     m <- do.call(verb(), c(list(d, vars = vars, strata = c("s1", "s2"), k = 5, check_identifiers = FALSE,
@@ -102,6 +104,9 @@ run_memory <- function(file, nthreads = 1L) {
                     "(%.0f MB after reading)\n"),
               method, nrow(d), nthreads, t_read[["elapsed"]], t[["elapsed"]], t_write[["elapsed"]], total,
               total / nrow(d) * 1e7, cpu, cpu / nrow(d) * 1e7, peak_mb(), base))
+  if (method == "adaptive") {
+    cat(sprintf("  rounds %d, mean k %.2f\n", release_info(m)$counts$rounds, release_info(m)$counts$mean_k))
+  }
 }
 
 fresh <- function(...) {

@@ -48,6 +48,40 @@ static int ad_interval(const double *xs_row, ptrdiff_t n, const double *c_row, p
     return 0;
 }
 
+/* For every row its stratum and tree position; NULL, or a message for a row out of range. */
+static const char *ad_locate(const kd_tree *trees, ptrdiff_t n_strata, ptrdiff_t n, int *stratum,
+                             ptrdiff_t *pos)
+{
+    for (ptrdiff_t s = 0; s < n_strata; s++) {
+        for (ptrdiff_t p = 0; p < trees[s].n; p++) {
+            ptrdiff_t r = trees[s].row[p];
+            if (r < 0 || r >= n) return "row out of range";
+            stratum[r] = (int) s;
+            pos[r] = p;
+        }
+    }
+    return NULL;
+}
+
+/* The centroid of the k nearest originals of the point at tree position `self`, into w. */
+static inline void ad_centroid(const kd_tree *t, ptrdiff_t self, int k, kd_heap *h, double *w)
+{
+    h->k = k;
+    kd_knn_self(t, self, h);
+    kd_centroid_lex(t, h->pos, h->k, w);
+}
+
+/* The rank test of the record at tree position `self` on its centroid c[j * ldc] (j < d)
+ * divided by step 5's column SDs csd: the rank of ad_rank() (1 when m = 0: no test), its
+ * squared distance in *cost; q is scratch of d doubles. */
+static inline int ad_test(const kd_tree *t, ptrdiff_t self, const double *c, ptrdiff_t ldc,
+                          const double *csd, int m, double *q, double *cost, kd_item *stack)
+{
+    const int d = t->d;
+    for (int j = 0; j < d; j++) q[j] = c[(size_t) j * ldc] / csd[j];
+    return m > 0 ? ad_rank(t, q, t->pts + (size_t) self * d, m, cost, stack) : 1;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *) a, y = *(const double *) b;
@@ -69,18 +103,13 @@ const char *adaptive_k(adaptive_job *job, const kernel_host *host)
     /* for every row its stratum and tree position */
     int *stratum = (int *) host->alloc(n, sizeof(int));
     ptrdiff_t *pos = (ptrdiff_t *) host->alloc(n, sizeof(ptrdiff_t));
+    const char *bad = ad_locate(trees, n_strata, n, stratum, pos);
+    if (bad) return bad;
     int kmax = 1;
-    for (ptrdiff_t s = 0; s < n_strata; s++) {
-        for (ptrdiff_t p = 0; p < trees[s].n; p++) {
-            ptrdiff_t r = trees[s].row[p];
-            if (r < 0 || r >= n) return "row out of range";
-            stratum[r] = (int) s;
-            pos[r] = p;
-            if (k0[r] < 1 || cap[r] < k0[r] || cap[r] > trees[s].n)
-                return "k out of range";
-            k[r] = k0[r];
-            if (cap[r] > kmax) kmax = cap[r];
-        }
+    for (ptrdiff_t r = 0; r < n; r++) {
+        if (k0[r] < 1 || cap[r] < k0[r] || cap[r] > trees[stratum[r]].n) return "k out of range";
+        k[r] = k0[r];
+        if (cap[r] > kmax) kmax = cap[r];
     }
 
     kd_heap *heaps = (kd_heap *) host->alloc(nt, sizeof(kd_heap));
@@ -109,11 +138,8 @@ const char *adaptive_k(adaptive_job *job, const kernel_host *host)
                 const ptrdiff_t r = todo[i];
                 const int tid = THREAD_ID;
                 const kd_tree *t = &trees[stratum[r]];
-                kd_heap *h = &heaps[tid];
                 double *w = buf + (size_t) tid * d;
-                h->k = k[r];
-                kd_knn_self(t, pos[r], h);
-                kd_centroid_lex(t, h->pos, h->k, w);
+                ad_centroid(t, pos[r], k[r], &heaps[tid], w);
                 for (int j = 0; j < d; j++) c[r + (size_t) j * n] = w[j];
             }
             host_pause(host, rounds);
@@ -136,9 +162,7 @@ const char *adaptive_k(adaptive_job *job, const kernel_host *host)
                 const ptrdiff_t r = full ? i : todo[i];
                 const int tid = THREAD_ID;
                 const kd_tree *t = &trees[stratum[r]];
-                double *q = buf + (size_t) tid * d;
-                for (int j = 0; j < d; j++) q[j] = c[r + (size_t) j * n] / csd[j];
-                rank[r] = m > 0 ? ad_rank(t, q, t->pts + (size_t) pos[r] * d, m, cost + r, heaps[tid].stack) : 1;
+                rank[r] = ad_test(t, pos[r], c + r, n, csd, m, buf + (size_t) tid * d, cost + r, heaps[tid].stack);
                 iflag[r] = (char) (use_int && ad_interval(pxs + r, n, c + r, n, cmean, csd, d, pwr[r]));
             }
             host_pause(host, rounds);
@@ -185,5 +209,78 @@ const char *adaptive_k(adaptive_job *job, const kernel_host *host)
     }
     job->rounds = rounds;
     job->n_capped = n_capped;
+    return NULL;
+}
+
+/* ---- the rounds' steps one group of strata at a time (anonymise_partitioned()) ----------
+ * The partitioned adaptive method runs the rounds above in R (adaptive_plan()), which holds
+ * every record's k, last test and centroid, and calls these two on each group's own index:
+ * the same per-record steps as adaptive_k(). */
+
+/* The centroids of rows[0..n_rows) (0-based rows of the index) with k[row] points each, into
+ * out (n_rows x d, column-major). */
+const char *adaptive_centroids(const kd_tree *trees, ptrdiff_t n_strata, ptrdiff_t n, int d,
+                               const int *k, const ptrdiff_t *rows, ptrdiff_t n_rows, int nt,
+                               double *out, const kernel_host *host)
+{
+    int *stratum = (int *) host->alloc(n, sizeof(int));
+    ptrdiff_t *pos = (ptrdiff_t *) host->alloc(n, sizeof(ptrdiff_t));
+    const char *bad = ad_locate(trees, n_strata, n, stratum, pos);
+    if (bad) return bad;
+    int kmax = 1;
+    for (ptrdiff_t i = 0; i < n_rows; i++) {
+        const ptrdiff_t r = rows[i];
+        if (r < 0 || r >= n) return "row out of range";
+        if (k[r] < 1 || k[r] > trees[stratum[r]].n) return "k out of range";
+        if (k[r] > kmax) kmax = k[r];
+    }
+    kd_heap *heaps = (kd_heap *) host->alloc(nt, sizeof(kd_heap));
+    for (int i = 0; i < nt; i++) heaps[i] = kd_heap_new(kmax, host->alloc);
+    double *buf = (double *) host->alloc((size_t) nt * d, sizeof(double));
+    for (ptrdiff_t from = 0; from < n_rows; from += ADAPT_CHUNK) {
+        const ptrdiff_t to = n_rows - from > ADAPT_CHUNK ? from + ADAPT_CHUNK : n_rows;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads_for(nt, (double) (to - from))) schedule(dynamic, 64)
+#endif
+        for (ptrdiff_t i = from; i < to; i++) {
+            const ptrdiff_t r = rows[i];
+            const int tid = THREAD_ID;
+            double *w = buf + (size_t) tid * d;
+            ad_centroid(&trees[stratum[r]], pos[r], k[r], &heaps[tid], w);
+            for (int j = 0; j < d; j++) out[i + (size_t) j * n_rows] = w[j];
+        }
+        host_pause(host, to);
+    }
+    return NULL;
+}
+
+/* The rank tests of rows[0..n_rows) on their centroids c (n_rows x d, column-major) divided
+ * by csd: rank[i] (ad_test()) and cost[i] (with m > 0). */
+const char *adaptive_tests(const kd_tree *trees, ptrdiff_t n_strata, ptrdiff_t n, int d,
+                           const double *c, const ptrdiff_t *rows, ptrdiff_t n_rows,
+                           const double *csd, int m, int nt, int *rank, double *cost,
+                           const kernel_host *host)
+{
+    int *stratum = (int *) host->alloc(n, sizeof(int));
+    ptrdiff_t *pos = (ptrdiff_t *) host->alloc(n, sizeof(ptrdiff_t));
+    const char *bad = ad_locate(trees, n_strata, n, stratum, pos);
+    if (bad) return bad;
+    for (ptrdiff_t i = 0; i < n_rows; i++)
+        if (rows[i] < 0 || rows[i] >= n) return "row out of range";
+    kd_item *stacks = (kd_item *) host->alloc((size_t) nt * KD_STACK_MAX, sizeof(kd_item));
+    double *buf = (double *) host->alloc((size_t) nt * d, sizeof(double));
+    for (ptrdiff_t from = 0; from < n_rows; from += ADAPT_CHUNK) {
+        const ptrdiff_t to = n_rows - from > ADAPT_CHUNK ? from + ADAPT_CHUNK : n_rows;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads_for(nt, (double) (to - from))) schedule(dynamic, 256)
+#endif
+        for (ptrdiff_t i = from; i < to; i++) {
+            const ptrdiff_t r = rows[i];
+            const int tid = THREAD_ID;
+            rank[i] = ad_test(&trees[stratum[r]], pos[r], c + i, n_rows, csd, m, buf + (size_t) tid * d,
+                              cost + i, stacks + (size_t) tid * KD_STACK_MAX);
+        }
+        host_pause(host, to);
+    }
     return NULL;
 }

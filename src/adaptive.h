@@ -32,4 +32,17 @@ typedef struct {
  * before any work (a tree row out of range, k out of range). */
 const char *adaptive_k(adaptive_job *job, const kernel_host *host);
 
+/* The steps of a round on one group of strata (the trees of its rank index, n rows), for
+ * the partitioned method: the centroids of rows[0..n_rows) (0-based) with k[row] points
+ * each, into out (n_rows x d); and their rank tests on their centroids c (n_rows x d)
+ * divided by step 5's column SDs csd, into rank and cost (n_rows each). NULL, or a message
+ * for an internal error found before any work. */
+const char *adaptive_centroids(const kd_tree *trees, ptrdiff_t n_strata, ptrdiff_t n, int d,
+                               const int *k, const ptrdiff_t *rows, ptrdiff_t n_rows, int nt,
+                               double *out, const kernel_host *host);
+const char *adaptive_tests(const kd_tree *trees, ptrdiff_t n_strata, ptrdiff_t n, int d,
+                           const double *c, const ptrdiff_t *rows, ptrdiff_t n_rows,
+                           const double *csd, int m, int nt, int *rank, double *cost,
+                           const kernel_host *host);
+
 #endif

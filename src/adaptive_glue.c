@@ -47,3 +47,63 @@ SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap, SEXP m, SEXP target, SEXP x
     UNPROTECT(1);
     return out;
 }
+
+/* The rows (1-based integers) of an index of n records, as 0-based positions (R_alloc). */
+static ptrdiff_t *adaptive_rows(SEXP rows, ptrdiff_t n)
+{
+    if (TYPEOF(rows) != INTSXP) Rf_error("internal error: bad rows in the adaptive steps");
+    const R_xlen_t nr = XLENGTH(rows);
+    const int *r = INTEGER_RO(rows);
+    ptrdiff_t *out = (ptrdiff_t *) R_alloc(nr > 0 ? nr : 1, sizeof(ptrdiff_t));
+    for (R_xlen_t i = 0; i < nr; i++) {
+        if (r[i] == NA_INTEGER || r[i] < 1 || r[i] > n) Rf_error("internal error: row out of range in the adaptive steps");
+        out[i] = (ptrdiff_t) r[i] - 1;
+    }
+    return out;
+}
+
+/* A step of the partitioned rounds on one group's index idx (rank_glue.c): the centroids of
+ * the rows `rows` (1-based) with k (per row of the index) points each, a length(rows) x d
+ * matrix on the z-scale. */
+SEXP ffi_adaptive_centroids(SEXP idx, SEXP k, SEXP rows, SEXP nthreads)
+{
+    const ptrdiff_t n = rank_index_n(idx);
+    const int d = rank_index_d(idx), nt = detanon_threads(nthreads);
+    R_xlen_t n_strata;
+    const kd_tree *trees = rank_index_trees(idx, d, &n_strata);
+    if (d < 1 || TYPEOF(k) != INTSXP || XLENGTH(k) != n) Rf_error("internal error: bad input to ffi_adaptive_centroids");
+    const ptrdiff_t *r = adaptive_rows(rows, n);
+    const ptrdiff_t nr = XLENGTH(rows);
+    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, nr, d));
+    const kernel_host host = detanon_host(R_NilValue);
+    const char *bad = adaptive_centroids(trees, n_strata, n, d, INTEGER_RO(k), r, nr, nt, REAL(out), &host);
+    if (bad) Rf_error("internal error in ffi_adaptive_centroids: %s", bad);
+    UNPROTECT(1);
+    return out;
+}
+
+/* The other step: the rank tests of the rows `rows` on their centroids cent
+ * (length(rows) x d, z-scale) divided by step 5's column SDs csd, with the linkage list
+ * length m. Returns list(rank (integer), cost (squared distance to the own original)). */
+SEXP ffi_adaptive_tests(SEXP idx, SEXP cent, SEXP rows, SEXP csd, SEXP m, SEXP nthreads)
+{
+    const ptrdiff_t n = rank_index_n(idx);
+    const int d = rank_index_d(idx), nt = detanon_threads(nthreads), mm = Rf_asInteger(m);
+    R_xlen_t n_strata;
+    const kd_tree *trees = rank_index_trees(idx, d, &n_strata);
+    const ptrdiff_t nr = XLENGTH(rows);
+    if (d < 1 || TYPEOF(cent) != REALSXP || Rf_nrows(cent) != nr || Rf_ncols(cent) != d ||
+        TYPEOF(csd) != REALSXP || XLENGTH(csd) != d || mm == NA_INTEGER || mm < 0)
+        Rf_error("internal error: bad input to ffi_adaptive_tests");
+    const ptrdiff_t *r = adaptive_rows(rows, n);
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
+    int *rank = INTEGER(SET_VECTOR_ELT(out, 0, Rf_allocVector(INTSXP, nr)));
+    double *cost = REAL(SET_VECTOR_ELT(out, 1, Rf_allocVector(REALSXP, nr)));
+    for (ptrdiff_t i = 0; i < nr; i++) cost[i] = 0.0;
+    const kernel_host host = detanon_host(R_NilValue);
+    const char *bad = adaptive_tests(trees, n_strata, n, d, REAL_RO(cent), r, nr, REAL_RO(csd), mm, nt, rank, cost,
+                                     &host);
+    if (bad) Rf_error("internal error in ffi_adaptive_tests: %s", bad);
+    UNPROTECT(1);
+    return out;
+}

@@ -36,6 +36,8 @@ SEXP ffi_record_checks(SEXP x);
 /* adaptive_glue.c: adaptive k per record, anonymise_adaptive() (kernel: adaptive.c) */
 SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap, SEXP m, SEXP target, SEXP xs, SEXP wr,
                     SEXP nthreads);
+SEXP ffi_adaptive_centroids(SEXP idx, SEXP k, SEXP rows, SEXP nthreads);
+SEXP ffi_adaptive_tests(SEXP idx, SEXP cent, SEXP rows, SEXP csd, SEXP m, SEXP nthreads);
 
 /* risk_glue.c: risk_rmd() (kernel: risk.c) */
 SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w, SEXP m, SEXP nthreads, SEXP progress);

@@ -53,6 +53,10 @@ ad <- anonymise_adaptive(d, vars = vars, strata = c("g", "h"), k = 2, k_max = c(
 tab <- unique(d[c("g", "h")]); tab$k <- 3 + seq_len(nrow(tab))
 at <- anonymise_adaptive(d, vars = vars, strata = c("g", "h"), k = tab, k_max = 20, m = 0,
                          check_identifiers = FALSE)
+# the partitioned adaptive method: the steps of its rounds on each group (centroids, tests)
+pa <- anonymise_partitioned(split(d, rep(1:3, length.out = n)), vars = vars, strata = c("g", "h"), k = 2,
+                            method = "adaptive", k_max = c(20, 40), m = 3, rate = c(0.4, 0.2), group_size = 100,
+                            future = FALSE, check_identifiers = FALSE, nthreads = 2)
 tu <- suppressWarnings(tune_release(d, vars = vars, strata = c("g", "h"), linkage = 0.2, top_m = 0.5,
                                    risk1 = 1, risk2 = 1, nthreads = 2))
 # the risk battery: capped ranks, NNDR (2 nearest), neighbour sets (categorical and

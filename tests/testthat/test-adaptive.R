@@ -103,6 +103,58 @@ test_that("the adaptive kernel equals the R transcription on random and adversar
   }
 })
 
+# The two steps of a round that the partitioned method runs on each group (adaptive.c:
+# adaptive_centroids(), adaptive_tests()) written out: the centroid of a record's k nearest
+# (brute force, ordered by squared distance, then coordinates, summed in coordinate order),
+# and its rank test (originals strictly nearer its centroid divided by csd than its own,
+# counted up to m; 0 when it is at its own; 1 when m = 0) with the squared distance.
+ref_centroid <- function(z, id, i, k) {
+  s <- which(id == id[i])
+  d2 <- numeric(length(s))
+  for (j in seq_len(ncol(z))) d2 <- d2 + (z[i, j] - z[s, j])^2
+  pts <- s[do.call(order, c(list(d2), lapply(seq_len(ncol(z)), function(j) z[s, j])))][seq_len(k)]
+  pts <- pts[do.call(order, lapply(seq_len(ncol(z)), function(j) z[pts, j]))]
+  vapply(seq_len(ncol(z)), function(j) { v <- 0; for (p in pts) v <- v + z[p, j]; v / k }, 0)
+}
+
+ref_test <- function(z, id, i, cen, csd, m) {
+  q <- cen / csd
+  s <- which(id == id[i])
+  d2 <- numeric(length(s))
+  for (j in seq_len(ncol(z))) d2 <- d2 + (q[j] - z[s, j])^2
+  own <- d2[s == i]
+  list(rank = if (m == 0) 1L else if (own > 0) as.integer(min(sum(d2 < own), m)) else 0L,
+       cost = if (m == 0) 0 else own)
+}
+
+test_that("the partitioned steps (centroids, rank tests) equal plain R on random and adversarial data", {
+  for (seed in 1:16) {
+    set.seed(seed)
+    n <- sample(c(4, 30, 90, 200), 1L)
+    d <- sample(1:4, 1L)
+    z <- matrix(round(stats::rnorm(n * d), sample(c(0, 1, 8), 1L)), n, d)
+    if (n > 20) z[1:10, ] <- z[11:20, ] # duplicated records
+    id <- sample(seq_len(sample(1:3, 1L)), n, TRUE)
+    id <- match(id, sort(unique(id)))
+    size <- tabulate(id)[id]
+    k <- pmax(1L, pmin(sample(1:40, n, TRUE), size))
+    rows <- sort(sample(n, sample(seq_len(n), 1L)))
+    idx <- .Call(detanon:::C_ffi_rank_index, z, as.integer(order(id)), as.integer(c(0, cumsum(tabulate(id)))))
+    nt <- sample(1:2, 1L)
+    got <- .Call(detanon:::C_ffi_adaptive_centroids, idx, as.integer(k), as.integer(rows), nt)
+    want <- t(vapply(rows, function(i) ref_centroid(z, id, i, k[i]), numeric(d)))
+    expect_identical(got, matrix(want, length(rows), d), info = paste("seed", seed))
+    # the tests on these centroids (and on the records' own points: rank 0) at some scale
+    csd <- if (seed %% 4 == 0) rep(1, d) else stats::runif(d, 0.3, 1.5)
+    cen <- if (seed %% 4 == 0) z[rows, , drop = FALSE] * rep(csd, each = length(rows)) else got
+    m <- sample(0:4, 1L)
+    res <- .Call(detanon:::C_ffi_adaptive_tests, idx, cen, as.integer(rows), as.double(csd), m, nt)
+    ref <- lapply(seq_along(rows), function(u) ref_test(z, id, rows[u], cen[u, ], csd, m))
+    expect_identical(res[[1]], vapply(ref, `[[`, 0L, "rank"), info = paste("seed", seed))
+    expect_identical(res[[2]], vapply(ref, `[[`, 0, "cost"), info = paste("seed", seed))
+  }
+})
+
 test_that("anonymise_adaptive: k = k_max is anonymise(), the release is deterministic and equivariant", {
   d <- titanic_paper()[-1]
   v <- c("Age", "Fare"); st <- c("Pclass", "Sex", "Family")

@@ -11,14 +11,20 @@ titanic_chunks <- function(seed, n_chunks = 4) {
 # every method of the registry that runs per stratum (masking_methods()), against its verb
 part_methods <- names(Filter(function(m) m$per_stratum, masking_methods()))
 
+# anonymise_adaptive() has no `na` and no `small_strata` (it takes complete records and
+# strata of k records): the choices a method's verb takes, and its arguments
+part_na <- function(method, na) if (method == "adaptive") "fail" else na
+part_policies <- function(method, ...) if (method == "adaptive") list() else list(...)
+
 test_that("partitioned runs are identical() to the verb on Titanic, every method, format and na", {
   for (method in part_methods) {
     for (format in c("natural", "precision", "none")) {
-      for (na in c("fail", "median", "mean", "complete")) {
+      for (na in part_na(method, c("fail", "median", "mean", "complete"))) {
         chunks <- titanic_chunks(1)
         if (na == "fail") chunks <- lapply(chunks, function(ch) ch[stats::complete.cases(ch), ])
-        r <- part_compare(chunks, vars = c("Age", "Fare", "Survived"), strata = c("Sex", "Pclass"), k = 3,
-                          format = format, na = na, group_size = 100, future = FALSE, method = method)
+        r <- do.call(part_compare, c(list(chunks, vars = c("Age", "Fare", "Survived"), strata = c("Sex", "Pclass"),
+                                          k = 3, format = format, group_size = 100, future = FALSE, method = method),
+                                     part_policies(method, na = na)))
         expect_false(inherits(r$ref, "error"))
         expect_identical(r$out, r$ref, label = paste(method, format, na))
         expect_identical(release_info(r$out), release_info(r$ref))
@@ -45,12 +51,16 @@ test_that("random and adversarial data: identical results or the same error clas
     d <- part_data(seed)
     vars <- sample(c("a", "b", "c", "t", "i", "w", if (method != "anonymise") c("z", "big")), sample(2:6, 1))
     strata <- sample(list(character(), "s1", c("s1", "s2")), 1)[[1]]
-    na <- sample(c("fail", "median", "mean", "complete"), 1)
+    na <- sample(part_na(method, c("fail", "median", "mean", "complete")), 1)
     if (na != "fail") for (v in vars) d[[v]][sample(nrow(d), 2)] <- NA
-    r <- part_compare(part_chunks(d, sample(1:6, 1)), vars = vars, strata = strata, k = sample(2:4, 1),
-                      format = sample(c("natural", "precision", "none"), 1), na = na,
-                      small_strata = sample(c("fail", "suppress"), 1), group_size = sample(c(1, 10, 1e6), 1),
-                      future = FALSE, method = method)
+    # (the adaptive method's own settings, at random)
+    own <- if (method == "adaptive") {
+      list(m = sample(0:3, 1), rate = sample(list(0, 0.2, c(0.5, 0.1)), 1)[[1]], k_max = sample(c(5, 33), 1))
+    }
+    r <- do.call(part_compare, c(list(part_chunks(d, sample(1:6, 1)), vars = vars, strata = strata, k = sample(2:4, 1),
+                                      format = sample(c("natural", "precision", "none"), 1),
+                                      group_size = sample(c(1, 10, 1e6), 1), future = FALSE, method = method),
+                                 own, part_policies(method, na = na, small_strata = sample(c("fail", "suppress"), 1))))
     if (inherits(r$ref, "error")) {
       expect_s3_class(r$out, class(r$ref)[1])
     } else {
@@ -141,18 +151,18 @@ test_that("method = \"mdav\": the passes by hand, any order of strata and of row
 test_that("the methods that do not run per stratum are refused with the reason", {
   chunks <- titanic_chunks(4)
   chunks <- lapply(chunks, function(ch) ch[stats::complete.cases(ch), ])
-  for (method in c("adaptive", "stratum", "stir", "keps", "nonsense", NA)) {
+  for (method in c("stratum", "stir", "keps", "nonsense", NA)) {
     expect_error(anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = "Sex", method = method,
                                        future = FALSE),
                  class = "detanon_error_argument")
   }
   expect_snapshot(error = TRUE, {
-    anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = "Sex", method = "adaptive")
+    anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = "Sex", method = "stratum")
     anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = "Sex", method = "mdv")
   })
   # every method with a kernel runs partitioned
   ok <- names(Filter(function(m) m$per_stratum, masking_methods()))
-  expect_setequal(ok, c("anonymise", "mdav", "keyed"))
+  expect_setequal(ok, c("anonymise", "mdav", "keyed", "adaptive"))
 })
 
 # ---- the keyed method: its budget and noise centre over all strata -------------------------
@@ -228,6 +238,110 @@ test_that("method = \"keyed\" needs its key; other methods take none", {
   })
 })
 
+# ---- the adaptive method: its rounds join all strata ------------------------------------------
+test_that("method = \"adaptive\": stages, k, k_max, m, NA and tiny strata, many groups, chunks, threads", {
+  set.seed(21)
+  n <- 900
+  d <- data.frame(x = round(stats::rnorm(n), 1), y = stats::rexp(n), w = sample(1:40, n, TRUE),
+                  t = stats::runif(n) * 1e-200, g = sample(c("a", "b", NA), n, TRUE, prob = c(0.5, 0.3, 0.2)),
+                  h = sample(c(1L, 2L), n, TRUE))
+  d[1:40, c("x", "y", "w", "t")] <- d[41:80, c("x", "y", "w", "t")] # duplicated records
+  # tiny strata of k records (their centroids all equal) and of a few more
+  d$g[81:84] <- "four"
+  d$h[81:84] <- 1L
+  d$g[85:90] <- "six"
+  d$h[85:90] <- 2L
+  settings <- list(list(k = 3, m = 1, rate = 0, format = "natural"),
+                   list(k = 2, m = 2, rate = 0.1, k_max = 20, format = "none"),
+                   list(k = 4, m = 3, rate = c(0.4, 0.2, 0.05), k_max = c(10, 20, 40), format = "precision"),
+                   list(k = 3, m = 5, rate = 0.02, k_max = 12, format = "natural"),
+                   list(k = 4, m = 0, format = "natural"))
+  rounds <- grown <- integer()
+  for (i in seq_along(settings)) {
+    for (n_chunks in c(1L, 5L)) {
+      chunks <- part_chunks(d[sample(n), ], n_chunks)
+      for (group_size in c(1, 250, 1e6)) {
+        nt <- if (group_size == 250) 2L else 1L
+        r <- do.call(part_compare, c(list(chunks, vars = c("x", "y", "w", "t"), strata = c("g", "h"),
+                                          group_size = group_size, method = "adaptive", nthreads = nt), settings[[i]]))
+        expect_false(inherits(r$ref, "error"))
+        expect_identical(r$out, r$ref, label = paste("setting", i, "chunks", n_chunks, "group size", group_size))
+      }
+    }
+    rounds <- c(rounds, release_info(r$ref)$counts$rounds)
+    grown <- c(grown, release_info(r$ref)$counts$n_grown)
+  }
+  # the settings grow records over many rounds (m = 0: one round, nothing grown)
+  expect_true(all(rounds[-5] > 3L) && all(grown[-5] > 0L))
+  expect_identical(c(rounds[5], grown[5]), c(1L, 0L))
+  # the indexes of the rounds (original values) are not left in temporary files
+  expect_length(list.files(tempdir(), "^detanon-adaptive-"), 0L)
+})
+
+test_that("method = \"adaptive\": centroids all equal, no varying column, one stratum", {
+  set.seed(22)
+  # k = the stratum's size: every centroid equal, the rounds stop at once (the verb warns)
+  d <- data.frame(x = stats::rnorm(12), y = stats::rnorm(12))
+  r <- part_compare(part_chunks(d, 3), vars = c("x", "y"), k = 12, method = "adaptive")
+  expect_false(inherits(r$ref, "error"))
+  expect_identical(r$out, r$ref)
+  expect_warning(anonymise_partitioned(list(d), vars = c("x", "y"), k = 12, method = "adaptive", future = FALSE,
+                                       check_identifiers = FALSE), class = "detanon_warning_data")
+  # no column varies: released as they are (the plain method failed there with an unclassed
+  # error: its pieces had no range of centroids)
+  d <- data.frame(a = rep(1.5, 30), b = rep(2L, 30), g = rep(c("x", "y"), 15))
+  for (method in c("adaptive", "anonymise")) {
+    r <- part_compare(part_chunks(d, 2), vars = c("a", "b"), strata = "g", k = 3, method = method)
+    expect_false(inherits(r$out, "error"))
+    expect_identical(r$out, r$ref)
+  }
+  # one stratum, grown by stages
+  d <- data.frame(x = round(stats::rnorm(400), 1), y = stats::runif(400))
+  r <- part_compare(part_chunks(d, 4), vars = c("x", "y"), k = 2, m = 3, rate = c(0.3, 0.1), k_max = c(8, 30),
+                    method = "adaptive", group_size = 1)
+  expect_identical(r$out, r$ref)
+  expect_gt(release_info(r$out)$counts$n_grown, 0L)
+})
+
+test_that("method = \"adaptive\": a failure during the rounds leaves no temporary file", {
+  chunks <- lapply(titanic_chunks(5), function(ch) ch[stats::complete.cases(ch), ])
+  calls <- 0L
+  orig <- NULL
+  orig <- local_detanon_binding("adaptive_step", function(...) {
+    calls <<- calls + 1L
+    if (calls >= 4L) stop("interrupted (injected by the test)")
+    orig(...)
+  })
+  expect_error(anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = "Sex", method = "adaptive", m = 2,
+                                     future = FALSE, check_identifiers = FALSE), "injected")
+  expect_gte(calls, 4L)
+  expect_length(list.files(tempdir(), "^detanon-adaptive-"), 0L)
+})
+
+test_that("method = \"adaptive\": the settings that cannot run are classed errors", {
+  chunks <- lapply(titanic_chunks(3), function(ch) ch[stats::complete.cases(ch), ])
+  run <- function(...) {
+    anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = "Sex", method = "adaptive", future = FALSE,
+                          check_identifiers = FALSE, ...)
+  }
+  expect_error(run(w1 = 0.01), class = "detanon_error_argument")
+  expect_error(run(na = "median"), class = "detanon_error_argument")
+  expect_error(run(small_strata = "suppress"), class = "detanon_error_argument")
+  expect_error(run(k = 5, k_max = 4), class = "detanon_error_argument")
+  expect_error(run(rate = c(0.1, 0.2)), class = "detanon_error_argument")
+  expect_error(run(m = -1), class = "detanon_error_argument")
+  expect_error(run(k = data.frame(Sex = c("male", "female"), k = 3:4)), class = "detanon_error_argument")
+  expect_snapshot(error = TRUE, {
+    run(w1 = 0.01)
+    run(na = "median")
+  })
+  # (the registry says what does not run partitioned)
+  expect_match(masking_methods()$adaptive$why_not, "robust covariance")
+  # the passes by hand need the rounds between the statistics and the masking
+  st <- anonymise_stats(chunks, vars = c("Age", "Fare"), strata = "Sex", method = "adaptive")
+  expect_error(anonymise_stratum(do.call(rbind, chunks), stats = st), class = "detanon_error_argument")
+})
+
 test_that("the class of the chunks is kept", {
   skip_if_not_installed("tibble")
   chunks <- lapply(titanic_chunks(6), function(ch) tibble::as_tibble(ch[stats::complete.cases(ch), ]))
@@ -266,6 +380,12 @@ test_that("results do not depend on the plan or the number of workers", {
                      suppressMessages(anonymise_keyed(do.call(rbind, chunks), vars = c("Age", "Fare"),
                                                       strata = c("Sex", "Pclass"), k = 3, na = "median",
                                                       key = part_key, check_identifiers = FALSE)))
+    complete <- lapply(chunks, function(ch) ch[stats::complete.cases(ch), ])
+    expect_identical(anonymise_partitioned(complete, vars = c("Age", "Fare"), strata = c("Sex", "Pclass"), k = 3,
+                                           method = "adaptive", m = 2, rate = 0.1, group_size = 50, future = TRUE,
+                                           check_identifiers = FALSE),
+                     anonymise_adaptive(do.call(rbind, complete), vars = c("Age", "Fare"), strata = c("Sex", "Pclass"),
+                                        k = 3, m = 2, rate = 0.1, check_identifiers = FALSE))
   }
   future::plan(future::sequential)
   skip_if_not_installed("parallelly")

@@ -124,11 +124,38 @@ test_that("anonymise_db(method = \"keyed\") on SQLite is anonymise_keyed() on th
   expect_identical(nrow(idx), 0L)
 })
 
+test_that("anonymise_db(method = \"adaptive\") on SQLite is anonymise_adaptive() on the table in memory", {
+  con <- local_sqlite_connection()
+  # (anonymise_adaptive() takes complete records: x, y and z have none missing)
+  d <- db_data(700, seed = 13)
+  d[1:30, c("x", "y", "z")] <- d[31:60, c("x", "y", "z")] # duplicated records
+  DBI::dbWriteTable(con, "people", d)
+  for (read in c("order", "index")) {
+    for (format in c("natural", "none")) {
+      db_check_identical(con, read, format, method = "adaptive", m = 2, rate = 0.1, k_max = 20)
+    }
+  }
+  # strata split over chunks, one stratum per group, stages; the defaults; m = 0
+  db_check_identical(con, "order", chunk = 40, group_size = 1, k = 2, method = "adaptive", m = 3,
+                     rate = c(0.4, 0.1), k_max = c(10, 30))
+  db_check_identical(con, "index", chunk = 1e6, group_size = 1e6, method = "adaptive", nthreads = 2L)
+  db_check_identical(con, "order", group_size = 200, k = 4, method = "adaptive", m = 0)
+  # the index made for read = "index" (read once per round) is dropped
+  expect_identical(nrow(DBI::dbGetQuery(con, "SELECT * FROM sqlite_master WHERE type = 'index'")), 0L)
+  # the settings that cannot run partitioned: classed errors, nothing written
+  before <- db_state(con)
+  expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m", method = "adaptive",
+                            w1 = 0.01), class = "detanon_error_argument")
+  expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m", method = "adaptive",
+                            na = "complete"), class = "detanon_error_argument")
+  expect_identical(db_state(con), before)
+})
+
 test_that("anonymise_db() refuses the methods that do not run per stratum, and changes nothing", {
   con <- local_sqlite_connection()
   DBI::dbWriteTable(con, "people", db_data(100))
   before <- db_state(con)
-  for (method in c("adaptive", "nonsense")) {
+  for (method in c("stratum", "nonsense")) {
     expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m", method = method),
                  class = "detanon_error_argument")
   }
@@ -136,7 +163,7 @@ test_that("anonymise_db() refuses the methods that do not run per stratum, and c
   expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m", method = "keyed"),
                class = "detanon_error_argument")
   expect_snapshot(error = TRUE, {
-    anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m", method = "adaptive")
+    anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m", method = "stratum")
   })
   expect_identical(db_state(con), before)
 })
@@ -314,6 +341,7 @@ test_that("anonymise_db() on PostgreSQL is anonymise() on the table in memory (p
   db_check_identical(con, "order", format = "none")
   for (read in c("order", "index")) db_check_identical(con, read, method = "mdav")
   for (read in c("order", "index")) db_check_identical(con, read, method = "keyed", key = "secret-of-the-pg-tests-0")
+  for (read in c("order", "index")) db_check_identical(con, read, method = "adaptive", m = 2, rate = 0.1)
   idx <- DBI::dbGetQuery(con, "SELECT indexname FROM pg_indexes WHERE tablename = 'people'")
   expect_identical(nrow(idx), 0L)
   before <- db_state(con)
