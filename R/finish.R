@@ -36,7 +36,8 @@ finish_release <- function(df, data, vars, strata, columns, x, k, format, check_
   keep <- match.arg(keep)
   if (check_identifiers) warn_identifiers(df, vars, strata)
   forms <- column_forms(x, k, format, vapply(vars, function(v) is.integer(data[[v]]), logical(1)), x_stats$e, nthreads)
-  targets <- if (format == "none") vector("list", length(vars)) else if (keep == "masked") {
+  # (the mean and SD that the natural form keeps)
+  targets <- if (format != "natural") vector("list", length(vars)) else if (keep == "masked") {
     lapply(seq_along(vars), function(j) column_target(columns[[j]], forms[[j]]$e))
   } else {
     if (is.null(x_stats)) x_stats <- col_stats(scale_tiny(x, forms_e(forms)), nthreads)
