@@ -212,7 +212,7 @@ anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
   finish_release(f$df, data, f$vars, f$strata, masked$columns, f$x, f$k, f$format, f$check_identifiers,
                  verb = "anonymise", settings = f[c("k", "vars", "strata", "na", "small_strata", "engine", "format")],
                  counts = c(list(n = nrow(f$df), n_strata = length(sizes), min_size = min(sizes)), f[policy_counts]),
-                 stats = list(scale = masked$scale), nthreads = f$nthreads)
+                 stats = list(scale = masked$scale), nthreads = f$nthreads, x_stats = masked$x_stats)
 }
 
 # The front of the masking verbs that release one value per record (anonymise(),
@@ -321,7 +321,8 @@ check_format <- function(format, engine) {
 }
 
 # The five steps on a complete numeric matrix with stratum ids 1..S (all strata >= k).
-# Returns the masked columns as a list, and the scaling factors of step 5.
+# Returns the masked columns as a list, the scaling factors of step 5 and, with the kdtree
+# engine, the exact statistics of the columns of `x` (`x_stats` of finish_release()).
 mask_matrix <- function(x, id, k, engine, nthreads) {
   # columns of tiny values (p-values, subnormals) would have an SD that underflows to 0 and
   # be taken for constant: scale them exactly by a power of two, and back at the end
@@ -338,7 +339,10 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
   } else {
     rann_mask(x, cols, stats, id, k, nthreads)
   }
-  step5_release(res, x, cols, tiny)
+  out <- step5_release(res, x, cols, tiny)
+  # the exact column statistics, which the natural form keeps (not those of the rann engine)
+  if (engine == "kdtree" && all(stats$e == 0)) out$x_stats <- list(mean = stats$mean, sd = stats$sd, e = tiny$e)
+  out
 }
 
 # The columns of `x` that are masked (SD > 0), given their exact statistics; constant columns
@@ -479,6 +483,7 @@ check_masking_args <- function(data, vars, strata, k, ..., choices = list(),
 
 # Missing values in `vars` are an error for a verb without `na` or with `na = "fail"`.
 check_complete <- function(data, vars, has_na_arg) {
+  if (!any(vapply(vars, function(v) anyNA(data[[v]]), logical(1)))) return(invisible())
   counts <- vapply(vars, function(v) sum(is.na(data[[v]])), integer(1))
   counts <- counts[counts > 0L]
   if (!length(counts)) return(invisible())

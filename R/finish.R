@@ -19,21 +19,32 @@
 #   column, so the release is the same for any row order, in memory or in pieces (`fold`).
 
 # The release of the masked columns `columns` (a list, in the order of `vars`) of the rows
-# `df`: each column in its release form (column_form() of the records' values `x` before
+# `df`: each column in its release form (column_forms() of the records' values `x` before
 # masking, k, `format`; integer columns of `data` stay integer where they are rounded to
 # whole numbers), keeping the originals' mean and SD (`keep = "data"`: after step 5) or
 # the masked values' mean and SD (`"masked"`: group means, whose SD is the method's and
 # whose mean is the originals' unless keyed noise moved it: restoring the exact mean there
 # would give back the exact column sum, and with it a withdrawn person's values to an
 # intruder who differences two releases), after the identifier warning; returned in the class of `data` with the
-# release metadata of `verb`. `nthreads`: for the map of the natural form (the release is
-# the same for every number).
+# release metadata of `verb`. `nthreads`: for the statistics of the columns and the map of
+# the natural form (the release is the same for every number). `x_stats`: the exact means
+# and SDs of the columns of `x` on their scales 2^e, and e (list(mean, sd, e), as
+# col_stats() and pow2_factors() give them), when the verb has them already; NULL: computed.
 finish_release <- function(df, data, vars, strata, columns, x, k, format, check_identifiers,
-                           keep = c("data", "masked"), verb, settings, counts, stats = NULL, nthreads = 1L) {
+                           keep = c("data", "masked"), verb, settings, counts, stats = NULL, nthreads = 1L,
+                           x_stats = NULL) {
   keep <- match.arg(keep)
   if (check_identifiers) warn_identifiers(df, vars, strata)
+  forms <- column_forms(x, k, format, vapply(vars, function(v) is.integer(data[[v]]), logical(1)), x_stats$e, nthreads)
+  # (the mean and SD that the natural form keeps)
+  targets <- if (format != "natural") vector("list", length(vars)) else if (keep == "masked") {
+    lapply(seq_along(vars), function(j) column_target(columns[[j]], forms[[j]]$e))
+  } else {
+    if (is.null(x_stats)) x_stats <- col_stats(scale_tiny(x, forms_e(forms)), nthreads)
+    lapply(seq_along(vars), function(j) list(n = nrow(x), mean = x_stats$mean[[j]], sd = x_stats$sd[[j]]))
+  }
   for (j in seq_along(vars)) {
-    df[[vars[j]]] <- format_masked(columns[[j]], x[, j], k, format, is.integer(data[[vars[j]]]), keep, nthreads)
+    df[[vars[j]]] <- finish_column(columns[[j]], forms[[j]], targets[[j]], nthreads = nthreads)
   }
   as_release(as_release_frame(df, data), verb, settings = settings, counts = counts, stats = stats)
 }
@@ -55,25 +66,40 @@ format_masked <- function(m, x, k, format, as_integer, keep = "data", nthreads =
 # of `x`, whole numbers always; "natural": 0 for whole numbers of wide spread, round_whole(),
 # else none).
 column_form <- function(x, k, format, as_integer) {
-  form <- list(format = format, as_integer = as_integer, e = 0)
-  if (format == "none" || !length(x)) return(form)
-  form$e <- pow2_factors(matrix(as.double(x)))
-  if (anyNA(x)) stop("internal error: missing values in column_form()")
-  kk <- min(k, length(x))
-  # one pass in C: range, whole numbers, and the exact means of the k smallest and the k
-  # largest values (a selection, O(n): their means do not depend on their order), and the
-  # counts of the minimum and the maximum
-  st <- .Call(C_ffi_form_stats, as.double(x), as.double(kk))
-  form$range <- st[1:2]
-  form$constant <- st[1L] == st[2L]
-  if (form$constant) return(form)
-  whole <- st[3L] == 1
-  d <- if (format == "precision") {
-    if (whole) 0L else decimals(x)
-  } else if (whole && wide_whole(x, st[2L] - st[1L])) 0L else NA_integer_
-  form$bounds <- c(release_bounds(st[4L], st[5L], d, c(st[6L] >= kk, st[7L] >= kk)), whole = whole)
-  form
+  column_forms(matrix(as.double(x)), k, format, as_integer)[[1L]]
 }
+
+# column_form() of each column of the matrix `x` (`as_integer`: one flag per column; `e`:
+# their power-of-two factors, NULL: pow2_factors()), the passes over the columns on
+# `nthreads`.
+column_forms <- function(x, k, format, as_integer, e = NULL, nthreads = 1L) {
+  forms <- lapply(seq_len(ncol(x)), function(j) list(format = format, as_integer = as_integer[[j]], e = 0))
+  if (format == "none" || !nrow(x)) return(forms)
+  if (anyNA(x)) stop("internal error: missing values in column_form()")
+  if (!is.double(x)) storage.mode(x) <- "double"
+  if (is.null(e)) e <- pow2_factors(x)
+  kk <- min(k, nrow(x))
+  # one pass per column in C: range, whole numbers, and the exact means of the k smallest
+  # and the k largest values (a selection, O(n): their means do not depend on their order),
+  # and the counts of the minimum and the maximum
+  st <- .Call(C_ffi_form_stats_cols, x, as.double(kk), nthreads)
+  lapply(seq_len(ncol(x)), function(j) {
+    form <- forms[[j]]
+    form$e <- e[[j]]
+    form$range <- st[1:2, j]
+    form$constant <- st[1L, j] == st[2L, j]
+    if (form$constant) return(form)
+    whole <- st[3L, j] == 1
+    d <- if (format == "precision") {
+      if (whole) 0L else decimals(x[, j])
+    } else if (whole && wide_whole(x[, j], st[2L, j] - st[1L, j])) 0L else NA_integer_
+    form$bounds <- c(release_bounds(st[4L, j], st[5L, j], d, c(st[6L, j] >= kk, st[7L, j] >= kk)), whole = whole)
+    form
+  })
+}
+
+# The power-of-two factors of column_forms().
+forms_e <- function(forms) vapply(forms, function(form) form$e, numeric(1))
 
 # column_form() of the j-th of `vars` from the statistics `st` of anonymise_stats().
 stats_form <- function(st, j) {
@@ -114,11 +140,13 @@ finish_column <- function(m, form, target = NULL, scan = NULL, fit = NULL, nthre
   if (anyNA(m)) stop("internal error: missing values in finish_column()")
   if (form$constant) return(constant_form(form$range[1L], length(m), form$as_integer))
   b <- form$bounds
+  # (one scan gives the squeeze and its limits)
+  if (is.null(scan)) scan <- form_scan(m, b$lo, b$hi)
   if (form$format == "precision") return(release_values(m, b, form$as_integer, scan))
   # (the map on the scale 2^e of a tiny column: column_target())
   v <- times_pow2(squeeze_range(m, b$lo, b$hi, scan = scan), form$e)
   if (is.null(fit)) {
-    sc <- pow2_form(form, form_limits(m, b$lo, b$hi, scan))
+    sc <- pow2_form(form, form_limits(NULL, b$lo, b$hi, scan))
     fit <- finish_fit(function(init, f) f(init, v), sc$form, target, sc$lim, nthreads)
   }
   v <- times_pow2(apply_fit(v, fit, nthreads), -form$e)

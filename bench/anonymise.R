@@ -41,12 +41,17 @@ nabor_anonymise <- function(data, vars, strata, k) {
 }
 
 # Best of `reps` elapsed times of each function, run in turns (a, b, c, a, b, c, ...) so that
-# a slow spell of a shared machine does not fall on one contender only.
+# a slow spell of a shared machine does not fall on one contender only. Each run starts
+# after a full garbage collection (untimed): otherwise a run collects the garbage of the run
+# before it, and how much depends on the order of the turns (measured at 1e6: the two-thread
+# run, after the one-thread run, made 5 to 6 collections, the one-thread run, after the
+# R + nabor run, 3; 0.05 s more of them).
 # Attribute "cpu": the best user + system times (the fairer measure when other jobs share
 # the machine; the same as elapsed on one thread of an idle machine).
 time_turns <- function(fns, reps) {
   t <- cpu <- matrix(NA_real_, reps, length(fns), dimnames = list(NULL, names(fns)))
   for (i in seq_len(reps)) for (f in names(fns)) {
+    invisible(gc())
     st <- system.time(fns[[f]]())
     t[i, f] <- st[["elapsed"]]
     cpu[i, f] <- st[["user.self"]] + st[["sys.self"]]
@@ -85,6 +90,7 @@ if (length(args) == 0L) {
   cat("Times: best of the runs (elapsed s) on the same data, in turns; ratios > 1: anonymise() faster.\n")
   cat("CPU times are printed too: on a shared machine they are the fairer measure.\n")
   print(do.call(rbind, rows), digits = 3, row.names = FALSE)
+  cat("load average at the end (1, 5, 15 min):", readLines("/proc/loadavg"), "\n")
 } else if (args[1] == "large-k") {
   # one stratum of 4 variables; k = n makes every record's k points the whole stratum
   d <- make_data(4000)

@@ -152,6 +152,28 @@ SEXP ffi_form_stats(SEXP x, SEXP kk_)
     return out;
 }
 
+/* ffi_form_stats() of every column of the n x p double matrix x (finite, n >= 1): a 7 x p
+ * matrix, the columns on nthreads. */
+SEXP ffi_form_stats_cols(SEXP x, SEXP kk_, SEXP nthreads)
+{
+    if (TYPEOF(x) != REALSXP || !Rf_isMatrix(x) || Rf_nrows(x) < 1)
+        Rf_error("internal error: bad input to ffi_form_stats_cols");
+    const ptrdiff_t n = Rf_nrows(x), kk = (ptrdiff_t) Rf_asReal(kk_);
+    const int p = Rf_ncols(x), nt = threads_for(detanon_threads(nthreads), (double) n * (p > 1 ? p : 0));
+    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, 7, p));
+    const size_t len = kk > 64 ? (size_t) n : 128;
+    double *buf = (double *) R_alloc((size_t) nt * len, sizeof(double));
+    const double *px = REAL_RO(x);
+    double *o = REAL(out);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+    for (int j = 0; j < p; j++)
+        mask_form_stats(px + (size_t) j * n, n, kk, buf + (size_t) THREAD_ID * len, o + (size_t) 7 * j);
+    UNPROTECT(1);
+    return out;
+}
+
 /* squeeze_range() of a masked column v (double, finite; a new vector), then, when round0
  * is TRUE, rounded to whole numbers inside [lo, hi] (mask_release_form()). */
 SEXP ffi_squeeze(SEXP v, SEXP lo, SEXP hi, SEXP round0)

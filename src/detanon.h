@@ -18,6 +18,7 @@ SEXP ffi_anonymise(SEXP x, SEXP id, SEXP k, SEXP mean, SEXP sd, SEXP nthreads, S
 SEXP ffi_rescale(SEXP centroids, SEXP mean, SEXP sd, SEXP centroid_sd, SEXP nthreads);
 SEXP ffi_col_stats(SEXP x, SEXP nthreads);
 SEXP ffi_form_stats(SEXP x, SEXP kk);
+SEXP ffi_form_stats_cols(SEXP x, SEXP kk, SEXP nthreads);
 SEXP ffi_squeeze(SEXP v, SEXP lo, SEXP hi, SEXP round0);
 SEXP ffi_form_scan(SEXP v, SEXP lo, SEXP hi, SEXP scan);
 SEXP ffi_form_apply(SEXP v, SEXP lo, SEXP hi, SEXP scan, SEXP round0);

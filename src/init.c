@@ -11,6 +11,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_rescale",        (DL_FUNC) &ffi_rescale,        5},
     {"ffi_col_stats",      (DL_FUNC) &ffi_col_stats,      2},
     {"ffi_form_stats",     (DL_FUNC) &ffi_form_stats,     2},
+    {"ffi_form_stats_cols", (DL_FUNC) &ffi_form_stats_cols, 3},
     {"ffi_squeeze",        (DL_FUNC) &ffi_squeeze,        4},
     {"ffi_form_scan",      (DL_FUNC) &ffi_form_scan,      4},
     {"ffi_form_apply",     (DL_FUNC) &ffi_form_apply,     5},

@@ -127,9 +127,11 @@ static ptrdiff_t search_small_strata(const knn_job *job, ptrdiff_t max_small, kd
     return done;
 }
 
-/* Large strata: trees built up front (several strata: one per thread, in rounds of nt
- * between interrupt checks; a single stratum: serially, polling for interrupts), then one
- * stratum at a time with its queries in parallel, in tree order for locality. */
+/* Large strata in rounds of nt: the round's trees built (several: one per thread, then an
+ * interrupt check; a single stratum: serially, polling for interrupts), then one stratum
+ * at a time with its queries in parallel, in tree order for locality. Slot t of a round
+ * holds the tree of its (t + 1)-th stratum, in memory reused from round to round (allocated
+ * for the largest stratum it holds): nt trees live at once, not one per stratum. */
 static void search_large_strata(const knn_job *job, kd_heap *heaps, double **work,
                                 ptrdiff_t done)
 {
@@ -138,26 +140,17 @@ static void search_large_strata(const knn_job *job, kd_heap *heaps, double **wor
     ptrdiff_t n_large = 0;
     for (ptrdiff_t s = 0; s < job->n_strata; s++) if (is_large(off[s + 1] - off[s], job->k)) n_large++;
     ptrdiff_t *large = (ptrdiff_t *) job->host->alloc(n_large, sizeof(ptrdiff_t));
-    kd_tree *trees = (kd_tree *) job->host->alloc(n_large, sizeof(kd_tree));
+    const int n_slots = n_large < nt ? (int) n_large : nt;
+    ptrdiff_t *cap = (ptrdiff_t *) job->host->alloc(n_slots, sizeof(ptrdiff_t));
+    for (int t = 0; t < n_slots; t++) cap[t] = 0;
     for (ptrdiff_t s = 0, i = 0; s < job->n_strata; s++) {
-        if (!is_large(off[s + 1] - off[s], job->k)) continue;
-        large[i] = s;
-        trees[i] = kd_new_fast(off[s + 1] - off[s], job->d, LEAF_SIZE, job->host->alloc);
-        i++;
+        const ptrdiff_t ns = off[s + 1] - off[s];
+        if (!is_large(ns, job->k)) continue;
+        if (ns > cap[i % n_slots]) cap[i % n_slots] = ns;
+        large[i++] = s;
     }
-    if (n_large == 1) {
-        build(&trees[0], job, job->rows + off[large[0]], trees[0].n, job->host->interrupted);
-    } else {
-        for (ptrdiff_t from = 0; from < n_large; from += nt) {
-            ptrdiff_t to = from + nt < n_large ? from + nt : n_large;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
-#endif
-            for (ptrdiff_t i = from; i < to; i++)
-                build(&trees[i], job, job->rows + off[large[i]], trees[i].n, NULL);
-            between_chunks(job, done);
-        }
-    }
+    kd_tree *trees = (kd_tree *) job->host->alloc(n_slots, sizeof(kd_tree));
+    for (int t = 0; t < n_slots; t++) trees[t] = kd_new_fast(cap[t], job->d, LEAF_SIZE, job->host->alloc);
     /* Centroids go to a buffer in tree order, then to the output one column at a time:
      * written straight to their rows, scattered over n-long columns, they cost a cache miss
      * per value in the middle of the search and push the tree out of the cache. */
@@ -165,7 +158,7 @@ static void search_large_strata(const knn_job *job, kd_heap *heaps, double **wor
     double *buf = NULL;
     if (job->cent) {
         ptrdiff_t max_ns = 0;
-        for (ptrdiff_t i = 0; i < n_large; i++) if (trees[i].n > max_ns) max_ns = trees[i].n;
+        for (int t = 0; t < n_slots; t++) if (cap[t] > max_ns) max_ns = cap[t];
         buf = (double *) job->host->alloc((size_t) max_ns * d, sizeof(double));
     }
     const ptrdiff_t chunk = chunk_queries(job->k);
@@ -173,7 +166,24 @@ static void search_large_strata(const knn_job *job, kd_heap *heaps, double **wor
     ptrdiff_t *lex = NULL;
     unsigned char **mark = NULL;
     for (ptrdiff_t i = 0; i < n_large; i++) {
-        const kd_tree *tree = &trees[i];
+        const int slot = (int) (i % n_slots);
+        if (slot == 0) {
+            const int to = n_large - i < n_slots ? (int) (n_large - i) : n_slots;
+            if (n_large == 1) {
+                build(&trees[0], job, job->rows + off[large[0]], off[large[0] + 1] - off[large[0]],
+                      job->host->interrupted);
+            } else {
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+                for (int t = 0; t < to; t++) {
+                    const ptrdiff_t s = large[i + t];
+                    build(&trees[t], job, job->rows + off[s], off[s + 1] - off[s], NULL);
+                }
+                between_chunks(job, done);
+            }
+        }
+        const kd_tree *tree = &trees[slot];
         const ptrdiff_t ns = tree->n;
         /* k a large share of the stratum: sum the k points in the stratum's order */
         const int by_mark = buf && (ptrdiff_t) job->k * 8 >= ns;

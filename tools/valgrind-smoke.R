@@ -12,6 +12,11 @@ for (nt in 1:2) {
 }
 big <- data.frame(x1 = rnorm(5000), x2 = rnorm(5000)) # one stratum on the parallel query path
 invisible(anonymise(big, k = 3, strata = character(), nthreads = 2))
+# large strata of unequal sizes, more than the threads: their trees in rounds, memory reused;
+# the release forms of all columns in one threaded pass (kk > 64: a buffer per thread)
+gl <- data.frame(g = rep(c("p", "q", "r"), c(4200, 5000, 4100)), x1 = rnorm(13300), x2 = rexp(13300))
+invisible(anonymise(gl, k = 3, strata = "g", nthreads = 2))
+fs <- .Call(detanon:::C_ffi_form_stats_cols, as.matrix(gl[2:3]), 70, 2L)
 a <- assess(d, m, vars = vars, strata = c("g", "h"), deterministic = TRUE)
 cl <- equivalence_classes(d, k = 5, quasi = c("x1", "x2"), strata = "g")
 kp <- anonymise_keps(d, epsilon = 2, k = 5, vars = "x3", quasi = c("x1", "x2"), strata = "g",

@@ -60,6 +60,33 @@ test_that("large strata (parallel query path) match the reference and threads ag
   }
 })
 
+test_that("large strata of unequal sizes, more than the threads, get their own neighbours (trees in rounds)", {
+  # strata of 4096 records or more are searched one at a time, their trees built nt at a
+  # time in memory reused from round to round: slot 1 holds strata 1, 3, 5 (a smaller tree
+  # after a larger one), slot 2 strata 2 and 4 (the largest)
+  set.seed(44)
+  sizes <- c(6000, 4100, 4096, 9000, 4500)
+  id <- rep(seq_along(sizes), sizes)
+  z <- matrix(round(stats::rnorm(length(id) * 3), 1), length(id), 3) * (1 + id %% 3) + id
+  for (k in c(2L, 5L)) {
+    sub <- unlist(lapply(seq_along(sizes), function(s) sample(which(id == s), 12)))
+    for (nt in 1:2) {
+      idx <- knn_index(z, id, k, nthreads = nt)
+      for (i in sub) {
+        s <- which(id == id[i])
+        d2 <- (z[i, 1] - z[s, 1])^2 + (z[i, 2] - z[s, 2])^2 + (z[i, 3] - z[s, 3])^2
+        o <- s[order(d2, z[s, 1], z[s, 2], z[s, 3])][seq_len(k)]
+        expect_identical(z[idx[i, ], ], z[o, ], info = paste(k, nt, i))
+      }
+    }
+  }
+  x <- data.frame(g = factor(id), x1 = z[, 1], x2 = z[, 2], x3 = z[, 3])
+  p <- sample(nrow(x))
+  one <- anonymise(x, k = 5, strata = "g", nthreads = 1)
+  expect_identical(anonymise(x, k = 5, strata = "g", nthreads = 2), one)
+  expect_identical(anonymise(x[p, ], k = 5, strata = "g", nthreads = 2)[order(p), -1], one[-1], ignore_attr = TRUE)
+})
+
 test_that("many small strata run in parallel with identical results", {
   x <- random_data(20000, d = 3, n_strata = 1, seed = 11)
   x$g <- factor(sample(2000, nrow(x), replace = TRUE))
@@ -703,6 +730,16 @@ test_that("the C column statistics of the release form count the values at the m
     expect_identical(st[1:2], range(x))
     expect_identical(st[6L], as.double(sum(x == min(x))))
     expect_identical(st[7L], as.double(sum(x == max(x))))
+  }
+  # all columns of a matrix in one call, on threads: the statistics of each column alone
+  n <- 5000
+  x <- cbind(rnorm(n), round(rnorm(n)), c(rep(0, 100), runif(n - 100)), rep(3, n), rexp(n) * 1e-3)
+  for (kk in c(0, 3, 70)) for (nt in 1:2) {
+    st <- .Call(detanon:::C_ffi_form_stats_cols, x, as.double(kk), nt)
+    expect_identical(dim(st), c(7L, ncol(x)))
+    for (j in seq_len(ncol(x))) {
+      expect_identical(st[, j], .Call(detanon:::C_ffi_form_stats, x[, j], as.double(kk)), info = paste(kk, nt, j))
+    }
   }
 })
 

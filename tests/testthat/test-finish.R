@@ -174,6 +174,38 @@ test_that("the natural release in pieces is the release in memory, bit for bit",
   }
 })
 
+test_that("the release forms of all columns at once are each column's, and the verb's statistics change nothing", {
+  d <- finish_tie_data()
+  d$t <- stats::runif(nrow(d)) * 1e-200 # tiny: on its scale 2^e
+  vars <- c("a", "b", "c", "w", "t")
+  x <- detanon:::numeric_matrix(d, vars)
+  as_int <- vapply(d[vars], is.integer, logical(1))
+  for (format in c("natural", "precision", "none")) for (k in c(3, 70)) for (nt in 1:2) {
+    forms <- detanon:::column_forms(x, k, format, as_int, nthreads = nt)
+    for (j in seq_along(vars)) {
+      expect_identical(forms[[j]], detanon:::column_form(x[, j], k, format, as_int[[j]]), info = paste(format, k, j))
+    }
+  }
+  # finish_release() with the exact statistics a verb made (anonymise(): those of its
+  # z-scale) gives the release it makes with its own
+  set.seed(3)
+  cols <- lapply(vars, function(v) x[, v] + stats::rnorm(nrow(x)) * stats::sd(x[, v]) / 4)
+  e <- detanon:::pow2_factors(x)
+  st <- detanon:::col_stats(detanon:::scale_tiny(x, e))
+  fin <- function(format, keep, x_stats) {
+    detanon:::finish_release(d, d, vars, "g", cols, x, 5, format, FALSE, keep = keep, verb = "anonymise",
+                             settings = list(vars = vars), counts = list(), nthreads = 2L, x_stats = x_stats)
+  }
+  for (format in c("natural", "precision", "none")) for (keep in c("data", "masked")) {
+    own <- fin(format, keep, NULL)
+    expect_identical(fin(format, keep, list(mean = st$mean, sd = st$sd, e = e)), own)
+    for (j in seq_along(vars)) {
+      expect_identical(own[[vars[j]]], detanon:::format_masked(cols[[j]], x[, j], 5, format, as_int[[j]], keep),
+                       info = paste(format, keep, j))
+    }
+  }
+})
+
 test_that("the map of the natural form: values held at the limits, the others affine, mean and SD exact", {
   fold_of <- function(v) function(init, f) f(init, v)
   form <- list(range = c(0, 100), bounds = list(lo = -Inf, hi = Inf, d = NA_integer_))
