@@ -5,9 +5,12 @@
 #include "rank.h"
 #include "threads.h"
 
-/* Queries between two pauses: each query counts at most RANK_LE_CAP points, so a chunk is
- * bounded work (well under a second) however far the query points lie. */
-#define RANK_CHUNK ((ptrdiff_t) 1 << 8)
+/* Queries between two pauses, and of one parallel region: each query counts at most
+ * RANK_LE_CAP points, so a chunk is bounded work (well under a second) however far the
+ * query points lie. Regions of a few hundred queries made two threads cost up to 19 times
+ * the CPU of one on a loaded machine (each region ends at a barrier that waits for a
+ * descheduled thread), so a chunk is as large as the pause allows, as in adaptive.c. */
+#define RANK_CHUNK ((ptrdiff_t) 1 << 13)
 /* The count "at most as close" stops here: it only feeds 1 / count (the re-identification
  * probability, then at most 2^-14 = 6.1e-5 above its exact value: an upper bound) and the
  * tie share of a top-m link (at most m / (RANK_LE_CAP - m) then). Uncapped, a release far
