@@ -197,9 +197,9 @@ void rank_build_groups(const kd_tree *trees, ptrdiff_t n_strata, const ptrdiff_t
     }
 }
 
-void rank_query(const kd_tree *trees, const rank_groups *groups, ptrdiff_t n_strata, const int *off, ptrdiff_t n, int d,
-                const double *xq, const int *want, ptrdiff_t cap, int lazy, int nt, double *o,
-                const kernel_host *host)
+void rank_query(const kd_tree *trees, const rank_groups *groups, ptrdiff_t n_strata, const int *off,
+                ptrdiff_t n, int d, const double *xq, const int *want, ptrdiff_t cap, int lazy, int nt,
+                double *o, const kernel_host *host)
 {
     kd_item *stacks = (kd_item *) host->alloc((size_t) nt * KD_STACK_MAX, sizeof(kd_item));
     double *buf = (double *) host->alloc((size_t) nt * d, sizeof(double));

@@ -61,8 +61,8 @@ void rank_build_groups(const kd_tree *trees, ptrdiff_t n_strata, const ptrdiff_t
  * Queries run in tree order over nt threads; the host pauses between chunks (with rows done).
  * groups (NULL, or one per stratum, from rank_build_groups()): a grouped stratum's counts
  * are summed over its groups, the same numbers. */
-void rank_query(const kd_tree *trees, const rank_groups *groups, ptrdiff_t n_strata, const int *off, ptrdiff_t n, int d,
-                const double *xq, const int *want, ptrdiff_t cap, int lazy, int nt, double *o,
-                const kernel_host *host);
+void rank_query(const kd_tree *trees, const rank_groups *groups, ptrdiff_t n_strata, const int *off,
+                ptrdiff_t n, int d, const double *xq, const int *want, ptrdiff_t cap, int lazy, int nt,
+                double *o, const kernel_host *host);
 
 #endif

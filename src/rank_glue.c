@@ -14,10 +14,9 @@
 
 /* Slots of an index (an R list). */
 enum { IX_PTS, IX_ROW, IX_LEAF_OF, IX_NODES, IX_BOX, IX_META, IX_OFFSETS,
-       /* the groups of tied points (rank_distinct()): their trees' buffers as above, the
-        * points per position and per node, and the groups' offsets by stratum */
-       IX_G_PTS, IX_G_ROW, IX_G_LEAF_OF, IX_G_NODES, IX_G_BOX, IX_G_W, IX_G_NW, IX_G_META, IX_G_OFFSETS,
-       IX_N_SLOTS };
+       /* the groups of tied points (rank_distinct()): their trees' slots in the same order
+        * (IX_G + IX_PTS, ...), then the points per position and per node */
+       IX_G, IX_G_W = IX_G + IX_OFFSETS + 1, IX_G_NW, IX_N_SLOTS };
 
 static void *raw_slot(SEXP idx, int slot, size_t n, size_t size)
 {
@@ -30,20 +29,22 @@ static void rank_index_groups_build(SEXP idx, const kd_tree *trees, R_xlen_t n_s
 {
     ptrdiff_t *rep = (ptrdiff_t *) R_alloc(n > 0 ? n : 1, sizeof(ptrdiff_t));
     double *mult = (double *) R_alloc(n > 0 ? n : 1, sizeof(double));
-    int *goff = INTEGER(SET_VECTOR_ELT(idx, IX_G_OFFSETS, Rf_allocVector(INTSXP, n_strata + 1)));
+    int *goff = INTEGER(SET_VECTOR_ELT(idx, IX_G + IX_OFFSETS, Rf_allocVector(INTSXP, n_strata + 1)));
     rank_distinct(trees, n_strata, n, rep, mult, goff, host);
     const ptrdiff_t ng = goff[n_strata];
     size_t total_nodes = 0;
     for (R_xlen_t s = 0; s < n_strata; s++)
-        if (goff[s + 1] > goff[s]) total_nodes += kd_max_nodes((ptrdiff_t) goff[s + 1] - goff[s], RANK_LEAF_SIZE);
-    double *pts = REAL(SET_VECTOR_ELT(idx, IX_G_PTS, Rf_allocVector(REALSXP, (R_xlen_t) ng * d)));
-    ptrdiff_t *row = (ptrdiff_t *) raw_slot(idx, IX_G_ROW, ng, sizeof(ptrdiff_t));
-    ptrdiff_t *leaf_of = (ptrdiff_t *) raw_slot(idx, IX_G_LEAF_OF, ng, sizeof(ptrdiff_t));
-    kd_node *nodes = (kd_node *) raw_slot(idx, IX_G_NODES, total_nodes, sizeof(kd_node));
-    double *box = REAL(SET_VECTOR_ELT(idx, IX_G_BOX, Rf_allocVector(REALSXP, (R_xlen_t) total_nodes * 2 * d)));
+        if (goff[s + 1] > goff[s])
+            total_nodes += kd_max_nodes((ptrdiff_t) goff[s + 1] - goff[s], RANK_LEAF_SIZE);
+    double *pts = REAL(SET_VECTOR_ELT(idx, IX_G + IX_PTS, Rf_allocVector(REALSXP, (R_xlen_t) ng * d)));
+    ptrdiff_t *row = (ptrdiff_t *) raw_slot(idx, IX_G + IX_ROW, ng, sizeof(ptrdiff_t));
+    ptrdiff_t *leaf_of = (ptrdiff_t *) raw_slot(idx, IX_G + IX_LEAF_OF, ng, sizeof(ptrdiff_t));
+    kd_node *nodes = (kd_node *) raw_slot(idx, IX_G + IX_NODES, total_nodes, sizeof(kd_node));
+    double *box = REAL(SET_VECTOR_ELT(idx, IX_G + IX_BOX,
+                                      Rf_allocVector(REALSXP, (R_xlen_t) total_nodes * 2 * d)));
+    int *meta = INTEGER(SET_VECTOR_ELT(idx, IX_G + IX_META, Rf_allocVector(INTSXP, 3 * n_strata)));
     double *w = REAL(SET_VECTOR_ELT(idx, IX_G_W, Rf_allocVector(REALSXP, ng)));
     double *nw = REAL(SET_VECTOR_ELT(idx, IX_G_NW, Rf_allocVector(REALSXP, (R_xlen_t) total_nodes)));
-    int *meta = INTEGER(SET_VECTOR_ELT(idx, IX_G_META, Rf_allocVector(INTSXP, 3 * n_strata)));
     rank_build_groups(trees, n_strata, rep, mult, goff, pts, row, leaf_of, nodes, box, w, nw, meta, host);
 }
 
@@ -88,8 +89,8 @@ SEXP ffi_rank_index(SEXP z, SEXP order, SEXP offsets)
     const kd_tree *trees = rank_index_trees(idx, d, &ns_built);
     rank_index_groups_build(idx, trees, ns_built, n, d, &host);
     static const char *slots[IX_N_SLOTS] = {"pts", "row", "leaf_of", "nodes", "box", "meta", "offsets",
-                                           "g_pts", "g_row", "g_leaf_of", "g_nodes", "g_box", "g_w", "g_nw",
-                                           "g_meta", "g_offsets"};
+                                           "g_pts", "g_row", "g_leaf_of", "g_nodes", "g_box", "g_meta",
+                                           "g_offsets", "g_w", "g_nw"};
     SEXP names = PROTECT(Rf_allocVector(STRSXP, IX_N_SLOTS));
     for (int i = 0; i < IX_N_SLOTS; i++) SET_STRING_ELT(names, i, Rf_mkChar(slots[i]));
     Rf_setAttrib(idx, R_NamesSymbol, names);
@@ -109,26 +110,29 @@ int rank_index_d(SEXP idx)
     return n > 0 ? (int) (XLENGTH(VECTOR_ELT(idx, IX_PTS)) / n) : 0;
 }
 
+/* The tree of stratum s whose buffers are the slots base + IX_PTS, ... of an index. */
+static void slot_tree(SEXP idx, int base, int d, R_xlen_t s, kd_tree *t)
+{
+    const int *off = INTEGER_RO(VECTOR_ELT(idx, base + IX_OFFSETS));
+    const int *meta = INTEGER_RO(VECTOR_ELT(idx, base + IX_META));
+    const ptrdiff_t b = off[s], ns = (ptrdiff_t) off[s + 1] - off[s];
+    kd_init(t, ns, d, RANK_LEAF_SIZE, REAL(VECTOR_ELT(idx, base + IX_PTS)) + (size_t) b * d,
+            (ptrdiff_t *) RAW(VECTOR_ELT(idx, base + IX_ROW)) + b,
+            (ptrdiff_t *) RAW(VECTOR_ELT(idx, base + IX_LEAF_OF)) + b,
+            (kd_node *) RAW(VECTOR_ELT(idx, base + IX_NODES)) + meta[3 * s],
+            REAL(VECTOR_ELT(idx, base + IX_BOX)) + (size_t) meta[3 * s] * 2 * d);
+    t->n_nodes = meta[3 * s + 1];
+    t->depth = meta[3 * s + 2];
+}
+
 /* The trees of an index (R_alloc'ed array of n_strata trees pointing into its vectors). */
 kd_tree *rank_index_trees(SEXP idx, int d, R_xlen_t *n_strata)
 {
     if (TYPEOF(idx) != VECSXP || XLENGTH(idx) != IX_N_SLOTS)
         Rf_error("internal error: not a rank index");
-    SEXP offsets = VECTOR_ELT(idx, IX_OFFSETS);
-    const int *off = INTEGER_RO(offsets), *meta = INTEGER_RO(VECTOR_ELT(idx, IX_META));
-    const R_xlen_t ns_all = XLENGTH(offsets) - 1;
-    double *pts = REAL(VECTOR_ELT(idx, IX_PTS)), *box = REAL(VECTOR_ELT(idx, IX_BOX));
-    ptrdiff_t *row = (ptrdiff_t *) RAW(VECTOR_ELT(idx, IX_ROW));
-    ptrdiff_t *leaf_of = (ptrdiff_t *) RAW(VECTOR_ELT(idx, IX_LEAF_OF));
-    kd_node *nodes = (kd_node *) RAW(VECTOR_ELT(idx, IX_NODES));
+    const R_xlen_t ns_all = XLENGTH(VECTOR_ELT(idx, IX_OFFSETS)) - 1;
     kd_tree *trees = (kd_tree *) R_alloc(ns_all > 0 ? ns_all : 1, sizeof(kd_tree));
-    for (R_xlen_t s = 0; s < ns_all; s++) {
-        const ptrdiff_t b = off[s], ns = (ptrdiff_t) off[s + 1] - off[s];
-        kd_init(&trees[s], ns, d, RANK_LEAF_SIZE, pts + (size_t) b * d, row + b, leaf_of + b,
-                nodes + meta[3 * s], box + (size_t) meta[3 * s] * 2 * d);
-        trees[s].n_nodes = meta[3 * s + 1];
-        trees[s].depth = meta[3 * s + 2];
-    }
+    for (R_xlen_t s = 0; s < ns_all; s++) slot_tree(idx, 0, d, s, &trees[s]);
     *n_strata = ns_all;
     return trees;
 }
@@ -137,20 +141,13 @@ kd_tree *rank_index_trees(SEXP idx, int d, R_xlen_t *n_strata)
  * vectors; a stratum not grouped has an empty tree). */
 static rank_groups *rank_index_groups(SEXP idx, int d, R_xlen_t n_strata)
 {
-    const int *goff = INTEGER_RO(VECTOR_ELT(idx, IX_G_OFFSETS)), *meta = INTEGER_RO(VECTOR_ELT(idx, IX_G_META));
-    double *pts = REAL(VECTOR_ELT(idx, IX_G_PTS)), *box = REAL(VECTOR_ELT(idx, IX_G_BOX));
     const double *w = REAL_RO(VECTOR_ELT(idx, IX_G_W)), *nw = REAL_RO(VECTOR_ELT(idx, IX_G_NW));
-    ptrdiff_t *row = (ptrdiff_t *) RAW(VECTOR_ELT(idx, IX_G_ROW));
-    ptrdiff_t *leaf_of = (ptrdiff_t *) RAW(VECTOR_ELT(idx, IX_G_LEAF_OF));
-    kd_node *nodes = (kd_node *) RAW(VECTOR_ELT(idx, IX_G_NODES));
+    const int *goff = INTEGER_RO(VECTOR_ELT(idx, IX_G + IX_OFFSETS));
+    const int *meta = INTEGER_RO(VECTOR_ELT(idx, IX_G + IX_META));
     rank_groups *g = (rank_groups *) R_alloc(n_strata > 0 ? n_strata : 1, sizeof(rank_groups));
     for (R_xlen_t s = 0; s < n_strata; s++) {
-        const ptrdiff_t b = goff[s], ng = (ptrdiff_t) goff[s + 1] - goff[s];
-        kd_init(&g[s].t, ng, d, RANK_LEAF_SIZE, pts + (size_t) b * d, row + b, leaf_of + b,
-                nodes + meta[3 * s], box + (size_t) meta[3 * s] * 2 * d);
-        g[s].t.n_nodes = meta[3 * s + 1];
-        g[s].t.depth = meta[3 * s + 2];
-        g[s].w = w + b;
+        slot_tree(idx, IX_G, d, s, &g[s].t);
+        g[s].w = w + goff[s];
         g[s].nw = nw + meta[3 * s];
     }
     return g;
