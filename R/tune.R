@@ -74,8 +74,8 @@
 #'    knows the algorithm and its settings but not the key cannot recompute the groups.
 #'    Left out when `key` is `NULL`. On more than `pilot` records (about 140 s of one
 #'    core per size at 1,000,000 records), every size is first made and measured on a pilot
-#'    sample: in every stratum a share `pilot / n` of its records (at least 30 or all of
-#'    them), taken at evenly spaced positions in the order of their values (the same records
+#'    sample: in every stratum a share `pilot / n` of its records (at least 30, or `k` if
+#'    larger, or all of them), taken at evenly spaced positions in the order of their values (the same records
 #'    for any row order; nothing random). Only the size the pilot ranks best (the least loss
 #'    among the sizes that meet the search limits on the pilot, else the least excess over
 #'    them) is then made on all records and measured; the others are not made, and
@@ -289,9 +289,9 @@
 #'     else `NULL`), `left_out` (`NULL`, or the settings not made on all records because a
 #'     pilot ranked another best: `method`, `settings`, `why`, the pilot's `pilot_worst`,
 #'     `pilot_top_m`, `pilot_loss` and `pilot_meets`, and `seconds`, the estimated time of
-#'     making and measuring each on all records) and, when the search could not start, `unique_on` (`column`, `unique`:
-#'     the published columns that make records unique, and the share of records unique
-#'     once each is added).
+#'     making and measuring each on all records) and, when the search could not start,
+#'     `unique_on` (`column`, `unique`: the published columns that make records unique, and
+#'     the share of records unique once each is added).
 #'
 #'   The verification battery gives every rate with its 95% Wilson interval; `print()`
 #'   says when the interval of the worst attack (or top-`m` rate) straddles its limit.
@@ -1440,7 +1440,8 @@ print.detanon_tuned <- function(x, ...) {
   }
   lo <- x$left_out
   if (!is.null(lo) && nrow(lo)) {
-    wrap("Left out (", lo$why[1L], "): ", paste(sprintf("%s, about %s s", lo$settings, format(signif(lo$seconds, 2))), collapse = "; "),
+    wrap("Left out (", lo$why[1L], "): ",
+         paste(sprintf("%s, about %s s", lo$settings, format(signif(lo$seconds, 2))), collapse = "; "),
          ". Pass `pilot = Inf` to run them.", exdent = 2)
   }
   if (!is.null(x$rmd_records)) {

@@ -622,6 +622,7 @@ test_that("above tune_rmd_sample() records and without a risk1/risk2 limit, risk
 })
 
 test_that("above `pilot` records the keyed family is piloted: one size on all records, the others reported with their cost (issue 39)", {
+  set.seed(39)
   d <- titanic_paper()[-1]
   key <- "tune-test-secret-7f3a9c"
   tu <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, key = key, methods = "keyed", pilot = 300)
