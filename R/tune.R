@@ -976,7 +976,7 @@ tune_pilot_rows <- function(df, id, size, least) {
   n <- nrow(df)
   o <- do.call(order, c(list(id), unname(as.list(df)), method = "radix"))
   ns <- tabulate(id)
-  take <- pmin(ns, pmax(ceiling(ns * size / n), least))
+  take <- pmin(ns, pmax(ceiling(as.double(ns) * size / n), least))
   start <- c(0, cumsum(ns))[seq_along(ns)]
   unlist(lapply(seq_along(ns), function(s) o[start[s] + floor(seq(0, take[s] - 1) * as.double(ns[s]) / take[s]) + 1]),
          use.names = FALSE)

@@ -691,4 +691,7 @@ test_that("tune_pilot_rows(): evenly spaced records of every stratum in the orde
     rownames(ref) <- NULL
     expect_identical(got, ref)
   }
+  # a stratum times the pilot's size past the integer range (250,000 x 100,000 at 1e6)
+  big <- data.frame(x = 1:50000)
+  expect_length(detanon:::tune_pilot_rows(big, rep(1L, 50000), 45000, 30L), 45000L)
 })
