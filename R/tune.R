@@ -72,7 +72,15 @@
 #'    groups of mean size 5, 10, 14, 20 and 30 (of at least `k`, 2 and `1 / tail` records) formed by a
 #'    keyed k-means within strata, every record releasing its group's mean. An intruder who
 #'    knows the algorithm and its settings but not the key cannot recompute the groups.
-#'    Left out when `key` is `NULL`.
+#'    Left out when `key` is `NULL`. On more than `pilot` records (about 140 s of one
+#'    core per size at 1,000,000 records), every size is first made and measured on a pilot
+#'    sample: in every stratum a share `pilot / n` of its records (at least 30, or `k` if
+#'    larger, or all of them), taken at evenly spaced positions in the order of their values (the same records
+#'    for any row order; nothing random). Only the size the pilot ranks best (the least loss
+#'    among the sizes that meet the search limits on the pilot, else the least excess over
+#'    them) is then made on all records and measured; the others are not made, and
+#'    `left_out`, `stop` and `print()` name them with the pilot's measures and their cost,
+#'    estimated from the whole run's time and the pilot's times.
 #' 6. `"stir"`: the four candidates of least loss from the centroid families above, each with its
 #'    masked values shuffled inside Mondrian classes of at least 3 nearby released records
 #'    within the strata ([stir()] after [equivalence_classes()] on the release). Asked
@@ -239,6 +247,9 @@
 #'   `"keyed"`) release noisy group means, so that a second release of the same people
 #'   with one person more or fewer does not give that person's values away (see
 #'   [anonymise_keyed()]); `FALSE`: exact group means.
+#' @param pilot The number of records above which the keyed family is piloted (see the
+#'   section The search, item 5): a whole number >= 100, or `Inf` to make every size on all
+#'   records. Default 100,000: searches of up to 100,000 records are not piloted.
 #' @param seed Seed for R's random number generator (stirring, the (k, epsilon) candidates,
 #'   the attacks, and the noise of the MDAV candidates when `key` is `NULL`: keep it as
 #'   secret as a key then); the caller's random stream is left as it was.
@@ -275,9 +286,12 @@
 #'     formed), `n_suppressed` (records left out by `small_strata = "suppress"`; `kept`: the
 #'     rows of `data` the release holds, a logical vector, for the custodian), `rmd_records`
 #'     (the number of records whose robust covariance gave risk1 and risk2, when a sample;
-#'     else `NULL`) and, when the search could not start, `unique_on` (`column`, `unique`:
-#'     the published columns that make records unique, and the share of records unique
-#'     once each is added).
+#'     else `NULL`), `left_out` (`NULL`, or the settings not made on all records because a
+#'     pilot ranked another best: `method`, `settings`, `why`, the pilot's `pilot_worst`,
+#'     `pilot_top_m`, `pilot_loss` and `pilot_meets`, and `seconds`, the estimated time of
+#'     making and measuring each on all records) and, when the search could not start,
+#'     `unique_on` (`column`, `unique`: the published columns that make records unique, and
+#'     the share of records unique once each is added).
 #'
 #'   The verification battery gives every rate with its 95% Wilson interval; `print()`
 #'   says when the interval of the worst attack (or top-`m` rate) straddles its limit.
@@ -315,8 +329,8 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                          methods = NULL,
                          format = c("natural", "none"), keps_epsilon = NULL, max_tries = 4, key = NULL,
                          small_strata = c("fail", "suppress"), categorical = c("generalise", "suppress"),
-                         risk_threshold = NULL, noise = TRUE, nthreads = getOption("detanon.nthreads", 1L),
-                         seed = 1) {
+                         risk_threshold = NULL, noise = TRUE, pilot = 100000,
+                         nthreads = getOption("detanon.nthreads", 1L), seed = 1) {
   if (is_sdc(data)) {
     if (match_choice(small_strata, "small_strata") == "suppress") {
       stop_arg("`small_strata = \"suppress\"` cannot be used with an sdcMicroObj, whose release keeps ",
@@ -337,6 +351,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
   format <- match_choice(format, "format")
   small_strata <- match_choice(small_strata, "small_strata")
   noise <- check_flag(noise, "noise")
+  pilot <- check_pilot(pilot)
   if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
   ctx <- tune_setup(data, vars, strata, k, k_strata, m, objective, formula, family, methods, format, keps_epsilon,
                     max_tries, nthreads,
@@ -352,7 +367,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
                                }),
                     attacks = attacks, verify = verify, intruder = intruder, sensitive = sensitive, seed = seed,
                     secret = if (!is.null(key)) check_key(key), small_strata = small_strata,
-                    categorical = check_categorical(categorical), weights = weights)
+                    categorical = check_categorical(categorical), weights = weights, pilot = pilot)
   if (!is.null(ctx$unique_on)) return(tune_none(ctx, started))
   ctx$noise <- noise
   # the families of the registry in order (method_registry()), each run when asked for or
@@ -367,9 +382,11 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
       runs[[name]] <- entry$tune(ctx, entry, runs, key)
     }
     list(cands = unlist(lapply(runs, `[[`, "cands"), recursive = FALSE, use.names = FALSE),
-         stop = unlist(lapply(runs, `[[`, "stop"), use.names = FALSE))
+         stop = unlist(lapply(runs, `[[`, "stop"), use.names = FALSE),
+         left_out = do.call(rbind, lapply(runs, `[[`, "left_out")))
   })
   out <- tune_result(ctx, found$cands, found$stop, seed, started)
+  out$left_out <- found$left_out
   out$categorical <- ctx$categorical
   out$weights <- ctx$weights
   out
@@ -382,7 +399,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
 # measurement) and their robust covariance (risk1/risk2), and the evaluator.
 tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, family, methods, format,
                        keps_epsilon, max_tries, nthreads, limits, attacks, verify, intruder, sensitive, seed,
-                       secret, small_strata = "fail", categorical = "none", weights = NULL) {
+                       secret, small_strata = "fail", categorical = "none", weights = NULL, pilot = Inf) {
   force(secret) # the key checked before the search (by check_key(), which never shows it), not kept
   # the sampling weights are published as given: never a masked variable by default
   if (is.null(vars) && is.character(weights) && is.data.frame(data)) {
@@ -532,10 +549,11 @@ tune_setup <- function(data, vars, strata, k, k_strata, m, objective, formula, f
   floor_m <- check_tune_limits(limits, k_strata, m, p$sizes, n)
   list(data = data, df = df, vars = vars, strata = strata, keys = keys, n_suppressed = n_suppressed,
        kept = kept, categorical = if (length(keys)) cat_step, k = k, k_strata = k_strata, m = m,
-       limits = limits, objective = objective, methods = methods, format = format,
+       limits = limits, objective = objective, formula = formula, family = family, methods = methods,
+       format = format,
        # the families to run: those asked for and those whose candidates they read
        run = union(methods, unlist(lapply(method_registry()[methods], `[[`, "needs"), use.names = FALSE)),
-       keps_epsilon = keps_epsilon, max_tries = max_tries, nthreads = nthreads, p = p,
+       keps_epsilon = keps_epsilon, max_tries = max_tries, pilot = pilot, nthreads = nthreads, p = p,
        sizes = p$sizes, n = n, floor_m = floor_m, attacks = attacks, verify = verify, intruder = intruder,
        sensitive = sensitive, weights = weights, seed = seed,
        # the risk1 test of the adaptive kernel, when a risk1 or risk2 limit is set
@@ -877,6 +895,9 @@ tune_mdav <- function(ctx, entry, runs, key) {
 # 4b. Shared centroids with a secret key: anonymise_keyed() at the mean group sizes 5, 10,
 # 14, 20 and 30 (groups of at least max(2, k) records). Left out without a key. The key
 # is passed to the verb and kept nowhere else (the releases' metadata do not hold it).
+# Above `pilot` records, every size is first made and measured on a pilot sample of `pilot`
+# records (tune_pilot_rows()), and the whole data at the size the pilot ranks best only;
+# the other sizes are reported in `left_out`, with their cost estimated from the pilot.
 tune_keyed <- function(ctx, entry, runs, key) {
   out <- list(cands = list(), stop = character())
   if (is.null(key)) {
@@ -887,17 +908,84 @@ tune_keyed <- function(ctx, entry, runs, key) {
   # which no group can outgrow): the k-means gives the sparse tails small groups, whose
   # records the tail attacks re-identify at about 1 / group size
   kk <- max(2L, ctx$k, min(as.integer(ceiling(1 / ctx$limits$tail - 1e-9)), min(ctx$sizes)))
-  for (size in entry$settings$size) {
-    if (size < kk || size > max(ctx$sizes)) next
+  sizes <- entry$settings$size
+  sizes <- sizes[sizes >= kk & sizes <= max(ctx$sizes)]
+  label <- function(size) sprintf("keyed groups of mean size %d, k = %d", size, kk)
+  make <- function(data, size) {
+    tune_quiet(anonymise_keyed(data, vars = ctx$vars, strata = ctx$strata, k = kk, key = key, size = size,
+                               noise = ctx$noise, format = ctx$format, check_identifiers = FALSE,
+                               nthreads = ctx$nthreads))
+  }
+  pilot <- if (ctx$n > ctx$pilot && length(sizes) > 1L) tune_pilot(ctx, sizes, make, least = max(kk, 30L))
+  for (size in if (is.null(pilot)) sizes else pilot$size) {
     since <- proc.time()[[3L]]
-    rel <- tune_quiet(anonymise_keyed(ctx$data, vars = ctx$vars, strata = ctx$strata, k = kk, key = key,
-                                      size = size, noise = ctx$noise, format = ctx$format, check_identifiers = FALSE,
-                                      nthreads = ctx$nthreads))
-    out$cands[[length(out$cands) + 1L]] <-
-      tune_candidate(ctx, ctx$ev(rel), "keyed", sprintf("keyed groups of mean size %d, k = %d", size, kk), rel,
-                     since)
+    rel <- make(ctx$data, size)
+    out$cands[[length(out$cands) + 1L]] <- tune_candidate(ctx, ctx$ev(rel), "keyed", label(size), rel, since)
+  }
+  if (!is.null(pilot)) {
+    # the cost of each size left out: the whole run's, scaled by the pilot's times
+    secs <- out$cands[[1L]]$row$seconds
+    tab <- pilot$tab
+    left <- tab$size != pilot$size
+    out$left_out <- data.frame(method = "keyed", settings = label(tab$size[left]),
+                               why = sprintf("piloted on %s of the %s records; the pilot ranked mean size %d best",
+                                             format(pilot$records, big.mark = ","),
+                                             format(ctx$n, big.mark = ","), pilot$size),
+                               pilot_worst = tab$worst[left], pilot_top_m = tab$top_m[left],
+                               pilot_loss = tab$loss[left], pilot_meets = tab$meets[left],
+                               seconds = secs * tab$seconds[left] / tab$seconds[!left],
+                               stringsAsFactors = FALSE)
+    out$stop <- sprintf(paste0("keyed: %s records, above `pilot`; every size measured on a pilot sample of %s ",
+                               "records, the whole data at mean size %d only (the pilot's %s); sizes %s left ",
+                               "out, about %s s in all"),
+                        format(ctx$n, big.mark = ","), format(pilot$records, big.mark = ","), pilot$size,
+                        if (any(tab$meets)) "least loss meeting the search limits" else "least excess over the limits",
+                        paste(tab$size[left], collapse = ", "), format(signif(sum(out$left_out$seconds), 2)))
   }
   out
+}
+
+# The pilot of a family too costly to run at every setting on all records: every size made
+# by make() on the records of tune_pilot_rows() (at least `least` of every stratum, or all
+# its records) and measured by an evaluator of those records (as tune_setup() builds one).
+# The size the pilot ranks best: the least loss among those that meet the search limits,
+# else the least excess over them (the first on ties).
+tune_pilot <- function(ctx, sizes, make, least) {
+  df <- ctx$df[tune_pilot_rows(ctx$df, ctx$p$id, ctx$pilot, least), , drop = FALSE]
+  rownames(df) <- NULL
+  no_rmd_limit <- ctx$limits$risk1 == 1 && ctx$limits$risk2 == 1
+  p <- adaptive_setup(df, ctx$vars, ctx$strata, rmd = TRUE, nthreads = ctx$nthreads,
+                      rmd_sample = if (no_rmd_limit) tune_rmd_sample())
+  ev <- tune_evaluator(df, ctx$vars, ctx$strata, p, ctx$m, ctx$objective, ctx$formula, ctx$family, ctx$nthreads,
+                       ctx$attacks, ctx$intruder, ctx$sensitive, ctx$seed, ctx$limits, ctx$weights)
+  tab <- do.call(rbind, lapply(sizes, function(size) {
+    since <- proc.time()[[3L]]
+    row <- tune_row(ev(make(df, size)), ctx$limits, "keyed", "")
+    cbind(size = size, row[c("worst", "top_m", "loss", "meets")],
+          excess = tune_excess(row, ctx$limits), seconds = proc.time()[[3L]] - since)
+  }))
+  best <- if (any(tab$meets)) which(tab$meets)[which.min(tab$loss[tab$meets])] else which.min(tab$excess)
+  list(size = tab$size[best], tab = tab, records = nrow(df))
+}
+
+# The records of a pilot of about `size` records: in every stratum (`id`), a share size / n
+# of its records, at least `least` (or all), taken at evenly spaced positions in the order
+# of their values (every column): the same records, in the same order, for any row order of
+# the data; nothing random.
+tune_pilot_rows <- function(df, id, size, least) {
+  n <- nrow(df)
+  o <- do.call(order, c(list(id), unname(as.list(df)), method = "radix"))
+  ns <- tabulate(id)
+  take <- pmin(ns, pmax(ceiling(as.double(ns) * size / n), least))
+  start <- c(0, cumsum(ns))[seq_along(ns)]
+  unlist(lapply(seq_along(ns), function(s) o[start[s] + floor(seq(0, take[s] - 1) * as.double(ns[s]) / take[s]) + 1]),
+         use.names = FALSE)
+}
+
+# `pilot`: a whole number of records of at least 100, or Inf (no pilot).
+check_pilot <- function(pilot) {
+  if (identical(pilot, Inf)) return(Inf)
+  check_whole(pilot, "pilot", min = 100)
 }
 
 # 5. Stirring: the values of the four candidates of least loss (fixed k, k per stratum,
@@ -1349,6 +1437,12 @@ print.detanon_tuned <- function(x, ...) {
            sprintf("; individual risk with the weights: %.2f expected re-identifications (%.4f%%), largest %.4f",
                    cr$expected, 100 * cr$global_risk, cr$max_risk)
          }, ".", exdent = 2)
+  }
+  lo <- x$left_out
+  if (!is.null(lo) && nrow(lo)) {
+    wrap("Left out (", lo$why[1L], "): ",
+         paste(sprintf("%s, about %s s", lo$settings, format(signif(lo$seconds, 2))), collapse = "; "),
+         ". Pass `pilot = Inf` to run them.", exdent = 2)
   }
   if (!is.null(x$rmd_records)) {
     wrap("risk1 and risk2 (no limit set) use the robust covariance of a sample of ",

@@ -41,7 +41,8 @@ for (case in cases) {
     "print(aggregate(seconds ~ method, tr, sum))",
     "print(tr[c('method', 'settings', 'seconds', 'meets', 'verified')], right = FALSE)",
     "cat(sprintf('candidates %.0f s, the rest (setup, verification) %.0f s\\n', sum(tr$seconds), t[['elapsed']] - sum(tr$seconds)))",
-    "cat('chosen:', if (is.null(tu$release)) 'none' else tu$chosen$method, '\\n'); cat('stop:', tu$stop, sep = '\\n')"
+    "cat('chosen:', if (is.null(tu$release)) 'none' else tu$chosen$method, '\\n'); cat('stop:', tu$stop, sep = '\\n')",
+    "if (!is.null(tu$left_out)) print(tu$left_out[c('settings', 'pilot_worst', 'pilot_loss', 'pilot_meets', 'seconds')])"
   ), f)
   cat(sprintf("\n%s, n = %g, nthreads = %d; load before: %s\n", case, n, nt, system("uptime", intern = TRUE)))
   status <- system2("timeout", c(sprintf("%.0fm", minutes), "Rscript", f))

@@ -1,12 +1,16 @@
 /* Kernels of the rank index; see rank.h. */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include "rank.h"
 #include "threads.h"
 
-/* Queries between two pauses: each query counts at most RANK_LE_CAP points, so a chunk is
- * bounded work (well under a second) however far the query points lie. */
-#define RANK_CHUNK ((ptrdiff_t) 1 << 8)
+/* Queries between two pauses, and of one parallel region: each query counts at most
+ * RANK_LE_CAP points, so a chunk is bounded work (well under a second) however far the
+ * query points lie. Regions of a few hundred queries made two threads cost up to 19 times
+ * the CPU of one on a loaded machine (each region ends at a barrier that waits for a
+ * descheduled thread), so a chunk is as large as the pause allows, as in adaptive.c. */
+#define RANK_CHUNK ((ptrdiff_t) 1 << 13)
 /* The count "at most as close" stops here: it only feeds 1 / count (the re-identification
  * probability, then at most 2^-14 = 6.1e-5 above its exact value: an upper bound) and the
  * tie share of a top-m link (at most m / (RANK_LE_CAP - m) then). Uncapped, a release far
@@ -14,7 +18,36 @@
  * stratum: quadratic time. */
 #define RANK_LE_CAP ((ptrdiff_t) 1 << 14)
 
-/* For the query point q whose own point `self` is a point of tree t:
+/* The number of points p of tree t with |q - p|^2 <= r2, counted up to stop_at (a count of
+ * stop_at means "stop_at or more"), as kd_count_within(); with groups g (g->t.n > 0), the
+ * same number summed over the groups of tied points. */
+static ptrdiff_t rank_count(const kd_tree *t, const rank_groups *g, const double *q, double r2,
+                            ptrdiff_t stop_at, kd_item *st)
+{
+    if (!g || g->t.n == 0) return kd_count_within(t, q, r2, stop_at, st);
+    const kd_tree *gt = &g->t;
+    const int d = gt->d;
+    const double stop = (double) stop_at;
+    double count = 0.0;
+    int sp = 0;
+    st[sp].node = 0; st[sp].bd = kd_box_d2(gt, 0, q); sp++;
+    while (sp > 0 && count < stop) {
+        kd_item it = st[--sp];
+        const kd_node *nd = gt->nodes + it.node;
+        if (it.bd > r2) continue;
+        if (kd_box_far_d2(gt, it.node, q) <= r2) { count += g->nw[it.node]; continue; }
+        if (nd->left < 0) {
+            for (ptrdiff_t p = nd->begin; p < nd->end; p++)
+                if (kd_point_d2(q, gt->pts + p * d, d) <= r2) count += g->w[p];
+            continue;
+        }
+        st[sp].node = nd->left;  st[sp].bd = kd_box_d2(gt, nd->left, q);  sp++;
+        st[sp].node = nd->right; st[sp].bd = kd_box_d2(gt, nd->right, q); sp++;
+    }
+    return count < stop ? (ptrdiff_t) count : stop_at;
+}
+
+/* For the query point q whose own point `self` is a point of tree t (with its groups g):
  * *lt = number of tree points strictly closer than self, counted up to `cap` (a count of
  *       `cap` means "cap or more");
  * *le = number of tree points p with |q - p|^2 <= |q - self|^2 (self included, so >= 1),
@@ -22,14 +55,14 @@
  *       (a top-m share with m <= cap needs it only then; otherwise *le is left as it was).
  * Both distances are summed by kd_point_d2() in the same order, so self is counted in *le
  * and never in *lt, and equal distances are equal bit for bit. */
-static void rank_counts(const kd_tree *t, const double *q, const double *self, ptrdiff_t cap,
-                        int lazy, double *lt, double *le, kd_item *stack)
+static void rank_counts(const kd_tree *t, const rank_groups *g, const double *q, const double *self,
+                        ptrdiff_t cap, int lazy, double *lt, double *le, kd_item *stack)
 {
     const double ds = kd_point_d2(q, self, t->d);
     /* squared distances are doubles: d2 < ds exactly when d2 <= the next double below ds */
-    *lt = ds > 0.0 && cap > 0 ? (double) kd_count_within(t, q, nextafter(ds, 0.0), cap, stack) : 0.0;
+    *lt = ds > 0.0 && cap > 0 ? (double) rank_count(t, g, q, nextafter(ds, 0.0), cap, stack) : 0.0;
     if (lazy && *lt >= (double) cap) return;
-    *le = (double) kd_count_within(t, q, ds, lazy ? PTRDIFF_MAX : RANK_LE_CAP, stack);
+    *le = (double) rank_count(t, g, q, ds, lazy ? PTRDIFF_MAX : RANK_LE_CAP, stack);
 }
 
 const char *rank_build(const double *x, ptrdiff_t n, int d, const int *ord, const int *off,
@@ -58,15 +91,122 @@ const char *rank_build(const double *x, ptrdiff_t n, int d, const int *ord, cons
     return NULL;
 }
 
-void rank_query(const kd_tree *trees, ptrdiff_t n_strata, const int *off, ptrdiff_t n, int d,
-                const double *xq, const int *want, ptrdiff_t cap, int lazy, int nt, double *o,
-                const kernel_host *host)
+/* Points a and b (d coordinates) equal: every coordinate equal (a NaN never is). */
+static int same_point(const double *a, const double *b, int d)
+{
+    for (int j = 0; j < d; j++) if (!(a[j] == b[j])) return 0;
+    return 1;
+}
+
+/* Lexicographic order of points, NaN after every number and points with a NaN in the
+ * order of their positions (so never equal): a total order for qsort(). */
+typedef struct {
+    const double *p;
+    ptrdiff_t pos;
+    int d;
+} rank_key;
+
+static int rank_key_cmp(const void *a_, const void *b_)
+{
+    const rank_key *a = (const rank_key *) a_, *b = (const rank_key *) b_;
+    for (int j = 0; j < a->d; j++) {
+        const double x = a->p[j], y = b->p[j];
+        if (x < y) return -1;
+        if (x > y) return 1;
+        const int nx = isnan(x), ny = isnan(y);
+        if (nx != ny) return nx - ny;
+        if (nx) return a->pos < b->pos ? -1 : 1;
+    }
+    return 0;
+}
+
+void rank_distinct(const kd_tree *trees, ptrdiff_t n_strata, ptrdiff_t n, ptrdiff_t *rep, double *mult,
+                   int *goff, const kernel_host *host)
+{
+    rank_key *keys = (rank_key *) host->alloc(n > 0 ? n : 1, sizeof(rank_key));
+    ptrdiff_t ng = 0;
+    goff[0] = 0;
+    for (ptrdiff_t s = 0; s < n_strata; s++) {
+        const kd_tree *t = &trees[s];
+        const ptrdiff_t ns = t->n;
+        const int d = t->d;
+        /* identical points mostly lie next to each other in tree order: a cheap test of
+         * whether grouping pays */
+        ptrdiff_t tied = 0;
+        for (ptrdiff_t p = 1; p < ns; p++) tied += same_point(t->pts + p * d, t->pts + (p - 1) * d, d);
+        if (ns > 1 && tied >= ns / RANK_GROUP_SHARE) {
+            for (ptrdiff_t p = 0; p < ns; p++) {
+                keys[p].p = t->pts + p * d;
+                keys[p].pos = p;
+                keys[p].d = d;
+            }
+            qsort(keys, (size_t) ns, sizeof(rank_key), rank_key_cmp);
+            for (ptrdiff_t p = 0; p < ns; p++) {
+                if (p > 0 && rank_key_cmp(&keys[p], &keys[p - 1]) == 0) {
+                    mult[ng - 1] += 1.0;
+                } else {
+                    rep[ng] = keys[p].pos;
+                    mult[ng++] = 1.0;
+                }
+            }
+        }
+        goff[s + 1] = (int) ng;
+        host_pause(host, 0);
+    }
+}
+
+void rank_build_groups(const kd_tree *trees, ptrdiff_t n_strata, const ptrdiff_t *rep, const double *mult,
+                       const int *goff, double *pts, ptrdiff_t *row, ptrdiff_t *leaf_of, kd_node *nodes,
+                       double *box, double *w, double *nw, int *meta, const kernel_host *host)
+{
+    size_t node_off = 0;
+    ptrdiff_t max_ns = 1;
+    for (ptrdiff_t s = 0; s < n_strata; s++) if (trees[s].n > max_ns) max_ns = trees[s].n;
+    ptrdiff_t *rows = (ptrdiff_t *) host->alloc(max_ns, sizeof(ptrdiff_t));
+    double *mult_at = (double *) host->alloc(max_ns, sizeof(double));
+    double *cum = (double *) host->alloc(max_ns + 1, sizeof(double));
+    for (ptrdiff_t s = 0; s < n_strata; s++) {
+        const kd_tree *t = &trees[s];
+        const int d = t->d;
+        const ptrdiff_t b = goff[s], ng = (ptrdiff_t) goff[s + 1] - goff[s];
+        meta[3 * s] = (int) node_off;
+        meta[3 * s + 1] = 0;
+        meta[3 * s + 2] = 0;
+        if (ng == 0) continue;
+        /* the tree's points are point-major: point p's coordinate j is pts[p * d + j], the
+         * column-major layout of kd_build() with row p * d and leading dimension 1 */
+        for (ptrdiff_t i = 0; i < ng; i++) {
+            rows[i] = rep[b + i] * d;
+            mult_at[rep[b + i]] = mult[b + i];
+        }
+        kd_tree g;
+        kd_init(&g, ng, d, RANK_LEAF_SIZE, pts + (size_t) b * d, row + b, leaf_of + b, nodes + node_off,
+                box + node_off * 2 * d);
+        g.interrupted = host->interrupted;
+        kd_build(&g, t->pts, 1, rows);
+        cum[0] = 0.0;
+        for (ptrdiff_t p = 0; p < ng; p++) {
+            w[b + p] = mult_at[g.row[p] / d];
+            cum[p + 1] = cum[p] + w[b + p];
+        }
+        for (int k = 0; k < g.n_nodes; k++) nw[node_off + k] = cum[g.nodes[k].end] - cum[g.nodes[k].begin];
+        meta[3 * s + 1] = g.n_nodes;
+        meta[3 * s + 2] = g.depth;
+        node_off += kd_max_nodes(ng, RANK_LEAF_SIZE);
+        host_pause(host, 0);
+    }
+}
+
+void rank_query(const kd_tree *trees, const rank_groups *groups, ptrdiff_t n_strata, const int *off,
+                ptrdiff_t n, int d, const double *xq, const int *want, ptrdiff_t cap, int lazy, int nt,
+                double *o, const kernel_host *host)
 {
     kd_item *stacks = (kd_item *) host->alloc((size_t) nt * KD_STACK_MAX, sizeof(kd_item));
     double *buf = (double *) host->alloc((size_t) nt * d, sizeof(double));
     ptrdiff_t since_check = 0;
     for (ptrdiff_t s = 0; s < n_strata; s++) {
         const kd_tree *t = &trees[s];
+        const rank_groups *g = groups ? &groups[s] : NULL;
         const ptrdiff_t b = off[s], ns = t->n;
         const int nts = threads_for(nt, (double) ns);
         for (ptrdiff_t from = 0; from < ns; from += RANK_CHUNK) {
@@ -82,7 +222,7 @@ void rank_query(const kd_tree *trees, ptrdiff_t n_strata, const int *off, ptrdif
                 int tid = THREAD_ID;
                 double *q = buf + (size_t) tid * d;
                 for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * n];
-                rank_counts(t, q, t->pts + (size_t) p * d, cap, lazy, o + r, o + r + n,
+                rank_counts(t, g, q, t->pts + (size_t) p * d, cap, lazy, o + r, o + r + n,
                             stacks + (size_t) tid * KD_STACK_MAX);
             }
             since_check += to - from;

@@ -13,11 +13,45 @@
 #include "progress.h"
 
 /* Slots of an index (an R list). */
-enum { IX_PTS, IX_ROW, IX_LEAF_OF, IX_NODES, IX_BOX, IX_META, IX_OFFSETS, IX_N_SLOTS };
+enum { IX_PTS, IX_ROW, IX_LEAF_OF, IX_NODES, IX_BOX, IX_META, IX_OFFSETS,
+       /* the groups of tied points (rank_distinct()): their trees' slots in the same order
+        * (IX_G + IX_PTS, ...), then the points per position and per node */
+       IX_G, IX_G_W = IX_G + IX_OFFSETS + 1, IX_G_NW, IX_N_SLOTS };
+
+static void *raw_slot(SEXP idx, int slot, size_t n, size_t size)
+{
+    return RAW(SET_VECTOR_ELT(idx, slot, Rf_allocVector(RAWSXP, (R_xlen_t) (n * size))));
+}
+
+/* The groups of tied points of the built trees of idx, into its IX_G_ slots. */
+static void rank_index_groups_build(SEXP idx, const kd_tree *trees, R_xlen_t n_strata, ptrdiff_t n, int d,
+                                    const kernel_host *host)
+{
+    ptrdiff_t *rep = (ptrdiff_t *) R_alloc(n > 0 ? n : 1, sizeof(ptrdiff_t));
+    double *mult = (double *) R_alloc(n > 0 ? n : 1, sizeof(double));
+    int *goff = INTEGER(SET_VECTOR_ELT(idx, IX_G + IX_OFFSETS, Rf_allocVector(INTSXP, n_strata + 1)));
+    rank_distinct(trees, n_strata, n, rep, mult, goff, host);
+    const ptrdiff_t ng = goff[n_strata];
+    size_t total_nodes = 0;
+    for (R_xlen_t s = 0; s < n_strata; s++)
+        if (goff[s + 1] > goff[s])
+            total_nodes += kd_max_nodes((ptrdiff_t) goff[s + 1] - goff[s], RANK_LEAF_SIZE);
+    double *pts = REAL(SET_VECTOR_ELT(idx, IX_G + IX_PTS, Rf_allocVector(REALSXP, (R_xlen_t) ng * d)));
+    ptrdiff_t *row = (ptrdiff_t *) raw_slot(idx, IX_G + IX_ROW, ng, sizeof(ptrdiff_t));
+    ptrdiff_t *leaf_of = (ptrdiff_t *) raw_slot(idx, IX_G + IX_LEAF_OF, ng, sizeof(ptrdiff_t));
+    kd_node *nodes = (kd_node *) raw_slot(idx, IX_G + IX_NODES, total_nodes, sizeof(kd_node));
+    double *box = REAL(SET_VECTOR_ELT(idx, IX_G + IX_BOX,
+                                      Rf_allocVector(REALSXP, (R_xlen_t) total_nodes * 2 * d)));
+    int *meta = INTEGER(SET_VECTOR_ELT(idx, IX_G + IX_META, Rf_allocVector(INTSXP, 3 * n_strata)));
+    double *w = REAL(SET_VECTOR_ELT(idx, IX_G_W, Rf_allocVector(REALSXP, ng)));
+    double *nw = REAL(SET_VECTOR_ELT(idx, IX_G_NW, Rf_allocVector(REALSXP, (R_xlen_t) total_nodes)));
+    rank_build_groups(trees, n_strata, rep, mult, goff, pts, row, leaf_of, nodes, box, w, nw, meta, host);
+}
 
 /* z: n x d points; order (1-based) lists the rows stratum by stratum, stratum s holding
  * order[off[s]..off[s+1]). Returns the index: a list of the trees' buffers, the per-stratum
- * node offsets, node counts and depths, and the offsets. */
+ * node offsets, node counts and depths, the offsets, and the trees of the groups of tied
+ * points of the strata that hold many (rank_distinct()). */
 SEXP ffi_rank_index(SEXP z, SEXP order, SEXP offsets)
 {
     const ptrdiff_t n = Rf_nrows(z);
@@ -51,7 +85,16 @@ SEXP ffi_rank_index(SEXP z, SEXP order, SEXP offsets)
     const char *bad = rank_build(REAL_RO(z), n, d, ord, off, n_strata, pts, row, leaf_of, nodes, box,
                                  meta, &host);
     if (bad) Rf_error("internal error in ffi_rank_index: %s", bad);
-    UNPROTECT(1);
+    R_xlen_t ns_built;
+    const kd_tree *trees = rank_index_trees(idx, d, &ns_built);
+    rank_index_groups_build(idx, trees, ns_built, n, d, &host);
+    static const char *slots[IX_N_SLOTS] = {"pts", "row", "leaf_of", "nodes", "box", "meta", "offsets",
+                                           "g_pts", "g_row", "g_leaf_of", "g_nodes", "g_box", "g_meta",
+                                           "g_offsets", "g_w", "g_nw"};
+    SEXP names = PROTECT(Rf_allocVector(STRSXP, IX_N_SLOTS));
+    for (int i = 0; i < IX_N_SLOTS; i++) SET_STRING_ELT(names, i, Rf_mkChar(slots[i]));
+    Rf_setAttrib(idx, R_NamesSymbol, names);
+    UNPROTECT(2);
     return idx;
 }
 
@@ -67,28 +110,47 @@ int rank_index_d(SEXP idx)
     return n > 0 ? (int) (XLENGTH(VECTOR_ELT(idx, IX_PTS)) / n) : 0;
 }
 
+/* The tree of stratum s whose buffers are the slots base + IX_PTS, ... of an index. */
+static void slot_tree(SEXP idx, int base, int d, R_xlen_t s, kd_tree *t)
+{
+    const int *off = INTEGER_RO(VECTOR_ELT(idx, base + IX_OFFSETS));
+    const int *meta = INTEGER_RO(VECTOR_ELT(idx, base + IX_META));
+    const ptrdiff_t b = off[s], ns = (ptrdiff_t) off[s + 1] - off[s];
+    kd_init(t, ns, d, RANK_LEAF_SIZE, REAL(VECTOR_ELT(idx, base + IX_PTS)) + (size_t) b * d,
+            (ptrdiff_t *) RAW(VECTOR_ELT(idx, base + IX_ROW)) + b,
+            (ptrdiff_t *) RAW(VECTOR_ELT(idx, base + IX_LEAF_OF)) + b,
+            (kd_node *) RAW(VECTOR_ELT(idx, base + IX_NODES)) + meta[3 * s],
+            REAL(VECTOR_ELT(idx, base + IX_BOX)) + (size_t) meta[3 * s] * 2 * d);
+    t->n_nodes = meta[3 * s + 1];
+    t->depth = meta[3 * s + 2];
+}
+
 /* The trees of an index (R_alloc'ed array of n_strata trees pointing into its vectors). */
 kd_tree *rank_index_trees(SEXP idx, int d, R_xlen_t *n_strata)
 {
     if (TYPEOF(idx) != VECSXP || XLENGTH(idx) != IX_N_SLOTS)
         Rf_error("internal error: not a rank index");
-    SEXP offsets = VECTOR_ELT(idx, IX_OFFSETS);
-    const int *off = INTEGER_RO(offsets), *meta = INTEGER_RO(VECTOR_ELT(idx, IX_META));
-    const R_xlen_t ns_all = XLENGTH(offsets) - 1;
-    double *pts = REAL(VECTOR_ELT(idx, IX_PTS)), *box = REAL(VECTOR_ELT(idx, IX_BOX));
-    ptrdiff_t *row = (ptrdiff_t *) RAW(VECTOR_ELT(idx, IX_ROW));
-    ptrdiff_t *leaf_of = (ptrdiff_t *) RAW(VECTOR_ELT(idx, IX_LEAF_OF));
-    kd_node *nodes = (kd_node *) RAW(VECTOR_ELT(idx, IX_NODES));
+    const R_xlen_t ns_all = XLENGTH(VECTOR_ELT(idx, IX_OFFSETS)) - 1;
     kd_tree *trees = (kd_tree *) R_alloc(ns_all > 0 ? ns_all : 1, sizeof(kd_tree));
-    for (R_xlen_t s = 0; s < ns_all; s++) {
-        const ptrdiff_t b = off[s], ns = (ptrdiff_t) off[s + 1] - off[s];
-        kd_init(&trees[s], ns, d, RANK_LEAF_SIZE, pts + (size_t) b * d, row + b, leaf_of + b,
-                nodes + meta[3 * s], box + (size_t) meta[3 * s] * 2 * d);
-        trees[s].n_nodes = meta[3 * s + 1];
-        trees[s].depth = meta[3 * s + 2];
-    }
+    for (R_xlen_t s = 0; s < ns_all; s++) slot_tree(idx, 0, d, s, &trees[s]);
     *n_strata = ns_all;
     return trees;
+}
+
+/* The groups of tied points of an index (R_alloc'ed array of n_strata, pointing into its
+ * vectors; a stratum not grouped has an empty tree). */
+static rank_groups *rank_index_groups(SEXP idx, int d, R_xlen_t n_strata)
+{
+    const double *w = REAL_RO(VECTOR_ELT(idx, IX_G_W)), *nw = REAL_RO(VECTOR_ELT(idx, IX_G_NW));
+    const int *goff = INTEGER_RO(VECTOR_ELT(idx, IX_G + IX_OFFSETS));
+    const int *meta = INTEGER_RO(VECTOR_ELT(idx, IX_G + IX_META));
+    rank_groups *g = (rank_groups *) R_alloc(n_strata > 0 ? n_strata : 1, sizeof(rank_groups));
+    for (R_xlen_t s = 0; s < n_strata; s++) {
+        slot_tree(idx, IX_G, d, s, &g[s].t);
+        g[s].w = w + goff[s];
+        g[s].nw = nw + meta[3 * s];
+    }
+    return g;
 }
 
 /* idx: an index of the "tree" points; zq: n x d query points (same rows). `query`: logical
@@ -118,7 +180,8 @@ SEXP ffi_index_rank(SEXP idx, SEXP zq, SEXP query, SEXP cap_, SEXP nthreads, SEX
     for (ptrdiff_t i = 0; i < 2 * n; i++) o[i] = NA_REAL;
     SEXP bar = PROTECT(progress_new(progress, (double) n, "Linking"));
     const kernel_host host = detanon_host(bar);
-    rank_query(trees, n_strata, off, n, d, xq, want, cap, Rf_asLogical(lazy) == 1, nt, o, &host);
+    const rank_groups *groups = rank_index_groups(idx, d, n_strata);
+    rank_query(trees, groups, n_strata, off, n, d, xq, want, cap, Rf_asLogical(lazy) == 1, nt, o, &host);
     progress_done(bar);
     UNPROTECT(2);
     return out;

@@ -53,6 +53,10 @@ kp2 <- anonymise_keps(d, epsilon = 2, vars = "x3", classes = ola, confidence = 0
 # the search that shares one index between its candidates
 l3 <- risk_linkage(d, m, vars = vars, strata = c("g", "h"), m = 3, nthreads = 2)
 rp <- risk_replay(d, m, vars = vars, strata = c("g", "h"), p = c(1, 0.5), seed = 1)
+# tied originals and released points counted as groups (a NaN-free tie-heavy copy)
+dt <- d; dt$x1 <- round(dt$x1); dt$x3 <- round(dt$x3)
+lt <- risk_linkage(dt, anonymise_mdav(dt, vars = vars, strata = "g", k = 5, noise = FALSE),
+                   vars = vars, strata = "g", m = 3, nthreads = 2)
 ad <- anonymise_adaptive(d, vars = vars, strata = c("g", "h"), k = 2, k_max = c(20, 40), m = 3,
                          rate = c(0.4, 0.2), w1 = 0.01, nthreads = 2, check_identifiers = FALSE)
 tab <- unique(d[c("g", "h")]); tab$k <- 3 + seq_len(nrow(tab))

@@ -620,3 +620,54 @@ test_that("rmd_sample_rows(): evenly spaced rows in the order of the values, the
   expect_equal(core$cov, cov_s)
   expect_equal(core$rmd, 0.05 * sqrt(stats::mahalanobis(xs, colMeans(xs), cov_s)))
 })
+
+test_that("the rank index counts tied points as groups: the counts of a plain R loop, capped and lazy (issue 39)", {
+  set.seed(39)
+  # three strata: heavily tied (grouped), no ties (not grouped), and one of 20,000 points
+  # nearly all at one place, whose counts pass the 2^14 where "at most as near" stops
+  n1 <- 600; n2 <- 200; n3 <- 20000
+  zt <- rbind(matrix(sample(c(-1, -0.5, 0, 0.5, 1), 2 * n1, TRUE), n1, 2),
+              matrix(stats::rnorm(2 * n2), n2, 2),
+              cbind(c(rep(0, n3 - 100), stats::rnorm(100)), c(rep(0.25, n3 - 100), stats::rnorm(100))))
+  zt[1, ] <- c(-0, 0) # -0 ties with 0
+  zt[2, ] <- c(NaN, 0) # a NaN point is never tied (and never counted)
+  g <- rep(1:3, c(n1, n2, n3))
+  zq <- zt + matrix(sample(c(0, 0, 0.5, -0.25), 2 * length(g), TRUE), ncol = 2)
+  zq[3:6, ] <- zt[3:6, ] # on their own point
+  s <- detanon:::cell_setup(g)
+  index <- detanon:::rank_index(zt, s)
+  # the groups: the distinct points of the tied strata, with their multiplicities
+  go <- index$g_offsets
+  expect_identical(diff(go)[2], 0L)
+  distinct <- function(i) nrow(unique(zt[g == i, ] + 0)) + sum(is.nan(zt[g == i, 1])) - any(is.nan(zt[g == i, 1]))
+  expect_identical(diff(go)[c(1, 3)], c(distinct(1), distinct(3)))
+  w <- index$g_w
+  expect_identical(c(sum(w[seq(go[1] + 1, go[2])]), sum(w[seq(go[3] + 1, go[4])])), c(n1, n3) + 0)
+  # the counts by brute force (distances summed in column order, as the kernel sums them)
+  rows <- c(1:n1, n1 + sample(n2, 50), n1 + n2 + c(1:5, sample(n3, 60)))
+  want <- seq_along(g) %in% rows
+  ref <- matrix(NA_real_, length(g), 2)
+  for (i in rows) {
+    tr <- which(g == g[i])
+    d2 <- numeric(length(tr))
+    for (j in 1:2) d2 <- d2 + (zq[i, j] - zt[tr, j])^2
+    self <- sum((zq[i, ] - zt[i, ])^2)
+    ref[i, ] <- c(sum(d2 < self, na.rm = TRUE), sum(d2 <= self, na.rm = TRUE))
+  }
+  expect_true(any(ref[want, 2] > 2^14))
+  for (cap in c(1, 3, 1e6)) {
+    got <- detanon:::link_ranks(s, zt, zq, want, cap, 2L, index = index)
+    expect_identical(got[want, 1], pmin(ref[want, 1], cap))
+    expect_identical(got[want, 2], pmin(ref[want, 2], 2^14))
+    expect_true(all(is.na(got[!want, ])))
+    lazy <- detanon:::battery_ranks(index, zq, want, cap, 2L)
+    below <- want & ref[, 1] < cap
+    expect_identical(lazy[below, 2], ref[below, 2]) # exact beyond 2^14
+    expect_true(all(is.na(lazy[want & !below, 2])))
+  }
+  # the same counts for any row order and without the groups (a plain index of each row alone)
+  perm <- sample(length(g))
+  sp <- detanon:::cell_setup(g[perm])
+  gotp <- detanon:::link_ranks(sp, zt[perm, ], zq[perm, ], want[perm], 3, 1L)
+  expect_identical(gotp[order(perm), ], detanon:::link_ranks(s, zt, zq, want, 3, 1L, index = index))
+})

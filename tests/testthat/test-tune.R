@@ -620,3 +620,78 @@ test_that("above tune_rmd_sample() records and without a risk1/risk2 limit, risk
   expect_identical(lim$tried$risk1[1], risk_rmd(d, rel, vars = v_t, deterministic = TRUE)$risk1)
   expect_false(grepl("sample of", printed(lim)))
 })
+
+test_that("above `pilot` records the keyed family is piloted: one size on all records, the others reported with their cost (issue 39)", {
+  set.seed(39)
+  d <- titanic_paper()[-1]
+  key <- "tune-test-secret-7f3a9c"
+  tu <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, key = key, methods = "keyed", pilot = 300)
+  expect_identical(sum(tu$tried$method == "keyed"), 1L)
+  lo <- tu$left_out
+  expect_identical(lo$method, rep("keyed", 4L))
+  expect_true(all(is.finite(lo$seconds) & lo$seconds >= 0))
+  sizes <- function(s) as.integer(sub("keyed groups of mean size ([0-9]+),.*", "\\1", s))
+  size <- sizes(tu$tried$settings)
+  expect_setequal(c(size, sizes(lo$settings)), c(5L, 10L, 14L, 20L, 30L))
+  # the pilot by hand: the search without a pilot on the pilot's records, whose best size
+  # (least loss meeting the search limits) is the one made on all records
+  df <- as.data.frame(d)
+  id <- detanon:::stratum_ids(df, st_t)
+  rows <- detanon:::tune_pilot_rows(df, id, 300, 30L)
+  pd <- df[rows, ]
+  rownames(pd) <- NULL
+  by_hand <- tune_release(pd, intruder = intruder(), vars = v_t, strata = st_t, key = key, methods = "keyed")$tried
+  ok <- by_hand$meets
+  expect_identical(size, sizes(by_hand$settings[ok][which.min(by_hand$loss[ok])]))
+  other <- match(sizes(lo$settings), sizes(by_hand$settings))
+  expect_identical(lo$pilot_loss, by_hand$loss[other])
+  expect_identical(lo$pilot_worst, by_hand$worst[other])
+  expect_identical(lo$pilot_meets, by_hand$meets[other])
+  expect_match(tu$stop, "keyed: 891 records, above `pilot`; every size measured on a pilot sample of 419 records",
+               fixed = TRUE)
+  expect_output(print(tu), "Left out \\(piloted on 419 of the 891 records")
+  # the same for any row order and thread count
+  perm <- sample(nrow(d))
+  tp <- tune_release(d[perm, ], intruder = intruder(), vars = v_t, strata = st_t, key = key, methods = "keyed",
+                     pilot = 300, nthreads = 2)
+  expect_identical(tp$tried$settings, tu$tried$settings)
+  expect_identical(tp$left_out[names(lo) != "seconds"], lo[names(lo) != "seconds"])
+  # at or below `pilot` records (the default: 100,000), every size on all records, as before
+  full <- tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, key = key, methods = "keyed")
+  expect_identical(nrow(full$tried), 5L)
+  expect_null(full$left_out)
+  expect_identical(tune_release(d, intruder = intruder(), vars = v_t, strata = st_t, key = key, methods = "keyed",
+                                pilot = Inf)$tried[names(full$tried) != "seconds"],
+                   full$tried[names(full$tried) != "seconds"])
+  expect_snapshot(error = TRUE, tune_release(d, vars = v_t, strata = st_t, key = key, pilot = 10))
+  expect_error(tune_release(d, vars = v_t, strata = st_t, pilot = NA), class = "detanon_error_argument")
+  expect_error(tune_release(d, vars = v_t, strata = st_t, pilot = c(1000, 2000)), class = "detanon_error_argument")
+})
+
+test_that("tune_pilot_rows(): evenly spaced records of every stratum in the order of their values, for any row order", {
+  set.seed(39)
+  df <- data.frame(g = sample(c("a", "b", "c"), 1000, TRUE, prob = c(0.7, 0.29, 0.01)),
+                   x = round(stats::rnorm(1000), 1), y = sample(1:5, 1000, TRUE))
+  id <- detanon:::stratum_ids(df, "g")
+  rows <- detanon:::tune_pilot_rows(df, id, 100, 5L)
+  # by hand: per stratum, ceiling(share) records (at least 5, or all), at positions 1, 1 + step, ...
+  want <- unlist(lapply(sort(unique(id)), function(s) {
+    r <- which(id == s)
+    r <- r[order(df$x[r], df$y[r])]
+    take <- min(length(r), max(ceiling(length(r) * 100 / 1000), 5))
+    r[floor((seq_len(take) - 1) * length(r) / take) + 1]
+  }))
+  expect_identical(df[rows, ], df[want, ])
+  for (i in 1:3) {
+    perm <- sample(1000)
+    dp <- df[perm, ]
+    got <- dp[detanon:::tune_pilot_rows(dp, detanon:::stratum_ids(dp, "g"), 100, 5L), ]
+    rownames(got) <- NULL
+    ref <- df[rows, ]
+    rownames(ref) <- NULL
+    expect_identical(got, ref)
+  }
+  # a stratum times the pilot's size past the integer range (250,000 x 100,000 at 1e6)
+  big <- data.frame(x = 1:50000)
+  expect_length(detanon:::tune_pilot_rows(big, rep(1L, 50000), 45000, 30L), 45000L)
+})
