@@ -189,7 +189,9 @@ typedef struct {
     double *shift;     /* how far each centre moved in the last update */
     double *cc;        /* c x c distances between the centres (NULL when c is large) */
     double *half;      /* half the distance from each centre to the nearest other */
-    int *row_it;       /* the iteration whose centres row a of cc and half[a] hold */
+    int *row_it;       /* the iteration whose reaches cand[a], half[a] and farmin[a] hold */
+    int *cc_it;        /* the iteration whose centres row a of cc holds (-1: none) */
+    int *moved_it;     /* the iteration from which centre g has held its value */
     double *maxub;     /* the largest ub of each group's points at the start of an iteration */
     int *cand;         /* row a: the groups a point of a may be nearer to (c x c) */
     int *ncand;        /* their number */
@@ -241,6 +243,8 @@ static void scratch_alloc(run_scratch *w, ptrdiff_t n, int d, int c, const kerne
     w->cc = c <= KEYED_CC_MAX ? (double *) host->alloc((size_t) c * (size_t) c, sizeof(double)) : NULL;
     w->half = (double *) host->alloc((size_t) c, sizeof(double));
     w->row_it = (int *) host->alloc((size_t) c, sizeof(int));
+    w->cc_it = (int *) host->alloc((size_t) c, sizeof(int));
+    w->moved_it = (int *) host->alloc((size_t) c, sizeof(int));
     w->maxub = (double *) host->alloc((size_t) c, sizeof(double));
     w->cand = c <= KEYED_CC_MAX ? (int *) host->alloc((size_t) c * (size_t) c, sizeof(int)) : NULL;
     w->ncand = (int *) host->alloc((size_t) c, sizeof(int));
@@ -315,7 +319,8 @@ static int seed_race(const double *restrict z, ptrdiff_t n, int d, int c, run_sc
 }
 
 /* Row a of the distances between the live centres and half the distance to the nearest
- * other, for the centres of iteration it; and the groups a point of group a is compared
+ * other, for the centres of iteration it (a distance is recomputed only when one of its
+ * two centres moved since the row was last computed); and the groups a point of group a is compared
  * with: a itself and every live centre within the reach of the largest ub of a's points
  * (with margins), in increasing order. The others are farther than the own centre for
  * every point of a (Elkan's lemma below); farmin[a] is the smallest of their scaled
@@ -325,23 +330,29 @@ static void centre_row(run_scratch *w, int c, int d, int a, int it, double absto
     const double *cen = w->cen;
     const double reach = (2 * w->maxub[a] * (1 + RELTOL) + 2 * abstol) * (1 + RELTOL) + abstol;
     int *cand = w->cand + (ptrdiff_t) a * c, nc = 0;
+    double *row = w->cc + (ptrdiff_t) a * c;
+    const int since = w->moved_it[a] > w->cc_it[a] ? -1 : w->cc_it[a];
     double m = INFINITY, far = INFINITY;
     for (int g = 0; g < c; g++) {
         if (w->size[g] == 0) continue;
         if (g == a) { cand[nc++] = g; continue; }
-        double t = 0;
-        for (int j = 0; j < d; j++) {
-            const double v = cen[(ptrdiff_t) a * d + j] - cen[(ptrdiff_t) g * d + j];
-            t += v * v;
-        }
-        t = sqrt(t);
-        w->cc[(ptrdiff_t) a * c + g] = t;
+        double t;
+        if (w->moved_it[g] > since) {
+            t = 0;
+            for (int j = 0; j < d; j++) {
+                const double v = cen[(ptrdiff_t) a * d + j] - cen[(ptrdiff_t) g * d + j];
+                t += v * v;
+            }
+            t = sqrt(t);
+            row[g] = t;
+        } else t = row[g];
         if (t < m) m = t;
         const double cg = t * (1 - RELTOL);
         if (cg > reach) { if (cg < far) far = cg; }
         else cand[nc++] = g;
     }
-    w->cc[(ptrdiff_t) a * c + a] = 0;
+    row[a] = 0;
+    w->cc_it[a] = it;
     w->half[a] = 0.5 * m * (1 - RELTOL) - abstol;
     w->ncand[a] = nc;
     w->farmin[a] = far;
@@ -372,7 +383,7 @@ static double lloyd_run(const double *z, ptrdiff_t n, int d, int c, int kmin, in
     const int bounds = diam > 1e-100 && diam < 1e100;
     for (int s = 0; s < c; s++)
         for (int j = 0; j < d; j++) cen[(ptrdiff_t) s * d + j] = z[(ptrdiff_t) j * n + seeds[s]];
-    for (int a = 0; a < c; a++) w->row_it[a] = -1;
+    for (int a = 0; a < c; a++) { w->row_it[a] = -1; w->cc_it[a] = -1; w->moved_it[a] = 0; }
     /* Lloyd: the nearest centre (ties: the lowest group), then the means */
     for (ptrdiff_t i = 0; i < n; i++) group[i] = -1;
     for (int it = 0; it < maxit; it++) {
@@ -460,11 +471,14 @@ static double lloyd_run(const double *z, ptrdiff_t n, int d, int c, int kmin, in
             for (int g = 0; g < c; g++) {
                 double t = 0;
                 if (size[g] > 0) {
+                    int moved = 0;
                     for (int j = 0; j < d; j++) {
                         const double v = cen[(ptrdiff_t) g * d + j] - w->old[(ptrdiff_t) g * d + j];
                         t += v * v;
+                        moved |= v != 0;
                     }
                     t = sqrt(t) * (1 + RELTOL);
+                    if (moved) w->moved_it[g] = it + 1;
                 }
                 w->shift[g] = t;
                 if (t > m1) { m2 = m1; m1 = t; g1 = g; }
