@@ -196,7 +196,7 @@ typedef struct {
     double *shift;     /* how far each centre moved in the last update */
     double *cc;        /* c x c distances between the centres (NULL when c is large) */
     double *half;      /* half the distance from each centre to the nearest other */
-    int *row_it;       /* the iteration whose reaches cand[a], half[a] and farmin[a] hold */
+    int *row_it;       /* the iteration whose centres cand[a], half[a] and farmin[a] hold */
     int *cc_it;        /* the iteration whose centres row a of cc holds (-1: none) */
     int *moved_it;     /* the iteration from which centre g has held its value */
     double *maxub;     /* the largest ub of each group's points at the start of an iteration */
@@ -328,10 +328,10 @@ static int seed_race(const double *restrict z, ptrdiff_t n, int d, int c, run_sc
 }
 
 /* Row a of the distances between the live centres and half the distance to the nearest
- * other, for the centres of iteration it (a distance is recomputed only when one of its
- * two centres moved since the row was last computed); and the groups a point of group a is compared
- * with: a itself and every live centre within the reach of the largest ub of a's points
- * (with margins), in increasing order. The others are farther than the own centre for
+ * other, for the centres of iteration it (a distance is recomputed only when one of its two
+ * centres moved since the row was last computed); and the groups a point of group a is
+ * compared with: a itself and every live centre within the reach of the largest ub of a's
+ * points (with margins), in increasing order. The others are farther than the own centre for
  * every point of a (Elkan's lemma below); farmin[a] is the smallest of their scaled
  * distances, which gives their part of a point's lower bound. */
 static void centre_row(run_scratch *w, int c, int d, int a, int it, double abstol)
@@ -379,9 +379,11 @@ static void centre_row(run_scratch *w, int c, int d, int a, int it, double absto
  * Elkan's lemma: a centre at least twice the point's distance away from the point's
  * centre is farther). A point whose bounds separate (with the margins above) keeps its
  * group without a scan; any other is compared with every centre not certainly farther,
- * in the plain order with the plain comparisons. diam: an upper bound on the distance
- * between any two points; no bounds are used when it is 0, below 1e-100 (squared
- * distances could underflow) or above 1e100. */
+ * in the plain order with the plain comparisons. The means are recomputed, from all their
+ * points in point order, only for the groups that gained or lost a point (the others keep
+ * the same sums, bit for bit). diam: an upper bound on the distance between any two
+ * points; no bounds are used when it is 0, below 1e-100 (squared distances could
+ * underflow) or above 1e100. */
 static double lloyd_run(const double *z, ptrdiff_t n, int d, int c, int kmin, int maxit, double diam,
                         const int *seeds, int events, run_scratch *w, const kernel_host *host)
 {
