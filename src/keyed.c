@@ -150,18 +150,25 @@ static double sq_dist(const double *z, ptrdiff_t n, int d, ptrdiff_t i, const do
     return s;
 }
 
-/* centres of the groups (d values per group, in point order sums) and sizes */
-static void centres(const double *z, ptrdiff_t n, int d, int c, const int *group, double *cen, ptrdiff_t *size)
+/* centres of the groups (d values per group, in point order sums) and sizes; with `dirty`
+ * (not NULL), only of the groups marked there */
+static void centres(const double *z, ptrdiff_t n, int d, int c, const int *group, const unsigned char *dirty,
+                    double *cen, ptrdiff_t *size)
 {
-    for (int g = 0; g < c; g++) size[g] = 0;
-    for (ptrdiff_t t = 0; t < (ptrdiff_t) c * d; t++) cen[t] = 0;
+    for (int g = 0; g < c; g++) {
+        if (dirty && !dirty[g]) continue;
+        size[g] = 0;
+        for (int j = 0; j < d; j++) cen[(ptrdiff_t) g * d + j] = 0;
+    }
     for (ptrdiff_t i = 0; i < n; i++) {
         const int g = group[i];
+        if (dirty && !dirty[g]) continue;
         size[g]++;
         for (int j = 0; j < d; j++) cen[(ptrdiff_t) g * d + j] += z[(ptrdiff_t) j * n + i];
     }
     for (int g = 0; g < c; g++)
-        if (size[g] > 0) for (int j = 0; j < d; j++) cen[(ptrdiff_t) g * d + j] /= (double) size[g];
+        if (size[g] > 0 && (!dirty || dirty[g]))
+            for (int j = 0; j < d; j++) cen[(ptrdiff_t) g * d + j] /= (double) size[g];
 }
 
 /* The nearest and second nearest seeds of a point change at few of the seeds (about
@@ -189,8 +196,11 @@ typedef struct {
     double *shift;     /* how far each centre moved in the last update */
     double *cc;        /* c x c distances between the centres (NULL when c is large) */
     double *half;      /* half the distance from each centre to the nearest other */
-    int *row_it;       /* the iteration whose centres row a of cc and half[a] hold */
+    int *row_it;       /* the iteration whose centres cand[a], half[a] and farmin[a] hold */
+    int *cc_it;        /* the iteration whose centres row a of cc holds (-1: none) */
+    int *moved_it;     /* the iteration from which centre g has held its value */
     double *maxub;     /* the largest ub of each group's points at the start of an iteration */
+    unsigned char *dirty; /* the groups that gained or lost a point in the iteration */
     int *cand;         /* row a: the groups a point of a may be nearer to (c x c) */
     int *ncand;        /* their number */
     double *farmin;    /* the smallest scaled distance from a to a group left out of cand */
@@ -241,7 +251,10 @@ static void scratch_alloc(run_scratch *w, ptrdiff_t n, int d, int c, const kerne
     w->cc = c <= KEYED_CC_MAX ? (double *) host->alloc((size_t) c * (size_t) c, sizeof(double)) : NULL;
     w->half = (double *) host->alloc((size_t) c, sizeof(double));
     w->row_it = (int *) host->alloc((size_t) c, sizeof(int));
+    w->cc_it = (int *) host->alloc((size_t) c, sizeof(int));
+    w->moved_it = (int *) host->alloc((size_t) c, sizeof(int));
     w->maxub = (double *) host->alloc((size_t) c, sizeof(double));
+    w->dirty = (unsigned char *) host->alloc((size_t) c, 1);
     w->cand = c <= KEYED_CC_MAX ? (int *) host->alloc((size_t) c * (size_t) c, sizeof(int)) : NULL;
     w->ncand = (int *) host->alloc((size_t) c, sizeof(int));
     w->farmin = (double *) host->alloc((size_t) c, sizeof(double));
@@ -315,9 +328,10 @@ static int seed_race(const double *restrict z, ptrdiff_t n, int d, int c, run_sc
 }
 
 /* Row a of the distances between the live centres and half the distance to the nearest
- * other, for the centres of iteration it; and the groups a point of group a is compared
- * with: a itself and every live centre within the reach of the largest ub of a's points
- * (with margins), in increasing order. The others are farther than the own centre for
+ * other, for the centres of iteration it (a distance is recomputed only when one of its two
+ * centres moved since the row was last computed); and the groups a point of group a is
+ * compared with: a itself and every live centre within the reach of the largest ub of a's
+ * points (with margins), in increasing order. The others are farther than the own centre for
  * every point of a (Elkan's lemma below); farmin[a] is the smallest of their scaled
  * distances, which gives their part of a point's lower bound. */
 static void centre_row(run_scratch *w, int c, int d, int a, int it, double abstol)
@@ -325,23 +339,29 @@ static void centre_row(run_scratch *w, int c, int d, int a, int it, double absto
     const double *cen = w->cen;
     const double reach = (2 * w->maxub[a] * (1 + RELTOL) + 2 * abstol) * (1 + RELTOL) + abstol;
     int *cand = w->cand + (ptrdiff_t) a * c, nc = 0;
+    double *row = w->cc + (ptrdiff_t) a * c;
+    const int since = w->moved_it[a] > w->cc_it[a] ? -1 : w->cc_it[a];
     double m = INFINITY, far = INFINITY;
     for (int g = 0; g < c; g++) {
         if (w->size[g] == 0) continue;
         if (g == a) { cand[nc++] = g; continue; }
-        double t = 0;
-        for (int j = 0; j < d; j++) {
-            const double v = cen[(ptrdiff_t) a * d + j] - cen[(ptrdiff_t) g * d + j];
-            t += v * v;
-        }
-        t = sqrt(t);
-        w->cc[(ptrdiff_t) a * c + g] = t;
+        double t;
+        if (w->moved_it[g] > since) {
+            t = 0;
+            for (int j = 0; j < d; j++) {
+                const double v = cen[(ptrdiff_t) a * d + j] - cen[(ptrdiff_t) g * d + j];
+                t += v * v;
+            }
+            t = sqrt(t);
+            row[g] = t;
+        } else t = row[g];
         if (t < m) m = t;
         const double cg = t * (1 - RELTOL);
         if (cg > reach) { if (cg < far) far = cg; }
         else cand[nc++] = g;
     }
-    w->cc[(ptrdiff_t) a * c + a] = 0;
+    row[a] = 0;
+    w->cc_it[a] = it;
     w->half[a] = 0.5 * m * (1 - RELTOL) - abstol;
     w->ncand[a] = nc;
     w->farmin[a] = far;
@@ -359,9 +379,11 @@ static void centre_row(run_scratch *w, int c, int d, int a, int it, double absto
  * Elkan's lemma: a centre at least twice the point's distance away from the point's
  * centre is farther). A point whose bounds separate (with the margins above) keeps its
  * group without a scan; any other is compared with every centre not certainly farther,
- * in the plain order with the plain comparisons. diam: an upper bound on the distance
- * between any two points; no bounds are used when it is 0, below 1e-100 (squared
- * distances could underflow) or above 1e100. */
+ * in the plain order with the plain comparisons. The means are recomputed, from all their
+ * points in point order, only for the groups that gained or lost a point (the others keep
+ * the same sums, bit for bit). diam: an upper bound on the distance between any two
+ * points; no bounds are used when it is 0, below 1e-100 (squared distances could
+ * underflow) or above 1e100. */
 static double lloyd_run(const double *z, ptrdiff_t n, int d, int c, int kmin, int maxit, double diam,
                         const int *seeds, int events, run_scratch *w, const kernel_host *host)
 {
@@ -372,16 +394,14 @@ static double lloyd_run(const double *z, ptrdiff_t n, int d, int c, int kmin, in
     const int bounds = diam > 1e-100 && diam < 1e100;
     for (int s = 0; s < c; s++)
         for (int j = 0; j < d; j++) cen[(ptrdiff_t) s * d + j] = z[(ptrdiff_t) j * n + seeds[s]];
-    for (int a = 0; a < c; a++) w->row_it[a] = -1;
+    for (int a = 0; a < c; a++) { w->row_it[a] = -1; w->cc_it[a] = -1; w->moved_it[a] = 0; }
     /* Lloyd: the nearest centre (ties: the lowest group), then the means */
     for (ptrdiff_t i = 0; i < n; i++) group[i] = -1;
+    unsigned char *dirty = w->dirty;
+    memset(dirty, 1, (size_t) c);
     for (int it = 0; it < maxit; it++) {
         int changed = 0;
         const int near = it > 0 && bounds && w->cc;
-        if (near) {
-            for (int a = 0; a < c; a++) w->maxub[a] = 0;
-            for (ptrdiff_t i = 0; i < n; i++) if (ub[i] > w->maxub[group[i]]) w->maxub[group[i]] = ub[i];
-        }
         for (ptrdiff_t i = 0; i < n; i++) {
             if (it == 0 && events) {
                 /* the plain scan's result from the seeding's events before seed c */
@@ -448,36 +468,48 @@ static double lloyd_run(const double *z, ptrdiff_t n, int d, int c, int kmin, in
             ub[i] = sqrt(bd);
             lb[i] = sqrt(second);
             if (lbskip < lb[i]) lb[i] = lbskip;
-            if (group[i] != bg) { group[i] = bg; changed = 1; }
+            if (group[i] != bg) {
+                if (group[i] >= 0) dirty[group[i]] = 1;
+                dirty[bg] = 1;
+                group[i] = bg;
+                changed = 1;
+            }
         }
         if (!changed) break;
         memcpy(w->old, cen, (size_t) c * (size_t) d * sizeof(double));
-        centres(z, n, d, c, group, cen, size);
+        centres(z, n, d, c, group, dirty, cen, size);
         if (bounds) {
             /* the shifts of the live centres, the largest two */
             double m1 = 0, m2 = 0;
             int g1 = -1;
             for (int g = 0; g < c; g++) {
                 double t = 0;
-                if (size[g] > 0) {
+                if (size[g] > 0 && dirty[g]) {
+                    int moved = 0;
                     for (int j = 0; j < d; j++) {
                         const double v = cen[(ptrdiff_t) g * d + j] - w->old[(ptrdiff_t) g * d + j];
                         t += v * v;
+                        moved |= v != 0;
                     }
                     t = sqrt(t) * (1 + RELTOL);
+                    if (moved) w->moved_it[g] = it + 1;
                 }
                 w->shift[g] = t;
                 if (t > m1) { m2 = m1; m1 = t; g1 = g; }
                 else if (t > m2) m2 = t;
             }
+            /* and the largest ub of every group for the next iteration */
+            for (int a = 0; a < c; a++) w->maxub[a] = 0;
             for (ptrdiff_t i = 0; i < n; i++) {
-                ub[i] += w->shift[group[i]];
-                lb[i] -= group[i] == g1 ? m2 : m1;
+                const int a = group[i];
+                ub[i] += w->shift[a];
+                lb[i] -= a == g1 ? m2 : m1;
+                if (ub[i] > w->maxub[a]) w->maxub[a] = ub[i];
             }
         }
+        memset(dirty, 0, (size_t) c);
         if (host) host_pause(host, 0);
     }
-    centres(z, n, d, c, group, cen, size);
     /* merge groups smaller than kmin, the smallest first (ties: the lowest), into the group
      * with the nearest centre (ties: the lowest) */
     for (;;) {
@@ -500,7 +532,7 @@ static double lloyd_run(const double *z, ptrdiff_t n, int d, int c, int kmin, in
             if (t < bd) { bd = t; to = g; }
         }
         for (ptrdiff_t i = 0; i < n; i++) if (group[i] == small) group[i] = to;
-        centres(z, n, d, c, group, cen, size);
+        centres(z, n, d, c, group, NULL, cen, size);
     }
     double sse = 0;
     for (ptrdiff_t i = 0; i < n; i++) sse += sq_dist(z, n, d, i, cen, group[i]);
@@ -538,7 +570,7 @@ static double one_group(const double *z, ptrdiff_t n, int d, int *group)
     double cen[64];
     ptrdiff_t size1;
     for (ptrdiff_t i = 0; i < n; i++) group[i] = 0;
-    centres(z, n, d, 1, group, cen, &size1);
+    centres(z, n, d, 1, group, NULL, cen, &size1);
     double sse = 0;
     for (ptrdiff_t i = 0; i < n; i++) sse += sq_dist(z, n, d, i, cen, 0);
     return sse;

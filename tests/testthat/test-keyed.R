@@ -109,6 +109,25 @@ test_that("the keyed k-means with few iterations and restarts equals its R refer
   }
 })
 
+test_that("the keyed k-means equals its R reference when most centres stop moving early", {
+  # a spread cloud and a tight cluster: the cluster's centres settle in the first
+  # iterations while the cloud's still move, so the centres' distance rows are updated
+  # only in part and most groups' means are kept from one iteration to the next
+  secret <- charToRaw("settled centres key, 16+ bytes")
+  set.seed(391)
+  z <- rbind(matrix(stats::rnorm(160), 80, 2), matrix(stats::rnorm(80, 6, 0.01), 40, 2))
+  for (cc in c(30L, 60L)) {
+    for (maxit in c(3L, 100L)) {
+      kmin <- if (cc == 30L) 1L else 2L
+      want <- keyed_kmeans_reference(z, cc, kmin, 3L, maxit, secret)
+      for (nt in 1:2) {
+        got <- .Call(ns$C_ffi_keyed_kmeans, z, cc, kmin, 3L, maxit, secret, nt)
+        expect_identical(got, want, info = sprintf("c = %d, maxit = %d, nthreads %d", cc, maxit, nt))
+      }
+    }
+  }
+})
+
 test_that("the blocks' grid and partitions equal the keyed k-means of every block and count", {
   # ffi_keyed_grid() shares each restart's hashes and seeds among the counts of a block,
   # and ffi_keyed_partition() starts from those seeds: the same SSE and groups as a run of
