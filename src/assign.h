@@ -96,12 +96,12 @@ ptrdiff_t assign_ties_at(const kd_tree *t, const double *q, double r2, ptrdiff_t
  * assigned) and regret (a lower bound of the cost increase of assigning it elsewhere; only
  * for cells whose rows are zr's), left untouched for rows not assigned; per cell, cost,
  * bound (a lower bound of the optimal cost of the dense problem), sparse (1 when solved over
- * candidate edges), fallback (rows the first sparse solve left unmatched) and rounds (of
- * column generation). */
+ * candidate edges), fallback (rows the first sparse solve left unmatched), rounds (of
+ * column generation) and auction (1 when solved again from the auction's duals). */
 typedef struct {
     int *col;
     double *regret, *cost, *bound;
-    int *sparse, *fallback, *rounds;
+    int *sparse, *fallback, *rounds, *auction;
 } assign_out;
 
 /* attack_assignment(): zr (Nr x d) and zc (Nc x d), column-major; ro, co: 1-based rows of
