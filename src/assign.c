@@ -548,6 +548,9 @@ static ptrdiff_t expand_until_matched(csr *g, ptrdiff_t left, ptrdiff_t nr, ptrd
 
 /* ---- the auction start ------------------------------------------------------------------ */
 
+/* The auction runs in a square cell whose first sparse solve leaves at least 1 record in
+ * AUCTION_SHARE unmatched. */
+#define AUCTION_SHARE 20.0
 /* Groups of the candidate lists of the auction, per row group, as a multiple of `cand`. */
 #define AUCTION_LIST 2
 /* Epsilon-scaling: the first epsilon is AUCTION_FIRST times the mean cost of the last group
@@ -617,8 +620,7 @@ static void slot_down(auction *a, ptrdiff_t g)
 }
 
 /* The list of row group h: its L least cost + least slot price over every column group, and
- * the L-th value as the bound of every group off the list (prices only rise, and the node
- * weights, refreshed now and then, stay lower bounds). */
+ * the L-th value as the bound of every group off the list (prices only rise). */
 static void auction_list(auction *a, ptrdiff_t h)
 {
     const int L = a->L;
@@ -650,11 +652,15 @@ static double auction_best(auction *a, ptrdiff_t h)
     }
 }
 
+/* One phase of the forward auction (Bertsekas) at epsilon eps: the records whose slot is not
+ * within eps of their best value bid again, one at a time; a record takes the cheapest slot
+ * of the column group of least cost + price and raises its price by the margin over the
+ * second best + eps, and the record it displaces bids again. queue: nr entries. */
 static void auction_phase(auction *a, double eps, ptrdiff_t *queue, assign_work *w)
 {
     const int L = a->L;
     ptrdiff_t n_queue = 0;
-    /* records whose slot is no longer within eps of their best bid again */
+    /* records whose slot is no longer within eps of their best value bid again */
     for (ptrdiff_t i = 0; i < a->nr; i++) {
         const ptrdiff_t g = a->taken[i], h = a->hid[i];
         if (g >= 0 && assign_d2(a->Ag + (size_t) h * a->d, a->Bg + (size_t) g * a->d, a->d) + a->paid[i] <=
@@ -712,17 +718,17 @@ static void auction_phase(auction *a, double eps, ptrdiff_t *queue, assign_work 
 /* Near-optimal duals for a square cell whose candidate edges did not prove optimality: an
  * epsilon-scaling auction over every column group (each bid's best and second best value
  * from the record's list of the L groups of least cost + price, searched again in the
- * column groups' tree, weighted by the prices, when a value off the list could beat them),
- * then the edges of each row
- * group's final list and of the auction's assignment are added to g and the cell is solved
- * again, exactly, by the augmenting paths started from v = minus the groups' least prices
- * (shifted to <= 0) and u = the least c - v over each row group's edges. Returns the
+ * column groups' tree, weighted by the prices, when a value off the list could beat them).
+ * The edges of each row group's final list and of the auction's assignment are added to g
+ * and the cell is solved again, exactly, by the augmenting paths started from v = minus the
+ * groups' least prices (shifted to <= 0) and u = the least c - v over each row group's
+ * edges. tree, wpos, nodew, stack: the column groups' tree and its buffers. Returns the
  * records left unmatched. */
 static ptrdiff_t auction_restart(csr *g, ptrdiff_t nh, ptrdiff_t ng, ptrdiff_t nr, int d, int cand,
                                  const double *Ag, const double *Bg, const ptrdiff_t *hid,
                                  const ptrdiff_t *hoff, const ptrdiff_t *hcol, const kd_tree *tree,
-                                 const int *loc_c, double *wpos, double *nodew, kd_item *stack, double *u, double *v,
-                                 assign_work *w, const kernel_host *host)
+                                 const int *loc_c, double *wpos, double *nodew, kd_item *stack,
+                                 double *u, double *v, assign_work *w, const kernel_host *host)
 {
     auction a;
     const ptrdiff_t slots = w->goff[ng];
@@ -1013,17 +1019,11 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
             ptrdiff_t left = assign_sparse(nh, ng, g.ptr, g.col, g.cost, u, v, &w, 0);
             res_fb[s] = (int) left;
             const int square = nr == nc;
-            /* a square cell whose candidates are not proven optimal is solved again from
-             * the auction's duals (once) */
-            int restart = square && max_rounds > 0;
-            if (left > 0 && restart) {
-                left = auction_restart(&g, nh, ng, nr, d, cand, Ag, Bg, hid, hoff, hcol, &tree, loc_c, wpos, nodew,
-                                       stack, u, v, &w, host);
-                restart = 0;
-                res_auction[s] = 1;
-            }
-            left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, host);
-            if (left < 0) return "the sparse assignment lost rows";
+            /* a square cell whose candidates leave at least 1 record in AUCTION_SHARE
+             * unmatched is solved again, once, from the auction's duals (where the nearest
+             * candidates are that far from the optimum, the augmenting paths and the rounds
+             * of column generation from them take minutes) */
+            const int again = square && max_rounds > 0 && (double) left * AUCTION_SHARE >= (double) nr;
             /* column generation: the least c(h, g) - v(g) over every column group (a
              * weighted nearest-neighbour search) below the cost of a record of row group h
              * is an edge of negative reduced cost missing from the candidates; the `kpr`
@@ -1034,6 +1034,13 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
              * u'(i) = that least value, whose objective is a lower bound. */
             double best = -INFINITY;
             for (int round = 0;; round++) {
+                if (again) {
+                    left = auction_restart(&g, nh, ng, nr, d, cand, Ag, Bg, hid, hoff, hcol, &tree, loc_c,
+                                           wpos, nodew, stack, u, v, &w, host);
+                    res_auction[s] = 1;
+                }
+                left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, host);
+                if (left < 0) return "the sparse assignment lost rows";
                 for (ptrdiff_t p = 0; p < ng; p++) wpos[p] = v[loc_c[tree.row[p]]] < 0 ? -v[loc_c[tree.row[p]]] : 0.0;
                 assign_node_weights(&tree, wpos, nodew);
                 for (ptrdiff_t h = 0; h < nh; h++) {
@@ -1076,15 +1083,6 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                 if (dual > best) best = dual;
                 if (!nx || round >= max_rounds) break;
                 res_rounds[s] = round + 1;
-                if (restart) {
-                    left = auction_restart(&g, nh, ng, nr, d, cand, Ag, Bg, hid, hoff, hcol, &tree, loc_c, wpos, nodew,
-                                       stack, u, v, &w, host);
-                    restart = 0;
-                    res_auction[s] = 1;
-                    left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, host);
-                    if (left < 0) return "the sparse assignment lost rows";
-                    continue;
-                }
                 g = csr_add(&g, nh, xr, xc, nx, Ag, Bg, d, host);
                 if (square) {
                     /* warm: take the records of the row groups with a better edge out, then
@@ -1094,8 +1092,6 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                 } else {
                     left = assign_sparse(nh, ng, g.ptr, g.col, g.cost, u, v, &w, 0);
                 }
-                left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, host);
-                if (left < 0) return "the sparse assignment lost rows";
             }
             bound = best;
         }

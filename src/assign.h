@@ -110,7 +110,9 @@ typedef struct {
  * side has at most `limit` points, else over candidate edges (the `cand` nearest columns of
  * every row and rows of every column, kd-trees, OpenMP over nt threads), with expansion of
  * the rows a search cannot match and up to max_rounds rounds of column generation, each also
- * giving a dual lower bound. Scratch from host->alloc; host pauses between pieces of work
+ * giving a dual lower bound. A square cell (max_rounds > 0) whose candidates leave 1 row
+ * in 20 or more unmatched is solved again, once, from the prices of an epsilon-scaling
+ * auction over every column group (serial). Scratch from host->alloc; host pauses between pieces of work
  * (never in a parallel region). Returns NULL, or a message for an internal error. */
 const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdiff_t Nc, int d,
                          const int *ro, const int *roff, const int *co, const int *coff,
