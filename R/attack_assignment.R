@@ -39,7 +39,7 @@
 #' optimum as above. The optimal cost is the same; the duals, and with them the regrets
 #' (`confidence`), and the choice among different records at equal total cost may differ
 #' from a solve without the auction. Its time grows faster than the cell (noisy MDAV,
-#' k = 3, 4 variables: about 1 s of CPU for 5,000 records, 4 s for 10,000, 30 s for 25,000).
+#' k = 3, 4 variables: about 1.3 s of CPU for 5,000 records, 5 s for 10,000, 32 s for 25,000).
 #'
 #' Memory: O(n d) for the points and O(n x `candidates`) candidate pairs per cell (n its
 #' records), whatever the ties (the auction adds at most 2 x `candidates` + 1 pairs per

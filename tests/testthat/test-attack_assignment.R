@@ -201,8 +201,8 @@ test_that("a noisy MDAV release: column generation proves the optimum within its
 })
 
 test_that("the auction's restart reaches the exact optimum on random and adversarial cells", {
-  # square cells whose candidates do not prove the optimum are solved again from the duals of
-  # an epsilon-scaling auction over every released group: the cost equals the dense solver's
+  # square cells whose candidates leave 1 record in 20 or more unmatched are solved again from
+  # the duals of an epsilon-scaling auction over every released group: the cost equals the dense solver's
   # (and clue's, and brute force on tiny cells), the successes too (the optimum is unique
   # but for relabelling identical records, or ties of cost, where the cost is compared)
   skip_if_not_installed("clue")
@@ -283,7 +283,7 @@ test_that("noisy MDAV and keyed releases: the auction's restart equals the dense
     expect_identical(sp2[c("success", "confidence", "details")], sp1[c("success", "confidence", "details")],
                      info = r)
   }
-  # the cell went through the auction (its candidates did not prove the optimum)
+  # the cell went through the auction (its candidates left 1 record in 20 or more unmatched)
   s <- detanon:::intruder_view(x, rel$mdav3, it, seed = 1)
   res <- detanon:::assign_cells(s$zo, s$zm, seq_len(n), s$cell_o, s$cell_m, 100, 5, 10, 1L)
   expect_true(res$auction)
