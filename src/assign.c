@@ -1023,7 +1023,13 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
              * unmatched is solved again, once, from the auction's duals (where the nearest
              * candidates are that far from the optimum, the augmenting paths and the rounds
              * of column generation from them take minutes) */
-            const int again = square && max_rounds > 0 && (double) left * AUCTION_SHARE >= (double) nr;
+            if (square && max_rounds > 0 && (double) left * AUCTION_SHARE >= (double) nr) {
+                left = auction_restart(&g, nh, ng, nr, d, cand, Ag, Bg, hid, hoff, hcol, &tree, loc_c, wpos,
+                                       nodew, stack, u, v, &w, host);
+                res_auction[s] = 1;
+            }
+            left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, host);
+            if (left < 0) return "the sparse assignment lost rows";
             /* column generation: the least c(h, g) - v(g) over every column group (a
              * weighted nearest-neighbour search) below the cost of a record of row group h
              * is an edge of negative reduced cost missing from the candidates; the `kpr`
@@ -1034,13 +1040,6 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
              * u'(i) = that least value, whose objective is a lower bound. */
             double best = -INFINITY;
             for (int round = 0;; round++) {
-                if (again) {
-                    left = auction_restart(&g, nh, ng, nr, d, cand, Ag, Bg, hid, hoff, hcol, &tree, loc_c,
-                                           wpos, nodew, stack, u, v, &w, host);
-                    res_auction[s] = 1;
-                }
-                left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, host);
-                if (left < 0) return "the sparse assignment lost rows";
                 for (ptrdiff_t p = 0; p < ng; p++) wpos[p] = v[loc_c[tree.row[p]]] < 0 ? -v[loc_c[tree.row[p]]] : 0.0;
                 assign_node_weights(&tree, wpos, nodew);
                 for (ptrdiff_t h = 0; h < nh; h++) {
@@ -1082,7 +1081,6 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                 }
                 if (dual > best) best = dual;
                 if (!nx || round >= max_rounds) break;
-                res_rounds[s] = round + 1;
                 g = csr_add(&g, nh, xr, xc, nx, Ag, Bg, d, host);
                 if (square) {
                     /* warm: take the records of the row groups with a better edge out, then
@@ -1092,6 +1090,9 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                 } else {
                     left = assign_sparse(nh, ng, g.ptr, g.col, g.cost, u, v, &w, 0);
                 }
+                left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, host);
+                if (left < 0) return "the sparse assignment lost rows";
+                res_rounds[s] = round + 1;
             }
             bound = best;
         }
