@@ -112,8 +112,8 @@ typedef struct {
  * the rows a search cannot match and up to max_rounds rounds of column generation, each also
  * giving a dual lower bound. A square cell (max_rounds > 0) whose candidates leave 1 row
  * in 20 or more unmatched is solved again, once, from the prices of an epsilon-scaling
- * auction over every column group (serial). Scratch from host->alloc; host pauses between pieces of work
- * (never in a parallel region). Returns NULL, or a message for an internal error. */
+ * auction over every column group (serial). Scratch from host->alloc; host pauses between
+ * pieces of work (never in a parallel region). Returns NULL, or a message for an internal error. */
 const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdiff_t Nc, int d,
                          const int *ro, const int *roff, const int *co, const int *coff,
                          ptrdiff_t n_cells, double limit, int cand, int max_rounds, int nt,
