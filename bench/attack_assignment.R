@@ -1,24 +1,45 @@
-# The sparse one-to-one assignment of attack_assignment() at scale: time, gap and rate.
-# Usage: Rscript bench/attack_assignment.R [n] [strata] [rounds]
-# Data: 4 continuous variables (log-normal income, normal, whole-number age, uniform) in
-# `strata` strata, masked by anonymise(k = 3); the intruder holds every original.
-# Measured (one core, a shared 2-core machine, rounds <= 10):
-#   n = 1e5, 4 strata: 1.6 s, rate 0.838, gap 0 (proven optimal); risk_linkage() 0.2 s
-#   n = 1e6, 4 strata: 25 s, rate 0.834, gap 5e-12 (proven optimal); anonymise() 2.4 s, risk_linkage() 2.2 s
+# The one-to-one assignment of attack_assignment() at scale on plain and shared-centroid
+# releases: CPU time, cost, bound, gap and rate.
+# Usage: Rscript bench/attack_assignment.R [n] [release] [rounds]
+#   release: plain (anonymise(k = 3)), mdav3 / mdav5 (anonymise_mdav(k, noise = TRUE, key)),
+#   keyed (anonymise_keyed(k = 3, key)), titanic (Titanic resampled to n rows, tie-heavy:
+#   anonymise_mdav(k = 3, noise = TRUE, key) on Age and Fare within Pclass x Sex).
+# Data (all but titanic): 4 continuous variables (log-normal income, normal, whole-number
+# age, uniform) in 4 strata; the intruder holds every original. Peak memory: run under
+# `/usr/bin/time -f %M`. Results: bench/results/assignment.txt.
 library(detanon)
 args <- commandArgs(TRUE)
 n <- if (length(args) >= 1) as.numeric(args[1]) else 1e5
-n_strata <- if (length(args) >= 2) as.integer(args[2]) else 4L
+release <- if (length(args) >= 2) args[2] else "plain"
 rounds <- if (length(args) >= 3) as.integer(args[3]) else 10L
 set.seed(1)
-d <- data.frame(income = stats::rlnorm(n, 10, 0.6), x = stats::rnorm(n),
-                age = round(stats::runif(n, 18, 90)), u = stats::runif(n),
-                g = factor(sample(seq_len(n_strata), n, replace = TRUE)))
-tm <- system.time(masked <- anonymise(d, k = 3, vars = c("income", "x", "age", "u"), strata = "g"))
-cat(sprintf("n = %g, %d strata: anonymise %.1f s\n", n, n_strata, tm[["elapsed"]]))
-tm <- system.time(a <- attack_assignment(d, masked, rounds = rounds, control = FALSE, nthreads = 1))
+key <- "bench-assignment-key-0123456789"
+if (release == "titanic") {
+  ti <- titanic_paper()[-1]
+  d <- ti[sample(nrow(ti), n, replace = TRUE), ]
+  vars <- c("Age", "Fare")
+  strata <- c("Pclass", "Sex")
+} else {
+  d <- data.frame(income = stats::rlnorm(n, 10, 0.6), x = stats::rnorm(n),
+                  age = round(stats::runif(n, 18, 90)), u = stats::runif(n),
+                  g = factor(sample(1:4, n, replace = TRUE)))
+  vars <- c("income", "x", "age", "u")
+  strata <- "g"
+}
+mask <- switch(release,
+  plain = function() anonymise(d, k = 3, vars = vars, strata = strata),
+  mdav3 = function() anonymise_mdav(d, k = 3, vars = vars, strata = strata, noise = TRUE, key = key),
+  mdav5 = function() anonymise_mdav(d, k = 5, vars = vars, strata = strata, noise = TRUE, key = key),
+  keyed = function() anonymise_keyed(d, k = 3, vars = vars, strata = strata, key = key),
+  titanic = function() anonymise_mdav(d, k = 3, vars = vars, strata = strata, noise = TRUE, key = key,
+                                      check_identifiers = FALSE),
+  stop("unknown release ", release))
+tm <- system.time(masked <- mask())
+cat(sprintf("n = %g, %s: masking %.1f s CPU\n", n, release, tm[["user.self"]] + tm[["sys.self"]]))
+tm <- system.time(a <- attack_assignment(d, masked, intruder = intruder(vars = vars, strata = strata),
+                                         rounds = rounds, control = FALSE, nthreads = 1))
 det <- a$details
-cat(sprintf("assignment (sparse, rounds <= %d): %.1f s; rate %.4f; cost %.6g, bound %.6g, gap %.3g (%.2g%% of the cost); %d records needed more candidates\n",
-            rounds, tm[["elapsed"]], a$rate, det$cost, det$bound, det$gap, 100 * det$gap / det$cost, det$n_expanded))
-tm <- system.time(l <- risk_linkage(d, masked, vars = c("income", "x", "age", "u"), strata = "g"))
-cat(sprintf("nearest linkage (risk_linkage()) for comparison: %.1f s; rate %.4f\n", tm[["elapsed"]], l$rate))
+cat(sprintf("assignment: %.2f s CPU (%.2f s elapsed); rate %.6f; cost %.10g, bound %.10g, gap %.3g; %d sparse cells; %d records needed more candidates\n",
+            tm[["user.self"]] + tm[["sys.self"]], tm[["elapsed"]], a$rate, det$cost, det$bound, det$gap,
+            det$n_sparse, det$n_expanded))
+if (nzchar(out <- Sys.getenv("ASSIGN_BENCH_OUT"))) saveRDS(a[c("rate", "success", "confidence")], out)

@@ -546,13 +546,265 @@ static ptrdiff_t expand_until_matched(csr *g, ptrdiff_t left, ptrdiff_t nr, ptrd
     return 0;
 }
 
+/* ---- the auction start ------------------------------------------------------------------ */
+
+/* The auction runs in a square cell whose first sparse solve leaves at least 1 record in
+ * AUCTION_SHARE unmatched. */
+#define AUCTION_SHARE 20.0
+/* Groups of the candidate lists of the auction, per row group, as a multiple of `cand`. */
+#define AUCTION_LIST 2
+/* Epsilon-scaling: the first epsilon is AUCTION_FIRST times the mean cost of the last group
+ * of a row group's first list, each phase divides it by AUCTION_FACTOR, the last is
+ * AUCTION_LAST times the first (the exact solve that follows needs near-optimal duals, not
+ * optimal ones). */
+#define AUCTION_FIRST 4.0
+#define AUCTION_FACTOR 8.0
+#define AUCTION_LAST 1e-7
+
+typedef struct {
+    ptrdiff_t nh, ng, nr;
+    int d, L;
+    const double *Ag, *Bg;       /* row and column group points */
+    const ptrdiff_t *hid, *goff; /* row group of each record; column group slots */
+    double *price;               /* per slot, a min-heap per column group */
+    ptrdiff_t *owner;            /* per slot: the record holding it, or -1 */
+    ptrdiff_t *taken;            /* per record: its column group, or -1 */
+    double *paid;                /* per record: the price of its slot */
+    /* the column groups' tree; wpos the least price of the group at each tree position,
+     * nodew its least per node, kept exact as prices rise */
+    const kd_tree *tree;
+    const int *loc_c;            /* tree rows -> column group */
+    double *wpos, *nodew;
+    int *parent;                 /* per tree node, -1 for the root */
+    ptrdiff_t *gpos;             /* column group -> tree position */
+    int *lst;                    /* per row group: L column groups, -1 past the end */
+    double *lc, *thr;            /* their costs; the least value of any group off the list */
+    double *val;
+    ptrdiff_t *pos;
+    kd_item *stack;
+} auction;
+
+/* Restore the min-heap of column group g after the price of its top slot rose. */
+static void slot_down(auction *a, ptrdiff_t g)
+{
+    const ptrdiff_t b = a->goff[g], n = a->goff[g + 1] - b;
+    double *pr = a->price + b;
+    ptrdiff_t *ow = a->owner + b, p = 0;
+    const double x = pr[0];
+    const ptrdiff_t o = ow[0];
+    for (;;) {
+        ptrdiff_t c = 2 * p + 1;
+        if (c >= n) break;
+        if (c + 1 < n && pr[c + 1] < pr[c]) c++;
+        if (!(pr[c] < x)) break;
+        pr[p] = pr[c];
+        ow[p] = ow[c];
+        p = c;
+    }
+    pr[p] = x;
+    ow[p] = o;
+    /* the node weights on the path of the group's tree position */
+    const kd_tree *t = a->tree;
+    const ptrdiff_t q = a->gpos[g];
+    a->wpos[q] = pr[0];
+    int v = (int) t->leaf_of[q];
+    double m = INFINITY;
+    for (ptrdiff_t r = t->nodes[v].begin; r < t->nodes[v].end; r++) if (a->wpos[r] < m) m = a->wpos[r];
+    a->nodew[v] = m;
+    while ((v = a->parent[v]) >= 0) {
+        double l = a->nodew[t->nodes[v].left], r = a->nodew[t->nodes[v].right];
+        m = l < r ? l : r;
+        if (m == a->nodew[v]) break;
+        a->nodew[v] = m;
+    }
+}
+
+/* The list of row group h: its L least cost + least slot price over every column group, and
+ * the L-th value as the bound of every group off the list (prices only rise). */
+static void auction_list(auction *a, ptrdiff_t h)
+{
+    const int L = a->L;
+    const double *q = a->Ag + (size_t) h * a->d;
+    assign_weighted_knn(a->tree, a->nodew, a->wpos, q, L, a->val, a->pos, a->stack);
+    int *lh = a->lst + (size_t) h * L;
+    double *ch = a->lc + (size_t) h * L;
+    for (int m = 0; m < L; m++) {
+        if (a->pos[m] < 0) { lh[m] = -1; continue; }
+        lh[m] = a->loc_c[a->tree->row[a->pos[m]]];
+        ch[m] = assign_d2(q, a->Bg + (size_t) lh[m] * a->d, a->d);
+    }
+    a->thr[h] = a->pos[L - 1] >= 0 && (ptrdiff_t) L < a->ng ? a->val[L - 1] : INFINITY;
+}
+
+/* The least value (cost + least slot price) of row group h over every column group. */
+static double auction_best(auction *a, ptrdiff_t h)
+{
+    for (int fresh = 0;; fresh = 1) {
+        const int *lh = a->lst + (size_t) h * a->L;
+        const double *ch = a->lc + (size_t) h * a->L;
+        double best = INFINITY;
+        for (int m = 0; m < a->L && lh[m] >= 0; m++) {
+            double x = ch[m] + a->price[a->goff[lh[m]]];
+            if (x < best) best = x;
+        }
+        if (fresh || best <= a->thr[h]) return best;
+        auction_list(a, h);
+    }
+}
+
+/* One phase of the forward auction (Bertsekas) at epsilon eps: the records whose slot is not
+ * within eps of their best value bid again, one at a time; a record takes the cheapest slot
+ * of the column group of least cost + price and raises its price by the margin over the
+ * second best + eps, and the record it displaces bids again. queue: nr entries. */
+static void auction_phase(auction *a, double eps, ptrdiff_t *queue, assign_work *w)
+{
+    const int L = a->L;
+    ptrdiff_t n_queue = 0;
+    /* records whose slot is no longer within eps of their best value bid again */
+    for (ptrdiff_t i = 0; i < a->nr; i++) {
+        const ptrdiff_t g = a->taken[i], h = a->hid[i];
+        if (g >= 0 && assign_d2(a->Ag + (size_t) h * a->d, a->Bg + (size_t) g * a->d, a->d) + a->paid[i] <=
+            auction_best(a, h) + eps) continue;
+        if (g >= 0) {
+            for (ptrdiff_t s = a->goff[g]; s < a->goff[g + 1]; s++) if (a->owner[s] == i) { a->owner[s] = -1; break; }
+            a->taken[i] = -1;
+        }
+        queue[n_queue++] = i;
+    }
+    ptrdiff_t head = 0;
+    while (n_queue > 0) {
+        const ptrdiff_t i = queue[head];
+        head = head + 1 < a->nr ? head + 1 : 0;
+        n_queue--;
+        const ptrdiff_t h = a->hid[i];
+        double best, second, c1 = 0.0;
+        ptrdiff_t g1;
+        for (int fresh = 0;; fresh = 1) {
+            const int *lh = a->lst + (size_t) h * L;
+            const double *ch = a->lc + (size_t) h * L;
+            best = second = INFINITY;
+            g1 = -1;
+            for (int m = 0; m < L && lh[m] >= 0; m++) {
+                double x = ch[m] + a->price[a->goff[lh[m]]];
+                if (x < best) { second = best; best = x; g1 = lh[m]; c1 = ch[m]; }
+                else if (x < second) second = x;
+            }
+            const ptrdiff_t b = a->goff[g1], n = a->goff[g1 + 1] - b;
+            if (n > 1) {
+                double p2 = a->price[b + 1];
+                if (n > 2 && a->price[b + 2] < p2) p2 = a->price[b + 2];
+                if (c1 + p2 < second) second = c1 + p2;
+            }
+            if (fresh || second <= a->thr[h]) break;
+            auction_list(a, h);
+        }
+        const ptrdiff_t b = a->goff[g1];
+        a->price[b] += (isfinite(second) ? second - best : 0.0) + eps;
+        const ptrdiff_t prev = a->owner[b];
+        a->owner[b] = i;
+        a->taken[i] = g1;
+        a->paid[i] = a->price[b];
+        slot_down(a, g1);
+        if (prev >= 0) {
+            a->taken[prev] = -1;
+            ptrdiff_t t = head + n_queue;
+            queue[t < a->nr ? t : t - a->nr] = prev;
+            n_queue++;
+        }
+        work_done(w, (double) L + 8.0);
+    }
+}
+
+/* Near-optimal duals for a square cell whose candidate edges did not prove optimality: an
+ * epsilon-scaling auction over every column group (each bid's best and second best value
+ * from the record's list of the L groups of least cost + price, searched again in the
+ * column groups' tree, weighted by the prices, when a value off the list could beat them).
+ * The edges of each row group's final list and of the auction's assignment are added to g
+ * and the cell is solved again, exactly, by the augmenting paths started from v = minus the
+ * groups' least prices (shifted to <= 0) and u = the least c - v over each row group's
+ * edges. tree, wpos, nodew, stack: the column groups' tree and its buffers. Returns the
+ * records left unmatched. */
+static ptrdiff_t auction_restart(csr *g, ptrdiff_t nh, ptrdiff_t ng, ptrdiff_t nr, int d, int cand,
+                                 const double *Ag, const double *Bg, const ptrdiff_t *hid,
+                                 const ptrdiff_t *hoff, const ptrdiff_t *hcol, const kd_tree *tree,
+                                 const int *loc_c, double *wpos, double *nodew, kd_item *stack,
+                                 double *u, double *v, assign_work *w, const kernel_host *host)
+{
+    auction a;
+    const ptrdiff_t slots = w->goff[ng];
+    a.nh = nh; a.ng = ng; a.nr = nr; a.d = d;
+    a.L = (ptrdiff_t) cand * AUCTION_LIST < ng ? cand * AUCTION_LIST : (int) ng;
+    a.Ag = Ag; a.Bg = Bg; a.hid = hid; a.goff = w->goff;
+    a.price = (double *) host->alloc(slots, sizeof(double));
+    a.owner = (ptrdiff_t *) host->alloc(slots, sizeof(ptrdiff_t));
+    a.taken = (ptrdiff_t *) host->alloc(nr, sizeof(ptrdiff_t));
+    a.paid = (double *) host->alloc(nr, sizeof(double));
+    a.tree = tree; a.loc_c = loc_c; a.wpos = wpos; a.nodew = nodew; a.stack = stack;
+    a.parent = (int *) host->alloc(tree->n_nodes, sizeof(int));
+    a.gpos = (ptrdiff_t *) host->alloc(ng, sizeof(ptrdiff_t));
+    a.lst = (int *) host->alloc((size_t) nh * a.L, sizeof(int));
+    a.lc = (double *) host->alloc((size_t) nh * a.L, sizeof(double));
+    a.thr = (double *) host->alloc(nh, sizeof(double));
+    a.val = (double *) host->alloc(a.L, sizeof(double));
+    a.pos = (ptrdiff_t *) host->alloc(a.L, sizeof(ptrdiff_t));
+    ptrdiff_t *queue = (ptrdiff_t *) host->alloc(nr, sizeof(ptrdiff_t));
+    for (ptrdiff_t s = 0; s < slots; s++) { a.price[s] = 0.0; a.owner[s] = -1; }
+    for (ptrdiff_t i = 0; i < nr; i++) a.taken[i] = -1;
+    for (ptrdiff_t p = 0; p < ng; p++) { a.gpos[loc_c[tree->row[p]]] = p; wpos[p] = 0.0; }
+    assign_node_weights(tree, wpos, nodew);
+    a.parent[0] = -1;
+    for (int p = 0; p < tree->n_nodes; p++)
+        if (tree->nodes[p].left >= 0) a.parent[tree->nodes[p].left] = a.parent[tree->nodes[p].right] = p;
+    double eps0 = 0.0;
+    for (ptrdiff_t h = 0; h < nh; h++) {
+        auction_list(&a, h);
+        eps0 += a.lc[(size_t) h * a.L + a.L - 1];
+        if ((h & 0xFFFF) == 0xFFFF) host_pause(host, 0);
+    }
+    eps0 = eps0 > 0.0 ? AUCTION_FIRST * eps0 / (double) nh : 1.0;
+    const double last = eps0 * AUCTION_LAST;
+    for (double eps = eps0;; eps /= AUCTION_FACTOR) {
+        if (eps < last) eps = last;
+        auction_phase(&a, eps, queue, w);
+        host_pause(host, 0);
+        if (eps <= last) break;
+    }
+    /* the candidates: each row group's list and the groups its records took */
+    ptrdiff_t *xr = (ptrdiff_t *) host->alloc((size_t) nh * a.L + nr, sizeof(ptrdiff_t));
+    int *xc = (int *) host->alloc((size_t) nh * a.L + nr, sizeof(int));
+    ptrdiff_t nx = 0;
+    for (ptrdiff_t h = 0; h < nh; h++) {
+        for (int m = 0; m < a.L && a.lst[(size_t) h * a.L + m] >= 0; m++) { xr[nx] = h; xc[nx++] = a.lst[(size_t) h * a.L + m]; }
+        for (ptrdiff_t t = hoff[h]; t < hoff[h + 1]; t++) { xr[nx] = h; xc[nx++] = (int) a.taken[hcol[t]]; }
+    }
+    *g = csr_add(g, nh, xr, xc, nx, Ag, Bg, d, host);
+    double low = INFINITY;
+    for (ptrdiff_t j = 0; j < ng; j++) if (a.price[w->goff[j]] < low) low = a.price[w->goff[j]];
+    for (ptrdiff_t j = 0; j < ng; j++) {
+        v[j] = low - a.price[w->goff[j]];
+        w->used[j] = 0; w->path[j] = -1; w->sc[j] = 0; w->shortest[j] = INFINITY; w->heap_pos[j] = -1;
+    }
+    for (ptrdiff_t h = 0; h < nh; h++) {
+        double m = INFINITY;
+        for (ptrdiff_t e = g->ptr[h]; e < g->ptr[h + 1]; e++) {
+            double r = g->cost[e] - v[g->col[e]];
+            if (r < m) m = r;
+        }
+        u[h] = m;
+        w->rem[h] = w->rsize[h];
+        w->sr[h] = 0;
+        w->fail[h] = 0;
+    }
+    return assign_sparse(nh, ng, g->ptr, g->col, g->cost, u, v, w, 1);
+}
+
 const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdiff_t Nc, int d,
                          const int *ro, const int *roff, const int *co, const int *coff,
                          ptrdiff_t n_cells, double limit, int cand, int max_rounds, int nt,
                          const assign_out *res, const kernel_host *host)
 {
     int *res_col = res->col, *res_sparse = res->sparse, *res_fb = res->fallback;
-    int *res_rounds = res->rounds;
+    int *res_rounds = res->rounds, *res_auction = res->auction;
     double *res_reg = res->regret, *res_cost = res->cost, *res_bound = res->bound;
     /* buffers for the largest cell */
     ptrdiff_t max_n = 1, max_sparse = 1;
@@ -660,6 +912,7 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
         res_sparse[s] = 0;
         res_fb[s] = 0;
         res_rounds[s] = 0;
+        res_auction[s] = 0;
         res_cost[s] = 0.0;
         res_bound[s] = 0.0;
         if (R.n == 0 || C.n == 0) continue;
@@ -765,6 +1018,16 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
             for (ptrdiff_t h = 0; h < nh; h++) { w.fail[h] = 0; kr[h] = kq; }
             ptrdiff_t left = assign_sparse(nh, ng, g.ptr, g.col, g.cost, u, v, &w, 0);
             res_fb[s] = (int) left;
+            const int square = nr == nc;
+            /* a square cell whose candidates leave at least 1 record in AUCTION_SHARE
+             * unmatched is solved again, once, from the auction's duals (where the nearest
+             * candidates are that far from the optimum, the augmenting paths and the rounds
+             * of column generation from them take minutes) */
+            if (square && max_rounds > 0 && (double) left * AUCTION_SHARE >= (double) nr) {
+                left = auction_restart(&g, nh, ng, nr, d, cand, Ag, Bg, hid, hoff, hcol, &tree, loc_c, wpos,
+                                       nodew, stack, u, v, &w, host);
+                res_auction[s] = 1;
+            }
             left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, host);
             if (left < 0) return "the sparse assignment lost rows";
             /* column generation: the least c(h, g) - v(g) over every column group (a
@@ -775,7 +1038,6 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
              * `rounds` rounds. Every round also gives a feasible dual of
              * the full problem: v (<= 0, one per column group, shared by its records) and
              * u'(i) = that least value, whose objective is a lower bound. */
-            const int square = nr == nc;
             double best = -INFINITY;
             for (int round = 0;; round++) {
                 for (ptrdiff_t p = 0; p < ng; p++) wpos[p] = v[loc_c[tree.row[p]]] < 0 ? -v[loc_c[tree.row[p]]] : 0.0;

@@ -96,12 +96,12 @@ ptrdiff_t assign_ties_at(const kd_tree *t, const double *q, double r2, ptrdiff_t
  * assigned) and regret (a lower bound of the cost increase of assigning it elsewhere; only
  * for cells whose rows are zr's), left untouched for rows not assigned; per cell, cost,
  * bound (a lower bound of the optimal cost of the dense problem), sparse (1 when solved over
- * candidate edges), fallback (rows the first sparse solve left unmatched) and rounds (of
- * column generation). */
+ * candidate edges), fallback (rows the first sparse solve left unmatched), rounds (of
+ * column generation) and auction (1 when solved again from the auction's duals). */
 typedef struct {
     int *col;
     double *regret, *cost, *bound;
-    int *sparse, *fallback, *rounds;
+    int *sparse, *fallback, *rounds, *auction;
 } assign_out;
 
 /* attack_assignment(): zr (Nr x d) and zc (Nc x d), column-major; ro, co: 1-based rows of
@@ -110,8 +110,10 @@ typedef struct {
  * side has at most `limit` points, else over candidate edges (the `cand` nearest columns of
  * every row and rows of every column, kd-trees, OpenMP over nt threads), with expansion of
  * the rows a search cannot match and up to max_rounds rounds of column generation, each also
- * giving a dual lower bound. Scratch from host->alloc; host pauses between pieces of work
- * (never in a parallel region). Returns NULL, or a message for an internal error. */
+ * giving a dual lower bound. A square cell (max_rounds > 0) whose candidates leave 1 row
+ * in 20 or more unmatched is solved again, once, from the prices of an epsilon-scaling
+ * auction over every column group (serial). Scratch from host->alloc; host pauses between
+ * pieces of work (never in a parallel region). Returns NULL, or a message for an internal error. */
 const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdiff_t Nc, int d,
                          const int *ro, const int *roff, const int *co, const int *coff,
                          ptrdiff_t n_cells, double limit, int cand, int max_rounds, int nt,

@@ -14,7 +14,8 @@
  * (same number of cells); limit: the largest cell solved exactly; cand: candidate edges per
  * point in the sparse assignment; rounds: rounds of column generation at most. Returns list(col: for every row of zr in a cell, the
  * 1-based row of zc it is assigned (NA when none), regret: a lower bound of the cost
- * increase of assigning the row elsewhere, cost, bound, sparse, fallback: per cell). */
+ * increase of assigning the row elsewhere, cost, bound, sparse, fallback, rounds, auction: per
+ * cell). */
 SEXP ffi_assign(SEXP zr, SEXP zc, SEXP r_order, SEXP r_off, SEXP c_order, SEXP c_off,
                 SEXP limit_, SEXP cand_, SEXP rounds_, SEXP nthreads)
 {
@@ -39,8 +40,8 @@ SEXP ffi_assign(SEXP zr, SEXP zc, SEXP r_order, SEXP r_off, SEXP c_order, SEXP c
     for (R_xlen_t i = 0; i < XLENGTH(c_order); i++)
         if (co[i] < 1 || co[i] > Nc) Rf_error("internal error: column out of range in ffi_assign");
 
-    static const char *names[] = {"col", "regret", "cost", "bound", "sparse", "fallback", "rounds"};
-    SEXP out = PROTECT(detanon_named_list(7, names));
+    static const char *names[] = {"col", "regret", "cost", "bound", "sparse", "fallback", "rounds", "auction"};
+    SEXP out = PROTECT(detanon_named_list(8, names));
     int *res_col = INTEGER(SET_VECTOR_ELT(out, 0, Rf_allocVector(INTSXP, Nr)));
     double *res_reg = REAL(SET_VECTOR_ELT(out, 1, Rf_allocVector(REALSXP, Nr)));
     double *res_cost = REAL(SET_VECTOR_ELT(out, 2, Rf_allocVector(REALSXP, n_cells)));
@@ -48,9 +49,10 @@ SEXP ffi_assign(SEXP zr, SEXP zc, SEXP r_order, SEXP r_off, SEXP c_order, SEXP c
     int *res_sparse = LOGICAL(SET_VECTOR_ELT(out, 4, Rf_allocVector(LGLSXP, n_cells)));
     int *res_fb = INTEGER(SET_VECTOR_ELT(out, 5, Rf_allocVector(INTSXP, n_cells)));
     int *res_rounds = INTEGER(SET_VECTOR_ELT(out, 6, Rf_allocVector(INTSXP, n_cells)));
+    int *res_auction = LOGICAL(SET_VECTOR_ELT(out, 7, Rf_allocVector(LGLSXP, n_cells)));
     for (ptrdiff_t i = 0; i < Nr; i++) { res_col[i] = NA_INTEGER; res_reg[i] = NA_REAL; }
 
-    const assign_out res = {res_col, res_reg, res_cost, res_bound, res_sparse, res_fb, res_rounds};
+    const assign_out res = {res_col, res_reg, res_cost, res_bound, res_sparse, res_fb, res_rounds, res_auction};
     const kernel_host host = detanon_host(R_NilValue);
     const char *bad = assign_cells(REAL_RO(zr), Nr, REAL_RO(zc), Nc, d, ro, roff, co, coff, n_cells,
                                    limit, cand, max_rounds, nt, &res, &host);

@@ -85,6 +85,10 @@ as2 <- attack_assignment(d, m, intruder = intruder(vars = vars, strata = "g", p 
 nm <- anonymise_mdav(d, k = 3, vars = c("x1", "x2"), noise = TRUE)
 as3 <- attack_assignment(d, nm, intruder = intruder(vars = c("x1", "x2")), limit = 10, candidates = 3,
                          control = FALSE)
+# the auction's restart of square cells (noisy MDAV k = 5, one candidate: the nearest
+# groups leave many records unmatched)
+as4 <- attack_assignment(d, anonymise_mdav(d, k = 5, vars = vars, noise = TRUE), intruder = intruder(vars = vars),
+                         limit = 10, candidates = 1, control = FALSE)
 rc <- attack_recipe(d, m, intruder = intruder(vars = vars, strata = c("g", "h"), p = 0.5, knows = "recipe"),
                     k_max = 4, seed = 1)
 fs <- attack_fellegi_sunter(d, m, intruder = intruder(vars = vars, strata = "g"), max_pairs = 100,
