@@ -98,7 +98,8 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
   if (full) {
     pairs <- block_pairs(rows, s$id)
   } else {
-    nb <- nearest_in_cells(num_m, num_o[rows, , drop = FALSE], s$id, s$id[rows], k = candidates)$index
+    nb <- nearest_in_cells(num_m, num_o[rows, , drop = FALSE], s$id, s$id[rows], k = candidates,
+                           nthreads = nthreads)$index
     pairs <- list(i = rep(rows, ncol(nb)), j = as.vector(nb))
     keep <- !is.na(pairs$j)
     pairs <- list(i = pairs$i[keep], j = pairs$j[keep])

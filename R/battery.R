@@ -539,17 +539,21 @@ linkage_ranks <- function(s, zo, zm, direction, m, nthreads) {
     return(list(success = success, success_m = success_m, confidence = confidence))
   }
   index <- if (released) rank_index(zt, cell_setup(tree_cell)) else released_index(s, zm)
+  # the ranks and the two nearest points of a query in its own cell come from one search
+  # (src/rank.c); a query in another cell (a key the release changed) has its two nearest
+  tree_of <- match(query_cell, sort(unique(tree_cell)))
+  tree_of[is.na(tree_of) | !attacked] <- 0L
+  rn <- .Call(C_ffi_index_rank_nn2, index, zq, want, as.double(max(m, 2L)), nthreads)
   if (any(want)) {
-    ranks <- battery_ranks(index, zq, want, max(m, 2L), nthreads)
     hit <- rows[want]
-    success[hit] <- top_m_share(ranks[want, , drop = FALSE], 1)
-    success_m[hit] <- top_m_share(ranks[want, , drop = FALSE], m)
+    success[hit] <- top_m_share(rn[want, 1:2, drop = FALSE], 1)
+    success_m[hit] <- top_m_share(rn[want, 1:2, drop = FALSE], m)
   }
   miss <- rows[attacked & !want]
   success[miss] <- success_m[miss] <- 0
-  tree_of <- match(query_cell, sort(unique(tree_cell)))
-  tree_of[is.na(tree_of) | !attacked] <- 0L
-  conf <- nndr_confidence(index, zq, tree_of, nthreads)
+  other <- replace(tree_of, want, 0L)
+  if (any(other > 0L)) rn[other > 0L, 3:4] <- .Call(C_ffi_battery_nn2, index, zq, other, nthreads)[other > 0L, ]
+  conf <- nndr_ratio(rn[, 3L], rn[, 4L])
   conf[attacked & tree_of == 0L] <- 0
   confidence[rows[attacked]] <- conf[attacked]
   # suppressed keys match any value (R/intruder.R)
@@ -601,8 +605,11 @@ cell_setup <- function(cell) {
 # NA for rows with tree_of 0. Counted in C (src/nn2.c) on the index's kd-trees.
 nndr_confidence <- function(index, zq, tree_of, nthreads = 1L) {
   nn <- .Call(C_ffi_battery_nn2, index, zq, as.integer(tree_of), nthreads)
-  d1 <- nn[, 1L]
-  d2 <- nn[, 2L]
+  nndr_ratio(nn[, 1L], nn[, 2L])
+}
+
+# The NNDR confidence from the distances d1 and d2 to the nearest and second-nearest points.
+nndr_ratio <- function(d1, d2) {
   conf <- 1 - d1 / d2
   conf[is.infinite(d2)] <- 1
   conf[!is.na(d2) & d2 == 0] <- 0

@@ -40,6 +40,8 @@ SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap, SEXP m, SEXP target, SEXP x
 /* risk_glue.c: risk_rmd() (kernel: risk.c) */
 SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w, SEXP m, SEXP nthreads, SEXP progress);
 /* nn2_glue.c: neighbour queries of the risk battery on a rank index */
+SEXP ffi_knn_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_order, SEXP q_off, SEXP k,
+                   SEXP nthreads);
 SEXP ffi_battery_nn2(SEXP idx, SEXP zq, SEXP tree_of, SEXP nthreads);
 SEXP ffi_battery_neighbours(SEXP idx, SEXP zq, SEXP tree_of, SEXP m, SEXP leave_out,
                             SEXP y, SEXP target, SEXP tol, SEXP n_levels, SEXP nthreads);
@@ -50,6 +52,7 @@ SEXP ffi_battery_neighbours(SEXP idx, SEXP zq, SEXP tree_of, SEXP m, SEXP leave_
  * glue */
 SEXP ffi_rank_index(SEXP z, SEXP order, SEXP offsets);
 SEXP ffi_distmap_knots(SEXP s, SEXP n_knots);
+SEXP ffi_index_rank_nn2(SEXP idx, SEXP zq, SEXP query, SEXP cap, SEXP nthreads);
 SEXP ffi_index_rank(SEXP idx, SEXP zq, SEXP query, SEXP cap, SEXP nthreads, SEXP progress,
                     SEXP lazy);
 ptrdiff_t rank_index_n(SEXP idx);

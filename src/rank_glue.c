@@ -123,3 +123,27 @@ SEXP ffi_index_rank(SEXP idx, SEXP zq, SEXP query, SEXP cap_, SEXP nthreads, SEX
     UNPROTECT(2);
     return out;
 }
+
+/* The lazy ranks of ffi_index_rank() and the nearest and second-nearest distances of the
+ * same rows (rank_nn2_query()): an n x 4 matrix, NA for rows not queried. */
+SEXP ffi_index_rank_nn2(SEXP idx, SEXP zq, SEXP query, SEXP cap_, SEXP nthreads)
+{
+    const ptrdiff_t n = Rf_nrows(zq);
+    const int d = Rf_ncols(zq), nt = detanon_threads(nthreads);
+    const double capd = Rf_asReal(cap_);
+    R_xlen_t n_strata;
+    kd_tree *trees = rank_index_trees(idx, d, &n_strata);
+    const int *off = INTEGER_RO(VECTOR_ELT(idx, IX_OFFSETS));
+    if (TYPEOF(zq) != REALSXP || rank_index_d(idx) != (n > 0 ? d : 0) || rank_index_n(idx) != n ||
+        TYPEOF(query) != LGLSXP || XLENGTH(query) != n || !(capd >= 0))
+        Rf_error("internal error: bad input to ffi_index_rank_nn2");
+    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, n, 4));
+    double *o = REAL(out);
+    for (ptrdiff_t i = 0; i < 4 * n; i++) o[i] = NA_REAL;
+    if (n == 0) { UNPROTECT(1); return out; }
+    const ptrdiff_t cap = capd > (double) n ? (ptrdiff_t) n + 1 : (ptrdiff_t) capd;
+    const kernel_host host = detanon_host(R_NilValue);
+    rank_nn2_query(trees, n_strata, off, n, d, REAL_RO(zq), LOGICAL_RO(query), cap, nt, o, &host);
+    UNPROTECT(1);
+    return out;
+}
