@@ -160,25 +160,52 @@ static void rank_nn2_counts(const kd_tree *t, const double *q, const double *sel
     *d2 = b2;
 }
 
+/* Queries of rank_nn2_query() between two pauses: its counts are lazy (a query far from its
+ * own point stops counting at cap), so a query costs about one nearest-neighbour search. */
+#define RANK_NN2_CHUNK ((ptrdiff_t) 1 << 13)
+
 void rank_nn2_query(const kd_tree *trees, ptrdiff_t n_strata, const int *off, ptrdiff_t n, int d,
                     const double *xq, const int *want, ptrdiff_t cap, int nt, double *o,
                     const kernel_host *host)
 {
     kd_item *stacks = (kd_item *) host->alloc((size_t) nt * KD_STACK_MAX, sizeof(kd_item));
     double *buf = (double *) host->alloc((size_t) nt * d, sizeof(double));
-    ptrdiff_t since_check = 0;
+    ptrdiff_t max_ns = 1;
+    for (ptrdiff_t s = 0; s < n_strata; s++) if (trees[s].n > max_ns) max_ns = trees[s].n;
+    ptrdiff_t *key = (ptrdiff_t *) host->alloc(max_ns, sizeof(ptrdiff_t));
+    ptrdiff_t *ord = (ptrdiff_t *) host->alloc(max_ns, sizeof(ptrdiff_t));
+    ptrdiff_t *count = (ptrdiff_t *) host->alloc(max_ns + 1, sizeof(ptrdiff_t));
     for (ptrdiff_t s = 0; s < n_strata; s++) {
         const kd_tree *t = &trees[s];
-        const ptrdiff_t b = off[s], ns = t->n;
-        const int nts = threads_for(nt, (double) ns);
-        for (ptrdiff_t from = 0; from < ns; from += RANK_CHUNK) {
-            const ptrdiff_t to = from + RANK_CHUNK < ns ? from + RANK_CHUNK : ns;
+        const ptrdiff_t ns = t->n;
+        /* the queried positions in the order of the leaf their query point falls in (the
+         * nearer child at every level): consecutive queries visit the same part of the tree
+         * whether a query lies near its own point (the attack) or not (the control) */
+        ptrdiff_t nw = 0;
+        for (ptrdiff_t i = 0; i <= ns; i++) count[i] = 0;
+        for (ptrdiff_t p = 0; p < ns; p++) {
+            const ptrdiff_t r = t->row[p];
+            if (want[r] != 1) continue;
+            for (int j = 0; j < d; j++) buf[j] = xq[r + (size_t) j * n];
+            int node = 0;
+            while (t->nodes[node].left >= 0) {
+                const int l = t->nodes[node].left, rr = t->nodes[node].right;
+                node = kd_box_d2(t, rr, buf) < kd_box_d2(t, l, buf) ? rr : l;
+            }
+            key[p] = t->nodes[node].begin;
+            count[key[p] + 1]++;
+            nw++;
+        }
+        for (ptrdiff_t i = 0; i < ns; i++) count[i + 1] += count[i];
+        for (ptrdiff_t p = 0; p < ns; p++) if (want[t->row[p]] == 1) ord[count[key[p]]++] = p;
+        const int nts = threads_for(nt, (double) nw);
+        for (ptrdiff_t from = 0; from < nw; from += RANK_NN2_CHUNK) {
+            const ptrdiff_t to = from + RANK_NN2_CHUNK < nw ? from + RANK_NN2_CHUNK : nw;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nts) schedule(dynamic, 64)
 #endif
-            for (ptrdiff_t p = from; p < to; p++) {
-                ptrdiff_t r = t->row[p];
-                if (want[r] != 1) continue;
+            for (ptrdiff_t e = from; e < to; e++) {
+                const ptrdiff_t p = ord[e], r = t->row[p];
                 int tid = THREAD_ID;
                 double *q = buf + (size_t) tid * d;
                 for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * n];
@@ -188,11 +215,7 @@ void rank_nn2_query(const kd_tree *trees, ptrdiff_t n_strata, const int *off, pt
                 o[r + 2 * n] = sqrt(d1);
                 o[r + 3 * n] = sqrt(d2);
             }
-            since_check += to - from;
-            if (since_check >= RANK_CHUNK) {
-                host_pause(host, b + to);
-                since_check = 0;
-            }
+            host_pause(host, off[s] + to);
         }
     }
 }
