@@ -93,7 +93,7 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
   mult <- cumprod(c(1, n_lev))[seq_along(n_lev)]
   pair_levels <- function(i, j, counts = FALSE) {
     .Call(C_ffi_fs_levels, num_o, num_m, cat_o$o, cat_o$m, as.integer(i), as.integer(j), as.double(bands),
-          as.double(mult), counts)
+          as.double(mult), counts, nthreads)
   }
   if (full) {
     pairs <- block_pairs(rows, s$id)

@@ -538,7 +538,10 @@ linkage_ranks <- function(s, zo, zm, direction, m, nthreads) {
   if (!any(attacked)) {
     return(list(success = success, success_m = success_m, confidence = confidence))
   }
-  index <- if (released) rank_index(zt, cell_setup(tree_cell)) else released_index(s, zm)
+  # the trees over the originals the intruder holds are the same for the view and its control
+  index <- if (released) view_shared(s, "original index", list(zt, tree_cell),
+                                     function() rank_index(zt, cell_setup(tree_cell)))
+           else released_index(s, zm)
   # the ranks and the two nearest points of a query in its own cell come from one search
   # (src/rank.c); a query in another cell (a key the release changed) has its two nearest
   tree_of <- match(query_cell, sort(unique(tree_cell)))

@@ -89,7 +89,7 @@ SEXP ffi_nearest_in_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_ord
 
 /* fellegi_glue.c: comparison patterns and claims of attack_fellegi_sunter() (kernel: fellegi.c) */
 SEXP ffi_fs_levels(SEXP num_o, SEXP num_m, SEXP cat_o, SEXP cat_m, SEXP i, SEXP j, SEXP bands,
-                   SEXP mult, SEXP counts);
+                   SEXP mult, SEXP counts, SEXP nthreads);
 SEXP ffi_fs_claims(SEXP i, SEXP j, SEXP at, SEXP w, SEXP post, SEXP n);
 
 /* knn_glue.c: the search of anonymise() on given points: centroids (attack_recipe()), or

@@ -56,7 +56,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_assign",         (DL_FUNC) &ffi_assign,         10},
     {"ffi_nearest_in_cells", (DL_FUNC) &ffi_nearest_in_cells, 7},
     /* fellegi_glue.c: comparison patterns and claims (attack_fellegi_sunter) */
-    {"ffi_fs_levels",      (DL_FUNC) &ffi_fs_levels,      9},
+    {"ffi_fs_levels",      (DL_FUNC) &ffi_fs_levels,      10},
     {"ffi_fs_claims",      (DL_FUNC) &ffi_fs_claims,      6},
     /* knn_glue.c: candidate centroids on given points (attack_recipe) */
     {"ffi_knn_centroids",  (DL_FUNC) &ffi_knn_centroids,  5},

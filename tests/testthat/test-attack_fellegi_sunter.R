@@ -129,7 +129,7 @@ test_that("the pairs' patterns and level counts equal the R reference, NA and ti
     vals <- c("a", "b", NA)
     cat_o <- lapply(seq_len(cats), function(f) sample(vals, no, replace = TRUE))
     cat_m <- lapply(seq_len(cats), function(f) sample(vals, nm, replace = TRUE))
-    np <- sample(c(0, 1, 300), 1)
+    np <- c(0, 1, 300, 5000, 300, 5000)[rep] # 5000: the codes on two threads
     i <- sample(no, np, replace = TRUE)
     j <- sample(nm, np, replace = TRUE)
     want <- ref_pair_levels(num_o, num_m, cat_o, cat_m, i, j, bands)
@@ -140,10 +140,12 @@ test_that("the pairs' patterns and level counts equal the R reference, NA and ti
     if (!cats) cc <- list(o = matrix(0L, no, 0L), m = matrix(0L, nm, 0L))
     mult <- cumprod(c(1, n_lev))[seq_along(n_lev)]
     got <- .Call(detanon:::C_ffi_fs_levels, num_o, num_m, cc$o, cc$m, as.integer(i), as.integer(j), bands,
-                 mult, FALSE)
+                 mult, FALSE, 1L)
     expect_identical(got, want$code)
+    expect_identical(.Call(detanon:::C_ffi_fs_levels, num_o, num_m, cc$o, cc$m, as.integer(i), as.integer(j),
+                           bands, mult, FALSE, 2L), want$code)
     counts <- .Call(detanon:::C_ffi_fs_levels, num_o, num_m, cc$o, cc$m, as.integer(i), as.integer(j), bands,
-                    mult, TRUE)
+                    mult, TRUE, 2L)
     expect_identical(counts, as.double(want$counts))
     tab <- detanon:::pattern_table(got, n_lev)
     expect_identical(tab$pat[tab$at], got)
