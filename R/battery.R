@@ -602,16 +602,9 @@ cell_setup <- function(cell) {
        offsets = as.integer(c(0L, cumsum(sizes))))
 }
 
-# The NNDR confidence of each query row: 1 - d1 / d2, d1 and d2 the distances from its
-# query point to the nearest and second-nearest points of tree `tree_of` of `index` (a
-# rank_index()); 1 when the tree holds one point, 0 when d2 = 0 (two points at the query);
-# NA for rows with tree_of 0. Counted in C (src/nn2.c) on the index's kd-trees.
-nndr_confidence <- function(index, zq, tree_of, nthreads = 1L) {
-  nn <- .Call(C_ffi_battery_nn2, index, zq, as.integer(tree_of), nthreads)
-  nndr_ratio(nn[, 1L], nn[, 2L])
-}
-
-# The NNDR confidence from the distances d1 and d2 to the nearest and second-nearest points.
+# The NNDR confidence of a query from the distances d1 and d2 to the nearest and
+# second-nearest points of its tree: 1 - d1 / d2; 1 when the tree holds one point (d2 Inf),
+# 0 when d2 = 0 (two points at the query); NA for a query not searched.
 nndr_ratio <- function(d1, d2) {
   conf <- 1 - d1 / d2
   conf[is.infinite(d2)] <- 1
