@@ -139,12 +139,7 @@ static ptrdiff_t *nn2_order(const kd_tree *trees, ptrdiff_t n_trees, ptrdiff_t n
         }
         const kd_tree *t = &trees[t_id - 1];
         for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * nq];
-        int node = 0;
-        while (t->nodes[node].left >= 0) {
-            const int l = t->nodes[node].left, rr = t->nodes[node].right;
-            node = kd_box_d2(t, rr, q) < kd_box_d2(t, l, q) ? rr : l;
-        }
-        key[r] = base[t_id - 1] + t->nodes[node].begin;
+        key[r] = base[t_id - 1] + t->nodes[kd_query_leaf(t, q)].begin;
         count[key[r] + 1]++;
     }
     for (ptrdiff_t i = 0; i < n_index + 1; i++) count[i + 1] += count[i];
@@ -254,18 +249,12 @@ const char *nn2_run_knn_cells(const double *xt, ptrdiff_t Nt, const double *xq, 
         kd_reuse(&t, n_t);
         t.interrupted = NULL;
         kd_build(&t, xt, Nt, rows);
-        /* the queries in the order of the leaf each falls in (descending to the nearer
-         * child box): consecutive queries visit the same part of the tree */
+        /* the queries in the order of the leaf each falls in (kd_query_leaf()) */
         for (ptrdiff_t i = 0; i <= n_t; i++) count[i] = 0;
         for (ptrdiff_t e = 0; e < n_q; e++) {
             const ptrdiff_t r = qo[qoff[s] + e] - 1;
             for (int j = 0; j < d; j++) buf[j] = xq[r + (size_t) j * Nq];
-            int node = 0;
-            while (t.nodes[node].left >= 0) {
-                const int l = t.nodes[node].left, rr = t.nodes[node].right;
-                node = kd_box_d2(&t, rr, buf) < kd_box_d2(&t, l, buf) ? rr : l;
-            }
-            key[e] = t.nodes[node].begin;
+            key[e] = t.nodes[kd_query_leaf(&t, buf)].begin;
             count[key[e] + 1]++;
         }
         for (ptrdiff_t i = 0; i < n_t; i++) count[i + 1] += count[i];

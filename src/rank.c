@@ -178,21 +178,16 @@ void rank_nn2_query(const kd_tree *trees, ptrdiff_t n_strata, const int *off, pt
     for (ptrdiff_t s = 0; s < n_strata; s++) {
         const kd_tree *t = &trees[s];
         const ptrdiff_t ns = t->n;
-        /* the queried positions in the order of the leaf their query point falls in (the
-         * nearer child at every level): consecutive queries visit the same part of the tree
-         * whether a query lies near its own point (the attack) or not (the control) */
+        /* the queried positions in the order of the leaf their query point falls in
+         * (kd_query_leaf()), whether it lies near its own point (the attack) or not (the
+         * control) */
         ptrdiff_t nw = 0;
         for (ptrdiff_t i = 0; i <= ns; i++) count[i] = 0;
         for (ptrdiff_t p = 0; p < ns; p++) {
             const ptrdiff_t r = t->row[p];
             if (want[r] != 1) continue;
             for (int j = 0; j < d; j++) buf[j] = xq[r + (size_t) j * n];
-            int node = 0;
-            while (t->nodes[node].left >= 0) {
-                const int l = t->nodes[node].left, rr = t->nodes[node].right;
-                node = kd_box_d2(t, rr, buf) < kd_box_d2(t, l, buf) ? rr : l;
-            }
-            key[p] = t->nodes[node].begin;
+            key[p] = t->nodes[kd_query_leaf(t, buf)].begin;
             count[key[p] + 1]++;
             nw++;
         }
