@@ -94,7 +94,8 @@ nested_bins <- function(x, sorted, bins) {
   cuts <- function(b) unique(sorted[(seq_len(b - 1L) * as.double(n) + b - 1) %/% b])
   fine <- cuts(top)
   at <- findInterval(x, fine, left.open = TRUE) + 1L
-  function(b) if (b < 2L) integer(length(x)) else c(0L, cumsum(fine %in% cuts(b)))[at]
+  rm(x) # the closure keeps the bins of the finest cuts only
+  function(b) if (b < 2L) integer(length(at)) else c(0L, cumsum(fine %in% cuts(b)))[at]
 }
 
 # The default resolutions: 2, 4, 8, ... bins per numeric column, up to the first number of

@@ -543,7 +543,8 @@ linkage_ranks <- function(s, zo, zm, direction, m, nthreads) {
                                      function() rank_index(zt, cell_setup(tree_cell)))
            else released_index(s, zm)
   # the ranks and the two nearest points of a query in its own cell come from one search
-  # (src/rank.c); a query in another cell (a key the release changed) has its two nearest
+  # (src/rank.c); a query in another cell (a key the release changed) needs only its two
+  # nearest (src/nn2.c)
   tree_of <- match(query_cell, sort(unique(tree_cell)))
   tree_of[is.na(tree_of) | !attacked] <- 0L
   rn <- .Call(C_ffi_index_rank_nn2, index, zq, want, as.double(max(m, 2L)), nthreads)

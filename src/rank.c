@@ -122,14 +122,13 @@ static void rank_nn2_counts(const kd_tree *t, const double *q, const double *sel
             /* nothing nearer than b2 here: a box wholly within the radius counts at once */
             const double far = kd_box_far_d2(t, it.node, q);
             if (far <= ds) {
-                const ptrdiff_t size = nd->end - nd->begin;
-                n_le += size;
-                if (far <= r_lt) n_lt += size;
-                if (n_lt >= cap) counting = 0;
-                if (far <= r_lt) continue;
-                /* the points of the box nearer than ds are still to be told from those at ds */
-                for (ptrdiff_t p = nd->begin; p < nd->end; p++) {
-                    if (kd_point_d2(q, t->pts + p * d, d) <= r_lt) n_lt++;
+                n_le += nd->end - nd->begin;
+                if (far <= r_lt) {
+                    n_lt += nd->end - nd->begin;
+                } else {
+                    /* the points nearer than ds are still to be told from those at ds */
+                    for (ptrdiff_t p = nd->begin; p < nd->end; p++)
+                        if (kd_point_d2(q, t->pts + p * d, d) <= r_lt) n_lt++;
                 }
                 if (n_lt >= cap) counting = 0;
                 continue;
