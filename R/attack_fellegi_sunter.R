@@ -93,12 +93,13 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
   mult <- cumprod(c(1, n_lev))[seq_along(n_lev)]
   pair_levels <- function(i, j, counts = FALSE) {
     .Call(C_ffi_fs_levels, num_o, num_m, cat_o$o, cat_o$m, as.integer(i), as.integer(j), as.double(bands),
-          as.double(mult), counts)
+          as.double(mult), counts, nthreads)
   }
   if (full) {
     pairs <- block_pairs(rows, s$id)
   } else {
-    nb <- nearest_in_cells(num_m, num_o[rows, , drop = FALSE], s$id, s$id[rows], k = candidates)$index
+    nb <- nearest_in_cells(num_m, num_o[rows, , drop = FALSE], s$id, s$id[rows], k = candidates,
+                           nthreads = nthreads)$index
     pairs <- list(i = rep(rows, ncol(nb)), j = as.vector(nb))
     keep <- !is.na(pairs$j)
     pairs <- list(i = pairs$i[keep], j = pairs$j[keep])

@@ -183,7 +183,8 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
     cand[[a]] <- pred
     q <- cbind(pred, kz_o)[look, , drop = FALSE]
     ok <- !is.na(q[, 1L])
-    if (any(ok)) d1[ok, a] <- nearest_in_cells(zt, q[ok, , drop = FALSE], s$cell_m, s$cell_o[look][ok])$d2[, 1L]
+    if (any(ok)) d1[ok, a] <- nearest_in_cells(zt, q[ok, , drop = FALSE], s$cell_m, s$cell_o[look][ok],
+                                                    nthreads = nthreads)$d2[, 1L]
   }
   if (length(look)) {
     choice <- if (k_choice == "record" || length(ks) == 1L) {
@@ -419,13 +420,13 @@ recipe_format_of <- function(s) {
 
 # For every row of q (in cells cq), the nearest row of zt in the same cell (cells ct):
 # list(index, d2): n x k matrices of rows of zt and squared distances, nearest first.
-nearest_in_cells <- function(zt, q, ct, cq, k = 1L) {
+nearest_in_cells <- function(zt, q, ct, cq, k = 1L, nthreads = 1L) {
   levels <- sort(unique(c(ct, cq)))
   it <- match(ct, levels)
   iq <- match(cq, levels)
   nl <- length(levels)
   storage.mode(zt) <- storage.mode(q) <- "double"
-  .Call(C_ffi_nearest_in_cells, zt, q, as.integer(order(it, method = "radix")),
+  .Call(C_ffi_knn_cells, zt, q, as.integer(order(it, method = "radix")),
         as.integer(c(0L, cumsum(tabulate(it, nl)))), as.integer(order(iq, method = "radix")),
-        as.integer(c(0L, cumsum(tabulate(iq, nl)))), as.integer(k))
+        as.integer(c(0L, cumsum(tabulate(iq, nl)))), as.integer(k), nthreads)
 }

@@ -83,6 +83,21 @@ quantile_bin <- function(x, sorted, b) {
   findInterval(x, cuts, left.open = TRUE)
 }
 
+# quantile_bin(x, sorted, b) for every b of `bins`, as a function of b, from one search of
+# the finest cuts when every b divides the largest, B: the cut of rank ceiling(j n / b) is
+# that of rank ceiling(j (B / b) n / B), so the cuts for b are among those for B, and the
+# bin of a value for b is the number of b's cuts among the B cuts below it.
+nested_bins <- function(x, sorted, bins) {
+  top <- max(bins)
+  if (top < 2L || !length(sorted) || any(top %% bins != 0)) return(function(b) quantile_bin(x, sorted, b))
+  n <- length(sorted)
+  cuts <- function(b) unique(sorted[(seq_len(b - 1L) * as.double(n) + b - 1) %/% b])
+  fine <- cuts(top)
+  at <- findInterval(x, fine, left.open = TRUE) + 1L
+  rm(x) # the closure keeps the bins of the finest cuts only
+  function(b) if (b < 2L) integer(length(at)) else c(0L, cumsum(fine %in% cuts(b)))[at]
+}
+
 # The default resolutions: 2, 4, 8, ... bins per numeric column, up to the first number of
 # bins b with b^d >= 4 n (d numeric columns; at most 2^20): fine enough for most
 # combinations to be unique.
@@ -108,7 +123,7 @@ singling_out_core <- function(s, bins = NULL, ...) {
   chosen <- rep(NA_integer_, n)
   isolates <- logical(n)
   idm_chosen <- if (keep) integer(n)
-  sorted <- lapply(seq_len(ncol(x$m)), function(j) sort(x$m[, j]))
+  binners <- lapply(seq_len(ncol(x$m)), function(j) nested_bins(c(x$m[, j], x$o[, j]), sort(x$m[, j]), bins))
   if (n) {
     for (b in sort(bins)) {
       # ids over the released records (rows 1..n) then the originals (n + 1..2n)
@@ -120,7 +135,7 @@ singling_out_core <- function(s, bins = NULL, ...) {
           id <- as.double(match(id, unique(id)))
           size <- max(id)
         }
-        id <- id + size * quantile_bin(c(x$m[, j], x$o[, j]), sorted[[j]], b)
+        id <- id + size * binners[[j]](b)
         size <- size * b
       }
       id <- match(id, unique(id))

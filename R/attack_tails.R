@@ -75,7 +75,7 @@ outlying_rows <- function(s, n_tail = NULL) {
   ids <- sort(unique(s$id))
   centre <- rowsum(z, s$id, reorder = TRUE) / tabulate(s$id)[ids]
   dist <- sqrt(rowSums((z - centre[match(s$id, ids), , drop = FALSE])^2))
-  sort(order(-dist, seq_len(n))[seq_len(min(n, n_tail))])
+  sort(first_rows(-dist, min(n, n_tail)))
 }
 
 tail_outliers_core <- function(s, m, nthreads, n_tail = NULL, ...) {
@@ -89,6 +89,14 @@ tail_outliers_core <- function(s, m, nthreads, n_tail = NULL, ...) {
   res
 }
 
+# order(x, seq_along(x))[seq_len(k)] (k <= length(x)): the rows of the k smallest values,
+# ties by row, from the rows at or below the k-th smallest value.
+first_rows <- function(x, k) {
+  if (k < 1L || anyNA(x)) return(order(x, seq_along(x))[seq_len(k)])
+  cand <- which(x <= sort(x, partial = k)[k])
+  cand[order(x[cand], cand)[seq_len(k)]]
+}
+
 tail_extremes_core <- function(s, n_extreme = 10, tolerance = 0.05, ...) {
   n <- s$n
   xo <- numeric_matrix(s$original, s$vars)
@@ -98,7 +106,7 @@ tail_extremes_core <- function(s, n_extreme = 10, tolerance = 0.05, ...) {
   for (j in seq_along(s$vars)) {
     # a constant variable has no extreme values
     if (is_constant(xo[, j])) next
-    ext <- unique(c(order(-xo[, j], seq_len(n))[seq_len(k)], order(xo[, j], seq_len(n))[seq_len(k)]))
+    ext <- unique(c(first_rows(-xo[, j], k), first_rows(xo[, j], k)))
     ext <- ext[s$known[ext]]
     counts[ext] <- counts[ext] + 1
     hits[ext] <- hits[ext] + (abs(xm[ext, j] - xo[ext, j]) <= tolerance * abs(xo[ext, j]))

@@ -538,18 +538,26 @@ linkage_ranks <- function(s, zo, zm, direction, m, nthreads) {
   if (!any(attacked)) {
     return(list(success = success, success_m = success_m, confidence = confidence))
   }
-  index <- if (released) rank_index(zt, cell_setup(tree_cell)) else released_index(s, zm)
+  # the trees over the originals the intruder holds are the same for the view and its control
+  index <- if (released) view_shared(s, "original index", list(zt, tree_cell),
+                                     function() rank_index(zt, cell_setup(tree_cell)))
+           else released_index(s, zm)
+  # the ranks and the two nearest points of a query in its own cell come from one search
+  # (src/rank.c); a query in another cell (a key the release changed) needs only its two
+  # nearest (src/nn2.c)
+  tree_of <- match(query_cell, sort(unique(tree_cell)))
+  tree_of[is.na(tree_of) | !attacked] <- 0L
+  rn <- .Call(C_ffi_index_rank_nn2, index, zq, want, as.double(max(m, 2L)), nthreads)
   if (any(want)) {
-    ranks <- battery_ranks(index, zq, want, max(m, 2L), nthreads)
     hit <- rows[want]
-    success[hit] <- top_m_share(ranks[want, , drop = FALSE], 1)
-    success_m[hit] <- top_m_share(ranks[want, , drop = FALSE], m)
+    success[hit] <- top_m_share(rn[want, 1:2, drop = FALSE], 1)
+    success_m[hit] <- top_m_share(rn[want, 1:2, drop = FALSE], m)
   }
   miss <- rows[attacked & !want]
   success[miss] <- success_m[miss] <- 0
-  tree_of <- match(query_cell, sort(unique(tree_cell)))
-  tree_of[is.na(tree_of) | !attacked] <- 0L
-  conf <- nndr_confidence(index, zq, tree_of, nthreads)
+  other <- replace(tree_of, want, 0L)
+  if (any(other > 0L)) rn[other > 0L, 3:4] <- .Call(C_ffi_battery_nn2, index, zq, other, nthreads)[other > 0L, ]
+  conf <- nndr_ratio(rn[, 3L], rn[, 4L])
   conf[attacked & tree_of == 0L] <- 0
   confidence[rows[attacked]] <- conf[attacked]
   # suppressed keys match any value (R/intruder.R)
@@ -595,14 +603,10 @@ cell_setup <- function(cell) {
        offsets = as.integer(c(0L, cumsum(sizes))))
 }
 
-# The NNDR confidence of each query row: 1 - d1 / d2, d1 and d2 the distances from its
-# query point to the nearest and second-nearest points of tree `tree_of` of `index` (a
-# rank_index()); 1 when the tree holds one point, 0 when d2 = 0 (two points at the query);
-# NA for rows with tree_of 0. Counted in C (src/nn2.c) on the index's kd-trees.
-nndr_confidence <- function(index, zq, tree_of, nthreads = 1L) {
-  nn <- .Call(C_ffi_battery_nn2, index, zq, as.integer(tree_of), nthreads)
-  d1 <- nn[, 1L]
-  d2 <- nn[, 2L]
+# The NNDR confidence of a query from the distances d1 and d2 to the nearest and
+# second-nearest points of its tree: 1 - d1 / d2; 1 when the tree holds one point (d2 Inf),
+# 0 when d2 = 0 (two points at the query); NA for a query not searched.
+nndr_ratio <- function(d1, d2) {
   conf <- 1 - d1 / d2
   conf[is.infinite(d2)] <- 1
   conf[!is.na(d2) & d2 == 0] <- 0

@@ -23,6 +23,7 @@
 #                                       --plain, --mdav or --keyed for one release only, --one for
 #                                       the one call of risk_battery() without the steps,
 #                                       --skip=NAME to leave the attack NAME out, e.g. --skip=assignment)
+# The load average of the machine (other work on it) is printed at the start and after each table.
 suppressPackageStartupMessages(library(detanon))
 options(width = 160)
 args <- commandArgs(trailingOnly = TRUE)
@@ -98,8 +99,9 @@ battery_steps <- function(original, masked, sensitive, seed = 1, m = 3) {
                         rate = NA, control = NA, advantage = NA, note = ""))
 }
 
-cat(sprintf("detanon risk battery benchmark, nthreads = %d, %s\n", nthreads,
-            format(Sys.time(), tz = "UTC", usetz = TRUE)))
+load_avg <- function() if (file.exists("/proc/loadavg")) paste(strsplit(readLines("/proc/loadavg"), " ")[[1]][1:3], collapse = " ") else "unknown"
+cat(sprintf("detanon risk battery benchmark, nthreads = %d, %s, detanon from %s, load average %s\n", nthreads,
+            format(Sys.time(), tz = "UTC", usetz = TRUE), dirname(find.package("detanon")), load_avg()))
 w <- make_data(2000, 2)
 invisible(risk_battery(w$d, w$m, sensitive = "y", seed = 1, nthreads = nthreads)) # warm up
 
@@ -141,5 +143,6 @@ for (cs in cases) {
     tab$x_anon_cpu <- tab$cpu / p$anonymise_cpu
     tab <- tab[c("step", "elapsed", "x_anon", "cpu", "x_anon_cpu", "rate", "control", "advantage", "note")]
     print(format(tab, digits = 3), row.names = FALSE)
+    cat("load average after the table:", load_avg(), "\n")
   }
 }

@@ -43,6 +43,8 @@ SEXP ffi_adaptive_tests(SEXP idx, SEXP cent, SEXP rows, SEXP csd, SEXP m, SEXP n
 /* risk_glue.c: risk_rmd() (kernel: risk.c) */
 SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w, SEXP m, SEXP nthreads, SEXP progress);
 /* nn2_glue.c: neighbour queries of the risk battery on a rank index */
+SEXP ffi_knn_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_order, SEXP q_off, SEXP k,
+                   SEXP nthreads);
 SEXP ffi_battery_nn2(SEXP idx, SEXP zq, SEXP tree_of, SEXP nthreads);
 SEXP ffi_battery_neighbours(SEXP idx, SEXP zq, SEXP tree_of, SEXP m, SEXP leave_out,
                             SEXP y, SEXP target, SEXP tol, SEXP n_levels, SEXP nthreads);
@@ -53,6 +55,7 @@ SEXP ffi_battery_neighbours(SEXP idx, SEXP zq, SEXP tree_of, SEXP m, SEXP leave_
  * glue */
 SEXP ffi_rank_index(SEXP z, SEXP order, SEXP offsets);
 SEXP ffi_distmap_knots(SEXP s, SEXP n_knots);
+SEXP ffi_index_rank_nn2(SEXP idx, SEXP zq, SEXP query, SEXP cap, SEXP nthreads);
 SEXP ffi_index_rank(SEXP idx, SEXP zq, SEXP query, SEXP cap, SEXP nthreads, SEXP progress,
                     SEXP lazy);
 ptrdiff_t rank_index_n(SEXP idx);
@@ -89,7 +92,7 @@ SEXP ffi_nearest_in_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_ord
 
 /* fellegi_glue.c: comparison patterns and claims of attack_fellegi_sunter() (kernel: fellegi.c) */
 SEXP ffi_fs_levels(SEXP num_o, SEXP num_m, SEXP cat_o, SEXP cat_m, SEXP i, SEXP j, SEXP bands,
-                   SEXP mult, SEXP counts);
+                   SEXP mult, SEXP counts, SEXP nthreads);
 SEXP ffi_fs_claims(SEXP i, SEXP j, SEXP at, SEXP w, SEXP post, SEXP n);
 
 /* knn_glue.c: the search of anonymise() on given points: centroids (attack_recipe()), or

@@ -1,36 +1,55 @@
 /* Kernels of attack_fellegi_sunter() (fellegi.h). */
 #include <math.h>
 #include "fellegi.h"
+#include "threads.h"
 
 #define FS_CHUNK 65536
+
+/* The levels of pair p, and its code and counts as fs_pair_levels() describes them. */
+static inline void pair_levels(const double *num_o, ptrdiff_t no, const double *num_m, ptrdiff_t nm,
+                               int nnum, const int *cat_o, const int *cat_m, int ncat, int na,
+                               ptrdiff_t i, ptrdiff_t j, const double *bands, int nb,
+                               const double *mult, double *code, double *counts)
+{
+    double c = 1;
+    ptrdiff_t off = 0;
+    for (int f = 0; f < nnum; f++) {
+        const double x = fabs(num_o[i + f * no] - num_m[j + f * nm]);
+        int l = 0;
+        if (isnan(x)) l = 1;
+        else while (l < nb && bands[l] < x) l++;
+        if (code) c = c + l * mult[f];
+        if (counts) counts[off + l] += 1;
+        off += nb + 1;
+    }
+    for (int f = 0; f < ncat; f++) {
+        const int a = cat_o[i + f * no], b = cat_m[j + f * nm];
+        const int l = !(a != na && b != na && a == b);
+        if (code) c = c + l * mult[nnum + f];
+        if (counts) counts[off + l] += 1;
+        off += 2;
+    }
+    if (code) *code = c;
+}
 
 void fs_pair_levels(const double *num_o, ptrdiff_t no, const double *num_m, ptrdiff_t nm, int nnum,
                     const int *cat_o, const int *cat_m, int ncat, int na,
                     const int *pi, const int *pj, ptrdiff_t np, const double *bands, int nb,
-                    const double *mult, double *code, double *counts, const kernel_host *host)
+                    const double *mult, double *code, double *counts, int nt, const kernel_host *host)
 {
-    for (ptrdiff_t p = 0; p < np; p++) {
-        if (p % FS_CHUNK == 0 && p) host_pause(host, p);
-        const ptrdiff_t i = pi[p] - 1, j = pj[p] - 1;
-        double c = 1;
-        ptrdiff_t off = 0;
-        for (int f = 0; f < nnum; f++) {
-            const double x = fabs(num_o[i + f * no] - num_m[j + f * nm]);
-            int l = 0;
-            if (isnan(x)) l = 1;
-            else while (l < nb && bands[l] < x) l++;
-            if (code) c = c + l * mult[f];
-            if (counts) counts[off + l] += 1;
-            off += nb + 1;
+    for (ptrdiff_t from = 0; from < np; from += FS_CHUNK) {
+        const ptrdiff_t to = from + FS_CHUNK < np ? from + FS_CHUNK : np;
+        /* the codes are per pair: any thread count gives the same; the counts add up serially */
+        const int nts = counts ? 1 : threads_for(nt, (double) (to - from));
+        (void) nts;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nts) schedule(static)
+#endif
+        for (ptrdiff_t p = from; p < to; p++) {
+            pair_levels(num_o, no, num_m, nm, nnum, cat_o, cat_m, ncat, na, pi[p] - 1, pj[p] - 1, bands, nb,
+                        mult, code ? code + p : NULL, counts);
         }
-        for (int f = 0; f < ncat; f++) {
-            const int a = cat_o[i + f * no], b = cat_m[j + f * nm];
-            const int l = !(a != na && b != na && a == b);
-            if (code) c = c + l * mult[nnum + f];
-            if (counts) counts[off + l] += 1;
-            off += 2;
-        }
-        if (code) code[p] = c;
+        host_pause(host, to);
     }
 }
 

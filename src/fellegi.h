@@ -14,11 +14,12 @@
  * neither is missing, `na`; else 1). With `code` non-NULL: code[p] = 1 + sum over fields
  * of level * mult[f] (the sum taken in field order). With `counts` non-NULL: the pairs at
  * each level of each field, counts[off[f] + level] (off: the fields' levels one after
- * another, numeric fields nb + 1 levels, categorical 2), added to what counts holds. */
+ * another, numeric fields nb + 1 levels, categorical 2), added to what counts holds. The
+ * codes are computed over nt threads (the counts on one). */
 void fs_pair_levels(const double *num_o, ptrdiff_t no, const double *num_m, ptrdiff_t nm, int nnum,
                     const int *cat_o, const int *cat_m, int ncat, int na,
                     const int *pi, const int *pj, ptrdiff_t np, const double *bands, int nb,
-                    const double *mult, double *code, double *counts, const kernel_host *host);
+                    const double *mult, double *code, double *counts, int nt, const kernel_host *host);
 
 /* The claim of every original from its pairs (pair p: original pi[p], released pj[p],
  * 1-based rows <= n; weight w[at[p] - 1] and posterior post[at[p] - 1] of its pattern):

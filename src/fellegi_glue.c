@@ -8,7 +8,7 @@
  * levels one after another). num_*: double matrices of the numeric fields; cat_*: integer
  * matrices of the categorical fields' value codes (NA missing). */
 SEXP ffi_fs_levels(SEXP num_o, SEXP num_m, SEXP cat_o, SEXP cat_m, SEXP i, SEXP j, SEXP bands,
-                   SEXP mult, SEXP counts)
+                   SEXP mult, SEXP counts, SEXP nthreads)
 {
     const int nnum = Rf_ncols(num_o), ncat = Rf_ncols(cat_o), nb = Rf_length(bands);
     const R_xlen_t np = XLENGTH(i);
@@ -22,7 +22,7 @@ SEXP ffi_fs_levels(SEXP num_o, SEXP num_m, SEXP cat_o, SEXP cat_m, SEXP i, SEXP 
     fs_pair_levels(REAL_RO(num_o), Rf_nrows(num_o), REAL_RO(num_m), Rf_nrows(num_m), nnum,
                    INTEGER_RO(cat_o), INTEGER_RO(cat_m), ncat, NA_INTEGER, INTEGER_RO(i), INTEGER_RO(j), np,
                    REAL_RO(bands), nb, REAL_RO(mult), want_counts ? NULL : REAL(out),
-                   want_counts ? REAL(out) : NULL, &host);
+                   want_counts ? REAL(out) : NULL, detanon_threads(nthreads), &host);
     UNPROTECT(1);
     return out;
 }

@@ -35,6 +35,7 @@ static const R_CallMethodDef call_methods[] = {
     /* rank_glue.c: ranks of own records (top-m linkage, re-identification, replay) */
     {"ffi_rank_index",     (DL_FUNC) &ffi_rank_index,     3},
     {"ffi_index_rank",     (DL_FUNC) &ffi_index_rank,     7},
+    {"ffi_index_rank_nn2", (DL_FUNC) &ffi_index_rank_nn2, 5},
     /* mondrian_glue.c: Mondrian equivalence classes */
     {"ffi_mondrian",       (DL_FUNC) &ffi_mondrian,       6},
     /* keps_glue.c: (k, epsilon)-anonymisation */
@@ -52,12 +53,13 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_distmap_knots",  (DL_FUNC) &ffi_distmap_knots,  2},
     /* nn2_glue.c: neighbour queries of the risk battery */
     {"ffi_battery_nn2",        (DL_FUNC) &ffi_battery_nn2,        4},
+    {"ffi_knn_cells",          (DL_FUNC) &ffi_knn_cells,          8},
     {"ffi_battery_neighbours", (DL_FUNC) &ffi_battery_neighbours, 10},
     /* assign_glue.c: one-to-one assignment within cells (attack_assignment) */
     {"ffi_assign",         (DL_FUNC) &ffi_assign,         10},
     {"ffi_nearest_in_cells", (DL_FUNC) &ffi_nearest_in_cells, 7},
     /* fellegi_glue.c: comparison patterns and claims (attack_fellegi_sunter) */
-    {"ffi_fs_levels",      (DL_FUNC) &ffi_fs_levels,      9},
+    {"ffi_fs_levels",      (DL_FUNC) &ffi_fs_levels,      10},
     {"ffi_fs_claims",      (DL_FUNC) &ffi_fs_claims,      6},
     /* knn_glue.c: candidate centroids on given points (attack_recipe) */
     {"ffi_knn_centroids",  (DL_FUNC) &ffi_knn_centroids,  5},

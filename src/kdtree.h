@@ -129,6 +129,19 @@ static inline double kd_box_far_d2(const kd_tree *t, int node, const double *q)
     return s;
 }
 
+/* The leaf q falls in, descending to the nearer child box at every level (the first leaf a
+ * search from q opens): queries sorted by it visit the same parts of the tree one after
+ * another. */
+static inline int kd_query_leaf(const kd_tree *t, const double *q)
+{
+    int node = 0;
+    while (t->nodes[node].left >= 0) {
+        const int l = t->nodes[node].left, r = t->nodes[node].right;
+        node = kd_box_d2(t, r, q) < kd_box_d2(t, l, q) ? r : l;
+    }
+    return node;
+}
+
 /* Is point a lexicographically before point b? */
 static inline int kd_lex_less(const double *a, const double *b, int d)
 {

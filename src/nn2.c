@@ -139,12 +139,7 @@ static ptrdiff_t *nn2_order(const kd_tree *trees, ptrdiff_t n_trees, ptrdiff_t n
         }
         const kd_tree *t = &trees[t_id - 1];
         for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * nq];
-        int node = 0;
-        while (t->nodes[node].left >= 0) {
-            const int l = t->nodes[node].left, rr = t->nodes[node].right;
-            node = kd_box_d2(t, rr, q) < kd_box_d2(t, l, q) ? rr : l;
-        }
-        key[r] = base[t_id - 1] + t->nodes[node].begin;
+        key[r] = base[t_id - 1] + t->nodes[kd_query_leaf(t, q)].begin;
         count[key[r] + 1]++;
     }
     for (ptrdiff_t i = 0; i < n_index + 1; i++) count[i + 1] += count[i];
@@ -221,4 +216,72 @@ void nn2_run_neighbours(const kd_tree *trees, ptrdiff_t n_trees, ptrdiff_t n_ind
         }
         host_pause(host, to_);
     }
+}
+
+/* The leaf size of the trees of nn2_run_knn_cells(): that of the trees the lookup had before
+ * (assign.c), so that identical points come in the same order. */
+#define KNN_CELLS_LEAF 8
+
+const char *nn2_run_knn_cells(const double *xt, ptrdiff_t Nt, const double *xq, ptrdiff_t Nq, int d,
+                              const int *to, const int *toff, const int *qo, const int *qoff,
+                              ptrdiff_t n_cells, int k, int nt, int *idx, double *dd,
+                              const kernel_host *host)
+{
+    ptrdiff_t max_t = 1, max_q = 1;
+    for (ptrdiff_t s = 0; s < n_cells; s++) {
+        const ptrdiff_t a = toff[s + 1] - toff[s], b = qoff[s + 1] - qoff[s];
+        if (a < 0 || b < 0) return "decreasing offsets";
+        if (a > max_t) max_t = a;
+        if (b > max_q) max_q = b;
+    }
+    kd_tree t = kd_new(max_t, d, KNN_CELLS_LEAF, host->alloc);
+    kd_heap *heaps = (kd_heap *) host->alloc(nt, sizeof(kd_heap));
+    for (int i = 0; i < nt; i++) heaps[i] = kd_heap_new(k, host->alloc);
+    ptrdiff_t *rows = (ptrdiff_t *) host->alloc(max_t, sizeof(ptrdiff_t));
+    ptrdiff_t *key = (ptrdiff_t *) host->alloc(max_q, sizeof(ptrdiff_t));
+    ptrdiff_t *ord = (ptrdiff_t *) host->alloc(max_q, sizeof(ptrdiff_t));
+    ptrdiff_t *count = (ptrdiff_t *) host->alloc(max_t + 1, sizeof(ptrdiff_t));
+    double *buf = (double *) host->alloc((size_t) nt * d, sizeof(double));
+    for (ptrdiff_t s = 0; s < n_cells; s++) {
+        const ptrdiff_t n_t = toff[s + 1] - toff[s], n_q = qoff[s + 1] - qoff[s];
+        if (n_t == 0 || n_q == 0) continue;
+        for (ptrdiff_t i = 0; i < n_t; i++) rows[i] = to[toff[s] + i] - 1;
+        kd_reuse(&t, n_t);
+        t.interrupted = NULL;
+        kd_build(&t, xt, Nt, rows);
+        /* the queries in the order of the leaf each falls in (kd_query_leaf()) */
+        for (ptrdiff_t i = 0; i <= n_t; i++) count[i] = 0;
+        for (ptrdiff_t e = 0; e < n_q; e++) {
+            const ptrdiff_t r = qo[qoff[s] + e] - 1;
+            for (int j = 0; j < d; j++) buf[j] = xq[r + (size_t) j * Nq];
+            key[e] = t.nodes[kd_query_leaf(&t, buf)].begin;
+            count[key[e] + 1]++;
+        }
+        for (ptrdiff_t i = 0; i < n_t; i++) count[i + 1] += count[i];
+        for (ptrdiff_t e = 0; e < n_q; e++) ord[count[key[e]]++] = qo[qoff[s] + e] - 1;
+        const int kk = n_t < k ? (int) n_t : k;
+        for (ptrdiff_t from = 0; from < n_q; from += NN2_CHUNK) {
+            const ptrdiff_t to_ = from + NN2_CHUNK < n_q ? from + NN2_CHUNK : n_q;
+            const int nts = threads_for(nt, (double) (to_ - from));
+            (void) nts;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nts) schedule(dynamic, 64)
+#endif
+            for (ptrdiff_t e = from; e < to_; e++) {
+                const ptrdiff_t r = ord[e];
+                const int tid = THREAD_ID;
+                double *q = buf + (size_t) tid * d;
+                kd_heap *h = &heaps[tid];
+                for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * Nq];
+                kd_heap_init(h, kk, h->pos, h->d2, h->seq, h->stack);
+                kd_knn_point(&t, q, h);
+                for (int m = 0; m < kk; m++) {
+                    idx[r + (ptrdiff_t) m * Nq] = (int) (t.row[h->pos[m]] + 1);
+                    dd[r + (ptrdiff_t) m * Nq] = h->d2[m];
+                }
+            }
+            host_pause(host, 0);
+        }
+    }
+    return NULL;
 }

@@ -57,4 +57,15 @@ void nn2_run_neighbours(const kd_tree *trees, ptrdiff_t n_trees, ptrdiff_t n_ind
                         const double *ynum, const double *tnum, double tol, int nt, double na,
                         double *o, const kernel_host *host);
 
+/* The k nearest points of xt (Nt x d) to every point of xq (Nq x d) within cells: to, qo
+ * the 1-based rows of xt / xq grouped by cell, toff, qoff the offsets of the n_cells cells.
+ * idx (Nq x k, 1-based rows of xt, nearest first) and dd (their squared distances) are
+ * written for the queried rows, up to the size of the cell; ties ordered as kd_knn_point()
+ * orders them. One tree per cell (built serially), its queries in leaf order over nt
+ * threads: the same output for any thread count. Returns NULL, or a message on bad offsets. */
+const char *nn2_run_knn_cells(const double *xt, ptrdiff_t Nt, const double *xq, ptrdiff_t Nq, int d,
+                              const int *to, const int *toff, const int *qo, const int *qoff,
+                              ptrdiff_t n_cells, int k, int nt, int *idx, double *dd,
+                              const kernel_host *host);
+
 #endif

@@ -233,3 +233,123 @@ void rank_query(const kd_tree *trees, const rank_groups *groups, ptrdiff_t n_str
         }
     }
 }
+
+/* rank_counts() with lazy counting and nn2_query() (nn2.c) for the same query in one
+ * descent of tree t: *lt and *le as rank_counts() gives them (*le left as it was once *lt
+ * reaches cap), *d1 and *d2 the squared distances to the nearest and second-nearest tree
+ * points (INFINITY when the tree holds fewer). A node is pruned when it can hold neither a
+ * point to count (within the own distance, while counting) nor a point nearer than the
+ * second nearest found so far; the counts and the two distances are those of the separate
+ * searches, bit for bit (the same kd_point_d2() sums). */
+static void rank_nn2_counts(const kd_tree *t, const double *q, const double *self, ptrdiff_t cap,
+                            double *lt, double *le, double *d1, double *d2, kd_item *st)
+{
+    const int d = t->d;
+    const double ds = kd_point_d2(q, self, d);
+    /* strictly closer than self: at most the next double below ds (none when ds = 0) */
+    const double r_lt = ds > 0.0 ? nextafter(ds, 0.0) : -1.0;
+    ptrdiff_t n_lt = 0, n_le = 0;
+    int counting = cap > 0;
+    double b1 = INFINITY, b2 = INFINITY;
+    int sp = 0;
+    st[sp].node = 0; st[sp].bd = kd_box_d2(t, 0, q); sp++;
+    while (sp > 0) {
+        const kd_item it = st[--sp];
+        const kd_node *nd = t->nodes + it.node;
+        const int count_here = counting && it.bd <= ds;
+        if (!count_here && it.bd >= b2) continue;
+        if (count_here && it.bd >= b2) {
+            /* nothing nearer than b2 here: a box wholly within the radius counts at once */
+            const double far = kd_box_far_d2(t, it.node, q);
+            if (far <= ds) {
+                n_le += nd->end - nd->begin;
+                if (far <= r_lt) {
+                    n_lt += nd->end - nd->begin;
+                } else {
+                    /* the points nearer than ds are still to be told from those at ds */
+                    for (ptrdiff_t p = nd->begin; p < nd->end; p++)
+                        if (kd_point_d2(q, t->pts + p * d, d) <= r_lt) n_lt++;
+                }
+                if (n_lt >= cap) counting = 0;
+                continue;
+            }
+        }
+        if (nd->left < 0) {
+            for (ptrdiff_t p = nd->begin; p < nd->end; p++) {
+                const double dd = kd_point_d2(q, t->pts + p * d, d);
+                if (count_here) {
+                    if (dd <= r_lt) n_lt++;
+                    if (dd <= ds) n_le++;
+                }
+                if (dd < b2) {
+                    if (dd < b1) { b2 = b1; b1 = dd; } else b2 = dd;
+                }
+            }
+            if (n_lt >= cap) counting = 0;
+            continue;
+        }
+        const double bl = kd_box_d2(t, nd->left, q), br = kd_box_d2(t, nd->right, q);
+        /* the nearer child on top: it lowers b2 first */
+        st[sp].node = bl <= br ? nd->right : nd->left; st[sp].bd = bl <= br ? br : bl; sp++;
+        st[sp].node = bl <= br ? nd->left : nd->right; st[sp].bd = bl <= br ? bl : br; sp++;
+    }
+    *lt = (double) (n_lt < cap ? n_lt : cap);
+    if (n_lt < cap) *le = (double) n_le;
+    *d1 = b1;
+    *d2 = b2;
+}
+
+/* Queries of rank_nn2_query() between two pauses: its counts are lazy (a query far from its
+ * own point stops counting at cap), so a query costs about one nearest-neighbour search. */
+#define RANK_NN2_CHUNK ((ptrdiff_t) 1 << 13)
+
+void rank_nn2_query(const kd_tree *trees, ptrdiff_t n_strata, const int *off, ptrdiff_t n, int d,
+                    const double *xq, const int *want, ptrdiff_t cap, int nt, double *o,
+                    const kernel_host *host)
+{
+    kd_item *stacks = (kd_item *) host->alloc((size_t) nt * KD_STACK_MAX, sizeof(kd_item));
+    double *buf = (double *) host->alloc((size_t) nt * d, sizeof(double));
+    ptrdiff_t max_ns = 1;
+    for (ptrdiff_t s = 0; s < n_strata; s++) if (trees[s].n > max_ns) max_ns = trees[s].n;
+    ptrdiff_t *key = (ptrdiff_t *) host->alloc(max_ns, sizeof(ptrdiff_t));
+    ptrdiff_t *ord = (ptrdiff_t *) host->alloc(max_ns, sizeof(ptrdiff_t));
+    ptrdiff_t *count = (ptrdiff_t *) host->alloc(max_ns + 1, sizeof(ptrdiff_t));
+    for (ptrdiff_t s = 0; s < n_strata; s++) {
+        const kd_tree *t = &trees[s];
+        const ptrdiff_t ns = t->n;
+        /* the queried positions in the order of the leaf their query point falls in
+         * (kd_query_leaf()), whether it lies near its own point (the attack) or not (the
+         * control) */
+        ptrdiff_t nw = 0;
+        for (ptrdiff_t i = 0; i <= ns; i++) count[i] = 0;
+        for (ptrdiff_t p = 0; p < ns; p++) {
+            const ptrdiff_t r = t->row[p];
+            if (want[r] != 1) continue;
+            for (int j = 0; j < d; j++) buf[j] = xq[r + (size_t) j * n];
+            key[p] = t->nodes[kd_query_leaf(t, buf)].begin;
+            count[key[p] + 1]++;
+            nw++;
+        }
+        for (ptrdiff_t i = 0; i < ns; i++) count[i + 1] += count[i];
+        for (ptrdiff_t p = 0; p < ns; p++) if (want[t->row[p]] == 1) ord[count[key[p]]++] = p;
+        const int nts = threads_for(nt, (double) nw);
+        for (ptrdiff_t from = 0; from < nw; from += RANK_NN2_CHUNK) {
+            const ptrdiff_t to = from + RANK_NN2_CHUNK < nw ? from + RANK_NN2_CHUNK : nw;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nts) schedule(dynamic, 64)
+#endif
+            for (ptrdiff_t e = from; e < to; e++) {
+                const ptrdiff_t p = ord[e], r = t->row[p];
+                int tid = THREAD_ID;
+                double *q = buf + (size_t) tid * d;
+                for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * n];
+                double d1, d2;
+                rank_nn2_counts(t, q, t->pts + (size_t) p * d, cap, o + r, o + r + n, &d1, &d2,
+                                stacks + (size_t) tid * KD_STACK_MAX);
+                o[r + 2 * n] = sqrt(d1);
+                o[r + 3 * n] = sqrt(d2);
+            }
+            host_pause(host, off[s] + to);
+        }
+    }
+}

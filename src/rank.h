@@ -65,4 +65,12 @@ void rank_query(const kd_tree *trees, const rank_groups *groups, ptrdiff_t n_str
                 ptrdiff_t n, int d, const double *xq, const int *want, ptrdiff_t cap, int lazy, int nt,
                 double *o, const kernel_host *host);
 
+/* rank_query() with `lazy`, and the two nearest tree points of every queried row (nn2.c)
+ * from the same descent: o is n x 4, columns 1 and 2 the counts of rank_query(), 3 and 4
+ * the distances (not squared) to the nearest and second-nearest points of the row's own
+ * tree (Inf when it holds fewer). Rows and counts not computed keep their value. */
+void rank_nn2_query(const kd_tree *trees, ptrdiff_t n_strata, const int *off, ptrdiff_t n, int d,
+                    const double *xq, const int *want, ptrdiff_t cap, int nt, double *o,
+                    const kernel_host *host);
+
 #endif

@@ -153,6 +153,22 @@ static rank_groups *rank_index_groups(SEXP idx, int d, R_xlen_t n_strata)
     return g;
 }
 
+/* The trees of index idx for the rank queries of the rows of zq (`query`: logical, one per
+ * row of zq and of the index), checked, and the count cap as the kernels take it. */
+static kd_tree *rank_query_input(SEXP idx, SEXP zq, SEXP query, SEXP cap_, R_xlen_t *n_strata,
+                                 ptrdiff_t *cap)
+{
+    const ptrdiff_t n = Rf_nrows(zq);
+    const int d = Rf_ncols(zq);
+    const double capd = Rf_asReal(cap_);
+    kd_tree *trees = rank_index_trees(idx, d, n_strata);
+    if (TYPEOF(zq) != REALSXP || rank_index_d(idx) != (n > 0 ? d : 0) || rank_index_n(idx) != n ||
+        TYPEOF(query) != LGLSXP || XLENGTH(query) != n || !(capd >= 0))
+        Rf_error("internal error: bad input to a rank query");
+    *cap = capd > (double) n ? (ptrdiff_t) n + 1 : (ptrdiff_t) capd;
+    return trees;
+}
+
 /* idx: an index of the "tree" points; zq: n x d query points (same rows). `query`: logical
  * of length n, TRUE for the rows to rank. Returns an n x 2 matrix: column 1 the number of
  * tree points of the stratum strictly closer to the row's query point than its own tree
@@ -164,16 +180,12 @@ SEXP ffi_index_rank(SEXP idx, SEXP zq, SEXP query, SEXP cap_, SEXP nthreads, SEX
 {
     const ptrdiff_t n = Rf_nrows(zq);
     const int d = Rf_ncols(zq), nt = detanon_threads(nthreads);
-    const double capd = Rf_asReal(cap_);
     R_xlen_t n_strata;
-    kd_tree *trees = rank_index_trees(idx, d, &n_strata);
+    ptrdiff_t cap;
+    kd_tree *trees = rank_query_input(idx, zq, query, cap_, &n_strata, &cap);
     const int *off = INTEGER_RO(VECTOR_ELT(idx, IX_OFFSETS));
-    if (TYPEOF(zq) != REALSXP || rank_index_d(idx) != (n > 0 ? d : 0) || rank_index_n(idx) != n ||
-        TYPEOF(query) != LGLSXP || XLENGTH(query) != n || !(capd >= 0))
-        Rf_error("internal error: bad input to ffi_index_rank");
     SEXP out = PROTECT(Rf_allocMatrix(REALSXP, n, 2));
     if (n == 0) { UNPROTECT(1); return out; }
-    const ptrdiff_t cap = capd > (double) n ? (ptrdiff_t) n + 1 : (ptrdiff_t) capd;
     double *o = REAL(out);
     const double *xq = REAL_RO(zq);
     const int *want = LOGICAL_RO(query);
@@ -184,5 +196,25 @@ SEXP ffi_index_rank(SEXP idx, SEXP zq, SEXP query, SEXP cap_, SEXP nthreads, SEX
     rank_query(trees, groups, n_strata, off, n, d, xq, want, cap, Rf_asLogical(lazy) == 1, nt, o, &host);
     progress_done(bar);
     UNPROTECT(2);
+    return out;
+}
+
+/* The lazy ranks of ffi_index_rank() and the nearest and second-nearest distances of the
+ * same rows (rank_nn2_query()): an n x 4 matrix, NA for rows not queried. */
+SEXP ffi_index_rank_nn2(SEXP idx, SEXP zq, SEXP query, SEXP cap_, SEXP nthreads)
+{
+    const ptrdiff_t n = Rf_nrows(zq);
+    const int d = Rf_ncols(zq), nt = detanon_threads(nthreads);
+    R_xlen_t n_strata;
+    ptrdiff_t cap;
+    kd_tree *trees = rank_query_input(idx, zq, query, cap_, &n_strata, &cap);
+    const int *off = INTEGER_RO(VECTOR_ELT(idx, IX_OFFSETS));
+    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, n, 4));
+    double *o = REAL(out);
+    for (ptrdiff_t i = 0; i < 4 * n; i++) o[i] = NA_REAL;
+    if (n == 0) { UNPROTECT(1); return out; }
+    const kernel_host host = detanon_host(R_NilValue);
+    rank_nn2_query(trees, n_strata, off, n, d, REAL_RO(zq), LOGICAL_RO(query), cap, nt, o, &host);
+    UNPROTECT(1);
     return out;
 }

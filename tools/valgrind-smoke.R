@@ -95,6 +95,18 @@ fs <- attack_fellegi_sunter(d, m, intruder = intruder(vars = vars, strata = "g")
                             candidates = 5, seed = 1)
 # every pair compared, a categorical key (the patterns and claims of src/fellegi.c)
 fs2 <- attack_fellegi_sunter(d, m, intruder = intruder(vars = vars, strata = "g", held = "h"), seed = 1)
+# the linkage's ranks and two nearest points in one descent (src/rank.c), caps 0 to all, on
+# two threads; the k nearest in cells (src/nn2.c) with an empty cell, on two threads; the
+# pair codes of Fellegi-Sunter on two threads
+zr <- matrix(round(stats::rnorm(3000 * 2), 1), 3000, 2)
+zr[1:50, ] <- zr[51:100, ]
+cr <- detanon:::cell_setup(sample(1:3, 3000, TRUE, prob = c(10, 10, 0.01)))
+ir <- detanon:::rank_index(zr, cr)
+for (cap in c(0, 3, 1e6)) rn <- .Call(detanon:::C_ffi_index_rank_nn2, ir, zr[sample(3000), ], rep(TRUE, 3000), cap, 2L)
+kc <- detanon:::nearest_in_cells(zr, zr[1:2500, ], sample(1:2, 3000, TRUE), sample(1:3, 2500, TRUE), k = 10L,
+                                 nthreads = 2L)
+fl <- .Call(detanon:::C_ffi_fs_levels, zr, zr, matrix(1L, 3000, 1), matrix(c(1L, NA), 3000, 1),
+            sample(3000L, 5000, TRUE), sample(3000L, 5000, TRUE), c(0.1, 0.3), c(1, 3, 9), FALSE, 2L)
 # anonymise_keyed(): the keyed k-means, its recipe intruder, and the test-only SipHash and
 # uniforms
 km <- anonymise_keyed(d, vars = vars, strata = "g", k = 3, key = "valgrind-smoke-key-0001", size = 6,

@@ -140,14 +140,29 @@ test_that("the pairs' patterns and level counts equal the R reference, NA and ti
     if (!cats) cc <- list(o = matrix(0L, no, 0L), m = matrix(0L, nm, 0L))
     mult <- cumprod(c(1, n_lev))[seq_along(n_lev)]
     got <- .Call(detanon:::C_ffi_fs_levels, num_o, num_m, cc$o, cc$m, as.integer(i), as.integer(j), bands,
-                 mult, FALSE)
+                 mult, FALSE, 1L)
     expect_identical(got, want$code)
     counts <- .Call(detanon:::C_ffi_fs_levels, num_o, num_m, cc$o, cc$m, as.integer(i), as.integer(j), bands,
-                    mult, TRUE)
+                    mult, TRUE, 2L)
     expect_identical(counts, as.double(want$counts))
     tab <- detanon:::pattern_table(got, n_lev)
     expect_identical(tab$pat[tab$at], got)
     expect_identical(tab$cnt, as.vector(table(got)), ignore_attr = TRUE)
+  }
+  # enough pairs for two threads: the same codes
+  num_o <- matrix(round(stats::rnorm(60), 1) / 10, 30, 2)
+  num_m <- matrix(round(stats::rnorm(80), 1) / 10, 40, 2)
+  num_m[3, 1] <- NaN
+  cat_o <- list(sample(c("a", "b", NA), 30, replace = TRUE))
+  cat_m <- list(sample(c("a", "b", NA), 40, replace = TRUE))
+  i <- sample(30, 5000, replace = TRUE)
+  j <- sample(40, 5000, replace = TRUE)
+  want <- ref_pair_levels(num_o, num_m, cat_o, cat_m, i, j, bands)
+  cc <- detanon:::category_codes(data.frame(c1 = cat_o[[1]]), data.frame(c1 = cat_m[[1]]), "c1")
+  mult <- cumprod(c(1, 5L, 5L, 2L))[1:3]
+  for (nt in 1:2) {
+    expect_identical(.Call(detanon:::C_ffi_fs_levels, num_o, num_m, cc$o, cc$m, as.integer(i), as.integer(j),
+                           bands, mult, FALSE, nt), want$code)
   }
 })
 

@@ -130,3 +130,17 @@ test_that("bad input is refused with a classed error naming the argument", {
   expect_snapshot(error = TRUE, attack_tails(d, a, part = "extremes", tolerance = -1))
   expect_snapshot(error = TRUE, tune_release(d, vars = tail_vars, strata = tail_strata, tail = 0))
 })
+
+test_that("the rows of the k smallest values equal a full order(), ties by row", {
+  set.seed(31)
+  for (rep in 1:30) {
+    n <- sample(c(1, 2, 10, 500), 1)
+    x <- sample(c(round(stats::rnorm(n), 1), rep(0, 3), -0))[seq_len(n)] # ties, 0 and -0
+    if (rep %% 5 == 0) x[sample(n, 1)] <- NA
+    if (rep %% 7 == 0) x[] <- 2 # constant
+    for (k in unique(c(0L, 1L, min(n, 10L), n))) {
+      expect_identical(detanon:::first_rows(x, k), order(x, seq_len(n))[seq_len(k)])
+      expect_identical(detanon:::first_rows(-x, k), order(-x, seq_len(n))[seq_len(k)])
+    }
+  }
+})

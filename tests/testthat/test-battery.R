@@ -37,12 +37,12 @@ test_that("the NNDR confidence kernel equals brute force, with ties, duplicates 
     for (t in seq_along(cs$sizes)) {
       tree_of <- rep(t, n)
       tree_of[seq(1, n, by = 5)] <- 0L
-      got <- detanon:::nndr_confidence(index, zq, tree_of)
+      nn <- .Call(detanon:::C_ffi_battery_nn2, index, zq, as.integer(tree_of), 2L)
+      got <- detanon:::nndr_ratio(nn[, 1], nn[, 2])
       tr <- which(cs$id == t)
       want <- vapply(seq_len(n), function(i) ref_nndr(vapply(tr, function(j) ref_d2(zq[i, ], zt[j, ]), 0)), 0)
       want[tree_of == 0L] <- NA
       expect_equal(got, want)
-      nn <- .Call(detanon:::C_ffi_battery_nn2, index, zq, as.integer(tree_of), 2L)
       ref1 <- vapply(seq_len(n), function(i) sqrt(min(vapply(tr, function(j) ref_d2(zq[i, ], zt[j, ]), 0))), 0)
       ref1[tree_of == 0L] <- NA
       expect_equal(nn[, 1], ref1)
@@ -70,6 +70,109 @@ test_that("the capped rank kernel equals link_ranks() below the cap", {
     expect_true(all(is.na(got[!below, 2])))
     for (m in unique(pmin(c(1, 3), cap))) {
       expect_equal(detanon:::top_m_share(got[want, , drop = FALSE], m), detanon:::top_m_share(ref[want, , drop = FALSE], m))
+    }
+  }
+})
+
+# Plain R reference of the combined rank and NNDR kernel (rank_nn2_query(), src/rank.c): per
+# queried row, the tree points of its own stratum strictly closer to its query point than its
+# own point (up to cap), the number at most as close (only below the cap), and the distances
+# to the two nearest points (Inf when the stratum holds one).
+ref_rank_nn2 <- function(zt, zq, id, want, cap) {
+  n <- nrow(zt)
+  out <- matrix(NA_real_, n, 4)
+  for (i in which(want)) {
+    tr <- which(id == id[i])
+    d2 <- 0
+    for (j in seq_len(ncol(zt))) d2 <- d2 + (zq[i, j] - zt[tr, j])^2
+    own <- d2[tr == i]
+    lt <- sum(d2 < own)
+    out[i, 1] <- min(lt, cap)
+    if (lt < cap) out[i, 2] <- sum(d2 <= own)
+    s2 <- sort(d2)
+    out[i, 3] <- sqrt(s2[1])
+    out[i, 4] <- if (length(s2) > 1L) sqrt(s2[2]) else Inf
+  }
+  out
+}
+
+test_that("the combined rank and NNDR kernel equals plain R: ties, duplicates, far queries, tiny strata", {
+  set.seed(21)
+  for (case in 1:6) {
+    n <- c(3000, 400, 60, 9, 2, 1)[case]
+    d <- c(2, 3, 1, 2, 2, 3)[case]
+    zt <- matrix(round(stats::rnorm(n * d), 1), n, d)
+    if (n >= 60) {
+      zt[1:20, ] <- zt[21:40, ] # duplicated points
+      zt[41:50, 1] <- 0 # ties in one column
+    }
+    if (case == 3) zt[, 1] <- 5 # a constant column
+    zq <- zt + matrix(round(stats::rnorm(n * d, sd = 0.3), 1), n, d)
+    if (n >= 60) {
+      zq[51:55, ] <- zt[51:55, ] # queries on their own point
+      zq[56:60, ] <- zt[56:60, ] + 1e-300 # within rounding of it
+    }
+    far <- sample(n, ceiling(n / 4))
+    zq[far, ] <- zq[far[sample.int(length(far))], ] # far from their own points, as in the control
+    cell <- if (n >= 9) sample(1:4, n, TRUE, prob = c(10, 10, 1, 0.2)) else rep(1, n)
+    if (n >= 9) cell[1:3] <- c(5, 6, 6) # strata of 1 and 2 points
+    cs <- detanon:::cell_setup(cell)
+    index <- detanon:::rank_index(zt, cs)
+    want <- stats::runif(n) < 0.8
+    want[1] <- TRUE
+    for (cap in c(0, 1, 2, 3, 1e6)) {
+      ref <- ref_rank_nn2(zt, zq, cs$id, want, min(cap, n + 1))
+      for (nt in 1:2) {
+        got <- .Call(detanon:::C_ffi_index_rank_nn2, index, zq, want, as.double(cap), nt)
+        expect_identical(got, ref)
+      }
+      # the separate kernels give the same
+      if (cap > 0) {
+        expect_identical(got[, 1:2, drop = FALSE], detanon:::battery_ranks(index, zq, want, cap))
+        nn <- .Call(detanon:::C_ffi_battery_nn2, index, zq, ifelse(want, cs$id, 0L), 1L)
+        expect_identical(got[want, 3:4, drop = FALSE], nn[want, , drop = FALSE])
+      }
+    }
+  }
+})
+
+# Plain R reference of the k nearest in cells (nn2_run_knn_cells(), src/nn2.c): per query,
+# the squared distances of the k nearest points of its cell, and their coordinates (points
+# at equal distance by coordinates; identical points are interchangeable).
+test_that("the k nearest in cells equal plain R, and the previous lookup, for any thread count", {
+  set.seed(22)
+  for (case in 1:4) {
+    nt_pts <- c(3000, 200, 5, 1)[case]
+    nq <- c(2500, 150, 7, 3)[case]
+    d <- c(2, 3, 2, 1)[case]
+    zt <- matrix(round(stats::rnorm(nt_pts * d), 1), nt_pts, d)
+    if (nt_pts >= 200) zt[1:30, ] <- zt[31:60, ] # duplicated points
+    if (case == 2) zt[, 2] <- 1 # a constant column
+    zq <- matrix(round(stats::rnorm(nq * d), 1), nq, d)
+    if (nq >= 150) zq[1:10, ] <- zt[1:10, ] # queries on duplicated points
+    ct <- if (nt_pts >= 5) sample(1:3, nt_pts, TRUE, prob = c(10, 5, 0.3)) else rep(1L, nt_pts)
+    cq <- if (nt_pts >= 5) sample(1:4, nq, TRUE, prob = c(10, 5, 0.3, 0.3)) else rep(1L, nq) # cell 4: empty
+    for (k in c(1L, 3L, 10L)) {
+      got <- detanon:::nearest_in_cells(zt, zq, ct, cq, k = k)
+      expect_identical(detanon:::nearest_in_cells(zt, zq, ct, cq, k = k, nthreads = 2L), got)
+      # the previous kernel (src/assign.c), bit for bit: the same neighbours in the same order
+      levels <- sort(unique(c(ct, cq)))
+      it <- match(ct, levels)
+      iq <- match(cq, levels)
+      prev <- .Call(detanon:::C_ffi_nearest_in_cells, zt, zq, as.integer(order(it, method = "radix")),
+                    as.integer(c(0L, cumsum(tabulate(it, length(levels))))), as.integer(order(iq, method = "radix")),
+                    as.integer(c(0L, cumsum(tabulate(iq, length(levels))))), as.integer(k))
+      expect_identical(got, prev)
+      for (i in seq_len(nq)) {
+        tr <- which(ct == cq[i])
+        d2 <- 0
+        for (j in seq_len(d)) d2 <- d2 + (zq[i, j] - zt[tr, j])^2
+        o <- do.call(order, c(list(d2), lapply(seq_len(d), function(j) zt[tr, j])))[seq_len(min(k, length(tr)))]
+        want_d2 <- c(d2[o], rep(Inf, k - length(o)))
+        expect_identical(got$d2[i, ], want_d2)
+        expect_identical(zt[got$index[i, seq_along(o)], , drop = FALSE], zt[tr[o], , drop = FALSE])
+        expect_true(all(is.na(got$index[i, -seq_along(o)])))
+      }
     }
   }
 })
