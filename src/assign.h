@@ -119,13 +119,4 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                          ptrdiff_t n_cells, double limit, int cand, int max_rounds, int nt,
                          const assign_out *res, const kernel_host *host);
 
-/* The k nearest points of xt (Nt x d) to every point of xq (Nq x d) within cells (to, qo:
- * 1-based rows grouped by cell, toff, qoff the offsets): idx[r + m * Nq] = the 1-based row of
- * xt, dd[...] its squared distance, nearest first (ties as kd_knn_point() orders them);
- * entries beyond a cell's size are left untouched (the caller's missing values). Returns
- * NULL, or a message for an internal error. */
-const char *assign_nearest(const double *xt, ptrdiff_t Nt, const double *xq, ptrdiff_t Nq, int d,
-                           const int *to, const int *toff, const int *qo, const int *qoff,
-                           ptrdiff_t n_cells, int k, int *idx, double *dd, const kernel_host *host);
-
 #endif

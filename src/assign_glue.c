@@ -1,7 +1,5 @@
-/* Glue of attack_assignment() (ffi_assign) and of the nearest points within cells
- * (ffi_nearest_in_cells: attack_recipe(), attack_fellegi_sunter()): they check R's
- * arguments, allocate the results (NA where no row is assigned or found) and call the
- * kernels assign_cells() and assign_nearest() of assign.c (see assign.h for the method:
+/* Glue of attack_assignment() (ffi_assign): it checks R's arguments, allocates the results
+ * (NA where no row is assigned) and calls the kernel assign_cells() of assign.c (see assign.h for the method:
  * exact dense assignment in small cells, sparse assignment over kd-tree candidate edges
  * with expansion and column generation in large ones, and the dual lower bound). Scratch
  * memory comes from R_alloc through detanon_host(), so an interrupt (checked between
@@ -57,44 +55,6 @@ SEXP ffi_assign(SEXP zr, SEXP zc, SEXP r_order, SEXP r_off, SEXP c_order, SEXP c
     const char *bad = assign_cells(REAL_RO(zr), Nr, REAL_RO(zc), Nc, d, ro, roff, co, coff, n_cells,
                                    limit, cand, max_rounds, nt, &res, &host);
     if (bad) Rf_error("internal error in ffi_assign: %s", bad);
-    UNPROTECT(1);
-    return out;
-}
-
-/* The k nearest points of zt to every point of zq within cells (the lookup of
- * attack_recipe(), the candidates of attack_fellegi_sunter()): t_order, q_order the 1-based
- * rows of zt / zq grouped by cell, t_off, q_off the offsets of the cells (same number).
- * Returns list(index: an Nq x k matrix of 1-based rows of zt, nearest first, NA where the
- * cell has fewer points; d2: their squared distances, Inf where missing). Ties are ordered
- * as kd_knn_point() orders them (by coordinates). */
-SEXP ffi_nearest_in_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_order, SEXP q_off,
-                          SEXP k_)
-{
-    const int d = Rf_ncols(zt), k = Rf_asInteger(k_);
-    const ptrdiff_t Nt = Rf_nrows(zt), Nq = Rf_nrows(zq);
-    const R_xlen_t n_cells = XLENGTH(t_off) - 1;
-    if (TYPEOF(zt) != REALSXP || TYPEOF(zq) != REALSXP || Rf_ncols(zq) != d || d < 1 || k < 1 ||
-        TYPEOF(t_order) != INTSXP || TYPEOF(q_order) != INTSXP || TYPEOF(t_off) != INTSXP ||
-        TYPEOF(q_off) != INTSXP || XLENGTH(q_off) != XLENGTH(t_off) || n_cells < 0)
-        Rf_error("internal error: bad input to ffi_nearest_in_cells");
-    const int *to = INTEGER_RO(t_order), *qo = INTEGER_RO(q_order);
-    const int *toff = INTEGER_RO(t_off), *qoff = INTEGER_RO(q_off);
-    if (n_cells > 0 && (toff[0] != 0 || toff[n_cells] != XLENGTH(t_order) || qoff[0] != 0 ||
-                        qoff[n_cells] != XLENGTH(q_order)))
-        Rf_error("internal error: bad offsets in ffi_nearest_in_cells");
-    for (R_xlen_t i = 0; i < XLENGTH(t_order); i++)
-        if (to[i] < 1 || to[i] > Nt) Rf_error("internal error: row out of range in ffi_nearest_in_cells");
-    for (R_xlen_t i = 0; i < XLENGTH(q_order); i++)
-        if (qo[i] < 1 || qo[i] > Nq) Rf_error("internal error: row out of range in ffi_nearest_in_cells");
-    static const char *names[] = {"index", "d2"};
-    SEXP out = PROTECT(detanon_named_list(2, names));
-    int *idx = INTEGER(SET_VECTOR_ELT(out, 0, Rf_allocMatrix(INTSXP, Nq, k)));
-    double *dd = REAL(SET_VECTOR_ELT(out, 1, Rf_allocMatrix(REALSXP, Nq, k)));
-    for (ptrdiff_t i = 0; i < Nq * (ptrdiff_t) k; i++) { idx[i] = NA_INTEGER; dd[i] = R_PosInf; }
-    const kernel_host host = detanon_host(R_NilValue);
-    const char *bad = assign_nearest(REAL_RO(zt), Nt, REAL_RO(zq), Nq, d, to, toff, qo, qoff, n_cells,
-                                     k, idx, dd, &host);
-    if (bad) Rf_error("internal error in ffi_nearest_in_cells: %s", bad);
     UNPROTECT(1);
     return out;
 }

@@ -87,8 +87,6 @@ SEXP ffi_ola_node(SEXP lat, SEXP level, SEXP k, SEXP want_slot);
 /* assign_glue.c: one-to-one assignment within cells (attack_assignment) */
 SEXP ffi_assign(SEXP zr, SEXP zc, SEXP r_order, SEXP r_off, SEXP c_order, SEXP c_off,
                 SEXP limit, SEXP cand, SEXP rounds, SEXP nthreads);
-SEXP ffi_nearest_in_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_order, SEXP q_off,
-                          SEXP k);
 
 /* fellegi_glue.c: comparison patterns and claims of attack_fellegi_sunter() (kernel: fellegi.c) */
 SEXP ffi_fs_levels(SEXP num_o, SEXP num_m, SEXP cat_o, SEXP cat_m, SEXP i, SEXP j, SEXP bands,

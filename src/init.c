@@ -57,7 +57,6 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_battery_neighbours", (DL_FUNC) &ffi_battery_neighbours, 10},
     /* assign_glue.c: one-to-one assignment within cells (attack_assignment) */
     {"ffi_assign",         (DL_FUNC) &ffi_assign,         10},
-    {"ffi_nearest_in_cells", (DL_FUNC) &ffi_nearest_in_cells, 7},
     /* fellegi_glue.c: comparison patterns and claims (attack_fellegi_sunter) */
     {"ffi_fs_levels",      (DL_FUNC) &ffi_fs_levels,      10},
     {"ffi_fs_claims",      (DL_FUNC) &ffi_fs_claims,      6},
