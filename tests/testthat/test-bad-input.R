@@ -782,7 +782,7 @@ bad("anonymise_stats: k = 1", list(bi_d), function(x) anonymise_stats(x, vars = 
 bad("anonymise_stats: unknown method", list(bi_d), function(x) anonymise_stats(x, vars = "x", method = "knn"),
     "`method` must be one of \"anonymise\"")
 bad("anonymise_stats: a method not per stratum", list(bi_d),
-    function(x) anonymise_stats(x, vars = "x", method = "adaptive"), "`method = \"adaptive\"` cannot run stratum by stratum")
+    function(x) anonymise_stats(x, vars = "x", method = "stratum"), "`method = \"stratum\"` cannot run stratum by stratum")
 bad("anonymise_stats: keyed without its key", list(bi_d),
     function(x) anonymise_stats(x, vars = "x", method = "keyed"), "`key` must be the custodian's secret")
 bad("anonymise_stats: a key for another method", list(bi_d),
@@ -895,8 +895,8 @@ if (requireNamespace("DBI", quietly = TRUE) && requireNamespace("RSQLite", quiet
   bad("anonymise_db: chunk = 0", bi_con, bi_db("bi", vars = "x", strata = "g", output = "o", chunk = 0),
       "`chunk` must be a single whole number >= 1")
   bad("anonymise_db: method not per stratum", bi_con,
-      bi_db("bi", vars = "x", strata = "g", output = "o", method = "adaptive"),
-      "`method = \"adaptive\"` cannot run stratum by stratum")
+      bi_db("bi", vars = "x", strata = "g", output = "o", method = "stratum"),
+      "`method = \"stratum\"` cannot run stratum by stratum")
   bad("anonymise_db: read", bi_con, bi_db("bi", vars = "x", strata = "g", output = "o", read = "all"),
       "`read` must be one of \"order\", \"index\"")
   bad("anonymise_db: strata smaller than k", bi_con, bi_db("bi", vars = "x", strata = "s", output = "o", read = "index"),
