@@ -18,9 +18,19 @@ enum { IX_PTS, IX_ROW, IX_LEAF_OF, IX_NODES, IX_BOX, IX_META, IX_OFFSETS,
         * (IX_G + IX_PTS, ...), then the points per position and per node */
        IX_G, IX_G_W = IX_G + IX_OFFSETS + 1, IX_G_NW, IX_N_SLOTS };
 
+/* A vector of the index, zeroed, so that an index written to a file (saveRDS()) carries no
+ * uninitialised bytes (a kd_node's padding, nodes and boxes a tree does not use). */
+static SEXP zeroed(SEXP x)
+{
+    size_t bytes = (size_t) XLENGTH(x) * (TYPEOF(x) == RAWSXP ? 1 : TYPEOF(x) == INTSXP ? sizeof(int) : sizeof(double));
+    if (bytes) memset(DATAPTR(x), 0, bytes);
+    return x;
+}
+
 static void *raw_slot(SEXP idx, int slot, size_t n, size_t size)
 {
-    return RAW(SET_VECTOR_ELT(idx, slot, Rf_allocVector(RAWSXP, (R_xlen_t) (n * size))));
+    Rbyte *r = RAW(SET_VECTOR_ELT(idx, slot, zeroed(Rf_allocVector(RAWSXP, (R_xlen_t) (n * size)))));
+    return r;
 }
 
 /* The groups of tied points of the built trees of idx, into its IX_G_ slots. */
@@ -29,22 +39,22 @@ static void rank_index_groups_build(SEXP idx, const kd_tree *trees, R_xlen_t n_s
 {
     ptrdiff_t *rep = (ptrdiff_t *) R_alloc(n > 0 ? n : 1, sizeof(ptrdiff_t));
     double *mult = (double *) R_alloc(n > 0 ? n : 1, sizeof(double));
-    int *goff = INTEGER(SET_VECTOR_ELT(idx, IX_G + IX_OFFSETS, Rf_allocVector(INTSXP, n_strata + 1)));
+    int *goff = INTEGER(SET_VECTOR_ELT(idx, IX_G + IX_OFFSETS, zeroed(Rf_allocVector(INTSXP, n_strata + 1))));
     rank_distinct(trees, n_strata, n, rep, mult, goff, host);
     const ptrdiff_t ng = goff[n_strata];
     size_t total_nodes = 0;
     for (R_xlen_t s = 0; s < n_strata; s++)
         if (goff[s + 1] > goff[s])
             total_nodes += kd_max_nodes((ptrdiff_t) goff[s + 1] - goff[s], RANK_LEAF_SIZE);
-    double *pts = REAL(SET_VECTOR_ELT(idx, IX_G + IX_PTS, Rf_allocVector(REALSXP, (R_xlen_t) ng * d)));
+    double *pts = REAL(SET_VECTOR_ELT(idx, IX_G + IX_PTS, zeroed(Rf_allocVector(REALSXP, (R_xlen_t) ng * d))));
     ptrdiff_t *row = (ptrdiff_t *) raw_slot(idx, IX_G + IX_ROW, ng, sizeof(ptrdiff_t));
     ptrdiff_t *leaf_of = (ptrdiff_t *) raw_slot(idx, IX_G + IX_LEAF_OF, ng, sizeof(ptrdiff_t));
     kd_node *nodes = (kd_node *) raw_slot(idx, IX_G + IX_NODES, total_nodes, sizeof(kd_node));
-    double *box = REAL(SET_VECTOR_ELT(idx, IX_G + IX_BOX,
-                                      Rf_allocVector(REALSXP, (R_xlen_t) total_nodes * 2 * d)));
-    int *meta = INTEGER(SET_VECTOR_ELT(idx, IX_G + IX_META, Rf_allocVector(INTSXP, 3 * n_strata)));
-    double *w = REAL(SET_VECTOR_ELT(idx, IX_G_W, Rf_allocVector(REALSXP, ng)));
-    double *nw = REAL(SET_VECTOR_ELT(idx, IX_G_NW, Rf_allocVector(REALSXP, (R_xlen_t) total_nodes)));
+    double *box = REAL(SET_VECTOR_ELT(idx, IX_G + IX_BOX, 
+                                      zeroed(Rf_allocVector(REALSXP, (R_xlen_t) total_nodes * 2 * d))));
+    int *meta = INTEGER(SET_VECTOR_ELT(idx, IX_G + IX_META, zeroed(Rf_allocVector(INTSXP, 3 * n_strata))));
+    double *w = REAL(SET_VECTOR_ELT(idx, IX_G_W, zeroed(Rf_allocVector(REALSXP, ng))));
+    double *nw = REAL(SET_VECTOR_ELT(idx, IX_G_NW, zeroed(Rf_allocVector(REALSXP, (R_xlen_t) total_nodes))));
     rank_build_groups(trees, n_strata, rep, mult, goff, pts, row, leaf_of, nodes, box, w, nw, meta, host);
 }
 
@@ -70,15 +80,14 @@ SEXP ffi_rank_index(SEXP z, SEXP order, SEXP offsets)
         total_nodes += kd_max_nodes(ns, RANK_LEAF_SIZE);
     }
     SEXP idx = PROTECT(Rf_allocVector(VECSXP, IX_N_SLOTS));
-    double *pts = REAL(SET_VECTOR_ELT(idx, IX_PTS, Rf_allocVector(REALSXP, (R_xlen_t) n * d)));
-    ptrdiff_t *row = (ptrdiff_t *) RAW(SET_VECTOR_ELT(idx, IX_ROW,
-        Rf_allocVector(RAWSXP, (R_xlen_t) n * (R_xlen_t) sizeof(ptrdiff_t))));
-    ptrdiff_t *leaf_of = (ptrdiff_t *) RAW(SET_VECTOR_ELT(idx, IX_LEAF_OF,
-        Rf_allocVector(RAWSXP, (R_xlen_t) n * (R_xlen_t) sizeof(ptrdiff_t))));
-    kd_node *nodes = (kd_node *) RAW(SET_VECTOR_ELT(idx, IX_NODES,
-        Rf_allocVector(RAWSXP, (R_xlen_t) total_nodes * (R_xlen_t) sizeof(kd_node))));
-    double *box = REAL(SET_VECTOR_ELT(idx, IX_BOX, Rf_allocVector(REALSXP, (R_xlen_t) total_nodes * 2 * d)));
-    int *meta = INTEGER(SET_VECTOR_ELT(idx, IX_META, Rf_allocVector(INTSXP, 3 * n_strata)));
+    double *pts = REAL(SET_VECTOR_ELT(idx, IX_PTS, zeroed(Rf_allocVector(REALSXP, (R_xlen_t) n * d))));
+    ptrdiff_t *row = (ptrdiff_t *) RAW(SET_VECTOR_ELT(idx, IX_ROW, 
+        zeroed(Rf_allocVector(RAWSXP, (R_xlen_t) n * (R_xlen_t) sizeof(ptrdiff_t)))));
+    ptrdiff_t *leaf_of = (ptrdiff_t *) RAW(SET_VECTOR_ELT(idx, IX_LEAF_OF, 
+        zeroed(Rf_allocVector(RAWSXP, (R_xlen_t) n * (R_xlen_t) sizeof(ptrdiff_t)))));
+    kd_node *nodes = (kd_node *) raw_slot(idx, IX_NODES, (size_t) total_nodes, sizeof(kd_node));
+    double *box = REAL(SET_VECTOR_ELT(idx, IX_BOX, zeroed(Rf_allocVector(REALSXP, (R_xlen_t) total_nodes * 2 * d))));
+    int *meta = INTEGER(SET_VECTOR_ELT(idx, IX_META, zeroed(Rf_allocVector(INTSXP, 3 * n_strata))));
     SET_VECTOR_ELT(idx, IX_OFFSETS, Rf_duplicate(offsets));
 
     const kernel_host host = detanon_host(R_NilValue);
