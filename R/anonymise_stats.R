@@ -110,6 +110,8 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3, method = 
   vars <- args$vars
   strata <- args$strata
   k <- args$k
+  # (a table's columns and values, before the data are read)
+  if (is.data.frame(k)) k_per_stratum(k, strata, character(), integer())
   p <- length(vars)
   st <- list(vars = vars, strata = strata, k = k, format = format, na = na, small_strata = small_strata,
              integer = vapply(first[vars], is.integer, logical(1)), template = first[0L, , drop = FALSE])

@@ -242,38 +242,51 @@ test_that("method = \"keyed\" needs its key; other methods take none", {
 })
 
 # ---- the adaptive method: its rounds join all strata ------------------------------------------
-test_that("method = \"adaptive\": stages, k, k_max, m, NA and tiny strata, many groups, chunks, threads", {
-  set.seed(21)
+# 900 records of x, y, w (whole numbers) and t (tiny) in strata g x h, with duplicated records,
+# a missing g, tiny strata of 4 records ("four": k = 4 makes their centroids all equal) and 6.
+part_grown_data <- function(seed) {
+  set.seed(seed)
   n <- 900
   d <- data.frame(x = round(stats::rnorm(n), 1), y = stats::rexp(n), w = sample(1:40, n, TRUE),
                   t = stats::runif(n) * 1e-200, g = sample(c("a", "b", NA), n, TRUE, prob = c(0.5, 0.3, 0.2)),
                   h = sample(c(1L, 2L), n, TRUE))
-  d[1:40, c("x", "y", "w", "t")] <- d[41:80, c("x", "y", "w", "t")] # duplicated records
-  # tiny strata of k records (their centroids all equal) and of a few more
+  d[1:40, c("x", "y", "w", "t")] <- d[41:80, c("x", "y", "w", "t")]
   d$g[81:84] <- "four"
   d$h[81:84] <- 1L
   d$g[85:90] <- "six"
   d$h[85:90] <- 2L
+  d
+}
+
+# Every setting on d (part_grown_data()) in 1 and 5 chunks of its rows shuffled, in groups
+# of 1, 250 (on two threads) and 1e6 records: identical() to the verb. Returns the verb's
+# release of each setting.
+part_grown_check <- function(d, method, settings) {
+  lapply(seq_along(settings), function(i) {
+    for (n_chunks in c(1L, 5L)) {
+      chunks <- part_chunks(d[sample(nrow(d)), ], n_chunks)
+      for (group_size in c(1, 250, 1e6)) {
+        nt <- if (group_size == 250) 2L else 1L
+        r <- do.call(part_compare, c(list(chunks, vars = c("x", "y", "w", "t"), strata = c("g", "h"),
+                                          group_size = group_size, method = method, nthreads = nt), settings[[i]]))
+        expect_false(inherits(r$ref, "error"))
+        expect_identical(r$out, r$ref, label = paste(method, "setting", i, "chunks", n_chunks, "group size", group_size))
+      }
+    }
+    r$ref
+  })
+}
+
+test_that("method = \"adaptive\": stages, k, k_max, m, NA and tiny strata, many groups, chunks, threads", {
+  d <- part_grown_data(21)
   settings <- list(list(k = 3, m = 1, rate = 0, format = "natural"),
                    list(k = 2, m = 2, rate = 0.1, k_max = 20, format = "none"),
                    list(k = 4, m = 3, rate = c(0.4, 0.2, 0.05), k_max = c(10, 20, 40), format = "precision"),
                    list(k = 3, m = 5, rate = 0.02, k_max = 12, format = "natural"),
                    list(k = 4, m = 0, format = "natural"))
-  rounds <- grown <- integer()
-  for (i in seq_along(settings)) {
-    for (n_chunks in c(1L, 5L)) {
-      chunks <- part_chunks(d[sample(n), ], n_chunks)
-      for (group_size in c(1, 250, 1e6)) {
-        nt <- if (group_size == 250) 2L else 1L
-        r <- do.call(part_compare, c(list(chunks, vars = c("x", "y", "w", "t"), strata = c("g", "h"),
-                                          group_size = group_size, method = "adaptive", nthreads = nt), settings[[i]]))
-        expect_false(inherits(r$ref, "error"))
-        expect_identical(r$out, r$ref, label = paste("setting", i, "chunks", n_chunks, "group size", group_size))
-      }
-    }
-    rounds <- c(rounds, release_info(r$ref)$counts$rounds)
-    grown <- c(grown, release_info(r$ref)$counts$n_grown)
-  }
+  refs <- part_grown_check(d, "adaptive", settings)
+  rounds <- vapply(refs, function(r) release_info(r)$counts$rounds, 0L)
+  grown <- vapply(refs, function(r) release_info(r)$counts$n_grown, 0L)
   # the settings grow records over many rounds (m = 0: one round, nothing grown)
   expect_true(all(rounds[-5] > 3L) && all(grown[-5] > 0L))
   expect_identical(c(rounds[5], grown[5]), c(1L, 0L))
@@ -347,17 +360,7 @@ test_that("method = \"adaptive\": the settings that cannot run are classed error
 
 # ---- the stratum method: one k per stratum, a table (tune_release()'s) -----------------------
 test_that("method = \"stratum\": a table of k per stratum, NA and tiny strata, many groups, chunks, threads", {
-  set.seed(23)
-  n <- 900
-  d <- data.frame(x = round(stats::rnorm(n), 1), y = stats::rexp(n), w = sample(1:40, n, TRUE),
-                  t = stats::runif(n) * 1e-200, g = sample(c("a", "b", NA), n, TRUE, prob = c(0.5, 0.3, 0.2)),
-                  h = sample(c(1L, 2L), n, TRUE))
-  d[1:40, c("x", "y", "w", "t")] <- d[41:80, c("x", "y", "w", "t")] # duplicated records
-  # a tiny stratum of k records (its centroids all equal) and one of a few more
-  d$g[81:84] <- "four"
-  d$h[81:84] <- 1L
-  d$g[85:90] <- "six"
-  d$h[85:90] <- 2L
+  d <- part_grown_data(23)
   tab <- unique(d[c("g", "h")])
   rownames(tab) <- NULL
   tab$k <- rep_len(c(3L, 7L, 12L, 5L, 40L), nrow(tab))
@@ -370,18 +373,7 @@ test_that("method = \"stratum\": a table of k per stratum, NA and tiny strata, m
                    list(k = other, k_max = c(40, 60), rate = c(0.3, 0.1), format = "none"),
                    list(k = tab, k_max = 50, m = 0, format = "precision"),
                    list(k = 4, format = "natural"))
-  for (i in seq_along(settings)) {
-    for (n_chunks in c(1L, 5L)) {
-      chunks <- part_chunks(d[sample(n), ], n_chunks)
-      for (group_size in c(1, 250, 1e6)) {
-        nt <- if (group_size == 250) 2L else 1L
-        r <- do.call(part_compare, c(list(chunks, vars = c("x", "y", "w", "t"), strata = c("g", "h"),
-                                          group_size = group_size, method = "stratum", nthreads = nt), settings[[i]]))
-        expect_false(inherits(r$ref, "error"))
-        expect_identical(r$out, r$ref, label = paste("setting", i, "chunks", n_chunks, "group size", group_size))
-      }
-    }
-  }
+  part_grown_check(d, "stratum", settings)
   # the table of the metadata: the data's strata and their k; nothing grown
   info <- release_info(part_compare(list(d), vars = c("x", "y", "w", "t"), strata = c("g", "h"), k = other,
                                     k_max = 40, method = "stratum")$out)
