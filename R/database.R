@@ -313,8 +313,11 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, method = "anon
 print.detanon_db_release <- function(x, ...) {
   cn <- x$counts
   cat(sprintf("<detanon database release> table \"%s\", masked by method \"%s\"\n", x$output, x$method))
-  cat(sprintf("  %s written (%d suppressed in small strata, %d dropped for missing values)\n",
-              plural(x$n_written, "record"), cn$n_suppressed, cn$n_dropped))
+  # (the adaptive verb's counts have neither suppressed nor dropped records)
+  cat("  ", plural(x$n_written, "record"), " written",
+      if (!is.null(cn$n_suppressed)) {
+        sprintf(" (%d suppressed in small strata, %d dropped for missing values)", cn$n_suppressed, cn$n_dropped)
+      }, "\n", sep = "")
   strata <- if (length(x$settings$strata)) paste(x$settings$strata, collapse = " x ") else "none"
   k <- x$settings$k
   k <- if (is.data.frame(k)) sprintf("%d to %d per stratum", min(k$k), max(k$k)) else as.integer(k)

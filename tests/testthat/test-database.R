@@ -182,6 +182,7 @@ test_that("anonymise_db(method = \"stratum\") on SQLite is anonymise_adaptive() 
   db_check_identical(con, "index", chunk = 1e6, group_size = 1e6, k = 3, method = "stratum", m = 0)
   meta <- anonymise_db(con, "people", vars = c("x", "y", "z"), strata = c("grp", "cls"), k = tab, k_max = 25,
                        output = "masked", method = "stratum", check_identifiers = FALSE)
+  expect_output(print(meta), "700 records written")
   expect_output(print(meta), "k = 2 to 25 per stratum")
   expect_identical(meta$counts$n_grown, 0L)
   # a bad table: the verb's classed error, nothing written
