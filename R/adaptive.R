@@ -30,7 +30,8 @@
 #' path of releases from light to strong masking costs little more than its last step.
 #'
 #' For data that do not fit in memory, [anonymise_partitioned()] and [anonymise_db()] with
-#' `method = "adaptive"` give the same release, bit for bit (one `k`, without `w1`).
+#' `method = "adaptive"` give the same release, bit for bit (one `k`, without `w1`), and with
+#' `method = "stratum"` that of `m = 0` (one `k` or a table of k per stratum).
 #'
 #' The search, the centroids and the tests run in C on one kd-tree per stratum; ties among neighbours are broken by
 #' their coordinates and all sums are exact or in coordinate order, so the release is the
@@ -150,35 +151,41 @@ adaptive_setup <- function(df, vars, strata, rmd, nthreads, rmd_sample = NULL) {
 # a column `k`). Every stratum must hold at least its k records.
 adaptive_start_k <- function(k, df, strata, p) {
   if (is.data.frame(k)) {
-    miss <- setdiff(c(strata, "k"), names(k))
-    if (length(miss)) {
-      stop_arg("`k` as a table needs the `strata` columns and a column `k`; it lacks ",
-               quote_names(miss), ".")
-    }
-    kk <- k$k
-    if (!is.numeric(kk) || anyNA(kk) || any(kk != round(kk)) || any(kk < 2) || any(kk > .Machine$integer.max)) {
-      stop_arg("the column `k` of `k` must hold whole numbers >= 2.")
-    }
-    tk <- stratum_keys(k, strata)
-    if (anyDuplicated(tk)) stop_arg("`k` has more than one row for a stratum.")
-    at <- match(stratum_keys(df[match(seq_along(p$sizes), p$id), , drop = FALSE], strata), tk)
-    if (anyNA(at)) {
-      stop_arg("`k` has no row for ", plural(sum(is.na(at)), "stratum", "strata"), " of `data`.")
-    }
-    ks <- as.integer(kk[at])
-  } else {
-    ks <- rep(k, length(p$sizes)) # checked by check_masking_args()
+    keys <- stratum_keys(df[match(seq_along(p$sizes), p$id), , drop = FALSE], strata)
+    return(k_per_stratum(k, strata, keys, p$sizes)[p$id])
   }
-  small <- which(p$sizes < ks)
-  if (length(small) && !is.data.frame(k)) {
-    stop_small_strata(df, p$id, p$sizes, small, strata, ks[1L], "merge_small_strata() first")
+  small <- which(p$sizes < k) # (one k, checked by check_masking_args())
+  if (length(small)) stop_small_strata(df, p$id, p$sizes, small, strata, k, "merge_small_strata() first")
+  rep.int(as.integer(k), length(p$id))
+}
+
+# The k of each stratum (its stratum key `keys`, its records `sizes`) from a table `k` of
+# the strata columns and a column `k` (rows of other strata are ignored). Every stratum must
+# have a row and hold at least its k records. The in-memory verbs and the partitioned
+# passes (anonymise_stats()) check a table here.
+k_per_stratum <- function(k, strata, keys, sizes) {
+  miss <- setdiff(c(strata, "k"), names(k))
+  if (length(miss)) {
+    stop_arg("`k` as a table needs the `strata` columns and a column `k`; it lacks ", quote_names(miss), ".")
   }
+  kk <- k$k
+  if (!is.numeric(kk) || anyNA(kk) || any(kk != round(kk)) || any(kk < 2) || any(kk > .Machine$integer.max)) {
+    stop_arg("the column `k` of `k` must hold whole numbers >= 2.")
+  }
+  tk <- stratum_keys(k, strata)
+  if (anyDuplicated(tk)) stop_arg("`k` has more than one row for a stratum.")
+  at <- match(keys, tk)
+  if (anyNA(at)) {
+    stop_arg("`k` has no row for ", plural(sum(is.na(at)), "stratum", "strata"), " of `data`.")
+  }
+  ks <- as.integer(kk[at])
+  small <- which(sizes < ks)
   if (length(small)) {
     stop_arg(plural(length(small), "stratum has", "strata have"), " fewer records than its `k` in ",
-             "the table `k` (the smallest has ", plural(min(p$sizes[small]), "record"), " for k = ",
-             ks[small][which.min(p$sizes[small])], ").", kind = "small_strata")
+             "the table `k` (the smallest has ", plural(min(sizes[small]), "record"), " for k = ",
+             ks[small][which.min(sizes[small])], ").", kind = "small_strata")
   }
-  as.integer(ks[p$id])
+  ks
 }
 
 # The table of k per stratum of a release: the strata columns of its strata (in the
@@ -409,11 +416,12 @@ adaptive_kernel <- function(xs, cols, mean, sd, id, k, nthreads, stats, keys) {
   list(values = .Call(C_ffi_adaptive_centroids, g$index, stats$adaptive$k[g$at], seq_along(g$at), nthreads))
 }
 
-adaptive_meta <- function(st, step5, counts) {
+# (k0: the first k of every record, canonical order)
+adaptive_meta <- function(st, step5, counts, k0 = st$k) {
   k <- st$adaptive$k
-  list(settings = list(k = st$k, k_max = st$k_max, m = st$m, rate = st$rate, w1 = NULL, format = st$format,
-                       vars = st$vars, strata = st$strata),
-       counts = c(counts[1:3], list(mean_k = mean(k), max_k = max(k), n_grown = sum(k > st$k),
+  list(settings = list(k = if (is.null(st$k_table)) st$k else st$k_table, k_max = st$k_max, m = st$m,
+                       rate = st$rate, w1 = NULL, format = st$format, vars = st$vars, strata = st$strata),
+       counts = c(counts[1:3], list(mean_k = mean(k), max_k = max(k), n_grown = sum(k > k0),
                                     n_capped = st$adaptive$n_capped, rounds = st$adaptive$rounds)),
        stats = list(scale = step5$scale))
 }

@@ -1,7 +1,8 @@
 #' Anonymise stratum by stratum, on one machine or on a cluster
 #'
 #' [anonymise()] (or, with `method = "mdav"`, [anonymise_mdav()], with `method = "keyed"`,
-#' [anonymise_keyed()], with `method = "adaptive"`, [anonymise_adaptive()]) as the composition of its
+#' [anonymise_keyed()], with `method = "adaptive"`, [anonymise_adaptive()], with
+#' `method = "stratum"`, [anonymise_adaptive()] with one k per stratum and `m = 0`) as the composition of its
 #' passes ([anonymise_stats()], [anonymise_stratum()], [anonymise_rescale()],
 #' [anonymise_release()]), with the strata
 #' (or groups of small strata, balanced by size) masked by `future.apply::future_lapply()`
@@ -41,7 +42,10 @@
 #' [anonymise_adaptive()] does and computes the SDs of all centroids from exact sums. Its
 #' interval test `w1` is refused (it needs the robust covariance of all records, which no
 #' pass over groups of strata gives), as are `na` and `small_strata` other than `"fail"`
-#' (the verb has neither). The methods of
+#' (the verb has neither). The stratum method (one k per stratum, the k-per-stratum release
+#' of [tune_release()]) needs no pass between the statistics and the masking: each stratum's
+#' centroids depend on its own records and k only; its table `k` is checked against the
+#' strata of the statistics pass, as [anonymise_adaptive()] checks it. The methods of
 #' [masking_methods()] that do not run per stratum are refused with the reason. Not
 #' supported partitioned: `na = "median_stratum"`, `"mean_stratum"`,
 #' `small_strata = "merge"` and `engine = "rann"` (use [anonymise()] in memory).
@@ -61,8 +65,9 @@
 #'   records per released point and the keyed noise, as in [anonymise_keyed()] (its `held`
 #'   is not supported partitioned). The key travels with the statistics to the workers
 #'   (through the future plan): send it only to machines trusted with the originals.
-#' @param k_max,m,rate,w1 For `method = "adaptive"`, as in [anonymise_adaptive()], with one
-#'   `k` and `w1 = NULL` (see the section What is exact).
+#' @param k_max,m,rate,w1 For `method = "adaptive"` (with one `k`) and `"stratum"`, as in
+#'   [anonymise_adaptive()], with `w1 = NULL` (see the section What is exact); `m = NULL` is
+#'   1 for `"adaptive"`, and 0, the only value, for `"stratum"`.
 #' @return The release, as [anonymise()] returns it: the class of the first chunk, with
 #'   release metadata ([release_info()]).
 #' @family partitioned anonymisation
@@ -80,7 +85,7 @@ anonymise_partitioned <- function(chunks, vars = NULL, strata = NULL, k = 3, met
                                   na = c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"),
                                   small_strata = c("fail", "suppress", "merge"),
                                   check_identifiers = TRUE, group_size = 1e6, strata_source = NULL,
-                                  future = NULL, key = NULL, size = 10, noise = TRUE, k_max = 33, m = 1, rate = 0,
+                                  future = NULL, key = NULL, size = 10, noise = TRUE, k_max = 33, m = NULL, rate = 0,
                                   w1 = NULL, nthreads = getOption("detanon.nthreads", 1L)) {
   check_flag(check_identifiers, "check_identifiers")
   group_size <- check_whole(group_size, "group_size", min = 1)

@@ -30,21 +30,29 @@
 #'   last. It is read several times, so the function must return the same chunks each
 #'   time (e.g. reading a database table by blocks of rows): other records on a later
 #'   reading are an error (class `detanon_error_data`). Every chunk has the same columns.
-#' @inheritParams anonymise
+#' @param k Number of points in each centroid, as in [anonymise()]: a whole number >= 2.
+#'   With `method = "stratum"`, also a table of k per stratum, as in [anonymise_adaptive()]
+#'   (the `strata` columns and a column `k`, one row per stratum; rows of strata absent from
+#'   the data are ignored), e.g. the `k` of [release_info()] of a release [tune_release()]
+#'   chose. Every stratum must have a row and at least its `k` records.
 #' @param vars,strata As in [anonymise()]; the defaults are read from the first chunk with
 #'   records.
 #' @param method The masking method: one of [masking_methods()] that runs stratum by
 #'   stratum (`per_stratum`): `"anonymise"` (the default, [anonymise()]), `"mdav"`
 #'   ([anonymise_mdav()] with one `k` and `noise = FALSE`), `"keyed"` ([anonymise_keyed()]
 #'   without `held`; its budget is shared by a pass over the strata, see
-#'   [anonymise_partitioned()]) or `"adaptive"` ([anonymise_adaptive()] with one `k` and
-#'   without `w1`; its rounds run on search indexes built by one more pass over the strata).
+#'   [anonymise_partitioned()]), `"adaptive"` ([anonymise_adaptive()] with one `k` and
+#'   without `w1`; its rounds run on search indexes built by one more pass over the strata)
+#'   or `"stratum"` (one k per stratum: [anonymise_adaptive()] with `m = 0` and `k` one
+#'   number or a table of k per stratum, as [tune_release()] chooses it; one masking pass).
 #'   The others are refused with the reason (their `why_not`).
 #' @param key,size,noise For `method = "keyed"`, as in [anonymise_keyed()]; with `noise`,
 #'   one more radix select over the chunks (the columns' exact medians). The statistics
 #'   then hold the key: never print or store them.
-#' @param k_max,m,rate,w1 For `method = "adaptive"`, as in [anonymise_adaptive()] (one `k`;
-#'   `w1` must be `NULL`: its interval test needs the robust covariance of all records).
+#' @param k_max,m,rate,w1 For `method = "adaptive"` and `"stratum"`, as in
+#'   [anonymise_adaptive()] (`w1` must be `NULL`: its interval test needs the robust
+#'   covariance of all records). `m = NULL`: 1 for `"adaptive"` (the verb's default), 0 for
+#'   `"stratum"` (which takes no other: it grows no record).
 #' @param format The release form, as in [anonymise()] (`"natural"`, `"precision"` or
 #'   `"none"`).
 #' @param na What to do with missing values in `vars`: `"fail"`, `"median"`, `"mean"` or
@@ -71,7 +79,7 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3, method = 
                             format = c("natural", "precision", "none"),
                             na = c("fail", "median", "mean", "complete", "median_stratum", "mean_stratum"),
                             small_strata = c("fail", "suppress", "merge"), key = NULL, size = 10, noise = TRUE,
-                            k_max = 33, m = 1, rate = 0, w1 = NULL) {
+                            k_max = 33, m = NULL, rate = 0, w1 = NULL) {
   read <- chunk_reader(chunks, "chunks")
   # the first chunk with records (for the checks of anonymise() and the column types)
   i <- 1L
@@ -94,12 +102,16 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3, method = 
     stop_arg("`small_strata = \"merge\"` is not supported partitioned: its distance needs the z-scores of ",
              "all kept records. Use \"suppress\" or \"fail\", merge_small_strata() first, or anonymise() in memory.")
   }
-  # the checks of anonymise() on the first chunk (columns, types, k)
+  # the checks of anonymise() on the first chunk (columns, types, k; a table `k` of method
+  # "stratum" is checked against the strata after pass 1)
   args <- check_masking_args(first, vars, strata, k, na = na, small_strata = small_strata,
-                             choices = list(na = na_choices, small_strata = small_strata_choices))
+                             choices = list(na = na_choices, small_strata = small_strata_choices),
+                             k_table = method == "stratum")
   vars <- args$vars
   strata <- args$strata
   k <- args$k
+  # (a table's columns and values, before the data are read)
+  if (is.data.frame(k)) k_per_stratum(k, strata, character(), integer())
   p <- length(vars)
   st <- list(vars = vars, strata = strata, k = k, format = format, na = na, small_strata = small_strata,
              integer = vapply(first[vars], is.integer, logical(1)), template = first[0L, , drop = FALSE])
@@ -112,18 +124,23 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3, method = 
   } else if (!is.null(key)) {
     stop_arg("`key` is the secret of `method = \"keyed\"`; method \"", method, "\" takes none.")
   }
-  if (method == "adaptive") {
+  if (method %in% c("adaptive", "stratum")) {
     if (!is.null(w1)) {
       stop_arg("`w1` (the interval test) is not supported partitioned: it needs the robust covariance (MCD) of ",
                "all records, which no pass over groups of strata gives. Use anonymise_adaptive() in memory.")
     }
     if (na != "fail" || small_strata != "fail") {
-      stop_arg("`method = \"adaptive\"` takes `na = \"fail\"` and `small_strata = \"fail\"` only, as ",
+      stop_arg("`method = \"", method, "\"` takes `na = \"fail\"` and `small_strata = \"fail\"` only, as ",
                "anonymise_adaptive() does: impute missing values and merge small strata first.")
     }
-    st$m <- check_whole(m, "m", min = 0)
+    # (the stratum method is anonymise_adaptive() with m = 0: no record is grown)
+    st$m <- check_whole(if (is.null(m)) as.integer(method == "adaptive") else m, "m", min = 0)
+    if (method == "stratum" && st$m != 0) {
+      stop_arg("`m` must be 0 (or NULL) for `method = \"stratum\"`, not ", show_value(m), ": one k per stratum ",
+               "grows no record. Use `method = \"adaptive\"` to grow k per record.")
+    }
     st$rate <- check_rates(rate)
-    st$k_max <- check_k_max(k_max, st$rate, k)
+    if (!is.data.frame(k)) st$k_max <- check_k_max(k_max, st$rate, k)
   }
 
   # pass 1: stratum sizes (records kept by the na policy), the sums of the values kept by it
@@ -162,6 +179,8 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3, method = 
   # anonymise_stratum() know the values are those the statistics were made of
   st$check <- st$strata_table$check
   st$strata_table$check <- NULL
+  if (is.data.frame(k)) st <- stats_k_table(st, k, k_max)
+  k <- st$k
   if (na == "complete") n_na[] <- 0
   n_obs <- sum(st$strata_table$n) - n_na
 
@@ -280,11 +299,29 @@ anonymise_stats <- function(chunks, vars = NULL, strata = NULL, k = 3, method = 
   structure(st, class = "detanon_anonymise_stats")
 }
 
+# A table `k` of method "stratum" on the strata of pass 1, checked as anonymise_adaptive()
+# checks it (k_per_stratum(), then `k_max`): the statistics with the k of every stratum
+# (`k_strata`, aligned with the strata table), their smallest (`k`: that of the release
+# form's bounds, as the verb's) and the table of the release metadata (`k_table`, as
+# k_table_of(): the strata in the order of their ids, and their k).
+stats_k_table <- function(st, k, k_max) {
+  tab <- st$strata_table
+  st$k_strata <- k_per_stratum(k, st$strata, tab$key, tab$n)
+  st$k <- min(st$k_strata)
+  st$k_max <- check_k_max(k_max, st$rate, max(st$k_strata))
+  o <- order(stratum_ids(tab[st$strata], st$strata))
+  st$k_table <- as.data.frame(tab[o, st$strata, drop = FALSE])
+  rownames(st$k_table) <- NULL
+  st$k_table$k <- st$k_strata[o]
+  st
+}
+
 #' @export
 print.detanon_anonymise_stats <- function(x, ...) {
   cat("<detanon_anonymise_stats> exact statistics of a partitioned anonymise()\n")
-  cat(sprintf("  %s kept in %s (k = %d); %d masked of %d `vars`\n", plural(x$n, "record"),
-              plural(sum(x$strata_table$keep), "stratum", "strata"), x$k, length(x$cols), length(x$vars)))
+  k <- if (is.null(x$k_strata)) x$k else sprintf("%d to %d per stratum", x$k, max(x$k_strata))
+  cat(sprintf("  %s kept in %s (k = %s); %d masked of %d `vars`\n", plural(x$n, "record"),
+              plural(sum(x$strata_table$keep), "stratum", "strata"), k, length(x$cols), length(x$vars)))
   cat(sprintf("  format = \"%s\", na = \"%s\", small_strata = \"%s\"\n", x$format, x$na, x$small_strata))
   cat(sprintf("  dropped %s, imputed %s, suppressed %s\n", format(x$n_dropped), format(x$n_imputed),
               format(x$n_suppressed)))

@@ -40,9 +40,11 @@ anonymise_stratum <- function(data, stats, nthreads = getOption("detanon.nthread
   cent <- matrix(0, nrow(x), if (method$finish == "means") ncol(x) else length(cols))
   group_sizes <- integer()
   if (nrow(x) && ncol(cent)) {
-    id <- match(kept$keys, unique(kept$keys))
-    res <- method$kernel(scale_tiny(x, st$e), cols, st$mean, st$sd, id, rep(st$k, max(id)), nthreads,
-                         stats = st, keys = unique(kept$keys))
+    keys <- unique(kept$keys)
+    id <- match(kept$keys, keys)
+    # (one k per stratum: method "stratum" has a k for each)
+    k <- if (is.null(st$k_strata)) rep(st$k, max(id)) else st$k_strata[match(keys, st$strata_table$key)]
+    res <- method$kernel(scale_tiny(x, st$e), cols, st$mean, st$sd, id, k, nthreads, stats = st, keys = keys)
     cent <- res$values
     group_sizes <- res$size
   }

@@ -93,19 +93,23 @@
 #'
 #' @param con A DBI connection ([DBI::dbConnect()]).
 #' @param table The name of the table to mask (one string).
-#' @param vars,strata,k As in [anonymise()]; `vars` and `strata` must be given.
+#' @param vars,strata,k As in [anonymise()]; `vars` and `strata` must be given. With
+#'   `method = "stratum"`, `k` may be a table of k per stratum, as in [anonymise_adaptive()].
 #' @param output The name of the table to create with the masked records (one string, not
 #'   `table` under the database's rules for names; see the section on table names).
 #' @param method The masking method, as in [anonymise_stats()]: `"anonymise"` (the default),
-#'   `"mdav"` ([anonymise_mdav()] with `noise = FALSE`) or `"keyed"` ([anonymise_keyed()]:
+#'   `"stratum"` (one k per stratum: [anonymise_adaptive()] with a table `k` and `m = 0`, the
+#'   release [tune_release()] makes for its k-per-stratum candidates), `"mdav"`
+#'   ([anonymise_mdav()] with `noise = FALSE`) or `"keyed"` ([anonymise_keyed()]:
 #'   the strata are read once more, for the pass that shares its budget of groups over all
 #'   strata, see [anonymise_partitioned()]) or `"adaptive"` ([anonymise_adaptive()] without
 #'   `w1`: the strata are read once more, to build the search indexes its rounds run on; see
 #'   [anonymise_partitioned()]); the table written is then the release of that verb on the
 #'   table read into memory.
 #' @param key,size,noise For `method = "keyed"`, as in [anonymise_keyed()].
-#' @param k_max,m,rate,w1 For `method = "adaptive"`, as in [anonymise_adaptive()] (`w1` must
-#'   be `NULL`).
+#' @param k_max,m,rate,w1 For `method = "adaptive"` and `"stratum"`, as in
+#'   [anonymise_adaptive()] (`w1` must be `NULL`; `m = NULL` is 1 for `"adaptive"`, and 0,
+#'   the only value, for `"stratum"`).
 #' @param format As in [anonymise()]: `"natural"`, `"precision"` or `"none"`.
 #' @param read How strata are read: `"order"` (one sorted stream) or `"index"` (one query per
 #'   stratum through an index on the `strata` columns). See the section above.
@@ -142,7 +146,7 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, method = "anon
                          format = c("natural", "precision", "none"), read = c("order", "index"), chunk = 1e5,
                          group_size = 1e6, overwrite = FALSE,
                          na = c("fail", "complete", "mean", "median"), small_strata = c("fail", "suppress"),
-                         check_identifiers = TRUE, key = NULL, size = 10, noise = TRUE, k_max = 33, m = 1, rate = 0,
+                         check_identifiers = TRUE, key = NULL, size = 10, noise = TRUE, k_max = 33, m = NULL, rate = 0,
                          w1 = NULL, nthreads = getOption("detanon.nthreads", 1L)) {
   # the caller's random stream is left as it was (DBI backends draw names of savepoints)
   rng <- db_rng_state()
@@ -177,8 +181,9 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, method = "anon
   strata <- check_columns(strata, proto, "strata")
   vars <- check_columns(vars, proto, "vars")
   check_vars(proto, vars, strata)
-  k <- check_whole(k, "k", min = 2)
   method <- check_partitioned_method(method)
+  # (a table `k` of method "stratum" is checked by anonymise_stats())
+  if (method != "stratum" || !is.data.frame(k)) k <- check_whole(k, "k", min = 2)
   if (dst$exists && !identical(dst$kind, "table")) {
     stop_arg("`output` \"", output, "\" is a ", dst$kind, " in the database, not a table; anonymise_db() writes ",
              "and replaces only tables: choose another name.")
@@ -308,11 +313,16 @@ anonymise_db <- function(con, table, vars, strata, k = 3, output, method = "anon
 print.detanon_db_release <- function(x, ...) {
   cn <- x$counts
   cat(sprintf("<detanon database release> table \"%s\", masked by method \"%s\"\n", x$output, x$method))
-  cat(sprintf("  %s written (%d suppressed in small strata, %d dropped for missing values)\n",
-              plural(x$n_written, "record"), cn$n_suppressed, cn$n_dropped))
+  # (the adaptive verb's counts have neither suppressed nor dropped records)
+  cat("  ", plural(x$n_written, "record"), " written",
+      if (!is.null(cn$n_suppressed)) {
+        sprintf(" (%d suppressed in small strata, %d dropped for missing values)", cn$n_suppressed, cn$n_dropped)
+      }, "\n", sep = "")
   strata <- if (length(x$settings$strata)) paste(x$settings$strata, collapse = " x ") else "none"
-  cat(sprintf("  %s (smallest %s), k = %d\n", plural(cn$n_strata, "stratum", "strata"),
-              plural(cn$min_size, "record"), as.integer(x$settings$k)))
+  k <- x$settings$k
+  k <- if (is.data.frame(k)) sprintf("%d to %d per stratum", min(k$k), max(k$k)) else as.integer(k)
+  cat(sprintf("  %s (smallest %s), k = %s\n", plural(cn$n_strata, "stratum", "strata"),
+              plural(cn$min_size, "record"), k))
   cat(strwrap(paste0("strata: ", strata, "; vars: ", paste(x$settings$vars, collapse = ", ")),
               width = 78, indent = 2, exdent = 4), sep = "\n")
   invisible(x)

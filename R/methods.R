@@ -52,8 +52,8 @@ method_registry <- function() {
                 legend = "(k, epsilon)", colour = "darkgreen",
                 no_replay = "its noise is drawn from R's random stream and its rows are shuffled"),
     stratum = list(label = "centroids of the k nearest neighbours, one k per stratum",
-                   verb = "anonymise_adaptive", needs = "anonymise",
-                   why_not = "searched in memory only (one k per stratum of anonymise_adaptive())",
+                   verb = "anonymise_adaptive", needs = "anonymise", kernel = stratum_kernel, finish = "step5",
+                   meta = stratum_meta,
                    settings = list(k = c(3L, 5L, 10L, 20L, 40L, 80L, 160L)), tune = tune_per_stratum,
                    legend = "k per stratum", colour = "darkorange",
                    replay = replay_adaptive),
@@ -104,6 +104,16 @@ method_of_verb <- function(verb) {
 knn_kernel <- function(xs, cols, mean, sd, id, k, nthreads, ...) {
   list(values = .Call(C_ffi_mask_strata, xs[, cols, drop = FALSE], id, as.integer(k[1L]),
                       as.double(mean[cols]), as.double(sd[cols]), nthreads))
+}
+
+# anonymise_adaptive() with m = 0 (k per stratum; nothing is grown) on whole strata: the
+# centroids of every record's k nearest neighbours in its stratum, on the verb's search
+# index of the originals (z-scale; step 5 follows).
+stratum_kernel <- function(xs, cols, mean, sd, id, k, nthreads, ...) {
+  z <- z_scale(xs[, cols, drop = FALSE], mean[cols], sd[cols])
+  s <- list(order = as.integer(order(id, method = "radix")),
+            offsets = as.integer(c(0L, cumsum(tabulate(id, length(k))))))
+  list(values = .Call(C_ffi_adaptive_centroids, rank_index(z, s), as.integer(k[id]), seq_along(id), nthreads))
 }
 
 # MDAV groups within each stratum (src/mdav.c), formed on the z-scores of `cols`: the exact
@@ -196,6 +206,16 @@ mdav_meta <- function(st, step5, counts) {
   list(settings = list(k = st$k, vars = st$vars, strata = st$strata, noise = FALSE, na = st$na,
                        small_strata = st$small_strata, format = st$format),
        counts = c(counts[1:3], step5[c("n_groups", "min_group", "max_group")], counts[-(1:3)]))
+}
+
+# anonymise_adaptive() with m = 0: every record keeps the k of its stratum, after one round
+# of the verb per stage of `rate` (none when no column is masked).
+stratum_meta <- function(st, step5, counts) {
+  tab <- st$strata_table
+  ks <- if (is.null(st$k_strata)) rep(st$k, nrow(tab)) else st$k_strata
+  k <- rep.int(as.integer(ks[tab$keep]), tab$n[tab$keep])
+  st$adaptive <- list(k = k, n_capped = 0L, rounds = if (length(st$cols)) length(st$rate) else 0L)
+  adaptive_meta(st, step5, counts, k0 = k)
 }
 
 # ---- replays: the release made again from the intruder's known records ------------------

@@ -47,7 +47,9 @@
 #'    summed counts predict a missed limit, the stratum with the most records behind the
 #'    limit missed furthest moves one step up. The release ([anonymise_adaptive()] with a
 #'    table `k` and `m = 0`) is measured; where it still misses, its own counts replace the
-#'    prediction (at most `max_tries` candidates).
+#'    prediction (at most `max_tries` candidates). [anonymise_db()] and
+#'    [anonymise_partitioned()] make the same release with `method = "stratum"` and the
+#'    settings of its [release_info()] (`k`, `k_max`, `m`, `rate`).
 #' 3. `"adaptive"`: `k` per record, [anonymise_adaptive()] from `k` points, as one path of
 #'    stages from light to strong masking, each stage starting from the neighbourhoods of the one before: the
 #'    top-`m` rates 0.5, 0.3, 0.2 and the `top_m` limit, with the nearest-linked records

@@ -16,15 +16,24 @@
 # script as it runs, so editing it meanwhile breaks the run)
 #
 # DETANON_BENCH_METHODS (default "anonymise,mdav"): the families searched, among those
-# anonymise_db() runs ("anonymise", "mdav", "keyed"). The search asks for noise = FALSE, as
-# the database path's MDAV releases exact group means; with "keyed" the custodian's key is
-# drawn from /dev/urandom by `all` and handed to the steps in the environment
-# (DETANON_BENCH_KEY, hex), never written to a file.
+# anonymise_db() runs ("anonymise", "stratum", "adaptive", "mdav", "keyed"). The search asks
+# for noise = FALSE, as the database path's MDAV releases exact group means; with "keyed" the
+# custodian's key is drawn from /dev/urandom by `all` and handed to the steps in the
+# environment (DETANON_BENCH_KEY, hex), never written to a file. The release step runs the
+# chosen family with the settings the search chose (release_info() of its release: k, and
+# k_max, m and rate for "stratum" and "adaptive"). One k per stratum ("stratum") is chosen
+# for the sampled strata only: every other stratum takes the largest k chosen (capped by its
+# size), and the verification covers all strata.
+# DETANON_BENCH_LIMITS (default: tune_release()'s): the search's limits, as "worst=0.1,top_m=0.3".
 args <- commandArgs(trailingOnly = TRUE)
 step <- if (length(args)) args[1] else "help"
 vars <- c("x1", "x2", "x3", "x4")
 strata <- c("s1", "s2")
 methods <- strsplit(Sys.getenv("DETANON_BENCH_METHODS", "anonymise,mdav"), ",")[[1]]
+limits <- local({
+  l <- strsplit(strsplit(Sys.getenv("DETANON_BENCH_LIMITS"), ",")[[1]], "=")
+  stats::setNames(lapply(l, function(x) as.numeric(x[2])), vapply(l, `[`, "", 1))
+})
 key <- function() {
   hex <- Sys.getenv("DETANON_BENCH_KEY")
   if (!nzchar(hex)) return(NULL)
@@ -52,14 +61,27 @@ run_search <- function(file, out, sample_size) {
   t_read <- system.time(d <- read_sample(con, sample_size))
   # the key column is not published: the search sees the columns of the release's intruder
   d$id <- NULL
-  t <- system.time(tuned <- tune_release(d, vars = vars, strata = strata, methods = methods, noise = FALSE,
-                                         key = key(), nthreads = 1L))
+  t <- system.time(tuned <- do.call(tune_release, c(list(d, vars = vars, strata = strata, methods = methods,
+                                                         noise = FALSE, key = key(), nthreads = 1L), limits)))
   set <- release_info(tuned$release)$settings
+  if (is.data.frame(set$k)) set$k <- all_strata_k(con, set$k)
   cat(sprintf("search: sample of %d records in %d strata (read %.1f s); tune_release() %.1f s elapsed, %d candidates\n",
               nrow(d), nrow(unique(d[strata])), t_read[["elapsed"]], t[["elapsed"]], nrow(tuned$tried)))
+  print(tuned$tried[c("method", "settings", "worst", "top_m", "loss", "meets", "verified", "seconds")])
+  if (is.null(tuned$release)) stop("the search returned no release: ", tuned$stop)
   print(tuned$chosen[c("method", "settings", "worst", "top_m", "verify_worst", "verify_worst_attack", "verify_top_m")])
   saveRDS(list(method = tuned$chosen$method, k = set$k, size = set$size, noise = set$noise, format = set$format,
-               limits = tuned$limits), out)
+               k_max = set$k_max, m = set$m, rate = set$rate, limits = tuned$limits), out)
+}
+
+# A table of k per stratum chosen on the sample, for every stratum of the table: the
+# sampled strata keep theirs, the others take the largest k chosen (capped by their size).
+all_strata_k <- function(con, k) {
+  all <- DBI::dbGetQuery(con, "SELECT s1, s2, COUNT(*) AS n FROM records GROUP BY s1, s2")
+  # (merge() matches a missing s2 to a missing s2)
+  tab <- merge(all, k, by = strata, all.x = TRUE, sort = FALSE)
+  tab$k <- as.integer(ifelse(is.na(tab$k), pmin(max(k$k), tab$n), tab$k))
+  tab[c(strata, "k")]
 }
 
 run_release <- function(file, settings) {
@@ -68,11 +90,14 @@ run_release <- function(file, settings) {
   con <- connect(file)
   on.exit(DBI::dbDisconnect(con))
   options(detanon.db_trace = TRUE)
-  extra <- if (s$method == "keyed") list(key = key(), size = s$size, noise = s$noise)
+  extra <- switch(s$method, keyed = list(key = key(), size = s$size, noise = s$noise),
+                  stratum = , adaptive = list(k_max = s$k_max, m = s$m, rate = s$rate))
   meta <- do.call(anonymise_db, c(list(con, "records", vars = vars, strata = strata, k = s$k, output = "released",
                                        method = s$method, format = s$format, overwrite = TRUE,
                                        check_identifiers = FALSE), extra))
-  cat(sprintf("release: method %s, k = %d: %d records written\n", s$method, s$k, meta$n_written))
+  k <- if (is.data.frame(s$k)) paste0(min(s$k$k), " to ", max(s$k$k), " per stratum") else s$k
+  cat(sprintf("release: method %s, k = %s: %d records written\n", s$method, k, meta$n_written))
+  print(meta)
 }
 
 run_verify <- function(file, settings) {

@@ -37,6 +37,8 @@ part_compare <- function(chunks, ..., group_size = 1e6, future = FALSE, method =
   quiet <- function(expr) tryCatch(suppressWarnings(suppressMessages(expr)), error = function(e) e)
   args <- list(...)
   if (method == "keyed" && is.null(args$key)) args$key <- part_key
+  # (the stratum method is the verb with m = 0)
+  if (method == "stratum" && is.null(args$m)) args$m <- 0
   ref <- quiet(do.call(match.fun(masking_methods()[[method]]$verb), c(list(full), args, check_identifiers = FALSE)))
   out <- quiet(do.call(anonymise_partitioned, c(list(chunks), args, method = method, check_identifiers = FALSE,
                                                 group_size = group_size, future = future)))
@@ -44,5 +46,24 @@ part_compare <- function(chunks, ..., group_size = 1e6, future = FALSE, method =
 }
 
 part_key <- "secret-of-the-partitioned-tests"
+
+# A table of k per stratum of d (method "stratum"), k from 2 to 6, as given or, at random, with
+# its rows in another order, a row of a stratum absent from d (ignored), a stratum missing, or
+# a k that is NA, not whole or below 2 (errors).
+part_k_table <- function(d, strata) {
+  tab <- if (length(strata)) unique(d[strata]) else data.frame(row.names = 1L)
+  rownames(tab) <- NULL
+  tab$k <- sample(2:6, nrow(tab), TRUE)
+  switch(sample(5L, 1L),
+         tab,
+         tab[sample(nrow(tab)), , drop = FALSE],
+         if (length(strata)) {
+           extra <- tab[1L, , drop = FALSE]
+           extra[[strata[1L]]] <- if (is.factor(tab[[strata[1L]]])) factor("absent") else "absent"
+           rbind(tab, extra)
+         } else tab,
+         tab[-1L, , drop = FALSE],
+         within(tab, k[1L] <- sample(list(NA, 2.5, 1L), 1L)[[1L]]))
+}
 
 stratum_keys_for_test <- function(data, strata) detanon:::stratum_keys(data, strata)

@@ -13,8 +13,8 @@ part_methods <- names(Filter(function(m) m$per_stratum, masking_methods()))
 
 # anonymise_adaptive() has no `na` and no `small_strata` (it takes complete records and
 # strata of k records): the choices a method's verb takes, and its arguments
-part_na <- function(method, na) if (method == "adaptive") "fail" else na
-part_policies <- function(method, ...) if (method == "adaptive") list() else list(...)
+part_na <- function(method, na) if (method %in% c("adaptive", "stratum")) "fail" else na
+part_policies <- function(method, ...) if (method %in% c("adaptive", "stratum")) list() else list(...)
 
 test_that("partitioned runs are identical() to the verb on Titanic, every method, format and na", {
   for (method in part_methods) {
@@ -57,7 +57,10 @@ test_that("random and adversarial data: identical results or the same error clas
     own <- if (method == "adaptive") {
       list(m = sample(0:3, 1), rate = sample(list(0, 0.2, c(0.5, 0.1)), 1)[[1]], k_max = sample(c(5, 33), 1))
     }
-    r <- do.call(part_compare, c(list(part_chunks(d, sample(1:6, 1)), vars = vars, strata = strata, k = sample(2:4, 1),
+    # (the stratum method: one k, or a table of k per stratum, at random with errors)
+    k_tab <- if (method == "stratum" && stats::runif(1) < 0.7) part_k_table(d, strata)
+    r <- do.call(part_compare, c(list(part_chunks(d, sample(1:6, 1)), vars = vars, strata = strata,
+                                      k = if (is.null(k_tab)) sample(2:4, 1) else k_tab,
                                       format = sample(c("natural", "precision", "none"), 1),
                                       group_size = sample(c(1, 10, 1e6), 1), future = FALSE, method = method),
                                  own, part_policies(method, na = na, small_strata = sample(c("fail", "suppress"), 1))))
@@ -151,18 +154,18 @@ test_that("method = \"mdav\": the passes by hand, any order of strata and of row
 test_that("the methods that do not run per stratum are refused with the reason", {
   chunks <- titanic_chunks(4)
   chunks <- lapply(chunks, function(ch) ch[stats::complete.cases(ch), ])
-  for (method in c("stratum", "stir", "keps", "nonsense", NA)) {
+  for (method in c("stir", "keps", "nonsense", NA)) {
     expect_error(anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = "Sex", method = method,
                                        future = FALSE),
                  class = "detanon_error_argument")
   }
   expect_snapshot(error = TRUE, {
-    anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = "Sex", method = "stratum")
+    anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = "Sex", method = "stir")
     anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = "Sex", method = "mdv")
   })
   # every method with a kernel runs partitioned
   ok <- names(Filter(function(m) m$per_stratum, masking_methods()))
-  expect_setequal(ok, c("anonymise", "mdav", "keyed", "adaptive"))
+  expect_setequal(ok, c("anonymise", "stratum", "mdav", "keyed", "adaptive"))
 })
 
 # ---- the keyed method: its budget and noise centre over all strata -------------------------
@@ -239,38 +242,51 @@ test_that("method = \"keyed\" needs its key; other methods take none", {
 })
 
 # ---- the adaptive method: its rounds join all strata ------------------------------------------
-test_that("method = \"adaptive\": stages, k, k_max, m, NA and tiny strata, many groups, chunks, threads", {
-  set.seed(21)
+# 900 records of x, y, w (whole numbers) and t (tiny) in strata g x h, with duplicated records,
+# a missing g, tiny strata of 4 records ("four": k = 4 makes their centroids all equal) and 6.
+part_grown_data <- function(seed) {
+  set.seed(seed)
   n <- 900
   d <- data.frame(x = round(stats::rnorm(n), 1), y = stats::rexp(n), w = sample(1:40, n, TRUE),
                   t = stats::runif(n) * 1e-200, g = sample(c("a", "b", NA), n, TRUE, prob = c(0.5, 0.3, 0.2)),
                   h = sample(c(1L, 2L), n, TRUE))
-  d[1:40, c("x", "y", "w", "t")] <- d[41:80, c("x", "y", "w", "t")] # duplicated records
-  # tiny strata of k records (their centroids all equal) and of a few more
+  d[1:40, c("x", "y", "w", "t")] <- d[41:80, c("x", "y", "w", "t")]
   d$g[81:84] <- "four"
   d$h[81:84] <- 1L
   d$g[85:90] <- "six"
   d$h[85:90] <- 2L
+  d
+}
+
+# Every setting on d (part_grown_data()) in 1 and 5 chunks of its rows shuffled, in groups
+# of 1, 250 (on two threads) and 1e6 records: identical() to the verb. Returns the verb's
+# release of each setting.
+part_grown_check <- function(d, method, settings) {
+  lapply(seq_along(settings), function(i) {
+    for (n_chunks in c(1L, 5L)) {
+      chunks <- part_chunks(d[sample(nrow(d)), ], n_chunks)
+      for (group_size in c(1, 250, 1e6)) {
+        nt <- if (group_size == 250) 2L else 1L
+        r <- do.call(part_compare, c(list(chunks, vars = c("x", "y", "w", "t"), strata = c("g", "h"),
+                                          group_size = group_size, method = method, nthreads = nt), settings[[i]]))
+        expect_false(inherits(r$ref, "error"))
+        expect_identical(r$out, r$ref, label = paste(method, "setting", i, "chunks", n_chunks, "group size", group_size))
+      }
+    }
+    r$ref
+  })
+}
+
+test_that("method = \"adaptive\": stages, k, k_max, m, NA and tiny strata, many groups, chunks, threads", {
+  d <- part_grown_data(21)
   settings <- list(list(k = 3, m = 1, rate = 0, format = "natural"),
                    list(k = 2, m = 2, rate = 0.1, k_max = 20, format = "none"),
                    list(k = 4, m = 3, rate = c(0.4, 0.2, 0.05), k_max = c(10, 20, 40), format = "precision"),
                    list(k = 3, m = 5, rate = 0.02, k_max = 12, format = "natural"),
                    list(k = 4, m = 0, format = "natural"))
-  rounds <- grown <- integer()
-  for (i in seq_along(settings)) {
-    for (n_chunks in c(1L, 5L)) {
-      chunks <- part_chunks(d[sample(n), ], n_chunks)
-      for (group_size in c(1, 250, 1e6)) {
-        nt <- if (group_size == 250) 2L else 1L
-        r <- do.call(part_compare, c(list(chunks, vars = c("x", "y", "w", "t"), strata = c("g", "h"),
-                                          group_size = group_size, method = "adaptive", nthreads = nt), settings[[i]]))
-        expect_false(inherits(r$ref, "error"))
-        expect_identical(r$out, r$ref, label = paste("setting", i, "chunks", n_chunks, "group size", group_size))
-      }
-    }
-    rounds <- c(rounds, release_info(r$ref)$counts$rounds)
-    grown <- c(grown, release_info(r$ref)$counts$n_grown)
-  }
+  refs <- part_grown_check(d, "adaptive", settings)
+  rounds <- vapply(refs, function(r) release_info(r)$counts$rounds, 0L)
+  grown <- vapply(refs, function(r) release_info(r)$counts$n_grown, 0L)
   # the settings grow records over many rounds (m = 0: one round, nothing grown)
   expect_true(all(rounds[-5] > 3L) && all(grown[-5] > 0L))
   expect_identical(c(rounds[5], grown[5]), c(1L, 0L))
@@ -342,6 +358,94 @@ test_that("method = \"adaptive\": the settings that cannot run are classed error
   expect_error(anonymise_stratum(do.call(rbind, chunks), stats = st), class = "detanon_error_argument")
 })
 
+# ---- the stratum method: one k per stratum, a table (tune_release()'s) -----------------------
+test_that("method = \"stratum\": a table of k per stratum, NA and tiny strata, many groups, chunks, threads", {
+  d <- part_grown_data(23)
+  tab <- unique(d[c("g", "h")])
+  rownames(tab) <- NULL
+  tab$k <- rep_len(c(3L, 7L, 12L, 5L, 40L), nrow(tab))
+  tab$k[tab$g %in% "four"] <- 4L
+  tab$k[tab$g %in% "six"] <- 2L
+  # the same table in another order, k as doubles, with a row of a stratum absent from the data
+  other <- rbind(tab[rev(seq_len(nrow(tab))), ], data.frame(g = "absent", h = 1L, k = 3L))
+  other$k <- as.double(other$k)
+  settings <- list(list(k = tab, k_max = 40, format = "natural"),
+                   list(k = other, k_max = c(40, 60), rate = c(0.3, 0.1), format = "none"),
+                   list(k = tab, k_max = 50, m = 0, format = "precision"),
+                   list(k = 4, format = "natural"))
+  part_grown_check(d, "stratum", settings)
+  # the table of the metadata: the data's strata and their k; nothing grown
+  info <- release_info(part_compare(list(d), vars = c("x", "y", "w", "t"), strata = c("g", "h"), k = other,
+                                    k_max = 40, method = "stratum")$out)
+  expect_identical(nrow(info$settings$k), nrow(tab))
+  expect_setequal(paste(info$settings$k$g, info$settings$k$k), paste(tab$g, tab$k))
+  expect_identical(info$counts[c("n_grown", "n_capped", "rounds")], list(n_grown = 0L, n_capped = 0L, rounds = 1L))
+  expect_identical(info$counts$max_k, max(tab$k))
+  expect_gt(length(unique(tab$k)), 3L)
+})
+
+test_that("method = \"stratum\" releases tune_release()'s choice of k per stratum from chunks", {
+  d <- titanic_paper()[-1]
+  vars <- c("Age", "Fare")
+  strata <- c("Pclass", "Sex", "Family")
+  tu <- tune_release(d, intruder = intruder(), vars = vars, strata = strata, methods = "stratum", worst = 0.2,
+                     top_m = 0.5, verify = c("linkage_released", "linkage_original"))
+  expect_identical(tu$chosen$method, "stratum")
+  set <- release_info(tu$release)$settings
+  expect_gt(length(unique(set$k$k)), 1L)
+  # the chosen release itself, from one chunk in the order of the data
+  run <- function(chunks, ...) {
+    anonymise_partitioned(chunks, vars = vars, strata = strata, k = set$k, k_max = set$k_max, m = set$m,
+                          rate = set$rate, method = "stratum", future = FALSE, check_identifiers = FALSE, ...)
+  }
+  expect_identical(run(list(d)), tu$release)
+  # and in any chunks, without `m` (the method's 0)
+  chunks <- part_chunks(d, 4)
+  r <- part_compare(chunks, vars = vars, strata = strata, k = set$k, k_max = set$k_max, method = "stratum",
+                    group_size = 100)
+  expect_identical(r$out, r$ref)
+  expect_identical(release_info(r$out)$settings, set)
+})
+
+test_that("method = \"stratum\": a bad table of k is the verb's classed error, and the other settings that cannot run", {
+  chunks <- lapply(titanic_chunks(3), function(ch) ch[stats::complete.cases(ch), ])
+  full <- do.call(rbind, chunks)
+  tab <- data.frame(Sex = c("female", "male"), k = c(3L, 5L))
+  run <- function(...) {
+    anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = "Sex", method = "stratum", future = FALSE,
+                          check_identifiers = FALSE, ...)
+  }
+  verb <- function(...) anonymise_adaptive(full, vars = c("Age", "Fare"), strata = "Sex", m = 0, check_identifiers = FALSE, ...)
+  bad_tables <- list(missing = tab[1, ], na = within(tab, k[2] <- NA), fraction = within(tab, k[2] <- 4.5),
+                     below_2 = within(tab, k[1] <- 1L), too_large = within(tab, k[1] <- 1e4),
+                     twice = rbind(tab, tab[1, ]), no_k = tab["Sex"], no_strata = tab["k"])
+  for (nm in names(bad_tables)) {
+    ref <- tryCatch(verb(k = bad_tables[[nm]]), error = function(e) e)
+    expect_s3_class(ref, "detanon_error")
+    out <- tryCatch(run(k = bad_tables[[nm]]), error = function(e) e)
+    expect_identical(class(out), class(ref), label = nm)
+    # the same message, but for the function named
+    expect_identical(sub("^[a-z_]+\\(\\): ", "", conditionMessage(out)),
+                     sub("^[a-z_]+\\(\\): ", "", conditionMessage(ref)), label = nm)
+  }
+  # k above k_max, as the verb
+  expect_error(run(k = within(tab, k[2] <- 40L)), class = "detanon_error_argument")
+  expect_error(verb(k = within(tab, k[2] <- 40L)), class = "detanon_error_argument")
+  # growing records is the adaptive method; no interval test, na or small_strata policy
+  expect_error(run(k = tab, m = 1), class = "detanon_error_argument")
+  expect_error(run(k = tab, w1 = 0.01), class = "detanon_error_argument")
+  expect_error(run(k = tab, na = "median"), class = "detanon_error_argument")
+  expect_error(run(k = tab, small_strata = "suppress"), class = "detanon_error_argument")
+  # a table k is the stratum method's only
+  expect_error(anonymise_partitioned(chunks, vars = c("Age", "Fare"), strata = "Sex", k = tab, future = FALSE),
+               class = "detanon_error_argument")
+  expect_snapshot(error = TRUE, {
+    run(k = tab[1, ])
+    run(k = within(tab, k[1] <- 1e4))
+    run(k = tab, m = 2)
+  })
+})
+
 test_that("the class of the chunks is kept", {
   skip_if_not_installed("tibble")
   chunks <- lapply(titanic_chunks(6), function(ch) tibble::as_tibble(ch[stats::complete.cases(ch), ]))
@@ -386,6 +490,11 @@ test_that("results do not depend on the plan or the number of workers", {
                                            check_identifiers = FALSE),
                      anonymise_adaptive(do.call(rbind, complete), vars = c("Age", "Fare"), strata = c("Sex", "Pclass"),
                                         k = 3, m = 2, rate = 0.1, check_identifiers = FALSE))
+    k_tab <- data.frame(Sex = rep(c("male", "female"), 3), Pclass = rep(1:3, each = 2), k = c(3L, 8L, 5L, 2L, 20L, 4L))
+    expect_identical(anonymise_partitioned(complete, vars = c("Age", "Fare"), strata = c("Sex", "Pclass"), k = k_tab,
+                                           method = "stratum", group_size = 50, future = TRUE, check_identifiers = FALSE),
+                     anonymise_adaptive(do.call(rbind, complete), vars = c("Age", "Fare"), strata = c("Sex", "Pclass"),
+                                        k = k_tab, m = 0, check_identifiers = FALSE))
   }
   future::plan(future::sequential)
   skip_if_not_installed("parallelly")

@@ -782,7 +782,7 @@ bad("anonymise_stats: k = 1", list(bi_d), function(x) anonymise_stats(x, vars = 
 bad("anonymise_stats: unknown method", list(bi_d), function(x) anonymise_stats(x, vars = "x", method = "knn"),
     "`method` must be one of \"anonymise\"")
 bad("anonymise_stats: a method not per stratum", list(bi_d),
-    function(x) anonymise_stats(x, vars = "x", method = "stratum"), "`method = \"stratum\"` cannot run stratum by stratum")
+    function(x) anonymise_stats(x, vars = "x", method = "stir"), "`method = \"stir\"` cannot run stratum by stratum")
 bad("anonymise_stats: keyed without its key", list(bi_d),
     function(x) anonymise_stats(x, vars = "x", method = "keyed"), "`key` must be the custodian's secret")
 bad("anonymise_stats: a key for another method", list(bi_d),
@@ -818,6 +818,30 @@ bad("anonymise_partitioned: a failing source", list(bi_d),
     function(x) anonymise_partitioned(x, vars = "x", strata = "g", future = FALSE, check_identifiers = FALSE,
                                       strata_source = function(s) stop("connection lost")),
     "Masking the strata g=.* failed: connection lost")
+# method "stratum": its table of k per stratum checked as anonymise_adaptive() checks it
+bi_kt <- data.frame(g = c("a", "b"), k = c(3L, 4L))
+bi_ps <- function(...) function(x) anonymise_partitioned(x, vars = c("x", "y"), strata = "g", method = "stratum",
+                                                         future = FALSE, check_identifiers = FALSE, ...)
+bad("anonymise_partitioned: stratum, a stratum without k", list(bi_d), bi_ps(k = bi_kt[1, ]),
+    "`k` has no row for 1 stratum of `data`")
+bad("anonymise_partitioned: stratum, k = NA", list(bi_d), bi_ps(k = within(bi_kt, k[2] <- NA)),
+    "the column `k` of `k` must hold whole numbers >= 2")
+bad("anonymise_partitioned: stratum, k not whole", list(bi_d), bi_ps(k = within(bi_kt, k[2] <- 3.5)),
+    "the column `k` of `k` must hold whole numbers >= 2")
+bad("anonymise_partitioned: stratum, k above its stratum", list(bi_d), bi_ps(k = within(bi_kt, k[2] <- 11L)),
+    "1 stratum has fewer records than its `k` in the table `k` \\(the smallest has 10 records for k = 11\\)")
+bad("anonymise_partitioned: stratum, two rows of a stratum", list(bi_d), bi_ps(k = rbind(bi_kt, bi_kt[1, ])),
+    "`k` has more than one row for a stratum")
+bad("anonymise_partitioned: stratum, k_max below k", list(bi_d), bi_ps(k = within(bi_kt, k[2] <- 9L), k_max = 5),
+    "`k_max` must be a whole number >= k \\(9\\)")
+bad("anonymise_partitioned: stratum, m = 1", list(bi_d), bi_ps(k = bi_kt, m = 1),
+    "`m` must be 0 \\(or NULL\\) for `method = \"stratum\"`, not 1")
+bad("anonymise_partitioned: a table k for another method", list(bi_d),
+    function(x) anonymise_partitioned(x, vars = c("x", "y"), strata = "g", k = bi_kt, method = "mdav", future = FALSE),
+    "`k` must be a single whole number >= 2")
+bad("anonymise_stats: stratum, a stratum without k", list(bi_d),
+    function(x) anonymise_stats(x, vars = "x", strata = "g", method = "stratum", k = bi_kt[2, ]),
+    "`k` has no row for 1 stratum of `data`")
 bad("strata_groups: group_size", bi_st, function(x) strata_groups(x, group_size = -1), "`group_size` must be")
 bad("strata_groups: not stats", bi_d, function(x) strata_groups(x), "`stats` must be the statistics")
 
@@ -895,8 +919,19 @@ if (requireNamespace("DBI", quietly = TRUE) && requireNamespace("RSQLite", quiet
   bad("anonymise_db: chunk = 0", bi_con, bi_db("bi", vars = "x", strata = "g", output = "o", chunk = 0),
       "`chunk` must be a single whole number >= 1")
   bad("anonymise_db: method not per stratum", bi_con,
-      bi_db("bi", vars = "x", strata = "g", output = "o", method = "stratum"),
-      "`method = \"stratum\"` cannot run stratum by stratum")
+      bi_db("bi", vars = "x", strata = "g", output = "o", method = "stir"),
+      "`method = \"stir\"` cannot run stratum by stratum")
+  bad("anonymise_db: stratum, a stratum without k", bi_con,
+      bi_db("bi", vars = "x", strata = "g", output = "o", method = "stratum", k = bi_kt[1, ]),
+      "anonymise_db\\(\\): `k` has no row for 1 stratum of `data`")
+  bad("anonymise_db: stratum, k above its stratum", bi_con,
+      bi_db("bi", vars = "x", strata = "g", output = "o", method = "stratum", k = within(bi_kt, k[1] <- 20L)),
+      "1 stratum has fewer records than its `k` in the table `k`")
+  bad("anonymise_db: stratum, m = 2", bi_con,
+      bi_db("bi", vars = "x", strata = "g", output = "o", method = "stratum", k = bi_kt, m = 2),
+      "`m` must be 0 \\(or NULL\\) for `method = \"stratum\"`")
+  bad("anonymise_db: a table k for another method", bi_con,
+      bi_db("bi", vars = "x", strata = "g", output = "o", k = bi_kt), "`k` must be a single whole number >= 2")
   bad("anonymise_db: read", bi_con, bi_db("bi", vars = "x", strata = "g", output = "o", read = "all"),
       "`read` must be one of \"order\", \"index\"")
   bad("anonymise_db: strata smaller than k", bi_con, bi_db("bi", vars = "x", strata = "s", output = "o", read = "index"),

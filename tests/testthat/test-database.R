@@ -151,11 +151,64 @@ test_that("anonymise_db(method = \"adaptive\") on SQLite is anonymise_adaptive()
   expect_identical(db_state(con), before)
 })
 
+# A table of k per stratum (method "stratum") of the strata grp x cls of `d`, k from 2 to 25.
+db_k_table <- function(d) {
+  tab <- unique(d[c("grp", "cls")])
+  rownames(tab) <- NULL
+  tab$k <- rep_len(c(3L, 25L, 2L, 8L, 5L), nrow(tab))
+  tab
+}
+
+test_that("anonymise_db(method = \"stratum\") on SQLite is anonymise_adaptive() with the table of k, m = 0, in memory", {
+  con <- local_sqlite_connection()
+  d <- db_data(700, seed = 17)
+  d[1:30, c("x", "y", "z")] <- d[31:60, c("x", "y", "z")] # duplicated records
+  # a tiny stratum whose k is its size
+  d$grp[61:63] <- "tiny"
+  d$cls[61:63] <- 1L
+  DBI::dbWriteTable(con, "people", d)
+  tab <- db_k_table(d)
+  tab$k[tab$grp %in% "tiny"] <- 3L
+  for (read in c("order", "index")) {
+    for (format in c("natural", "none")) {
+      db_check_identical(con, read, format, k = tab, method = "stratum", m = 0, k_max = 25)
+    }
+  }
+  # strata split over chunks, one stratum per group, two threads; the table in another order,
+  # with a stratum absent from the table in the database, stages of `rate` (nothing grows)
+  other <- rbind(tab[rev(seq_len(nrow(tab))), ], data.frame(grp = "absent", cls = 2L, k = 4L))
+  db_check_identical(con, "order", chunk = 40, group_size = 1, k = other, method = "stratum", m = 0, k_max = 30,
+                     rate = c(0.4, 0.1), nthreads = 2L)
+  db_check_identical(con, "index", chunk = 1e6, group_size = 1e6, k = 3, method = "stratum", m = 0)
+  meta <- anonymise_db(con, "people", vars = c("x", "y", "z"), strata = c("grp", "cls"), k = tab, k_max = 25,
+                       output = "masked", method = "stratum", check_identifiers = FALSE)
+  expect_output(print(meta), "700 records written")
+  expect_output(print(meta), "k = 2 to 25 per stratum")
+  expect_identical(meta$counts$n_grown, 0L)
+  # a bad table: the verb's classed error, nothing written
+  before <- db_state(con)
+  for (bad in list(tab[-1, ], within(tab, k[1] <- NA), within(tab, k[1] <- 2.5), within(tab, k[1] <- 1e4),
+                   rbind(tab, tab[1, ]))) {
+    ref <- tryCatch(anonymise_adaptive(d, vars = c("x", "y", "z"), strata = c("grp", "cls"), k = bad, m = 0,
+                                       k_max = 25, check_identifiers = FALSE), error = function(e) e)
+    out <- tryCatch(anonymise_db(con, "people", vars = c("x", "y", "z"), strata = c("grp", "cls"), k = bad,
+                                 k_max = 25, output = "m2", method = "stratum", check_identifiers = FALSE),
+                    error = function(e) e)
+    expect_s3_class(ref, "detanon_error")
+    expect_identical(class(out), class(ref))
+  }
+  expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m2", method = "stratum",
+                            m = 1), class = "detanon_error_argument")
+  expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m2", method = "stratum",
+                            na = "complete"), class = "detanon_error_argument")
+  expect_identical(db_state(con), before)
+})
+
 test_that("anonymise_db() refuses the methods that do not run per stratum, and changes nothing", {
   con <- local_sqlite_connection()
   DBI::dbWriteTable(con, "people", db_data(100))
   before <- db_state(con)
-  for (method in c("stratum", "nonsense")) {
+  for (method in c("stir", "nonsense")) {
     expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m", method = method),
                  class = "detanon_error_argument")
   }
@@ -163,7 +216,7 @@ test_that("anonymise_db() refuses the methods that do not run per stratum, and c
   expect_error(anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m", method = "keyed"),
                class = "detanon_error_argument")
   expect_snapshot(error = TRUE, {
-    anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m", method = "stratum")
+    anonymise_db(con, "people", vars = c("x", "y"), strata = "grp", output = "m", method = "stir")
   })
   expect_identical(db_state(con), before)
 })
@@ -314,6 +367,7 @@ test_that("anonymise_db() gives the same table under a multisession future plan,
   old <- future::plan(future::multisession, workers = 2)
   on.exit(future::plan(old), add = TRUE)
   db_check_identical(con, "order", group_size = 100)
+  db_check_identical(con, "order", group_size = 100, k = db_k_table(db_data()), method = "stratum", m = 0)
   before <- db_state(con)
   # the worker is handed a group that lacks a record of its stratum: it fails there
   orig <- NULL
@@ -342,6 +396,7 @@ test_that("anonymise_db() on PostgreSQL is anonymise() on the table in memory (p
   for (read in c("order", "index")) db_check_identical(con, read, method = "mdav")
   for (read in c("order", "index")) db_check_identical(con, read, method = "keyed", key = "secret-of-the-pg-tests-0")
   for (read in c("order", "index")) db_check_identical(con, read, method = "adaptive", m = 2, rate = 0.1)
+  for (read in c("order", "index")) db_check_identical(con, read, k = db_k_table(d), method = "stratum", m = 0, k_max = 25)
   idx <- DBI::dbGetQuery(con, "SELECT indexname FROM pg_indexes WHERE tablename = 'people'")
   expect_identical(nrow(idx), 0L)
   before <- db_state(con)
