@@ -52,16 +52,20 @@ typedef struct {
     double *hd2;
     ptrdiff_t *grp;         /* local rows of the group being formed */
     ptrdiff_t ngrp;
-    double *neg;            /* scratch: negated values of a group's column */
-    double *acc;            /* d exact accumulators of the live records' coordinates */
+    double *gneg;           /* the negated z-scores of the group's records, column j at
+                               gneg + j * cap (read from the tree's points, in cache) */
+    ptrdiff_t cap;
+    int *lgroup;            /* per local row: its group id in the stratum */
+    fsum_run *acc;          /* d exact sums of the live records' coordinates */
     double *cen, *q, *w;    /* d each: centroid, query point, the k-th nearest point */
     kd_item *stack;
-    /* the farthest-record queries: the live records' local rows in decreasing distance
-     * from a reference point c0 (a past centroid), with those distances */
-    double *zr;             /* ns x d z-scores, row-major (the tree's values) */
+    /* the farthest-record queries: the live records in decreasing distance from a
+     * reference point c0 (a past centroid), their local rows, distances and z-scores side
+     * by side, so that a scan reads memory in order */
     unsigned char *alive_l; /* per local row */
-    double *rc;             /* per local row: distance from c0 */
-    ptrdiff_t *ord;         /* local rows by decreasing rc */
+    ptrdiff_t *ord;         /* local rows by decreasing distance from c0 */
+    double *ordr;           /* per entry of ord: the distance from c0 */
+    double *ordz;           /* per entry of ord: the d z-scores (row-major) */
     ptrdiff_t n_ord, head;  /* entries of ord; the first that may be alive */
     double *c0;
     mdav_key *keys, *keys2; /* scratch of the sort */
@@ -81,16 +85,18 @@ static void ws_new(mdav_ws *w, ptrdiff_t cap, int d, int kmax, const kernel_host
     w->hpos = (ptrdiff_t *) alloc(kmax, sizeof(ptrdiff_t));
     w->hd2 = (double *) alloc(kmax, sizeof(double));
     w->grp = (ptrdiff_t *) alloc(cap, sizeof(ptrdiff_t));
-    w->neg = (double *) alloc(cap, sizeof(double));
-    w->acc = (double *) alloc((size_t) (d > 0 ? d : 1) * FSUM_ACC_LEN, sizeof(double));
+    w->gneg = (double *) alloc((size_t) cap * (d > 0 ? d : 1), sizeof(double));
+    w->cap = cap;
+    w->lgroup = (int *) alloc(cap, sizeof(int));
+    w->acc = (fsum_run *) alloc(d > 0 ? d : 1, sizeof(fsum_run));
     w->cen = (double *) alloc(3 * (size_t) (d > 0 ? d : 1), sizeof(double));
     w->q = w->cen + (d > 0 ? d : 1);
     w->w = w->q + (d > 0 ? d : 1);
     w->stack = (kd_item *) alloc(KD_STACK_MAX, sizeof(kd_item));
-    w->zr = (double *) alloc((size_t) cap * (d > 0 ? d : 1), sizeof(double));
     w->alive_l = (unsigned char *) alloc(cap, 1);
-    w->rc = (double *) alloc(cap, sizeof(double));
     w->ord = (ptrdiff_t *) alloc(cap, sizeof(ptrdiff_t));
+    w->ordr = (double *) alloc(cap, sizeof(double));
+    w->ordz = (double *) alloc((size_t) cap * (d > 0 ? d : 1), sizeof(double));
     w->c0 = (double *) alloc(d > 0 ? d : 1, sizeof(double));
     w->keys = (mdav_key *) alloc(cap, sizeof(mdav_key));
     w->keys2 = (mdav_key *) alloc(cap, sizeof(mdav_key));
@@ -236,23 +242,28 @@ static void reference(mdav_ws *w, const double *c)
 {
     const int d = w->d;
     ptrdiff_t m = 0;
-    for (ptrdiff_t i = 0; i < w->ns; i++) {
-        if (!w->alive_l[i]) continue;
-        w->keys[m].r = sqrt(kd_point_d2(c, w->zr + i * d, d));
-        w->keys[m].i = i;
+    for (ptrdiff_t pos = 0; pos < w->t.n; pos++) {
+        if (!w->alive[pos]) continue;
+        w->keys[m].r = sqrt(kd_point_d2(c, pt(w, pos), d));
+        w->keys[m].i = pos;
         m++;
     }
     const mdav_key *sorted = w->keys;
     if (m < 256) qsort(w->keys, (size_t) m, sizeof(mdav_key), key_desc);
     else sorted = radix_desc(w->keys, w->keys2, m);
-    for (ptrdiff_t a = 0; a < m; a++) { w->ord[a] = sorted[a].i; w->rc[sorted[a].i] = sorted[a].r; }
+    for (ptrdiff_t a = 0; a < m; a++) {
+        const ptrdiff_t pos = sorted[a].i;
+        w->ord[a] = w->t.row[pos];
+        w->ordr[a] = sorted[a].r;
+        memcpy(w->ordz + a * d, pt(w, pos), (size_t) d * sizeof(double));
+    }
     w->n_ord = m;
     w->head = 0;
     memcpy(w->c0, c, (size_t) d * sizeof(double));
 }
 
 /* The live record farthest from q (largest squared distance, then lexicographically
- * smallest): its local row (nlive > 0). The records are scanned in decreasing distance r
+ * smallest): its entry in ord (nlive > 0). The records are scanned in decreasing distance r
  * from c0 and the scan stops at the first whose r + |q - c0| (the triangle inequality: an
  * upper bound of its distance from q) is below the best distance found, with a relative
  * margin of 1e-9 that covers every rounding of the distances (a few units in the last
@@ -266,14 +277,13 @@ static ptrdiff_t farthest_live(mdav_ws *w, const double *q, ptrdiff_t *scanned)
     while (a < w->n_ord && !w->alive_l[w->ord[a]]) a++;
     w->head = a;
     for (; a < w->n_ord; a++) {
-        const ptrdiff_t i = w->ord[a];
-        if (!w->alive_l[i]) continue;
-        if ((w->rc[i] + dq) * (1.0 + 1e-9) < stop) break;
+        if (!w->alive_l[w->ord[a]]) continue;
+        if ((w->ordr[a] + dq) * (1.0 + 1e-9) < stop) break;
         cnt++;
-        const double *p = w->zr + i * d;
+        const double *p = w->ordz + a * d;
         double d2 = kd_point_d2(q, p, d);
-        if (d2 > best || (d2 == best && kd_lex_less(p, w->zr + bi * d, d))) {
-            best = d2; bi = i; stop = sqrt(best);
+        if (d2 > best || (d2 == best && kd_lex_less(p, w->ordz + bi * d, d))) {
+            best = d2; bi = a; stop = sqrt(best);
         }
     }
     *scanned = cnt;
@@ -355,14 +365,18 @@ static void refit(mdav_ws *w, int v)
     }
 }
 
-/* Mark the record at tree position pos grouped, and add its local row to the group. */
+/* Mark the record at tree position pos grouped, and add its local row and negated
+ * z-scores to the group. */
 static inline void kill(mdav_ws *w, ptrdiff_t pos)
 {
     const int leaf = (int) w->t.leaf_of[pos];
+    const ptrdiff_t r = w->t.row[pos];
+    const double *p = pt(w, pos);
     w->alive[pos] = 0;
-    w->alive_l[w->t.row[pos]] = 0;
+    w->alive_l[r] = 0;
     for (int v = leaf; v >= 0; v = w->parent[v]) w->live[v]--;
-    w->grp[w->ngrp++] = w->t.row[pos];
+    for (int j = 0; j < w->d; j++) w->gneg[(ptrdiff_t) j * w->cap + w->ngrp] = -p[j];
+    w->grp[w->ngrp++] = r;
     w->nlive--;
     refit(w, leaf);
 }
@@ -412,7 +426,7 @@ static void kill_all(mdav_ws *w)
  * the live records when fewer than k would be left. Then the accumulators lose the
  * group's coordinates, its records get group id `gid`, and the tree is rebuilt when
  * fewer than half of its records are alive. */
-static void take(mdav_ws *w, const double *q, int k, int gid, int *group, const ptrdiff_t *rows)
+static void take(mdav_ws *w, const double *q, int k, int gid)
 {
     const int d = w->d;
     w->ngrp = 0;
@@ -425,12 +439,8 @@ static void take(mdav_ws *w, const double *q, int k, int gid, int *group, const 
         kill_copies(w, w->w);
         if (w->nlive < k) kill_all(w);
     }
-    for (int j = 0; j < d; j++) {
-        const double *zj = w->z + (ptrdiff_t) j * w->ns;
-        for (ptrdiff_t i = 0; i < w->ngrp; i++) w->neg[i] = -zj[w->grp[i]];
-        fsum_acc_add(w->acc + (size_t) j * FSUM_ACC_LEN, w->neg, w->ngrp, NULL);
-    }
-    for (ptrdiff_t i = 0; i < w->ngrp; i++) group[rows[w->grp[i]]] = gid;
+    for (int j = 0; j < d; j++) fsum_run_add(w->acc + j, w->gneg + (ptrdiff_t) j * w->cap, w->ngrp);
+    for (ptrdiff_t i = 0; i < w->ngrp; i++) w->lgroup[w->grp[i]] = gid;
     if (w->nlive > 0 && w->nlive < w->t.n / 2) {
         ptrdiff_t m = 0;
         for (ptrdiff_t pos = 0; pos < w->t.n; pos++) if (w->alive[pos]) w->lrows[m++] = w->t.row[pos];
@@ -441,7 +451,7 @@ static void take(mdav_ws *w, const double *q, int k, int gid, int *group, const 
 static void centroid(mdav_ws *w)
 {
     for (int j = 0; j < w->d; j++)
-        w->cen[j] = fsum_acc_round(w->acc + (size_t) j * FSUM_ACC_LEN, 0) / (double) w->nlive;
+        w->cen[j] = fsum_run_round(w->acc + j) / (double) w->nlive;
 }
 
 /* MDAV on stratum s: local group ids 0.. written (before the offsets) into job->group;
@@ -464,13 +474,12 @@ static ptrdiff_t mdav_stratum(mdav_ws *w, const mdav_job *job, ptrdiff_t s, cons
         double *zj = w->z + (ptrdiff_t) j * ns;
         const double m = job->center[j], sd = job->scale[j];
         for (ptrdiff_t i = 0; i < ns; i++) zj[i] = (c[rows[i]] - m) / sd;
-        fsum_acc_init(w->acc + (size_t) j * FSUM_ACC_LEN);
-        fsum_acc_add(w->acc + (size_t) j * FSUM_ACC_LEN, zj, ns, NULL);
+        fsum_run_init(w->acc + j);
+        fsum_run_add(w->acc + j, zj, ns);
     }
     for (ptrdiff_t i = 0; i < ns; i++) {
         w->lrows[i] = i;
         w->alive_l[i] = 1;
-        for (int j = 0; j < d; j++) w->zr[i * d + j] = w->z[i + (ptrdiff_t) j * ns];
     }
     ws_build(w, ns);
     w->nlive = ns;
@@ -480,13 +489,13 @@ static ptrdiff_t mdav_stratum(mdav_ws *w, const mdav_job *job, ptrdiff_t s, cons
     reference(w, w->cen);
     while (w->nlive >= 3 * (ptrdiff_t) k) {
         centroid(w);
-        memcpy(w->q, w->zr + farthest_live(w, w->cen, &scanned) * d, (size_t) d * sizeof(double));
+        memcpy(w->q, w->ordz + farthest_live(w, w->cen, &scanned) * d, (size_t) d * sizeof(double));
         /* a long scan: the centroid has moved away from the reference point */
         if (scanned > 64 && scanned > w->nlive / 256) reference(w, w->cen);
-        take(w, w->q, k, gid++, job->group, rows);
+        take(w, w->q, k, gid++);
         if (w->nlive == 0) break;
         memcpy(w->q, pt(w, farthest_tree(w, w->q)), (size_t) d * sizeof(double));
-        take(w, w->q, k, gid++, job->group, rows);
+        take(w, w->q, k, gid++);
         if (host && ns - w->nlive >= next_pause) {
             host_pause(host, done + ns - w->nlive);
             next_pause = ns - w->nlive + MDAV_PAUSE_EVERY;
@@ -494,15 +503,16 @@ static ptrdiff_t mdav_stratum(mdav_ws *w, const mdav_job *job, ptrdiff_t s, cons
     }
     if (w->nlive >= 2 * (ptrdiff_t) k) {
         centroid(w);
-        memcpy(w->q, w->zr + farthest_live(w, w->cen, &scanned) * d, (size_t) d * sizeof(double));
-        take(w, w->q, k, gid++, job->group, rows);
+        memcpy(w->q, w->ordz + farthest_live(w, w->cen, &scanned) * d, (size_t) d * sizeof(double));
+        take(w, w->q, k, gid++);
     }
     if (w->nlive > 0) {
         w->ngrp = 0;
         kill_all(w);
-        for (ptrdiff_t i = 0; i < w->ngrp; i++) job->group[rows[w->grp[i]]] = gid;
+        for (ptrdiff_t i = 0; i < w->ngrp; i++) w->lgroup[w->grp[i]] = gid;
         gid++;
     }
+    for (ptrdiff_t i = 0; i < ns; i++) job->group[rows[i]] = w->lgroup[i];
     return gid;
 }
 
