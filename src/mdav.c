@@ -29,6 +29,7 @@
 #include "threads.h"
 
 #define MDAV_LEAF 16
+
 /* records between pauses of a stratum run alone, and records per parallel batch */
 #define MDAV_PAUSE_EVERY ((ptrdiff_t) 1 << 14)
 #define MDAV_BATCH ((ptrdiff_t) 1 << 17)
@@ -124,6 +125,13 @@ static void ws_build(mdav_ws *w, ptrdiff_t m)
 static inline const double *pt(const mdav_ws *w, ptrdiff_t pos)
 {
     return w->t.pts + pos * w->d;
+}
+
+/* A point of d coordinates copied (memcpy() of a size known only at run time is a library
+ * call, measured at 3% of the time here) */
+static inline void copy_pt(double *dst, const double *src, int d)
+{
+    for (int j = 0; j < d; j++) dst[j] = src[j];
 }
 
 /* Is (da, a) after (db, b) in the order of nearness (squared distance, then coordinates)? */
@@ -255,11 +263,11 @@ static void reference(mdav_ws *w, const double *c)
         const ptrdiff_t pos = sorted[a].i;
         w->ord[a] = w->t.row[pos];
         w->ordr[a] = sorted[a].r;
-        memcpy(w->ordz + a * d, pt(w, pos), (size_t) d * sizeof(double));
+        copy_pt(w->ordz + a * d, pt(w, pos), d);
     }
     w->n_ord = m;
     w->head = 0;
-    memcpy(w->c0, c, (size_t) d * sizeof(double));
+    copy_pt(w->c0, c, d);
 }
 
 /* The live record farthest from q (largest squared distance, then lexicographically
@@ -342,7 +350,7 @@ static void refit(mdav_ws *w, int v)
         for (ptrdiff_t pos = nd->begin; pos < nd->end; pos++) {
             if (!w->alive[pos]) continue;
             const double *p = pt(w, pos);
-            if (first) { memcpy(lo, p, (size_t) d * sizeof(double)); memcpy(hi, p, (size_t) d * sizeof(double)); first = 0; }
+            if (first) { copy_pt(lo, p, d); copy_pt(hi, p, d); first = 0; }
             else for (int j = 0; j < d; j++) { lo[j] = kd_min(lo[j], p[j]); hi[j] = kd_max(hi[j], p[j]); }
         }
     }
@@ -434,7 +442,7 @@ static void take(mdav_ws *w, const double *q, int k, int gid)
         kill_all(w);
     } else {
         knn_live(w, q, k);
-        memcpy(w->w, pt(w, w->hpos[0]), (size_t) d * sizeof(double));
+        copy_pt(w->w, pt(w, w->hpos[0]), d);
         for (int i = 0; i < k; i++) kill(w, w->hpos[i]);
         kill_copies(w, w->w);
         if (w->nlive < k) kill_all(w);
@@ -489,12 +497,12 @@ static ptrdiff_t mdav_stratum(mdav_ws *w, const mdav_job *job, ptrdiff_t s, cons
     reference(w, w->cen);
     while (w->nlive >= 3 * (ptrdiff_t) k) {
         centroid(w);
-        memcpy(w->q, w->ordz + farthest_live(w, w->cen, &scanned) * d, (size_t) d * sizeof(double));
+        copy_pt(w->q, w->ordz + farthest_live(w, w->cen, &scanned) * d, d);
         /* a long scan: the centroid has moved away from the reference point */
         if (scanned > 64 && scanned > w->nlive / 256) reference(w, w->cen);
         take(w, w->q, k, gid++);
         if (w->nlive == 0) break;
-        memcpy(w->q, pt(w, farthest_tree(w, w->q)), (size_t) d * sizeof(double));
+        copy_pt(w->q, pt(w, farthest_tree(w, w->q)), d);
         take(w, w->q, k, gid++);
         if (host && ns - w->nlive >= next_pause) {
             host_pause(host, done + ns - w->nlive);
@@ -503,7 +511,7 @@ static ptrdiff_t mdav_stratum(mdav_ws *w, const mdav_job *job, ptrdiff_t s, cons
     }
     if (w->nlive >= 2 * (ptrdiff_t) k) {
         centroid(w);
-        memcpy(w->q, w->ordz + farthest_live(w, w->cen, &scanned) * d, (size_t) d * sizeof(double));
+        copy_pt(w->q, w->ordz + farthest_live(w, w->cen, &scanned) * d, d);
         take(w, w->q, k, gid++);
     }
     if (w->nlive > 0) {
@@ -574,25 +582,35 @@ const char *mdav_run(mdav_job *job)
 }
 
 void mdav_means(const double *const *col, int p, ptrdiff_t n, const int *group,
-                ptrdiff_t n_groups, double *means, int *size, const kernel_host *host)
+                ptrdiff_t n_groups, double *means, int *size, int nthreads, const kernel_host *host)
 {
     if (n_groups < 1) return;
     ptrdiff_t *start = (ptrdiff_t *) host->alloc((size_t) n_groups + 1, sizeof(ptrdiff_t));
     ptrdiff_t *member = (ptrdiff_t *) host->alloc(n, sizeof(ptrdiff_t));
-    double *buf = (double *) host->alloc(n, sizeof(double));
     for (ptrdiff_t g = 0; g < n_groups; g++) size[g] = 0;
     for (ptrdiff_t i = 0; i < n; i++) size[group[i]]++;
     start[0] = 0;
-    for (ptrdiff_t g = 0; g < n_groups; g++) start[g + 1] = start[g] + size[g];
+    ptrdiff_t largest = 1;
+    for (ptrdiff_t g = 0; g < n_groups; g++) {
+        start[g + 1] = start[g] + size[g];
+        if (size[g] > largest) largest = size[g];
+    }
     ptrdiff_t *fill = (ptrdiff_t *) host->alloc((size_t) n_groups, sizeof(ptrdiff_t));
     for (ptrdiff_t g = 0; g < n_groups; g++) fill[g] = start[g];
     for (ptrdiff_t i = 0; i < n; i++) member[fill[group[i]]++] = i;
-    for (int j = 0; j < p; j++) {
-        const double *c = col[j];
-        double *out = means + (ptrdiff_t) j * n_groups;
-        for (ptrdiff_t g = 0; g < n_groups; g++) {
-            const ptrdiff_t b = start[g], m = start[g + 1] - b;
+    /* every group's means on their own: the groups split over the threads, a buffer each */
+    const int nt = threads_for(nthreads < 1 ? 1 : nthreads, (double) n * p);
+    double *bufs = (double *) host->alloc((size_t) nt * largest, sizeof(double));
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt)
+#endif
+    for (ptrdiff_t g = 0; g < n_groups; g++) {
+        double *buf = bufs + (ptrdiff_t) THREAD_ID * largest;
+        const ptrdiff_t b = start[g], m = start[g + 1] - b;
+        for (int j = 0; j < p; j++) {
+            double *out = means + (ptrdiff_t) j * n_groups;
             if (m == 0) { out[g] = 0.0; continue; }
+            const double *c = col[j];
             int equal = 1;
             const double v0 = c[member[b]];
             for (ptrdiff_t i = 0; i < m; i++) {
@@ -602,4 +620,5 @@ void mdav_means(const double *const *col, int p, ptrdiff_t n, const int *group,
             out[g] = equal ? v0 : fsum(buf, m, 1) / (double) m;
         }
     }
+    (void) nt;
 }
