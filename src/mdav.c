@@ -11,9 +11,11 @@
  *   max-heap of k under the total order (squared distance, then coordinates).
  * - The live record farthest from the centroid: the records in decreasing distance from a
  *   reference point (a past centroid, renewed when the scans grow long), scanned until the
- *   triangle inequality rules the rest out. The live record farthest from r (a record on
- *   the rim): the kd-tree search turned round, pruned by the distance to a box's farthest
- *   corner (an upper bound), farthest child first; boxes shrink to their live records.
+ *   triangle inequality rules the rest out. Only the farthest part of that order is sorted
+ *   (a quickselect, then a radix sort); the next part when a scan reaches its end.
+ * - The live record farthest from r (a record on the rim): the kd-tree search turned round,
+ *   pruned by the distance to a box's farthest corner (an upper bound), farthest child
+ *   first; boxes shrink to their live records.
  * - The centroid of the live records: their coordinates are summed exactly (the fixed-point
  *   accumulator of fsum.c, a group's values subtracted when it is formed) and rounded once,
  *   so it does not depend on the order in which records were grouped or stored.
@@ -30,6 +32,8 @@
 
 #define MDAV_LEAF 16
 
+/* the fewest records sorted by distance from a reference point at a time */
+#define MDAV_TOP_MIN ((ptrdiff_t) 4096)
 /* records between pauses of a stratum run alone, and records per parallel batch */
 #define MDAV_PAUSE_EVERY ((ptrdiff_t) 1 << 14)
 #define MDAV_BATCH ((ptrdiff_t) 1 << 17)
@@ -68,8 +72,13 @@ typedef struct {
     double *ordr;           /* per entry of ord: the distance from c0 */
     double *ordz;           /* per entry of ord: the d z-scores (row-major) */
     ptrdiff_t n_ord, head;  /* entries of ord; the first that may be alive */
+    /* the live records not yet in ord, keys[tail .. tail_end) (local rows), every one no
+     * farther from c0 than the last entry of ord: ord holds the farthest records only and
+     * grows when a scan reaches its end */
+    ptrdiff_t tail, tail_end;
     double *c0;
-    mdav_key *keys, *keys2; /* scratch of the sort */
+    mdav_key *keys, *keys2; /* scratch of the sort: (distance, tree position), in the tail
+                               (distance, local row) */
 } mdav_ws;
 
 static void ws_new(mdav_ws *w, ptrdiff_t cap, int d, int kmax, const kernel_host *host)
@@ -169,11 +178,15 @@ static void heap_up(mdav_ws *w, int i)
     }
 }
 
-/* The k nearest live records of q (k <= nlive) into the heap, the k-th nearest at its root. */
-static void knn_live(mdav_ws *w, const double *q, int k)
+/* The k nearest live records of q (k <= nlive) into the heap, the k-th nearest at its root.
+ * Returns the smallest squared distance of a live record it looked at and left out (INFINITY
+ * if none). Every live copy of the k-th nearest is looked at (its box is never farther than
+ * the heap's root), so when this is above the k-th's distance the k-th has no copy left. */
+static double knn_live(mdav_ws *w, const double *q, int k)
 {
     const kd_tree *t = &w->t;
     const int d = w->d;
+    double out = INFINITY;
     int cnt = 0, top = 0;
     kd_item *st = w->stack;
     st[top].node = 0; st[top].bd = 0.0; top++;
@@ -190,8 +203,11 @@ static void knn_live(mdav_ws *w, const double *q, int k)
                     heap_up(w, cnt);
                     cnt++;
                 } else if (d2 < w->hd2[0] || (d2 == w->hd2[0] && kd_lex_less(pt(w, pos), pt(w, w->hpos[0]), d))) {
+                    out = kd_min(out, w->hd2[0]);
                     w->hpos[0] = pos; w->hd2[0] = d2;
                     heap_down(w, k, 0);
+                } else {
+                    out = kd_min(out, d2);
                 }
             }
             continue;
@@ -203,6 +219,7 @@ static void knn_live(mdav_ws *w, const double *q, int k)
         if (bb >= 0.0 && !(cnt == k && bb > w->hd2[0])) { st[top].node = b; st[top].bd = bb; top++; }
         if (ba >= 0.0 && !(cnt == k && ba > w->hd2[0])) { st[top].node = a; st[top].bd = ba; top++; }
     }
+    return out;
 }
 
 static int key_desc(const void *a, const void *b)
@@ -245,7 +262,46 @@ static const mdav_key *radix_desc(mdav_key *keys, mdav_key *tmp, ptrdiff_t m)
     return src;
 }
 
-/* The live records in decreasing distance from c (the new reference point c0). */
+/* Rearrange keys[0..m) so that keys[0..top) hold the top largest r (in any order): a
+ * quickselect with a three-way partition (many records can be at one distance). */
+static void select_top(mdav_key *keys, ptrdiff_t m, ptrdiff_t top)
+{
+    ptrdiff_t lo = 0, hi = m;
+    while (hi - lo > 1 && top > lo && top < hi) {
+        const double x = keys[lo].r, y = keys[lo + (hi - lo) / 2].r, z = keys[hi - 1].r;
+        const double p = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        /* [lo, lt) farther than p, [lt, gt) at p, [gt, hi) nearer */
+        ptrdiff_t lt = lo, i = lo, gt = hi;
+        while (i < gt) {
+            mdav_key t = keys[i];
+            if (t.r > p) { keys[i++] = keys[lt]; keys[lt++] = t; }
+            else if (t.r < p) { keys[i] = keys[--gt]; keys[gt] = t; }
+            else i++;
+        }
+        if (top < lt) hi = lt;
+        else if (top > gt) lo = gt;
+        else return;
+    }
+}
+
+/* How many of m records to sort at a time: all of a few, else a sixteenth (at least
+ * MDAV_TOP_MIN): the scans rarely go deeper before the reference point is renewed. */
+static ptrdiff_t top_part(ptrdiff_t m)
+{
+    if (m <= 2 * MDAV_TOP_MIN) return m;
+    return m / 16 > MDAV_TOP_MIN ? m / 16 : MDAV_TOP_MIN;
+}
+
+/* keys[0..m) by decreasing r, in keys or tmp (returned) */
+static const mdav_key *sort_desc(mdav_key *keys, mdav_key *tmp, ptrdiff_t m)
+{
+    if (m >= 256) return radix_desc(keys, tmp, m);
+    qsort(keys, (size_t) m, sizeof(mdav_key), key_desc);
+    return keys;
+}
+
+/* The live records in decreasing distance from c (the new reference point c0), the
+ * farthest of them in ord. */
 static void reference(mdav_ws *w, const double *c)
 {
     const int d = w->d;
@@ -256,18 +312,46 @@ static void reference(mdav_ws *w, const double *c)
         w->keys[m].i = pos;
         m++;
     }
-    const mdav_key *sorted = w->keys;
-    if (m < 256) qsort(w->keys, (size_t) m, sizeof(mdav_key), key_desc);
-    else sorted = radix_desc(w->keys, w->keys2, m);
-    for (ptrdiff_t a = 0; a < m; a++) {
+    /* the scans read the top of the order only: that part is sorted, the rest waits */
+    const ptrdiff_t top = top_part(m);
+    select_top(w->keys, m, top);
+    for (ptrdiff_t a = top; a < m; a++) w->keys[a].i = w->t.row[w->keys[a].i];
+    const mdav_key *sorted = sort_desc(w->keys, w->keys2, top);
+    for (ptrdiff_t a = 0; a < top; a++) {
         const ptrdiff_t pos = sorted[a].i;
         w->ord[a] = w->t.row[pos];
         w->ordr[a] = sorted[a].r;
         copy_pt(w->ordz + a * d, pt(w, pos), d);
     }
-    w->n_ord = m;
+    w->n_ord = top;
     w->head = 0;
+    w->tail = top;
+    w->tail_end = m;
     copy_pt(w->c0, c, d);
+}
+
+/* The next part of the order: the tail's live records, the farthest of them sorted onto the
+ * end of ord. */
+static void extend(mdav_ws *w)
+{
+    const int d = w->d;
+    ptrdiff_t m = w->tail;
+    for (ptrdiff_t a = w->tail; a < w->tail_end; a++)
+        if (w->alive_l[w->keys[a].i]) w->keys[m++] = w->keys[a];
+    w->tail_end = m;
+    m -= w->tail;
+    const ptrdiff_t top = top_part(m);
+    mdav_key *part = w->keys + w->tail;
+    select_top(part, m, top);
+    const mdav_key *sorted = sort_desc(part, w->keys2, top);
+    for (ptrdiff_t a = 0; a < top; a++) {
+        const ptrdiff_t i = sorted[a].i, e = w->n_ord + a;
+        w->ord[e] = i;
+        w->ordr[e] = sorted[a].r;
+        for (int j = 0; j < d; j++) w->ordz[e * d + j] = w->z[i + (ptrdiff_t) j * w->ns];
+    }
+    w->n_ord += top;
+    w->tail += top;
 }
 
 /* The live record farthest from q (largest squared distance, then lexicographically
@@ -284,7 +368,13 @@ static ptrdiff_t farthest_live(mdav_ws *w, const double *q, ptrdiff_t *scanned)
     ptrdiff_t bi = -1, a = w->head, cnt = 0;
     while (a < w->n_ord && !w->alive_l[w->ord[a]]) a++;
     w->head = a;
-    for (; a < w->n_ord; a++) {
+    for (;; a++) {
+        if (a == w->n_ord) {
+            /* the end of ord: the tail is no farther from c0 than its last entry */
+            if (w->tail == w->tail_end || (a > 0 && (w->ordr[a - 1] + dq) * (1.0 + 1e-9) < stop)) break;
+            extend(w);
+            if (a == w->n_ord) break;
+        }
         if (!w->alive_l[w->ord[a]]) continue;
         if ((w->ordr[a] + dq) * (1.0 + 1e-9) < stop) break;
         cnt++;
@@ -441,10 +531,11 @@ static void take(mdav_ws *w, const double *q, int k, int gid)
     if (w->nlive < 2 * (ptrdiff_t) k) {
         kill_all(w);
     } else {
-        knn_live(w, q, k);
+        const double out = knn_live(w, q, k);
         copy_pt(w->w, pt(w, w->hpos[0]), d);
+        const int copies = out <= w->hd2[0];
         for (int i = 0; i < k; i++) kill(w, w->hpos[i]);
-        kill_copies(w, w->w);
+        if (copies) kill_copies(w, w->w);
         if (w->nlive < k) kill_all(w);
     }
     for (int j = 0; j < d; j++) fsum_run_add(w->acc + j, w->gneg + (ptrdiff_t) j * w->cap, w->ngrp);

@@ -125,6 +125,10 @@ test_that("the groups are sdcMicro's where no distances tie", {
     k <- sample(2:8, 1L)
     expect_true(same_partition(ours(x, k), sdc_groups(x, k)))
   }
+  # a stratum of 20,000 skewed records: the order of distances from the centroid is sorted
+  # a part at a time, and the part is extended when a scan reaches its end
+  x <- cbind(v1 = rexp(2e4)^3, v2 = rnorm(2e4), v3 = runif(2e4))
+  expect_true(same_partition(ours(x, 3L), sdc_groups(x, 3L)))
 })
 
 test_that("the release is the same for any row order and any thread count", {
@@ -143,6 +147,14 @@ test_that("the release is the same for any row order and any thread count", {
   }
   m2 <- anonymise_mdav(d, vars = vars, strata = "g", k = 5, check_identifiers = FALSE, nthreads = 2)
   expect_identical(as.list(m2[vars]), as.list(m[vars]))
+  # one stratum of 20,000 records, ties and copies among them (the order of distances
+  # sorted a part at a time)
+  big <- data.frame(a = c(rexp(19000)^3, rep(0.5, 1000)), b = round(rnorm(2e4), 2), c = runif(2e4))
+  mb <- anonymise_mdav(big, vars = vars, strata = character(), k = 3, check_identifiers = FALSE)
+  p <- sample(nrow(big))
+  expect_identical(as.list(anonymise_mdav(big[p, ], vars = vars, strata = character(), k = 3,
+                                          check_identifiers = FALSE, nthreads = 2)[vars]),
+                   lapply(as.list(mb[vars]), function(v) v[p]))
   # one stratum alone and many small strata in parallel batches
   m1 <- anonymise_mdav(d, vars = vars, strata = character(), k = 3, check_identifiers = FALSE, nthreads = 1)
   expect_identical(anonymise_mdav(d, vars = vars, strata = character(), k = 3, check_identifiers = FALSE,
