@@ -50,8 +50,9 @@
 #' In C, on a kd-tree from which grouped records are removed, with the record farthest
 #' from the centroid found by a scan in order of distance from a past centroid: 0.26 s of
 #' CPU for 1e5 records and 3 variables in one stratum at `k = 3` (sdcMicro's MDAV: 45 s,
-#' the same groups), 3.6 s for 1e6 records in 4 strata ([anonymise()]: 0.7 s), one thread
-#' of a shared 2-core machine (`bench/mdav.R`). Strata run in parallel with `nthreads`.
+#' the same groups), 3.1 s for 1e6 records in 4 strata ([anonymise()]: 0.64 s), one thread
+#' of a shared 2-core machine (`bench/mdav.R`). Strata, and the group means, run in parallel
+#' with `nthreads`.
 #'
 #' @inheritParams anonymise
 #' @param k The smallest group: every released point is shared by at least `k` records

@@ -58,15 +58,10 @@ double fsum(const double *x, ptrdiff_t n, ptrdiff_t stride)
  * a few nanoseconds per term, then rounds the digits once with fsum(). Same exact sum,
  * so the same correctly rounded result. A double is mag * 2^(e - 1074) with mag < 2^53
  * and 0 <= e <= 2045: digit c = e / 32 takes the low part, digit c + 1 the high part. */
-#define XS_DIGITS 68  /* digit 67 starts at 2^1070: anything there overflows a double */
+#define XS_DIGITS FSUM_RUN_DIGITS /* digit 67 starts at 2^1070: anything there overflows a double */
 #define XS_SPARE 512  /* adds between carry propagations: each adds < 2^53 to a digit */
 
-typedef struct {
-    int64_t d[XS_DIGITS];
-    int pending;
-    int special;   /* an Inf or NaN was added */
-    double inf_nan; /* their IEEE sum */
-} xsum;
+typedef fsum_run xsum;
 
 static void xs_init(xsum *a)
 {
@@ -244,4 +239,20 @@ double fsum_acc_round(const double *acc, int e)
     for (int i = 0; i < XS_DIGITS - 1; i++)
         if (a.d[i] != 0) part[np++] = ldexp((double) a.d[i], 32 * i - 1074 + e);
     return sign * fsum(part, np, 1);
+}
+
+void fsum_run_init(fsum_run *a)
+{
+    xs_init(a);
+}
+
+void fsum_run_add(fsum_run *a, const double *x, ptrdiff_t n)
+{
+    for (ptrdiff_t i = 0; i < n; i++) xs_add(a, x[i]);
+}
+
+double fsum_run_round(const fsum_run *a)
+{
+    xsum b = *a;
+    return xs_round(&b);
 }

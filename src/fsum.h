@@ -3,6 +3,7 @@
 #define DETANON_FSUM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Correctly rounded sum of x[0], x[stride], ..., x[(n-1)*stride] (Shewchuk's algorithm,
  * as Python's math.fsum). The exact sum does not depend on the order of the terms, so
@@ -32,5 +33,22 @@ void fsum_acc_add_rep(double *acc, double v, double times);
 void fsum_acc_merge(double *acc, const double *other);
 /* the correctly rounded total times 2^e (e >= 0) */
 double fsum_acc_round(const double *acc, int e);
+
+/* The same exact accumulator kept as its integer digits between calls, for a sum that
+ * changes by a few terms at a time and is rounded after each change (the centroid of the
+ * records MDAV has not grouped yet): no conversion of the state per call. Same exact total,
+ * so fsum_run_round() gives the bits fsum_acc_round(, 0) gives for the same terms. */
+#define FSUM_RUN_DIGITS 68
+typedef struct {
+    int64_t d[FSUM_RUN_DIGITS];
+    int pending;
+    int special;    /* an Inf or NaN was added */
+    double inf_nan; /* their IEEE sum */
+} fsum_run;
+void fsum_run_init(fsum_run *a);
+/* adds x[0..n) */
+void fsum_run_add(fsum_run *a, const double *x, ptrdiff_t n);
+/* the correctly rounded total (a is not changed) */
+double fsum_run_round(const fsum_run *a);
 
 #endif

@@ -11,9 +11,11 @@
  *   max-heap of k under the total order (squared distance, then coordinates).
  * - The live record farthest from the centroid: the records in decreasing distance from a
  *   reference point (a past centroid, renewed when the scans grow long), scanned until the
- *   triangle inequality rules the rest out. The live record farthest from r (a record on
- *   the rim): the kd-tree search turned round, pruned by the distance to a box's farthest
- *   corner (an upper bound), farthest child first; boxes shrink to their live records.
+ *   triangle inequality rules the rest out. Only the farthest part of that order is sorted
+ *   (a quickselect, then a radix sort); the next part when a scan reaches its end.
+ * - The live record farthest from r (a record on the rim): the kd-tree search turned round,
+ *   pruned by the distance to a box's farthest corner (an upper bound), farthest child
+ *   first; boxes shrink to their live records.
  * - The centroid of the live records: their coordinates are summed exactly (the fixed-point
  *   accumulator of fsum.c, a group's values subtracted when it is formed) and rounded once,
  *   so it does not depend on the order in which records were grouped or stored.
@@ -29,6 +31,9 @@
 #include "threads.h"
 
 #define MDAV_LEAF 16
+
+/* the fewest records sorted by distance from a reference point at a time */
+#define MDAV_TOP_MIN ((ptrdiff_t) 4096)
 /* records between pauses of a stratum run alone, and records per parallel batch */
 #define MDAV_PAUSE_EVERY ((ptrdiff_t) 1 << 14)
 #define MDAV_BATCH ((ptrdiff_t) 1 << 17)
@@ -52,19 +57,28 @@ typedef struct {
     double *hd2;
     ptrdiff_t *grp;         /* local rows of the group being formed */
     ptrdiff_t ngrp;
-    double *neg;            /* scratch: negated values of a group's column */
-    double *acc;            /* d exact accumulators of the live records' coordinates */
+    double *gneg;           /* the negated z-scores of the group's records, column j at
+                               gneg + j * cap (read from the tree's points, in cache) */
+    ptrdiff_t cap;
+    int *lgroup;            /* per local row: its group id in the stratum */
+    fsum_run *acc;          /* d exact sums of the live records' coordinates */
     double *cen, *q, *w;    /* d each: centroid, query point, the k-th nearest point */
     kd_item *stack;
-    /* the farthest-record queries: the live records' local rows in decreasing distance
-     * from a reference point c0 (a past centroid), with those distances */
-    double *zr;             /* ns x d z-scores, row-major (the tree's values) */
+    /* the farthest-record queries: the live records in decreasing distance from a
+     * reference point c0 (a past centroid), their local rows, distances and z-scores side
+     * by side, so that a scan reads memory in order */
     unsigned char *alive_l; /* per local row */
-    double *rc;             /* per local row: distance from c0 */
-    ptrdiff_t *ord;         /* local rows by decreasing rc */
+    ptrdiff_t *ord;         /* local rows by decreasing distance from c0 */
+    double *ordr;           /* per entry of ord: the distance from c0 */
+    double *ordz;           /* per entry of ord: the d z-scores (row-major) */
     ptrdiff_t n_ord, head;  /* entries of ord; the first that may be alive */
+    /* the live records not yet in ord, keys[tail .. tail_end) (local rows), every one no
+     * farther from c0 than the last entry of ord: ord holds the farthest records only and
+     * grows when a scan reaches its end */
+    ptrdiff_t tail, tail_end;
     double *c0;
-    mdav_key *keys, *keys2; /* scratch of the sort */
+    mdav_key *keys, *keys2; /* scratch of the sort: (distance, tree position), in the tail
+                               (distance, local row) */
 } mdav_ws;
 
 static void ws_new(mdav_ws *w, ptrdiff_t cap, int d, int kmax, const kernel_host *host)
@@ -81,16 +95,18 @@ static void ws_new(mdav_ws *w, ptrdiff_t cap, int d, int kmax, const kernel_host
     w->hpos = (ptrdiff_t *) alloc(kmax, sizeof(ptrdiff_t));
     w->hd2 = (double *) alloc(kmax, sizeof(double));
     w->grp = (ptrdiff_t *) alloc(cap, sizeof(ptrdiff_t));
-    w->neg = (double *) alloc(cap, sizeof(double));
-    w->acc = (double *) alloc((size_t) (d > 0 ? d : 1) * FSUM_ACC_LEN, sizeof(double));
+    w->gneg = (double *) alloc((size_t) cap * (d > 0 ? d : 1), sizeof(double));
+    w->cap = cap;
+    w->lgroup = (int *) alloc(cap, sizeof(int));
+    w->acc = (fsum_run *) alloc(d > 0 ? d : 1, sizeof(fsum_run));
     w->cen = (double *) alloc(3 * (size_t) (d > 0 ? d : 1), sizeof(double));
     w->q = w->cen + (d > 0 ? d : 1);
     w->w = w->q + (d > 0 ? d : 1);
     w->stack = (kd_item *) alloc(KD_STACK_MAX, sizeof(kd_item));
-    w->zr = (double *) alloc((size_t) cap * (d > 0 ? d : 1), sizeof(double));
     w->alive_l = (unsigned char *) alloc(cap, 1);
-    w->rc = (double *) alloc(cap, sizeof(double));
     w->ord = (ptrdiff_t *) alloc(cap, sizeof(ptrdiff_t));
+    w->ordr = (double *) alloc(cap, sizeof(double));
+    w->ordz = (double *) alloc((size_t) cap * (d > 0 ? d : 1), sizeof(double));
     w->c0 = (double *) alloc(d > 0 ? d : 1, sizeof(double));
     w->keys = (mdav_key *) alloc(cap, sizeof(mdav_key));
     w->keys2 = (mdav_key *) alloc(cap, sizeof(mdav_key));
@@ -118,6 +134,13 @@ static void ws_build(mdav_ws *w, ptrdiff_t m)
 static inline const double *pt(const mdav_ws *w, ptrdiff_t pos)
 {
     return w->t.pts + pos * w->d;
+}
+
+/* A point of d coordinates copied (memcpy() of a size known only at run time is a library
+ * call, measured at 3% of the time here) */
+static inline void copy_pt(double *dst, const double *src, int d)
+{
+    for (int j = 0; j < d; j++) dst[j] = src[j];
 }
 
 /* Is (da, a) after (db, b) in the order of nearness (squared distance, then coordinates)? */
@@ -155,11 +178,15 @@ static void heap_up(mdav_ws *w, int i)
     }
 }
 
-/* The k nearest live records of q (k <= nlive) into the heap, the k-th nearest at its root. */
-static void knn_live(mdav_ws *w, const double *q, int k)
+/* The k nearest live records of q (k <= nlive) into the heap, the k-th nearest at its root.
+ * Returns the smallest squared distance of a live record it looked at and left out (INFINITY
+ * if none). Every live copy of the k-th nearest is looked at (its box is never farther than
+ * the heap's root), so when this is above the k-th's distance the k-th has no copy left. */
+static double knn_live(mdav_ws *w, const double *q, int k)
 {
     const kd_tree *t = &w->t;
     const int d = w->d;
+    double out = INFINITY;
     int cnt = 0, top = 0;
     kd_item *st = w->stack;
     st[top].node = 0; st[top].bd = 0.0; top++;
@@ -176,8 +203,11 @@ static void knn_live(mdav_ws *w, const double *q, int k)
                     heap_up(w, cnt);
                     cnt++;
                 } else if (d2 < w->hd2[0] || (d2 == w->hd2[0] && kd_lex_less(pt(w, pos), pt(w, w->hpos[0]), d))) {
+                    out = kd_min(out, w->hd2[0]);
                     w->hpos[0] = pos; w->hd2[0] = d2;
                     heap_down(w, k, 0);
+                } else {
+                    out = kd_min(out, d2);
                 }
             }
             continue;
@@ -189,6 +219,7 @@ static void knn_live(mdav_ws *w, const double *q, int k)
         if (bb >= 0.0 && !(cnt == k && bb > w->hd2[0])) { st[top].node = b; st[top].bd = bb; top++; }
         if (ba >= 0.0 && !(cnt == k && ba > w->hd2[0])) { st[top].node = a; st[top].bd = ba; top++; }
     }
+    return out;
 }
 
 static int key_desc(const void *a, const void *b)
@@ -231,28 +262,100 @@ static const mdav_key *radix_desc(mdav_key *keys, mdav_key *tmp, ptrdiff_t m)
     return src;
 }
 
-/* The live records in decreasing distance from c (the new reference point c0). */
+/* Rearrange keys[0..m) so that keys[0..top) hold the top largest r (in any order): a
+ * quickselect with a three-way partition (many records can be at one distance). */
+static void select_top(mdav_key *keys, ptrdiff_t m, ptrdiff_t top)
+{
+    ptrdiff_t lo = 0, hi = m;
+    while (hi - lo > 1 && top > lo && top < hi) {
+        const double x = keys[lo].r, y = keys[lo + (hi - lo) / 2].r, z = keys[hi - 1].r;
+        const double p = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        /* [lo, lt) farther than p, [lt, gt) at p, [gt, hi) nearer */
+        ptrdiff_t lt = lo, i = lo, gt = hi;
+        while (i < gt) {
+            mdav_key t = keys[i];
+            if (t.r > p) { keys[i++] = keys[lt]; keys[lt++] = t; }
+            else if (t.r < p) { keys[i] = keys[--gt]; keys[gt] = t; }
+            else i++;
+        }
+        if (top < lt) hi = lt;
+        else if (top > gt) lo = gt;
+        else return;
+    }
+}
+
+/* How many of m records to sort at a time: all of a few, else a sixteenth (at least
+ * MDAV_TOP_MIN): the scans rarely go deeper before the reference point is renewed. */
+static ptrdiff_t top_part(ptrdiff_t m)
+{
+    if (m <= 2 * MDAV_TOP_MIN) return m;
+    return m / 16 > MDAV_TOP_MIN ? m / 16 : MDAV_TOP_MIN;
+}
+
+/* keys[0..m) by decreasing r, in keys or tmp (returned) */
+static const mdav_key *sort_desc(mdav_key *keys, mdav_key *tmp, ptrdiff_t m)
+{
+    if (m >= 256) return radix_desc(keys, tmp, m);
+    qsort(keys, (size_t) m, sizeof(mdav_key), key_desc);
+    return keys;
+}
+
+/* The live records in decreasing distance from c (the new reference point c0), the
+ * farthest of them in ord. */
 static void reference(mdav_ws *w, const double *c)
 {
     const int d = w->d;
     ptrdiff_t m = 0;
-    for (ptrdiff_t i = 0; i < w->ns; i++) {
-        if (!w->alive_l[i]) continue;
-        w->keys[m].r = sqrt(kd_point_d2(c, w->zr + i * d, d));
-        w->keys[m].i = i;
+    for (ptrdiff_t pos = 0; pos < w->t.n; pos++) {
+        if (!w->alive[pos]) continue;
+        w->keys[m].r = sqrt(kd_point_d2(c, pt(w, pos), d));
+        w->keys[m].i = pos;
         m++;
     }
-    const mdav_key *sorted = w->keys;
-    if (m < 256) qsort(w->keys, (size_t) m, sizeof(mdav_key), key_desc);
-    else sorted = radix_desc(w->keys, w->keys2, m);
-    for (ptrdiff_t a = 0; a < m; a++) { w->ord[a] = sorted[a].i; w->rc[sorted[a].i] = sorted[a].r; }
-    w->n_ord = m;
+    /* the scans read the top of the order only: that part is sorted, the rest waits */
+    const ptrdiff_t top = top_part(m);
+    select_top(w->keys, m, top);
+    for (ptrdiff_t a = top; a < m; a++) w->keys[a].i = w->t.row[w->keys[a].i];
+    const mdav_key *sorted = sort_desc(w->keys, w->keys2, top);
+    for (ptrdiff_t a = 0; a < top; a++) {
+        const ptrdiff_t pos = sorted[a].i;
+        w->ord[a] = w->t.row[pos];
+        w->ordr[a] = sorted[a].r;
+        copy_pt(w->ordz + a * d, pt(w, pos), d);
+    }
+    w->n_ord = top;
     w->head = 0;
-    memcpy(w->c0, c, (size_t) d * sizeof(double));
+    w->tail = top;
+    w->tail_end = m;
+    copy_pt(w->c0, c, d);
+}
+
+/* The next part of the order: the tail's live records, the farthest of them sorted onto the
+ * end of ord. */
+static void extend(mdav_ws *w)
+{
+    const int d = w->d;
+    ptrdiff_t m = w->tail;
+    for (ptrdiff_t a = w->tail; a < w->tail_end; a++)
+        if (w->alive_l[w->keys[a].i]) w->keys[m++] = w->keys[a];
+    w->tail_end = m;
+    m -= w->tail;
+    const ptrdiff_t top = top_part(m);
+    mdav_key *part = w->keys + w->tail;
+    select_top(part, m, top);
+    const mdav_key *sorted = sort_desc(part, w->keys2, top);
+    for (ptrdiff_t a = 0; a < top; a++) {
+        const ptrdiff_t i = sorted[a].i, e = w->n_ord + a;
+        w->ord[e] = i;
+        w->ordr[e] = sorted[a].r;
+        for (int j = 0; j < d; j++) w->ordz[e * d + j] = w->z[i + (ptrdiff_t) j * w->ns];
+    }
+    w->n_ord += top;
+    w->tail += top;
 }
 
 /* The live record farthest from q (largest squared distance, then lexicographically
- * smallest): its local row (nlive > 0). The records are scanned in decreasing distance r
+ * smallest): its entry in ord (nlive > 0). The records are scanned in decreasing distance r
  * from c0 and the scan stops at the first whose r + |q - c0| (the triangle inequality: an
  * upper bound of its distance from q) is below the best distance found, with a relative
  * margin of 1e-9 that covers every rounding of the distances (a few units in the last
@@ -265,15 +368,20 @@ static ptrdiff_t farthest_live(mdav_ws *w, const double *q, ptrdiff_t *scanned)
     ptrdiff_t bi = -1, a = w->head, cnt = 0;
     while (a < w->n_ord && !w->alive_l[w->ord[a]]) a++;
     w->head = a;
-    for (; a < w->n_ord; a++) {
-        const ptrdiff_t i = w->ord[a];
-        if (!w->alive_l[i]) continue;
-        if ((w->rc[i] + dq) * (1.0 + 1e-9) < stop) break;
+    for (;; a++) {
+        if (a == w->n_ord) {
+            /* the end of ord: the tail is no farther from c0 than its last entry */
+            if (w->tail == w->tail_end || (a > 0 && (w->ordr[a - 1] + dq) * (1.0 + 1e-9) < stop)) break;
+            extend(w);
+            if (a == w->n_ord) break;
+        }
+        if (!w->alive_l[w->ord[a]]) continue;
+        if ((w->ordr[a] + dq) * (1.0 + 1e-9) < stop) break;
         cnt++;
-        const double *p = w->zr + i * d;
+        const double *p = w->ordz + a * d;
         double d2 = kd_point_d2(q, p, d);
-        if (d2 > best || (d2 == best && kd_lex_less(p, w->zr + bi * d, d))) {
-            best = d2; bi = i; stop = sqrt(best);
+        if (d2 > best || (d2 == best && kd_lex_less(p, w->ordz + bi * d, d))) {
+            best = d2; bi = a; stop = sqrt(best);
         }
     }
     *scanned = cnt;
@@ -332,7 +440,7 @@ static void refit(mdav_ws *w, int v)
         for (ptrdiff_t pos = nd->begin; pos < nd->end; pos++) {
             if (!w->alive[pos]) continue;
             const double *p = pt(w, pos);
-            if (first) { memcpy(lo, p, (size_t) d * sizeof(double)); memcpy(hi, p, (size_t) d * sizeof(double)); first = 0; }
+            if (first) { copy_pt(lo, p, d); copy_pt(hi, p, d); first = 0; }
             else for (int j = 0; j < d; j++) { lo[j] = kd_min(lo[j], p[j]); hi[j] = kd_max(hi[j], p[j]); }
         }
     }
@@ -355,14 +463,18 @@ static void refit(mdav_ws *w, int v)
     }
 }
 
-/* Mark the record at tree position pos grouped, and add its local row to the group. */
+/* Mark the record at tree position pos grouped, and add its local row and negated
+ * z-scores to the group. */
 static inline void kill(mdav_ws *w, ptrdiff_t pos)
 {
     const int leaf = (int) w->t.leaf_of[pos];
+    const ptrdiff_t r = w->t.row[pos];
+    const double *p = pt(w, pos);
     w->alive[pos] = 0;
-    w->alive_l[w->t.row[pos]] = 0;
+    w->alive_l[r] = 0;
     for (int v = leaf; v >= 0; v = w->parent[v]) w->live[v]--;
-    w->grp[w->ngrp++] = w->t.row[pos];
+    for (int j = 0; j < w->d; j++) w->gneg[(ptrdiff_t) j * w->cap + w->ngrp] = -p[j];
+    w->grp[w->ngrp++] = r;
     w->nlive--;
     refit(w, leaf);
 }
@@ -412,25 +524,22 @@ static void kill_all(mdav_ws *w)
  * the live records when fewer than k would be left. Then the accumulators lose the
  * group's coordinates, its records get group id `gid`, and the tree is rebuilt when
  * fewer than half of its records are alive. */
-static void take(mdav_ws *w, const double *q, int k, int gid, int *group, const ptrdiff_t *rows)
+static void take(mdav_ws *w, const double *q, int k, int gid)
 {
     const int d = w->d;
     w->ngrp = 0;
     if (w->nlive < 2 * (ptrdiff_t) k) {
         kill_all(w);
     } else {
-        knn_live(w, q, k);
-        memcpy(w->w, pt(w, w->hpos[0]), (size_t) d * sizeof(double));
+        const double out = knn_live(w, q, k);
+        copy_pt(w->w, pt(w, w->hpos[0]), d);
+        const int copies = out <= w->hd2[0];
         for (int i = 0; i < k; i++) kill(w, w->hpos[i]);
-        kill_copies(w, w->w);
+        if (copies) kill_copies(w, w->w);
         if (w->nlive < k) kill_all(w);
     }
-    for (int j = 0; j < d; j++) {
-        const double *zj = w->z + (ptrdiff_t) j * w->ns;
-        for (ptrdiff_t i = 0; i < w->ngrp; i++) w->neg[i] = -zj[w->grp[i]];
-        fsum_acc_add(w->acc + (size_t) j * FSUM_ACC_LEN, w->neg, w->ngrp, NULL);
-    }
-    for (ptrdiff_t i = 0; i < w->ngrp; i++) group[rows[w->grp[i]]] = gid;
+    for (int j = 0; j < d; j++) fsum_run_add(w->acc + j, w->gneg + (ptrdiff_t) j * w->cap, w->ngrp);
+    for (ptrdiff_t i = 0; i < w->ngrp; i++) w->lgroup[w->grp[i]] = gid;
     if (w->nlive > 0 && w->nlive < w->t.n / 2) {
         ptrdiff_t m = 0;
         for (ptrdiff_t pos = 0; pos < w->t.n; pos++) if (w->alive[pos]) w->lrows[m++] = w->t.row[pos];
@@ -441,7 +550,7 @@ static void take(mdav_ws *w, const double *q, int k, int gid, int *group, const 
 static void centroid(mdav_ws *w)
 {
     for (int j = 0; j < w->d; j++)
-        w->cen[j] = fsum_acc_round(w->acc + (size_t) j * FSUM_ACC_LEN, 0) / (double) w->nlive;
+        w->cen[j] = fsum_run_round(w->acc + j) / (double) w->nlive;
 }
 
 /* MDAV on stratum s: local group ids 0.. written (before the offsets) into job->group;
@@ -464,13 +573,12 @@ static ptrdiff_t mdav_stratum(mdav_ws *w, const mdav_job *job, ptrdiff_t s, cons
         double *zj = w->z + (ptrdiff_t) j * ns;
         const double m = job->center[j], sd = job->scale[j];
         for (ptrdiff_t i = 0; i < ns; i++) zj[i] = (c[rows[i]] - m) / sd;
-        fsum_acc_init(w->acc + (size_t) j * FSUM_ACC_LEN);
-        fsum_acc_add(w->acc + (size_t) j * FSUM_ACC_LEN, zj, ns, NULL);
+        fsum_run_init(w->acc + j);
+        fsum_run_add(w->acc + j, zj, ns);
     }
     for (ptrdiff_t i = 0; i < ns; i++) {
         w->lrows[i] = i;
         w->alive_l[i] = 1;
-        for (int j = 0; j < d; j++) w->zr[i * d + j] = w->z[i + (ptrdiff_t) j * ns];
     }
     ws_build(w, ns);
     w->nlive = ns;
@@ -480,13 +588,13 @@ static ptrdiff_t mdav_stratum(mdav_ws *w, const mdav_job *job, ptrdiff_t s, cons
     reference(w, w->cen);
     while (w->nlive >= 3 * (ptrdiff_t) k) {
         centroid(w);
-        memcpy(w->q, w->zr + farthest_live(w, w->cen, &scanned) * d, (size_t) d * sizeof(double));
+        copy_pt(w->q, w->ordz + farthest_live(w, w->cen, &scanned) * d, d);
         /* a long scan: the centroid has moved away from the reference point */
         if (scanned > 64 && scanned > w->nlive / 256) reference(w, w->cen);
-        take(w, w->q, k, gid++, job->group, rows);
+        take(w, w->q, k, gid++);
         if (w->nlive == 0) break;
-        memcpy(w->q, pt(w, farthest_tree(w, w->q)), (size_t) d * sizeof(double));
-        take(w, w->q, k, gid++, job->group, rows);
+        copy_pt(w->q, pt(w, farthest_tree(w, w->q)), d);
+        take(w, w->q, k, gid++);
         if (host && ns - w->nlive >= next_pause) {
             host_pause(host, done + ns - w->nlive);
             next_pause = ns - w->nlive + MDAV_PAUSE_EVERY;
@@ -494,15 +602,16 @@ static ptrdiff_t mdav_stratum(mdav_ws *w, const mdav_job *job, ptrdiff_t s, cons
     }
     if (w->nlive >= 2 * (ptrdiff_t) k) {
         centroid(w);
-        memcpy(w->q, w->zr + farthest_live(w, w->cen, &scanned) * d, (size_t) d * sizeof(double));
-        take(w, w->q, k, gid++, job->group, rows);
+        copy_pt(w->q, w->ordz + farthest_live(w, w->cen, &scanned) * d, d);
+        take(w, w->q, k, gid++);
     }
     if (w->nlive > 0) {
         w->ngrp = 0;
         kill_all(w);
-        for (ptrdiff_t i = 0; i < w->ngrp; i++) job->group[rows[w->grp[i]]] = gid;
+        for (ptrdiff_t i = 0; i < w->ngrp; i++) w->lgroup[w->grp[i]] = gid;
         gid++;
     }
+    for (ptrdiff_t i = 0; i < ns; i++) job->group[rows[i]] = w->lgroup[i];
     return gid;
 }
 
@@ -564,25 +673,35 @@ const char *mdav_run(mdav_job *job)
 }
 
 void mdav_means(const double *const *col, int p, ptrdiff_t n, const int *group,
-                ptrdiff_t n_groups, double *means, int *size, const kernel_host *host)
+                ptrdiff_t n_groups, double *means, int *size, int nthreads, const kernel_host *host)
 {
     if (n_groups < 1) return;
     ptrdiff_t *start = (ptrdiff_t *) host->alloc((size_t) n_groups + 1, sizeof(ptrdiff_t));
     ptrdiff_t *member = (ptrdiff_t *) host->alloc(n, sizeof(ptrdiff_t));
-    double *buf = (double *) host->alloc(n, sizeof(double));
     for (ptrdiff_t g = 0; g < n_groups; g++) size[g] = 0;
     for (ptrdiff_t i = 0; i < n; i++) size[group[i]]++;
     start[0] = 0;
-    for (ptrdiff_t g = 0; g < n_groups; g++) start[g + 1] = start[g] + size[g];
+    ptrdiff_t largest = 1;
+    for (ptrdiff_t g = 0; g < n_groups; g++) {
+        start[g + 1] = start[g] + size[g];
+        if (size[g] > largest) largest = size[g];
+    }
     ptrdiff_t *fill = (ptrdiff_t *) host->alloc((size_t) n_groups, sizeof(ptrdiff_t));
     for (ptrdiff_t g = 0; g < n_groups; g++) fill[g] = start[g];
     for (ptrdiff_t i = 0; i < n; i++) member[fill[group[i]]++] = i;
-    for (int j = 0; j < p; j++) {
-        const double *c = col[j];
-        double *out = means + (ptrdiff_t) j * n_groups;
-        for (ptrdiff_t g = 0; g < n_groups; g++) {
-            const ptrdiff_t b = start[g], m = start[g + 1] - b;
+    /* every group's means on their own: the groups split over the threads, a buffer each */
+    const int nt = threads_for(nthreads < 1 ? 1 : nthreads, (double) n * p);
+    double *bufs = (double *) host->alloc((size_t) nt * largest, sizeof(double));
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt)
+#endif
+    for (ptrdiff_t g = 0; g < n_groups; g++) {
+        double *buf = bufs + (ptrdiff_t) THREAD_ID * largest;
+        const ptrdiff_t b = start[g], m = start[g + 1] - b;
+        for (int j = 0; j < p; j++) {
+            double *out = means + (ptrdiff_t) j * n_groups;
             if (m == 0) { out[g] = 0.0; continue; }
+            const double *c = col[j];
             int equal = 1;
             const double v0 = c[member[b]];
             for (ptrdiff_t i = 0; i < m; i++) {
@@ -592,4 +711,5 @@ void mdav_means(const double *const *col, int p, ptrdiff_t n, const int *group,
             out[g] = equal ? v0 : fsum(buf, m, 1) / (double) m;
         }
     }
+    (void) nt;
 }

@@ -50,8 +50,9 @@ const char *mdav_run(mdav_job *job);
 /* The mean of every group (ids 0..n_groups-1 in `group`) for each of the p columns
  * col[0..p) of n values, into means (n_groups x p, column-major), and the group sizes
  * into size. Each mean is the correctly rounded exact sum divided by the size; a group
- * whose values of a column are all equal has that value as its mean. */
+ * whose values of a column are all equal has that value as its mean. The groups are
+ * split over nthreads (each mean is computed alone: the same bits for any count). */
 void mdav_means(const double *const *col, int p, ptrdiff_t n, const int *group,
-                ptrdiff_t n_groups, double *means, int *size, const kernel_host *host);
+                ptrdiff_t n_groups, double *means, int *size, int nthreads, const kernel_host *host);
 
 #endif

@@ -61,7 +61,7 @@ SEXP ffi_mdav(SEXP x, SEXP cols, SEXP mean, SEXP sd, SEXP id_, SEXP k_, SEXP nth
     SEXP size_ = SET_VECTOR_ELT(out, 1, Rf_allocVector(INTSXP, G));
     SEXP means_ = SET_VECTOR_ELT(out, 2, Rf_allocMatrix(REALSXP, G, p));
     const kernel_host quiet = detanon_host(R_NilValue);
-    mdav_means((const double *const *) all, p, n, group, G, REAL(means_), INTEGER(size_), &quiet);
+    mdav_means((const double *const *) all, p, n, group, G, REAL(means_), INTEGER(size_), job.nthreads, &quiet);
     for (ptrdiff_t i = 0; i < n; i++) group[i] += 1;
     UNPROTECT(1);
     return out;

@@ -122,6 +122,10 @@ for (nt in 1:2) mdc <- anonymise_mdav(rbind(d, d[1:40, ]), vars = vars, strata =
                                       nthreads = nt, check_identifiers = FALSE)
 md <- anonymise_mdav(d, vars = vars, strata = c("g", "h"), k = 3, check_identifiers = FALSE)
 md1 <- anonymise_mdav(big, k = 4, strata = character(), check_identifiers = FALSE)
+# (a skewed stratum of 12,000 records: renewed reference points, their order sorted a part
+# at a time and extended, rebuilt trees; the means over two threads)
+md2 <- anonymise_mdav(data.frame(x1 = rnorm(12000), x2 = exp(3 * rnorm(12000))), k = 3, strata = character(),
+                      nthreads = 2, check_identifiers = FALSE)
 mdt <- anonymise_mdav(d, vars = vars, strata = "g", k = data.frame(g = c("a", "b"), k = c(3L, 5L)),
                       check_identifiers = FALSE)
 rm <- attack_recipe(d, md, intruder = intruder(vars = vars, strata = c("g", "h"), p = 0.5), seed = 1)

@@ -2,9 +2,10 @@
 # (helper-reference.R), sdcMicro, and the invariants of the masking verbs.
 
 # The kernel's groups of every stratum against the reference's (the same ids: stratum by
-# stratum, in the order formed).
-expect_kernel_matches <- function(z, id, k) {
-  got <- mdav_kernel(z, id, k)
+# stratum, in the order formed), and its group means against exact means (a group's value
+# where all its values of a column are equal).
+expect_kernel_matches <- function(z, id, k, nthreads = 1L) {
+  got <- mdav_kernel(z, id, k, nthreads)
   want <- integer(length(id))
   off <- 0L
   for (s in sort(unique(id))) {
@@ -15,6 +16,12 @@ expect_kernel_matches <- function(z, id, k) {
   }
   expect_identical(got$group, want)
   expect_identical(got$size, tabulate(want))
+  z <- as.matrix(z)
+  storage.mode(z) <- "double"
+  means <- vapply(seq_len(ncol(z)), function(j) {
+    vapply(split(z[, j], want), function(v) if (all(v == v[1])) v[1] else detanon:::exact_mean(v), 0)
+  }, numeric(max(want)))
+  expect_identical(got$means, matrix(means, max(want), ncol(z)))
 }
 
 test_that("the kernel forms the reference's groups on random data", {
@@ -45,6 +52,24 @@ test_that("the kernel forms the reference's groups under ties, copies and consta
   expect_kernel_matches(matrix(c(1, 2, 3, 5, 8), ncol = 1), c(1L, 2L, 2L, 3L, 3L), 2L)
   expect_kernel_matches(matrix(rnorm(5), ncol = 1), rep(1L, 5), 3L)
   expect_kernel_matches(matrix(0.3, 1, 2), 1L, 2L)
+})
+
+test_that("the kernel forms the reference's groups on strata of thousands of records", {
+  # skewed, tied and copied records: the farthest-record scans over sorted distances, their
+  # reference points renewed, the tree rebuilt as records leave, the exact sums carried
+  # many times; beside them strata of 1, k and 2k - 1 records; one and two threads
+  set.seed(21)
+  n <- 2000
+  z <- cbind(rexp(n)^3, round(rnorm(n), 1), sample(c(0, 1e-9, 1), n, replace = TRUE))
+  z <- rbind(z, z[1:150, ], matrix(rnorm(9 * 3), 9, 3))
+  id <- c(rep(2L, n + 150), 1L, 3L, 3L, 3L, 4L, 4L, 4L, 4L, 4L)
+  for (nt in 1:2) expect_kernel_matches(z, id, 3L, nthreads = nt)
+  # magnitudes far apart, so that the exact centroid decides which record is farthest
+  x <- c(1e15, -1e15, rnorm(n - 2) * 10^sample(-12:3, n - 2, replace = TRUE))
+  expect_kernel_matches(cbind(x, rev(x)), rep(1L, n), 4L)
+  # a constant column beside one that varies, and one record alone
+  expect_kernel_matches(cbind(rnorm(600), 5), rep(1L, 600), 5L)
+  expect_kernel_matches(matrix(c(2, 3), 1, 2), 1L, 3L)
 })
 
 test_that("records equal in every variable share a group, and groups hold k or more", {
@@ -100,6 +125,10 @@ test_that("the groups are sdcMicro's where no distances tie", {
     k <- sample(2:8, 1L)
     expect_true(same_partition(ours(x, k), sdc_groups(x, k)))
   }
+  # a stratum of 20,000 skewed records: the order of distances from the centroid is sorted
+  # a part at a time, and the part is extended when a scan reaches its end
+  x <- cbind(v1 = rexp(2e4)^3, v2 = rnorm(2e4), v3 = runif(2e4))
+  expect_true(same_partition(ours(x, 3L), sdc_groups(x, 3L)))
 })
 
 test_that("the release is the same for any row order and any thread count", {
@@ -118,6 +147,14 @@ test_that("the release is the same for any row order and any thread count", {
   }
   m2 <- anonymise_mdav(d, vars = vars, strata = "g", k = 5, check_identifiers = FALSE, nthreads = 2)
   expect_identical(as.list(m2[vars]), as.list(m[vars]))
+  # one stratum of 20,000 records, ties and copies among them (the order of distances
+  # sorted a part at a time)
+  big <- data.frame(a = c(rexp(19000)^3, rep(0.5, 1000)), b = round(rnorm(2e4), 2), c = runif(2e4))
+  mb <- anonymise_mdav(big, vars = vars, strata = character(), k = 3, check_identifiers = FALSE)
+  p <- sample(nrow(big))
+  expect_identical(as.list(anonymise_mdav(big[p, ], vars = vars, strata = character(), k = 3,
+                                          check_identifiers = FALSE, nthreads = 2)[vars]),
+                   lapply(as.list(mb[vars]), function(v) v[p]))
   # one stratum alone and many small strata in parallel batches
   m1 <- anonymise_mdav(d, vars = vars, strata = character(), k = 3, check_identifiers = FALSE, nthreads = 1)
   expect_identical(anonymise_mdav(d, vars = vars, strata = character(), k = 3, check_identifiers = FALSE,
