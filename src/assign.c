@@ -344,19 +344,29 @@ static void gather(const side *s, double *out)
     }
 }
 
-/* The k nearest points of side ts (its rows0, 0-based rows of ts->x; tree t is built here)
- * to every query point (point-major q), and up to (TIE_FACTOR - 1) k more at the distance of
- * the k-th: their local indices into nb[i * k * TIE_FACTOR ...], padded with -1. `loc` maps
- * rows of ts->x to local indices. */
-static void knn_edges(kd_tree *t, const side *ts, const ptrdiff_t *rows0, const double *q,
-                      ptrdiff_t nq, int k, kd_heap *heaps, int nt, const int *loc, int *nb,
-                      const kernel_host *host)
+/* Tree t over the points of side ts: its rows0, 0-based rows of ts->x. */
+static void build_side(kd_tree *t, const side *ts, const ptrdiff_t *rows0, const kernel_host *host)
 {
-    ptrdiff_t *tie_buf = (ptrdiff_t *) host->alloc((size_t) nt * k * TIE_FACTOR, sizeof(ptrdiff_t));
     kd_reuse(t, ts->n);
     t->interrupted = NULL;
     kd_build(t, ts->x, ts->ldx, rows0);
     host_pause(host, 0);
+}
+
+/* The k nearest points of tree t (over side ts, built by build_side()) to every query point
+ * (point-major q; searched in the order `order`, a permutation of 0..nq-1: the leaf order of
+ * the queries' own tree keeps consecutive searches in the same branches; the results do not
+ * depend on it), and up to (TIE_FACTOR - 1) k more at the distance of
+ * the k-th: their local indices into nb[i * k * TIE_FACTOR ...], padded with -1. `loc` maps
+ * rows of ts->x to local indices. One search of the k + 1 nearest tells whether there are
+ * such ties (the order is total, so its first k are the k nearest). next_d2 (or NULL): per
+ * query, the least distance of a point not among its k nearest (Inf when there is none), a
+ * lower bound of the distance of every point off its list. heaps: room for k + 1. */
+static void knn_edges(const kd_tree *t, const side *ts, const ptrdiff_t *order, const double *q,
+                      ptrdiff_t nq, int k, kd_heap *heaps, int nt, const int *loc, int *nb,
+                      double *next_d2, const kernel_host *host)
+{
+    ptrdiff_t *tie_buf = (ptrdiff_t *) host->alloc((size_t) nt * k * TIE_FACTOR, sizeof(ptrdiff_t));
     for (ptrdiff_t c0 = 0; c0 < nq; c0 += QUERY_CHUNK) {
         ptrdiff_t c1 = c0 + QUERY_CHUNK < nq ? c0 + QUERY_CHUNK : nq;
         int ntc = threads_for(nt, (double) (c1 - c0));
@@ -364,16 +374,19 @@ static void knn_edges(kd_tree *t, const side *ts, const ptrdiff_t *rows0, const 
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(ntc) schedule(static)
 #endif
-        for (ptrdiff_t i = c0; i < c1; i++) {
+        for (ptrdiff_t c = c0; c < c1; c++) {
+            const ptrdiff_t i = order[c];
             kd_heap *h = heaps + THREAD_ID;
-            kd_heap_init(h, k, h->pos, h->d2, h->seq, h->stack);
+            const int more = k < t->n;
+            kd_heap_init(h, k + more, h->pos, h->d2, h->seq, h->stack);
             const double *qi = q + (size_t) i * ts->d;
             kd_knn_point(t, qi, h);
             int *out = nb + (size_t) i * k * TIE_FACTOR;
             for (int m = 0; m < k; m++) out[m] = loc[t->row[h->pos[m]]];
             int m = k;
             const double r2 = h->d2[k - 1];
-            if (k < t->n && kd_count_within(t, qi, r2, k + 1, h->stack) > k) {
+            if (next_d2) next_d2[i] = more ? h->d2[k] : INFINITY;
+            if (more && h->d2[k] == r2) {
                 /* points tied with the k-th (identical rows, or column groups at the same
                  * distance) are candidates too, or rows near them compete for k of them */
                 ptrdiff_t *tie = tie_buf + (size_t) THREAD_ID * k * TIE_FACTOR;
@@ -389,6 +402,15 @@ static void knn_edges(kd_tree *t, const side *ts, const ptrdiff_t *rows0, const 
         }
         host_pause(host, 0);
     }
+}
+
+/* The kpr least values |q - b|^2 - v (v <= 0, the weights wpos by tree position) over every
+ * column group of the tree, into vh, and their column groups into jh (-1 past the groups). */
+static void price_group(const kd_tree *tree, const double *nodew, const double *wpos, const int *loc_c,
+                        const double *q, int kpr, double *vh, int *jh, ptrdiff_t *pk, kd_item *stack)
+{
+    assign_weighted_knn(tree, nodew, wpos, q, kpr, vh, pk, stack);
+    for (int m = 0; m < kpr; m++) jh[m] = pk[m] >= 0 ? loc_c[tree->row[pk[m]]] : -1;
 }
 
 /* Point order for grouping: by coordinates, then by index (a total order). */
@@ -856,12 +878,14 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
     /* edges priced per row group and round of column generation (>= 2: the second least
      * value is the regret's alternative) */
     const int kpr = cand > 2 ? cand : 2;
-    unsigned char *flag = NULL;
+    unsigned char *flag = NULL, *lazy = NULL;
+    double *lb_off = NULL;
+    ptrdiff_t *ord_r = NULL, *ord_c = NULL;
     kd_tree tree2;
     if (sparse_any) {
         tree = kd_new(max_sparse, d, ASSIGN_LEAF_SIZE, host->alloc);
         heaps = (kd_heap *) host->alloc(nt, sizeof(kd_heap));
-        for (int t = 0; t < nt; t++) heaps[t] = kd_heap_new(cand, host->alloc);
+        for (int t = 0; t < nt; t++) heaps[t] = kd_heap_new(cand + 1, host->alloc);
         /* indexed by rows of zr or zc, whichever side is the rows of a cell */
         loc_r = (int *) host->alloc(Nr > Nc ? Nr : Nc, sizeof(int));
         loc_c = (int *) host->alloc(Nr > Nc ? Nr : Nc, sizeof(int));
@@ -897,6 +921,10 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
         jk = (int *) host->alloc((size_t) max_sparse * kpr, sizeof(int));
         pk = (ptrdiff_t *) host->alloc(kpr, sizeof(ptrdiff_t));
         flag = (unsigned char *) host->alloc(max_sparse, 1);
+        lazy = (unsigned char *) host->alloc(max_sparse, 1);
+        lb_off = (double *) host->alloc(max_sparse, sizeof(double));
+        ord_r = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
+        ord_c = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
         w.goff = goff;
         w.rsize = hsz;
         w.used = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
@@ -975,9 +1003,13 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
             /* nearest column groups of every row group (tree: the column groups' points,
              * kept for the cell) */
             const side QG = {d, Q->x, Q->ldx, NULL, ng}, PG = {d, P->x, P->ldx, NULL, nh};
-            knn_edges(&tree, &QG, rows0, Ag, nh, kq, heaps, nt, loc_c, nb_r, host);
+            build_side(&tree, &QG, rows0, host);
             /* nearest row groups of every column group (tree2: the row groups' points) */
-            knn_edges(&tree2, &PG, rows1, Bg, ng, kp, heaps, nt, loc_r, nb_c, host);
+            build_side(&tree2, &PG, rows1, host);
+            for (ptrdiff_t p = 0; p < nh; p++) ord_r[p] = loc_r[tree2.row[p]];
+            for (ptrdiff_t p = 0; p < ng; p++) ord_c[p] = loc_c[tree.row[p]];
+            knn_edges(&tree, &QG, ord_r, Ag, nh, kq, heaps, nt, loc_c, nb_r, lb_off, host);
+            knn_edges(&tree2, &PG, ord_c, Bg, ng, kp, heaps, nt, loc_r, nb_c, NULL, host);
             /* CSR by row group: own kq edges, then the reverse edges, sorted and unique */
             const int wq = kq * TIE_FACTOR, wp = kp * TIE_FACTOR;
             for (ptrdiff_t h = 0; h <= nh; h++) ptr[h] = 0;
@@ -1042,14 +1074,32 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
             for (int round = 0;; round++) {
                 for (ptrdiff_t p = 0; p < ng; p++) wpos[p] = v[loc_c[tree.row[p]]] < 0 ? -v[loc_c[tree.row[p]]] : 0.0;
                 assign_node_weights(&tree, wpos, nodew);
-                for (ptrdiff_t h = 0; h < nh; h++) {
+                for (ptrdiff_t t = 0; t < nh; t++) {
+                    const ptrdiff_t h = ord_r[t];
+                    /* the two least values over the candidate edges are the two least over
+                     * every column group when neither exceeds the distance of the nearest
+                     * group off the edges (its value is at least that): the search is then
+                     * needed only if a record of the group has a better column (below) */
                     double *vh = vk + (size_t) h * kpr;
                     int *jh = jk + (size_t) h * kpr;
-                    assign_weighted_knn(&tree, nodew, wpos, Ag + (size_t) h * d, kpr, vh, pk, stack);
-                    for (int m = 0; m < kpr; m++) jh[m] = pk[m] >= 0 ? loc_c[tree.row[pk[m]]] : -1;
+                    const double *ah = Ag + (size_t) h * d;
+                    double m1 = INFINITY, m2 = INFINITY;
+                    int j1 = -1;
+                    for (ptrdiff_t e = g.ptr[h]; e < g.ptr[h + 1]; e++) {
+                        const int j = g.col[e];
+                        double x = kd_point_d2(ah, Bg + (size_t) j * d, d) + (v[j] < 0 ? -v[j] : 0.0);
+                        if (x < m1) { m2 = m1; m1 = x; j1 = j; }
+                        else if (x < m2) m2 = x;
+                    }
+                    lazy[h] = m2 <= lb_off[h];
+                    if (lazy[h]) {
+                        vh[0] = m1; vh[1] = m2; jh[0] = j1;
+                    } else {
+                        price_group(&tree, nodew, wpos, loc_c, ah, kpr, vh, jh, pk, stack);
+                    }
                     next_m[h] = 0;
                     flag[h] = 0;
-                    if ((h & 0xFFFF) == 0xFFFF) host_pause(host, 0);
+                    if ((t & 0xFFFF) == 0xFFFF) host_pause(host, 0);
                 }
                 /* every record takes a column of its group's slots: one column per record */
                 for (ptrdiff_t j = 0; j < ng; j++)
@@ -1075,6 +1125,10 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                     /* (a row group first appears at its first record: xr increases) */
                     const double below = own - 1e-12 * (1.0 + fabs(own));
                     if (!flag[h] && vh[0] < below) {
+                        if (lazy[h]) {
+                            price_group(&tree, nodew, wpos, loc_c, Ag + (size_t) h * d, kpr, vk + (size_t) h * kpr, jk + (size_t) h * kpr, pk, stack);
+                            lazy[h] = 0;
+                        }
                         flag[h] = 1;
                         for (int m = 0; m < kpr && vh[m] < below; m++) { xr[nx] = h; xc[nx] = jh[m]; nx++; }
                     }
