@@ -604,7 +604,50 @@ typedef struct {
     double *val;
     ptrdiff_t *pos;
     kd_item *stack;
+    /* the prices' quadratic trend f(y) = sum_j gam[j] y_j^2 + bet[j] y_j (auction_fit(); fitted
+     * 0 while there is none) and the tree tq of the groups' points scaled by
+     * sqrt(1 + gam[j]), with a last coordinate sqrt(price - f - low) at the fit, weighted by
+     * the price's rise since (wq per position, nq per node, kept exact as prices rise):
+     * |q - y|^2 + price(y) is the distance in tq from a point of q (last coordinate 0), plus
+     * that weight, plus low and a term of q alone */
+    int fitted;
+    double *gam, *bet, *fg;      /* d, d; per column group: f + low + its lift^2 */
+    double low;                  /* the least price - f at the fit */
+    kd_tree tq;
+    double *tx, *wq, *nq;        /* ng x d, column-major; per position; per node */
+    int *parent_q;
+    ptrdiff_t *gq, *rows;        /* column group -> tq position; 0 .. ng - 1 */
+    double *fval;                /* L + 1 values of a search of tq, their positions in fpos, */
+    ptrdiff_t *fpos;             /* their exact values and groups in eval, egrp */
+    double *eval;
+    ptrdiff_t *egrp;
+    double *feat, *qm;           /* 2 d + 1 and d + 1 of scratch */
+    double *fit_a, *fit_b;       /* (2 d + 1)^2 and 2 d + 1 of scratch */
+    ptrdiff_t since_fit;         /* lists made since the last fit */
 } auction;
+
+/* The least weight of the leaf holding tree position q (its weight just changed), and of
+ * the nodes above it, as far as it changes. */
+static void weight_up(const kd_tree *t, const int *parent, const double *wpos, double *nodew, ptrdiff_t q)
+{
+    int v = (int) t->leaf_of[q];
+    double m = INFINITY;
+    for (ptrdiff_t r = t->nodes[v].begin; r < t->nodes[v].end; r++) if (wpos[r] < m) m = wpos[r];
+    nodew[v] = m;
+    while ((v = parent[v]) >= 0) {
+        double l = nodew[t->nodes[v].left], r = nodew[t->nodes[v].right];
+        m = l < r ? l : r;
+        if (m == nodew[v]) break;
+        nodew[v] = m;
+    }
+}
+
+static void tree_parents(const kd_tree *t, int *parent)
+{
+    parent[0] = -1;
+    for (int p = 0; p < t->n_nodes; p++)
+        if (t->nodes[p].left >= 0) parent[t->nodes[p].left] = parent[t->nodes[p].right] = p;
+}
 
 /* Restore the min-heap of column group g after the price of its top slot rose. */
 static void slot_down(auction *a, ptrdiff_t g)
@@ -625,20 +668,132 @@ static void slot_down(auction *a, ptrdiff_t g)
     }
     pr[p] = x;
     ow[p] = o;
-    /* the node weights on the path of the group's tree position */
-    const kd_tree *t = a->tree;
-    const ptrdiff_t q = a->gpos[g];
-    a->wpos[q] = pr[0];
-    int v = (int) t->leaf_of[q];
-    double m = INFINITY;
-    for (ptrdiff_t r = t->nodes[v].begin; r < t->nodes[v].end; r++) if (a->wpos[r] < m) m = a->wpos[r];
-    a->nodew[v] = m;
-    while ((v = a->parent[v]) >= 0) {
-        double l = a->nodew[t->nodes[v].left], r = a->nodew[t->nodes[v].right];
-        m = l < r ? l : r;
-        if (m == a->nodew[v]) break;
-        a->nodew[v] = m;
+    /* the node weights on the path of the group's tree positions */
+    a->wpos[a->gpos[g]] = pr[0];
+    weight_up(a->tree, a->parent, a->wpos, a->nodew, a->gpos[g]);
+    if (a->fitted) {
+        a->wq[a->gq[g]] = pr[0] - a->fg[g];
+        weight_up(&a->tq, a->parent_q, a->wq, a->nq, a->gq[g]);
     }
+}
+
+/* Fit the trend f of the groups' least prices by least squares (features y_j^2, y_j and a
+ * constant; Cholesky of the normal equations, nf = 2 d + 1 unknowns: A nf x nf and b nf of
+ * scratch) and build tq for it. Leaves a->fitted 0 when the equations are singular (a
+ * constant column) or the trend makes 1 + gam[j] < AUCTION_FIT_MIN. */
+#define AUCTION_FIT_MIN 0.05
+/* The trend is fitted again at the start of every phase and after AUCTION_REFIT x (column
+ * groups) lists (prices rise most in the first phases). */
+#define AUCTION_REFIT 0.125
+static void auction_fit(auction *a)
+{
+    const int d = a->d, nf = 2 * d + 1;
+    const ptrdiff_t ng = a->ng;
+    double *A = a->fit_a, *b = a->fit_b;
+    a->fitted = 0;
+    a->since_fit = 0;
+    for (int i = 0; i < nf * nf; i++) A[i] = 0.0;
+    for (int i = 0; i < nf; i++) b[i] = 0.0;
+    double *x = a->feat;
+    for (ptrdiff_t g = 0; g < ng; g++) {
+        const double *y = a->Bg + (size_t) g * d;
+        for (int j = 0; j < d; j++) { x[j] = y[j] * y[j]; x[d + j] = y[j]; }
+        x[2 * d] = 1.0;
+        const double p = a->price[a->goff[g]];
+        for (int i = 0; i < nf; i++) {
+            b[i] += x[i] * p;
+            for (int k = 0; k <= i; k++) A[i * nf + k] += x[i] * x[k];
+        }
+    }
+    /* Cholesky, lower triangle in place, then the two triangular solves */
+    for (int i = 0; i < nf; i++) {
+        for (int k = 0; k <= i; k++) {
+            double sum = A[i * nf + k];
+            for (int m = 0; m < k; m++) sum -= A[i * nf + m] * A[k * nf + m];
+            if (i == k) {
+                if (!(sum > 1e-9 * (1.0 + fabs(A[i * nf + i])))) return;
+                A[i * nf + i] = sqrt(sum);
+            } else {
+                A[i * nf + k] = sum / A[k * nf + k];
+            }
+        }
+    }
+    for (int i = 0; i < nf; i++) {
+        double sum = b[i];
+        for (int m = 0; m < i; m++) sum -= A[i * nf + m] * b[m];
+        b[i] = sum / A[i * nf + i];
+    }
+    for (int i = nf - 1; i >= 0; i--) {
+        double sum = b[i];
+        for (int m = i + 1; m < nf; m++) sum -= A[m * nf + i] * b[m];
+        b[i] = sum / A[i * nf + i];
+    }
+    for (int j = 0; j < d; j++) {
+        if (!isfinite(b[j]) || !isfinite(b[d + j]) || !(1.0 + b[j] >= AUCTION_FIT_MIN)) return;
+        a->gam[j] = b[j];
+        a->bet[j] = b[d + j];
+    }
+    double low = INFINITY;
+    for (ptrdiff_t g = 0; g < ng; g++) {
+        const double *y = a->Bg + (size_t) g * d;
+        double f = 0.0;
+        for (int j = 0; j < d; j++) {
+            f += (a->gam[j] * y[j] + a->bet[j]) * y[j];
+            a->tx[g + (size_t) j * ng] = sqrt(1.0 + a->gam[j]) * y[j];
+        }
+        a->fg[g] = f;
+        if (a->price[a->goff[g]] - f < low) low = a->price[a->goff[g]] - f;
+    }
+    /* the rest of the price above the trend, r >= 0, lifts each point by a last
+     * coordinate sqrt(r), so that the tree splits groups of high and low rest apart */
+    for (ptrdiff_t g = 0; g < ng; g++) {
+        const double r = a->price[a->goff[g]] - a->fg[g] - low, lift = sqrt(r > 0.0 ? r : 0.0);
+        a->tx[g + (size_t) d * ng] = lift;
+        a->fg[g] += low + lift * lift;
+    }
+    a->low = low;
+    kd_reuse(&a->tq, ng);
+    a->tq.interrupted = NULL;
+    kd_build(&a->tq, a->tx, ng, a->rows);
+    for (ptrdiff_t q = 0; q < ng; q++) {
+        const ptrdiff_t g = a->tq.row[q];
+        a->gq[g] = q;
+        a->wq[q] = a->price[a->goff[g]] - a->fg[g];
+    }
+    assign_node_weights(&a->tq, a->wq, a->nq);
+    tree_parents(&a->tq, a->parent_q);
+    a->fitted = 1;
+}
+
+/* The list of row group h from tq (a->fitted): the L + 1 least values of tq, their exact
+ * values cost + least price computed as auction_list()'s search computes them, and sorted.
+ * Returns 0 unless their first L are provably the L least over every column group, with no
+ * tie among the first L + 1 (the plain search's order of equal values is its visiting
+ * order): every group off the search has a value at least its (L + 1)-th, up to rounding. */
+static int auction_list_fit(auction *a, const double *q)
+{
+    const int d = a->d, L = a->L;
+    double *m = a->qm, kq = 0.0;
+    for (int j = 0; j < d; j++) {
+        const double c = 1.0 + a->gam[j], mj = (2.0 * q[j] - a->bet[j]) / (2.0 * c);
+        m[j] = sqrt(c) * mj;
+        kq += q[j] * q[j] - c * mj * mj;
+    }
+    m[d] = 0.0;
+    kq += a->low;
+    assign_weighted_knn(&a->tq, a->nq, a->wq, m, L + 1, a->fval, a->fpos, a->stack);
+    if (a->fpos[L] < 0) return 0;
+    for (int t = 0; t <= L; t++) {
+        const ptrdiff_t g = a->tq.row[a->fpos[t]];
+        const double x = kd_point_d2(q, a->Bg + (size_t) g * d, d) + a->price[a->goff[g]];
+        int u = t;
+        while (u > 0 && x < a->eval[u - 1]) { a->eval[u] = a->eval[u - 1]; a->egrp[u] = a->egrp[u - 1]; u--; }
+        a->eval[u] = x;
+        a->egrp[u] = g;
+    }
+    for (int t = 1; t <= L; t++) if (!(a->eval[t - 1] < a->eval[t])) return 0;
+    const double off = a->fval[L] + kq, last = a->eval[L - 1];
+    return last < off - 1e-9 * (1.0 + fabs(off) + fabs(kq) + fabs(last));
 }
 
 /* The list of row group h: its L least cost + least slot price over every column group, and
@@ -647,9 +802,18 @@ static void auction_list(auction *a, ptrdiff_t h)
 {
     const int L = a->L;
     const double *q = a->Ag + (size_t) h * a->d;
-    assign_weighted_knn(a->tree, a->nodew, a->wpos, q, L, a->val, a->pos, a->stack);
     int *lh = a->lst + (size_t) h * L;
     double *ch = a->lc + (size_t) h * L;
+    if (++a->since_fit >= AUCTION_REFIT * a->ng) auction_fit(a);
+    if (a->fitted && (ptrdiff_t) L < a->ng && auction_list_fit(a, q)) {
+        for (int m = 0; m < L; m++) {
+            lh[m] = (int) a->egrp[m];
+            ch[m] = assign_d2(q, a->Bg + (size_t) lh[m] * a->d, a->d);
+        }
+        a->thr[h] = a->eval[L - 1];
+        return;
+    }
+    assign_weighted_knn(a->tree, a->nodew, a->wpos, q, L, a->val, a->pos, a->stack);
     for (int m = 0; m < L; m++) {
         if (a->pos[m] < 0) { lh[m] = -1; continue; }
         lh[m] = a->loc_c[a->tree->row[a->pos[m]]];
@@ -774,9 +938,28 @@ static ptrdiff_t auction_restart(csr *g, ptrdiff_t nh, ptrdiff_t ng, ptrdiff_t n
     for (ptrdiff_t i = 0; i < nr; i++) a.taken[i] = -1;
     for (ptrdiff_t p = 0; p < ng; p++) { a.gpos[loc_c[tree->row[p]]] = p; wpos[p] = 0.0; }
     assign_node_weights(tree, wpos, nodew);
-    a.parent[0] = -1;
-    for (int p = 0; p < tree->n_nodes; p++)
-        if (tree->nodes[p].left >= 0) a.parent[tree->nodes[p].left] = a.parent[tree->nodes[p].right] = p;
+    tree_parents(tree, a.parent);
+    a.fitted = 0;
+    a.gam = (double *) host->alloc(d, sizeof(double));
+    a.bet = (double *) host->alloc(d, sizeof(double));
+    a.fg = (double *) host->alloc(ng, sizeof(double));
+    a.tq = kd_new(ng, d + 1, ASSIGN_LEAF_SIZE, host->alloc);
+    a.tx = (double *) host->alloc((size_t) ng * (d + 1), sizeof(double));
+    a.wq = (double *) host->alloc(ng, sizeof(double));
+    a.nq = (double *) host->alloc(kd_max_nodes(ng, ASSIGN_LEAF_SIZE), sizeof(double));
+    a.parent_q = (int *) host->alloc(kd_max_nodes(ng, ASSIGN_LEAF_SIZE), sizeof(int));
+    a.gq = (ptrdiff_t *) host->alloc(ng, sizeof(ptrdiff_t));
+    a.rows = (ptrdiff_t *) host->alloc(ng, sizeof(ptrdiff_t));
+    for (ptrdiff_t g = 0; g < ng; g++) a.rows[g] = g;
+    a.fval = (double *) host->alloc(a.L + 1, sizeof(double));
+    a.fpos = (ptrdiff_t *) host->alloc(a.L + 1, sizeof(ptrdiff_t));
+    a.eval = (double *) host->alloc(a.L + 1, sizeof(double));
+    a.egrp = (ptrdiff_t *) host->alloc(a.L + 1, sizeof(ptrdiff_t));
+    const int nf = 2 * d + 1;
+    a.fit_a = (double *) host->alloc((size_t) nf * nf, sizeof(double));
+    a.fit_b = (double *) host->alloc(nf, sizeof(double));
+    a.feat = (double *) host->alloc(nf, sizeof(double));
+    a.qm = (double *) host->alloc(d + 1, sizeof(double));
     double eps0 = 0.0;
     for (ptrdiff_t h = 0; h < nh; h++) {
         auction_list(&a, h);
@@ -787,6 +970,7 @@ static ptrdiff_t auction_restart(csr *g, ptrdiff_t nh, ptrdiff_t ng, ptrdiff_t n
     const double last = eps0 * AUCTION_LAST;
     for (double eps = eps0;; eps /= AUCTION_FACTOR) {
         if (eps < last) eps = last;
+        auction_fit(&a);
         auction_phase(&a, eps, queue, w);
         host_pause(host, 0);
         if (eps <= last) break;

@@ -397,3 +397,25 @@ test_that("attack_assignment() checks its arguments", {
   expect_snapshot(error = TRUE, attack_assignment(d, masked, limit = 0))
   expect_snapshot(error = TRUE, attack_assignment(d, masked, candidates = 1.5))
 })
+
+test_that("the sparse assignment gives the saved results of main (plain, MDAV, noisy MDAV, ties), on 1 and 2 threads", {
+  # fixtures/assignment-results.R made the results with main at a789532, before one search of
+  # k + 1 nearest replaced the count of ties, the pricing skipped the groups its candidate
+  # edges prove and the auction searched a tree of the prices' trend: every cell the same bits
+  # (assignment, regrets, cost, bound, rounds)
+  saved <- readRDS(test_path("fixtures", "assignment-results.rds"))
+  for (nm in names(saved)) {
+    p <- saved[[nm]]$points
+    k <- max(c(p$cell_r, p$cell_c))
+    for (cand in c(5L, 2L)) {
+      want <- saved[[nm]][[paste0("cand", cand)]]
+      for (nt in 1:2) {
+        got <- .Call(detanon:::C_ffi_assign, p$zr, p$zc, as.integer(order(p$cell_r)),
+                     as.integer(c(0L, cumsum(tabulate(p$cell_r, k)))), as.integer(order(p$cell_c)),
+                     as.integer(c(0L, cumsum(tabulate(p$cell_c, k)))), 50, cand, 10L, nt)
+        expect_identical(got, want, label = paste(nm, "cand", cand, "nthreads", nt))
+      }
+    }
+  }
+  expect_true(any(saved$noisy$cand5$auction))
+})
