@@ -940,6 +940,7 @@ static ptrdiff_t auction_restart(csr *g, ptrdiff_t nh, ptrdiff_t ng, ptrdiff_t n
     assign_node_weights(tree, wpos, nodew);
     tree_parents(tree, a.parent);
     a.fitted = 0;
+    a.since_fit = 0;
     a.gam = (double *) host->alloc(d, sizeof(double));
     a.bet = (double *) host->alloc(d, sizeof(double));
     a.fg = (double *) host->alloc(ng, sizeof(double));
