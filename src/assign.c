@@ -354,11 +354,11 @@ static void build_side(kd_tree *t, const side *ts, const ptrdiff_t *rows0, const
 }
 
 /* The k nearest points of tree t (over side ts, built by build_side()) to every query point
- * (point-major q; searched in the order `order`, a permutation of 0..nq-1: the leaf order of
- * the queries' own tree keeps consecutive searches in the same branches; the results do not
- * depend on it), and up to (TIE_FACTOR - 1) k more at the distance of
- * the k-th: their local indices into nb[i * k * TIE_FACTOR ...], padded with -1. `loc` maps
- * rows of ts->x to local indices. One search of the k + 1 nearest tells whether there are
+ * (point-major q), and up to (TIE_FACTOR - 1) k more at the distance of the k-th: their
+ * local indices into nb[i * k * TIE_FACTOR ...], padded with -1. `loc` maps rows of ts->x to
+ * local indices. The queries run in the order `order` (a permutation of 0..nq-1; the leaf
+ * order of the queries' own tree keeps consecutive searches in the same branches), which
+ * the results do not depend on. One search of the k + 1 nearest tells whether there are
  * such ties (the order is total, so its first k are the k nearest). next_d2 (or NULL): per
  * query, the least distance of a point not among its k nearest (Inf when there is none), a
  * lower bound of the distance of every point off its list. heaps: room for k + 1. */
@@ -614,7 +614,7 @@ typedef struct {
     double *gam, *bet, *fg;      /* d, d; per column group: f + low + its lift^2 */
     double low;                  /* the least price - f at the fit */
     kd_tree tq;
-    double *tx, *wq, *nq;        /* ng x d, column-major; per position; per node */
+    double *tx, *wq, *nq;        /* ng x (d + 1), column-major; per position; per node */
     int *parent_q;
     ptrdiff_t *gq, *rows;        /* column group -> tq position; 0 .. ng - 1 */
     double *fval;                /* L + 1 values of a search of tq, their positions in fpos, */
