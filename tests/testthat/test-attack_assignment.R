@@ -419,3 +419,32 @@ test_that("the sparse assignment gives the saved results of main (plain, MDAV, n
   }
   expect_true(any(saved$noisy$cand5$auction))
 })
+
+test_that("the auction's lists from the prices' trend: the exact optimum with a strong trend, a constant column, one variable", {
+  # released groups spread twice as wide as the originals: the prices rise as a concave
+  # quadratic, which the trend tree absorbs; a constant column makes the trend's equations
+  # singular (the plain search only)
+  skip_if_not_installed("clue")
+  set.seed(23)
+  for (kind in c("wide", "constant", "one")) {
+    d <- if (kind == "one") 1 else 3
+    ng <- 60
+    n <- 3 * ng
+    zc <- matrix(stats::rnorm(ng * d, sd = 2), ng, d)[rep(seq_len(ng), each = 3), , drop = FALSE]
+    zr <- matrix(stats::rnorm(n * d), n, d)
+    if (kind == "constant") zc[, 2] <- zr[, 2] <- 0
+    C <- cost_matrix(zr, zc)
+    opt <- sum(C[cbind(seq_len(n), clue::solve_LSAP(C))])
+    dense <- ffi_assign(zr, zc, limit = 2000)
+    cell <- rep(1L, n)
+    for (cand in c(1, 2)) {
+      sp <- ffi_assign(zr, zc, limit = 1, cand = cand, rounds = 10)
+      info <- paste(kind, cand)
+      expect_true(sp$auction, info = info)
+      expect_equal(sp$cost, opt, tolerance = 1e-12, info = info)
+      expect_equal(sp$bound, sp$cost, tolerance = 1e-12, info = info)
+      expect_identical(detanon:::assignment_success(sp$col, seq_len(n), zr, zc, cell, cell),
+                       detanon:::assignment_success(dense$col, seq_len(n), zr, zc, cell, cell), info = info)
+    }
+  }
+})
