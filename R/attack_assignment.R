@@ -22,10 +22,13 @@
 #' candidates cannot match gets twice as many, until all are matched (but see the auction
 #' below). Then, for up to `rounds` rounds of column generation, a search over every group
 #' (not only the candidates) looks for pairs of negative reduced cost under the dual
-#' solution; for every group of originals with one, its `candidates` (at least 2) least such
-#' pairs are added and the cell is solved again. Every round gives a feasible dual solution
-#' of the full problem and so a lower bound of its optimal cost: the result reports the
-#' cost, the bound and the gap (0 when the sparse solution is proven optimal).
+#' solution (skipped for a group whose two least values over its candidates are at most the
+#' distance of its nearest group off them, which bounds every other value, until one of its
+#' records has a better pair); for every group of originals with one, its `candidates` (at
+#' least 2) least such pairs are added and the cell is solved again. Every round gives a
+#' feasible dual solution of the full problem and so a lower bound of its optimal cost: the
+#' result reports the cost, the bound and the gap (0 when the sparse solution is proven
+#' optimal).
 #'
 #' When the candidates leave 1 record in 20 or more unmatched in a cell with as many
 #' originals as released records (and `rounds` > 0), as on noisy releases of small groups
@@ -34,13 +37,16 @@
 #' epsilon-scaling auction (Bertsekas) over every released group, whose bids take the best
 #' and second best group of least distance + price from a list of `2 x candidates` groups
 #' per original, searched again in a kd-tree weighted by the prices when a group off the
-#' list could beat them. The pairs of those lists and of the auction's assignment become the
+#' list could beat them (first in a kd-tree of the prices' quadratic trend, the groups'
+#' points scaled per variable and lifted by the rest of each price, fitted again as the
+#' prices rise; its list is used when it is provably the same as the plain search's). The
+#' pairs of those lists and of the auction's assignment become the
 #' candidates, the exact augmenting paths start from the auction's prices, and column
 #' generation proves the optimum as above. The optimal cost is the same; the duals, and with
 #' them the regrets (`confidence`), and the choice among different records at equal total
 #' cost may differ from a solve without the auction. Its time grows faster than the cell
-#' (noisy MDAV, k = 3, 4 variables: about 1.3 s of CPU for 5,000 records, 5 s for 10,000,
-#' 32 s for 25,000).
+#' (noisy MDAV, k = 3, 4 variables: about 1.2 s of CPU for 5,000 records, 25 s for
+#' 25,000).
 #'
 #' Memory: O(n d) for the points and O(n x `candidates`) candidate pairs per cell (n its
 #' records), whatever the ties (the auction adds at most 2 x `candidates` + 1 pairs per

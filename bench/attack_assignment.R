@@ -2,6 +2,7 @@
 # releases: CPU time, cost, bound, gap and rate.
 # Usage: Rscript bench/attack_assignment.R [n] [release] [rounds]
 #   release: plain (anonymise(k = 3)), mdav3 / mdav5 (anonymise_mdav(k, noise = TRUE, key)),
+#   mdav3x (anonymise_mdav(k = 3) without noise: exact shared centroids),
 #   keyed (anonymise_keyed(k = 3, key)), titanic (Titanic resampled to n rows, tie-heavy:
 #   anonymise_mdav(k = 3, noise = TRUE, key) on Age and Fare within Pclass x Sex).
 # Data (all but titanic): 4 continuous variables (log-normal income, normal, whole-number
@@ -30,6 +31,7 @@ mask <- switch(release,
   plain = function() anonymise(d, k = 3, vars = vars, strata = strata),
   mdav3 = function() anonymise_mdav(d, k = 3, vars = vars, strata = strata, noise = TRUE, key = key),
   mdav5 = function() anonymise_mdav(d, k = 5, vars = vars, strata = strata, noise = TRUE, key = key),
+  mdav3x = function() anonymise_mdav(d, k = 3, vars = vars, strata = strata),
   keyed = function() anonymise_keyed(d, k = 3, vars = vars, strata = strata, key = key),
   titanic = function() anonymise_mdav(d, k = 3, vars = vars, strata = strata, noise = TRUE, key = key,
                                       check_identifiers = FALSE),

@@ -344,19 +344,29 @@ static void gather(const side *s, double *out)
     }
 }
 
-/* The k nearest points of side ts (its rows0, 0-based rows of ts->x; tree t is built here)
- * to every query point (point-major q), and up to (TIE_FACTOR - 1) k more at the distance of
- * the k-th: their local indices into nb[i * k * TIE_FACTOR ...], padded with -1. `loc` maps
- * rows of ts->x to local indices. */
-static void knn_edges(kd_tree *t, const side *ts, const ptrdiff_t *rows0, const double *q,
-                      ptrdiff_t nq, int k, kd_heap *heaps, int nt, const int *loc, int *nb,
-                      const kernel_host *host)
+/* Tree t over the points of side ts: its rows0, 0-based rows of ts->x. */
+static void build_side(kd_tree *t, const side *ts, const ptrdiff_t *rows0, const kernel_host *host)
 {
-    ptrdiff_t *tie_buf = (ptrdiff_t *) host->alloc((size_t) nt * k * TIE_FACTOR, sizeof(ptrdiff_t));
     kd_reuse(t, ts->n);
     t->interrupted = NULL;
     kd_build(t, ts->x, ts->ldx, rows0);
     host_pause(host, 0);
+}
+
+/* The k nearest points of tree t (over side ts, built by build_side()) to every query point
+ * (point-major q), and up to (TIE_FACTOR - 1) k more at the distance of the k-th: their
+ * local indices into nb[i * k * TIE_FACTOR ...], padded with -1. `loc` maps rows of ts->x to
+ * local indices. The queries run in the order `order` (a permutation of 0..nq-1; the leaf
+ * order of the queries' own tree keeps consecutive searches in the same branches), which
+ * the results do not depend on. One search of the k + 1 nearest tells whether there are
+ * such ties (the order is total, so its first k are the k nearest). next_d2 (or NULL): per
+ * query, the least distance of a point not among its k nearest (Inf when there is none), a
+ * lower bound of the distance of every point off its list. heaps: room for k + 1. */
+static void knn_edges(const kd_tree *t, const side *ts, const ptrdiff_t *order, const double *q,
+                      ptrdiff_t nq, int k, kd_heap *heaps, int nt, const int *loc, int *nb,
+                      double *next_d2, const kernel_host *host)
+{
+    ptrdiff_t *tie_buf = (ptrdiff_t *) host->alloc((size_t) nt * k * TIE_FACTOR, sizeof(ptrdiff_t));
     for (ptrdiff_t c0 = 0; c0 < nq; c0 += QUERY_CHUNK) {
         ptrdiff_t c1 = c0 + QUERY_CHUNK < nq ? c0 + QUERY_CHUNK : nq;
         int ntc = threads_for(nt, (double) (c1 - c0));
@@ -364,16 +374,19 @@ static void knn_edges(kd_tree *t, const side *ts, const ptrdiff_t *rows0, const 
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(ntc) schedule(static)
 #endif
-        for (ptrdiff_t i = c0; i < c1; i++) {
+        for (ptrdiff_t c = c0; c < c1; c++) {
+            const ptrdiff_t i = order[c];
             kd_heap *h = heaps + THREAD_ID;
-            kd_heap_init(h, k, h->pos, h->d2, h->seq, h->stack);
+            const int more = k < t->n;
+            kd_heap_init(h, k + more, h->pos, h->d2, h->seq, h->stack);
             const double *qi = q + (size_t) i * ts->d;
             kd_knn_point(t, qi, h);
             int *out = nb + (size_t) i * k * TIE_FACTOR;
             for (int m = 0; m < k; m++) out[m] = loc[t->row[h->pos[m]]];
             int m = k;
             const double r2 = h->d2[k - 1];
-            if (k < t->n && kd_count_within(t, qi, r2, k + 1, h->stack) > k) {
+            if (next_d2) next_d2[i] = more ? h->d2[k] : INFINITY;
+            if (more && h->d2[k] == r2) {
                 /* points tied with the k-th (identical rows, or column groups at the same
                  * distance) are candidates too, or rows near them compete for k of them */
                 ptrdiff_t *tie = tie_buf + (size_t) THREAD_ID * k * TIE_FACTOR;
@@ -389,6 +402,15 @@ static void knn_edges(kd_tree *t, const side *ts, const ptrdiff_t *rows0, const 
         }
         host_pause(host, 0);
     }
+}
+
+/* The kpr least values |q - b|^2 - v (v <= 0, the weights wpos by tree position) over every
+ * column group of the tree, into vh, and their column groups into jh (-1 past the groups). */
+static void price_group(const kd_tree *tree, const double *nodew, const double *wpos, const int *loc_c,
+                        const double *q, int kpr, double *vh, int *jh, ptrdiff_t *pk, kd_item *stack)
+{
+    assign_weighted_knn(tree, nodew, wpos, q, kpr, vh, pk, stack);
+    for (int m = 0; m < kpr; m++) jh[m] = pk[m] >= 0 ? loc_c[tree->row[pk[m]]] : -1;
 }
 
 /* Point order for grouping: by coordinates, then by index (a total order). */
@@ -582,7 +604,50 @@ typedef struct {
     double *val;
     ptrdiff_t *pos;
     kd_item *stack;
+    /* the prices' quadratic trend f(y) = sum_j gam[j] y_j^2 + bet[j] y_j (auction_fit(); fitted
+     * 0 while there is none) and the tree tq of the groups' points scaled by
+     * sqrt(1 + gam[j]), with a last coordinate sqrt(price - f - low) at the fit, weighted by
+     * the price's rise since (wq per position, nq per node, kept exact as prices rise):
+     * |q - y|^2 + price(y) is the distance in tq from a point of q (last coordinate 0), plus
+     * that weight, plus low and a term of q alone */
+    int fitted;
+    double *gam, *bet, *fg;      /* d, d; per column group: f + low + its lift^2 */
+    double low;                  /* the least price - f at the fit */
+    kd_tree tq;
+    double *tx, *wq, *nq;        /* ng x (d + 1), column-major; per position; per node */
+    int *parent_q;
+    ptrdiff_t *gq, *rows;        /* column group -> tq position; 0 .. ng - 1 */
+    double *fval;                /* L + 1 values of a search of tq, their positions in fpos, */
+    ptrdiff_t *fpos;             /* their exact values and groups in eval, egrp */
+    double *eval;
+    ptrdiff_t *egrp;
+    double *feat, *qm;           /* 2 d + 1 and d + 1 of scratch */
+    double *fit_a, *fit_b;       /* (2 d + 1)^2 and 2 d + 1 of scratch */
+    ptrdiff_t since_fit;         /* lists made since the last fit */
 } auction;
+
+/* The least weight of the leaf holding tree position q (its weight just changed), and of
+ * the nodes above it, as far as it changes. */
+static void weight_up(const kd_tree *t, const int *parent, const double *wpos, double *nodew, ptrdiff_t q)
+{
+    int v = (int) t->leaf_of[q];
+    double m = INFINITY;
+    for (ptrdiff_t r = t->nodes[v].begin; r < t->nodes[v].end; r++) if (wpos[r] < m) m = wpos[r];
+    nodew[v] = m;
+    while ((v = parent[v]) >= 0) {
+        double l = nodew[t->nodes[v].left], r = nodew[t->nodes[v].right];
+        m = l < r ? l : r;
+        if (m == nodew[v]) break;
+        nodew[v] = m;
+    }
+}
+
+static void tree_parents(const kd_tree *t, int *parent)
+{
+    parent[0] = -1;
+    for (int p = 0; p < t->n_nodes; p++)
+        if (t->nodes[p].left >= 0) parent[t->nodes[p].left] = parent[t->nodes[p].right] = p;
+}
 
 /* Restore the min-heap of column group g after the price of its top slot rose. */
 static void slot_down(auction *a, ptrdiff_t g)
@@ -603,20 +668,132 @@ static void slot_down(auction *a, ptrdiff_t g)
     }
     pr[p] = x;
     ow[p] = o;
-    /* the node weights on the path of the group's tree position */
-    const kd_tree *t = a->tree;
-    const ptrdiff_t q = a->gpos[g];
-    a->wpos[q] = pr[0];
-    int v = (int) t->leaf_of[q];
-    double m = INFINITY;
-    for (ptrdiff_t r = t->nodes[v].begin; r < t->nodes[v].end; r++) if (a->wpos[r] < m) m = a->wpos[r];
-    a->nodew[v] = m;
-    while ((v = a->parent[v]) >= 0) {
-        double l = a->nodew[t->nodes[v].left], r = a->nodew[t->nodes[v].right];
-        m = l < r ? l : r;
-        if (m == a->nodew[v]) break;
-        a->nodew[v] = m;
+    /* the node weights on the path of the group's tree positions */
+    a->wpos[a->gpos[g]] = pr[0];
+    weight_up(a->tree, a->parent, a->wpos, a->nodew, a->gpos[g]);
+    if (a->fitted) {
+        a->wq[a->gq[g]] = pr[0] - a->fg[g];
+        weight_up(&a->tq, a->parent_q, a->wq, a->nq, a->gq[g]);
     }
+}
+
+/* Fit the trend f of the groups' least prices by least squares (features y_j^2, y_j and a
+ * constant; Cholesky of the normal equations, nf = 2 d + 1 unknowns: A nf x nf and b nf of
+ * scratch) and build tq for it. Leaves a->fitted 0 when the equations are singular (a
+ * constant column) or the trend makes 1 + gam[j] < AUCTION_FIT_MIN. */
+#define AUCTION_FIT_MIN 0.05
+/* The trend is fitted again at the start of every phase and after AUCTION_REFIT x (column
+ * groups) lists (prices rise most in the first phases). */
+#define AUCTION_REFIT 0.125
+static void auction_fit(auction *a)
+{
+    const int d = a->d, nf = 2 * d + 1;
+    const ptrdiff_t ng = a->ng;
+    double *A = a->fit_a, *b = a->fit_b;
+    a->fitted = 0;
+    a->since_fit = 0;
+    for (int i = 0; i < nf * nf; i++) A[i] = 0.0;
+    for (int i = 0; i < nf; i++) b[i] = 0.0;
+    double *x = a->feat;
+    for (ptrdiff_t g = 0; g < ng; g++) {
+        const double *y = a->Bg + (size_t) g * d;
+        for (int j = 0; j < d; j++) { x[j] = y[j] * y[j]; x[d + j] = y[j]; }
+        x[2 * d] = 1.0;
+        const double p = a->price[a->goff[g]];
+        for (int i = 0; i < nf; i++) {
+            b[i] += x[i] * p;
+            for (int k = 0; k <= i; k++) A[i * nf + k] += x[i] * x[k];
+        }
+    }
+    /* Cholesky, lower triangle in place, then the two triangular solves */
+    for (int i = 0; i < nf; i++) {
+        for (int k = 0; k <= i; k++) {
+            double sum = A[i * nf + k];
+            for (int m = 0; m < k; m++) sum -= A[i * nf + m] * A[k * nf + m];
+            if (i == k) {
+                if (!(sum > 1e-9 * (1.0 + fabs(A[i * nf + i])))) return;
+                A[i * nf + i] = sqrt(sum);
+            } else {
+                A[i * nf + k] = sum / A[k * nf + k];
+            }
+        }
+    }
+    for (int i = 0; i < nf; i++) {
+        double sum = b[i];
+        for (int m = 0; m < i; m++) sum -= A[i * nf + m] * b[m];
+        b[i] = sum / A[i * nf + i];
+    }
+    for (int i = nf - 1; i >= 0; i--) {
+        double sum = b[i];
+        for (int m = i + 1; m < nf; m++) sum -= A[m * nf + i] * b[m];
+        b[i] = sum / A[i * nf + i];
+    }
+    for (int j = 0; j < d; j++) {
+        if (!isfinite(b[j]) || !isfinite(b[d + j]) || !(1.0 + b[j] >= AUCTION_FIT_MIN)) return;
+        a->gam[j] = b[j];
+        a->bet[j] = b[d + j];
+    }
+    double low = INFINITY;
+    for (ptrdiff_t g = 0; g < ng; g++) {
+        const double *y = a->Bg + (size_t) g * d;
+        double f = 0.0;
+        for (int j = 0; j < d; j++) {
+            f += (a->gam[j] * y[j] + a->bet[j]) * y[j];
+            a->tx[g + (size_t) j * ng] = sqrt(1.0 + a->gam[j]) * y[j];
+        }
+        a->fg[g] = f;
+        if (a->price[a->goff[g]] - f < low) low = a->price[a->goff[g]] - f;
+    }
+    /* the rest of the price above the trend, r >= 0, lifts each point by a last
+     * coordinate sqrt(r), so that the tree splits groups of high and low rest apart */
+    for (ptrdiff_t g = 0; g < ng; g++) {
+        const double r = a->price[a->goff[g]] - a->fg[g] - low, lift = sqrt(r > 0.0 ? r : 0.0);
+        a->tx[g + (size_t) d * ng] = lift;
+        a->fg[g] += low + lift * lift;
+    }
+    a->low = low;
+    kd_reuse(&a->tq, ng);
+    a->tq.interrupted = NULL;
+    kd_build(&a->tq, a->tx, ng, a->rows);
+    for (ptrdiff_t q = 0; q < ng; q++) {
+        const ptrdiff_t g = a->tq.row[q];
+        a->gq[g] = q;
+        a->wq[q] = a->price[a->goff[g]] - a->fg[g];
+    }
+    assign_node_weights(&a->tq, a->wq, a->nq);
+    tree_parents(&a->tq, a->parent_q);
+    a->fitted = 1;
+}
+
+/* The list of row group h from tq (a->fitted): the L + 1 least values of tq, their exact
+ * values cost + least price computed as auction_list()'s search computes them, and sorted.
+ * Returns 0 unless their first L are provably the L least over every column group, with no
+ * tie among the first L + 1 (the plain search's order of equal values is its visiting
+ * order): every group off the search has a value at least its (L + 1)-th, up to rounding. */
+static int auction_list_fit(auction *a, const double *q)
+{
+    const int d = a->d, L = a->L;
+    double *m = a->qm, kq = 0.0;
+    for (int j = 0; j < d; j++) {
+        const double c = 1.0 + a->gam[j], mj = (2.0 * q[j] - a->bet[j]) / (2.0 * c);
+        m[j] = sqrt(c) * mj;
+        kq += q[j] * q[j] - c * mj * mj;
+    }
+    m[d] = 0.0;
+    kq += a->low;
+    assign_weighted_knn(&a->tq, a->nq, a->wq, m, L + 1, a->fval, a->fpos, a->stack);
+    if (a->fpos[L] < 0) return 0;
+    for (int t = 0; t <= L; t++) {
+        const ptrdiff_t g = a->tq.row[a->fpos[t]];
+        const double x = kd_point_d2(q, a->Bg + (size_t) g * d, d) + a->price[a->goff[g]];
+        int u = t;
+        while (u > 0 && x < a->eval[u - 1]) { a->eval[u] = a->eval[u - 1]; a->egrp[u] = a->egrp[u - 1]; u--; }
+        a->eval[u] = x;
+        a->egrp[u] = g;
+    }
+    for (int t = 1; t <= L; t++) if (!(a->eval[t - 1] < a->eval[t])) return 0;
+    const double off = a->fval[L] + kq, last = a->eval[L - 1];
+    return last < off - 1e-9 * (1.0 + fabs(off) + fabs(kq) + fabs(last));
 }
 
 /* The list of row group h: its L least cost + least slot price over every column group, and
@@ -625,9 +802,18 @@ static void auction_list(auction *a, ptrdiff_t h)
 {
     const int L = a->L;
     const double *q = a->Ag + (size_t) h * a->d;
-    assign_weighted_knn(a->tree, a->nodew, a->wpos, q, L, a->val, a->pos, a->stack);
     int *lh = a->lst + (size_t) h * L;
     double *ch = a->lc + (size_t) h * L;
+    if (++a->since_fit >= AUCTION_REFIT * a->ng) auction_fit(a);
+    if (a->fitted && (ptrdiff_t) L < a->ng && auction_list_fit(a, q)) {
+        for (int m = 0; m < L; m++) {
+            lh[m] = (int) a->egrp[m];
+            ch[m] = assign_d2(q, a->Bg + (size_t) lh[m] * a->d, a->d);
+        }
+        a->thr[h] = a->eval[L - 1];
+        return;
+    }
+    assign_weighted_knn(a->tree, a->nodew, a->wpos, q, L, a->val, a->pos, a->stack);
     for (int m = 0; m < L; m++) {
         if (a->pos[m] < 0) { lh[m] = -1; continue; }
         lh[m] = a->loc_c[a->tree->row[a->pos[m]]];
@@ -752,9 +938,29 @@ static ptrdiff_t auction_restart(csr *g, ptrdiff_t nh, ptrdiff_t ng, ptrdiff_t n
     for (ptrdiff_t i = 0; i < nr; i++) a.taken[i] = -1;
     for (ptrdiff_t p = 0; p < ng; p++) { a.gpos[loc_c[tree->row[p]]] = p; wpos[p] = 0.0; }
     assign_node_weights(tree, wpos, nodew);
-    a.parent[0] = -1;
-    for (int p = 0; p < tree->n_nodes; p++)
-        if (tree->nodes[p].left >= 0) a.parent[tree->nodes[p].left] = a.parent[tree->nodes[p].right] = p;
+    tree_parents(tree, a.parent);
+    a.fitted = 0;
+    a.since_fit = 0;
+    a.gam = (double *) host->alloc(d, sizeof(double));
+    a.bet = (double *) host->alloc(d, sizeof(double));
+    a.fg = (double *) host->alloc(ng, sizeof(double));
+    a.tq = kd_new(ng, d + 1, ASSIGN_LEAF_SIZE, host->alloc);
+    a.tx = (double *) host->alloc((size_t) ng * (d + 1), sizeof(double));
+    a.wq = (double *) host->alloc(ng, sizeof(double));
+    a.nq = (double *) host->alloc(kd_max_nodes(ng, ASSIGN_LEAF_SIZE), sizeof(double));
+    a.parent_q = (int *) host->alloc(kd_max_nodes(ng, ASSIGN_LEAF_SIZE), sizeof(int));
+    a.gq = (ptrdiff_t *) host->alloc(ng, sizeof(ptrdiff_t));
+    a.rows = (ptrdiff_t *) host->alloc(ng, sizeof(ptrdiff_t));
+    for (ptrdiff_t g = 0; g < ng; g++) a.rows[g] = g;
+    a.fval = (double *) host->alloc(a.L + 1, sizeof(double));
+    a.fpos = (ptrdiff_t *) host->alloc(a.L + 1, sizeof(ptrdiff_t));
+    a.eval = (double *) host->alloc(a.L + 1, sizeof(double));
+    a.egrp = (ptrdiff_t *) host->alloc(a.L + 1, sizeof(ptrdiff_t));
+    const int nf = 2 * d + 1;
+    a.fit_a = (double *) host->alloc((size_t) nf * nf, sizeof(double));
+    a.fit_b = (double *) host->alloc(nf, sizeof(double));
+    a.feat = (double *) host->alloc(nf, sizeof(double));
+    a.qm = (double *) host->alloc(d + 1, sizeof(double));
     double eps0 = 0.0;
     for (ptrdiff_t h = 0; h < nh; h++) {
         auction_list(&a, h);
@@ -765,6 +971,7 @@ static ptrdiff_t auction_restart(csr *g, ptrdiff_t nh, ptrdiff_t ng, ptrdiff_t n
     const double last = eps0 * AUCTION_LAST;
     for (double eps = eps0;; eps /= AUCTION_FACTOR) {
         if (eps < last) eps = last;
+        auction_fit(&a);
         auction_phase(&a, eps, queue, w);
         host_pause(host, 0);
         if (eps <= last) break;
@@ -856,12 +1063,14 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
     /* edges priced per row group and round of column generation (>= 2: the second least
      * value is the regret's alternative) */
     const int kpr = cand > 2 ? cand : 2;
-    unsigned char *flag = NULL;
+    unsigned char *flag = NULL, *lazy = NULL;
+    double *lb_off = NULL;
+    ptrdiff_t *ord_r = NULL, *ord_c = NULL;
     kd_tree tree2;
     if (sparse_any) {
         tree = kd_new(max_sparse, d, ASSIGN_LEAF_SIZE, host->alloc);
         heaps = (kd_heap *) host->alloc(nt, sizeof(kd_heap));
-        for (int t = 0; t < nt; t++) heaps[t] = kd_heap_new(cand, host->alloc);
+        for (int t = 0; t < nt; t++) heaps[t] = kd_heap_new(cand + 1, host->alloc);
         /* indexed by rows of zr or zc, whichever side is the rows of a cell */
         loc_r = (int *) host->alloc(Nr > Nc ? Nr : Nc, sizeof(int));
         loc_c = (int *) host->alloc(Nr > Nc ? Nr : Nc, sizeof(int));
@@ -897,6 +1106,10 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
         jk = (int *) host->alloc((size_t) max_sparse * kpr, sizeof(int));
         pk = (ptrdiff_t *) host->alloc(kpr, sizeof(ptrdiff_t));
         flag = (unsigned char *) host->alloc(max_sparse, 1);
+        lazy = (unsigned char *) host->alloc(max_sparse, 1);
+        lb_off = (double *) host->alloc(max_sparse, sizeof(double));
+        ord_r = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
+        ord_c = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
         w.goff = goff;
         w.rsize = hsz;
         w.used = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
@@ -975,9 +1188,13 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
             /* nearest column groups of every row group (tree: the column groups' points,
              * kept for the cell) */
             const side QG = {d, Q->x, Q->ldx, NULL, ng}, PG = {d, P->x, P->ldx, NULL, nh};
-            knn_edges(&tree, &QG, rows0, Ag, nh, kq, heaps, nt, loc_c, nb_r, host);
+            build_side(&tree, &QG, rows0, host);
             /* nearest row groups of every column group (tree2: the row groups' points) */
-            knn_edges(&tree2, &PG, rows1, Bg, ng, kp, heaps, nt, loc_r, nb_c, host);
+            build_side(&tree2, &PG, rows1, host);
+            for (ptrdiff_t p = 0; p < nh; p++) ord_r[p] = loc_r[tree2.row[p]];
+            for (ptrdiff_t p = 0; p < ng; p++) ord_c[p] = loc_c[tree.row[p]];
+            knn_edges(&tree, &QG, ord_r, Ag, nh, kq, heaps, nt, loc_c, nb_r, lb_off, host);
+            knn_edges(&tree2, &PG, ord_c, Bg, ng, kp, heaps, nt, loc_r, nb_c, NULL, host);
             /* CSR by row group: own kq edges, then the reverse edges, sorted and unique */
             const int wq = kq * TIE_FACTOR, wp = kp * TIE_FACTOR;
             for (ptrdiff_t h = 0; h <= nh; h++) ptr[h] = 0;
@@ -1042,14 +1259,32 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
             for (int round = 0;; round++) {
                 for (ptrdiff_t p = 0; p < ng; p++) wpos[p] = v[loc_c[tree.row[p]]] < 0 ? -v[loc_c[tree.row[p]]] : 0.0;
                 assign_node_weights(&tree, wpos, nodew);
-                for (ptrdiff_t h = 0; h < nh; h++) {
+                for (ptrdiff_t t = 0; t < nh; t++) {
+                    const ptrdiff_t h = ord_r[t];
+                    /* the two least values over the candidate edges are the two least over
+                     * every column group when neither exceeds the distance of the nearest
+                     * group off the edges (its value is at least that): the search is then
+                     * needed only if a record of the group has a better column (below) */
                     double *vh = vk + (size_t) h * kpr;
                     int *jh = jk + (size_t) h * kpr;
-                    assign_weighted_knn(&tree, nodew, wpos, Ag + (size_t) h * d, kpr, vh, pk, stack);
-                    for (int m = 0; m < kpr; m++) jh[m] = pk[m] >= 0 ? loc_c[tree.row[pk[m]]] : -1;
+                    const double *ah = Ag + (size_t) h * d;
+                    double m1 = INFINITY, m2 = INFINITY;
+                    int j1 = -1;
+                    for (ptrdiff_t e = g.ptr[h]; e < g.ptr[h + 1]; e++) {
+                        const int j = g.col[e];
+                        double x = kd_point_d2(ah, Bg + (size_t) j * d, d) + (v[j] < 0 ? -v[j] : 0.0);
+                        if (x < m1) { m2 = m1; m1 = x; j1 = j; }
+                        else if (x < m2) m2 = x;
+                    }
+                    lazy[h] = m2 <= lb_off[h];
+                    if (lazy[h]) {
+                        vh[0] = m1; vh[1] = m2; jh[0] = j1;
+                    } else {
+                        price_group(&tree, nodew, wpos, loc_c, ah, kpr, vh, jh, pk, stack);
+                    }
                     next_m[h] = 0;
                     flag[h] = 0;
-                    if ((h & 0xFFFF) == 0xFFFF) host_pause(host, 0);
+                    if ((t & 0xFFFF) == 0xFFFF) host_pause(host, 0);
                 }
                 /* every record takes a column of its group's slots: one column per record */
                 for (ptrdiff_t j = 0; j < ng; j++)
@@ -1075,6 +1310,10 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                     /* (a row group first appears at its first record: xr increases) */
                     const double below = own - 1e-12 * (1.0 + fabs(own));
                     if (!flag[h] && vh[0] < below) {
+                        if (lazy[h]) {
+                            price_group(&tree, nodew, wpos, loc_c, Ag + (size_t) h * d, kpr, vk + (size_t) h * kpr, jk + (size_t) h * kpr, pk, stack);
+                            lazy[h] = 0;
+                        }
                         flag[h] = 1;
                         for (int m = 0; m < kpr && vh[m] < below; m++) { xr[nx] = h; xc[nx] = jh[m]; nx++; }
                     }

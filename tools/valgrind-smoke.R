@@ -89,6 +89,10 @@ as3 <- attack_assignment(d, nm, intruder = intruder(vars = c("x1", "x2")), limit
 # groups leave many records unmatched)
 as4 <- attack_assignment(d, anonymise_mdav(d, k = 5, vars = vars, noise = TRUE), intruder = intruder(vars = vars),
                          limit = 10, candidates = 1, control = FALSE)
+# the auction's lists from the tree of the prices' trend (noisy MDAV k = 3, two candidates:
+# 100 groups, lists of 4), and the pricing that skips the groups their candidates prove
+as5 <- attack_assignment(d, anonymise_mdav(d, k = 3, vars = vars, noise = TRUE), intruder = intruder(vars = vars),
+                         limit = 10, candidates = 2, control = FALSE)
 rc <- attack_recipe(d, m, intruder = intruder(vars = vars, strata = c("g", "h"), p = 0.5, knows = "recipe"),
                     k_max = 4, seed = 1)
 fs <- attack_fellegi_sunter(d, m, intruder = intruder(vars = vars, strata = "g"), max_pairs = 100,

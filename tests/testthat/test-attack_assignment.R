@@ -397,3 +397,54 @@ test_that("attack_assignment() checks its arguments", {
   expect_snapshot(error = TRUE, attack_assignment(d, masked, limit = 0))
   expect_snapshot(error = TRUE, attack_assignment(d, masked, candidates = 1.5))
 })
+
+test_that("the sparse assignment gives the saved results of main (plain, MDAV, noisy MDAV, ties), on 1 and 2 threads", {
+  # fixtures/assignment-results.R made the results with main at a789532, before one search of
+  # k + 1 nearest replaced the count of ties, the pricing skipped the groups its candidate
+  # edges prove and the auction searched a tree of the prices' trend: every cell the same bits
+  # (assignment, regrets, cost, bound, rounds)
+  saved <- readRDS(test_path("fixtures", "assignment-results.rds"))
+  for (nm in names(saved)) {
+    p <- saved[[nm]]$points
+    k <- max(c(p$cell_r, p$cell_c))
+    for (cand in c(5L, 2L)) {
+      want <- saved[[nm]][[paste0("cand", cand)]]
+      for (nt in 1:2) {
+        got <- .Call(detanon:::C_ffi_assign, p$zr, p$zc, as.integer(order(p$cell_r)),
+                     as.integer(c(0L, cumsum(tabulate(p$cell_r, k)))), as.integer(order(p$cell_c)),
+                     as.integer(c(0L, cumsum(tabulate(p$cell_c, k)))), 50, cand, 10L, nt)
+        expect_identical(got, want, label = paste(nm, "cand", cand, "nthreads", nt))
+      }
+    }
+  }
+  expect_true(any(saved$noisy$cand5$auction))
+})
+
+test_that("the auction's lists from the prices' trend: the exact optimum with a strong trend, a constant column, one variable", {
+  # released groups spread twice as wide as the originals: the prices rise as a concave
+  # quadratic, which the trend tree absorbs; a constant column makes the trend's equations
+  # singular (the plain search only)
+  skip_if_not_installed("clue")
+  set.seed(23)
+  for (kind in c("wide", "constant", "one")) {
+    d <- if (kind == "one") 1 else 3
+    ng <- 60
+    n <- 3 * ng
+    zc <- matrix(stats::rnorm(ng * d, sd = 2), ng, d)[rep(seq_len(ng), each = 3), , drop = FALSE]
+    zr <- matrix(stats::rnorm(n * d), n, d)
+    if (kind == "constant") zc[, 2] <- zr[, 2] <- 0
+    C <- cost_matrix(zr, zc)
+    opt <- sum(C[cbind(seq_len(n), clue::solve_LSAP(C))])
+    dense <- ffi_assign(zr, zc, limit = 2000)
+    cell <- rep(1L, n)
+    for (cand in c(1, 2)) {
+      sp <- ffi_assign(zr, zc, limit = 1, cand = cand, rounds = 10)
+      info <- paste(kind, cand)
+      expect_true(sp$auction, info = info)
+      expect_equal(sp$cost, opt, tolerance = 1e-12, info = info)
+      expect_equal(sp$bound, sp$cost, tolerance = 1e-12, info = info)
+      expect_identical(detanon:::assignment_success(sp$col, seq_len(n), zr, zc, cell, cell),
+                       detanon:::assignment_success(dense$col, seq_len(n), zr, zc, cell, cell), info = info)
+    }
+  }
+})
