@@ -34,6 +34,12 @@ SEXP ffi_radix_hist(SEXP x, SEXP pass, SEXP prefix, SEXP counts);
 SEXP ffi_radix_value(SEXP prefix, SEXP low);
 SEXP ffi_record_checks(SEXP x);
 
+/* form_glue.c: threaded passes of finish_release() and of the masking verbs' input checks
+ * (kernels: mask.c, fsum.c) */
+SEXP ffi_form_squeeze(SEXP v, SEXP lo, SEXP hi, SEXP nthreads);
+SEXP ffi_cols_finite(SEXP cols, SEXP nthreads);
+SEXP ffi_checksums(SEXP cols, SEXP nthreads);
+
 /* adaptive_glue.c: adaptive k per record, anonymise_adaptive() (kernel: adaptive.c) */
 SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap, SEXP m, SEXP target, SEXP xs, SEXP wr,
                     SEXP nthreads);

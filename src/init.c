@@ -26,6 +26,10 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_radix_hist",     (DL_FUNC) &ffi_radix_hist,     4},
     {"ffi_radix_value",    (DL_FUNC) &ffi_radix_value,    2},
     {"ffi_record_checks",  (DL_FUNC) &ffi_record_checks,  1},
+    /* form_glue.c: threaded passes of finish_release() and of the input checks */
+    {"ffi_form_squeeze",   (DL_FUNC) &ffi_form_squeeze,   4},
+    {"ffi_cols_finite",    (DL_FUNC) &ffi_cols_finite,    2},
+    {"ffi_checksums",      (DL_FUNC) &ffi_checksums,      2},
     /* adaptive_glue.c: adaptive k per record (anonymise_adaptive) */
     {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     8},
     {"ffi_adaptive_centroids", (DL_FUNC) &ffi_adaptive_centroids, 4},
