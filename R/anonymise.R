@@ -224,7 +224,8 @@ anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
 mask_input <- function(data, f, k = f$k) {
   df <- as.data.frame(data, stringsAsFactors = FALSE)
   id <- stratum_ids(df, f$strata)
-  step <- handle_missing(numeric_matrix(df, f$vars), id, f$na, f$strata)
+  # (with `na = "fail"`, check_masking_args() found no missing value)
+  step <- handle_missing(numeric_matrix(df, f$vars), id, f$na, f$strata, complete = identical(f$na, "fail"))
   c(f, handle_small_strata(step, df, id, k, f$strata, f$small_strata)[c("df", "x", "id", policy_counts)])
 }
 
@@ -239,9 +240,10 @@ nonempty_sizes <- function(id) {
 
 # anonymise(), step 1: missing values in `vars` by the `na` policy ("fail" was checked by
 # check_masking_args()). Returns the matrix (imputed), the rows kept and the counts.
-handle_missing <- function(x, id, na, strata) {
+# `complete`: `x` is known to have no missing value.
+handle_missing <- function(x, id, na, strata, complete = FALSE) {
   out <- list(x = x, keep = rep(TRUE, nrow(x)), n_imputed = 0L, n_dropped = 0L)
-  if (!anyNA(x)) return(out)
+  if (complete || !anyNA(x)) return(out)
   has_na <- is.na(x)
   incomplete <- apply(has_na, 1L, any)
   if (na == "complete") {
