@@ -177,11 +177,13 @@ match_choice <- function(x, arg, choices = NULL) {
 
 is_continuous <- function(x) is.numeric(x) && !is.factor(x) && is.null(dim(x))
 
-# The columns `cols` of a data frame as a double matrix (one column each, named).
-numeric_matrix <- function(data, cols) {
-  x <- unlist(lapply(as.list(data)[cols], as.double), use.names = FALSE)
-  if (is.null(x)) x <- numeric()
-  dim(x) <- c(nrow(data), length(cols))
+# The columns `cols` of a data frame as a double matrix (one column each, named), as
+# as.double() gives each column; the copies on `nthreads`.
+numeric_matrix <- function(data, cols, nthreads = 1L) {
+  columns <- lapply(as.list(data)[cols], function(v) {
+    if (is.object(v) || !(is.double(v) || is.integer(v) || is.logical(v))) as.double(v) else v
+  })
+  x <- .Call(C_ffi_cols_matrix, columns, nrow(data), nthreads)
   colnames(x) <- cols
   x
 }

@@ -39,6 +39,7 @@ SEXP ffi_record_checks(SEXP x);
 SEXP ffi_form_squeeze(SEXP v, SEXP lo, SEXP hi, SEXP nthreads);
 SEXP ffi_cols_finite(SEXP cols, SEXP nthreads);
 SEXP ffi_checksums(SEXP cols, SEXP nthreads);
+SEXP ffi_cols_matrix(SEXP cols, SEXP n, SEXP nthreads);
 
 /* adaptive_glue.c: adaptive k per record, anonymise_adaptive() (kernel: adaptive.c) */
 SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap, SEXP m, SEXP target, SEXP xs, SEXP wr,

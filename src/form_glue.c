@@ -97,6 +97,31 @@ static column_data *columns_of(SEXP cols, int plain, SEXP nthreads, int *nt)
     return c;
 }
 
+/* The n x p double matrix of the columns of the list `cols` (each double, integer or
+ * logical, of length n; NA of an integer column as NA_real_, as as.double() gives it), the
+ * columns copied on nthreads. */
+SEXP ffi_cols_matrix(SEXP cols, SEXP n_, SEXP nthreads)
+{
+    int nt;
+    const column_data *c = columns_of(cols, 0, nthreads, &nt);
+    const int p = (int) XLENGTH(cols);
+    const ptrdiff_t n = (ptrdiff_t) Rf_asReal(n_);
+    for (int j = 0; j < p; j++)
+        if (!c[j].type || c[j].n != n) Rf_error("internal error: bad column in ffi_cols_matrix");
+    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, (int) n, p));
+    double *o = REAL(out);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+    for (int j = 0; j < p; j++) {
+        double *oj = o + (size_t) j * n;
+        if (c[j].type == REALSXP) { if (n > 0) memcpy(oj, c[j].x, (size_t) n * sizeof(double)); }
+        else for (ptrdiff_t i = 0; i < n; i++) oj[i] = c[j].xi[i] == NA_INTEGER ? NA_REAL : (double) c[j].xi[i];
+    }
+    UNPROTECT(1);
+    return out;
+}
+
 /* Whether a column holds only finite values (double: no NA, NaN or infinite value;
  * integer or logical: no NA); FALSE for any other type. */
 static int column_finite(const column_data *c)

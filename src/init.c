@@ -30,6 +30,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_form_squeeze",   (DL_FUNC) &ffi_form_squeeze,   4},
     {"ffi_cols_finite",    (DL_FUNC) &ffi_cols_finite,    2},
     {"ffi_checksums",      (DL_FUNC) &ffi_checksums,      2},
+    {"ffi_cols_matrix",    (DL_FUNC) &ffi_cols_matrix,    3},
     /* adaptive_glue.c: adaptive k per record (anonymise_adaptive) */
     {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     8},
     {"ffi_adaptive_centroids", (DL_FUNC) &ffi_adaptive_centroids, 4},
