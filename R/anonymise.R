@@ -488,7 +488,7 @@ check_masking_args <- function(data, vars, strata, k, ..., choices = list(),
 
 # Whether each of the columns `vars` of `data` holds only finite values (numeric: no NA,
 # NaN or infinite value), in one pass in C; FALSE for a column of another type.
-finite_columns <- function(data, vars) .Call(C_ffi_cols_finite, lapply(vars, function(v) data[[v]]), 1L)
+finite_columns <- function(data, vars) .Call(C_ffi_cols_finite, lapply(vars, function(v) data[[v]]), 1L) == 1
 
 # Missing values in `vars` are an error for a verb without `na` or with `na = "fail"`.
 # `finite`: finite_columns() of `vars`, when known (a finite column has none).

@@ -1,10 +1,10 @@
-/* Glue for the passes of finish_release() and of the input checks of the masking verbs
- * that run over nthreads: the squeeze of a masked column in blocks of rows (kernels:
- * mask_form_scan_add(), _merge() and mask_form_apply() in mask.c), the check that columns
- * are finite, and the checksums of the release fingerprint (checksum_weighted() in fsum.c)
- * column by column. Every result is the same for any number of threads: the scans of the
- * blocks merge exactly (minima, maxima and counts), and each checksum is the sum of one
- * column on one thread, in its order. */
+/* Glue for the passes of the masking verbs over their columns that run on nthreads: the
+ * squeeze of the release form of a masked column in blocks of rows (kernels:
+ * mask_form_scan_add(), _merge() and mask_form_apply() in mask.c), and column by column the
+ * matrix of `vars`, the check that columns are finite and the checksums of the release
+ * fingerprint (checksum_weighted() in fsum.c). Every result is the same for any number of
+ * threads: the scans of the blocks merge exactly (minima, maxima and counts), and each
+ * column's checksum is its sum in its order on one thread. */
 #include "detanon.h"
 #include "mask.h"
 #include "fsum.h"
@@ -122,9 +122,26 @@ SEXP ffi_cols_matrix(SEXP cols, SEXP n_, SEXP nthreads)
     return out;
 }
 
-/* Whether a column holds only finite values (double: no NA, NaN or infinite value;
- * integer or logical: no NA); FALSE for any other type. */
-static int column_finite(const column_data *c)
+/* f() of each column of the list `cols` (column_at(); `plain`: a column with a dim
+ * attribute is of no type), the columns on nthreads: a double vector. */
+static SEXP map_columns(SEXP cols, int plain, SEXP nthreads, double (*f)(const column_data *))
+{
+    int nt;
+    const column_data *c = columns_of(cols, plain, nthreads, &nt);
+    const int p = (int) XLENGTH(cols);
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, p));
+    double *o = REAL(out);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+    for (int j = 0; j < p; j++) o[j] = f(&c[j]);
+    UNPROTECT(1);
+    return out;
+}
+
+/* 1 when a column holds only finite values (double: no NA, NaN or infinite value; integer
+ * or logical: no NA), else 0 (also for any other type). */
+static double column_finite(const column_data *c)
 {
     if (c->type == REALSXP) {
         /* a double is not finite when its exponent bits are all ones */
@@ -146,37 +163,22 @@ static int column_finite(const column_data *c)
 /* column_finite() of each column of the list `cols`, the columns on nthreads. */
 SEXP ffi_cols_finite(SEXP cols, SEXP nthreads)
 {
-    int nt;
-    const column_data *c = columns_of(cols, 0, nthreads, &nt);
-    const int p = (int) XLENGTH(cols);
-    SEXP out = PROTECT(Rf_allocVector(LGLSXP, p));
-    int *o = LOGICAL(out);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
-#endif
-    for (int j = 0; j < p; j++) o[j] = column_finite(&c[j]);
-    UNPROTECT(1);
-    return out;
+    return map_columns(cols, 0, nthreads, column_finite);
 }
 
-/* ffi_checksum() of each column of the list `cols` (NA for a column with a dim attribute or
- * of another type, as fast_checksum() gives it), the columns on nthreads. */
+/* The checksum of the release fingerprint (column_checksum() in R; checksum_weighted() in
+ * fsum.c) of a double, integer or logical column without missing or infinite values; NA
+ * for the others and for a column with a dim attribute, which R computes. */
+static double column_checksum(const column_data *c)
+{
+    double s = NAN;
+    if (c->type == REALSXP) s = checksum_weighted(c->x, NULL, c->n, 0);
+    else if (c->type) s = checksum_weighted(NULL, c->xi, c->n, c->type == INTSXP ? NA_INTEGER : NA_LOGICAL);
+    return isnan(s) ? NA_REAL : s + 0.0;
+}
+
+/* column_checksum() of each column of the list `cols`, the columns on nthreads. */
 SEXP ffi_checksums(SEXP cols, SEXP nthreads)
 {
-    int nt;
-    const column_data *c = columns_of(cols, 1, nthreads, &nt);
-    const int p = (int) XLENGTH(cols);
-    SEXP out = PROTECT(Rf_allocVector(REALSXP, p));
-    double *o = REAL(out);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
-#endif
-    for (int j = 0; j < p; j++) {
-        double s = NAN;
-        if (c[j].type == REALSXP) s = checksum_weighted(c[j].x, NULL, c[j].n, 0);
-        else if (c[j].type) s = checksum_weighted(NULL, c[j].xi, c[j].n, c[j].type == INTSXP ? NA_INTEGER : NA_LOGICAL);
-        o[j] = isnan(s) ? NA_REAL : s + 0.0;
-    }
-    UNPROTECT(1);
-    return out;
+    return map_columns(cols, 1, nthreads, column_checksum);
 }
