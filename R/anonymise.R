@@ -224,8 +224,8 @@ anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
 mask_input <- function(data, f, k = f$k) {
   df <- as.data.frame(data, stringsAsFactors = FALSE)
   id <- stratum_ids(df, f$strata)
-  # (with `na = "fail"`, check_masking_args() found no missing value)
   x <- numeric_matrix(df, f$vars, if (is.null(f$nthreads)) 1L else f$nthreads)
+  # (with `na = "fail"`, check_masking_args() found no missing value)
   step <- handle_missing(x, id, f$na, f$strata, complete = identical(f$na, "fail"))
   c(f, handle_small_strata(step, df, id, k, f$strata, f$small_strata)[c("df", "x", "id", policy_counts)])
 }
