@@ -224,7 +224,9 @@ anonymise <- function(data, vars = NULL, strata = NULL, k = 3,
 mask_input <- function(data, f, k = f$k) {
   df <- as.data.frame(data, stringsAsFactors = FALSE)
   id <- stratum_ids(df, f$strata)
-  step <- handle_missing(numeric_matrix(df, f$vars), id, f$na, f$strata)
+  x <- numeric_matrix(df, f$vars, if (is.null(f$nthreads)) 1L else f$nthreads)
+  # (with `na = "fail"`, check_masking_args() found no missing value)
+  step <- handle_missing(x, id, f$na, f$strata, complete = identical(f$na, "fail"))
   c(f, handle_small_strata(step, df, id, k, f$strata, f$small_strata)[c("df", "x", "id", policy_counts)])
 }
 
@@ -239,9 +241,10 @@ nonempty_sizes <- function(id) {
 
 # anonymise(), step 1: missing values in `vars` by the `na` policy ("fail" was checked by
 # check_masking_args()). Returns the matrix (imputed), the rows kept and the counts.
-handle_missing <- function(x, id, na, strata) {
+# `complete`: `x` is known to have no missing value.
+handle_missing <- function(x, id, na, strata, complete = FALSE) {
   out <- list(x = x, keep = rep(TRUE, nrow(x)), n_imputed = 0L, n_dropped = 0L)
-  if (!anyNA(x)) return(out)
+  if (complete || !anyNA(x)) return(out)
   has_na <- is.na(x)
   incomplete <- apply(has_na, 1L, any)
   if (na == "complete") {
@@ -330,7 +333,7 @@ mask_matrix <- function(x, id, k, engine, nthreads) {
   x <- tiny$x
   # the rann engine reproduces the authors' arithmetic, (x - mean(x)) / sd(x): its last
   # bits decide which of several equally distant neighbours RANN returns
-  stats <- if (engine == "kdtree") column_scale(x, nthreads) else base_stats(x)
+  stats <- if (engine == "kdtree") column_scale(x, nthreads, e = numeric(ncol(x))) else base_stats(x)
   cols <- masked_columns(x, stats)
   res <- if (engine == "kdtree") {
     # one native call on the z-scale: the search and step 5 (the kernel of rescale_centroids())
@@ -466,7 +469,9 @@ check_masking_args <- function(data, vars, strata, k, ..., choices = list(),
   strata <- check_columns(strata, data, "strata", strata_default)
   check_strata_columns(data, strata)
   vars <- check_columns(vars, data, "vars", setdiff(default_vars(data), strata))
-  check_vars(data, vars, strata, numeric)
+  # (one pass over each column for both checks of its values)
+  finite <- if (numeric && length(vars)) finite_columns(data, vars)
+  check_vars(data, vars, strata, numeric, finite)
   if (!k_table || !is.data.frame(k)) k <- check_whole(k, "k", min = 2)
   out <- list(vars = vars, strata = strata, k = k)
   given <- list(...)
@@ -476,13 +481,19 @@ check_masking_args <- function(data, vars, strata, k, ..., choices = list(),
   }
   if (!is.null(check_identifiers)) out$check_identifiers <- check_flag(check_identifiers, "check_identifiers")
   if (!is.null(nthreads)) out$nthreads <- check_nthreads(nthreads)
-  if (numeric && !isTRUE(out$na != "fail")) check_complete(data, vars, has_na_arg = !is.null(out$na))
+  if (numeric && !isTRUE(out$na != "fail")) check_complete(data, vars, has_na_arg = !is.null(out$na), finite)
   if (!nrow(data)) stop_arg("`data` has no records: there is nothing to mask.", kind = "data")
   out
 }
 
+# Whether each of the columns `vars` of `data` holds only finite values (numeric: no NA,
+# NaN or infinite value), in one pass in C; FALSE for a column of another type.
+finite_columns <- function(data, vars) .Call(C_ffi_cols_finite, lapply(vars, function(v) data[[v]]), 1L) == 1
+
 # Missing values in `vars` are an error for a verb without `na` or with `na = "fail"`.
-check_complete <- function(data, vars, has_na_arg) {
+# `finite`: finite_columns() of `vars`, when known (a finite column has none).
+check_complete <- function(data, vars, has_na_arg, finite = NULL) {
+  if (!is.null(finite) && all(finite)) return(invisible())
   if (!any(vapply(vars, function(v) anyNA(data[[v]]), logical(1)))) return(invisible())
   counts <- vapply(vars, function(v) sum(is.na(data[[v]])), integer(1))
   counts <- counts[counts > 0L]
@@ -497,8 +508,8 @@ check_complete <- function(data, vars, has_na_arg) {
 }
 
 # `vars` not empty and not in `strata`; with `numeric = TRUE`, numeric without NaN or
-# infinite values.
-check_vars <- function(data, vars, strata, numeric = TRUE) {
+# infinite values. `finite`: finite_columns() of `vars`, when known.
+check_vars <- function(data, vars, strata, numeric = TRUE, finite = NULL) {
   if (!length(vars)) {
     stop_arg("There is no ", if (numeric) "continuous ", "variable to mask: name the ", if (numeric) "numeric ",
              "columns in `vars` (the default takes the numeric columns not in `strata`).", kind = "column")
@@ -514,10 +525,11 @@ check_vars <- function(data, vars, strata, numeric = TRUE) {
              " not (", paste(vapply(data[bad], function(x) class(x)[1L], ""), collapse = ", "),
              "). Convert with as.numeric() or move them to `strata`.", kind = "column")
   }
-  for (v in vars) {
+  for (j in seq_along(vars)) {
+    v <- vars[j]
     x <- data[[v]]
     # fast path, one pass without allocation: a finite sum has no NaN and no infinite term
-    if (is.integer(x) || (!anyNA(x) && is.finite(sum(x)))) next
+    if (isTRUE(finite[j]) || is.integer(x) || (!anyNA(x) && is.finite(sum(x)))) next
     if (any(is.nan(x))) {
       stop_arg("`vars` column `", v, "` contains NaN, which is not treated as missing: ",
                "fix the computation that produced it, or set it to NA.", kind = "data")

@@ -46,7 +46,8 @@ finish_release <- function(df, data, vars, strata, columns, x, k, format, check_
   for (j in seq_along(vars)) {
     df[[vars[j]]] <- finish_column(columns[[j]], forms[[j]], targets[[j]], nthreads = nthreads)
   }
-  as_release(as_release_frame(df, data), verb, settings = settings, counts = counts, stats = stats)
+  as_release(as_release_frame(df, data), verb, settings = settings, counts = counts, stats = stats,
+             nthreads = nthreads)
 }
 
 # The release form of one column `m` (masked values) whose records had the values `x`
@@ -140,11 +141,13 @@ finish_column <- function(m, form, target = NULL, scan = NULL, fit = NULL, nthre
   if (anyNA(m)) stop("internal error: missing values in finish_column()")
   if (form$constant) return(constant_form(form$range[1L], length(m), form$as_integer))
   b <- form$bounds
-  # (one scan gives the squeeze and its limits)
-  if (is.null(scan)) scan <- form_scan(m, b$lo, b$hi)
   if (form$format == "precision") return(release_values(m, b, form$as_integer, scan))
+  # (one scan gives the squeeze and its limits)
+  sq <- if (is.null(scan)) form_squeeze(m, b$lo, b$hi, nthreads)
+        else list(values = squeeze_range(m, b$lo, b$hi, scan = scan), scan = scan)
+  scan <- sq$scan
   # (the map on the scale 2^e of a tiny column: column_target())
-  v <- times_pow2(squeeze_range(m, b$lo, b$hi, scan = scan), form$e)
+  v <- times_pow2(sq$values, form$e)
   if (is.null(fit)) {
     sc <- pow2_form(form, form_limits(NULL, b$lo, b$hi, scan))
     fit <- finish_fit(function(init, f) f(init, v), sc$form, target, sc$lim, nthreads)
@@ -414,6 +417,11 @@ form_limits <- function(v, lo, hi, scan = NULL) {
 # More than 1 in FORM_CROWD of a column's values beyond one of its bounds are a crowd, not
 # a few extreme values: MASK_FORM_CROWD of src/mask.h.
 FORM_CROWD <- 10
+
+# squeeze_range() of the masked values `v` of a whole column, and the scan it takes
+# (form_scan()), in passes over blocks of rows on `nthreads` (the same values for every
+# number): list(values, scan).
+form_squeeze <- function(v, lo, hi, nthreads = 1L) .Call(C_ffi_form_squeeze, as.double(v), lo, hi, nthreads)
 
 # Map the values of `v` into [lo, hi] keeping their order, moving only the values beyond
 # a bound: those below lo are mapped linearly from [min(v), lo) into [lo, t), t the

@@ -18,9 +18,9 @@
 # in dRiskRMD).
 
 # The z-scale of the columns of the numeric matrix `x`: list(mean, sd) of the columns
-# after their power-of-two factors `e`, and `keep`, the columns on the scale.
-column_scale <- function(x, nthreads = 1L) {
-  e <- pow2_factors(x)
+# after their power-of-two factors `e` (pow2_factors(); zeros for columns already scaled by
+# pow2_normalise()), and `keep`, the columns on the scale.
+column_scale <- function(x, nthreads = 1L, e = pow2_factors(x)) {
   for (j in which(e != 0)) x[, j] <- times_pow2(x[, j], e[j])
   st <- col_stats(x, nthreads)
   list(mean = st$mean, sd = st$sd, e = stats::setNames(e, colnames(x)), keep = is.finite(st$sd) & st$sd > 0)

@@ -177,10 +177,13 @@ match_choice <- function(x, arg, choices = NULL) {
 
 is_continuous <- function(x) is.numeric(x) && !is.factor(x) && is.null(dim(x))
 
-# The columns `cols` of a data frame as a double matrix (one column each, named).
-numeric_matrix <- function(data, cols) {
-  x <- vapply(as.list(data)[cols], as.double, numeric(nrow(data)))
-  dim(x) <- c(nrow(data), length(cols))
+# The columns `cols` of a data frame as a double matrix (one column each, named), as
+# as.double() gives each column; the copies on `nthreads`.
+numeric_matrix <- function(data, cols, nthreads = 1L) {
+  columns <- lapply(as.list(data)[cols], function(v) {
+    if (is.object(v) || !(is.double(v) || is.integer(v) || is.logical(v))) as.double(v) else v
+  })
+  x <- .Call(C_ffi_cols_matrix, columns, nrow(data), nthreads)
   colnames(x) <- cols
   x
 }
@@ -434,42 +437,37 @@ col_stats <- function(m, nthreads = 1L) {
 # release_info() can tell when they were subset, reordered or edited afterwards.
 # `stats`: optional aggregate statistics of the verb (e.g. column means and SDs).
 # `columns`: the columns the fingerprint covers (default: those named in `settings`, else all).
-as_release <- function(x, verb, settings = list(), counts = list(), stats = NULL, columns = NULL) {
+# `nthreads`: for the checksums (the same for every number).
+as_release <- function(x, verb, settings = list(), counts = list(), stats = NULL, columns = NULL, nthreads = 1L) {
   if (is.null(columns)) {
     columns <- intersect(unique(unlist(settings[c("vars", "strata", "quasi", "column")])), names(x))
     if (!length(columns)) columns <- names(x)
   }
   info <- list(verb = verb, settings = settings, counts = counts)
   if (!is.null(stats)) info$stats <- stats
-  info$fingerprint <- release_fingerprint(x, columns)
+  info$fingerprint <- release_fingerprint(x, columns, nthreads)
   # (setattr for a data.table: `attr<-` would break its self-reference, and `:=` warn)
   set_attr(x, "detanon", structure(info, class = "detanon_release"))
 }
 
 # nrow, the covered columns and a position-weighted checksum of each of them: subsetting
 # changes nrow, reordering or editing rows changes the checksums (with high probability).
-release_fingerprint <- function(x, columns) {
+release_fingerprint <- function(x, columns, nthreads = 1L) {
   n <- nrow(x)
-  w <- NULL
-  sums <- vapply(columns, function(v) {
-    s <- fast_checksum(x[[v]])
-    if (is.na(s)) {
-      if (is.null(w)) w <<- position_weights(n)
-      s <- column_checksum(x[[v]], w)
-    }
-    s
-  }, numeric(1))
-  list(n = n, columns = columns, checksum = unname(sums))
+  sums <- fast_checksums(lapply(columns, function(v) x[[v]]), nthreads)
+  slow <- which(is.na(sums))
+  if (length(slow)) {
+    w <- position_weights(n)
+    sums[slow] <- vapply(columns[slow], function(v) column_checksum(x[[v]], w), numeric(1))
+  }
+  list(n = n, columns = columns, checksum = sums)
 }
 
-# column_checksum() in one pass in C (the same arithmetic) for a numeric, logical or factor
-# column without missing or infinite values; NA otherwise.
-fast_checksum <- function(v) {
-  if (is.factor(v)) v <- as.integer(v)
-  if (is.object(v) && is.atomic(v)) v <- unclass(v)
-  if (!is.null(dim(v)) || !(is.double(v) || is.integer(v) || is.logical(v))) return(NA_real_)
-  .Call(C_ffi_checksum, v)
-}
+# column_checksum() of each column of the list `cols` in one pass in C (the same
+# arithmetic), the columns on `nthreads`, for a numeric, logical or factor column (or one of
+# another class stored as numbers, as unclass() gives them) without missing or infinite
+# values; NA for the others.
+fast_checksums <- function(cols, nthreads = 1L) .Call(C_ffi_checksums, cols, nthreads)
 
 # Weights in [0.5, 1.5) that differ between positions (fractional parts of i * golden ratio).
 position_weights <- function(n) {

@@ -25,7 +25,6 @@ SEXP ffi_form_apply(SEXP v, SEXP lo, SEXP hi, SEXP scan, SEXP round0);
 SEXP ffi_fit_sums(SEXP state, SEXP v, SEXP fit, SEXP centre, SEXP dev, SEXP nthreads);
 SEXP ffi_fit_apply(SEXP v, SEXP fit, SEXP nthreads);
 SEXP ffi_col_maxabs(SEXP x);
-SEXP ffi_checksum(SEXP v);
 SEXP ffi_mask_strata(SEXP x, SEXP id, SEXP k, SEXP mean, SEXP sd, SEXP nthreads);
 SEXP ffi_acc_add(SEXP acc, SEXP x, SEXP centre);
 SEXP ffi_acc_merge(SEXP a, SEXP b, SEXP values, SEXP times);
@@ -33,6 +32,13 @@ SEXP ffi_acc_round(SEXP acc, SEXP e);
 SEXP ffi_radix_hist(SEXP x, SEXP pass, SEXP prefix, SEXP counts);
 SEXP ffi_radix_value(SEXP prefix, SEXP low);
 SEXP ffi_record_checks(SEXP x);
+
+/* form_glue.c: the masking verbs' passes over their columns on threads: the release form's
+ * squeeze, the matrix of vars, the finite check, the fingerprint (kernels: mask.c, fsum.c) */
+SEXP ffi_form_squeeze(SEXP v, SEXP lo, SEXP hi, SEXP nthreads);
+SEXP ffi_cols_finite(SEXP cols, SEXP nthreads);
+SEXP ffi_checksums(SEXP cols, SEXP nthreads);
+SEXP ffi_cols_matrix(SEXP cols, SEXP n, SEXP nthreads);
 
 /* adaptive_glue.c: adaptive k per record, anonymise_adaptive() (kernel: adaptive.c) */
 SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap, SEXP m, SEXP target, SEXP xs, SEXP wr,

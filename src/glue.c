@@ -1,7 +1,6 @@
 /* Helpers shared by the glue files (SEXP in and out), and the host (host.h) through which
  * kernels allocate and pause. */
 #include "detanon.h"
-#include "fsum.h"
 #include "progress.h"
 #include "threads.h"
 
@@ -59,17 +58,4 @@ int detanon_threads(SEXP nthreads)
 {
     int n = Rf_asInteger(nthreads);
     return threads_cap(n == NA_INTEGER ? 1 : n);
-}
-
-/* column_checksum() of the release fingerprint for a double, integer or logical column
- * without missing or infinite values (checksum_weighted() in fsum.c); NA otherwise, for R
- * to compute. */
-SEXP ffi_checksum(SEXP v)
-{
-    const ptrdiff_t n = XLENGTH(v);
-    double s = NA_REAL;
-    if (TYPEOF(v) == REALSXP) s = checksum_weighted(REAL_RO(v), NULL, n, 0);
-    else if (TYPEOF(v) == INTSXP) s = checksum_weighted(NULL, INTEGER_RO(v), n, NA_INTEGER);
-    else if (TYPEOF(v) == LGLSXP) s = checksum_weighted(NULL, LOGICAL_RO(v), n, NA_LOGICAL);
-    return Rf_ScalarReal(ISNAN(s) ? NA_REAL : s + 0.0);
 }

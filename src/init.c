@@ -18,7 +18,6 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_fit_sums",       (DL_FUNC) &ffi_fit_sums,       6},
     {"ffi_fit_apply",      (DL_FUNC) &ffi_fit_apply,      3},
     {"ffi_col_maxabs",     (DL_FUNC) &ffi_col_maxabs,     1},
-    {"ffi_checksum",       (DL_FUNC) &ffi_checksum,       1},
     {"ffi_mask_strata",    (DL_FUNC) &ffi_mask_strata,    6},
     {"ffi_acc_add",        (DL_FUNC) &ffi_acc_add,        3},
     {"ffi_acc_merge",      (DL_FUNC) &ffi_acc_merge,      4},
@@ -26,6 +25,11 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_radix_hist",     (DL_FUNC) &ffi_radix_hist,     4},
     {"ffi_radix_value",    (DL_FUNC) &ffi_radix_value,    2},
     {"ffi_record_checks",  (DL_FUNC) &ffi_record_checks,  1},
+    /* form_glue.c: the masking verbs' passes over their columns on threads */
+    {"ffi_form_squeeze",   (DL_FUNC) &ffi_form_squeeze,   4},
+    {"ffi_cols_finite",    (DL_FUNC) &ffi_cols_finite,    2},
+    {"ffi_checksums",      (DL_FUNC) &ffi_checksums,      2},
+    {"ffi_cols_matrix",    (DL_FUNC) &ffi_cols_matrix,    3},
     /* adaptive_glue.c: adaptive k per record (anonymise_adaptive) */
     {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     8},
     {"ffi_adaptive_centroids", (DL_FUNC) &ffi_adaptive_centroids, 4},

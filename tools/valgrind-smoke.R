@@ -17,6 +17,15 @@ invisible(anonymise(big, k = 3, strata = character(), nthreads = 2))
 gl <- data.frame(g = rep(c("p", "q", "r"), c(4200, 5000, 4100)), x1 = rnorm(13300), x2 = rexp(13300))
 invisible(anonymise(gl, k = 3, strata = "g", nthreads = 2))
 fs <- .Call(detanon:::C_ffi_form_stats_cols, as.matrix(gl[2:3]), 70, 2L)
+# the release form's squeeze in blocks of rows, the finite check, the matrix of columns and the
+# fingerprint's checksums, over threads (integer NA, logical, a matrix column, other types)
+sq <- detanon:::form_squeeze(c(-40, gl$x1, 30), -1, 1, 2L)
+gl$i <- c(NA, seq_len(13299))
+gl$l <- gl$x1 > 0
+fc <- detanon:::finite_columns(gl, names(gl))
+nm <- detanon:::numeric_matrix(gl, c("x1", "i", "l"), 2L)
+gl$m <- matrix(1, 13300, 2)
+ck <- detanon:::fast_checksums(as.list(gl), 2L)
 a <- assess(d, m, vars = vars, strata = c("g", "h"), deterministic = TRUE)
 cl <- equivalence_classes(d, k = 5, quasi = c("x1", "x2"), strata = "g")
 kp <- anonymise_keps(d, epsilon = 2, k = 5, vars = "x3", quasi = c("x1", "x2"), strata = "g",

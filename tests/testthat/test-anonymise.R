@@ -785,3 +785,20 @@ test_that("every choice in a masking verb's signature passes its validation", {
     }
   }
 })
+
+test_that("finite_columns() tells the finite columns as is.finite() does, and the checks keep their errors", {
+  set.seed(9)
+  n <- 3000
+  d <- data.frame(a = rnorm(n), b = sample(1:5, n, TRUE), c = c(rnorm(n - 1), NA), e = c(NaN, rnorm(n - 1)),
+                  f = c(rnorm(n - 1), -Inf), g = c(1:(n - 1), NA), h = rep(TRUE, n), s = rep("x", n),
+                  z = rep(.Machine$double.xmax, n))
+  ref <- vapply(d, function(v) !is.character(v) && all(is.finite(v)), logical(1))
+  expect_identical(detanon:::finite_columns(d, names(d)), unname(ref))
+  expect_identical(detanon:::finite_columns(d[0, ], names(d)), names(d) != "s")
+  # a finite column whose sum overflows passes the checks; NaN, Inf and NA keep their classed errors
+  expect_no_error(detanon:::check_masking_args(d[c("a", "z")], NULL, character(), 3))
+  expect_error(anonymise(d[c("a", "e")], k = 3, strata = character()), class = "detanon_error_data")
+  expect_error(anonymise(d[c("a", "f")], k = 3, strata = character()), "infinite", class = "detanon_error_data")
+  expect_error(anonymise(d[c("a", "c")], k = 3, strata = character()), "missing values", class = "detanon_error_data")
+  expect_error(anonymise(d[c("a", "g")], k = 3, strata = character()), "missing values", class = "detanon_error_data")
+})

@@ -322,3 +322,29 @@ test_that("the map's C kernels equal their R references (apply and sums, in piec
     }
   }
 })
+
+test_that("form_squeeze() (blocks of rows on threads) equals the plain-R squeeze and the serial scan", {
+  set.seed(11)
+  n <- 6001 # above the threads' minimum work, and blocks of unequal length
+  cases <- list(
+    normal = rnorm(n) * 3,
+    extremes = c(rexp(n - 2), -50, 80),
+    crowd_below = c(rep(-5, 900), runif(n - 900)),
+    none_inside = rep(c(-1, 2), length.out = n),
+    inside = runif(n, 0.2, 0.8),
+    one_low = c(-3, runif(n - 1, 0, 0.5))
+  )
+  bounds <- list(c(-1, 1), c(0, 0.5), c(-Inf, 1), c(0.1, Inf))
+  for (v in cases) for (b in bounds) {
+    ref <- ref_squeeze_range(v, b[1L], b[2L])
+    scan <- detanon:::form_scan(v, b[1L], b[2L])
+    for (nt in 1:2) {
+      sq <- detanon:::form_squeeze(v, b[1L], b[2L], nt)
+      expect_identical(sq$values, ref)
+      expect_identical(sq$scan, scan)
+    }
+  }
+  # a short column runs on one thread; an empty one has nothing to squeeze
+  expect_identical(detanon:::form_squeeze(c(-9, 0.5, 3), 0, 1, 2L)$values, ref_squeeze_range(c(-9, 0.5, 3), 0, 1))
+  expect_identical(detanon:::form_squeeze(numeric(), 0, 1, 2L)$values, numeric())
+})

@@ -225,12 +225,46 @@ test_that("the fingerprint's checksum in C equals column_checksum() in R", {
                as.Date("2020-01-01") + sample(100, n, TRUE), c(rnorm(n - 1), NA), c(1:(n - 1), NA),
                c(Inf, rnorm(n - 1)), sample(c("a", "b"), n, TRUE), rep(-0, n), .Machine$double.xmax * c(1, 1, rep(0, n - 2)))
   for (v in cols) {
-    fast <- detanon:::fast_checksum(v)
+    fast <- detanon:::fast_checksums(list(v))
     if (!is.na(fast)) expect_identical(fast, detanon:::column_checksum(v, w))
   }
-  expect_true(is.na(detanon:::fast_checksum(cols[[6]])))
-  expect_true(is.na(detanon:::fast_checksum(cols[[9]])))
+  expect_true(is.na(detanon:::fast_checksums(cols[6])))
+  expect_true(is.na(detanon:::fast_checksums(cols[9])))
   d <- data.frame(a = cols[[1]], b = cols[[3]], c = cols[[6]], e = cols[[9]])
   fp <- detanon:::release_fingerprint(d, names(d))
   expect_identical(fp$checksum, unname(vapply(d, detanon:::column_checksum, 0, w = w)))
+  # every column at once, on 1 and 2 threads: the same sums; NA where R computes them
+  ref <- vapply(cols, function(v) {
+    s <- detanon:::column_checksum(v, w)
+    if (anyNA(v) || is.character(v) || any(is.infinite(v))) NA_real_ else s
+  }, 0)
+  for (nt in 1:2) expect_identical(detanon:::fast_checksums(cols, nt), ref)
+  # a matrix column is left to R, as are columns of other types
+  expect_identical(detanon:::fast_checksums(list(matrix(1, 4, 2), list(1, 2), 1:4 + 0.5), 2L),
+                   c(NA, NA, detanon:::column_checksum(1:4 + 0.5, detanon:::position_weights(4))))
+  dm <- data.frame(a = 1:3)
+  dm$m <- matrix(1:6, 3)
+  expect_identical(detanon:::release_fingerprint(dm, c("a", "m"), 2L)$checksum,
+                   unname(vapply(c("a", "m"), function(v) detanon:::column_checksum(dm[[v]], detanon:::position_weights(3)), 0)))
+})
+
+test_that("numeric_matrix() equals the columns as as.double() gives them, on 1 and 2 threads", {
+  set.seed(5)
+  n <- 5000
+  d <- data.frame(a = rnorm(n), b = sample(c(1:9, NA), n, TRUE), c = as.difftime(runif(n), units = "hours"),
+                  e = c(NA, NaN, Inf, -Inf, rnorm(n - 4)), f = sample(c(TRUE, FALSE, NA), n, TRUE),
+                  s = sample(c("1.5", "2"), n, TRUE))
+  ref <- function(data, cols) {
+    x <- vapply(as.list(data)[cols], as.double, numeric(nrow(data)))
+    dim(x) <- c(nrow(data), length(cols))
+    colnames(x) <- cols
+    x
+  }
+  for (cols in list(names(d), c("e", "a"), "b", character())) for (nt in 1:2) {
+    expect_identical(detanon:::numeric_matrix(d, cols, nt), ref(d, cols))
+    expect_identical(detanon:::numeric_matrix(d[0, ], cols, nt), ref(d[0, ], cols))
+  }
+  # integer NA becomes the double NA (not a NaN of another payload)
+  expect_true(all(is.na(detanon:::numeric_matrix(data.frame(b = NA_integer_), "b")) &
+                  !is.nan(detanon:::numeric_matrix(data.frame(b = NA_integer_), "b"))))
 })
