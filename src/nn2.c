@@ -224,8 +224,8 @@ void nn2_run_neighbours(const kd_tree *trees, ptrdiff_t n_trees, ptrdiff_t n_ind
 
 const char *nn2_run_knn_cells(const double *xt, ptrdiff_t Nt, const double *xq, ptrdiff_t Nq, int d,
                               const int *to, const int *toff, const int *qo, const int *qoff,
-                              ptrdiff_t n_cells, int k, int nt, int *idx, double *dd,
-                              const kernel_host *host)
+                              ptrdiff_t n_cells, int k, nn2_pair_fn pair, const void *pair_ctx, int nt,
+                              int *idx, double *dd, const kernel_host *host)
 {
     ptrdiff_t max_t = 1, max_q = 1;
     for (ptrdiff_t s = 0; s < n_cells; s++) {
@@ -234,7 +234,7 @@ const char *nn2_run_knn_cells(const double *xt, ptrdiff_t Nt, const double *xq, 
         if (a > max_t) max_t = a;
         if (b > max_q) max_q = b;
     }
-    kd_tree t = kd_new(max_t, d, KNN_CELLS_LEAF, host->alloc);
+    kd_tree t = kd_new_fast(max_t, d, KNN_CELLS_LEAF, host->alloc);
     kd_heap *heaps = (kd_heap *) host->alloc(nt, sizeof(kd_heap));
     for (int i = 0; i < nt; i++) heaps[i] = kd_heap_new(k, host->alloc);
     ptrdiff_t *rows = (ptrdiff_t *) host->alloc(max_t, sizeof(ptrdiff_t));
@@ -276,8 +276,9 @@ const char *nn2_run_knn_cells(const double *xt, ptrdiff_t Nt, const double *xq, 
                 kd_heap_init(h, kk, h->pos, h->d2, h->seq, h->stack);
                 kd_knn_point(&t, q, h);
                 for (int m = 0; m < kk; m++) {
-                    idx[r + (ptrdiff_t) m * Nq] = (int) (t.row[h->pos[m]] + 1);
-                    dd[r + (ptrdiff_t) m * Nq] = h->d2[m];
+                    const ptrdiff_t j = t.row[h->pos[m]];
+                    idx[r + (ptrdiff_t) m * Nq] = (int) (j + 1);
+                    dd[r + (ptrdiff_t) m * Nq] = pair ? pair(pair_ctx, q, r, t.pts + h->pos[m] * d, j) : h->d2[m];
                 }
             }
             host_pause(host, 0);
