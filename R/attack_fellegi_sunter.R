@@ -97,14 +97,17 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
   }
   if (full) {
     pairs <- block_pairs(rows, s$id)
+    code <- pair_levels(pairs$i, pairs$j)
   } else {
-    nb <- nearest_in_cells(num_m, num_o[rows, , drop = FALSE], s$id, s$id[rows], k = candidates,
-                           nthreads = nthreads)$index
-    pairs <- list(i = rep(rows, ncol(nb)), j = as.vector(nb))
-    keep <- !is.na(pairs$j)
-    pairs <- list(i = pairs$i[keep], j = pairs$j[keep])
+    # the candidates and their pairs' codes from one search (src/nn2.c, src/fellegi.c)
+    co <- cell_orders(s$id, s$id[rows], rows)
+    cand <- .Call(C_ffi_fs_candidates, num_o, num_m, cat_o$o, cat_o$m, co$t_order, co$t_off, co$q_order,
+                  co$q_off, as.integer(candidates), as.double(bands), as.double(mult), nthreads)
+    j <- as.vector(cand$index[rows, , drop = FALSE])
+    keep <- !is.na(j)
+    pairs <- list(i = rep(rows, candidates)[keep], j = j[keep])
+    code <- as.vector(cand$code[rows, , drop = FALSE])[keep]
   }
-  code <- pair_levels(pairs$i, pairs$j)
   u_fixed <- NULL
   if (!full) {
     # u from random pairs of the same strata (non-matches, nearly all)

@@ -97,12 +97,15 @@ recipe_spec <- function() {
 }
 
 # The release metadata of the view's release (also for a control view, whose rows are
-# permuted: put back in order first), or NULL.
+# permuted: put back in order first), or NULL; read once for the view and its control (the
+# same release).
 view_release_info <- function(s) {
   # a partitioned run (risk_partitioned()): the metadata of the whole release
   if (!is.null(s$intruder$release)) return(s$intruder$release)
-  masked <- if (!is.null(s$perm)) s$masked[order(s$perm), , drop = FALSE] else s$masked
-  suppressWarnings(release_info(masked))
+  view_shared(s, "release info", list(s$n, s$vars), function() {
+    masked <- if (!is.null(s$perm)) s$masked[order(s$perm), , drop = FALSE] else s$masked
+    suppressWarnings(release_info(masked))
+  })
 }
 
 # The k the intruder tries: given, recorded in the release (settings known), or 2..k_max.
@@ -421,12 +424,18 @@ recipe_format_of <- function(s) {
 # For every row of q (in cells cq), the nearest row of zt in the same cell (cells ct):
 # list(index, d2): n x k matrices of rows of zt and squared distances, nearest first.
 nearest_in_cells <- function(zt, q, ct, cq, k = 1L, nthreads = 1L) {
+  co <- cell_orders(ct, cq)
+  storage.mode(zt) <- storage.mode(q) <- "double"
+  .Call(C_ffi_knn_cells, zt, q, co$t_order, co$t_off, co$q_order, co$q_off, as.integer(k), nthreads)
+}
+
+# The rows of the tree points (cells ct) and of the queries `qrows` (cells cq) grouped by
+# cell, as the cell searches (src/nn2.c) take them: orders (1-based) and offsets.
+cell_orders <- function(ct, cq, qrows = seq_along(cq)) {
   levels <- sort(unique(c(ct, cq)))
   it <- match(ct, levels)
   iq <- match(cq, levels)
   nl <- length(levels)
-  storage.mode(zt) <- storage.mode(q) <- "double"
-  .Call(C_ffi_knn_cells, zt, q, as.integer(order(it, method = "radix")),
-        as.integer(c(0L, cumsum(tabulate(it, nl)))), as.integer(order(iq, method = "radix")),
-        as.integer(c(0L, cumsum(tabulate(iq, nl)))), as.integer(k), nthreads)
+  list(t_order = as.integer(order(it, method = "radix")), t_off = as.integer(c(0L, cumsum(tabulate(it, nl)))),
+       q_order = as.integer(qrows[order(iq, method = "radix")]), q_off = as.integer(c(0L, cumsum(tabulate(iq, nl)))))
 }

@@ -138,7 +138,9 @@ singling_out_core <- function(s, bins = NULL, ...) {
         id <- id + size * binners[[j]](b)
         size <- size * b
       }
-      id <- match(id, unique(id))
+      # the codes (1..size) are counted as they are while tabulate() can count them cheaply,
+      # else compacted
+      id <- if (size > 8 * n + 65536) match(id, unique(id)) else as.integer(id)
       idm <- id[seq_len(n)]
       ido <- id[n + seq_len(n)]
       if (keep) ido_at[[as.character(b)]] <- ido

@@ -5,16 +5,16 @@
 
 #define FS_CHUNK 65536
 
-/* The levels of pair p, and its code and counts as fs_pair_levels() describes them. */
-static inline void pair_levels(const double *num_o, ptrdiff_t no, const double *num_m, ptrdiff_t nm,
-                               int nnum, const int *cat_o, const int *cat_m, int ncat, int na,
-                               ptrdiff_t i, ptrdiff_t j, const double *bands, int nb,
-                               const double *mult, double *code, double *counts)
+/* The levels of the pair whose numeric fields are xo[f * so], xm[f * sm] and categorical
+ * fields co[f * so], cm[f * sm], and its code and counts as fs_pair_levels() describes them. */
+static inline void pair_levels(const double *xo, ptrdiff_t so, const double *xm, ptrdiff_t sm, int nnum,
+                               const int *co, ptrdiff_t sco, const int *cm, ptrdiff_t scm, int ncat, int na,
+                               const double *bands, int nb, const double *mult, double *code, double *counts)
 {
     double c = 1;
     ptrdiff_t off = 0;
     for (int f = 0; f < nnum; f++) {
-        const double x = fabs(num_o[i + f * no] - num_m[j + f * nm]);
+        const double x = fabs(xo[f * so] - xm[f * sm]);
         int l = 0;
         if (isnan(x)) l = 1;
         else while (l < nb && bands[l] < x) l++;
@@ -23,13 +23,23 @@ static inline void pair_levels(const double *num_o, ptrdiff_t no, const double *
         off += nb + 1;
     }
     for (int f = 0; f < ncat; f++) {
-        const int a = cat_o[i + f * no], b = cat_m[j + f * nm];
+        const int a = co[f * sco], b = cm[f * scm];
         const int l = !(a != na && b != na && a == b);
         if (code) c = c + l * mult[nnum + f];
         if (counts) counts[off + l] += 1;
         off += 2;
     }
     if (code) *code = c;
+}
+
+double fs_pair_code(const void *fields, const double *q, ptrdiff_t i, const double *p, ptrdiff_t j)
+{
+    const fs_fields *F = (const fs_fields *) fields;
+    double c;
+    const int ncat = F->ncat;
+    pair_levels(q, 1, p, 1, F->nnum, ncat ? F->cat_o + i : NULL, F->no, ncat ? F->cat_m + j : NULL, F->nm, ncat,
+                F->na, F->bands, F->nb, F->mult, &c, NULL);
+    return c;
 }
 
 void fs_pair_levels(const double *num_o, ptrdiff_t no, const double *num_m, ptrdiff_t nm, int nnum,
@@ -46,8 +56,9 @@ void fs_pair_levels(const double *num_o, ptrdiff_t no, const double *num_m, ptrd
 #pragma omp parallel for num_threads(nts) schedule(static)
 #endif
         for (ptrdiff_t p = from; p < to; p++) {
-            pair_levels(num_o, no, num_m, nm, nnum, cat_o, cat_m, ncat, na, pi[p] - 1, pj[p] - 1, bands, nb,
-                        mult, code ? code + p : NULL, counts);
+            const ptrdiff_t i = pi[p] - 1, j = pj[p] - 1;
+            pair_levels(num_o + i, no, num_m + j, nm, nnum, ncat ? cat_o + i : NULL, no, ncat ? cat_m + j : NULL,
+                        nm, ncat, na, bands, nb, mult, code ? code + p : NULL, counts);
         }
         host_pause(host, to);
     }

@@ -21,6 +21,21 @@ void fs_pair_levels(const double *num_o, ptrdiff_t no, const double *num_m, ptrd
                     const int *pi, const int *pj, ptrdiff_t np, const double *bands, int nb,
                     const double *mult, double *code, double *counts, int nt, const kernel_host *host);
 
+/* The fields of fs_pair_levels() for fs_pair_code(): categorical codes cat_o (no rows) and
+ * cat_m (nm rows), ncat columns each, missing `na`; nnum numeric fields; bands and mult. */
+typedef struct {
+    const int *cat_o, *cat_m;
+    ptrdiff_t no, nm;
+    int nnum, ncat, na, nb;
+    const double *bands, *mult;
+} fs_fields;
+
+/* The code of fs_pair_levels() of the pair of original row i and released row j (0-based)
+ * whose numeric fields are q[0..nnum) and p[0..nnum) (the same values as num_o[i, ] and
+ * num_m[j, ], so the same code, bit for bit); `fields` points to an fs_fields. The pair
+ * function of nn2_run_knn_cells() for the candidates of the attack. */
+double fs_pair_code(const void *fields, const double *q, ptrdiff_t i, const double *p, ptrdiff_t j);
+
 /* The claim of every original from its pairs (pair p: original pi[p], released pj[p],
  * 1-based rows <= n; weight w[at[p] - 1] and posterior post[at[p] - 1] of its pattern):
  * the pairs at the top weight of their original (w >= top - 1e-12 (1 + |w|)) are claimed,

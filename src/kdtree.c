@@ -727,22 +727,28 @@ static void knn_any_d(const kd_tree *t, const double *q, int own_leaf, kd_heap *
     if (h->heap && !h->any_order) heap_finish(t, h);
 }
 
+#ifdef __SSE2__
+/* knn_fast() per small dimension, as knn_any_d() for knn(). */
+static void knn_fast_any_d(const kd_tree *t, const double *q, int own_leaf, kd_heap *h)
+{
+    switch (t->d) {
+    case 1: knn_fast(t, q, own_leaf, h, 1); break;
+    case 2: knn_fast(t, q, own_leaf, h, 2); break;
+    case 3: knn_fast(t, q, own_leaf, h, 3); break;
+    case 4: knn_fast(t, q, own_leaf, h, 4); break;
+    case 5: knn_fast(t, q, own_leaf, h, 5); break;
+    case 6: knn_fast(t, q, own_leaf, h, 6); break;
+    default: knn_fast(t, q, own_leaf, h, t->d);
+    }
+    if (h->heap && !h->any_order) heap_finish(t, h);
+}
+#endif
+
 void kd_knn_self(const kd_tree *t, ptrdiff_t self, kd_heap *h)
 {
 #ifdef __SSE2__
     if (t->cbox && t->d <= KD_FAST_MAX_D) {
-        const double *q = t->pts + self * t->d;
-        const int own = (int) t->leaf_of[self];
-        switch (t->d) {
-        case 1: knn_fast(t, q, own, h, 1); break;
-        case 2: knn_fast(t, q, own, h, 2); break;
-        case 3: knn_fast(t, q, own, h, 3); break;
-        case 4: knn_fast(t, q, own, h, 4); break;
-        case 5: knn_fast(t, q, own, h, 5); break;
-        case 6: knn_fast(t, q, own, h, 6); break;
-        default: knn_fast(t, q, own, h, t->d);
-        }
-        if (h->heap && !h->any_order) heap_finish(t, h);
+        knn_fast_any_d(t, t->pts + self * t->d, (int) t->leaf_of[self], h);
         return;
     }
 #endif
@@ -751,6 +757,12 @@ void kd_knn_self(const kd_tree *t, ptrdiff_t self, kd_heap *h)
 
 void kd_knn_point(const kd_tree *t, const double *q, kd_heap *h)
 {
+#ifdef __SSE2__
+    if (t->cbox && t->d <= KD_FAST_MAX_D) {
+        knn_fast_any_d(t, q, -1, h);
+        return;
+    }
+#endif
     knn_any_d(t, q, -1, h);
 }
 

@@ -224,8 +224,8 @@ void nn2_run_neighbours(const kd_tree *trees, ptrdiff_t n_trees, ptrdiff_t n_ind
 
 const char *nn2_run_knn_cells(const double *xt, ptrdiff_t Nt, const double *xq, ptrdiff_t Nq, int d,
                               const int *to, const int *toff, const int *qo, const int *qoff,
-                              ptrdiff_t n_cells, int k, int nt, int *idx, double *dd,
-                              const kernel_host *host)
+                              ptrdiff_t n_cells, int k, nn2_pair_fn pair, const void *pair_ctx, int nt,
+                              int *idx, double *dd, const kernel_host *host)
 {
     ptrdiff_t max_t = 1, max_q = 1;
     for (ptrdiff_t s = 0; s < n_cells; s++) {
@@ -234,14 +234,19 @@ const char *nn2_run_knn_cells(const double *xt, ptrdiff_t Nt, const double *xq, 
         if (a > max_t) max_t = a;
         if (b > max_q) max_q = b;
     }
-    kd_tree t = kd_new(max_t, d, KNN_CELLS_LEAF, host->alloc);
+    kd_tree t = kd_new_fast(max_t, d, KNN_CELLS_LEAF, host->alloc);
     kd_heap *heaps = (kd_heap *) host->alloc(nt, sizeof(kd_heap));
     for (int i = 0; i < nt; i++) heaps[i] = kd_heap_new(k, host->alloc);
     ptrdiff_t *rows = (ptrdiff_t *) host->alloc(max_t, sizeof(ptrdiff_t));
     ptrdiff_t *key = (ptrdiff_t *) host->alloc(max_q, sizeof(ptrdiff_t));
     ptrdiff_t *ord = (ptrdiff_t *) host->alloc(max_q, sizeof(ptrdiff_t));
     ptrdiff_t *count = (ptrdiff_t *) host->alloc(max_t + 1, sizeof(ptrdiff_t));
-    double *buf = (double *) host->alloc((size_t) nt * d, sizeof(double));
+    /* a cell's query points and answers in the order the queries run (contiguous reads and
+     * writes in the search; the answers go to the caller's columns once, in row order) */
+    double *qpts = (double *) host->alloc((size_t) max_q * d, sizeof(double));
+    int *bidx = (int *) host->alloc((size_t) max_q * k, sizeof(int));
+    double *bdd = (double *) host->alloc((size_t) max_q * k, sizeof(double));
+    double *buf = (double *) host->alloc((size_t) d, sizeof(double));
     for (ptrdiff_t s = 0; s < n_cells; s++) {
         const ptrdiff_t n_t = toff[s + 1] - toff[s], n_q = qoff[s + 1] - qoff[s];
         if (n_t == 0 || n_q == 0) continue;
@@ -258,7 +263,12 @@ const char *nn2_run_knn_cells(const double *xt, ptrdiff_t Nt, const double *xq, 
             count[key[e] + 1]++;
         }
         for (ptrdiff_t i = 0; i < n_t; i++) count[i + 1] += count[i];
-        for (ptrdiff_t e = 0; e < n_q; e++) ord[count[key[e]]++] = qo[qoff[s] + e] - 1;
+        for (ptrdiff_t e = 0; e < n_q; e++) {
+            const ptrdiff_t r = qo[qoff[s] + e] - 1, at = count[key[e]]++;
+            ord[at] = r;
+            key[e] = at; /* from here: where query e runs */
+            for (int j = 0; j < d; j++) qpts[at * d + j] = xq[r + (size_t) j * Nq];
+        }
         const int kk = n_t < k ? (int) n_t : k;
         for (ptrdiff_t from = 0; from < n_q; from += NN2_CHUNK) {
             const ptrdiff_t to_ = from + NN2_CHUNK < n_q ? from + NN2_CHUNK : n_q;
@@ -268,19 +278,24 @@ const char *nn2_run_knn_cells(const double *xt, ptrdiff_t Nt, const double *xq, 
 #pragma omp parallel for num_threads(nts) schedule(dynamic, 64)
 #endif
             for (ptrdiff_t e = from; e < to_; e++) {
-                const ptrdiff_t r = ord[e];
-                const int tid = THREAD_ID;
-                double *q = buf + (size_t) tid * d;
-                kd_heap *h = &heaps[tid];
-                for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * Nq];
+                const double *q = qpts + e * d;
+                kd_heap *h = &heaps[THREAD_ID];
                 kd_heap_init(h, kk, h->pos, h->d2, h->seq, h->stack);
                 kd_knn_point(&t, q, h);
                 for (int m = 0; m < kk; m++) {
-                    idx[r + (ptrdiff_t) m * Nq] = (int) (t.row[h->pos[m]] + 1);
-                    dd[r + (ptrdiff_t) m * Nq] = h->d2[m];
+                    const ptrdiff_t j = t.row[h->pos[m]];
+                    bidx[e * kk + m] = (int) (j + 1);
+                    bdd[e * kk + m] = pair ? pair(pair_ctx, q, ord[e], t.pts + h->pos[m] * d, j) : h->d2[m];
                 }
             }
             host_pause(host, 0);
+        }
+        for (ptrdiff_t e = 0; e < n_q; e++) {
+            const ptrdiff_t r = qo[qoff[s] + e] - 1, at = key[e];
+            for (int m = 0; m < kk; m++) {
+                idx[r + (ptrdiff_t) m * Nq] = bidx[at * kk + m];
+                dd[r + (ptrdiff_t) m * Nq] = bdd[at * kk + m];
+            }
         }
     }
     return NULL;

@@ -63,9 +63,12 @@ void nn2_run_neighbours(const kd_tree *trees, ptrdiff_t n_trees, ptrdiff_t n_ind
  * written for the queried rows, up to the size of the cell; ties ordered as kd_knn_point()
  * orders them. One tree per cell (built serially), its queries in leaf order over nt
  * threads: the same output for any thread count. Returns NULL, or a message on bad offsets. */
+/* With `pair` non-NULL, dd holds pair(pair_ctx, query point, query row, tree point, tree row)
+ * (0-based rows; the points' d coordinates) instead of the squared distance. */
+typedef double (*nn2_pair_fn)(const void *ctx, const double *q, ptrdiff_t r, const double *p, ptrdiff_t j);
 const char *nn2_run_knn_cells(const double *xt, ptrdiff_t Nt, const double *xq, ptrdiff_t Nq, int d,
                               const int *to, const int *toff, const int *qo, const int *qoff,
-                              ptrdiff_t n_cells, int k, int nt, int *idx, double *dd,
-                              const kernel_host *host);
+                              ptrdiff_t n_cells, int k, nn2_pair_fn pair, const void *pair_ctx, int nt,
+                              int *idx, double *dd, const kernel_host *host);
 
 #endif

@@ -7,6 +7,7 @@
  * missing value. */
 #include "detanon.h"
 #include "nn2.h"
+#include "fellegi.h"
 
 static kd_tree *nn2_trees(SEXP idx, SEXP zq, SEXP tree_of, R_xlen_t *n_trees)
 {
@@ -81,8 +82,10 @@ SEXP ffi_battery_neighbours(SEXP idx, SEXP zq, SEXP tree_of, SEXP m_, SEXP leave
  * rows of zt / zq grouped by cell, t_off, q_off the offsets of the cells (same number).
  * Returns list(index: an Nq x k matrix of 1-based rows of zt, nearest first, NA where the
  * cell has fewer points; d2: their squared distances, Inf where missing). */
-SEXP ffi_knn_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_order, SEXP q_off, SEXP k_,
-                   SEXP nthreads)
+/* The k nearest rows of zt within cells for the rows of zq that q_order lists (see
+ * nn2_run_knn_cells()): list(index, d2), or list(index, code) with the pair function. */
+static SEXP knn_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_order, SEXP q_off, SEXP k_,
+                      SEXP nthreads, nn2_pair_fn pair, const void *pair_ctx)
 {
     const int d = Rf_ncols(zt), k = Rf_asInteger(k_), nt = detanon_threads(nthreads);
     const ptrdiff_t Nt = Rf_nrows(zt), Nq = Rf_nrows(zq);
@@ -101,15 +104,40 @@ SEXP ffi_knn_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_order, SEX
         if (to[i] < 1 || to[i] > Nt) Rf_error("internal error: row out of range in ffi_knn_cells");
     for (R_xlen_t i = 0; i < XLENGTH(q_order); i++)
         if (qo[i] < 1 || qo[i] > Nq) Rf_error("internal error: row out of range in ffi_knn_cells");
-    static const char *names[] = {"index", "d2"};
+    const char *names[] = {"index", pair ? "code" : "d2"};
     SEXP out = PROTECT(detanon_named_list(2, names));
     int *idx = INTEGER(SET_VECTOR_ELT(out, 0, Rf_allocMatrix(INTSXP, Nq, k)));
     double *dd = REAL(SET_VECTOR_ELT(out, 1, Rf_allocMatrix(REALSXP, Nq, k)));
-    for (ptrdiff_t i = 0; i < Nq * (ptrdiff_t) k; i++) { idx[i] = NA_INTEGER; dd[i] = R_PosInf; }
+    for (ptrdiff_t i = 0; i < Nq * (ptrdiff_t) k; i++) { idx[i] = NA_INTEGER; dd[i] = pair ? NA_REAL : R_PosInf; }
     const kernel_host host = detanon_host(R_NilValue);
     const char *bad = nn2_run_knn_cells(REAL_RO(zt), Nt, REAL_RO(zq), Nq, d, to, toff, qo, qoff, n_cells,
-                                        k, nt, idx, dd, &host);
+                                        k, pair, pair_ctx, nt, idx, dd, &host);
     if (bad) Rf_error("internal error in ffi_knn_cells: %s", bad);
     UNPROTECT(1);
     return out;
+}
+
+SEXP ffi_knn_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_order, SEXP q_off, SEXP k_,
+                   SEXP nthreads)
+{
+    return knn_cells(zt, zq, t_order, t_off, q_order, q_off, k_, nthreads, NULL, NULL);
+}
+
+/* The candidates of attack_fellegi_sunter(): the k nearest released records (num_m, cells
+ * by t_order and t_off) of the originals q_order lists (num_o, cells by q_off), with the
+ * code of fs_pair_levels() of every pair (categorical fields cat_o, cat_m; bands, mult):
+ * list(index, code), n_original x k, NA where a cell holds fewer records or for rows not
+ * queried. The same codes as ffi_fs_levels() on the pairs, from the points the search has
+ * just read. */
+SEXP ffi_fs_candidates(SEXP num_o, SEXP num_m, SEXP cat_o, SEXP cat_m, SEXP t_order, SEXP t_off, SEXP q_order,
+                       SEXP q_off, SEXP k_, SEXP bands, SEXP mult, SEXP nthreads)
+{
+    const int nnum = Rf_ncols(num_o), ncat = Rf_ncols(cat_o);
+    if (TYPEOF(cat_o) != INTSXP || TYPEOF(cat_m) != INTSXP || Rf_ncols(cat_m) != ncat ||
+        Rf_nrows(cat_o) != Rf_nrows(num_o) || Rf_nrows(cat_m) != Rf_nrows(num_m) || TYPEOF(bands) != REALSXP ||
+        TYPEOF(mult) != REALSXP || Rf_length(mult) != nnum + ncat)
+        Rf_error("internal error: bad input to ffi_fs_candidates");
+    const fs_fields fields = {INTEGER_RO(cat_o), INTEGER_RO(cat_m), Rf_nrows(num_o), Rf_nrows(num_m), nnum, ncat,
+                              NA_INTEGER, Rf_length(bands), REAL_RO(bands), REAL_RO(mult)};
+    return knn_cells(num_m, num_o, t_order, t_off, q_order, q_off, k_, nthreads, fs_pair_code, &fields);
 }

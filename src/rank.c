@@ -308,12 +308,18 @@ void rank_nn2_query(const kd_tree *trees, ptrdiff_t n_strata, const int *off, pt
                     const kernel_host *host)
 {
     kd_item *stacks = (kd_item *) host->alloc((size_t) nt * KD_STACK_MAX, sizeof(kd_item));
-    double *buf = (double *) host->alloc((size_t) nt * d, sizeof(double));
+    double *buf = (double *) host->alloc((size_t) d, sizeof(double));
     ptrdiff_t max_ns = 1;
     for (ptrdiff_t s = 0; s < n_strata; s++) if (trees[s].n > max_ns) max_ns = trees[s].n;
     ptrdiff_t *key = (ptrdiff_t *) host->alloc(max_ns, sizeof(ptrdiff_t));
     ptrdiff_t *ord = (ptrdiff_t *) host->alloc(max_ns, sizeof(ptrdiff_t));
     ptrdiff_t *count = (ptrdiff_t *) host->alloc(max_ns + 1, sizeof(ptrdiff_t));
+    /* the query points in the order the queries run, and the answers by index position
+     * (off[s] + p), written to o in row order at the end (at[r]: row r's position): the
+     * search reads and writes no row at random */
+    double *qpts = (double *) host->alloc((size_t) max_ns * d, sizeof(double));
+    double *res = (double *) host->alloc((size_t) (n > 0 ? n : 1) * 4, sizeof(double));
+    ptrdiff_t *at = (ptrdiff_t *) host->alloc(n > 0 ? n : 1, sizeof(ptrdiff_t));
     for (ptrdiff_t s = 0; s < n_strata; s++) {
         const kd_tree *t = &trees[s];
         const ptrdiff_t ns = t->n;
@@ -325,13 +331,20 @@ void rank_nn2_query(const kd_tree *trees, ptrdiff_t n_strata, const int *off, pt
         for (ptrdiff_t p = 0; p < ns; p++) {
             const ptrdiff_t r = t->row[p];
             if (want[r] != 1) continue;
+            at[r] = off[s] + p;
             for (int j = 0; j < d; j++) buf[j] = xq[r + (size_t) j * n];
             key[p] = t->nodes[kd_query_leaf(t, buf)].begin;
             count[key[p] + 1]++;
             nw++;
         }
         for (ptrdiff_t i = 0; i < ns; i++) count[i + 1] += count[i];
-        for (ptrdiff_t p = 0; p < ns; p++) if (want[t->row[p]] == 1) ord[count[key[p]]++] = p;
+        for (ptrdiff_t p = 0; p < ns; p++) {
+            const ptrdiff_t r = t->row[p];
+            if (want[r] != 1) continue;
+            const ptrdiff_t e = count[key[p]]++;
+            ord[e] = p;
+            for (int j = 0; j < d; j++) qpts[e * d + j] = xq[r + (size_t) j * n];
+        }
         const int nts = threads_for(nt, (double) nw);
         for (ptrdiff_t from = 0; from < nw; from += RANK_NN2_CHUNK) {
             const ptrdiff_t to = from + RANK_NN2_CHUNK < nw ? from + RANK_NN2_CHUNK : nw;
@@ -339,17 +352,23 @@ void rank_nn2_query(const kd_tree *trees, ptrdiff_t n_strata, const int *off, pt
 #pragma omp parallel for num_threads(nts) schedule(dynamic, 64)
 #endif
             for (ptrdiff_t e = from; e < to; e++) {
-                const ptrdiff_t p = ord[e], r = t->row[p];
-                int tid = THREAD_ID;
-                double *q = buf + (size_t) tid * d;
-                for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * n];
+                const ptrdiff_t p = ord[e];
+                double *a = res + (size_t) (off[s] + p) * 4;
                 double d1, d2;
-                rank_nn2_counts(t, q, t->pts + (size_t) p * d, cap, o + r, o + r + n, &d1, &d2,
-                                stacks + (size_t) tid * KD_STACK_MAX);
-                o[r + 2 * n] = sqrt(d1);
-                o[r + 3 * n] = sqrt(d2);
+                rank_nn2_counts(t, qpts + e * d, t->pts + (size_t) p * d, cap, a, a + 1, &d1, &d2,
+                                stacks + (size_t) THREAD_ID * KD_STACK_MAX);
+                a[2] = sqrt(d1);
+                a[3] = sqrt(d2);
             }
             host_pause(host, off[s] + to);
         }
+    }
+    for (ptrdiff_t r = 0; r < n; r++) {
+        if (want[r] != 1) continue;
+        const double *a = res + (size_t) at[r] * 4;
+        o[r] = a[0];
+        if (a[0] < (double) cap) o[r + n] = a[1]; /* else left as it was (rank_nn2_counts()) */
+        o[r + 2 * n] = a[2];
+        o[r + 3 * n] = a[3];
     }
 }

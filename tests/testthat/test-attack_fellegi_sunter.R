@@ -166,6 +166,56 @@ test_that("the pairs' patterns and level counts equal the R reference, NA and ti
   }
 })
 
+# The candidates of the attack (ffi_fs_candidates(): the k nearest released records of every
+# queried original within its stratum, and the code of each pair, from one search): the
+# rows of nearest_in_cells() (itself against plain R in test-battery.R) and the codes of
+# the plain R reference, on ties, duplicates, a constant column, n = 1, tiny strata,
+# categorical keys with missing values, and any thread count.
+test_that("the candidates and their pair codes from one search equal the nearest in cells and the R reference", {
+  set.seed(31)
+  bands <- c(0.01, 0.03, 0.1, 0.3)
+  for (case in 1:6) {
+    n <- c(3000, 400, 40, 5, 1, 2500)[case]
+    d <- c(2, 3, 1, 2, 2, 4)[case]
+    num_o <- matrix(round(stats::rnorm(n * d), 1) / 10, n, d)
+    num_m <- num_o + matrix(round(stats::rnorm(n * d, sd = 0.5), 1) / 10, n, d)
+    if (n >= 40) {
+      num_m[1:20, ] <- num_m[21:40, ] # duplicated released points
+      num_o[1:5, ] <- num_m[1:5, ] # queries on them
+    }
+    if (case == 2) num_o[, 2] <- num_m[, 2] <- 0.5 # a constant column
+    if (case == 6) num_m <- num_m[rep(seq(1, n, by = 3), each = 3)[seq_len(n)], ] # shared points
+    id <- if (n >= 5) sample(1:4, n, TRUE, prob = c(10, 5, 0.2, 0.05)) else rep(1L, n)
+    rows <- if (n >= 40) sort(sample(n, n %/% 2)) else seq_len(n)
+    cats <- case %% 3
+    vals <- c("a", "b", NA)
+    cat_df <- function() as.data.frame(lapply(seq_len(cats), function(f) sample(vals, n, replace = TRUE)),
+                                       col.names = paste0("c", seq_len(cats)))
+    cc <- if (cats) detanon:::category_codes(cat_df(), cat_df(), paste0("c", seq_len(cats)))
+          else list(o = matrix(0L, n, 0L), m = matrix(0L, n, 0L))
+    cat_o <- lapply(seq_len(cats), function(f) cc$o[, f])
+    cat_m <- lapply(seq_len(cats), function(f) cc$m[, f])
+    n_lev <- c(rep(length(bands) + 1L, d), rep(2L, cats))
+    mult <- cumprod(c(1, n_lev))[seq_along(n_lev)]
+    co <- detanon:::cell_orders(id, id[rows], rows)
+    for (k in c(1L, 3L, 10L)) {
+      got <- .Call(detanon:::C_ffi_fs_candidates, num_o, num_m, cc$o, cc$m, co$t_order, co$t_off, co$q_order,
+                   co$q_off, k, bands, mult, 1L)
+      expect_identical(.Call(detanon:::C_ffi_fs_candidates, num_o, num_m, cc$o, cc$m, co$t_order, co$t_off,
+                             co$q_order, co$q_off, k, bands, mult, 2L), got)
+      nb <- detanon:::nearest_in_cells(num_m, num_o[rows, , drop = FALSE], id, id[rows], k = k)$index
+      expect_identical(got$index[rows, , drop = FALSE], nb)
+      expect_true(all(is.na(got$index[-rows, ])) && all(is.na(got$code[-rows, ])))
+      i <- rep(rows, k)
+      j <- as.vector(nb)
+      keep <- !is.na(j)
+      want <- ref_pair_levels(num_o, num_m, cat_o, cat_m, i[keep], j[keep], bands)$code
+      expect_identical(as.vector(got$code[rows, , drop = FALSE])[keep], want)
+      expect_true(all(is.na(as.vector(got$code[rows, , drop = FALSE])[!keep])))
+    }
+  }
+})
+
 test_that("the claims equal the R reference: ties at the top weight, originals without pairs", {
   set.seed(4)
   for (n in c(1L, 5L, 50L)) {
