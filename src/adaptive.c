@@ -320,13 +320,62 @@ const char *adaptive_tests(const kd_tree *trees, ptrdiff_t n_strata, ptrdiff_t n
 /* ---- several k at once (tune_release()'s ladder of k per stratum) ------------------------
  * In the total order of kdtree.h (squared distance, then coordinates) the k nearest points
  * at a smaller k are the first of those at a larger k, so one search at a record's largest
- * k gives the points of every rung. They are sorted once in lexicographic order, and each
- * rung sums its own in that order: the same points in the same order as kd_centroid_lex()
- * sums them (identical points are interchangeable), so every rung's centroids have the bits
- * of ad_centroid() at that k alone. The search runs on a tree with the search copies
+ * k gives the points of every rung. They are copied out and sorted once in lexicographic
+ * order, and each rung sums its own in that order: the same points in the same order as
+ * kd_centroid_lex() sums them (identical points are interchangeable), so every rung's
+ * centroids have the bits of ad_centroid() at that k alone. A rung's points are those
+ * nearer than its k-th distance, and of the points at that distance the lexicographically
+ * first (as the total order takes them). The search runs on a tree with the search copies
  * (kd_new_fast()), one stratum at a time, its queries in tree order. */
 
 #define LADDER_LEAF 32
+
+/* The (k+1)-th smallest of v[0..n) (k < n), v reordered (Hoare's selection). */
+static double ladder_select(double *v, ptrdiff_t n, ptrdiff_t k)
+{
+    ptrdiff_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        const double pivot = v[lo + (hi - lo) / 2];
+        ptrdiff_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot) i++;
+            while (v[j] > pivot) j--;
+            if (i <= j) { double t = v[i]; v[i] = v[j]; v[j] = t; i++; j--; }
+        }
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else return v[k];
+    }
+    return v[k];
+}
+
+/* Sort idx[0..n) by the lexicographic order of the points pts[idx * d ..] (a merge sort
+ * through tmp, n entries). */
+static void ladder_sort_lex(int *idx, int *tmp, int n, const double *pts, int d)
+{
+    for (int i = 1; i < n; i += 2)
+        if (kd_lex_less(pts + (size_t) idx[i] * d, pts + (size_t) idx[i - 1] * d, d)) {
+            int t = idx[i]; idx[i] = idx[i - 1]; idx[i - 1] = t;
+        }
+    for (int w = 2; w < n; w *= 2) {
+        for (int a = 0; a < n; a += 2 * w) {
+            const int mid = a + w < n ? a + w : n, end = a + 2 * w < n ? a + 2 * w : n;
+            int i = a, j = mid, o = a;
+            while (i < mid && j < end)
+                tmp[o++] = kd_lex_less(pts + (size_t) idx[j] * d, pts + (size_t) idx[i] * d, d) ? idx[j++] : idx[i++];
+            while (i < mid) tmp[o++] = idx[i++];
+            while (j < end) tmp[o++] = idx[j++];
+        }
+        for (int i = 0; i < n; i++) idx[i] = tmp[i];
+    }
+}
+
+/* Per thread: the heap and the scratch of a query of up to kmax points. */
+typedef struct {
+    kd_heap h;
+    double *pts, *d2, *sel;
+    int *idx, *tmp;
+} ladder_work;
 
 const char *adaptive_ladder(const double *z, ptrdiff_t n, int d, const ptrdiff_t *rows,
                             const ptrdiff_t *off, ptrdiff_t n_strata, const int *k, int n_rungs,
@@ -351,13 +400,15 @@ const char *adaptive_ladder(const double *z, ptrdiff_t n, int d, const ptrdiff_t
     }
     if (max_ns == 0) return NULL;
     kd_tree tree = kd_new_fast(max_ns, d, LADDER_LEAF, host->alloc);
-    kd_heap *heaps = (kd_heap *) host->alloc(nt, sizeof(kd_heap));
-    ptrdiff_t **lex = (ptrdiff_t **) host->alloc(nt, sizeof(ptrdiff_t *));
-    int **rank = (int **) host->alloc(nt, sizeof(int *));
+    ladder_work *work = (ladder_work *) host->alloc(nt, sizeof(ladder_work));
     for (int i = 0; i < nt; i++) {
-        heaps[i] = kd_heap_new(kmax, host->alloc);
-        lex[i] = (ptrdiff_t *) host->alloc(kmax, sizeof(ptrdiff_t));
-        rank[i] = (int *) host->alloc(max_ns, sizeof(int));
+        work[i].h = kd_heap_new(kmax, host->alloc);
+        work[i].h.any_order = 1; /* the rungs sort the points themselves */
+        work[i].pts = (double *) host->alloc((size_t) kmax * d, sizeof(double));
+        work[i].d2 = (double *) host->alloc(kmax, sizeof(double));
+        work[i].sel = (double *) host->alloc(kmax, sizeof(double));
+        work[i].idx = (int *) host->alloc(kmax, sizeof(int));
+        work[i].tmp = (int *) host->alloc(kmax, sizeof(int));
     }
     /* a stratum's centroids in tree order (rung by rung, then coordinates), then to the
      * output columns: written straight to their rows they would miss the cache every time */
@@ -378,24 +429,37 @@ const char *adaptive_ladder(const double *z, ptrdiff_t n, int d, const ptrdiff_t
 #pragma omp parallel for num_threads(threads_for(nt, (double) (to - from))) schedule(dynamic, 64)
 #endif
             for (ptrdiff_t p = from; p < to; p++) {
-                const int tid = THREAD_ID;
+                ladder_work *wk = &work[THREAD_ID];
                 const ptrdiff_t r = tree.row[p];
-                kd_heap *h = &heaps[tid];
-                h->k = k[r + (size_t) (n_rungs - 1) * n];
-                kd_knn_self(&tree, p, h);
-                ptrdiff_t *lp = lex[tid];
-                int *rk = rank[tid];
-                for (int m = 0; m < h->k; m++) { lp[m] = h->pos[m]; rk[h->pos[m]] = m; }
-                kd_sort_lex(&tree, lp, h->k);
+                const int K = k[r + (size_t) (n_rungs - 1) * n];
+                wk->h.k = K;
+                kd_knn_self(&tree, p, &wk->h);
+                for (int m = 0; m < K; m++) {
+                    for (int c = 0; c < d; c++) wk->pts[m * d + c] = x[wk->h.pos[m] * step + c * ld];
+                    wk->d2[m] = wk->h.d2[m];
+                    wk->idx[m] = m;
+                }
+                ladder_sort_lex(wk->idx, wk->tmp, K, wk->pts, d);
                 double *w = buf + (size_t) p * n_rungs * d;
                 for (int j = 0; j < n_rungs; j++) {
                     const int kj = k[r + (size_t) j * n];
-                    for (int c = 0; c < d; c++) {
-                        double sum = 0.0;
-                        for (int m = 0; m < h->k; m++)
-                            if (rk[lp[m]] < kj) sum += x[lp[m] * step + c * ld];
-                        w[j * d + c] = sum / kj;
+                    /* the rung's k-th distance, and how many of the points at it are in */
+                    double cut = HUGE_VAL;
+                    int at_cut = 0;
+                    if (kj < K) {
+                        for (int m = 0; m < K; m++) wk->sel[m] = wk->d2[m];
+                        cut = ladder_select(wk->sel, K, kj - 1);
+                        at_cut = kj;
+                        for (int m = 0; m < K; m++) at_cut -= wk->d2[m] < cut;
                     }
+                    for (int c = 0; c < d; c++) w[j * d + c] = 0.0;
+                    for (int m = 0; m < K; m++) {
+                        const int i = wk->idx[m];
+                        const double di = wk->d2[i];
+                        if (!(di < cut || (di == cut && at_cut-- > 0))) continue;
+                        for (int c = 0; c < d; c++) w[j * d + c] += wk->pts[i * d + c];
+                    }
+                    for (int c = 0; c < d; c++) w[j * d + c] /= kj;
                 }
             }
             done += to - from;
