@@ -111,11 +111,25 @@ static inline int ad_test(const kd_tree *t, ptrdiff_t self, const double *c, ptr
     return m > 0 ? ad_rank(t, q, t->pts + (size_t) self * d, m, cost, stack) : 1;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* The (k+1)-th smallest of v[0..n) (k < n), v reordered (Hoare's selection). */
+static double ad_select(double *v, ptrdiff_t n, ptrdiff_t k)
 {
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
+    ptrdiff_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        const double pivot = v[lo + (hi - lo) / 2];
+        ptrdiff_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot) i++;
+            while (v[j] > pivot) j--;
+            if (i <= j) { double t = v[i]; v[i] = v[j]; v[j] = t; i++; j--; }
+        }
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else return v[k];
+    }
+    return v[k];
 }
+
 
 const char *adaptive_k(adaptive_job *job, const kernel_host *host)
 {
@@ -214,10 +228,7 @@ const char *adaptive_k(adaptive_job *job, const kernel_host *host)
         if (need > 0 && n_cand > 0) {
             double cut;
             if (need >= (double) n_cand) cut = HUGE_VAL;
-            else {
-                qsort(pick, (size_t) n_cand, sizeof(double), cmp_double);
-                cut = pick[(ptrdiff_t) need - 1];
-            }
+            else cut = ad_select(pick, n_cand, (ptrdiff_t) need - 1);
             for (ptrdiff_t r = 0; r < n; r++)
                 if (rank[r] > 0 && rank[r] < m && cost[r] <= cut) flag[r] = 1;
         }
@@ -330,25 +341,6 @@ const char *adaptive_tests(const kd_tree *trees, ptrdiff_t n_strata, ptrdiff_t n
 
 #define LADDER_LEAF 32
 
-/* The (k+1)-th smallest of v[0..n) (k < n), v reordered (Hoare's selection). */
-static double ladder_select(double *v, ptrdiff_t n, ptrdiff_t k)
-{
-    ptrdiff_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        const double pivot = v[lo + (hi - lo) / 2];
-        ptrdiff_t i = lo, j = hi;
-        while (i <= j) {
-            while (v[i] < pivot) i++;
-            while (v[j] > pivot) j--;
-            if (i <= j) { double t = v[i]; v[i] = v[j]; v[j] = t; i++; j--; }
-        }
-        if (k <= j) hi = j;
-        else if (k >= i) lo = i;
-        else return v[k];
-    }
-    return v[k];
-}
-
 /* Sort idx[0..n) by the lexicographic order of the points pts[idx * d ..] (a merge sort
  * through tmp, n entries). */
 static void ladder_sort_lex(int *idx, int *tmp, int n, const double *pts, int d)
@@ -448,7 +440,7 @@ const char *adaptive_ladder(const double *z, ptrdiff_t n, int d, const ptrdiff_t
                     int at_cut = 0;
                     if (kj < K) {
                         for (int m = 0; m < K; m++) wk->sel[m] = wk->d2[m];
-                        cut = ladder_select(wk->sel, K, kj - 1);
+                        cut = ad_select(wk->sel, K, kj - 1);
                         at_cut = kj;
                         for (int m = 0; m < K; m++) at_cut -= wk->d2[m] < cut;
                     }
