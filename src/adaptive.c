@@ -2,9 +2,10 @@
  * every record whose released point is still linkable gets a larger neighbourhood.
  *
  * The per-stratum kd-trees of the original z-scores come from a rank index (rank_glue.c),
- * built once by the caller (adaptive_glue.c unpacks it), and serve both the neighbour search (kd_knn_self) and the
- * linkability test (kd_count_within, the rank of the record's own original among the
- * originals nearest to its released point). Rounds: compute every centroid that changed,
+ * built once by the caller (adaptive_glue.c unpacks it); the rounds search copies of them
+ * with the search copies of kd_new_fast() (ad_fast_trees()), which serve both the neighbour
+ * search (kd_knn_self) and the linkability test (kd_count_within, the rank of the record's
+ * own original among the originals nearest to its released point). Rounds: compute every centroid that changed,
  * the exact column SDs of all centroids (step 5's scale), test the records whose centroid
  * changed, give every flagged record more neighbours (one more up to k = 8, then a quarter
  * more, up to its cap). The other records keep their last test, which only step 5's scale
