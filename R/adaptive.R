@@ -242,6 +242,16 @@ adaptive_fit <- function(p, k0, k_max, m, rate, w1, nthreads) {
   fit
 }
 
+# The fits of adaptive_fit(p, k[, j], k[, j], 0L, 0, NULL, nthreads) for every column j of
+# the n x R integer matrix k (per record nondecreasing): the centroids of the k nearest at
+# several k from one neighbour search at the largest (adaptive_ladder() in adaptive.c),
+# with the same bits.
+adaptive_rungs <- function(p, k, nthreads) {
+  if (!length(p$cols)) return(lapply(seq_len(ncol(k)), function(j) adaptive_fit(p, k[, j], k[, j], 0L, 0, NULL, nthreads)))
+  cents <- .Call(C_ffi_adaptive_ladder, p$z, p$order, p$offsets, k, nthreads)
+  lapply(seq_len(ncol(k)), function(j) list(k = k[, j], k0 = k[, j], rounds = 1L, n_capped = 0, centroids = cents[[j]]))
+}
+
 # Step 5 and the finishing step (finish_release()): the centroids rescaled to the original
 # means and SDs, in the release form of anonymise(), with metadata of aggregates only.
 adaptive_release <- function(data, df, p, fit, format, k_range, settings, check_identifiers = FALSE) {

@@ -712,24 +712,27 @@ tune_per_stratum <- function(ctx, entry, runs, key) {
   ladder <- ladder[ladder <= max(ctx$k, min(max(entry$settings$k), max(sizes)))]
   # a stratum's centroids (before step 5) depend on its own records and k only: those of
   # each rung are computed once (kept in `memo`), and a candidate takes every stratum's
-  # rows from the rung it was given
+  # rows from the rung it was given. The rungs not yet computed come from one neighbour
+  # search at the largest of them (adaptive_rungs()): those of the candidate's choice, and
+  # when a climb first needs a rung that no fixed-k release measured, every rung (a climb
+  # past the fixed-k ladder goes on up it).
   memo <- new.env(parent = emptyenv())
   rung_k <- function(r) pmin(ladder[r], sizes)
-  centroids <- function(r) {
-    key <- paste0("c", r)
-    if (is.null(memo[[key]])) {
-      k0 <- rung_k(r)[p$id]
-      memo[[key]] <- adaptive_fit(p, k0, k0, 0L, 0, NULL, ctx$nthreads)
-    }
-    memo[[key]]
+  fit_rungs <- function(rs) {
+    rs <- rs[vapply(rs, function(r) is.null(memo[[paste0("c", r)]]), NA)]
+    if (!length(rs)) return(invisible())
+    k <- matrix(as.integer(vapply(rs, function(r) rung_k(r)[p$id], numeric(length(p$id)))), ncol = length(rs))
+    fits <- adaptive_rungs(p, k, ctx$nthreads)
+    for (j in seq_along(rs)) memo[[paste0("c", rs[j])]] <- fits[[j]]
   }
   # the release of a choice of rungs, one per stratum
-  release_of <- function(choice_r) {
+  release_of <- function(choice_r, every = FALSE) {
     choice <- pmin(ladder[choice_r], sizes)
-    fit <- centroids(choice_r[1L])
+    fit_rungs(if (every) seq_along(ladder) else sort(unique(choice_r)))
+    fit <- memo[[paste0("c", choice_r[1L])]]
     for (r in unique(choice_r)) {
       rows <- choice_r[p$id] == r
-      fit$centroids[rows, ] <- centroids(r)$centroids[rows, ]
+      fit$centroids[rows, ] <- memo[[paste0("c", r)]]$centroids[rows, ]
     }
     fit$k <- fit$k0 <- choice[p$id]
     tune_adaptive_release(ctx, k_table_of(ctx$df, ctx$strata, p, choice[p$id]), choice[p$id], max(choice),
@@ -740,7 +743,7 @@ tune_per_stratum <- function(ctx, entry, runs, key) {
     if (is.null(memo[[key]])) {
       e <- evals[[as.character(ladder[r])]]
       if (is.null(e)) { # (no fixed-k release has a k above the smallest stratum)
-        rel <- release_of(rep(r, length(sizes)))
+        rel <- release_of(rep(r, length(sizes)), every = TRUE)
         e <- ctx$ev(rel)
         # the candidate with this rung in every stratum: this release and its measures
         memo[[paste0("e", r)]] <- list(release = rel, e = e)

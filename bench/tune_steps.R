@@ -1,6 +1,7 @@
 # The steps of tune_release() that every candidate shares (issue 39): the CPU time of the search's set-up
 # (tune_setup(): scales, trees, the robust covariance, the categorical family) and of the measurement of three
-# candidates, one thread, with the figures measured (bench/results/tune-scale.txt).
+# candidates, one thread, with the figures measured; then the making of the k-per-stratum rungs k = 40, 80, 160
+# (as the search makes them) and of the first adaptive stage (bench/results/tune-scale.txt).
 #   CASE=sim|titanic N=1e6 Rscript bench/tune_steps.R
 suppressMessages(library(detanon))
 set.seed(1); n <- as.numeric(Sys.getenv("N", "1e6"))
@@ -33,6 +34,14 @@ for (nm in names(rels)) {
   out[[nm]] <- cpu(e <- ctx$ev(rels[[nm]]))
   res[[nm]] <- unlist(e[c("worst", "top_m", "linkage", "top_m_released", "risk1", "risk2", "reid", "loss")])
 }
-cat(sprintf("%-20s cpu %6.1f s  wall %6.1f s\n", names(out), sapply(out, `[`, 1), sapply(out, `[`, 2)), sep = "")
+ks <- c(40L, 80L, 160L)
+k <- vapply(ks, function(kk) pmin(kk, ctx$p$sizes[ctx$p$id]), integer(n))
+out$`rungs k = 40, 80, 160` <- cpu(rungs <- if (exists("adaptive_rungs", ns)) ns$adaptive_rungs(ctx$p, k, 1L) else
+  lapply(seq_along(ks), function(j) ns$adaptive_fit(ctx$p, k[, j], k[, j], 0L, 0, NULL, 1L)))
+out$`adaptive rate 0.5` <- cpu(fit <- ns$adaptive_fit(ctx$p, rep(2L, n), 33L, 3L, 0.5, NULL, 1L))
+cat(sprintf("%-22s cpu %6.1f s  wall %6.1f s\n", names(out), sapply(out, `[`, 1), sapply(out, `[`, 2)), sep = "")
+cat("centroids of the rungs and of the stage (a digest of their bits):",
+    format(sum(vapply(rungs, function(f) sum(f$centroids * seq_along(f$centroids)), 0)), digits = 17),
+    format(sum(fit$centroids * seq_along(fit$centroids)), digits = 17), "\n")
 print(do.call(rbind, res), digits = 6)
 s <- readLines("/proc/self/status"); cat(grep("VmHWM", s, value = TRUE), "\n")

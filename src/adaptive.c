@@ -2,9 +2,10 @@
  * every record whose released point is still linkable gets a larger neighbourhood.
  *
  * The per-stratum kd-trees of the original z-scores come from a rank index (rank_glue.c),
- * built once by the caller (adaptive_glue.c unpacks it), and serve both the neighbour search (kd_knn_self) and the
- * linkability test (kd_count_within, the rank of the record's own original among the
- * originals nearest to its released point). Rounds: compute every centroid that changed,
+ * built once by the caller (adaptive_glue.c unpacks it); the rounds search copies of them
+ * with the search copies of kd_new_fast() (ad_fast_trees()), which serve both the neighbour
+ * search (kd_knn_self) and the linkability test (kd_count_within, the rank of the record's
+ * own original among the originals nearest to its released point). Rounds: compute every centroid that changed,
  * the exact column SDs of all centroids (step 5's scale), test the records whose centroid
  * changed, give every flagged record more neighbours (one more up to k = 8, then a quarter
  * more, up to its cap). The other records keep their last test, which only step 5's scale
@@ -48,19 +49,48 @@ static int ad_interval(const double *xs_row, ptrdiff_t n, const double *c_row, p
     return 0;
 }
 
-/* For every row its stratum and tree position; NULL, or a message for a row out of range. */
+/* For every row its stratum and tree position, and (order not NULL) the rows in tree order,
+ * stratum by stratum; NULL, or a message for a row out of range. */
 static const char *ad_locate(const kd_tree *trees, ptrdiff_t n_strata, ptrdiff_t n, int *stratum,
-                             ptrdiff_t *pos)
+                             ptrdiff_t *pos, ptrdiff_t *order)
 {
+    ptrdiff_t i = 0;
     for (ptrdiff_t s = 0; s < n_strata; s++) {
         for (ptrdiff_t p = 0; p < trees[s].n; p++) {
             ptrdiff_t r = trees[s].row[p];
             if (r < 0 || r >= n) return "row out of range";
             stratum[r] = (int) s;
             pos[r] = p;
+            if (order && i < n) order[i++] = r;
         }
     }
-    return NULL;
+    return order && i != n ? "rows missing from the trees" : NULL;
+}
+
+/* Leaves of the trees the rounds search (as anonymise()'s). */
+#define AD_LEAF 32
+
+/* Copies of the rank index's trees with the search copies of kd_new_fast() (the same
+ * points and rows; each its own shape): the neighbour searches take the SSE2 path. The k
+ * nearest points and the counts of the rank test depend on the points alone, not on the
+ * tree, so the rounds give the same bits on either. */
+static kd_tree *ad_fast_trees(const kd_tree *src, ptrdiff_t n_strata, const kernel_host *host)
+{
+    kd_tree *t = (kd_tree *) host->alloc(n_strata > 0 ? n_strata : 1, sizeof(kd_tree));
+    ptrdiff_t max_n = 0;
+    for (ptrdiff_t s = 0; s < n_strata; s++) if (src[s].n > max_n) max_n = src[s].n;
+    ptrdiff_t *at = (ptrdiff_t *) host->alloc(max_n > 0 ? max_n : 1, sizeof(ptrdiff_t));
+    for (ptrdiff_t s = 0; s < n_strata; s++) {
+        const ptrdiff_t ns = src[s].n;
+        const int d = src[s].d;
+        if (ns == 0) { t[s] = src[s]; continue; }
+        t[s] = kd_new_fast(ns, d, AD_LEAF, host->alloc);
+        /* point i of the source at pts[i * d + j]: "rows" i * d with a column stride of 1 */
+        for (ptrdiff_t i = 0; i < ns; i++) at[i] = i * d;
+        kd_build(&t[s], src[s].pts, 1, at);
+        for (ptrdiff_t p = 0; p < ns; p++) t[s].row[p] = src[s].row[t[s].row[p] / d];
+    }
+    return t;
 }
 
 /* The centroid of the k nearest originals of the point at tree position `self`, into w. */
@@ -82,28 +112,44 @@ static inline int ad_test(const kd_tree *t, ptrdiff_t self, const double *c, ptr
     return m > 0 ? ad_rank(t, q, t->pts + (size_t) self * d, m, cost, stack) : 1;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* The (k+1)-th smallest of v[0..n) (k < n), v reordered (Hoare's selection). */
+static double ad_select(double *v, ptrdiff_t n, ptrdiff_t k)
 {
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
+    ptrdiff_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        const double pivot = v[lo + (hi - lo) / 2];
+        ptrdiff_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot) i++;
+            while (v[j] > pivot) j--;
+            if (i <= j) { double t = v[i]; v[i] = v[j]; v[j] = t; i++; j--; }
+        }
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else return v[k];
+    }
+    return v[k];
 }
+
 
 const char *adaptive_k(adaptive_job *job, const kernel_host *host)
 {
     const ptrdiff_t n = job->n, n_strata = job->n_strata;
     const int d = job->d, nt = job->nt, m = job->m;
     const double target = job->target;
-    const kd_tree *trees = job->trees;
+    const kd_tree *trees = ad_fast_trees(job->trees, n_strata, host);
     const int *k0 = job->k_init, *cap = job->cap;
     const int use_int = job->xs != NULL;
     const double *pxs = job->xs, *pwr = job->wr;
     double *c = job->centroids;
     int *k = job->k;
 
-    /* for every row its stratum and tree position */
+    /* for every row its stratum and tree position, and the rows in tree order: every loop
+     * over records runs in that order, so that neighbouring queries share the tree's cache */
     int *stratum = (int *) host->alloc(n, sizeof(int));
     ptrdiff_t *pos = (ptrdiff_t *) host->alloc(n, sizeof(ptrdiff_t));
-    const char *bad = ad_locate(trees, n_strata, n, stratum, pos);
+    ptrdiff_t *order = (ptrdiff_t *) host->alloc(n, sizeof(ptrdiff_t));
+    const char *bad = ad_locate(trees, n_strata, n, stratum, pos, order);
     if (bad) return bad;
     int kmax = 1;
     for (ptrdiff_t r = 0; r < n; r++) {
@@ -122,7 +168,7 @@ const char *adaptive_k(adaptive_job *job, const kernel_host *host)
     int *rank = (int *) host->alloc(n, sizeof(int));
     double *cost = (double *) host->alloc(n, sizeof(double)), *pick = (double *) host->alloc(n, sizeof(double));
     ptrdiff_t n_todo = n;
-    for (ptrdiff_t i = 0; i < n; i++) todo[i] = i;
+    for (ptrdiff_t i = 0; i < n; i++) todo[i] = order[i];
     int rounds = 0, full = 1; /* full: every record is tested this round */
     ptrdiff_t n_capped = 0;
     for (;;) {
@@ -159,7 +205,7 @@ const char *adaptive_k(adaptive_job *job, const kernel_host *host)
 #pragma omp parallel for num_threads(threads_for(nt, (double) (to - from))) schedule(dynamic, 256)
 #endif
             for (ptrdiff_t i = from; i < to; i++) {
-                const ptrdiff_t r = full ? i : todo[i];
+                const ptrdiff_t r = full ? order[i] : todo[i];
                 const int tid = THREAD_ID;
                 const kd_tree *t = &trees[stratum[r]];
                 rank[r] = ad_test(t, pos[r], c + r, n, csd, m, buf + (size_t) tid * d, cost + r, heaps[tid].stack);
@@ -183,17 +229,15 @@ const char *adaptive_k(adaptive_job *job, const kernel_host *host)
         if (need > 0 && n_cand > 0) {
             double cut;
             if (need >= (double) n_cand) cut = HUGE_VAL;
-            else {
-                qsort(pick, (size_t) n_cand, sizeof(double), cmp_double);
-                cut = pick[(ptrdiff_t) need - 1];
-            }
+            else cut = ad_select(pick, n_cand, (ptrdiff_t) need - 1);
             for (ptrdiff_t r = 0; r < n; r++)
                 if (rank[r] > 0 && rank[r] < m && cost[r] <= cut) flag[r] = 1;
         }
         host_pause(host, rounds);
         n_todo = 0;
         n_capped = 0;
-        for (ptrdiff_t r = 0; r < n; r++) {
+        for (ptrdiff_t i = 0; i < n; i++) {
+            const ptrdiff_t r = order[i];
             if (!flag[r]) continue;
             if (k[r] < cap[r]) {
                 /* one more point up to k = 8, then a quarter more: O(log k_max) rounds */
@@ -225,7 +269,7 @@ const char *adaptive_centroids(const kd_tree *trees, ptrdiff_t n_strata, ptrdiff
 {
     int *stratum = (int *) host->alloc(n, sizeof(int));
     ptrdiff_t *pos = (ptrdiff_t *) host->alloc(n, sizeof(ptrdiff_t));
-    const char *bad = ad_locate(trees, n_strata, n, stratum, pos);
+    const char *bad = ad_locate(trees, n_strata, n, stratum, pos, NULL);
     if (bad) return bad;
     int kmax = 1;
     for (ptrdiff_t i = 0; i < n_rows; i++) {
@@ -263,7 +307,7 @@ const char *adaptive_tests(const kd_tree *trees, ptrdiff_t n_strata, ptrdiff_t n
 {
     int *stratum = (int *) host->alloc(n, sizeof(int));
     ptrdiff_t *pos = (ptrdiff_t *) host->alloc(n, sizeof(ptrdiff_t));
-    const char *bad = ad_locate(trees, n_strata, n, stratum, pos);
+    const char *bad = ad_locate(trees, n_strata, n, stratum, pos, NULL);
     if (bad) return bad;
     for (ptrdiff_t i = 0; i < n_rows; i++)
         if (rows[i] < 0 || rows[i] >= n) return "row out of range";
@@ -281,6 +325,144 @@ const char *adaptive_tests(const kd_tree *trees, ptrdiff_t n_strata, ptrdiff_t n
                               cost + i, stacks + (size_t) tid * KD_STACK_MAX);
         }
         host_pause(host, to);
+    }
+    return NULL;
+}
+
+/* ---- several k at once (tune_release()'s ladder of k per stratum) ------------------------
+ * In the total order of kdtree.h (squared distance, then coordinates) the k nearest points
+ * at a smaller k are the first of those at a larger k, so one search at a record's largest
+ * k gives the points of every rung. They are copied out and sorted once in lexicographic
+ * order, and each rung sums its own in that order: the same points in the same order as
+ * kd_centroid_lex() sums them (identical points are interchangeable), so every rung's
+ * centroids have the bits of ad_centroid() at that k alone. A rung's points are those
+ * nearer than its k-th distance, and of the points at that distance the lexicographically
+ * first (as the total order takes them). The search runs on a tree with the search copies
+ * (kd_new_fast()), one stratum at a time, its queries in tree order. */
+
+#define LADDER_LEAF 32
+
+/* Sort idx[0..n) by the lexicographic order of the points pts[idx * d ..] (a merge sort
+ * through tmp, n entries). */
+static void ladder_sort_lex(int *idx, int *tmp, int n, const double *pts, int d)
+{
+    for (int i = 1; i < n; i += 2)
+        if (kd_lex_less(pts + (size_t) idx[i] * d, pts + (size_t) idx[i - 1] * d, d)) {
+            int t = idx[i]; idx[i] = idx[i - 1]; idx[i - 1] = t;
+        }
+    for (int w = 2; w < n; w *= 2) {
+        for (int a = 0; a < n; a += 2 * w) {
+            const int mid = a + w < n ? a + w : n, end = a + 2 * w < n ? a + 2 * w : n;
+            int i = a, j = mid, o = a;
+            while (i < mid && j < end)
+                tmp[o++] = kd_lex_less(pts + (size_t) idx[j] * d, pts + (size_t) idx[i] * d, d) ? idx[j++] : idx[i++];
+            while (i < mid) tmp[o++] = idx[i++];
+            while (j < end) tmp[o++] = idx[j++];
+        }
+        for (int i = 0; i < n; i++) idx[i] = tmp[i];
+    }
+}
+
+/* Per thread: the heap and the scratch of a query of up to kmax points. */
+typedef struct {
+    kd_heap h;
+    double *pts, *d2, *sel;
+    int *idx, *tmp;
+} ladder_work;
+
+const char *adaptive_ladder(const double *z, ptrdiff_t n, int d, const ptrdiff_t *rows,
+                            const ptrdiff_t *off, ptrdiff_t n_strata, const int *k, int n_rungs,
+                            int nt, double *const *out, const kernel_host *host)
+{
+    if (n_rungs < 1 || off[0] != 0 || off[n_strata] != n) return "bad strata or rungs";
+    ptrdiff_t max_ns = 0;
+    int kmax = 1;
+    for (ptrdiff_t s = 0; s < n_strata; s++) {
+        const ptrdiff_t ns = off[s + 1] - off[s];
+        if (ns < 0) return "bad strata";
+        if (ns > max_ns) max_ns = ns;
+        for (ptrdiff_t i = off[s]; i < off[s + 1]; i++) {
+            const ptrdiff_t r = rows[i];
+            if (r < 0 || r >= n) return "row out of range";
+            for (int j = 0; j < n_rungs; j++) {
+                const int kj = k[r + (size_t) j * n];
+                if (kj < 1 || kj > ns || (j > 0 && kj < k[r + (size_t) (j - 1) * n])) return "k out of range";
+                if (kj > kmax) kmax = kj;
+            }
+        }
+    }
+    if (max_ns == 0) return NULL;
+    kd_tree tree = kd_new_fast(max_ns, d, LADDER_LEAF, host->alloc);
+    ladder_work *work = (ladder_work *) host->alloc(nt, sizeof(ladder_work));
+    for (int i = 0; i < nt; i++) {
+        work[i].h = kd_heap_new(kmax, host->alloc);
+        work[i].h.any_order = 1; /* the rungs sort the points themselves */
+        work[i].pts = (double *) host->alloc((size_t) kmax * d, sizeof(double));
+        work[i].d2 = (double *) host->alloc(kmax, sizeof(double));
+        work[i].sel = (double *) host->alloc(kmax, sizeof(double));
+        work[i].idx = (int *) host->alloc(kmax, sizeof(int));
+        work[i].tmp = (int *) host->alloc(kmax, sizeof(int));
+    }
+    /* a stratum's centroids in tree order (rung by rung, then coordinates), then to the
+     * output columns: written straight to their rows they would miss the cache every time */
+    double *buf = (double *) host->alloc((size_t) max_ns * n_rungs * d, sizeof(double));
+    ptrdiff_t done = 0;
+    for (ptrdiff_t s = 0; s < n_strata; s++) {
+        const ptrdiff_t ns = off[s + 1] - off[s];
+        if (ns == 0) continue;
+        kd_reuse(&tree, ns);
+        tree.interrupted = host->interrupted;
+        kd_build(&tree, z, n, rows + off[s]);
+        host_pause(host, done);
+        const double *x = tree.soa ? tree.soa : tree.pts;
+        const ptrdiff_t step = tree.soa ? 1 : d, ld = tree.soa ? tree.soa_ld : 1;
+        for (ptrdiff_t from = 0; from < ns; from += ADAPT_CHUNK) {
+            const ptrdiff_t to = ns - from > ADAPT_CHUNK ? from + ADAPT_CHUNK : ns;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads_for(nt, (double) (to - from))) schedule(dynamic, 64)
+#endif
+            for (ptrdiff_t p = from; p < to; p++) {
+                ladder_work *wk = &work[THREAD_ID];
+                const ptrdiff_t r = tree.row[p];
+                const int K = k[r + (size_t) (n_rungs - 1) * n];
+                wk->h.k = K;
+                kd_knn_self(&tree, p, &wk->h);
+                for (int m = 0; m < K; m++) {
+                    for (int c = 0; c < d; c++) wk->pts[m * d + c] = x[wk->h.pos[m] * step + c * ld];
+                    wk->d2[m] = wk->h.d2[m];
+                    wk->idx[m] = m;
+                }
+                ladder_sort_lex(wk->idx, wk->tmp, K, wk->pts, d);
+                double *w = buf + (size_t) p * n_rungs * d;
+                for (int j = 0; j < n_rungs; j++) {
+                    const int kj = k[r + (size_t) j * n];
+                    /* the rung's k-th distance, and how many of the points at it are in */
+                    double cut = HUGE_VAL;
+                    int at_cut = 0;
+                    if (kj < K) {
+                        for (int m = 0; m < K; m++) wk->sel[m] = wk->d2[m];
+                        cut = ad_select(wk->sel, K, kj - 1);
+                        at_cut = kj;
+                        for (int m = 0; m < K; m++) at_cut -= wk->d2[m] < cut;
+                    }
+                    for (int c = 0; c < d; c++) w[j * d + c] = 0.0;
+                    for (int m = 0; m < K; m++) {
+                        const int i = wk->idx[m];
+                        const double di = wk->d2[i];
+                        if (!(di < cut || (di == cut && at_cut-- > 0))) continue;
+                        for (int c = 0; c < d; c++) w[j * d + c] += wk->pts[i * d + c];
+                    }
+                    for (int c = 0; c < d; c++) w[j * d + c] /= kj;
+                }
+            }
+            done += to - from;
+            host_pause(host, done);
+        }
+        for (int j = 0; j < n_rungs; j++)
+            for (int c = 0; c < d; c++) {
+                double *o = out[j] + (size_t) c * n;
+                for (ptrdiff_t p = 0; p < ns; p++) o[tree.row[p]] = buf[((size_t) p * n_rungs + j) * d + c];
+            }
     }
     return NULL;
 }

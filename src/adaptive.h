@@ -45,4 +45,14 @@ const char *adaptive_tests(const kd_tree *trees, ptrdiff_t n_strata, ptrdiff_t n
                            const double *csd, int m, int nt, int *rank, double *cost,
                            const kernel_host *host);
 
+/* The centroids of every record at several k (tune_release()'s ladder of k per stratum):
+ * z the n x d original z-scores (column-major), rows (0-based) stratum by stratum with
+ * stratum s at rows[off[s] .. off[s + 1]), k the n x n_rungs k per record (per record
+ * nondecreasing, at most its stratum's size), into out[j] (n x d each): rung j's centroids,
+ * bit-identical to those of adaptive_k() at k[, j] (m = 0). NULL, or a message for an
+ * internal error found before any work. */
+const char *adaptive_ladder(const double *z, ptrdiff_t n, int d, const ptrdiff_t *rows,
+                            const ptrdiff_t *off, ptrdiff_t n_strata, const int *k, int n_rungs,
+                            int nt, double *const *out, const kernel_host *host);
+
 #endif

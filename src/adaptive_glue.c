@@ -107,3 +107,32 @@ SEXP ffi_adaptive_tests(SEXP idx, SEXP cent, SEXP rows, SEXP csd, SEXP m, SEXP n
     UNPROTECT(1);
     return out;
 }
+
+/* The centroids of every record at several k (tune_release()'s rungs of k per stratum): z
+ * the n x d original z-scores, order (1-based rows, stratum by stratum) and offsets (the
+ * strata's starts in it, from 0 to n: adaptive_setup()), k an n x R integer matrix (per row
+ * nondecreasing, each at most the row's stratum size). Returns a list of R n x d matrices
+ * (z-scale, before step 5), rung j's equal to the centroids of ffi_adaptive_k() at k[, j]. */
+SEXP ffi_adaptive_ladder(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads)
+{
+    const ptrdiff_t n = Rf_nrows(z);
+    const int d = Rf_ncols(z), nt = detanon_threads(nthreads);
+    const R_xlen_t n_strata = XLENGTH(offsets) - 1;
+    if (TYPEOF(z) != REALSXP || TYPEOF(order) != INTSXP || TYPEOF(offsets) != INTSXP ||
+        TYPEOF(k) != INTSXP || n < 1 || d < 1 || XLENGTH(order) != n || n_strata < 1 ||
+        Rf_nrows(k) != n || Rf_ncols(k) < 1)
+        Rf_error("internal error: bad input to ffi_adaptive_ladder");
+    const int n_rungs = Rf_ncols(k);
+    ptrdiff_t *rows = adaptive_rows(order, n);
+    ptrdiff_t *off = (ptrdiff_t *) R_alloc(n_strata + 1, sizeof(ptrdiff_t));
+    for (R_xlen_t s = 0; s <= n_strata; s++) off[s] = INTEGER_RO(offsets)[s];
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, n_rungs));
+    double **cols = (double **) R_alloc(n_rungs, sizeof(double *));
+    for (int j = 0; j < n_rungs; j++) cols[j] = REAL(SET_VECTOR_ELT(out, j, Rf_allocMatrix(REALSXP, n, d)));
+    const kernel_host host = detanon_host(R_NilValue);
+    const char *bad = adaptive_ladder(REAL_RO(z), n, d, rows, off, n_strata, INTEGER_RO(k), n_rungs, nt, cols,
+                                      &host);
+    if (bad) Rf_error("internal error in ffi_adaptive_ladder: %s", bad);
+    UNPROTECT(1);
+    return out;
+}

@@ -45,6 +45,7 @@ SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap, SEXP m, SEXP target, SEXP x
                     SEXP nthreads);
 SEXP ffi_adaptive_centroids(SEXP idx, SEXP k, SEXP rows, SEXP nthreads);
 SEXP ffi_adaptive_tests(SEXP idx, SEXP cent, SEXP rows, SEXP csd, SEXP m, SEXP nthreads);
+SEXP ffi_adaptive_ladder(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
 
 /* risk_glue.c: risk_rmd() (kernel: risk.c) */
 SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w, SEXP m, SEXP nthreads, SEXP progress);

@@ -34,6 +34,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     8},
     {"ffi_adaptive_centroids", (DL_FUNC) &ffi_adaptive_centroids, 4},
     {"ffi_adaptive_tests", (DL_FUNC) &ffi_adaptive_tests, 6},
+    {"ffi_adaptive_ladder", (DL_FUNC) &ffi_adaptive_ladder, 5},
     /* risk_glue.c: risk_rmd */
     {"ffi_rmd_count",      (DL_FUNC) &ffi_rmd_count,      6},
     /* rank_glue.c: ranks of own records (top-m linkage, re-identification, replay) */

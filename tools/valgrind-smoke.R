@@ -71,6 +71,9 @@ ad <- anonymise_adaptive(d, vars = vars, strata = c("g", "h"), k = 2, k_max = c(
 tab <- unique(d[c("g", "h")]); tab$k <- 3 + seq_len(nrow(tab))
 at <- anonymise_adaptive(d, vars = vars, strata = c("g", "h"), k = tab, k_max = 20, m = 0,
                          check_identifiers = FALSE)
+# several k from one search (the search's rungs of k per stratum)
+pr <- detanon:::adaptive_setup(d, vars, c("g", "h"), rmd = FALSE, nthreads = 2)
+rg <- detanon:::adaptive_rungs(pr, sapply(c(3L, 7L, 30L), function(k) pmin(k, pr$sizes[pr$id])), 2)
 # the partitioned adaptive method: the steps of its rounds on each group (centroids, tests)
 pa <- anonymise_partitioned(split(d, rep(1:3, length.out = n)), vars = vars, strata = c("g", "h"), k = 2,
                             method = "adaptive", k_max = c(20, 40), m = 3, rate = c(0.4, 0.2), group_size = 100,

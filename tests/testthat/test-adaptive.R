@@ -155,6 +155,38 @@ test_that("the partitioned steps (centroids, rank tests) equal plain R on random
   }
 })
 
+test_that("several k from one search (the search's rungs of k per stratum) equal plain R and one fit per k", {
+  for (seed in 1:14) {
+    set.seed(seed)
+    n <- sample(c(3, 40, 150, 400), 1L)
+    d <- sample(1:4, 1L)
+    df <- as.data.frame(matrix(round(stats::rnorm(n * d), sample(c(0, 1, 8), 1L)), n, d))
+    if (n > 20) df[1:10, ] <- df[11:20, ] # duplicated records
+    df$g <- sample(letters[seq_len(sample(1:3, 1L))], n, TRUE)
+    vars <- names(df)[seq_len(d)]
+    p <- detanon:::adaptive_setup(df, vars, "g", rmd = FALSE, nthreads = 1L)
+    if (!length(p$cols)) next
+    # rungs capped by each stratum's size, as the search gives them (equal rungs included)
+    ks <- sort(sample(1:70, sample(1:4, 1L), replace = TRUE))
+    k <- matrix(vapply(ks, function(kk) pmin(kk, p$sizes[p$id]), integer(n)), n)
+    got <- detanon:::adaptive_rungs(p, k, 1L)
+    expect_identical(detanon:::adaptive_rungs(p, k, 2L), got, info = paste("seed", seed))
+    z <- p$z
+    id <- p$id
+    for (j in seq_along(ks)) {
+      expect_identical(got[[j]], detanon:::adaptive_fit(p, k[, j], k[, j], 0L, 0, NULL, 1L),
+                       info = paste("seed", seed, "rung", j))
+      rows <- sample(n, min(n, 25L))
+      want <- t(vapply(rows, function(i) ref_centroid(z, id, i, k[i, j]), numeric(ncol(z))))
+      expect_identical(got[[j]]$centroids[rows, , drop = FALSE], matrix(want, length(rows), ncol(z)),
+                       info = paste("seed", seed, "rung", j))
+    }
+  }
+  # a rung below the one before it is an internal error, nothing computed
+  p <- detanon:::adaptive_setup(data.frame(x = c(1, 2, 4, 8)), "x", NULL, rmd = FALSE, nthreads = 1L)
+  expect_error(detanon:::adaptive_rungs(p, cbind(c(3L, 3L, 3L, 3L), 2L), 1L), "k out of range")
+})
+
 test_that("anonymise_adaptive: k = k_max is anonymise(), the release is deterministic and equivariant", {
   d <- titanic_paper()[-1]
   v <- c("Age", "Fare"); st <- c("Pclass", "Sex", "Family")
