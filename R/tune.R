@@ -1255,7 +1255,7 @@ tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, n
     l1 <- linkage_rates(ss, ranks, 1L)
     lm <- linkage_rates(ss, ranks, m)
     xm <- numeric_matrix(release, vars)
-    r <- if (is.null(origin_row) && !any(apply(xm, 2L, function(v) all(v == v[1L])))) {
+    r <- if (is.null(origin_row) && !any(vapply(seq_len(ncol(xm)), function(j) all(xm[, j] == xm[1L, j]), NA))) {
       # risk_rmd(): the originals' part built once (p$rmd), the same pow2 scaling of tiny columns
       for (j in which(p$tiny$e != 0)) xm[, j] <- times_pow2(xm[, j], p$tiny$e[j])
       rmd_result(p$rmd, xm, rmd_set$w1, rmd_set$w2, rmd_set$neighbours, vars, TRUE, nthreads)
@@ -1297,7 +1297,7 @@ tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, n
       at <- bat$attacks[[a]]
       rate[a] <- at$rate
       rate_m[a] <- at$rate_m
-      zero_na <- function(v) ifelse(is.na(v), 0, v)
+      zero_na <- function(v) replace(v, is.na(v), 0)
       if (!is.na(at$rate)) {
         counts <- cbind(counts, per(zero_na(at$success)))
         colnames(counts)[ncol(counts)] <- paste0("rate:", a)

@@ -122,6 +122,20 @@ test_that("the kernel keeps the neighbours of grown records: caps beyond the 64 
   }
 })
 
+test_that("the kernel gives the same bits on one and two threads where its column SDs are summed in blocks", {
+  # above 2048 records the exact sums of step 5's scale run in blocks of rows on the threads
+  set.seed(4)
+  n <- 6000
+  z <- matrix(round(stats::rnorm(n * 3), 2), n, 3)
+  z[, 3] <- z[, 3] * 1e6
+  id <- rep(1:3, n / 3)
+  idx <- .Call(detanon:::C_ffi_rank_index, z, as.integer(order(id)), as.integer(c(0, cumsum(tabulate(id)))))
+  one <- adaptive_call(z, id, rep(2L, n), rep(20L, n), 3L, floor(0.2 * n), nthreads = 1L, idx = idx)
+  two <- adaptive_call(z, id, rep(2L, n), rep(20L, n), 3L, floor(0.2 * n), nthreads = 2L, idx = idx)
+  expect_identical(two, one)
+  expect_gt(one[[3]], 2L)
+})
+
 test_that("a stage resumed from the end of the previous one gives the bits of a stage from the start", {
   for (seed in 1:12) {
     set.seed(seed)
