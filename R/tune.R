@@ -109,6 +109,15 @@
 #' The chosen release carries the metadata of the verb that made it (its settings and
 #' aggregate counts), so a user can make it again.
 #'
+#' With `nthreads` of 2 or more, on Linux and with a `seed`, the search also uses the second
+#' core for its serial parts: the candidates of the fixed-k, MDAV, keyed and stirred families
+#' are made one after the other and measured two at a time in forked processes, and the
+#' k-per-stratum family runs in a forked process while the adaptive family runs; the
+#' children run on one thread each. The report and the release are those of `nthreads = 1`,
+#' which runs everything in one process, one candidate after the other (as the search does
+#' on other systems and with `seed = NULL`). The forks share the data with the search; each
+#' adds the working memory of its own candidate (see `bench/results/tune-scale.txt`).
+#'
 #' @section The published keys:
 #' Before any masking, when the cells of the strata and the keys (the published columns the
 #' default intruder holds) leave records in cells of fewer than `max(k_strata, 1 / worst, m
@@ -376,12 +385,24 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
   # read by one asked for; each returns its candidates (a report row and the release) and
   # why it stopped
   reg <- method_registry()
+  aside <- NULL
+  on.exit(if (!is.null(aside)) aside$cancel(), add = TRUE)
   found <- with_seed(seed, {
     runs <- list()
     for (name in names(reg)) {
       entry <- reg[[name]]
       if (!name %in% ctx$run && !isFALSE(entry$choice)) next
+      if (name == "stratum" && "adaptive" %in% ctx$run && tune_forks(ctx)) {
+        # run in a forked process while the adaptive family runs here (tune_aside())
+        aside <- tune_aside(ctx, entry, runs, key)
+        runs["stratum"] <- list(NULL)
+        next
+      }
       runs[[name]] <- entry$tune(ctx, entry, runs, key)
+      if (name == "adaptive" && !is.null(aside)) {
+        runs$stratum <- aside$collect()
+        aside <- NULL
+      }
     }
     list(cands = unlist(lapply(runs, `[[`, "cands"), recursive = FALSE, use.names = FALSE),
          stop = unlist(lapply(runs, `[[`, "stop"), use.names = FALSE),
@@ -675,6 +696,28 @@ tune_forks <- function(ctx) {
     requireNamespace("parallel", quietly = TRUE)
 }
 
+# The k-per-stratum family (`entry`) run in a forked process on one thread, beside the
+# adaptive family, which runs here: neither draws random numbers (their maskings are
+# deterministic and, with a seed, their measurements draw none), so their candidates are
+# those of the serial search. Returns `collect()`, which waits for the child and returns
+# the family's run (the family is run here instead when the child returns none: killed,
+# or an error, which is then raised here), and `cancel()`, which stops the child.
+tune_aside <- function(ctx, entry, runs, key) {
+  one <- ctx
+  one$nthreads <- 1L
+  ev <- ctx$ev
+  one$ev <- function(release, origin_row = NULL) ev(release, origin_row, nthreads = 1L)
+  job <- parallel::mcparallel(entry$tune(one, entry, runs, key), mc.set.seed = FALSE)
+  list(collect = function() {
+         got <- suppressWarnings(parallel::mccollect(job))[[1L]] # (NULL, with a warning, from a killed child)
+         if (is.list(got) && !inherits(got, "try-error") && is.list(got$cands)) got else entry$tune(ctx, entry, runs, key)
+       },
+       cancel = function() {
+         tools::pskill(job$pid)
+         parallel::mccollect(job, wait = FALSE)
+       })
+}
+
 # ev() of every release of `rels`, two at a time in forked processes on one thread each
 # (the same numbers as on any number of threads), each with the `seconds` it took. A fork
 # that returns no evaluation (an error, or killed: out of memory) is measured again here,
@@ -684,7 +727,8 @@ tune_measure <- function(rels, ev) {
     since <- proc.time()[[3L]]
     list(e = ev(rel, nthreads = nthreads), seconds = proc.time()[[3L]] - since)
   }
-  got <- parallel::mclapply(rels, one, nthreads = 1L, mc.cores = 2L, mc.preschedule = FALSE, mc.set.seed = FALSE)
+  got <- suppressWarnings(parallel::mclapply(rels, one, nthreads = 1L, mc.cores = 2L, mc.preschedule = FALSE,
+                                             mc.set.seed = FALSE)) # (the warning of a killed child)
   for (j in seq_along(rels)) {
     if (!is.list(got[[j]]) || is.null(got[[j]]$e)) got[[j]] <- one(rels[[j]], environment(ev)$threads)
   }

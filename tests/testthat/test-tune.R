@@ -699,6 +699,7 @@ test_that("tune_pilot_rows(): evenly spaced records of every stratum in the orde
 # A report without its timings (the only part that depends on how the search ran).
 untimed <- function(tu) {
   tu$seconds <- NULL
+  tu$stop <- sub("about [0-9.e+]+ s in all", "", tu$stop) # (the cost of the sizes a pilot left out)
   for (f in c("tried", "chosen", "frontier", "left_out")) if (!is.null(tu[[f]])) tu[[f]]$seconds <- NULL
   tu
 }
@@ -781,4 +782,30 @@ test_that("the search's battery on the originals' view made once is risk_battery
   expect_false(detanon:::tune_view_fits(view, rels[[1]][-3]))
   expect_true(detanon:::tune_view_fits(detanon:::tune_view(d, intruders[[1]], 3L, NULL, NULL), rels[[1]]))
   expect_false(detanon:::tune_view_fits(detanon:::tune_view(d, intruders[[1]], 3L, NULL, NULL), changed))
+})
+
+test_that("tune_aside(): a family run in a forked process on one thread, run here again when the child dies", {
+  skip_on_os(c("windows", "mac", "solaris"))
+  parent <- Sys.getpid()
+  ev <- function(release, origin_row = NULL, nthreads = 2L) nthreads
+  entry <- list(tune = function(ctx, entry, runs, key) {
+    list(cands = list(list(pid = Sys.getpid(), threads = ctx$nthreads, ev = ctx$ev(NULL), runs = names(runs))))
+  })
+  ctx <- list(nthreads = 2L, ev = ev)
+  got <- detanon:::tune_aside(ctx, entry, list(anonymise = list()), NULL)$collect()$cands[[1]]
+  expect_false(got$pid == parent)
+  expect_identical(got[c("threads", "ev", "runs")], list(threads = 1L, ev = 1L, runs = "anonymise"))
+  # a child that dies: the family runs here, with the search's threads
+  entry$tune <- function(ctx, entry, runs, key) {
+    if (Sys.getpid() != parent) tools::pskill(Sys.getpid(), tools::SIGKILL)
+    list(cands = list(list(pid = Sys.getpid(), threads = ctx$nthreads)))
+  }
+  got <- detanon:::tune_aside(ctx, entry, list(), NULL)$collect()$cands[[1]]
+  expect_identical(got, list(pid = parent, threads = 2L))
+  # cancel() stops a child that is still running
+  entry$tune <- function(ctx, entry, runs, key) { Sys.sleep(60); list(cands = list()) }
+  job <- detanon:::tune_aside(ctx, entry, list(), NULL)
+  t0 <- proc.time()[[3L]]
+  job$cancel()
+  expect_lt(proc.time()[[3L]] - t0, 5)
 })
