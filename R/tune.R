@@ -723,14 +723,14 @@ tune_aside <- function(ctx, entry, runs, key) {
 # that returns no evaluation (an error, or killed: out of memory) is measured again here,
 # so that an error is raised as the serial search raises it.
 tune_measure <- function(rels, ev) {
-  one <- function(rel, nthreads) {
+  one <- function(rel, ...) {
     since <- proc.time()[[3L]]
-    list(e = ev(rel, nthreads = nthreads), seconds = proc.time()[[3L]] - since)
+    list(e = ev(rel, ...), seconds = proc.time()[[3L]] - since)
   }
   got <- suppressWarnings(parallel::mclapply(rels, one, nthreads = 1L, mc.cores = 2L, mc.preschedule = FALSE,
                                              mc.set.seed = FALSE)) # (the warning of a killed child)
   for (j in seq_along(rels)) {
-    if (!is.list(got[[j]]) || is.null(got[[j]]$e)) got[[j]] <- one(rels[[j]], environment(ev)$threads)
+    if (!is.list(got[[j]]) || is.null(got[[j]]$e)) got[[j]] <- one(rels[[j]])
   }
   got
 }
