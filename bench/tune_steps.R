@@ -52,8 +52,9 @@ pss_sampler <- function(file) {
 if (exists("tune_measure", ns)) {
   pss <- tempfile(); pss_sampler(pss)
   out$`the three, two at a time` <- cpu(two <- ns$tune_measure(rels, ctx$ev))
-  cat("the same figures measured two at a time in forks:",
-      identical(lapply(two, function(g) figures(g$e)), unname(res)), "\n")
+  cat("the same figures (and whole evaluations) measured two at a time in forks:",
+      identical(unname(lapply(two, function(g) figures(g$e))), unname(res)),
+      identical(unname(lapply(two, `[[`, "e")), unname(evs)), "\n")
   cat(sprintf("peak PSS of the process and its forks while measuring: %.0f MB\n",
               max(as.numeric(readLines(pss))) / 1024))
 }
