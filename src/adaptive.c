@@ -11,7 +11,10 @@
  * more, up to its cap). The other records keep their last test, which only step 5's scale
  * has moved since; so when no record is left to grow, every record is tested again on the
  * current centroids, and the rounds go on if any is flagged. The release therefore always
- * passes the tests it is returned with. Each round depends only on the previous one,
+ * passes the tests it is returned with. A record that grows is searched once at its cap
+ * and its neighbours kept for its later centroids; a call may go on from where an earlier
+ * one ended (the next stage of a path: its centroids and tests are not computed again).
+ * Each round depends only on the previous one,
  * records are processed independently, ties are broken by coordinates and sums are exact or
  * in coordinate order, so the result is the same for every thread count and row order. */
 #include <math.h>
@@ -132,29 +135,6 @@ static double ad_select(double *v, ptrdiff_t n, ptrdiff_t k)
 }
 
 
-/* col_mean_sd() of x[0..n) on nt threads: the exact sums of blocks of rows (acc: nt
- * accumulators of FSUM_ACC_LEN doubles) merged exactly and rounded once, so the mean, the
- * squared deviations from it and the SD have the bits of col_mean_sd(). */
-static void ad_mean_sd(const double *x, ptrdiff_t n, int nt, double *acc, double *mean, double *sd)
-{
-    const int nb = threads_for(nt, (double) n);
-    if (nb < 2) { col_mean_sd(x, n, mean, sd); return; }
-    for (int pass = 0; pass < 2; pass++) {
-        const double centre = pass ? *mean : 0.0;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nb) schedule(static, 1)
-#endif
-        for (int b = 0; b < nb; b++) {
-            const ptrdiff_t lo = n * b / nb, hi = n * (b + 1) / nb;
-            fsum_acc_init(acc + (size_t) b * FSUM_ACC_LEN);
-            fsum_acc_add(acc + (size_t) b * FSUM_ACC_LEN, x + lo, hi - lo, pass ? &centre : NULL);
-        }
-        for (int b = 1; b < nb; b++) fsum_acc_merge(acc, acc + (size_t) b * FSUM_ACC_LEN);
-        if (pass == 0) *mean = fsum_acc_round(acc, 0) / (double) n;
-        else *sd = sqrt(fsum_acc_round(acc, 0) / (double) (n - 1));
-    }
-}
-
 /* Neighbours kept per grown record (see ad_grown_centroid()): at most this many, 4 bytes
  * each (256 MB at 1e6 records). */
 #define AD_KEEP_MAX 64
@@ -213,7 +193,6 @@ const char *adaptive_k(adaptive_job *job, const kernel_host *host)
     ptrdiff_t *todo = (ptrdiff_t *) host->alloc(n, sizeof(ptrdiff_t));
     char *flag = (char *) host->alloc(n, 1);
     double *pick = (double *) host->alloc(n, sizeof(double));
-    double *acc = (double *) host->alloc((size_t) nt * FSUM_ACC_LEN, sizeof(double));
     /* A record that grows usually grows again, round after round, up to its cap: the first
      * time it grows it is searched once at its cap (up to AD_KEEP_MAX) and its neighbours
      * are kept, so that its later centroids need no search (made at the first growth). */
@@ -253,7 +232,7 @@ const char *adaptive_k(adaptive_job *job, const kernel_host *host)
         /* step 5's scale: exact (order-independent) column means and SDs of the centroids */
         int flat = 0;
         for (int j = 0; j < d; j++) {
-            ad_mean_sd(c + (size_t) j * n, n, nt, acc, cmean + j, csd + j);
+            col_mean_sd(c + (size_t) j * n, n, cmean + j, csd + j);
             if (!(csd[j] > 0.0)) flat = 1;
         }
         if (flat) break; /* nothing left to tell apart: R warns and releases the mean */

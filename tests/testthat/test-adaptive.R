@@ -122,8 +122,8 @@ test_that("the kernel keeps the neighbours of grown records: caps beyond the 64 
   }
 })
 
-test_that("the kernel gives the same bits on one and two threads where its column SDs are summed in blocks", {
-  # above 2048 records the exact sums of step 5's scale run in blocks of rows on the threads
+test_that("the kernel gives the same bits on one and two threads on thousands of records", {
+  # above 2048 records the rounds run on both threads, the kept neighbours shared between them
   set.seed(4)
   n <- 6000
   z <- matrix(round(stats::rnorm(n * 3), 2), n, 3)
