@@ -218,8 +218,11 @@ check_k_max <- function(k_max, rate, k) {
 }
 
 # The rounds of the adaptive kernel, stage by stage: k per record never shrinks, each
-# stage starts where the previous ended. Returns the centroids (z-scale) and the counts.
-adaptive_fit <- function(p, k0, k_max, m, rate, w1, nthreads) {
+# stage starts where the previous ended. Returns the centroids (z-scale) and the counts,
+# and with `keep_state` the `state` where the rounds ended, from which a later call on the
+# same `p`, `m` and `w1` starting at the final k goes on (`state`; NULL: from the start)
+# without computing and testing every centroid again (the same bits as without it).
+adaptive_fit <- function(p, k0, k_max, m, rate, w1, nthreads, state = NULL, keep_state = FALSE) {
   n <- length(p$id)
   fit <- list(k = k0, k0 = k0, rounds = 0L, n_capped = 0, centroids = NULL)
   if (!length(p$cols)) return(fit)
@@ -232,13 +235,18 @@ adaptive_fit <- function(p, k0, k_max, m, rate, w1, nthreads) {
   size <- p$sizes[p$id]
   for (i in seq_along(rate)) {
     cap <- pmax(fit$k, pmin(k_max[i], size))
+    if (!is.null(state) && !(identical(state$k, fit$k) && identical(state$m, m) && identical(state$w1, w1))) {
+      state <- NULL
+    }
     res <- .Call(C_ffi_adaptive_k, p$index, fit$k, as.integer(cap), m,
-                 floor(rate[i] * n + 1e-9), xs, wr, nthreads)
+                 floor(rate[i] * n + 1e-9), xs, wr, nthreads, state$test)
     fit$centroids <- res[[1L]]
     fit$k <- res[[2L]]
     fit$rounds <- fit$rounds + res[[3L]]
     fit$n_capped <- res[[4L]]
+    state <- if (res[[8L]]) list(k = fit$k, m = m, w1 = w1, test = c(res[1L], res[5:7]))
   }
+  if (keep_state) fit$state <- state
   fit
 }
 

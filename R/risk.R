@@ -590,7 +590,9 @@ rank_index <- function(z, s) .Call(C_ffi_rank_index, z, s$order, s$offsets)
 top_m_share <- function(ranks, m) {
   lt <- ranks[, 1L]
   le <- ranks[, 2L]
-  as.double(ifelse(lt >= m, 0, pmin(1, (m - lt) / (le - lt))))
+  share <- as.double(pmin(1, (m - lt) / (le - lt)))
+  share[lt >= m] <- 0
+  share
 }
 
 # Does the release record how it was made, by a method of the registry that the intruder

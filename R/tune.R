@@ -109,6 +109,15 @@
 #' The chosen release carries the metadata of the verb that made it (its settings and
 #' aggregate counts), so a user can make it again.
 #'
+#' With `nthreads` of 2 or more, on Linux and with a `seed`, the search also uses the second
+#' core for its serial parts: the candidates of the fixed-k, MDAV, keyed and stirred families
+#' are made one after the other and measured two at a time in forked processes, and the
+#' k-per-stratum family runs in a forked process while the adaptive family runs; the
+#' children run on one thread each. The report and the release are those of `nthreads = 1`,
+#' which runs everything in one process, one candidate after the other (as the search does
+#' on other systems and with `seed = NULL`). The forks share the data with the search; each
+#' adds the working memory of its own candidate (see `bench/results/tune-scale.txt`).
+#'
 #' @section The published keys:
 #' Before any masking, when the cells of the strata and the keys (the published columns the
 #' default intruder holds) leave records in cells of fewer than `max(k_strata, 1 / worst, m
@@ -376,12 +385,24 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
   # read by one asked for; each returns its candidates (a report row and the release) and
   # why it stopped
   reg <- method_registry()
+  aside <- NULL
+  on.exit(if (!is.null(aside)) aside$cancel(), add = TRUE)
   found <- with_seed(seed, {
     runs <- list()
     for (name in names(reg)) {
       entry <- reg[[name]]
       if (!name %in% ctx$run && !isFALSE(entry$choice)) next
+      if (name == "stratum" && "adaptive" %in% ctx$run && tune_forks(ctx)) {
+        # run in a forked process while the adaptive family runs here (tune_aside())
+        aside <- tune_aside(ctx, entry, runs, key)
+        runs["stratum"] <- list(NULL)
+        next
+      }
       runs[[name]] <- entry$tune(ctx, entry, runs, key)
+      if (name == "adaptive" && !is.null(aside)) {
+        runs$stratum <- aside$collect()
+        aside <- NULL
+      }
     }
     list(cands = unlist(lapply(runs, `[[`, "cands"), recursive = FALSE, use.names = FALSE),
          stop = unlist(lapply(runs, `[[`, "stop"), use.names = FALSE),
@@ -634,11 +655,84 @@ tune_none <- function(ctx, started) {
 
 # One candidate: its row of the report (measured by ctx$ev) and its release (NULL:
 # measured, not returned). `since`: when its making began (its `seconds` cover the making
-# and the measuring).
-tune_candidate <- function(ctx, e, method, settings, release, since) {
+# and the measuring), or `seconds` itself.
+tune_candidate <- function(ctx, e, method, settings, release, since, seconds = proc.time()[[3L]] - since) {
   row <- tune_row(e, ctx$limits, method, settings)
-  row$seconds <- proc.time()[[3L]] - since
+  row$seconds <- seconds
   list(row = row, release = release)
+}
+
+# Candidates made by make(x) for each x of `xs` (a release, or NULL: none) and measured by
+# `ev`: each measured as soon as it is made, or, when tune_forks() allows, all made first,
+# one after the other (so that their random draws come in the same order), then measured
+# two at a time in forked processes (tune_measure()). Returns per x NULL, or its
+# `release`, its evaluation `e` and `seconds` (the time to make and measure it).
+tune_made <- function(ctx, xs, make, ev = ctx$ev) {
+  forks <- length(xs) > 1L && tune_forks(ctx)
+  out <- lapply(xs, function(x) {
+    since <- proc.time()[[3L]]
+    rel <- make(x)
+    if (is.null(rel)) return(NULL)
+    e <- if (!forks) ev(rel)
+    list(release = rel, e = e, seconds = proc.time()[[3L]] - since)
+  })
+  made <- which(!vapply(out, is.null, NA))
+  if (forks && length(made)) {
+    got <- tune_measure(lapply(out[made], `[[`, "release"), ev)
+    for (j in seq_along(made)) {
+      out[[made[j]]]$e <- got[[j]]$e
+      out[[made[j]]]$seconds <- out[[made[j]]]$seconds + got[[j]]$seconds
+    }
+  }
+  out
+}
+
+# Whether a search measures candidates two at a time in forked processes: with two or more
+# threads, on Linux (where a forked child may run OpenMP code on one thread), and with a
+# `seed` (so that the measurements draw nothing from the caller's random stream, which a
+# child could not advance). Elsewhere, and with one thread, one after the other.
+tune_forks <- function(ctx) {
+  ctx$nthreads >= 2L && !is.null(ctx$seed) && identical(Sys.info()[["sysname"]], "Linux") &&
+    requireNamespace("parallel", quietly = TRUE)
+}
+
+# The k-per-stratum family (`entry`) run in a forked process on one thread, beside the
+# adaptive family, which runs here: neither draws random numbers (their maskings are
+# deterministic and, with a seed, their measurements draw none), so their candidates are
+# those of the serial search. Returns `collect()`, which waits for the child and returns
+# the family's run (the family is run here instead when the child returns none: killed,
+# or an error, which is then raised here), and `cancel()`, which stops the child.
+tune_aside <- function(ctx, entry, runs, key) {
+  one <- ctx
+  one$nthreads <- 1L
+  ev <- ctx$ev
+  one$ev <- function(release, origin_row = NULL) ev(release, origin_row, nthreads = 1L)
+  job <- parallel::mcparallel(entry$tune(one, entry, runs, key), mc.set.seed = FALSE)
+  list(collect = function() {
+         got <- suppressWarnings(parallel::mccollect(job))[[1L]] # (NULL, with a warning, from a killed child)
+         if (is.list(got) && !inherits(got, "try-error") && is.list(got$cands)) got else entry$tune(ctx, entry, runs, key)
+       },
+       cancel = function() {
+         tools::pskill(job$pid)
+         parallel::mccollect(job, wait = FALSE)
+       })
+}
+
+# ev() of every release of `rels`, two at a time in forked processes on one thread each
+# (the same numbers as on any number of threads), each with the `seconds` it took. A fork
+# that returns no evaluation (an error, or killed: out of memory) is measured again here,
+# so that an error is raised as the serial search raises it.
+tune_measure <- function(rels, ev) {
+  one <- function(rel, ...) {
+    since <- proc.time()[[3L]]
+    list(e = ev(rel, ...), seconds = proc.time()[[3L]] - since)
+  }
+  got <- suppressWarnings(parallel::mclapply(rels, one, nthreads = 1L, mc.cores = 2L, mc.preschedule = FALSE,
+                                             mc.set.seed = FALSE)) # (the warning of a killed child)
+  for (j in seq_along(rels)) {
+    if (!is.list(got[[j]]) || is.null(got[[j]]$e)) got[[j]] <- one(rels[[j]])
+  }
+  got
 }
 
 tune_quiet <- function(expr) suppressMessages(suppressWarnings(expr))
@@ -662,15 +756,18 @@ tune_ladder <- function(k, rungs) {
 # stratum ladder (`evals`, by k), measured even when only "stratum" is searched.
 tune_fixed_k <- function(ctx, entry, runs, key) {
   out <- list(cands = list(), evals = list())
-  for (kk in tune_ladder(ctx$k, entry$settings$k)) {
-    if (kk > min(ctx$sizes)) next
-    since <- proc.time()[[3L]]
-    rel <- tune_quiet(anonymise(ctx$data, vars = ctx$vars, strata = ctx$strata, k = kk,
-                                format = ctx$format, check_identifiers = FALSE, nthreads = ctx$nthreads))
-    e <- ctx$ev(rel)
-    out$evals[[as.character(kk)]] <- e
+  ks <- tune_ladder(ctx$k, entry$settings$k)
+  ks <- ks[ks <= min(ctx$sizes)]
+  made <- tune_made(ctx, ks, function(kk) {
+    tune_quiet(anonymise(ctx$data, vars = ctx$vars, strata = ctx$strata, k = kk,
+                         format = ctx$format, check_identifiers = FALSE, nthreads = ctx$nthreads))
+  })
+  for (j in seq_along(ks)) {
+    e <- made[[j]]$e
+    out$evals[[as.character(ks[j])]] <- e
     if ("anonymise" %in% ctx$methods) {
-      out$cands[[length(out$cands) + 1L]] <- tune_candidate(ctx, e, "anonymise", paste0("k = ", kk), rel, since)
+      out$cands[[length(out$cands) + 1L]] <-
+        tune_candidate(ctx, e, "anonymise", paste0("k = ", ks[j]), made[[j]]$release, seconds = made[[j]]$seconds)
     }
   }
   out
@@ -815,9 +912,10 @@ tune_adaptive <- function(ctx, entry, runs, key) {
   # one more stage of the path at `rate`, measured: the stage reached and its candidate
   step <- function(stage, rate, k_max) {
     since <- proc.time()[[3L]]
-    fit <- adaptive_fit(ctx$p, stage$k, k_max, ctx$m, rate, ctx$w1, ctx$nthreads)
+    fit <- adaptive_fit(ctx$p, stage$k, k_max, ctx$m, rate, ctx$w1, ctx$nthreads, state = stage$state,
+                        keep_state = TRUE)
     stage <- list(k = fit$k, rate = c(stage$rate, rate), k_max = c(stage$k_max, k_max),
-                  rounds = stage$rounds + fit$rounds)
+                  rounds = stage$rounds + fit$rounds, state = fit$state)
     fit$k0 <- k0
     fit$rounds <- stage$rounds
     rel <- tune_adaptive_release(ctx, ctx$k, k0, stage$k_max, ctx$m, stage$rate, ctx$w1, fit = fit)
@@ -882,17 +980,19 @@ tune_adaptive <- function(ctx, entry, runs, key) {
 tune_mdav <- function(ctx, entry, runs, key) {
   out <- list(cands = list(), stop = character())
   p <- ctx$p
-  for (kk in tune_ladder(ctx$k, entry$settings$k)) {
-    if (kk > max(ctx$sizes)) break
-    since <- proc.time()[[3L]]
+  ks <- tune_ladder(ctx$k, entry$settings$k)
+  ks <- ks[ks <= max(ctx$sizes)]
+  made <- tune_made(ctx, ks, function(kk) {
     k_rows <- pmin(kk, ctx$sizes)[p$id]
     k_arg <- if (all(k_rows == kk)) kk else k_table_of(ctx$df, ctx$strata, p, k_rows)
     # the keyed noise of the group means (centroid_noise()): from the key, else drawn under `seed`
-    rel <- tune_quiet(anonymise_mdav(ctx$data, vars = ctx$vars, strata = ctx$strata, k = k_arg,
-                                     noise = ctx$noise, key = key, format = ctx$format, check_identifiers = FALSE,
-                                     nthreads = ctx$nthreads))
-    out$cands[[length(out$cands) + 1L]] <-
-      tune_candidate(ctx, ctx$ev(rel), "mdav", sprintf("MDAV groups of k = %d within strata", kk), rel, since)
+    tune_quiet(anonymise_mdav(ctx$data, vars = ctx$vars, strata = ctx$strata, k = k_arg,
+                              noise = ctx$noise, key = key, format = ctx$format, check_identifiers = FALSE,
+                              nthreads = ctx$nthreads))
+  })
+  for (j in seq_along(ks)) {
+    out$cands[[j]] <- tune_candidate(ctx, made[[j]]$e, "mdav", sprintf("MDAV groups of k = %d within strata", ks[j]),
+                                     made[[j]]$release, seconds = made[[j]]$seconds)
   }
   out
 }
@@ -922,10 +1022,11 @@ tune_keyed <- function(ctx, entry, runs, key) {
                                nthreads = ctx$nthreads))
   }
   pilot <- if (ctx$n > ctx$pilot && length(sizes) > 1L) tune_pilot(ctx, sizes, make, least = max(kk, 30L))
-  for (size in if (is.null(pilot)) sizes else pilot$size) {
-    since <- proc.time()[[3L]]
-    rel <- make(ctx$data, size)
-    out$cands[[length(out$cands) + 1L]] <- tune_candidate(ctx, ctx$ev(rel), "keyed", label(size), rel, since)
+  run <- if (is.null(pilot)) sizes else pilot$size
+  made <- tune_made(ctx, run, function(size) make(ctx$data, size))
+  for (j in seq_along(run)) {
+    out$cands[[j]] <- tune_candidate(ctx, made[[j]]$e, "keyed", label(run[j]), made[[j]]$release,
+                                     seconds = made[[j]]$seconds)
   }
   if (!is.null(pilot)) {
     # the cost of each size left out: the whole run's, scaled by the pilot's times
@@ -963,11 +1064,11 @@ tune_pilot <- function(ctx, sizes, make, least) {
                       rmd_sample = if (no_rmd_limit) tune_rmd_sample())
   ev <- tune_evaluator(df, ctx$vars, ctx$strata, p, ctx$m, ctx$objective, ctx$formula, ctx$family, ctx$nthreads,
                        ctx$attacks, ctx$intruder, ctx$sensitive, ctx$seed, ctx$limits, ctx$weights)
-  tab <- do.call(rbind, lapply(sizes, function(size) {
-    since <- proc.time()[[3L]]
-    row <- tune_row(ev(make(df, size)), ctx$limits, "keyed", "")
-    cbind(size = size, row[c("worst", "top_m", "loss", "meets")],
-          excess = tune_excess(row, ctx$limits), seconds = proc.time()[[3L]] - since)
+  made <- tune_made(ctx, sizes, function(size) make(df, size), ev = ev)
+  tab <- do.call(rbind, lapply(seq_along(sizes), function(j) {
+    row <- tune_row(made[[j]]$e, ctx$limits, "keyed", "")
+    cbind(size = sizes[j], row[c("worst", "top_m", "loss", "meets")],
+          excess = tune_excess(row, ctx$limits), seconds = made[[j]]$seconds)
   }))
   best <- if (any(tab$meets)) which(tab$meets)[which.min(tab$loss[tab$meets])] else which.min(tab$excess)
   list(size = tab$size[best], tab = tab, records = nrow(df))
@@ -1004,16 +1105,17 @@ tune_stir <- function(ctx, entry, runs, key) {
                                        !grepl("nearest only", r$settings), NA))
   loss <- vapply(rows[ok], `[[`, 0, "loss")
   base <- ok[order(loss)][seq_len(min(entry$settings$candidates, length(ok)))]
-  for (b in base) {
-    since <- proc.time()[[3L]]
+  kc <- entry$settings$class_k
+  made <- tune_made(ctx, base, function(b) {
     rel <- cands[[b]]$release
-    kc <- entry$settings$class_k
     cl <- tune_quiet(equivalence_classes(rel, strata = ctx$strata, quasi = ctx$vars, k = kc))$class
-    if (anyNA(cl)) next
-    st <- tune_quiet(stir(rel, vars = ctx$vars, strata = ctx$strata, classes = cl, k = kc, method = "shuffle"))
+    if (!anyNA(cl)) tune_quiet(stir(rel, vars = ctx$vars, strata = ctx$strata, classes = cl, k = kc, method = "shuffle"))
+  })
+  for (j in which(!vapply(made, is.null, NA))) {
     out$cands[[length(out$cands) + 1L]] <-
-      tune_candidate(ctx, ctx$ev(st), "stir",
-                     sprintf("candidate %d (%s), shuffled in classes of >= 3", b, rows[[b]]$method), st, since)
+      tune_candidate(ctx, made[[j]]$e, "stir",
+                     sprintf("candidate %d (%s), shuffled in classes of >= 3", base[j], rows[[base[j]]]$method),
+                     made[[j]]$release, seconds = made[[j]]$seconds)
   }
   out
 }
@@ -1175,7 +1277,10 @@ tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, n
   # the cells the intruder matches exactly (NULL: the battery searches linkage released ->
   # original itself), when its search is the evaluator's
   link_cells <- if ("linkage_released" %in% attacks) same_link_view(df, s, intruder, seed, sensitive)
-  function(release, origin_row = NULL) {
+  view <- tune_view(df, intruder, seed, sensitive, weights)
+  threads <- nthreads
+  # (nthreads: the threads of this measurement; the same numbers for any)
+  function(release, origin_row = NULL, nthreads = threads) {
     own <- character()
     if (is.null(origin_row)) {
       orig <- df
@@ -1194,7 +1299,7 @@ tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, n
     l1 <- linkage_rates(ss, ranks, 1L)
     lm <- linkage_rates(ss, ranks, m)
     xm <- numeric_matrix(release, vars)
-    r <- if (is.null(origin_row) && !any(apply(xm, 2L, function(v) all(v == v[1L])))) {
+    r <- if (is.null(origin_row) && !any(vapply(seq_len(ncol(xm)), function(j) all(xm[, j] == xm[1L, j]), NA))) {
       # risk_rmd(): the originals' part built once (p$rmd), the same pow2 scaling of tiny columns
       for (j in which(p$tiny$e != 0)) xm[, j] <- times_pow2(xm[, j], p$tiny$e[j])
       rmd_result(p$rmd, xm, rmd_set$w1, rmd_set$w2, rmd_set$neighbours, vars, TRUE, nthreads)
@@ -1210,11 +1315,15 @@ tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, n
       model = max(suppressMessages(utility_model(orig, release, formula, family = family))$std_diff, na.rm = TRUE))
     # the search attacks, on the release as returned (its rows aligned with `orig`)
     rest <- setdiff(attacks, own)
-    bat <- if (length(rest)) {
+    bat <- if (!length(rest)) {
+      list(attacks = list())
+    } else if (is.null(origin_row) && !is.null(view) && tune_view_fits(view, release)) {
+      list(attacks = tune_quiet(tune_view_attacks(view, release, rest, m, sensitive, nthreads, seed)))
+    } else {
       tune_quiet(risk_battery(orig, release, intruder = intruder, attacks = rest, m = m,
                               sensitive = sensitive, weights = weights, control = FALSE, seed = seed,
                               nthreads = nthreads))
-    } else list(attacks = list())
+    }
     if (length(own)) bat$attacks$linkage_released <- linkage_released_rates(ranks, index, zm, m, nthreads)
     per <- function(v) as.vector(rowsum(v, ss$id, reorder = TRUE))
     flag1 <- flag2 <- numeric(n)
@@ -1232,7 +1341,7 @@ tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, n
       at <- bat$attacks[[a]]
       rate[a] <- at$rate
       rate_m[a] <- at$rate_m
-      zero_na <- function(v) ifelse(is.na(v), 0, v)
+      zero_na <- function(v) replace(v, is.na(v), 0)
       if (!is.na(at$rate)) {
         counts <- cbind(counts, per(zero_na(at$success)))
         colnames(counts)[ncol(counts)] <- paste0("rate:", a)
@@ -1266,6 +1375,40 @@ same_link_view <- function(df, s, intruder, seed, sensitive) {
   pairs <- unique(data.frame(cell = v$cell_o, id = s$id))
   if (nrow(pairs) != length(s$sizes) || anyDuplicated(pairs$cell)) return(NULL)
   v$cat_cols
+}
+
+# The intruder's view (intruder_view()) of the originals `df` beside a release that keeps
+# their strata and categorical keys, the part of risk_battery()'s view that is the same
+# for every such candidate: made once per search. NULL when the view cannot be made (the
+# battery then raises the error on the candidate).
+tune_view <- function(df, intruder, seed, sensitive, weights) {
+  tryCatch(intruder_view(df, df, intruder, seed = seed, sensitive = sensitive, weights = weights),
+           detanon_error = function(e) NULL)
+}
+
+# Whether `release` has the columns of the originals and keeps those the intruder matches
+# exactly or by distance besides `vars`, so that its view is `view` with the release's
+# masked part (tune_view_attacks()).
+tune_view_fits <- function(view, release) {
+  nrow(release) == view$n && identical(names(release), names(view$original)) &&
+    all(vapply(c(view$cat_cols, view$key_num), function(v) identical(release[[v]], view$original[[v]]), NA))
+}
+
+# The attacks `attacks` of risk_battery(original, release, control = FALSE) (its field
+# `attacks`) on the view of tune_view() with the release's part: what intruder_view()
+# computes from a release that keeps the strata and keys (its masked values on the
+# originals' z-scale; its cells are those of the originals).
+tune_view_attacks <- function(view, release, attacks, m, sensitive, nthreads, seed) {
+  checked <- check_attack_args(FALSE, seed, nthreads, m)
+  view$masked <- release
+  view$zm <- view$z(numeric_matrix(release, view$vars))
+  view$shared <- new.env(parent = emptyenv())
+  reg <- battery_attacks()
+  if (is.null(sensitive)) attacks <- setdiff(attacks, names(reg)[vapply(reg, `[[`, TRUE, "needs_sensitive")])
+  stats::setNames(lapply(attacks, function(a) {
+    run_attack(reg[[a]], view, NULL, m = checked$m, sensitive = sensitive, nthreads = checked$nthreads,
+               seed = checked$seed)
+  }), attacks)
 }
 
 # The attack linkage released -> original from the ranks of link_ranks() (the counts of

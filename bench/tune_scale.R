@@ -6,7 +6,10 @@
 # Each case runs in a fresh R process (its peak memory, Linux VmHWM, is its own) under
 # R's profiler, so that the time of every family's candidates, of the verification battery
 # and of each attack is known even when the run is stopped at its time limit (the profile
-# is kept in $TUNE_SCALE_DIR when set). Results: bench/results/tune-scale.txt.
+# is kept in $TUNE_SCALE_DIR when set). With two or more threads the search forks (see tune_release()):
+# the peak memory of the process and its children together (the sum of their proportional set sizes,
+# sampled every 0.5 s) is printed beside VmHWM. TUNE_KEY=none searches without a key (no keyed family).
+# Results: bench/results/tune-scale.txt.
 #   Rscript bench/tune_scale.R [case] [nthreads] [minutes] [n]   (case: sim, titanic or both; n default 1e6)
 args <- commandArgs(trailingOnly = TRUE)
 cases <- if (length(args) >= 1 && args[1] != "both") args[1] else c("sim", "titanic")
@@ -31,13 +34,20 @@ for (case in cases) {
   writeLines(c(
     "suppressMessages(library(detanon))",
     "peak <- function() { s <- readLines('/proc/self/status'); as.numeric(gsub('[^0-9]', '', s[grepl('^VmHWM', s)])) / 1024 }",
+    "pss <- tempfile()",
+    "me <- Sys.getpid()",
+    paste0("system2('sh', c('-c', shQuote(sprintf(paste('while kill -0 %d 2>/dev/null; do t=0; for p in %d $(pgrep -P %d);',",
+           "'do v=$(awk \\'/^Pss:/ {print $2}\\' /proc/$p/smaps_rollup 2>/dev/null); t=$((t + ${v:-0})); done;',",
+           "'echo $t >> %s; sleep 0.5; done'), me, me, me, pss))), wait = FALSE)"),
     data_code[[case]],
     sprintf("Rprof(%s, interval = 0.05)", deparse(prof)),
-    sprintf(paste("t <- system.time(tu <- tune_release(d, vars = vars, strata = strata, key = 'the custodian bench key 01',",
-                  "nthreads = %d))"), nt),
+    sprintf(paste("t <- system.time(tu <- tune_release(d, vars = vars, strata = strata, key = %s,",
+                  "nthreads = %d))"), if (Sys.getenv("TUNE_KEY") == "none") "NULL" else "'the custodian bench key 01'", nt),
     "Rprof(NULL)",
     "tr <- tu$tried",
-    sprintf("cat(sprintf('%s: %%.0f s elapsed, %%.0f s CPU; peak RSS %%.0f MB\\n', t[['elapsed']], t[['user.self']] + t[['sys.self']], peak()))", case),
+    sprintf(paste("cat(sprintf('%s: %%.0f s elapsed, %%.0f s CPU (%%.0f s of it in forks); peak RSS %%.0f MB, with the forks",
+                  "%%.0f MB\\n', t[['elapsed']], sum(t[c(1, 2, 4, 5)], na.rm = TRUE), sum(t[4:5], na.rm = TRUE), peak(),",
+                  "max(as.numeric(readLines(pss))) / 1024))"), case),
     "print(aggregate(seconds ~ method, tr, sum))",
     "print(tr[c('method', 'settings', 'seconds', 'meets', 'verified')], right = FALSE)",
     "cat(sprintf('candidates %.0f s, the rest (setup, verification) %.0f s\\n', sum(tr$seconds), t[['elapsed']] - sum(tr$seconds)))",

@@ -11,7 +11,10 @@
  * more, up to its cap). The other records keep their last test, which only step 5's scale
  * has moved since; so when no record is left to grow, every record is tested again on the
  * current centroids, and the rounds go on if any is flagged. The release therefore always
- * passes the tests it is returned with. Each round depends only on the previous one,
+ * passes the tests it is returned with. A record that grows is searched once at its cap
+ * and its neighbours kept for its later centroids; a call may go on from where an earlier
+ * one ended (the next stage of a path: its centroids and tests are not computed again).
+ * Each round depends only on the previous one,
  * records are processed independently, ties are broken by coordinates and sums are exact or
  * in coordinate order, so the result is the same for every thread count and row order. */
 #include <math.h>
@@ -132,6 +135,29 @@ static double ad_select(double *v, ptrdiff_t n, ptrdiff_t k)
 }
 
 
+/* Neighbours kept per grown record (see ad_grown_centroid()): at most this many, 4 bytes
+ * each (256 MB at 1e6 records). */
+#define AD_KEEP_MAX 64
+
+/* The centroid of a record that has grown (at tree position `self`, k points): from the
+ * neighbours kept for it (kept[0..*n_kept), tree positions best first in the total order
+ * of kdtree.h), searched once at `want` (>= k) when fewer than k are kept. The k nearest
+ * are the first k of the `want` nearest in that order (identical points, the only ones it
+ * may take in another order, are interchangeable), summed in lexicographic order as
+ * ad_centroid() sums them: the same bits. pb: scratch of k positions. */
+static inline void ad_grown_centroid(const kd_tree *t, ptrdiff_t self, int k, int want, int32_t *kept,
+                                     int *n_kept, kd_heap *h, ptrdiff_t *pb, double *w)
+{
+    if (*n_kept < k) {
+        h->k = want;
+        kd_knn_self(t, self, h);
+        for (int i = 0; i < want; i++) kept[i] = (int32_t) h->pos[i];
+        *n_kept = want;
+    }
+    for (int i = 0; i < k; i++) pb[i] = kept[i];
+    kd_centroid_lex(t, pb, k, w);
+}
+
 const char *adaptive_k(adaptive_job *job, const kernel_host *host)
 {
     const ptrdiff_t n = job->n, n_strata = job->n_strata;
@@ -142,7 +168,8 @@ const char *adaptive_k(adaptive_job *job, const kernel_host *host)
     const int use_int = job->xs != NULL;
     const double *pxs = job->xs, *pwr = job->wr;
     double *c = job->centroids;
-    int *k = job->k;
+    int *k = job->k, *rank = job->rank, *iflag = job->iflag;
+    double *cost = job->cost;
 
     /* for every row its stratum and tree position, and the rows in tree order: every loop
      * over records runs in that order, so that neighbouring queries share the tree's cache */
@@ -164,18 +191,27 @@ const char *adaptive_k(adaptive_job *job, const kernel_host *host)
     double *cmean = (double *) host->alloc(d, sizeof(double)), *csd = (double *) host->alloc(d, sizeof(double));
     /* rows whose centroid must be (re)computed and tested */
     ptrdiff_t *todo = (ptrdiff_t *) host->alloc(n, sizeof(ptrdiff_t));
-    char *flag = (char *) host->alloc(n, 1), *iflag = (char *) host->alloc(n, 1);
-    int *rank = (int *) host->alloc(n, sizeof(int));
-    double *cost = (double *) host->alloc(n, sizeof(double)), *pick = (double *) host->alloc(n, sizeof(double));
+    char *flag = (char *) host->alloc(n, 1);
+    double *pick = (double *) host->alloc(n, sizeof(double));
+    /* A record that grows usually grows again, round after round, up to its cap: the first
+     * time it grows it is searched once at its cap (up to AD_KEEP_MAX) and its neighbours
+     * are kept, so that its later centroids need no search (made at the first growth). */
+    const int keep = kmax < AD_KEEP_MAX ? kmax : AD_KEEP_MAX;
+    int32_t *kept = NULL;
+    int *n_kept = NULL;
+    ptrdiff_t *pbuf = (ptrdiff_t *) host->alloc((size_t) nt * keep, sizeof(ptrdiff_t));
     ptrdiff_t n_todo = n;
     for (ptrdiff_t i = 0; i < n; i++) todo[i] = order[i];
     int rounds = 0, full = 1; /* full: every record is tested this round */
+    /* resuming: the first round's centroids and tests are those the caller passed */
+    int given = job->resume;
     ptrdiff_t n_capped = 0;
+    job->tested = 0;
     for (;;) {
         rounds++;
         /* in chunks, with a pause (an interrupt check) between them: a round over 1e6
          * records with k up to k_max takes seconds */
-        for (ptrdiff_t from = 0; from < n_todo; from += ADAPT_CHUNK) {
+        for (ptrdiff_t from = 0; !given && from < n_todo; from += ADAPT_CHUNK) {
             const ptrdiff_t to = n_todo - from > ADAPT_CHUNK ? from + ADAPT_CHUNK : n_todo;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads_for(nt, (double) (to - from))) schedule(dynamic, 64)
@@ -185,7 +221,10 @@ const char *adaptive_k(adaptive_job *job, const kernel_host *host)
                 const int tid = THREAD_ID;
                 const kd_tree *t = &trees[stratum[r]];
                 double *w = buf + (size_t) tid * d;
-                ad_centroid(t, pos[r], k[r], &heaps[tid], w);
+                if (kept && k[r] > k0[r] && k[r] <= keep)
+                    ad_grown_centroid(t, pos[r], k[r], cap[r] < keep ? cap[r] : keep, kept + (size_t) r * keep,
+                                      n_kept + r, &heaps[tid], pbuf + (size_t) tid * keep, w);
+                else ad_centroid(t, pos[r], k[r], &heaps[tid], w);
                 for (int j = 0; j < d; j++) c[r + (size_t) j * n] = w[j];
             }
             host_pause(host, rounds);
@@ -198,7 +237,7 @@ const char *adaptive_k(adaptive_job *job, const kernel_host *host)
         }
         if (flat) break; /* nothing left to tell apart: R warns and releases the mean */
         /* the rank and interval tests of the records tested this round */
-        const ptrdiff_t n_test = full ? n : n_todo;
+        const ptrdiff_t n_test = given ? 0 : full ? n : n_todo;
         for (ptrdiff_t from = 0; from < n_test; from += ADAPT_CHUNK) {
             const ptrdiff_t to = n_test - from > ADAPT_CHUNK ? from + ADAPT_CHUNK : n_test;
 #ifdef _OPENMP
@@ -209,17 +248,18 @@ const char *adaptive_k(adaptive_job *job, const kernel_host *host)
                 const int tid = THREAD_ID;
                 const kd_tree *t = &trees[stratum[r]];
                 rank[r] = ad_test(t, pos[r], c + r, n, csd, m, buf + (size_t) tid * d, cost + r, heaps[tid].stack);
-                iflag[r] = (char) (use_int && ad_interval(pxs + r, n, c + r, n, cmean, csd, d, pwr[r]));
+                iflag[r] = use_int && ad_interval(pxs + r, n, c + r, n, cmean, csd, d, pwr[r]);
             }
             host_pause(host, rounds);
         }
+        given = 0;
         /* the nearest-linked records always grow; of the other top-m linkable ones, while
          * more than `target` records are top-m linkable, the cheapest: those whose released
          * point is nearest to their original (the least moved), as many as are too many,
          * with every record tied at the cut-off (so the choice depends on no row order) */
         ptrdiff_t n_m = 0, n_nn = 0, n_cand = 0;
         for (ptrdiff_t r = 0; r < n; r++) {
-            flag[r] = iflag[r];
+            flag[r] = (char) iflag[r];
             if (m == 0) continue;
             if (rank[r] == 0) { n_nn++; flag[r] = 1; }
             else if (rank[r] < m && k[r] < cap[r]) pick[n_cand++] = cost[r];
@@ -247,9 +287,16 @@ const char *adaptive_k(adaptive_job *job, const kernel_host *host)
             } else n_capped++;
         }
         if (n_todo == 0) {
-            if (full) break; /* every record passed (or is capped) on these centroids */
+            if (full) { job->tested = 1; break; } /* every record passed (or is capped) on these centroids */
             full = 1;        /* test every record again on the current centroids */
-        } else full = 0;
+        } else {
+            full = 0;
+            if (!kept) {
+                kept = (int32_t *) host->alloc((size_t) n * keep, sizeof(int32_t));
+                n_kept = (int *) host->alloc(n, sizeof(int));
+                for (ptrdiff_t r = 0; r < n; r++) n_kept[r] = 0;
+            }
+        }
     }
     job->rounds = rounds;
     job->n_capped = n_capped;

@@ -21,11 +21,19 @@ typedef struct {
     double target;         /* top-m linkable records allowed (>= 0) */
     const double *xs;      /* n x d scale() of the originals, or NULL: no interval test */
     const double *wr;      /* n: w1 * rmd per record (with xs) */
+    int resume;            /* 1: centroids, rank, cost and iflag hold on entry the centroids at
+                              k_init and the test of every record on them, as a previous call
+                              that ended with `tested` left them (a stage's start) */
     /* output */
     double *centroids;     /* n x d, z-scale, before step 5 */
     int *k;                /* n: final k per record */
+    int *rank;             /* n: the last test of every record: its rank (ad_rank()), */
+    double *cost;          /* n: its squared distance to its own original, */
+    int *iflag;            /* n: and the interval test (0 without xs) */
     int rounds;
     ptrdiff_t n_capped;    /* records still flagged at their cap */
+    int tested;            /* 1: the rounds ended with a test of every record on the final
+                              centroids (not on columns with no spread) */
 } adaptive_job;
 
 /* Run the rounds (see adaptive.c). Returns NULL, or a message for an internal error found

@@ -1,5 +1,6 @@
 /* Glue for anonymise_adaptive(): unpacks the rank index and the settings, allocates the
  * result and runs the kernel (adaptive.c). */
+#include <string.h>
 #include "detanon.h"
 #include "adaptive.h"
 
@@ -8,10 +9,14 @@
  * length (0: no rank test); target: records whose own original is among the m nearest are
  * grown while more than `target` of them remain (records whose own original is the
  * nearest are always grown, when m >= 1); xs (n x d, scale() of the originals) and wr (n:
- * w1 * rmd per record), or NULL: the interval test. Returns list(centroids (n x d, z-scale,
- * before step 5), k (per record), rounds, n_capped (records still flagged at their cap)). */
+ * w1 * rmd per record), or NULL: the interval test; state: NULL, or the end of an earlier
+ * call on the same index, m, xs and wr whose final k is k_init and that ended with every
+ * record tested (`tested`): list(centroids, rank, cost, iflag), from which the rounds go
+ * on without computing or testing them again (the next stage of a path). Returns
+ * list(centroids (n x d, z-scale, before step 5), k (per record), rounds, n_capped (records
+ * still flagged at their cap), rank, cost, iflag (the last test of every record), tested). */
 SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap, SEXP m, SEXP target, SEXP xs, SEXP wr,
-                    SEXP nthreads)
+                    SEXP nthreads, SEXP state)
 {
     adaptive_job job;
     job.n = XLENGTH(k_init);
@@ -31,19 +36,39 @@ SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap, SEXP m, SEXP target, SEXP x
         (use_int && (TYPEOF(xs) != REALSXP || Rf_nrows(xs) != n || Rf_ncols(xs) != d ||
                      TYPEOF(wr) != REALSXP || XLENGTH(wr) != n)))
         Rf_error("internal error: bad input to ffi_adaptive_k");
+    job.resume = !Rf_isNull(state);
+    if (job.resume) {
+        if (TYPEOF(state) != VECSXP || XLENGTH(state) != 4) Rf_error("internal error: bad state in ffi_adaptive_k");
+        SEXP c0 = VECTOR_ELT(state, 0), r0 = VECTOR_ELT(state, 1), s0 = VECTOR_ELT(state, 2),
+             f0 = VECTOR_ELT(state, 3);
+        if (TYPEOF(c0) != REALSXP || Rf_nrows(c0) != n || Rf_ncols(c0) != d || TYPEOF(r0) != INTSXP ||
+            XLENGTH(r0) != n || TYPEOF(s0) != REALSXP || XLENGTH(s0) != n || TYPEOF(f0) != INTSXP ||
+            XLENGTH(f0) != n)
+            Rf_error("internal error: bad state in ffi_adaptive_k");
+    }
     job.k_init = INTEGER_RO(k_init);
     job.cap = INTEGER_RO(cap);
     job.xs = use_int ? REAL_RO(xs) : NULL;
     job.wr = use_int ? REAL_RO(wr) : NULL;
 
-    SEXP out = PROTECT(Rf_allocVector(VECSXP, 4));
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, 8));
     job.centroids = REAL(SET_VECTOR_ELT(out, 0, Rf_allocMatrix(REALSXP, n, d)));
     job.k = INTEGER(SET_VECTOR_ELT(out, 1, Rf_allocVector(INTSXP, n)));
+    job.rank = INTEGER(SET_VECTOR_ELT(out, 4, Rf_allocVector(INTSXP, n)));
+    job.cost = REAL(SET_VECTOR_ELT(out, 5, Rf_allocVector(REALSXP, n)));
+    job.iflag = INTEGER(SET_VECTOR_ELT(out, 6, Rf_allocVector(INTSXP, n)));
+    if (job.resume) {
+        memcpy(job.centroids, REAL_RO(VECTOR_ELT(state, 0)), (size_t) n * d * sizeof(double));
+        memcpy(job.rank, INTEGER_RO(VECTOR_ELT(state, 1)), (size_t) n * sizeof(int));
+        memcpy(job.cost, REAL_RO(VECTOR_ELT(state, 2)), (size_t) n * sizeof(double));
+        memcpy(job.iflag, INTEGER_RO(VECTOR_ELT(state, 3)), (size_t) n * sizeof(int));
+    }
     const kernel_host host = detanon_host(R_NilValue);
     const char *bad = adaptive_k(&job, &host);
     if (bad) Rf_error("internal error in ffi_adaptive_k: %s", bad);
     SET_VECTOR_ELT(out, 2, Rf_ScalarInteger(job.rounds));
     SET_VECTOR_ELT(out, 3, Rf_ScalarReal((double) job.n_capped));
+    SET_VECTOR_ELT(out, 7, Rf_ScalarLogical(job.tested));
     UNPROTECT(1);
     return out;
 }

@@ -42,7 +42,7 @@ SEXP ffi_cols_matrix(SEXP cols, SEXP n, SEXP nthreads);
 
 /* adaptive_glue.c: adaptive k per record, anonymise_adaptive() (kernel: adaptive.c) */
 SEXP ffi_adaptive_k(SEXP idx, SEXP k_init, SEXP cap, SEXP m, SEXP target, SEXP xs, SEXP wr,
-                    SEXP nthreads);
+                    SEXP nthreads, SEXP state);
 SEXP ffi_adaptive_centroids(SEXP idx, SEXP k, SEXP rows, SEXP nthreads);
 SEXP ffi_adaptive_tests(SEXP idx, SEXP cent, SEXP rows, SEXP csd, SEXP m, SEXP nthreads);
 SEXP ffi_adaptive_ladder(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);

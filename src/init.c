@@ -31,7 +31,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_checksums",      (DL_FUNC) &ffi_checksums,      2},
     {"ffi_cols_matrix",    (DL_FUNC) &ffi_cols_matrix,    3},
     /* adaptive_glue.c: adaptive k per record (anonymise_adaptive) */
-    {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     8},
+    {"ffi_adaptive_k",     (DL_FUNC) &ffi_adaptive_k,     9},
     {"ffi_adaptive_centroids", (DL_FUNC) &ffi_adaptive_centroids, 4},
     {"ffi_adaptive_tests", (DL_FUNC) &ffi_adaptive_tests, 6},
     {"ffi_adaptive_ladder", (DL_FUNC) &ffi_adaptive_ladder, 5},

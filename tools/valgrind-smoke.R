@@ -68,6 +68,10 @@ lt <- risk_linkage(dt, anonymise_mdav(dt, vars = vars, strata = "g", k = 5, nois
                    vars = vars, strata = "g", m = 3, nthreads = 2)
 ad <- anonymise_adaptive(d, vars = vars, strata = c("g", "h"), k = 2, k_max = c(20, 40), m = 3,
                          rate = c(0.4, 0.2), w1 = 0.01, nthreads = 2, check_identifiers = FALSE)
+# more than 2048 records on two threads, caps beyond the 64 neighbours kept per grown
+# record, and stages resumed from the one before
+adl <- anonymise_adaptive(gl[seq(1, 13300, by = 3), ], vars = c("x1", "x2"), strata = "g", k = 2,
+                          k_max = c(20, 90), m = 3, rate = c(0.4, 0.1), nthreads = 2, check_identifiers = FALSE)
 tab <- unique(d[c("g", "h")]); tab$k <- 3 + seq_len(nrow(tab))
 at <- anonymise_adaptive(d, vars = vars, strata = c("g", "h"), k = tab, k_max = 20, m = 0,
                          check_identifiers = FALSE)

@@ -66,10 +66,11 @@ ref_adaptive <- function(z, id, k_init, cap, m, target, xs = NULL, wr = NULL) {
   list(centroids = cen, k = k, n_capped = n_capped)
 }
 
-adaptive_call <- function(z, id, k_init, cap, m, target, xs = NULL, wr = NULL, nthreads = 1L) {
-  idx <- .Call(detanon:::C_ffi_rank_index, z, as.integer(order(id)), as.integer(c(0, cumsum(tabulate(id)))))
+adaptive_call <- function(z, id, k_init, cap, m, target, xs = NULL, wr = NULL, nthreads = 1L, state = NULL,
+                          idx = NULL) {
+  if (is.null(idx)) idx <- .Call(detanon:::C_ffi_rank_index, z, as.integer(order(id)), as.integer(c(0, cumsum(tabulate(id)))))
   .Call(detanon:::C_ffi_adaptive_k, idx, as.integer(k_init), as.integer(cap), as.integer(m),
-        as.double(target), xs, wr, as.integer(nthreads))
+        as.double(target), xs, wr, as.integer(nthreads), state)
 }
 
 test_that("the adaptive kernel equals the R transcription on random and adversarial data", {
@@ -101,6 +102,89 @@ test_that("the adaptive kernel equals the R transcription on random and adversar
     }
     expect_true(all(got[[2]] >= k0 & got[[2]] <= cap))
   }
+})
+
+test_that("the kernel keeps the neighbours of grown records: caps beyond the 64 kept, equal to the R transcription", {
+  # one stratum of 300 and one of 90: records grow past 64 points (beyond the neighbours
+  # kept per record, searched again from there) and stop below it
+  for (seed in 1:3) {
+    set.seed(seed)
+    n <- 390
+    z <- matrix(round(stats::rnorm(n * 2), c(1, 8, 2)[seed]), n, 2)
+    z[1:40, ] <- z[41:80, ] # duplicated records
+    id <- rep(1:2, c(300, 90))
+    cap <- pmin(c(120L, 50L, 300L)[seed], tabulate(id)[id])
+    got <- adaptive_call(z, id, rep(2L, n), cap, 3L, 0, nthreads = seed %% 2 + 1L)
+    want <- ref_adaptive(z, id, rep(2L, n), cap, 3L, 0)
+    if (max(cap) > 64) expect_true(max(got[[2]]) > 64, info = paste("seed", seed))
+    expect_identical(got[[2]], as.integer(want$k), info = paste("seed", seed))
+    expect_equal(got[[1]], want$centroids, tolerance = 0, info = paste("seed", seed))
+  }
+})
+
+test_that("the kernel gives the same bits on one and two threads on thousands of records", {
+  # above 2048 records the rounds run on both threads, the kept neighbours shared between them
+  set.seed(4)
+  n <- 6000
+  z <- matrix(round(stats::rnorm(n * 3), 2), n, 3)
+  z[, 3] <- z[, 3] * 1e6
+  id <- rep(1:3, n / 3)
+  idx <- .Call(detanon:::C_ffi_rank_index, z, as.integer(order(id)), as.integer(c(0, cumsum(tabulate(id)))))
+  one <- adaptive_call(z, id, rep(2L, n), rep(20L, n), 3L, floor(0.2 * n), nthreads = 1L, idx = idx)
+  two <- adaptive_call(z, id, rep(2L, n), rep(20L, n), 3L, floor(0.2 * n), nthreads = 2L, idx = idx)
+  expect_identical(two, one)
+  expect_gt(one[[3]], 2L)
+})
+
+test_that("a stage resumed from the end of the previous one gives the bits of a stage from the start", {
+  for (seed in 1:12) {
+    set.seed(seed)
+    n <- sample(c(30, 80, 200), 1L)
+    d <- sample(1:3, 1L)
+    z <- matrix(round(stats::rnorm(n * d), sample(c(1, 3, 8), 1L)), n, d)
+    z[1:10, ] <- z[11:20, ]
+    id <- sample(1:2, n, TRUE)
+    size <- tabulate(id)[id]
+    idx <- .Call(detanon:::C_ffi_rank_index, z, as.integer(order(id)), as.integer(c(0, cumsum(tabulate(id)))))
+    use_int <- seed %% 2 == 0
+    xs <- if (use_int) z + matrix(stats::rnorm(n * d, sd = 0.01), n, d) else NULL
+    wr <- if (use_int) stats::runif(n, 0, 0.05) else NULL
+    m <- sample(1:3, 1L)
+    nt <- sample(1:2, 1L)
+    first <- adaptive_call(z, id, rep(2L, n), pmin(12L, size), m, floor(0.5 * n), xs, wr, nt, idx = idx)
+    expect_true(first[[8]])
+    # the next stage, from the first one's end (its centroids and tests) and from the start
+    cap <- pmax(first[[2]], pmin(sample(c(12L, 30L), 1L), size))
+    target <- floor(sample(c(0, 0.2), 1L) * n)
+    state <- c(first[1L], first[5:7])
+    resumed <- adaptive_call(z, id, first[[2]], cap, m, target, xs, wr, nt, state = state, idx = idx)
+    fresh <- adaptive_call(z, id, first[[2]], cap, m, target, xs, wr, 3L - nt, idx = idx)
+    expect_identical(resumed, fresh, info = paste("seed", seed))
+    want <- ref_adaptive(z, id, first[[2]], cap, m, target, xs, wr)
+    expect_equal(resumed[[1]], want$centroids, tolerance = 0, info = paste("seed", seed))
+    expect_identical(resumed[[2]], as.integer(want$k), info = paste("seed", seed))
+  }
+  # adaptive_fit(): stages in one call, in calls that pass the state on, and in calls from the start
+  set.seed(3)
+  d <- data.frame(g = rep(c("a", "b"), 150), x = round(stats::rnorm(300), 1), y = stats::rexp(300))
+  p <- detanon:::adaptive_setup(d, c("x", "y"), "g", rmd = TRUE, nthreads = 1L)
+  one <- detanon:::adaptive_fit(p, rep(2L, 300), c(10L, 20L, 40L), 3L, c(0.5, 0.2, 0), 0.01, 2L)
+  f1 <- detanon:::adaptive_fit(p, rep(2L, 300), 10L, 3L, 0.5, 0.01, 1L, keep_state = TRUE)
+  f2 <- detanon:::adaptive_fit(p, f1$k, 20L, 3L, 0.2, 0.01, 2L, state = f1$state, keep_state = TRUE)
+  f3 <- detanon:::adaptive_fit(p, f2$k, 40L, 3L, 0, 0.01, 1L, state = f2$state)
+  g2 <- detanon:::adaptive_fit(p, f1$k, 20L, 3L, 0.2, 0.01, 1L)
+  g3 <- detanon:::adaptive_fit(p, g2$k, 40L, 3L, 0, 0.01, 1L)
+  expect_identical(f3$centroids, one$centroids)
+  expect_identical(f3$k, one$k)
+  expect_identical(f3$centroids, g3$centroids)
+  expect_identical(f1$rounds + f2$rounds + f3$rounds, one$rounds)
+  expect_identical(f3[c("rounds", "n_capped")], g3[c("rounds", "n_capped")])
+  # a state of another m, w1 or k is not used: the stage starts from the start
+  h <- detanon:::adaptive_fit(p, f1$k, 20L, 2L, 0.2, 0.01, 1L, state = f1$state)
+  expect_identical(h[c("centroids", "k", "rounds")],
+                   detanon:::adaptive_fit(p, f1$k, 20L, 2L, 0.2, 0.01, 1L)[c("centroids", "k", "rounds")])
+  h <- detanon:::adaptive_fit(p, f1$k, 20L, 3L, 0.2, NULL, 1L, state = f1$state)
+  expect_identical(h$centroids, detanon:::adaptive_fit(p, f1$k, 20L, 3L, 0.2, NULL, 1L)$centroids)
 })
 
 # The two steps of a round that the partitioned method runs on each group (adaptive.c:

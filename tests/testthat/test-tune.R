@@ -695,3 +695,117 @@ test_that("tune_pilot_rows(): evenly spaced records of every stratum in the orde
   big <- data.frame(x = 1:50000)
   expect_length(detanon:::tune_pilot_rows(big, rep(1L, 50000), 45000, 30L), 45000L)
 })
+
+# A report without its timings (the only part that depends on how the search ran).
+untimed <- function(tu) {
+  tu$seconds <- NULL
+  tu$stop <- sub("about [0-9.e+]+ s in all", "", tu$stop) # (the cost of the sizes a pilot left out)
+  for (f in c("tried", "chosen", "frontier", "left_out")) if (!is.null(tu[[f]])) tu[[f]]$seconds <- NULL
+  tu
+}
+
+test_that("two threads measure candidates two at a time in forks: the same report and release, the stream restored (issue 39)", {
+  set.seed(5)
+  d <- data.frame(g = rep(c("a", "b"), 300), h = rep(c("u", "v", "v"), 200), x = round(stats::rnorm(600), 2),
+                  y = round(stats::rexp(600), 1), z = stats::runif(600))
+  args <- list(d, vars = c("x", "y", "z"), strata = "g", key = "a custodian key of 16+", pilot = 200)
+  set.seed(11)
+  before <- .Random.seed
+  one <- do.call(tune_release, c(args, nthreads = 1L))
+  expect_identical(.Random.seed, before)
+  two <- do.call(tune_release, c(args, nthreads = 2L))
+  expect_identical(.Random.seed, before)
+  expect_identical(untimed(two), untimed(one))
+  expect_true(all(c("anonymise", "mdav", "keyed", "stir") %in% one$tried$method))
+  # without a seed the measurements may draw from the caller's stream: one after the other
+  ctx <- list(nthreads = 2L, seed = NULL)
+  expect_false(detanon:::tune_forks(ctx))
+  expect_false(detanon:::tune_forks(list(nthreads = 1L, seed = 1L)))
+  expect_identical(detanon:::tune_forks(list(nthreads = 2L, seed = 1L)), identical(Sys.info()[["sysname"]], "Linux"))
+})
+
+test_that("tune_measure(): forked children on one thread each, and a child that dies is measured again here", {
+  skip_on_os(c("windows", "mac", "solaris"))
+  threads <- 2L
+  ev <- function(release, nthreads = threads) list(pid = Sys.getpid(), nthreads = nthreads, sum = sum(release$x))
+  rels <- lapply(1:3, function(i) data.frame(x = i * (1:10)))
+  got <- detanon:::tune_measure(rels, ev)
+  expect_identical(vapply(got, function(g) g$e$sum, 0), c(55, 110, 165))
+  expect_true(all(vapply(got, function(g) g$e$pid, 0) != Sys.getpid()))
+  expect_true(all(vapply(got, function(g) g$e$nthreads, 0) == 1))
+  expect_true(all(vapply(got, function(g) g$seconds, 0) >= 0))
+  # the second child is killed: that release is measured in this process, with its threads
+  parent <- Sys.getpid()
+  dies <- function(release, nthreads = threads) {
+    if (Sys.getpid() != parent && release$x[1] == 2) tools::pskill(Sys.getpid(), tools::SIGKILL)
+    list(pid = Sys.getpid(), nthreads = nthreads, sum = sum(release$x))
+  }
+  got <- suppressWarnings(detanon:::tune_measure(rels, dies))
+  expect_identical(vapply(got, function(g) g$e$sum, 0), c(55, 110, 165))
+  expect_identical(got[[2]]$e[c("pid", "nthreads")], list(pid = parent, nthreads = 2L))
+  # an error in a child is raised here, as the serial search raises it
+  fails <- function(release, nthreads = threads) stop_arg("bad candidate ", release$x[1], ".")
+  expect_error(suppressWarnings(detanon:::tune_measure(rels, fails)), class = "detanon_error")
+})
+
+test_that("the search's battery on the originals' view made once is risk_battery()'s (issue 39)", {
+  set.seed(7)
+  d <- data.frame(g = rep(c("a", "b"), 200), s = rep(c("p", "q", "q", "r"), 100), w = round(stats::runif(400, 1, 3)),
+                  x = round(stats::rnorm(400), 1), y = round(stats::rexp(400), 1))
+  d$x[1:30] <- d$x[31:60]
+  d$y[1:30] <- d$y[31:60]
+  vars <- c("x", "y")
+  rels <- list(anonymise(d, vars = vars, strata = "g", k = 3, check_identifiers = FALSE),
+               suppressMessages(anonymise_mdav(d, vars = vars, strata = "g", k = 5, check_identifiers = FALSE)),
+               anonymise_adaptive(d, vars = vars, strata = "g", k = 2, m = 3, rate = 0.2, check_identifiers = FALSE))
+  attacks <- c("linkage_released", "linkage_original", "singling_out", "fellegi_sunter")
+  intruders <- list(intruder_published(vars = vars, strata = "g"),
+                    intruder(vars = vars, strata = "g", held = c("s", "w")),
+                    intruder(vars = vars, strata = "g", p = 0.5))
+  for (it in intruders) {
+    view <- detanon:::tune_view(d, it, 3L, NULL, NULL)
+    for (rel in rels) {
+      expect_true(detanon:::tune_view_fits(view, rel))
+      for (m in c(1L, 3L)) {
+        want <- suppressMessages(risk_battery(d, rel, intruder = it, attacks = attacks, m = m, control = FALSE,
+                                              seed = 3L, nthreads = 1L))$attacks
+        got <- suppressMessages(detanon:::tune_view_attacks(view, rel, attacks, m, NULL, 2L, 3L))
+        expect_identical(got, want)
+      }
+    }
+  }
+  # a release that changed a key or the strata, or lacks a column, has a view of its own
+  view <- detanon:::tune_view(d, intruders[[2]], 3L, NULL, NULL)
+  changed <- rels[[1]]
+  changed$s[1] <- "r"
+  expect_false(detanon:::tune_view_fits(view, changed))
+  expect_false(detanon:::tune_view_fits(view, rels[[1]][-3]))
+  expect_true(detanon:::tune_view_fits(detanon:::tune_view(d, intruders[[1]], 3L, NULL, NULL), rels[[1]]))
+  expect_false(detanon:::tune_view_fits(detanon:::tune_view(d, intruders[[1]], 3L, NULL, NULL), changed))
+})
+
+test_that("tune_aside(): a family run in a forked process on one thread, run here again when the child dies", {
+  skip_on_os(c("windows", "mac", "solaris"))
+  parent <- Sys.getpid()
+  ev <- function(release, origin_row = NULL, nthreads = 2L) nthreads
+  entry <- list(tune = function(ctx, entry, runs, key) {
+    list(cands = list(list(pid = Sys.getpid(), threads = ctx$nthreads, ev = ctx$ev(NULL), runs = names(runs))))
+  })
+  ctx <- list(nthreads = 2L, ev = ev)
+  got <- detanon:::tune_aside(ctx, entry, list(anonymise = list()), NULL)$collect()$cands[[1]]
+  expect_false(got$pid == parent)
+  expect_identical(got[c("threads", "ev", "runs")], list(threads = 1L, ev = 1L, runs = "anonymise"))
+  # a child that dies: the family runs here, with the search's threads
+  entry$tune <- function(ctx, entry, runs, key) {
+    if (Sys.getpid() != parent) tools::pskill(Sys.getpid(), tools::SIGKILL)
+    list(cands = list(list(pid = Sys.getpid(), threads = ctx$nthreads)))
+  }
+  got <- detanon:::tune_aside(ctx, entry, list(), NULL)$collect()$cands[[1]]
+  expect_identical(got, list(pid = parent, threads = 2L))
+  # cancel() stops a child that is still running
+  entry$tune <- function(ctx, entry, runs, key) { Sys.sleep(60); list(cands = list()) }
+  job <- detanon:::tune_aside(ctx, entry, list(), NULL)
+  t0 <- proc.time()[[3L]]
+  job$cancel()
+  expect_lt(proc.time()[[3L]] - t0, 5)
+})
