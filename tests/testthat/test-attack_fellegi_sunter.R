@@ -314,3 +314,48 @@ test_that("random_block_pairs() draws the pairs of a per-block reference, many b
   }
 })
 
+test_that("the candidates are searched once for the attack and its control where their sets are unique", {
+  # the control's candidates are the view's relabelled for originals whose last candidate is
+  # strictly nearer than the next record; the others (ties) and releases of shared points
+  # are searched in each release: the results are those of unshared searches
+  ns <- asNamespace("detanon")
+  spec <- ns$fellegi_sunter_spec()
+  spec$args$max_pairs <- 100 # the candidate pairs, not all pairs of a stratum
+  spec$args$candidates <- 4
+  for (kind in c("normal", "ties", "dup")) for (n in c(40L, 400L)) {
+    x <- shared_case(n, kind, n)
+    x$h <- sample(c("u", "v"), n, TRUE)
+    rel <- list(plain = anonymise(x, vars = c("a", "b"), strata = character(), k = 3, format = "none"),
+                mdav = anonymise_mdav(x, vars = c("a", "b"), strata = character(), k = 3),
+                noise = transform(x, a = a + stats::rnorm(n, sd = 0.1), b = b + stats::rnorm(n, sd = 0.1)))
+    for (r in names(rel)) for (p in c(1, 0.5)) for (held in c("none", "h", "h changed")) {
+      info <- paste(kind, n, r, p, held)
+      m <- rel[[r]]
+      if (held == "h changed") m$h[seq(1, n, by = 7)] <- "w"
+      it <- intruder(vars = c("a", "b"), strata = "g", held = if (held != "none") "h", p = p)
+      v <- ns$attack_view(x, m, it, TRUE, 1)
+      got <- count_calls("cell_orders", ns$run_attack(spec, v$s, v$ctrl, 3, NULL, 1L, 1))
+      want <- count_calls("cell_orders", ref_run_unshared(spec, v))
+      f <- c("rate", "control_rate", "success", "confidence", "details", "by_stratum")
+      expect_identical(got$value[f], want$value[f], info = info)
+      expect_false(got$value$details$full)
+      expect_identical(want$calls, 2L)
+      # released points without ties (noise added): the control searches nothing
+      if (r == "noise") expect_identical(got$calls, 1L, info = info)
+      if (r == "mdav") expect_identical(got$calls, 2L, info = info) # every point shared: no reuse
+    }
+  }
+})
+
+test_that("shared_point_share() equals the share of rows with an identical row in their stratum", {
+  set.seed(5)
+  for (n in c(1L, 2L, 50L, 500L)) {
+    z <- matrix(round(stats::rnorm(2 * n), 1), n, 2)
+    z[seq_len(n %/% 3), ] <- z[rev(seq_len(n %/% 3)), ]
+    id <- sample(1:3, n, TRUE)
+    key <- paste(id, z[, 1], z[, 2])
+    want <- if (n < 2L) 0 else mean(duplicated(key) | duplicated(key, fromLast = TRUE))
+    expect_identical(detanon:::shared_point_share(z, id), want)
+  }
+})
+
