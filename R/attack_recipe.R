@@ -445,7 +445,7 @@ recipe_nearest <- function(s, zt, q, qrows, a, nthreads) {
     }
   }
   d2 <- nearest_in_cells(zt, q, s$cell_m, s$cell_o[qrows], nthreads = nthreads)$d2[, 1L]
-  if (is.environment(memo) && is.null(s$perm)) {
+  if (is.environment(memo) && isTRUE(memo$control) && is.null(s$perm)) {
     memo[[what]] <- list(q = q, qrows = qrows, cell_o = s$cell_o, zt = zt, cell_m = s$cell_m, d2 = d2)
   }
   d2

@@ -339,6 +339,7 @@ test_that("the candidates are searched once for the attack and its control where
       f <- c("rate", "control_rate", "success", "confidence", "details", "by_stratum")
       expect_identical(got$value[f], want$value[f], info = info)
       expect_false(got$value$details$full)
+      expect_null(v$s$shared$fs_candidates) # held between the view and its control only
       expect_identical(want$calls, 2L)
       # released points without ties (noise added): the control searches nothing
       if (r == "noise") expect_identical(got$calls, 1L, info = info)
