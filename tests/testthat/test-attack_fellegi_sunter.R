@@ -324,16 +324,13 @@ test_that("the candidates are searched once for the attack and its control where
   spec$args$candidates <- 4
   for (kind in c("normal", "ties", "dup")) for (n in c(40L, 400L)) {
     x <- shared_case(n, kind, n)
-    x$h <- sample(c("u", "v"), n, TRUE)
+    x$h <- sample(c("u", "v"), n, TRUE) # a categorical key
     rel <- list(plain = anonymise(x, vars = c("a", "b"), strata = character(), k = 3, format = "none"),
                 mdav = anonymise_mdav(x, vars = c("a", "b"), strata = character(), k = 3),
                 noise = transform(x, a = a + stats::rnorm(n, sd = 0.1), b = b + stats::rnorm(n, sd = 0.1)))
     for (r in names(rel)) for (p in c(1, 0.5)) for (held in c("none", "h", "h changed")) {
       info <- paste(kind, n, r, p, held)
-      m <- rel[[r]]
-      if (held == "h changed") m$h[seq(1, n, by = 7)] <- "w"
-      it <- intruder(vars = c("a", "b"), strata = "g", held = if (held != "none") "h", p = p)
-      v <- ns$attack_view(x, m, it, TRUE, 1)
+      v <- held_key_view(x, rel[[r]], p, held)
       got <- count_calls("cell_orders", ns$run_attack(spec, v$s, v$ctrl, 3, NULL, 1L, 1))
       want <- count_calls("cell_orders", ref_run_unshared(spec, v))
       f <- c("rate", "control_rate", "success", "confidence", "details", "by_stratum")
