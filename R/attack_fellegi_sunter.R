@@ -99,11 +99,14 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
     pairs <- block_pairs(rows, s$id)
     code <- pair_levels(pairs$i, pairs$j)
   } else {
-    cand <- fs_candidates(s, num_o, num_m, cat_o, rows, candidates, bands, mult, nthreads)
-    j <- as.vector(cand$index)
+    # the candidates and their pairs' codes from one search (src/nn2.c, src/fellegi.c)
+    co <- cell_orders(s$id, s$id[rows], rows)
+    cand <- .Call(C_ffi_fs_candidates, num_o, num_m, cat_o$o, cat_o$m, co$t_order, co$t_off, co$q_order,
+                  co$q_off, as.integer(candidates), as.double(bands), as.double(mult), nthreads)
+    j <- as.vector(cand$index[rows, , drop = FALSE])
     keep <- !is.na(j)
     pairs <- list(i = rep(rows, candidates)[keep], j = j[keep])
-    code <- as.vector(cand$code)[keep]
+    code <- as.vector(cand$code[rows, , drop = FALSE])[keep]
   }
   u_fixed <- NULL
   if (!full) {
@@ -138,83 +141,6 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
        p_match = fit$p, iterations = fit$iterations, n_pairs = length(code), full = full,
        not_covered = paste("dependence between fields, an intruder who knows the algorithm,",
                            "one-to-one constraints, attribute inference."))
-}
-
-# The candidates of the originals `rows`: the `candidates` nearest released records of
-# their stratum and the pairs' codes (list(index, code): length(rows) x candidates, NA
-# where a stratum holds fewer records), from one search (src/nn2.c, src/fellegi.c). The
-# attack's claims depend on each original's set of candidates, not on their order. The
-# control release holds the same released records in the same strata, rows permuted
-# (battery_permute(), `s$perm`), so an original whose set is unique (its last candidate
-# strictly nearer than the next record) has the same set there, relabelled: with a control
-# to follow, the view searches one candidate more to tell those originals, and keeps their
-# sets for the control (`s$shared`); the others (a tie at the last candidate, where which
-# of the tied records a search keeps depends on its tree) are searched in each release.
-# Where most released records share their point with others (MDAV, keyed; values rounded
-# to a coarse grid) nearly every original has such a tie: both releases are searched.
-fs_candidates <- function(s, num_o, num_m, cat_o, rows, candidates, bands, mult, nthreads) {
-  search <- function(r) {
-    co <- cell_orders(s$id, s$id[r], r)
-    out <- .Call(C_ffi_fs_candidates, num_o, num_m, cat_o$o, cat_o$m, co$t_order, co$t_off, co$q_order,
-                 co$q_off, as.integer(candidates), as.double(bands), as.double(mult), nthreads)
-    list(index = out$index[r, , drop = FALSE], code = out$code[r, , drop = FALSE])
-  }
-  memo <- s$shared
-  if (!is.environment(memo) || !isTRUE(memo$control) || anyNA(num_o) || anyNA(num_m)) return(search(rows))
-  keys <- s$masked[s$key_cat]
-  if (is.null(s$perm)) {
-    if (shared_point_share(num_m, s$id) > 0.5) return(search(rows))
-    co <- cell_orders(s$id, s$id[rows], rows)
-    nb <- .Call(C_ffi_knn_cells, num_m, num_o, co$t_order, co$t_off, co$q_order, co$q_off,
-                as.integer(candidates + 1L), nthreads)
-    index <- nb$index[rows, seq_len(candidates), drop = FALSE]
-    last <- nb$d2[rows, candidates]
-    unique_set <- is.na(nb$index[rows, candidates + 1L]) | (last < nb$d2[rows, candidates + 1L]) %in% TRUE
-    j <- as.vector(index)
-    at <- which(!is.na(j))
-    code <- matrix(NA_real_, length(rows), candidates)
-    code[at] <- .Call(C_ffi_fs_levels, num_o, num_m, cat_o$o, cat_o$m, as.integer(rep(rows, candidates)[at]), j[at],
-                      as.double(bands), as.double(mult), FALSE, nthreads)
-    memo$fs_candidates <- list(rows = rows, index = index, code = code, unique_set = unique_set, num_o = num_o,
-                               num_m = num_m, cat_o = cat_o$o, keys = keys, id = s$id,
-                               settings = c(candidates, bands, mult))
-  } else {
-    prev <- memo$fs_candidates
-    if (is.null(prev)) return(search(rows))
-    rm("fs_candidates", envir = memo) # used once: not held for the other attacks
-    if (!identical(prev$rows, rows) || !identical(prev$num_o, num_o) || !identical(prev$cat_o, cat_o$o) ||
-        !identical(prev$id, s$id) || !identical(prev$settings, c(candidates, bands, mult)) ||
-        !identical(prev$num_m[s$perm, , drop = FALSE], num_m) ||
-        !identical(lapply(prev$keys, `[`, s$perm), as.list(keys))) {
-      return(search(rows))
-    }
-    # the view's released row r is the control's row inv[r]
-    inv <- integer(length(s$perm))
-    inv[s$perm] <- seq_along(s$perm)
-    index <- matrix(inv[prev$index], nrow(prev$index))
-    code <- prev$code
-    unique_set <- prev$unique_set
-  }
-  tie <- which(!unique_set)
-  if (length(tie)) {
-    again <- search(rows[tie])
-    index[tie, ] <- again$index
-    code[tie, ] <- again$code
-  }
-  list(index = index, code = code)
-}
-
-# The share of the rows of `z` (a numeric matrix without NA) that have an identical row in
-# their stratum `id`.
-shared_point_share <- function(z, id) {
-  n <- nrow(z)
-  if (n < 2L) return(0)
-  o <- do.call(order, c(list(id), lapply(seq_len(ncol(z)), function(j) z[, j]), method = "radix"))
-  a <- o[-1L]
-  b <- o[-n]
-  same <- id[a] == id[b]
-  for (j in seq_len(ncol(z))) same <- same & z[a, j] == z[b, j]
-  mean(c(FALSE, same) | c(same, FALSE))
 }
 
 # The categorical keys `keys` of both sides as integer matrices (`o`, `m`) of codes of their
