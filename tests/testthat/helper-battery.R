@@ -202,16 +202,6 @@ shared_case <- function(n, kind, seed) {
   x
 }
 
-# The view of shared_case() data `x` (with a categorical column `h`) and its release `m`,
-# and its control, for an intruder who holds a share `p` of the originals of `a`, `b`, `g`
-# and, with `held` "h" or "h changed", the key `h` (which "h changed" changes in every
-# seventh released record, moving it to another cell).
-held_key_view <- function(x, m, p, held) {
-  if (held == "h changed") m$h[seq(1, nrow(m), by = 7)] <- "w"
-  it <- intruder(vars = c("a", "b"), strata = "g", held = if (held != "none") "h", p = p)
-  detanon:::attack_view(x, m, it, TRUE, 1)
-}
-
 # The value of `expr` and the number of calls of the package's internal function `name`
 # while it ran (a trace, removed afterwards): a count of work, not a time.
 count_calls <- function(name, expr) {

@@ -147,7 +147,10 @@ test_that("the candidates' format and nearest released records are searched once
                 mdav = anonymise_mdav(x, vars = c("a", "b"), strata = character(), k = 3))
     for (r in names(rel)) for (p in c(1, 0.5)) for (held in c("none", "h", "h changed")) {
       info <- paste(kind, n, r, p, held)
-      v <- held_key_view(x, rel[[r]], p, held)
+      m <- rel[[r]]
+      if (held == "h changed") m$h[seq(1, n, by = 7)] <- "w" # moved to another cell
+      it <- intruder(vars = c("a", "b"), strata = "g", held = if (held != "none") "h", p = p)
+      v <- ns$attack_view(x, m, it, TRUE, 1)
       got <- count_calls("nearest_in_cells", count_calls("recipe_format", ns$run_attack(spec, v$s, v$ctrl, 3, NULL, 1L, 1)))
       want <- count_calls("nearest_in_cells", count_calls("recipe_format", ref_run_unshared(spec, v)))
       f <- c("rate", "rate_m", "control_rate", "control_rate_m", "success", "success_m", "confidence",
