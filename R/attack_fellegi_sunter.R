@@ -174,9 +174,11 @@ block_pairs <- function(rows, id) {
 random_block_pairs <- function(rows, id, size) {
   i <- rows[sample.int(length(rows), size, replace = TRUE)]
   by <- split(seq_along(id), id)
+  # the pairs of each block, in increasing order (one pass, not one per block)
+  at <- split(seq_along(i), match(id[i], as.integer(names(by))))
   j <- integer(length(i))
-  for (b in names(by)) {
-    w <- which(id[i] == as.integer(b))
+  for (b in seq_along(by)) {
+    w <- at[[as.character(b)]]
     if (length(w)) j[w] <- by[[b]][sample.int(length(by[[b]]), length(w), replace = TRUE)]
   }
   list(i = i, j = j)

@@ -163,31 +163,36 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
   # one step-5 factor for every k (a release with k per record has one): the recorded one
   # when the settings are known, else recovered from the release
   common <- if (centroid_k) recipe_common_scale(s, cens, look, zt)
+  # (the candidates in the release format are the same for the view and its control too)
   for (a in seq_along(ks)) {
     if (!is.null(mdav)) {
       scales[[a]] <- rep(1, ncol(zmix))
       raw <- view_shared(s, paste0("recipe_mdav_", a), list(zmix, mdav),
                          function() mdav_predict(zmix, mdav, a, nthreads))
-      pred <- recipe_format(raw, zmix, s, ks[a], format, keep = "masked")
+      pred <- view_shared(s, paste0("recipe_pred_", a), list(raw, zmix, format),
+                          function() recipe_format(raw, zmix, s, ks[a], format, keep = "masked"))
     } else if (!is.null(keyed)) {
       scales[[a]] <- rep(1, ncol(zmix))
       id <- keyed_cells(as.data.frame(s$original), s$id, keyed$keys, character(), keyed$k)
       raw <- view_shared(s, "recipe_keyed", list(zmix, id, keyed), function() keyed_predict(zmix, id, keyed))
-      pred <- recipe_format(raw, zmix, s, ks[a], format, keep = "masked")
+      pred <- view_shared(s, paste0("recipe_pred_", a), list(raw, zmix, format),
+                          function() recipe_format(raw, zmix, s, ks[a], format, keep = "masked"))
     } else {
       cen <- cens[[a]]
       el <- which(!is.na(cen[, 1L]))
       if (!length(el)) next
-      a_j <- recipe_scale(cen[el, , drop = FALSE])
-      if (!is.null(common)) a_j <- ifelse(is.na(common), a_j, common)
-      scales[[a]] <- a_j
-      pred <- recipe_format(sweep(cen, 2L, a_j, "*"), zmix, s, ks[a], format)
+      sp <- view_shared(s, paste0("recipe_pred_", a), list(cen, common, zmix, format), function() {
+        a_j <- recipe_scale(cen[el, , drop = FALSE])
+        if (!is.null(common)) a_j <- ifelse(is.na(common), a_j, common)
+        list(a_j = a_j, pred = recipe_format(sweep(cen, 2L, a_j, "*"), zmix, s, ks[a], format))
+      })
+      scales[[a]] <- sp$a_j
+      pred <- sp$pred
     }
     cand[[a]] <- pred
     q <- cbind(pred, kz_o)[look, , drop = FALSE]
     ok <- !is.na(q[, 1L])
-    if (any(ok)) d1[ok, a] <- nearest_in_cells(zt, q[ok, , drop = FALSE], s$cell_m, s$cell_o[look][ok],
-                                                    nthreads = nthreads)$d2[, 1L]
+    if (any(ok)) d1[ok, a] <- recipe_nearest(s, zt, q[ok, , drop = FALSE], look[ok], a, nthreads)
   }
   if (length(look)) {
     choice <- if (k_choice == "record" || length(ks) == 1L) {
@@ -419,6 +424,31 @@ recipe_format_of <- function(s) {
     if (is.character(f) && length(f) == 1L) return(f)
   }
   "natural"
+}
+
+# The squared distance from each candidate `q` (of the rows `qrows`, searched in their
+# original cells) to the nearest released record `zt` of that cell, for the a-th k. The
+# control release holds the same released records in the same cells, only their rows
+# permuted (battery_permute(), `s$perm`), and the nearest distance depends on the records,
+# not on their rows: the control takes the view's distances (kept in `s$shared` between the
+# two) for candidates identical to the view's; otherwise it searches.
+recipe_nearest <- function(s, zt, q, qrows, a, nthreads) {
+  memo <- s$shared
+  what <- paste0("recipe_nearest_", a)
+  prev <- if (is.environment(memo)) memo[[what]]
+  if (!is.null(s$perm) && !is.null(prev)) {
+    rm(list = what, envir = memo) # used once: not held for the other attacks
+    at <- match(qrows, prev$qrows)
+    if (!anyNA(at) && identical(prev$q[at, , drop = FALSE], q) && identical(prev$cell_o, s$cell_o) &&
+        identical(prev$zt[s$perm, , drop = FALSE], zt) && identical(prev$cell_m[s$perm], s$cell_m)) {
+      return(prev$d2[at])
+    }
+  }
+  d2 <- nearest_in_cells(zt, q, s$cell_m, s$cell_o[qrows], nthreads = nthreads)$d2[, 1L]
+  if (is.environment(memo) && isTRUE(memo$control) && is.null(s$perm)) {
+    memo[[what]] <- list(q = q, qrows = qrows, cell_o = s$cell_o, zt = zt, cell_m = s$cell_m, d2 = d2)
+  }
+  d2
 }
 
 # For every row of q (in cells cq), the nearest row of zt in the same cell (cells ct):

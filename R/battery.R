@@ -242,6 +242,8 @@ attack_view <- function(original, masked, intruder, control, seed, leave_out = F
   s <- intruder_view(original, masked, intruder, seed = seed, sensitive = sensitive, weights = weights)
   # work the attack cores share between the view and its control (view_shared())
   s$shared <- new.env(parent = emptyenv())
+  # (whether a control release follows the view: an attack then keeps for it what it can)
+  s$shared$control <- control && !leave_out
   ctrl <- if (control && leave_out) s else if (control) battery_permute(s, seed = if (!is.null(seed)) seed + 1L)
   list(s = s, ctrl = ctrl)
 }

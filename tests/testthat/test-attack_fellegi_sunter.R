@@ -284,3 +284,32 @@ test_that("level_freq_at() equals the weighted sums level by level, bit for bit"
     expect_identical(detanon:::level_freq_at(detanon:::level_index(lev, n_lev), wt), ref)
   }
 })
+
+test_that("random_block_pairs() draws the pairs of a per-block reference, many blocks too", {
+  # the reference: one pass over the pairs per block, a record of the block drawn for each
+  ref <- function(rows, id, size) {
+    i <- rows[sample.int(length(rows), size, replace = TRUE)]
+    j <- integer(length(i))
+    for (b in sort(unique(id))) {
+      w <- which(id[i] == b)
+      members <- which(id == b)
+      if (length(w)) j[w] <- members[sample.int(length(members), length(w), replace = TRUE)]
+    }
+    list(i = i, j = j)
+  }
+  set.seed(4)
+  id4 <- sample(c(1L, 3L, 10L, 2L), 500, TRUE)
+  id_many <- sample(1:300, 2000, TRUE)
+  cases <- list(list(which(stats::runif(500) < 0.7), id4, 5000), list(seq_len(2000), id_many, 20000),
+                list(3L, id4, 4), list(seq_len(500), rep(7L, 500), 10))
+  for (cs in cases) {
+    set.seed(9)
+    want <- do.call(ref, cs)
+    after_want <- .Random.seed
+    set.seed(9)
+    got <- do.call(detanon:::random_block_pairs, cs)
+    expect_identical(got, want)
+    expect_identical(.Random.seed, after_want) # the same draws
+    expect_identical(cs[[2]][got$i], cs[[2]][got$j]) # pairs of one block
+  }
+})

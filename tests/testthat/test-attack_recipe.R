@@ -132,6 +132,40 @@ test_that("the candidates are computed once for the attack and its control, with
   }
 })
 
+test_that("the candidates' format and nearest released records are searched once for the attack and its control", {
+  # the control holds the same released records in the same cells, rows permuted: the
+  # nearest distance of an identical candidate is the view's; a categorical key the release
+  # changed moves records between cells (the control's candidates then are searched anew)
+  ns <- asNamespace("detanon")
+  key <- "a custodian's key, 16+ bytes"
+  spec <- ns$recipe_spec()
+  for (kind in c("normal", "ties", "dup")) for (n in c(40L, 400L)) {
+    x <- shared_case(n, kind, n)
+    x$h <- sample(c("u", "v"), n, TRUE) # a categorical key
+    rel <- list(plain = anonymise(x, vars = c("a", "b"), strata = character(), k = 3),
+                keyed = anonymise_keyed(x, vars = c("a", "b"), strata = character(), k = 3, size = 6, key = key),
+                mdav = anonymise_mdav(x, vars = c("a", "b"), strata = character(), k = 3))
+    for (r in names(rel)) for (p in c(1, 0.5)) for (held in c("none", "h", "h changed")) {
+      info <- paste(kind, n, r, p, held)
+      m <- rel[[r]]
+      if (held == "h changed") m$h[seq(1, n, by = 7)] <- "w" # moved to another cell
+      it <- intruder(vars = c("a", "b"), strata = "g", held = if (held != "none") "h", p = p)
+      v <- ns$attack_view(x, m, it, TRUE, 1)
+      got <- count_calls("nearest_in_cells", count_calls("recipe_format", ns$run_attack(spec, v$s, v$ctrl, 3, NULL, 1L, 1)))
+      want <- count_calls("nearest_in_cells", count_calls("recipe_format", ref_run_unshared(spec, v)))
+      f <- c("rate", "rate_m", "control_rate", "control_rate_m", "success", "success_m", "confidence",
+             "details", "by_stratum")
+      expect_identical(got$value$value[f], want$value$value[f], info = info)
+      n_k <- length(got$value$value$details$k)
+      expect_null(v$s$shared$recipe_nearest_1, info = info) # held between the view and its control only
+      # with every original known the candidates are the same for the view and its control
+      saved <- if (p == 1) n_k else 0L
+      expect_identical(got$value$calls, want$value$calls - saved, info = info)
+      if (held != "h changed") expect_identical(got$calls, want$calls - saved, info = info)
+    }
+  }
+})
+
 test_that("attack_recipe() checks its arguments", {
   t <- titanic_k3()
   expect_snapshot(error = TRUE, attack_recipe(t$d, t$m, k = 1))
