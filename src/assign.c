@@ -474,16 +474,31 @@ typedef struct {
     double *cost;
 } csr;
 
+/* Two stores of edges that csr_add() writes in turn (the one its input is not in), each
+ * grown by half again when too small: the memory of the edges stays within a few times that
+ * of the largest edge set, whatever the rounds of expansion and column generation and the
+ * cells (new memory at every call held them all until the call returns: 2.5 GB on noisy
+ * MDAV of groups of 30 at 1e6). ptr: max_rows + 1 each. */
+typedef struct {
+    ptrdiff_t *ptr[2];
+    int *col[2];
+    double *cost[2];
+    ptrdiff_t cap[2];
+} csr_pool;
+
 /* The edges of g and the extra edges (xr[t], xc[t]), t < nx (rows increasing), per row
- * sorted and unique, with their costs; in new host->alloc memory. */
+ * sorted and unique, with their costs; in the store of pool that g is not in. */
 static csr csr_add(const csr *g, ptrdiff_t nr, const ptrdiff_t *xr, const int *xc, ptrdiff_t nx,
-                   const double *A, const double *B, int d, const kernel_host *host)
+                   const double *A, const double *B, int d, csr_pool *pool, const kernel_host *host)
 {
-    csr h;
-    ptrdiff_t nnz = g->ptr[nr] + nx;
-    h.ptr = (ptrdiff_t *) host->alloc(nr + 1, sizeof(ptrdiff_t));
-    h.col = (int *) host->alloc(nnz > 0 ? nnz : 1, sizeof(int));
-    h.cost = (double *) host->alloc(nnz > 0 ? nnz : 1, sizeof(double));
+    const int o = g->col == pool->col[0] ? 1 : 0;
+    const ptrdiff_t nnz = g->ptr[nr] + nx;
+    if (nnz >= pool->cap[o]) { /* (never NULL: the stores stay apart) */
+        pool->cap[o] = nnz + nnz / 2 + 1;
+        pool->col[o] = (int *) host->alloc(pool->cap[o], sizeof(int));
+        pool->cost[o] = (double *) host->alloc(pool->cap[o], sizeof(double));
+    }
+    csr h = {pool->ptr[o], pool->col[o], pool->cost[o]};
     ptrdiff_t e2 = 0, t = 0;
     for (ptrdiff_t i = 0; i < nr; i++) {
         h.ptr[i] = e2;
@@ -541,7 +556,7 @@ static void unplace(const csr *g, ptrdiff_t nr, ptrdiff_t nc, const unsigned cha
 static ptrdiff_t expand_until_matched(csr *g, ptrdiff_t left, ptrdiff_t nr, ptrdiff_t nc, int d,
                                       const double *A, const double *B, const kd_tree *tree,
                                       const int *loc_c, int *kr, double *u, double *v,
-                                      assign_work *w, const kernel_host *host)
+                                      assign_work *w, csr_pool *pool, const kernel_host *host)
 {
     while (left > 0) {
         ptrdiff_t extra = 0;
@@ -565,7 +580,7 @@ static ptrdiff_t expand_until_matched(csr *g, ptrdiff_t left, ptrdiff_t nr, ptrd
             for (int m = 0; m < kr[h]; m++) { xr[nx] = h; xc[nx++] = loc_c[tree->row[h1.pos[m]]]; }
             if ((nx & 0xFFF) == 0xFFF) host_pause(host, 0);
         }
-        *g = csr_add(g, nr, xr, xc, nx, A, B, d, host);
+        *g = csr_add(g, nr, xr, xc, nx, A, B, d, pool, host);
         ptrdiff_t before = left;
         left = assign_sparse(nr, nc, g->ptr, g->col, g->cost, u, v, w, !cold);
         if (!cold && left > before) return -1; /* an internal error */
@@ -919,7 +934,8 @@ static ptrdiff_t auction_restart(csr *g, ptrdiff_t nh, ptrdiff_t ng, ptrdiff_t n
                                  const double *Ag, const double *Bg, const ptrdiff_t *hid,
                                  const ptrdiff_t *hoff, const ptrdiff_t *hcol, const kd_tree *tree,
                                  const int *loc_c, double *wpos, double *nodew, kd_item *stack,
-                                 double *u, double *v, assign_work *w, const kernel_host *host)
+                                 double *u, double *v, assign_work *w, csr_pool *pool,
+                                 const kernel_host *host)
 {
     auction a;
     const ptrdiff_t slots = w->goff[ng];
@@ -990,7 +1006,7 @@ static ptrdiff_t auction_restart(csr *g, ptrdiff_t nh, ptrdiff_t ng, ptrdiff_t n
         for (int m = 0; m < a.L && a.lst[(size_t) h * a.L + m] >= 0; m++) { xr[nx] = h; xc[nx++] = a.lst[(size_t) h * a.L + m]; }
         for (ptrdiff_t t = hoff[h]; t < hoff[h + 1]; t++) { xr[nx] = h; xc[nx++] = (int) a.taken[hcol[t]]; }
     }
-    *g = csr_add(g, nh, xr, xc, nx, Ag, Bg, d, host);
+    *g = csr_add(g, nh, xr, xc, nx, Ag, Bg, d, pool, host);
     double low = INFINITY;
     for (ptrdiff_t j = 0; j < ng; j++) if (a.price[w->goff[j]] < low) low = a.price[w->goff[j]];
     for (ptrdiff_t j = 0; j < ng; j++) {
@@ -1102,7 +1118,9 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
     double *lb_off = NULL, *below_h = NULL;
     ptrdiff_t *ord_r = NULL, *ord_c = NULL;
     kd_tree tree2;
+    csr_pool pool = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {0, 0}};
     if (sparse_any) {
+        for (int b = 0; b < 2; b++) pool.ptr[b] = (ptrdiff_t *) host->alloc(max_sparse + 1, sizeof(ptrdiff_t));
         tree = kd_new(max_sparse, d, ASSIGN_LEAF_SIZE, host->alloc);
         heaps = (kd_heap *) host->alloc(nt, sizeof(kd_heap));
         for (int t = 0; t < nt; t++) heaps[t] = kd_heap_new(cand + 1, host->alloc);
@@ -1273,10 +1291,10 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
              * of column generation from them take minutes) */
             if (square && max_rounds > 0 && (double) left * AUCTION_SHARE >= (double) nr) {
                 left = auction_restart(&g, nh, ng, nr, d, cand, Ag, Bg, hid, hoff, hcol, &tree, loc_c, wpos,
-                                       nodew, stack, u, v, &w, host);
+                                       nodew, stack, u, v, &w, &pool, host);
                 res_auction[s] = 1;
             }
-            left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, host);
+            left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, &pool, host);
             if (left < 0) return "the sparse assignment lost rows";
             /* column generation: the least c(h, g) - v(g) over every column group (a
              * weighted nearest-neighbour search) below the cost of a record of row group h
@@ -1359,7 +1377,7 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                     const int *jh = jk + (size_t) h * kpr;
                     for (int m = 0; m < kpr && vh[m] < below_h[h]; m++) { xr[nx] = h; xc[nx] = jh[m]; nx++; }
                 }
-                g = csr_add(&g, nh, xr, xc, nx, Ag, Bg, d, host);
+                g = csr_add(&g, nh, xr, xc, nx, Ag, Bg, d, &pool, host);
                 if (square) {
                     /* warm: take the records of the row groups with a better edge out, then
                      * place them again */
@@ -1368,7 +1386,7 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                 } else {
                     left = assign_sparse(nh, ng, g.ptr, g.col, g.cost, u, v, &w, 0);
                 }
-                left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, host);
+                left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, &pool, host);
                 if (left < 0) return "the sparse assignment lost rows";
                 res_rounds[s] = round + 1;
             }
