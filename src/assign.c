@@ -362,9 +362,8 @@ static void build_side(kd_tree *t, const side *ts, const ptrdiff_t *rows0, const
  * (point-major q), and up to (TIE_FACTOR - 1) k more at the distance of the k-th: their
  * local indices into nb[i * k * TIE_FACTOR ...], padded with -1. `loc` maps rows of ts->x to
  * local indices. The queries run in the order `order` (a permutation of 0..nq-1, NULL for
- * 0, 1, ...; the leaf
- * order of the queries' own tree keeps consecutive searches in the same branches), which
- * the results do not depend on. One search of the k + 1 nearest tells whether there are
+ * 0, 1, ...; the leaf order of the queries' own tree keeps consecutive searches in the same
+ * branches), which the results do not depend on. One search of the k + 1 nearest tells whether there are
  * such ties (the order is total, so its first k are the k nearest). next_d2 (or NULL): per
  * query, the least distance of a point not among its k nearest (Inf when there is none), a
  * lower bound of the distance of every point off its list. heaps: room for k + 1. */
