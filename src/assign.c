@@ -177,8 +177,13 @@ ptrdiff_t assign_sparse(ptrdiff_t nr, ptrdiff_t nc, const ptrdiff_t *ptr, const 
             w->shortest[j] = INFINITY; w->heap_pos[j] = -1;
         }
     }
-    for (ptrdiff_t cur = 0; cur < nr; cur++) {
+    for (ptrdiff_t j = 0; j < nc; j++) w->dead[j] = 0;
+    for (ptrdiff_t t = 0; t < nr; t++) {
+        const ptrdiff_t cur = w->order ? w->order[t] : t;
         while (w->rem[cur] > 0) {
+            ptrdiff_t e = ptr[cur];
+            while (e < ptr[cur + 1] && w->dead[col[e]]) e++;
+            if (e == ptr[cur + 1]) { unmatched += w->rem[cur]; break; } /* as the search would */
             ptrdiff_t n_sr = 0, n_sc = 0, n_touched = 0, n_heap = 0, sink = -1, next = 0;
             double min_val = 0.0, scanned = 0.0;
             w->sr_list[n_sr++] = cur;
@@ -233,7 +238,7 @@ ptrdiff_t assign_sparse(ptrdiff_t nr, ptrdiff_t nc, const ptrdiff_t *ptr, const 
             if (sink >= 0) augment_groups(cur, sink, min_val, n_sr, n_sc, u, v, w);
             else {
                 unmatched += w->rem[cur];
-                if (w->fail) for (ptrdiff_t t = 0; t < n_sr; t++) w->fail[w->sr_list[t]] = 1;
+                for (ptrdiff_t t = 0; t < n_sc; t++) w->dead[w->sc_list[t]] = 1;
             }
             for (ptrdiff_t t = 0; t < n_sc; t++) w->sc[w->sc_list[t]] = 0;
             for (ptrdiff_t t = 0; t < n_heap; t++) w->heap_pos[w->heap[t]] = -1;
@@ -356,9 +361,9 @@ static void build_side(kd_tree *t, const side *ts, const ptrdiff_t *rows0, const
 /* The k nearest points of tree t (over side ts, built by build_side()) to every query point
  * (point-major q), and up to (TIE_FACTOR - 1) k more at the distance of the k-th: their
  * local indices into nb[i * k * TIE_FACTOR ...], padded with -1. `loc` maps rows of ts->x to
- * local indices. The queries run in the order `order` (a permutation of 0..nq-1; the leaf
- * order of the queries' own tree keeps consecutive searches in the same branches), which
- * the results do not depend on. One search of the k + 1 nearest tells whether there are
+ * local indices. The queries run in the order `order` (a permutation of 0..nq-1, NULL for
+ * 0, 1, ...; the leaf order of the queries' own tree keeps consecutive searches in the same
+ * branches), which the results do not depend on. One search of the k + 1 nearest tells whether there are
  * such ties (the order is total, so its first k are the k nearest). next_d2 (or NULL): per
  * query, the least distance of a point not among its k nearest (Inf when there is none), a
  * lower bound of the distance of every point off its list. heaps: room for k + 1. */
@@ -375,7 +380,7 @@ static void knn_edges(const kd_tree *t, const side *ts, const ptrdiff_t *order, 
 #pragma omp parallel for num_threads(ntc) schedule(static)
 #endif
         for (ptrdiff_t c = c0; c < c1; c++) {
-            const ptrdiff_t i = order[c];
+            const ptrdiff_t i = order ? order[c] : c;
             kd_heap *h = heaps + THREAD_ID;
             const int more = k < t->n;
             kd_heap_init(h, k + more, h->pos, h->d2, h->seq, h->stack);
@@ -468,16 +473,31 @@ typedef struct {
     double *cost;
 } csr;
 
+/* Two stores of edges that csr_add() writes in turn (the one its input is not in), each
+ * grown by half again when too small: the memory of the edges stays within a few times that
+ * of the largest edge set, whatever the rounds of expansion and column generation and the
+ * cells (new memory at every call held them all until the call returns: 2.5 GB on noisy
+ * MDAV of groups of 30 at 1e6). ptr: max_rows + 1 each. */
+typedef struct {
+    ptrdiff_t *ptr[2];
+    int *col[2];
+    double *cost[2];
+    ptrdiff_t cap[2];
+} csr_pool;
+
 /* The edges of g and the extra edges (xr[t], xc[t]), t < nx (rows increasing), per row
- * sorted and unique, with their costs; in new host->alloc memory. */
+ * sorted and unique, with their costs; in the store of pool that g is not in. */
 static csr csr_add(const csr *g, ptrdiff_t nr, const ptrdiff_t *xr, const int *xc, ptrdiff_t nx,
-                   const double *A, const double *B, int d, const kernel_host *host)
+                   const double *A, const double *B, int d, csr_pool *pool, const kernel_host *host)
 {
-    csr h;
-    ptrdiff_t nnz = g->ptr[nr] + nx;
-    h.ptr = (ptrdiff_t *) host->alloc(nr + 1, sizeof(ptrdiff_t));
-    h.col = (int *) host->alloc(nnz > 0 ? nnz : 1, sizeof(int));
-    h.cost = (double *) host->alloc(nnz > 0 ? nnz : 1, sizeof(double));
+    const int o = g->col == pool->col[0] ? 1 : 0;
+    const ptrdiff_t nnz = g->ptr[nr] + nx;
+    if (nnz >= pool->cap[o]) { /* (never NULL: the stores stay apart) */
+        pool->cap[o] = nnz + nnz / 2 + 1;
+        pool->col[o] = (int *) host->alloc(pool->cap[o], sizeof(int));
+        pool->cost[o] = (double *) host->alloc(pool->cap[o], sizeof(double));
+    }
+    csr h = {pool->ptr[o], pool->col[o], pool->cost[o]};
     ptrdiff_t e2 = 0, t = 0;
     for (ptrdiff_t i = 0; i < nr; i++) {
         h.ptr[i] = e2;
@@ -535,13 +555,12 @@ static void unplace(const csr *g, ptrdiff_t nr, ptrdiff_t nc, const unsigned cha
 static ptrdiff_t expand_until_matched(csr *g, ptrdiff_t left, ptrdiff_t nr, ptrdiff_t nc, int d,
                                       const double *A, const double *B, const kd_tree *tree,
                                       const int *loc_c, int *kr, double *u, double *v,
-                                      assign_work *w, const kernel_host *host)
+                                      assign_work *w, csr_pool *pool, const kernel_host *host)
 {
     while (left > 0) {
         ptrdiff_t extra = 0;
         int kmax = 0, cold = 0;
         for (ptrdiff_t h = 0; h < nr; h++) {
-            w->fail[h] = 0;
             if (w->rem[h] == 0) continue;
             if (w->rem[h] < w->rsize[h]) cold = 1;
             kr[h] = 2 * kr[h] < nc ? 2 * kr[h] : (int) nc;
@@ -560,7 +579,7 @@ static ptrdiff_t expand_until_matched(csr *g, ptrdiff_t left, ptrdiff_t nr, ptrd
             for (int m = 0; m < kr[h]; m++) { xr[nx] = h; xc[nx++] = loc_c[tree->row[h1.pos[m]]]; }
             if ((nx & 0xFFF) == 0xFFF) host_pause(host, 0);
         }
-        *g = csr_add(g, nr, xr, xc, nx, A, B, d, host);
+        *g = csr_add(g, nr, xr, xc, nx, A, B, d, pool, host);
         ptrdiff_t before = left;
         left = assign_sparse(nr, nc, g->ptr, g->col, g->cost, u, v, w, !cold);
         if (!cold && left > before) return -1; /* an internal error */
@@ -914,7 +933,8 @@ static ptrdiff_t auction_restart(csr *g, ptrdiff_t nh, ptrdiff_t ng, ptrdiff_t n
                                  const double *Ag, const double *Bg, const ptrdiff_t *hid,
                                  const ptrdiff_t *hoff, const ptrdiff_t *hcol, const kd_tree *tree,
                                  const int *loc_c, double *wpos, double *nodew, kd_item *stack,
-                                 double *u, double *v, assign_work *w, const kernel_host *host)
+                                 double *u, double *v, assign_work *w, csr_pool *pool,
+                                 const kernel_host *host)
 {
     auction a;
     const ptrdiff_t slots = w->goff[ng];
@@ -962,10 +982,11 @@ static ptrdiff_t auction_restart(csr *g, ptrdiff_t nh, ptrdiff_t ng, ptrdiff_t n
     a.feat = (double *) host->alloc(nf, sizeof(double));
     a.qm = (double *) host->alloc(d + 1, sizeof(double));
     double eps0 = 0.0;
-    for (ptrdiff_t h = 0; h < nh; h++) {
+    for (ptrdiff_t t = 0; t < nh; t++) {
+        const ptrdiff_t h = w->order ? w->order[t] : t;
         auction_list(&a, h);
         eps0 += a.lc[(size_t) h * a.L + a.L - 1];
-        if ((h & 0xFFFF) == 0xFFFF) host_pause(host, 0);
+        if ((t & 0xFFFF) == 0xFFFF) host_pause(host, 0);
     }
     eps0 = eps0 > 0.0 ? AUCTION_FIRST * eps0 / (double) nh : 1.0;
     const double last = eps0 * AUCTION_LAST;
@@ -984,7 +1005,7 @@ static ptrdiff_t auction_restart(csr *g, ptrdiff_t nh, ptrdiff_t ng, ptrdiff_t n
         for (int m = 0; m < a.L && a.lst[(size_t) h * a.L + m] >= 0; m++) { xr[nx] = h; xc[nx++] = a.lst[(size_t) h * a.L + m]; }
         for (ptrdiff_t t = hoff[h]; t < hoff[h + 1]; t++) { xr[nx] = h; xc[nx++] = (int) a.taken[hcol[t]]; }
     }
-    *g = csr_add(g, nh, xr, xc, nx, Ag, Bg, d, host);
+    *g = csr_add(g, nh, xr, xc, nx, Ag, Bg, d, pool, host);
     double low = INFINITY;
     for (ptrdiff_t j = 0; j < ng; j++) if (a.price[w->goff[j]] < low) low = a.price[w->goff[j]];
     for (ptrdiff_t j = 0; j < ng; j++) {
@@ -1000,9 +1021,37 @@ static ptrdiff_t auction_restart(csr *g, ptrdiff_t nh, ptrdiff_t ng, ptrdiff_t n
         u[h] = m;
         w->rem[h] = w->rsize[h];
         w->sr[h] = 0;
-        w->fail[h] = 0;
     }
     return assign_sparse(nh, ng, g->ptr, g->col, g->cost, u, v, w, 1);
+}
+
+/* Row groups (numbered by their first record by group_points(): hid, hoff, hcol) numbered
+ * again in the order of their tree t (built over their first records), so that groups near
+ * in space are near in memory (a search reads the edges of the records of a column group
+ * together, and they are near each other); then their sizes hsz, points Ag (from the
+ * records' points A), and loc_r (rows of P->x -> group). order[t]: the new number of the
+ * group first numbered t (the groups are placed in that order, as before). tmp: nr. */
+static void renumber_rows(const kd_tree *t, const side *P, ptrdiff_t nr, ptrdiff_t nh, int d, const double *A,
+                          ptrdiff_t *hid, ptrdiff_t *hoff, ptrdiff_t *hcol, ptrdiff_t *hsz, double *Ag,
+                          int *loc_r, ptrdiff_t *order, ptrdiff_t *tmp)
+{
+    for (ptrdiff_t i = 0; i < nr; i++) loc_r[P->rows[i] - 1] = (int) hid[i];
+    ptrdiff_t o = 0;
+    for (ptrdiff_t p = 0; p < nh; p++) {
+        const ptrdiff_t h = loc_r[t->row[p]];
+        order[h] = p;
+        hsz[p] = hoff[h + 1] - hoff[h];
+        for (ptrdiff_t r = hoff[h]; r < hoff[h + 1]; r++) tmp[o++] = hcol[r];
+    }
+    hoff[0] = 0;
+    for (ptrdiff_t p = 0; p < nh; p++) hoff[p + 1] = hoff[p] + hsz[p];
+    for (ptrdiff_t r = 0; r < nr; r++) hcol[r] = tmp[r];
+    for (ptrdiff_t i = 0; i < nr; i++) {
+        hid[i] = order[hid[i]];
+        loc_r[P->rows[i] - 1] = (int) hid[i];
+    }
+    for (ptrdiff_t p = 0; p < nh; p++)
+        for (int c = 0; c < d; c++) Ag[(size_t) p * d + c] = A[(size_t) hcol[hoff[p]] * d + c];
 }
 
 const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdiff_t Nc, int d,
@@ -1040,7 +1089,8 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
     w.sr_list = (ptrdiff_t *) host->alloc(max_n, sizeof(ptrdiff_t));
     w.sc = (unsigned char *) host->alloc(max_n, 1);
     w.sr = (unsigned char *) host->alloc(max_n, 1);
-    w.fail = NULL;
+    w.dead = NULL;
+    w.order = NULL;
     w.goff = w.rsize = NULL;
     w.used = w.mem = w.rem = w.via = w.via_slot = NULL;
     w.host = host;
@@ -1064,10 +1114,12 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
      * value is the regret's alternative) */
     const int kpr = cand > 2 ? cand : 2;
     unsigned char *flag = NULL, *lazy = NULL;
-    double *lb_off = NULL;
+    double *lb_off = NULL, *below_h = NULL;
     ptrdiff_t *ord_r = NULL, *ord_c = NULL;
     kd_tree tree2;
+    csr_pool pool = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {0, 0}};
     if (sparse_any) {
+        for (int b = 0; b < 2; b++) pool.ptr[b] = (ptrdiff_t *) host->alloc(max_sparse + 1, sizeof(ptrdiff_t));
         tree = kd_new(max_sparse, d, ASSIGN_LEAF_SIZE, host->alloc);
         heaps = (kd_heap *) host->alloc(nt, sizeof(kd_heap));
         for (int t = 0; t < nt; t++) heaps[t] = kd_heap_new(cand + 1, host->alloc);
@@ -1089,7 +1141,7 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
         xr = (ptrdiff_t *) host->alloc((size_t) max_sparse * kpr, sizeof(ptrdiff_t));
         xc = (int *) host->alloc((size_t) max_sparse * kpr, sizeof(int));
         kr = (int *) host->alloc(max_sparse, sizeof(int));
-        w.fail = (unsigned char *) host->alloc(max_sparse, 1);
+        w.dead = (unsigned char *) host->alloc(max_sparse, 1);
         gid = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
         goff = (ptrdiff_t *) host->alloc(max_sparse + 1, sizeof(ptrdiff_t));
         gcol = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
@@ -1108,6 +1160,7 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
         flag = (unsigned char *) host->alloc(max_sparse, 1);
         lazy = (unsigned char *) host->alloc(max_sparse, 1);
         lb_off = (double *) host->alloc(max_sparse, sizeof(double));
+        below_h = (double *) host->alloc(max_sparse, sizeof(double));
         ord_r = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
         ord_c = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
         w.goff = goff;
@@ -1175,15 +1228,9 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                 rows0[g] = Q->rows[j] - 1;
                 for (int c = 0; c < d; c++) Bg[(size_t) g * d + c] = B[(size_t) j * d + c];
             }
-            for (ptrdiff_t h = 0; h < nh; h++) {
-                ptrdiff_t i = hcol[hoff[h]];
-                rows1[h] = P->rows[i] - 1;
-                hsz[h] = hoff[h + 1] - hoff[h];
-                for (int c = 0; c < d; c++) Ag[(size_t) h * d + c] = A[(size_t) i * d + c];
-            }
+            for (ptrdiff_t h = 0; h < nh; h++) rows1[h] = P->rows[hcol[hoff[h]]] - 1;
             const int kq = cand < ng ? cand : (int) ng; /* column groups per row group */
             const int kp = cand < nh ? cand : (int) nh; /* row groups per column group */
-            for (ptrdiff_t i = 0; i < nr; i++) loc_r[P->rows[i] - 1] = (int) hid[i];
             for (ptrdiff_t j = 0; j < nc; j++) loc_c[Q->rows[j] - 1] = (int) gid[j];
             /* nearest column groups of every row group (tree: the column groups' points,
              * kept for the cell) */
@@ -1191,9 +1238,10 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
             build_side(&tree, &QG, rows0, host);
             /* nearest row groups of every column group (tree2: the row groups' points) */
             build_side(&tree2, &PG, rows1, host);
-            for (ptrdiff_t p = 0; p < nh; p++) ord_r[p] = loc_r[tree2.row[p]];
+            renumber_rows(&tree2, P, nr, nh, d, A, hid, hoff, hcol, hsz, Ag, loc_r, ord_r, gsort);
+            w.order = ord_r;
             for (ptrdiff_t p = 0; p < ng; p++) ord_c[p] = loc_c[tree.row[p]];
-            knn_edges(&tree, &QG, ord_r, Ag, nh, kq, heaps, nt, loc_c, nb_r, lb_off, host);
+            knn_edges(&tree, &QG, NULL, Ag, nh, kq, heaps, nt, loc_c, nb_r, lb_off, host);
             knn_edges(&tree2, &PG, ord_c, Bg, ng, kp, heaps, nt, loc_r, nb_c, NULL, host);
             /* CSR by row group: own kq edges, then the reverse edges, sorted and unique */
             const int wq = kq * TIE_FACTOR, wp = kp * TIE_FACTOR;
@@ -1232,7 +1280,7 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
             }
             ptr[nh] = e_out;
             csr g = {ptr, ecol, ecost};
-            for (ptrdiff_t h = 0; h < nh; h++) { w.fail[h] = 0; kr[h] = kq; }
+            for (ptrdiff_t h = 0; h < nh; h++) kr[h] = kq;
             ptrdiff_t left = assign_sparse(nh, ng, g.ptr, g.col, g.cost, u, v, &w, 0);
             res_fb[s] = (int) left;
             const int square = nr == nc;
@@ -1242,10 +1290,10 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
              * of column generation from them take minutes) */
             if (square && max_rounds > 0 && (double) left * AUCTION_SHARE >= (double) nr) {
                 left = auction_restart(&g, nh, ng, nr, d, cand, Ag, Bg, hid, hoff, hcol, &tree, loc_c, wpos,
-                                       nodew, stack, u, v, &w, host);
+                                       nodew, stack, u, v, &w, &pool, host);
                 res_auction[s] = 1;
             }
-            left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, host);
+            left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, &pool, host);
             if (left < 0) return "the sparse assignment lost rows";
             /* column generation: the least c(h, g) - v(g) over every column group (a
              * weighted nearest-neighbour search) below the cost of a record of row group h
@@ -1259,8 +1307,7 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
             for (int round = 0;; round++) {
                 for (ptrdiff_t p = 0; p < ng; p++) wpos[p] = v[loc_c[tree.row[p]]] < 0 ? -v[loc_c[tree.row[p]]] : 0.0;
                 assign_node_weights(&tree, wpos, nodew);
-                for (ptrdiff_t t = 0; t < nh; t++) {
-                    const ptrdiff_t h = ord_r[t];
+                for (ptrdiff_t h = 0; h < nh; h++) {
                     /* the two least values over the candidate edges are the two least over
                      * every column group when neither exceeds the distance of the nearest
                      * group off the edges (its value is at least that): the search is then
@@ -1284,7 +1331,7 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                     }
                     next_m[h] = 0;
                     flag[h] = 0;
-                    if ((t & 0xFFFF) == 0xFFFF) host_pause(host, 0);
+                    if ((h & 0xFFFF) == 0xFFFF) host_pause(host, 0);
                 }
                 /* every record takes a column of its group's slots: one column per record */
                 for (ptrdiff_t j = 0; j < ng; j++)
@@ -1307,7 +1354,8 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                     cost += ca;
                     dual += vh[0];
                     if (!swap) res_reg[P->rows[i] - 1] = isfinite(alt) ? (alt > own ? alt - own : 0.0) : INFINITY;
-                    /* (a row group first appears at its first record: xr increases) */
+                    /* a row group's new edges are those below the value of its first record
+                     * with one */
                     const double below = own - 1e-12 * (1.0 + fabs(own));
                     if (!flag[h] && vh[0] < below) {
                         if (lazy[h]) {
@@ -1315,12 +1363,20 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                             lazy[h] = 0;
                         }
                         flag[h] = 1;
-                        for (int m = 0; m < kpr && vh[m] < below; m++) { xr[nx] = h; xc[nx] = jh[m]; nx++; }
+                        below_h[h] = below;
+                        nx++;
                     }
                 }
                 if (dual > best) best = dual;
                 if (!nx || round >= max_rounds) break;
-                g = csr_add(&g, nh, xr, xc, nx, Ag, Bg, d, host);
+                nx = 0; /* by row group (csr_add()) */
+                for (ptrdiff_t h = 0; h < nh; h++) {
+                    if (!flag[h]) continue;
+                    const double *vh = vk + (size_t) h * kpr;
+                    const int *jh = jk + (size_t) h * kpr;
+                    for (int m = 0; m < kpr && vh[m] < below_h[h]; m++) { xr[nx] = h; xc[nx] = jh[m]; nx++; }
+                }
+                g = csr_add(&g, nh, xr, xc, nx, Ag, Bg, d, &pool, host);
                 if (square) {
                     /* warm: take the records of the row groups with a better edge out, then
                      * place them again */
@@ -1329,7 +1385,7 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                 } else {
                     left = assign_sparse(nh, ng, g.ptr, g.col, g.cost, u, v, &w, 0);
                 }
-                left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, host);
+                left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, &pool, host);
                 if (left < 0) return "the sparse assignment lost rows";
                 res_rounds[s] = round + 1;
             }

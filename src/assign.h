@@ -37,13 +37,14 @@ typedef struct {
     ptrdiff_t *sr_list;     /* nr */
     unsigned char *sc;      /* nc */
     unsigned char *sr;      /* nr */
-    unsigned char *fail;    /* nr (sparse) or NULL: set to 1 for the rows a failed search
-                               reached (their edges lead only to columns they hold) */
+    unsigned char *dead;    /* nc (sparse): 1 for the column groups a failed search reached
+                               (set and used within one assign_sparse() call) */
     /* sparse: column group g has the slots goff[g] .. goff[g + 1]) (its capacity), of which
      * the first used[g] hold the row group of one record each (mem[slot]); row group h has
      * rsize[h] records, rem[h] of them not yet placed; via[h], via_slot[h]: the column
      * group and slot a search reached it through */
     const ptrdiff_t *goff, *rsize;
+    const ptrdiff_t *order; /* the order the row groups are placed in (NULL: 0, 1, ...) */
     ptrdiff_t *used;        /* nc */
     ptrdiff_t *mem;         /* total capacity */
     ptrdiff_t *rem, *via, *via_slot; /* nr */
@@ -70,8 +71,11 @@ ptrdiff_t assign_dense(ptrdiff_t nr, ptrdiff_t nc, int d, const double *a, const
 /* The candidate edges of row group h are col[ptr[h] .. ptr[h + 1]) with costs cost[...];
  * row groups 0..nr-1 with the sizes w->rsize, column groups 0..nc-1 with the capacities of
  * w->goff. Fills the duals u, v (one per group), w->used, w->mem and w->rem (records of a
- * row group left without an augmenting path over the candidate edges); w->fail marks the
- * row groups that need more edges. Returns the number of records left unmatched. warm:
+ * row group left without an augmenting path over the candidate edges). A search that fails
+ * changes nothing; the column groups it reached are closed (every edge of their records
+ * leads back into them) and full, and stay so while the call lasts (no augmenting path can
+ * pass through them), so a later search whose edges all lead into them fails without
+ * searching (w->dead). Returns the number of records left unmatched. warm:
  * continue from a previous call (its u, v, w->rem and the groups' slots kept), placing the
  * records left; new edges must then have reduced costs >= 0. */
 ptrdiff_t assign_sparse(ptrdiff_t nr, ptrdiff_t nc, const ptrdiff_t *ptr, const int *col,

@@ -109,6 +109,15 @@ as4 <- attack_assignment(d, anonymise_mdav(d, k = 5, vars = vars, noise = TRUE),
 # 100 groups, lists of 4), and the pricing that skips the groups their candidates prove
 as5 <- attack_assignment(d, anonymise_mdav(d, k = 3, vars = vars, noise = TRUE), intruder = intruder(vars = vars),
                          limit = 10, candidates = 2, control = FALSE)
+# searches that fail into closed full regions (skipped once a failed search closed them) and
+# row groups numbered in tree order: noisy MDAV of groups of 10 with duplicate originals, one
+# candidate, on one and on two threads
+dd <- d[c(seq_len(n), 1:40), ]
+for (nt in 1:2) {
+  as6 <- attack_assignment(dd, anonymise_mdav(dd, k = 10, vars = vars, noise = TRUE, check_identifiers = FALSE),
+                           intruder = intruder(vars = vars), limit = 10, candidates = 1, control = FALSE,
+                           nthreads = nt)
+}
 rc <- attack_recipe(d, m, intruder = intruder(vars = vars, strata = c("g", "h"), p = 0.5, knows = "recipe"),
                     k_max = 4, seed = 1)
 fs <- attack_fellegi_sunter(d, m, intruder = intruder(vars = vars, strata = "g"), max_pairs = 100,

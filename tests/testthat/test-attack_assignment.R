@@ -448,3 +448,91 @@ test_that("the auction's lists from the prices' trend: the exact optimum with a 
     }
   }
 })
+
+test_that("shared-centroid cells with searches that fail: the saved results of main, on 1 and 2 threads", {
+  # fixtures/assignment-shared.R made the results with main at 3d85abc, before the searches
+  # that cannot reach a free group were skipped and the row groups numbered in tree order:
+  # noisy MDAV of groups of 30 and 10, resampled originals (row groups of several records),
+  # a rectangular cell; every cell the same bits (assignment, regrets, cost, bound, rounds)
+  saved <- readRDS(test_path("fixtures", "assignment-shared.rds"))
+  expect_gt(sum(vapply(saved, function(s) sum(s$cand2$fallback), 0)), 0) # expansion ran
+  for (nm in names(saved)) {
+    p <- saved[[nm]]$points
+    k <- max(c(p$cell_r, p$cell_c))
+    for (cand in c(5L, 2L)) for (nt in 1:2) {
+      got <- .Call(detanon:::C_ffi_assign, p$zr, p$zc, as.integer(order(p$cell_r)),
+                   as.integer(c(0L, cumsum(tabulate(p$cell_r, k)))), as.integer(order(p$cell_c)),
+                   as.integer(c(0L, cumsum(tabulate(p$cell_c, k)))), 50, cand, 10L, nt)
+      expect_identical(got, saved[[nm]][[paste0("cand", cand)]], label = paste(nm, "cand", cand, "nthreads", nt))
+    }
+  }
+})
+
+test_that("closed full regions (searches that fail) and long augmenting paths: the exact optimum", {
+  # released groups of sizes 1..k along a line, originals crowded at one end: the nearest
+  # candidates of most originals are the same few full groups, so many searches fail into
+  # the same closed region and the records are placed by expansion; a far group reached by
+  # its reverse edges only; ties between distinct groups; all-equal costs; n = 1, 2; one
+  # distinct released point. Cost against clue::solve_LSAP() (and brute force when tiny),
+  # successes against the dense solver, 1 vs 2 threads, rows permuted.
+  skip_if_not_installed("clue")
+  set.seed(24)
+  kinds <- c("line", "far", "ties", "equal", "one", "tiny")
+  for (it in 1:90) {
+    kind <- kinds[it %% length(kinds) + 1]
+    d <- sample(1:3, 1)
+    if (kind == "tiny") {
+      n <- sample(1:2, 1)
+      zc <- matrix(stats::rnorm(n * d), n, d)
+      zr <- matrix(stats::rnorm(n * d), n, d)
+    } else {
+      ng <- sample(3:15, 1)
+      kmax <- sample(2:8, 1)
+      size <- sample(seq_len(kmax), ng, TRUE)
+      cen <- switch(kind,
+                    line = cbind(seq_len(ng), matrix(0, ng, d - 1)),
+                    far = rbind(cbind(seq_len(ng - 1), matrix(0, ng - 1, d - 1)), c(50, rep(0, d - 1))),
+                    ties = matrix(as.double(sample(0:2, ng * d, TRUE)), ng, d), # repeated points merge
+                    equal = matrix(0, ng, d),
+                    one = matrix(stats::rnorm(d), ng, d, byrow = TRUE))
+      zc <- cen[rep(seq_len(ng), size), , drop = FALSE]
+      n <- nrow(zc)
+      zr <- switch(kind,
+                   line = , far = cbind(stats::runif(n, 0, ng / 3), matrix(stats::rnorm(n * (d - 1), sd = 0.1), n, d - 1)),
+                   ties = matrix(as.double(sample(0:2, n * d, TRUE)), n, d),
+                   equal = matrix(0, n, d),
+                   one = matrix(stats::rnorm(n * d), n, d))
+      if (n >= 4) zr[2:3, ] <- zr[c(1, 1), ] # identical originals
+    }
+    C <- cost_matrix(zr, zc)
+    opt <- sum(C[cbind(seq_len(n), clue::solve_LSAP(C))])
+    if (n <= 6) expect_equal(opt, ref_assign_cost(C), tolerance = 1e-12)
+    dense <- ffi_assign(zr, zc, limit = 2000)
+    cell <- rep(1L, n)
+    perm <- sample(n)
+    for (cand in c(1, 3)) {
+      info <- paste(it, kind, cand)
+      sp <- ffi_assign(zr, zc, limit = 1, cand = cand, rounds = 10)
+      expect_identical(sort(sp$col), seq_len(n), info = info)
+      expect_equal(sum(C[cbind(seq_len(n), sp$col)]), opt, tolerance = 1e-12, info = info)
+      expect_equal(sp$cost, opt, tolerance = 1e-12, info = info)
+      expect_equal(sp$bound, sp$cost, tolerance = 1e-12, info = info)
+      if (kind %in% c("line", "far", "one", "tiny")) {
+        expect_identical(detanon:::assignment_success(sp$col, seq_len(n), zr, zc, cell, cell),
+                         detanon:::assignment_success(dense$col, seq_len(n), zr, zc, cell, cell), info = info)
+      }
+      k2 <- .Call(detanon:::C_ffi_assign, zr, zc, seq_len(n), c(0L, n), seq_len(n), c(0L, n), 1, as.integer(cand), 10L, 2L)
+      expect_identical(k2, sp, info = info)
+      # records permuted (originals and released alike): the same optimum (cost), every
+      # record the same expected success
+      zrp <- zr[perm, , drop = FALSE]
+      zcp <- zc[perm, , drop = FALSE]
+      pr <- ffi_assign(zrp, zcp, limit = 1, cand = cand, rounds = 10)
+      expect_equal(pr$cost, sp$cost, tolerance = 1e-12, info = info)
+      if (kind %in% c("line", "far", "one", "tiny")) {
+        expect_identical(detanon:::assignment_success(pr$col, seq_len(n), zrp, zcp, cell, cell),
+                         detanon:::assignment_success(sp$col, seq_len(n), zr, zc, cell, cell)[perm], info = info)
+      }
+    }
+  }
+})
