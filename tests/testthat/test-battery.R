@@ -136,6 +136,28 @@ test_that("the combined rank and NNDR kernel equals plain R: ties, duplicates, f
   }
 })
 
+test_that("the combined rank and NNDR kernel on shared query points, tied trees and extreme magnitudes equals plain R (issue 39)", {
+  for (nm in names(rank_cases())) {
+    cs <- rank_cases()[[nm]]
+    n <- nrow(cs$zt)
+    s <- detanon:::cell_setup(cs$cell)
+    index <- detanon:::rank_index(cs$zt, s)
+    want <- stats::runif(n) < 0.9
+    want[1] <- TRUE
+    perm <- sample(n)
+    index_p <- detanon:::rank_index(cs$zt[perm, , drop = FALSE], detanon:::cell_setup(cs$cell[perm]))
+    for (cap in c(0, 1, 2, 3, 1e6)) {
+      ref <- ref_rank_nn2(cs$zt, cs$zq, s$id, want, min(cap, n + 1))
+      for (nt in 1:2) {
+        got <- .Call(detanon:::C_ffi_index_rank_nn2, index, cs$zq, want, as.double(cap), nt)
+        expect_identical(got, ref, info = paste(nm, cap, nt))
+      }
+      gotp <- .Call(detanon:::C_ffi_index_rank_nn2, index_p, cs$zq[perm, , drop = FALSE], want[perm], as.double(cap), 2L)
+      expect_identical(gotp[order(perm), , drop = FALSE], ref, info = paste(nm, cap))
+    }
+  }
+})
+
 # Plain R reference of the k nearest in cells (nn2_run_knn_cells(), src/nn2.c): per query,
 # the squared distances of the k nearest points of its cell, and their coordinates (points
 # at equal distance by coordinates; identical points are interchangeable).
