@@ -339,8 +339,8 @@ static inline uint64_t rank_hash(const double *q, int d)
 }
 
 void rank_query(const kd_tree *trees, const rank_groups *groups, ptrdiff_t n_strata, const int *off,
-              ptrdiff_t n, int d, const double *xq, const int *want, ptrdiff_t cap, int lazy, int nn2,
-              int nt, double *o, const kernel_host *host)
+                ptrdiff_t n, int d, const double *xq, const int *want, ptrdiff_t cap, int lazy, int nn2,
+                int nt, double *o, const kernel_host *host)
 {
     ptrdiff_t max_ns = 1;
     for (ptrdiff_t s = 0; s < n_strata; s++) if (trees[s].n > max_ns) max_ns = trees[s].n;
