@@ -153,6 +153,122 @@ void rank_build_groups(const kd_tree *trees, ptrdiff_t n_strata, const ptrdiff_t
 
 /* ---- the queries ---------------------------------------------------------------------- */
 
+/* A single query on a plain tree: rank_counts(), and with nn2 rank_nn2_counts(), fewer steps per
+ * point than rank_group_counts(); the same counts. */
+
+/* The number of points p of tree t with |q - p|^2 <= r2, counted up to stop_at (a count of
+ * stop_at means "stop_at or more"), as kd_count_within(); with groups g (g->t.n > 0), the
+ * same number summed over the groups of tied points. */
+static ptrdiff_t rank_count(const kd_tree *t, const rank_groups *g, const double *q, double r2,
+                            ptrdiff_t stop_at, kd_item *st)
+{
+    if (!g || g->t.n == 0) return kd_count_within(t, q, r2, stop_at, st);
+    const kd_tree *gt = &g->t;
+    const int d = gt->d;
+    const double stop = (double) stop_at;
+    double count = 0.0;
+    int sp = 0;
+    st[sp].node = 0; st[sp].bd = kd_box_d2(gt, 0, q); sp++;
+    while (sp > 0 && count < stop) {
+        kd_item it = st[--sp];
+        const kd_node *nd = gt->nodes + it.node;
+        if (it.bd > r2) continue;
+        if (kd_box_far_d2(gt, it.node, q) <= r2) { count += g->nw[it.node]; continue; }
+        if (nd->left < 0) {
+            for (ptrdiff_t p = nd->begin; p < nd->end; p++)
+                if (kd_point_d2(q, gt->pts + p * d, d) <= r2) count += g->w[p];
+            continue;
+        }
+        st[sp].node = nd->left;  st[sp].bd = kd_box_d2(gt, nd->left, q);  sp++;
+        st[sp].node = nd->right; st[sp].bd = kd_box_d2(gt, nd->right, q); sp++;
+    }
+    return count < stop ? (ptrdiff_t) count : stop_at;
+}
+
+/* For the query point q whose own point `self` is a point of tree t (with its groups g):
+ * *lt = number of tree points strictly closer than self, counted up to `cap` (a count of
+ *       `cap` means "cap or more");
+ * *le = number of tree points p with |q - p|^2 <= |q - self|^2 (self included, so >= 1),
+ *       counted up to RANK_LE_CAP; with `lazy`, counted exactly but only while *lt < cap
+ *       (a top-m share with m <= cap needs it only then; otherwise *le is left as it was).
+ * Both distances are summed by kd_point_d2() in the same order, so self is counted in *le
+ * and never in *lt, and equal distances are equal bit for bit. */
+static void rank_counts(const kd_tree *t, const rank_groups *g, const double *q, const double *self,
+                        ptrdiff_t cap, int lazy, double *lt, double *le, kd_item *stack)
+{
+    const double ds = kd_point_d2(q, self, t->d);
+    /* squared distances are doubles: d2 < ds exactly when d2 <= the next double below ds */
+    *lt = ds > 0.0 && cap > 0 ? (double) rank_count(t, g, q, nextafter(ds, 0.0), cap, stack) : 0.0;
+    if (lazy && *lt >= (double) cap) return;
+    *le = (double) rank_count(t, g, q, ds, lazy ? PTRDIFF_MAX : RANK_LE_CAP, stack);
+}
+
+/* rank_counts() with lazy counting and nn2_query() (nn2.c) for the same query in one
+ * descent of tree t: *lt and *le as rank_counts() gives them (*le left as it was once *lt
+ * reaches cap), *d1 and *d2 the squared distances to the nearest and second-nearest tree
+ * points (INFINITY when the tree holds fewer). A node is pruned when it can hold neither a
+ * point to count (within the own distance, while counting) nor a point nearer than the
+ * second nearest found so far; the counts and the two distances are those of the separate
+ * searches, bit for bit (the same kd_point_d2() sums). */
+static void rank_nn2_counts(const kd_tree *t, const double *q, const double *self, ptrdiff_t cap,
+                            double *lt, double *le, double *d1, double *d2, kd_item *st)
+{
+    const int d = t->d;
+    const double ds = kd_point_d2(q, self, d);
+    /* strictly closer than self: at most the next double below ds (none when ds = 0) */
+    const double r_lt = ds > 0.0 ? nextafter(ds, 0.0) : -1.0;
+    ptrdiff_t n_lt = 0, n_le = 0;
+    int counting = cap > 0;
+    double b1 = INFINITY, b2 = INFINITY;
+    int sp = 0;
+    st[sp].node = 0; st[sp].bd = kd_box_d2(t, 0, q); sp++;
+    while (sp > 0) {
+        const kd_item it = st[--sp];
+        const kd_node *nd = t->nodes + it.node;
+        const int count_here = counting && it.bd <= ds;
+        if (!count_here && it.bd >= b2) continue;
+        if (count_here && it.bd >= b2) {
+            /* nothing nearer than b2 here: a box wholly within the radius counts at once */
+            const double far = kd_box_far_d2(t, it.node, q);
+            if (far <= ds) {
+                n_le += nd->end - nd->begin;
+                if (far <= r_lt) {
+                    n_lt += nd->end - nd->begin;
+                } else {
+                    /* the points nearer than ds are still to be told from those at ds */
+                    for (ptrdiff_t p = nd->begin; p < nd->end; p++)
+                        if (kd_point_d2(q, t->pts + p * d, d) <= r_lt) n_lt++;
+                }
+                if (n_lt >= cap) counting = 0;
+                continue;
+            }
+        }
+        if (nd->left < 0) {
+            for (ptrdiff_t p = nd->begin; p < nd->end; p++) {
+                const double dd = kd_point_d2(q, t->pts + p * d, d);
+                if (count_here) {
+                    if (dd <= r_lt) n_lt++;
+                    if (dd <= ds) n_le++;
+                }
+                if (dd < b2) {
+                    if (dd < b1) { b2 = b1; b1 = dd; } else b2 = dd;
+                }
+            }
+            if (n_lt >= cap) counting = 0;
+            continue;
+        }
+        const double bl = kd_box_d2(t, nd->left, q), br = kd_box_d2(t, nd->right, q);
+        /* the nearer child on top: it lowers b2 first */
+        st[sp].node = bl <= br ? nd->right : nd->left; st[sp].bd = bl <= br ? br : bl; sp++;
+        st[sp].node = bl <= br ? nd->left : nd->right; st[sp].bd = bl <= br ? bl : br; sp++;
+    }
+    *lt = (double) (n_lt < cap ? n_lt : cap);
+    if (n_lt < cap) *le = (double) n_le;
+    *d1 = b1;
+    *d2 = b2;
+}
+
+
 /* The tree a stratum's queries search: its own, or the tree of its groups of tied points
  * (rank_groups), where a position stands for w[p] points and a node for nw[node]. */
 typedef struct {
@@ -233,7 +349,7 @@ static inline int rank_add(rank_state *z, const rank_scratch *sc, double lo, dou
 
 /* The counts of g queries that share the query point q, in one descent of the tree (a
  * group of tied query points, as a shared-centroid release makes them, visits the tree
- * once; a single query is a group of one). The queries are sc->mem[0..g), sorted by the
+ * once). The queries are sc->mem[0..g), sorted by the
  * squared distance ds from q to their own point (-1 for NaN). For each, into sc->b_lt[i]
  * and sc->b_le[i]:
  *   lt = the number of tree points p with |q - p|^2 < ds, up to `cap` (a count of cap
@@ -460,9 +576,16 @@ void rank_query(const kd_tree *trees, const rank_groups *groups, ptrdiff_t n_str
                     const double ds = kd_point_d2(q, t->pts + (size_t) p * d, d);
                     w->mem[m].ds = isnan(ds) ? -1.0 : ds;
                 }
-                if (g > 1) qsort(w->mem, (size_t) g, sizeof(rank_member), rank_member_cmp);
                 double d1, d2;
-                rank_group_counts(&rt, q, g, cap, lazy, nn2, w, &d1, &d2);
+                if (g == 1 && !(nn2 && rt.w)) {
+                    const double *self = t->pts + (size_t) w->mem[0].p * d;
+                    w->b_le[0] = -1.0; /* not counted unless the kernel counts it */
+                    if (nn2) rank_nn2_counts(t, q, self, cap, w->b_lt, w->b_le, &d1, &d2, w->stack);
+                    else rank_counts(t, groups ? &groups[s] : NULL, q, self, cap, lazy, w->b_lt, w->b_le, w->stack);
+                } else {
+                    if (g > 1) qsort(w->mem, (size_t) g, sizeof(rank_member), rank_member_cmp);
+                    rank_group_counts(&rt, q, g, cap, lazy, nn2, w, &d1, &d2);
+                }
                 for (ptrdiff_t m = 0; m < g; m++) {
                     double *a = res + (size_t) (off[s] + w->mem[m].p) * width;
                     a[0] = w->b_lt[m];
