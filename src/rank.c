@@ -2,7 +2,6 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 #include "rank.h"
 #include "threads.h"
 
@@ -440,18 +439,54 @@ static void rank_group_counts(const rank_tree *rt, const double *q, ptrdiff_t g,
     *d2 = b2;
 }
 
-/* A hash of a point's coordinates, -0 as 0 (they are equal). */
-static inline uint64_t rank_hash(const double *q, int d)
+/* Lexicographic order of query points (pointed to by index into qpts, d coordinates),
+ * -0 equal to 0; points with a NaN compare by index (never equal to another). */
+typedef struct {
+    const double *qpts;
+    int d;
+} rank_qorder;
+
+static int rank_qless(const rank_qorder *o, ptrdiff_t a, ptrdiff_t b)
 {
-    uint64_t h = 0x9E3779B97F4A7C15u;
-    for (int j = 0; j < d; j++) {
-        const double v = q[j] + 0.0;
-        uint64_t b;
-        memcpy(&b, &v, sizeof b);
-        h = (h ^ b) * 0xBF58476D1CE4E5B9u;
-        h ^= h >> 29;
+    const double *x = o->qpts + a * o->d, *y = o->qpts + b * o->d;
+    for (int j = 0; j < o->d; j++) {
+        if (x[j] < y[j]) return 1;
+        if (x[j] > y[j]) return 0;
+        if (x[j] != y[j]) return a < b; /* a NaN */
     }
-    return h;
+    return a < b;
+}
+
+/* Sort idx[0..m) by rank_qless(): insertion for the few queries of a leaf, else a heap
+ * sort (no recursion, O(m log m), for a leaf that many queries fall in). */
+static void rank_qsort(const rank_qorder *o, ptrdiff_t *idx, ptrdiff_t m)
+{
+    if (m <= 32) {
+        for (ptrdiff_t i = 1; i < m; i++) {
+            const ptrdiff_t v = idx[i];
+            ptrdiff_t j = i;
+            while (j > 0 && rank_qless(o, v, idx[j - 1])) { idx[j] = idx[j - 1]; j--; }
+            idx[j] = v;
+        }
+        return;
+    }
+    for (ptrdiff_t start = m / 2 - 1, end = m; ; ) {
+        ptrdiff_t root;
+        if (start >= 0) root = start--;
+        else {
+            if (--end <= 0) break;
+            const ptrdiff_t t = idx[0]; idx[0] = idx[end]; idx[end] = t;
+            root = 0;
+        }
+        for (;;) {
+            ptrdiff_t c = 2 * root + 1;
+            if (c >= end) break;
+            if (c + 1 < end && rank_qless(o, idx[c], idx[c + 1])) c++;
+            if (!rank_qless(o, idx[root], idx[c])) break;
+            const ptrdiff_t t = idx[root]; idx[root] = idx[c]; idx[c] = t;
+            root = c;
+        }
+    }
 }
 
 void rank_query(const kd_tree *trees, const rank_groups *groups, ptrdiff_t n_strata, const int *off,
@@ -460,20 +495,16 @@ void rank_query(const kd_tree *trees, const rank_groups *groups, ptrdiff_t n_str
 {
     ptrdiff_t max_ns = 1;
     for (ptrdiff_t s = 0; s < n_strata; s++) if (trees[s].n > max_ns) max_ns = trees[s].n;
-    /* per stratum: the queried positions by group (gpos, group i at gpos[gstart[i]..
-     * gstart[i + 1])), the groups in the order they run (gord) and their query points in
-     * that order (qpts) */
-    ptrdiff_t *gid = (ptrdiff_t *) host->alloc(max_ns, sizeof(ptrdiff_t));
-    ptrdiff_t *gstart = (ptrdiff_t *) host->alloc(max_ns + 2, sizeof(ptrdiff_t));
-    ptrdiff_t *gpos = (ptrdiff_t *) host->alloc(max_ns, sizeof(ptrdiff_t));
-    ptrdiff_t *grep = (ptrdiff_t *) host->alloc(max_ns, sizeof(ptrdiff_t));
+    /* per stratum: the queried positions (ord) and their query points (qpts) in the order
+     * of the leaf each query point falls in; idx: the queries of each leaf with equal
+     * points next to each other, group i at idx[gstart[i]..gstart[i + 1]) */
     ptrdiff_t *key = (ptrdiff_t *) host->alloc(max_ns, sizeof(ptrdiff_t));
-    ptrdiff_t *gord = (ptrdiff_t *) host->alloc(max_ns, sizeof(ptrdiff_t));
+    ptrdiff_t *ord = (ptrdiff_t *) host->alloc(max_ns, sizeof(ptrdiff_t));
+    ptrdiff_t *idx = (ptrdiff_t *) host->alloc(max_ns, sizeof(ptrdiff_t));
+    ptrdiff_t *gstart = (ptrdiff_t *) host->alloc(max_ns + 1, sizeof(ptrdiff_t));
     ptrdiff_t *count = (ptrdiff_t *) host->alloc(max_ns + 1, sizeof(ptrdiff_t));
     double *qpts = (double *) host->alloc((size_t) max_ns * d, sizeof(double));
-    ptrdiff_t hsize = 2;
-    while (hsize < 2 * max_ns) hsize *= 2;
-    ptrdiff_t *table = (ptrdiff_t *) host->alloc(hsize, sizeof(ptrdiff_t));
+    double *buf = (double *) host->alloc((size_t) d, sizeof(double));
     /* the answers by index position (off[s] + p), written to o in row order at the end */
     const int width = nn2 ? 4 : 2;
     double *res = (double *) host->alloc((size_t) (n > 0 ? n : 1) * width, sizeof(double));
@@ -482,69 +513,56 @@ void rank_query(const kd_tree *trees, const rank_groups *groups, ptrdiff_t n_str
     for (int i = 0; i < nt; i++) sc[i].stack = (kd_item *) host->alloc(KD_STACK_MAX, sizeof(kd_item));
     ptrdiff_t room = 0;
     ptrdiff_t done = 0;
+    const rank_qorder qo = {qpts, d};
     for (ptrdiff_t s = 0; s < n_strata; s++) {
         const kd_tree *t = &trees[s];
         const ptrdiff_t ns = t->n;
         const rank_tree rt = groups && groups[s].t.n > 0 ? (rank_tree) {&groups[s].t, groups[s].w, groups[s].nw}
                                                          : (rank_tree) {t, NULL, NULL};
-        /* the groups of equal query points (a point with a NaN is never equal), numbered
-         * in the order of their first query in the tree */
-        ptrdiff_t hmask = 2;
-        while (hmask < 2 * ns) hmask *= 2;
-        hmask--;
-        for (ptrdiff_t h = 0; h <= hmask; h++) table[h] = -1;
-        ptrdiff_t ng = 0, nq = 0;
+        /* the queries in the order of the leaf their query point falls in (kd_query_leaf()),
+         * whether it lies near its own point (the attack) or not (the control) */
+        const ptrdiff_t nl = rt.t->n;
+        for (ptrdiff_t i = 0; i <= nl; i++) count[i] = 0;
+        ptrdiff_t nq = 0;
         for (ptrdiff_t p = 0; p < ns; p++) {
             const ptrdiff_t r = t->row[p];
             if (want[r] != 1) continue;
             at[r] = off[s] + p;
-            double *q = qpts + (size_t) nq * d; /* scratch until the groups are known */
-            for (int j = 0; j < d; j++) q[j] = xq[r + (size_t) j * n];
-            ptrdiff_t h = (ptrdiff_t) (rank_hash(q, d) & (uint64_t) hmask);
-            for (;;) {
-                const ptrdiff_t e = table[h];
-                if (e < 0) {
-                    table[h] = ng;
-                    grep[ng] = r;
-                    gstart[ng + 1] = 0;
-                    gid[nq] = ng++;
-                    break;
-                }
-                const ptrdiff_t r0 = grep[e];
-                int same = 1;
-                for (int j = 0; j < d && same; j++) same = xq[r0 + (size_t) j * n] == q[j];
-                if (same) { gid[nq] = e; break; }
-                h = (h + 1) & hmask;
-            }
-            gpos[nq++] = p;
+            for (int j = 0; j < d; j++) buf[j] = xq[r + (size_t) j * n];
+            key[p] = rt.t->nodes[kd_query_leaf(rt.t, buf)].begin;
+            count[key[p] + 1]++;
+            nq++;
         }
         if (nq == 0) continue;
-        /* positions by group (counting sort, tree order within a group) */
-        gstart[0] = 0;
-        for (ptrdiff_t e = 0; e < nq; e++) gstart[gid[e] + 1]++;
-        ptrdiff_t gmax = 0;
-        for (ptrdiff_t i = 0; i < ng; i++) {
-            if (gstart[i + 1] > gmax) gmax = gstart[i + 1];
-            gstart[i + 1] += gstart[i];
+        for (ptrdiff_t i = 0; i < nl; i++) count[i + 1] += count[i];
+        for (ptrdiff_t p = 0; p < ns; p++) {
+            const ptrdiff_t r = t->row[p];
+            if (want[r] != 1) continue;
+            const ptrdiff_t e = count[key[p]]++;
+            ord[e] = p;
+            idx[e] = e;
+            for (int j = 0; j < d; j++) qpts[e * d + j] = xq[r + (size_t) j * n];
         }
-        for (ptrdiff_t e = 0; e < nq; e++) key[e] = gpos[e];
-        for (ptrdiff_t i = 0; i < ng; i++) count[i] = gstart[i];
-        for (ptrdiff_t e = 0; e < nq; e++) gpos[count[gid[e]]++] = key[e];
-        /* the groups in the order of the leaf their query point falls in (kd_query_leaf()),
-         * whether it lies near its own points (the attack) or not (the control) */
-        for (ptrdiff_t i = 0; i <= rt.t->n; i++) count[i] = 0;
-        for (ptrdiff_t i = 0; i < ng; i++) {
-            double *q = qpts; /* scratch */
-            for (int j = 0; j < d; j++) q[j] = xq[grep[i] + (size_t) j * n];
-            key[i] = rt.t->nodes[kd_query_leaf(rt.t, q)].begin;
-            count[key[i] + 1]++;
+        /* equal query points fall in the same leaf: within each leaf, sorted, they are runs
+         * (a point with a NaN is never equal to another) */
+        ptrdiff_t ng = 0, gmax = 0;
+        for (ptrdiff_t b = 0; b < nq;) {
+            ptrdiff_t e = b;
+            while (e < nq && key[ord[e]] == key[ord[b]]) e++;
+            rank_qsort(&qo, idx + b, e - b);
+            for (ptrdiff_t i = b; i < e; i++) {
+                const double *x = qpts + idx[i] * d, *y = qpts + idx[i > b ? i - 1 : i] * d;
+                int same = i > b;
+                for (int j = 0; j < d && same; j++) same = x[j] == y[j];
+                if (!same) {
+                    if (ng > 0 && i - gstart[ng - 1] > gmax) gmax = i - gstart[ng - 1];
+                    gstart[ng++] = i;
+                }
+            }
+            b = e;
         }
-        for (ptrdiff_t i = 0; i < rt.t->n; i++) count[i + 1] += count[i];
-        for (ptrdiff_t i = 0; i < ng; i++) {
-            const ptrdiff_t e = count[key[i]]++;
-            gord[e] = i;
-            for (int j = 0; j < d; j++) qpts[e * d + j] = xq[grep[i] + (size_t) j * n];
-        }
+        if (nq - gstart[ng - 1] > gmax) gmax = nq - gstart[ng - 1];
+        gstart[ng] = nq;
         if (gmax > room) {
             room = gmax > 2 * room ? gmax : 2 * room;
             for (int i = 0; i < nt; i++) {
@@ -558,20 +576,18 @@ void rank_query(const kd_tree *trees, const rank_groups *groups, ptrdiff_t n_str
         const int nts = threads_for(nt, (double) nq);
         for (ptrdiff_t from = 0; from < ng;) {
             /* about RANK_CHUNK queries per region */
-            ptrdiff_t to = from, nq_chunk = 0;
-            while (to < ng && nq_chunk < RANK_CHUNK) {
-                nq_chunk += gstart[gord[to] + 1] - gstart[gord[to]];
-                to++;
-            }
+            ptrdiff_t to = from;
+            while (to < ng && gstart[to] - gstart[from] < RANK_CHUNK) to++;
+            const ptrdiff_t nq_chunk = gstart[to] - gstart[from];
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nts) schedule(dynamic, 64)
 #endif
-            for (ptrdiff_t e = from; e < to; e++) {
+            for (ptrdiff_t i = from; i < to; i++) {
                 const rank_scratch *w = &sc[THREAD_ID];
-                const ptrdiff_t i = gord[e], b = gstart[i], g = gstart[i + 1] - b;
-                const double *q = qpts + e * d;
+                const ptrdiff_t b = gstart[i], g = gstart[i + 1] - b;
+                const double *q = qpts + idx[b] * d;
                 for (ptrdiff_t m = 0; m < g; m++) {
-                    const ptrdiff_t p = gpos[b + m];
+                    const ptrdiff_t p = ord[idx[b + m]];
                     w->mem[m].p = p;
                     const double ds = kd_point_d2(q, t->pts + (size_t) p * d, d);
                     w->mem[m].ds = isnan(ds) ? -1.0 : ds;
