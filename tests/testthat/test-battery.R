@@ -74,7 +74,7 @@ test_that("the capped rank kernel equals link_ranks() below the cap", {
   }
 })
 
-# Plain R reference of the combined rank and NNDR kernel (rank_nn2_query(), src/rank.c): per
+# Plain R reference of the combined rank and NNDR kernel (rank_query() with nn2, src/rank.c): per
 # queried row, the tree points of its own stratum strictly closer to its query point than its
 # own point (up to cap), the number at most as close (only below the cap), and the distances
 # to the two nearest points (Inf when the stratum holds one).
