@@ -57,20 +57,17 @@ void rank_build_groups(const kd_tree *trees, ptrdiff_t n_strata, const ptrdiff_t
  * off[s]..off[s + 1) of the index): o[r] = the number of tree points of the stratum
  * strictly closer to the query point than its own point (counted up to cap), o[r + n] =
  * the number at most as close (capped at 2^14; with `lazy`, exact but only while o[r] < cap,
- * as the battery's top-m shares need it). Rows and counts not computed keep their value.
- * Queries run in tree order over nt threads; the host pauses between chunks (with rows done).
- * groups (NULL, or one per stratum, from rank_build_groups()): a grouped stratum's counts
- * are summed over its groups, the same numbers. */
+ * as the battery's top-m shares need it). With nn2 (then o is n x 4, and lazy), o[r + 2n]
+ * and o[r + 3n] = the distances (not squared) to the nearest and second-nearest points of
+ * the row's own tree (Inf when it holds fewer). Rows and counts not computed keep their
+ * value. groups (NULL, or one per stratum, from rank_build_groups()): a grouped stratum's
+ * tree of distinct points is searched instead, each counted with its multiplicity.
+ * Queries with equal query points (as a shared-centroid release makes them) share one
+ * descent of the tree; the counts are those of each query alone, the same numbers for any
+ * grouping, order and thread count. The groups run in the order of the leaf their query
+ * point falls in, over nt threads; the host pauses between chunks (with the queries done). */
 void rank_query(const kd_tree *trees, const rank_groups *groups, ptrdiff_t n_strata, const int *off,
-                ptrdiff_t n, int d, const double *xq, const int *want, ptrdiff_t cap, int lazy, int nt,
-                double *o, const kernel_host *host);
-
-/* rank_query() with `lazy`, and the two nearest tree points of every queried row (nn2.c)
- * from the same descent: o is n x 4, columns 1 and 2 the counts of rank_query(), 3 and 4
- * the distances (not squared) to the nearest and second-nearest points of the row's own
- * tree (Inf when it holds fewer). Rows and counts not computed keep their value. */
-void rank_nn2_query(const kd_tree *trees, ptrdiff_t n_strata, const int *off, ptrdiff_t n, int d,
-                    const double *xq, const int *want, ptrdiff_t cap, int nt, double *o,
-                    const kernel_host *host);
+                ptrdiff_t n, int d, const double *xq, const int *want, ptrdiff_t cap, int lazy, int nn2,
+                int nt, double *o, const kernel_host *host);
 
 #endif

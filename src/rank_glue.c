@@ -202,14 +202,15 @@ SEXP ffi_index_rank(SEXP idx, SEXP zq, SEXP query, SEXP cap_, SEXP nthreads, SEX
     SEXP bar = PROTECT(progress_new(progress, (double) n, "Linking"));
     const kernel_host host = detanon_host(bar);
     const rank_groups *groups = rank_index_groups(idx, d, n_strata);
-    rank_query(trees, groups, n_strata, off, n, d, xq, want, cap, Rf_asLogical(lazy) == 1, nt, o, &host);
+    rank_query(trees, groups, n_strata, off, n, d, xq, want, cap, Rf_asLogical(lazy) == 1, 0, nt, o, &host);
     progress_done(bar);
     UNPROTECT(2);
     return out;
 }
 
 /* The lazy ranks of ffi_index_rank() and the nearest and second-nearest distances of the
- * same rows (rank_nn2_query()): an n x 4 matrix, NA for rows not queried. */
+ * same rows from the same descent (rank_query() with nn2): an n x 4 matrix, NA for rows
+ * not queried. */
 SEXP ffi_index_rank_nn2(SEXP idx, SEXP zq, SEXP query, SEXP cap_, SEXP nthreads)
 {
     const ptrdiff_t n = Rf_nrows(zq);
@@ -223,7 +224,8 @@ SEXP ffi_index_rank_nn2(SEXP idx, SEXP zq, SEXP query, SEXP cap_, SEXP nthreads)
     for (ptrdiff_t i = 0; i < 4 * n; i++) o[i] = NA_REAL;
     if (n == 0) { UNPROTECT(1); return out; }
     const kernel_host host = detanon_host(R_NilValue);
-    rank_nn2_query(trees, n_strata, off, n, d, REAL_RO(zq), LOGICAL_RO(query), cap, nt, o, &host);
+    rank_query(trees, rank_index_groups(idx, d, n_strata), n_strata, off, n, d, REAL_RO(zq), LOGICAL_RO(query),
+               cap, 1, 1, nt, o, &host);
     UNPROTECT(1);
     return out;
 }

@@ -132,6 +132,21 @@ zr[1:50, ] <- zr[51:100, ]
 cr <- detanon:::cell_setup(sample(1:3, 3000, TRUE, prob = c(10, 10, 0.01)))
 ir <- detanon:::rank_index(zr, cr)
 for (cap in c(0, 3, 1e6)) rn <- .Call(detanon:::C_ffi_index_rank_nn2, ir, zr[sample(3000), ], rep(TRUE, 3000), cap, 2L)
+# the same, and the counts of link_ranks() (capped, and lazy), with queries sharing their
+# point (groups of 1 to 60, as a shared-centroid release) on a tree of many tied points (its
+# distinct points searched), near-underflow and huge magnitudes, and strata of 1 and 2
+zg <- zr[rep(seq_len(100), 1:100)[seq_len(3000)], ]
+for (sc in c(1, 1e-160, 1e200)) {
+  ig <- detanon:::rank_index(zg * sc, cr)
+  for (cap in c(0, 3, 1e6)) {
+    rn <- .Call(detanon:::C_ffi_index_rank_nn2, ig, zr * sc, rep(TRUE, 3000), cap, 2L)
+    rn <- .Call(detanon:::C_ffi_index_rank_nn2, ir, zg * sc, rep(TRUE, 3000), cap, 2L)
+  }
+  for (lazy in c(FALSE, TRUE)) rk <- .Call(detanon:::C_ffi_index_rank, ig, zg[sample(3000), ] * sc, rep(TRUE, 3000), 3,
+                                           2L, FALSE, lazy)
+}
+i12 <- detanon:::rank_index(zr[1:3, ], detanon:::cell_setup(c(1L, 2L, 2L)))
+rk <- .Call(detanon:::C_ffi_index_rank_nn2, i12, zr[c(2, 2, 2), ], rep(TRUE, 3), 3, 1L)
 kc <- detanon:::nearest_in_cells(zr, zr[1:2500, ], sample(1:2, 3000, TRUE), sample(1:3, 2500, TRUE), k = 10L,
                                  nthreads = 2L)
 cf <- detanon:::cell_orders(sample(1:2, 3000, TRUE), sample(1:3, 2500, TRUE), sample(3000L, 2500))

@@ -74,7 +74,7 @@ test_that("the capped rank kernel equals link_ranks() below the cap", {
   }
 })
 
-# Plain R reference of the combined rank and NNDR kernel (rank_nn2_query(), src/rank.c): per
+# Plain R reference of the combined rank and NNDR kernel (rank_query() with nn2, src/rank.c): per
 # queried row, the tree points of its own stratum strictly closer to its query point than its
 # own point (up to cap), the number at most as close (only below the cap), and the distances
 # to the two nearest points (Inf when the stratum holds one).
@@ -132,6 +132,28 @@ test_that("the combined rank and NNDR kernel equals plain R: ties, duplicates, f
         nn <- .Call(detanon:::C_ffi_battery_nn2, index, zq, ifelse(want, cs$id, 0L), 1L)
         expect_identical(got[want, 3:4, drop = FALSE], nn[want, , drop = FALSE])
       }
+    }
+  }
+})
+
+test_that("the combined rank and NNDR kernel on shared query points, tied trees and extreme magnitudes equals plain R (issue 39)", {
+  for (nm in names(rank_cases())) {
+    cs <- rank_cases()[[nm]]
+    n <- nrow(cs$zt)
+    s <- detanon:::cell_setup(cs$cell)
+    index <- detanon:::rank_index(cs$zt, s)
+    want <- stats::runif(n) < 0.9
+    want[1] <- TRUE
+    perm <- sample(n)
+    index_p <- detanon:::rank_index(cs$zt[perm, , drop = FALSE], detanon:::cell_setup(cs$cell[perm]))
+    for (cap in c(0, 1, 2, 3, 1e6)) {
+      ref <- ref_rank_nn2(cs$zt, cs$zq, s$id, want, min(cap, n + 1))
+      for (nt in 1:2) {
+        got <- .Call(detanon:::C_ffi_index_rank_nn2, index, cs$zq, want, as.double(cap), nt)
+        expect_identical(got, ref, info = paste(nm, cap, nt))
+      }
+      gotp <- .Call(detanon:::C_ffi_index_rank_nn2, index_p, cs$zq[perm, , drop = FALSE], want[perm], as.double(cap), 2L)
+      expect_identical(gotp[order(perm), , drop = FALSE], ref, info = paste(nm, cap))
     }
   }
 })

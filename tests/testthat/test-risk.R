@@ -671,3 +671,38 @@ test_that("the rank index counts tied points as groups: the counts of a plain R 
   gotp <- detanon:::link_ranks(sp, zt[perm, ], zq[perm, ], want[perm], 3, 1L)
   expect_identical(gotp[order(perm), ], detanon:::link_ranks(s, zt, zq, want, 3, 1L, index = index))
 })
+
+test_that("rank queries sharing a query point, tied trees and extreme magnitudes: the counts of a plain R loop (issue 39)", {
+  for (nm in names(rank_cases())) {
+    cs <- rank_cases()[[nm]]
+    zt <- cs$zt
+    zq <- cs$zq
+    n <- nrow(zt)
+    s <- detanon:::cell_setup(cs$cell)
+    index <- detanon:::rank_index(zt, s)
+    want <- stats::runif(n) < 0.9
+    want[1] <- TRUE
+    ref <- matrix(NA_real_, n, 2)
+    for (i in which(want)) {
+      r <- ref_rank_d2(zt, zq, s$id, i)
+      ref[i, ] <- c(sum(r$d2 < r$own), sum(r$d2 <= r$own))
+    }
+    perm <- sample(n)
+    sp <- detanon:::cell_setup(cs$cell[perm])
+    for (cap in c(1, 3, 1e6)) {
+      expect_ref <- cbind(pmin(ref[, 1], cap), pmin(ref[, 2], 2^14))
+      for (nt in 1:2) {
+        got <- detanon:::link_ranks(s, zt, zq, want, cap, nt, index = index)
+        expect_identical(got, expect_ref, info = paste(nm, cap, nt))
+        lazy <- detanon:::battery_ranks(index, zq, want, cap, nt)
+        expect_identical(lazy[, 1], expect_ref[, 1], info = paste(nm, cap, nt))
+        below <- want & ref[, 1] < cap
+        expect_identical(lazy[below, 2], ref[below, 2], info = paste(nm, cap, nt))
+        expect_true(all(is.na(lazy[!below, 2])))
+      }
+      # any row order: the same counts
+      gotp <- detanon:::link_ranks(sp, zt[perm, , drop = FALSE], zq[perm, , drop = FALSE], want[perm], cap, 2L)
+      expect_identical(gotp[order(perm), , drop = FALSE], expect_ref, info = paste(nm, cap))
+    }
+  }
+})
