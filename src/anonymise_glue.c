@@ -21,13 +21,12 @@ static SEXP step5_scale(int d, const double *sd, const double *c_sd, const int *
 
 /* The scratch memory of ffi_anonymise()'s search (the rows by stratum, nthreads kd-trees of
  * the largest strata and their centroid buffer: about 70 bytes per record at d = 4 and 2
- * threads), kept between calls in one malloc'd block: taken from R's heap each time, it was
- * collected and returned to the system, then faulted in again page by page, and it brought
- * on garbage collections of the whole session, all on the calling thread (at 1e6 records
- * and 2 threads, 70 MB and 30-60 ms a call). The first call of a size takes R_alloc memory
- * (freed by R, also after an error or interrupt) and counts what it needed; the block is
- * then sized to that and reused by the next calls. A block above SCRATCH_KEEP bytes is not
- * kept, and one is shrunk when a call needs less than a quarter of it. */
+ * threads), kept between calls in one malloc'd block. From R's heap it would be faulted in
+ * page by page at every call and bring on garbage collections of the whole session, all on
+ * the calling thread (at 1e6 records: 70 MB, 30-100 ms a call). A call takes what does not
+ * fit in the block with R_alloc (freed by R, also after an error or interrupt) and counts
+ * all it needed; the block is then resized to that: kept up to SCRATCH_KEEP bytes, shrunk
+ * when a call needed less than a quarter of it. */
 #define SCRATCH_KEEP ((size_t) 256 << 20)
 #define SCRATCH_ALIGN ((size_t) 64)
 static struct {
