@@ -70,15 +70,15 @@ time_turns <- function(fns, reps) {
 
 # The seconds each thread of this process has run and waited for a CPU
 # (/proc/self/task/*/schedstat); with `since` (an earlier result), the calling thread's run
-# time, all threads' run time and their wait since then. NA where Linux schedstat is missing.
-thread_times <- function(since = NULL) {
+# time, all threads' run time and their wait since then (NA without Linux's /proc).
+thread_times <- function(since) {
   tasks <- list.files("/proc/self/task")
-  if (!length(tasks)) return(if (is.null(since)) NULL else rep(NA_real_, 3L))
+  if (!length(tasks)) return(if (missing(since)) NULL else rep(NA_real_, 3L))
   now <- vapply(tasks, function(tk) {
     v <- suppressWarnings(as.numeric(strsplit(readLines(file.path("/proc/self/task", tk, "schedstat")), " ")[[1L]][1:2]))
     if (length(v) == 2L) v / 1e9 else c(NA_real_, NA_real_)
   }, numeric(2))
-  if (is.null(since)) return(now)
+  if (missing(since)) return(now)
   was <- since[, match(colnames(now), colnames(since)), drop = FALSE]
   was[is.na(was)] <- 0
   main <- as.character(Sys.getpid())

@@ -107,7 +107,7 @@ test_that("the search's scratch memory kept between calls (grown, reused, shrunk
   expect_identical(run(big), big0)
   expect_identical(run(big, 1), big0)
   expect_identical(run(small, 1), small0)
-  # and the centroids of format = "none" are those of the kernel without the kept block
+  # and the centroids of format = "none" are the kernel's on R's memory (ffi_knn_centroids)
   none <- anonymise(big, k = 4, strata = "g", format = "none", nthreads = 2)
   x <- as.matrix(big[-1])
   st <- detanon:::col_stats(x)
