@@ -72,6 +72,8 @@ time_turns <- function(fns, reps) {
 # (/proc/self/task/*/schedstat); with `since` (an earlier result), the calling thread's run
 # time, all threads' run time and their wait since then (NA without Linux's /proc).
 thread_times <- function(since) {
+  # (a running thread's count is brought up to date when it leaves the CPU: sleep first)
+  Sys.sleep(0.001)
   tasks <- list.files("/proc/self/task")
   if (!length(tasks)) return(if (missing(since)) NULL else rep(NA_real_, 3L))
   now <- vapply(tasks, function(tk) {
