@@ -58,7 +58,7 @@ time_turns <- function(fns, reps) {
   for (i in seq_len(reps)) for (f in names(fns)) {
     invisible(gc())
     s0 <- thread_times()
-    st <- system.time(fns[[f]]())
+    st <- system.time(fns[[f]](), gcFirst = FALSE)
     sched[i, f, ] <- thread_times(s0)
     t[i, f] <- st[["elapsed"]]
     cpu[i, f] <- st[["user.self"]] + st[["sys.self"]]
