@@ -152,7 +152,8 @@ finish_column <- function(m, form, target = NULL, scan = NULL, fit = NULL, nthre
     sc <- pow2_form(form, form_limits(NULL, b$lo, b$hi, scan))
     fit <- finish_fit(function(init, f) f(init, v), sc$form, target, sc$lim, nthreads)
   }
-  v <- times_pow2(apply_fit(v, fit, nthreads), -form$e)
+  # (v, the squeezed values, is this call's own new vector: the map overwrites it)
+  v <- times_pow2(apply_fit(v, fit, nthreads, into = TRUE), -form$e)
   if (form$as_integer && identical(b$d, 0L)) v <- as.integer(v)
   v
 }
@@ -279,9 +280,10 @@ fit_par <- function(fit) {
 # The values of the map `fit` (finish_fit()) on the squeezed values `v`: a + b * v, the
 # values beyond the thresholds held at the limits (see fit_moments()): below tL, spread
 # over [L, L + dL) by their distance from the lowest value vmin; above tU, over
-# (U - dU, U]; all kept within [L, U] (mask_fit_apply() in C).
-apply_fit <- function(v, fit, nthreads = 1L) {
-  w <- .Call(C_ffi_fit_apply, as.double(v), fit_par(fit), nthreads)
+# (U - dU, U]; all kept within [L, U] (mask_fit_apply() in C). `into`: written over `v`, a
+# double vector of the caller's own that nothing else refers to (a column less of memory).
+apply_fit <- function(v, fit, nthreads = 1L, into = FALSE) {
+  w <- .Call(C_ffi_fit_apply, as.double(v), fit_par(fit), nthreads, into)
   if (is.null(fit$cut)) return(w)
   # to whole numbers: to nearest, except the values at or beyond the cut in the order of
   # (fraction, value), which go the other way (fit_rounding())

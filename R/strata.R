@@ -5,8 +5,7 @@
 # NA is a level of its own, sorted last.
 stratum_ids <- function(data, strata) {
   n <- nrow(data)
-  id <- rep.int(1L, n)
-  if (!length(strata) || !n) return(id)
+  if (!length(strata) || !n) return(rep.int(1L, n))
   first <- TRUE
   for (v in strata) {
     code <- column_codes(data[[v]])
@@ -89,7 +88,7 @@ combination_ids <- function(cols) {
 column_codes <- function(x) {
   if (is.factor(x)) {
     code <- as.integer(x)
-    code[is.na(code)] <- nlevels(x) + 1L
+    if (anyNA(code)) code[is.na(code)] <- nlevels(x) + 1L
     return(code)
   }
   match(x, sort_unique_radix(x, na.last = TRUE))

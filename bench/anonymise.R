@@ -47,16 +47,44 @@ nabor_anonymise <- function(data, vars, strata, k) {
 # run, after the one-thread run, made 5 to 6 collections, the one-thread run, after the
 # R + nabor run, 3; 0.05 s more of them).
 # Attribute "cpu": the best user + system times (the fairer measure when other jobs share
-# the machine; the same as elapsed on one thread of an idle machine).
+# the machine; the same as elapsed on one thread of an idle machine). Attribute "sched": of
+# the fastest run of each, the time the calling thread ran, the time all the process's
+# threads ran, and the time they waited for a CPU (Linux schedstat): a wait of more than a
+# few milliseconds means other jobs held the cores, and a two-thread time then does not
+# measure the threads.
 time_turns <- function(fns, reps) {
   t <- cpu <- matrix(NA_real_, reps, length(fns), dimnames = list(NULL, names(fns)))
+  sched <- array(NA_real_, c(reps, length(fns), 3L), list(NULL, names(fns), c("main", "all", "wait")))
   for (i in seq_len(reps)) for (f in names(fns)) {
     invisible(gc())
-    st <- system.time(fns[[f]]())
+    s0 <- thread_times()
+    st <- system.time(fns[[f]](), gcFirst = FALSE)
+    sched[i, f, ] <- thread_times(s0)
     t[i, f] <- st[["elapsed"]]
     cpu[i, f] <- st[["user.self"]] + st[["sys.self"]]
   }
-  structure(apply(t, 2L, min), cpu = apply(cpu, 2L, min))
+  best <- apply(t, 2L, which.min)
+  structure(apply(t, 2L, min), cpu = apply(cpu, 2L, min),
+            sched = vapply(names(fns), function(f) sched[best[[f]], f, ], numeric(3)))
+}
+
+# The seconds each thread of this process has run and waited for a CPU
+# (/proc/self/task/*/schedstat); with `since` (an earlier result), the calling thread's run
+# time, all threads' run time and their wait since then (NA without Linux's /proc).
+thread_times <- function(since) {
+  # (a running thread's count is brought up to date when it leaves the CPU: sleep first)
+  Sys.sleep(0.001)
+  tasks <- list.files("/proc/self/task")
+  if (!length(tasks)) return(if (missing(since)) NULL else rep(NA_real_, 3L))
+  now <- vapply(tasks, function(tk) {
+    v <- suppressWarnings(as.numeric(strsplit(readLines(file.path("/proc/self/task", tk, "schedstat")), " ")[[1L]][1:2]))
+    if (length(v) == 2L) v / 1e9 else c(NA_real_, NA_real_)
+  }, numeric(2))
+  if (missing(since)) return(now)
+  was <- since[, match(colnames(now), colnames(since)), drop = FALSE]
+  was[is.na(was)] <- 0
+  main <- as.character(Sys.getpid())
+  c(main = now[1L, main] - was[1L, main], all = sum(now[1L, ] - was[1L, ]), wait = sum(now[2L, ] - was[2L, ]))
 }
 
 peak_rss_mb <- function() {
@@ -69,7 +97,7 @@ if (length(args) == 0L) {
   cat(sprintf("machine: %d cores, %s; R %s\n", parallel::detectCores(),
               sub("model name\t: ", "", grep("model name", readLines("/proc/cpuinfo"), value = TRUE)[1]),
               getRversion()))
-  rows <- list()
+  rows <- sched <- list()
   for (n in c(1e5, 1e6)) {
     d <- make_data(n)
     reps <- if (n <= 1e5) 5L else 3L
@@ -86,10 +114,18 @@ if (length(args) == 0L) {
                                             threads_gain = t[["t1"]] / t[["t2"]],
                                             cpu_vs_nabor_1t = attr(t, "cpu")[["nabor"]] / attr(t, "cpu")[["t1"]],
                                             cpu_vs_rann_1t = attr(t, "cpu")[["rann"]] / attr(t, "cpu")[["t1"]])
+    sched[[length(sched) + 1L]] <- data.frame(n = n, cpu_1t_s = attr(t, "sched")["all", "t1"],
+                                              cpu_2t_s = attr(t, "sched")["all", "t2"],
+                                              calling_thread_2t_s = attr(t, "sched")["main", "t2"],
+                                              wait_1t_s = attr(t, "sched")["wait", "t1"],
+                                              wait_2t_s = attr(t, "sched")["wait", "t2"])
   }
   cat("Times: best of the runs (elapsed s) on the same data, in turns; ratios > 1: anonymise() faster.\n")
   cat("CPU times are printed too: on a shared machine they are the fairer measure.\n")
   print(do.call(rbind, rows), digits = 3, row.names = FALSE)
+  cat("anonymise() in its fastest run: CPU seconds, the calling thread's run time and the threads' wait for a CPU\n",
+      "(a wait above a few ms: other jobs held the cores, and threads_gain is then not a measure of the threads).\n")
+  print(do.call(rbind, sched), digits = 3, row.names = FALSE)
   cat("load average at the end (1, 5, 15 min):", readLines("/proc/loadavg"), "\n")
 } else if (args[1] == "large-k") {
   # one stratum of 4 variables; k = n makes every record's k points the whole stratum

@@ -7,6 +7,8 @@
 #include "progress.h"
 #include "fsum.h"
 #include "threads.h"
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The scaling factors of step 5: sd / c_sd, NA for a column released as its mean. */
@@ -15,6 +17,79 @@ static SEXP step5_scale(int d, const double *sd, const double *c_sd, const int *
     SEXP out = Rf_allocVector(REALSXP, d);
     for (int j = 0; j < d; j++) REAL(out)[j] = flat[j] ? NA_REAL : sd[j] / c_sd[j];
     return out;
+}
+
+/* The scratch memory of ffi_anonymise()'s search (the rows by stratum, nthreads kd-trees of
+ * the largest strata and their centroid buffer: about 70 bytes per record at d = 4 and 2
+ * threads), kept between calls in one malloc'd block. From R's heap it would be faulted in
+ * page by page at every call and bring on garbage collections of the whole session, all on
+ * the calling thread (at 1e6 records: 70 MB, 30-100 ms a call). A call takes what does not
+ * fit in the block with R_alloc (freed by R, also after an error or interrupt) and counts
+ * all it needed; the block is then resized to that: kept up to SCRATCH_KEEP bytes, shrunk
+ * when a call needed less than a quarter of it. */
+#define SCRATCH_KEEP ((size_t) 256 << 20)
+#define SCRATCH_ALIGN ((size_t) 64)
+static struct {
+    char *base;     /* the block, SCRATCH_ALIGN-aligned; NULL: none */
+    void *raw;      /* what malloc() returned */
+    size_t cap, used, need;
+    int busy;       /* a call is using it (a nested call takes R_alloc memory) */
+} scratch;
+
+static void *scratch_alloc(size_t n, size_t size)
+{
+    n = n > 0 ? n : 1;
+    size = size > 0 ? size : 1;
+    if (n <= SIZE_MAX / size - SCRATCH_ALIGN) {
+        const size_t bytes = (n * size + SCRATCH_ALIGN - 1) / SCRATCH_ALIGN * SCRATCH_ALIGN;
+        scratch.need += bytes;
+        if (scratch.base && bytes <= scratch.cap - scratch.used) {
+            void *p = scratch.base + scratch.used;
+            scratch.used += bytes;
+            return p;
+        }
+    }
+    return detanon_alloc(n, size);
+}
+
+/* At the end of a call (also after an error or interrupt): the block resized to what the
+ * call needed. */
+static void scratch_done(void *unused)
+{
+    (void) unused;
+    scratch.busy = 0;
+    const size_t need = scratch.need;
+    if (need <= scratch.cap && need >= scratch.cap / 4) return;
+    free(scratch.raw);
+    scratch.raw = NULL;
+    scratch.base = NULL;
+    scratch.cap = 0;
+    if (need > SCRATCH_KEEP) return;
+    scratch.raw = malloc(need + SCRATCH_ALIGN);
+    if (!scratch.raw) return;
+    scratch.base = (char *) scratch.raw + (SCRATCH_ALIGN - (uintptr_t) scratch.raw % SCRATCH_ALIGN) % SCRATCH_ALIGN;
+    scratch.cap = need;
+}
+
+/* Steps 3 and 4 of ffi_anonymise(): the rows grouped by stratum and the search. */
+typedef struct {
+    const int *id;
+    knn_job job;
+    const char *bad;
+} search_call;
+
+static SEXP run_search(void *data)
+{
+    search_call *c = (search_call *) data;
+    knn_job *job = &c->job;
+    ptrdiff_t *off = (ptrdiff_t *) job->host->alloc((size_t) job->n_strata + 1, sizeof(ptrdiff_t));
+    ptrdiff_t *rows = (ptrdiff_t *) job->host->alloc(job->n, sizeof(ptrdiff_t));
+    knn_group_rows(c->id, job->n, job->n_strata, rows, off);
+    job->rows = rows;
+    job->off = off;
+    c->bad = knn_check_strata(off, job->n_strata, job->n, job->k);
+    if (!c->bad) knn_all(job);
+    return R_NilValue;
 }
 
 /* Steps 3-5 of anonymise(): x the n x p data, `id` the stratum (1..S) of each row (empty
@@ -43,17 +118,11 @@ SEXP ffi_anonymise(SEXP x, SEXP id_, SEXP k_, SEXP mean_, SEXP sd_, SEXP nthread
     const char *names[] = { "columns", "scale" };
     SEXP out = PROTECT(detanon_named_list(2, names));
 
-    /* rows grouped by stratum */
     ptrdiff_t n_strata = 0;
     for (ptrdiff_t i = 0; i < n; i++) {
         if (id[i] < 1 || id[i] > n) Rf_error("internal error: stratum id out of range in ffi_anonymise");
         if (id[i] > n_strata) n_strata = id[i];
     }
-    ptrdiff_t *off = (ptrdiff_t *) R_alloc((size_t) n_strata + 1, sizeof(ptrdiff_t));
-    ptrdiff_t *rows = (ptrdiff_t *) R_alloc(n, sizeof(ptrdiff_t));
-    knn_group_rows(id, n, n_strata, rows, off);
-    const char *bad = knn_check_strata(off, n_strata, n, k);
-    if (bad) Rf_error("internal error in ffi_anonymise: %s", bad);
 
     /* output columns: the masked ones receive the centroids, the others a copy */
     SEXP columns = SET_VECTOR_ELT(out, 0, Rf_allocVector(VECSXP, p));
@@ -75,9 +144,17 @@ SEXP ffi_anonymise(SEXP x, SEXP id_, SEXP k_, SEXP mean_, SEXP sd_, SEXP nthread
 
     /* steps 3 and 4: the k nearest neighbours on z-scores, and their centroids */
     SEXP bar = PROTECT(progress_new(progress_, (double) n, "Masking"));
-    const kernel_host host = detanon_host(bar);
-    knn_job job = { n, d, k, nt, src, m_d, s_d, rows, off, n_strata, cent, NULL, &host };
-    knn_all(&job);
+    kernel_host host = detanon_host(bar);
+    search_call call = { id, { n, d, k, nt, src, m_d, s_d, NULL, NULL, n_strata, cent, NULL, &host }, NULL };
+    if (scratch.busy) {
+        run_search(&call);
+    } else {
+        scratch.busy = 1;
+        scratch.used = scratch.need = 0;
+        host.alloc = scratch_alloc;
+        R_ExecWithCleanup(run_search, &call, scratch_done, NULL);
+    }
+    if (call.bad) Rf_error("internal error in ffi_anonymise: %s", call.bad);
     progress_done(bar);
     UNPROTECT(1);
 
@@ -410,14 +487,15 @@ SEXP ffi_fit_sums(SEXP state, SEXP v, SEXP fit, SEXP centre, SEXP dev_, SEXP nth
     return out;
 }
 
-/* mask_fit_apply() of v into a new vector. */
-SEXP ffi_fit_apply(SEXP v, SEXP fit, SEXP nthreads)
+/* mask_fit_apply() of v into a new vector, or with `into` TRUE over v itself (which the
+ * caller guarantees nothing else refers to). */
+SEXP ffi_fit_apply(SEXP v, SEXP fit, SEXP nthreads, SEXP into)
 {
     if (TYPEOF(v) != REALSXP) Rf_error("internal error: bad input to ffi_fit_apply");
     const mask_fit f = fit_from_sexp(fit);
     const ptrdiff_t n = XLENGTH(v);
     const int nt = threads_for(detanon_threads(nthreads), (double) n);
-    SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
+    SEXP out = PROTECT(Rf_asLogical(into) == 1 ? v : Rf_allocVector(REALSXP, n));
     const double *x = REAL_RO(v);
     double *o = REAL(out);
 #ifdef _OPENMP

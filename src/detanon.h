@@ -23,7 +23,7 @@ SEXP ffi_squeeze(SEXP v, SEXP lo, SEXP hi, SEXP round0);
 SEXP ffi_form_scan(SEXP v, SEXP lo, SEXP hi, SEXP scan);
 SEXP ffi_form_apply(SEXP v, SEXP lo, SEXP hi, SEXP scan, SEXP round0);
 SEXP ffi_fit_sums(SEXP state, SEXP v, SEXP fit, SEXP centre, SEXP dev, SEXP nthreads);
-SEXP ffi_fit_apply(SEXP v, SEXP fit, SEXP nthreads);
+SEXP ffi_fit_apply(SEXP v, SEXP fit, SEXP nthreads, SEXP into);
 SEXP ffi_col_maxabs(SEXP x);
 SEXP ffi_mask_strata(SEXP x, SEXP id, SEXP k, SEXP mean, SEXP sd, SEXP nthreads);
 SEXP ffi_acc_add(SEXP acc, SEXP x, SEXP centre);

@@ -16,7 +16,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_form_scan",      (DL_FUNC) &ffi_form_scan,      4},
     {"ffi_form_apply",     (DL_FUNC) &ffi_form_apply,     5},
     {"ffi_fit_sums",       (DL_FUNC) &ffi_fit_sums,       6},
-    {"ffi_fit_apply",      (DL_FUNC) &ffi_fit_apply,      3},
+    {"ffi_fit_apply",      (DL_FUNC) &ffi_fit_apply,      4},
     {"ffi_col_maxabs",     (DL_FUNC) &ffi_col_maxabs,     1},
     {"ffi_mask_strata",    (DL_FUNC) &ffi_mask_strata,    6},
     {"ffi_acc_add",        (DL_FUNC) &ffi_acc_add,        3},

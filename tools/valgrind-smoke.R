@@ -17,6 +17,13 @@ invisible(anonymise(big, k = 3, strata = character(), nthreads = 2))
 gl <- data.frame(g = rep(c("p", "q", "r"), c(4200, 5000, 4100)), x1 = rnorm(13300), x2 = rexp(13300))
 invisible(anonymise(gl, k = 3, strata = "g", nthreads = 2))
 fs <- .Call(detanon:::C_ffi_form_stats_cols, as.matrix(gl[2:3]), 70, 2L)
+# the search's scratch memory kept between calls: reused at the same size, used then shrunk
+# by a call needing less than a quarter of it, partly used then grown by a larger call
+invisible(anonymise(gl, k = 3, strata = "g", nthreads = 2))
+invisible(anonymise(d, k = 4, vars = vars, strata = c("g", "h"), nthreads = 2))
+invisible(anonymise(gl, k = 3, strata = "g", nthreads = 1))
+# the natural form's map written over the squeezed values
+fa <- detanon:::apply_fit(gl$x1 + 0, list(L = -1, U = 1, a = 0.1, b = 0.9, tL = -Inf, tU = Inf), 2L, into = TRUE)
 # the release form's squeeze in blocks of rows, the finite check, the matrix of columns and the
 # fingerprint's checksums, over threads (integer NA, logical, a matrix column, other types)
 sq <- detanon:::form_squeeze(c(-40, gl$x1, 30), -1, 1, 2L)

@@ -87,6 +87,37 @@ test_that("large strata of unequal sizes, more than the threads, get their own n
   expect_identical(anonymise(x[p, ], k = 5, strata = "g", nthreads = 2)[order(p), -1], one[-1], ignore_attr = TRUE)
 })
 
+test_that("the search's scratch memory kept between calls (grown, reused, shrunk) changes no release", {
+  # ffi_anonymise() keeps its search's scratch memory between calls, sized by the call before:
+  # a call that needs more than the block takes the rest from R (and the block grows after
+  # it), a call that needs less than a quarter of it uses it and shrinks it
+  set.seed(39)
+  make <- function(sizes) {
+    g <- rep(letters[seq_along(sizes)], sizes)
+    data.frame(g = g, x = round(stats::rnorm(length(g)), 2), y = stats::rexp(length(g)),
+               z = round(stats::runif(length(g), 0, 50)))
+  }
+  big <- make(c(9000, 5000, 4200))
+  small <- make(c(700, 300, 1000))
+  run <- function(d, nt = 2) anonymise(d, k = 4, strata = "g", nthreads = nt)
+  small0 <- run(small)
+  big0 <- run(big)
+  expect_identical(run(big), big0)
+  expect_identical(run(small), small0)
+  expect_identical(run(big), big0)
+  expect_identical(run(big, 1), big0)
+  expect_identical(run(small, 1), small0)
+  # and the centroids of format = "none" are the kernel's on R's memory (ffi_knn_centroids)
+  none <- anonymise(big, k = 4, strata = "g", format = "none", nthreads = 2)
+  x <- as.matrix(big[-1])
+  st <- detanon:::col_stats(x)
+  z <- sweep(sweep(x, 2, st$mean), 2, st$sd, "/")
+  g <- match(big$g, letters)
+  cen <- test_call("knn_centroids", z, order(g), c(0, cumsum(tabulate(g))), 4L, 2L)
+  expect_equal(unname(as.matrix(none[-1])), sweep(sweep(cen, 2, apply(cen, 2, sd), "/"), 2, st$sd, "*") |>
+                 sweep(2, st$mean, "+"), tolerance = 1e-12)
+})
+
 test_that("many small strata run in parallel with identical results", {
   x <- random_data(20000, d = 3, n_strata = 1, seed = 11)
   x$g <- factor(sample(2000, nrow(x), replace = TRUE))

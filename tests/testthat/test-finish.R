@@ -308,6 +308,12 @@ test_that("the map's C kernels equal their R references (apply and sums, in piec
       fit <- fits[[fn]]
       info <- paste(nm, fn)
       for (nt in 1:2) expect_identical(detanon:::apply_fit(v, fit, nt), apply_ref(v, fit), info = info)
+      # written over a vector of the caller's own
+      w <- v + 0
+      for (nt in 1:2) expect_identical(detanon:::apply_fit(w + 0, fit, nt, into = TRUE), apply_ref(v, fit), info = info)
+      r <- detanon:::apply_fit(w, fit, 2L, into = TRUE)
+      expect_identical(w, r)
+      expect_identical(w, apply_ref(v, fit), info = info)
       free <- v >= fit$tL & v <= fit$tU
       h <- if (any(!free)) held_ref(v[!free], fit) else numeric()
       mu <- mean(v)
