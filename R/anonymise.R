@@ -124,7 +124,8 @@
 #' The search keeps its scratch memory (the rows by stratum and the kd-trees of up to
 #' `nthreads` strata: about 70 bytes per record of 4 variables on 2 threads) from one call to
 #' the next, up to 256 MB, so that repeated calls on data of a similar size do not take it
-#' from R's heap again; a call that needs less than a quarter of it gives the rest back.
+#' from R's heap again; a call that needs less than a quarter of it gives the rest back, and
+#' unloading the package (`unloadNamespace("detanon")`) gives back all of it.
 #'
 #' @param data A data frame (data.frame, tibble or data.table).
 #' @param vars Continuous columns to mask. Default: the numeric columns not in `strata`.

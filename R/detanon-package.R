@@ -25,3 +25,9 @@
 #' @importFrom cli cli_progress_cleanup
 #' @useDynLib detanon, .registration = TRUE, .fixes = "C_"
 "_PACKAGE"
+
+# The compiled code is unloaded with the namespace, which gives back the memory anonymise()
+# keeps between calls (see "Memory" in ?anonymise).
+.onUnload <- function(libpath) {
+  library.dynam.unload("detanon", libpath)
+}

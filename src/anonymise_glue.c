@@ -71,6 +71,15 @@ static void scratch_done(void *unused)
     scratch.cap = need;
 }
 
+/* The block given back when the package's library is unloaded. */
+void anonymise_scratch_free(void)
+{
+    free(scratch.raw);
+    scratch.raw = NULL;
+    scratch.base = NULL;
+    scratch.cap = 0;
+}
+
 /* Steps 3 and 4 of ffi_anonymise(): the rows grouped by stratum and the search. */
 typedef struct {
     const int *id;

@@ -15,6 +15,7 @@
 
 /* anonymise_glue.c: anonymise(), and step 5 of every masking path (kernels: knn.c, mask.c) */
 SEXP ffi_anonymise(SEXP x, SEXP id, SEXP k, SEXP mean, SEXP sd, SEXP nthreads, SEXP progress);
+void anonymise_scratch_free(void);
 SEXP ffi_rescale(SEXP centroids, SEXP mean, SEXP sd, SEXP centroid_sd, SEXP nthreads);
 SEXP ffi_col_stats(SEXP x, SEXP nthreads);
 SEXP ffi_form_stats(SEXP x, SEXP kk);

@@ -99,3 +99,9 @@ void attribute_visible R_init_detanon(DllInfo *dll)
     R_forceSymbols(dll, TRUE);
     progress_init();
 }
+
+void attribute_visible R_unload_detanon(DllInfo *dll)
+{
+    (void) dll;
+    anonymise_scratch_free();
+}
