@@ -89,8 +89,10 @@ rg <- detanon:::adaptive_rungs(pr, sapply(c(3L, 7L, 30L), function(k) pmin(k, pr
 pa <- anonymise_partitioned(split(d, rep(1:3, length.out = n)), vars = vars, strata = c("g", "h"), k = 2,
                             method = "adaptive", k_max = c(20, 40), m = 3, rate = c(0.4, 0.2), group_size = 100,
                             future = FALSE, check_identifiers = FALSE, nthreads = 2)
+# (seed = NULL: the search stays in this process; its forks, R code around the same kernels,
+# are not run under valgrind, where a forked child of `R -f` can read on in the script)
 tu <- suppressWarnings(tune_release(d, vars = vars, strata = c("g", "h"), linkage = 0.2, top_m = 0.5,
-                                   risk1 = 1, risk2 = 1, nthreads = 2))
+                                   risk1 = 1, risk2 = 1, nthreads = 2, seed = NULL))
 # the risk battery: capped ranks, NNDR (2 nearest), neighbour sets (categorical and
 # numeric, heap and radius paths, leave-out), singling out
 bm <- m
