@@ -90,7 +90,9 @@ pa <- anonymise_partitioned(split(d, rep(1:3, length.out = n)), vars = vars, str
                             method = "adaptive", k_max = c(20, 40), m = 3, rate = c(0.4, 0.2), group_size = 100,
                             future = FALSE, check_identifiers = FALSE, nthreads = 2)
 # (seed = NULL: the search stays in this process; its forks, R code around the same kernels,
-# are not run under valgrind, where a forked child of `R -f` can read on in the script)
+# are not run under valgrind, where a child of parallel::mcparallel() or mclapply() in an
+# `R -f` script returns to the script and runs the rest of it: base R alone does this, with a
+# 12-line script of mcparallel(), mclapply() and pskill(), and not without valgrind)
 tu <- suppressWarnings(tune_release(d, vars = vars, strata = c("g", "h"), linkage = 0.2, top_m = 0.5,
                                    risk1 = 1, risk2 = 1, nthreads = 2, seed = NULL))
 # the risk battery: capped ranks, NNDR (2 nearest), neighbour sets (categorical and
