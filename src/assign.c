@@ -954,9 +954,44 @@ static ptrdiff_t auction_restart(csr *g, ptrdiff_t nh, ptrdiff_t ng, ptrdiff_t n
     a.val = (double *) host->alloc(a.L, sizeof(double));
     a.pos = (ptrdiff_t *) host->alloc(a.L, sizeof(ptrdiff_t));
     ptrdiff_t *queue = (ptrdiff_t *) host->alloc(nr, sizeof(ptrdiff_t));
-    for (ptrdiff_t s = 0; s < slots; s++) { a.price[s] = 0.0; a.owner[s] = -1; }
+    /* first prices: the dual of the affine map of the originals' means and deviations onto
+     * the released records' (per variable, x -> m_c + a (x - m_r)): |x - y|^2 + w(y) is
+     * least at that map's image for w(y) = (1/a - 1) y^2 + 2 (m_r - m_c / a) y, shifted
+     * to a least price of 0 (where the released records spread wider than the originals,
+     * as noisy releases do, the auction from zero prices raised them by about that trend) */
+    double *first = (double *) host->alloc(ng, sizeof(double));
+    for (ptrdiff_t g = 0; g < ng; g++) first[g] = 0.0;
+    for (int j = 0; j < d; j++) {
+        double sr = 0.0, sr2 = 0.0, sc = 0.0, sc2 = 0.0;
+        for (ptrdiff_t h = 0; h < nh; h++) {
+            const double y = Ag[(size_t) h * d + j], n = (double) w->rsize[h];
+            sr += n * y;
+            sr2 += n * y * y;
+        }
+        for (ptrdiff_t g = 0; g < ng; g++) {
+            const double y = Bg[(size_t) g * d + j], n = (double) (w->goff[g + 1] - w->goff[g]);
+            sc += n * y;
+            sc2 += n * y * y;
+        }
+        const double mr = sr / (double) nr, mc = sc / (double) slots;
+        const double vr = sr2 / (double) nr - mr * mr, vc = sc2 / (double) slots - mc * mc;
+        if (!(vr > 0.0) || !(vc > 0.0)) continue;
+        const double sa = sqrt(vc / vr), gam = 1.0 / sa - 1.0, bet = 2.0 * (mr - mc / sa);
+        for (ptrdiff_t g = 0; g < ng; g++) {
+            const double y = Bg[(size_t) g * d + j];
+            first[g] += (gam * y + bet) * y;
+        }
+    }
+    double least = INFINITY;
+    for (ptrdiff_t g = 0; g < ng; g++) if (first[g] < least) least = first[g];
+    for (ptrdiff_t g = 0; g < ng; g++)
+        for (ptrdiff_t s = w->goff[g]; s < w->goff[g + 1]; s++) { a.price[s] = first[g] - least; a.owner[s] = -1; }
     for (ptrdiff_t i = 0; i < nr; i++) a.taken[i] = -1;
-    for (ptrdiff_t p = 0; p < ng; p++) { a.gpos[loc_c[tree->row[p]]] = p; wpos[p] = 0.0; }
+    for (ptrdiff_t p = 0; p < ng; p++) {
+        const ptrdiff_t g = loc_c[tree->row[p]];
+        a.gpos[g] = p;
+        wpos[p] = a.price[w->goff[g]];
+    }
     assign_node_weights(tree, wpos, nodew);
     tree_parents(tree, a.parent);
     a.fitted = 0;

@@ -504,7 +504,21 @@ test_that("the sparse assignment gives the saved results of main (plain, MDAV, n
         got <- .Call(detanon:::C_ffi_assign, p$zr, p$zc, as.integer(order(p$cell_r)),
                      as.integer(c(0L, cumsum(tabulate(p$cell_r, k)))), as.integer(order(p$cell_c)),
                      as.integer(c(0L, cumsum(tabulate(p$cell_c, k)))), 50, cand, 10L, nt)
-        expect_identical(got, want, label = paste(nm, "cand", cand, "nthreads", nt))
+        info <- paste(nm, "cand", cand, "nthreads", nt)
+        if (!any(want$auction)) {
+          expect_identical(got, want, label = info)
+          next
+        }
+        # the auction starts from the prices of the affine map of means and deviations, not
+        # from zero: the same regrets, costs and successes (which released record of a group
+        # of identical ones a record takes may differ, and the bound by rounding)
+        expect_identical(got[c("regret", "cost", "sparse", "fallback", "auction")],
+                         want[c("regret", "cost", "sparse", "fallback", "auction")], info = info)
+        expect_equal(got$bound, want$bound, tolerance = 1e-12, info = info)
+        rows <- which(!is.na(want$col))
+        expect_identical(detanon:::assignment_success(got$col, rows, p$zr, p$zc, p$cell_r, p$cell_c),
+                         detanon:::assignment_success(want$col, rows, p$zr, p$zc, p$cell_r, p$cell_c),
+                         info = info)
       }
     }
   }
