@@ -1086,6 +1086,11 @@ typedef struct {
     const ptrdiff_t *goff, *used, *mem; /* column group g holds row groups mem[goff[g] .. goff[g] + used[g]) */
     const double *v0;
     const kd_tree *tree;                /* the column groups' tree (tree rows -> group: loc_c), or NULL */
+    /* with the tree: the candidate edges of the row groups (c(h, j) = cost[e], as the tree's
+     * search computes it) and lb[h], at most c(h, j) for every column group j off them */
+    const ptrdiff_t *ptr;
+    const int *col;
+    const double *cost, *lb;
     const int *loc_c, *parent;
     const ptrdiff_t *gpos;              /* column group -> tree position */
     double *wpos, *nodew;               /* wt by tree position; its least per node */
@@ -1150,12 +1155,21 @@ static void canon_raise(canon *c, ptrdiff_t j, double x)
     }
 }
 
-/* Raise every column group j with u - c(q, j) > wt(j). In the tree, a node is skipped when
- * its box distance + least weight exceeds u (a raise needs c + wt < u, up to rounding, and
- * both are lower bounds, monotone in floating point). */
-static void canon_relax(canon *c, const double *q, double u)
+/* Raise every column group j with c(h, j) + wt(j) < u (q: the point of row group h). When
+ * u <= lb[h], only candidate edges can (c(h, j) <= c(h, j) + wt(j) in floating point, wt >= 0).
+ * In the tree, a node is skipped when its box distance + least weight exceeds u (both are
+ * lower bounds, monotone in floating point). */
+static void canon_relax(canon *c, ptrdiff_t h, const double *q, double u)
 {
     const int d = c->d;
+    if (c->tree && u <= c->lb[h]) {
+        for (ptrdiff_t e = c->ptr[h]; e < c->ptr[h + 1]; e++) {
+            const ptrdiff_t j = c->col[e];
+            const double dj = c->cost[e];
+            if (dj + c->wt[j] < u && u - dj > c->wt[j]) canon_raise(c, j, u - dj);
+        }
+        return;
+    }
     if (!c->tree) {
         for (ptrdiff_t j = 0; j < c->ng; j++) {
             const double dj = assign_d2(q, c->B + (size_t) j * d, d);
@@ -1216,7 +1230,7 @@ static int canon_dual(canon *c, ptrdiff_t nh, assign_work *w)
             const double u = assign_d2(ah, bk, d) + c->wt[k];
             if (u > c->uh[h]) {
                 c->uh[h] = u;
-                canon_relax(c, ah, u);
+                canon_relax(c, h, ah, u);
                 work_done(w, c->tree ? 64.0 : (double) ng * (d + 2));
             }
         }
@@ -1416,8 +1430,8 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                 /* the regrets under the greatest optimal dual (the solver's own if the
                  * labels diverge, which an optimal assignment excludes) */
                 for (ptrdiff_t j = 0; j < nc; j++) cused[j] = w.row4col[j] >= 0;
-                canon c = {d, nc, A, B, cgoff, cused, w.row4col, v, NULL, NULL, NULL, NULL, NULL, NULL,
-                           cwt, cuh, ckey, cheap, chpos, 0, NULL};
+                canon c = {.d = d, .ng = nc, .A = A, .B = B, .goff = cgoff, .used = cused, .mem = w.row4col,
+                           .v0 = v, .wt = cwt, .uh = cuh, .key = ckey, .heap = cheap, .hpos = chpos};
                 if (canon_dual(&c, nr, &w) == 0) for (ptrdiff_t j = 0; j < nc; j++) v[j] = -cwt[j];
                 /* regret: best alternative column by c - v, against the assigned one
                  * (a host pause about every 2^20 distances) */
@@ -1619,12 +1633,25 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                  * rounds (kept from the last round if the labels diverge) */
                 for (ptrdiff_t p = 0; p < ng; p++) cgpos[loc_c[tree.row[p]]] = p;
                 tree_parents(&tree, cparent);
-                canon c = {d, ng, Ag, Bg, goff, w.used, w.mem, v, &tree, loc_c, cparent, cgpos, wpos, nodew,
-                           cwt, cuh, ckey, cheap, chpos, 0, stack};
+                canon c = {.d = d, .ng = ng, .A = Ag, .B = Bg, .goff = goff, .used = w.used, .mem = w.mem,
+                           .v0 = v, .tree = &tree, .ptr = g.ptr, .col = g.col, .cost = g.cost, .lb = lb_off,
+                           .loc_c = loc_c, .parent = cparent, .gpos = cgpos, .wpos = wpos, .nodew = nodew,
+                           .wt = cwt, .uh = cuh, .key = ckey, .heap = cheap, .hpos = chpos, .stack = stack};
                 if (canon_dual(&c, nh, &w) == 0) {
                     for (ptrdiff_t h = 0; h < nh; h++) {
-                        price_group(&tree, nodew, wpos, loc_c, Ag + (size_t) h * d, 2, vk + (size_t) h * kpr,
-                                    jk + (size_t) h * kpr, pk, stack);
+                        /* the two least values over the candidate edges, when the second is
+                         * at most lb_off (every other value is at least that), else searched */
+                        double *vh = vk + (size_t) h * kpr;
+                        int *jh = jk + (size_t) h * kpr;
+                        vh[0] = vh[1] = INFINITY;
+                        jh[0] = -1;
+                        for (ptrdiff_t e = g.ptr[h]; e < g.ptr[h + 1]; e++) {
+                            const double x = g.cost[e] + cwt[g.col[e]];
+                            if (x < vh[0]) { vh[1] = vh[0]; vh[0] = x; jh[0] = g.col[e]; }
+                            else if (x < vh[1]) vh[1] = x;
+                        }
+                        if (!(vh[1] <= lb_off[h]))
+                            price_group(&tree, nodew, wpos, loc_c, Ag + (size_t) h * d, 2, vh, jh, pk, stack);
                         if ((h & 0xFFFF) == 0xFFFF) host_pause(host, 0);
                     }
                     for (ptrdiff_t i = 0; i < nr; i++) {
