@@ -34,7 +34,9 @@
 #' originals as released records (and `rounds` > 0), as on noisy releases of small groups
 #' ([anonymise_mdav()] with `noise = TRUE`, where the optimal pairs reach hundreds of groups
 #' past the nearest), the cell is solved again from near-optimal duals instead: an
-#' epsilon-scaling auction (Bertsekas) over every released group, whose bids take the best
+#' epsilon-scaling auction (Bertsekas) over every released group, started from the prices
+#' under which the affine map of the originals' means and deviations onto the released
+#' records' (per variable) is the best assignment, whose bids take the best
 #' and second best group of least distance + price from a list of `2 x candidates` groups
 #' per original, searched again in a kd-tree weighted by the prices when a group off the
 #' list could beat them (first in a kd-tree of the prices' quadratic trend, the groups'

@@ -1077,8 +1077,9 @@ static ptrdiff_t auction_restart(csr *g, ptrdiff_t nh, ptrdiff_t ng, ptrdiff_t n
  * this form, not u(h) - c(h, j) > wt(j), so that rounding cannot raise k itself again and
  * again). The labels are popped in the order of -v0 - wt (v0 <= 0: the solver's optimal
  * dual, for which every raise is a reduced cost >= 0, so a group is popped about once); a
- * group raised after its pop is pushed again. The result does not depend on the order of
- * the pops, and so not on v0 or the order of the rows (tested to the bit). */
+ * group raised after its pop is pushed again. The labels end at the same values whatever
+ * the order of the pops, and so whatever v0 and the order of the rows (tested to the bit
+ * against permuted rows and columns, and against a Bellman-Ford to rounding). */
 typedef struct {
     int d;
     ptrdiff_t ng;
