@@ -34,7 +34,9 @@
 #' originals as released records (and `rounds` > 0), as on noisy releases of small groups
 #' ([anonymise_mdav()] with `noise = TRUE`, where the optimal pairs reach hundreds of groups
 #' past the nearest), the cell is solved again from near-optimal duals instead: an
-#' epsilon-scaling auction (Bertsekas) over every released group, whose bids take the best
+#' epsilon-scaling auction (Bertsekas) over every released group, started from the prices
+#' under which the affine map of the originals' means and deviations onto the released
+#' records' (per variable) is the best assignment, whose bids take the best
 #' and second best group of least distance + price from a list of `2 x candidates` groups
 #' per original, searched again in a kd-tree weighted by the prices when a group off the
 #' list could beat them (first in a kd-tree of the prices' quadratic trend, the groups'
@@ -42,9 +44,9 @@
 #' prices rise; its list is used when it is provably the same as the plain search's). The
 #' pairs of those lists and of the auction's assignment become the
 #' candidates, the exact augmenting paths start from the auction's prices, and column
-#' generation proves the optimum as above. The optimal cost is the same; the duals, and with
-#' them the regrets (`confidence`), and the choice among different records at equal total
-#' cost may differ from a solve without the auction. Its time grows faster than the cell
+#' generation proves the optimum as above. The optimal cost and the confidence (see "Ties")
+#' are the same; the choice among different records at equal total cost may differ from a
+#' solve without the auction. Its time grows faster than the cell
 #' (noisy MDAV, k = 3, 4 variables: about 1.2 s of CPU for 5,000 records, 25 s for
 #' 25,000).
 #'
@@ -60,11 +62,23 @@
 #' originals identical to the record's, `G` the released records identical to its own
 #' released record and `n` the number of originals of `H` assigned into `G`, it is
 #' `n / (|H| |G|)`. Other ties (different records at equal total cost) are broken by the
-#' solver's order and not averaged over.
+#' solver's order and not averaged over; they do not change the confidence.
 #'
 #' The confidence of a claim is its *regret*: a lower bound of how much the total cost
-#' would rise if the record were assigned elsewhere (the least reduced cost of another
-#' released record, from the optimal duals; infinite when the cell has one released record).
+#' would rise if the record were assigned elsewhere, the least reduced cost of another
+#' released record under the *greatest* optimal dual solution (the released records' duals
+#' v <= 0, each as large as any optimal dual allows; infinite when the cell has one released
+#' record, 0 when its released record shares its point with others, as under shared
+#' centroids, and 0 for the records of a cell with more originals than released records).
+#' The optimal duals are not unique, and the solver's own depend on its path (expansion,
+#' rounds, the auction), the candidates and the order of the rows; their greatest is a
+#' function of the cell's records only, the same for every optimal assignment, so the
+#' confidence is the same whatever the solver, the thread count and the row order. It is
+#' computed after the solve, from the solver's duals, by a Dijkstra over the released groups
+#' whose steps are searches of their kd-tree weighted by the duals (about one more round of
+#' column generation; skipped where every regret is 0). When the assignment is not proven
+#' optimal (a `gap` after `rounds` rounds), it is the greatest dual of the assignment found if
+#' one exists, else the solver's.
 #'
 #' @section What it does not cover:
 #' An intruder who knows the algorithm (see [attack_recipe()]), probabilistic weights

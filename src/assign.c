@@ -954,9 +954,44 @@ static ptrdiff_t auction_restart(csr *g, ptrdiff_t nh, ptrdiff_t ng, ptrdiff_t n
     a.val = (double *) host->alloc(a.L, sizeof(double));
     a.pos = (ptrdiff_t *) host->alloc(a.L, sizeof(ptrdiff_t));
     ptrdiff_t *queue = (ptrdiff_t *) host->alloc(nr, sizeof(ptrdiff_t));
-    for (ptrdiff_t s = 0; s < slots; s++) { a.price[s] = 0.0; a.owner[s] = -1; }
+    /* first prices: the dual of the affine map of the originals' means and deviations onto
+     * the released records' (per variable, x -> m_c + a (x - m_r)): |x - y|^2 + w(y) is
+     * least at that map's image for w(y) = (1/a - 1) y^2 + 2 (m_r - m_c / a) y, shifted
+     * to a least price of 0 (where the released records spread wider than the originals,
+     * as noisy releases do, the auction from zero prices raised them by about that trend) */
+    double *first = (double *) host->alloc(ng, sizeof(double));
+    for (ptrdiff_t g = 0; g < ng; g++) first[g] = 0.0;
+    for (int j = 0; j < d; j++) {
+        double sr = 0.0, sr2 = 0.0, sc = 0.0, sc2 = 0.0;
+        for (ptrdiff_t h = 0; h < nh; h++) {
+            const double y = Ag[(size_t) h * d + j], n = (double) w->rsize[h];
+            sr += n * y;
+            sr2 += n * y * y;
+        }
+        for (ptrdiff_t g = 0; g < ng; g++) {
+            const double y = Bg[(size_t) g * d + j], n = (double) (w->goff[g + 1] - w->goff[g]);
+            sc += n * y;
+            sc2 += n * y * y;
+        }
+        const double mr = sr / (double) nr, mc = sc / (double) slots;
+        const double vr = sr2 / (double) nr - mr * mr, vc = sc2 / (double) slots - mc * mc;
+        if (!(vr > 0.0) || !(vc > 0.0)) continue;
+        const double sa = sqrt(vc / vr), gam = 1.0 / sa - 1.0, bet = 2.0 * (mr - mc / sa);
+        for (ptrdiff_t g = 0; g < ng; g++) {
+            const double y = Bg[(size_t) g * d + j];
+            first[g] += (gam * y + bet) * y;
+        }
+    }
+    double least = INFINITY;
+    for (ptrdiff_t g = 0; g < ng; g++) if (first[g] < least) least = first[g];
+    for (ptrdiff_t g = 0; g < ng; g++)
+        for (ptrdiff_t s = w->goff[g]; s < w->goff[g + 1]; s++) { a.price[s] = first[g] - least; a.owner[s] = -1; }
     for (ptrdiff_t i = 0; i < nr; i++) a.taken[i] = -1;
-    for (ptrdiff_t p = 0; p < ng; p++) { a.gpos[loc_c[tree->row[p]]] = p; wpos[p] = 0.0; }
+    for (ptrdiff_t p = 0; p < ng; p++) {
+        const ptrdiff_t g = loc_c[tree->row[p]];
+        a.gpos[g] = p;
+        wpos[p] = a.price[w->goff[g]];
+    }
     assign_node_weights(tree, wpos, nodew);
     tree_parents(tree, a.parent);
     a.fitted = 0;
@@ -1023,6 +1058,186 @@ static ptrdiff_t auction_restart(csr *g, ptrdiff_t nh, ptrdiff_t ng, ptrdiff_t n
         w->sr[h] = 0;
     }
     return assign_sparse(nh, ng, g->ptr, g->col, g->cost, u, v, w, 1);
+}
+
+/* ---- the greatest optimal dual ---------------------------------------------------------- */
+
+/* Pops of a column group allowed beyond its first before the labels are taken to diverge (a
+ * cycle of negative cost: the assignment is not optimal over every column). */
+#define CANON_POPS 4
+
+/* The greatest optimal dual v* <= 0 of an optimal assignment, as weights wt = -v* >= 0: the
+ * least wt >= 0 with wt(j) >= u(h) - c(h, j) for every row group h and column group j, where
+ * u(h) = the largest c(h, k) + wt(k) over the column groups k holding a record of h. It is
+ * a function of the cell's points only (the optimal duals are the same set for every optimal
+ * assignment, and v* is their greatest), whatever solved it. Computed by a Dijkstra over the
+ * column groups from wt = 0: popping k, each row group h in k whose u(h) rose raises to
+ * u(h) - c(h, j) every column group j with c(h, j) + wt(j) < u(h) (found by a search of the
+ * column groups' tree weighted by wt, or every group when there is no tree; the test in
+ * this form, not u(h) - c(h, j) > wt(j), so that rounding cannot raise k itself again and
+ * again). The labels are popped in the order of -v0 - wt (v0 <= 0: the solver's optimal
+ * dual, for which every raise is a reduced cost >= 0, so a group is popped about once); a
+ * group raised after its pop is pushed again. The labels end at the same values whatever
+ * the order of the pops, and so whatever v0 and the order of the rows (tested to the bit
+ * against permuted rows and columns, and against a Bellman-Ford to rounding). */
+typedef struct {
+    int d;
+    ptrdiff_t ng;
+    const double *A, *B;                /* row and column group points, point-major */
+    const ptrdiff_t *goff, *used, *mem; /* column group g holds row groups mem[goff[g] .. goff[g] + used[g]) */
+    const double *v0;
+    const kd_tree *tree;                /* the column groups' tree (tree rows -> group: loc_c), or NULL */
+    /* with the tree: the candidate edges of the row groups (c(h, j) = cost[e], as the tree's
+     * search computes it) and lb[h], at most c(h, j) for every column group j off them */
+    const ptrdiff_t *ptr;
+    const int *col;
+    const double *cost, *lb;
+    const int *loc_c, *parent;
+    const ptrdiff_t *gpos;              /* column group -> tree position */
+    double *wpos, *nodew;               /* wt by tree position; its least per node */
+    double *wt, *uh, *key;              /* ng, row groups, ng */
+    ptrdiff_t *heap, *hpos;             /* ng, ng (-1: not in the heap) */
+    ptrdiff_t n_heap;
+    kd_item *stack;
+} canon;
+
+static inline int canon_before(const canon *c, ptrdiff_t a, ptrdiff_t b)
+{
+    return c->key[a] < c->key[b] || (c->key[a] == c->key[b] && a < b);
+}
+
+static void canon_up(canon *c, ptrdiff_t p)
+{
+    ptrdiff_t x = c->heap[p];
+    while (p > 0) {
+        ptrdiff_t q = (p - 1) / 2;
+        if (!canon_before(c, x, c->heap[q])) break;
+        c->heap[p] = c->heap[q];
+        c->hpos[c->heap[p]] = p;
+        p = q;
+    }
+    c->heap[p] = x;
+    c->hpos[x] = p;
+}
+
+static ptrdiff_t canon_pop(canon *c)
+{
+    ptrdiff_t top = c->heap[0], p = 0, n = --c->n_heap;
+    c->hpos[top] = -1;
+    if (!n) return top;
+    ptrdiff_t x = c->heap[n];
+    for (;;) {
+        ptrdiff_t q = 2 * p + 1;
+        if (q >= n) break;
+        if (q + 1 < n && canon_before(c, c->heap[q + 1], c->heap[q])) q++;
+        if (!canon_before(c, c->heap[q], x)) break;
+        c->heap[p] = c->heap[q];
+        c->hpos[c->heap[p]] = p;
+        p = q;
+    }
+    c->heap[p] = x;
+    c->hpos[x] = p;
+    return top;
+}
+
+/* wt(j) rises to x: its key falls (pushed again if popped) and the tree's weights follow. */
+static void canon_raise(canon *c, ptrdiff_t j, double x)
+{
+    c->wt[j] = x;
+    c->key[j] = (c->v0[j] < 0 ? -c->v0[j] : 0.0) - x;
+    if (c->hpos[j] < 0) {
+        c->heap[c->n_heap] = j;
+        c->hpos[j] = c->n_heap++;
+    }
+    canon_up(c, c->hpos[j]);
+    if (c->tree) {
+        c->wpos[c->gpos[j]] = x;
+        weight_up(c->tree, c->parent, c->wpos, c->nodew, c->gpos[j]);
+    }
+}
+
+/* Raise every column group j with c(h, j) + wt(j) < u (q: the point of row group h). When
+ * u <= lb[h], only candidate edges can (c(h, j) <= c(h, j) + wt(j) in floating point, wt >= 0).
+ * In the tree, a node is skipped when its box distance + least weight exceeds u (both are
+ * lower bounds, monotone in floating point). */
+static void canon_relax(canon *c, ptrdiff_t h, const double *q, double u)
+{
+    const int d = c->d;
+    if (c->tree && u <= c->lb[h]) {
+        for (ptrdiff_t e = c->ptr[h]; e < c->ptr[h + 1]; e++) {
+            const ptrdiff_t j = c->col[e];
+            const double dj = c->cost[e];
+            if (dj + c->wt[j] < u && u - dj > c->wt[j]) canon_raise(c, j, u - dj);
+        }
+        return;
+    }
+    if (!c->tree) {
+        for (ptrdiff_t j = 0; j < c->ng; j++) {
+            const double dj = assign_d2(q, c->B + (size_t) j * d, d);
+            if (dj + c->wt[j] < u && u - dj > c->wt[j]) canon_raise(c, j, u - dj);
+        }
+        return;
+    }
+    const kd_tree *t = c->tree;
+    const double lim = u * (1.0 + 1e-12);
+    kd_item *st = c->stack;
+    int sp = 0;
+    st[sp].node = 0;
+    st[sp].bd = kd_box_d2(t, 0, q) + c->nodew[0];
+    sp++;
+    while (sp) {
+        kd_item it = st[--sp];
+        if (it.bd > lim) continue;
+        const kd_node *nd = t->nodes + it.node;
+        if (nd->left < 0) {
+            for (ptrdiff_t p = nd->begin; p < nd->end; p++) {
+                const ptrdiff_t j = c->loc_c[t->row[p]];
+                const double dj = kd_point_d2(q, t->pts + p * d, d);
+                if (dj + c->wt[j] < u && u - dj > c->wt[j]) canon_raise(c, j, u - dj);
+            }
+        } else {
+            st[sp].node = nd->left; st[sp].bd = kd_box_d2(t, nd->left, q) + c->nodew[nd->left]; sp++;
+            st[sp].node = nd->right; st[sp].bd = kd_box_d2(t, nd->right, q) + c->nodew[nd->right]; sp++;
+        }
+    }
+}
+
+/* Fills c->wt (and c->uh); returns 0, or -1 when the labels diverge (then wt is not a dual). */
+static int canon_dual(canon *c, ptrdiff_t nh, assign_work *w)
+{
+    const int d = c->d;
+    const ptrdiff_t ng = c->ng;
+    for (ptrdiff_t h = 0; h < nh; h++) c->uh[h] = -INFINITY;
+    c->n_heap = 0;
+    for (ptrdiff_t j = 0; j < ng; j++) {
+        c->wt[j] = 0.0;
+        c->key[j] = c->v0[j] < 0 ? -c->v0[j] : 0.0;
+        c->heap[c->n_heap] = j;
+        c->hpos[j] = c->n_heap++;
+        canon_up(c, c->hpos[j]);
+    }
+    if (c->tree) {
+        for (ptrdiff_t p = 0; p < ng; p++) c->wpos[p] = 0.0;
+        assign_node_weights(c->tree, c->wpos, c->nodew);
+    }
+    double pops = 0.0;
+    while (c->n_heap) {
+        const ptrdiff_t k = canon_pop(c);
+        if (++pops > (CANON_POPS + 1.0) * (double) ng) return -1;
+        const double *bk = c->B + (size_t) k * d;
+        for (ptrdiff_t s = c->goff[k]; s < c->goff[k] + c->used[k]; s++) {
+            const ptrdiff_t h = c->mem[s];
+            const double *ah = c->A + (size_t) h * d;
+            const double u = assign_d2(ah, bk, d) + c->wt[k];
+            if (u > c->uh[h]) {
+                c->uh[h] = u;
+                canon_relax(c, h, ah, u);
+                work_done(w, c->tree ? 64.0 : (double) ng * (d + 2));
+            }
+        }
+        work_done(w, 4.0);
+    }
+    return 0;
 }
 
 /* Row groups (numbered by their first record by group_points(): hid, hoff, hcol) numbered
@@ -1095,6 +1310,18 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
     w.used = w.mem = w.rem = w.via = w.via_slot = NULL;
     w.host = host;
     w.since_poll = 0.0;
+    /* the greatest optimal dual (canon_dual()): per column group, per row group; the dense
+     * cells' columns as groups of one (slots cgoff, used cused) */
+    double *cwt = (double *) host->alloc(max_n, sizeof(double));
+    double *cuh = (double *) host->alloc(max_n, sizeof(double));
+    double *ckey = (double *) host->alloc(max_n, sizeof(double));
+    ptrdiff_t *cheap = (ptrdiff_t *) host->alloc(max_n, sizeof(ptrdiff_t));
+    ptrdiff_t *chpos = (ptrdiff_t *) host->alloc(max_n, sizeof(ptrdiff_t));
+    ptrdiff_t *cgoff = (ptrdiff_t *) host->alloc(max_n + 1, sizeof(ptrdiff_t));
+    ptrdiff_t *cused = (ptrdiff_t *) host->alloc(max_n, sizeof(ptrdiff_t));
+    for (ptrdiff_t j = 0; j <= max_n; j++) cgoff[j] = j;
+    ptrdiff_t *cgpos = NULL;
+    int *cparent = NULL;
     /* sparse-only buffers */
     kd_tree tree;
     kd_heap *heaps = NULL;
@@ -1135,6 +1362,8 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
         rows0 = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
         rows1 = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
         tree2 = kd_new(max_sparse, d, ASSIGN_LEAF_SIZE, host->alloc);
+        cgpos = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
+        cparent = (int *) host->alloc(kd_max_nodes(max_sparse, ASSIGN_LEAF_SIZE), sizeof(int));
         wpos = (double *) host->alloc(max_sparse, sizeof(double));
         nodew = (double *) host->alloc(kd_max_nodes(max_sparse, ASSIGN_LEAF_SIZE), sizeof(double));
         stack = (kd_item *) host->alloc(KD_STACK_MAX, sizeof(kd_item));
@@ -1199,6 +1428,12 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
             for (ptrdiff_t j = 0; j < nc; j++) dual += v[j] < 0 ? v[j] : 0.0;
             bound = dual;
             if (!swap) {
+                /* the regrets under the greatest optimal dual (the solver's own if the
+                 * labels diverge, which an optimal assignment excludes) */
+                for (ptrdiff_t j = 0; j < nc; j++) cused[j] = w.row4col[j] >= 0;
+                canon c = {.d = d, .ng = nc, .A = A, .B = B, .goff = cgoff, .used = cused, .mem = w.row4col,
+                           .v0 = v, .wt = cwt, .uh = cuh, .key = ckey, .heap = cheap, .hpos = chpos};
+                if (canon_dual(&c, nr, &w) == 0) for (ptrdiff_t j = 0; j < nc; j++) v[j] = -cwt[j];
                 /* regret: best alternative column by c - v, against the assigned one
                  * (a host pause about every 2^20 distances) */
                 ptrdiff_t polls = 0;
@@ -1390,6 +1625,45 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                 res_rounds[s] = round + 1;
             }
             bound = best;
+            /* a record in a column group of several records has regret 0 whatever the dual
+             * (shared centroids): the dual is needed when a group of one holds a record */
+            int single = 0;
+            for (ptrdiff_t j = 0; j < ng && !single; j++) single = goff[j + 1] - goff[j] == 1 && w.used[j] > 0;
+            if (!swap && single) {
+                /* the regrets again under the greatest optimal dual, searched as in the
+                 * rounds (kept from the last round if the labels diverge) */
+                for (ptrdiff_t p = 0; p < ng; p++) cgpos[loc_c[tree.row[p]]] = p;
+                tree_parents(&tree, cparent);
+                canon c = {.d = d, .ng = ng, .A = Ag, .B = Bg, .goff = goff, .used = w.used, .mem = w.mem,
+                           .v0 = v, .tree = &tree, .ptr = g.ptr, .col = g.col, .cost = g.cost, .lb = lb_off,
+                           .loc_c = loc_c, .parent = cparent, .gpos = cgpos, .wpos = wpos, .nodew = nodew,
+                           .wt = cwt, .uh = cuh, .key = ckey, .heap = cheap, .hpos = chpos, .stack = stack};
+                if (canon_dual(&c, nh, &w) == 0) {
+                    for (ptrdiff_t h = 0; h < nh; h++) {
+                        /* the two least values over the candidate edges, when the second is
+                         * at most lb_off (every other value is at least that), else searched */
+                        double *vh = vk + (size_t) h * kpr;
+                        int *jh = jk + (size_t) h * kpr;
+                        vh[0] = vh[1] = INFINITY;
+                        jh[0] = -1;
+                        for (ptrdiff_t e = g.ptr[h]; e < g.ptr[h + 1]; e++) {
+                            const double x = g.cost[e] + cwt[g.col[e]];
+                            if (x < vh[0]) { vh[1] = vh[0]; vh[0] = x; jh[0] = g.col[e]; }
+                            else if (x < vh[1]) vh[1] = x;
+                        }
+                        if (!(vh[1] <= lb_off[h]))
+                            price_group(&tree, nodew, wpos, loc_c, Ag + (size_t) h * d, 2, vh, jh, pk, stack);
+                        if ((h & 0xFFFF) == 0xFFFF) host_pause(host, 0);
+                    }
+                    for (ptrdiff_t i = 0; i < nr; i++) {
+                        const ptrdiff_t h = hid[i], a = gid[col4row[i]];
+                        const double own = kd_point_d2(Ag + (size_t) h * d, Bg + (size_t) a * d, d) + cwt[a];
+                        const double *vh = vk + (size_t) h * kpr;
+                        const double alt = jk[(size_t) h * kpr] != a || goff[a + 1] - goff[a] > 1 ? vh[0] : vh[1];
+                        res_reg[P->rows[i] - 1] = isfinite(alt) ? (alt > own ? alt - own : 0.0) : INFINITY;
+                    }
+                }
+            }
         }
         /* a lower bound above the cost is rounding: the assignment is optimal */
         res_cost[s] = cost;

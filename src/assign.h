@@ -97,8 +97,9 @@ ptrdiff_t assign_ties_at(const kd_tree *t, const double *q, double r2, ptrdiff_t
                          kd_item *st);
 
 /* The result of assign_cells() (caller-owned): per row of zr, col (1-based row of zc it is
- * assigned) and regret (a lower bound of the cost increase of assigning it elsewhere; only
- * for cells whose rows are zr's), left untouched for rows not assigned; per cell, cost,
+ * assigned) and regret (a lower bound of the cost increase of assigning it elsewhere, the
+ * least reduced cost of another column under the greatest optimal dual; only for cells whose
+ * rows are zr's), left untouched for rows not assigned; per cell, cost,
  * bound (a lower bound of the optimal cost of the dense problem), sparse (1 when solved over
  * candidate edges), fallback (rows the first sparse solve left unmatched), rounds (of
  * column generation) and auction (1 when solved again from the auction's duals). */

@@ -129,6 +129,11 @@ for (nt in 1:2) {
                            intruder = intruder(vars = vars), limit = 10, candidates = 1, control = FALSE,
                            nthreads = nt)
 }
+# the confidence from the greatest optimal dual (canon_dual()) on a plain release (released
+# records of their own): square sparse cells after expansion and rounds (as1: dense cells;
+# as2: rectangular sparse ones)
+as7 <- attack_assignment(d, m, intruder = intruder(vars = vars, strata = "g"), limit = 10, candidates = 1,
+                         control = FALSE)
 rc <- attack_recipe(d, m, intruder = intruder(vars = vars, strata = c("g", "h"), p = 0.5, knows = "recipe"),
                     k_max = 4, seed = 1)
 fs <- attack_fellegi_sunter(d, m, intruder = intruder(vars = vars, strata = "g"), max_pairs = 100,
