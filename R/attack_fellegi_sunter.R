@@ -179,9 +179,9 @@ fs_candidates <- function(s, num_o, num_m, cat_o, rows, k, bands, mult, nthreads
     }
   }
   cand <- search(rows)
-  # (no missing coordinates: the k nearest points are then defined by the points alone)
+  # (finite coordinates: the k nearest points are then defined by the points alone)
   if (is.environment(memo) && isTRUE(memo$control) && is.null(s$perm) && !ncol(cat_o$o) &&
-      !anyNA(num_o) && !anyNA(num_m)) {
+      all(is.finite(num_o)) && all(is.finite(num_m))) {
     memo$fs_candidates <- list(inputs = inputs, num_m = num_m, cand = cand)
   }
   cand
