@@ -77,8 +77,9 @@ fellegi_sunter_spec <- function() {
 fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.03, 0.1, 0.3), max_pairs = 2e7,
                                 candidates = 10, ...) {
   n <- s$n
-  num_o <- cbind(s$zo, key_z(s, "original"))
-  num_m <- cbind(s$zm, key_z(s, "masked"))
+  # (without numeric keys the view's own matrices: no copies, which the control may keep)
+  num_o <- if (length(s$key_num)) cbind(s$zo, key_z(s, "original")) else s$zo
+  num_m <- if (length(s$key_num)) cbind(s$zm, key_z(s, "masked")) else s$zm
   cat_o <- category_codes(s$original, s$masked, s$key_cat)
   zn <- if (ncol(s$zo) == length(s$vars)) s$vars else paste0("z", seq_len(ncol(s$zo)))
   fields <- c(zn, s$key_num, s$key_cat)
@@ -161,15 +162,21 @@ fs_candidates <- function(s, num_o, num_m, cat_o, rows, k, bands, mult, nthreads
   if (!is.null(s$perm) && !is.null(prev)) {
     rm(list = "fs_candidates", envir = memo) # used once: not held for the other attacks
     if (!ncol(cat_o$o) && identical(prev$inputs, inputs) && identical(prev$num_m[s$perm, , drop = FALSE], num_m)) {
-      view <- prev$cand
       ctrl_row <- integer(length(s$perm))
       ctrl_row[s$perm] <- seq_along(s$perm)
-      cand <- list(index = matrix(ctrl_row[view$index], nrow(view$index)), code = view$code)
+      index <- ctrl_row[prev$cand$index]
+      dim(index) <- dim(prev$cand$index)
+      cand <- list(index = index, code = prev$cand$code)
       # an original with k candidates whose own control record is at the k-th one's point
-      last <- view$index[rows, k]
-      full <- !is.na(last)
-      differ <- rowSums(prev$num_m[s$perm[rows[full]], , drop = FALSE] != prev$num_m[last[full], , drop = FALSE])
-      redo <- rows[full][differ == 0]
+      last <- prev$cand$index[rows, k]
+      prev <- NULL
+      redo <- rows[!is.na(last)]
+      last <- last[!is.na(last)]
+      for (f in seq_len(ncol(num_m))) {
+        at <- num_m[redo, f] == num_m[ctrl_row[last], f]
+        redo <- redo[at]
+        last <- last[at]
+      }
       if (length(redo)) {
         again <- search(redo)
         cand$index[redo, ] <- again$index[redo, ]
