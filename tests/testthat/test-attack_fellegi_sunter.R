@@ -232,6 +232,13 @@ test_that("the control's candidates from the view's give the result of the contr
   releases <- list(plain = anonymise(d, k = 3, vars = c("x1", "x2"), strata = "g"),
                    mdav = anonymise_mdav(d, k = 3, vars = c("x1", "x2"), strata = "g", noise = TRUE),
                    one_point = one_point(anonymise_mdav(d, k = 3, vars = c("x1", "x2"), strata = "g")))
+  # the queries of each search (cell_orders()'s `cq`)
+  searched <- new.env()
+  ns <- asNamespace("detanon")
+  suppressMessages(trace("cell_orders", where = ns, print = FALSE,
+                         tracer = bquote(assign("q", c(get("q", envir = .(searched)), length(cq)),
+                                                envir = .(searched)))))
+  on.exit(suppressMessages(untrace("cell_orders", where = ns)), add = TRUE)
   for (r in names(releases)) for (held in list(NULL, "w", "k")) for (k in c(3L, 10L)) for (nt in 1:2) {
     it <- intruder(vars = c("x1", "x2"), strata = "g", held = held)
     v <- detanon:::attack_view(d, releases[[r]], it, control = TRUE, seed = 5)
@@ -239,7 +246,10 @@ test_that("the control's candidates from the view's give the result of the contr
                                                            candidates = k)
     invisible(core(v$s))
     expect_identical(!is.null(v$s$shared$fs_candidates), !identical(held, "k"))
+    searched$q <- integer()
     got <- core(v$ctrl)
+    # the control searches all its originals only with a categorical key; else at most a few
+    expect_identical(any(searched$q == sum(v$s$known)), identical(held, "k"))
     expect_null(v$s$shared$fs_candidates) # used once
     alone <- v$ctrl
     alone$shared <- NULL
