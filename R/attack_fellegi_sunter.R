@@ -77,8 +77,9 @@ fellegi_sunter_spec <- function() {
 fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.03, 0.1, 0.3), max_pairs = 2e7,
                                 candidates = 10, ...) {
   n <- s$n
-  num_o <- cbind(s$zo, key_z(s, "original"))
-  num_m <- cbind(s$zm, key_z(s, "masked"))
+  # (without numeric keys the view's own matrices: no copies, which the control may keep)
+  num_o <- if (length(s$key_num)) cbind(s$zo, key_z(s, "original")) else s$zo
+  num_m <- if (length(s$key_num)) cbind(s$zm, key_z(s, "masked")) else s$zm
   cat_o <- category_codes(s$original, s$masked, s$key_cat)
   zn <- if (ncol(s$zo) == length(s$vars)) s$vars else paste0("z", seq_len(ncol(s$zo)))
   fields <- c(zn, s$key_num, s$key_cat)
@@ -99,10 +100,7 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
     pairs <- block_pairs(rows, s$id)
     code <- pair_levels(pairs$i, pairs$j)
   } else {
-    # the candidates and their pairs' codes from one search (src/nn2.c, src/fellegi.c)
-    co <- cell_orders(s$id, s$id[rows], rows)
-    cand <- .Call(C_ffi_fs_candidates, num_o, num_m, cat_o$o, cat_o$m, co$t_order, co$t_off, co$q_order,
-                  co$q_off, as.integer(candidates), as.double(bands), as.double(mult), nthreads)
+    cand <- fs_candidates(s, num_o, num_m, cat_o, rows, candidates, bands, mult, nthreads)
     j <- as.vector(cand$index[rows, , drop = FALSE])
     keep <- !is.na(j)
     pairs <- list(i = rep(rows, candidates)[keep], j = j[keep])
@@ -141,6 +139,59 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
        p_match = fit$p, iterations = fit$iterations, n_pairs = length(code), full = full,
        not_covered = paste("dependence between fields, an intruder who knows the algorithm,",
                            "one-to-one constraints, attribute inference."))
+}
+
+# The candidates of the originals `rows`: their `k` nearest released records of their stratum
+# and the code of each pair, list(index, code) (n x k, NA past a stratum's size), from one
+# search (src/nn2.c, src/fellegi.c). The control release holds the view's released records
+# in the same strata, rows permuted (battery_permute(), `s$perm`): without categorical keys
+# a pair's code depends on the two points alone, and the k nearest points are the same
+# whatever the rows (src/kdtree.h), so the control takes the view's candidates (kept in
+# `s$shared` between the two), their rows mapped. Which of several records at one point a
+# search takes depends on the tree: an original whose own control record (view row
+# perm[i]) lies at its k-th candidate's point is searched.
+fs_candidates <- function(s, num_o, num_m, cat_o, rows, k, bands, mult, nthreads) {
+  search <- function(q) {
+    co <- cell_orders(s$id, s$id[q], q)
+    .Call(C_ffi_fs_candidates, num_o, num_m, cat_o$o, cat_o$m, co$t_order, co$t_off, co$q_order,
+          co$q_off, as.integer(k), as.double(bands), as.double(mult), nthreads)
+  }
+  memo <- s$shared
+  inputs <- list(num_o = num_o, id = s$id, rows = rows, k = k, bands = bands, mult = mult)
+  prev <- if (is.environment(memo)) memo$fs_candidates
+  if (!is.null(s$perm) && !is.null(prev)) {
+    rm(list = "fs_candidates", envir = memo) # used once: not held for the other attacks
+    if (!ncol(cat_o$o) && identical(prev$inputs, inputs) && identical(prev$num_m[s$perm, , drop = FALSE], num_m)) {
+      ctrl_row <- integer(length(s$perm))
+      ctrl_row[s$perm] <- seq_along(s$perm)
+      index <- ctrl_row[prev$cand$index]
+      dim(index) <- dim(prev$cand$index)
+      cand <- list(index = index, code = prev$cand$code)
+      # an original with k candidates whose own control record is at the k-th one's point
+      last <- prev$cand$index[rows, k]
+      prev <- NULL
+      redo <- rows[!is.na(last)]
+      last <- last[!is.na(last)]
+      for (f in seq_len(ncol(num_m))) {
+        at <- num_m[redo, f] == num_m[ctrl_row[last], f]
+        redo <- redo[at]
+        last <- last[at]
+      }
+      if (length(redo)) {
+        again <- search(redo)
+        cand$index[redo, ] <- again$index[redo, ]
+        cand$code[redo, ] <- again$code[redo, ]
+      }
+      return(cand)
+    }
+  }
+  cand <- search(rows)
+  # (finite coordinates: the k nearest points are then defined by the points alone)
+  if (is.environment(memo) && isTRUE(memo$control) && is.null(s$perm) && !ncol(cat_o$o) &&
+      all(is.finite(num_o)) && all(is.finite(num_m))) {
+    memo$fs_candidates <- list(inputs = inputs, num_m = num_m, cand = cand)
+  }
+  cand
 }
 
 # The categorical keys `keys` of both sides as integer matrices (`o`, `m`) of codes of their

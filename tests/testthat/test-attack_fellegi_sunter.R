@@ -216,6 +216,70 @@ test_that("the candidates and their pair codes from one search equal the nearest
   }
 })
 
+# The control release holds the view's released records, rows permuted within strata: the
+# control takes the view's candidates (fs_candidates()), and its result is the one its own
+# search gives, on plain and shared-centroid releases, duplicated records, a stratum
+# released as one point (where the control searches again), strata smaller than the
+# candidates, a numeric key, a categorical key (no reuse), and 1 and 2 threads.
+test_that("the control's candidates from the view's give the result of the control's own search", {
+  d <- random_data(3000, d = 2, n_strata = 4, seed = 8)
+  d[1:400, c("x1", "x2")] <- round(d[1:400, c("x1", "x2")]) # duplicated records
+  d$g <- factor(d$g, levels = c(letters[1:4], "e"))
+  d$g[3001 - 1:6] <- "e" # a stratum of 6
+  d$k <- sample(c("p", "q"), nrow(d), replace = TRUE)
+  d$w <- round(stats::rnorm(nrow(d)), 1) # a numeric key
+  one_point <- function(m) { m[m$g == "c", c("x1", "x2")] <- 0.25; m } # every record at one point
+  releases <- list(plain = anonymise(d, k = 3, vars = c("x1", "x2"), strata = "g"),
+                   mdav = anonymise_mdav(d, k = 3, vars = c("x1", "x2"), strata = "g", noise = TRUE),
+                   one_point = one_point(anonymise_mdav(d, k = 3, vars = c("x1", "x2"), strata = "g")))
+  # the queries of each search (cell_orders()'s `cq`)
+  searched <- new.env()
+  ns <- asNamespace("detanon")
+  suppressMessages(trace("cell_orders", where = ns, print = FALSE,
+                         tracer = bquote(assign("q", c(get("q", envir = .(searched)), length(cq)),
+                                                envir = .(searched)))))
+  on.exit(suppressMessages(untrace("cell_orders", where = ns)), add = TRUE)
+  for (r in names(releases)) for (held in list(NULL, "w", "k")) for (k in c(3L, 10L)) for (nt in 1:2) {
+    it <- intruder(vars = c("x1", "x2"), strata = "g", held = held)
+    v <- detanon:::attack_view(d, releases[[r]], it, control = TRUE, seed = 5)
+    core <- function(s) detanon:::fellegi_sunter_core(s, m = 3, nthreads = nt, seed = 5, max_pairs = 100,
+                                                           candidates = k)
+    invisible(core(v$s))
+    expect_identical(!is.null(v$s$shared$fs_candidates), !identical(held, "k"))
+    searched$q <- integer()
+    got <- core(v$ctrl)
+    # the control searches all its originals only with a categorical key; else at most a few
+    expect_identical(any(searched$q == sum(v$s$known)), identical(held, "k"))
+    expect_null(v$s$shared$fs_candidates) # used once
+    alone <- v$ctrl
+    alone$shared <- NULL
+    expect_identical(got, core(alone))
+    expect_false(got$full)
+  }
+  # on the one-point stratum the control's own record is at the 10th candidate's point: searched again
+  v <- detanon:::attack_view(d, releases$one_point, intruder(vars = c("x1", "x2"), strata = "g"), control = TRUE,
+                             seed = 5)
+  s <- v$s
+  s$shared <- NULL
+  rows <- which(s$known)
+  cand <- detanon:::fs_candidates(s, s$zo, s$zm, list(o = matrix(0L, s$n, 0L), m = matrix(0L, s$n, 0L)), rows,
+                                  10L, c(0.01, 0.03, 0.1, 0.3), cumprod(c(1, 5, 5))[1:2], 1L)
+  last <- cand$index[rows, 10L]
+  own <- v$ctrl$perm[rows]
+  at_last <- !is.na(last) & s$zm[own, 1] == s$zm[last, 1] & s$zm[own, 2] == s$zm[last, 2]
+  expect_gt(sum(at_last), 100)
+  # the reuse needs the view's own records: another view is searched
+  core <- function(s) detanon:::fellegi_sunter_core(s, m = 3, nthreads = 1L, seed = 5, max_pairs = 100,
+                                                           candidates = 10L)
+  v <- detanon:::attack_view(d, releases$plain, intruder(vars = c("x1", "x2"), strata = "g"), control = TRUE, seed = 5)
+  w <- detanon:::attack_view(d, releases$mdav, intruder(vars = c("x1", "x2"), strata = "g"), control = TRUE, seed = 5)
+  invisible(core(v$s))
+  w$ctrl$shared <- v$s$shared
+  got <- core(w$ctrl)
+  w$ctrl$shared <- NULL
+  expect_identical(got, core(w$ctrl))
+})
+
 test_that("the claims equal the R reference: ties at the top weight, originals without pairs", {
   set.seed(4)
   for (n in c(1L, 5L, 50L)) {
