@@ -302,11 +302,19 @@ typedef struct {
     double *r_lt, *r_le; /* per query, ascending: the squared radii of its two counts */
     double *b_lt, *b_le; /* per query: the points counted for it and not for the one before */
     kd_item *stack;
+    kd_item *queue;      /* room for every node of the largest tree */
 } rank_scratch;
 
-/* The first i < a with r[i] >= x, or a (none; x NaN). */
+/* The first i < a with r[i] >= x, or a (none; x NaN). r is ascending, so for the few
+ * queries of a group it is the number of i < a with !(r[i] >= x), counted without a branch
+ * (a binary search mispredicts about every other step). */
 static inline ptrdiff_t rank_slot(const double *r, ptrdiff_t a, double x)
 {
+    if (a <= 16) {
+        ptrdiff_t j = 0;
+        for (ptrdiff_t i = 0; i < a; i++) j += !(r[i] >= x);
+        return j;
+    }
     ptrdiff_t lo = 0, hi = a;
     while (lo < hi) {
         const ptrdiff_t mid = lo + (hi - lo) / 2;
@@ -380,20 +388,28 @@ static void rank_group_counts(const rank_tree *rt, const double *q, ptrdiff_t g,
     rank_state z = {g, g, 0.0, 0.0, -1.0};
     rank_settle(&z, sc, lt_cap, le_cap, lazy);
     double b1 = INFINITY, b2 = INFINITY;
-    kd_item *st = sc->stack;
-    int sp = 0;
+    /* With nn2 depth first, the nearer child first (it lowers b2 soonest). Without, level
+     * by level (a queue: st[head..sp)): the boxes wholly within a radius are counted large
+     * before any is opened, so that a count that reaches its cap (over a ball of many times
+     * the cap) stops before the ball's boundary is resolved leaf by leaf. The order does not
+     * change a count: each point is counted once, for the queries whose radii hold it. */
+    kd_item *st = nn2 ? sc->stack : sc->queue;
+    int sp = 0, head = 0;
     st[sp].node = 0; st[sp].bd = kd_box_d2(t, 0, q); sp++;
-    while (sp > 0) {
-        const kd_item it = st[--sp];
+    while (sp > head) {
+        const kd_item it = nn2 ? st[--sp] : st[head++];
         const kd_node *nd = t->nodes + it.node;
         const int count_here = it.bd <= z.radius, near_here = nn2 && it.bd < b2;
         if (!count_here && !near_here) {
             if (!nn2 && z.radius < 0.0) break; /* every query done */
             continue;
         }
-        /* a box whose points all count for the same queries counts at once */
-        if (!near_here && rank_add(&z, sc, it.bd, kd_box_far_d2(t, it.node, q),
-                                   node_weight(rt, it.node))) {
+        /* a box whose points all count for the same queries counts at once (without nn2
+         * a child is tested before it is pushed, so only the root is tested here: a box that
+         * failed the test and would pass it now, after queries left, counts the same points
+         * for the same queries opened) */
+        if (!near_here && (nn2 || it.node == 0) &&
+            rank_add(&z, sc, it.bd, kd_box_far_d2(t, it.node, q), node_weight(rt, it.node))) {
             rank_settle(&z, sc, lt_cap, le_cap, lazy);
             continue;
         }
@@ -419,8 +435,8 @@ static void rank_group_counts(const rank_tree *rt, const double *q, ptrdiff_t g,
             const int r_open = br <= z.radius && !rank_add(&z, sc, br, kd_box_far_d2(t, nd->right, q),
                                                            node_weight(rt, nd->right));
             rank_settle(&z, sc, lt_cap, le_cap, lazy);
-            if (r_open) { st[sp].node = nd->right; st[sp].bd = br; sp++; }
             if (l_open) { st[sp].node = nd->left; st[sp].bd = bl; sp++; }
+            if (r_open) { st[sp].node = nd->right; st[sp].bd = br; sp++; }
             continue;
         }
         /* the nearer child on top: it lowers b2 first */
@@ -510,7 +526,15 @@ void rank_query(const kd_tree *trees, const rank_groups *groups, ptrdiff_t n_str
     double *res = (double *) host->alloc((size_t) (n > 0 ? n : 1) * width, sizeof(double));
     ptrdiff_t *at = (ptrdiff_t *) host->alloc(n > 0 ? n : 1, sizeof(ptrdiff_t));
     rank_scratch *sc = (rank_scratch *) host->alloc(nt, sizeof(rank_scratch));
-    for (int i = 0; i < nt; i++) sc[i].stack = (kd_item *) host->alloc(KD_STACK_MAX, sizeof(kd_item));
+    int max_nodes = 1;
+    for (ptrdiff_t s = 0; s < n_strata; s++) {
+        const kd_tree *ts = groups && groups[s].t.n > 0 ? &groups[s].t : &trees[s];
+        if (ts->n_nodes > max_nodes) max_nodes = ts->n_nodes;
+    }
+    for (int i = 0; i < nt; i++) {
+        sc[i].stack = (kd_item *) host->alloc(KD_STACK_MAX, sizeof(kd_item));
+        sc[i].queue = (kd_item *) host->alloc(max_nodes, sizeof(kd_item));
+    }
     ptrdiff_t room = 0;
     ptrdiff_t done = 0;
     const rank_qorder qo = {qpts, d};
