@@ -1,5 +1,5 @@
 # link_ranks() (the ranks behind linkage, top-m and reid in risk_linkage(), the battery and tune_release())
-# on the search's noisy MDAV candidates and on plain anonymise(k = 3), sim data of bench/tune_steps.R
+# on the search's noisy MDAV candidates, on plain anonymise(k = 3) and on stir(k = 3), sim data of bench/tune_steps.R
 # (issue 39): one thread, CPU seconds, with a digest of the ranks (a weighted sum of their bits) and the share of counts "at most as near"
 # at the 2^14 cap. CACHE: a directory to keep the releases in between runs (main and branch are then timed
 # on the same releases); OUT: save the ranks there, to compare runs with identical().
@@ -22,11 +22,13 @@ release <- function(name) {
   r <- if (startsWith(name, "MDAV")) {
     suppressMessages(anonymise_mdav(d, vars = vars, strata = strata, k = k, noise = TRUE,
                                     key = "the custodian bench key 01", check_identifiers = FALSE))
+  } else if (startsWith(name, "stir")) {
+    suppressMessages(stir(d, vars = vars, strata = strata, k = k, seed = 1))[names(d)]
   } else anonymise(d, vars = vars, strata = strata, k = k, check_identifiers = FALSE)
   saveRDS(r, f)
   r
 }
-for (name in c(sprintf("MDAV k = %d", ks), "anonymise k = 3")) {
+for (name in c(sprintf("MDAV k = %d", ks), "anonymise k = 3", "stir k = 3")) {
   rel <- release(name)
   s <- ns$linkage_setup(d, rel, vars, strata)
   idx <- ns$rank_index(s$zo, s)

@@ -733,7 +733,10 @@ test_that("queries sharing a point over balls of many points: the caps reached j
       zq[pick, ] <- rep(centre, each = length(pick))
     }
   }
-  want <- seq_along(g) %in% c(used, sample(length(g), 40))
+  # single queries far from their points (each alone at its query point), in both strata
+  far <- sample(setdiff(seq_along(g), used), 40)
+  zq[far, ] <- zq[far, ] + 1.5
+  want <- seq_along(g) %in% c(used, far, sample(length(g), 40))
   ref <- matrix(NA_real_, length(g), 2)
   for (i in which(want)) {
     r <- ref_rank_d2(zt, zq, g, i)
