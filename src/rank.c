@@ -402,16 +402,19 @@ static void rank_group_counts(const rank_tree *rt, const double *q, ptrdiff_t g,
     rank_state z = {g, g, 0.0, 0.0, -1.0};
     rank_settle(&z, sc, lt_cap, le_cap, lazy);
     double b1 = INFINITY, b2 = INFINITY;
-    /* With nn2 depth first, the nearer child first (it lowers b2 soonest). Without, level
-     * by level (a queue: st[head..sp)): the boxes wholly within a radius are counted large
-     * before any is opened, so that a count that reaches its cap (over a ball of many times
-     * the cap) stops before the ball's boundary is resolved leaf by leaf. The order does not
-     * change a count: each point is counted once, for the queries whose radii hold it. */
-    kd_item *st = nn2 ? sc->stack : sc->queue;
+    /* Depth first (with nn2 the nearer child first: it lowers b2 soonest), or when the
+     * counts "at most as near" may stop at RANK_LE_CAP (not lazy, no nn2), level by level (a
+     * queue: st[head..sp)): the boxes wholly within a radius are counted large before any is
+     * opened, so that a count that reaches its cap (over a ball of many times the cap) stops
+     * before the ball's boundary is resolved leaf by leaf. (A lazy count stops when "nearer"
+     * reaches its small cap, which depth first finds sooner.) The order does not change a
+     * count: each point is counted once, for the queries whose radii hold it. */
+    const int level = !nn2 && !lazy;
+    kd_item *st = level ? sc->queue : sc->stack;
     int sp = 0, head = 0;
     st[sp].node = 0; st[sp].bd = kd_box_d2(t, 0, q); sp++;
     while (sp > head) {
-        const kd_item it = nn2 ? st[--sp] : st[head++];
+        const kd_item it = level ? st[head++] : st[--sp];
         const kd_node *nd = t->nodes + it.node;
         const int count_here = it.bd <= z.radius, near_here = nn2 && it.bd < b2;
         if (!count_here && !near_here) {
@@ -449,8 +452,8 @@ static void rank_group_counts(const rank_tree *rt, const double *q, ptrdiff_t g,
             const int r_open = br <= z.radius && !rank_add(&z, sc, br, kd_box_far_d2(t, nd->right, q),
                                                            node_weight(rt, nd->right));
             rank_settle(&z, sc, lt_cap, le_cap, lazy);
-            if (l_open) { st[sp].node = nd->left; st[sp].bd = bl; sp++; }
             if (r_open) { st[sp].node = nd->right; st[sp].bd = br; sp++; }
+            if (l_open) { st[sp].node = nd->left; st[sp].bd = bl; sp++; }
             continue;
         }
         /* the nearer child on top: it lowers b2 first */
