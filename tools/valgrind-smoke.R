@@ -161,6 +161,15 @@ for (sc in c(1, 1e-160, 1e200)) {
   for (lazy in c(FALSE, TRUE)) rk <- .Call(detanon:::C_ffi_index_rank, ig, zg[sample(3000), ] * sc, rep(TRUE, 3000), 3,
                                            2L, FALSE, lazy)
 }
+# queries sharing a point (groups of 3, at a distance from their points) over balls that pass
+# the 2^14 where "at most as near" stops (counted level by level), on distinct and on tied
+# tree points (single queries too, level by level in a stratum of 70,000), two threads
+zb <- rbind(matrix(stats::rnorm(70000 * 2), 70000, 2), matrix(sample(0:8, 2 * 17000, TRUE) / 4, 17000, 2))
+cb <- detanon:::cell_setup(rep(1:2, c(70000, 17000)))
+qb <- zb[rep(seq(1, 87000, by = 3), each = 3)[1:87000], ] + 0.5
+wb <- seq_len(87000) %% 100 < 3
+ib <- detanon:::rank_index(zb, cb)
+for (cap in c(3, 1e6)) rk <- .Call(detanon:::C_ffi_index_rank, ib, qb, wb, cap, 2L, FALSE, FALSE)
 i12 <- detanon:::rank_index(zr[1:3, ], detanon:::cell_setup(c(1L, 2L, 2L)))
 rk <- .Call(detanon:::C_ffi_index_rank_nn2, i12, zr[c(2, 2, 2), ], rep(TRUE, 3), 3, 1L)
 kc <- detanon:::nearest_in_cells(zr, zr[1:2500, ], sample(1:2, 3000, TRUE), sample(1:3, 2500, TRUE), k = 10L,

@@ -706,3 +706,61 @@ test_that("rank queries sharing a query point, tied trees and extreme magnitudes
     }
   }
 })
+
+test_that("queries sharing a point over balls of many points: the caps reached just, not and far over, as a plain R loop (issue 39)", {
+  set.seed(395)
+  # a stratum of distinct points and one of lattice points (heavily tied: searched as its
+  # groups), each larger than the 2^14 where "at most as near" stops; a few groups of rows
+  # share a query point (a noisy centroid, as MDAV's releases make them), each group's own
+  # points chosen by their rank from it: the first, around 2^14 and far beyond
+  n1 <- 70000; n2 <- 20000
+  zt <- rbind(matrix(round(stats::rnorm(3 * n1), 4), n1, 3),
+              matrix(sample(0:12, 3 * n2, TRUE) / 4, n2, 3))
+  g <- rep(1:2, c(n1, n2))
+  zq <- zt + matrix(stats::rnorm(length(zt), sd = 0.01), ncol = 3)
+  cap_le <- 2^14
+  used <- integer()
+  for (cell in 1:2) {
+    rows <- which(g == cell)
+    for (j in 1:4) {
+      centre <- if (j == 4) zt[rows[1], ] else stats::rnorm(3, sd = 0.5) # j = 4: on a tree point
+      d2 <- numeric(length(rows))
+      for (v in 1:3) d2 <- d2 + (centre[v] - zt[rows, v])^2
+      o <- order(d2)
+      at <- c(1, 2, 5000, cap_le - 1, cap_le, cap_le + 1, length(rows) - j)
+      pick <- setdiff(rows[o[at]], used)
+      used <- c(used, pick)
+      zq[pick, ] <- rep(centre, each = length(pick))
+    }
+  }
+  # single queries far from their points (each alone at its query point), in both strata
+  far <- sample(setdiff(seq_along(g), used), 40)
+  zq[far, ] <- zq[far, ] + 1.5
+  want <- seq_along(g) %in% c(used, far, sample(length(g), 40))
+  ref <- matrix(NA_real_, length(g), 2)
+  for (i in which(want)) {
+    r <- ref_rank_d2(zt, zq, g, i)
+    ref[i, ] <- c(sum(r$d2 < r$own), sum(r$d2 <= r$own))
+  }
+  # the caps are reached just (2^14), missed by one and passed many times over
+  expect_true(all(c(cap_le - 1, cap_le, cap_le + 1) %in% ref[, 2]))
+  expect_true(any(ref[want, 2] > 4 * cap_le))
+  s <- detanon:::cell_setup(g)
+  index <- detanon:::rank_index(zt, s)
+  expect_identical(diff(index$g_offsets) > 0, c(FALSE, TRUE))
+  perm <- sample(length(g))
+  sp <- detanon:::cell_setup(g[perm])
+  for (cap in c(1, 3, 1e6)) {
+    expect_ref <- cbind(pmin(ref[, 1], cap), pmin(ref[, 2], cap_le))
+    for (nt in 1:2) {
+      expect_identical(detanon:::link_ranks(s, zt, zq, want, cap, nt, index = index), expect_ref, info = paste(cap, nt))
+      lazy <- detanon:::battery_ranks(index, zq, want, cap, nt)
+      below <- want & ref[, 1] < cap
+      expect_identical(lazy[, 1], expect_ref[, 1], info = paste(cap, nt))
+      expect_identical(lazy[below, 2], ref[below, 2], info = paste(cap, nt)) # exact beyond 2^14
+      expect_true(all(is.na(lazy[!below, 2])))
+    }
+    gotp <- detanon:::link_ranks(sp, zt[perm, ], zq[perm, ], want[perm], cap, 2L)
+    expect_identical(gotp[order(perm), ], expect_ref, info = cap)
+  }
+})
