@@ -8,6 +8,14 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Block b of the nb blocks of rows (threads.h) of each of several columns of n rows, taken
+ * column after column: its column (*j), first row (returned) and length (*m). */
+static inline ptrdiff_t column_block(ptrdiff_t b, ptrdiff_t nb, ptrdiff_t n, int *j, ptrdiff_t *m)
+{
+    *j = (int) (b / nb);
+    return threads_block(b % nb, n, m);
+}
+
 /* The exact means and sample SDs of the columns col[0..d) of n rows, the bits of
  * col_mean_sd(), in row blocks on nt threads (threads.h): two passes (the sums, then the
  * squared deviations from the mean), each thread adding its blocks to its own exact
@@ -28,9 +36,9 @@ static void cols_mean_sd(const double *const *col, int d, ptrdiff_t n, int nt, d
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
         for (ptrdiff_t b = 0; b < nb * d; b++) {
-            const int j = (int) (b / nb);
+            int j;
             ptrdiff_t m;
-            const ptrdiff_t i0 = threads_block(b % nb, n, &m);
+            const ptrdiff_t i0 = column_block(b, nb, n, &j, &m);
             fsum_acc_add(acc + ((size_t) THREAD_ID * d + j) * FSUM_ACC_LEN, col[j] + i0, m,
                          pass ? mean + j : NULL);
         }
@@ -40,9 +48,9 @@ static void cols_mean_sd(const double *const *col, int d, ptrdiff_t n, int nt, d
             if (pass) sd[j] = sqrt(fsum_acc_round(a, 0) / (double) (n - 1));
             else mean[j] = fsum_acc_round(a, 0) / (double) n;
         }
-        if (n < 2) for (int j = 0; j < d; j++) sd[j] = NAN;
         host_pause(host, 0);
     }
+    if (n < 2) for (int j = 0; j < d; j++) sd[j] = NAN;
 }
 
 void mask_step5(double *const *cent, int d, ptrdiff_t n, const double *mean, const double *sd,
@@ -60,9 +68,10 @@ void mask_step5(double *const *cent, int d, ptrdiff_t n, const double *mean, con
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
     for (ptrdiff_t b = 0; b < nb * d; b++) {
-        const int j = (int) (b / nb);
+        int j;
         ptrdiff_t m;
-        double *c = cent[j] + threads_block(b % nb, n, &m);
+        const ptrdiff_t i0 = column_block(b, nb, n, &j, &m);
+        double *c = cent[j] + i0;
         if (flat[j]) for (ptrdiff_t i = 0; i < m; i++) c[i] = mean[j];
         else for (ptrdiff_t i = 0; i < m; i++) c[i] = c[i] / c_sd[j] * sd[j] + mean[j];
     }
