@@ -1,4 +1,5 @@
 /* The search driver of anonymise(): see knn.h. */
+#include <stdint.h>
 #include <string.h>
 #include "knn.h"
 #include "kdtree.h"
@@ -90,7 +91,7 @@ static void between_chunks(const knn_job *job, ptrdiff_t done)
     host_pause(job->host, done);
 }
 
-static ptrdiff_t search_small_strata(const knn_job *job, ptrdiff_t max_small, kd_heap *heaps,
+static ptrdiff_t search_small_strata(const knn_job *job, ptrdiff_t max_small, kd_heap *const *heaps,
                                      double **work)
 {
     ptrdiff_t done = 0;
@@ -117,8 +118,8 @@ static ptrdiff_t search_small_strata(const knn_job *job, ptrdiff_t max_small, kd
             kd_tree *tree = &trees[tid];
             build(tree, job, job->rows + off[i], ns, NULL);
             for (ptrdiff_t p = 0; p < ns; p++) {
-                kd_knn_self(tree, p, &heaps[tid]);
-                emit(tree, &heaps[tid], p, job, work[tid]);
+                kd_knn_self(tree, p, heaps[tid]);
+                emit(tree, heaps[tid], p, job, work[tid]);
             }
         }
         between_chunks(job, done);
@@ -132,7 +133,7 @@ static ptrdiff_t search_small_strata(const knn_job *job, ptrdiff_t max_small, kd
  * at a time with its queries in parallel, in tree order for locality. Slot t of a round
  * holds the tree of its (t + 1)-th stratum, in memory reused from round to round (allocated
  * for the largest stratum it holds): nt trees live at once, not one per stratum. */
-static void search_large_strata(const knn_job *job, kd_heap *heaps, double **work,
+static void search_large_strata(const knn_job *job, kd_heap *const *heaps, double **work,
                                 ptrdiff_t done)
 {
     const ptrdiff_t *off = job->off;
@@ -204,10 +205,10 @@ static void search_large_strata(const knn_job *job, kd_heap *heaps, double **wor
 #endif
             for (ptrdiff_t p = from; p < to; p++) {
                 int tid = THREAD_ID;
-                kd_knn_self(tree, p, &heaps[tid]);
-                if (by_mark) centroid_marked(tree, &heaps[tid], lex, mark[tid], buf + p * d);
-                else if (buf) kd_centroid_lex(tree, heaps[tid].pos, heaps[tid].k, buf + p * d);
-                else emit(tree, &heaps[tid], p, job, work[tid]);
+                kd_knn_self(tree, p, heaps[tid]);
+                if (by_mark) centroid_marked(tree, heaps[tid], lex, mark[tid], buf + p * d);
+                else if (buf) kd_centroid_lex(tree, heaps[tid]->pos, heaps[tid]->k, buf + p * d);
+                else emit(tree, heaps[tid], p, job, work[tid]);
             }
             done += to - from;
             between_chunks(job, done);
@@ -244,12 +245,19 @@ void knn_all(const knn_job *job)
         if (!is_large(ns, job->k)) { if (ns > max_small) max_small = ns; }
         else if (ns > max_large) max_large = ns;
     }
-    kd_heap *heaps = (kd_heap *) job->host->alloc(job->nt, sizeof(kd_heap));
+    /* Each thread's heap and work buffer in cache lines of their own: a search writes to its
+     * heap at every candidate, and a line holding two threads' heaps would move between
+     * their cores at every write of either. */
+    const size_t slot = (sizeof(kd_heap) + (size_t) job->d * sizeof(double) + THREAD_LINE - 1) / THREAD_LINE * THREAD_LINE;
+    char *raw = (char *) job->host->alloc((size_t) job->nt * slot + THREAD_LINE, 1);
+    char *base = raw + (THREAD_LINE - (uintptr_t) raw % THREAD_LINE) % THREAD_LINE;
+    kd_heap **heaps = (kd_heap **) job->host->alloc(job->nt, sizeof(kd_heap *));
     double **work = (double **) job->host->alloc(job->nt, sizeof(double *));
     for (int t = 0; t < job->nt; t++) {
-        heaps[t] = kd_heap_new(job->k, job->host->alloc);
-        heaps[t].any_order = job->cent != NULL; /* centroids sort the k points themselves */
-        work[t] = (double *) job->host->alloc(job->d > 0 ? job->d : 1, sizeof(double));
+        heaps[t] = (kd_heap *) (base + (size_t) t * slot);
+        *heaps[t] = kd_heap_new(job->k, job->host->alloc);
+        heaps[t]->any_order = job->cent != NULL; /* centroids sort the k points themselves */
+        work[t] = (double *) (heaps[t] + 1);
     }
     ptrdiff_t done = 0;
     if (max_small > 0) done = search_small_strata(job, max_small, heaps, work);

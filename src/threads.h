@@ -29,6 +29,10 @@ static inline int threads_for(int nt, double work)
     return work < THREADS_MIN_WORK ? 1 : nt;
 }
 
+/* Bytes apart that two threads' often written data must lie, so that no cache line (nor
+ * the pair of lines a core fetches together) holds both. */
+#define THREAD_LINE 128
+
 /* Passes over the rows of columns run as blocks of THREADS_BLOCK rows that the threads take
  * one at a time (schedule(dynamic, 1)): a thread waits at most about one block (tens of
  * microseconds) for the other at the end of a pass, however their speeds differ (another
