@@ -64,7 +64,7 @@ time_turns <- function(fns, reps) {
     cpu[i, f] <- st[["user.self"]] + st[["sys.self"]]
   }
   best <- apply(t, 2L, which.min)
-  structure(apply(t, 2L, min), cpu = apply(cpu, 2L, min),
+  structure(apply(t, 2L, min), cpu = apply(cpu, 2L, min), turns = t,
             sched = vapply(names(fns), function(f) sched[best[[f]], f, ], numeric(3)))
 }
 
@@ -118,13 +118,16 @@ if (length(args) == 0L) {
                                               cpu_2t_s = attr(t, "sched")["all", "t2"],
                                               calling_thread_2t_s = attr(t, "sched")["main", "t2"],
                                               wait_1t_s = attr(t, "sched")["wait", "t1"],
-                                              wait_2t_s = attr(t, "sched")["wait", "t2"])
+                                              wait_2t_s = attr(t, "sched")["wait", "t2"],
+                                              gain_each_turn = paste(sprintf("%.2f", attr(t, "turns")[, "t1"] /
+                                                                               attr(t, "turns")[, "t2"]), collapse = " "))
   }
   cat("Times: best of the runs (elapsed s) on the same data, in turns; ratios > 1: anonymise() faster.\n")
   cat("CPU times are printed too: on a shared machine they are the fairer measure.\n")
   print(do.call(rbind, rows), digits = 3, row.names = FALSE)
   cat("anonymise() in its fastest run: CPU seconds, the calling thread's run time and the threads' wait for a CPU\n",
-      "(a wait above a few ms: other jobs held the cores, and threads_gain is then not a measure of the threads).\n")
+      "(a wait above a few ms: other jobs held the cores, and threads_gain is then not a measure of the threads);\n",
+      "gain_each_turn: one thread's time over two threads' in each turn (the spread).\n")
   print(do.call(rbind, sched), digits = 3, row.names = FALSE)
   cat("load average at the end (1, 5, 15 min):", readLines("/proc/loadavg"), "\n")
 } else if (args[1] == "large-k") {

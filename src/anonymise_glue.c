@@ -218,7 +218,8 @@ SEXP ffi_col_stats(SEXP x, SEXP nthreads)
     SEXP out = PROTECT(Rf_allocMatrix(REALSXP, 2, d));
     double *mean = (double *) R_alloc(d > 0 ? d : 1, sizeof(double));
     double *sd = (double *) R_alloc(d > 0 ? d : 1, sizeof(double));
-    mask_col_stats(n > 0 ? REAL_RO(x) : NULL, n, d, nt, mean, sd);
+    const kernel_host host = detanon_host(R_NilValue);
+    mask_col_stats(n > 0 ? REAL_RO(x) : NULL, n, d, nt, mean, sd, &host);
     for (int j = 0; j < d; j++) { REAL(out)[2 * j] = mean[j]; REAL(out)[2 * j + 1] = sd[j]; }
     UNPROTECT(1);
     return out;
@@ -456,8 +457,8 @@ SEXP ffi_fit_sums(SEXP state, SEXP v, SEXP fit, SEXP centre, SEXP dev_, SEXP nth
     const double c = Rf_asReal(centre);
     const ptrdiff_t n = XLENGTH(v);
     const int nt = threads_for(detanon_threads(nthreads), (double) n);
-    /* each thread sums a block of rows into its own state; the states are merged exactly,
-     * so the sums do not depend on the number of threads */
+    /* each thread sums its blocks of rows into its own state; the states are merged
+     * exactly, so the sums do not depend on the number of threads */
     double *part = (double *) R_alloc((size_t) nt * (size_t) len, sizeof(double));
     for (int t = 0; t < nt; t++) {
         double *o = part + (size_t) t * len;
@@ -469,14 +470,16 @@ SEXP ffi_fit_sums(SEXP state, SEXP v, SEXP fit, SEXP centre, SEXP dev_, SEXP nth
         for (int a = 0; a < n_acc; a++) fsum_acc_init(o + off + a * FSUM_ACC_LEN);
     }
     const double *x = REAL_RO(v);
+    const ptrdiff_t nb = threads_blocks(n);
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static, 1)
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
-    for (int t = 0; t < nt; t++) {
-        double *o = part + (size_t) t * len;
+    for (ptrdiff_t b = 0; b < nb; b++) {
+        double *o = part + (size_t) THREAD_ID * len;
         double *acc[3];
         for (int a = 0; a < 3; a++) acc[a] = o + off + (a < n_acc ? a : 0) * FSUM_ACC_LEN;
-        const ptrdiff_t i0 = n / nt * t + (t < n % nt ? t : n % nt), m = n / nt + (t < n % nt);
+        ptrdiff_t m;
+        const ptrdiff_t i0 = threads_block(b, n, &m);
         mask_fit_sums(x + i0, m, &f, c, dev, o, acc);
     }
     SEXP out = PROTECT(Rf_allocVector(REALSXP, len));
@@ -507,11 +510,13 @@ SEXP ffi_fit_apply(SEXP v, SEXP fit, SEXP nthreads, SEXP into)
     SEXP out = PROTECT(Rf_asLogical(into) == 1 ? v : Rf_allocVector(REALSXP, n));
     const double *x = REAL_RO(v);
     double *o = REAL(out);
+    const ptrdiff_t nb = threads_blocks(n);
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static, 1)
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
-    for (int t = 0; t < nt; t++) {
-        const ptrdiff_t i0 = n / nt * t + (t < n % nt ? t : n % nt), m = n / nt + (t < n % nt);
+    for (ptrdiff_t b = 0; b < nb; b++) {
+        ptrdiff_t m;
+        const ptrdiff_t i0 = threads_block(b, n, &m);
         mask_fit_apply(x + i0, o + i0, m, &f);
     }
     UNPROTECT(1);

@@ -12,13 +12,6 @@
 #include <math.h>
 #include <string.h>
 
-/* The rows [*i0, *i0 + *m) of thread t among nt over n rows. */
-static inline void thread_block(ptrdiff_t n, int nt, int t, ptrdiff_t *i0, ptrdiff_t *m)
-{
-    *i0 = n / nt * t + (t < n % nt ? t : n % nt);
-    *m = n / nt + (t < n % nt);
-}
-
 /* squeeze_range() of a masked column v (double, finite) with bounds lo and hi, as
  * ffi_form_scan() then ffi_form_apply() give it, over blocks of rows on nthreads:
  * list(values, scan), `scan` the 8 numbers of ffi_form_scan(). */
@@ -30,14 +23,15 @@ SEXP ffi_form_squeeze(SEXP v, SEXP lo_, SEXP hi_, SEXP nthreads)
     const int nt = threads_for(detanon_threads(nthreads), (double) n);
     mask_form_scan *part = (mask_form_scan *) R_alloc(nt, sizeof(mask_form_scan));
     const double *x = REAL_RO(v);
+    for (int t = 0; t < nt; t++) mask_form_scan_init(&part[t]);
+    const ptrdiff_t nb = threads_blocks(n);
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static, 1)
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
-    for (int t = 0; t < nt; t++) {
-        ptrdiff_t i0, m;
-        thread_block(n, nt, t, &i0, &m);
-        mask_form_scan_init(&part[t]);
-        mask_form_scan_add(&part[t], x + i0, m, lo, hi);
+    for (ptrdiff_t b = 0; b < nb; b++) {
+        ptrdiff_t m;
+        const ptrdiff_t i0 = threads_block(b, n, &m);
+        mask_form_scan_add(&part[THREAD_ID], x + i0, m, lo, hi);
     }
     mask_form_scan s = part[0];
     for (int t = 1; t < nt; t++) mask_form_scan_merge(&s, &part[t]);
@@ -46,11 +40,11 @@ SEXP ffi_form_squeeze(SEXP v, SEXP lo_, SEXP hi_, SEXP nthreads)
     SEXP out = PROTECT(detanon_named_list(2, names));
     double *o = REAL(SET_VECTOR_ELT(out, 0, Rf_allocVector(REALSXP, n)));
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static, 1)
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
-    for (int t = 0; t < nt; t++) {
-        ptrdiff_t i0, m;
-        thread_block(n, nt, t, &i0, &m);
+    for (ptrdiff_t b = 0; b < nb; b++) {
+        ptrdiff_t m;
+        const ptrdiff_t i0 = threads_block(b, n, &m);
         mask_form_apply(x + i0, o + i0, m, lo, hi, &s, 0);
     }
     double *sc = REAL(SET_VECTOR_ELT(out, 1, Rf_allocVector(REALSXP, 8)));

@@ -1,4 +1,5 @@
 /* The search driver of anonymise(): see knn.h. */
+#include <stdint.h>
 #include <string.h>
 #include "knn.h"
 #include "kdtree.h"
@@ -90,12 +91,38 @@ static void between_chunks(const knn_job *job, ptrdiff_t done)
     host_pause(job->host, done);
 }
 
-static ptrdiff_t search_small_strata(const knn_job *job, ptrdiff_t max_small, kd_heap *heaps,
+/* Memory for n objects of `size` bytes that n threads write often, each starting on a
+ * THREAD_LINE boundary of its own (returned: the first; *stride: the bytes between two), so
+ * that no cache line holds two threads' objects: a line written by two cores moves between
+ * them at every write of either (false sharing). */
+static char *thread_slots(const knn_job *job, int n, size_t size, size_t *stride)
+{
+    *stride = (size + THREAD_LINE - 1) / THREAD_LINE * THREAD_LINE;
+    char *raw = (char *) job->host->alloc((size_t) (n > 0 ? n : 1) * *stride + THREAD_LINE, 1);
+    return raw + (THREAD_LINE - (uintptr_t) raw % THREAD_LINE) % THREAD_LINE;
+}
+
+/* nt kd-trees (kd_new_fast()) for up to cap[t] points each, in thread_slots(): a build
+ * writes to its tree's fields at every node. */
+static kd_tree **new_trees(const knn_job *job, int nt, const ptrdiff_t *cap)
+{
+    size_t stride;
+    char *base = thread_slots(job, nt, sizeof(kd_tree), &stride);
+    kd_tree **trees = (kd_tree **) job->host->alloc(nt > 0 ? nt : 1, sizeof(kd_tree *));
+    for (int t = 0; t < nt; t++) {
+        trees[t] = (kd_tree *) (base + (size_t) t * stride);
+        *trees[t] = kd_new_fast(cap[t], job->d, LEAF_SIZE, job->host->alloc);
+    }
+    return trees;
+}
+
+static ptrdiff_t search_small_strata(const knn_job *job, ptrdiff_t max_small, kd_heap *const *heaps,
                                      double **work)
 {
     ptrdiff_t done = 0;
-    kd_tree *trees = (kd_tree *) job->host->alloc(job->nt, sizeof(kd_tree));
-    for (int t = 0; t < job->nt; t++) trees[t] = kd_new_fast(max_small, job->d, LEAF_SIZE, job->host->alloc);
+    ptrdiff_t *cap = (ptrdiff_t *) job->host->alloc(job->nt, sizeof(ptrdiff_t));
+    for (int t = 0; t < job->nt; t++) cap[t] = max_small;
+    kd_tree **trees = new_trees(job, job->nt, cap);
     const ptrdiff_t *off = job->off;
     ptrdiff_t s = 0;
     while (s < job->n_strata) {
@@ -114,11 +141,11 @@ static ptrdiff_t search_small_strata(const knn_job *job, ptrdiff_t max_small, kd
             ptrdiff_t ns = off[i + 1] - off[i];
             if (ns == 0 || is_large(ns, job->k)) continue;
             int tid = THREAD_ID;
-            kd_tree *tree = &trees[tid];
+            kd_tree *tree = trees[tid];
             build(tree, job, job->rows + off[i], ns, NULL);
             for (ptrdiff_t p = 0; p < ns; p++) {
-                kd_knn_self(tree, p, &heaps[tid]);
-                emit(tree, &heaps[tid], p, job, work[tid]);
+                kd_knn_self(tree, p, heaps[tid]);
+                emit(tree, heaps[tid], p, job, work[tid]);
             }
         }
         between_chunks(job, done);
@@ -132,7 +159,7 @@ static ptrdiff_t search_small_strata(const knn_job *job, ptrdiff_t max_small, kd
  * at a time with its queries in parallel, in tree order for locality. Slot t of a round
  * holds the tree of its (t + 1)-th stratum, in memory reused from round to round (allocated
  * for the largest stratum it holds): nt trees live at once, not one per stratum. */
-static void search_large_strata(const knn_job *job, kd_heap *heaps, double **work,
+static void search_large_strata(const knn_job *job, kd_heap *const *heaps, double **work,
                                 ptrdiff_t done)
 {
     const ptrdiff_t *off = job->off;
@@ -149,8 +176,7 @@ static void search_large_strata(const knn_job *job, kd_heap *heaps, double **wor
         if (ns > cap[i % n_slots]) cap[i % n_slots] = ns;
         large[i++] = s;
     }
-    kd_tree *trees = (kd_tree *) job->host->alloc(n_slots, sizeof(kd_tree));
-    for (int t = 0; t < n_slots; t++) trees[t] = kd_new_fast(cap[t], job->d, LEAF_SIZE, job->host->alloc);
+    kd_tree **trees = new_trees(job, n_slots, cap);
     /* Centroids go to a buffer in tree order, then to the output one column at a time:
      * written straight to their rows, scattered over n-long columns, they cost a cache miss
      * per value in the middle of the search and push the tree out of the cache. */
@@ -170,7 +196,7 @@ static void search_large_strata(const knn_job *job, kd_heap *heaps, double **wor
         if (slot == 0) {
             const int to = n_large - i < n_slots ? (int) (n_large - i) : n_slots;
             if (n_large == 1) {
-                build(&trees[0], job, job->rows + off[large[0]], off[large[0] + 1] - off[large[0]],
+                build(trees[0], job, job->rows + off[large[0]], off[large[0] + 1] - off[large[0]],
                       job->host->interrupted);
             } else {
 #ifdef _OPENMP
@@ -178,12 +204,12 @@ static void search_large_strata(const knn_job *job, kd_heap *heaps, double **wor
 #endif
                 for (int t = 0; t < to; t++) {
                     const ptrdiff_t s = large[i + t];
-                    build(&trees[t], job, job->rows + off[s], off[s + 1] - off[s], NULL);
+                    build(trees[t], job, job->rows + off[s], off[s + 1] - off[s], NULL);
                 }
                 between_chunks(job, done);
             }
         }
-        const kd_tree *tree = &trees[slot];
+        const kd_tree *tree = trees[slot];
         const ptrdiff_t ns = tree->n;
         /* k a large share of the stratum: sum the k points in the stratum's order */
         const int by_mark = buf && (ptrdiff_t) job->k * 8 >= ns;
@@ -204,10 +230,10 @@ static void search_large_strata(const knn_job *job, kd_heap *heaps, double **wor
 #endif
             for (ptrdiff_t p = from; p < to; p++) {
                 int tid = THREAD_ID;
-                kd_knn_self(tree, p, &heaps[tid]);
-                if (by_mark) centroid_marked(tree, &heaps[tid], lex, mark[tid], buf + p * d);
-                else if (buf) kd_centroid_lex(tree, heaps[tid].pos, heaps[tid].k, buf + p * d);
-                else emit(tree, &heaps[tid], p, job, work[tid]);
+                kd_knn_self(tree, p, heaps[tid]);
+                if (by_mark) centroid_marked(tree, heaps[tid], lex, mark[tid], buf + p * d);
+                else if (buf) kd_centroid_lex(tree, heaps[tid]->pos, heaps[tid]->k, buf + p * d);
+                else emit(tree, heaps[tid], p, job, work[tid]);
             }
             done += to - from;
             between_chunks(job, done);
@@ -244,12 +270,17 @@ void knn_all(const knn_job *job)
         if (!is_large(ns, job->k)) { if (ns > max_small) max_small = ns; }
         else if (ns > max_large) max_large = ns;
     }
-    kd_heap *heaps = (kd_heap *) job->host->alloc(job->nt, sizeof(kd_heap));
+    /* each thread's heap and work buffer in thread_slots(): a search writes to its heap at
+     * every candidate */
+    size_t stride;
+    char *base = thread_slots(job, job->nt, sizeof(kd_heap) + (size_t) job->d * sizeof(double), &stride);
+    kd_heap **heaps = (kd_heap **) job->host->alloc(job->nt, sizeof(kd_heap *));
     double **work = (double **) job->host->alloc(job->nt, sizeof(double *));
     for (int t = 0; t < job->nt; t++) {
-        heaps[t] = kd_heap_new(job->k, job->host->alloc);
-        heaps[t].any_order = job->cent != NULL; /* centroids sort the k points themselves */
-        work[t] = (double *) job->host->alloc(job->d > 0 ? job->d : 1, sizeof(double));
+        heaps[t] = (kd_heap *) (base + (size_t) t * stride);
+        *heaps[t] = kd_heap_new(job->k, job->host->alloc);
+        heaps[t]->any_order = job->cent != NULL; /* centroids sort the k points themselves */
+        work[t] = (double *) (heaps[t] + 1);
     }
     ptrdiff_t done = 0;
     if (max_small > 0) done = search_small_strata(job, max_small, heaps, work);

@@ -8,44 +8,82 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Step 5 on one column; returns 1 when it is released as its mean. */
-static int rescale(double *cent, ptrdiff_t n, double mean, double sd, double c_sd)
+/* Block b of the nb blocks of rows (threads.h) of each of several columns of n rows, taken
+ * column after column: its column (*j), first row (returned) and length (*m). */
+static inline ptrdiff_t column_block(ptrdiff_t b, ptrdiff_t nb, ptrdiff_t n, int *j, ptrdiff_t *m)
 {
-    if (c_sd > MASK_FLAT_SD) {
-        for (ptrdiff_t i = 0; i < n; i++) cent[i] = cent[i] / c_sd * sd + mean;
-        return 0;
+    *j = (int) (b / nb);
+    return threads_block(b % nb, n, m);
+}
+
+/* The exact means and sample SDs of the columns col[0..d) of n rows, the bits of
+ * col_mean_sd(), in row blocks on nt threads (threads.h): two passes (the sums, then the
+ * squared deviations from the mean), each thread adding its blocks to its own exact
+ * accumulator of each column, merged after. */
+static void cols_mean_sd(const double *const *col, int d, ptrdiff_t n, int nt, double *mean, double *sd,
+                         const kernel_host *host)
+{
+    if (d < 1) return;
+    if (n < 1) {
+        for (int j = 0; j < d; j++) mean[j] = sd[j] = NAN;
+        return;
     }
-    for (ptrdiff_t i = 0; i < n; i++) cent[i] = mean;
-    return 1;
+    const ptrdiff_t nb = threads_blocks(n);
+    double *acc = (double *) host->alloc((size_t) nt * d * FSUM_ACC_LEN, sizeof(double));
+    for (int pass = 0; pass < (n > 1 ? 2 : 1); pass++) {
+        for (size_t a = 0; a < (size_t) nt * d; a++) fsum_acc_init(acc + a * FSUM_ACC_LEN);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+        for (ptrdiff_t b = 0; b < nb * d; b++) {
+            int j;
+            ptrdiff_t m;
+            const ptrdiff_t i0 = column_block(b, nb, n, &j, &m);
+            fsum_acc_add(acc + ((size_t) THREAD_ID * d + j) * FSUM_ACC_LEN, col[j] + i0, m,
+                         pass ? mean + j : NULL);
+        }
+        for (int j = 0; j < d; j++) {
+            double *a = acc + (size_t) j * FSUM_ACC_LEN;
+            for (int t = 1; t < nt; t++) fsum_acc_merge(a, acc + ((size_t) t * d + j) * FSUM_ACC_LEN);
+            if (pass) sd[j] = sqrt(fsum_acc_round(a, 0) / (double) (n - 1));
+            else mean[j] = fsum_acc_round(a, 0) / (double) n;
+        }
+        host_pause(host, 0);
+    }
+    if (n < 2) for (int j = 0; j < d; j++) sd[j] = NAN;
 }
 
 void mask_step5(double *const *cent, int d, ptrdiff_t n, const double *mean, const double *sd,
                 double *c_sd, int given_sd, int *flat, int nt, const kernel_host *host)
 {
-    const int nt5 = threads_for(nt, (double) n * (d > 1 ? d : 0));
-    for (int j0 = 0; j0 < d; j0 += nt5) {
-        const int j1 = j0 + nt5 < d ? j0 + nt5 : d;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt5) schedule(static, 1)
-#endif
-        for (int j = j0; j < j1; j++) {
-            if (!given_sd) {
-                double cm;
-                col_mean_sd(cent[j], n, &cm, c_sd + j);
-            }
-            flat[j] = rescale(cent[j], n, mean[j], sd[j], c_sd[j]);
-        }
-        host_pause(host, j1);
+    nt = threads_for(nt, (double) n * d);
+    if (!given_sd && d > 0) {
+        double *c_mean = (double *) host->alloc(d, sizeof(double));
+        cols_mean_sd((const double *const *) cent, d, n, nt, c_mean, c_sd, host);
     }
-}
-
-void mask_col_stats(const double *x, ptrdiff_t n, int d, int nt, double *mean, double *sd)
-{
-    nt = threads_for(nt, (double) n * (d > 1 ? d : 0));
+    /* a column whose centroids spread less than MASK_FLAT_SD is released as its mean */
+    for (int j = 0; j < d; j++) flat[j] = !(c_sd[j] > MASK_FLAT_SD);
+    const ptrdiff_t nb = threads_blocks(n);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
-    for (int j = 0; j < d; j++) col_mean_sd(n > 0 ? x + (size_t) j * n : NULL, n, mean + j, sd + j);
+    for (ptrdiff_t b = 0; b < nb * d; b++) {
+        int j;
+        ptrdiff_t m;
+        const ptrdiff_t i0 = column_block(b, nb, n, &j, &m);
+        double *c = cent[j] + i0;
+        if (flat[j]) for (ptrdiff_t i = 0; i < m; i++) c[i] = mean[j];
+        else for (ptrdiff_t i = 0; i < m; i++) c[i] = c[i] / c_sd[j] * sd[j] + mean[j];
+    }
+    host_pause(host, d);
+}
+
+void mask_col_stats(const double *x, ptrdiff_t n, int d, int nt, double *mean, double *sd,
+                    const kernel_host *host)
+{
+    const double **col = (const double **) host->alloc(d > 0 ? d : 1, sizeof(double *));
+    for (int j = 0; j < d; j++) col[j] = n > 0 ? x + (size_t) j * n : NULL;
+    cols_mean_sd(col, d, n, threads_for(nt, (double) n * d), mean, sd, host);
 }
 
 /* ---- the release form (format_masked()) ---------------------------------------------- */

@@ -17,14 +17,16 @@
  * c_sd[j] <= MASK_FLAT_SD (all centroids equal up to rounding), mean[j] everywhere.
  * given_sd: c_sd holds the centroids' SDs (the rann engine's own arithmetic); else they are
  * computed exactly (order-free, fsum.h) into c_sd. flat[j] receives 1 for a column released
- * as its mean. Columns run nt at a time in parallel (threads.h policy), the host pausing
- * between groups (with the columns done). */
+ * as its mean. In row blocks on nt threads (threads.h), the host pausing between the
+ * passes (scratch memory from host->alloc). */
 void mask_step5(double *const *cent, int d, ptrdiff_t n, const double *mean, const double *sd,
                 double *c_sd, int given_sd, int *flat, int nt, const kernel_host *host);
 
 /* Means and sample SDs of the d columns of the n x d matrix x (column-major), exact and
- * order-free, spread over nt threads. */
-void mask_col_stats(const double *x, ptrdiff_t n, int d, int nt, double *mean, double *sd);
+ * order-free (col_mean_sd() in fsum.h), in row blocks on nt threads (scratch memory from
+ * host->alloc). */
+void mask_col_stats(const double *x, ptrdiff_t n, int d, int nt, double *mean, double *sd,
+                    const kernel_host *host);
 
 /* The release form of a masked column (format_masked() in R/anonymise.R), the parts that
  * pass over whole columns. mask_form_stats: of x[0..n) (finite, n >= 1), out[0..2] = min,

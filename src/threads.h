@@ -29,4 +29,28 @@ static inline int threads_for(int nt, double work)
     return work < THREADS_MIN_WORK ? 1 : nt;
 }
 
+/* Bytes apart that two threads' often written data must lie, so that no cache line (nor
+ * the pair of lines a core fetches together) holds both. */
+#define THREAD_LINE 128
+
+/* Passes over the rows of columns run as blocks of THREADS_BLOCK rows that the threads take
+ * one at a time (schedule(dynamic, 1)): a thread waits at most about one block (tens of
+ * microseconds) for the other at the end of a pass, however their speeds differ (another
+ * job on a core, cache misses, page faults), where halves fixed in advance make the faster
+ * thread wait for the slower half. Each thread combines its blocks' results exactly (exact
+ * sums, counts, minima and maxima), so they do not depend on which thread took which
+ * block. threads_blocks(): the number of blocks of n rows; threads_block(): the first row
+ * of block b, and its length in *m. */
+#define THREADS_BLOCK ((ptrdiff_t) 8192)
+static inline ptrdiff_t threads_blocks(ptrdiff_t n)
+{
+    return n > 0 ? (n - 1) / THREADS_BLOCK + 1 : 0;
+}
+static inline ptrdiff_t threads_block(ptrdiff_t b, ptrdiff_t n, ptrdiff_t *m)
+{
+    const ptrdiff_t i0 = b * THREADS_BLOCK;
+    *m = n - i0 < THREADS_BLOCK ? n - i0 : THREADS_BLOCK;
+    return i0;
+}
+
 #endif

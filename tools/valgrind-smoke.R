@@ -42,6 +42,11 @@ z <- scale(as.matrix(d[vars]))
 idx <- .Call(detanon:::C_ffi_knn_index, z, order(d$g), c(0, cumsum(tabulate(d$g))), 5L, 2L)
 lap <- .Call(detanon:::C_ffi_rlaplace, 1000, 2)
 cs <- detanon:::col_stats(matrix(c(rnorm(3000), 1e300, -1e300), ncol = 2), 2L) # long: delayed carries
+# several blocks of rows on two threads: the column statistics, step 5 with the centroids'
+# exact SDs (one column flat), the natural form's sums
+cs3 <- detanon:::col_stats(cbind(rnorm(20000), rexp(20000)), 2L)
+r5 <- .Call(detanon:::C_ffi_rescale, cbind(rnorm(20000), 1), c(1, 2), c(3, 4), NULL, 2L)
+fs3 <- .Call(detanon:::C_ffi_fit_sums, NULL, rnorm(20000), c(-2, 2, 0, 1, -1, 1, 0.1, 0.1, -5, 5), 0, FALSE, 2L)
 # large k: heap of neighbours, chunked heavy stratum with stratum-order sums, index at k = 30
 invisible(suppressWarnings(anonymise(big[1:1100, ], k = 1000, strata = character(), nthreads = 2)))
 idx30 <- .Call(detanon:::C_ffi_knn_index, z, order(d$g), c(0, cumsum(tabulate(d$g))), 30L, 2L)

@@ -231,6 +231,42 @@ test_that("step 5 is one kernel: the R paths and the C engine rescale alike, fla
   expect_identical(unname(attr(out, "detanon")$stats$scale), res$scale)
 })
 
+test_that("column statistics and step 5 in blocks of rows: exact, the same for any threads", {
+  # several blocks of 8192 rows (threads.h), the last one short; values with cancellation,
+  # huge and tiny magnitudes, ties, and a column flat on the z-scale
+  set.seed(21)
+  n <- 3L * 8192L + 77L
+  x <- cbind(a = stats::rnorm(n), b = c(1e300, -1e300, stats::rexp(n - 2L)), c = sample(c(-3, 0, 0.1), n, TRUE),
+             d = stats::rnorm(n) * 1e-300, e = 1 + sample(0:1, n, TRUE) * 1e-12)
+  # reference: one exact accumulator over the whole column (test-anonymise_stats.R checks
+  # it against a sum in plain R), then the squared deviations from the rounded mean
+  acc_total <- function(v, centre = NULL) {
+    detanon:::acc_round(.Call(detanon:::C_ffi_acc_add, NULL, matrix(v), centre))
+  }
+  ref_mean <- apply(x, 2, function(v) acc_total(v) / n)
+  ref_sd <- vapply(seq_len(ncol(x)), function(j) sqrt(acc_total(x[, j], ref_mean[[j]]) / (n - 1)), 0)
+  for (nt in 1:2) {
+    st <- detanon:::col_stats(x, nt)
+    expect_identical(unname(st$mean), unname(ref_mean))
+    expect_identical(unname(st$sd), ref_sd)
+  }
+  # step 5 with the centroids' exact SDs: c / sd(c) * sd + mean, a flat column its mean
+  cen <- x[, c("a", "c", "e")]
+  mean <- c(10, -2, 0.5)
+  sd <- c(3, 0.25, 7)
+  c_sd <- ref_sd[c(1L, 3L, 5L)]
+  want <- lapply(1:3, function(j) if (c_sd[j] > 1e-10) cen[, j] / c_sd[j] * sd[j] + mean[j] else rep(mean[j], n))
+  for (nt in 1:2) {
+    res <- .Call(detanon:::C_ffi_rescale, cen, mean, sd, NULL, nt)
+    expect_identical(res$columns, want)
+    expect_identical(res$scale, ifelse(c_sd > 1e-10, sd / c_sd, NA_real_))
+  }
+  expect_true(is.na(.Call(detanon:::C_ffi_rescale, cen, mean, sd, NULL, 2L)$scale[3L]))
+  # one row, and no rows
+  expect_identical(.Call(detanon:::C_ffi_col_stats, x[1L, , drop = FALSE], 2L)[2L, ], rep(NA_real_, 5L))
+  expect_identical(.Call(detanon:::C_ffi_col_stats, x[0L, , drop = FALSE], 2L), matrix(NA_real_, 2L, 5L))
+})
+
 test_that("the caller's kind of data frame, rows and other columns are kept; row names are not", {
   x <- random_data(50, d = 2, n_strata = 2, seed = 4)
   x$label <- rep(letters[1:25], 2)

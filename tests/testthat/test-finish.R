@@ -354,3 +354,42 @@ test_that("form_squeeze() (blocks of rows on threads) equals the plain-R squeeze
   expect_identical(detanon:::form_squeeze(c(-9, 0.5, 3), 0, 1, 2L)$values, ref_squeeze_range(c(-9, 0.5, 3), 0, 1))
   expect_identical(detanon:::form_squeeze(numeric(), 0, 1, 2L)$values, numeric())
 })
+
+test_that("the map's sums and values and the squeeze in several blocks of rows: the serial results, any threads", {
+  # blocks of 8192 rows (threads.h) taken by either thread: each piece's results must be
+  # those of the same piece summed, mapped or scanned serially (pieces of one block each)
+  set.seed(31)
+  n <- 4L * 8192L + 123L
+  v <- c(stats::rnorm(n - 4L) * 3, -40, 55, 1e-300, 0)
+  q <- stats::quantile(v, c(0.1, 0.9), names = FALSE)
+  fit <- list(L = q[1] - 1, U = q[2] + 1, a = 0.3, b = 1.7, tL = q[1], tU = q[2], dL = 0.25, dU = 0.5,
+              vmin = min(v), vmax = max(v))
+  par <- detanon:::fit_par(fit)
+  small <- split(v, ceiling(seq_along(v) / 5000))
+  sums <- function(pieces, dev, nt) {
+    s <- NULL
+    for (p in pieces) s <- .Call(detanon:::C_ffi_fit_sums, s, p, par, 0.5, dev, nt)
+    s
+  }
+  total <- function(s, off) {
+    vapply(seq_len((length(s) - off) / 70L), function(i) detanon:::acc_round(matrix(s[off + (i - 1L) * 70L + 1:70])), 0)
+  }
+  for (dev in c(FALSE, TRUE)) {
+    off <- if (dev) 0L else 4L
+    want <- sums(small, dev, 1L)
+    for (nt in 1:2) {
+      got <- sums(list(v), dev, nt)
+      if (!dev) expect_identical(got[1:4], want[1:4])
+      expect_identical(total(got, off), total(want, off))
+    }
+  }
+  mapped <- unlist(lapply(small, function(p) .Call(detanon:::C_ffi_fit_apply, p, par, 1L, FALSE)), use.names = FALSE)
+  for (nt in 1:2) expect_identical(detanon:::apply_fit(v, fit, nt), mapped)
+  for (b in list(c(-1, 1), c(-Inf, 0.5))) {
+    for (nt in 1:2) {
+      sq <- detanon:::form_squeeze(v, b[1L], b[2L], nt)
+      expect_identical(sq$values, ref_squeeze_range(v, b[1L], b[2L]))
+      expect_identical(sq$scan, detanon:::form_scan(v, b[1L], b[2L]))
+    }
+  }
+})
