@@ -421,6 +421,7 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
          stop = unlist(lapply(runs, `[[`, "stop"), use.names = FALSE),
          left_out = do.call(rbind, lapply(runs, `[[`, "left_out")))
   })
+  ctx$pool <- pool # (the verification's attacks are pieces too)
   out <- tune_result(ctx, found$cands, found$stop, seed, started)
   out$left_out <- found$left_out
   out$categorical <- ctx$categorical
@@ -1225,9 +1226,7 @@ tune_result <- function(ctx, cands, stop_reason, seed, started) {
   battery <- NULL
   closest <- NULL # the verified candidate of least excess, when none passes
   for (i in ok[order(tried$loss[ok])]) {
-    b <- tune_quiet(risk_battery(ctx$df, releases[[i]], intruder = ctx$intruder, attacks = ctx$verify, m = ctx$m,
-                                 sensitive = ctx$sensitive, weights = ctx$weights, seed = seed,
-                                 nthreads = ctx$nthreads))
+    b <- tune_verify(ctx, releases[[i]], seed, ctx$pool)
     v <- tune_verdict(b, limits)
     tried$verified[i] <- v$pass
     tried$verify_worst[i] <- v$worst
@@ -1371,8 +1370,9 @@ tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, n
   link_cells <- if ("linkage_released" %in% attacks) same_link_view(df, s, intruder, seed, sensitive)
   view <- tune_view(df, intruder, seed, sensitive, weights)
   threads <- nthreads
-  # (nthreads: the threads of this measurement; the same numbers for any)
-  function(release, origin_row = NULL, nthreads = threads) {
+  # (nthreads: the threads of this measurement; the same numbers for any; the attribute
+  # `view`: the originals' view, for the verification)
+  structure(function(release, origin_row = NULL, nthreads = threads) {
     own <- character()
     if (is.null(origin_row)) {
       orig <- df
@@ -1453,7 +1453,7 @@ tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, n
          linkage = l1$rate, linkage_stratum = max(l1$by_rate), top_m_released = lm$rate,
          top_m_stratum = max(lm$by_rate), risk1 = r$risk1, risk2 = r$risk2, reid = l1$reid_mean,
          loss = loss, counts = counts, count_limits = lim_n, sizes = ss$sizes)
-  }
+  }, view = view)
 }
 
 # The columns the intruder matches exactly (strata and categorical keys) when its attack
@@ -1492,15 +1492,60 @@ tune_view_fits <- function(view, release) {
 # originals' z-scale; its cells are those of the originals).
 tune_view_attacks <- function(view, release, attacks, m, sensitive, nthreads, seed) {
   checked <- check_attack_args(FALSE, seed, nthreads, m)
+  view <- tune_view_of(view, release)
+  stats::setNames(lapply(tune_sensitive_attacks(attacks, sensitive), function(a) {
+    run_attack(battery_attacks()[[a]], view, NULL, m = checked$m, sensitive = sensitive, nthreads = checked$nthreads,
+               seed = checked$seed)
+  }), tune_sensitive_attacks(attacks, sensitive))
+}
+
+# The view of tune_view() with the release's part (a release that tune_view_fits()).
+tune_view_of <- function(view, release) {
   view$masked <- release
   view$zm <- view$z(numeric_matrix(release, view$vars))
   view$shared <- new.env(parent = emptyenv())
+  view
+}
+
+# `attacks` without those that need a sensitive column when there is none.
+tune_sensitive_attacks <- function(attacks, sensitive) {
   reg <- battery_attacks()
   if (is.null(sensitive)) attacks <- setdiff(attacks, names(reg)[vapply(reg, `[[`, TRUE, "needs_sensitive")])
-  stats::setNames(lapply(attacks, function(a) {
-    run_attack(reg[[a]], view, NULL, m = checked$m, sensitive = sensitive, nthreads = checked$nthreads,
-               seed = checked$seed)
-  }), attacks)
+  attacks
+}
+
+# The verification battery of a candidate: risk_battery(ctx$df, release) with the attacks
+# `ctx$verify` and its control. On two cores (a `pool`), a release that keeps the
+# originals' strata and keys (tune_view_fits()) is attacked on the search's view of the
+# originals (the view risk_battery() builds), each attack (on the view and on its control)
+# a piece of the pool, the assignment first (the longest: the forked process takes it);
+# the same battery as risk_battery()'s.
+tune_verify <- function(ctx, release, seed, pool = NULL) {
+  view <- attr(ctx$ev, "view")
+  if (is.null(pool) || is.null(view) || !is.null(ctx$weights) || !tune_view_fits(view, release)) {
+    return(tune_quiet(risk_battery(ctx$df, release, intruder = ctx$intruder, attacks = ctx$verify, m = ctx$m,
+                                   sensitive = ctx$sensitive, weights = ctx$weights, seed = seed,
+                                   nthreads = ctx$nthreads)))
+  }
+  checked <- check_attack_args(TRUE, seed, ctx$nthreads, ctx$m)
+  s <- tune_view_of(view, release)
+  s$shared$control <- TRUE
+  ctrl <- battery_permute(s, seed = if (!is.null(checked$seed)) checked$seed + 1L)
+  reg <- battery_attacks()
+  attacks <- tune_sensitive_attacks(ctx$verify, ctx$sensitive)
+  first <- order(attacks != "assignment")
+  h <- lapply(attacks[first], function(a) {
+    tune_submit(pool, function(nthreads) {
+      tune_quiet(run_attack(reg[[a]], s, ctrl, m = checked$m, sensitive = ctx$sensitive, nthreads = nthreads,
+                            seed = checked$seed))
+    }, checked$nthreads)
+  })
+  res <- lapply(h, function(x) tune_value(pool, x))
+  res[first] <- res
+  names(res) <- attacks
+  structure(list(attacks = res, intruder = s$intruder, n = s$n, vars = s$vars, strata = s$strata,
+                 categorical = categorical_risk(release, c(s$strata, s$key_cat), ctx$weights)),
+            class = "detanon_battery")
 }
 
 # The attack linkage released -> original from the ranks of link_ranks() (the counts of
