@@ -109,14 +109,16 @@
 #' The chosen release carries the metadata of the verb that made it (its settings and
 #' aggregate counts), so a user can make it again.
 #'
-#' With `nthreads` of 2 or more, on Linux and with a `seed`, the search also uses the second
-#' core for its serial parts: the candidates of the fixed-k, MDAV, keyed and stirred families
-#' are made one after the other and measured two at a time in forked processes, and the
-#' k-per-stratum family runs in a forked process while the adaptive family runs; the
-#' children run on one thread each. The report and the release are those of `nthreads = 1`,
-#' which runs everything in one process, one candidate after the other (as the search does
-#' on other systems and with `seed = NULL`). The forks share the data with the search; each
-#' adds the working memory of its own candidate (see `bench/results/tune-scale.txt`).
+#' With `nthreads` of 2 or more, on Linux and with a `seed`, the search shares its work with
+#' one forked process: the pieces that draw no random numbers (each candidate's measurement,
+#' the k-per-stratum and adaptive families as a whole, each attack of the verification) are
+#' queued, and whichever process is free takes the next one; the other candidates are made
+#' in the search's process, in order (their random draws those of the serial search). Both
+#' processes run on one thread each while both are busy. The report and the release are
+#' those of `nthreads = 1`, which runs everything in one process, one candidate after the
+#' other (as the search does on other systems and with `seed = NULL`). The forked process
+#' shares the data with the search and adds the working memory of its own piece (see
+#' `bench/results/tune-scale.txt`).
 #'
 #' @section The published keys:
 #' Before any masking, when the cells of the strata and the keys (the published columns the
