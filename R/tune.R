@@ -700,6 +700,7 @@ tune_made <- function(ctx, xs, make, ev = ctx$ev) {
   out
 }
 
+# The value of `expr` (`e`) and the `seconds` it took.
 tune_timed <- function(expr) {
   since <- proc.time()[[3L]]
   list(e = expr, seconds = proc.time()[[3L]] - since)
@@ -1495,10 +1496,11 @@ tune_view_fits <- function(view, release) {
 tune_view_attacks <- function(view, release, attacks, m, sensitive, nthreads, seed) {
   checked <- check_attack_args(FALSE, seed, nthreads, m)
   view <- tune_view_of(view, release)
-  stats::setNames(lapply(tune_sensitive_attacks(attacks, sensitive), function(a) {
+  attacks <- tune_sensitive_attacks(attacks, sensitive)
+  stats::setNames(lapply(attacks, function(a) {
     run_attack(battery_attacks()[[a]], view, NULL, m = checked$m, sensitive = sensitive, nthreads = checked$nthreads,
                seed = checked$seed)
-  }), tune_sensitive_attacks(attacks, sensitive))
+  }), attacks)
 }
 
 # The view of tune_view() with the release's part (a release that tune_view_fits()).
