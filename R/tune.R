@@ -109,14 +109,16 @@
 #' The chosen release carries the metadata of the verb that made it (its settings and
 #' aggregate counts), so a user can make it again.
 #'
-#' With `nthreads` of 2 or more, on Linux and with a `seed`, the search also uses the second
-#' core for its serial parts: the candidates of the fixed-k, MDAV, keyed and stirred families
-#' are made one after the other and measured two at a time in forked processes, and the
-#' k-per-stratum family runs in a forked process while the adaptive family runs; the
-#' children run on one thread each. The report and the release are those of `nthreads = 1`,
-#' which runs everything in one process, one candidate after the other (as the search does
-#' on other systems and with `seed = NULL`). The forks share the data with the search; each
-#' adds the working memory of its own candidate (see `bench/results/tune-scale.txt`).
+#' With `nthreads` of 2 or more, on Linux and with a `seed`, the search shares its work with
+#' one forked process: the pieces that draw no random numbers (each candidate's measurement,
+#' the k-per-stratum and adaptive families as a whole, each attack of the verification) are
+#' queued, and whichever process is free takes the next one; the other candidates are made
+#' in the search's process, in order (their random draws those of the serial search). Both
+#' processes run on one thread each while both are busy. The report and the release are
+#' those of `nthreads = 1`, which runs everything in one process, one candidate after the
+#' other (as the search does on other systems and with `seed = NULL`). The forked process
+#' shares the data with the search and adds the working memory of its own piece (see
+#' `bench/results/tune-scale.txt`).
 #'
 #' @section The published keys:
 #' Before any masking, when the cells of the strata and the keys (the published columns the
@@ -385,29 +387,43 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
   # read by one asked for; each returns its candidates (a report row and the release) and
   # why it stopped
   reg <- method_registry()
-  aside <- NULL
-  on.exit(if (!is.null(aside)) aside$cancel(), add = TRUE)
+  # on two cores (tune_forks()) the search's pieces go to a pool (tune_pool()), and the
+  # candidates are made here on one thread (the forked process runs the other)
+  pool <- if (tune_forks(ctx)) tune_pool(ctx$nthreads)
+  on.exit(tune_pool_close(pool), add = TRUE)
+  sctx <- ctx
+  if (!is.null(pool)) {
+    sctx$pool <- pool
+    sctx$ev <- tune_polled(ctx$ev, pool)
+    sctx$nthreads <- 1L
+  }
   found <- with_seed(seed, {
     runs <- list()
+    pending <- list() # the families run as pieces of the pool, until their runs are read
+    read <- function(names) {
+      for (f in intersect(names(pending), names)) {
+        runs[[f]] <<- tune_value(pool, pending[[f]])
+        pending[[f]] <<- NULL
+      }
+    }
     for (name in names(reg)) {
       entry <- reg[[name]]
       if (!name %in% ctx$run && !isFALSE(entry$choice)) next
-      if (name == "stratum" && "adaptive" %in% ctx$run && tune_forks(ctx)) {
-        # run in a forked process while the adaptive family runs here (tune_aside())
-        aside <- tune_aside(ctx, entry, runs, key)
-        runs["stratum"] <- list(NULL)
-        next
-      }
-      runs[[name]] <- entry$tune(ctx, entry, runs, key)
-      if (name == "adaptive" && !is.null(aside)) {
-        runs$stratum <- aside$collect()
-        aside <- NULL
+      # (stirring reads the candidates of the families it stirs)
+      read(c(entry$needs, entry$settings$stirred))
+      if (!is.null(pool) && name %in% tune_piece_families()) {
+        pending[[name]] <- tune_submit(pool, tune_family_piece(sctx, entry, runs, key), 1L)
+        runs[name] <- list(NULL)
+      } else {
+        runs[[name]] <- entry$tune(sctx, entry, runs, key)
       }
     }
+    read(names(pending))
     list(cands = unlist(lapply(runs, `[[`, "cands"), recursive = FALSE, use.names = FALSE),
          stop = unlist(lapply(runs, `[[`, "stop"), use.names = FALSE),
          left_out = do.call(rbind, lapply(runs, `[[`, "left_out")))
   })
+  ctx$pool <- pool # (the verification's attacks are pieces too)
   out <- tune_result(ctx, found$cands, found$stop, seed, started)
   out$left_out <- found$left_out
   out$categorical <- ctx$categorical
@@ -662,77 +678,157 @@ tune_candidate <- function(ctx, e, method, settings, release, since, seconds = p
   list(row = row, release = release)
 }
 
-# Candidates made by make(x) for each x of `xs` (a release, or NULL: none) and measured by
-# `ev`: each measured as soon as it is made, or, when tune_forks() allows, all made first,
-# one after the other (so that their random draws come in the same order), then measured
-# two at a time in forked processes (tune_measure()). Returns per x NULL, or its
-# `release`, its evaluation `e` and `seconds` (the time to make and measure it).
+# Candidates made by make(x) for each x of `xs` (a release, or NULL: none), one after the
+# other (so that their random draws come in the order of the serial search), each measured
+# by `ev` as a piece of the search's pool (tune_submit(): at once when the search runs
+# serially, else by whichever process is free, while the next is made). Returns per x NULL,
+# or its `release`, its evaluation `e` and `seconds` (the time to make and measure it).
 tune_made <- function(ctx, xs, make, ev = ctx$ev) {
-  forks <- length(xs) > 1L && tune_forks(ctx)
   out <- lapply(xs, function(x) {
     since <- proc.time()[[3L]]
     rel <- make(x)
     if (is.null(rel)) return(NULL)
-    e <- if (!forks) ev(rel)
-    list(release = rel, e = e, seconds = proc.time()[[3L]] - since)
+    list(release = rel, e = tune_submit(ctx$pool, function(nthreads) tune_timed(ev(rel, nthreads = nthreads)),
+                                        ctx$nthreads),
+         seconds = proc.time()[[3L]] - since)
   })
-  made <- which(!vapply(out, is.null, NA))
-  if (forks && length(made)) {
-    got <- tune_measure(lapply(out[made], `[[`, "release"), ev)
-    for (j in seq_along(made)) {
-      out[[made[j]]]$e <- got[[j]]$e
-      out[[made[j]]]$seconds <- out[[made[j]]]$seconds + got[[j]]$seconds
-    }
+  for (j in which(!vapply(out, is.null, NA))) {
+    got <- tune_value(ctx$pool, out[[j]]$e)
+    out[[j]]$e <- got$e
+    out[[j]]$seconds <- out[[j]]$seconds + got$seconds
   }
   out
 }
 
-# Whether a search measures candidates two at a time in forked processes: with two or more
+# The value of `expr` (`e`) and the `seconds` it took.
+tune_timed <- function(expr) {
+  since <- proc.time()[[3L]]
+  list(e = expr, seconds = proc.time()[[3L]] - since)
+}
+
+# Whether a search shares its work with a forked process (tune_pool()): with two or more
 # threads, on Linux (where a forked child may run OpenMP code on one thread), and with a
 # `seed` (so that the measurements draw nothing from the caller's random stream, which a
-# child could not advance). Elsewhere, and with one thread, one after the other.
+# child could not advance). Elsewhere, and with one thread, one piece after the other.
 tune_forks <- function(ctx) {
   ctx$nthreads >= 2L && !is.null(ctx$seed) && identical(Sys.info()[["sysname"]], "Linux") &&
     requireNamespace("parallel", quietly = TRUE)
 }
 
-# The k-per-stratum family (`entry`) run in a forked process on one thread, beside the
-# adaptive family, which runs here: neither draws random numbers (their maskings are
-# deterministic and, with a seed, their measurements draw none), so their candidates are
-# those of the serial search. Returns `collect()`, which waits for the child and returns
-# the family's run (the family is run here instead when the child returns none: killed,
-# or an error, which is then raised here), and `cancel()`, which stops the child.
-tune_aside <- function(ctx, entry, runs, key) {
-  one <- ctx
-  one$nthreads <- 1L
-  ev <- ctx$ev
-  one$ev <- function(release, origin_row = NULL) ev(release, origin_row, nthreads = 1L)
-  job <- parallel::mcparallel(entry$tune(one, entry, runs, key), mc.set.seed = FALSE)
-  list(collect = function() {
-         got <- suppressWarnings(parallel::mccollect(job))[[1L]] # (NULL, with a warning, from a killed child)
-         if (is.list(got) && !inherits(got, "try-error") && is.list(got$cands)) got else entry$tune(ctx, entry, runs, key)
-       },
-       cancel = function() {
-         tools::pskill(job$pid)
-         parallel::mccollect(job, wait = FALSE)
-       })
+# ---- the pool: the search on two cores ---------------------------------------------------
+# The pieces of a search that draw no random numbers (a candidate's measurement; a family
+# whose maskings are deterministic, tune_piece_families()) are queued, first in first out.
+# One forked process takes the next piece whenever it is free (the pool is polled by
+# tune_submit(), tune_value() and every measurement made here: tune_polled()), and this
+# process takes the queued pieces itself while it waits for one, so that no core idles while
+# the other has queued work. A piece is run(nthreads): in the child on one thread, here on
+# the search's threads when the child is idle, else on one. The numbers are the same for any
+# number of threads, so every piece gives the serial search's result, whichever process ran
+# it. A child that returns nothing (killed: out of memory; or an error) has its piece run
+# again here, so that an error is raised as the serial search raises it.
+tune_pool <- function(threads) {
+  pool <- new.env(parent = emptyenv())
+  pool$pid <- Sys.getpid() # (polled by this process only, not by its children's copies)
+  pool$threads <- threads
+  pool$queue <- list() # pieces not started, by id: list(id, run)
+  pool$job <- NULL # the piece the child runs, with its job
+  pool$done <- list() # by id: list(value), or list(again = run) when the child returned nothing
+  pool$n <- 0L
+  pool
 }
 
-# ev() of every release of `rels`, two at a time in forked processes on one thread each
-# (the same numbers as on any number of threads), each with the `seconds` it took. A fork
-# that returns no evaluation (an error, or killed: out of memory) is measured again here,
-# so that an error is raised as the serial search raises it.
-tune_measure <- function(rels, ev) {
-  one <- function(rel, ...) {
-    since <- proc.time()[[3L]]
-    list(e = ev(rel, ...), seconds = proc.time()[[3L]] - since)
+# The families run as one piece each: neither draws random numbers (their maskings are
+# deterministic and, with a seed, their measurements draw none).
+tune_piece_families <- function() c("stratum", "adaptive")
+
+# A piece queued: a handle for tune_value(). Without a pool, run at once on `threads`.
+tune_submit <- function(pool, run, threads) {
+  if (is.null(pool)) return(list(value = run(threads)))
+  pool$n <- pool$n + 1L
+  id <- paste0("p", pool$n)
+  pool$queue[[id]] <- list(id = id, run = run)
+  tune_poll(pool)
+  list(id = id)
+}
+
+# The value of a piece: the queued pieces are run here in turn (the child taking the next
+# whenever it is free) until it is done; waited for only when the child runs it and
+# nothing is queued.
+tune_value <- function(pool, h) {
+  if (is.null(h$id)) return(h$value)
+  repeat {
+    tune_poll(pool)
+    d <- pool$done[[h$id]]
+    if (!is.null(d)) break
+    if (length(pool$queue)) {
+      piece <- pool$queue[[1L]]
+      pool$queue[[1L]] <- NULL
+      pool$done[[piece$id]] <- list(value = piece$run(tune_threads(pool)))
+    } else {
+      tune_took(pool, parallel::mccollect(pool$job$job, wait = TRUE))
+    }
   }
-  got <- suppressWarnings(parallel::mclapply(rels, one, nthreads = 1L, mc.cores = 2L, mc.preschedule = FALSE,
-                                             mc.set.seed = FALSE)) # (the warning of a killed child)
-  for (j in seq_along(rels)) {
-    if (!is.list(got[[j]]) || is.null(got[[j]]$e)) got[[j]] <- one(rels[[j]])
+  pool$done[[h$id]] <- NULL
+  if (is.null(d$again)) d$value else d$again(tune_threads(pool))
+}
+
+# The threads of a piece run here: the search's while the child is idle, else one.
+tune_threads <- function(pool) if (is.null(pool$job) && pool$pid == Sys.getpid()) pool$threads else 1L
+
+# The child's piece collected when it has ended, and the next queued piece given to the child.
+tune_poll <- function(pool) {
+  if (is.null(pool) || pool$pid != Sys.getpid()) return(invisible())
+  if (!is.null(pool$job)) {
+    got <- parallel::mccollect(pool$job$job, wait = FALSE)
+    if (!is.null(got)) tune_took(pool, got)
   }
-  got
+  if (is.null(pool$job) && length(pool$queue)) {
+    piece <- pool$queue[[1L]]
+    pool$queue[[1L]] <- NULL
+    piece$job <- parallel::mcparallel(piece$run(1L), mc.set.seed = FALSE)
+    pool$job <- piece
+  }
+  invisible()
+}
+
+tune_took <- function(pool, got) {
+  v <- got[[1L]]
+  piece <- pool$job
+  pool$job <- NULL
+  pool$done[[piece$id]] <- if (is.list(v) && !inherits(v, "try-error")) list(value = v) else list(again = piece$run)
+}
+
+# The child stopped (the search ended by an error or an interrupt).
+tune_pool_close <- function(pool) {
+  if (is.null(pool) || is.null(pool$job)) return(invisible())
+  tools::pskill(pool$job$job$pid)
+  suppressWarnings(parallel::mccollect(pool$job$job, wait = FALSE)) # (the warning of a killed child)
+  pool$job <- NULL
+  invisible()
+}
+
+# The evaluator `ev` polling the pool before each measurement made here, on the threads of
+# tune_threads().
+tune_polled <- function(ev, pool) {
+  function(release, origin_row = NULL, nthreads = tune_threads(pool)) {
+    tune_poll(pool)
+    ev(release, origin_row, nthreads = nthreads)
+  }
+}
+
+# A family (`entry`) as a piece: run on the piece's threads, its measurements made inline.
+tune_family_piece <- function(ctx, entry, runs, key) {
+  force(entry)
+  force(runs)
+  force(key)
+  ev <- ctx$ev
+  function(nthreads) {
+    one <- ctx
+    one$pool <- NULL
+    one$nthreads <- nthreads
+    one$ev <- function(release, origin_row = NULL, nthreads = one$nthreads) ev(release, origin_row, nthreads = nthreads)
+    entry$tune(one, entry, runs, key)
+  }
 }
 
 tune_quiet <- function(expr) suppressMessages(suppressWarnings(expr))
@@ -1133,9 +1229,7 @@ tune_result <- function(ctx, cands, stop_reason, seed, started) {
   battery <- NULL
   closest <- NULL # the verified candidate of least excess, when none passes
   for (i in ok[order(tried$loss[ok])]) {
-    b <- tune_quiet(risk_battery(ctx$df, releases[[i]], intruder = ctx$intruder, attacks = ctx$verify, m = ctx$m,
-                                 sensitive = ctx$sensitive, weights = ctx$weights, seed = seed,
-                                 nthreads = ctx$nthreads))
+    b <- tune_verify(ctx, releases[[i]], seed, ctx$pool)
     v <- tune_verdict(b, limits)
     tried$verified[i] <- v$pass
     tried$verify_worst[i] <- v$worst
@@ -1279,8 +1373,9 @@ tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, n
   link_cells <- if ("linkage_released" %in% attacks) same_link_view(df, s, intruder, seed, sensitive)
   view <- tune_view(df, intruder, seed, sensitive, weights)
   threads <- nthreads
-  # (nthreads: the threads of this measurement; the same numbers for any)
-  function(release, origin_row = NULL, nthreads = threads) {
+  # (nthreads: the threads of this measurement; the same numbers for any; the attribute
+  # `view`: the originals' view, for the verification)
+  structure(function(release, origin_row = NULL, nthreads = threads) {
     own <- character()
     if (is.null(origin_row)) {
       orig <- df
@@ -1361,7 +1456,7 @@ tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, n
          linkage = l1$rate, linkage_stratum = max(l1$by_rate), top_m_released = lm$rate,
          top_m_stratum = max(lm$by_rate), risk1 = r$risk1, risk2 = r$risk2, reid = l1$reid_mean,
          loss = loss, counts = counts, count_limits = lim_n, sizes = ss$sizes)
-  }
+  }, view = view)
 }
 
 # The columns the intruder matches exactly (strata and categorical keys) when its attack
@@ -1400,15 +1495,61 @@ tune_view_fits <- function(view, release) {
 # originals' z-scale; its cells are those of the originals).
 tune_view_attacks <- function(view, release, attacks, m, sensitive, nthreads, seed) {
   checked <- check_attack_args(FALSE, seed, nthreads, m)
+  view <- tune_view_of(view, release)
+  attacks <- tune_sensitive_attacks(attacks, sensitive)
+  stats::setNames(lapply(attacks, function(a) {
+    run_attack(battery_attacks()[[a]], view, NULL, m = checked$m, sensitive = sensitive, nthreads = checked$nthreads,
+               seed = checked$seed)
+  }), attacks)
+}
+
+# The view of tune_view() with the release's part (a release that tune_view_fits()).
+tune_view_of <- function(view, release) {
   view$masked <- release
   view$zm <- view$z(numeric_matrix(release, view$vars))
   view$shared <- new.env(parent = emptyenv())
+  view
+}
+
+# `attacks` without those that need a sensitive column when there is none.
+tune_sensitive_attacks <- function(attacks, sensitive) {
   reg <- battery_attacks()
   if (is.null(sensitive)) attacks <- setdiff(attacks, names(reg)[vapply(reg, `[[`, TRUE, "needs_sensitive")])
-  stats::setNames(lapply(attacks, function(a) {
-    run_attack(reg[[a]], view, NULL, m = checked$m, sensitive = sensitive, nthreads = checked$nthreads,
-               seed = checked$seed)
-  }), attacks)
+  attacks
+}
+
+# The verification battery of a candidate: risk_battery(ctx$df, release) with the attacks
+# `ctx$verify` and its control. On two cores (a `pool`), a release that keeps the
+# originals' strata and keys (tune_view_fits()) is attacked on the search's view of the
+# originals (the view risk_battery() builds), each attack (on the view and on its control)
+# a piece of the pool, the assignment first (the longest: the forked process takes it);
+# the same battery as risk_battery()'s.
+tune_verify <- function(ctx, release, seed, pool = NULL) {
+  view <- attr(ctx$ev, "view")
+  if (is.null(pool) || is.null(view) || !is.null(ctx$weights) || !tune_view_fits(view, release)) {
+    return(tune_quiet(risk_battery(ctx$df, release, intruder = ctx$intruder, attacks = ctx$verify, m = ctx$m,
+                                   sensitive = ctx$sensitive, weights = ctx$weights, seed = seed,
+                                   nthreads = ctx$nthreads)))
+  }
+  checked <- check_attack_args(TRUE, seed, ctx$nthreads, ctx$m)
+  s <- tune_view_of(view, release)
+  s$shared$control <- TRUE
+  ctrl <- battery_permute(s, seed = if (!is.null(checked$seed)) checked$seed + 1L)
+  reg <- battery_attacks()
+  attacks <- tune_sensitive_attacks(ctx$verify, ctx$sensitive)
+  first <- order(attacks != "assignment")
+  h <- lapply(attacks[first], function(a) {
+    tune_submit(pool, function(nthreads) {
+      tune_quiet(run_attack(reg[[a]], s, ctrl, m = checked$m, sensitive = ctx$sensitive, nthreads = nthreads,
+                            seed = checked$seed))
+    }, checked$nthreads)
+  })
+  res <- lapply(h, function(x) tune_value(pool, x))
+  res[first] <- res
+  names(res) <- attacks
+  structure(list(attacks = res, intruder = s$intruder, n = s$n, vars = s$vars, strata = s$strata,
+                 categorical = categorical_risk(release, c(s$strata, s$key_cat), ctx$weights)),
+            class = "detanon_battery")
 }
 
 # The attack linkage released -> original from the ranks of link_ranks() (the counts of

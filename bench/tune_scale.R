@@ -48,6 +48,8 @@ for (case in cases) {
     sprintf(paste("cat(sprintf('%s: %%.0f s elapsed, %%.0f s CPU (%%.0f s of it in forks); peak RSS %%.0f MB, with the forks",
                   "%%.0f MB\\n', t[['elapsed']], sum(t[c(1, 2, 4, 5)], na.rm = TRUE), sum(t[4:5], na.rm = TRUE), peak(),",
                   "max(as.numeric(readLines(pss))) / 1024))"), case),
+    "cat(sprintf('CPU per process: the search %.0f s, its forked children %.0f s; critical path (the busier side) %.0f s\\n',",
+    "            sum(t[1:2]), sum(t[4:5], na.rm = TRUE), max(sum(t[1:2]), sum(t[4:5], na.rm = TRUE))))",
     "print(aggregate(seconds ~ method, tr, sum))",
     "print(tr[c('method', 'settings', 'seconds', 'meets', 'verified')], right = FALSE)",
     "cat(sprintf('candidates %.0f s, the rest (setup, verification) %.0f s\\n', sum(tr$seconds), t[['elapsed']] - sum(tr$seconds)))",

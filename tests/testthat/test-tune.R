@@ -724,28 +724,124 @@ test_that("two threads measure candidates two at a time in forks: the same repor
   expect_identical(detanon:::tune_forks(list(nthreads = 2L, seed = 1L)), identical(Sys.info()[["sysname"]], "Linux"))
 })
 
-test_that("tune_measure(): forked children on one thread each, and a child that dies is measured again here", {
+test_that("the pool: a child takes the next queued piece, this process runs queued pieces while it waits (issue 39)", {
   skip_on_os(c("windows", "mac", "solaris"))
-  threads <- 2L
-  ev <- function(release, nthreads = threads) list(pid = Sys.getpid(), nthreads = nthreads, sum = sum(release$x))
-  rels <- lapply(1:3, function(i) data.frame(x = i * (1:10)))
-  got <- detanon:::tune_measure(rels, ev)
-  expect_identical(vapply(got, function(g) g$e$sum, 0), c(55, 110, 165))
-  expect_true(all(vapply(got, function(g) g$e$pid, 0) != Sys.getpid()))
-  expect_true(all(vapply(got, function(g) g$e$nthreads, 0) == 1))
-  expect_true(all(vapply(got, function(g) g$seconds, 0) >= 0))
-  # the second child is killed: that release is measured in this process, with its threads
   parent <- Sys.getpid()
-  dies <- function(release, nthreads = threads) {
-    if (Sys.getpid() != parent && release$x[1] == 2) tools::pskill(Sys.getpid(), tools::SIGKILL)
-    list(pid = Sys.getpid(), nthreads = nthreads, sum = sum(release$x))
+  piece <- function(i, wait = 0) function(nthreads) {
+    Sys.sleep(wait)
+    list(i = i, pid = Sys.getpid(), nthreads = nthreads)
   }
-  got <- suppressWarnings(detanon:::tune_measure(rels, dies))
-  expect_identical(vapply(got, function(g) g$e$sum, 0), c(55, 110, 165))
-  expect_identical(got[[2]]$e[c("pid", "nthreads")], list(pid = parent, nthreads = 2L))
-  # an error in a child is raised here, as the serial search raises it
-  fails <- function(release, nthreads = threads) stop_arg("bad candidate ", release$x[1], ".")
-  expect_error(suppressWarnings(detanon:::tune_measure(rels, fails)), class = "detanon_error")
+  pool <- detanon:::tune_pool(2L)
+  h <- list(detanon:::tune_submit(pool, piece(1, wait = 2), 2L), detanon:::tune_submit(pool, piece(2), 2L),
+            detanon:::tune_submit(pool, piece(3), 2L))
+  got <- lapply(h, function(x) detanon:::tune_value(pool, x))
+  expect_identical(vapply(got, `[[`, 0, "i"), c(1, 2, 3))
+  # the first in the child on one thread; the others here, on one thread while the child runs
+  expect_false(got[[1]]$pid == parent)
+  expect_identical(vapply(got[2:3], `[[`, 0, "pid"), rep(as.numeric(parent), 2))
+  expect_identical(vapply(got, `[[`, 0L, "nthreads"), rep(1L, 3))
+  expect_null(pool$job)
+  expect_length(pool$queue, 0L)
+  expect_length(pool$done, 0L)
+  # with the child idle, a piece run here has the search's threads; without a pool, at once
+  pool$queue$x <- list(id = "x", run = piece(4))
+  expect_identical(detanon:::tune_threads(pool), 2L)
+  expect_identical(detanon:::tune_submit(NULL, piece(5), 3L)$value[c("i", "nthreads")], list(i = 5, nthreads = 3L))
+})
+
+test_that("the pool: a child that returns nothing has its piece run here; an error is raised here; close() stops the child", {
+  skip_on_os(c("windows", "mac", "solaris"))
+  parent <- Sys.getpid()
+  pool <- detanon:::tune_pool(2L)
+  dies <- function(nthreads) {
+    if (Sys.getpid() != parent) tools::pskill(Sys.getpid(), tools::SIGKILL)
+    list(pid = Sys.getpid(), nthreads = nthreads)
+  }
+  h <- detanon:::tune_submit(pool, dies, 2L)
+  expect_identical(suppressWarnings(detanon:::tune_value(pool, h)), list(pid = parent, nthreads = 2L))
+  fails <- function(nthreads) stop_arg("bad candidate.")
+  h <- detanon:::tune_submit(pool, fails, 2L)
+  expect_false(is.null(pool$job))
+  expect_error(suppressWarnings(detanon:::tune_value(pool, h)), class = "detanon_error")
+  # a family as a piece: its measurements on the piece's threads
+  ev <- function(release, origin_row = NULL, nthreads = 2L) nthreads
+  entry <- list(tune = function(ctx, entry, runs, key) {
+    list(cands = list(list(pid = Sys.getpid(), threads = ctx$nthreads, ev = ctx$ev(NULL), runs = names(runs),
+                           pool = is.null(ctx$pool))))
+  })
+  run <- detanon:::tune_family_piece(list(nthreads = 2L, ev = ev, pool = pool), entry, list(anonymise = list()), NULL)
+  got <- detanon:::tune_value(pool, detanon:::tune_submit(pool, run, 2L))$cands[[1]]
+  expect_false(got$pid == parent)
+  expect_identical(got[c("threads", "ev", "runs", "pool")], list(threads = 1L, ev = 1L, runs = "anonymise", pool = TRUE))
+  # the child of a search ended by an error or an interrupt is stopped
+  detanon:::tune_submit(pool, function(nthreads) { Sys.sleep(60); list() }, 2L)
+  expect_false(is.null(pool$job))
+  t0 <- proc.time()[[3L]]
+  detanon:::tune_pool_close(pool)
+  expect_lt(proc.time()[[3L]] - t0, 5)
+  expect_null(pool$job)
+  # a child's copy of the pool is never polled: its pieces run on one thread
+  pool$pid <- -1
+  expect_identical(detanon:::tune_threads(pool), 1L)
+  expect_invisible(detanon:::tune_poll(pool))
+})
+
+test_that("the verification on the search's view, its attacks pieces of the pool, is risk_battery()'s (issue 39)", {
+  skip_on_os(c("windows", "mac", "solaris"))
+  set.seed(9)
+  d <- data.frame(g = rep(c("a", "b"), 200), s = rep(c("p", "q", "q", "r"), 100), x = round(stats::rnorm(400), 1),
+                  y = round(stats::rexp(400), 1))
+  d$x[1:30] <- d$x[31:60]
+  vars <- c("x", "y")
+  rels <- list(anonymise(d, vars = vars, strata = "g", k = 3, check_identifiers = FALSE),
+               suppressMessages(anonymise_mdav(d, vars = vars, strata = "g", k = 5, check_identifiers = FALSE)))
+  for (sensitive in list(NULL, "s")) {
+    ctx <- detanon:::tune_setup(d, vars, "g", 2, NULL, 3, "delta", NULL, stats::gaussian(), NULL, "natural", NULL, 4, 2L,
+                                limits = list(worst = 0.1, top_m = 0.3, linkage = 1, linkage_stratum = 1,
+                                              top_m_stratum = 1, risk1 = 1, risk2 = 1, tail = 0.2),
+                                attacks = "linkage_released", verify = NULL, intruder = NULL, sensitive = sensitive,
+                                seed = 4L, secret = NULL)
+    for (rel in rels) {
+      want <- suppressMessages(risk_battery(ctx$df, rel, intruder = ctx$intruder, attacks = ctx$verify, m = 3,
+                                            sensitive = sensitive, seed = 4L, nthreads = 1L))
+      pool <- detanon:::tune_pool(2L)
+      expect_identical(detanon:::tune_verify(ctx, rel, 4L, pool), want)
+      expect_identical(pool$n, length(names(want$attacks)))
+      expect_length(pool$done, 0L)
+      expect_identical(detanon:::tune_verify(ctx, rel, 4L), want)
+    }
+    if (is.null(sensitive)) {
+      # a release that changed a published key: not the search's view, risk_battery() itself
+      changed <- rels[[2]]
+      changed$s[1:3] <- "r"
+      pool <- detanon:::tune_pool(2L)
+      expect_identical(detanon:::tune_verify(ctx, changed, 4L, pool),
+                       suppressMessages(risk_battery(ctx$df, changed, intruder = ctx$intruder, attacks = ctx$verify,
+                                                     m = 3, seed = 4L, nthreads = 1L)))
+      expect_identical(pool$n, 0L)
+    }
+  }
+})
+
+test_that("the pool gives the serial search's report and release for several method sets, the stream restored (issue 39)", {
+  set.seed(8)
+  d <- data.frame(g = rep(c("a", "b", "c"), 200), x = round(stats::rnorm(600), 1), y = round(stats::rexp(600), 1),
+                  z = round(stats::runif(600), 2))
+  d[1:60, c("x", "y", "z")] <- d[61:120, c("x", "y", "z")] # (tied records)
+  sets <- list(c("anonymise", "stratum"), c("adaptive", "mdav"), c("stratum", "adaptive", "stir"),
+               c("mdav", "stir", "adaptive"))
+  set.seed(3)
+  before <- .Random.seed
+  for (methods in sets) {
+    one <- tune_release(d, vars = c("x", "y", "z"), strata = "g", methods = methods, nthreads = 1L)
+    two <- tune_release(d, vars = c("x", "y", "z"), strata = "g", methods = methods, nthreads = 2L)
+    expect_identical(.Random.seed, before)
+    expect_identical(untimed(two), untimed(one))
+  }
+  # stirring draws from the search's stream: its candidates depend on the seed
+  three <- tune_release(d, vars = c("x", "y", "z"), strata = "g", methods = sets[[4]], nthreads = 2L, seed = 2)
+  expect_identical(.Random.seed, before)
+  expect_false(identical(untimed(three)$tried, untimed(one)$tried))
 })
 
 test_that("the search's battery on the originals' view made once is risk_battery()'s (issue 39)", {
@@ -784,28 +880,3 @@ test_that("the search's battery on the originals' view made once is risk_battery
   expect_false(detanon:::tune_view_fits(detanon:::tune_view(d, intruders[[1]], 3L, NULL, NULL), changed))
 })
 
-test_that("tune_aside(): a family run in a forked process on one thread, run here again when the child dies", {
-  skip_on_os(c("windows", "mac", "solaris"))
-  parent <- Sys.getpid()
-  ev <- function(release, origin_row = NULL, nthreads = 2L) nthreads
-  entry <- list(tune = function(ctx, entry, runs, key) {
-    list(cands = list(list(pid = Sys.getpid(), threads = ctx$nthreads, ev = ctx$ev(NULL), runs = names(runs))))
-  })
-  ctx <- list(nthreads = 2L, ev = ev)
-  got <- detanon:::tune_aside(ctx, entry, list(anonymise = list()), NULL)$collect()$cands[[1]]
-  expect_false(got$pid == parent)
-  expect_identical(got[c("threads", "ev", "runs")], list(threads = 1L, ev = 1L, runs = "anonymise"))
-  # a child that dies: the family runs here, with the search's threads
-  entry$tune <- function(ctx, entry, runs, key) {
-    if (Sys.getpid() != parent) tools::pskill(Sys.getpid(), tools::SIGKILL)
-    list(cands = list(list(pid = Sys.getpid(), threads = ctx$nthreads)))
-  }
-  got <- detanon:::tune_aside(ctx, entry, list(), NULL)$collect()$cands[[1]]
-  expect_identical(got, list(pid = parent, threads = 2L))
-  # cancel() stops a child that is still running
-  entry$tune <- function(ctx, entry, runs, key) { Sys.sleep(60); list(cands = list()) }
-  job <- detanon:::tune_aside(ctx, entry, list(), NULL)
-  t0 <- proc.time()[[3L]]
-  job$cancel()
-  expect_lt(proc.time()[[3L]] - t0, 5)
-})
