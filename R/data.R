@@ -2,7 +2,7 @@
 #'
 #' The 891 passengers of the Kaggle "Titanic: Machine Learning from Disaster" training
 #' set, as used by Avraam, Jones and Burton (2022) to illustrate deterministic
-#' anonymisation. Built by `data-raw/titanic.R` from `inst/extdata/titanic_train.csv.gz`;
+#' anonymisation. Built by `data-raw/titanic.R` from `data-raw/titanic_train.csv.gz`;
 #' empty strings in `Cabin` and `Embarked` are kept as in the source.
 #'
 #' @format A data frame with 891 rows and 12 columns:
