@@ -1,10 +1,10 @@
 # The vignettes' figures as palette PNGs. knitr draws each figure with bmp(), which writes
 # the pixels uncompressed, and palette_png() (the chunks' fig.process) turns the file into a
-# PNG of at most 256 colours: the most frequent colours of the picture, every other pixel
-# taking the nearest of them (in practice, shades of anti-aliasing). At 50-60 dpi such a PNG looks the
-# same as the 24-bit one png() writes, at a third to a half of its size. The installed
-# package must stay under 5 MB, and the figures are embedded in the HTML. A vignette reads
-# this file with sys.source() in a chunk that is not tangled.
+# PNG of at most 64 colours; every other pixel (in practice, a shade of anti-aliasing) takes
+# the nearest of them. At 50-60 dpi such a PNG looks the same as the 24-bit one png()
+# writes, at a third of its size. The figures are embedded in the HTML, and the installed
+# package must stay under 5 MB. A vignette reads this file with sys.source() in a chunk
+# that is not tangled.
 
 # Pixels of a BMP as written by R's bmp(): 8-bit palette or 24-bit, uncompressed.
 read_bmp <- function(path) {
@@ -56,12 +56,21 @@ png_chunk <- local({
 })
 
 # Replaces the BMP at `path` by a palette PNG of at most `colours` colours; returns its path.
-palette_png <- function(path, colours = 256L) {
+palette_png <- function(path, colours = 64L, spread = 24) {
   col <- read_bmp(path)
   u <- sort(unique(as.vector(col)))
-  freq <- tabulate(match(col, u), length(u))
-  pal <- u[order(-freq, u)][seq_len(min(colours, length(u)))]
+  by_freq <- u[order(-tabulate(match(col, u), length(u)), u)]
   channels <- function(x) cbind(x %/% 65536L, x %/% 256L %% 256L, x %% 256L)
+  # the most frequent colours, but first those at least `spread` away from every colour
+  # taken, so that a thin line's colour is not crowded out by shades of a frequent one
+  rgb_u <- channels(by_freq)
+  taken <- logical(length(by_freq))
+  for (i in seq_along(by_freq)) {
+    if (sum(taken) == colours) break
+    away <- colSums((t(rgb_u[taken, , drop = FALSE]) - rgb_u[i, ])^2) >= spread^2
+    taken[i] <- all(away)
+  }
+  pal <- c(by_freq[taken], by_freq[!taken])[seq_len(min(colours, length(u)))]
   other <- setdiff(u, pal)
   idx <- matrix(match(col, pal), nrow = nrow(col))
   if (length(other)) {
