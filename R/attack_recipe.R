@@ -193,10 +193,9 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
       pred <- sp$pred
     }
     cand[[a]] <- pred
-    q <- cbind(pred, kz_o)[look, , drop = FALSE]
-    ok <- !is.na(q[, 1L])
+    ok <- !is.na(pred[look, 1L])
     if (any(ok)) {
-      nb <- recipe_nearest(s, zt, q[ok, , drop = FALSE], look[ok], if (a <= length(near)) near[[a]], nthreads)
+      nb <- recipe_nearest(s, zt, pred, kz_o, look[ok], if (a <= length(near)) near[[a]], nthreads)
       d1[ok, a] <- nb$d2
       if (!is.null(near_kept)) near_kept[[a]] <- nb
     }
@@ -453,21 +452,24 @@ recipe_format_of <- function(s) {
   "natural"
 }
 
-# The squared distance from each candidate `q` (of the rows `qrows`, searched in their
-# original cells) to the nearest released record `zt` of that cell: list(q, qrows, cell_o,
-# d2). The control release holds the same released records in the same cells, only their
-# rows permuted (battery_permute()), and the nearest distance depends on the records, not
-# on their rows: the control takes the view's distances (`prev`, this list for the same k
-# on the view: control_take()) for candidates identical to the view's; otherwise it searches.
-recipe_nearest <- function(s, zt, q, qrows, prev, nthreads) {
+# The squared distance from the candidate of each row of `qrows` (`pred` and the numeric
+# keys `kz_o`, searched in its original cell) to the nearest released record `zt` of that
+# cell: list(pred, kz_o, qrows, cell_o, d2). The control release holds the same released
+# records in the same cells, only their rows permuted (battery_permute()), and the nearest
+# distance depends on the records, not on their rows: the control takes the view's
+# distances (`prev`, this list for the same k on the view: control_take()) when its
+# candidates are the view's (view_shared() gives both the same `pred`: checked at no cost,
+# and nothing copied to keep); otherwise it searches.
+recipe_nearest <- function(s, zt, pred, kz_o, qrows, prev, nthreads) {
   if (!is.null(prev)) {
     at <- match(qrows, prev$qrows)
-    if (!anyNA(at) && identical(prev$q[at, , drop = FALSE], q) && identical(prev$cell_o, s$cell_o)) {
+    if (!anyNA(at) && identical(prev$pred, pred) && identical(prev$kz_o, kz_o) && identical(prev$cell_o, s$cell_o)) {
       return(list(d2 = prev$d2[at]))
     }
   }
+  q <- cbind(pred, kz_o)[qrows, , drop = FALSE]
   d2 <- nearest_in_cells(zt, q, s$cell_m, s$cell_o[qrows], nthreads = nthreads)$d2[, 1L]
-  list(q = q, qrows = qrows, cell_o = s$cell_o, d2 = d2)
+  list(pred = pred, kz_o = kz_o, qrows = qrows, cell_o = s$cell_o, d2 = d2)
 }
 
 # For every row of q (in cells cq), the nearest row of zt in the same cell (cells ct):

@@ -258,7 +258,10 @@ test_that("the centroids of several k from one search are those of each k alone,
     z <- matrix(stats::rnorm(n * d), n, d)
     if (kind == "ties") z <- round(z)
     if (kind == "dup") z[seq(2, n, 2), ] <- z[sample(n, n / 2, TRUE), ]
-    if (kind == "zeros") z[at <- sample(length(z), length(z) / 2)] <- rep_len(c(0, -0), length(at)) # signed zeros
+    if (kind == "zeros") { # signed zeros
+      at <- sample(length(z), length(z) / 2)
+      z[at] <- rep_len(c(0, -0), length(at))
+    }
     # strata of 40, 20, 5, 3 and 1 records; k above some strata's sizes, unsorted and repeated
     id <- rep(c(2L, 5L, 1L, 4L, 3L), c(40, 20, 5, 3, 2))[sample(n)]
     id[id == 3L][1L] <- 6L
