@@ -389,9 +389,9 @@ static void centroids_every_k(const kd_tree *t, multi_work *w, const int *k, int
     }
 }
 
-/* Centroids of a chunk of queries in tree order (res: MULTI_BUF doubles at least) before
- * they go to their rows: written straight to n-long columns they would miss the cache at
- * every value. */
+/* A chunk's centroids go to a buffer in tree order (MULTI_BUF doubles, or one query's when
+ * more), then to their rows one column at a time: written straight to n-long columns they
+ * would miss the cache at every value. */
 #define MULTI_BUF ((ptrdiff_t) 1 << 20)
 
 void knn_centroids_multi(const double *z, ptrdiff_t n, int d, const ptrdiff_t *rows,
