@@ -262,7 +262,7 @@ test_that("the centroids of several k from one search are those of each k alone,
       at <- sample(length(z), length(z) / 2)
       z[at] <- rep_len(c(0, -0), length(at))
     }
-    # strata of 40, 20, 5, 3 and 1 records; k above some strata's sizes, unsorted and repeated
+    # strata of 40, 20, 5, 3, 1 and 1 records; k above some strata's sizes, unsorted and repeated
     id <- rep(c(2L, 5L, 1L, 4L, 3L), c(40, 20, 5, 3, 2))[sample(n)]
     id[id == 3L][1L] <- 6L
     ks <- c(4L, 2L, 30L, 3L, 21L, 2L, 41L, 1L, 5L, 20L)
