@@ -146,8 +146,8 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
 # search (src/nn2.c, src/fellegi.c). The control release holds the view's released records
 # in the same strata, rows permuted (battery_permute(), `s$perm`): without categorical keys
 # a pair's code depends on the two points alone, and the k nearest points are the same
-# whatever the rows (src/kdtree.h), so the control takes the view's candidates (kept in
-# `s$shared` between the two), their rows mapped. Which of several records at one point a
+# whatever the rows (src/kdtree.h), so the control takes the view's candidates
+# (control_keep(), control_take()), their rows mapped. Which of several records at one point a
 # search takes depends on the tree: an original whose own control record (view row
 # perm[i]) lies at its k-th candidate's point is searched.
 fs_candidates <- function(s, num_o, num_m, cat_o, rows, k, bands, mult, nthreads) {
@@ -156,12 +156,10 @@ fs_candidates <- function(s, num_o, num_m, cat_o, rows, k, bands, mult, nthreads
     .Call(C_ffi_fs_candidates, num_o, num_m, cat_o$o, cat_o$m, co$t_order, co$t_off, co$q_order,
           co$q_off, as.integer(k), as.double(bands), as.double(mult), nthreads)
   }
-  memo <- s$shared
   inputs <- list(num_o = num_o, id = s$id, rows = rows, k = k, bands = bands, mult = mult)
-  prev <- if (is.environment(memo)) memo$fs_candidates
-  if (!is.null(s$perm) && !is.null(prev)) {
-    rm(list = "fs_candidates", envir = memo) # used once: not held for the other attacks
-    if (!ncol(cat_o$o) && identical(prev$inputs, inputs) && identical(prev$num_m[s$perm, , drop = FALSE], num_m)) {
+  prev <- control_take(s, "fs_candidates", list(num_m))
+  if (!is.null(prev)) {
+    if (!ncol(cat_o$o) && identical(prev$inputs, inputs)) {
       ctrl_row <- integer(length(s$perm))
       ctrl_row[s$perm] <- seq_along(s$perm)
       index <- ctrl_row[prev$cand$index]
@@ -187,9 +185,8 @@ fs_candidates <- function(s, num_o, num_m, cat_o, rows, k, bands, mult, nthreads
   }
   cand <- search(rows)
   # (finite coordinates: the k nearest points are then defined by the points alone)
-  if (is.environment(memo) && isTRUE(memo$control) && is.null(s$perm) && !ncol(cat_o$o) &&
-      all(is.finite(num_o)) && all(is.finite(num_m))) {
-    memo$fs_candidates <- list(inputs = inputs, num_m = num_m, cand = cand)
+  if (!ncol(cat_o$o) && all(is.finite(num_o)) && all(is.finite(num_m))) {
+    control_keep(s, "fs_candidates", list(inputs = inputs, cand = cand), list(num_m))
   }
   cand
 }

@@ -158,8 +158,11 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
   # original known, the attack and its control (the same release, rows permuted) share them
   cens <- if (centroid_k) {
     view_shared(s, "recipe_centroids", list(zmix, s$id, ks),
-                function() lapply(ks, function(k) strata_centroids(zmix, s$id, k, nthreads)))
+                function() strata_centroids_multi(zmix, s$id, ks, nthreads))
   }
+  # the control takes the view's nearest distances (recipe_nearest())
+  near <- control_take(s, "recipe_nearest", list(zt, s$cell_m))
+  near_kept <- if (control_follows(s)) list()
   # one step-5 factor for every k (a release with k per record has one): the recorded one
   # when the settings are known, else recovered from the release
   common <- if (centroid_k) recipe_common_scale(s, cens, look, zt)
@@ -190,10 +193,15 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
       pred <- sp$pred
     }
     cand[[a]] <- pred
-    q <- cbind(pred, kz_o)[look, , drop = FALSE]
-    ok <- !is.na(q[, 1L])
-    if (any(ok)) d1[ok, a] <- recipe_nearest(s, zt, q[ok, , drop = FALSE], look[ok], a, nthreads)
+    ok <- !is.na(pred[look, 1L])
+    if (any(ok)) {
+      nb <- recipe_nearest(s, zt, pred, kz_o, look[ok], if (a <= length(near)) near[[a]], nthreads)
+      d1[ok, a] <- nb$d2
+      if (!is.null(near_kept)) near_kept[[a]] <- nb
+    }
   }
+  if (!is.null(near_kept)) control_keep(s, "recipe_nearest", near_kept, list(zt, s$cell_m))
+  rm(near, near_kept)
   if (length(look)) {
     choice <- if (k_choice == "record" || length(ks) == 1L) {
       # the smallest k whose candidate is a released record (within tol), else the nearest
@@ -331,6 +339,24 @@ strata_centroids <- function(z, id, k, nthreads) {
   out
 }
 
+# strata_centroids() at every k of `ks`, a list in the order of `ks`, from one neighbour
+# search per record at the largest of them its stratum holds (src/knn.c,
+# knn_centroids_multi(): the same bits). Non-finite points have no total order of
+# distances: each k is searched on its own.
+strata_centroids_multi <- function(z, id, ks, nthreads) {
+  u <- sort(unique(as.integer(ks)))
+  if (length(u) == 1L || !ncol(z) || !all(is.finite(z))) {
+    return(lapply(ks, function(k) strata_centroids(z, id, k, nthreads)))
+  }
+  sizes <- tabulate(id, max(c(0L, id)))
+  el <- which(sizes[id] >= u[1L])
+  sid <- match(id[el], sort(unique(id[el])))
+  storage.mode(z) <- "double"
+  cens <- .Call(C_ffi_knn_centroids_multi, z, as.double(el[order(sid, method = "radix")]),
+                as.double(c(0, cumsum(tabulate(sid)))), u, nthreads)
+  cens[match(ks, u)]
+}
+
 # Step 5 on the candidate centroids: each column divided by its SD (over every record of
 # the strata where k applies), i.e. multiplied by one factor about the origin of the
 # z-scale.
@@ -426,29 +452,24 @@ recipe_format_of <- function(s) {
   "natural"
 }
 
-# The squared distance from each candidate `q` (of the rows `qrows`, searched in their
-# original cells) to the nearest released record `zt` of that cell, for the a-th k. The
-# control release holds the same released records in the same cells, only their rows
-# permuted (battery_permute(), `s$perm`), and the nearest distance depends on the records,
-# not on their rows: the control takes the view's distances (kept in `s$shared` between the
-# two) for candidates identical to the view's; otherwise it searches.
-recipe_nearest <- function(s, zt, q, qrows, a, nthreads) {
-  memo <- s$shared
-  what <- paste0("recipe_nearest_", a)
-  prev <- if (is.environment(memo)) memo[[what]]
-  if (!is.null(s$perm) && !is.null(prev)) {
-    rm(list = what, envir = memo) # used once: not held for the other attacks
+# The squared distance from the candidate of each row of `qrows` (`pred` and the numeric
+# keys `kz_o`, searched in its original cell) to the nearest released record `zt` of that
+# cell: list(pred, kz_o, qrows, cell_o, d2). The control release holds the same released
+# records in the same cells, only their rows permuted (battery_permute()), and the nearest
+# distance depends on the records, not on their rows: the control takes the view's
+# distances (`prev`, this list for the same k on the view: control_take()) when its
+# candidates are the view's (view_shared() gives both the same `pred`: checked at no cost,
+# and nothing copied to keep); otherwise it searches.
+recipe_nearest <- function(s, zt, pred, kz_o, qrows, prev, nthreads) {
+  if (!is.null(prev)) {
     at <- match(qrows, prev$qrows)
-    if (!anyNA(at) && identical(prev$q[at, , drop = FALSE], q) && identical(prev$cell_o, s$cell_o) &&
-        identical(prev$zt[s$perm, , drop = FALSE], zt) && identical(prev$cell_m[s$perm], s$cell_m)) {
-      return(prev$d2[at])
+    if (!anyNA(at) && identical(prev$pred, pred) && identical(prev$kz_o, kz_o) && identical(prev$cell_o, s$cell_o)) {
+      return(list(d2 = prev$d2[at]))
     }
   }
+  q <- cbind(pred, kz_o)[qrows, , drop = FALSE]
   d2 <- nearest_in_cells(zt, q, s$cell_m, s$cell_o[qrows], nthreads = nthreads)$d2[, 1L]
-  if (is.environment(memo) && isTRUE(memo$control) && is.null(s$perm)) {
-    memo[[what]] <- list(q = q, qrows = qrows, cell_o = s$cell_o, zt = zt, cell_m = s$cell_m, d2 = d2)
-  }
-  d2
+  list(pred = pred, kz_o = kz_o, qrows = qrows, cell_o = s$cell_o, d2 = d2)
 }
 
 # For every row of q (in cells cq), the nearest row of zt in the same cell (cells ct):

@@ -614,3 +614,28 @@ nndr_ratio <- function(d1, d2) {
   conf[!is.na(d2) & d2 == 0] <- 0
   conf
 }
+
+# ---- work kept for the control release -----------------------------------------------------
+# The control release holds the view's released records with their rows permuted
+# (battery_permute(), `s$perm`), so an attack core can give it some of what it computed on
+# the view. control_keep() keeps `value` in the view's memo (`s$shared`) under `what`, when a
+# control follows the view, with `released`: the released-side inputs it was computed from,
+# a list of matrices or vectors by released row. control_take() on the control takes it
+# once (it leaves the memo, not held for the other attacks), and returns it only when the
+# control's `released` are the view's with their rows permuted; else NULL.
+# control_follows(): is `s` a view whose control is to come (what control_keep() keeps)?
+control_follows <- function(s) is.environment(s$shared) && isTRUE(s$shared$control) && is.null(s$perm)
+
+control_keep <- function(s, what, value, released) {
+  if (control_follows(s)) s$shared[[what]] <- list(value = value, released = released)
+  invisible()
+}
+
+control_take <- function(s, what, released) {
+  memo <- s$shared
+  prev <- if (is.environment(memo) && !is.null(s$perm)) memo[[what]]
+  if (is.null(prev)) return(NULL)
+  rm(list = what, envir = memo)
+  permuted <- lapply(prev$released, function(x) if (is.matrix(x)) x[s$perm, , drop = FALSE] else x[s$perm])
+  if (identical(permuted, released)) prev$value
+}

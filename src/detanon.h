@@ -106,6 +106,7 @@ SEXP ffi_fs_claims(SEXP i, SEXP j, SEXP at, SEXP w, SEXP post, SEXP n);
 /* knn_glue.c: the search of anonymise() on given points: centroids (attack_recipe()), or
  * (want_index, for the tests) the neighbour rows */
 SEXP ffi_knn_centroids(SEXP z, SEXP order, SEXP offsets, SEXP k, SEXP nthreads);
+SEXP ffi_knn_centroids_multi(SEXP z, SEXP order, SEXP offsets, SEXP ks, SEXP nthreads);
 SEXP knn_run(SEXP z, SEXP order, SEXP offsets, SEXP k_, SEXP nthreads, int want_index);
 
 /* keyed_glue.c: the keyed k-means of one stratum (anonymise_keyed()) */

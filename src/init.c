@@ -68,6 +68,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_fs_claims",      (DL_FUNC) &ffi_fs_claims,      6},
     /* knn_glue.c: candidate centroids on given points (attack_recipe) */
     {"ffi_knn_centroids",  (DL_FUNC) &ffi_knn_centroids,  5},
+    {"ffi_knn_centroids_multi", (DL_FUNC) &ffi_knn_centroids_multi, 5},
     /* keyed_glue.c: the keyed k-means of anonymise_keyed() */
     {"ffi_keyed_kmeans",   (DL_FUNC) &ffi_keyed_kmeans,   7},
     {"ffi_keyed_grid",     (DL_FUNC) &ffi_keyed_grid,     9},

@@ -95,10 +95,10 @@ static void between_chunks(const knn_job *job, ptrdiff_t done)
  * THREAD_LINE boundary of its own (returned: the first; *stride: the bytes between two), so
  * that no cache line holds two threads' objects: a line written by two cores moves between
  * them at every write of either (false sharing). */
-static char *thread_slots(const knn_job *job, int n, size_t size, size_t *stride)
+static char *thread_slots(const kernel_host *host, int n, size_t size, size_t *stride)
 {
     *stride = (size + THREAD_LINE - 1) / THREAD_LINE * THREAD_LINE;
-    char *raw = (char *) job->host->alloc((size_t) (n > 0 ? n : 1) * *stride + THREAD_LINE, 1);
+    char *raw = (char *) host->alloc((size_t) (n > 0 ? n : 1) * *stride + THREAD_LINE, 1);
     return raw + (THREAD_LINE - (uintptr_t) raw % THREAD_LINE) % THREAD_LINE;
 }
 
@@ -107,7 +107,7 @@ static char *thread_slots(const knn_job *job, int n, size_t size, size_t *stride
 static kd_tree **new_trees(const knn_job *job, int nt, const ptrdiff_t *cap)
 {
     size_t stride;
-    char *base = thread_slots(job, nt, sizeof(kd_tree), &stride);
+    char *base = thread_slots(job->host, nt, sizeof(kd_tree), &stride);
     kd_tree **trees = (kd_tree **) job->host->alloc(nt > 0 ? nt : 1, sizeof(kd_tree *));
     for (int t = 0; t < nt; t++) {
         trees[t] = (kd_tree *) (base + (size_t) t * stride);
@@ -273,7 +273,7 @@ void knn_all(const knn_job *job)
     /* each thread's heap and work buffer in thread_slots(): a search writes to its heap at
      * every candidate */
     size_t stride;
-    char *base = thread_slots(job, job->nt, sizeof(kd_heap) + (size_t) job->d * sizeof(double), &stride);
+    char *base = thread_slots(job->host, job->nt, sizeof(kd_heap) + (size_t) job->d * sizeof(double), &stride);
     kd_heap **heaps = (kd_heap **) job->host->alloc(job->nt, sizeof(kd_heap *));
     double **work = (double **) job->host->alloc(job->nt, sizeof(double *));
     for (int t = 0; t < job->nt; t++) {
@@ -307,4 +307,157 @@ const char *knn_check_strata(const ptrdiff_t *off, ptrdiff_t n_strata, ptrdiff_t
         if (ns < 0 || (ns > 0 && ns < k)) return "a stratum smaller than k";
     }
     return NULL;
+}
+
+/* ---- several k at once (knn_centroids_multi()) ---------------------------------------------
+ * In the total order of kdtree.h (squared distance, then coordinates, then arrival) the k
+ * nearest points at a smaller k are the first of those at a larger k, so one search at the
+ * largest k a stratum holds gives the points of every k. They are sorted once in
+ * lexicographic order (kd_sort_lex()), each carrying its place in the total order, and the
+ * centroid at k sums those of place < k in that order: the points and the order in which
+ * kd_centroid_lex() sums them at k alone (identical points are interchangeable), so the same
+ * bits. MULTI_GROUP k at a time are summed in one pass over the points of the largest of
+ * them, a point outside a k adding +0.0 to that k's sum: a sum that starts at +0.0 is never
+ * -0.0 (IEEE 754: a zero sum of two values is -0.0 only when both are), so adding +0.0 leaves
+ * it unchanged, bit for bit (the points are finite), and the MULTI_GROUP sums are independent
+ * chains of additions instead of one. */
+#define MULTI_GROUP 8
+
+/* Per thread: the heap and the scratch of one query of up to kmax points. */
+typedef struct {
+    kd_heap h;
+    ptrdiff_t *lex; /* kmax tree positions, in lexicographic order */
+    double *place;  /* kmax: their places in the total order */
+    int *place_of;  /* per tree position of the stratum: its place (the query's points only) */
+    double *acc;    /* MULTI_GROUP * d sums */
+} multi_work;
+
+/* The centroids at k[0..n_k) (k[n_k - 1] = w->h.k) of the query just searched (best first),
+ * into res[j * d + c]. */
+static void centroids_every_k(const kd_tree *t, multi_work *w, const int *k, int n_k, double *res)
+{
+    const int d = t->d, K = w->h.k;
+    const double *x = t->soa ? t->soa : t->pts;
+    const ptrdiff_t step = t->soa ? 1 : d, ld = t->soa ? t->soa_ld : 1;
+    for (int m = 0; m < K; m++) {
+        w->lex[m] = w->h.pos[m];
+        w->place_of[w->h.pos[m]] = m;
+    }
+    kd_sort_lex(t, w->lex, K);
+    for (int m = 0; m < K; m++) w->place[m] = w->place_of[w->lex[m]];
+    double *acc = w->acc;
+    int len = K; /* the list holds the points of k[top] */
+    for (int top = n_k - 1; top >= 0; top -= MULTI_GROUP) {
+        const int lo = top - MULTI_GROUP + 1 > 0 ? top - MULTI_GROUP + 1 : 0, g_n = top - lo + 1;
+        double kg[MULTI_GROUP];
+        for (int g = 0; g < MULTI_GROUP; g++) kg[g] = g < g_n ? k[lo + g] : 0.0;
+        for (int i = 0; i < MULTI_GROUP * d; i++) acc[i] = 0.0;
+        for (int m = 0; m < len; m++) {
+            const double pl = w->place[m];
+            const ptrdiff_t p = w->lex[m];
+#ifdef __SSE2__
+            /* the same additions two at a time: v where pl < kg, else +0.0 (all bits 0) */
+            __m128d in[MULTI_GROUP / 2];
+            const __m128d pp = _mm_set1_pd(pl);
+            for (int g = 0; g < MULTI_GROUP; g += 2) in[g / 2] = _mm_cmplt_pd(pp, _mm_loadu_pd(kg + g));
+            for (int c = 0; c < d; c++) {
+                const __m128d v = _mm_set1_pd(x[p * step + c * ld]);
+                double *a = acc + c * MULTI_GROUP;
+                for (int g = 0; g < MULTI_GROUP; g += 2)
+                    _mm_storeu_pd(a + g, _mm_add_pd(_mm_loadu_pd(a + g), _mm_and_pd(in[g / 2], v)));
+            }
+#else
+            for (int c = 0; c < d; c++) {
+                const double v = x[p * step + c * ld];
+                double *a = acc + c * MULTI_GROUP;
+                for (int g = 0; g < MULTI_GROUP; g++) a[g] += pl < kg[g] ? v : 0.0;
+            }
+#endif
+        }
+        for (int g = 0; g < g_n; g++)
+            for (int c = 0; c < d; c++) res[(ptrdiff_t) (lo + g) * d + c] = acc[c * MULTI_GROUP + g] / k[lo + g];
+        if (lo == 0) break;
+        /* the points of the next group's largest k, in the same order */
+        const double next = k[lo - 1];
+        int keep = 0;
+        for (int m = 0; m < len; m++) {
+            if (w->place[m] >= next) continue;
+            w->lex[keep] = w->lex[m];
+            w->place[keep++] = w->place[m];
+        }
+        len = keep;
+    }
+}
+
+/* A chunk's centroids go to a buffer in tree order (MULTI_BUF doubles, or one query's when
+ * more), then to their rows one column at a time: written straight to n-long columns they
+ * would miss the cache at every value. */
+#define MULTI_BUF ((ptrdiff_t) 1 << 20)
+
+void knn_centroids_multi(const double *z, ptrdiff_t n, int d, const ptrdiff_t *rows,
+                         const ptrdiff_t *off, ptrdiff_t n_strata, const int *k, int n_k, int nt,
+                         double *const *out, const kernel_host *host)
+{
+    ptrdiff_t max_ns = 0;
+    for (ptrdiff_t s = 0; s < n_strata; s++)
+        if (off[s + 1] - off[s] > max_ns) max_ns = off[s + 1] - off[s];
+    int n_top = 0; /* the k a stratum of max_ns points holds */
+    while (n_top < n_k && k[n_top] <= max_ns) n_top++;
+    if (d == 0 || n_top == 0) return;
+    const int kmax = k[n_top - 1];
+    kd_tree tree = kd_new_fast(max_ns, d, LEAF_SIZE, host->alloc);
+    size_t stride;
+    char *base = thread_slots(host, nt, sizeof(multi_work), &stride);
+    multi_work **work = (multi_work **) host->alloc(nt, sizeof(multi_work *));
+    for (int t = 0; t < nt; t++) {
+        multi_work *w = work[t] = (multi_work *) (base + (size_t) t * stride);
+        w->h = kd_heap_new(kmax, host->alloc);
+        w->lex = (ptrdiff_t *) host->alloc(kmax, sizeof(ptrdiff_t));
+        w->place = (double *) host->alloc(kmax, sizeof(double));
+        w->place_of = (int *) host->alloc(max_ns, sizeof(int));
+        w->acc = (double *) host->alloc((size_t) MULTI_GROUP * d, sizeof(double));
+    }
+    const ptrdiff_t per_query = (ptrdiff_t) n_top * d;
+    double *buf = (double *) host->alloc(per_query > MULTI_BUF ? per_query : MULTI_BUF, sizeof(double));
+    ptrdiff_t done = 0;
+    for (ptrdiff_t s = 0; s < n_strata; s++) {
+        const ptrdiff_t ns = off[s + 1] - off[s];
+        int nk = 0;
+        while (nk < n_k && k[nk] <= ns) nk++;
+        if (nk == 0) continue;
+        const int K = k[nk - 1];
+        kd_reuse(&tree, ns);
+        tree.interrupted = host->interrupted;
+        kd_build(&tree, z, n, rows + off[s]);
+        host_pause(host, done);
+        /* about the work of chunk_queries() at K, and the chunk's centroids in the buffer */
+        double sum_k = 0.0;
+        for (int j = 0; j < nk; j++) sum_k += k[j];
+        ptrdiff_t chunk = (ptrdiff_t) (CHUNK_WORK / (query_cost(K) + sum_k));
+        if (chunk < 64) chunk = 64;
+        if (chunk > MULTI_BUF / ((ptrdiff_t) nk * d)) chunk = MULTI_BUF / ((ptrdiff_t) nk * d);
+        if (chunk < 1) chunk = 1;
+        const ptrdiff_t width = (ptrdiff_t) nk * d;
+        for (ptrdiff_t from = 0; from < ns; from += chunk) {
+            const ptrdiff_t to = ns - from > chunk ? from + chunk : ns;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads_for(nt, (double) (to - from) * nk)) schedule(dynamic, 16)
+#endif
+            for (ptrdiff_t p = from; p < to; p++) {
+                multi_work *w = work[THREAD_ID];
+                w->h.k = K;
+                kd_knn_self(&tree, p, &w->h);
+                centroids_every_k(&tree, w, k, nk, buf + (p - from) * width);
+            }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads_for(nt, (double) (to - from) * width)) schedule(static, 1)
+#endif
+            for (ptrdiff_t jc = 0; jc < width; jc++) {
+                double *o = out[jc];
+                for (ptrdiff_t p = from; p < to; p++) o[tree.row[p]] = buf[(p - from) * width + jc];
+            }
+            done += to - from;
+            host_pause(host, done);
+        }
+    }
 }

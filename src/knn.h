@@ -36,4 +36,14 @@ void knn_group_rows(const int *id, ptrdiff_t n, ptrdiff_t n_strata, ptrdiff_t *r
  * smaller than k)? A message for an internal error, or NULL. */
 const char *knn_check_strata(const ptrdiff_t *off, ptrdiff_t n_strata, ptrdiff_t n, int k);
 
+/* The centroids of every record at several k (attack_recipe()'s candidates at every plausible
+ * k): the points z (n x d, column-major), `rows` (0-based, off[n_strata] of them) stratum by stratum
+ * with stratum s at rows[off[s] .. off[s + 1]), k[0..n_k) strictly increasing and >= 1. For
+ * every k[j] <= its stratum's size, a record's centroid at k[j] goes to out[j * d + c][row]
+ * (c < d); the other rows of out are not written. Every centroid has the bits of the search
+ * of anonymise() at that k alone (knn_all()). Pure C. */
+void knn_centroids_multi(const double *z, ptrdiff_t n, int d, const ptrdiff_t *rows,
+                         const ptrdiff_t *off, ptrdiff_t n_strata, const int *k, int n_k, int nt,
+                         double *const *out, const kernel_host *host);
+
 #endif

@@ -50,6 +50,10 @@ fs3 <- .Call(detanon:::C_ffi_fit_sums, NULL, rnorm(20000), c(-2, 2, 0, 1, -1, 1,
 # large k: heap of neighbours, chunked heavy stratum with stratum-order sums, index at k = 30
 invisible(suppressWarnings(anonymise(big[1:1100, ], k = 1000, strata = character(), nthreads = 2)))
 idx30 <- .Call(detanon:::C_ffi_knn_index, z, order(d$g), c(0, cumsum(tabulate(d$g))), 30L, 2L)
+# the recipe's centroids at several k from one search (k above a stratum's size: NA rows;
+# heap mode, chunks of queries on two threads)
+cm <- detanon:::strata_centroids_multi(z, as.integer(d$g), c(2L, 5L, 30L, 200L), 2L)
+cm2 <- detanon:::strata_centroids_multi(as.matrix(big), rep(1L, 5000), 1:40, 2L)
 # progress bars drawn from the native loops
 old <- options(detanon.progress = TRUE, cli.progress_show_after = 0)
 invisible(suppressMessages(anonymise(big, k = 40, strata = character(), nthreads = 2)))

@@ -117,11 +117,12 @@ test_that("the candidates are computed once for the attack and its control, with
       info <- paste(kind, n, r, p, knows)
       it <- intruder(vars = c("a", "b"), strata = "g", p = p, knows = knows)
       v <- ns$attack_view(x, rel[[r]], it, TRUE, 1)
-      work <- c(plain = "strata_centroids", keyed = "keyed_groups", mdav = "mdav_predict")[[r]]
+      work <- c(plain = "strata_centroids_multi", keyed = "keyed_groups", mdav = "mdav_predict")[[r]]
       got <- count_calls(work, ns$run_attack(spec, v$s, v$ctrl, 3, NULL, 1L, 1))
       want <- count_calls(work, ref_run_unshared(spec, v))
-      # the keyed partition is rerun once per view; the centroids once per k tried
-      per_view <- if (r == "keyed") 1L else length(got$value$details$k)
+      # the keyed partition and the centroids of every k are made once per view; MDAV once
+      # per k tried
+      per_view <- if (r == "mdav") length(got$value$details$k) else 1L
       # with every original known the control's candidates are the attack's; else not
       expect_identical(got$calls, per_view * (if (p == 1) 1L else 2L), info = info)
       expect_identical(want$calls, 2L * per_view, info = info)
@@ -157,7 +158,7 @@ test_that("the candidates' format and nearest released records are searched once
              "details", "by_stratum")
       expect_identical(got$value$value[f], want$value$value[f], info = info)
       n_k <- length(got$value$value$details$k)
-      expect_null(v$s$shared$recipe_nearest_1, info = info) # held between the view and its control only
+      expect_null(v$s$shared$recipe_nearest, info = info) # held between the view and its control only
       # with every original known the candidates are the same for the view and its control
       saved <- if (p == 1) n_k else 0L
       expect_identical(got$value$calls, want$value$calls - saved, info = info)
@@ -225,4 +226,86 @@ test_that("settings known, the default intruder: identical released records are 
   want <- share_of_identical(t$m, c("Age", "Fare"), c("Pclass", "Sex", "Family", "Survived"))
   expect_equal(a$success, want)
   expect_gt(a$rate, attack_recipe(t$d, t$m, intruder = intruder(), seed = 1)$rate)
+})
+
+# The centroids at k of every record of `z` in its stratum `id`, by brute force: its k
+# nearest of the stratum in the total order of src/kdtree.h (squared distance summed in
+# column order, then coordinates), summed one by one in lexicographic order; NA rows for
+# strata smaller than k.
+ref_centroids <- function(z, id, k) {
+  out <- matrix(NA_real_, nrow(z), ncol(z))
+  for (i in seq_len(nrow(z))) {
+    rows <- which(id == id[i])
+    if (length(rows) < k) next
+    d2 <- Reduce(`+`, lapply(seq_len(ncol(z)), function(j) (z[rows, j] - z[i, j]) * (z[rows, j] - z[i, j])), 0)
+    near <- rows[do.call(order, c(list(d2), lapply(seq_len(ncol(z)), function(j) z[rows, j])))[seq_len(k)]]
+    lex <- near[do.call(order, lapply(seq_len(ncol(z)), function(j) z[near, j]))]
+    for (j in seq_len(ncol(z))) out[i, j] <- Reduce(`+`, z[lex, j], 0) / k
+  }
+  out
+}
+
+# identical, signed zeros told apart
+expect_bits <- function(object, expected, info = NULL) {
+  expect_true(identical(object, expected, num.eq = FALSE), info = info)
+}
+
+test_that("the centroids of several k from one search are those of each k alone, bit for bit", {
+  ns <- asNamespace("detanon")
+  set.seed(7)
+  for (kind in c("normal", "ties", "dup", "zeros")) for (d in 1:3) {
+    n <- 70L
+    z <- matrix(stats::rnorm(n * d), n, d)
+    if (kind == "ties") z <- round(z)
+    if (kind == "dup") z[seq(2, n, 2), ] <- z[sample(n, n / 2, TRUE), ]
+    if (kind == "zeros") { # signed zeros
+      at <- sample(length(z), length(z) / 2)
+      z[at] <- rep_len(c(0, -0), length(at))
+    }
+    # strata of 40, 20, 5, 3, 1 and 1 records; k above some strata's sizes, unsorted and repeated
+    id <- rep(c(2L, 5L, 1L, 4L, 3L), c(40, 20, 5, 3, 2))[sample(n)]
+    id[id == 3L][1L] <- 6L
+    ks <- c(4L, 2L, 30L, 3L, 21L, 2L, 41L, 1L, 5L, 20L)
+    for (nt in 1:2) {
+      got <- ns$strata_centroids_multi(z, id, ks, nt)
+      for (a in seq_along(ks)) {
+        info <- paste(kind, d, nt, ks[a])
+        expect_bits(got[[a]], ns$strata_centroids(z, id, ks[a], nt), info = info)
+        if (nt == 1L) expect_bits(got[[a]], ref_centroids(z, id, ks[a]), info = info)
+      }
+    }
+  }
+})
+
+test_that("the centroids of several k: every k from 1 to a stratum's size, many chunks, row order and threads", {
+  ns <- asNamespace("detanon")
+  set.seed(8)
+  n <- 1500L
+  z <- cbind(round(stats::rnorm(n), 1), round(stats::rexp(n), 1), stats::runif(n) > 0.5)
+  id <- sample(c(1L, 2L, 3L), n, TRUE, prob = c(0.7, 0.28, 0.02))
+  ks <- 1:160
+  got <- ns$strata_centroids_multi(z, id, ks, 1L)
+  for (k in c(1L, 2L, 9L, 24L, 25L, 26L, 33L, 64L, 100L, 159L, 160L)) {
+    expect_bits(got[[k]], ns$strata_centroids(z, id, k, 1L), info = k)
+  }
+  expect_bits(ns$strata_centroids_multi(z, id, ks, 2L), got)
+  p <- sample(n)
+  perm <- ns$strata_centroids_multi(z[p, ], id[p], ks, 1L)
+  expect_bits(lapply(perm, function(x) x[order(p), , drop = FALSE]), got)
+  # one record, one k, no strata that hold any k
+  expect_identical(ns$strata_centroids_multi(z[1, , drop = FALSE], 1L, 1:3, 1L),
+                   lapply(1:3, function(k) ns$strata_centroids(z[1, , drop = FALSE], 1L, k, 1L)))
+  expect_identical(ns$strata_centroids_multi(z, id, 7L, 1L), list(ns$strata_centroids(z, id, 7L, 1L)))
+  expect_true(all(is.na(ns$strata_centroids_multi(z[1:5, ], rep(1L, 5), 6:7, 1L)[[2]])))
+})
+
+test_that("the centroids of several k on non-finite points are those of each k alone", {
+  ns <- asNamespace("detanon")
+  set.seed(9)
+  z <- matrix(round(stats::rnorm(120)), 60, 2)
+  z[3, 1] <- Inf
+  z[9, 2] <- NA
+  id <- rep(1:2, 30)
+  ks <- c(2L, 5L, 9L)
+  expect_identical(ns$strata_centroids_multi(z, id, ks, 1L), lapply(ks, function(k) ns$strata_centroids(z, id, k, 1L)))
 })

@@ -769,3 +769,35 @@ test_that("work shared between attacks of one battery gives each attack's result
     }
   }
 })
+
+test_that("control_keep() and control_take(): kept for the control only, taken once, checked against the permutation", {
+  ns <- asNamespace("detanon")
+  x <- data.frame(a = c(1, 2, 2, 5, 7, 7), b = c(0, 1, 1, 3, 2, 9), g = rep(c("p", "q"), each = 3))
+  m <- anonymise(x, vars = c("a", "b"), strata = "g", k = 2, format = "none")
+  it <- intruder(vars = c("a", "b"), strata = "g")
+  none <- ns$attack_view(x, m, it, FALSE, 1)$s
+  ns$control_keep(none, "w", 1, list(none$zm))
+  expect_null(none$shared$w) # no control follows: nothing kept
+  v <- ns$attack_view(x, m, it, TRUE, 1)
+  expect_true(ns$control_follows(v$s))
+  expect_false(ns$control_follows(v$ctrl))
+  expect_false(identical(v$ctrl$perm, seq_len(6))) # a permutation that moves rows
+  keep <- function() ns$control_keep(v$s, "w", "value", list(v$s$zm, v$s$cell_m))
+  keep()
+  expect_null(ns$control_take(v$s, "w", list(v$s$zm, v$s$cell_m))) # the view takes nothing
+  expect_false(is.null(v$s$shared$w))
+  expect_identical(ns$control_take(v$ctrl, "w", list(v$ctrl$zm, v$ctrl$cell_m)), "value")
+  expect_null(v$s$shared$w) # taken once
+  expect_null(ns$control_take(v$ctrl, "w", list(v$ctrl$zm, v$ctrl$cell_m)))
+  # released inputs that are not the view's permuted (or the view's unpermuted): NULL, and gone
+  keep()
+  expect_null(ns$control_take(v$ctrl, "w", list(v$s$zm, v$s$cell_m)))
+  expect_null(v$s$shared$w)
+  keep()
+  zm <- v$ctrl$zm
+  zm[1, 1] <- zm[1, 1] + 1
+  expect_null(ns$control_take(v$ctrl, "w", list(zm, v$ctrl$cell_m)))
+  # nothing kept for the control is nothing taken
+  ns$control_keep(v$ctrl, "w", "value", list(v$ctrl$zm))
+  expect_null(v$s$shared$w)
+})

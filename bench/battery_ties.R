@@ -1,0 +1,48 @@
+# The verification battery of tune_release() on tie-heavy data (issue 39, item 3): Titanic
+# resampled to n records (ages and fares jittered and rounded: 14.5% duplicate rows at 1e5,
+# 38% at 1e6; as bench/tune_scale.R titanic), no key. Two steps, each in a fresh R process so
+# that its peak memory (Linux VmHWM) is its own:
+#   Rscript bench/battery_ties.R capture n file
+#     runs the search with its defaults (one thread) up to its verification and saves the
+#     candidates the verification would run, in its order (with the data, intruder, attacks,
+#     m and seed), and prints them;
+#   Rscript bench/battery_ties.R time file recipe|battery nthreads
+#     runs risk_battery() as the verification does on the first of them: the recipe attack
+#     alone, or every attack of the verification; prints CPU and elapsed seconds, VmHWM, and
+#     a digest of the result (to compare two builds: R_LIBS=<library> Rscript ...).
+# Results: bench/results/battery.txt.
+args <- commandArgs(trailingOnly = TRUE)
+suppressMessages(library(detanon))
+if (args[1] == "capture") {
+  n <- as.numeric(args[2])
+  set.seed(1)
+  t0 <- titanic_paper()[-1]
+  d <- t0[sample(nrow(t0), n, TRUE), ]
+  d$Age <- round(pmax(0.5, d$Age + stats::rnorm(n, 0, 3)))
+  d$Fare <- round(pmax(0, d$Fare * exp(stats::rnorm(n, 0, 0.2))), 2)
+  rownames(d) <- NULL
+  trace("tune_result", where = asNamespace("detanon"), print = FALSE, tracer = bquote({
+    tried <- do.call(rbind, lapply(cands, `[[`, "row"))
+    rel <- lapply(cands, `[[`, "release")
+    ok <- which(tried$meets & !vapply(rel, is.null, NA))
+    ord <- ok[order(tried$loss[ok])]
+    saveRDS(list(d = ctx$df, tried = tried, ord = ord, releases = rel[ord], intruder = ctx$intruder,
+                 verify = ctx$verify, m = ctx$m, seed = seed), .(args[3]))
+    print(tried[ord, c("method", "settings", "loss")])
+    quit(save = "no")
+  }))
+  tune_release(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), key = NULL, nthreads = 1)
+} else {
+  cap <- readRDS(args[2])
+  nt <- as.integer(args[4])
+  attacks <- if (args[3] == "recipe") "recipe" else cap$verify
+  t0 <- proc.time()
+  b <- suppressWarnings(risk_battery(cap$d, cap$releases[[1]], intruder = cap$intruder, attacks = attacks,
+                                     m = cap$m, seed = cap$seed, nthreads = nt))
+  t <- proc.time() - t0
+  st <- readLines("/proc/self/status")
+  cat(sprintf("%s, n = %d, %s, nthreads = %d: %.1f s CPU, %.1f s elapsed, VmHWM %.0f MB; recipe: %d k; digest %s\n",
+              cap$tried$settings[cap$ord[1]], nrow(cap$d), args[3], nt, sum(t[c(1, 2, 4, 5)], na.rm = TRUE),
+              t[[3]], as.numeric(gsub("[^0-9]", "", st[grepl("^VmHWM", st)])) / 1024,
+              length(b$attacks$recipe$details$k), digest::digest(b)))
+}
