@@ -54,8 +54,9 @@ SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w, SEXP m, SEXP nthreads, SEXP progr
 SEXP ffi_knn_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_order, SEXP q_off, SEXP k,
                    SEXP nthreads);
 SEXP ffi_fs_candidates(SEXP num_o, SEXP num_m, SEXP cat_o, SEXP cat_m, SEXP t_order, SEXP t_off, SEXP q_order,
-                       SEXP q_off, SEXP k, SEXP bands, SEXP mult, SEXP nthreads);
+                       SEXP q_off, SEXP k, SEXP bands, SEXP mult, SEXP nthreads, SEXP with_d2);
 SEXP ffi_battery_nn2(SEXP idx, SEXP zq, SEXP tree_of, SEXP nthreads);
+SEXP ffi_knn_ranks(SEXP dd, SEXP size, SEXP zq, SEXP zown, SEXP want, SEXP cap);
 SEXP ffi_battery_neighbours(SEXP idx, SEXP zq, SEXP tree_of, SEXP m, SEXP leave_out,
                             SEXP y, SEXP target, SEXP tol, SEXP n_levels, SEXP nthreads);
 

@@ -200,11 +200,17 @@ test_that("the candidates and their pair codes from one search equal the nearest
     co <- detanon:::cell_orders(id, id[rows], rows)
     for (k in c(1L, 3L, 10L)) {
       got <- .Call(detanon:::C_ffi_fs_candidates, num_o, num_m, cc$o, cc$m, co$t_order, co$t_off, co$q_order,
-                   co$q_off, k, bands, mult, 1L)
-      expect_identical(.Call(detanon:::C_ffi_fs_candidates, num_o, num_m, cc$o, cc$m, co$t_order, co$t_off,
-                             co$q_order, co$q_off, k, bands, mult, 2L), got)
-      nb <- detanon:::nearest_in_cells(num_m, num_o[rows, , drop = FALSE], id, id[rows], k = k)$index
+                   co$q_off, k, bands, mult, 1L, FALSE)
+      expect_named(got, c("index", "code"))
+      # with the squared distances: the same candidates and codes
+      got_d2 <- .Call(detanon:::C_ffi_fs_candidates, num_o, num_m, cc$o, cc$m, co$t_order, co$t_off,
+                      co$q_order, co$q_off, k, bands, mult, 2L, TRUE)
+      expect_identical(got_d2[c("index", "code")], got)
+      nn <- detanon:::nearest_in_cells(num_m, num_o[rows, , drop = FALSE], id, id[rows], k = k)
+      nb <- nn$index
       expect_identical(got$index[rows, , drop = FALSE], nb)
+      expect_identical(got_d2$d2[rows, , drop = FALSE], nn$d2)
+      expect_true(all(got_d2$d2[-rows, ] == Inf))
       expect_true(all(is.na(got$index[-rows, ])) && all(is.na(got$code[-rows, ])))
       i <- rep(rows, k)
       j <- as.vector(nb)
