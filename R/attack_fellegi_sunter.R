@@ -249,18 +249,11 @@ block_pairs <- function(rows, id) {
 }
 
 # `size` random pairs of the same blocks: a random original of `rows`, a random record of
-# its block.
+# its block; drawn as i <- rows[sample.int(length(rows), size, TRUE)], then for every block
+# in increasing id, its pairs in order, j from sample.int(block size, pairs in block, TRUE)
+# over the block's records (src/fellegi.c).
 random_block_pairs <- function(rows, id, size) {
-  i <- rows[sample.int(length(rows), size, replace = TRUE)]
-  by <- split(seq_along(id), id)
-  # the pairs of each block, in increasing order (one pass, not one per block)
-  at <- split(seq_along(i), match(id[i], as.integer(names(by))))
-  j <- integer(length(i))
-  for (b in seq_along(by)) {
-    w <- at[[as.character(b)]]
-    if (length(w)) j[w] <- by[[b]][sample.int(length(by[[b]]), length(w), replace = TRUE)]
-  }
-  list(i = i, j = j)
+  .Call(C_ffi_fs_block_pairs, as.integer(rows), as.integer(id), as.double(size))
 }
 
 # One code per comparison vector (levels 0..n_lev-1 per field, mixed radix).

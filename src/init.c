@@ -60,6 +60,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_battery_nn2",        (DL_FUNC) &ffi_battery_nn2,        4},
     {"ffi_knn_cells",          (DL_FUNC) &ffi_knn_cells,          8},
     {"ffi_knn_ranks",          (DL_FUNC) &ffi_knn_ranks,          6},
+    {"ffi_fs_block_pairs",     (DL_FUNC) &ffi_fs_block_pairs,     3},
     {"ffi_fs_candidates",      (DL_FUNC) &ffi_fs_candidates,      13},
     {"ffi_battery_neighbours", (DL_FUNC) &ffi_battery_neighbours, 10},
     /* assign_glue.c: one-to-one assignment within cells (attack_assignment) */

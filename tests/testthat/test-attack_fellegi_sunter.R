@@ -371,8 +371,13 @@ test_that("random_block_pairs() draws the pairs of a per-block reference, many b
   id4 <- sample(c(1L, 3L, 10L, 2L), 500, TRUE)
   id_many <- sample(1:300, 2000, TRUE)
   cases <- list(list(which(stats::runif(500) < 0.7), id4, 5000), list(seq_len(2000), id_many, 20000),
-                list(3L, id4, 4), list(seq_len(500), rep(7L, 500), 10))
-  for (cs in cases) {
+                list(3L, id4, 4), list(seq_len(500), rep(7L, 500), 10), list(1L, 5L, 7), list(seq_len(500), id4, 0),
+                list(integer(), integer(), 0))
+  # (the draws of sample.int() under either sample.kind; src/fellegi.c draws them in C)
+  old_kind <- RNGkind()[3]
+  on.exit(suppressWarnings(RNGkind(sample.kind = old_kind)), add = TRUE)
+  for (kind in c("Rejection", "Rounding")) for (cs in cases) {
+    suppressWarnings(RNGkind(sample.kind = kind))
     set.seed(9)
     want <- do.call(ref, cs)
     after_want <- .Random.seed
