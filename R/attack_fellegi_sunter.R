@@ -199,11 +199,13 @@ fs_search <- function(s, num_o, num_m, cat_o, q, k, bands, mult, nthreads, d2 = 
 }
 
 # The candidates of fs_candidates() from the battery's search of the view (released_knn():
-# this search, on the same points in the same order); NULL when there is none.
+# this search, on the same points in the same order, dropped once taken); NULL when there is
+# none.
 fs_shared_candidates <- function(s, num_o, num_m, cat_o, rows, k, bands, mult, nthreads) {
   want <- list(k = k, bands = bands)
   if (!is.null(s$perm) || ncol(cat_o$o) || !identical(want, s$shared$knn)) return(NULL)
   kn <- released_knn(s, num_o, num_m, nthreads)
+  rm(list = intersect("released knn", ls(s$shared)), envir = s$shared)
   if (is.null(kn) || !identical(rows, which(s$known))) return(NULL)
   kn[c("index", "code")]
 }

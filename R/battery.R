@@ -606,20 +606,13 @@ released_index <- function(s, zm) {
 # size), n x k, NA and Inf past a stratum's size; size: the number of released records of
 # each row's stratum): Fellegi-Sunter's search of the view (fs_search()), done once per
 # battery for the attacks that read it (linkage original -> released, view and control, and
-# Fellegi-Sunter's candidates) when `s$shared$knn` asks for it (risk_battery(), when
-# Fellegi-Sunter compares candidates: its k and bands); NULL otherwise. On a control view,
-# the search of the view (whose released records the control holds, rows permuted by
-# s$perm). Only where every query's cell is its stratum and its own record's (no
-# categorical key, strata unchanged) and the coordinates are finite: the k nearest points
-# are then defined by the points alone (src/kdtree.h).
+# Fellegi-Sunter's candidates, which drop it) when `s$shared$knn` asks for it
+# (risk_battery(), when Fellegi-Sunter compares candidates: its k and bands); NULL
+# otherwise, and without categorical keys or where knn_view_zm() refuses.
 released_knn <- function(s, zo, zm, nthreads) {
   want <- if (is.environment(s$shared)) s$shared$knn
-  if (is.null(want) || length(s$key_cat) || !identical(s$cell_o, s$cell_m) || !same_partition(s$id, s$cell_o) ||
-      !all(is.finite(zo)) || !all(is.finite(zm))) {
-    return(NULL)
-  }
-  zv <- zm
-  if (!is.null(s$perm)) zv[s$perm, ] <- zm
+  zv <- if (!is.null(want) && !length(s$key_cat)) knn_view_zm(s, zo, zm)
+  if (is.null(zv)) return(NULL)
   rows <- which(s$known)
   view_shared(s, "released knn", list(zo, zv, s$id, rows, want), function() {
     none <- matrix(0L, s$n, 0L)
@@ -635,24 +628,33 @@ released_knn <- function(s, zo, zm, nthreads) {
 # tree rows): list(d2, size) over those rows (size: the number of known originals of each
 # row's cell). One search of the view serves its control: a control row's released record is
 # the view's record s$perm[row], with the same nearest originals (the view's search is kept
-# in s$shared for it, and dropped by the control). NULL unless every record's cell is its
-# released record's and its stratum (no categorical key, no stratum the release changed:
-# the control's cells are then the view's) and the coordinates are finite.
+# in s$shared for it, and dropped by the control). NULL where knn_view_zm() refuses.
 original_knn <- function(s, zo, zm, rows, k, nthreads) {
   if (!is.null(s$perm) && is.environment(s$shared)) {
     on.exit(rm(list = intersect("original knn", ls(s$shared)), envir = s$shared))
   }
-  if (!identical(s$cell_o, s$cell_m) || !same_partition(s$id, s$cell_o) || !all(is.finite(zo)) ||
-      !all(is.finite(zm))) {
-    return(NULL)
-  }
-  zv <- zm
-  if (!is.null(s$perm)) zv[s$perm, ] <- zm
+  zv <- knn_view_zm(s, zo, zm)
+  if (is.null(zv)) return(NULL)
   kn <- view_shared(s, "original knn", list(zo, zv, s$cell_o, rows, k), function() {
     nearest_in_cells(zo[rows, , drop = FALSE], zv, s$cell_o[rows], s$cell_o, k = k, nthreads = nthreads)$d2
   })
   size <- tabulate(s$cell_o[rows], max(c(0L, s$cell_o)))[s$cell_o[rows]]
   list(d2 = kn[if (is.null(s$perm)) rows else s$perm[rows], , drop = FALSE], size = size)
+}
+
+# The released records `zm` of a view as the view holds them (a control's rows put back in
+# the view's order), for a search of the view that serves its control too; NULL unless every
+# record's cell is its released record's and its stratum (no categorical key that splits
+# the strata, no cell the release changed: the control's cells are then the view's) and the
+# coordinates are finite (the k nearest points are then defined by the points alone,
+# src/kdtree.h).
+knn_view_zm <- function(s, zo, zm) {
+  if (!identical(s$cell_o, s$cell_m) || !same_partition(s$id, s$cell_o) || !all(is.finite(zo)) ||
+      !all(is.finite(zm))) {
+    return(NULL)
+  }
+  if (!is.null(s$perm)) zm[s$perm, ] <- zm
+  zm
 }
 
 # Whether the ids `a` and `b` (whole numbers >= 1) split the rows into the same groups.
