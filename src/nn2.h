@@ -74,7 +74,7 @@ const char *nn2_run_knn_cells(const double *xt, ptrdiff_t Nt, const double *xq, 
 
 /* The counts and distances of rank_query() (lazy, with nn2) of every row r with want[r] == 1
  * (of n), read from its k nearest tree points instead of a descent: dd (n x k, column-major)
- * the squared distances to them, ascending (nn2_run_knn_cells() without a pair function),
+ * the squared distances to them, ascending (nn2_run_knn_cells()'s),
  * size[r] the number of points of the row's tree (its own point among them), xq and xown
  * (n x d) the query point and the own point. o (n x 4): o[r] = the number of points
  * strictly closer than the own point (cap once it reaches cap), o[r + n] = the number at
