@@ -85,13 +85,12 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
   fields <- c(zn, s$key_num, s$key_cat)
   n_lev <- c(rep(length(bands) + 1L, ncol(num_o)), rep(2L, length(s$key_cat)))
   rows <- which(s$known)
-  sizes_m <- tabulate(s$id, length(s$sizes))
-  n_pairs_full <- sum(as.double(tabulate(s$id[rows], length(s$sizes))) * sizes_m)
+  n_pairs_full <- fs_n_pairs(s, rows)
   full <- n_pairs_full <= max_pairs
   storage.mode(num_o) <- storage.mode(num_m) <- "double"
   # the comparison pattern of pairs (i: original, j: released), one code each (mixed radix of
   # the fields' levels, see pattern_code()), or the pairs at each level of each field
-  mult <- cumprod(c(1, n_lev))[seq_along(n_lev)]
+  mult <- fs_mult(n_lev)
   pair_levels <- function(i, j, counts = FALSE) {
     .Call(C_ffi_fs_levels, num_o, num_m, cat_o$o, cat_o$m, as.integer(i), as.integer(j), as.double(bands),
           as.double(mult), counts, nthreads)
@@ -151,11 +150,7 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
 # search takes depends on the tree: an original whose own control record (view row
 # perm[i]) lies at its k-th candidate's point is searched.
 fs_candidates <- function(s, num_o, num_m, cat_o, rows, k, bands, mult, nthreads) {
-  search <- function(q) {
-    co <- cell_orders(s$id, s$id[q], q)
-    .Call(C_ffi_fs_candidates, num_o, num_m, cat_o$o, cat_o$m, co$t_order, co$t_off, co$q_order,
-          co$q_off, as.integer(k), as.double(bands), as.double(mult), nthreads)
-  }
+  search <- function(q) fs_search(s, num_o, num_m, cat_o, q, k, bands, mult, nthreads)
   inputs <- list(num_o = num_o, id = s$id, rows = rows, k = k, bands = bands, mult = mult)
   prev <- control_take(s, "fs_candidates", list(num_m))
   if (!is.null(prev)) {
@@ -183,12 +178,47 @@ fs_candidates <- function(s, num_o, num_m, cat_o, rows, k, bands, mult, nthreads
       return(cand)
     }
   }
-  cand <- search(rows)
+  cand <- fs_shared_candidates(s, num_o, num_m, cat_o, rows, k, bands, mult, nthreads)
+  if (is.null(cand)) cand <- search(rows)
   # (finite coordinates: the k nearest points are then defined by the points alone)
   if (!ncol(cat_o$o) && all(is.finite(num_o)) && all(is.finite(num_m))) {
     control_keep(s, "fs_candidates", list(inputs = inputs, cand = cand), list(num_m))
   }
   cand
+}
+
+# The search of fs_candidates() for the originals `q`: list(index, code), and with `d2` TRUE
+# also the squared distances of the candidates (src/nn2.c).
+fs_search <- function(s, num_o, num_m, cat_o, q, k, bands, mult, nthreads, d2 = FALSE) {
+  co <- cell_orders(s$id, s$id[q], q)
+  .Call(C_ffi_fs_candidates, num_o, num_m, cat_o$o, cat_o$m, co$t_order, co$t_off, co$q_order,
+        co$q_off, as.integer(k), as.double(bands), as.double(mult), nthreads, d2)
+}
+
+# The candidates of fs_candidates() from the battery's search of the view (released_knn():
+# this search, on the same points in the same order, dropped once taken); NULL when there is
+# none.
+fs_shared_candidates <- function(s, num_o, num_m, cat_o, rows, k, bands, mult, nthreads) {
+  want <- list(k = k, bands = bands)
+  if (!is.null(s$perm) || ncol(cat_o$o) || !identical(want, s$shared$knn)) return(NULL)
+  kn <- released_knn(s, num_o, num_m, nthreads)
+  rm(list = intersect("released knn", ls(s$shared)), envir = s$shared)
+  if (is.null(kn) || !identical(rows, which(s$known))) return(NULL)
+  kn[c("index", "code")]
+}
+
+# What the battery's Fellegi-Sunter attack with settings `args` asks of released_knn() (its
+# candidates and bands), or NULL when it compares every pair.
+fs_knn_want <- function(s, args) {
+  if (fs_n_pairs(s, which(s$known)) > args$max_pairs) list(k = args$candidates, bands = args$bands)
+}
+
+# The codes' multipliers of fields with n_lev levels (mixed radix, see pattern_code()).
+fs_mult <- function(n_lev) cumprod(c(1, n_lev))[seq_along(n_lev)]
+
+# The number of pairs (an original of `rows`, a released record of its stratum).
+fs_n_pairs <- function(s, rows) {
+  sum(as.double(tabulate(s$id[rows], length(s$sizes))) * tabulate(s$id, length(s$sizes)))
 }
 
 # The categorical keys `keys` of both sides as integer matrices (`o`, `m`) of codes of their
@@ -218,24 +248,16 @@ block_pairs <- function(rows, id) {
 }
 
 # `size` random pairs of the same blocks: a random original of `rows`, a random record of
-# its block.
+# its block; drawn as i <- rows[sample.int(length(rows), size, TRUE)], then for every block
+# in increasing id, its pairs in order, j from sample.int(block size, pairs in block, TRUE)
+# over the block's records (src/fellegi.c).
 random_block_pairs <- function(rows, id, size) {
-  i <- rows[sample.int(length(rows), size, replace = TRUE)]
-  by <- split(seq_along(id), id)
-  # the pairs of each block, in increasing order (one pass, not one per block)
-  at <- split(seq_along(i), match(id[i], as.integer(names(by))))
-  j <- integer(length(i))
-  for (b in seq_along(by)) {
-    w <- at[[as.character(b)]]
-    if (length(w)) j[w] <- by[[b]][sample.int(length(by[[b]]), length(w), replace = TRUE)]
-  }
-  list(i = i, j = j)
+  .Call(C_ffi_fs_block_pairs, as.integer(rows), as.integer(id), as.double(size))
 }
 
 # One code per comparison vector (levels 0..n_lev-1 per field, mixed radix).
 pattern_code <- function(lev, n_lev) {
-  mult <- cumprod(c(1, n_lev))[seq_along(n_lev)]
-  as.vector(lev %*% mult) + 1
+  as.vector(lev %*% fs_mult(n_lev)) + 1
 }
 
 # The level of each field for each pattern code.

@@ -126,6 +126,7 @@ risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder 
   }
   v <- attack_view(original, masked, intruder, checked$control, checked$seed, sensitive = sensitive,
                    weights = weights)
+  if ("fellegi_sunter" %in% attacks) v$s$shared$knn <- fs_knn_want(v$s, reg$fellegi_sunter$args)
   res <- lapply(attacks, function(a) {
     spec <- reg[[a]]
     if (!is.null(spec$needs_previous)) spec$args[c("previous", "previous_original")] <- list(previous, previous_original)
@@ -295,7 +296,9 @@ new_attack <- function(label, res, s, cres = NULL, m = NA_integer_) {
   by <- s$by
   by$n <- s$sizes
   by$n_attacked <- tabulate(s$id[attacked], length(s$sizes))
-  by$rate <- as.vector(tapply(res$success, factor(s$id, seq_along(s$sizes)), mean, na.rm = TRUE))
+  # (tapply()'s means, on the strata factor made once per view)
+  strata <- view_shared(s, "strata factor", list(s$id, length(s$sizes)), function() factor(s$id, seq_along(s$sizes)))
+  by$rate <- vapply(split(res$success, strata), mean, 0, na.rm = TRUE, USE.NAMES = FALSE)
   by$rate[by$n_attacked == 0L] <- NA_real_
   worst <- if (nrow(by) && any(!is.na(by$rate))) by[which.max(by$rate), , drop = FALSE] else by[0, , drop = FALSE]
   rownames(worst) <- NULL
@@ -541,15 +544,30 @@ linkage_ranks <- function(s, zo, zm, direction, m, nthreads) {
     return(list(success = success, success_m = success_m, confidence = confidence))
   }
   # the trees over the originals the intruder holds are the same for the view and its control
-  index <- if (released) view_shared(s, "original index", list(zt, tree_cell),
-                                     function() rank_index(zt, cell_setup(tree_cell)))
-           else released_index(s, zm)
+  index <- NULL
+  tree_index <- function() {
+    if (is.null(index)) {
+      index <<- if (released) view_shared(s, "original index", list(zt, tree_cell),
+                                          function() rank_index(zt, cell_setup(tree_cell)))
+                else released_index(s, zm)
+    }
+    index
+  }
   # the ranks and the two nearest points of a query in its own cell come from one search
-  # (src/rank.c); a query in another cell (a key the release changed) needs only its two
-  # nearest (src/nn2.c)
+  # (src/rank.c), or from the nearest released records the battery searched once for
+  # several attacks (released_knn()); a query in another cell (a key the release changed)
+  # needs only its two nearest (src/nn2.c)
   tree_of <- match(query_cell, sort(unique(tree_cell)))
   tree_of[is.na(tree_of) | !attacked] <- 0L
-  rn <- .Call(C_ffi_index_rank_nn2, index, zq, want, as.double(max(m, 2L)), nthreads)
+  cap <- as.double(max(m, 2L))
+  kn <- if (released) original_knn(s, zo, zm, rows, cap + 1, nthreads) else released_knn(s, zo, zm, nthreads)
+  if (is.null(kn)) {
+    rn <- .Call(C_ffi_index_rank_nn2, tree_index(), zq, want, cap, nthreads)
+  } else {
+    rn <- .Call(C_ffi_knn_ranks, kn$d2, kn$size, zq, zt, want, cap)
+    redo <- want & is.na(rn[, 1L])
+    if (any(redo)) rn[redo, ] <- .Call(C_ffi_index_rank_nn2, tree_index(), zq, redo, cap, nthreads)[redo, ]
+  }
   if (any(want)) {
     hit <- rows[want]
     success[hit] <- top_m_share(rn[want, 1:2, drop = FALSE], 1)
@@ -558,12 +576,12 @@ linkage_ranks <- function(s, zo, zm, direction, m, nthreads) {
   miss <- rows[attacked & !want]
   success[miss] <- success_m[miss] <- 0
   other <- replace(tree_of, want, 0L)
-  if (any(other > 0L)) rn[other > 0L, 3:4] <- .Call(C_ffi_battery_nn2, index, zq, other, nthreads)[other > 0L, ]
+  if (any(other > 0L)) rn[other > 0L, 3:4] <- .Call(C_ffi_battery_nn2, tree_index(), zq, other, nthreads)[other > 0L, ]
   conf <- nndr_ratio(rn[, 3L], rn[, 4L])
   conf[attacked & tree_of == 0L] <- 0
   confidence[rows[attacked]] <- conf[attacked]
   # suppressed keys match any value (R/intruder.R)
-  wild <- wildcard_linkage(s, zo, zm, rows, released, m, index, tree_of, nthreads)
+  wild <- wildcard_linkage(s, zo, zm, rows, released, m, tree_index(), tree_of, nthreads)
   if (!is.null(wild)) {
     hit <- rows[wild$at]
     success[hit] <- wild$success
@@ -581,6 +599,69 @@ linkage_ranks <- function(s, zo, zm, direction, m, nthreads) {
 released_index <- function(s, zm) {
   view_shared(s, paste("released index", if (is.null(s$perm)) "view" else "control"), list(zm, s$cell_m),
               function() rank_index(zm, cell_setup(s$cell_m)))
+}
+
+# The k nearest released records of the originals the intruder holds, within strata, with
+# the codes of Fellegi-Sunter's pairs and their squared distances (list(index, code, d2,
+# size), n x k, NA and Inf past a stratum's size; size: the number of released records of
+# each row's stratum): Fellegi-Sunter's search of the view (fs_search()), done once per
+# battery for the attacks that read it (linkage original -> released, view and control, and
+# Fellegi-Sunter's candidates, which drop it) when `s$shared$knn` asks for it
+# (risk_battery(), when Fellegi-Sunter compares candidates: its k and bands); NULL
+# otherwise, and without categorical keys or where knn_view_zm() refuses.
+released_knn <- function(s, zo, zm, nthreads) {
+  want <- if (is.environment(s$shared)) s$shared$knn
+  zv <- if (!is.null(want) && !length(s$key_cat)) knn_view_zm(s, zo, zm)
+  if (is.null(zv)) return(NULL)
+  rows <- which(s$known)
+  view_shared(s, "released knn", list(zo, zv, s$id, rows, want), function() {
+    none <- matrix(0L, s$n, 0L)
+    kn <- fs_search(s, zo, zv, list(o = none, m = none), rows, want$k, want$bands,
+                    fs_mult(rep(length(want$bands) + 1L, ncol(zo))), nthreads, d2 = TRUE)
+    kn$size <- tabulate(s$id, length(s$sizes))[s$id]
+    kn
+  })
+}
+
+# The k nearest known originals of every released record within its cell and their squared
+# distances, for linkage released -> original on the rows `rows` (the known originals, the
+# tree rows): list(d2, size) over those rows (size: the number of known originals of each
+# row's cell). One search of the view serves its control: a control row's released record is
+# the view's record s$perm[row], with the same nearest originals (the view's search is kept
+# in s$shared for it, and dropped by the control). NULL where knn_view_zm() refuses.
+original_knn <- function(s, zo, zm, rows, k, nthreads) {
+  if (!is.null(s$perm) && is.environment(s$shared)) {
+    on.exit(rm(list = intersect("original knn", ls(s$shared)), envir = s$shared))
+  }
+  zv <- knn_view_zm(s, zo, zm)
+  if (is.null(zv)) return(NULL)
+  kn <- view_shared(s, "original knn", list(zo, zv, s$cell_o, rows, k), function() {
+    nearest_in_cells(zo[rows, , drop = FALSE], zv, s$cell_o[rows], s$cell_o, k = k, nthreads = nthreads)$d2
+  })
+  size <- tabulate(s$cell_o[rows], max(c(0L, s$cell_o)))[s$cell_o[rows]]
+  list(d2 = kn[if (is.null(s$perm)) rows else s$perm[rows], , drop = FALSE], size = size)
+}
+
+# The released records `zm` of a view as the view holds them (a control's rows put back in
+# the view's order), for a search of the view that serves its control too; NULL unless every
+# record's cell is its released record's and its stratum (no categorical key that splits
+# the strata, no cell the release changed: the control's cells are then the view's) and the
+# coordinates are finite (the k nearest points are then defined by the points alone,
+# src/kdtree.h).
+knn_view_zm <- function(s, zo, zm) {
+  if (!identical(s$cell_o, s$cell_m) || !same_partition(s$id, s$cell_o) || !all(is.finite(zo)) ||
+      !all(is.finite(zm))) {
+    return(NULL)
+  }
+  if (!is.null(s$perm)) zm[s$perm, ] <- zm
+  zm
+}
+
+# Whether the ids `a` and `b` (whole numbers >= 1) split the rows into the same groups.
+same_partition <- function(a, b) {
+  pairs <- a + max(c(0L, a)) * (b - 1) # (doubles)
+  n_pairs <- if (max(c(0, pairs)) < .Machine$integer.max) sum(tabulate(pairs) > 0L) else length(unique(pairs))
+  n_pairs == sum(tabulate(a) > 0L) && n_pairs == sum(tabulate(b) > 0L)
 }
 
 # The ranks of link_ranks() (strictly nearer, at most as near), except that the second is

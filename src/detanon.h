@@ -54,8 +54,9 @@ SEXP ffi_rmd_count(SEXP z, SEXP query, SEXP w, SEXP m, SEXP nthreads, SEXP progr
 SEXP ffi_knn_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_order, SEXP q_off, SEXP k,
                    SEXP nthreads);
 SEXP ffi_fs_candidates(SEXP num_o, SEXP num_m, SEXP cat_o, SEXP cat_m, SEXP t_order, SEXP t_off, SEXP q_order,
-                       SEXP q_off, SEXP k, SEXP bands, SEXP mult, SEXP nthreads);
+                       SEXP q_off, SEXP k, SEXP bands, SEXP mult, SEXP nthreads, SEXP with_d2);
 SEXP ffi_battery_nn2(SEXP idx, SEXP zq, SEXP tree_of, SEXP nthreads);
+SEXP ffi_knn_ranks(SEXP dd, SEXP size, SEXP zq, SEXP zown, SEXP want, SEXP cap);
 SEXP ffi_battery_neighbours(SEXP idx, SEXP zq, SEXP tree_of, SEXP m, SEXP leave_out,
                             SEXP y, SEXP target, SEXP tol, SEXP n_levels, SEXP nthreads);
 
@@ -102,6 +103,7 @@ SEXP ffi_assign(SEXP zr, SEXP zc, SEXP r_order, SEXP r_off, SEXP c_order, SEXP c
 SEXP ffi_fs_levels(SEXP num_o, SEXP num_m, SEXP cat_o, SEXP cat_m, SEXP i, SEXP j, SEXP bands,
                    SEXP mult, SEXP counts, SEXP nthreads);
 SEXP ffi_fs_claims(SEXP i, SEXP j, SEXP at, SEXP w, SEXP post, SEXP n);
+SEXP ffi_fs_block_pairs(SEXP rows, SEXP id, SEXP size);
 
 /* knn_glue.c: the search of anonymise() on given points: centroids (attack_recipe()), or
  * (want_index, for the tests) the neighbour rows */

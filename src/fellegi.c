@@ -96,3 +96,34 @@ void fs_claims(const int *pi, const int *pj, const int *at, ptrdiff_t np, const 
         confidence[i] = conf[i];
     }
 }
+
+void fs_block_pairs(const int *rows, ptrdiff_t nrows, const int *id, ptrdiff_t n, int n_blocks, ptrdiff_t size,
+                    double (*unif_index)(double), int *pi, int *pj, const kernel_host *host)
+{
+    /* counting sorts: block b's records at members[start[b]..start[b + 1]) in increasing row
+     * order, its pairs at order[first[b]..first[b + 1]) in increasing t */
+    ptrdiff_t *start = host->alloc((size_t) n_blocks + 2, sizeof(ptrdiff_t));
+    ptrdiff_t *first = host->alloc((size_t) n_blocks + 2, sizeof(ptrdiff_t));
+    ptrdiff_t *fill = host->alloc((size_t) n_blocks + 2, sizeof(ptrdiff_t));
+    int *members = host->alloc((size_t) n, sizeof(int));
+    int *order = host->alloc((size_t) size, sizeof(int));
+    for (int b = 0; b <= n_blocks + 1; b++) start[b] = first[b] = 0;
+    for (ptrdiff_t r = 0; r < n; r++) start[id[r] + 1]++;
+    for (ptrdiff_t t = 0; t < size; t++) {
+        pi[t] = rows[(ptrdiff_t) unif_index((double) nrows)];
+        first[id[pi[t] - 1] + 1]++;
+    }
+    for (int b = 0; b <= n_blocks; b++) {
+        start[b + 1] += start[b];
+        first[b + 1] += first[b];
+    }
+    for (int b = 0; b <= n_blocks; b++) fill[b] = start[b];
+    for (ptrdiff_t r = 0; r < n; r++) members[fill[id[r]]++] = (int) r + 1;
+    for (int b = 0; b <= n_blocks; b++) fill[b] = first[b];
+    for (ptrdiff_t t = 0; t < size; t++) order[fill[id[pi[t] - 1]]++] = (int) t;
+    host_pause(host, size);
+    for (ptrdiff_t e = 0; e < size; e++) {
+        const int t = order[e], b = id[pi[t] - 1];
+        pj[t] = members[start[b] + (ptrdiff_t) unif_index((double) (start[b + 1] - start[b]))];
+    }
+}

@@ -2,6 +2,7 @@
  * (kernels: fellegi.c), on matrices and indices prepared and validated in R. */
 #include "detanon.h"
 #include "fellegi.h"
+#include <R_ext/Random.h>
 
 /* The pattern code of every pair (i, j) (1-based rows of num_o/cat_o and num_m/cat_m),
  * or with `counts` TRUE the number of pairs at each level of each field (the fields'
@@ -44,6 +45,36 @@ SEXP ffi_fs_claims(SEXP i, SEXP j, SEXP at, SEXP w, SEXP post, SEXP n_)
     for (ptrdiff_t k = 0; k < n; k++) REAL(success)[k] = REAL(confidence)[k] = NA_REAL;
     fs_claims(INTEGER_RO(i), INTEGER_RO(j), INTEGER_RO(at), np, REAL_RO(w), REAL_RO(post), n,
               REAL(success), REAL(confidence), &host);
+    UNPROTECT(1);
+    return out;
+}
+
+/* `size` random pairs of the same blocks, list(i, j) (fs_block_pairs(), drawn from R's
+ * stream as random_block_pairs() documents): rows (1-based) and id (block ids >= 1 of all
+ * records) checked here. */
+SEXP ffi_fs_block_pairs(SEXP rows, SEXP id, SEXP size_)
+{
+    const R_xlen_t nrows = XLENGTH(rows), n = XLENGTH(id);
+    const double size = Rf_asReal(size_);
+    if (TYPEOF(rows) != INTSXP || TYPEOF(id) != INTSXP || !R_FINITE(size) || size < 0 || size > R_XLEN_T_MAX ||
+        (size > 0 && nrows == 0))
+        Rf_error("internal error: bad input to ffi_fs_block_pairs");
+    const int *r = INTEGER_RO(rows), *g = INTEGER_RO(id);
+    int n_blocks = 0;
+    for (R_xlen_t i = 0; i < n; i++) {
+        if (g[i] == NA_INTEGER || g[i] < 1) Rf_error("internal error: bad block in ffi_fs_block_pairs");
+        if (g[i] > n_blocks) n_blocks = g[i];
+    }
+    for (R_xlen_t i = 0; i < nrows; i++)
+        if (r[i] == NA_INTEGER || r[i] < 1 || r[i] > n) Rf_error("internal error: row out of range in ffi_fs_block_pairs");
+    const char *names[] = {"i", "j"};
+    SEXP out = PROTECT(detanon_named_list(2, names));
+    int *pi = INTEGER(SET_VECTOR_ELT(out, 0, Rf_allocVector(INTSXP, (R_xlen_t) size)));
+    int *pj = INTEGER(SET_VECTOR_ELT(out, 1, Rf_allocVector(INTSXP, (R_xlen_t) size)));
+    const kernel_host host = detanon_host(R_NilValue);
+    GetRNGstate();
+    fs_block_pairs(r, nrows, g, n, n_blocks, (ptrdiff_t) size, R_unif_index, pi, pj, &host);
+    PutRNGstate();
     UNPROTECT(1);
     return out;
 }

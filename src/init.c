@@ -59,13 +59,15 @@ static const R_CallMethodDef call_methods[] = {
     /* nn2_glue.c: neighbour queries of the risk battery */
     {"ffi_battery_nn2",        (DL_FUNC) &ffi_battery_nn2,        4},
     {"ffi_knn_cells",          (DL_FUNC) &ffi_knn_cells,          8},
-    {"ffi_fs_candidates",      (DL_FUNC) &ffi_fs_candidates,      12},
+    {"ffi_knn_ranks",          (DL_FUNC) &ffi_knn_ranks,          6},
+    {"ffi_fs_candidates",      (DL_FUNC) &ffi_fs_candidates,      13},
     {"ffi_battery_neighbours", (DL_FUNC) &ffi_battery_neighbours, 10},
     /* assign_glue.c: one-to-one assignment within cells (attack_assignment) */
     {"ffi_assign",         (DL_FUNC) &ffi_assign,         10},
     /* fellegi_glue.c: comparison patterns and claims (attack_fellegi_sunter) */
     {"ffi_fs_levels",      (DL_FUNC) &ffi_fs_levels,      10},
     {"ffi_fs_claims",      (DL_FUNC) &ffi_fs_claims,      6},
+    {"ffi_fs_block_pairs", (DL_FUNC) &ffi_fs_block_pairs, 3},
     /* knn_glue.c: candidate centroids on given points (attack_recipe) */
     {"ffi_knn_centroids",  (DL_FUNC) &ffi_knn_centroids,  5},
     {"ffi_knn_centroids_multi", (DL_FUNC) &ffi_knn_centroids_multi, 5},

@@ -225,7 +225,7 @@ void nn2_run_neighbours(const kd_tree *trees, ptrdiff_t n_trees, ptrdiff_t n_ind
 const char *nn2_run_knn_cells(const double *xt, ptrdiff_t Nt, const double *xq, ptrdiff_t Nq, int d,
                               const int *to, const int *toff, const int *qo, const int *qoff,
                               ptrdiff_t n_cells, int k, nn2_pair_fn pair, const void *pair_ctx, int nt,
-                              int *idx, double *dd, const kernel_host *host)
+                              int *idx, double *dd, double *d2, const kernel_host *host)
 {
     ptrdiff_t max_t = 1, max_q = 1;
     for (ptrdiff_t s = 0; s < n_cells; s++) {
@@ -246,6 +246,7 @@ const char *nn2_run_knn_cells(const double *xt, ptrdiff_t Nt, const double *xq, 
     double *qpts = (double *) host->alloc((size_t) max_q * d, sizeof(double));
     int *bidx = (int *) host->alloc((size_t) max_q * k, sizeof(int));
     double *bdd = (double *) host->alloc((size_t) max_q * k, sizeof(double));
+    double *bd2 = d2 ? (double *) host->alloc((size_t) max_q * k, sizeof(double)) : NULL;
     double *buf = (double *) host->alloc((size_t) d, sizeof(double));
     for (ptrdiff_t s = 0; s < n_cells; s++) {
         const ptrdiff_t n_t = toff[s + 1] - toff[s], n_q = qoff[s + 1] - qoff[s];
@@ -286,6 +287,7 @@ const char *nn2_run_knn_cells(const double *xt, ptrdiff_t Nt, const double *xq, 
                     const ptrdiff_t j = t.row[h->pos[m]];
                     bidx[e * kk + m] = (int) (j + 1);
                     bdd[e * kk + m] = pair ? pair(pair_ctx, q, ord[e], t.pts + h->pos[m] * d, j) : h->d2[m];
+                    if (bd2) bd2[e * kk + m] = h->d2[m];
                 }
             }
             host_pause(host, 0);
@@ -295,8 +297,41 @@ const char *nn2_run_knn_cells(const double *xt, ptrdiff_t Nt, const double *xq, 
             for (int m = 0; m < kk; m++) {
                 idx[r + (ptrdiff_t) m * Nq] = bidx[at * kk + m];
                 dd[r + (ptrdiff_t) m * Nq] = bdd[at * kk + m];
+                if (d2) d2[r + (ptrdiff_t) m * Nq] = bd2[at * kk + m];
             }
         }
     }
     return NULL;
+}
+
+void nn2_list_ranks(const double *dd, ptrdiff_t n, int k, const int *size, const double *xq,
+                    const double *xown, int d, const int *want, double cap, double na, double *buf,
+                    double *o)
+{
+    double *q = buf, *own = buf + d;
+    for (ptrdiff_t r = 0; r < n; r++) {
+        if (want[r] != 1) continue;
+        const ptrdiff_t kk = size[r] < k ? size[r] : k;
+        for (int j = 0; j < d; j++) {
+            q[j] = xq[r + (size_t) j * n];
+            own[j] = xown[r + (size_t) j * n];
+        }
+        /* the same sum as the descents' (kd_point_d2()), hence the same comparisons */
+        const double down = kd_point_d2(q, own, d);
+        double lt = 0, le = 0;
+        for (ptrdiff_t m = 0; m < kk; m++) {
+            const double x = dd[r + m * n];
+            lt += x < down;
+            le += x <= down;
+        }
+        const int whole = size[r] <= k;
+        if ((lt < cap && !whole && le >= kk) || (kk < 2 && size[r] >= 2)) {
+            o[r] = na;
+            continue;
+        }
+        o[r] = lt < cap ? lt : cap;
+        if (lt < cap) o[r + n] = le;
+        o[r + 2 * n] = kk >= 1 ? sqrt(dd[r]) : INFINITY;
+        o[r + 3 * n] = kk >= 2 ? sqrt(dd[r + n]) : INFINITY;
+    }
 }

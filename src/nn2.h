@@ -64,11 +64,27 @@ void nn2_run_neighbours(const kd_tree *trees, ptrdiff_t n_trees, ptrdiff_t n_ind
  * orders them. One tree per cell (built serially), its queries in leaf order over nt
  * threads: the same output for any thread count. Returns NULL, or a message on bad offsets. */
 /* With `pair` non-NULL, dd holds pair(pair_ctx, query point, query row, tree point, tree row)
- * (0-based rows; the points' d coordinates) instead of the squared distance. */
+ * (0-based rows; the points' d coordinates) instead of the squared distance, and d2 (when
+ * not NULL; as dd) the squared distances. */
 typedef double (*nn2_pair_fn)(const void *ctx, const double *q, ptrdiff_t r, const double *p, ptrdiff_t j);
 const char *nn2_run_knn_cells(const double *xt, ptrdiff_t Nt, const double *xq, ptrdiff_t Nq, int d,
                               const int *to, const int *toff, const int *qo, const int *qoff,
                               ptrdiff_t n_cells, int k, nn2_pair_fn pair, const void *pair_ctx, int nt,
-                              int *idx, double *dd, const kernel_host *host);
+                              int *idx, double *dd, double *d2, const kernel_host *host);
+
+/* The counts and distances of rank_query() (lazy, with nn2) of every row r with want[r] == 1
+ * (of n), read from its k nearest tree points instead of a descent: dd (n x k, column-major)
+ * the squared distances to them, ascending (nn2_run_knn_cells()'s),
+ * size[r] the number of points of the row's tree (its own point among them), xq and xown
+ * (n x d) the query point and the own point. o (n x 4): o[r] = the number of points
+ * strictly closer than the own point (cap once it reaches cap), o[r + n] = the number at
+ * most as close (only while o[r] < cap; else left), o[r + 2n], o[r + 3n] = the distances
+ * (not squared) to the nearest and second-nearest points (Inf when the tree has fewer).
+ * A row whose counts the list cannot decide (its k-th point at most as close as its own
+ * point, in a tree of more than k points, or a second-nearest point past a list of one)
+ * gets o[r] = na: the caller counts it on the tree. Other rows are left. buf: 2 d doubles. */
+void nn2_list_ranks(const double *dd, ptrdiff_t n, int k, const int *size, const double *xq,
+                    const double *xown, int d, const int *want, double cap, double na, double *buf,
+                    double *o);
 
 #endif

@@ -83,9 +83,10 @@ SEXP ffi_battery_neighbours(SEXP idx, SEXP zq, SEXP tree_of, SEXP m_, SEXP leave
  * Returns list(index: an Nq x k matrix of 1-based rows of zt, nearest first, NA where the
  * cell has fewer points; d2: their squared distances, Inf where missing). */
 /* The k nearest rows of zt within cells for the rows of zq that q_order lists (see
- * nn2_run_knn_cells()): list(index, d2), or list(index, code) with the pair function. */
+ * nn2_run_knn_cells()): list(index, d2), or list(index, code) with the pair function, and
+ * list(index, code, d2) with it and `with_d2`. */
 static SEXP knn_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_order, SEXP q_off, SEXP k_,
-                      SEXP nthreads, nn2_pair_fn pair, const void *pair_ctx)
+                      SEXP nthreads, nn2_pair_fn pair, const void *pair_ctx, int with_d2)
 {
     const int d = Rf_ncols(zt), k = Rf_asInteger(k_), nt = detanon_threads(nthreads);
     const ptrdiff_t Nt = Rf_nrows(zt), Nq = Rf_nrows(zq);
@@ -104,14 +105,20 @@ static SEXP knn_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_order, 
         if (to[i] < 1 || to[i] > Nt) Rf_error("internal error: row out of range in ffi_knn_cells");
     for (R_xlen_t i = 0; i < XLENGTH(q_order); i++)
         if (qo[i] < 1 || qo[i] > Nq) Rf_error("internal error: row out of range in ffi_knn_cells");
-    const char *names[] = {"index", pair ? "code" : "d2"};
-    SEXP out = PROTECT(detanon_named_list(2, names));
+    with_d2 = with_d2 && pair;
+    const char *names[] = {"index", pair ? "code" : "d2", "d2"};
+    SEXP out = PROTECT(detanon_named_list(2 + with_d2, names));
     int *idx = INTEGER(SET_VECTOR_ELT(out, 0, Rf_allocMatrix(INTSXP, Nq, k)));
     double *dd = REAL(SET_VECTOR_ELT(out, 1, Rf_allocMatrix(REALSXP, Nq, k)));
-    for (ptrdiff_t i = 0; i < Nq * (ptrdiff_t) k; i++) { idx[i] = NA_INTEGER; dd[i] = pair ? NA_REAL : R_PosInf; }
+    double *d2 = with_d2 ? REAL(SET_VECTOR_ELT(out, 2, Rf_allocMatrix(REALSXP, Nq, k))) : NULL;
+    for (ptrdiff_t i = 0; i < Nq * (ptrdiff_t) k; i++) {
+        idx[i] = NA_INTEGER;
+        dd[i] = pair ? NA_REAL : R_PosInf;
+        if (d2) d2[i] = R_PosInf;
+    }
     const kernel_host host = detanon_host(R_NilValue);
     const char *bad = nn2_run_knn_cells(REAL_RO(zt), Nt, REAL_RO(zq), Nq, d, to, toff, qo, qoff, n_cells,
-                                        k, pair, pair_ctx, nt, idx, dd, &host);
+                                        k, pair, pair_ctx, nt, idx, dd, d2, &host);
     if (bad) Rf_error("internal error in ffi_knn_cells: %s", bad);
     UNPROTECT(1);
     return out;
@@ -120,17 +127,17 @@ static SEXP knn_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_order, 
 SEXP ffi_knn_cells(SEXP zt, SEXP zq, SEXP t_order, SEXP t_off, SEXP q_order, SEXP q_off, SEXP k_,
                    SEXP nthreads)
 {
-    return knn_cells(zt, zq, t_order, t_off, q_order, q_off, k_, nthreads, NULL, NULL);
+    return knn_cells(zt, zq, t_order, t_off, q_order, q_off, k_, nthreads, NULL, NULL, 0);
 }
 
 /* The candidates of attack_fellegi_sunter(): the k nearest released records (num_m, cells
  * by t_order and t_off) of the originals q_order lists (num_o, cells by q_off), with the
  * code of fs_pair_levels() of every pair (categorical fields cat_o, cat_m; bands, mult):
  * list(index, code), n_original x k, NA where a cell holds fewer records or for rows not
- * queried. The same codes as ffi_fs_levels() on the pairs, from the points the search has
- * just read. */
+ * queried; with `with_d2` TRUE also d2, their squared distances (+Inf there). The same codes
+ * as ffi_fs_levels() on the pairs, from the points the search has just read. */
 SEXP ffi_fs_candidates(SEXP num_o, SEXP num_m, SEXP cat_o, SEXP cat_m, SEXP t_order, SEXP t_off, SEXP q_order,
-                       SEXP q_off, SEXP k_, SEXP bands, SEXP mult, SEXP nthreads)
+                       SEXP q_off, SEXP k_, SEXP bands, SEXP mult, SEXP nthreads, SEXP with_d2)
 {
     const int nnum = Rf_ncols(num_o), ncat = Rf_ncols(cat_o);
     if (TYPEOF(cat_o) != INTSXP || TYPEOF(cat_m) != INTSXP || Rf_ncols(cat_m) != ncat ||
@@ -139,5 +146,31 @@ SEXP ffi_fs_candidates(SEXP num_o, SEXP num_m, SEXP cat_o, SEXP cat_m, SEXP t_or
         Rf_error("internal error: bad input to ffi_fs_candidates");
     const fs_fields fields = {INTEGER_RO(cat_o), INTEGER_RO(cat_m), Rf_nrows(num_o), Rf_nrows(num_m), nnum, ncat,
                               NA_INTEGER, Rf_length(bands), REAL_RO(bands), REAL_RO(mult)};
-    return knn_cells(num_m, num_o, t_order, t_off, q_order, q_off, k_, nthreads, fs_pair_code, &fields);
+    return knn_cells(num_m, num_o, t_order, t_off, q_order, q_off, k_, nthreads, fs_pair_code, &fields,
+                     Rf_asLogical(with_d2) == TRUE);
+}
+
+/* The linkage counts of ffi_index_rank_nn2() (an n x 4 matrix) from the k nearest points of
+ * every row with `want` (nn2_list_ranks()): dd the squared distances (ffi_knn_cells()'s d2),
+ * size the number of points of each row's tree, zq and zown the query and own points. NA in
+ * the first column where the list cannot decide, and in every column of the rows not wanted. */
+SEXP ffi_knn_ranks(SEXP dd, SEXP size, SEXP zq, SEXP zown, SEXP want, SEXP cap_)
+{
+    const ptrdiff_t n = Rf_nrows(zq);
+    const int d = Rf_ncols(zq), k = Rf_ncols(dd);
+    if (TYPEOF(dd) != REALSXP || TYPEOF(zq) != REALSXP || TYPEOF(zown) != REALSXP || TYPEOF(size) != INTSXP ||
+        TYPEOF(want) != LGLSXP || Rf_nrows(dd) != n || Rf_nrows(zown) != n || Rf_ncols(zown) != d ||
+        XLENGTH(size) != n || XLENGTH(want) != n || k < 1 || d < 1)
+        Rf_error("internal error: bad input to ffi_knn_ranks");
+    const int *w = LOGICAL_RO(want), *sz = INTEGER_RO(size);
+    for (ptrdiff_t r = 0; r < n; r++)
+        if (w[r] == 1 && (sz[r] == NA_INTEGER || sz[r] < 1))
+            Rf_error("internal error: empty tree in ffi_knn_ranks");
+    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, n, 4));
+    double *o = REAL(out);
+    for (ptrdiff_t i = 0; i < 4 * n; i++) o[i] = NA_REAL;
+    double *buf = (double *) R_alloc(2 * (size_t) d, sizeof(double));
+    nn2_list_ranks(REAL_RO(dd), n, k, sz, REAL_RO(zq), REAL_RO(zown), d, w, Rf_asReal(cap_), NA_REAL, buf, o);
+    UNPROTECT(1);
+    return out;
 }

@@ -185,7 +185,10 @@ kc <- detanon:::nearest_in_cells(zr, zr[1:2500, ], sample(1:2, 3000, TRUE), samp
                                  nthreads = 2L)
 cf <- detanon:::cell_orders(sample(1:2, 3000, TRUE), sample(1:3, 2500, TRUE), sample(3000L, 2500))
 fc <- .Call(detanon:::C_ffi_fs_candidates, zr, zr, matrix(1L, 3000, 1), matrix(c(1L, NA), 3000, 1), cf$t_order,
-            cf$t_off, cf$q_order, cf$q_off, 10L, c(0.1, 0.3), c(1, 3, 9), 2L)
+            cf$t_off, cf$q_order, cf$q_off, 10L, c(0.1, 0.3), c(1, 3, 9), 2L, TRUE)
+bp <- detanon:::random_block_pairs(sample(3000L, 2000), sample(c(1L, 3L, 7L), 3000, TRUE), 50000)
+kr <- .Call(detanon:::C_ffi_knn_ranks, fc$d2, sample(c(3L, 20L), 3000, TRUE), zr, zr[sample(3000), ],
+            rep(c(TRUE, FALSE), 1500), 3)
 fl <- .Call(detanon:::C_ffi_fs_levels, zr, zr, matrix(1L, 3000, 1), matrix(c(1L, NA), 3000, 1),
             sample(3000L, 5000, TRUE), sample(3000L, 5000, TRUE), c(0.1, 0.3), c(1, 3, 9), FALSE, 2L)
 # anonymise_keyed(): the keyed k-means, its recipe intruder, and the test-only SipHash and

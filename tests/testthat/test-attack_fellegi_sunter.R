@@ -200,11 +200,17 @@ test_that("the candidates and their pair codes from one search equal the nearest
     co <- detanon:::cell_orders(id, id[rows], rows)
     for (k in c(1L, 3L, 10L)) {
       got <- .Call(detanon:::C_ffi_fs_candidates, num_o, num_m, cc$o, cc$m, co$t_order, co$t_off, co$q_order,
-                   co$q_off, k, bands, mult, 1L)
-      expect_identical(.Call(detanon:::C_ffi_fs_candidates, num_o, num_m, cc$o, cc$m, co$t_order, co$t_off,
-                             co$q_order, co$q_off, k, bands, mult, 2L), got)
-      nb <- detanon:::nearest_in_cells(num_m, num_o[rows, , drop = FALSE], id, id[rows], k = k)$index
+                   co$q_off, k, bands, mult, 1L, FALSE)
+      expect_named(got, c("index", "code"))
+      # with the squared distances: the same candidates and codes
+      got_d2 <- .Call(detanon:::C_ffi_fs_candidates, num_o, num_m, cc$o, cc$m, co$t_order, co$t_off,
+                      co$q_order, co$q_off, k, bands, mult, 2L, TRUE)
+      expect_identical(got_d2[c("index", "code")], got)
+      nn <- detanon:::nearest_in_cells(num_m, num_o[rows, , drop = FALSE], id, id[rows], k = k)
+      nb <- nn$index
       expect_identical(got$index[rows, , drop = FALSE], nb)
+      expect_identical(got_d2$d2[rows, , drop = FALSE], nn$d2)
+      expect_true(all(got_d2$d2[-rows, ] == Inf))
       expect_true(all(is.na(got$index[-rows, ])) && all(is.na(got$code[-rows, ])))
       i <- rep(rows, k)
       j <- as.vector(nb)
@@ -365,8 +371,13 @@ test_that("random_block_pairs() draws the pairs of a per-block reference, many b
   id4 <- sample(c(1L, 3L, 10L, 2L), 500, TRUE)
   id_many <- sample(1:300, 2000, TRUE)
   cases <- list(list(which(stats::runif(500) < 0.7), id4, 5000), list(seq_len(2000), id_many, 20000),
-                list(3L, id4, 4), list(seq_len(500), rep(7L, 500), 10))
-  for (cs in cases) {
+                list(3L, id4, 4), list(seq_len(500), rep(7L, 500), 10), list(1L, 5L, 7), list(seq_len(500), id4, 0),
+                list(integer(), integer(), 0))
+  # (the draws of sample.int() under either sample.kind; src/fellegi.c draws them in C)
+  old_kind <- RNGkind()[3]
+  on.exit(suppressWarnings(RNGkind(sample.kind = old_kind)), add = TRUE)
+  for (kind in c("Rejection", "Rounding")) for (cs in cases) {
+    suppressWarnings(RNGkind(sample.kind = kind))
     set.seed(9)
     want <- do.call(ref, cs)
     after_want <- .Random.seed

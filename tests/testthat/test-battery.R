@@ -191,6 +191,94 @@ test_that("the k nearest in cells equal plain R for any thread count", {
   }
 })
 
+# The linkage counts from the k nearest points of a query (nn2_list_ranks(), src/nn2.c)
+# against plain R: where the list decides, the counts of the descent; where it cannot (the
+# k-th point at most as close as the own point in a tree of more than k points, a second
+# nearest past a list of one), NA for the caller to count on the tree.
+test_that("the linkage counts from the k nearest equal plain R where the list decides, and NA only where it cannot", {
+  set.seed(23)
+  cases <- rank_cases()
+  for (case in 1:4) {
+    n <- c(2000, 300, 9, 1)[case]
+    d <- c(2, 3, 1, 2)[case]
+    zt <- matrix(round(stats::rnorm(n * d), 1), n, d)
+    if (n >= 300) {
+      zt[1:40, ] <- zt[41:80, ] # duplicated points
+      zt[81:120, ] <- zt[81, ] # 40 records at one point
+    }
+    zq <- zt + matrix(round(stats::rnorm(n * d, sd = 0.3), 1), n, d)
+    if (n >= 300) zq[121:140, ] <- zt[121:140, ] # queries on their own point
+    far <- sample(n, ceiling(n / 3))
+    zq[far, ] <- zq[far[sample.int(length(far))], ] # far from their own points, as in the control
+    cell <- if (n >= 9) sample(1:3, n, TRUE, prob = c(10, 10, 0.3)) else rep(1L, n)
+    if (n >= 9) cell[1:3] <- c(4, 5, 5) # trees of 1 and 2 points
+    cases[[paste("random", case)]] <- list(zt = zt, zq = zq, cell = cell)
+  }
+  for (nm in names(cases)) {
+    cs <- cases[[nm]]
+    n <- nrow(cs$zt)
+    id <- detanon:::cell_setup(cs$cell)$id
+    size <- tabulate(id)[id]
+    want <- stats::runif(n) < 0.9
+    want[1] <- TRUE
+    for (k in c(1L, 2L, 3L, 10L)) {
+      kn <- detanon:::nearest_in_cells(cs$zt, cs$zq, cs$cell, cs$cell, k = k)
+      for (cap in c(1, 2, 3, 1e6)) {
+        got <- .Call(detanon:::C_ffi_knn_ranks, kn$d2, as.integer(size), cs$zq, cs$zt, want, cap)
+        ref <- ref_rank_nn2(cs$zt, cs$zq, id, want, min(cap, n + 1))
+        open <- logical(n)
+        for (i in which(want)) {
+          d2 <- kn$d2[i, seq_len(min(k, size[i]))]
+          own <- ref_d2(cs$zq[i, ], cs$zt[i, ])
+          open[i] <- (sum(d2 < own) < cap && size[i] > k && sum(d2 <= own) >= k) || (k < 2L && size[i] >= 2L)
+        }
+        info <- paste(nm, k, cap)
+        expect_identical(got[want & !open, , drop = FALSE], ref[want & !open, , drop = FALSE], info = info)
+        expect_true(all(is.na(got[!want | open, ])), info = info)
+        if (startsWith(nm, "random") && k == 10L && cap <= 3) expect_lt(sum(open), n / 4) # most rows decided
+      }
+    }
+  }
+})
+
+# Linkage in both directions counts from the k nearest points of one search of the view
+# (original_knn(); released_knn() for Fellegi-Sunter's search when the battery runs it),
+# on the view and on its control, and on the tree where the list cannot decide: the counts
+# of the descents (released_knn() and original_knn() mocked away), bit for bit.
+test_that("linkage from one search of the view equals the descents, on the view and its control", {
+  d <- random_data(3000, d = 2, n_strata = 4, seed = 9)
+  d[1:400, c("x1", "x2")] <- round(d[1:400, c("x1", "x2")]) # duplicated records
+  d$g <- factor(d$g, levels = c(letters[1:4], "e"))
+  d$g[3001 - 1:3] <- "e" # a stratum of 3
+  d$k <- sample(c("p", "q"), nrow(d), replace = TRUE)
+  one_point <- function(m) { m[m$g == "c", c("x1", "x2")] <- 0.25; m } # every record at one point
+  releases <- list(plain = anonymise(d, k = 3, vars = c("x1", "x2"), strata = "g"),
+                   mdav = anonymise_mdav(d, k = 3, vars = c("x1", "x2"), strata = "g", noise = TRUE),
+                   one_point = one_point(anonymise_mdav(d, k = 3, vars = c("x1", "x2"), strata = "g")))
+  run <- function(v, nt) {
+    v$s$shared$knn <- list(k = 10, bands = c(0.01, 0.03, 0.1, 0.3))
+    out <- list()
+    for (side in c("s", "ctrl")) for (dir in c("released", "original")) for (m in c(1, 3)) {
+      out[[paste(side, dir, m)]] <- detanon:::linkage_core(v[[side]], dir, m = m, nthreads = nt)
+    }
+    out
+  }
+  for (r in names(releases)) for (held in list(NULL, "k")) for (p in c(1, 0.7)) for (nt in 1:2) {
+    it <- intruder(vars = c("x1", "x2"), strata = "g", held = held, p = p)
+    v <- detanon:::attack_view(d, releases[[r]], it, control = TRUE, seed = 5)
+    got <- run(v, nt)
+    # the view's searches were made (Fellegi-Sunter's only without the key)
+    expect_identical(exists("released knn", envir = v$s$shared), is.null(held))
+    expect_false(exists("original knn", envir = v$s$shared)) # used by the control, then dropped
+    local({
+      local_detanon_binding("released_knn", function(...) NULL)
+      local_detanon_binding("original_knn", function(...) NULL)
+      v <- detanon:::attack_view(d, releases[[r]], it, control = TRUE, seed = 5)
+      expect_identical(got, run(v, nt), info = paste(r, p, nt, !is.null(held)))
+    })
+  }
+})
+
 test_that("attack_linkage equals brute force in both directions, with keys, ties and small strata", {
   bd <- battery_data(200, seed = 2)
   o <- bd$o; m <- bd$m
@@ -741,23 +829,33 @@ test_that("work shared between attacks of one battery gives each attack's result
   n <- 6000
   x <- data.frame(x1 = round(stats::rnorm(n), 1), x2 = round(stats::rnorm(n), 1), g = "a",
                   k = sample(c("u", "v"), n, replace = TRUE))
-  for (variant in c("plain", "mdav")) {
+  for (variant in c("plain", "mdav")) for (held in list("k", NULL)) {
     m <- if (variant == "plain") {
       anonymise(x, k = 3, vars = c("x1", "x2"), strata = "g", format = "none", check_identifiers = FALSE)
     } else {
       anonymise_mdav(x, k = 3, vars = c("x1", "x2"), strata = "g", format = "none", check_identifiers = FALSE)
     }
-    it <- intruder(vars = c("x1", "x2"), strata = "g", held = "k", p = 0.8)
+    # without a categorical key, linkage original -> released counts from Fellegi-Sunter's
+    # search of the view (released_knn()), on the view and its control
+    it <- intruder(vars = c("x1", "x2"), strata = "g", held = held, p = 0.8)
     ns <- asNamespace("detanon")
     counter <- new.env()
     counter$calls <- 0L
+    counter$searches <- integer()
     suppressMessages(trace("linkage_ranks", where = ns, print = FALSE,
                            tracer = bquote(assign("calls", get("calls", envir = .(counter)) + 1L,
+                                                  envir = .(counter)))))
+    suppressMessages(trace("cell_orders", where = ns, print = FALSE,
+                           tracer = bquote(assign("searches", c(get("searches", envir = .(counter)), length(cq)),
                                                   envir = .(counter)))))
     b <- risk_battery(x, m, intruder = it, attacks = c("linkage_original", "fellegi_sunter", "tail_outliers"),
                       seed = 5)
     suppressMessages(untrace("linkage_ranks", where = ns))
+    suppressMessages(untrace("cell_orders", where = ns))
     expect_identical(counter$calls, 2L) # the view and its control, not once per attack
+    # the searches of all the originals held: one of the view for both attacks without the
+    # key; with it, Fellegi-Sunter's own, of the view and of the control
+    expect_identical(sum(counter$searches == sum(b$attacks$linkage_original$n_attacked)), if (is.null(held)) 1L else 2L)
     alone <- list(linkage_original = attack_linkage(x, m, intruder = it, direction = "original", seed = 5),
                   fellegi_sunter = attack_fellegi_sunter(x, m, intruder = it, seed = 5),
                   tail_outliers = attack_tails(x, m, intruder = it, part = "outliers", seed = 5))
