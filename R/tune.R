@@ -1547,9 +1547,7 @@ tune_verify <- function(ctx, release, seed, pool = NULL) {
   res <- lapply(h, function(x) tune_value(pool, x))
   res[first] <- res
   names(res) <- attacks
-  structure(list(attacks = res, intruder = s$intruder, n = s$n, vars = s$vars, strata = s$strata,
-                 categorical = categorical_risk(release, c(s$strata, s$key_cat), ctx$weights)),
-            class = "detanon_battery")
+  new_battery(res, s, release, ctx$weights)
 }
 
 # The attack linkage released -> original from the ranks of link_ranks() (the counts of
