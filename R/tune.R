@@ -117,8 +117,33 @@
 #' processes run on one thread each while both are busy. The report and the release are
 #' those of `nthreads = 1`, which runs everything in one process, one candidate after the
 #' other (as the search does on other systems and with `seed = NULL`). The forked process
-#' shares the data with the search and adds the working memory of its own piece (see
-#' `bench/results/tune-scale.txt`).
+#' shares the data with the search and adds the working memory of its own piece (see the
+#' section Memory).
+#'
+#' @section Memory:
+#' What the search holds grows with the number of records; measured at 1,000,000 records
+#' of 3 masked variables in 4 strata (`bench/results/tune-scale.txt`):
+#' * throughout, held once: the data, the originals' z-scores, their kd-trees and robust
+#'   covariance, and the intruder's view of them (about 250 MiB with the data);
+#' * the releases of the candidates that meet the search's limits, and of the four of least
+#'   loss of each family that stirring may read (8 bytes per record and masked variable
+#'   each, 23 MiB); the other candidates keep their row of the report only;
+#' * while a candidate is measured, that measurement's working memory (its linkage original
+#'   -> released about 0.6 GiB);
+#' * in the verification: the release's view and its control (about 80 MiB), each attack's
+#'   result (15-23 MiB) and, while an attack runs, its working memory, which grows with the
+#'   records: the linkage 0.6 GiB in either direction, singling out 0.3 GiB, Fellegi-Sunter
+#'   0.8 GiB, the algorithm-aware intruder 0.7 GiB, the extreme values 0.2 GiB; the attacks
+#'   that reuse the trees of the released records and the linkage's ranks (the tails'
+#'   linkage, the algorithm-aware intruder, inference) run in one piece with the linkage
+#'   original -> released, which holds them until its last attack ends.
+#' With two processes (`nthreads` of 2 or more) both work at once, so their working memory
+#' adds up: the forked process's pages not written since the fork are shared, and it adds
+#' its own piece's working memory (in the verification, the one-to-one assignment's: the
+#' forked process reached 1.4 GiB). The whole default search (`nthreads = 2`, no key)
+#' peaked at 2.7 GiB with the forked process (the search's process alone 1.9 GiB).
+#' Tie-heavy data need more: on Titanic resampled to 1,000,000 records (38% duplicate rows)
+#' the verification has reached 5.2 GB (`bench/results/tune-scale.txt`).
 #'
 #' @section The published keys:
 #' Before any masking, when the cells of the strata and the keys (the published columns the
