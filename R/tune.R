@@ -141,7 +141,8 @@
 #' adds up: the forked process's pages not written since the fork are shared, and it adds
 #' its own piece's working memory (in the verification, the one-to-one assignment's: the
 #' forked process reached 1.4 GiB). The whole default search (`nthreads = 2`, no key)
-#' peaked at 2.7 GiB with the forked process (the search's process alone 1.9 GiB).
+#' peaked at 3.6 GiB with the forked process (the search's process alone 2.5 GiB; 2.7 and
+#' 1.9 GiB with a full garbage collection between the attacks).
 #' Tie-heavy data need more: on Titanic resampled to 1,000,000 records (38% duplicate rows)
 #' the verification has reached 5.2 GB (`bench/results/tune-scale.txt`).
 #'
