@@ -134,8 +134,14 @@ risk_battery <- function(original, masked, vars = NULL, strata = NULL, intruder 
                seed = checked$seed)
   })
   names(res) <- attacks
-  structure(list(attacks = res, intruder = v$s$intruder, n = v$s$n, vars = v$s$vars, strata = v$s$strata,
-                 categorical = categorical_risk(masked, c(v$s$strata, v$s$key_cat), weights)),
+  new_battery(res, v$s, masked, weights)
+}
+
+# A battery from its attacks' results `res` (named) on the intruder's view `s` of the
+# release `masked`: what risk_battery() returns (and tune_release() verifies with).
+new_battery <- function(res, s, masked, weights) {
+  structure(list(attacks = res, intruder = s$intruder, n = s$n, vars = s$vars, strata = s$strata,
+                 categorical = categorical_risk(masked, c(s$strata, s$key_cat), weights)),
             class = "detanon_battery")
 }
 

@@ -117,8 +117,34 @@
 #' processes run on one thread each while both are busy. The report and the release are
 #' those of `nthreads = 1`, which runs everything in one process, one candidate after the
 #' other (as the search does on other systems and with `seed = NULL`). The forked process
-#' shares the data with the search and adds the working memory of its own piece (see
-#' `bench/results/tune-scale.txt`).
+#' shares the data with the search and adds the working memory of its own piece (see the
+#' section Memory).
+#'
+#' @section Memory:
+#' What the search holds grows with the number of records; measured at 1,000,000 records
+#' of 3 masked variables in 4 strata (`bench/results/tune-scale.txt`):
+#' * throughout, held once: the data, the originals' z-scores, their kd-trees and robust
+#'   covariance, and the intruder's view of them (about 250 MiB with the data);
+#' * the releases of the candidates that meet the search's limits, and of the four of least
+#'   loss of each family that stirring may read (8 bytes per record and masked variable
+#'   each, 23 MiB); the other candidates keep their row of the report only;
+#' * while a candidate is measured, that measurement's working memory (its linkage original
+#'   -> released about 0.6 GiB);
+#' * in the verification: the release's view and its control (about 80 MiB), each attack's
+#'   result (15-23 MiB) and, while an attack runs, its working memory, which grows with the
+#'   records: the linkage 0.6 GiB in either direction, singling out 0.3 GiB, Fellegi-Sunter
+#'   0.8 GiB, the algorithm-aware intruder 0.7 GiB, the extreme values 0.2 GiB; the attacks
+#'   that reuse the trees of the released records and the linkage's ranks (the tails'
+#'   linkage, the algorithm-aware intruder, inference) run in one piece with the linkage
+#'   original -> released, which holds them until its last attack ends.
+#' With two processes (`nthreads` of 2 or more) both work at once, so their working memory
+#' adds up: the forked process's pages not written since the fork are shared, and it adds
+#' its own piece's working memory (in the verification, the one-to-one assignment's: the
+#' forked process reached 1.4 GiB). The whole default search (`nthreads = 2`, no key)
+#' peaked at 3.6 GiB with the forked process (the search's process alone 2.5 GiB; 2.7 and
+#' 1.9 GiB with a full garbage collection between the attacks).
+#' Tie-heavy data need more: on Titanic resampled to 1,000,000 records (38% duplicate rows)
+#' the verification has reached 5.2 GB (`bench/results/tune-scale.txt`).
 #'
 #' @section The published keys:
 #' Before any masking, when the cells of the strata and the keys (the published columns the
@@ -406,20 +432,24 @@ tune_release <- function(data, vars = NULL, strata = NULL, k = 2, worst = 0.1, t
         pending[[f]] <<- NULL
       }
     }
+    stir <- if ("stir" %in% ctx$run) reg$stir$settings
     for (name in names(reg)) {
       entry <- reg[[name]]
       if (!name %in% ctx$run && !isFALSE(entry$choice)) next
       # (stirring reads the candidates of the families it stirs)
       read(c(entry$needs, entry$settings$stirred))
+      # the releases kept: those the verification or the stirring may read (tune_needed())
+      keep <- if (name %in% stir$stirred) stir$candidates else 0L
       if (!is.null(pool) && name %in% tune_piece_families()) {
-        pending[[name]] <- tune_submit(pool, tune_family_piece(sctx, entry, runs, key), 1L)
+        pending[[name]] <- tune_submit(pool, tune_family_piece(sctx, entry, runs, key, keep), 1L)
         runs[name] <- list(NULL)
       } else {
-        runs[[name]] <- entry$tune(sctx, entry, runs, key)
+        runs[[name]] <- tune_needed(entry$tune(sctx, entry, runs, key), keep)
       }
     }
     read(names(pending))
-    list(cands = unlist(lapply(runs, `[[`, "cands"), recursive = FALSE, use.names = FALSE),
+    cands <- unlist(lapply(runs, `[[`, "cands"), recursive = FALSE, use.names = FALSE)
+    list(cands = tune_needed(list(cands = cands))$cands,
          stop = unlist(lapply(runs, `[[`, "stop"), use.names = FALSE),
          left_out = do.call(rbind, lapply(runs, `[[`, "left_out")))
   })
@@ -816,19 +846,34 @@ tune_polled <- function(ev, pool) {
   }
 }
 
-# A family (`entry`) as a piece: run on the piece's threads, its measurements made inline.
-tune_family_piece <- function(ctx, entry, runs, key) {
+# A family (`entry`) as a piece: run on the piece's threads, its measurements made inline;
+# returned with the releases of tune_needed(, keep) only.
+tune_family_piece <- function(ctx, entry, runs, key, keep = 0L) {
   force(entry)
   force(runs)
   force(key)
+  force(keep)
   ev <- ctx$ev
   function(nthreads) {
     one <- ctx
     one$pool <- NULL
     one$nthreads <- nthreads
     one$ev <- function(release, origin_row = NULL, nthreads = one$nthreads) ev(release, origin_row, nthreads = nthreads)
-    entry$tune(one, entry, runs, key)
+    tune_needed(entry$tune(one, entry, runs, key), keep)
   }
+}
+
+# A family's run with only the releases the search may still read: those of the candidates
+# that meet the search's limits (verified in order of loss, one returned) and of the `keep`
+# others of least loss (bar the nearest-only masking), among which tune_stir() takes its
+# bases. The other candidates keep their rows in the report; their releases are let go.
+tune_needed <- function(run, keep = 0L) {
+  rows <- lapply(run$cands, `[[`, "row")
+  if (!length(rows) || any(vapply(rows, is.null, NA))) return(run) # (no report rows: nothing to let go)
+  base <- which(!grepl("nearest only", vapply(rows, `[[`, "", "settings")))
+  base <- base[order(vapply(rows[base], `[[`, 0, "loss"))][seq_len(min(keep, length(base)))]
+  for (j in setdiff(which(!vapply(rows, `[[`, NA, "meets")), base)) run$cands[[j]]["release"] <- list(NULL)
+  run
 }
 
 tune_quiet <- function(expr) suppressMessages(suppressWarnings(expr))
@@ -1365,13 +1410,18 @@ check_tune_limits <- function(limits, k_strata, m, sizes, n) {
 tune_evaluator <- function(df, vars, strata, p, m, objective, formula, family, nthreads, attacks, intruder,
                            sensitive, seed, limits, weights = NULL) {
   s <- linkage_setup(df, df, vars, strata)
-  index <- if (identical(s$zo, p$z)) p$index else rank_index(s$zo, s)
+  # the originals' z-scores and their trees are held once: the released side of `s` and of
+  # the view are the originals themselves here (replaced by each candidate's)
+  s$zm <- s$zo
+  same_trees <- identical(unname(s$zo), p$z) && identical(s$order, p$order) && identical(s$offsets, p$offsets)
+  index <- if (same_trees) p$index else rank_index(s$zo, s)
   rmd_set <- rmd_defaults()
   n <- nrow(df)
   # the cells the intruder matches exactly (NULL: the battery searches linkage released ->
   # original itself), when its search is the evaluator's
   link_cells <- if ("linkage_released" %in% attacks) same_link_view(df, s, intruder, seed, sensitive)
   view <- tune_view(df, intruder, seed, sensitive, weights)
+  if (!is.null(view) && identical(view$zo, s$zo) && identical(view$zm, s$zo)) view$zo <- view$zm <- s$zo
   threads <- nthreads
   # (nthreads: the threads of this measurement; the same numbers for any; the attribute
   # `view`: the originals' view, for the verification)
@@ -1519,37 +1569,45 @@ tune_sensitive_attacks <- function(attacks, sensitive) {
 }
 
 # The verification battery of a candidate: risk_battery(ctx$df, release) with the attacks
-# `ctx$verify` and its control. On two cores (a `pool`), a release that keeps the
-# originals' strata and keys (tune_view_fits()) is attacked on the search's view of the
-# originals (the view risk_battery() builds), each attack (on the view and on its control)
-# a piece of the pool, the assignment first (the longest: the forked process takes it);
-# the same battery as risk_battery()'s.
+# `ctx$verify` and its control. A release that keeps the originals' strata and keys
+# (tune_view_fits()) is attacked on the search's view of the originals (the view
+# risk_battery() builds), in the pieces of tune_verify_pieces() (on two cores, pieces of the
+# pool: the forked process takes the first), each with its own memo of the work its attacks
+# share (view_shared()), let go when it ends; the same battery as risk_battery()'s.
 tune_verify <- function(ctx, release, seed, pool = NULL) {
   view <- attr(ctx$ev, "view")
-  if (is.null(pool) || is.null(view) || !is.null(ctx$weights) || !tune_view_fits(view, release)) {
+  if (is.null(view) || !is.null(ctx$weights) || !tune_view_fits(view, release)) {
     return(tune_quiet(risk_battery(ctx$df, release, intruder = ctx$intruder, attacks = ctx$verify, m = ctx$m,
                                    sensitive = ctx$sensitive, weights = ctx$weights, seed = seed,
                                    nthreads = ctx$nthreads)))
   }
   checked <- check_attack_args(TRUE, seed, ctx$nthreads, ctx$m)
   s <- tune_view_of(view, release)
-  s$shared$control <- TRUE
   ctrl <- battery_permute(s, seed = if (!is.null(checked$seed)) checked$seed + 1L)
   reg <- battery_attacks()
   attacks <- tune_sensitive_attacks(ctx$verify, ctx$sensitive)
-  first <- order(attacks != "assignment")
-  h <- lapply(attacks[first], function(a) {
+  h <- lapply(tune_verify_pieces(attacks), function(piece) {
     tune_submit(pool, function(nthreads) {
-      tune_quiet(run_attack(reg[[a]], s, ctrl, m = checked$m, sensitive = ctx$sensitive, nthreads = nthreads,
-                            seed = checked$seed))
+      s$shared <- ctrl$shared <- new.env(parent = emptyenv())
+      s$shared$control <- TRUE
+      tune_quiet(lapply(stats::setNames(nm = piece), function(a) {
+        run_attack(reg[[a]], s, ctrl, m = checked$m, sensitive = ctx$sensitive, nthreads = nthreads,
+                   seed = checked$seed)
+      }))
     }, checked$nthreads)
   })
-  res <- lapply(h, function(x) tune_value(pool, x))
-  res[first] <- res
-  names(res) <- attacks
-  structure(list(attacks = res, intruder = s$intruder, n = s$n, vars = s$vars, strata = s$strata,
-                 categorical = categorical_risk(release, c(s$strata, s$key_cat), ctx$weights)),
-            class = "detanon_battery")
+  res <- unlist(lapply(h, function(x) tune_value(pool, x)), recursive = FALSE)
+  new_battery(res[attacks], s, release, ctx$weights)
+}
+
+# The pieces of a verification: the attacks that reuse the trees of the released records and
+# the ranks of the linkage original -> released (view_shared(): the tails' linkage, the
+# algorithm-aware intruder, inference) form one piece with that linkage; every other attack
+# is a piece of its own; the assignment first (the longest: the forked process takes it).
+tune_verify_pieces <- function(attacks) {
+  together <- intersect(c("linkage_original", "tail_outliers", "recipe", "inference"), attacks)
+  pieces <- c(if (length(together)) list(together), as.list(setdiff(attacks, together)))
+  pieces[order(!vapply(pieces, function(p) "assignment" %in% p, NA))]
 }
 
 # The attack linkage released -> original from the ranks of link_ranks() (the counts of

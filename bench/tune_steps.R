@@ -6,18 +6,12 @@
 # stages, rates 0.5, 0.3, 0.27, each from the one before (bench/results/tune-scale.txt).
 #   CASE=sim|titanic N=1e6 Rscript bench/tune_steps.R
 suppressMessages(library(detanon))
-set.seed(1); n <- as.numeric(Sys.getenv("N", "1e6"))
-if (Sys.getenv("CASE") == "titanic") {
-  t0 <- titanic_paper()[-1]
-  d <- t0[sample(nrow(t0), n, TRUE), ]
-  d$Age <- round(pmax(0.5, d$Age + stats::rnorm(n, 0, 3)))
-  d$Fare <- round(pmax(0, d$Fare * exp(stats::rnorm(n, 0, 0.2))), 2); rownames(d) <- NULL
-  vars <- c('Age', 'Fare'); strata <- c('Pclass', 'Sex', 'Family')
-} else {
-  d <- data.frame(g = factor(rep(c('a', 'b', 'c', 'd'), each = n / 4)), x1 = round(rnorm(n, 50, 10), 1),
-                  x2 = round(rexp(n, 0.1), 1), x3 = round(runif(n, 20, 80)))
-  vars <- c('x1', 'x2', 'x3'); strata <- 'g'
-}
+n <- as.numeric(Sys.getenv("N", "1e6"))
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE))), "tune_data.R"))
+b <- tune_bench_data(if (Sys.getenv("CASE") == "titanic") "titanic" else "sim", n)
+d <- b$d
+vars <- b$vars
+strata <- b$strata
 ns <- asNamespace("detanon")
 cpu <- function(expr) { # (CPU of this process and of its children: the forks)
   t <- system.time(expr)

@@ -806,7 +806,7 @@ test_that("the verification on the search's view, its attacks pieces of the pool
                                             sensitive = sensitive, seed = 4L, nthreads = 1L))
       pool <- detanon:::tune_pool(2L)
       expect_identical(detanon:::tune_verify(ctx, rel, 4L, pool), want)
-      expect_identical(pool$n, length(names(want$attacks)))
+      expect_identical(pool$n, length(detanon:::tune_verify_pieces(names(want$attacks))))
       expect_length(pool$done, 0L)
       expect_identical(detanon:::tune_verify(ctx, rel, 4L), want)
     }
@@ -880,3 +880,42 @@ test_that("the search's battery on the originals' view made once is risk_battery
   expect_false(detanon:::tune_view_fits(detanon:::tune_view(d, intruders[[1]], 3L, NULL, NULL), changed))
 })
 
+test_that("the search holds the originals' z-scores and trees once, and lets go of releases it will not read (issue 39)", {
+  skip_if_not_installed("data.table")
+  set.seed(5)
+  d <- data.frame(g = rep(c("a", "b"), 150), x = round(stats::rnorm(300), 1), y = round(stats::rexp(300), 1))
+  ctx <- detanon:::tune_setup(d, c("x", "y"), "g", 2, NULL, 3, "delta", NULL, stats::gaussian(), NULL, "natural", NULL,
+                              4, 1L, limits = list(worst = 0.1, top_m = 0.3, linkage = 1, linkage_stratum = 1,
+                                                   top_m_stratum = 1, risk1 = 1, risk2 = 1, tail = 0.2),
+                              attacks = c("linkage_released", "linkage_original"), verify = NULL, intruder = NULL,
+                              sensitive = NULL, seed = 1, secret = NULL)
+  e <- environment(ctx$ev)
+  addr <- data.table::address
+  expect_identical(addr(e$index$pts), addr(ctx$p$index$pts)) # (the trees of adaptive_setup())
+  view <- attr(ctx$ev, "view")
+  expect_identical(unique(c(addr(e$s$zm), addr(view$zo), addr(view$zm))), addr(e$s$zo))
+  # releases kept: those of the candidates that meet the search limits, and the `keep` others
+  # of least loss that stirring may read (never the nearest-only masking)
+  cand <- function(meets, loss, settings = "k = 3") {
+    list(row = data.frame(settings = settings, loss = loss, meets = meets), release = data.frame(x = loss))
+  }
+  run <- list(cands = list(cand(FALSE, 5), cand(TRUE, 9), cand(FALSE, 1, "k = 3..33, m = 1 (nearest only)"),
+                           cand(FALSE, 3), cand(FALSE, 4), cand(FALSE, 2)), evals = "kept")
+  kept <- function(r) which(!vapply(r$cands, function(x) is.null(x$release), NA))
+  expect_identical(kept(detanon:::tune_needed(run)), 2L)
+  expect_identical(kept(detanon:::tune_needed(run, 2L)), c(2L, 4L, 6L))
+  expect_identical(kept(detanon:::tune_needed(run, 10L)), c(1L, 2L, 4L, 5L, 6L))
+  expect_identical(detanon:::tune_needed(run, 2L)$evals, "kept")
+  expect_identical(lapply(detanon:::tune_needed(run)$cands, `[[`, "row"), lapply(run$cands, `[[`, "row"))
+})
+
+test_that("the verification's pieces group the attacks that share work on the view (issue 39)", {
+  all <- setdiff(names(battery_attacks()), c("differencing", "composition"))
+  p <- detanon:::tune_verify_pieces(all)
+  expect_identical(p[[1]], "assignment")
+  expect_identical(p[[2]], c("linkage_original", "tail_outliers", "recipe", "inference"))
+  expect_setequal(unlist(p), all)
+  expect_identical(lengths(p), c(1L, 4L, rep(1L, length(all) - 5L)))
+  expect_identical(detanon:::tune_verify_pieces(c("singling_out", "recipe")), list("recipe", "singling_out"))
+  expect_identical(detanon:::tune_verify_pieces("linkage_released"), list("linkage_released"))
+})
