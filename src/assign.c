@@ -261,12 +261,32 @@ void assign_node_weights(const kd_tree *t, const double *wpos, double *nodew)
     }
 }
 
-void assign_weighted_knn(const kd_tree *t, const double *nodew, const double *wpos, const double *q,
-                         int K, double *val, ptrdiff_t *pos, kd_item *st)
+/* Insert value x of tree position p into the sorted list val, pos of K: equal values keep
+ * the order they came in. */
+static inline void knn_insert(double *val, ptrdiff_t *pos, int K, double x, ptrdiff_t p)
+{
+    int m = K - 1;
+    while (m > 0 && x < val[m - 1]) { val[m] = val[m - 1]; pos[m] = pos[m - 1]; m--; }
+    val[m] = x;
+    pos[m] = p;
+}
+
+/* assign_weighted_knn(), the ns tree positions `seed` (distinct) taken first, their points
+ * skipped in the search (mark: a byte per tree position, all 0, left so): the same K least
+ * values; at equal values the order may differ (the seeds come first). */
+static void weighted_knn(const kd_tree *t, const double *nodew, const double *wpos, const double *q,
+                         int K, double *val, ptrdiff_t *pos, kd_item *st, const ptrdiff_t *seed, int ns,
+                         unsigned char *mark)
 {
     const int d = t->d;
     for (int m = 0; m < K; m++) { val[m] = INFINITY; pos[m] = -1; }
     if (t->n == 0) return;
+    for (int e = 0; e < ns; e++) {
+        const ptrdiff_t p = seed[e];
+        const double x = kd_point_d2(q, t->pts + p * d, d) + wpos[p];
+        mark[p] = 1;
+        if (x < val[K - 1]) knn_insert(val, pos, K, x, p);
+    }
     int sp = 0;
     st[sp].node = 0;
     st[sp].bd = kd_box_d2(t, 0, q) + nodew[0];
@@ -278,12 +298,8 @@ void assign_weighted_knn(const kd_tree *t, const double *nodew, const double *wp
         if (nd->left < 0) {
             for (ptrdiff_t p = nd->begin; p < nd->end; p++) {
                 double x = kd_point_d2(q, t->pts + p * d, d) + wpos[p];
-                if (!(x < val[K - 1])) continue;
-                /* insertion into the sorted list: equal values keep the tree order */
-                int m = K - 1;
-                while (m > 0 && x < val[m - 1]) { val[m] = val[m - 1]; pos[m] = pos[m - 1]; m--; }
-                val[m] = x;
-                pos[m] = p;
+                /* equal values keep the tree order */
+                if (x < val[K - 1] && !(ns && mark[p])) knn_insert(val, pos, K, x, p);
             }
         } else {
             double bl = kd_box_d2(t, nd->left, q) + nodew[nd->left];
@@ -298,6 +314,13 @@ void assign_weighted_knn(const kd_tree *t, const double *nodew, const double *wp
             }
         }
     }
+    for (int e = 0; e < ns; e++) mark[seed[e]] = 0;
+}
+
+void assign_weighted_knn(const kd_tree *t, const double *nodew, const double *wpos, const double *q,
+                         int K, double *val, ptrdiff_t *pos, kd_item *st)
+{
+    weighted_knn(t, nodew, wpos, q, K, val, pos, st, NULL, 0, NULL);
 }
 
 ptrdiff_t assign_ties_at(const kd_tree *t, const double *q, double r2, ptrdiff_t cap, ptrdiff_t *out,
@@ -649,6 +672,7 @@ typedef struct {
     double *tx, *wq, *nq;        /* ng x (d + 1), column-major; per position; per node */
     int *parent_q;
     ptrdiff_t *gq, *rows;        /* column group -> tq position; 0 .. ng - 1 */
+    unsigned char *mark;         /* per tq position, 0 but in a search (weighted_knn()) */
     double *fval;                /* L + 1 values of a search of tq, their positions in fpos, */
     ptrdiff_t *fpos;             /* their exact values and groups in eval, egrp */
     double *eval;
@@ -696,6 +720,8 @@ static void auction_alloc(auction *a, ptrdiff_t n, int d, int Lmax, size_t nodes
     a->parent_q = (int *) host->alloc(kd_max_nodes(n, ASSIGN_LEAF_SIZE), sizeof(int));
     a->gq = (ptrdiff_t *) host->alloc(n, sizeof(ptrdiff_t));
     a->rows = (ptrdiff_t *) host->alloc(n, sizeof(ptrdiff_t));
+    a->mark = (unsigned char *) host->alloc(n, 1);
+    for (ptrdiff_t p = 0; p < n; p++) a->mark[p] = 0;
     a->fval = (double *) host->alloc(Lmax + 1, sizeof(double));
     a->fpos = (ptrdiff_t *) host->alloc(Lmax + 1, sizeof(ptrdiff_t));
     a->eval = (double *) host->alloc(Lmax + 1, sizeof(double));
@@ -852,9 +878,16 @@ static void auction_fit(auction *a)
  * Returns 0 unless their first L are provably the L least over every column group, with no
  * tie among the first L + 1 (the plain search's order of equal values is its visiting
  * order): every group off the search has a value at least its (L + 1)-th, up to rounding. */
-static int auction_list_fit(auction *a, const double *q)
+static int auction_list_fit(auction *a, ptrdiff_t h, const double *q)
 {
     const int d = a->d, L = a->L;
+    /* the row group's last list starts the search, which then prunes from its values: the
+     * same L + 1 least values; where groups tie at the (L + 1)-th, another of them may come
+     * last, which can change whether the list is proven here, not the list (a list proven
+     * here is the plain search's) */
+    const int *lh = a->lst + (size_t) h * L;
+    int ns = 0;
+    for (int t = 0; t < L; t++) if (lh[t] >= 0) a->pos[ns++] = a->gq[lh[t]];
     double *m = a->qm, kq = 0.0;
     for (int j = 0; j < d; j++) {
         const double c = 1.0 + a->gam[j], mj = (2.0 * q[j] - a->bet[j]) / (2.0 * c);
@@ -863,7 +896,7 @@ static int auction_list_fit(auction *a, const double *q)
     }
     m[d] = 0.0;
     kq += a->low;
-    assign_weighted_knn(&a->tq, a->nq, a->wq, m, L + 1, a->fval, a->fpos, a->stack);
+    weighted_knn(&a->tq, a->nq, a->wq, m, L + 1, a->fval, a->fpos, a->stack, a->pos, ns, a->mark);
     if (a->fpos[L] < 0) return 0;
     for (int t = 0; t <= L; t++) {
         const ptrdiff_t g = a->tq.row[a->fpos[t]];
@@ -887,7 +920,7 @@ static void auction_list(auction *a, ptrdiff_t h)
     int *lh = a->lst + (size_t) h * L;
     double *ch = a->lc + (size_t) h * L;
     if (++a->since_fit >= AUCTION_REFIT * a->ng) auction_fit(a);
-    if (a->fitted && (ptrdiff_t) L < a->ng && auction_list_fit(a, q)) {
+    if (a->fitted && (ptrdiff_t) L < a->ng && auction_list_fit(a, h, q)) {
         for (int m = 0; m < L; m++) {
             lh[m] = (int) a->egrp[m];
             ch[m] = assign_d2(q, a->Bg + (size_t) lh[m] * a->d, a->d);
@@ -1060,6 +1093,7 @@ static ptrdiff_t auction_restart(auction *ap, csr *g, ptrdiff_t nh, ptrdiff_t ng
     a.fitted = 0;
     a.since_fit = 0;
     for (ptrdiff_t g = 0; g < ng; g++) a.rows[g] = g;
+    for (ptrdiff_t t = 0; t < (ptrdiff_t) nh * a.L; t++) a.lst[t] = -1; /* no list yet */
     double eps0 = 0.0;
     for (ptrdiff_t t = 0; t < nh; t++) {
         const ptrdiff_t h = w->order ? w->order[t] : t;
