@@ -582,7 +582,6 @@ typedef struct {
  * u is 0 and every v <= 0, so its new edges have reduced costs >= 0), else the whole cell
  * again. A row group with every column group as a candidate is always placed, so this ends.
  * Returns 0, or -1 if a solve lost records (an internal error). */
-
 static ptrdiff_t expand_until_matched(csr *g, ptrdiff_t left, ptrdiff_t nr, ptrdiff_t nc, int d,
                                       const double *A, const double *B, const kd_tree *tree,
                                       const int *loc_c, int *kr, double *u, double *v,
@@ -694,8 +693,8 @@ typedef struct {
  * nodes, made once on the first auction of assign_cells() and used by each cell after:
  * memory from host->alloc is held until assign_cells() returns, so buffers made per cell
  * added up over the cells. The lists (row groups x L) and the candidates (row groups x L +
- * records) are made for the first cell's row groups and made again, half as large again,
- * when a cell has more (their memory: at most 3 times the largest cell's). */
+ * records) are made for the first cell's row groups and made again, half as large again
+ * as needed, when a cell has more (their memory: at most 4.5 times the largest cell's need). */
 static void auction_alloc(auction *a, ptrdiff_t n, int d, int Lmax, size_t nodes, const kernel_host *host)
 {
     a->cap = n;
