@@ -17,8 +17,8 @@
 # ASSIGN_BENCH_CELLS=1 prints per cell: records, distinct points and tied groups on either side,
 # the solver's path (sparse, first unmatched, auction, rounds).
 # Data (all but titanic): 4 continuous variables (log-normal income, normal, whole-number
-# age, uniform) in 4 strata; the intruder holds every original. Peak memory: run under
-# `/usr/bin/time -f %M`. Results: bench/results/assignment.txt.
+# age, uniform) in 4 strata; the intruder holds every original. Peak memory of the whole
+# process: run under `/usr/bin/time -f %M`. Results: bench/results/assignment.txt.
 library(detanon)
 args <- commandArgs(TRUE)
 n <- if (length(args) >= 1) as.numeric(args[1]) else 1e5
@@ -89,8 +89,8 @@ vm <- function(f) as.numeric(sub("[^0-9]*([0-9]+).*", "\\1", grep(f, readLines("
 cells <- Sys.getenv("ASSIGN_BENCH_CELLS") == "1"
 if (cells) { # the per-cell result of the kernel (solver path), kept on exit
   solved <- NULL
-  invisible(suppressMessages(trace(detanon:::assign_cells, exit = quote(solved <<- list(res = returnValue(), zo = zo, zm = zm, rows = rows, co = co, cm = cm)), print = FALSE,
-                         where = asNamespace("detanon"))))
+  keep <- quote(solved <<- list(res = returnValue(), zo = zo, zm = zm, rows = rows, co = co, cm = cm))
+  invisible(suppressMessages(trace(detanon:::assign_cells, exit = keep, print = FALSE, where = asNamespace("detanon"))))
 }
 invisible(gc())
 rss0 <- vm("^VmRSS")
