@@ -52,8 +52,10 @@
 #'
 #' Memory: O(n d) for the points and O(n x `candidates`) candidate pairs per cell (n its
 #' records), whatever the ties (the auction adds at most 2 x `candidates` + 1 pairs per
-#' record, and O(n) prices); only the records the candidates cannot match get more. Time:
-#' a search passes through a group of tied records once, not once per record.
+#' record, and O(n) prices); only the records the candidates cannot match get more. The
+#' buffers are made for the largest cell and used by every cell in turn, so a call needs the
+#' memory of its largest cell, not of all its cells. Time: a search passes through a group
+#' of tied records once, not once per record.
 #'
 #' @section Ties:
 #' Identical records are interchangeable: when several originals (or several released

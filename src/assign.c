@@ -261,12 +261,32 @@ void assign_node_weights(const kd_tree *t, const double *wpos, double *nodew)
     }
 }
 
-void assign_weighted_knn(const kd_tree *t, const double *nodew, const double *wpos, const double *q,
-                         int K, double *val, ptrdiff_t *pos, kd_item *st)
+/* Insert value x of tree position p into the sorted list val, pos of K: equal values keep
+ * the order they came in. */
+static inline void knn_insert(double *val, ptrdiff_t *pos, int K, double x, ptrdiff_t p)
+{
+    int m = K - 1;
+    while (m > 0 && x < val[m - 1]) { val[m] = val[m - 1]; pos[m] = pos[m - 1]; m--; }
+    val[m] = x;
+    pos[m] = p;
+}
+
+/* assign_weighted_knn(), the ns tree positions `seed` (distinct) taken first, their points
+ * skipped in the search (mark: a byte per tree position, all 0, left so): the same K least
+ * values; at equal values the order may differ (the seeds come first). */
+static void weighted_knn(const kd_tree *t, const double *nodew, const double *wpos, const double *q,
+                         int K, double *val, ptrdiff_t *pos, kd_item *st, const ptrdiff_t *seed, int ns,
+                         unsigned char *mark)
 {
     const int d = t->d;
     for (int m = 0; m < K; m++) { val[m] = INFINITY; pos[m] = -1; }
     if (t->n == 0) return;
+    for (int e = 0; e < ns; e++) {
+        const ptrdiff_t p = seed[e];
+        const double x = kd_point_d2(q, t->pts + p * d, d) + wpos[p];
+        mark[p] = 1;
+        if (x < val[K - 1]) knn_insert(val, pos, K, x, p);
+    }
     int sp = 0;
     st[sp].node = 0;
     st[sp].bd = kd_box_d2(t, 0, q) + nodew[0];
@@ -278,12 +298,8 @@ void assign_weighted_knn(const kd_tree *t, const double *nodew, const double *wp
         if (nd->left < 0) {
             for (ptrdiff_t p = nd->begin; p < nd->end; p++) {
                 double x = kd_point_d2(q, t->pts + p * d, d) + wpos[p];
-                if (!(x < val[K - 1])) continue;
-                /* insertion into the sorted list: equal values keep the tree order */
-                int m = K - 1;
-                while (m > 0 && x < val[m - 1]) { val[m] = val[m - 1]; pos[m] = pos[m - 1]; m--; }
-                val[m] = x;
-                pos[m] = p;
+                /* equal values keep the tree order */
+                if (x < val[K - 1] && !(ns && mark[p])) knn_insert(val, pos, K, x, p);
             }
         } else {
             double bl = kd_box_d2(t, nd->left, q) + nodew[nd->left];
@@ -298,6 +314,13 @@ void assign_weighted_knn(const kd_tree *t, const double *nodew, const double *wp
             }
         }
     }
+    for (int e = 0; e < ns; e++) mark[seed[e]] = 0;
+}
+
+void assign_weighted_knn(const kd_tree *t, const double *nodew, const double *wpos, const double *q,
+                         int K, double *val, ptrdiff_t *pos, kd_item *st)
+{
+    weighted_knn(t, nodew, wpos, q, K, val, pos, st, NULL, 0, NULL);
 }
 
 ptrdiff_t assign_ties_at(const kd_tree *t, const double *q, double r2, ptrdiff_t cap, ptrdiff_t *out,
@@ -546,16 +569,24 @@ static void unplace(const csr *g, ptrdiff_t nr, ptrdiff_t nc, const unsigned cha
     }
 }
 
+/* Extra edges (row, column) of cap pairs, grown half as large again when too small. */
+typedef struct {
+    ptrdiff_t cap;
+    ptrdiff_t *xr;
+    int *xc;
+} edge_buf;
+
 /* While records are unmatched (left > 0): every row group with unmatched records gets twice
  * as many nearest column groups (kr[h] per row group; tree: the column groups' points, nc of
- * them) and is placed again: warm when none of its records is placed (its u is 0 and every
- * v <= 0, so its new edges have reduced costs >= 0), else the whole cell again. A row group
- * with every column group as a candidate is always placed, so this ends. Returns 0, or -1
- * if a solve lost records (an internal error). */
+ * them; the new pairs in ex) and is placed again: warm when none of its records is placed (its
+ * u is 0 and every v <= 0, so its new edges have reduced costs >= 0), else the whole cell
+ * again. A row group with every column group as a candidate is always placed, so this ends.
+ * Returns 0, or -1 if a solve lost records (an internal error). */
 static ptrdiff_t expand_until_matched(csr *g, ptrdiff_t left, ptrdiff_t nr, ptrdiff_t nc, int d,
                                       const double *A, const double *B, const kd_tree *tree,
                                       const int *loc_c, int *kr, double *u, double *v,
-                                      assign_work *w, csr_pool *pool, const kernel_host *host)
+                                      assign_work *w, csr_pool *pool, edge_buf *ex,
+                                      const kernel_host *host)
 {
     while (left > 0) {
         ptrdiff_t extra = 0;
@@ -568,9 +599,13 @@ static ptrdiff_t expand_until_matched(csr *g, ptrdiff_t left, ptrdiff_t nr, ptrd
             if (kr[h] > kmax) kmax = kr[h];
         }
         kd_heap h1 = kd_heap_new(kmax, host->alloc);
-        ptrdiff_t *xr = (ptrdiff_t *) host->alloc(extra, sizeof(ptrdiff_t));
-        int *xc = (int *) host->alloc(extra, sizeof(int));
-        ptrdiff_t nx = 0;
+        if (extra > ex->cap) {
+            ex->cap = extra + extra / 2;
+            ex->xr = (ptrdiff_t *) host->alloc(ex->cap, sizeof(ptrdiff_t));
+            ex->xc = (int *) host->alloc(ex->cap, sizeof(int));
+        }
+        ptrdiff_t *xr = ex->xr, nx = 0;
+        int *xc = ex->xc;
         for (ptrdiff_t h = 0; h < nr; h++) {
             if (w->rem[h] == 0) continue;
             u[h] = 0.0;
@@ -636,6 +671,7 @@ typedef struct {
     double *tx, *wq, *nq;        /* ng x (d + 1), column-major; per position; per node */
     int *parent_q;
     ptrdiff_t *gq, *rows;        /* column group -> tq position; 0 .. ng - 1 */
+    unsigned char *mark;         /* per tq position, 0 but in a search (weighted_knn()) */
     double *fval;                /* L + 1 values of a search of tq, their positions in fpos, */
     ptrdiff_t *fpos;             /* their exact values and groups in eval, egrp */
     double *eval;
@@ -643,7 +679,59 @@ typedef struct {
     double *feat, *qm;           /* 2 d + 1 and d + 1 of scratch */
     double *fit_a, *fit_b;       /* (2 d + 1)^2 and 2 d + 1 of scratch */
     ptrdiff_t since_fit;         /* lists made since the last fit */
+    /* the buffers above, made by auction_alloc() for every cell of the call; the lists' and
+     * the candidates' (queue, first, xr, xc: the auction_restart()'s own) grown when a cell
+     * needs more */
+    ptrdiff_t cap, cap_lst, cap_x;
+    ptrdiff_t *queue, *xr;
+    double *first;
+    int *xc;
 } auction;
+
+/* Buffers of the auction for cells of up to n records on either side (and so up to n row
+ * groups, column groups and slots), lists of up to Lmax groups and trees of up to `nodes`
+ * nodes, made once on the first auction of assign_cells() and used by each cell after:
+ * memory from host->alloc is held until assign_cells() returns, so buffers made per cell
+ * added up over the cells. The lists (row groups x L) and the candidates (row groups x L +
+ * records) are made for the first cell's row groups and made again, half as large again
+ * as needed, when a cell has more (their memory: at most 4.5 times the largest cell's need). */
+static void auction_alloc(auction *a, ptrdiff_t n, int d, int Lmax, size_t nodes, const kernel_host *host)
+{
+    a->cap = n;
+    a->price = (double *) host->alloc(n, sizeof(double));
+    a->owner = (ptrdiff_t *) host->alloc(n, sizeof(ptrdiff_t));
+    a->taken = (ptrdiff_t *) host->alloc(n, sizeof(ptrdiff_t));
+    a->paid = (double *) host->alloc(n, sizeof(double));
+    a->parent = (int *) host->alloc(nodes, sizeof(int));
+    a->gpos = (ptrdiff_t *) host->alloc(n, sizeof(ptrdiff_t));
+    a->thr = (double *) host->alloc(n, sizeof(double));
+    a->val = (double *) host->alloc(Lmax, sizeof(double));
+    a->pos = (ptrdiff_t *) host->alloc(Lmax, sizeof(ptrdiff_t));
+    a->queue = (ptrdiff_t *) host->alloc(n, sizeof(ptrdiff_t));
+    a->first = (double *) host->alloc(n, sizeof(double));
+    a->gam = (double *) host->alloc(d, sizeof(double));
+    a->bet = (double *) host->alloc(d, sizeof(double));
+    a->fg = (double *) host->alloc(n, sizeof(double));
+    a->tq = kd_new(n, d + 1, ASSIGN_LEAF_SIZE, host->alloc);
+    a->tx = (double *) host->alloc((size_t) n * (d + 1), sizeof(double));
+    a->wq = (double *) host->alloc(n, sizeof(double));
+    a->nq = (double *) host->alloc(kd_max_nodes(n, ASSIGN_LEAF_SIZE), sizeof(double));
+    a->parent_q = (int *) host->alloc(kd_max_nodes(n, ASSIGN_LEAF_SIZE), sizeof(int));
+    a->gq = (ptrdiff_t *) host->alloc(n, sizeof(ptrdiff_t));
+    a->rows = (ptrdiff_t *) host->alloc(n, sizeof(ptrdiff_t));
+    a->mark = (unsigned char *) host->alloc(n, 1);
+    for (ptrdiff_t p = 0; p < n; p++) a->mark[p] = 0;
+    a->fval = (double *) host->alloc(Lmax + 1, sizeof(double));
+    a->fpos = (ptrdiff_t *) host->alloc(Lmax + 1, sizeof(ptrdiff_t));
+    a->eval = (double *) host->alloc(Lmax + 1, sizeof(double));
+    a->egrp = (ptrdiff_t *) host->alloc(Lmax + 1, sizeof(ptrdiff_t));
+    const int nf = 2 * d + 1;
+    a->fit_a = (double *) host->alloc((size_t) nf * nf, sizeof(double));
+    a->fit_b = (double *) host->alloc(nf, sizeof(double));
+    a->feat = (double *) host->alloc(nf, sizeof(double));
+    a->qm = (double *) host->alloc(d + 1, sizeof(double));
+    a->cap_lst = a->cap_x = 0;
+}
 
 /* The least weight of the leaf holding tree position q (its weight just changed), and of
  * the nodes above it, as far as it changes. */
@@ -789,9 +877,16 @@ static void auction_fit(auction *a)
  * Returns 0 unless their first L are provably the L least over every column group, with no
  * tie among the first L + 1 (the plain search's order of equal values is its visiting
  * order): every group off the search has a value at least its (L + 1)-th, up to rounding. */
-static int auction_list_fit(auction *a, const double *q)
+static int auction_list_fit(auction *a, ptrdiff_t h, const double *q)
 {
     const int d = a->d, L = a->L;
+    /* the row group's last list starts the search, which then prunes from its values: the
+     * same L + 1 least values; where groups tie at the (L + 1)-th, another of them may come
+     * last, which can change whether the list is proven here, not the list (a list proven
+     * here is the plain search's) */
+    const int *lh = a->lst + (size_t) h * L;
+    int ns = 0;
+    for (int t = 0; t < L; t++) if (lh[t] >= 0) a->pos[ns++] = a->gq[lh[t]];
     double *m = a->qm, kq = 0.0;
     for (int j = 0; j < d; j++) {
         const double c = 1.0 + a->gam[j], mj = (2.0 * q[j] - a->bet[j]) / (2.0 * c);
@@ -800,7 +895,7 @@ static int auction_list_fit(auction *a, const double *q)
     }
     m[d] = 0.0;
     kq += a->low;
-    assign_weighted_knn(&a->tq, a->nq, a->wq, m, L + 1, a->fval, a->fpos, a->stack);
+    weighted_knn(&a->tq, a->nq, a->wq, m, L + 1, a->fval, a->fpos, a->stack, a->pos, ns, a->mark);
     if (a->fpos[L] < 0) return 0;
     for (int t = 0; t <= L; t++) {
         const ptrdiff_t g = a->tq.row[a->fpos[t]];
@@ -824,7 +919,7 @@ static void auction_list(auction *a, ptrdiff_t h)
     int *lh = a->lst + (size_t) h * L;
     double *ch = a->lc + (size_t) h * L;
     if (++a->since_fit >= AUCTION_REFIT * a->ng) auction_fit(a);
-    if (a->fitted && (ptrdiff_t) L < a->ng && auction_list_fit(a, q)) {
+    if (a->fitted && (ptrdiff_t) L < a->ng && auction_list_fit(a, h, q)) {
         for (int m = 0; m < L; m++) {
             lh[m] = (int) a->egrp[m];
             ch[m] = assign_d2(q, a->Bg + (size_t) lh[m] * a->d, a->d);
@@ -929,37 +1024,37 @@ static void auction_phase(auction *a, double eps, ptrdiff_t *queue, assign_work 
  * groups' least prices (shifted to <= 0) and u = the least c - v over each row group's
  * edges. tree, wpos, nodew, stack: the column groups' tree and its buffers. Returns the
  * records left unmatched. */
-static ptrdiff_t auction_restart(csr *g, ptrdiff_t nh, ptrdiff_t ng, ptrdiff_t nr, int d, int cand,
+static ptrdiff_t auction_restart(auction *ap, csr *g, ptrdiff_t nh, ptrdiff_t ng, ptrdiff_t nr, int d, int cand,
                                  const double *Ag, const double *Bg, const ptrdiff_t *hid,
                                  const ptrdiff_t *hoff, const ptrdiff_t *hcol, const kd_tree *tree,
                                  const int *loc_c, double *wpos, double *nodew, kd_item *stack,
                                  double *u, double *v, assign_work *w, csr_pool *pool,
                                  const kernel_host *host)
 {
-    auction a;
+    auction a = *ap;
     const ptrdiff_t slots = w->goff[ng];
     a.nh = nh; a.ng = ng; a.nr = nr; a.d = d;
     a.L = (ptrdiff_t) cand * AUCTION_LIST < ng ? cand * AUCTION_LIST : (int) ng;
     a.Ag = Ag; a.Bg = Bg; a.hid = hid; a.goff = w->goff;
-    a.price = (double *) host->alloc(slots, sizeof(double));
-    a.owner = (ptrdiff_t *) host->alloc(slots, sizeof(ptrdiff_t));
-    a.taken = (ptrdiff_t *) host->alloc(nr, sizeof(ptrdiff_t));
-    a.paid = (double *) host->alloc(nr, sizeof(double));
     a.tree = tree; a.loc_c = loc_c; a.wpos = wpos; a.nodew = nodew; a.stack = stack;
-    a.parent = (int *) host->alloc(tree->n_nodes, sizeof(int));
-    a.gpos = (ptrdiff_t *) host->alloc(ng, sizeof(ptrdiff_t));
-    a.lst = (int *) host->alloc((size_t) nh * a.L, sizeof(int));
-    a.lc = (double *) host->alloc((size_t) nh * a.L, sizeof(double));
-    a.thr = (double *) host->alloc(nh, sizeof(double));
-    a.val = (double *) host->alloc(a.L, sizeof(double));
-    a.pos = (ptrdiff_t *) host->alloc(a.L, sizeof(ptrdiff_t));
-    ptrdiff_t *queue = (ptrdiff_t *) host->alloc(nr, sizeof(ptrdiff_t));
+    if ((ptrdiff_t) nh * a.L > a.cap_lst) {
+        a.cap_lst = (ptrdiff_t) nh * a.L + (ptrdiff_t) nh * a.L / 2;
+        a.lst = (int *) host->alloc(a.cap_lst, sizeof(int));
+        a.lc = (double *) host->alloc(a.cap_lst, sizeof(double));
+    }
+    if ((ptrdiff_t) nh * a.L + nr > a.cap_x) {
+        a.cap_x = (ptrdiff_t) nh * a.L + nr + ((ptrdiff_t) nh * a.L + nr) / 2;
+        a.xr = (ptrdiff_t *) host->alloc(a.cap_x, sizeof(ptrdiff_t));
+        a.xc = (int *) host->alloc(a.cap_x, sizeof(int));
+    }
+    *ap = a; /* the buffers, for the next cell */
+    ptrdiff_t *queue = a.queue;
     /* first prices: the dual of the affine map of the originals' means and deviations onto
      * the released records' (per variable, x -> m_c + a (x - m_r)): |x - y|^2 + w(y) is
      * least at that map's image for w(y) = (1/a - 1) y^2 + 2 (m_r - m_c / a) y, shifted
      * to a least price of 0 (where the released records spread wider than the originals,
      * as noisy releases do, the auction from zero prices raised them by about that trend) */
-    double *first = (double *) host->alloc(ng, sizeof(double));
+    double *first = a.first;
     for (ptrdiff_t g = 0; g < ng; g++) first[g] = 0.0;
     for (int j = 0; j < d; j++) {
         double sr = 0.0, sr2 = 0.0, sc = 0.0, sc2 = 0.0;
@@ -996,26 +1091,8 @@ static ptrdiff_t auction_restart(csr *g, ptrdiff_t nh, ptrdiff_t ng, ptrdiff_t n
     tree_parents(tree, a.parent);
     a.fitted = 0;
     a.since_fit = 0;
-    a.gam = (double *) host->alloc(d, sizeof(double));
-    a.bet = (double *) host->alloc(d, sizeof(double));
-    a.fg = (double *) host->alloc(ng, sizeof(double));
-    a.tq = kd_new(ng, d + 1, ASSIGN_LEAF_SIZE, host->alloc);
-    a.tx = (double *) host->alloc((size_t) ng * (d + 1), sizeof(double));
-    a.wq = (double *) host->alloc(ng, sizeof(double));
-    a.nq = (double *) host->alloc(kd_max_nodes(ng, ASSIGN_LEAF_SIZE), sizeof(double));
-    a.parent_q = (int *) host->alloc(kd_max_nodes(ng, ASSIGN_LEAF_SIZE), sizeof(int));
-    a.gq = (ptrdiff_t *) host->alloc(ng, sizeof(ptrdiff_t));
-    a.rows = (ptrdiff_t *) host->alloc(ng, sizeof(ptrdiff_t));
     for (ptrdiff_t g = 0; g < ng; g++) a.rows[g] = g;
-    a.fval = (double *) host->alloc(a.L + 1, sizeof(double));
-    a.fpos = (ptrdiff_t *) host->alloc(a.L + 1, sizeof(ptrdiff_t));
-    a.eval = (double *) host->alloc(a.L + 1, sizeof(double));
-    a.egrp = (ptrdiff_t *) host->alloc(a.L + 1, sizeof(ptrdiff_t));
-    const int nf = 2 * d + 1;
-    a.fit_a = (double *) host->alloc((size_t) nf * nf, sizeof(double));
-    a.fit_b = (double *) host->alloc(nf, sizeof(double));
-    a.feat = (double *) host->alloc(nf, sizeof(double));
-    a.qm = (double *) host->alloc(d + 1, sizeof(double));
+    for (ptrdiff_t t = 0; t < (ptrdiff_t) nh * a.L; t++) a.lst[t] = -1; /* no list yet */
     double eps0 = 0.0;
     for (ptrdiff_t t = 0; t < nh; t++) {
         const ptrdiff_t h = w->order ? w->order[t] : t;
@@ -1033,9 +1110,8 @@ static ptrdiff_t auction_restart(csr *g, ptrdiff_t nh, ptrdiff_t ng, ptrdiff_t n
         if (eps <= last) break;
     }
     /* the candidates: each row group's list and the groups its records took */
-    ptrdiff_t *xr = (ptrdiff_t *) host->alloc((size_t) nh * a.L + nr, sizeof(ptrdiff_t));
-    int *xc = (int *) host->alloc((size_t) nh * a.L + nr, sizeof(int));
-    ptrdiff_t nx = 0;
+    ptrdiff_t *xr = a.xr, nx = 0;
+    int *xc = a.xc;
     for (ptrdiff_t h = 0; h < nh; h++) {
         for (int m = 0; m < a.L && a.lst[(size_t) h * a.L + m] >= 0; m++) { xr[nx] = h; xc[nx++] = a.lst[(size_t) h * a.L + m]; }
         for (ptrdiff_t t = hoff[h]; t < hoff[h + 1]; t++) { xr[nx] = h; xc[nx++] = (int) a.taken[hcol[t]]; }
@@ -1345,6 +1421,8 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
     ptrdiff_t *ord_r = NULL, *ord_c = NULL;
     kd_tree tree2;
     csr_pool pool = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {0, 0}};
+    auction auc = {.cap = 0};
+    edge_buf ex = {0, NULL, NULL};
     if (sparse_any) {
         for (int b = 0; b < 2; b++) pool.ptr[b] = (ptrdiff_t *) host->alloc(max_sparse + 1, sizeof(ptrdiff_t));
         tree = kd_new(max_sparse, d, ASSIGN_LEAF_SIZE, host->alloc);
@@ -1524,11 +1602,14 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
              * candidates are that far from the optimum, the augmenting paths and the rounds
              * of column generation from them take minutes) */
             if (square && max_rounds > 0 && (double) left * AUCTION_SHARE >= (double) nr) {
-                left = auction_restart(&g, nh, ng, nr, d, cand, Ag, Bg, hid, hoff, hcol, &tree, loc_c, wpos,
+                if (!auc.cap) auction_alloc(&auc, max_sparse, d, (ptrdiff_t) cand * AUCTION_LIST < max_sparse ?
+                                            cand * AUCTION_LIST : (int) max_sparse,
+                                            kd_max_nodes(max_sparse, ASSIGN_LEAF_SIZE), host);
+                left = auction_restart(&auc, &g, nh, ng, nr, d, cand, Ag, Bg, hid, hoff, hcol, &tree, loc_c, wpos,
                                        nodew, stack, u, v, &w, &pool, host);
                 res_auction[s] = 1;
             }
-            left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, &pool, host);
+            left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, &pool, &ex, host);
             if (left < 0) return "the sparse assignment lost rows";
             /* column generation: the least c(h, g) - v(g) over every column group (a
              * weighted nearest-neighbour search) below the cost of a record of row group h
@@ -1620,7 +1701,7 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                 } else {
                     left = assign_sparse(nh, ng, g.ptr, g.col, g.cost, u, v, &w, 0);
                 }
-                left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, &pool, host);
+                left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, &pool, &ex, host);
                 if (left < 0) return "the sparse assignment lost rows";
                 res_rounds[s] = round + 1;
             }

@@ -138,6 +138,12 @@ for (nt in 1:2) {
                            intruder = intruder(vars = vars), limit = 10, candidates = 1, control = FALSE,
                            nthreads = nt)
 }
+# the auction in all six cells of one call (noisy MDAV in strata, one candidate): its buffers
+# made on the first auction (a cell of 22 records), grown for the next (51), used by the others
+ds <- d[d$g != "a" | d$h != 1 | seq_len(n) %% 3 == 0, ]
+am <- anonymise_mdav(ds, k = 5, vars = vars, strata = c("g", "h"), noise = TRUE)
+as8 <- attack_assignment(ds, am, intruder = intruder(vars = vars, strata = c("g", "h")), limit = 10,
+                         candidates = 1, control = FALSE)
 # the confidence from the greatest optimal dual (canon_dual()) on a plain release (released
 # records of their own): square sparse cells after expansion and rounds (as1: dense cells;
 # as2: rectangular sparse ones)

@@ -312,6 +312,46 @@ test_that("noisy MDAV and keyed releases: the auction's restart equals the dense
   expect_gt(res$fallback, 0)
 })
 
+test_that("cells through the auction in one call: each cell's bits as in a call of its own, the dense optimum", {
+  # the auction's buffers are made on the first auction of a call and used by every cell after,
+  # the lists and candidates grown for a cell with more row groups: cells growing, then
+  # shrinking, with tied originals (row groups of several records) and shared released points
+  set.seed(41)
+  sizes <- c(12, 45, 24, 96, 30, 60)
+  d <- 2
+  parts <- lapply(sizes, function(n) {
+    zc <- matrix(stats::rnorm(n / 3 * d), n / 3, d)[rep(seq_len(n / 3), each = 3), , drop = FALSE]
+    zr <- round(zc[sample(n), , drop = FALSE] + matrix(stats::rnorm(n * d), n, d), 1)
+    zr[seq_len(n / 4), ] <- zr[rep(1, n / 4), ] # a row group of n / 4 records
+    list(zr = zr, zc = zc)
+  })
+  cell_r <- rep(seq_along(sizes), sizes)
+  zr <- do.call(rbind, lapply(parts, `[[`, "zr"))
+  zc <- do.call(rbind, lapply(parts, `[[`, "zc"))
+  pr <- sample(nrow(zr)); pc <- sample(nrow(zc)) # rows of the cells interleaved
+  zr <- zr[pr, ]; cell_r2 <- cell_r[pr]
+  zc <- zc[pc, ]; cell_c2 <- cell_r[pc]
+  for (nt in 1:2) {
+    all <- ffi_assign(zr, zc, cell_r2, cell_c2, limit = 1, cand = 1, rounds = 10, nthreads = nt)
+    expect_gte(sum(all$auction), 4) # the auction ran in cells of more and of fewer row groups
+    for (s in seq_along(sizes)) {
+      r <- which(cell_r2 == s); cc <- which(cell_c2 == s)
+      one <- ffi_assign(zr[r, ], zc[cc, ], limit = 1, cand = 1, rounds = 10, nthreads = nt)
+      info <- paste(nt, s)
+      expect_identical(match(all$col[r], cc), one$col, info = info)
+      expect_identical(all$regret[r], one$regret, info = info)
+      for (f in c("cost", "bound", "sparse", "fallback", "rounds", "auction")) {
+        expect_identical(all[[f]][s], one[[f]], info = paste(info, f))
+      }
+      dense <- ffi_assign(zr[r, ], zc[cc, ], limit = 2000)
+      expect_equal(one$cost, dense$cost, tolerance = 1e-12, info = info)
+      C <- cost_matrix(zr[r, ], zc[cc, ])
+      expect_equal(sum(C[cbind(seq_along(r), one$col)]), sum(C[cbind(seq_along(r), clue::solve_LSAP(C))]),
+                   tolerance = 1e-12, info = info)
+    }
+  }
+})
+
 test_that("the regret is a lower bound of the cost of moving a record elsewhere", {
   skip_if_not_installed("clue")
   set.seed(14)
