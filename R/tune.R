@@ -143,8 +143,11 @@
 #' forked process reached 1.4 GiB). The whole default search (`nthreads = 2`, no key)
 #' peaked at 3.6 GiB with the forked process (the search's process alone 2.5 GiB; 2.7 and
 #' 1.9 GiB with a full garbage collection between the attacks).
-#' Tie-heavy data need more: on Titanic resampled to 1,000,000 records (38% duplicate rows)
-#' the verification has reached 5.2 GB (`bench/results/tune-scale.txt`).
+#' A k-per-stratum or adaptive candidate needs far more in its verification: the
+#' algorithm-aware intruder who knows the settings tries every k from the smallest to the
+#' largest (158 on Titanic resampled to 1,000,000 records) and holds each k's candidates for
+#' the release and its control: that attack alone peaked at 17 GB there
+#' (`bench/results/battery.txt`).
 #'
 #' @section The published keys:
 #' Before any masking, when the cells of the strata and the keys (the published columns the
