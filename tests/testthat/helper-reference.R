@@ -228,3 +228,15 @@ record_checks_ref <- function(x) {
   }
   r
 }
+
+# Data with tied records for the tests of work shared between attacks: 3000 records in 4
+# strata, the first 400 rounded (duplicates), a fifth stratum "e" of `small` records and a
+# categorical column `k`.
+tied_strata_data <- function(seed, small) {
+  d <- random_data(3000, d = 2, n_strata = 4, seed = seed)
+  d[1:400, c("x1", "x2")] <- round(d[1:400, c("x1", "x2")]) # duplicated records
+  d$g <- factor(d$g, levels = c(letters[1:4], "e"))
+  d$g[3001 - seq_len(small)] <- "e"
+  d$k <- sample(c("p", "q"), nrow(d), replace = TRUE)
+  d
+}

@@ -228,11 +228,7 @@ test_that("the candidates and their pair codes from one search equal the nearest
 # released as one point (where the control searches again), strata smaller than the
 # candidates, a numeric key, a categorical key (no reuse), and 1 and 2 threads.
 test_that("the control's candidates from the view's give the result of the control's own search", {
-  d <- random_data(3000, d = 2, n_strata = 4, seed = 8)
-  d[1:400, c("x1", "x2")] <- round(d[1:400, c("x1", "x2")]) # duplicated records
-  d$g <- factor(d$g, levels = c(letters[1:4], "e"))
-  d$g[3001 - 1:6] <- "e" # a stratum of 6
-  d$k <- sample(c("p", "q"), nrow(d), replace = TRUE)
+  d <- tied_strata_data(seed = 8, small = 6) # a stratum "e" of 6
   d$w <- round(stats::rnorm(nrow(d)), 1) # a numeric key
   one_point <- function(m) { m[m$g == "c", c("x1", "x2")] <- 0.25; m } # every record at one point
   releases <- list(plain = anonymise(d, k = 3, vars = c("x1", "x2"), strata = "g"),

@@ -246,11 +246,7 @@ test_that("the linkage counts from the k nearest equal plain R where the list de
 # on the view and on its control, and on the tree where the list cannot decide: the counts
 # of the descents (released_knn() and original_knn() mocked away), bit for bit.
 test_that("linkage from one search of the view equals the descents, on the view and its control", {
-  d <- random_data(3000, d = 2, n_strata = 4, seed = 9)
-  d[1:400, c("x1", "x2")] <- round(d[1:400, c("x1", "x2")]) # duplicated records
-  d$g <- factor(d$g, levels = c(letters[1:4], "e"))
-  d$g[3001 - 1:3] <- "e" # a stratum of 3
-  d$k <- sample(c("p", "q"), nrow(d), replace = TRUE)
+  d <- tied_strata_data(seed = 9, small = 3) # a stratum "e" of 3
   one_point <- function(m) { m[m$g == "c", c("x1", "x2")] <- 0.25; m } # every record at one point
   releases <- list(plain = anonymise(d, k = 3, vars = c("x1", "x2"), strata = "g"),
                    mdav = anonymise_mdav(d, k = 3, vars = c("x1", "x2"), strata = "g", noise = TRUE),
