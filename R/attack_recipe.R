@@ -289,10 +289,16 @@ recipe_k_table <- function(s) {
     return(NULL)
   }
   id <- stratum_ids(df, strata)
+  list(id = id, k = recorded_k(df, strata, id, set$k)[id], k_format = as.integer(min(set$k$k)))
+}
+
+# The k of each stratum (ids `id` of the rows of `df`, by the `strata` columns) in a
+# recorded table of k per stratum `tab`; a stratum the table lacks takes its smallest k.
+recorded_k <- function(df, strata, id, tab) {
   first <- df[match(seq_len(max(c(0L, id))), id), strata, drop = FALSE]
-  kk <- set$k$k[match(stratum_keys(first, strata), stratum_keys(set$k, strata))]
-  kk[is.na(kk)] <- min(set$k$k)
-  list(id = id, k = as.integer(kk)[id], k_format = as.integer(min(set$k$k)))
+  kk <- tab$k[match(stratum_keys(first, strata), stratum_keys(tab, strata))]
+  kk[is.na(kk)] <- min(tab$k)
+  as.integer(kk)
 }
 
 # For a release of anonymise_keyed() (the intruder knows the algorithm): the settings the
@@ -328,10 +334,7 @@ recipe_mdav <- function(s, k_max) {
   ks <- if (s$intruder$knows == "settings" && is.numeric(set$k)) {
     list(rep(as.integer(set$k), length(sizes)))
   } else if (s$intruder$knows == "settings" && is.data.frame(set$k) && !is.null(strata)) {
-    first <- df[match(seq_along(sizes), id), strata, drop = FALSE]
-    kk <- set$k$k[match(stratum_keys(first, strata), stratum_keys(set$k, strata))]
-    kk[is.na(kk)] <- min(set$k$k)
-    list(as.integer(kk))
+    list(recorded_k(df, strata, id, set$k))
   } else {
     lapply(seq.int(2L, k_max), function(k) rep(k, length(sizes)))
   }
