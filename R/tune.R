@@ -141,8 +141,7 @@
 #' adds up: the forked process's pages not written since the fork are shared, and it adds
 #' its own piece's working memory (in the verification, the one-to-one assignment's: the
 #' forked process reached 1.4 GiB). The whole default search (`nthreads = 2`, no key)
-#' peaked at 3.6 GiB with the forked process (the search's process alone 2.5 GiB; 2.7 and
-#' 1.9 GiB with a full garbage collection between the attacks).
+#' peaked at 3.3 GiB with the forked process (the search's process alone 2.2 GiB).
 #' A k-per-stratum or adaptive candidate needs more in its verification: the
 #' algorithm-aware intruder who knows the settings tries every k from the smallest to
 #' `k_max` and holds each k's candidates for the release and its control, so its memory
@@ -873,8 +872,7 @@ tune_family_piece <- function(ctx, entry, runs, key, keep = 0L) {
 tune_needed <- function(run, keep = 0L) {
   rows <- lapply(run$cands, `[[`, "row")
   if (!length(rows) || any(vapply(rows, is.null, NA))) return(run) # (no report rows: nothing to let go)
-  base <- which(!grepl("nearest only", vapply(rows, `[[`, "", "settings")))
-  base <- base[order(vapply(rows[base], `[[`, 0, "loss"))][seq_len(min(keep, length(base)))]
+  base <- tune_stir_bases(rows, keep)
   for (j in setdiff(which(!vapply(rows, `[[`, NA, "meets")), base)) run$cands[[j]]["release"] <- list(NULL)
   run
 }
@@ -1238,6 +1236,13 @@ check_pilot <- function(pilot) {
   check_whole(pilot, "pilot", min = 100)
 }
 
+# The candidates (report rows `rows`) stirring may take as bases: the `n` of least loss,
+# bar the nearest-only masking.
+tune_stir_bases <- function(rows, n) {
+  ok <- which(!grepl("nearest only", vapply(rows, `[[`, "", "settings")))
+  ok[order(vapply(rows[ok], `[[`, 0, "loss"))][seq_len(min(n, length(ok)))]
+}
+
 # 5. Stirring: the values of the four candidates of least loss (fixed k, k per stratum,
 # adaptive k) shuffled inside Mondrian classes of at least 3 nearby released records
 # within the strata.
@@ -1245,10 +1250,8 @@ tune_stir <- function(ctx, entry, runs, key) {
   out <- list(cands = list())
   cands <- unlist(lapply(runs, `[[`, "cands"), recursive = FALSE, use.names = FALSE)
   rows <- lapply(cands, `[[`, "row")
-  ok <- which(vapply(rows, function(r) r$method %in% entry$settings$stirred &&
-                                       !grepl("nearest only", r$settings), NA))
-  loss <- vapply(rows[ok], `[[`, 0, "loss")
-  base <- ok[order(loss)][seq_len(min(entry$settings$candidates, length(ok)))]
+  ok <- which(vapply(rows, function(r) r$method %in% entry$settings$stirred, NA))
+  base <- ok[tune_stir_bases(rows[ok], entry$settings$candidates)]
   kc <- entry$settings$class_k
   made <- tune_made(ctx, base, function(b) {
     rel <- cands[[b]]$release
