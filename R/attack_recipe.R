@@ -38,7 +38,12 @@
 #' whole group of records share.)
 #'
 #' What the intruder knows sets the `k` tried: with `intruder(knows = "settings")` the `k`
-#' recorded in the release (a range up to `k_max` of [anonymise_adaptive()]); with
+#' recorded in the release (a range up to `k_max` of [anonymise_adaptive()]). A release of
+#' [anonymise_adaptive()] with a table of `k` per stratum, `m = 0` and no `w1` (every record
+#' keeps its stratum's `k`) is replayed as it was made: each record's candidate is its
+#' centroid at its stratum's `k` (in the release's strata; a stratum the table lacks takes
+#' its smallest `k`, a stratum smaller than its `k` has no candidate, a miss), and the whole
+#' candidate set is formatted once, as the release was. With
 #' `knows = "recipe"` (or a release that records no `k`) every `k` from 2 to `k_max`. With
 #' `knows = "data"` the intruder does not know the algorithm and the attack does not apply:
 #' every success is `NA`.
@@ -152,11 +157,23 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
   # a release of anonymise_mdav(): the intruder runs MDAV on its originals and stand-ins
   mdav <- if (is.null(keyed)) recipe_mdav(s, k_max)
   if (!is.null(mdav)) ks <- mdav$k
-  d1 <- matrix(Inf, length(look), length(ks))
   centroid_k <- is.null(keyed) && is.null(mdav)
+  # a release in which every record keeps its stratum's k (a k table, nothing grown): one
+  # candidate set, each record's centroid at its stratum's k, formatted as the release was
+  tab <- if (centroid_k && is.null(k)) recipe_k_table(s)
+  # (the k of each candidate set in the release format)
+  k_form <- ks
+  if (!is.null(tab)) {
+    ks <- sort(unique(tab$k))
+    k_form <- tab$k_format
+  }
+  d1 <- matrix(Inf, length(look), length(k_form))
   # the candidates depend on the intruder's originals and stand-ins only: with every
   # original known, the attack and its control (the same release, rows permuted) share them
-  cens <- if (centroid_k) {
+  cens <- if (!is.null(tab)) {
+    list(view_shared(s, "recipe_centroids", list(zmix, tab$id, tab$k),
+                     function() strata_centroids_at(zmix, tab$id, tab$k, nthreads)))
+  } else if (centroid_k) {
     view_shared(s, "recipe_centroids", list(zmix, s$id, ks),
                 function() strata_centroids_multi(zmix, s$id, ks, nthreads))
   }
@@ -167,19 +184,19 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
   # when the settings are known, else recovered from the release
   common <- if (centroid_k) recipe_common_scale(s, cens, look, zt)
   # (the candidates in the release format are the same for the view and its control too)
-  for (a in seq_along(ks)) {
+  for (a in seq_along(k_form)) {
     if (!is.null(mdav)) {
       scales[[a]] <- rep(1, ncol(zmix))
       raw <- view_shared(s, paste0("recipe_mdav_", a), list(zmix, mdav),
                          function() mdav_predict(zmix, mdav, a, nthreads))
       pred <- view_shared(s, paste0("recipe_pred_", a), list(raw, zmix, format),
-                          function() recipe_format(raw, zmix, s, ks[a], format, keep = "masked"))
+                          function() recipe_format(raw, zmix, s, k_form[a], format, keep = "masked"))
     } else if (!is.null(keyed)) {
       scales[[a]] <- rep(1, ncol(zmix))
       id <- keyed_cells(as.data.frame(s$original), s$id, keyed$keys, character(), keyed$k)
       raw <- view_shared(s, "recipe_keyed", list(zmix, id, keyed), function() keyed_predict(zmix, id, keyed))
       pred <- view_shared(s, paste0("recipe_pred_", a), list(raw, zmix, format),
-                          function() recipe_format(raw, zmix, s, ks[a], format, keep = "masked"))
+                          function() recipe_format(raw, zmix, s, k_form[a], format, keep = "masked"))
     } else {
       cen <- cens[[a]]
       el <- which(!is.na(cen[, 1L]))
@@ -187,7 +204,7 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
       sp <- view_shared(s, paste0("recipe_pred_", a), list(cen, common, zmix, format), function() {
         a_j <- recipe_scale(cen[el, , drop = FALSE])
         if (!is.null(common)) a_j <- ifelse(is.na(common), a_j, common)
-        list(a_j = a_j, pred = recipe_format(sweep(cen, 2L, a_j, "*"), zmix, s, ks[a], format))
+        list(a_j = a_j, pred = recipe_format(sweep(cen, 2L, a_j, "*"), zmix, s, k_form[a], format))
       })
       scales[[a]] <- sp$a_j
       pred <- sp$pred
@@ -203,7 +220,7 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
   if (!is.null(near_kept)) control_keep(s, "recipe_nearest", near_kept, list(zt, s$cell_m))
   rm(near, near_kept)
   if (length(look)) {
-    choice <- if (k_choice == "record" || length(ks) == 1L) {
+    choice <- if (k_choice == "record" || length(k_form) == 1L) {
       # the smallest k whose candidate is a released record (within tol), else the nearest
       d1c <- ifelse(sqrt(d1) <= tol, 0, d1)
       max.col(-d1c, ties.method = "first")
@@ -232,8 +249,8 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
     none <- look[!is.finite(dist)]
     success[none] <- success_m[none] <- 0
     certain <- is.finite(dist) & dist <= tol
-    k_used <- table(factor(ks[choice], levels = ks))
-    main <- which.max(tabulate(choice, length(ks)))
+    k_used <- table(factor(if (is.null(tab)) ks[choice] else tab$k[look], levels = ks))
+    main <- which.max(tabulate(choice, length(k_form)))
   } else {
     certain <- logical()
     k_used <- table(factor(integer(), levels = ks))
@@ -251,6 +268,37 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
        not_covered = paste("stages other than the kNN centroids (stirring, blending, noise),",
                            "an intruder who re-solves the records it does not hold, attribute",
                            "inference, linking with other releases."))
+}
+
+# For a release of anonymise_adaptive() with a table of k per stratum, `m = 0` and no
+# `w1` (every record keeps its stratum's k) when the intruder knows the settings, and no k
+# is given: list(id, k, k_format), the strata of the release (their ids on the view's
+# records, the neighbourhoods of its centroids), the k of each record (that of its stratum
+# in the table; a stratum the table lacks takes its smallest k), and the k of the release
+# format (the smallest of the table, as the verb formats). NULL otherwise, and when the
+# view lacks the release's strata columns.
+recipe_k_table <- function(s) {
+  if (s$intruder$knows != "settings") return(NULL)
+  info <- view_release_info(s)
+  if (is.null(info) || !identical(info$verb, "anonymise_adaptive")) return(NULL)
+  set <- info$settings
+  strata <- set$strata
+  df <- as.data.frame(s$original)
+  if (!is.data.frame(set$k) || !identical(as.numeric(set$m), 0) || !is.null(set$w1) ||
+      !all(c(strata, "k") %in% names(set$k)) || !all(strata %in% names(df))) {
+    return(NULL)
+  }
+  id <- stratum_ids(df, strata)
+  list(id = id, k = recorded_k(df, strata, id, set$k)[id], k_format = as.integer(min(set$k$k)))
+}
+
+# The k of each stratum (ids `id` of the rows of `df`, by the `strata` columns) in a
+# recorded table of k per stratum `tab`; a stratum the table lacks takes its smallest k.
+recorded_k <- function(df, strata, id, tab) {
+  first <- df[match(seq_len(max(c(0L, id))), id), strata, drop = FALSE]
+  kk <- tab$k[match(stratum_keys(first, strata), stratum_keys(tab, strata))]
+  kk[is.na(kk)] <- min(tab$k)
+  as.integer(kk)
 }
 
 # For a release of anonymise_keyed() (the intruder knows the algorithm): the settings the
@@ -286,10 +334,7 @@ recipe_mdav <- function(s, k_max) {
   ks <- if (s$intruder$knows == "settings" && is.numeric(set$k)) {
     list(rep(as.integer(set$k), length(sizes)))
   } else if (s$intruder$knows == "settings" && is.data.frame(set$k) && !is.null(strata)) {
-    first <- df[match(seq_along(sizes), id), strata, drop = FALSE]
-    kk <- set$k$k[match(stratum_keys(first, strata), stratum_keys(set$k, strata))]
-    kk[is.na(kk)] <- min(set$k$k)
-    list(as.integer(kk))
+    list(recorded_k(df, strata, id, set$k))
   } else {
     lapply(seq.int(2L, k_max), function(k) rep(k, length(sizes)))
   }
@@ -336,6 +381,17 @@ strata_centroids <- function(z, id, k, nthreads) {
   zz <- z[el, , drop = FALSE]
   storage.mode(zz) <- "double"
   out[el, ] <- .Call(C_ffi_knn_centroids, zz, as.double(o), as.double(off), as.integer(k), nthreads)
+  out
+}
+
+# The centroid of every row at its own k (`kr`, one k per stratum `id`): strata_centroids()
+# at each k on the strata that have it.
+strata_centroids_at <- function(z, id, kr, nthreads) {
+  out <- matrix(NA_real_, nrow(z), ncol(z))
+  for (k in sort(unique(kr))) {
+    r <- which(kr == k)
+    out[r, ] <- strata_centroids(z[r, , drop = FALSE], id[r], k, nthreads)
+  }
   out
 }
 

@@ -142,11 +142,12 @@
 #' its own piece's working memory (in the verification, the one-to-one assignment's: the
 #' forked process reached 1.4 GiB). The whole default search (`nthreads = 2`, no key)
 #' peaked at 3.3 GiB with the forked process (the search's process alone 2.2 GiB).
-#' A k-per-stratum or adaptive candidate needs more in its verification: the
+#' An adaptive candidate (k grown per record) needs more in its verification: the
 #' algorithm-aware intruder who knows the settings tries every k from the smallest to
 #' `k_max` and holds each k's candidates for the release and its control, so its memory
-#' grows with the number of k: trying 158 k on Titanic resampled to 1,000,000 records (a
-#' k-per-stratum candidate), that attack alone peaked at 17 GB (`bench/results/battery.txt`).
+#' grows with the number of k: trying 158 k on Titanic resampled to 1,000,000 records, that
+#' attack alone peaked at 17 GB (`bench/results/battery.txt`). A k-per-stratum candidate
+#' (a k table, nothing grown) is replayed at its own k: 1.2 GB there.
 #'
 #' @section The published keys:
 #' Before any masking, when the cells of the strata and the keys (the published columns the

@@ -6,10 +6,12 @@
 #     runs the search with its defaults (one thread) up to its verification and saves the
 #     candidates the verification would run, in its order (with the data, intruder, attacks,
 #     m and seed), and prints them;
-#   Rscript bench/battery_ties.R time file recipe|battery nthreads
+#   Rscript bench/battery_ties.R time file recipe|battery nthreads [out.rds]
 #     runs risk_battery() as the verification does on the first of them: the recipe attack
-#     alone, or every attack of the verification; prints CPU and elapsed seconds, VmHWM, and
-#     a digest of the result (to compare two builds: R_LIBS=<library> Rscript ...).
+#     alone, or every attack of the verification; prints CPU and elapsed seconds, VmHWM, the
+#     recipe attack's rate, worst stratum's rate, top-m rate and control rate, and a digest
+#     of the result (to compare two builds: R_LIBS=<library> Rscript ...); saves the result
+#     to out.rds when given.
 # Results: bench/results/battery.txt.
 args <- commandArgs(trailingOnly = TRUE)
 suppressMessages(library(detanon))
@@ -41,8 +43,12 @@ if (args[1] == "capture") {
                                      m = cap$m, seed = cap$seed, nthreads = nt))
   t <- proc.time() - t0
   st <- readLines("/proc/self/status")
-  cat(sprintf("%s, n = %d, %s, nthreads = %d: %.1f s CPU, %.1f s elapsed, VmHWM %.0f MB; recipe: %d k; digest %s\n",
+  a <- b$attacks$recipe
+  cat(sprintf(paste("%s, n = %d, %s, nthreads = %d: %.1f s CPU, %.1f s elapsed, VmHWM %.0f MB; recipe: %d k,",
+                    "rate %.4f, worst stratum %.4f, top-m %.4f, control %.4f; digest %s\n"),
               cap$tried$settings[cap$ord[1]], nrow(cap$d), args[3], nt, sum(t[c(1, 2, 4, 5)], na.rm = TRUE),
               t[[3]], as.numeric(gsub("[^0-9]", "", st[grepl("^VmHWM", st)])) / 1024,
-              length(b$attacks$recipe$details$k), digest::digest(b)))
+              length(a$details$k), a$rate, max(a$by_stratum$rate, na.rm = TRUE), a$rate_m, a$control_rate,
+              digest::digest(b)))
+  if (length(args) >= 5) saveRDS(b, args[5])
 }

@@ -309,3 +309,164 @@ test_that("the centroids of several k on non-finite points are those of each k a
   ks <- c(2L, 5L, 9L)
   expect_identical(ns$strata_centroids_multi(z, id, ks, 1L), lapply(ks, function(k) ns$strata_centroids(z, id, k, 1L)))
 })
+
+# ---- a release with a table of k per stratum (anonymise_adaptive(), m = 0) ---------------
+
+# Data with strata of several sizes (one of two records), ties and duplicate rows when
+# `tied`, and a table of k per stratum.
+ktab_case <- function(seed, tied) {
+  x <- random_data(150, d = 2, n_strata = 3, seed = seed)
+  x$g <- as.character(x$g)
+  x$g[1:2] <- "tiny"
+  if (tied) {
+    x$x1 <- round(x$x1 * 2) / 2
+    x$x2 <- round(x$x2)
+    dup <- 10:40
+    x[dup, c("x1", "x2")] <- x[dup + 50L, c("x1", "x2")]
+    x$g[dup] <- x$g[dup + 50L]
+  }
+  list(x = x, tab = data.frame(g = c("a", "b", "c", "tiny"), k = c(3L, 7L, 4L, 2L)))
+}
+
+# Brute force of the replay: each record's centroid of its stratum's k nearest (in the
+# intruder's originals and stand-ins), step 5 by the recorded factors `a`, the release
+# format (format_masked() on the x-scale, the bounds from the originals and stand-ins, the
+# smallest k of the table), then the nearest released record of its stratum, ties shared.
+ref_recipe_ktab <- function(s, kr, a, format, k_format) {
+  zmix <- s$zm
+  zmix[s$known, ] <- s$zo[s$known, ]
+  cen <- matrix(NA_real_, nrow(zmix), ncol(zmix))
+  for (i in seq_len(nrow(zmix))) {
+    st <- which(s$id == s$id[i])
+    if (length(st) < kr[i]) next
+    nn <- ref_knn_index(zmix[st, , drop = FALSE], rep(1L, length(st)), kr[i])[match(i, st), ]
+    cen[i, ] <- colMeans(zmix[st[nn], , drop = FALSE]) * a
+  }
+  if (format != "none") {
+    ok <- !is.na(cen[, 1L])
+    mu <- colMeans(as.matrix(s$original[s$vars]))
+    sdv <- apply(as.matrix(s$original[s$vars]), 2L, stats::sd)
+    for (j in seq_len(ncol(cen))) {
+      v <- detanon:::format_masked(cen[ok, j] * sdv[j] + mu[j], zmix[ok, j] * sdv[j] + mu[j], k_format, format, FALSE)
+      cen[ok, j] <- (v - mu[j]) / sdv[j]
+    }
+  }
+  success <- rep(NA_real_, nrow(zmix))
+  for (i in which(s$known)) {
+    if (is.na(cen[i, 1L])) {
+      success[i] <- 0
+      next
+    }
+    st <- which(s$id == s$id[i])
+    d2 <- colSums((t(s$zm[st, , drop = FALSE]) - cen[i, ])^2)
+    own <- d2[st == i]
+    success[i] <- if (any(d2 < own)) 0 else 1 / sum(d2 == own)
+  }
+  success
+}
+
+test_that("k per stratum, settings known, p = 1: every candidate is its released record", {
+  d <- titanic_paper()[-1]
+  st <- c("Pclass", "Sex", "Family")
+  tab <- unique(d[st])
+  sz <- table(do.call(paste, d[st]))[do.call(paste, tab[st])]
+  tab$k <- as.integer(pmax(2, pmin(sz, rep(c(3, 9, 5), length.out = nrow(tab)))))
+  for (format in c("natural", "none")) {
+    m <- anonymise_adaptive(d, vars = c("Age", "Fare"), strata = st, k = tab, m = 0, k_max = 9, format = format)
+    a <- attack_recipe(d, m, intruder = intruder(), seed = 1)
+    expect_equal(a$details$share_certain, 1, info = format)
+    expect_equal(a$success, share_of_identical(m, c("Age", "Fare"), st), info = format)
+    expect_lt(a$control_rate, 0.05)
+  }
+})
+
+test_that("k per stratum, settings known: each record replayed at its stratum's k, equal to a brute force", {
+  for (seed in 1:3) for (tied in c(FALSE, TRUE)) for (format in c("none", "natural")) {
+    t <- ktab_case(seed, tied)
+    m <- anonymise_adaptive(t$x, vars = c("x1", "x2"), strata = "g", k = t$tab, m = 0, k_max = 9, format = format)
+    sds <- vapply(t$x[c("x1", "x2")], stats::sd, numeric(1))
+    kr <- t$tab$k[match(t$x$g, t$tab$g)]
+    for (p in c(1, 0.4)) {
+      info <- paste(seed, tied, format, p)
+      it <- intruder(p = p)
+      a <- attack_recipe(t$x, m, intruder = it, seed = seed)
+      s <- detanon:::intruder_view(t$x, m, it, seed = seed)
+      want <- ref_recipe_ktab(s, kr, release_info(m)$stats$scale / sds, format, 2L)
+      expect_equal(a$success, want, info = info)
+      expect_identical(a$details$k, c(2L, 3L, 4L, 7L), info = info)
+      expect_identical(as.vector(a$details$k_used), tabulate(factor(kr[s$known], c(2, 3, 4, 7)), 4L), info = info)
+      # the attack and its control: with all originals known the control takes the view's candidates
+      if (p == 1) expect_lt(a$control_rate, a$rate)
+    }
+  }
+})
+
+test_that("k per stratum: a stratum smaller than its k has no candidate (a miss); the one-k path is unchanged", {
+  t <- ktab_case(4, TRUE)
+  m <- anonymise_adaptive(t$x, vars = c("x1", "x2"), strata = "g", k = t$tab, m = 0, k_max = 9)
+  # the recorded table says k = 3 for the stratum of two records (no release could hold it)
+  info <- attr(m, "detanon")
+  info$settings$k$k[info$settings$k$g == "tiny"] <- 3L
+  attr(m, "detanon") <- info
+  a <- attack_recipe(t$x, m, seed = 1)
+  expect_identical(a$success[1:2], c(0, 0))
+  expect_identical(a$confidence[1:2], c(0, 0))
+  expect_true(all(!is.na(a$success)))
+  # a k given, an intruder who knows only the recipe, a release of one k (m = 0): every k of the range
+  expect_identical(attack_recipe(t$x, m, k = 2:4, control = FALSE)$details$k, 2:4)
+  expect_identical(attack_recipe(t$x, m, intruder = intruder(knows = "recipe"), k_max = 5, control = FALSE)$details$k, 2:5)
+  one <- anonymise_adaptive(t$x, vars = c("x1", "x2"), strata = "g", k = 2, m = 0, k_max = 6)
+  expect_identical(attack_recipe(t$x, one, control = FALSE)$details$k, 2:6)
+  grown <- anonymise_adaptive(t$x, vars = c("x1", "x2"), strata = "g", k = t$tab, m = 1, k_max = 9)
+  expect_identical(attack_recipe(t$x, grown, control = FALSE)$details$k, 2:9)
+})
+
+test_that("k per stratum: one k in every stratum gives the one-k attack, at least as strong as every k tried", {
+  d <- titanic_paper()[-1]
+  st <- c("Pclass", "Sex", "Family")
+  tab <- unique(d[st])
+  tab$k <- 3L
+  m <- anonymise_adaptive(d, vars = c("Age", "Fare"), strata = st, k = tab, m = 0, k_max = 8)
+  one <- anonymise_adaptive(d, vars = c("Age", "Fare"), strata = st, k = 3, m = 0, k_max = 8)
+  expect_identical(m[c("Age", "Fare")], one[c("Age", "Fare")])
+  f <- c("rate", "rate_m", "control_rate", "control_rate_m", "success", "success_m", "confidence", "by_stratum")
+  for (p in c(1, 0.3)) {
+    a <- attack_recipe(d, m, intruder = intruder(p = p), seed = 2)
+    b <- attack_recipe(d, m, intruder = intruder(p = p), k = 3, seed = 2)
+    expect_identical(a[f], b[f], info = p)
+    expect_identical(a$details$k, 3L)
+    # the release of one k (m = 0): every k from 3 to k_max, the nearest taking the claim
+    r <- attack_recipe(d, one, intruder = intruder(p = p), seed = 2)
+    expect_identical(r$details$k, 3:8)
+    expect_gte(a$rate, r$rate)
+    expect_gte(a$rate_m, r$rate_m)
+  }
+})
+
+test_that("k per stratum: the table's row order does not matter; a stratum it lacks takes its smallest k", {
+  t <- ktab_case(5, TRUE)
+  m <- anonymise_adaptive(t$x, vars = c("x1", "x2"), strata = "g", k = t$tab, m = 0, k_max = 9, format = "none")
+  # the caller's table in another order, with a stratum absent from the data
+  tab2 <- rbind(t$tab[c(4, 2, 3, 1), ], data.frame(g = "absent", k = 5L))
+  m2 <- anonymise_adaptive(t$x, vars = c("x1", "x2"), strata = "g", k = tab2, m = 0, k_max = 9, format = "none")
+  a <- attack_recipe(t$x, m, seed = 1)
+  expect_identical(attack_recipe(t$x, m2, seed = 1), a)
+  # the recorded table in another order (and a factor stratum column)
+  edit <- function(m, f) {
+    info <- attr(m, "detanon")
+    info$settings$k <- f(info$settings$k)
+    attr(m, "detanon") <- info
+    m
+  }
+  m3 <- edit(m, function(k) transform(k[c(3, 1, 4, 2), ], g = factor(g)))
+  expect_identical(attack_recipe(t$x, m3, seed = 1), a)
+  # stratum "b" (k = 7) not in the recorded table: its records are replayed at the smallest k (2)
+  m4 <- edit(m, function(k) k[k$g != "b", ])
+  got <- attack_recipe(t$x, m4, seed = 1, control = FALSE)
+  s <- detanon:::intruder_view(t$x, m4, intruder_published(), seed = 1)
+  kr <- t$tab$k[match(t$x$g, t$tab$g)]
+  kr[t$x$g == "b"] <- 2L
+  sds <- vapply(t$x[c("x1", "x2")], stats::sd, numeric(1))
+  expect_equal(got$success, ref_recipe_ktab(s, kr, release_info(m)$stats$scale / sds, "none", 2L))
+  expect_identical(got$details$k, 2:4)
+})
