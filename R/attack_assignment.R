@@ -25,7 +25,13 @@
 #' solution (skipped for a group whose two least values over its candidates are at most the
 #' distance of its nearest group off them, which bounds every other value, until one of its
 #' records has a better pair); for every group of originals with one, its `candidates` (at
-#' least 2) least such pairs are added and the cell is solved again. Every round gives a
+#' least 2) least such pairs per record of the group are added (doubled for every earlier
+#' round that added it pairs, as long as a round adds at most `candidates` pairs per record of
+#' the cell) and the cell is solved again: from its duals, or from zero when 1 record in 8 or
+#' more had a better pair or the round did not lower the cost (on tied releases the records
+#' that needed more candidates raise the duals of the groups they reach far beyond the cell's
+#' costs, the least reduced costs then point at those groups, not at the optimal ones, and
+#' such duals kept showing better pairs at the optimal cost). Every round gives a
 #' feasible dual solution of the full problem and so a lower bound of its optimal cost: the
 #' result reports the cost, the bound and the gap (0 when the sparse solution is proven
 #' optimal).
@@ -63,8 +69,14 @@
 #' and the success of a record is the expected share over those permutations: with `H` the
 #' originals identical to the record's, `G` the released records identical to its own
 #' released record and `n` the number of originals of `H` assigned into `G`, it is
-#' `n / (|H| |G|)`. Other ties (different records at equal total cost) are broken by the
-#' solver's order and not averaged over; they do not change the confidence.
+#' `n / (|H| |G|)`. Other ties (different records at equal total cost) are not averaged
+#' over: the success is that of *one* optimal assignment, the one the solver finds, with
+#' identical records averaged over; which one it finds may depend on the solver's path
+#' (candidates, expansion, rounds, auction). The cost, the bound (to rounding) and the
+#' confidence do not depend on it. How much the success varied in our runs, between solvers
+#' that both proved the optimum (Titanic resampled to 100,000 records, rounded ages and fares):
+#' on MDAV k = 10 without noise 49 of 100,000 records differed, by at most 0.0023, the rate by
+#' 1e-6; on `anonymise()` k = 3 and MDAV k = 30 without noise, none.
 #'
 #' The confidence of a claim is its *regret*: a lower bound of how much the total cost
 #' would rise if the record were assigned elsewhere, the least reduced cost of another

@@ -622,6 +622,20 @@ static ptrdiff_t expand_until_matched(csr *g, ptrdiff_t left, ptrdiff_t nr, ptrd
     return 0;
 }
 
+/* A round of column generation in a square cell solves the cell again from zero duals (not
+ * warm) when at least 1 record in COLD_SHARE has a better edge or the round did not lower the
+ * cost (and the auction did not run). */
+#define COLD_SHARE 8.0
+
+/* The edges of a row group of hsz records in a round of column generation: kpr per record,
+ * doubled sh times, at most ng (every column group). */
+static inline ptrdiff_t round_edges(int kpr, ptrdiff_t hsz, int sh, ptrdiff_t ng)
+{
+    ptrdiff_t kh = (ptrdiff_t) kpr * hsz;
+    for (int t = 0; t < sh && kh < ng; t++) kh *= 2;
+    return kh < ng ? kh : ng;
+}
+
 /* ---- the auction start ------------------------------------------------------------------ */
 
 /* The auction runs in a square cell whose first sparse solve leaves at least 1 record in
@@ -1413,6 +1427,11 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
     double *Bg = NULL, *Ag = NULL, *vk = NULL;
     int *jk = NULL;
     ptrdiff_t *pk = NULL;
+    /* the edges of a row group of several records in a round: up to its column groups */
+    double *vbig = NULL;
+    int *jbig = NULL;
+    ptrdiff_t *pbig = NULL;
+    unsigned char *nflag = NULL; /* per row group: the earlier rounds that added it edges */
     /* edges priced per row group and round of column generation (>= 2: the second least
      * value is the regret's alternative) */
     const int kpr = cand > 2 ? cand : 2;
@@ -1464,6 +1483,10 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
         vk = (double *) host->alloc((size_t) max_sparse * kpr, sizeof(double));
         jk = (int *) host->alloc((size_t) max_sparse * kpr, sizeof(int));
         pk = (ptrdiff_t *) host->alloc(kpr, sizeof(ptrdiff_t));
+        vbig = (double *) host->alloc(max_sparse, sizeof(double));
+        jbig = (int *) host->alloc(max_sparse, sizeof(int));
+        pbig = (ptrdiff_t *) host->alloc(max_sparse, sizeof(ptrdiff_t));
+        nflag = (unsigned char *) host->alloc(max_sparse, 1);
         flag = (unsigned char *) host->alloc(max_sparse, 1);
         lazy = (unsigned char *) host->alloc(max_sparse, 1);
         lb_off = (double *) host->alloc(max_sparse, sizeof(double));
@@ -1619,7 +1642,7 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
              * `rounds` rounds. Every round also gives a feasible dual of
              * the full problem: v (<= 0, one per column group, shared by its records) and
              * u'(i) = that least value, whose objective is a lower bound. */
-            double best = -INFINITY;
+            double best = -INFINITY, last_cost = INFINITY;
             for (int round = 0;; round++) {
                 for (ptrdiff_t p = 0; p < ng; p++) wpos[p] = v[loc_c[tree.row[p]]] < 0 ? -v[loc_c[tree.row[p]]] : 0.0;
                 assign_node_weights(&tree, wpos, nodew);
@@ -1647,6 +1670,7 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                     }
                     next_m[h] = 0;
                     flag[h] = 0;
+                    if (round == 0) nflag[h] = 0;
                     if ((h & 0xFFFF) == 0xFFFF) host_pause(host, 0);
                 }
                 /* every record takes a column of its group's slots: one column per record */
@@ -1671,7 +1695,8 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                     dual += vh[0];
                     if (!swap) res_reg[P->rows[i] - 1] = isfinite(alt) ? (alt > own ? alt - own : 0.0) : INFINITY;
                     /* a row group's new edges are those below the value of its first record
-                     * with one */
+                     * with one (of a group of several records: of any of its records, the
+                     * greatest) */
                     const double below = own - 1e-12 * (1.0 + fabs(own));
                     if (!flag[h] && vh[0] < below) {
                         if (lazy[h]) {
@@ -1681,24 +1706,63 @@ const char *assign_cells(const double *zr, ptrdiff_t Nr, const double *zc, ptrdi
                         flag[h] = 1;
                         below_h[h] = below;
                         nx++;
+                    } else if (flag[h] && hsz[h] > 1 && vh[0] < below && below > below_h[h]) {
+                        below_h[h] = below;
                     }
                 }
                 if (dual > best) best = dual;
                 if (!nx || round >= max_rounds) break;
                 nx = 0; /* by row group (csr_add()) */
+                /* a row group gets kpr edges per record (its records may need as many column
+                 * groups as they are: kpr per round left groups of hundreds of identical
+                 * originals far from the optimum after the rounds), doubled for every
+                 * earlier round it had some (its optimal edges lie further out than its
+                 * reduced costs showed); the doubling is halved for all until the round
+                 * adds at most kpr x nr edges */
+                int shift = round < 20 ? round : 20;
+                for (;; shift--) {
+                    ptrdiff_t need = 0;
+                    for (ptrdiff_t h = 0; h < nh; h++)
+                        if (flag[h]) need += round_edges(kpr, hsz[h], nflag[h] < shift ? nflag[h] : shift, ng);
+                    if (need <= (ptrdiff_t) kpr * nr || shift == 0) break;
+                }
                 for (ptrdiff_t h = 0; h < nh; h++) {
                     if (!flag[h]) continue;
+                    ptrdiff_t kh = round_edges(kpr, hsz[h], nflag[h] < shift ? nflag[h] : shift, ng);
+                    if (kh < kpr) kh = kpr; /* (ng < kpr: the kpr priced) */
+                    if (nflag[h] < 255) nflag[h]++;
                     const double *vh = vk + (size_t) h * kpr;
                     const int *jh = jk + (size_t) h * kpr;
-                    for (int m = 0; m < kpr && vh[m] < below_h[h]; m++) { xr[nx] = h; xc[nx] = jh[m]; nx++; }
+                    if (kh > kpr) {
+                        price_group(&tree, nodew, wpos, loc_c, Ag + (size_t) h * d, (int) kh, vbig, jbig, pbig, stack);
+                        vh = vbig;
+                        jh = jbig;
+                    }
+                    for (ptrdiff_t m = 0; m < kh && vh[m] < below_h[h]; m++) { xr[nx] = h; xc[nx] = jh[m]; nx++; }
+                    if ((h & 0xFFF) == 0xFFF) host_pause(host, 0);
                 }
                 g = csr_add(&g, nh, xr, xc, nx, Ag, Bg, d, &pool, host);
-                if (square) {
-                    /* warm: take the records of the row groups with a better edge out, then
-                     * place them again */
+                /* the records of the row groups with a better edge; the cost of the
+                 * round before (a round that did not lower it leaves the duals, not the
+                 * assignment, to improve) */
+                ptrdiff_t moved = 0;
+                for (ptrdiff_t h = 0; h < nh; h++) if (flag[h]) moved += hsz[h];
+                const int stalled = round > 0 && !(cost < last_cost - 1e-12 * fabs(last_cost));
+                last_cost = cost;
+                if (square && (res_auction[s] || (!stalled && (double) moved * COLD_SHARE < (double) nr))) {
+                    /* warm: take them out, then place them again (always after the
+                     * auction: from zero duals its cells take minutes) */
                     unplace(&g, nh, ng, flag, u, v, &w);
                     left = assign_sparse(nh, ng, g.ptr, g.col, g.cost, u, v, &w, 1);
                 } else {
+                    /* cold, from zero duals: when 1 record in COLD_SHARE or more has a better
+                     * edge, the duals are far from optimal (raised by the records that
+                     * expansion placed far off, on tied releases: then v down to -1.5 on
+                     * costs of 1e-4 a record, and the kpr least c - v of a row group lie
+                     * towards the raised groups, not its optimal ones; warm, column
+                     * generation stopped at its 10 rounds far from the optimum); and when
+                     * the round did not lower the cost (on degenerate costs the warm duals
+                     * kept showing better edges round after round at the optimal cost) */
                     left = assign_sparse(nh, ng, g.ptr, g.col, g.cost, u, v, &w, 0);
                 }
                 left = expand_until_matched(&g, left, nh, ng, d, Ag, Bg, &tree, loc_c, kr, u, v, &w, &pool, &ex, host);

@@ -149,6 +149,18 @@ as8 <- attack_assignment(ds, am, intruder = intruder(vars = vars, strata = c("g"
 # as2: rectangular sparse ones)
 as7 <- attack_assignment(d, m, intruder = intruder(vars = vars, strata = "g"), limit = 10, candidates = 1,
                          control = FALSE)
+# a tied release (Titanic resampled, whole-year ages, fares to the cent; anonymise(k = 10)):
+# rounds of column generation solved again from zero duals, groups of several identical
+# originals given edges in proportion to their size
+set.seed(2)
+tt <- titanic_paper()[-1]
+tt <- tt[sample(nrow(tt), 3000, TRUE), ]
+tt$Age <- round(pmax(0.5, tt$Age + rnorm(3000, 0, 3)))
+tt$Fare <- round(pmax(0, tt$Fare * exp(rnorm(3000, 0, 0.2))), 2)
+tm <- anonymise(tt, k = 10, vars = c("Age", "Fare"), strata = "Pclass", check_identifiers = FALSE)
+as9 <- attack_assignment(tt, tm, intruder = intruder(vars = c("Age", "Fare"), strata = "Pclass"), limit = 50,
+                         candidates = 2, control = FALSE)
+stopifnot(as9$details$gap < 1e-9 * as9$details$cost)
 rc <- attack_recipe(d, m, intruder = intruder(vars = vars, strata = c("g", "h"), p = 0.5, knows = "recipe"),
                     k_max = 4, seed = 1)
 fs <- attack_fellegi_sunter(d, m, intruder = intruder(vars = vars, strata = "g"), max_pairs = 100,
