@@ -170,10 +170,25 @@ inference_core <- function(s, sensitive, m, nthreads, tolerance = 0.1, type = "a
   tree_of[is.na(tree_of) | !attacked] <- 0L
   success <- confidence <- rep(NA_real_, n)
   if (n) {
-    index <- released_index(s, zm)
-    nb <- .Call(C_ffi_battery_neighbours, index, zo, as.integer(tree_of), as.integer(m),
-                isTRUE(leave_out), if (y$cat) as.integer(y$m) else y$m,
-                if (y$cat) as.integer(y$o) else y$o, as.double(y$tol), as.integer(y$n_levels), nthreads)
+    ym <- if (y$cat) as.integer(y$m) else y$m
+    yo <- if (y$cat) as.integer(y$o) else y$o
+    search <- function(tree_of) {
+      .Call(C_ffi_battery_neighbours, released_index(s, zm), zo, as.integer(tree_of), as.integer(m),
+            isTRUE(leave_out), ym, yo, as.double(y$tol), as.integer(y$n_levels), nthreads)
+    }
+    # the sets from the nearest released records the battery searched once for several
+    # attacks (released_knn(): its trees are these, its distances the search's); a row the
+    # list cannot decide (ties past its end) is searched on the tree
+    kn <- released_knn(s, zo, zm, nthreads)
+    if (is.null(kn)) {
+      nb <- search(tree_of)
+    } else {
+      want <- tree_of > 0L
+      nb <- .Call(C_ffi_knn_neighbours, kn$index, kn$d2, kn$size, want, as.integer(m), isTRUE(leave_out),
+                  ym, yo, as.double(y$tol), as.integer(y$n_levels))
+      redo <- want & is.na(nb[, 1L])
+      if (any(redo)) nb[redo, ] <- search(replace(tree_of, !redo, 0L))[redo, ]
+    }
     has <- attacked & !is.na(nb[, 1L]) & nb[, 1L] > 0
     success[attacked] <- 0
     confidence[attacked] <- 0

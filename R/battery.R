@@ -601,7 +601,7 @@ linkage_ranks <- function(s, zo, zm, direction, m, nthreads) {
 
 # The rank_index() of all released records (`zm`: their z-scores, numeric keys included), a
 # tree per released cell: built once per view for the attacks that search it (linkage
-# original -> released, inference, recipe).
+# original -> released and inference where released_knn() cannot decide, recipe).
 released_index <- function(s, zm) {
   view_shared(s, paste("released index", if (is.null(s$perm)) "view" else "control"), list(zm, s$cell_m),
               function() rank_index(zm, cell_setup(s$cell_m)))
@@ -611,8 +611,9 @@ released_index <- function(s, zm) {
 # the codes of Fellegi-Sunter's pairs and their squared distances (list(index, code, d2,
 # size), n x k, NA and Inf past a stratum's size; size: the number of released records of
 # each row's stratum): Fellegi-Sunter's search of the view (fs_search()), done once per
-# battery for the attacks that read it (linkage original -> released, view and control, and
-# Fellegi-Sunter's candidates, which drop it) when `s$shared$knn` asks for it
+# battery for the attacks that read it (linkage original -> released, view and control, the
+# inference's neighbour sets, and Fellegi-Sunter's candidates, which drop it) when
+# `s$shared$knn` asks for it
 # (risk_battery(), when Fellegi-Sunter compares candidates: its k and bands); NULL
 # otherwise, and without categorical keys or where knn_view_zm() refuses.
 released_knn <- function(s, zo, zm, nthreads) {
@@ -634,16 +635,18 @@ released_knn <- function(s, zo, zm, nthreads) {
 # tree rows): list(d2, size) over those rows (size: the number of known originals of each
 # row's cell). One search of the view serves its control: a control row's released record is
 # the view's record s$perm[row], with the same nearest originals (the view's search is kept
-# in s$shared for it, and dropped by the control). NULL where knn_view_zm() refuses.
+# for it, control_keep(), and taken by the control, control_take()). NULL where knn_view_zm()
+# refuses.
 original_knn <- function(s, zo, zm, rows, k, nthreads) {
-  if (!is.null(s$perm) && is.environment(s$shared)) {
-    on.exit(rm(list = intersect("original knn", ls(s$shared)), envir = s$shared))
-  }
   zv <- knn_view_zm(s, zo, zm)
   if (is.null(zv)) return(NULL)
-  kn <- view_shared(s, "original knn", list(zo, zv, s$cell_o, rows, k), function() {
+  inputs <- list(zo = zo, cell_o = s$cell_o, rows = rows, k = k)
+  prev <- control_take(s, "original knn", list(zm))
+  kn <- if (!is.null(prev) && identical(prev$inputs, inputs)) prev$d2 else {
     nearest_in_cells(zo[rows, , drop = FALSE], zv, s$cell_o[rows], s$cell_o, k = k, nthreads = nthreads)$d2
-  })
+  }
+  rm(prev)
+  control_keep(s, "original knn", list(inputs = inputs, d2 = kn), list(zm))
   size <- tabulate(s$cell_o[rows], max(c(0L, s$cell_o)))[s$cell_o[rows]]
   list(d2 = kn[if (is.null(s$perm)) rows else s$perm[rows], , drop = FALSE], size = size)
 }

@@ -59,6 +59,8 @@ SEXP ffi_battery_nn2(SEXP idx, SEXP zq, SEXP tree_of, SEXP nthreads);
 SEXP ffi_knn_ranks(SEXP dd, SEXP size, SEXP zq, SEXP zown, SEXP want, SEXP cap);
 SEXP ffi_battery_neighbours(SEXP idx, SEXP zq, SEXP tree_of, SEXP m, SEXP leave_out,
                             SEXP y, SEXP target, SEXP tol, SEXP n_levels, SEXP nthreads);
+SEXP ffi_knn_neighbours(SEXP index, SEXP dd, SEXP size, SEXP want, SEXP m, SEXP leave_out, SEXP y,
+                        SEXP target, SEXP tol, SEXP n_levels);
 
 
 /* rank_glue.c: a reusable index of per-stratum kd-trees, and ranks of own records in it

@@ -62,6 +62,7 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_knn_ranks",          (DL_FUNC) &ffi_knn_ranks,          6},
     {"ffi_fs_candidates",      (DL_FUNC) &ffi_fs_candidates,      13},
     {"ffi_battery_neighbours", (DL_FUNC) &ffi_battery_neighbours, 10},
+    {"ffi_knn_neighbours",     (DL_FUNC) &ffi_knn_neighbours,     10},
     /* assign_glue.c: one-to-one assignment within cells (attack_assignment) */
     {"ffi_assign",         (DL_FUNC) &ffi_assign,         10},
     /* fellegi_glue.c: comparison patterns and claims (attack_fellegi_sunter) */

@@ -218,6 +218,41 @@ void nn2_run_neighbours(const kd_tree *trees, ptrdiff_t n_trees, ptrdiff_t n_ind
     }
 }
 
+void nn2_list_neighbours(const int *idx, const double *dd, ptrdiff_t n, int k, const int *size,
+                         const int *want, int m, int leave_out, int cat, const int *ycat, const int *tcat,
+                         const double *ynum, const double *tnum, double tol, int *freq, double na,
+                         double *o)
+{
+    for (ptrdiff_t r = 0; r < n; r++) {
+        if (want[r] != 1) continue;
+        const ptrdiff_t sz = size[r], kk = sz < k ? sz : k;
+        if (sz < 1) { o[r] = na; continue; }
+        /* the squared radius of nn_set_radius(): the m-th nearest point other than the
+         * left-out one (row r itself), +Inf when the tree holds fewer (all of them) */
+        double r2 = INFINITY;
+        int seen = 0;
+        for (ptrdiff_t j = 0; j < kk; j++) {
+            if (leave_out && idx[r + j * n] - 1 == r) continue;
+            if (++seen == m) { r2 = dd[r + j * n]; break; }
+        }
+        /* the list holds the whole set when it holds the whole tree, or when its last point
+         * lies beyond the radius (no point outside it can be as near); else the caller
+         * searches the tree (with r2 = +Inf here: the m-th point lies past the list) */
+        if (sz > k && !(dd[r + (ptrdiff_t) (k - 1) * n] > r2)) { o[r] = na; continue; }
+        nn_acc a = {ycat, cat ? tcat[r] : 0, freq, ynum, cat ? 0.0 : tnum[r], tol, 0, 0, 0, INFINITY, -INFINITY};
+        for (int pass = 0; pass < (cat ? 2 : 1); pass++) {
+            for (ptrdiff_t j = 0; j < kk; j++) {
+                const ptrdiff_t row = idx[r + j * n] - 1;
+                if ((leave_out && row == r) || !(dd[r + j * n] <= r2)) continue;
+                nn_add(&a, row, pass);
+            }
+        }
+        o[r] = a.cnt;
+        o[r + n] = a.mat;
+        o[r + 2 * n] = cat ? a.tp : (a.hi >= a.lo ? a.hi - a.lo : NAN);
+    }
+}
+
 /* The leaf size of the trees of nn2_run_knn_cells(): that of the trees the lookup had before
  * (assign.c), so that identical points come in the same order. */
 #define KNN_CELLS_LEAF 8

@@ -87,4 +87,19 @@ void nn2_list_ranks(const double *dd, ptrdiff_t n, int k, const int *size, const
                     const double *xown, int d, const int *want, double cap, double na, double *buf,
                     double *o);
 
+/* The neighbour sets of nn2_run_neighbours() (o: count, match, top) of every row r with
+ * want[r] == 1 (of n), read from the k nearest points of its tree instead of a search: idx
+ * (n x k, column-major) their 1-based tree rows and dd their squared distances, ascending
+ * (nn2_run_knn_cells()'s, the same sums as the search's), size[r] the number of points of the
+ * row's tree. The set and its summary are those of nn_set_radius() and nn_set_summary():
+ * every point at most as far as the m-th nearest (other than tree row r itself when
+ * leave_out), whatever the order of ties. A row whose set the list cannot decide (a tree of
+ * more than k points whose k-th listed point is at most as far as the m-th, or an empty
+ * tree) gets o[r] = na: the caller searches it on the tree. Other rows are left. freq:
+ * n_levels + 1 zeros (categorical), left zeroed. */
+void nn2_list_neighbours(const int *idx, const double *dd, ptrdiff_t n, int k, const int *size,
+                         const int *want, int m, int leave_out, int cat, const int *ycat, const int *tcat,
+                         const double *ynum, const double *tnum, double tol, int *freq, double na,
+                         double *o);
+
 #endif

@@ -77,6 +77,52 @@ SEXP ffi_battery_neighbours(SEXP idx, SEXP zq, SEXP tree_of, SEXP m_, SEXP leave
     return out;
 }
 
+/* The neighbour sets of ffi_battery_neighbours() (an nq x 3 matrix) from the k nearest tree
+ * points of every row with `want` (nn2_list_neighbours()): index and dd (nq x k) their 1-based
+ * tree rows and squared distances (ffi_fs_candidates()'s index and d2, tree rows of y), size
+ * the number of points of each row's tree. NA in the first column where the list cannot
+ * decide, and in every column of the rows not wanted. */
+SEXP ffi_knn_neighbours(SEXP index, SEXP dd, SEXP size, SEXP want, SEXP m_, SEXP leave_out, SEXP y,
+                        SEXP target, SEXP tol_, SEXP n_levels_)
+{
+    const ptrdiff_t n = Rf_nrows(dd);
+    const int k = Rf_ncols(dd), m = Rf_asInteger(m_), lo = Rf_asLogical(leave_out);
+    const int n_levels = Rf_asInteger(n_levels_), cat = TYPEOF(y) == INTSXP;
+    const double tol = Rf_asReal(tol_);
+    if (TYPEOF(index) != INTSXP || TYPEOF(dd) != REALSXP || TYPEOF(size) != INTSXP || TYPEOF(want) != LGLSXP ||
+        !Rf_isMatrix(index) || !Rf_isMatrix(dd) || Rf_nrows(index) != n || Rf_ncols(index) != k || k < 1 ||
+        XLENGTH(size) != n || XLENGTH(want) != n || XLENGTH(target) != n || TYPEOF(y) != TYPEOF(target) ||
+        (!cat && TYPEOF(y) != REALSXP) || m < 1 || m == NA_INTEGER || lo == NA_LOGICAL ||
+        (cat && (n_levels < 0 || n_levels == NA_INTEGER)) || ISNAN(tol))
+        Rf_error("internal error: bad input to ffi_knn_neighbours");
+    const int *ix = INTEGER_RO(index), *w = LOGICAL_RO(want), *sz = INTEGER_RO(size);
+    const R_xlen_t ny = XLENGTH(y);
+    const int *ycat = cat ? INTEGER_RO(y) : NULL;
+    for (ptrdiff_t r = 0; r < n; r++) {
+        if (w[r] != 1 || sz[r] == NA_INTEGER) continue;
+        const ptrdiff_t kk = sz[r] < k ? sz[r] : k;
+        for (ptrdiff_t j = 0; j < kk; j++) {
+            const int v = ix[r + j * n];
+            if (v == NA_INTEGER || v < 1 || v > ny)
+                Rf_error("internal error: row out of range in ffi_knn_neighbours");
+            if (cat && ycat[v - 1] > n_levels)
+                Rf_error("internal error: code out of range in ffi_knn_neighbours");
+        }
+    }
+    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, n, 3));
+    double *o = REAL(out);
+    for (ptrdiff_t i = 0; i < 3 * n; i++) o[i] = NA_REAL;
+    int *freq = NULL;
+    if (cat) {
+        freq = (int *) R_alloc((size_t) n_levels + 1, sizeof(int));
+        for (int i = 0; i <= n_levels; i++) freq[i] = 0;
+    }
+    nn2_list_neighbours(ix, REAL_RO(dd), n, k, sz, w, m, lo, cat, ycat, cat ? INTEGER_RO(target) : NULL,
+                        cat ? NULL : REAL_RO(y), cat ? NULL : REAL_RO(target), tol, freq, NA_REAL, o);
+    UNPROTECT(1);
+    return out;
+}
+
 /* The k nearest points of zt to every point of zq within cells (the lookup of
  * attack_recipe(), the candidates of attack_fellegi_sunter()): t_order, q_order the 1-based
  * rows of zt / zq grouped by cell, t_off, q_off the offsets of the cells (same number).

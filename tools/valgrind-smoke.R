@@ -207,6 +207,24 @@ fc <- .Call(detanon:::C_ffi_fs_candidates, zr, zr, matrix(1L, 3000, 1), matrix(c
 bp <- detanon:::random_block_pairs(sample(3000L, 2000), sample(c(1L, 3L, 7L), 3000, TRUE), 50000)
 kr <- .Call(detanon:::C_ffi_knn_ranks, fc$d2, sample(c(3L, 20L), 3000, TRUE), zr, zr[sample(3000), ],
             rep(c(TRUE, FALSE), 1500), 3)
+# the inference's neighbour sets from the same list (categorical and numeric, leave-out, a
+# set past the list's end)
+kz <- sample(c(3L, 20L), 3000, TRUE)
+kw <- !is.na(fc$index[, 1L]) & rep(c(TRUE, FALSE), 1500)
+for (lo in c(FALSE, TRUE)) {
+  kb <- .Call(detanon:::C_ffi_knn_neighbours, fc$index, fc$d2, kz, kw, 3L, lo,
+              sample(c(1:3, NA), 3000, TRUE), sample(1:3, 3000, TRUE), 0, 3L)
+  kb <- .Call(detanon:::C_ffi_knn_neighbours, fc$index, fc$d2, kz, kw, 12L, lo,
+              round(zr[, 1], 1), zr[sample(3000), 2], 0.25, 0L)
+}
+# the battery's inference from Fellegi-Sunter's search of the view (no key, more than 2e7
+# pairs), with the own record left out (a keyed release: no holdout)
+kd <- data.frame(x1 = round(stats::rnorm(7000), 1), x2 = stats::rnorm(7000), g = sample(c("a", "b"), 7000, TRUE),
+                 s = sample(c("u", "v", NA), 7000, TRUE))
+kk <- anonymise_keyed(kd, vars = c("x1", "x2"), strata = "g", k = 3, key = "valgrind-smoke-key-0002", size = 6,
+                      check_identifiers = FALSE)
+kbat <- risk_battery(kd, kk, intruder = intruder(vars = c("x1", "x2"), strata = "g"), sensitive = "s",
+                     attacks = c("linkage_original", "inference", "fellegi_sunter"), seed = 1, nthreads = 2)
 fl <- .Call(detanon:::C_ffi_fs_levels, zr, zr, matrix(1L, 3000, 1), matrix(c(1L, NA), 3000, 1),
             sample(3000L, 5000, TRUE), sample(3000L, 5000, TRUE), c(0.1, 0.3), c(1, 3, 9), FALSE, 2L)
 # anonymise_keyed(): the keyed k-means, its recipe intruder, and the test-only SipHash and

@@ -176,3 +176,120 @@ test_that("issue 36: leaving the own record out understated inference; the holdo
   expect_identical(attack_inference(d, noisy, sensitive = "Survived", intruder = it, seed = 1)$control_kind,
                    "leave_out")
 })
+
+# The neighbour sets from the k nearest released records of one search (ffi_knn_neighbours,
+# the battery's released_knn()) against the tree search (ffi_battery_neighbours): the same
+# summaries wherever the list decides, and NA only where it cannot (a cell of more than k
+# records whose k-th listed record is no farther than the m-th: ties past the list's end).
+test_that("the inference neighbour sets from the k nearest equal the tree search where the list decides", {
+  set.seed(41)
+  cases <- rank_cases()
+  for (case in 1:3) {
+    n <- c(1500, 200, 7)[case]
+    d <- c(2, 3, 1)[case]
+    zt <- matrix(round(stats::rnorm(n * d), 1), n, d)
+    if (n >= 200) {
+      zt[1:40, ] <- zt[41:80, ] # duplicated points
+      zt[81:120, ] <- zt[81, ] # 40 records at one point
+    }
+    zq <- zt + matrix(round(stats::rnorm(n * d, sd = 0.3), 1), n, d)
+    if (n >= 200) zq[121:140, ] <- zt[121:140, ] # queries on their own point
+    cell <- if (n >= 200) sample(1:3, n, TRUE, prob = c(10, 10, 0.3)) else rep(1L, n)
+    if (n >= 200) cell[1:3] <- c(4, 5, 5) # cells of 1 and 2 records
+    cases[[paste("random", case)]] <- list(zt = zt, zq = zq, cell = cell)
+  }
+  n_open <- 0
+  for (nm in names(cases)) {
+    cs <- cases[[nm]]
+    n <- nrow(cs$zt)
+    setup <- detanon:::cell_setup(cs$cell)
+    id <- setup$id
+    size <- tabulate(id)[id]
+    index <- detanon:::rank_index(cs$zt, setup)
+    want <- stats::runif(n) < 0.9
+    want[1] <- TRUE
+    tree_of <- ifelse(want, id, 0L)
+    ycat <- sample(c(1:3, NA), n, TRUE, prob = c(5, 3, 1, 1))
+    ynum <- round(stats::rnorm(n), 1)
+    ynum[sample(n, n / 10)] <- NA
+    # every queried row's squared distances to the points of its cell (the sum of the C kernels)
+    d2_of <- lapply(seq_len(n), function(i) {
+      if (!want[i]) return(NULL)
+      cand <- which(id == id[i])
+      d2 <- 0
+      for (j in seq_len(ncol(cs$zt))) d2 <- d2 + (cs$zq[i, j] - cs$zt[cand, j])^2
+      list(cand = cand, d2 = d2, sorted = sort(d2))
+    })
+    for (k in c(1L, 3L, 10L)) {
+      kn <- detanon:::nearest_in_cells(cs$zt, cs$zq, cs$cell, cs$cell, k = k)
+      for (m in c(1L, 3L, 12L)) for (lo in c(FALSE, TRUE)) for (cat in c(TRUE, FALSE)) {
+        y <- if (cat) as.integer(ycat) else ynum
+        target <- if (cat) as.integer(ycat[sample.int(n)]) else ynum[sample.int(n)]
+        tol <- if (cat) 0 else 0.25
+        ref <- .Call(detanon:::C_ffi_battery_neighbours, index, cs$zq, as.integer(tree_of), m, lo, y, target,
+                     tol, 3L, 1L)
+        got <- .Call(detanon:::C_ffi_knn_neighbours, kn$index, kn$d2, as.integer(size), want, m, lo, y, target,
+                     tol, 3L)
+        # where the list cannot decide, from the distances alone
+        open <- logical(n)
+        for (i in which(want)) {
+          di <- d2_of[[i]]
+          nc <- length(di$cand)
+          if (nc <= k) next
+          r2 <- if (nc <= m) Inf else if (lo) sort(di$d2[di$cand != i])[m] else di$sorted[m]
+          open[i] <- di$sorted[k] <= r2
+        }
+        info <- paste(nm, k, m, lo, cat)
+        expect_identical(got[want & !open, , drop = FALSE], ref[want & !open, , drop = FALSE], info = info)
+        expect_true(all(is.na(got[want & open, 1L])), info = info)
+        expect_true(all(is.na(got[!want, ])), info = info)
+        if (startsWith(nm, "random") && n > 1000 && k == 10L && m <= 3L) expect_lt(sum(open), n / 10)
+        n_open <- n_open + sum(want & open)
+      }
+    }
+  }
+  expect_gt(n_open, 0) # the ties past the list's end were met
+})
+
+# inference_core() reads its neighbour sets from the battery's search of the view
+# (released_knn(), when Fellegi-Sunter's search is asked for) and searches the tree for the
+# rows the list cannot decide: bit for bit the tree search alone (released_knn() mocked
+# away), on tied data, with the own record left out too (the control without a holdout).
+test_that("inference from the battery's search of the view equals the tree search, on tied data", {
+  d <- tied_strata_data(seed = 9, small = 3) # a stratum "e" of 3
+  d$y <- round(d$x1 + stats::rnorm(nrow(d)), 1)
+  d$s <- factor(ifelse(d$y > 0, "yes", "no"))
+  one_point <- function(m) { m[m$g == "c", c("x1", "x2")] <- 0.25; m } # every record at one point
+  releases <- list(plain = anonymise(d, k = 3, vars = c("x1", "x2"), strata = "g"),
+                   mdav = anonymise_mdav(d, k = 3, vars = c("x1", "x2"), strata = "g", noise = TRUE),
+                   one_point = one_point(anonymise_mdav(d, k = 3, vars = c("x1", "x2"), strata = "g")))
+  run <- function(v) {
+    v$s$shared$knn <- list(k = 10, bands = c(0.01, 0.03, 0.1, 0.3))
+    out <- list()
+    for (sens in c("s", "k", "y")) for (m in c(1, 3, 12)) for (lo in c(FALSE, TRUE)) {
+      if (sens %in% v$s$key_cat) next
+      out[[paste(sens, m, lo)]] <- detanon:::inference_core(v$s, sens, m = m, nthreads = 1L, leave_out = lo)
+    }
+    out
+  }
+  searched <- 0
+  for (r in names(releases)) for (held in list(NULL, "k")) for (p in c(1, 0.7)) {
+    it <- intruder(vars = c("x1", "x2"), strata = "g", held = held, p = p)
+    v <- detanon:::attack_view(d, releases[[r]], it, control = TRUE, seed = 5, sensitive = "y")
+    n_tree <- 0
+    got <- NULL
+    local({
+      old <- local_detanon_binding("released_index", function(...) { n_tree <<- n_tree + 1; old(...) })
+      got <<- run(v)
+    })
+    # without the key, the sets came from the list (the tree only for rows it cannot decide)
+    expect_identical(exists("released knn", envir = v$s$shared), is.null(held))
+    if (is.null(held)) searched <- searched + n_tree
+    local({
+      local_detanon_binding("released_knn", function(...) NULL)
+      v <- detanon:::attack_view(d, releases[[r]], it, control = TRUE, seed = 5, sensitive = "y")
+      expect_identical(got, run(v), info = paste(r, p, !is.null(held)))
+    })
+  }
+  expect_gt(searched, 0) # some rows were searched on the tree (one_point: ties past the list)
+})
