@@ -11,7 +11,8 @@
 #'    z-scale) is applied to the candidates, and then the release format (the squeezed
 #'    tails and rounding of `format = "natural"`; the recorded format when the settings are
 #'    known), with the range bounds estimated from the intruder's originals and the
-#'    stand-ins: the scale comes from the candidates and the release, not from metadata;
+#'    stand-ins (on their own scale, as [anonymise()] saw the data: a column of whole
+#'    numbers is one): the scale comes from the candidates and the release, not from metadata;
 #' 3. every rescaled candidate is looked up in the release: the claim is the nearest
 #'    released record of the person's cell (stratum and categorical keys). For several
 #'    plausible `k`, the `k` whose candidate lies nearest to a released record is taken, per
@@ -141,6 +142,8 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
   # the neighbourhoods: the intruder's originals, the release standing in for the others
   zmix <- s$zm
   zmix[known, ] <- s$zo[known, ]
+  # the same on their own scale, for the release format (whole numbers stay whole)
+  xmix <- recipe_values(s)
   kz_o <- key_z(s, "original")
   kz_m <- key_z(s, "masked")
   zt <- cbind(s$zm, kz_m)
@@ -189,22 +192,22 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
       scales[[a]] <- rep(1, ncol(zmix))
       raw <- view_shared(s, paste0("recipe_mdav_", a), list(zmix, mdav),
                          function() mdav_predict(zmix, mdav, a, nthreads))
-      pred <- view_shared(s, paste0("recipe_pred_", a), list(raw, zmix, format),
-                          function() recipe_format(raw, zmix, s, k_form[a], format, keep = "masked"))
+      pred <- view_shared(s, paste0("recipe_pred_", a), list(raw, xmix, format),
+                          function() recipe_format(raw, xmix, s, k_form[a], format, keep = "masked"))
     } else if (!is.null(keyed)) {
       scales[[a]] <- rep(1, ncol(zmix))
       id <- keyed_cells(as.data.frame(s$original), s$id, keyed$keys, character(), keyed$k)
       raw <- view_shared(s, "recipe_keyed", list(zmix, id, keyed), function() keyed_predict(zmix, id, keyed))
-      pred <- view_shared(s, paste0("recipe_pred_", a), list(raw, zmix, format),
-                          function() recipe_format(raw, zmix, s, k_form[a], format, keep = "masked"))
+      pred <- view_shared(s, paste0("recipe_pred_", a), list(raw, xmix, format),
+                          function() recipe_format(raw, xmix, s, k_form[a], format, keep = "masked"))
     } else {
       cen <- cens[[a]]
       el <- which(!is.na(cen[, 1L]))
       if (!length(el)) next
-      sp <- view_shared(s, paste0("recipe_pred_", a), list(cen, common, zmix, format), function() {
+      sp <- view_shared(s, paste0("recipe_pred_", a), list(cen, common, xmix, format), function() {
         a_j <- recipe_scale(cen[el, , drop = FALSE])
         if (!is.null(common)) a_j <- ifelse(is.na(common), a_j, common)
-        list(a_j = a_j, pred = recipe_format(sweep(cen, 2L, a_j, "*"), zmix, s, k_form[a], format))
+        list(a_j = a_j, pred = recipe_format(sweep(cen, 2L, a_j, "*"), xmix, s, k_form[a], format))
       })
       scales[[a]] <- sp$a_j
       pred <- sp$pred
@@ -477,10 +480,13 @@ ratio_mode <- function(r, n_look) {
 
 # The release format of anonymise() (format_masked(): the tails squeezed into k-record
 # bounds of the range, whole-number variables rounded) applied to the predicted z-values
-# `pred` of every record, with `zmix` (the intruder's originals and stand-ins) for the
-# bounds; on the x-scale given by the view's z-map (z = (x - mean) / sd). `keep`: as in
-# format_masked() ("masked" for the group means of anonymise_mdav() and anonymise_keyed()).
-recipe_format <- function(pred, zmix, s, k, format, keep = "data") {
+# `pred` of every record, on the x-scale given by the view's z-map (z = (x - mean) / sd),
+# with `xmix` (recipe_values(): the intruder's originals and stand-ins on their own scale)
+# for the form of each column: its bounds, and whether it holds whole numbers, detected as
+# anonymise() detected it on the data (values brought back from the z-scale are whole only
+# up to rounding). `keep`: as in format_masked() ("masked" for the group means of
+# anonymise_mdav() and anonymise_keyed()).
+recipe_format <- function(pred, xmix, s, k, format, keep = "data") {
   # (the columns are the variables of the z-scale: constant ones are not among them)
   if (format == "none" || ncol(pred) != length(s$z_vars)) return(pred)
   z0 <- s$z(matrix(0, 1L, length(s$vars)))
@@ -490,11 +496,19 @@ recipe_format <- function(pred, zmix, s, k, format, keep = "data") {
   ok <- !is.na(pred[, 1L])
   for (j in seq_len(ncol(pred))) {
     if (!is.finite(sdv[j]) || sdv[j] <= 0) next
-    x <- zmix[ok, j] * sdv[j] + mu[j]
-    v <- format_masked(pred[ok, j] * sdv[j] + mu[j], x, k, format, FALSE, keep)
+    v <- format_masked(pred[ok, j] * sdv[j] + mu[j], xmix[ok, j], k, format, FALSE, keep)
     pred[ok, j] <- (v - mu[j]) / sdv[j]
   }
   pred
+}
+
+# The intruder's values of the variables of the z-scale (`s$z_vars`) on their own scale:
+# its originals, and for the records it does not hold their released values, which stand
+# in for them (the neighbourhoods' `zmix` of recipe_core() before the z-map).
+recipe_values <- function(s) {
+  x <- numeric_matrix(s$masked, s$z_vars)
+  x[s$known, ] <- numeric_matrix(s$original, s$z_vars)[s$known, , drop = FALSE]
+  x
 }
 
 # The release format the intruder assumes: the recorded one (settings known), else the

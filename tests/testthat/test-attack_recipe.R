@@ -330,8 +330,9 @@ ktab_case <- function(seed, tied) {
 
 # Brute force of the replay: each record's centroid of its stratum's k nearest (in the
 # intruder's originals and stand-ins), step 5 by the recorded factors `a`, the release
-# format (format_masked() on the x-scale, the bounds from the originals and stand-ins, the
-# smallest k of the table), then the nearest released record of its stratum, ties shared.
+# format (format_masked() on the x-scale, the form of each column from the originals and
+# stand-ins as they are in the data, the smallest k of the table), then the nearest
+# released record of its stratum, ties shared. (One k for all: `kr` that k for every record.)
 ref_recipe_ktab <- function(s, kr, a, format, k_format) {
   zmix <- s$zm
   zmix[s$known, ] <- s$zo[s$known, ]
@@ -346,8 +347,11 @@ ref_recipe_ktab <- function(s, kr, a, format, k_format) {
     ok <- !is.na(cen[, 1L])
     mu <- colMeans(as.matrix(s$original[s$vars]))
     sdv <- apply(as.matrix(s$original[s$vars]), 2L, stats::sd)
+    # the values before masking as the intruder holds them: its originals, the released
+    # values for the others
+    xmix <- sapply(s$vars, function(v) ifelse(s$known, as.double(s$original[[v]]), as.double(s$masked[[v]])))
     for (j in seq_len(ncol(cen))) {
-      v <- detanon:::format_masked(cen[ok, j] * sdv[j] + mu[j], zmix[ok, j] * sdv[j] + mu[j], k_format, format, FALSE)
+      v <- detanon:::format_masked(cen[ok, j] * sdv[j] + mu[j], xmix[ok, j], k_format, format, FALSE)
       cen[ok, j] <- (v - mu[j]) / sdv[j]
     }
   }
@@ -469,4 +473,66 @@ test_that("k per stratum: the table's row order does not matter; a stratum it la
   sds <- vapply(t$x[c("x1", "x2")], stats::sd, numeric(1))
   expect_equal(got$success, ref_recipe_ktab(s, kr, release_info(m)$stats$scale / sds, "none", 2L))
   expect_identical(got$details$k, 2:4)
+})
+
+# ---- whole-number columns, format "natural" --------------------------------------------
+
+# Data with an Age-like column of whole numbers (multiples of 5: their z-scores map back to
+# whole numbers only up to rounding), integer or double, a Fare-like column of cents and a
+# stratum column `g`; with `na`, missing strata (a stratum of their own) and missing ages,
+# imputed by their median as anonymise(na = "median") does, in the originals the intruder
+# holds too (`x`: the data; `held`: the originals of the attack).
+whole_case <- function(seed, int, na) {
+  set.seed(seed)
+  n <- 240L
+  x <- data.frame(age = sample(0:90, n, TRUE) * 5, fare = round(stats::rexp(n) * 30, 2),
+                  g = sample(c("a", "b", "c"), n, TRUE, prob = c(0.5, 0.35, 0.15)))
+  if (int) x$age <- as.integer(x$age)
+  held <- x
+  if (na) {
+    x$g[sample(n, 12)] <- NA
+    x$age[sample(n, 10)] <- NA
+    held <- x
+    held$age[is.na(x$age)] <- stats::median(x$age, na.rm = TRUE)
+  }
+  list(x = x, held = held, tab = data.frame(g = c("a", "b", "c", NA), k = c(3L, 5L, 4L, 2L)))
+}
+
+test_that("whole-number columns, settings known: the candidates are formatted as the release was (brute force)", {
+  for (seed in 1:3) for (int in c(FALSE, TRUE)) for (na in c(FALSE, TRUE)) for (format in c("natural", "none")) {
+    t <- whole_case(seed, int, na)
+    v <- c("age", "fare")
+    rel <- list(one = anonymise(t$x, vars = v, strata = "g", k = 3, format = format, na = "median"),
+                # (anonymise_adaptive() takes complete data: the ages imputed as above)
+                table = anonymise_adaptive(t$held, vars = v, strata = "g", k = t$tab, m = 0, k_max = 9,
+                                           format = format))
+    sds <- vapply(t$held[v], stats::sd, numeric(1))
+    for (r in names(rel)) {
+      m <- rel[[r]]
+      kr <- if (r == "one") rep(3L, nrow(t$x)) else t$tab$k[match(t$x$g, t$tab$g)]
+      for (p in c(1, 0.4)) {
+        info <- paste(seed, int, na, format, r, p)
+        it <- intruder(p = p)
+        a <- attack_recipe(t$held, m, intruder = it, seed = seed)
+        s <- detanon:::intruder_view(t$held, m, it, seed = seed)
+        want <- ref_recipe_ktab(s, kr, release_info(m)$stats$scale / sds, format, min(kr))
+        expect_equal(a$success, want, info = info)
+        # every original known: every candidate is its released record
+        if (p == 1) expect_identical(a$details$share_certain, 1, info = info)
+      }
+    }
+  }
+})
+
+test_that("whole-number columns: a natural release on integer data is recovered with every original known", {
+  for (seed in 1:8) {
+    set.seed(seed)
+    n <- 400L
+    d <- data.frame(a = sample(0:90, n, TRUE) * sample(c(1L, 5L), 1), b = round(stats::rexp(n) * 30, 2),
+                    g = sample(c("p", "q"), n, TRUE))
+    m <- anonymise(d, k = 3, vars = c("a", "b"), strata = "g", format = "natural")
+    a <- attack_recipe(d, m, intruder = intruder(), seed = 1)
+    expect_identical(a$details$share_certain, 1, info = seed)
+    expect_equal(a$success, share_of_identical(m, c("a", "b"), "g"), info = seed)
+  }
 })
