@@ -135,8 +135,9 @@ test_that("the candidates are computed once for the attack and its control, with
 
 test_that("the candidates' format and nearest released records are searched once for the attack and its control", {
   # the control holds the same released records in the same cells, rows permuted: the
-  # nearest distance of an identical candidate is the view's; a categorical key the release
-  # changed moves records between cells (the control's candidates then are searched anew)
+  # nearest distance of an identical candidate is the view's, and so is the choice of k of
+  # each record; a categorical key the release changed moves records between cells (the
+  # control then looks up records the view did not: its candidates are made anew)
   ns <- asNamespace("detanon")
   key <- "a custodian's key, 16+ bytes"
   spec <- ns$recipe_spec()
@@ -158,11 +159,11 @@ test_that("the candidates' format and nearest released records are searched once
              "details", "by_stratum")
       expect_identical(got$value$value[f], want$value$value[f], info = info)
       n_k <- length(got$value$value$details$k)
-      expect_null(v$s$shared$recipe_nearest, info = info) # held between the view and its control only
+      expect_null(v$s$shared$recipe_choice, info = info) # held between the view and its control only
       # with every original known the candidates are the same for the view and its control
-      saved <- if (p == 1) n_k else 0L
+      saved <- if (p == 1 && held != "h changed") n_k else 0L
       expect_identical(got$value$calls, want$value$calls - saved, info = info)
-      if (held != "h changed") expect_identical(got$calls, want$calls - saved, info = info)
+      expect_identical(got$calls, want$calls - saved, info = info)
     }
   }
 })
@@ -535,4 +536,45 @@ test_that("whole-number columns: a natural release on integer data is recovered 
     expect_identical(a$details$share_certain, 1, info = seed)
     expect_equal(a$success, share_of_identical(m, c("a", "b"), "g"), info = seed)
   }
+})
+
+# ---- many k tried: a block of k at a time, the memory bounded --------------------------
+
+test_that("many k, a block at a time: identical to the reference that holds every k (ref_attack_recipe())", {
+  n_cases <- 0L
+  for (tied in c(FALSE, TRUE)) {
+    set.seed(if (tied) 21 else 20)
+    n <- 200L
+    x <- data.frame(a = stats::rnorm(n), b = stats::rexp(n) * 10, g = sample(c("p", "q", "r"), n, TRUE, prob = c(0.6, 0.3, 0.1)),
+                    h = sample(c("u", "v"), n, TRUE))
+    if (tied) {
+      x$a <- round(x$a * 2) / 2
+      x$b <- round(x$b)
+      x[seq(2, n, 5), c("a", "b")] <- x[seq(1, n, 5), c("a", "b")] # duplicate rows
+    }
+    x$g[2:3] <- "t" # a stratum of two records (smaller than most k tried: no candidate)
+    x$g[4:9] <- NA # missing strata: a stratum of their own
+    v <- c("a", "b")
+    tab <- data.frame(g = c("p", "q", "r", "t", NA), k = c(3L, 6L, 4L, 2L, 5L))
+    rel <- list(
+      # k grown per record: the intruder who knows the settings tries every k from 2 to k_max
+      adaptive = anonymise_adaptive(x, vars = v, strata = "g", k = 2, m = 1, k_max = 13),
+      adaptive_table = anonymise_adaptive(x, vars = v, strata = "g", k = tab, m = 1, k_max = 9),
+      # the intruder who knows only the recipe: every k from 2 to k_max, the step-5 factor from the release
+      plain = anonymise(x, vars = v, strata = "g", k = 2))
+    for (r in names(rel)) for (p in c(1, 0.5)) for (k_choice in c("record", "global")) for (small in c(FALSE, TRUE)) {
+      nt <- if (small) 2L else 1L
+      info <- paste(tied, r, p, k_choice, small)
+      it <- if (r == "plain") intruder(p = p, knows = "recipe", held = "h") else intruder(p = p, held = if (p == 1) "h")
+      args <- list(x, rel[[r]], intruder = it, k_max = 12, k_choice = k_choice, nthreads = nt, seed = 3)
+      # a block of 3 k (several blocks), or the default (one)
+      withr::local_options(detanon.recipe_block_values = if (small) 3 * n * 2 else NULL)
+      got <- do.call(attack_recipe, args)
+      want <- do.call(ref_attack_recipe, args)
+      expect_identical(got, want, info = info)
+      expect_gt(length(got$details$k), 3L)
+      n_cases <- n_cases + 1L
+    }
+  }
+  expect_identical(n_cases, 48L)
 })
