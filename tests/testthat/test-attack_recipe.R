@@ -554,8 +554,11 @@ test_that("many k, a block at a time: identical to the reference that holds ever
     }
     x$g[2:3] <- "t" # a stratum of two records (smaller than most k tried: no candidate)
     x$g[4:9] <- NA # missing strata: a stratum of their own
+    # a stratum of identical records: every k up to its size gives the same candidate
+    x$g[10:17] <- "d"
+    x[10:17, c("a", "b")] <- x[rep(10L, 8L), c("a", "b")]
     v <- c("a", "b")
-    tab <- data.frame(g = c("p", "q", "r", "t", NA), k = c(3L, 6L, 4L, 2L, 5L))
+    tab <- data.frame(g = c("p", "q", "r", "t", NA, "d"), k = c(3L, 6L, 4L, 2L, 5L, 3L))
     rel <- list(
       # k grown per record: the intruder who knows the settings tries every k from 2 to k_max
       adaptive = anonymise_adaptive(x, vars = v, strata = "g", k = 2, m = 1, k_max = 13),
@@ -566,7 +569,10 @@ test_that("many k, a block at a time: identical to the reference that holds ever
       nt <- if (small) 2L else 1L
       info <- paste(tied, r, p, k_choice, small)
       it <- if (r == "plain") intruder(p = p, knows = "recipe", held = "h") else intruder(p = p, held = if (p == 1) "h")
-      args <- list(x, rel[[r]], intruder = it, k_max = 12, k_choice = k_choice, nthreads = nt, seed = 3)
+      # (k given for the release of one k: none fits the stratum of two records, whose
+      # records have no candidate at any k: the first k is theirs)
+      args <- list(x, rel[[r]], intruder = it, k = if (r == "plain") 3:12, k_max = 12, k_choice = k_choice,
+                   nthreads = nt, seed = 3)
       # a block of 3 k (several blocks), or the default (one)
       withr::local_options(detanon.recipe_block_values = if (small) 3 * n * 2 else NULL)
       got <- do.call(attack_recipe, args)
@@ -574,6 +580,11 @@ test_that("many k, a block at a time: identical to the reference that holds ever
       expect_identical(got, want, info = info)
       expect_gt(length(got$details$k), 3L)
       n_cases <- n_cases + 1L
+    }
+    # no k that any stratum holds: every k ties (no candidate), the first is chosen
+    for (k_choice in c("record", "global")) {
+      args <- list(x, rel$plain, k = c(300L, 400L), k_choice = k_choice, seed = 3)
+      expect_identical(do.call(attack_recipe, args), do.call(ref_attack_recipe, args), info = k_choice)
     }
   }
   expect_identical(n_cases, 48L)
