@@ -11,7 +11,8 @@
 #'    z-scale) is applied to the candidates, and then the release format (the squeezed
 #'    tails and rounding of `format = "natural"`; the recorded format when the settings are
 #'    known), with the range bounds estimated from the intruder's originals and the
-#'    stand-ins: the scale comes from the candidates and the release, not from metadata;
+#'    stand-ins (on their own scale, as [anonymise()] saw the data: a column of whole
+#'    numbers is one): the scale comes from the candidates and the release, not from metadata;
 #' 3. every rescaled candidate is looked up in the release: the claim is the nearest
 #'    released record of the person's cell (stratum and categorical keys). For several
 #'    plausible `k`, the `k` whose candidate lies nearest to a released record is taken, per
@@ -51,6 +52,12 @@
 #' This attack supersedes [risk_replay()], which replays the masking on the known records
 #' alone: letting the release stand in for the records the intruder does not hold, and
 #' estimating the scale from the release, is the stronger attack (on the same knowledge).
+#'
+#' @section Memory:
+#' The `k` tried are made and looked up a block at a time (at most 256 MiB of centroids per
+#' block), keeping per record only its best candidate so far: the memory does not grow with
+#' the number of `k` (158 `k` on 100,000 records: 0.5 GB at its peak, with the control;
+#' `bench/results/battery.txt`).
 #'
 #' @section What it does not cover:
 #' Stages other than the kNN centroids of [anonymise()] (stirring, blending, noise) are not
@@ -141,6 +148,8 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
   # the neighbourhoods: the intruder's originals, the release standing in for the others
   zmix <- s$zm
   zmix[known, ] <- s$zo[known, ]
+  # the same on their own scale, for the release format (whole numbers stay whole)
+  xmix <- recipe_values(s)
   kz_o <- key_z(s, "original")
   kz_m <- key_z(s, "masked")
   zt <- cbind(s$zm, kz_m)
@@ -148,9 +157,6 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
   format <- recipe_format_of(s)
   same <- s$cell_o == s$cell_m
   look <- rows[same[rows]]
-  # per k: the candidates of the known records, rescaled, and their nearest released record
-  cand <- list()
-  scales <- list()
   # a release of anonymise_keyed(): the intruder runs it without the key (a wrong one)
   keyed <- recipe_keyed(s)
   if (!is.null(keyed)) ks <- keyed$k
@@ -167,76 +173,31 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
     ks <- sort(unique(tab$k))
     k_form <- tab$k_format
   }
-  d1 <- matrix(Inf, length(look), length(k_form))
-  # the candidates depend on the intruder's originals and stand-ins only: with every
-  # original known, the attack and its control (the same release, rows permuted) share them
-  cens <- if (!is.null(tab)) {
-    list(view_shared(s, "recipe_centroids", list(zmix, tab$id, tab$k),
-                     function() strata_centroids_at(zmix, tab$id, tab$k, nthreads)))
-  } else if (centroid_k) {
-    view_shared(s, "recipe_centroids", list(zmix, s$id, ks),
-                function() strata_centroids_multi(zmix, s$id, ks, nthreads))
-  }
-  # the control takes the view's nearest distances (recipe_nearest())
-  near <- control_take(s, "recipe_nearest", list(zt, s$cell_m))
-  near_kept <- if (control_follows(s)) list()
+  # the centroids of the k tried, a block of k at a time (recipe_centroids())
+  cens <- if (centroid_k) recipe_centroids(s, zmix, ks, tab, nthreads)
   # one step-5 factor for every k (a release with k per record has one): the recorded one
   # when the settings are known, else recovered from the release
   common <- if (centroid_k) recipe_common_scale(s, cens, look, zt)
-  # (the candidates in the release format are the same for the view and its control too)
-  for (a in seq_along(k_form)) {
-    if (!is.null(mdav)) {
-      scales[[a]] <- rep(1, ncol(zmix))
-      raw <- view_shared(s, paste0("recipe_mdav_", a), list(zmix, mdav),
-                         function() mdav_predict(zmix, mdav, a, nthreads))
-      pred <- view_shared(s, paste0("recipe_pred_", a), list(raw, zmix, format),
-                          function() recipe_format(raw, zmix, s, k_form[a], format, keep = "masked"))
-    } else if (!is.null(keyed)) {
-      scales[[a]] <- rep(1, ncol(zmix))
-      id <- keyed_cells(as.data.frame(s$original), s$id, keyed$keys, character(), keyed$k)
-      raw <- view_shared(s, "recipe_keyed", list(zmix, id, keyed), function() keyed_predict(zmix, id, keyed))
-      pred <- view_shared(s, paste0("recipe_pred_", a), list(raw, zmix, format),
-                          function() recipe_format(raw, zmix, s, k_form[a], format, keep = "masked"))
-    } else {
-      cen <- cens[[a]]
-      el <- which(!is.na(cen[, 1L]))
-      if (!length(el)) next
-      sp <- view_shared(s, paste0("recipe_pred_", a), list(cen, common, zmix, format), function() {
-        a_j <- recipe_scale(cen[el, , drop = FALSE])
-        if (!is.null(common)) a_j <- ifelse(is.na(common), a_j, common)
-        list(a_j = a_j, pred = recipe_format(sweep(cen, 2L, a_j, "*"), zmix, s, k_form[a], format))
-      })
-      scales[[a]] <- sp$a_j
-      pred <- sp$pred
-    }
-    cand[[a]] <- pred
-    ok <- !is.na(pred[look, 1L])
-    if (any(ok)) {
-      nb <- recipe_nearest(s, zt, pred, kz_o, look[ok], if (a <= length(near)) near[[a]], nthreads)
-      d1[ok, a] <- nb$d2
-      if (!is.null(near_kept)) near_kept[[a]] <- nb
-    }
+  # the candidates depend on the intruder's originals and stand-ins only, and their nearest
+  # released records on the released records of each cell, not on their rows: with every
+  # original known, the control (the same release, rows permuted) makes the view's choice
+  # of candidate (recipe_choose()) for the records it looks up, which the view keeps for it
+  inputs <- list(zmix, xmix, common, format, ks, k_form, tab, keyed, mdav, kz_o, s$cell_o, k_choice, tol)
+  best <- recipe_view_choice(control_take(s, "recipe_choice", list(zt, s$cell_m)), inputs, look)
+  if (is.null(best)) {
+    best <- recipe_choose(s, zmix, xmix, zt, kz_o, look, cens, common, keyed, mdav, k_form, format,
+                          k_choice, tol, nthreads)
+    control_keep(s, "recipe_choice", c(best, list(inputs = inputs, look = look)), list(zt, s$cell_m))
   }
-  if (!is.null(near_kept)) control_keep(s, "recipe_nearest", near_kept, list(zt, s$cell_m))
-  rm(near, near_kept)
+  scales <- best$scales
   if (length(look)) {
-    choice <- if (k_choice == "record" || length(k_form) == 1L) {
-      # the smallest k whose candidate is a released record (within tol), else the nearest
-      d1c <- ifelse(sqrt(d1) <= tol, 0, d1)
-      max.col(-d1c, ties.method = "first")
-    } else {
-      hits <- colSums(sqrt(d1) <= tol)
-      med <- apply(d1, 2L, stats::median)
-      rep(order(-hits, med)[1L], length(look))
-    }
-    dist <- sqrt(d1[cbind(seq_along(look), choice)])
+    choice <- best$choice
+    dist <- sqrt(best$d1)
     zq <- matrix(0, n, ncol(zt))
-    for (a in unique(choice[is.finite(dist)])) {
-      r <- look[choice == a & is.finite(dist)]
-      zq[r, ] <- cbind(cand[[a]], kz_o)[r, , drop = FALSE]
-    }
+    fin <- is.finite(dist)
+    zq[look[fin], ] <- cbind(best$cand, kz_o[look, , drop = FALSE])[fin, , drop = FALSE]
     want <- logical(n)
-    want[look] <- is.finite(dist)
+    want[look] <- fin
     # the capped rank count of the linkage attacks (src/nn2.c): a claim far from its own
     # record, as in the control, costs no more than a right one
     ranks <- battery_ranks(released_index(s, zt), zq, want, max(m, 2L), nthreads)
@@ -244,11 +205,11 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
     success[hit] <- top_m_share(ranks[hit, , drop = FALSE], 1)
     success_m[hit] <- top_m_share(ranks[hit, , drop = FALSE], m)
     conf <- 1 / (1 + dist / tol)
-    confidence[look] <- ifelse(is.finite(dist), conf, 0)
+    confidence[look] <- ifelse(fin, conf, 0)
     # records of strata smaller than every k tried: no candidate, a miss
-    none <- look[!is.finite(dist)]
+    none <- look[!fin]
     success[none] <- success_m[none] <- 0
-    certain <- is.finite(dist) & dist <= tol
+    certain <- fin & dist <= tol
     k_used <- table(factor(if (is.null(tab)) ks[choice] else tab$k[look], levels = ks))
     main <- which.max(tabulate(choice, length(k_form)))
   } else {
@@ -269,6 +230,143 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
                            "an intruder who re-solves the records it does not hold, attribute",
                            "inference, linking with other releases."))
 }
+
+# The candidate of every looked-up record `look` and its distance to the nearest released
+# record, for each candidate set a (the k of `k_form`) in turn: list(choice, d1, cand,
+# scales), per looked-up record the candidate set chosen (k_choice "record": the first whose
+# candidate is a released record, within `tol`, else the nearest, the first of equals;
+# "global": the one of most such records, then of the smallest median squared distance, then
+# the first, for all), the squared distance from its candidate (Inf: none) and its candidate
+# (a row of `cand`), and per set the step-5 factors. The sets are made and looked up one at
+# a time, keeping only the best so far (the choice of max.col(ties.method = "first") and
+# order() over every set at once, which held every set's candidates and distances): the
+# memory does not grow with the number of k. `cens`: recipe_centroids(), for the centroids
+# of the kNN releases; `keyed`, `mdav`: the releases of anonymise_keyed() and
+# anonymise_mdav().
+recipe_choose <- function(s, zmix, xmix, zt, kz_o, look, cens, common, keyed, mdav, k_form, format,
+                          k_choice, tol, nthreads) {
+  nl <- length(look)
+  global <- k_choice == "global" && length(k_form) > 1L
+  scales <- list()
+  choice <- rep(1L, nl)
+  d1 <- rep(Inf, nl)
+  cand <- matrix(NA_real_, nl, ncol(zmix))
+  # "record": the distance max.col() compares (0 within tol); "global": the best counts
+  d1c <- rep(Inf, nl)
+  best_hits <- -1
+  best_med <- Inf
+  take <- function(a, pred, d) {
+    if (!global) {
+      dc <- ifelse(sqrt(d) <= tol, 0, d)
+      up <- which(dc < d1c)
+      if (!length(up)) return()
+      d1c[up] <<- dc[up]
+      choice[up] <<- a
+      d1[up] <<- d[up]
+      if (!is.null(pred)) cand[up, ] <<- pred[look[up], , drop = FALSE]
+      return()
+    }
+    hits <- sum(sqrt(d) <= tol)
+    med <- stats::median(d)
+    if (a > 1L && (hits < best_hits || (hits == best_hits && !(med < best_med)))) return()
+    best_hits <<- hits
+    best_med <<- med
+    choice[] <<- a
+    d1 <<- d
+    cand[] <<- if (!is.null(pred)) pred[look, , drop = FALSE] else NA_real_
+  }
+  block <- NULL
+  for (a in seq_along(k_form)) {
+    d <- rep(Inf, nl)
+    pred <- NULL
+    if (!is.null(mdav)) {
+      scales[[a]] <- rep(1, ncol(zmix))
+      pred <- recipe_format(mdav_predict(zmix, mdav, a, nthreads), xmix, s, k_form[a], format, keep = "masked")
+    } else if (!is.null(keyed)) {
+      scales[[a]] <- rep(1, ncol(zmix))
+      id <- keyed_cells(as.data.frame(s$original), s$id, keyed$keys, character(), keyed$k)
+      raw <- view_shared(s, "recipe_keyed", list(zmix, id, keyed), function() keyed_predict(zmix, id, keyed))
+      pred <- recipe_format(raw, xmix, s, k_form[a], format, keep = "masked")
+    } else {
+      b <- cens$block[a]
+      if (is.null(block) || block$b != b) {
+        block <- NULL # (let the previous block go first)
+        block <- list(b = b, cens = cens$get(b))
+      }
+      cen <- block$cens[[cens$at[a]]]
+      el <- which(!is.na(cen[, 1L]))
+      if (length(el)) {
+        a_j <- recipe_scale(cen[el, , drop = FALSE])
+        if (!is.null(common)) a_j <- ifelse(is.na(common), a_j, common)
+        scales[[a]] <- a_j
+        pred <- recipe_format(sweep(cen, 2L, a_j, "*"), xmix, s, k_form[a], format)
+      }
+      rm(cen)
+    }
+    if (!is.null(pred)) {
+      ok <- !is.na(pred[look, 1L])
+      if (any(ok)) {
+        q <- cbind(pred, kz_o)[look[ok], , drop = FALSE]
+        d[ok] <- nearest_in_cells(zt, q, s$cell_m, s$cell_o[look[ok]], nthreads = nthreads)$d2[, 1L]
+      }
+    }
+    if (nl) take(a, pred, d)
+  }
+  list(choice = choice, d1 = d1, cand = cand, scales = scales)
+}
+
+# The view's choice `prev` (recipe_choose(), with the `inputs` and `look` it was made from)
+# for a control with the same `inputs` that looks up the records `look`: the choice of each
+# record is its own (its distances at each k), so the control takes the view's for its
+# records when it looks up no other (its cells differ from the view's where a categorical
+# key holds other values in the release: records are then looked up in the control that
+# were not in the view); a choice for all (`"global"`) is taken for the same records only.
+# NULL otherwise.
+recipe_view_choice <- function(prev, inputs, look) {
+  if (is.null(prev) || !identical(prev$inputs, inputs)) return(NULL)
+  at <- match(look, prev$look)
+  global <- inputs[[12L]] == "global" && length(inputs[[6L]]) > 1L
+  if (anyNA(at) || (global && !identical(look, prev$look))) return(NULL)
+  list(choice = prev$choice[at], d1 = prev$d1[at], cand = prev$cand[at, , drop = FALSE], scales = prev$scales)
+}
+
+# The centroids of every record at each k of `ks` (the candidates of a kNN release), a block
+# of k at a time: list(block, at, get), the block of each k, its place in its block, and
+# get(b), the centroids of the b-th block (strata_centroids_multi(): one neighbour search
+# per record for its block), and the number of blocks. A block holds at most
+# recipe_block_values() values (at least one k): the memory does not grow with the number
+# of k; with several blocks, each is made anew when asked for (the step-5 factor from the
+# release, recipe_common_scale(), then asks for each twice). One block is made once, and
+# the view and its control share it (view_shared()). For a release with a k per stratum
+# (`tab`), one block of one set: every record at its own k.
+recipe_centroids <- function(s, zmix, ks, tab, nthreads) {
+  if (!is.null(tab)) {
+    get <- function(b) {
+      list(view_shared(s, "recipe_centroids", list(zmix, tab$id, tab$k),
+                       function() strata_centroids_at(zmix, tab$id, tab$k, nthreads)))
+    }
+    return(list(block = 1L, at = 1L, get = get, n_blocks = 1L))
+  }
+  per <- max(1L, floor(recipe_block_values() / max(1, length(zmix))))
+  block <- (seq_along(ks) - 1L) %/% per + 1L
+  at <- (seq_along(ks) - 1L) %% per + 1L
+  n_blocks <- max(c(0L, block))
+  one <- NULL
+  get <- function(b) {
+    if (n_blocks > 1L) return(strata_centroids_multi(zmix, s$id, ks[block == b], nthreads))
+    # (one block: made once, for the step-5 factor and the candidates)
+    if (is.null(one)) {
+      one <<- view_shared(s, "recipe_centroids", list(zmix, s$id, ks), function() strata_centroids_multi(zmix, s$id, ks, nthreads))
+    }
+    one
+  }
+  list(block = block, at = at, get = get, n_blocks = n_blocks)
+}
+
+# The number of values (records x variables x k) of a block of centroids of
+# recipe_centroids(): 2^25 doubles, 256 MiB (the option `detanon.recipe_block_values`
+# changes it, for the tests).
+recipe_block_values <- function() getOption("detanon.recipe_block_values", 2^25)
 
 # For a release of anonymise_adaptive() with a table of k per stratum, `m = 0` and no
 # `w1` (every record keeps its stratum's k) when the intruder knows the settings, and no k
@@ -428,6 +526,7 @@ recipe_scale <- function(cen) {
 # released to candidate value; the true pairs all give the same ratio, the factor, which
 # is the mode of the ratios (to 7 significant digits) when it stands out. NA for a
 # column where neither applies (rounded values, no clear mode): 1 / SD per k is used.
+# `cens`: the centroids of every k (recipe_centroids(), a block at a time).
 recipe_common_scale <- function(s, cens, look, zt) {
   # the columns of the z-scale: the variables that are not constant
   nv <- ncol(s$zm)
@@ -441,9 +540,9 @@ recipe_common_scale <- function(s, cens, look, zt) {
     zv <- s$z_vars
     if (is.numeric(sc) && all(zv %in% names(sc)) && all(is.finite(sc[zv]))) return(as.vector(sc[zv]) / sdv)
   }
-  if (length(cens) < 2L || !length(look)) return(NULL)
+  if (length(cens$block) < 2L || !length(look)) return(NULL)
   ratios <- replicate(nv, numeric(), simplify = FALSE)
-  for (cen in cens) {
+  for (bl in seq_len(cens$n_blocks)) for (cen in cens$get(bl)) {
     el <- which(!is.na(cen[, 1L]))
     if (!length(el)) next
     q <- sweep(cen, 2L, recipe_scale(cen[el, , drop = FALSE]), "*")[look, , drop = FALSE]
@@ -477,10 +576,13 @@ ratio_mode <- function(r, n_look) {
 
 # The release format of anonymise() (format_masked(): the tails squeezed into k-record
 # bounds of the range, whole-number variables rounded) applied to the predicted z-values
-# `pred` of every record, with `zmix` (the intruder's originals and stand-ins) for the
-# bounds; on the x-scale given by the view's z-map (z = (x - mean) / sd). `keep`: as in
-# format_masked() ("masked" for the group means of anonymise_mdav() and anonymise_keyed()).
-recipe_format <- function(pred, zmix, s, k, format, keep = "data") {
+# `pred` of every record, on the x-scale given by the view's z-map (z = (x - mean) / sd),
+# with `xmix` (recipe_values(): the intruder's originals and stand-ins on their own scale)
+# for the form of each column: its bounds, and whether it holds whole numbers, detected as
+# anonymise() detected it on the data (values brought back from the z-scale are whole only
+# up to rounding). `keep`: as in format_masked() ("masked" for the group means of
+# anonymise_mdav() and anonymise_keyed()).
+recipe_format <- function(pred, xmix, s, k, format, keep = "data") {
   # (the columns are the variables of the z-scale: constant ones are not among them)
   if (format == "none" || ncol(pred) != length(s$z_vars)) return(pred)
   z0 <- s$z(matrix(0, 1L, length(s$vars)))
@@ -490,11 +592,19 @@ recipe_format <- function(pred, zmix, s, k, format, keep = "data") {
   ok <- !is.na(pred[, 1L])
   for (j in seq_len(ncol(pred))) {
     if (!is.finite(sdv[j]) || sdv[j] <= 0) next
-    x <- zmix[ok, j] * sdv[j] + mu[j]
-    v <- format_masked(pred[ok, j] * sdv[j] + mu[j], x, k, format, FALSE, keep)
+    v <- format_masked(pred[ok, j] * sdv[j] + mu[j], xmix[ok, j], k, format, FALSE, keep)
     pred[ok, j] <- (v - mu[j]) / sdv[j]
   }
   pred
+}
+
+# The intruder's values of the variables of the z-scale (`s$z_vars`) on their own scale:
+# its originals, and for the records it does not hold their released values, which stand
+# in for them (the neighbourhoods' `zmix` of recipe_core() before the z-map).
+recipe_values <- function(s) {
+  x <- numeric_matrix(s$masked, s$z_vars)
+  x[s$known, ] <- numeric_matrix(s$original, s$z_vars)[s$known, , drop = FALSE]
+  x
 }
 
 # The release format the intruder assumes: the recorded one (settings known), else the
@@ -506,26 +616,6 @@ recipe_format_of <- function(s) {
     if (is.character(f) && length(f) == 1L) return(f)
   }
   "natural"
-}
-
-# The squared distance from the candidate of each row of `qrows` (`pred` and the numeric
-# keys `kz_o`, searched in its original cell) to the nearest released record `zt` of that
-# cell: list(pred, kz_o, qrows, cell_o, d2). The control release holds the same released
-# records in the same cells, only their rows permuted (battery_permute()), and the nearest
-# distance depends on the records, not on their rows: the control takes the view's
-# distances (`prev`, this list for the same k on the view: control_take()) when its
-# candidates are the view's (view_shared() gives both the same `pred`: checked at no cost,
-# and nothing copied to keep); otherwise it searches.
-recipe_nearest <- function(s, zt, pred, kz_o, qrows, prev, nthreads) {
-  if (!is.null(prev)) {
-    at <- match(qrows, prev$qrows)
-    if (!anyNA(at) && identical(prev$pred, pred) && identical(prev$kz_o, kz_o) && identical(prev$cell_o, s$cell_o)) {
-      return(list(d2 = prev$d2[at]))
-    }
-  }
-  q <- cbind(pred, kz_o)[qrows, , drop = FALSE]
-  d2 <- nearest_in_cells(zt, q, s$cell_m, s$cell_o[qrows], nthreads = nthreads)$d2[, 1L]
-  list(pred = pred, kz_o = kz_o, qrows = qrows, cell_o = s$cell_o, d2 = d2)
 }
 
 # For every row of q (in cells cq), the nearest row of zt in the same cell (cells ct):

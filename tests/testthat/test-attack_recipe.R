@@ -135,8 +135,9 @@ test_that("the candidates are computed once for the attack and its control, with
 
 test_that("the candidates' format and nearest released records are searched once for the attack and its control", {
   # the control holds the same released records in the same cells, rows permuted: the
-  # nearest distance of an identical candidate is the view's; a categorical key the release
-  # changed moves records between cells (the control's candidates then are searched anew)
+  # nearest distance of an identical candidate is the view's, and so is the choice of k of
+  # each record; a categorical key the release changed moves records between cells (the
+  # control then looks up records the view did not: its candidates are made anew)
   ns <- asNamespace("detanon")
   key <- "a custodian's key, 16+ bytes"
   spec <- ns$recipe_spec()
@@ -158,11 +159,11 @@ test_that("the candidates' format and nearest released records are searched once
              "details", "by_stratum")
       expect_identical(got$value$value[f], want$value$value[f], info = info)
       n_k <- length(got$value$value$details$k)
-      expect_null(v$s$shared$recipe_nearest, info = info) # held between the view and its control only
+      expect_null(v$s$shared$recipe_choice, info = info) # held between the view and its control only
       # with every original known the candidates are the same for the view and its control
-      saved <- if (p == 1) n_k else 0L
+      saved <- if (p == 1 && held != "h changed") n_k else 0L
       expect_identical(got$value$calls, want$value$calls - saved, info = info)
-      if (held != "h changed") expect_identical(got$calls, want$calls - saved, info = info)
+      expect_identical(got$calls, want$calls - saved, info = info)
     }
   }
 })
@@ -330,8 +331,9 @@ ktab_case <- function(seed, tied) {
 
 # Brute force of the replay: each record's centroid of its stratum's k nearest (in the
 # intruder's originals and stand-ins), step 5 by the recorded factors `a`, the release
-# format (format_masked() on the x-scale, the bounds from the originals and stand-ins, the
-# smallest k of the table), then the nearest released record of its stratum, ties shared.
+# format (format_masked() on the x-scale, the form of each column from the originals and
+# stand-ins as they are in the data, the smallest k of the table), then the nearest
+# released record of its stratum, ties shared. (One k for all: `kr` that k for every record.)
 ref_recipe_ktab <- function(s, kr, a, format, k_format) {
   zmix <- s$zm
   zmix[s$known, ] <- s$zo[s$known, ]
@@ -346,8 +348,11 @@ ref_recipe_ktab <- function(s, kr, a, format, k_format) {
     ok <- !is.na(cen[, 1L])
     mu <- colMeans(as.matrix(s$original[s$vars]))
     sdv <- apply(as.matrix(s$original[s$vars]), 2L, stats::sd)
+    # the values before masking as the intruder holds them: its originals, the released
+    # values for the others
+    xmix <- sapply(s$vars, function(v) ifelse(s$known, as.double(s$original[[v]]), as.double(s$masked[[v]])))
     for (j in seq_len(ncol(cen))) {
-      v <- detanon:::format_masked(cen[ok, j] * sdv[j] + mu[j], zmix[ok, j] * sdv[j] + mu[j], k_format, format, FALSE)
+      v <- detanon:::format_masked(cen[ok, j] * sdv[j] + mu[j], xmix[ok, j], k_format, format, FALSE)
       cen[ok, j] <- (v - mu[j]) / sdv[j]
     }
   }
@@ -469,4 +474,118 @@ test_that("k per stratum: the table's row order does not matter; a stratum it la
   sds <- vapply(t$x[c("x1", "x2")], stats::sd, numeric(1))
   expect_equal(got$success, ref_recipe_ktab(s, kr, release_info(m)$stats$scale / sds, "none", 2L))
   expect_identical(got$details$k, 2:4)
+})
+
+# ---- whole-number columns, format "natural" --------------------------------------------
+
+# Data with an Age-like column of whole numbers (multiples of 5: their z-scores map back to
+# whole numbers only up to rounding), integer or double, a Fare-like column of cents and a
+# stratum column `g`; with `na`, missing strata (a stratum of their own) and missing ages,
+# imputed by their median as anonymise(na = "median") does, in the originals the intruder
+# holds too (`x`: the data; `held`: the originals of the attack).
+whole_case <- function(seed, int, na) {
+  set.seed(seed)
+  n <- 240L
+  x <- data.frame(age = sample(0:90, n, TRUE) * 5, fare = round(stats::rexp(n) * 30, 2),
+                  g = sample(c("a", "b", "c"), n, TRUE, prob = c(0.5, 0.35, 0.15)))
+  if (int) x$age <- as.integer(x$age)
+  held <- x
+  if (na) {
+    x$g[sample(n, 12)] <- NA
+    x$age[sample(n, 10)] <- NA
+    held <- x
+    held$age[is.na(x$age)] <- stats::median(x$age, na.rm = TRUE)
+  }
+  list(x = x, held = held, tab = data.frame(g = c("a", "b", "c", NA), k = c(3L, 5L, 4L, 2L)))
+}
+
+test_that("whole-number columns, settings known: the candidates are formatted as the release was (brute force)", {
+  for (seed in 1:3) for (int in c(FALSE, TRUE)) for (na in c(FALSE, TRUE)) for (format in c("natural", "none")) {
+    t <- whole_case(seed, int, na)
+    v <- c("age", "fare")
+    rel <- list(one = anonymise(t$x, vars = v, strata = "g", k = 3, format = format, na = "median"),
+                # (anonymise_adaptive() takes complete data: the ages imputed as above)
+                table = anonymise_adaptive(t$held, vars = v, strata = "g", k = t$tab, m = 0, k_max = 9,
+                                           format = format))
+    sds <- vapply(t$held[v], stats::sd, numeric(1))
+    for (r in names(rel)) {
+      m <- rel[[r]]
+      kr <- if (r == "one") rep(3L, nrow(t$x)) else t$tab$k[match(t$x$g, t$tab$g)]
+      for (p in c(1, 0.4)) {
+        info <- paste(seed, int, na, format, r, p)
+        it <- intruder(p = p)
+        a <- attack_recipe(t$held, m, intruder = it, seed = seed)
+        s <- detanon:::intruder_view(t$held, m, it, seed = seed)
+        want <- ref_recipe_ktab(s, kr, release_info(m)$stats$scale / sds, format, min(kr))
+        expect_equal(a$success, want, info = info)
+        # every original known: every candidate is its released record
+        if (p == 1) expect_identical(a$details$share_certain, 1, info = info)
+      }
+    }
+  }
+})
+
+test_that("whole-number columns: a natural release on integer data is recovered with every original known", {
+  for (seed in 1:8) {
+    set.seed(seed)
+    n <- 400L
+    d <- data.frame(a = sample(0:90, n, TRUE) * sample(c(1L, 5L), 1), b = round(stats::rexp(n) * 30, 2),
+                    g = sample(c("p", "q"), n, TRUE))
+    m <- anonymise(d, k = 3, vars = c("a", "b"), strata = "g", format = "natural")
+    a <- attack_recipe(d, m, intruder = intruder(), seed = 1)
+    expect_identical(a$details$share_certain, 1, info = seed)
+    expect_equal(a$success, share_of_identical(m, c("a", "b"), "g"), info = seed)
+  }
+})
+
+# ---- many k tried: a block of k at a time, the memory bounded --------------------------
+
+test_that("many k, a block at a time: identical to the reference that holds every k (ref_attack_recipe())", {
+  n_cases <- 0L
+  for (tied in c(FALSE, TRUE)) {
+    set.seed(if (tied) 21 else 20)
+    n <- 200L
+    x <- data.frame(a = stats::rnorm(n), b = stats::rexp(n) * 10, g = sample(c("p", "q", "r"), n, TRUE, prob = c(0.6, 0.3, 0.1)),
+                    h = sample(c("u", "v"), n, TRUE))
+    if (tied) {
+      x$a <- round(x$a * 2) / 2
+      x$b <- round(x$b)
+      x[seq(2, n, 5), c("a", "b")] <- x[seq(1, n, 5), c("a", "b")] # duplicate rows
+    }
+    x$g[2:3] <- "t" # a stratum of two records (smaller than most k tried: no candidate)
+    x$g[4:9] <- NA # missing strata: a stratum of their own
+    # a stratum of identical records: every k up to its size gives the same candidate
+    x$g[10:17] <- "d"
+    x[10:17, c("a", "b")] <- x[rep(10L, 8L), c("a", "b")]
+    v <- c("a", "b")
+    tab <- data.frame(g = c("p", "q", "r", "t", NA, "d"), k = c(3L, 6L, 4L, 2L, 5L, 3L))
+    rel <- list(
+      # k grown per record: the intruder who knows the settings tries every k from 2 to k_max
+      adaptive = anonymise_adaptive(x, vars = v, strata = "g", k = 2, m = 1, k_max = 13),
+      adaptive_table = anonymise_adaptive(x, vars = v, strata = "g", k = tab, m = 1, k_max = 9),
+      # the intruder who knows only the recipe: every k from 2 to k_max, the step-5 factor from the release
+      plain = anonymise(x, vars = v, strata = "g", k = 2))
+    for (r in names(rel)) for (p in c(1, 0.5)) for (k_choice in c("record", "global")) for (small in c(FALSE, TRUE)) {
+      nt <- if (small) 2L else 1L
+      info <- paste(tied, r, p, k_choice, small)
+      it <- if (r == "plain") intruder(p = p, knows = "recipe", held = "h") else intruder(p = p, held = if (p == 1) "h")
+      # (k given for the release of one k: none fits the stratum of two records, whose
+      # records have no candidate at any k: the first k is theirs)
+      args <- list(x, rel[[r]], intruder = it, k = if (r == "plain") 3:12, k_max = 12, k_choice = k_choice,
+                   nthreads = nt, seed = 3)
+      # a block of 3 k (several blocks), or the default (one)
+      withr::local_options(detanon.recipe_block_values = if (small) 3 * n * 2 else NULL)
+      got <- do.call(attack_recipe, args)
+      want <- do.call(ref_attack_recipe, args)
+      expect_identical(got, want, info = info)
+      expect_gt(length(got$details$k), 3L)
+      n_cases <- n_cases + 1L
+    }
+    # no k that any stratum holds: every k ties (no candidate), the first is chosen
+    for (k_choice in c("record", "global")) {
+      args <- list(x, rel$plain, k = c(300L, 400L), k_choice = k_choice, seed = 3)
+      expect_identical(do.call(attack_recipe, args), do.call(ref_attack_recipe, args), info = k_choice)
+    }
+  }
+  expect_identical(n_cases, 48L)
 })
