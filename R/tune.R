@@ -147,7 +147,7 @@
 #' 256 MiB of centroids), keeping per record only its best candidate so far: its memory does
 #' not grow with the number of k (trying 158 k on Titanic resampled to 100,000 records, that
 #' attack with its control peaked at 0.5 GB, 1.7 GB when it held every k's candidates; at
-#' 1,000,000 records it had peaked at 17 GB; `bench/results/battery.txt`). A k-per-stratum
+#' 1,000,000 records 1.2 GB, where holding every k had peaked at 17 GB; `bench/results/battery.txt`). A k-per-stratum
 #' candidate (a k table, nothing grown) is replayed at its own k: 1.2 GB there.
 #'
 #' @section The published keys:
