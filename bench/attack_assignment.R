@@ -20,6 +20,7 @@
 # age, uniform) in 4 strata; the intruder holds every original. Peak memory of the whole
 # process: run under `/usr/bin/time -f %M`. Results: bench/results/assignment.txt.
 library(detanon)
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE))), "tune_data.R"))
 args <- commandArgs(TRUE)
 n <- if (length(args) >= 1) as.numeric(args[1]) else 1e5
 release <- if (length(args) >= 2) args[2] else "plain"
@@ -29,13 +30,10 @@ key <- "bench-assignment-key-0123456789"
 sim <- sub("^sim-", "", release)
 tt <- sub("^tt-", "", release)
 if (tt != release) {
-  t0 <- titanic_paper()[-1]
-  d <- t0[sample(nrow(t0), n, TRUE), ]
-  d$Age <- round(pmax(0.5, d$Age + stats::rnorm(n, 0, 3)))
-  d$Fare <- round(pmax(0, d$Fare * exp(stats::rnorm(n, 0, 0.2))), 2)
-  rownames(d) <- NULL
-  vars <- c("Age", "Fare")
-  strata <- c("Pclass", "Sex", "Family")
+  tt_data <- tune_bench_data("titanic", n) # set.seed(1) and the same draws
+  d <- tt_data$d
+  vars <- tt_data$vars
+  strata <- tt_data$strata
 } else if (sim != release) {
   d <- data.frame(g = factor(rep(c("a", "b", "c", "d"), each = n / 4)), x1 = round(stats::rnorm(n, 50, 10), 1),
                   x2 = round(stats::rexp(n, 0.1), 1), x3 = round(stats::runif(n, 20, 80)))

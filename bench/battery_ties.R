@@ -15,14 +15,10 @@
 # Results: bench/results/battery.txt.
 args <- commandArgs(trailingOnly = TRUE)
 suppressMessages(library(detanon))
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE))), "tune_data.R"))
 if (args[1] == "capture") {
   n <- as.numeric(args[2])
-  set.seed(1)
-  t0 <- titanic_paper()[-1]
-  d <- t0[sample(nrow(t0), n, TRUE), ]
-  d$Age <- round(pmax(0.5, d$Age + stats::rnorm(n, 0, 3)))
-  d$Fare <- round(pmax(0, d$Fare * exp(stats::rnorm(n, 0, 0.2))), 2)
-  rownames(d) <- NULL
+  d <- tune_bench_data("titanic", n)$d
   trace("tune_result", where = asNamespace("detanon"), print = FALSE, tracer = bquote({
     tried <- do.call(rbind, lapply(cands, `[[`, "row"))
     rel <- lapply(cands, `[[`, "release")

@@ -7,14 +7,10 @@
 #     digest of the result (R_LIBS=<library> to compare two builds).
 args <- commandArgs(trailingOnly = TRUE)
 suppressMessages(library(detanon))
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE))), "tune_data.R"))
 if (args[1] != "time") {
   n <- as.numeric(args[1])
-  set.seed(1)
-  t0 <- titanic_paper()[-1]
-  d <- t0[sample(nrow(t0), n, TRUE), ]
-  d$Age <- round(pmax(0.5, d$Age + stats::rnorm(n, 0, 3)))
-  d$Fare <- round(pmax(0, d$Fare * exp(stats::rnorm(n, 0, 0.2))), 2)
-  rownames(d) <- NULL
+  d <- tune_bench_data("titanic", n)$d
   m <- anonymise_adaptive(d, vars = c("Age", "Fare"), strata = c("Pclass", "Sex", "Family"), k = 3, m = 1,
                           k_max = 160)
   saveRDS(list(d = d, m = m), args[2])

@@ -1,4 +1,5 @@
-# The data of the search's benchmarks (bench/tune_steps.R, bench/tune_memory.R), as bench/tune_scale.R makes them:
+# The data of the benchmarks (bench/tune_steps.R, bench/tune_memory.R, bench/battery_ties.R,
+# bench/recipe_many_k.R, bench/attack_assignment.R's tt-* releases), as bench/tune_scale.R makes them:
 #   sim:     n records x 3 continuous variables, 4 strata;
 #   titanic: Titanic resampled to n records (ages and fares jittered and rounded: tie-heavy).
 # Returns list(d, vars, strata); draws from R's stream after set.seed(1).
