@@ -182,7 +182,8 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
   # released records on the released records of each cell, not on their rows: with every
   # original known, the control (the same release, rows permuted) makes the view's choice
   # of candidate (recipe_choose()) for the records it looks up, which the view keeps for it
-  inputs <- list(zmix, xmix, common, format, ks, k_form, tab, keyed, mdav, kz_o, s$cell_o, k_choice, tol)
+  inputs <- list(zmix = zmix, xmix = xmix, common = common, format = format, ks = ks, k_form = k_form, tab = tab,
+                 keyed = keyed, mdav = mdav, kz_o = kz_o, cell_o = s$cell_o, k_choice = k_choice, tol = tol)
   best <- recipe_view_choice(control_take(s, "recipe_choice", list(zt, s$cell_m)), inputs, look)
   if (is.null(best)) {
     best <- recipe_choose(s, zmix, xmix, zt, kz_o, look, cens, common, keyed, mdav, k_form, format,
@@ -325,7 +326,7 @@ recipe_choose <- function(s, zmix, xmix, zt, kz_o, look, cens, common, keyed, md
 recipe_view_choice <- function(prev, inputs, look) {
   if (is.null(prev) || !identical(prev$inputs, inputs)) return(NULL)
   at <- match(look, prev$look)
-  global <- inputs[[12L]] == "global" && length(inputs[[6L]]) > 1L
+  global <- inputs$k_choice == "global" && length(inputs$k_form) > 1L
   if (anyNA(at) || (global && !identical(look, prev$look))) return(NULL)
   list(choice = prev$choice[at], d1 = prev$d1[at], cand = prev$cand[at, , drop = FALSE], scales = prev$scales)
 }
