@@ -17,8 +17,8 @@
 #' * `worst_stratum`: the highest rate of a stratum (with its size and the number of its
 #'   records attacked);
 #' * `precision_top10`: the rate among the 10% of records the intruder is most confident
-#'   about, i.e. how reliable the intruder's best claims are (ties in confidence at the cut
-#'   are taken in proportion);
+#'   about, i.e. how reliable the intruder's best claims are (claims whose confidences at the
+#'   cut are equal, to 1e-9, are taken in proportion: the expected rate in a random order);
 #' * `baseline`: for the inference attack, the same guess from the released column alone;
 #' * `lower`, `upper`: the 95% Wilson interval of `rate` over the `n_attacked` records
 #'   (`lower_m`, `upper_m` for `rate_m`; `control_lower`, `control_upper` for
@@ -352,9 +352,12 @@ advantage <- function(rate, control) {
   max(0, (rate - control) / (1 - control))
 }
 
-# Mean success among the `share` most confident claims (ties in confidence at the cut are
-# taken in proportion).
-top_share_precision <- function(success, confidence, share) {
+# Mean success among the `share` most confident claims. Confidences (on [0, 1]) within `tol`
+# of the one at the cut are one tie group, taken in proportion: the expected precision when
+# equal claims come in a random order. The tolerance keeps the figure from moving when a
+# confidence moves by rounding (the cut would otherwise fall inside a group of claims equal
+# but for their last digits).
+top_share_precision <- function(success, confidence, share, tol = 1e-9) {
   n <- length(success)
   if (!n) return(NA_real_)
   take <- max(1, share * n)
@@ -362,8 +365,9 @@ top_share_precision <- function(success, confidence, share) {
   conf <- confidence[o]
   succ <- success[o]
   cut <- conf[ceiling(take)]
-  above <- conf > cut
-  at <- conf == cut
+  eps <- tol * max(1, abs(cut))
+  above <- conf > cut + eps
+  at <- abs(conf - cut) <= eps
   need <- take - sum(above)
   (sum(succ[above]) + need * mean(succ[at])) / take
 }

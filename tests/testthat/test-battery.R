@@ -368,7 +368,17 @@ test_that("summaries: precision of the top 10%, advantage, worst stratum against
     conf <- round(stats::runif(n), 1) # ties
     expect_equal(detanon:::top_share_precision(succ, conf, 0.1), ref_precision(succ, conf, 0.1))
     expect_equal(detanon:::top_share_precision(succ, rep(0.5, n), 0.1), mean(succ))
+    # confidences equal but for rounding are one tie group: the figure does not move
+    jitter <- conf * (1 + sample(c(-1, 0, 1), n, replace = TRUE) * 4e-15)
+    expect_equal(detanon:::top_share_precision(succ, jitter, 0.1), ref_precision(succ, conf, 0.1))
+    # a group of equal claims split by tiny differences right at the cut (a figure that moved
+    # 0.026 -> 0.068 when confidences moved by < 1e-14)
+    conf2 <- c(rep(0.9, n %/% 20), rep(0.5, n - n %/% 20))
+    near <- conf2 + (conf2 == 0.5) * seq_len(n) * 1e-15
+    expect_equal(detanon:::top_share_precision(succ, near, 0.1), ref_precision(succ, conf2, 0.1))
   }
+  # claims further apart than the tolerance stay apart
+  expect_equal(detanon:::top_share_precision(c(1, 0, 0, 0, 0, 0, 0, 0, 0, 0), c(0.5 + 1e-6, rep(0.5, 9)), 0.1), 1)
   expect_equal(detanon:::advantage(0.5, 0.2), 0.375)
   expect_equal(detanon:::advantage(0.1, 0.2), 0)
   expect_equal(detanon:::advantage(1, 1), 0)
@@ -808,7 +818,9 @@ test_that("the battery gives the saved results (tables and per-record results), 
   # results as of the release form that keeps means and signs (the recipe intruder replays
   # it) and the one z-scale, which moved Titanic's recipe and one precision on the ties; and
   # as of the recipe's release format read from the intruder's values on their own scale
-  # (recipe confidences moved by < 1e-14, the ties' recipe precision_top10 0.026 -> 0.068)
+  # (recipe confidences moved by < 1e-14, the ties' recipe precision_top10 0.026 -> 0.068); and
+  # as of precision_top10 taking confidences equal to 1e-9 as one tie group (the recipe's on
+  # titanic_mdav 0.369 -> 0.404, ties 0.068 -> 0.038, ties_keyed 0.0333 -> 0.0348)
   want <- readRDS(test_path("fixtures", "battery-results.rds"))
   pairs <- battery_saved_pairs()
   for (nm in names(pairs)) {
