@@ -8,7 +8,9 @@
 # and of each attack is known even when the run is stopped at its time limit (the profile
 # is kept in $TUNE_SCALE_DIR when set). With two or more threads the search forks (see tune_release()):
 # the peak memory of the process and its children together (the sum of their proportional set sizes,
-# sampled every 0.5 s) is printed beside VmHWM. TUNE_KEY=none searches without a key (no keyed family).
+# sampled every 0.5 s) is printed beside VmHWM, with the peak of each process (the search, each fork in
+# turn; the samples are kept in the same directory, <case>.pss: seconds, total KiB, pid:KiB of each).
+# TUNE_KEY=none searches without a key (no keyed family).
 # Results: bench/results/tune-scale.txt.
 #   Rscript bench/tune_scale.R [case] [nthreads] [minutes] [n]   (case: sim, titanic or both; n default 1e6)
 args <- commandArgs(trailingOnly = TRUE)
@@ -34,20 +36,26 @@ for (case in cases) {
   writeLines(c(
     "suppressMessages(library(detanon))",
     "peak <- function() { s <- readLines('/proc/self/status'); as.numeric(gsub('[^0-9]', '', s[grepl('^VmHWM', s)])) / 1024 }",
-    "pss <- tempfile()",
+    sprintf("pss <- %s", deparse(file.path(dir, paste0(case, ".pss")))), # (kept: read it when the run is stopped)
     "me <- Sys.getpid()",
-    paste0("system2('sh', c('-c', shQuote(sprintf(paste('while kill -0 %d 2>/dev/null; do t=0; for p in %d $(pgrep -P %d);',",
-           "'do v=$(awk \\'/^Pss:/ {print $2}\\' /proc/$p/smaps_rollup 2>/dev/null); t=$((t + ${v:-0})); done;',",
-           "'echo $t >> %s; sleep 0.5; done'), me, me, me, pss))), wait = FALSE)"),
+    paste0("system2('sh', c('-c', shQuote(sprintf(paste('while kill -0 %d 2>/dev/null; do t=0; l=; for p in %d $(pgrep -P %d);',",
+           "'do v=$(awk \\'/^Pss:/ {print $2}\\' /proc/$p/smaps_rollup 2>/dev/null); t=$((t + ${v:-0})); l=\\\"$l $p:${v:-0}\\\"; done;',",
+           "'echo $(date +%%s) $t $l >> %s; sleep 0.5; done'), me, me, me, pss))), wait = FALSE)"),
     data_code[[case]],
     sprintf("Rprof(%s, interval = 0.05)", deparse(prof)),
     sprintf(paste("t <- system.time(tu <- tune_release(d, vars = vars, strata = strata, key = %s,",
                   "nthreads = %d))"), if (Sys.getenv("TUNE_KEY") == "none") "NULL" else "'the custodian bench key 01'", nt),
     "Rprof(NULL)",
+    "pl <- strsplit(trimws(readLines(pss)), ' +'); pss_total <- vapply(pl, function(x) as.numeric(x[2]), 0)",
+    "pp <- unlist(lapply(pl, function(x) x[-(1:2)])); pid <- sub(':.*', '', pp); v <- as.numeric(sub('.*:', '', pp)) / 1024",
+    "at <- which.max(pss_total); t0 <- as.numeric(pl[[1]][1])",
+    "cat(sprintf('with the forks: peak %.0f MiB at %.0f s (pid:KiB %s); each process\\'s peak PSS (MiB): the search %.0f, its forks %s\\n',",
+    "            pss_total[at] / 1024, as.numeric(pl[[at]][1]) - t0, paste(pl[[at]][-(1:2)], collapse = ' '), max(v[pid == me]),",
+    "            paste(vapply(setdiff(unique(pid), me), function(q) sprintf('%.0f', max(v[pid == q])), ''), collapse = ', ')))",
     "tr <- tu$tried",
     sprintf(paste("cat(sprintf('%s: %%.0f s elapsed, %%.0f s CPU (%%.0f s of it in forks); peak RSS %%.0f MB, with the forks",
                   "%%.0f MB\\n', t[['elapsed']], sum(t[c(1, 2, 4, 5)], na.rm = TRUE), sum(t[4:5], na.rm = TRUE), peak(),",
-                  "max(as.numeric(readLines(pss))) / 1024))"), case),
+                  "max(pss_total) / 1024))"), case),
     "cat(sprintf('CPU per process: the search %.0f s, its forked children %.0f s; critical path (the busier side) %.0f s\\n',",
     "            sum(t[1:2]), sum(t[4:5], na.rm = TRUE), max(sum(t[1:2]), sum(t[4:5], na.rm = TRUE))))",
     "print(aggregate(seconds ~ method, tr, sum))",

@@ -517,8 +517,8 @@ static csr csr_add(const csr *g, ptrdiff_t nr, const ptrdiff_t *xr, const int *x
     const ptrdiff_t nnz = g->ptr[nr] + nx;
     if (nnz >= pool->cap[o]) { /* (never NULL: the stores stay apart) */
         pool->cap[o] = nnz + nnz / 2 + 1;
-        pool->col[o] = (int *) host->alloc(pool->cap[o], sizeof(int));
-        pool->cost[o] = (double *) host->alloc(pool->cap[o], sizeof(double));
+        pool->col[o] = (int *) host_grow(host, pool->col[o], pool->cap[o], sizeof(int));
+        pool->cost[o] = (double *) host_grow(host, pool->cost[o], pool->cap[o], sizeof(double));
     }
     csr h = {pool->ptr[o], pool->col[o], pool->cost[o]};
     ptrdiff_t e2 = 0, t = 0;
@@ -601,8 +601,8 @@ static ptrdiff_t expand_until_matched(csr *g, ptrdiff_t left, ptrdiff_t nr, ptrd
         kd_heap h1 = kd_heap_new(kmax, host->alloc);
         if (extra > ex->cap) {
             ex->cap = extra + extra / 2;
-            ex->xr = (ptrdiff_t *) host->alloc(ex->cap, sizeof(ptrdiff_t));
-            ex->xc = (int *) host->alloc(ex->cap, sizeof(int));
+            ex->xr = (ptrdiff_t *) host_grow(host, ex->xr, ex->cap, sizeof(ptrdiff_t));
+            ex->xc = (int *) host_grow(host, ex->xc, ex->cap, sizeof(int));
         }
         ptrdiff_t *xr = ex->xr, nx = 0;
         int *xc = ex->xc;
@@ -1053,13 +1053,13 @@ static ptrdiff_t auction_restart(auction *ap, csr *g, ptrdiff_t nh, ptrdiff_t ng
     a.tree = tree; a.loc_c = loc_c; a.wpos = wpos; a.nodew = nodew; a.stack = stack;
     if ((ptrdiff_t) nh * a.L > a.cap_lst) {
         a.cap_lst = (ptrdiff_t) nh * a.L + (ptrdiff_t) nh * a.L / 2;
-        a.lst = (int *) host->alloc(a.cap_lst, sizeof(int));
-        a.lc = (double *) host->alloc(a.cap_lst, sizeof(double));
+        a.lst = (int *) host_grow(host, a.lst, a.cap_lst, sizeof(int));
+        a.lc = (double *) host_grow(host, a.lc, a.cap_lst, sizeof(double));
     }
     if ((ptrdiff_t) nh * a.L + nr > a.cap_x) {
         a.cap_x = (ptrdiff_t) nh * a.L + nr + ((ptrdiff_t) nh * a.L + nr) / 2;
-        a.xr = (ptrdiff_t *) host->alloc(a.cap_x, sizeof(ptrdiff_t));
-        a.xc = (int *) host->alloc(a.cap_x, sizeof(int));
+        a.xr = (ptrdiff_t *) host_grow(host, a.xr, a.cap_x, sizeof(ptrdiff_t));
+        a.xc = (int *) host_grow(host, a.xc, a.cap_x, sizeof(int));
     }
     *ap = a; /* the buffers, for the next cell */
     ptrdiff_t *queue = a.queue;

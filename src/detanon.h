@@ -148,6 +148,15 @@ void *detanon_alloc(size_t n, size_t size);
 /* The host of a kernel (host.h): detanon_alloc, and pauses that check for an interrupt and
  * set the progress bar `bar` (R_NilValue: none; the caller PROTECTs it). */
 kernel_host detanon_host(SEXP bar);
+/* The buffers a kernel grows (host.h, grow): malloc'd, each freed when the next replaces it,
+ * all by detanon_blocks_free() (the cleanup of R_ExecWithCleanup(), which runs also after an
+ * error or interrupt). Past DETANON_BLOCKS live buffers, R_alloc'd (held to the .Call's end). */
+#define DETANON_BLOCKS 16
+typedef struct {
+    void *p[DETANON_BLOCKS];
+} detanon_blocks;
+void *detanon_grow(void *blocks, void *old, size_t n, size_t size);
+void detanon_blocks_free(void *blocks);
 /* An integer or double vector of length len as ptrdiff_t values (R_alloc'd). */
 ptrdiff_t *detanon_index(SEXP x, R_xlen_t len);
 /* `nthreads` from R under the thread policy of threads.h (1 without OpenMP) */

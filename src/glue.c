@@ -1,5 +1,7 @@
 /* Helpers shared by the glue files (SEXP in and out), and the host (host.h) through which
  * kernels allocate and pause. */
+#include <stdint.h>
+#include <stdlib.h>
 #include "detanon.h"
 #include "progress.h"
 #include "threads.h"
@@ -37,9 +39,43 @@ static int interrupted_r(void)
     return 0;
 }
 
+void *detanon_grow(void *blocks, void *old, size_t n, size_t size)
+{
+    detanon_blocks *b = (detanon_blocks *) blocks;
+    int slot = -1;
+    if (old) {
+        for (int i = 0; i < DETANON_BLOCKS; i++) {
+            if (b->p[i] == old) {
+                free(old);
+                b->p[i] = NULL;
+                slot = i;
+                break;
+            }
+        }
+    }
+    for (int i = 0; slot < 0 && i < DETANON_BLOCKS; i++) if (!b->p[i]) slot = i;
+    if (slot < 0) return detanon_alloc(n, size); /* (old, if R_alloc'd, is R's to free) */
+    if (n < 1) n = 1;
+    if (size < 1) size = 1;
+    if (n > SIZE_MAX / size) Rf_error("cannot allocate a buffer of %.0f x %.0f bytes", (double) n, (double) size);
+    void *p = malloc(n * size);
+    if (!p) Rf_error("cannot allocate a buffer of %.1f MB", (double) n * (double) size / 1e6);
+    b->p[slot] = p;
+    return p;
+}
+
+void detanon_blocks_free(void *blocks)
+{
+    detanon_blocks *b = (detanon_blocks *) blocks;
+    for (int i = 0; i < DETANON_BLOCKS; i++) {
+        free(b->p[i]);
+        b->p[i] = NULL;
+    }
+}
+
 kernel_host detanon_host(SEXP bar)
 {
-    kernel_host h = { detanon_alloc, pause_r, (void *) bar, interrupted_r };
+    kernel_host h = { detanon_alloc, pause_r, (void *) bar, interrupted_r, NULL, NULL };
     return h;
 }
 

@@ -18,11 +18,25 @@ typedef struct {
     void *ctx;
     /* Polled inside long serial work (a kd-tree build): nonzero stops it. May be NULL. */
     int (*interrupted)(void);
+    /* A buffer that replaces one grown too small (a store of edges made again larger, its
+     * contents not kept): n objects of `size` bytes in place of `old` (NULL: none), which is
+     * freed (unless alloc made it) and must not be used again; never NULL. Owned by the
+     * caller, freed when the .Call returns, also after an error or interrupt (glue:
+     * detanon_blocks). Calling thread only. May be NULL: then alloc, and every block is held
+     * until the .Call returns. Use host_grow(). */
+    void *(*grow)(void *gctx, void *old, size_t n, size_t size);
+    void *gctx;
 } kernel_host;
 
 static inline void host_pause(const kernel_host *h, ptrdiff_t done)
 {
     if (h->pause) h->pause(h->ctx, done);
+}
+
+/* host->grow(), or host->alloc() when the host has none. */
+static inline void *host_grow(const kernel_host *h, void *old, size_t n, size_t size)
+{
+    return h->grow ? h->grow(h->gctx, old, n, size) : h->alloc(n, size);
 }
 
 #endif

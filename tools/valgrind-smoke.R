@@ -161,6 +161,12 @@ tm <- anonymise(tt, k = 10, vars = c("Age", "Fare"), strata = "Pclass", check_id
 as9 <- attack_assignment(tt, tm, intruder = intruder(vars = c("Age", "Fare"), strata = "Pclass"), limit = 50,
                          candidates = 2, control = FALSE)
 stopifnot(as9$details$gap < 1e-9 * as9$details$cost)
+# the buffers the assignment grows (host->grow: malloc'd, each freed when a larger one replaces
+# it, the rest by the cleanup): noisy MDAV of the tied sample in three cells of unequal sizes,
+# one candidate (expansion, the auction's lists and the stores of edges made again per cell)
+tm2 <- anonymise_mdav(tt, k = 5, vars = c("Age", "Fare"), strata = "Pclass", noise = TRUE, check_identifiers = FALSE)
+as10 <- attack_assignment(tt, tm2, intruder = intruder(vars = c("Age", "Fare"), strata = "Pclass"), limit = 50,
+                          candidates = 1, control = FALSE)
 rc <- attack_recipe(d, m, intruder = intruder(vars = vars, strata = c("g", "h"), p = 0.5, knows = "recipe"),
                     k_max = 4, seed = 1)
 fs <- attack_fellegi_sunter(d, m, intruder = intruder(vars = vars, strata = "g"), max_pairs = 100,
