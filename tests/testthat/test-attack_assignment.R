@@ -358,6 +358,61 @@ test_that("noisy MDAV and keyed releases: the auction's restart equals the dense
   expect_gt(res$fallback, 0)
 })
 
+test_that("the auction on tied cells (identical originals, shared centroids with small noise): the dense optimum", {
+  # the auction's epsilon-scaling stops at a coarse last epsilon (its duals start the exact
+  # augmenting paths, which with column generation prove the optimum whatever the duals): in
+  # one call, cells of many identical originals against shared noisy centroids, one point
+  # holding every original, tiny cells and a cell of one record, each cell's cost the dense
+  # solver's (and clue's), proven (bound = cost), the regrets the dense solver's (the greatest
+  # optimal dual), on 1 and 2 threads
+  skip_if_not_installed("clue")
+  set.seed(23)
+  n_auction <- 0
+  for (it in 1:12) {
+    d <- sample(1:3, 1)
+    cells <- list()
+    for (cl in 1:4) {
+      kind <- sample(c("tied", "tied", "one_point", "tiny", "single"), 1)
+      n <- switch(kind, tied = sample(60:160, 1), one_point = sample(20:60, 1), tiny = sample(2:4, 1), single = 1L)
+      k <- sample(c(3, 5, 10), 1)
+      base <- matrix(round(stats::rnorm(sample(3:8, 1) * d), 1), ncol = d)
+      zr <- if (kind == "one_point") base[rep(1, n), , drop = FALSE] else
+        base[sample(nrow(base), n, TRUE), , drop = FALSE] + matrix(round(stats::rnorm(n * d, sd = 0.3), 1), n, d)
+      grp <- ceiling(seq_len(n) / k)
+      grp <- grp[sample(n)]
+      cen <- apply(zr, 2, function(v) ave(v, grp))
+      cen <- matrix(cen, n, d)
+      shift <- matrix(stats::rnorm(max(grp) * d, sd = sample(c(0.01, 0.2), 1)), ncol = d)
+      zc <- cen + shift[grp, , drop = FALSE]
+      cells[[cl]] <- list(zr = zr, zc = zc)
+    }
+    zr <- do.call(rbind, lapply(cells, `[[`, "zr"))
+    zc <- do.call(rbind, lapply(cells, `[[`, "zc"))
+    cell <- rep(seq_along(cells), vapply(cells, function(x) nrow(x$zr), 0L))
+    pc <- sample(nrow(zc)) # the released rows in another order
+    dense <- ffi_assign(zr, zc[pc, , drop = FALSE], cell, cell[pc], limit = 2000)
+    for (cand in c(1, 2)) {
+      sp <- ffi_assign(zr, zc[pc, , drop = FALSE], cell, cell[pc], limit = 1, cand = cand, rounds = 10)
+      sp2 <- ffi_assign(zr, zc[pc, , drop = FALSE], cell, cell[pc], limit = 1, cand = cand, rounds = 10, nthreads = 2L)
+      info <- paste(it, cand)
+      n_auction <- n_auction + sum(sp$auction)
+      expect_identical(sp2, sp, info = info)
+      expect_identical(sort(sp$col), seq_len(nrow(zr)), info = info)
+      expect_equal(sp$cost, dense$cost, tolerance = 1e-12, info = info)
+      expect_equal(sp$bound, sp$cost, tolerance = 1e-12, info = info)
+      expect_equal(sp$regret, dense$regret, tolerance = 1e-9, info = info)
+      for (cl in seq_along(cells)) {
+        r <- which(cell == cl)
+        C <- cost_matrix(cells[[cl]]$zr, cells[[cl]]$zc)
+        opt <- sum(C[cbind(seq_along(r), clue::solve_LSAP(C))])
+        got <- sum((zr[r, , drop = FALSE] - zc[pc, , drop = FALSE][sp$col[r], , drop = FALSE])^2)
+        expect_equal(got, opt, tolerance = 1e-12, info = paste(info, cl))
+      }
+    }
+  }
+  expect_gt(n_auction, 10) # the auction ran in many of these cells
+})
+
 test_that("cells through the auction in one call: each cell's bits as in a call of its own, the dense optimum", {
   # the auction's buffers are made on the first auction of a call and used by every cell after,
   # the lists and candidates grown for a cell with more row groups: cells growing, then
