@@ -151,7 +151,7 @@ assignment_core <- function(s, m, nthreads, limit = 2000, candidates = 5, rounds
   rows <- which(s$known)
   res <- assignment_solve(s, zo, zm, rows, limit, candidates, rounds, nthreads)
   success <- confidence <- rep(NA_real_, n)
-  success[rows] <- assignment_success(res$col, rows, zo, zm, s$cell_o, s$cell_m)
+  success[rows] <- assignment_success(res$col, rows, zo, zm, s$cell_o, s$cell_m, assignment_groups(s, zo, zm, rows))
   reg <- res$regret[rows]
   confidence[rows] <- ifelse(is.na(reg), 0, reg)
   cost <- sum(res$cost)
@@ -227,12 +227,30 @@ identical_groups <- function(cell, z) {
   g
 }
 
+# The groups of identical records of assignment_success(): list(h, g), h of the originals
+# `rows` (zo, within s$cell_o), g of every released record (zm, within s$cell_m). The control
+# takes the view's (control_keep(), control_take()): the same originals, and its released
+# records the view's with rows permuted, so its row p is in the view's group of row
+# s$perm[p] (a group's id is the place of its values among the distinct ones, whatever the
+# rows' order).
+assignment_groups <- function(s, zo, zm, rows) {
+  inputs <- list(zo = zo, rows = rows, cell_o = s$cell_o)
+  prev <- control_take(s, "assignment groups", list(zm, s$cell_m))
+  if (!is.null(prev) && identical(prev$inputs, inputs)) return(list(h = prev$h, g = prev$g[s$perm]))
+  rm(prev)
+  h <- identical_groups(s$cell_o[rows], zo[rows, , drop = FALSE])
+  g <- identical_groups(s$cell_m, zm)
+  control_keep(s, "assignment groups", list(inputs = inputs, h = h, g = g), list(zm, s$cell_m))
+  list(h = h, g = g)
+}
+
 # Expected success of each known row under a uniform relabelling of identical records:
 # n(H, G) / (|H| |G|), H the row's group of identical originals, G the group of identical
 # released records holding its own released record, n(H, G) the rows of H assigned into G.
-assignment_success <- function(col, rows, zo, zm, cell_o, cell_m) {
-  h <- identical_groups(cell_o[rows], zo[rows, , drop = FALSE])
-  g <- identical_groups(cell_m, zm)
+# `groups`: the groups when made already (assignment_groups()).
+assignment_success <- function(col, rows, zo, zm, cell_o, cell_m, groups = NULL) {
+  h <- if (is.null(groups)) identical_groups(cell_o[rows], zo[rows, , drop = FALSE]) else groups$h
+  g <- if (is.null(groups)) identical_groups(cell_m, zm) else groups$g
   a <- col[rows]
   ok <- !is.na(a)
   # one number per (H, G) pair (exact: below 2^53 for any n R can hold), not text

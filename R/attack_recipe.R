@@ -184,10 +184,11 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
   # of candidate (recipe_choose()) for the records it looks up, which the view keeps for it
   inputs <- list(zmix = zmix, xmix = xmix, common = common, format = format, ks = ks, k_form = k_form, tab = tab,
                  keyed = keyed, mdav = mdav, kz_o = kz_o, cell_o = s$cell_o, k_choice = k_choice, tol = tol)
+  cap <- max(m, 2L)
   best <- recipe_view_choice(control_take(s, "recipe_choice", list(zt, s$cell_m)), inputs, look)
   if (is.null(best)) {
     best <- recipe_choose(s, zmix, xmix, zt, kz_o, look, cens, common, keyed, mdav, k_form, format,
-                          k_choice, tol, nthreads)
+                          k_choice, tol, nthreads, k_list = cap + 1L)
     control_keep(s, "recipe_choice", c(best, list(inputs = inputs, look = look)), list(zt, s$cell_m))
   }
   scales <- best$scales
@@ -199,9 +200,9 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
     zq[look[fin], ] <- cbind(best$cand, kz_o[look, , drop = FALSE])[fin, , drop = FALSE]
     want <- logical(n)
     want[look] <- fin
-    # the capped rank count of the linkage attacks (src/nn2.c): a claim far from its own
-    # record, as in the control, costs no more than a right one
-    ranks <- battery_ranks(released_index(s, zt), zq, want, max(m, 2L), nthreads)
+    # the capped rank count of the linkage attacks: a claim far from its own record, as in
+    # the control, costs no more than a right one
+    ranks <- recipe_ranks(s, zt, zq, want, best$d2, look, cap, nthreads)
     hit <- which(want)
     success[hit] <- top_m_share(ranks[hit, , drop = FALSE], 1)
     success_m[hit] <- top_m_share(ranks[hit, , drop = FALSE], m)
@@ -234,20 +235,25 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
 
 # The candidate of every looked-up record `look` and its distance to the nearest released
 # record, for each candidate set a (the k of `k_form`) in turn: list(choice, d1, cand,
-# scales), per looked-up record the candidate set chosen (k_choice "record": the first whose
+# scales, d2), per looked-up record the candidate set chosen (k_choice "record": the first whose
 # candidate is a released record, within `tol`, else the nearest, the first of equals;
 # "global": the one of most such records, then of the smallest median squared distance, then
 # the first, for all), the squared distance from its candidate (Inf: none) and its candidate
 # (a row of `cand`), and per set the step-5 factors. The sets are made and looked up one at
 # a time, keeping only the best so far (the choice of max.col(ties.method = "first") and
 # order() over every set at once, which held every set's candidates and distances): the
-# memory does not grow with the number of k. `cens`: recipe_centroids(), for the centroids
-# of the kNN releases; `keyed`, `mdav`: the releases of anonymise_keyed() and
-# anonymise_mdav().
+# memory does not grow with the number of k. With one candidate set, `d2`: the squared
+# distances of the `k_list` nearest released records of every candidate (the same search,
+# its first column the distance compared; Inf where none), for recipe_ranks(); NULL with
+# several sets. `cens`: recipe_centroids(), for the centroids of the kNN releases; `keyed`,
+# `mdav`: the releases of anonymise_keyed() and anonymise_mdav().
 recipe_choose <- function(s, zmix, xmix, zt, kz_o, look, cens, common, keyed, mdav, k_form, format,
-                          k_choice, tol, nthreads) {
+                          k_choice, tol, nthreads, k_list = 1L) {
   nl <- length(look)
   global <- k_choice == "global" && length(k_form) > 1L
+  # (one set: its search gives the list too)
+  kq <- if (length(k_form) == 1L) as.integer(k_list) else 1L
+  dl <- NULL
   scales <- list()
   choice <- rep(1L, nl)
   d1 <- rep(Inf, nl)
@@ -304,16 +310,20 @@ recipe_choose <- function(s, zmix, xmix, zt, kz_o, look, cens, common, keyed, md
       }
       rm(cen)
     }
+    if (kq > 1L) dl <- matrix(Inf, nl, kq)
     if (!is.null(pred)) {
       ok <- !is.na(pred[look, 1L])
       if (any(ok)) {
         q <- cbind(pred, kz_o)[look[ok], , drop = FALSE]
-        d[ok] <- nearest_in_cells(zt, q, s$cell_m, s$cell_o[look[ok]], nthreads = nthreads)$d2[, 1L]
+        nb <- nearest_in_cells(zt, q, s$cell_m, s$cell_o[look[ok]], k = kq, nthreads = nthreads)$d2
+        d[ok] <- nb[, 1L]
+        if (kq > 1L) dl[ok, ] <- nb
+        rm(nb)
       }
     }
     if (nl) take(a, pred, d)
   }
-  list(choice = choice, d1 = d1, cand = cand, scales = scales)
+  list(choice = choice, d1 = d1, cand = cand, scales = scales, d2 = dl)
 }
 
 # The view's choice `prev` (recipe_choose(), with the `inputs` and `look` it was made from)
@@ -328,7 +338,48 @@ recipe_view_choice <- function(prev, inputs, look) {
   at <- match(look, prev$look)
   global <- inputs$k_choice == "global" && length(inputs$k_form) > 1L
   if (anyNA(at) || (global && !identical(look, prev$look))) return(NULL)
-  list(choice = prev$choice[at], d1 = prev$d1[at], cand = prev$cand[at, , drop = FALSE], scales = prev$scales)
+  list(choice = prev$choice[at], d1 = prev$d1[at], cand = prev$cand[at, , drop = FALSE], scales = prev$scales,
+       d2 = if (!is.null(prev$d2)) prev$d2[at, , drop = FALSE])
+}
+
+# The capped ranks of battery_ranks() on the released index of `zt` (a tree per cell of
+# s$cell_m) for the queries `zq` of the rows `want` (looked-up records, each queried in its own
+# cell), read off the squared distances of the cap + 1 nearest released records of each query
+# (nn2_list_ranks(), src/nn2.c: the same sums as the tree's descents, hence the same counts):
+# `d2` by row of `look` (recipe_choose()'s search, which the control takes with the view's
+# choice: the same candidates, the same released points in each cell; its own records are
+# other rows of them), or searched here when NULL. A row the list cannot decide (ties up to
+# its last entry) is counted on the trees of its cell (recipe_tree_ranks()), as is every row
+# when a coordinate is not finite (the nearest points are then not defined by the points
+# alone).
+recipe_ranks <- function(s, zt, zq, want, d2, look, cap, nthreads) {
+  if (!any(want) || !all(is.finite(zt))) return(battery_ranks(released_index(s, zt), zq, want, cap, nthreads))
+  storage.mode(zt) <- "double"
+  dd <- matrix(Inf, s$n, cap + 1L)
+  if (!is.null(d2) && ncol(d2) == cap + 1L) {
+    dd[look, ] <- d2
+  } else {
+    hit <- which(want)
+    dd[hit, ] <- nearest_in_cells(zt, zq[hit, , drop = FALSE], s$cell_m, s$cell_m[hit], k = cap + 1L,
+                                  nthreads = nthreads)$d2
+  }
+  size <- tabulate(s$cell_m, max(c(0L, s$cell_m)))[s$cell_m]
+  ranks <- .Call(C_ffi_knn_ranks, dd, size, zq, zt, want, as.double(cap))[, 1:2, drop = FALSE]
+  redo <- want & is.na(ranks[, 1L])
+  if (any(redo)) ranks[redo, ] <- recipe_tree_ranks(s, zt, zq, redo, cap, nthreads)
+  ranks
+}
+
+# battery_ranks() on the released index of `zt` for the rows `redo`, as a matrix of their
+# rows: on the trees of the cells that hold them only (the same points in each, hence the
+# same counts), or on the view's index of every cell (released_index(), which other attacks
+# share) when every cell holds one.
+recipe_tree_ranks <- function(s, zt, zq, redo, cap, nthreads) {
+  sub <- which(s$cell_m %in% s$cell_m[redo])
+  if (length(sub) == s$n) return(battery_ranks(released_index(s, zt), zq, redo, cap, nthreads)[redo, , drop = FALSE])
+  zs <- zt[sub, , drop = FALSE]
+  index <- rank_index(zs, cell_setup(s$cell_m[sub]))
+  battery_ranks(index, zq[sub, , drop = FALSE], redo[sub], cap, nthreads)[redo[sub], , drop = FALSE]
 }
 
 # The centroids of every record at each k of `ks` (the candidates of a kNN release), a block

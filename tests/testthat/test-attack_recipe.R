@@ -589,3 +589,38 @@ test_that("many k, a block at a time: identical to the reference that holds ever
   }
   expect_identical(n_cases, 48L)
 })
+
+test_that("the ranks from the nearest released records' list equal the tree's, on the view and its control", {
+  # recipe_ranks() reads the capped ranks off the cap + 1 nearest released records of each
+  # candidate (the search that chose it; with several k a search of the chosen ones), and
+  # counts the rows the list cannot decide on the trees of their cells only: the same as
+  # battery_ranks() on the released index of every cell, ties, one-point cells and small
+  # strata included
+  ns <- asNamespace("detanon")
+  d <- tied_strata_data(seed = 4, small = 3) # a stratum "e" of 3
+  one_point <- function(m) { m[m$g == "c", c("x1", "x2")] <- 0.25; m } # every record at one point
+  releases <- list(plain = anonymise(d, k = 3, vars = c("x1", "x2"), strata = "g"),
+                   mdav = anonymise_mdav(d, k = 3, vars = c("x1", "x2"), strata = "g", noise = TRUE),
+                   one_point = one_point(anonymise(d, k = 3, vars = c("x1", "x2"), strata = "g")))
+  spec <- ns$recipe_spec()
+  tree <- function(s, zt, zq, want, d2, look, cap, nthreads) {
+    ns$battery_ranks(ns$released_index(s, zt), zq, want, cap, nthreads)
+  }
+  redone <- 0L
+  for (r in names(releases)) for (held in list(NULL, "k")) for (p in c(1, 0.7)) for (knows in c("settings", "recipe")) {
+    it <- intruder(vars = c("x1", "x2"), strata = "g", held = held, p = p, knows = knows)
+    for (m in c(1, 3)) for (nt in 1:2) {
+      info <- paste(r, !is.null(held), p, knows, m, nt)
+      v <- ns$attack_view(d, releases[[r]], it, control = TRUE, seed = 5)
+      got <- count_calls("recipe_tree_ranks", ns$run_attack(spec, v$s, v$ctrl, m, NULL, nt, 5))
+      redone <- redone + got$calls
+      want <- local({
+        local_detanon_binding("recipe_ranks", tree)
+        v <- ns$attack_view(d, releases[[r]], it, control = TRUE, seed = 5)
+        ns$run_attack(spec, v$s, v$ctrl, m, NULL, nt, 5)
+      })
+      expect_identical(got$value, want, info = info)
+    }
+  }
+  expect_gt(redone, 0L) # some rows were counted on the trees (ties past the list's end)
+})
