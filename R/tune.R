@@ -141,10 +141,7 @@
 #' k = 30 in 12 strata), each attack alone on one thread above its process's memory: the
 #' linkage 0.5 GiB in either direction (the tails' linkage too), singling out 0.3 GiB,
 #' Fellegi-Sunter 0.8 GiB, the algorithm-aware intruder 0.5 GiB, the extreme values
-#' 0.1 GiB, the one-to-one assignment 0.48 GiB (0.65 GiB when every store of edges its
-#' rounds of column generation grew was held to the end; 0.48 GiB before those rounds gave
-#' groups of identical records edges in proportion to their size); the view and its
-#' control 0.2 GiB.
+#' 0.1 GiB, the one-to-one assignment 0.48 GiB; the view and its control 0.2 GiB.
 #' With two processes (`nthreads` of 2 or more) both work at once, so their working memory
 #' adds up: the forked process's pages not written since the fork are shared, and it adds
 #' its own piece's working memory (in the verification, the one-to-one assignment's: the
