@@ -622,7 +622,9 @@ ratio_mode <- function(r, n_look) {
   u <- sort(unique(v))
   t <- tabulate(match(v, u), length(u))
   top <- max(t)
-  if (top < max(5, 0.01 * n_look) || sort(t, decreasing = TRUE)[2L] * 3 > top) return(NA_real_)
+  # (one value only: nothing next to it)
+  second <- if (length(t) > 1L) sort(t, decreasing = TRUE)[2L] else 0L
+  if (top < max(5, 0.01 * n_look) || second * 3 > top) return(NA_real_)
   as.numeric(as.character(u[which.max(t)]))
 }
 
