@@ -273,9 +273,9 @@ view_shared <- function(s, what, inputs, compute) {
 # stands in for it): its control claim cannot be about someone else, so it counts as a miss.
 control_fixed_points <- function(cres, perm) {
   if (is.null(perm)) return(cres)
-  fixed <- perm == seq_along(perm)
+  fixed <- which(perm == seq_along(perm))
   for (f in c("success", "success_m")) {
-    if (!is.null(cres[[f]])) cres[[f]][fixed & !is.na(cres[[f]])] <- 0
+    if (!is.null(cres[[f]])) cres[[f]][fixed[!is.na(cres[[f]][fixed])]] <- 0
   }
   cres
 }
@@ -291,17 +291,21 @@ new_attack <- function(label, res, s, cres = NULL, m = NA_integer_) {
   n <- s$n
   stopifnot(length(res$success) == n, length(res$confidence) == n)
   attacked <- !is.na(res$success)
-  rate <- function(x) if (is.null(x) || !any(attacked)) NA_real_ else mean(x[attacked])
+  # (every record attacked: the vectors themselves, not copies)
+  every <- all(attacked)
+  at <- function(x, on = attacked) if (every && identical(on, attacked)) x else x[on]
+  rate <- function(x) if (is.null(x) || !any(attacked)) NA_real_ else mean(at(x))
   r <- rate(res$success)
+  r_m <- rate(res$success_m)
   # a holdout control (cres$holdout) attacks other records than the attack: its own
   control_on <- if (is.null(cres)) logical(n) else if (isTRUE(cres$holdout)) !is.na(cres$success) else attacked
-  cr <- if (!is.null(cres) && any(control_on)) mean(cres$success[control_on]) else NA_real_
+  cr <- if (!is.null(cres) && any(control_on)) mean(at(cres$success, control_on)) else NA_real_
   ci <- wilson_interval(r, sum(attacked))
-  ci_m <- wilson_interval(rate(res$success_m), sum(attacked))
+  ci_m <- wilson_interval(r_m, sum(attacked))
   ci_c <- wilson_interval(cr, sum(control_on))
   by <- s$by
   by$n <- s$sizes
-  by$n_attacked <- tabulate(s$id[attacked], length(s$sizes))
+  by$n_attacked <- tabulate(at(s$id), length(s$sizes))
   # (tapply()'s means, on the strata factor made once per view)
   strata <- view_shared(s, "strata factor", list(s$id, length(s$sizes)), function() factor(s$id, seq_along(s$sizes)))
   by$rate <- vapply(split(res$success, strata), mean, 0, na.rm = TRUE, USE.NAMES = FALSE)
@@ -311,7 +315,7 @@ new_attack <- function(label, res, s, cres = NULL, m = NA_integer_) {
   structure(list(
     attack = label,
     rate = r,
-    rate_m = rate(res$success_m),
+    rate_m = r_m,
     m = if (is.null(res$success_m)) NA_integer_ else as.integer(m),
     control_rate = cr,
     control_rate_m = if (!is.null(cres) && !isTRUE(cres$holdout)) rate(cres$success_m) else NA_real_,
@@ -321,7 +325,7 @@ new_attack <- function(label, res, s, cres = NULL, m = NA_integer_) {
                    else "derangement",
     advantage = advantage(r, cr),
     worst_stratum = worst,
-    precision_top10 = top_share_precision(res$success[attacked], res$confidence[attacked], 0.1),
+    precision_top10 = top_share_precision(at(res$success), at(res$confidence), 0.1),
     n = n, n_attacked = sum(attacked),
     success = res$success, success_m = res$success_m, confidence = res$confidence,
     by_stratum = by,
@@ -361,15 +365,29 @@ top_share_precision <- function(success, confidence, share, tol = 1e-9) {
   n <- length(success)
   if (!n) return(NA_real_)
   take <- max(1, share * n)
-  o <- order(-confidence)
-  conf <- confidence[o]
-  succ <- success[o]
-  cut <- conf[ceiling(take)]
+  if (anyNA(confidence)) {
+    o <- order(-confidence)
+    conf <- confidence[o]
+    succ <- success[o]
+    cut <- conf[ceiling(take)]
+    eps <- tol * max(1, abs(cut))
+    above <- conf > cut + eps
+    at <- abs(conf - cut) <= eps
+    need <- take - sum(above)
+    return((sum(succ[above]) + need * mean(succ[at])) / take)
+  }
+  # the same without ordering every claim: the confidence at the cut by a partial sort, and
+  # only the claims above and at it in decreasing confidence (order() is stable: ties in row
+  # order, as in the whole order), so that the sums add the same values in the same order
+  k <- ceiling(take)
+  cut <- -sort.int(-confidence, partial = k)[k]
   eps <- tol * max(1, abs(cut))
-  above <- conf > cut + eps
-  at <- abs(conf - cut) <= eps
-  need <- take - sum(above)
-  (sum(succ[above]) + need * mean(succ[at])) / take
+  above <- which(confidence > cut + eps)
+  above <- above[order(-confidence[above])]
+  at <- which(abs(confidence - cut) <= eps)
+  at <- at[order(-confidence[at])]
+  need <- take - length(above)
+  (sum(success[above]) + need * mean(success[at])) / take
 }
 
 #' @export
