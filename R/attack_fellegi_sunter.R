@@ -78,8 +78,8 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
                                 candidates = 10, ...) {
   n <- s$n
   # (without numeric keys the view's own matrices: no copies, which the control may keep)
-  num_o <- if (length(s$key_num)) cbind(s$zo, key_z(s, "original")) else s$zo
-  num_m <- if (length(s$key_num)) cbind(s$zm, key_z(s, "masked")) else s$zm
+  num_o <- view_key_z(s, "original")
+  num_m <- view_key_z(s, "masked")
   cat_o <- category_codes(s$original, s$masked, s$key_cat)
   zn <- if (ncol(s$zo) == length(s$vars)) s$vars else paste0("z", seq_len(ncol(s$zo)))
   fields <- c(zn, s$key_num, s$key_cat)

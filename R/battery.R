@@ -549,8 +549,8 @@ attack_linkage <- function(original, masked, intruder = NULL, direction = c("rel
 # between original and release (a key the release changed) is attacked and missed, with
 # the confidence the intruder has in the wrong cell (0 when that cell is empty).
 linkage_core <- function(s, direction, m, nthreads, ...) {
-  zo <- cbind(s$zo, key_z(s, "original"))
-  zm <- cbind(s$zm, key_z(s, "masked"))
+  zo <- view_key_z(s, "original")
+  zm <- view_key_z(s, "masked")
   # the tails' linkage (tail_outliers_core()) is this one, on the same view
   view_shared(s, paste("linkage", direction, m, if (is.null(s$perm)) "view" else "control"),
               list(zo, zm, s$known, s$cell_o, s$cell_m),
@@ -562,11 +562,13 @@ linkage_ranks <- function(s, zo, zm, direction, m, nthreads) {
   success <- success_m <- confidence <- rep(NA_real_, n)
   released <- direction == "released"
   rows <- if (released) which(s$known) else seq_len(n)
-  tree_cell <- (if (released) s$cell_o else s$cell_m)[rows]
-  query_cell <- (if (released) s$cell_m else s$cell_o)[rows]
-  zt <- (if (released) zo else zm)[rows, , drop = FALSE]
-  zq <- (if (released) zm else zo)[rows, , drop = FALSE]
-  attacked <- s$known[rows]
+  # (every row: the view's vectors themselves, not copies)
+  at_rows <- function(x) if (length(rows) == n) x else if (is.matrix(x)) x[rows, , drop = FALSE] else x[rows]
+  tree_cell <- at_rows(if (released) s$cell_o else s$cell_m)
+  query_cell <- at_rows(if (released) s$cell_m else s$cell_o)
+  zt <- at_rows(if (released) zo else zm)
+  zq <- at_rows(if (released) zm else zo)
+  attacked <- at_rows(s$known)
   want <- attacked & tree_cell == query_cell
   if (!any(attacked)) {
     return(list(success = success, success_m = success_m, confidence = confidence))
@@ -598,8 +600,10 @@ linkage_ranks <- function(s, zo, zm, direction, m, nthreads) {
   }
   if (any(want)) {
     hit <- rows[want]
-    success[hit] <- top_m_share(rn[want, 1:2, drop = FALSE], 1)
-    success_m[hit] <- top_m_share(rn[want, 1:2, drop = FALSE], m)
+    rw <- rn[want, 1:2, drop = FALSE]
+    success[hit] <- top_m_share(rw, 1)
+    success_m[hit] <- top_m_share(rw, m)
+    rm(rw)
   }
   miss <- rows[attacked & !want]
   success[miss] <- success_m[miss] <- 0
@@ -707,6 +711,13 @@ battery_ranks <- function(index, zq, want, cap, nthreads = 1L) {
 key_z <- function(s, side) {
   if (!length(s$key_num)) return(NULL)
   z_scores(numeric_matrix(if (side == "original") s$original else s$masked, s$key_num), s$key_scale)
+}
+
+# The z-scores of one side with those of its numeric keys: the view's own matrix (not a copy)
+# when there are none.
+view_key_z <- function(s, side) {
+  z <- if (side == "original") s$zo else s$zm
+  if (length(s$key_num)) cbind(z, key_z(s, side)) else z
 }
 
 # A linkage setup (as link_ranks() reads it) whose strata are the given cells.
