@@ -100,10 +100,17 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
     code <- pair_levels(pairs$i, pairs$j)
   } else {
     cand <- fs_candidates(s, num_o, num_m, cat_o, rows, candidates, bands, mult, nthreads)
-    j <- as.vector(cand$index[rows, , drop = FALSE])
-    keep <- !is.na(j)
-    pairs <- list(i = rep(rows, candidates)[keep], j = j[keep])
-    code <- as.vector(cand$code[rows, , drop = FALSE])[keep]
+    # (every row, and k candidates for every one: the search's columns as they are)
+    every <- length(rows) == n
+    j <- as.vector(if (every) cand$index else cand$index[rows, , drop = FALSE])
+    code <- as.vector(if (every) cand$code else cand$code[rows, , drop = FALSE])
+    pairs <- list(i = rep(rows, candidates), j = j)
+    if (anyNA(j)) {
+      keep <- !is.na(j)
+      pairs <- list(i = pairs$i[keep], j = j[keep])
+      code <- code[keep]
+    }
+    rm(j)
   }
   u_fixed <- NULL
   if (!full) {
