@@ -365,7 +365,7 @@ top_share_precision <- function(success, confidence, share, tol = 1e-9) {
   n <- length(success)
   if (!n) return(NA_real_)
   take <- max(1, share * n)
-  if (anyNA(confidence)) {
+  if (!all(is.finite(confidence))) {
     o <- order(-confidence)
     conf <- confidence[o]
     succ <- success[o]
@@ -376,9 +376,10 @@ top_share_precision <- function(success, confidence, share, tol = 1e-9) {
     need <- take - sum(above)
     return((sum(succ[above]) + need * mean(succ[at])) / take)
   }
-  # the same without ordering every claim: the confidence at the cut by a partial sort, and
-  # only the claims above and at it in decreasing confidence (order() is stable: ties in row
-  # order, as in the whole order), so that the sums add the same values in the same order
+  # the same without ordering every claim (finite confidences: no comparison above is NA): the
+  # confidence at the cut by a partial sort, and only the claims above and at it in decreasing
+  # confidence (order() is stable: ties in row order, as in the whole order), so that the sums
+  # add the same values in the same order
   k <- ceiling(take)
   cut <- -sort.int(-confidence, partial = k)[k]
   eps <- tol * max(1, abs(cut))
