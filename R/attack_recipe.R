@@ -146,7 +146,10 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
   known <- s$known
   rows <- which(known)
   # the neighbourhoods: the intruder's originals, the release standing in for the others
-  zmix <- if (all(known) && identical(attributes(s$zo), attributes(s$zm))) s$zo else {
+  # (every original held: the originals themselves, not a copy)
+  zmix <- if (all(known) && identical(typeof(s$zo), typeof(s$zm)) && identical(attributes(s$zo), attributes(s$zm))) {
+    s$zo
+  } else {
     z <- s$zm
     z[known, ] <- s$zo[known, ]
     z
