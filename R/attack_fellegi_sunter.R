@@ -78,8 +78,8 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
                                 candidates = 10, ...) {
   n <- s$n
   # (without numeric keys the view's own matrices: no copies, which the control may keep)
-  num_o <- if (length(s$key_num)) cbind(s$zo, key_z(s, "original")) else s$zo
-  num_m <- if (length(s$key_num)) cbind(s$zm, key_z(s, "masked")) else s$zm
+  num_o <- view_key_z(s, "original")
+  num_m <- view_key_z(s, "masked")
   cat_o <- category_codes(s$original, s$masked, s$key_cat)
   zn <- if (ncol(s$zo) == length(s$vars)) s$vars else paste0("z", seq_len(ncol(s$zo)))
   fields <- c(zn, s$key_num, s$key_cat)
@@ -100,10 +100,17 @@ fellegi_sunter_core <- function(s, m, nthreads, seed = NULL, bands = c(0.01, 0.0
     code <- pair_levels(pairs$i, pairs$j)
   } else {
     cand <- fs_candidates(s, num_o, num_m, cat_o, rows, candidates, bands, mult, nthreads)
-    j <- as.vector(cand$index[rows, , drop = FALSE])
-    keep <- !is.na(j)
-    pairs <- list(i = rep(rows, candidates)[keep], j = j[keep])
-    code <- as.vector(cand$code[rows, , drop = FALSE])[keep]
+    # (every row, and k candidates for every one: the search's columns as they are)
+    every <- length(rows) == n
+    j <- as.vector(if (every) cand$index else cand$index[rows, , drop = FALSE])
+    code <- as.vector(if (every) cand$code else cand$code[rows, , drop = FALSE])
+    pairs <- list(i = rep(rows, candidates), j = j)
+    if (anyNA(j)) {
+      keep <- !is.na(j)
+      pairs <- list(i = pairs$i[keep], j = j[keep])
+      code <- code[keep]
+    }
+    rm(j)
   }
   u_fixed <- NULL
   if (!full) {
@@ -250,7 +257,8 @@ block_pairs <- function(rows, id) {
 # `size` random pairs of the same blocks: a random original of `rows`, a random record of
 # its block; drawn as i <- rows[sample.int(length(rows), size, TRUE)], then for every block
 # in increasing id, its pairs in order, j from sample.int(block size, pairs in block, TRUE)
-# over the block's records (src/fellegi.c).
+# over the block's records (src/fellegi.c; under R's default generator, Mersenne-Twister with
+# sample.kind "Rejection", from a copy of its state, src/mt.h, written back to .Random.seed).
 random_block_pairs <- function(rows, id, size) {
   .Call(C_ffi_fs_block_pairs, as.integer(rows), as.integer(id), as.double(size))
 }

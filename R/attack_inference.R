@@ -160,8 +160,8 @@ inference_core <- function(s, sensitive, m, nthreads, tolerance = 0.1, type = "a
   }
   n <- s$n
   y <- inference_values(s, sensitive, tolerance, type)
-  zo <- cbind(s$zo, key_z(s, "original"))
-  zm <- cbind(s$zm, key_z(s, "masked"))
+  zo <- view_key_z(s, "original")
+  zm <- view_key_z(s, "masked")
   # trees over the released records, one per released cell; the intruder searches the cell
   # of the person's original keys
   cells <- sort(unique(s$cell_m))

@@ -146,13 +146,18 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
   known <- s$known
   rows <- which(known)
   # the neighbourhoods: the intruder's originals, the release standing in for the others
-  zmix <- s$zm
-  zmix[known, ] <- s$zo[known, ]
+  # (every original held: the originals themselves, not a copy)
+  zmix <- if (all(known) && identical(typeof(s$zo), typeof(s$zm)) && identical(attributes(s$zo), attributes(s$zm))) {
+    s$zo
+  } else {
+    z <- s$zm
+    z[known, ] <- s$zo[known, ]
+    z
+  }
   # the same on their own scale, for the release format (whole numbers stay whole)
   xmix <- recipe_values(s)
   kz_o <- key_z(s, "original")
-  kz_m <- key_z(s, "masked")
-  zt <- cbind(s$zm, kz_m)
+  zt <- view_key_z(s, "masked")
   tol <- 1e-6
   format <- recipe_format_of(s)
   same <- s$cell_o == s$cell_m
@@ -204,8 +209,9 @@ recipe_core <- function(s, m, nthreads, k = NULL, k_max = 10, k_choice = "record
     # the control, costs no more than a right one
     ranks <- recipe_ranks(s, zt, zq, want, best$d2, look, cap, nthreads)
     hit <- which(want)
-    success[hit] <- top_m_share(ranks[hit, , drop = FALSE], 1)
-    success_m[hit] <- top_m_share(ranks[hit, , drop = FALSE], m)
+    ranks <- ranks[hit, , drop = FALSE]
+    success[hit] <- top_m_share(ranks, 1)
+    success_m[hit] <- top_m_share(ranks, m)
     conf <- 1 / (1 + dist / tol)
     confidence[look] <- ifelse(fin, conf, 0)
     # records of strata smaller than every k tried: no candidate, a miss

@@ -125,10 +125,12 @@ singling_out_core <- function(s, bins = NULL, ...) {
   idm_chosen <- if (keep) integer(n)
   binners <- lapply(seq_len(ncol(x$m)), function(j) nested_bins(c(x$m[, j], x$o[, j]), sort(x$m[, j]), bins))
   if (n) {
+    # ids over the released records (rows 1..n) then the originals (n + 1..2n)
+    cells <- as.double(c(s$cell_m, s$cell_o))
+    cells_size <- max(cells)
     for (b in sort(bins)) {
-      # ids over the released records (rows 1..n) then the originals (n + 1..2n)
-      id <- as.double(c(s$cell_m, s$cell_o))
-      size <- max(id)
+      id <- cells
+      size <- cells_size
       for (j in seq_len(ncol(x$m))) {
         # mixed radix codes, compacted when they would leave the exact doubles
         if (size * b > 2^52) {
@@ -145,15 +147,21 @@ singling_out_core <- function(s, bins = NULL, ...) {
       ido <- id[n + seq_len(n)]
       if (keep) ido_at[[as.character(b)]] <- ido
       k <- max(id)
-      n_rel <- tabulate(idm, k)[idm]
-      n_orig <- tabulate(ido, k)[idm]
+      # the counts of released records and originals of each cell, read by the records
+      # without a resolution yet (`open`)
+      cnt_rel <- tabulate(idm, k)
+      cnt_orig <- tabulate(ido, k)
+      open <- which(is.na(chosen))
       # the coarsest unique resolution; the finest when none is
-      take <- is.na(chosen) & (n_rel == 1L | b == max(bins))
+      take <- if (b == max(bins)) open else open[cnt_rel[idm[open]] == 1L]
+      idm_take <- idm[take]
+      n_rel <- cnt_rel[idm_take]
+      n_orig <- cnt_orig[idm_take]
       chosen[take] <- b
-      if (keep) idm_chosen[take] <- idm[take]
-      confidence[take] <- 1 / n_rel[take]
-      isolates[take] <- n_orig[take] == 1L
-      success[take] <- as.double(n_orig[take] == 1L & ido[take] == idm[take])
+      if (keep) idm_chosen[take] <- idm_take
+      confidence[take] <- 1 / n_rel
+      isolates[take] <- n_orig == 1L
+      success[take] <- as.double(n_orig == 1L & ido[take] == idm_take)
       if (!anyNA(chosen)) break
     }
     # a released key left missing (suppressed) matches any value

@@ -273,9 +273,9 @@ view_shared <- function(s, what, inputs, compute) {
 # stands in for it): its control claim cannot be about someone else, so it counts as a miss.
 control_fixed_points <- function(cres, perm) {
   if (is.null(perm)) return(cres)
-  fixed <- perm == seq_along(perm)
+  fixed <- which(perm == seq_along(perm))
   for (f in c("success", "success_m")) {
-    if (!is.null(cres[[f]])) cres[[f]][fixed & !is.na(cres[[f]])] <- 0
+    if (!is.null(cres[[f]])) cres[[f]][fixed[!is.na(cres[[f]][fixed])]] <- 0
   }
   cres
 }
@@ -291,17 +291,21 @@ new_attack <- function(label, res, s, cres = NULL, m = NA_integer_) {
   n <- s$n
   stopifnot(length(res$success) == n, length(res$confidence) == n)
   attacked <- !is.na(res$success)
-  rate <- function(x) if (is.null(x) || !any(attacked)) NA_real_ else mean(x[attacked])
+  # (every record attacked: the vectors themselves, not copies)
+  every <- all(attacked)
+  at <- function(x, on = attacked) if (every && identical(on, attacked)) x else x[on]
+  rate <- function(x) if (is.null(x) || !any(attacked)) NA_real_ else mean(at(x))
   r <- rate(res$success)
+  r_m <- rate(res$success_m)
   # a holdout control (cres$holdout) attacks other records than the attack: its own
   control_on <- if (is.null(cres)) logical(n) else if (isTRUE(cres$holdout)) !is.na(cres$success) else attacked
-  cr <- if (!is.null(cres) && any(control_on)) mean(cres$success[control_on]) else NA_real_
+  cr <- if (!is.null(cres) && any(control_on)) mean(at(cres$success, control_on)) else NA_real_
   ci <- wilson_interval(r, sum(attacked))
-  ci_m <- wilson_interval(rate(res$success_m), sum(attacked))
+  ci_m <- wilson_interval(r_m, sum(attacked))
   ci_c <- wilson_interval(cr, sum(control_on))
   by <- s$by
   by$n <- s$sizes
-  by$n_attacked <- tabulate(s$id[attacked], length(s$sizes))
+  by$n_attacked <- tabulate(at(s$id), length(s$sizes))
   # (tapply()'s means, on the strata factor made once per view)
   strata <- view_shared(s, "strata factor", list(s$id, length(s$sizes)), function() factor(s$id, seq_along(s$sizes)))
   by$rate <- vapply(split(res$success, strata), mean, 0, na.rm = TRUE, USE.NAMES = FALSE)
@@ -311,7 +315,7 @@ new_attack <- function(label, res, s, cres = NULL, m = NA_integer_) {
   structure(list(
     attack = label,
     rate = r,
-    rate_m = rate(res$success_m),
+    rate_m = r_m,
     m = if (is.null(res$success_m)) NA_integer_ else as.integer(m),
     control_rate = cr,
     control_rate_m = if (!is.null(cres) && !isTRUE(cres$holdout)) rate(cres$success_m) else NA_real_,
@@ -321,7 +325,7 @@ new_attack <- function(label, res, s, cres = NULL, m = NA_integer_) {
                    else "derangement",
     advantage = advantage(r, cr),
     worst_stratum = worst,
-    precision_top10 = top_share_precision(res$success[attacked], res$confidence[attacked], 0.1),
+    precision_top10 = top_share_precision(at(res$success), at(res$confidence), 0.1),
     n = n, n_attacked = sum(attacked),
     success = res$success, success_m = res$success_m, confidence = res$confidence,
     by_stratum = by,
@@ -361,15 +365,30 @@ top_share_precision <- function(success, confidence, share, tol = 1e-9) {
   n <- length(success)
   if (!n) return(NA_real_)
   take <- max(1, share * n)
-  o <- order(-confidence)
-  conf <- confidence[o]
-  succ <- success[o]
-  cut <- conf[ceiling(take)]
+  if (!all(is.finite(confidence))) {
+    o <- order(-confidence)
+    conf <- confidence[o]
+    succ <- success[o]
+    cut <- conf[ceiling(take)]
+    eps <- tol * max(1, abs(cut))
+    above <- conf > cut + eps
+    at <- abs(conf - cut) <= eps
+    need <- take - sum(above)
+    return((sum(succ[above]) + need * mean(succ[at])) / take)
+  }
+  # the same without ordering every claim (finite confidences: no comparison above is NA): the
+  # confidence at the cut by a partial sort, and only the claims above and at it in decreasing
+  # confidence (order() is stable: ties in row order, as in the whole order), so that the sums
+  # add the same values in the same order
+  k <- ceiling(take)
+  cut <- -sort.int(-confidence, partial = k)[k]
   eps <- tol * max(1, abs(cut))
-  above <- conf > cut + eps
-  at <- abs(conf - cut) <= eps
-  need <- take - sum(above)
-  (sum(succ[above]) + need * mean(succ[at])) / take
+  above <- which(confidence > cut + eps)
+  above <- above[order(-confidence[above])]
+  at <- which(abs(confidence - cut) <= eps)
+  at <- at[order(-confidence[at])]
+  need <- take - length(above)
+  (sum(success[above]) + need * mean(success[at])) / take
 }
 
 #' @export
@@ -531,8 +550,8 @@ attack_linkage <- function(original, masked, intruder = NULL, direction = c("rel
 # between original and release (a key the release changed) is attacked and missed, with
 # the confidence the intruder has in the wrong cell (0 when that cell is empty).
 linkage_core <- function(s, direction, m, nthreads, ...) {
-  zo <- cbind(s$zo, key_z(s, "original"))
-  zm <- cbind(s$zm, key_z(s, "masked"))
+  zo <- view_key_z(s, "original")
+  zm <- view_key_z(s, "masked")
   # the tails' linkage (tail_outliers_core()) is this one, on the same view
   view_shared(s, paste("linkage", direction, m, if (is.null(s$perm)) "view" else "control"),
               list(zo, zm, s$known, s$cell_o, s$cell_m),
@@ -544,11 +563,13 @@ linkage_ranks <- function(s, zo, zm, direction, m, nthreads) {
   success <- success_m <- confidence <- rep(NA_real_, n)
   released <- direction == "released"
   rows <- if (released) which(s$known) else seq_len(n)
-  tree_cell <- (if (released) s$cell_o else s$cell_m)[rows]
-  query_cell <- (if (released) s$cell_m else s$cell_o)[rows]
-  zt <- (if (released) zo else zm)[rows, , drop = FALSE]
-  zq <- (if (released) zm else zo)[rows, , drop = FALSE]
-  attacked <- s$known[rows]
+  # (every row: the view's vectors themselves, not copies)
+  at_rows <- function(x) if (length(rows) == n) x else if (is.matrix(x)) x[rows, , drop = FALSE] else x[rows]
+  tree_cell <- at_rows(if (released) s$cell_o else s$cell_m)
+  query_cell <- at_rows(if (released) s$cell_m else s$cell_o)
+  zt <- at_rows(if (released) zo else zm)
+  zq <- at_rows(if (released) zm else zo)
+  attacked <- at_rows(s$known)
   want <- attacked & tree_cell == query_cell
   if (!any(attacked)) {
     return(list(success = success, success_m = success_m, confidence = confidence))
@@ -580,8 +601,10 @@ linkage_ranks <- function(s, zo, zm, direction, m, nthreads) {
   }
   if (any(want)) {
     hit <- rows[want]
-    success[hit] <- top_m_share(rn[want, 1:2, drop = FALSE], 1)
-    success_m[hit] <- top_m_share(rn[want, 1:2, drop = FALSE], m)
+    rw <- rn[want, 1:2, drop = FALSE]
+    success[hit] <- top_m_share(rw, 1)
+    success_m[hit] <- top_m_share(rw, m)
+    rm(rw)
   }
   miss <- rows[attacked & !want]
   success[miss] <- success_m[miss] <- 0
@@ -689,6 +712,13 @@ battery_ranks <- function(index, zq, want, cap, nthreads = 1L) {
 key_z <- function(s, side) {
   if (!length(s$key_num)) return(NULL)
   z_scores(numeric_matrix(if (side == "original") s$original else s$masked, s$key_num), s$key_scale)
+}
+
+# The z-scores of one side with those of its numeric keys: the view's own matrix (not a copy)
+# when there are none.
+view_key_z <- function(s, side) {
+  z <- if (side == "original") s$zo else s$zm
+  if (length(s$key_num)) cbind(z, key_z(s, side)) else z
 }
 
 # A linkage setup (as link_ranks() reads it) whose strata are the given cells.

@@ -379,6 +379,30 @@ test_that("summaries: precision of the top 10%, advantage, worst stratum against
   }
   # claims further apart than the tolerance stay apart
   expect_equal(detanon:::top_share_precision(c(1, 0, 0, 0, 0, 0, 0, 0, 0, 0), c(0.5 + 1e-6, rep(0.5, 9)), 0.1), 1)
+  # bit for bit the figure of the whole order of the claims (the partial sort finds the same
+  # cut and sums the same values in the same order): ties, near ties, 0 and -0, Inf, shares
+  whole_order <- function(success, confidence, share, tol = 1e-9) {
+    take <- max(1, share * length(success))
+    o <- order(-confidence)
+    conf <- confidence[o]
+    succ <- success[o]
+    cut <- conf[ceiling(take)]
+    eps <- tol * max(1, abs(cut))
+    above <- conf > cut + eps
+    (sum(succ[above]) + (take - sum(above)) * mean(succ[abs(conf - cut) <= eps])) / take
+  }
+  set.seed(10)
+  for (n in c(1, 2, 9, 10, 11, 99, 1000, 20011)) for (form in 1:5) {
+    succ <- stats::runif(n) * (stats::runif(n) < 0.6)
+    conf <- switch(form, stats::runif(n), round(stats::runif(n), 2),
+                   sample(c(0, -0, 1, Inf, 0.3), n, replace = TRUE),
+                   round(stats::runif(n), 1) * (1 + sample(c(-1, 0, 1), n, replace = TRUE) * 3e-10),
+                   1 / (1 + stats::rexp(n) / 1e-6))
+    for (share in c(0.1, 0.37, 1)) {
+      expect_identical(detanon:::top_share_precision(succ, conf, share), whole_order(succ, conf, share),
+                       info = paste(n, form, share))
+    }
+  }
   expect_equal(detanon:::advantage(0.5, 0.2), 0.375)
   expect_equal(detanon:::advantage(0.1, 0.2), 0)
   expect_equal(detanon:::advantage(1, 1), 0)
