@@ -257,8 +257,7 @@ block_pairs <- function(rows, id) {
 # `size` random pairs of the same blocks: a random original of `rows`, a random record of
 # its block; drawn as i <- rows[sample.int(length(rows), size, TRUE)], then for every block
 # in increasing id, its pairs in order, j from sample.int(block size, pairs in block, TRUE)
-# over the block's records (src/fellegi.c; under R's default generator, Mersenne-Twister with
-# sample.kind "Rejection", from a copy of its state, src/mt.h, written back to .Random.seed).
+# over the block's records (src/fellegi.c).
 random_block_pairs <- function(rows, id, size) {
   .Call(C_ffi_fs_block_pairs, as.integer(rows), as.integer(id), as.double(size))
 }

@@ -98,7 +98,7 @@ void fs_claims(const int *pi, const int *pj, const int *at, ptrdiff_t np, const 
 }
 
 void fs_block_pairs(const int *rows, ptrdiff_t nrows, const int *id, ptrdiff_t n, int n_blocks, ptrdiff_t size,
-                    double (*unif_index)(void *, double), void *rng, int *pi, int *pj, const kernel_host *host)
+                    double (*unif_index)(double), int *pi, int *pj, const kernel_host *host)
 {
     /* counting sorts: block b's records at members[start[b]..start[b + 1]) in increasing row
      * order, its pairs at order[first[b]..first[b + 1]) in increasing t */
@@ -110,7 +110,7 @@ void fs_block_pairs(const int *rows, ptrdiff_t nrows, const int *id, ptrdiff_t n
     for (int b = 0; b <= n_blocks + 1; b++) start[b] = first[b] = 0;
     for (ptrdiff_t r = 0; r < n; r++) start[id[r] + 1]++;
     for (ptrdiff_t t = 0; t < size; t++) {
-        pi[t] = rows[(ptrdiff_t) unif_index(rng, (double) nrows)];
+        pi[t] = rows[(ptrdiff_t) unif_index((double) nrows)];
         first[id[pi[t] - 1] + 1]++;
     }
     for (int b = 0; b <= n_blocks; b++) {
@@ -124,6 +124,6 @@ void fs_block_pairs(const int *rows, ptrdiff_t nrows, const int *id, ptrdiff_t n
     host_pause(host, size);
     for (ptrdiff_t e = 0; e < size; e++) {
         const int t = order[e], b = id[pi[t] - 1];
-        pj[t] = members[start[b] + (ptrdiff_t) unif_index(rng, (double) (start[b + 1] - start[b]))];
+        pj[t] = members[start[b] + (ptrdiff_t) unif_index((double) (start[b + 1] - start[b]))];
     }
 }

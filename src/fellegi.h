@@ -50,10 +50,9 @@ void fs_claims(const int *pi, const int *pj, const int *at, ptrdiff_t np, const 
  * for t = 0..size (rows: 1-based rows of the n records, whose block ids id[] are in
  * 1..n_blocks), then, block by block in increasing id and within a block in increasing t,
  * pj[t] = the u(m)-th of the m records of pi[t]'s block in increasing row order (1-based).
- * u(m): a uniform whole number in 0..m-1 from the caller's stream, unif_index(rng, m), drawn in
- * this order (R's R_unif_index(), as sample.int(m, replace = TRUE) draws, or the same numbers
- * from mt.h). Scratch from the host. */
+ * u(m): a uniform whole number in 0..m-1 from the caller's stream, drawn in this order (R's
+ * R_unif_index(), as sample.int(m, replace = TRUE) draws). Scratch from the host. */
 void fs_block_pairs(const int *rows, ptrdiff_t nrows, const int *id, ptrdiff_t n, int n_blocks, ptrdiff_t size,
-                    double (*unif_index)(void *, double), void *rng, int *pi, int *pj, const kernel_host *host);
+                    double (*unif_index)(double), int *pi, int *pj, const kernel_host *host);
 
 #endif

@@ -3,7 +3,6 @@
 #include "detanon.h"
 #include "fellegi.h"
 #include <R_ext/Random.h>
-#include "mt.h"
 
 /* The pattern code of every pair (i, j) (1-based rows of num_o/cat_o and num_m/cat_m),
  * or with `counts` TRUE the number of pairs at each level of each field (the fields'
@@ -50,53 +49,9 @@ SEXP ffi_fs_claims(SEXP i, SEXP j, SEXP at, SEXP w, SEXP post, SEXP n_)
     return out;
 }
 
-static double r_unif_index(void *rng, double dn)
-{
-    (void) rng;
-    return R_unif_index(dn);
-}
-
-static double copy_unif_index(void *rng, double dn)
-{
-    return mt_unif_index((detanon_mt *) rng, dn);
-}
-
-/* R's stream as .Random.seed holds it, copied into `mt` when it is the Mersenne-Twister with
- * sample.kind "Rejection" (its kind code: 3 + 100 * normal.kind + 10000 * 1; the index of the
- * next word, then the 624 words): 1; else 0 (R's own R_unif_index() then draws). Call
- * between GetRNGstate() and PutRNGstate() after PutRNGstate() has written the state. */
-static int mt_from_seed(detanon_mt *mt)
-{
-    SEXP seed = Rf_findVarInFrame(R_GlobalEnv, R_SeedsSymbol);
-    if (TYPEOF(seed) != INTSXP || XLENGTH(seed) != DETANON_MT_N + 2) return 0;
-    const int *sd = INTEGER_RO(seed);
-    if (sd[0] == NA_INTEGER || sd[0] % 100 != 3 || sd[0] / 10000 != 1) return 0;
-    if (sd[1] < 1 || sd[1] > DETANON_MT_N) return 0;
-    mt->mti = sd[1];
-    for (int i = 0; i < DETANON_MT_N; i++) mt->mt[i] = (uint32_t) sd[i + 2];
-    mt->last_dn = -1;
-    mt->last_bits = 0;
-    return 1;
-}
-
-/* The stream's state back into .Random.seed (a new vector), as R's PutRNGstate() leaves it. */
-static void mt_to_seed(const detanon_mt *mt, int kind)
-{
-    SEXP seed = PROTECT(Rf_allocVector(INTSXP, DETANON_MT_N + 2));
-    int *sd = INTEGER(seed);
-    sd[0] = kind;
-    sd[1] = mt->mti;
-    for (int i = 0; i < DETANON_MT_N; i++) sd[i + 2] = (int) mt->mt[i];
-    Rf_defineVar(R_SeedsSymbol, seed, R_GlobalEnv);
-    UNPROTECT(1);
-}
-
 /* `size` random pairs of the same blocks, list(i, j) (fs_block_pairs(), drawn from R's
  * stream as random_block_pairs() documents): rows (1-based) and id (block ids >= 1 of all
- * records) checked here. Under R's default generator (Mersenne-Twister, sample.kind
- * "Rejection") the numbers come from a copy of its state (mt.h), written back after: the
- * same numbers and the same .Random.seed after as R_unif_index() gives, about five times
- * faster. */
+ * records) checked here. */
 SEXP ffi_fs_block_pairs(SEXP rows, SEXP id, SEXP size_)
 {
     const R_xlen_t nrows = XLENGTH(rows), n = XLENGTH(id);
@@ -118,17 +73,8 @@ SEXP ffi_fs_block_pairs(SEXP rows, SEXP id, SEXP size_)
     int *pj = INTEGER(SET_VECTOR_ELT(out, 1, Rf_allocVector(INTSXP, (R_xlen_t) size)));
     const kernel_host host = detanon_host(R_NilValue);
     GetRNGstate();
+    fs_block_pairs(r, nrows, g, n, n_blocks, (ptrdiff_t) size, R_unif_index, pi, pj, &host);
     PutRNGstate();
-    detanon_mt *mt = (detanon_mt *) R_alloc(1, sizeof(detanon_mt));
-    if (mt_from_seed(mt)) {
-        const int kind = INTEGER_RO(Rf_findVarInFrame(R_GlobalEnv, R_SeedsSymbol))[0];
-        fs_block_pairs(r, nrows, g, n, n_blocks, (ptrdiff_t) size, copy_unif_index, mt, pi, pj, &host);
-        mt_to_seed(mt, kind);
-    } else {
-        GetRNGstate();
-        fs_block_pairs(r, nrows, g, n, n_blocks, (ptrdiff_t) size, r_unif_index, NULL, pi, pj, &host);
-        PutRNGstate();
-    }
     UNPROTECT(1);
     return out;
 }

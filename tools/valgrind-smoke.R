@@ -219,12 +219,6 @@ cf <- detanon:::cell_orders(sample(1:2, 3000, TRUE), sample(1:3, 2500, TRUE), sa
 fc <- .Call(detanon:::C_ffi_fs_candidates, zr, zr, matrix(1L, 3000, 1), matrix(c(1L, NA), 3000, 1), cf$t_order,
             cf$t_off, cf$q_order, cf$q_off, 10L, c(0.1, 0.3), c(1, 3, 9), 2L, TRUE)
 bp <- detanon:::random_block_pairs(sample(3000L, 2000), sample(c(1L, 3L, 7L), 3000, TRUE), 50000)
-# the same on the copy of R's Mersenne-Twister (src/mt.h) and on R's own draws (another
-# sample.kind), blocks past 2^16 records (two words per number)
-bp2 <- detanon:::random_block_pairs(seq_len(70000), rep(1:2, c(3L, 69997L)), 20000)
-suppressWarnings(RNGkind(sample.kind = "Rounding"))
-bp3 <- detanon:::random_block_pairs(sample(3000L, 2000), sample(c(1L, 3L, 7L), 3000, TRUE), 5000)
-suppressWarnings(RNGkind(sample.kind = "Rejection"))
 kr <- .Call(detanon:::C_ffi_knn_ranks, fc$d2, sample(c(3L, 20L), 3000, TRUE), zr, zr[sample(3000), ],
             rep(c(TRUE, FALSE), 1500), 3)
 # the inference's neighbour sets from the same list (categorical and numeric, leave-out, a

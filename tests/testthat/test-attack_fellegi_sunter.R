@@ -368,13 +368,7 @@ test_that("random_block_pairs() draws the pairs of a per-block reference, many b
   id_many <- sample(1:300, 2000, TRUE)
   cases <- list(list(which(stats::runif(500) < 0.7), id4, 5000), list(seq_len(2000), id_many, 20000),
                 list(3L, id4, 4), list(seq_len(500), rep(7L, 500), 10), list(1L, 5L, 7), list(seq_len(500), id4, 0),
-                list(integer(), integer(), 0),
-                # rows and blocks at the bit counts where R draws one or two 16-bit words per
-                # number (2^15, 2^16 and one more, 70000 rows), and blocks of one
-                list(seq_len(70000), rep(c(1L, 2L, 3L, 4L), c(32768L, 32769L, 65536L, 65537L))[seq_len(70000)],
-                     30000),
-                list(seq_len(2^16 + 1), rep(1:3, c(1L, 2^16 - 1, 1L)), 5000),
-                list(seq_len(2^16), rep(1:2, c(2^15, 2^15)), 3000))
+                list(integer(), integer(), 0))
   # (the draws of sample.int() under either sample.kind; src/fellegi.c draws them in C)
   old_kind <- RNGkind()[3]
   on.exit(suppressWarnings(RNGkind(sample.kind = old_kind)), add = TRUE)
@@ -388,31 +382,5 @@ test_that("random_block_pairs() draws the pairs of a per-block reference, many b
     expect_identical(got, want)
     expect_identical(.Random.seed, after_want) # the same draws
     expect_identical(cs[[2]][got$i], cs[[2]][got$j]) # pairs of one block
-    # the stream goes on from there as R's (the state written back is R's)
-    now <- stats::runif(3)
-    assign(".Random.seed", after_want, envir = globalenv())
-    expect_identical(now, stats::runif(3))
   }
-  # another normal.kind (the same uniform stream, another kind code in .Random.seed)
-  suppressWarnings(RNGkind(sample.kind = "Rejection"))
-  for (nk in c("Box-Muller", "Inversion")) {
-    RNGkind(normal.kind = nk)
-    set.seed(11)
-    want <- do.call(ref, cases[[2]])
-    after_want <- .Random.seed
-    set.seed(11)
-    expect_identical(do.call(detanon:::random_block_pairs, cases[[2]]), want)
-    expect_identical(.Random.seed, after_want)
-  }
-  RNGkind(normal.kind = "Inversion")
-  # another generator: R's own draws
-  old_gen <- RNGkind()[1]
-  RNGkind(kind = "L'Ecuyer-CMRG")
-  set.seed(12)
-  want <- do.call(ref, cases[[1]])
-  after_want <- .Random.seed
-  set.seed(12)
-  expect_identical(do.call(detanon:::random_block_pairs, cases[[1]]), want)
-  expect_identical(.Random.seed, after_want)
-  RNGkind(kind = old_gen)
 })
