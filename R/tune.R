@@ -151,9 +151,11 @@
 #' free back to the system (glibc's `malloc_trim()`), so that the forked process does not
 #' share freed pages that either process would copy on reuse: on the tied data at 300,000
 #' records this halves what the search's process alone holds when it forks (about 450 to
-#' 210 MiB), and lowers the peak with the forked processes in the candidates by 2%
-#' (901 to 879 MiB); each forked process still copies the search's pages that R's
-#' collector marks in it (its private pages: three quarters of its PSS).
+#' 210 MiB) and lowers the peak with the forked processes in the candidates by 2%
+#' (901 to 879 MiB); at 1,000,000 records, up to the verification's first pieces, from
+#' 3.2 to 2.6 GiB (the forked assignment from 1.2 to 0.7 GiB). Each forked process still
+#' copies the search's pages that R's collector marks in it (its private pages: three
+#' quarters of its PSS).
 #' For an adaptive candidate (k grown per record) the algorithm-aware intruder who knows the
 #' settings tries every k from the smallest to `k_max`, a block of k at a time (at most
 #' 256 MiB of centroids), keeping per record only its best candidate so far: its memory does
