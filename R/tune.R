@@ -153,7 +153,7 @@
 #' records this halves what the search's process alone holds when it forks (about 450 to
 #' 210 MiB) and lowers the peak with the forked processes in the candidates by 2%
 #' (901 to 879 MiB); at 1,000,000 records, up to the verification's first pieces, from
-#' 3.2 to 2.6 GiB (the forked assignment from 1.2 to 0.7 GiB). Each forked process still
+#' 3.2 to 2.6 GiB (the verification's first forked piece from 1.6 to 1.0 GiB). Each forked process still
 #' copies the search's pages that R's collector marks in it (its private pages: three
 #' quarters of its PSS).
 #' For an adaptive candidate (k grown per record) the algorithm-aware intruder who knows the
