@@ -10,7 +10,12 @@
 # the peak memory of the process and its children together (the sum of their proportional set sizes,
 # sampled every 0.5 s) is printed beside VmHWM, with the peak of each process (the search, each fork in
 # turn; the samples are kept in the same directory, <case>.pss: seconds, total KiB, pid:KiB of each).
-# TUNE_KEY=none searches without a key (no keyed family).
+# TUNE_KEY=none searches without a key (no keyed family). Each sample also holds each process's
+# Private_Dirty (pid:PSS:private dirty, KiB): what it alone holds, the rest of its PSS being its share of
+# the pages it still shares with the others (a fork's copied pages are private dirty).
+# TUNE_SCALE_TRACE=<file> logs R's heap (gc(): a full collection, so it changes what is measured) before
+# each fork, after the candidates and at each verification, with the sizes of the releases kept and of the
+# evaluator's parts; TUNE_SCALE_PRE=<file.R> is sourced before the data are made (e.g. a trace()).
 # Results: bench/results/tune-scale.txt.
 #   Rscript bench/tune_scale.R [case] [nthreads] [minutes] [n]   (case: sim, titanic or both; n default 1e6)
 args <- commandArgs(trailingOnly = TRUE)
@@ -39,19 +44,32 @@ for (case in cases) {
     sprintf("pss <- %s", deparse(file.path(dir, paste0(case, ".pss")))), # (kept: read it when the run is stopped)
     "me <- Sys.getpid()",
     paste0("system2('sh', c('-c', shQuote(sprintf(paste('while kill -0 %d 2>/dev/null; do t=0; l=; for p in %d $(pgrep -P %d);',",
-           "'do v=$(awk \\'/^Pss:/ {print $2}\\' /proc/$p/smaps_rollup 2>/dev/null); t=$((t + ${v:-0})); l=\\\"$l $p:${v:-0}\\\"; done;',",
+           "'do set -- $(awk \\'/^Pss:/ {p=$2} /^Private_Dirty:/ {d=$2} END {print p+0, d+0}\\' /proc/$p/smaps_rollup 2>/dev/null);',",
+           "'v=${1:-0}; t=$((t + v)); l=\\\"$l $p:$v:${2:-0}\\\"; done;',",
            "'echo $(date +%%s) $t $l >> %s; sleep 0.5; done'), me, me, me, pss))), wait = FALSE)"),
+    if (nzchar(Sys.getenv("TUNE_SCALE_PRE"))) sprintf("source(%s)", deparse(Sys.getenv("TUNE_SCALE_PRE"))),
+    if (nzchar(Sys.getenv("TUNE_SCALE_TRACE"))) c( # (a full gc() before each fork: it changes what is measured)
+      sprintf("tl <- %s; t00 <- proc.time()[[3]]", deparse(Sys.getenv("TUNE_SCALE_TRACE"))),
+      "mib <- function(x) as.numeric(utils::object.size(x)) / 2^20",
+      "note <- function(what) { g <- gc(); cat(sprintf('%6.0f s %s: R heap in use %.0f MiB (Ncells %.0f, Vcells %.0f)\\n', proc.time()[[3]] - t00, what, g[1, 2] + g[2, 2], g[1, 2], g[2, 2]), file = tl, append = TRUE) }",
+      "trace('mcparallel', where = asNamespace('parallel'), print = FALSE, tracer = quote(note('fork')))",
+      "trace('tune_result', where = asNamespace('detanon'), print = FALSE, tracer = quote({ note('candidates done'); e <- environment(ctx$ev); sz <- sort(vapply(ls(e), function(v) mib(get(v, e)), 0), decreasing = TRUE)",
+      "  rel <- Filter(Negate(is.null), lapply(cands, `[[`, 'release')); cat(sprintf('  %d candidates, %d releases kept (%.0f MiB); ctx$df %.0f MiB; the evaluator\\'s largest: %s\\n', length(cands), length(rel), mib(rel), mib(ctx$df), paste(sprintf('%s %.0f', names(sz), sz)[1:min(8, length(sz))], collapse = ', ')), file = tl, append = TRUE) }))",
+      "trace('tune_verify', where = asNamespace('detanon'), print = FALSE, tracer = quote(note('verify')))"),
     data_code[[case]],
     sprintf("Rprof(%s, interval = 0.05)", deparse(prof)),
     sprintf(paste("t <- system.time(tu <- tune_release(d, vars = vars, strata = strata, key = %s,",
                   "nthreads = %d))"), if (Sys.getenv("TUNE_KEY") == "none") "NULL" else "'the custodian bench key 01'", nt),
     "Rprof(NULL)",
     "pl <- strsplit(trimws(readLines(pss)), ' +'); pss_total <- vapply(pl, function(x) as.numeric(x[2]), 0)",
-    "pp <- unlist(lapply(pl, function(x) x[-(1:2)])); pid <- sub(':.*', '', pp); v <- as.numeric(sub('.*:', '', pp)) / 1024",
+    "pp <- strsplit(unlist(lapply(pl, function(x) x[-(1:2)])), ':'); pid <- vapply(pp, `[`, '', 1L)",
+    "v <- as.numeric(vapply(pp, `[`, '', 2L)) / 1024; pd <- as.numeric(vapply(pp, `[`, '', 3L)) / 1024",
     "at <- which.max(pss_total); t0 <- as.numeric(pl[[1]][1])",
     "cat(sprintf('with the forks: peak %.0f MiB at %.0f s (pid:KiB %s); each process\\'s peak PSS (MiB): the search %.0f, its forks %s\\n',",
     "            pss_total[at] / 1024, as.numeric(pl[[at]][1]) - t0, paste(pl[[at]][-(1:2)], collapse = ' '), max(v[pid == me]),",
     "            paste(vapply(setdiff(unique(pid), me), function(q) sprintf('%.0f', max(v[pid == q])), ''), collapse = ', ')))",
+    "cat(sprintf('each process\\'s peak private dirty (MiB; the rest of its PSS is its share of pages shared with the others): the search %.0f, its forks %s\\n',",
+    "            max(pd[pid == me]), paste(vapply(setdiff(unique(pid), me), function(q) sprintf('%.0f', max(pd[pid == q])), ''), collapse = ', ')))",
     "tr <- tu$tried",
     sprintf(paste("cat(sprintf('%s: %%.0f s elapsed, %%.0f s CPU (%%.0f s of it in forks); peak RSS %%.0f MB, with the forks",
                   "%%.0f MB\\n', t[['elapsed']], sum(t[c(1, 2, 4, 5)], na.rm = TRUE), sum(t[4:5], na.rm = TRUE), peak(),",

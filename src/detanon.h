@@ -162,4 +162,7 @@ ptrdiff_t *detanon_index(SEXP x, R_xlen_t len);
 /* `nthreads` from R under the thread policy of threads.h (1 without OpenMP) */
 int detanon_threads(SEXP nthreads);
 
+/* memory_glue.c: the allocator's free memory returned to the system before a fork */
+SEXP ffi_heap_trim(void);
+
 #endif

@@ -83,6 +83,8 @@ static const R_CallMethodDef call_methods[] = {
     {"ffi_group_sums",     (DL_FUNC) &ffi_group_sums,     3},
     /* suda2_glue.c: minimal sample uniques and SUDA scores (risk_suda2) */
     {"ffi_suda2",          (DL_FUNC) &ffi_suda2,          3},
+    /* memory_glue.c: the free memory of the allocator returned before the search forks */
+    {"ffi_heap_trim",      (DL_FUNC) &ffi_heap_trim,      0},
 #ifndef DETANON_NO_TESTING
     /* testing_glue.c: TEST-ONLY entry points (tests/testthat), not on any user path; left
      * out of a build with -DDETANON_NO_TESTING (CONTRIBUTING section 2) */
