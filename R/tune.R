@@ -153,8 +153,8 @@
 #' records this halves what the search's process alone holds when it forks (about 450 to
 #' 210 MiB) and lowers the peak with the forked processes in the candidates by 2%
 #' (901 to 879 MiB); at 1,000,000 records the whole default search (two threads, no key)
-#' peaked at 2.9 GiB with its forked processes, where it reached 4.2 GiB (the verification's
-#' forked pieces 1.0-1.4 GiB, where one reached 1.8 GiB). Each forked process still
+#' peaked at 2.9 GiB with its forked processes, where it reached 4.2 GiB (each forked piece
+#' at most 1.4 GiB, where one reached 1.8 GiB). Each forked process still
 #' copies the search's pages that R's collector marks in it (its private pages: three
 #' quarters of its PSS).
 #' For an adaptive candidate (k grown per record) the algorithm-aware intruder who knows the
