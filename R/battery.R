@@ -365,30 +365,28 @@ top_share_precision <- function(success, confidence, share, tol = 1e-9) {
   n <- length(success)
   if (!n) return(NA_real_)
   take <- max(1, share * n)
-  if (!all(is.finite(confidence))) {
-    o <- order(-confidence)
-    conf <- confidence[o]
-    succ <- success[o]
-    cut <- conf[ceiling(take)]
-    eps <- tol * max(1, abs(cut))
-    above <- conf > cut + eps
-    at <- abs(conf - cut) <= eps
-    need <- take - sum(above)
-    return((sum(succ[above]) + need * mean(succ[at])) / take)
-  }
-  # the same without ordering every claim (finite confidences: no comparison above is NA): the
-  # confidence at the cut by a partial sort, and only the claims above and at it in decreasing
-  # confidence (order() is stable: ties in row order, as in the whole order), so that the sums
-  # add the same values in the same order
   k <- ceiling(take)
-  cut <- -sort.int(-confidence, partial = k)[k]
-  eps <- tol * max(1, abs(cut))
-  above <- which(confidence > cut + eps)
-  above <- above[order(-confidence[above])]
-  at <- which(abs(confidence - cut) <= eps)
-  at <- at[order(-confidence[at])]
-  need <- take - length(above)
-  (sum(success[above]) + need * mean(success[at])) / take
+  # the claims in decreasing confidence (order() is stable: ties in row order); with finite
+  # confidences only those above and at the cut, whose confidence a partial sort finds: a
+  # subsequence of the whole order, so the sums add the same values in the same order
+  o <- seq_len(n)
+  finite <- all(is.finite(confidence))
+  if (finite) {
+    cut <- -sort.int(-confidence, partial = k)[k]
+    eps <- tol * max(1, abs(cut))
+    o <- which(confidence > cut + eps | abs(confidence - cut) <= eps)
+  }
+  o <- o[order(-confidence[o])]
+  conf <- confidence[o]
+  succ <- success[o]
+  if (!finite) {
+    cut <- conf[k]
+    eps <- tol * max(1, abs(cut))
+  }
+  above <- conf > cut + eps
+  at <- abs(conf - cut) <= eps
+  need <- take - sum(above)
+  (sum(succ[above]) + need * mean(succ[at])) / take
 }
 
 #' @export
