@@ -100,14 +100,8 @@ check_sensitive <- function(sensitive, s) {
 }
 
 # The sensitive values as the C kernel reads them: integer codes over the values of both
-# sides (categorical), or doubles with the tolerance in the column's units (numeric). Made
-# once per view (view_shared()): the attack and its holdout control read the same.
+# sides (categorical), or doubles with the tolerance in the column's units (numeric).
 inference_values <- function(s, sensitive, tolerance, type = "auto") {
-  view_shared(s, "inference values", list(s$original[[sensitive]], s$masked[[sensitive]], tolerance, type),
-              function() inference_values_of(s, sensitive, tolerance, type))
-}
-
-inference_values_of <- function(s, sensitive, tolerance, type) {
   yo <- s$original[[sensitive]]
   ym <- s$masked[[sensitive]]
   numeric <- is_continuous(yo) && is_continuous(ym)
