@@ -306,11 +306,9 @@ new_attack <- function(label, res, s, cres = NULL, m = NA_integer_) {
   by <- s$by
   by$n <- s$sizes
   by$n_attacked <- tabulate(at(s$id), length(s$sizes))
-  # (tapply()'s means, on the rows of each stratum split once per view: the values of
-  # split(), in the same order)
-  strata <- view_shared(s, "strata rows", list(s$id, length(s$sizes)),
-                        function() split(seq_along(s$id), factor(s$id, seq_along(s$sizes))))
-  by$rate <- vapply(strata, function(i) mean(res$success[i], na.rm = TRUE), 0, USE.NAMES = FALSE)
+  # (tapply()'s means, on the strata factor made once per view)
+  strata <- view_shared(s, "strata factor", list(s$id, length(s$sizes)), function() factor(s$id, seq_along(s$sizes)))
+  by$rate <- vapply(split(res$success, strata), mean, 0, na.rm = TRUE, USE.NAMES = FALSE)
   by$rate[by$n_attacked == 0L] <- NA_real_
   worst <- if (nrow(by) && any(!is.na(by$rate))) by[which.max(by$rate), , drop = FALSE] else by[0, , drop = FALSE]
   rownames(worst) <- NULL
