@@ -187,14 +187,10 @@ intruder_view <- function(original, masked, intruder, seed = NULL, sensitive = N
   # of its own). A categorical key changed by the
   # masking (recoded, generalised, swapped) puts a record in another cell than its original:
   # the attacks then search the cell the released (or the original) value names.
-  cat_cols <- c(s$strata, s$key_cat)
-  as_text <- function(d) cell_text(d, cat_cols)
-  both_df <- if (length(cat_cols)) rbind(as_text(original), as_text(masked))
-             else data.frame(row.names = seq_len(2L * s$n))
-  cell <- stratum_ids(both_df, cat_cols)
-  s$cat_cols <- cat_cols
-  s$cell_o <- cell[seq_len(s$n)]
-  s$cell_m <- cell[s$n + seq_len(s$n)]
+  s$cat_cols <- c(s$strata, s$key_cat)
+  cell <- cells_of_pair(s, original, masked)
+  s$cell_o <- cell$a
+  s$cell_m <- cell$b
   s$original <- original
   s$masked <- masked
   s$known <- if (intruder$p == 1) rep(TRUE, s$n) else {
@@ -217,9 +213,10 @@ cell_text <- function(d, cols) {
 # The cells (ids over both) of two data frames `a` and `b` on the intruder's exact columns.
 cells_of_pair <- function(s, a, b) {
   cols <- s$cat_cols
-  both <- if (length(cols)) rbind(cell_text(a, cols), cell_text(b, cols))
-          else data.frame(row.names = seq_len(nrow(a) + nrow(b)))
-  cell <- stratum_ids(both, cols)
+  # (each column's text of both, one after the other: the ids of their rbind(), without
+  # rbind()'s data frame)
+  cell <- if (length(cols)) combination_ids(lapply(cols, function(v) c(exact_values(a[[v]]), exact_values(b[[v]]))))
+          else rep.int(1L, nrow(a) + nrow(b))
   list(a = cell[seq_len(nrow(a))], b = cell[nrow(a) + seq_len(nrow(b))])
 }
 
